@@ -1,0 +1,97 @@
+//! Command-line definitions (clap derive: the low layer) and dispatch. Each subcommand lives in
+//! its own file with its arguments and its `run`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod lessons;
+pub mod out;
+mod sim_bank;
+mod sim_counts;
+mod sim_frag;
+mod sim_replay;
+mod tui_cmd;
+mod verify;
+
+/// Exit code for bad input or any other error.
+pub const EXIT_ERROR: u8 = 2;
+/// Exit code of `verify` when a check disagrees with the hardware.
+pub const EXIT_MISMATCH: u8 = 1;
+/// Exit code of `verify` when no GPU (driver, device, NVRTC) is available.
+pub const EXIT_NO_GPU: u8 = 3;
+
+/// tilelab: see inside a tensor-core tile kernel, one warp instruction at a time.
+#[derive(Parser, Debug)]
+#[command(name = "tilelab", version, about, long_about = None)]
+pub struct Cli {
+    /// Colour output: auto (when stdout is a terminal and NO_COLOR is unset), always, never.
+    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+    #[command(subcommand)]
+    pub cmd: Command,
+}
+
+/// Top-level subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Simulate shared-memory requests, fragments and tiled kernels on the CPU.
+    Sim {
+        #[command(subcommand)]
+        cmd: SimCommand,
+    },
+    /// Step through a lesson's tile in the terminal.
+    Tui(tui_cmd::TuiArgs),
+    /// Run the lessons' kernels on an NVIDIA GPU and check the simulator against the hardware.
+    Verify(verify::VerifyArgs),
+    /// List the lessons.
+    Lessons(lessons::LessonsArgs),
+}
+
+/// `tilelab sim …` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum SimCommand {
+    /// A warp reading a tile: bank grid, wavefronts per request, conflict rate.
+    BankConflicts(sim_bank::BankArgs),
+    /// Predict wavefronts for recorded requests (JSON, the format of shared/hw/h200_wavefronts.json).
+    Replay(sim_replay::ReplayArgs),
+    /// ldmatrix fragment maps (lane -> elements, element -> lane).
+    Ldmatrix(sim_frag::LdmatrixArgs),
+    /// mma.sync fragment maps of A, B, C/D.
+    Mma(sim_frag::MmaArgs),
+    /// LDSM / LDSM.T / HMMA counts of tiled kernels (GEMM, FlashAttention-2).
+    Counts(sim_counts::CountsArgs),
+    /// Global-memory traffic of FlashAttention v1 vs v2 loop orders.
+    Traffic(sim_counts::TrafficArgs),
+    /// Blocks per SM, active warps and occupancy from per-architecture limits.
+    Occupancy(sim_counts::OccupancyArgs),
+}
+
+/// Parses the command line; prints help/usage itself and returns the exit code on failure.
+pub fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|e| {
+        let code = if e.use_stderr() { EXIT_ERROR } else { 0 };
+        // clap's own message is already short; print it as-is (usage errors are one line + usage).
+        let _ = e.print();
+        ExitCode::from(code)
+    })
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    out::set_color(&cli.color);
+    match cli.cmd {
+        Command::Sim { cmd } => match cmd {
+            SimCommand::BankConflicts(a) => sim_bank::run(a),
+            SimCommand::Replay(a) => sim_replay::run(a),
+            SimCommand::Ldmatrix(a) => sim_frag::run_ldmatrix(a),
+            SimCommand::Mma(a) => sim_frag::run_mma(a),
+            SimCommand::Counts(a) => sim_counts::run_counts(a),
+            SimCommand::Traffic(a) => sim_counts::run_traffic(a),
+            SimCommand::Occupancy(a) => sim_counts::run_occupancy(a),
+        },
+        Command::Tui(a) => tui_cmd::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Lessons(a) => lessons::run(a),
+    }
+}

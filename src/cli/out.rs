@@ -1,0 +1,62 @@
+//! Output helpers shared by the subcommands: colour on/off, bank colours, JSON printing.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::style::{Color, Stylize};
+
+static COLOR: AtomicBool = AtomicBool::new(false);
+
+/// Decides once whether to colour output (`auto`: stdout is a terminal and `NO_COLOR` is unset).
+pub fn set_color(mode: &str) {
+    let on = match mode {
+        "always" => true,
+        "never" => false,
+        _ => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    COLOR.store(on, Ordering::Relaxed);
+}
+
+/// True when colour is on.
+pub fn color() -> bool {
+    COLOR.load(Ordering::Relaxed)
+}
+
+/// Colour of wavefront `i` (cycled), so a grid shows which accesses are served together.
+pub fn wavefront_color(i: usize) -> Color {
+    const C: [Color; 8] = [
+        Color::Green,
+        Color::Yellow,
+        Color::Red,
+        Color::Magenta,
+        Color::Cyan,
+        Color::Blue,
+        Color::DarkYellow,
+        Color::DarkRed,
+    ];
+    C[i % C.len()]
+}
+
+/// `s` painted with `c` when colour is on.
+pub fn paint(s: &str, c: Color) -> String {
+    if color() {
+        s.with(c).to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// `s` in bold when colour is on.
+pub fn bold(s: &str) -> String {
+    if color() {
+        s.bold().to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Pretty JSON to stdout.
+pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}

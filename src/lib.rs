@@ -1,0 +1,9 @@
+//! tilelab: what happens inside a tensor-core tile kernel, one warp instruction at a time.
+//!
+//! * [`sim`]: the pure CPU simulator (wavefronts, bank conflicts, ldmatrix and mma fragments);
+//! * [`gpu`]: running the same tiling on an NVIDIA GPU (cudarc, loaded at run time);
+//! * [`tui`]: the terminal walkthrough.
+
+pub mod gpu;
+pub mod sim;
+pub mod tui;

@@ -1,0 +1,170 @@
+//! Per-architecture limits the simulator needs: shared-memory size (for address checks) and
+//! the occupancy limits of each SM.
+//!
+//! Source: CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
+//! (tables for compute capability 7.5, 8.0, 8.6, 8.9, 9.0) and the CUDA Occupancy Calculator's
+//! allocation granularities.
+
+use std::fmt;
+
+use super::error::SimError;
+
+/// A GPU architecture (compute capability) the simulator knows the limits of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// Turing, compute capability 7.5 (e.g. RTX 2080, T4): the card of seed article 004.
+    Sm75,
+    /// Ampere A100, compute capability 8.0.
+    Sm80,
+    /// Ampere GA10x, compute capability 8.6.
+    Sm86,
+    /// Ada, compute capability 8.9.
+    Sm89,
+    /// Hopper H100/H200, compute capability 9.0 (the card `tilelab verify` was run on).
+    Sm90,
+}
+
+/// Per-SM and per-block limits of one architecture. Units in each field's name or doc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArchLimits {
+    /// Maximum resident threads per SM.
+    pub max_threads_per_sm: u32,
+    /// Maximum resident warps per SM.
+    pub max_warps_per_sm: u32,
+    /// Maximum resident blocks (CTAs) per SM.
+    pub max_blocks_per_sm: u32,
+    /// Maximum threads per block.
+    pub max_threads_per_block: u32,
+    /// 32-bit registers per SM.
+    pub regs_per_sm: u32,
+    /// Maximum 32-bit registers per thread.
+    pub max_regs_per_thread: u32,
+    /// Registers are allocated per warp in units of this many registers.
+    pub reg_alloc_unit: u32,
+    /// Shared memory per SM usable by blocks, bytes (the largest carve-out).
+    pub smem_per_sm_bytes: u32,
+    /// Maximum shared memory one block may use (with the opt-in attribute above 48 KB), bytes.
+    pub smem_per_block_bytes: u32,
+    /// Shared memory the driver reserves per resident block, bytes.
+    pub smem_reserved_per_block_bytes: u32,
+    /// Shared memory is allocated in units of this many bytes.
+    pub smem_alloc_unit_bytes: u32,
+}
+
+/// All architectures, in order.
+pub const ALL_ARCHES: [Arch; 5] = [Arch::Sm75, Arch::Sm80, Arch::Sm86, Arch::Sm89, Arch::Sm90];
+
+impl Arch {
+    /// Parses `sm_75`, `sm_80`, `sm_86`, `sm_89`, `sm_90` (also `75`, `9.0`, `sm90`).
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value and the allowed ones.
+    pub fn parse(s: &str) -> Result<Arch, SimError> {
+        let t = s.trim().to_ascii_lowercase().replace(['_', '.'], "");
+        let t = t.strip_prefix("sm").unwrap_or(&t);
+        Ok(match t {
+            "75" => Arch::Sm75,
+            "80" => Arch::Sm80,
+            "86" => Arch::Sm86,
+            "89" => Arch::Sm89,
+            "90" | "90a" => Arch::Sm90,
+            _ => {
+                return Err(SimError::Invalid(format!(
+                    "unknown architecture '{s}'; allowed: sm_75, sm_80, sm_86, sm_89, sm_90"
+                )));
+            }
+        })
+    }
+
+    /// Compute capability as major*10+minor (75, 80, 86, 89, 90).
+    pub fn cc(self) -> u32 {
+        match self {
+            Arch::Sm75 => 75,
+            Arch::Sm80 => 80,
+            Arch::Sm86 => 86,
+            Arch::Sm89 => 89,
+            Arch::Sm90 => 90,
+        }
+    }
+
+    /// From a device's compute capability (major, minor), if known.
+    pub fn from_cc(major: i32, minor: i32) -> Option<Arch> {
+        Arch::parse(&format!("sm_{major}{minor}")).ok()
+    }
+
+    /// The limits table of this architecture (CUDA C++ Programming Guide, compute capabilities).
+    pub fn limits(self) -> ArchLimits {
+        const KB: u32 = 1024;
+        let base = ArchLimits {
+            max_threads_per_sm: 2048,
+            max_warps_per_sm: 64,
+            max_blocks_per_sm: 32,
+            max_threads_per_block: 1024,
+            regs_per_sm: 65536,
+            max_regs_per_thread: 255,
+            reg_alloc_unit: 256,
+            smem_per_sm_bytes: 228 * KB,
+            smem_per_block_bytes: 227 * KB,
+            smem_reserved_per_block_bytes: KB,
+            smem_alloc_unit_bytes: 128,
+        };
+        match self {
+            Arch::Sm75 => ArchLimits {
+                max_threads_per_sm: 1024,
+                max_warps_per_sm: 32,
+                max_blocks_per_sm: 16,
+                smem_per_sm_bytes: 64 * KB,
+                smem_per_block_bytes: 64 * KB,
+                smem_reserved_per_block_bytes: 0,
+                smem_alloc_unit_bytes: 256,
+                ..base
+            },
+            Arch::Sm80 => ArchLimits {
+                smem_per_sm_bytes: 164 * KB,
+                smem_per_block_bytes: 163 * KB,
+                ..base
+            },
+            Arch::Sm86 => ArchLimits {
+                max_threads_per_sm: 1536,
+                max_warps_per_sm: 48,
+                max_blocks_per_sm: 16,
+                smem_per_sm_bytes: 100 * KB,
+                smem_per_block_bytes: 99 * KB,
+                ..base
+            },
+            Arch::Sm89 => ArchLimits {
+                max_threads_per_sm: 1536,
+                max_warps_per_sm: 48,
+                max_blocks_per_sm: 24,
+                smem_per_sm_bytes: 100 * KB,
+                smem_per_block_bytes: 99 * KB,
+                ..base
+            },
+            Arch::Sm90 => base,
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sm_{}", self.cc())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hopper_block_limit_is_227_kib() {
+        assert_eq!(Arch::Sm90.limits().smem_per_block_bytes, 232_448);
+        assert_eq!(Arch::parse("sm_90").unwrap(), Arch::Sm90);
+        assert_eq!(Arch::parse("7.5").unwrap(), Arch::Sm75);
+        assert!(
+            Arch::parse("sm_70")
+                .unwrap_err()
+                .to_string()
+                .contains("sm_75")
+        );
+    }
+}

@@ -1,0 +1,472 @@
+//! The shared-memory request model: how many **wavefronts** one warp-wide shared-memory
+//! instruction takes on sm_80/sm_90, which lanes each wavefront serves, and the **bank
+//! conflicts** Nsight Compute reports for it.
+//!
+//! Shared memory has [`NUM_BANKS`] = 32 banks of [`BANK_BYTES`] = 4 bytes; byte address `a`
+//! lives in bank `(a / 4) % 32` (seed 004: `bank = floor(byte_address / 4) mod 32`). A
+//! *wavefront* is one pass through the banks in which every bank delivers at most one 4-byte
+//! word; any number of lanes may receive the same word (broadcast).
+//!
+//! # The rules (each checked against an H200, see `tests/data/`)
+//! A request is split into **units**; each unit costs as many wavefronts as the largest number of
+//! *distinct 4-byte words* it touches in any one bank (at least one if it has an active lane):
+//!
+//! * accesses of 1, 2 or 4 bytes (`ld/st.shared.{u8,u16,b32}`): the whole warp is one unit;
+//! * 8-byte accesses (`.v2.b32`): each half-warp (lanes 0-15, 16-31) is a unit;
+//! * 16-byte accesses (`.v4.b32`): each quarter-warp (lanes 0-7, 8-15, …) is a unit;
+//! * **loads** only: two sibling units (the two half-warps of a `.v2` load, or quarter-warps 0+1
+//!   and 2+3 of a `.v4` load) are served as one unit when each of them reads a single address
+//!   (e.g. every lane reading the same 16 bytes: 2 wavefronts for `.v4`, 1 for `.v2`, measured);
+//!   stores never merge;
+//! * `ldmatrix.x{1,2,4}[.trans]`: each 8x8 matrix (the eight 16-byte rows whose addresses lanes
+//!   8m..8m+7 give) is a unit, so even eight identical row addresses cost one wavefront per matrix.
+//!
+//! Nsight Compute's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum` is then
+//! `wavefronts − units` (the "ideal" is one wavefront per unit): that equals
+//! `max(0, wavefronts − ideal)` with ideal 1/2/4/one-per-matrix for a full warp, and it also
+//! held for every partial-mask record measured.
+//!
+//! Sources: measured `shared/hw/h200_wavefronts.json` (237 records, all reproduced) and the
+//! fuzz records of `tests/data/h200_fuzz_1400.json` taken with `tilelab`'s probe kernel
+//! (`kernels/smem_probe.cu`) under `ncu`; see `docs/wavefront-model.md` for the agreement
+//! and the cases of `.v2`/`.v4` loads with partial masks or scattered shared addresses where the
+//! hardware merges units that this rule keeps apart.
+
+use super::arch::Arch;
+use super::error::SimError;
+use super::instr::{AccessWidth, Instruction};
+
+/// Lanes in a warp.
+pub const WARP_SIZE: usize = 32;
+/// Shared-memory banks.
+pub const NUM_BANKS: usize = 32;
+/// Bytes per bank word.
+pub const BANK_BYTES: u32 = 4;
+
+/// Bank of a byte address: `(byte_addr / 4) % 32`.
+pub fn bank_of(byte_addr: u32) -> usize {
+    ((byte_addr / BANK_BYTES) as usize) % NUM_BANKS
+}
+
+/// One warp-wide shared-memory instruction with its 32 lane addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WarpRequest {
+    /// The instruction the warp executes.
+    pub instruction: Instruction,
+    /// Byte offset into shared memory given by each lane, lane 0 first. For `ldmatrix`, lane
+    /// `8m + r` gives the address of row `r` of matrix `m` (lanes beyond the matrices are ignored).
+    pub lane_byte_offsets: [u32; WARP_SIZE],
+    /// Active lanes, bit `i` = lane `i`. `ldmatrix` requires all 32.
+    pub active_mask: u32,
+}
+
+/// The shared memory being modelled: its size in bytes and the architecture it comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedMemoryConfig {
+    /// Architecture whose per-block limit is assumed.
+    pub arch: Arch,
+    /// Size in bytes (addresses must satisfy `offset + width <= size_bytes`).
+    pub size_bytes: u32,
+}
+
+impl SharedMemoryConfig {
+    /// The largest shared memory one block may use on `arch` (227 KiB on sm_90).
+    pub fn for_arch(arch: Arch) -> Self {
+        SharedMemoryConfig {
+            arch,
+            size_bytes: arch.limits().smem_per_block_bytes,
+        }
+    }
+}
+
+impl Default for SharedMemoryConfig {
+    /// sm_90 (H100/H200): 232,448 bytes (227 KiB), the per-block maximum with opt-in.
+    fn default() -> Self {
+        SharedMemoryConfig::for_arch(Arch::Sm90)
+    }
+}
+
+/// One wavefront: the word each bank delivers and the lanes that receive data in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wavefront {
+    /// Index of the unit (half-warp, quarter-warp, matrix, or whole warp) it belongs to.
+    pub unit: usize,
+    /// Lanes that receive (load) or send (store) at least one word in this wavefront; for
+    /// `ldmatrix`, the address lanes whose rows it reads.
+    pub lanes: u32,
+    /// Per bank, the 4-byte word index (`byte_offset / 4`) accessed, if any.
+    pub bank_words: [Option<u32>; NUM_BANKS],
+}
+
+/// The model's answer for one [`WarpRequest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestReport {
+    /// The instruction.
+    pub instruction: Instruction,
+    /// Active lanes.
+    pub active_mask: u32,
+    /// Lane masks of the units, in issue order.
+    pub units: Vec<u32>,
+    /// Wavefronts in issue order.
+    pub wavefronts: Vec<Wavefront>,
+}
+
+impl RequestReport {
+    /// Number of wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`).
+    pub fn wavefront_count(&self) -> u32 {
+        self.wavefronts.len() as u32
+    }
+
+    /// The conflict-free wavefront count: one per unit.
+    pub fn ideal(&self) -> u32 {
+        self.units.len() as u32
+    }
+
+    /// Bank conflicts as Nsight Compute counts them (`l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum`):
+    /// wavefronts beyond the ideal.
+    pub fn bank_conflicts(&self) -> u32 {
+        self.wavefront_count().saturating_sub(self.ideal())
+    }
+
+    /// Wavefront indices (into [`Self::wavefronts`]) in which `lane` takes part.
+    pub fn lane_wavefronts(&self, lane: usize) -> Vec<usize> {
+        self.wavefronts
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.lanes >> lane & 1 == 1)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Per bank, the largest number of distinct words any unit reads from it (the "way" of the
+    /// conflict in that bank; 0 for untouched banks).
+    pub fn bank_degree(&self) -> [u32; NUM_BANKS] {
+        let mut per_unit = vec![[0u32; NUM_BANKS]; self.units.len()];
+        for w in &self.wavefronts {
+            for (b, word) in w.bank_words.iter().enumerate() {
+                if word.is_some() {
+                    per_unit[w.unit][b] += 1;
+                }
+            }
+        }
+        let mut out = [0u32; NUM_BANKS];
+        for u in per_unit {
+            for b in 0..NUM_BANKS {
+                out[b] = out[b].max(u[b]);
+            }
+        }
+        out
+    }
+}
+
+impl WarpRequest {
+    /// A request with all 32 lanes active.
+    pub fn new(instruction: Instruction, lane_byte_offsets: [u32; WARP_SIZE]) -> Self {
+        WarpRequest {
+            instruction,
+            lane_byte_offsets,
+            active_mask: u32::MAX,
+        }
+    }
+
+    /// Builds a request from a slice of exactly 32 byte offsets (`u64`, so that too-large values
+    /// are reported rather than truncated).
+    ///
+    /// # Errors
+    /// [`SimError::LaneCount`] if the slice does not hold 32 offsets; [`SimError::OutOfRange`] for
+    /// offsets that do not fit in 32 bits.
+    pub fn from_slice(
+        instruction: Instruction,
+        offsets: &[u64],
+        active_mask: u32,
+    ) -> Result<Self, SimError> {
+        if offsets.len() != WARP_SIZE {
+            return Err(SimError::LaneCount(offsets.len()));
+        }
+        let mut o = [0u32; WARP_SIZE];
+        for (lane, &v) in offsets.iter().enumerate() {
+            o[lane] = u32::try_from(v).map_err(|_| SimError::OutOfRange {
+                lane,
+                offset: v,
+                end: v.saturating_add(instruction.bytes_per_address() as u64),
+                limit: u32::MAX,
+                arch: "32-bit shared window".into(),
+                max: u32::MAX as u64,
+            })?;
+        }
+        Ok(WarpRequest {
+            instruction,
+            lane_byte_offsets: o,
+            active_mask,
+        })
+    }
+
+    /// Lanes whose addresses the instruction uses: active lanes for ld/st, the matrix-row lanes
+    /// for ldmatrix.
+    pub fn address_lanes(&self) -> u32 {
+        match self.instruction {
+            Instruction::Ldmatrix { .. } => self.instruction.address_lanes(),
+            _ => self.active_mask,
+        }
+    }
+
+    /// Checks alignment, range and (for ldmatrix) the full mask.
+    ///
+    /// # Errors
+    /// [`SimError::Misaligned`], [`SimError::OutOfRange`], [`SimError::PartialLdmatrix`].
+    pub fn validate(&self, smem: &SharedMemoryConfig) -> Result<(), SimError> {
+        let ins = self.instruction;
+        if matches!(ins, Instruction::Ldmatrix { .. }) && self.active_mask != u32::MAX {
+            return Err(SimError::PartialLdmatrix {
+                mask: self.active_mask,
+                instruction: ins.to_string(),
+            });
+        }
+        let width = ins.bytes_per_address();
+        let lanes = self.address_lanes();
+        for lane in 0..WARP_SIZE {
+            if lanes >> lane & 1 == 0 {
+                continue;
+            }
+            let off = self.lane_byte_offsets[lane];
+            if off % ins.alignment() != 0 {
+                return Err(SimError::Misaligned {
+                    lane,
+                    offset: off as u64,
+                    align: ins.alignment(),
+                    instruction: ins.to_string(),
+                });
+            }
+            let end = off as u64 + width as u64;
+            if end > smem.size_bytes as u64 {
+                return Err(SimError::OutOfRange {
+                    lane,
+                    offset: off as u64,
+                    end,
+                    limit: smem.size_bytes,
+                    arch: smem.arch.to_string(),
+                    max: (smem.size_bytes - width) as u64,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Splits the request into units (see the module docs), as lane masks in issue order.
+    pub fn units(&self) -> Vec<u32> {
+        let lanes = self.address_lanes();
+        let (group, merge_uniform) = match self.instruction {
+            Instruction::Ld(w) | Instruction::St(w) => {
+                let g = match w {
+                    AccessWidth::U8 | AccessWidth::U16 | AccessWidth::B32 => 32,
+                    AccessWidth::V2 => 16,
+                    AccessWidth::V4 => 8,
+                };
+                (g, g < 32 && !self.instruction.is_store())
+            }
+            Instruction::Ldmatrix { .. } => (8, false),
+        };
+        let gmask = if group == 32 {
+            u32::MAX
+        } else {
+            (1u32 << group) - 1
+        };
+        let groups: Vec<u32> = (0..WARP_SIZE / group)
+            .map(|k| lanes & (gmask << (k * group)))
+            .collect();
+        let mut units = Vec::with_capacity(groups.len());
+        if merge_uniform {
+            for pair in groups.chunks(2) {
+                let (a, b) = (pair[0], pair[1]);
+                if a != 0 && b != 0 && self.is_uniform(a) && self.is_uniform(b) {
+                    units.push(a | b);
+                } else {
+                    units.extend([a, b].into_iter().filter(|&m| m != 0));
+                }
+            }
+        } else {
+            // ldmatrix: every matrix is a unit even when its rows coincide (measured: x4
+            // rowstride0 = 4 wavefronts).
+            units.extend(groups.into_iter().filter(|&m| m != 0));
+        }
+        units
+    }
+
+    fn is_uniform(&self, mask: u32) -> bool {
+        let first = mask.trailing_zeros() as usize;
+        let a = self.lane_byte_offsets[first];
+        (first..WARP_SIZE).all(|l| mask >> l & 1 == 0 || self.lane_byte_offsets[l] == a)
+    }
+}
+
+/// Runs the request model on one warp request.
+///
+/// # Errors
+/// Those of [`WarpRequest::validate`].
+///
+/// # Example
+/// ```
+/// use tilelab::sim::bank::{simulate, WarpRequest, SharedMemoryConfig};
+/// use tilelab::sim::instr::Instruction;
+/// // 32 lanes reading a column of a 64-wide f16 tile: all in bank 0, a 32-way conflict.
+/// let offs = std::array::from_fn(|lane| lane as u32 * 128);
+/// let req = WarpRequest::new(Instruction::parse("ld.shared.u16").unwrap(), offs);
+/// let r = simulate(&req, &SharedMemoryConfig::default()).unwrap();
+/// assert_eq!((r.wavefront_count(), r.bank_conflicts()), (32, 31));
+/// ```
+pub fn simulate(req: &WarpRequest, smem: &SharedMemoryConfig) -> Result<RequestReport, SimError> {
+    req.validate(smem)?;
+    Ok(schedule(req))
+}
+
+/// The model without validation (callers that built addresses from a checked layout).
+pub fn schedule(req: &WarpRequest) -> RequestReport {
+    let width = req.instruction.bytes_per_address();
+    let units = req.units();
+    let mut wavefronts = Vec::new();
+    for (ui, &umask) in units.iter().enumerate() {
+        // Distinct words per bank, in lane order of first touch.
+        let mut bank_lists: [Vec<u32>; NUM_BANKS] = Default::default();
+        // (lane, word) pairs to attribute lanes to wavefronts.
+        let mut touches: Vec<(usize, u32)> = Vec::with_capacity(WARP_SIZE * 4);
+        for lane in 0..WARP_SIZE {
+            if umask >> lane & 1 == 0 {
+                continue;
+            }
+            let a = req.lane_byte_offsets[lane];
+            let first = a / BANK_BYTES;
+            let last = (a + width - 1) / BANK_BYTES;
+            for word in first..=last {
+                let list = &mut bank_lists[(word as usize) % NUM_BANKS];
+                if !list.contains(&word) {
+                    list.push(word);
+                }
+                touches.push((lane, word));
+            }
+        }
+        let n = bank_lists.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let base = wavefronts.len();
+        for j in 0..n {
+            let mut bank_words = [None; NUM_BANKS];
+            for (b, list) in bank_lists.iter().enumerate() {
+                bank_words[b] = list.get(j).copied();
+            }
+            wavefronts.push(Wavefront {
+                unit: ui,
+                lanes: 0,
+                bank_words,
+            });
+        }
+        for (lane, word) in touches {
+            let b = (word as usize) % NUM_BANKS;
+            let j = bank_lists[b].iter().position(|&w| w == word).unwrap_or(0);
+            wavefronts[base + j].lanes |= 1 << lane;
+        }
+    }
+    RequestReport {
+        instruction: req.instruction,
+        active_mask: req.active_mask,
+        units,
+        wavefronts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::instr::MatrixCount;
+
+    fn req(ins: &str, f: impl Fn(u32) -> u32) -> WarpRequest {
+        WarpRequest::new(
+            Instruction::parse(ins).unwrap(),
+            std::array::from_fn(|l| f(l as u32)),
+        )
+    }
+
+    #[test]
+    fn b32_stride_conflicts_follow_gcd() {
+        // stride s words: conflict degree gcd(s, 32) (measured b32.strideNw records).
+        for s in 0..=33u32 {
+            let r = schedule(&req("ld.shared.b32", |l| l * 4 * s));
+            let want = if s == 0 { 1 } else { gcd(s, 32) };
+            assert_eq!(r.wavefront_count(), want, "stride {s}");
+        }
+    }
+
+    fn gcd(a: u32, b: u32) -> u32 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+
+    #[test]
+    fn uniform_vector_loads_merge_but_stores_do_not() {
+        assert_eq!(
+            schedule(&req("ld.shared.v4.b32", |_| 0)).wavefront_count(),
+            2
+        );
+        assert_eq!(
+            schedule(&req("st.shared.v4.b32", |_| 0)).wavefront_count(),
+            4
+        );
+        assert_eq!(
+            schedule(&req("ld.shared.v2.b32", |_| 0)).wavefront_count(),
+            1
+        );
+        assert_eq!(
+            schedule(&req("st.shared.v2.b32", |_| 0)).wavefront_count(),
+            2
+        );
+    }
+
+    #[test]
+    fn ldmatrix_costs_a_wavefront_per_matrix() {
+        let r = schedule(&req("ldmatrix.x4", |_| 0));
+        assert_eq!(
+            (r.wavefront_count(), r.ideal(), r.bank_conflicts()),
+            (4, 4, 0)
+        );
+        let r = schedule(&req("ldmatrix.x2.trans", |l| l * 128));
+        assert_eq!(r.wavefront_count(), 16);
+        assert_eq!(
+            r.instruction,
+            Instruction::Ldmatrix {
+                num: MatrixCount::X2,
+                trans: true
+            }
+        );
+    }
+
+    #[test]
+    fn misaligned_and_out_of_range_are_errors() {
+        let smem = SharedMemoryConfig::default();
+        let e = simulate(&req("ld.shared.v4.b32", |l| l * 8), &smem).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SimError::Misaligned {
+                    lane: 1,
+                    offset: 8,
+                    align: 16,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = simulate(&req("ld.shared.b32", |l| 232_448 - 4 + l * 4), &smem).unwrap_err();
+        assert!(matches!(e, SimError::OutOfRange { lane: 1, .. }), "{e}");
+        let mut r = req("ldmatrix.x1", |l| l * 16);
+        r.active_mask = 0xff;
+        assert!(matches!(
+            simulate(&r, &smem),
+            Err(SimError::PartialLdmatrix { .. })
+        ));
+    }
+
+    #[test]
+    fn inactive_lanes_are_ignored() {
+        let mut r = req("ld.shared.b32", |l| l * 128);
+        r.active_mask = 0b1;
+        assert_eq!(schedule(&r).wavefront_count(), 1);
+        r.active_mask = 0;
+        assert_eq!(schedule(&r).wavefront_count(), 0);
+    }
+}

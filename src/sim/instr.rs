@@ -1,0 +1,322 @@
+//! What a shared-memory instruction *is*: its PTX name, bytes per lane, and which lanes
+//! supply addresses. What it *means* (wavefronts, fragments) lives in [`super::bank`] and
+//! [`super::ldmatrix`], in the manner of CuTe's split between `arch/` operations and
+//! `atom/` traits.
+//!
+//! Naming: instructions are written as their PTX mnemonics without the `.sync.aligned`
+//! qualifiers, e.g. `ld.shared.v4.b32` or `ldmatrix.x4.trans`
+//! (= `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`, SASS `LDSM.16.MT88.4`).
+
+use std::fmt;
+
+use super::error::SimError;
+
+/// Width of one lane's `ld.shared` / `st.shared` access, in bytes.
+///
+/// PTX ISA §9.7.9.8 (ld) and §9.7.9.10 (st): scalar `.u8/.u16/.b32`, vectors `.v2.b32`, `.v4.b32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessWidth {
+    /// 1 byte (`.u8`, `.s8`, `.b8`).
+    U8,
+    /// 2 bytes (`.u16`, `.s16`, `.b16`, `.f16`).
+    U16,
+    /// 4 bytes (`.b32`, `.u32`, `.s32`, `.f32`).
+    B32,
+    /// 8 bytes (`.v2.b32`, `.b64`, `.u64`, `.f64`, `.v2.f32`).
+    V2,
+    /// 16 bytes (`.v4.b32`, `.v2.b64`, `.v4.f32`).
+    V4,
+}
+
+impl AccessWidth {
+    /// Bytes read or written per lane.
+    pub fn bytes(self) -> u32 {
+        match self {
+            AccessWidth::U8 => 1,
+            AccessWidth::U16 => 2,
+            AccessWidth::B32 => 4,
+            AccessWidth::V2 => 8,
+            AccessWidth::V4 => 16,
+        }
+    }
+
+    /// The canonical PTX type suffix (`u8`, `u16`, `b32`, `v2.b32`, `v4.b32`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            AccessWidth::U8 => "u8",
+            AccessWidth::U16 => "u16",
+            AccessWidth::B32 => "b32",
+            AccessWidth::V2 => "v2.b32",
+            AccessWidth::V4 => "v4.b32",
+        }
+    }
+
+    /// Width from a byte count (1, 2, 4, 8 or 16).
+    pub fn from_bytes(bytes: u32) -> Option<AccessWidth> {
+        Some(match bytes {
+            1 => AccessWidth::U8,
+            2 => AccessWidth::U16,
+            4 => AccessWidth::B32,
+            8 => AccessWidth::V2,
+            16 => AccessWidth::V4,
+            _ => return None,
+        })
+    }
+
+    fn parse_suffix(s: &str) -> Option<AccessWidth> {
+        Some(match s {
+            "u8" | "s8" | "b8" => AccessWidth::U8,
+            "u16" | "s16" | "b16" | "f16" | "bf16" => AccessWidth::U16,
+            "u32" | "s32" | "b32" | "f32" => AccessWidth::B32,
+            "v2.b32" | "v2.u32" | "v2.s32" | "v2.f32" | "b64" | "u64" | "s64" | "f64" => {
+                AccessWidth::V2
+            }
+            "v4.b32" | "v4.u32" | "v4.s32" | "v4.f32" | "v2.b64" | "v2.u64" | "v2.f64" => {
+                AccessWidth::V4
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Number of 8x8 b16 matrices one `ldmatrix` loads (`.x1`, `.x2`, `.x4`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatrixCount {
+    /// `.x1`: one matrix, row addresses from lanes 0-7.
+    X1,
+    /// `.x2`: two matrices, row addresses from lanes 0-15.
+    X2,
+    /// `.x4`: four matrices, row addresses from lanes 0-31.
+    X4,
+}
+
+impl MatrixCount {
+    /// Number of 8x8 matrices (1, 2 or 4) = destination registers per lane.
+    pub fn count(self) -> usize {
+        match self {
+            MatrixCount::X1 => 1,
+            MatrixCount::X2 => 2,
+            MatrixCount::X4 => 4,
+        }
+    }
+
+    /// From 1, 2 or 4.
+    pub fn from_count(n: u32) -> Option<MatrixCount> {
+        Some(match n {
+            1 => MatrixCount::X1,
+            2 => MatrixCount::X2,
+            4 => MatrixCount::X4,
+            _ => return None,
+        })
+    }
+}
+
+/// One warp-wide shared-memory instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Instruction {
+    /// `ld.shared.<type>`: each active lane reads `width` bytes at its own address.
+    Ld(AccessWidth),
+    /// `st.shared.<type>`: each active lane writes `width` bytes at its own address.
+    St(AccessWidth),
+    /// `ldmatrix.sync.aligned.m8n8.<num>[.trans].shared.b16` (PTX ISA §9.7.14.5.15):
+    /// lanes supply the addresses of 16-byte matrix rows; every lane receives fragments.
+    Ldmatrix {
+        /// `.x1`, `.x2` or `.x4`.
+        num: MatrixCount,
+        /// `.trans`: each lane receives transposed fragments.
+        trans: bool,
+    },
+}
+
+/// Every spelling [`Instruction::parse`] accepts, for error messages.
+pub const INSTRUCTION_NAMES: &str = "ld.shared.{u8,u16,b32,v2.b32,v4.b32}, st.shared.{u8,u16,b32,v2.b32,v4.b32}, ldmatrix.{x1,x2,x4}[.trans]";
+
+impl Instruction {
+    /// `ldmatrix.x4` (`LDSM.16.M88.4`).
+    pub const LDSM_X4: Instruction = Instruction::Ldmatrix {
+        num: MatrixCount::X4,
+        trans: false,
+    };
+    /// `ldmatrix.x4.trans` (`LDSM.16.MT88.4`).
+    pub const LDSM_X4_T: Instruction = Instruction::Ldmatrix {
+        num: MatrixCount::X4,
+        trans: true,
+    };
+
+    /// Parses a PTX instruction name such as `ld.shared.v4.b32`, `st.shared.u16`,
+    /// `ldmatrix.x2.trans` or the full `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownInstruction`] quoting the name and listing what is allowed.
+    pub fn parse(name: &str) -> Result<Instruction, SimError> {
+        let bad = || SimError::UnknownInstruction(name.to_string());
+        let s = name.trim();
+        if let Some(rest) = s.strip_prefix("ldmatrix.") {
+            let mut num = None;
+            let mut trans = false;
+            for part in rest.split('.') {
+                match part {
+                    "x1" => num = Some(MatrixCount::X1),
+                    "x2" => num = Some(MatrixCount::X2),
+                    "x4" => num = Some(MatrixCount::X4),
+                    "trans" => trans = true,
+                    "sync" | "aligned" | "m8n8" | "shared" | "b16" | "shared::cta" => {}
+                    _ => return Err(bad()),
+                }
+            }
+            return num
+                .map(|num| Instruction::Ldmatrix { num, trans })
+                .ok_or_else(bad);
+        }
+        let (op, rest) = if let Some(r) = s.strip_prefix("ld.shared.") {
+            ("ld", r)
+        } else if let Some(r) = s.strip_prefix("st.shared.") {
+            ("st", r)
+        } else if let Some(r) = s.strip_prefix("ld.shared::cta.") {
+            ("ld", r)
+        } else if let Some(r) = s.strip_prefix("st.shared::cta.") {
+            ("st", r)
+        } else {
+            return Err(bad());
+        };
+        let w = AccessWidth::parse_suffix(rest).ok_or_else(bad)?;
+        Ok(if op == "ld" {
+            Instruction::Ld(w)
+        } else {
+            Instruction::St(w)
+        })
+    }
+
+    /// Bytes one address covers: the lane's access width, or 16 (one matrix row) for ldmatrix.
+    pub fn bytes_per_address(self) -> u32 {
+        match self {
+            Instruction::Ld(w) | Instruction::St(w) => w.bytes(),
+            Instruction::Ldmatrix { .. } => 16,
+        }
+    }
+
+    /// Required alignment of every address, in bytes (= [`Self::bytes_per_address`]).
+    pub fn alignment(self) -> u32 {
+        self.bytes_per_address()
+    }
+
+    /// True for stores.
+    pub fn is_store(self) -> bool {
+        matches!(self, Instruction::St(_))
+    }
+
+    /// Lanes whose address operand is used: all 32 for ld/st; lanes 0-7, 0-15 or 0-31 for
+    /// ldmatrix .x1/.x2/.x4 (PTX ISA §9.7.14.5.15, table "ldmatrix: threads providing addresses").
+    pub fn address_lanes(self) -> u32 {
+        match self {
+            Instruction::Ld(_) | Instruction::St(_) => u32::MAX,
+            Instruction::Ldmatrix { num, .. } => match num {
+                MatrixCount::X1 => 0xff,
+                MatrixCount::X2 => 0xffff,
+                MatrixCount::X4 => u32::MAX,
+            },
+        }
+    }
+
+    /// The SASS mnemonic nvcc emits for it on sm_80/sm_90 (`LDS.128`, `STS.U16`, `LDSM.16.MT88.4`, …).
+    pub fn sass(self) -> &'static str {
+        match self {
+            Instruction::Ld(w) => match w {
+                AccessWidth::U8 => "LDS.U8",
+                AccessWidth::U16 => "LDS.U16",
+                AccessWidth::B32 => "LDS",
+                AccessWidth::V2 => "LDS.64",
+                AccessWidth::V4 => "LDS.128",
+            },
+            Instruction::St(w) => match w {
+                AccessWidth::U8 => "STS.U8",
+                AccessWidth::U16 => "STS.U16",
+                AccessWidth::B32 => "STS",
+                AccessWidth::V2 => "STS.64",
+                AccessWidth::V4 => "STS.128",
+            },
+            Instruction::Ldmatrix { num, trans } => match (num, trans) {
+                (MatrixCount::X1, false) => "LDSM.16.M88",
+                (MatrixCount::X2, false) => "LDSM.16.M88.2",
+                (MatrixCount::X4, false) => "LDSM.16.M88.4",
+                (MatrixCount::X1, true) => "LDSM.16.MT88",
+                (MatrixCount::X2, true) => "LDSM.16.MT88.2",
+                (MatrixCount::X4, true) => "LDSM.16.MT88.4",
+            },
+        }
+    }
+}
+
+impl fmt::Display for Instruction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Instruction::Ld(w) => write!(f, "ld.shared.{}", w.suffix()),
+            Instruction::St(w) => write!(f, "st.shared.{}", w.suffix()),
+            Instruction::Ldmatrix { num, trans } => write!(
+                f,
+                "ldmatrix.x{}{}",
+                num.count(),
+                if *trans { ".trans" } else { "" }
+            ),
+        }
+    }
+}
+
+impl std::str::FromStr for Instruction {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Instruction::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_spelling_of_the_measured_file() {
+        for (s, i) in [
+            ("ld.shared.u8", Instruction::Ld(AccessWidth::U8)),
+            ("ld.shared.u16", Instruction::Ld(AccessWidth::U16)),
+            ("ld.shared.b32", Instruction::Ld(AccessWidth::B32)),
+            ("ld.shared.v2.b32", Instruction::Ld(AccessWidth::V2)),
+            ("ld.shared.v4.b32", Instruction::Ld(AccessWidth::V4)),
+            ("st.shared.u16", Instruction::St(AccessWidth::U16)),
+            (
+                "ldmatrix.x1",
+                Instruction::Ldmatrix {
+                    num: MatrixCount::X1,
+                    trans: false,
+                },
+            ),
+            ("ldmatrix.x4.trans", Instruction::LDSM_X4_T),
+            (
+                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                Instruction::LDSM_X4_T,
+            ),
+        ] {
+            assert_eq!(Instruction::parse(s).unwrap(), i, "{s}");
+        }
+        // Display round-trips.
+        for s in ["ld.shared.v4.b32", "st.shared.u8", "ldmatrix.x2.trans"] {
+            assert_eq!(Instruction::parse(s).unwrap().to_string(), s);
+        }
+    }
+
+    #[test]
+    fn rejects_unknown_names_listing_allowed() {
+        for s in [
+            "ld.global.b32",
+            "ldmatrix.x3",
+            "ld.shared.v8.b32",
+            "ldmatrix",
+            "",
+        ] {
+            let e = Instruction::parse(s).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("'{s}'")) && e.contains("ldmatrix.{x1,x2,x4}"),
+                "{e}"
+            );
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` (PTX ISA §9.7.14.5.15): which lanes
+//! give row addresses, which element each lane/register/half receives, and execution against a
+//! [`SharedMemory`].
+//!
+//! The fragment table, as (lane 32, reg r, half h) -> (matrix, row, col), b16 elements:
+//!
+//! ```text
+//!   plain:   (matrix r, row lane/4,         col 2*(lane%4) + h)
+//!   .trans:  (matrix r, row 2*(lane%4) + h, col lane/4)
+//! ```
+//! where "row" is the memory row whose 16-byte address lane `8r + row` supplied and h = 0 is the
+//! low 16 bits of the register: groupID = lane/4 selects the row and threadID_in_group = lane%4
+//! the column pair (swapped by `.trans`). Measured on the H200 (shared/hw/README.md).
+
+use super::bank::{RequestReport, SharedMemoryConfig, WarpRequest, simulate};
+use super::error::SimError;
+use super::instr::{Instruction, MatrixCount};
+use super::smem::SharedMemory;
+
+/// Coordinates of one b16 element of an 8x8 matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct MatrixElem {
+    /// Which matrix (0..num), = destination register index.
+    pub matrix: u32,
+    /// Row within the matrix (0..8): the memory row whose address lane `8*matrix + row` gave.
+    pub row: u32,
+    /// Column within the matrix (0..8), in b16 elements.
+    pub col: u32,
+}
+
+/// The element that `lane` receives in register `reg`, half `half` (0 = low 16 bits).
+///
+/// # Panics
+/// Never for `lane < 32`, `half < 2`; `reg` is taken as the matrix index unchecked.
+pub fn fragment(trans: bool, lane: u32, reg: u32, half: u32) -> MatrixElem {
+    let (g, t) = (lane / 4, lane % 4);
+    if trans {
+        MatrixElem {
+            matrix: reg,
+            row: 2 * t + half,
+            col: g,
+        }
+    } else {
+        MatrixElem {
+            matrix: reg,
+            row: g,
+            col: 2 * t + half,
+        }
+    }
+}
+
+/// Inverse of [`fragment`]: the (lane, half) holding `(row, col)` of a matrix.
+pub fn owner(trans: bool, row: u32, col: u32) -> (u32, u32) {
+    if trans {
+        (col * 4 + row / 2, row % 2)
+    } else {
+        (row * 4 + col / 2, col % 2)
+    }
+}
+
+/// The lane that supplies the address of `row` of `matrix` (`8*matrix + row`).
+pub fn address_lane(matrix: u32, row: u32) -> u32 {
+    8 * matrix + row
+}
+
+/// Result of executing one ldmatrix: per-lane registers and the request report.
+#[derive(Clone, Debug)]
+pub struct LdmatrixResult {
+    /// `regs[lane][r]` for r < num (unused registers are 0), each two b16 values, low half first.
+    pub regs: [[u32; 4]; 32],
+    /// Wavefronts and conflicts of the access.
+    pub report: RequestReport,
+}
+
+/// Executes `ldmatrix` with the given lane row addresses (byte offsets) against `smem`.
+///
+/// # Errors
+/// Misaligned (rows must be 16-byte aligned) or out-of-range row addresses.
+pub fn execute(
+    num: MatrixCount,
+    trans: bool,
+    smem: &SharedMemory,
+    lane_byte_offsets: [u32; 32],
+) -> Result<LdmatrixResult, SimError> {
+    let req = WarpRequest::new(Instruction::Ldmatrix { num, trans }, lane_byte_offsets);
+    let cfg = SharedMemoryConfig {
+        size_bytes: smem.len(),
+        ..SharedMemoryConfig::default()
+    };
+    let report = simulate(&req, &cfg)?;
+    let mut regs = [[0u32; 4]; 32];
+    for lane in 0..32u32 {
+        for r in 0..num.count() as u32 {
+            let mut v = 0u32;
+            for h in 0..2u32 {
+                let e = fragment(trans, lane, r, h);
+                let addr = lane_byte_offsets[address_lane(e.matrix, e.row) as usize] + 2 * e.col;
+                v |= (smem.read_u16(addr)? as u32) << (16 * h);
+            }
+            regs[lane as usize][r as usize] = v;
+        }
+    }
+    Ok(LdmatrixResult { regs, report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_matches_ptx_figure() {
+        // PTX ISA ldmatrix figure: lane 0 holds row 0 cols 0,1; lane 5 row 1 cols 2,3.
+        assert_eq!(
+            fragment(false, 5, 0, 1),
+            MatrixElem {
+                matrix: 0,
+                row: 1,
+                col: 3
+            }
+        );
+        assert_eq!(
+            fragment(true, 5, 2, 1),
+            MatrixElem {
+                matrix: 2,
+                row: 3,
+                col: 1
+            }
+        );
+        for trans in [false, true] {
+            for lane in 0..32 {
+                for h in 0..2 {
+                    let e = fragment(trans, lane, 0, h);
+                    assert_eq!(owner(trans, e.row, e.col), (lane, h));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn executes_on_index_filled_memory() {
+        let smem = SharedMemory::with_b16_indices(4096);
+        // x4 over a 16x16 row-major f16 tile (pitch 16 elements = 32 bytes):
+        // matrices: (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7, cols 8-15), (8-15, 8-15)
+        let offs = std::array::from_fn(|l| {
+            let (m, r) = (l as u32 / 8, l as u32 % 8);
+            ((m % 2) * 8 + r) * 32 + (m / 2) * 16
+        });
+        let res = execute(MatrixCount::X4, false, &smem, offs).unwrap();
+        // lane 5: g=1, t=1 -> reg0 = tile(1, 2..3) = indices 18, 19.
+        assert_eq!(res.regs[5][0], 18 | (19 << 16));
+        // reg3 = tile(9, 10..11) = 154, 155
+        assert_eq!(res.regs[5][3], 154 | (155 << 16));
+        let t = execute(MatrixCount::X4, true, &smem, offs).unwrap();
+        // trans: lane 5 reg0 = (row 2, col 1), (row 3, col 1) = 33, 49
+        assert_eq!(t.regs[5][0], 33 | (49 << 16));
+        assert_eq!(res.report.wavefront_count(), 8); // 32-byte pitch: 2-way per matrix
+    }
+}
