@@ -2,8 +2,10 @@
 //!
 //! * [`sim`]: the pure CPU simulator (wavefronts, bank conflicts, ldmatrix and mma fragments);
 //! * [`gpu`]: running the same tiling on an NVIDIA GPU (cudarc, loaded at run time);
-//! * [`tui`]: the terminal walkthrough.
+//! * [`tui`]: the terminal walkthrough;
+//! * [`viz`]: SVG pictures of bank grids and fragment maps.
 
 pub mod gpu;
 pub mod sim;
 pub mod tui;
+pub mod viz;

@@ -1,14 +1,357 @@
-//! `tilelab sim bank-conflicts`.
+//! `tilelab sim bank-conflicts`: a warp reading a whole tile under one or more layouts, shown as
+//! a bank grid per request plus totals in Nsight Compute's terms.
+//!
+//! `--json` prints `{"tile": [R, C], "dtype", "elem_bytes", "access", "layouts": [{"layout",
+//! "cute", "instruction", "sass", "requests", "wavefronts", "ideal", "bank_conflicts",
+//! "conflict_rate", "avg_wavefronts_per_request", "wavefronts_per_request": [..], "shown": {
+//! "request", "label", "lanes": [{"lane", "row", "col", "byte_offset", "bank", "wavefronts"}],
+//! "grid": [{"wavefront", "banks": [{"bank", "word", "lanes"}]}]}}]}`.
+
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::Serialize;
+use tilelab::sim::access::{self, Access, TileRequest};
+use tilelab::sim::bank::{NUM_BANKS, RequestReport, bank_of, schedule};
+use tilelab::sim::layout::Layout;
+
+use super::out;
 
 /// Arguments of `tilelab sim bank-conflicts`.
 #[derive(clap::Args, Debug)]
 pub struct BankArgs {
+    /// Layout(s) of the tile in shared memory; repeat to compare: row | col | trans | pad:N |
+    /// swizzle:B,M,S, joined with '+' (e.g. row+pad:8).
+    #[arg(long, default_values_t = ["row".to_string(), "trans".to_string()])]
+    pub layout: Vec<String>,
+    /// Element type: f32, f16, bf16, u8, f64 (or a byte count 1/2/4/8).
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+    /// Tile size RxC in elements (default: seed 004's K block, Bc=32 rows by D=64 columns).
+    #[arg(long, default_value = "32x64")]
+    pub tile: String,
+    /// How the warp reads the tile: row, col, col16 (tid & 15), vec8, vec16, ldmatrix, ldmatrix.trans.
+    #[arg(long, default_value = "col")]
+    pub access: String,
+    /// Which request's bank grid to draw (0-based).
+    #[arg(long, default_value_t = 0)]
+    pub request: usize,
+    /// Also print the per-lane table (address, bank, wavefront) of the drawn request.
+    #[arg(long)]
+    pub lanes: bool,
+    /// Write the drawn request's bank grid (first layout) as SVG to FILE.
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-pub fn run(_a: BankArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not yet")
+/// Parses `RxC`.
+pub fn parse_tile(s: &str) -> anyhow::Result<(u32, u32)> {
+    let bad =
+        || anyhow::anyhow!("bad tile '{s}'; expected ROWSxCOLS with both at least 1, e.g. 32x64");
+    let (r, c) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let r: u32 = r.trim().parse().map_err(|_| bad())?;
+    let c: u32 = c.trim().parse().map_err(|_| bad())?;
+    if r == 0 || c == 0 || r > 4096 || c > 4096 {
+        return Err(anyhow::anyhow!(
+            "bad tile '{s}'; rows and columns must be 1..=4096"
+        ));
+    }
+    Ok((r, c))
+}
+
+/// Element size in bytes of a dtype name.
+pub fn parse_dtype(s: &str) -> anyhow::Result<u32> {
+    Ok(match s {
+        "u8" | "i8" | "s8" | "fp8" | "1" => 1,
+        "f16" | "bf16" | "half" | "u16" | "2" => 2,
+        "f32" | "float" | "u32" | "i32" | "4" => 4,
+        "f64" | "double" | "u64" | "8" => 8,
+        _ => anyhow::bail!("unknown dtype '{s}'; allowed: u8, f16, bf16, f32, f64 (or 1, 2, 4, 8)"),
+    })
+}
+
+#[derive(Serialize)]
+struct LaneRow {
+    lane: usize,
+    row: u32,
+    col: u32,
+    byte_offset: u32,
+    bank: usize,
+    wavefronts: Vec<usize>,
+}
+
+#[derive(Serialize)]
+struct BankCell {
+    bank: usize,
+    word: u32,
+    lanes: Vec<usize>,
+}
+
+#[derive(Serialize)]
+struct GridRow {
+    wavefront: usize,
+    banks: Vec<BankCell>,
+}
+
+#[derive(Serialize)]
+struct Shown {
+    request: usize,
+    label: String,
+    lanes: Vec<LaneRow>,
+    grid: Vec<GridRow>,
+}
+
+#[derive(Serialize)]
+struct LayoutReport {
+    layout: String,
+    cute: String,
+    instruction: String,
+    sass: String,
+    requests: usize,
+    wavefronts: u64,
+    ideal: u64,
+    bank_conflicts: u64,
+    conflict_rate: f64,
+    avg_wavefronts_per_request: f64,
+    wavefronts_per_request: Vec<u32>,
+    shown: Shown,
+}
+
+#[derive(Serialize)]
+struct Report {
+    tile: [u32; 2],
+    dtype: String,
+    elem_bytes: u32,
+    access: String,
+    layouts: Vec<LayoutReport>,
+}
+
+fn lanes_of(mask: u32) -> Vec<usize> {
+    (0..32).filter(|l| mask >> l & 1 == 1).collect()
+}
+
+fn analyse(
+    spec: &str,
+    access: Access,
+    rows: u32,
+    cols: u32,
+    eb: u32,
+    shown: usize,
+) -> anyhow::Result<(LayoutReport, RequestReport, TileRequest)> {
+    let layout = Layout::parse(spec, rows, cols, eb)?;
+    let reqs = access::requests(access, &layout)?;
+    if shown >= reqs.len() {
+        anyhow::bail!(
+            "--request {shown} is out of range; this tiling has requests 0..={}",
+            reqs.len() - 1
+        );
+    }
+    let reports: Vec<RequestReport> = reqs.iter().map(|t| schedule(&t.request)).collect();
+    let wf: u64 = reports.iter().map(|r| r.wavefront_count() as u64).sum();
+    let ideal: u64 = reports.iter().map(|r| r.ideal() as u64).sum();
+    let conf: u64 = reports.iter().map(|r| r.bank_conflicts() as u64).sum();
+    let (t, r) = (&reqs[shown], &reports[shown]);
+    let lanes = (0..32)
+        .filter_map(|lane| {
+            let (row, col) = t.elems[lane]?;
+            let off = t.request.lane_byte_offsets[lane];
+            Some(LaneRow {
+                lane,
+                row,
+                col,
+                byte_offset: off,
+                bank: bank_of(off),
+                wavefronts: r.lane_wavefronts(lane),
+            })
+        })
+        .collect();
+    let grid = r
+        .wavefronts
+        .iter()
+        .enumerate()
+        .map(|(i, w)| GridRow {
+            wavefront: i,
+            banks: (0..NUM_BANKS)
+                .filter_map(|b| {
+                    w.bank_words[b].map(|word| BankCell {
+                        bank: b,
+                        word,
+                        lanes: lanes_of(w.bank_lanes[b]),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let ins = t.request.instruction;
+    let rep = LayoutReport {
+        layout: spec.to_string(),
+        cute: layout.to_string(),
+        instruction: ins.to_string(),
+        sass: ins.sass().to_string(),
+        requests: reqs.len(),
+        wavefronts: wf,
+        ideal,
+        bank_conflicts: conf,
+        conflict_rate: if wf == 0 {
+            0.0
+        } else {
+            conf as f64 / wf as f64
+        },
+        avg_wavefronts_per_request: wf as f64 / reqs.len() as f64,
+        wavefronts_per_request: reports.iter().map(|r| r.wavefront_count()).collect(),
+        shown: Shown {
+            request: shown,
+            label: t.label.clone(),
+            lanes,
+            grid,
+        },
+    };
+    Ok((rep, r.clone(), t.clone()))
+}
+
+/// Prints the bank grid of one request as two blocks of 16 banks (fits 80 columns).
+fn print_grid(r: &RequestReport) {
+    for half in 0..2 {
+        let banks = half * 16..half * 16 + 16;
+        if r.wavefronts
+            .iter()
+            .all(|w| banks.clone().all(|b| w.bank_lanes[b] == 0))
+        {
+            println!("  banks {}-{}: not touched", banks.start, banks.end - 1);
+            continue;
+        }
+        let mut head = String::from("        ");
+        for b in banks.clone() {
+            head.push_str(&format!("{:>4}", format!("b{b}")));
+        }
+        println!("{}", out::bold(&head));
+        for (i, w) in r.wavefronts.iter().enumerate() {
+            let mut line = format!("  wf{:<3} ", i);
+            for b in banks.clone() {
+                let cellstr = match w.bank_lanes[b] {
+                    0 => "   ·".to_string(),
+                    m if m.count_ones() == 1 => format!("{:>4}", m.trailing_zeros()),
+                    m => format!("{:>3}+", m.trailing_zeros()),
+                };
+                line.push_str(&if w.bank_lanes[b] == 0 {
+                    cellstr
+                } else {
+                    out::paint(&cellstr, out::wavefront_color(i))
+                });
+            }
+            println!("{line}");
+        }
+    }
+    println!(
+        "  (cell = lowest lane served by that bank in that wavefront; '+' = several lanes share the word)"
+    );
+}
+
+pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
+    let (rows, cols) = parse_tile(&a.tile)?;
+    let eb = parse_dtype(&a.dtype)?;
+    let access = Access::parse(&a.access)?;
+    let mut reports = Vec::new();
+    let mut first = None;
+    for spec in &a.layout {
+        let (rep, rr, tr) = analyse(spec, access, rows, cols, eb, a.request)
+            .with_context(|| format!("layout '{spec}'"))?;
+        if first.is_none() {
+            first = Some((rr.clone(), tr.clone()));
+        }
+        reports.push((rep, rr));
+    }
+    if let Some(path) = &a.svg {
+        let (rr, tr) = first.as_ref().expect("at least one layout");
+        let title = format!(
+            "{} {}x{} {} layout '{}': request {} ({}) - {} wavefronts",
+            rr.instruction,
+            rows,
+            cols,
+            a.dtype,
+            a.layout[0],
+            a.request,
+            tr.label,
+            rr.wavefront_count()
+        );
+        std::fs::write(path, tilelab::viz::bank_grid(rr, &title))
+            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+    }
+    if a.json {
+        out::print_json(&Report {
+            tile: [rows, cols],
+            dtype: a.dtype.clone(),
+            elem_bytes: eb,
+            access: access.to_string(),
+            layouts: reports.into_iter().map(|(r, _)| r).collect(),
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (rep, rr) in &reports {
+        println!(
+            "{} tile {rows}x{cols} {} ({eb} B), layout '{}' = {}, access {}: {} requests of {} ({})",
+            out::bold("==>"),
+            a.dtype,
+            rep.layout,
+            rep.cute,
+            access,
+            rep.requests,
+            rep.instruction,
+            rep.sass
+        );
+        println!(
+            "request {}: {}  -> {} wavefronts (ideal {}, {} bank conflicts)",
+            rep.shown.request,
+            rep.shown.label,
+            rr.wavefront_count(),
+            rr.ideal(),
+            rr.bank_conflicts()
+        );
+        print_grid(rr);
+        if a.lanes {
+            println!("  lane  (row,col)   byte offset  bank  wavefront(s)");
+            for l in &rep.shown.lanes {
+                println!(
+                    "  {:>4}  {:>9}  {:>11}  {:>4}  {:?}",
+                    l.lane,
+                    format!("({},{})", l.row, l.col),
+                    l.byte_offset,
+                    l.bank,
+                    l.wavefronts
+                );
+            }
+        }
+        println!(
+            "total: {} requests, {} wavefronts, ideal {}, {} bank conflicts; conflict rate {:.2}% of wavefronts, {:.2} wavefronts per request on average\n",
+            rep.requests,
+            rep.wavefronts,
+            rep.ideal,
+            rep.bank_conflicts,
+            100.0 * rep.conflict_rate,
+            rep.avg_wavefronts_per_request
+        );
+    }
+    if reports.len() > 1 {
+        println!(
+            "{:<22} {:>9} {:>11} {:>7} {:>10} {:>9} {:>8}",
+            "layout", "requests", "wavefronts", "ideal", "conflicts", "rate", "wf/req"
+        );
+        for (r, _) in &reports {
+            println!(
+                "{:<22} {:>9} {:>11} {:>7} {:>10} {:>8.2}% {:>8.2}",
+                r.layout,
+                r.requests,
+                r.wavefronts,
+                r.ideal,
+                r.bank_conflicts,
+                100.0 * r.conflict_rate,
+                r.avg_wavefronts_per_request
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

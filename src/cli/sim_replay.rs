@@ -6,7 +6,8 @@
 //!
 //! `--json` prints an array with one object per record:
 //! `{"name", "instruction", "active_mask", "wavefronts" (predicted), "ideal", "bank_conflicts",
-//! "measured" (or null), "match" (or null)}`.
+//! "measured" (or null), "measured_bank_conflicts" (or null), "match" (or null)}`; "match"
+//! compares wavefronts.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,6 +63,7 @@ pub struct Prediction {
     ideal: u32,
     bank_conflicts: u32,
     measured: Option<u32>,
+    measured_bank_conflicts: Option<u32>,
     #[serde(rename = "match")]
     matches: Option<bool>,
 }
@@ -105,6 +107,7 @@ pub fn predict(r: &Record, smem: &SharedMemoryConfig) -> anyhow::Result<Predicti
         ideal: rep.ideal(),
         bank_conflicts: rep.bank_conflicts(),
         measured: r.wavefronts,
+        measured_bank_conflicts: r.bank_conflicts,
         matches: r.wavefronts.map(|m| m == w),
     })
 }

@@ -96,6 +96,8 @@ pub struct Wavefront {
     pub lanes: u32,
     /// Per bank, the 4-byte word index (`byte_offset / 4`) accessed, if any.
     pub bank_words: [Option<u32>; NUM_BANKS],
+    /// Per bank, the lanes that receive (or send) that word: more than one bit is a broadcast.
+    pub bank_lanes: [u32; NUM_BANKS],
 }
 
 /// The model's answer for one [`WarpRequest`].
@@ -229,7 +231,7 @@ impl WarpRequest {
                 continue;
             }
             let off = self.lane_byte_offsets[lane];
-            if off % ins.alignment() != 0 {
+            if !off.is_multiple_of(ins.alignment()) {
                 return Err(SimError::Misaligned {
                     lane,
                     offset: off as u64,
@@ -355,12 +357,14 @@ pub fn schedule(req: &WarpRequest) -> RequestReport {
                 unit: ui,
                 lanes: 0,
                 bank_words,
+                bank_lanes: [0; NUM_BANKS],
             });
         }
         for (lane, word) in touches {
             let b = (word as usize) % NUM_BANKS;
             let j = bank_lists[b].iter().position(|&w| w == word).unwrap_or(0);
             wavefronts[base + j].lanes |= 1 << lane;
+            wavefronts[base + j].bank_lanes[b] |= 1 << lane;
         }
     }
     RequestReport {

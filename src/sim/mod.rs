@@ -8,6 +8,7 @@
 //! * [`smem`]: a byte array to execute against;
 //! * [`arch`]: per-architecture limits.
 
+pub mod access;
 pub mod arch;
 pub mod bank;
 pub mod error;

@@ -1,0 +1,301 @@
+//! Warp access patterns over a tile: the shared-memory requests a warp issues to read a whole
+//! R×C tile stored with a [`Layout`], one [`WarpRequest`] per instruction.
+//!
+//! Patterns (strings for [`Access::parse`]):
+//! * `row`: scalar loads, lane i reads element i of the tile in row order (32 consecutive
+//!   elements of a row per request, wrapping to the next row);
+//! * `col`: scalar loads down a column (lane i reads row i), the way `tl.trans(kj)` reads K;
+//! * `col16`: the column read seed 004 measured in Triton's PTX: only 16 distinct addresses
+//!   (`tid & 15`), lanes 16-31 repeat lanes 0-15;
+//! * `vec8`, `vec16`: 64- and 128-bit vector loads (`ld.shared.v2.b32`, `ld.shared.v4.b32`) of
+//!   consecutive elements along rows;
+//! * `ldmatrix`, `ldmatrix.trans`: `ldmatrix.x4` of each 16x16 block of the tile *as stored*,
+//!   matrices in the order of an mma A operand: (rows 0-7, cols 0-7), (rows 8-15, cols 0-7),
+//!   (rows 0-7, cols 8-15), (rows 8-15, cols 8-15).
+
+use std::fmt;
+
+use super::bank::{WARP_SIZE, WarpRequest};
+use super::error::SimError;
+use super::instr::{AccessWidth, Instruction, MatrixCount};
+use super::layout::{Layout, Order};
+
+/// A warp access pattern over a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Scalar loads in row order.
+    Row,
+    /// Scalar loads down columns (lane i = row i).
+    Col,
+    /// Scalar loads down columns with `tid & 15` rows: 16 distinct addresses per request.
+    Col16,
+    /// Vector loads of `bytes` (8 or 16) consecutive bytes along rows.
+    Vec {
+        /// 8 (`v2.b32`) or 16 (`v4.b32`).
+        bytes: u32,
+    },
+    /// `ldmatrix.x4[.trans]` of 16x16 blocks of the stored matrix (2-byte elements).
+    Ldmatrix {
+        /// `.trans`.
+        trans: bool,
+    },
+}
+
+/// Accepted pattern names, for errors and help.
+pub const ACCESS_NAMES: &str = "row, col, col16, vec8, vec16, ldmatrix, ldmatrix.trans";
+
+impl Access {
+    /// Parses a pattern name (see the module docs).
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value and listing [`ACCESS_NAMES`].
+    pub fn parse(s: &str) -> Result<Access, SimError> {
+        Ok(match s {
+            "row" => Access::Row,
+            "col" => Access::Col,
+            "col16" => Access::Col16,
+            "vec8" | "v2" => Access::Vec { bytes: 8 },
+            "vec16" | "v4" => Access::Vec { bytes: 16 },
+            "ldmatrix" | "ldsm" => Access::Ldmatrix { trans: false },
+            "ldmatrix.trans" | "ldsm.trans" => Access::Ldmatrix { trans: true },
+            _ => {
+                return Err(SimError::Invalid(format!(
+                    "unknown access '{s}'; allowed: {ACCESS_NAMES}"
+                )));
+            }
+        })
+    }
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Access::Row => write!(f, "row"),
+            Access::Col => write!(f, "col"),
+            Access::Col16 => write!(f, "col16"),
+            Access::Vec { bytes } => write!(f, "vec{bytes}"),
+            Access::Ldmatrix { trans: false } => write!(f, "ldmatrix"),
+            Access::Ldmatrix { trans: true } => write!(f, "ldmatrix.trans"),
+        }
+    }
+}
+
+/// One generated request and what it reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileRequest {
+    /// Human label, e.g. `col 3, rows 0-31` or `block (16,32)`.
+    pub label: String,
+    /// The warp request.
+    pub request: WarpRequest,
+    /// Per lane, the tile element(s) (row, col) whose address the lane gives (first element of a
+    /// vector or matrix row); `None` for inactive lanes.
+    pub elems: [Option<(u32, u32)>; WARP_SIZE],
+}
+
+fn scalar_width(elem_bytes: u32) -> Result<AccessWidth, SimError> {
+    AccessWidth::from_bytes(elem_bytes).ok_or_else(|| {
+        SimError::Invalid(format!(
+            "no scalar shared load of {elem_bytes} bytes; allowed element sizes: 1, 2, 4, 8"
+        ))
+    })
+}
+
+/// Checks that `n` elements starting at (r, c) along the storage direction are contiguous.
+fn contiguous(l: &Layout, r: u32, c: u32, n: u32, along_row: bool) -> bool {
+    let base = l.byte_offset(r, c);
+    (1..n).all(|j| {
+        let (rr, cc) = if along_row { (r, c + j) } else { (r + j, c) };
+        l.byte_offset(rr, cc) == base + j * l.elem_bytes
+    })
+}
+
+/// Generates every request a warp issues to read the whole tile with `access`.
+///
+/// # Errors
+/// [`SimError::Invalid`] when the pattern cannot read this tile: vector or ldmatrix reads whose
+/// elements are not contiguous in memory under the layout, tile sizes that are not multiples of
+/// the vector or of 16 (ldmatrix), ldmatrix on elements that are not 2 bytes.
+pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError> {
+    let (rows, cols) = (l.rows, l.cols);
+    let mut out = Vec::new();
+    let mut push = |label: String,
+                    ins: Instruction,
+                    lanes: Vec<(u32, u32)>,
+                    addr: &dyn Fn(u32, u32) -> u32| {
+        let mut offs = [0u32; WARP_SIZE];
+        let mut elems = [None; WARP_SIZE];
+        let mut mask = 0u32;
+        for (i, &(r, c)) in lanes.iter().enumerate() {
+            offs[i] = addr(r, c);
+            elems[i] = Some((r, c));
+            mask |= 1 << i;
+        }
+        let mut request = WarpRequest::new(ins, offs);
+        request.active_mask = mask;
+        out.push(TileRequest {
+            label,
+            request,
+            elems,
+        });
+    };
+    match access {
+        Access::Row | Access::Col => {
+            let ins = Instruction::Ld(scalar_width(l.elem_bytes)?);
+            let n = rows * cols;
+            let coord = |e: u32| {
+                if access == Access::Row {
+                    (e / cols, e % cols)
+                } else {
+                    (e % rows, e / rows)
+                }
+            };
+            for start in (0..n).step_by(WARP_SIZE) {
+                let lanes: Vec<_> = (start..(start + WARP_SIZE as u32).min(n))
+                    .map(coord)
+                    .collect();
+                let (a, b) = (lanes[0], *lanes.last().unwrap());
+                let label = format!("{access} ({},{})..({},{})", a.0, a.1, b.0, b.1);
+                push(label, ins, lanes, &|r, c| l.byte_offset(r, c));
+            }
+        }
+        Access::Col16 => {
+            let ins = Instruction::Ld(scalar_width(l.elem_bytes)?);
+            for c in 0..cols {
+                for r0 in (0..rows).step_by(16) {
+                    let lanes: Vec<_> = (0..WARP_SIZE as u32)
+                        .map(|t| (r0 + (t & 15) % (rows - r0).min(16), c))
+                        .collect();
+                    let label =
+                        format!("col {c}, rows {r0}..{} (tid & 15)", (r0 + 16).min(rows) - 1);
+                    push(label, ins, lanes, &|r, c| l.byte_offset(r, c));
+                }
+            }
+        }
+        Access::Vec { bytes } => {
+            let w = AccessWidth::from_bytes(bytes)
+                .filter(|_| bytes >= 8)
+                .ok_or_else(|| {
+                    SimError::Invalid(format!("vector width {bytes} bytes; allowed: 8, 16"))
+                })?;
+            if bytes % l.elem_bytes != 0 || !(cols * l.elem_bytes).is_multiple_of(bytes) {
+                return Err(SimError::Invalid(format!(
+                    "vec{bytes} needs rows of a whole number of {bytes}-byte vectors; a row has {} bytes",
+                    cols * l.elem_bytes
+                )));
+            }
+            let per = bytes / l.elem_bytes;
+            let vecs: Vec<(u32, u32)> = (0..rows)
+                .flat_map(|r| (0..cols).step_by(per as usize).map(move |c| (r, c)))
+                .collect();
+            for &(r, c) in &vecs {
+                if !contiguous(l, r, c, per, true) {
+                    return Err(SimError::Invalid(format!(
+                        "vec{bytes} reads {per} consecutive elements of a row, but layout {l} does not store row {r}, columns {c}..{} contiguously; use a row-major layout (or a swizzle that keeps {bytes}-byte chunks)",
+                        c + per - 1
+                    )));
+                }
+            }
+            for chunk in vecs.chunks(WARP_SIZE) {
+                let (a, b) = (chunk[0], *chunk.last().unwrap());
+                let label = format!("vec{bytes} ({},{})..({},{})", a.0, a.1, b.0, b.1 + per - 1);
+                push(label, Instruction::Ld(w), chunk.to_vec(), &|r, c| {
+                    l.byte_offset(r, c)
+                });
+            }
+        }
+        Access::Ldmatrix { trans } => {
+            if l.elem_bytes != 2 {
+                return Err(SimError::Invalid(format!(
+                    "ldmatrix loads b16 elements; --dtype must be 2 bytes (f16/bf16), not {} bytes",
+                    l.elem_bytes
+                )));
+            }
+            // Stored matrix: rows are the contiguous direction.
+            let along_row = l.order == Order::Row;
+            let (srows, scols) = if along_row {
+                (rows, cols)
+            } else {
+                (cols, rows)
+            };
+            if srows % 16 != 0 || scols % 16 != 0 {
+                return Err(SimError::Invalid(format!(
+                    "ldmatrix.x4 reads 16x16 blocks; the stored tile is {srows}x{scols}, which is not a multiple of 16 in both dimensions"
+                )));
+            }
+            // Map stored (row, col) to the logical tile coordinate.
+            let logical = |sr: u32, sc: u32| if along_row { (sr, sc) } else { (sc, sr) };
+            let ins = Instruction::Ldmatrix {
+                num: MatrixCount::X4,
+                trans,
+            };
+            for br in (0..srows).step_by(16) {
+                for bc in (0..scols).step_by(16) {
+                    let lanes: Vec<(u32, u32)> = (0..WARP_SIZE as u32)
+                        .map(|lane| {
+                            let (m, r) = (lane / 8, lane % 8);
+                            logical(br + (m % 2) * 8 + r, bc + (m / 2) * 8)
+                        })
+                        .collect();
+                    for &(r, c) in &lanes {
+                        if !contiguous(l, r, c, 8, along_row) {
+                            return Err(SimError::Invalid(format!(
+                                "ldmatrix reads 16-byte rows of 8 elements, but layout {l} does not keep the 8 elements from ({r},{c}) contiguous; use a swizzle with M >= 3 on 2-byte elements"
+                            )));
+                        }
+                    }
+                    let label = format!("{ins} block ({br},{bc}) of the stored {srows}x{scols}");
+                    push(label, ins, lanes, &|r, c| l.byte_offset(r, c));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::bank::schedule;
+
+    fn total(access: &str, layout: &str, r: u32, c: u32, e: u32) -> (usize, u32) {
+        let l = Layout::parse(layout, r, c, e).unwrap();
+        let reqs = requests(Access::parse(access).unwrap(), &l).unwrap();
+        let w = reqs
+            .iter()
+            .map(|t| schedule(&t.request).wavefront_count())
+            .sum();
+        (reqs.len(), w)
+    }
+
+    #[test]
+    fn column_reads_conflict_unless_stored_transposed() {
+        // 32x64 f32 K tile: each column read is a 32-way conflict in row-major storage.
+        assert_eq!(total("col", "row", 32, 64, 4), (64, 64 * 32));
+        assert_eq!(total("col", "trans", 32, 64, 4), (64, 64));
+        assert_eq!(total("col", "row+pad:1", 32, 64, 4), (64, 64));
+        // tid & 15: 16 distinct rows, 16-way.
+        assert_eq!(total("col16", "row", 32, 64, 4), (128, 128 * 16));
+    }
+
+    #[test]
+    fn ldmatrix_on_128_byte_rows_needs_swizzle_or_pad() {
+        // 64x64 f16: 128-byte rows, every row of a matrix in the same 4 banks: 8 wavefronts per matrix.
+        assert_eq!(total("ldmatrix", "row", 64, 64, 2), (16, 16 * 32));
+        assert_eq!(total("ldmatrix", "swizzle:3,3,3", 64, 64, 2), (16, 16 * 4));
+        assert_eq!(total("ldmatrix", "pad:8", 64, 64, 2), (16, 16 * 4));
+    }
+
+    #[test]
+    fn impossible_patterns_are_errors() {
+        let l = Layout::parse("trans", 32, 64, 2).unwrap();
+        assert!(requests(Access::Vec { bytes: 16 }, &l).is_err());
+        let l = Layout::parse("row", 32, 64, 4).unwrap();
+        assert!(requests(Access::Ldmatrix { trans: false }, &l).is_err());
+        assert!(
+            Access::parse("diagonal")
+                .unwrap_err()
+                .to_string()
+                .contains("col16")
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Pictures outside the terminal: SVG renderings of a request's bank grid and of fragment maps.
+//! Pure string builders (the caller writes the file).
+
+use svg::Document;
+use svg::node::element::{Rectangle, Text};
+
+use crate::sim::bank::{NUM_BANKS, RequestReport};
+
+/// Fill colours of wavefronts 0, 1, 2, … (cycled); wavefront 0 is green, conflicts warm up.
+pub const WAVEFRONT_FILLS: [&str; 8] = [
+    "#8fd694", "#f4d35e", "#ee6c4d", "#c77dff", "#5bc0eb", "#3d5a80", "#e0a458", "#9e2a2b",
+];
+
+fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str) -> Rectangle {
+    Rectangle::new()
+        .set("x", x)
+        .set("y", y)
+        .set("width", w)
+        .set("height", h)
+        .set("fill", fill)
+        .set("stroke", "#444")
+        .set("stroke-width", 0.5)
+}
+
+fn text(x: f64, y: f64, size: f64, s: &str) -> Text {
+    Text::new(s)
+        .set("x", x)
+        .set("y", y)
+        .set("font-family", "monospace")
+        .set("font-size", size)
+        .set("text-anchor", "middle")
+}
+
+/// The bank grid of one request: 32 bank columns, one row per wavefront; each cell names the
+/// lowest lane served by that bank word (`+` when several lanes share it) and its word index.
+pub fn bank_grid(report: &RequestReport, title: &str) -> String {
+    let (cw, ch, top, left) = (34.0, 30.0, 48.0, 60.0);
+    let rows = report.wavefronts.len().max(1);
+    let width = left + cw * NUM_BANKS as f64 + 10.0;
+    let height = top + ch * rows as f64 + 20.0;
+    let mut doc = Document::new()
+        .set("viewBox", (0, 0, width, height))
+        .set("width", width)
+        .set("height", height)
+        .add(cell(0.0, 0.0, width, height, "white").set("stroke", "none"))
+        .add(text(width / 2.0, 16.0, 13.0, title));
+    for b in 0..NUM_BANKS {
+        doc = doc.add(text(
+            left + cw * (b as f64 + 0.5),
+            top - 8.0,
+            10.0,
+            &format!("b{b}"),
+        ));
+    }
+    for (i, w) in report.wavefronts.iter().enumerate() {
+        let y = top + ch * i as f64;
+        doc = doc.add(text(left / 2.0, y + ch * 0.62, 10.0, &format!("wf {i}")));
+        for (b, word) in w.bank_words.iter().enumerate() {
+            let x = left + cw * b as f64;
+            match word {
+                Some(word) => {
+                    let lanes = w.bank_lanes[b];
+                    let label = match lanes.count_ones() {
+                        0 => String::new(),
+                        1 => format!("L{}", lanes.trailing_zeros()),
+                        _ => format!("L{}+", lanes.trailing_zeros()),
+                    };
+                    doc = doc
+                        .add(cell(
+                            x,
+                            y,
+                            cw,
+                            ch,
+                            WAVEFRONT_FILLS[i % WAVEFRONT_FILLS.len()],
+                        ))
+                        .add(text(x + cw / 2.0, y + 12.0, 9.0, &label))
+                        .add(text(x + cw / 2.0, y + 24.0, 8.0, &format!("w{word}")));
+                }
+                None => doc = doc.add(cell(x, y, cw, ch, "#f3f3f3")),
+            }
+        }
+    }
+    doc.to_string()
+}
+
+/// A fragment map: a `rows`×`cols` grid whose cell (r, c) shows `label(r, c)` coloured by
+/// `group(r, c)` (e.g. the register index).
+pub fn fragment_grid(
+    title: &str,
+    rows: u32,
+    cols: u32,
+    label: &dyn Fn(u32, u32) -> String,
+    group: &dyn Fn(u32, u32) -> usize,
+) -> String {
+    let (cw, ch, top, left) = (44.0, 22.0, 44.0, 36.0);
+    let width = left + cw * cols as f64 + 10.0;
+    let height = top + ch * rows as f64 + 10.0;
+    let mut doc = Document::new()
+        .set("viewBox", (0, 0, width, height))
+        .set("width", width)
+        .set("height", height)
+        .add(cell(0.0, 0.0, width, height, "white").set("stroke", "none"))
+        .add(text(width / 2.0, 16.0, 13.0, title));
+    for c in 0..cols {
+        doc = doc.add(text(
+            left + cw * (c as f64 + 0.5),
+            top - 6.0,
+            10.0,
+            &c.to_string(),
+        ));
+    }
+    for r in 0..rows {
+        let y = top + ch * r as f64;
+        doc = doc.add(text(left / 2.0, y + ch * 0.65, 10.0, &r.to_string()));
+        for c in 0..cols {
+            let x = left + cw * c as f64;
+            doc = doc
+                .add(cell(
+                    x,
+                    y,
+                    cw,
+                    ch,
+                    WAVEFRONT_FILLS[group(r, c) % WAVEFRONT_FILLS.len()],
+                ))
+                .add(text(x + cw / 2.0, y + ch * 0.65, 9.0, &label(r, c)));
+        }
+    }
+    doc.to_string()
+}
