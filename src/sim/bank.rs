@@ -256,6 +256,12 @@ impl WarpRequest {
 
     /// Splits the request into units (see the module docs), as lane masks in issue order.
     pub fn units(&self) -> Vec<u32> {
+        let (u, n) = self.units_fixed();
+        u[..n].to_vec()
+    }
+
+    /// [`Self::units`] without allocating: at most 4 units (quarter-warps or matrices).
+    fn units_fixed(&self) -> ([u32; 4], usize) {
         let lanes = self.address_lanes();
         let (group, merge_uniform) = match self.instruction {
             Instruction::Ld(w) | Instruction::St(w) => {
@@ -266,6 +272,8 @@ impl WarpRequest {
                 };
                 (g, g < 32 && !self.instruction.is_store())
             }
+            // ldmatrix: every matrix is a unit even when its rows coincide (measured: x4
+            // rowstride0 = 4 wavefronts).
             Instruction::Ldmatrix { .. } => (8, false),
         };
         let gmask = if group == 32 {
@@ -273,25 +281,64 @@ impl WarpRequest {
         } else {
             (1u32 << group) - 1
         };
-        let groups: Vec<u32> = (0..WARP_SIZE / group)
-            .map(|k| lanes & (gmask << (k * group)))
-            .collect();
-        let mut units = Vec::with_capacity(groups.len());
+        let mut groups = [0u32; 4];
+        let ngroups = WARP_SIZE / group;
+        for (k, g) in groups.iter_mut().enumerate().take(ngroups) {
+            *g = lanes & (gmask << (k * group));
+        }
+        let mut units = [0u32; 4];
+        let mut n = 0;
+        let mut push = |m: u32| {
+            if m != 0 {
+                units[n] = m;
+                n += 1;
+            }
+        };
         if merge_uniform {
-            for pair in groups.chunks(2) {
+            for pair in groups[..ngroups].chunks(2) {
                 let (a, b) = (pair[0], pair[1]);
                 if a != 0 && b != 0 && self.is_uniform(a) && self.is_uniform(b) {
-                    units.push(a | b);
+                    push(a | b);
                 } else {
-                    units.extend([a, b].into_iter().filter(|&m| m != 0));
+                    push(a);
+                    push(b);
                 }
             }
         } else {
-            // ldmatrix: every matrix is a unit even when its rows coincide (measured: x4
-            // rowstride0 = 4 wavefronts).
-            units.extend(groups.into_iter().filter(|&m| m != 0));
+            groups[..ngroups].iter().for_each(|&g| push(g));
         }
-        units
+        (units, n)
+    }
+
+    /// The wavefront count alone, without building the schedule (no allocation; the fast path
+    /// for sweeps and benchmarks). Equal to `schedule(self).wavefront_count()`.
+    pub fn wavefront_count(&self) -> u32 {
+        let width = self.instruction.bytes_per_address();
+        let (units, n) = self.units_fixed();
+        let mut total = 0;
+        for &umask in &units[..n] {
+            // Per bank, the distinct words seen (a unit touches at most 32 words per bank).
+            let mut words = [[0u32; 32]; NUM_BANKS];
+            let mut count = [0u8; NUM_BANKS];
+            let mut worst = 1u8;
+            let mut m = umask;
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = self.lane_byte_offsets[lane];
+                for word in a / BANK_BYTES..=(a + width - 1) / BANK_BYTES {
+                    let b = (word as usize) % NUM_BANKS;
+                    let c = count[b] as usize;
+                    if !words[b][..c].contains(&word) {
+                        words[b][c] = word;
+                        count[b] += 1;
+                        worst = worst.max(count[b]);
+                    }
+                }
+            }
+            total += worst as u32;
+        }
+        total
     }
 
     fn is_uniform(&self, mask: u32) -> bool {

@@ -1,0 +1,216 @@
+//! Invariants of the request model, ldmatrix and mma, checked with proptest, plus the mma
+//! functional check against an ndarray f64 reference (exact on small integers).
+
+use ndarray::Array2;
+use proptest::prelude::*;
+use tilelab::sim::bank::{NUM_BANKS, WarpRequest, bank_of, schedule};
+use tilelab::sim::instr::{AccessWidth, Instruction, MatrixCount};
+use tilelab::sim::ldmatrix;
+use tilelab::sim::mma::{self, MmaDtype, MmaShape, Operand};
+use tilelab::sim::smem::SharedMemory;
+
+fn instruction() -> impl Strategy<Value = Instruction> {
+    prop_oneof![
+        prop::sample::select(vec![
+            AccessWidth::U8,
+            AccessWidth::U16,
+            AccessWidth::B32,
+            AccessWidth::V2,
+            AccessWidth::V4
+        ])
+        .prop_flat_map(|w| prop_oneof![Just(Instruction::Ld(w)), Just(Instruction::St(w))]),
+        (
+            prop::sample::select(vec![MatrixCount::X1, MatrixCount::X2, MatrixCount::X4]),
+            any::<bool>()
+        )
+            .prop_map(|(num, trans)| Instruction::Ldmatrix { num, trans }),
+    ]
+}
+
+/// A valid request: aligned offsets below 16 KiB, random mask (full for ldmatrix), and
+/// sometimes only a few distinct addresses so that lanes share.
+fn request() -> impl Strategy<Value = WarpRequest> {
+    (
+        instruction(),
+        prop::array::uniform32(0u32..4096),
+        any::<u32>(),
+        1usize..=32,
+        any::<bool>(),
+    )
+        .prop_map(|(ins, raw, mask, pool, share)| {
+            let a = ins.alignment();
+            let mut offs = raw.map(|x| x * 4 / a * a);
+            if share {
+                for l in 0..32 {
+                    offs[l] = offs[l % pool];
+                }
+            }
+            let mut r = WarpRequest::new(ins, offs);
+            if !matches!(ins, Instruction::Ldmatrix { .. }) {
+                r.active_mask = mask;
+            }
+            r
+        })
+}
+
+fn distinct_words_per_bank(r: &WarpRequest, lanes: u32) -> usize {
+    let w = r.instruction.bytes_per_address();
+    let mut per_bank: Vec<Vec<u32>> = vec![Vec::new(); NUM_BANKS];
+    for l in 0..32 {
+        if lanes >> l & 1 == 1 {
+            let a = r.lane_byte_offsets[l];
+            for word in a / 4..=(a + w - 1) / 4 {
+                let b = &mut per_bank[(word % 32) as usize];
+                if !b.contains(&word) {
+                    b.push(word);
+                }
+            }
+        }
+    }
+    per_bank.iter().map(Vec::len).max().unwrap_or(0)
+}
+
+proptest! {
+    #[test]
+    fn wavefronts_bounded_by_ideal_and_lane_words(r in request()) {
+        let rep = schedule(&r);
+        let w = rep.wavefront_count();
+        prop_assert_eq!(r.wavefront_count(), w, "fast path disagrees with the schedule");
+        prop_assert!(w >= rep.ideal());
+        prop_assert_eq!(rep.bank_conflicts(), w - rep.ideal());
+        // Never more wavefronts than words the address lanes touch.
+        let words = r.instruction.bytes_per_address().div_ceil(4);
+        prop_assert!(w <= r.address_lanes().count_ones() * words + rep.ideal());
+        // At least the worst bank over the whole warp divided among units, and at least the
+        // worst bank of any unit.
+        for &u in &rep.units {
+            prop_assert!(w as usize >= distinct_words_per_bank(&r, u));
+        }
+    }
+
+    #[test]
+    fn every_active_word_is_served_once_per_unit(r in request()) {
+        let rep = schedule(&r);
+        for wf in &rep.wavefronts {
+            for b in 0..NUM_BANKS {
+                if let Some(word) = wf.bank_words[b] {
+                    prop_assert_eq!(word as usize % NUM_BANKS, b);
+                    prop_assert!(wf.bank_lanes[b] != 0);
+                    prop_assert_eq!(wf.bank_lanes[b] & !wf.lanes, 0);
+                }
+            }
+        }
+        // Every address lane is served, and its words all appear.
+        for l in 0..32 {
+            if r.address_lanes() >> l & 1 == 1 {
+                let a = r.lane_byte_offsets[l];
+                let w = r.instruction.bytes_per_address();
+                for word in a / 4..=(a + w - 1) / 4 {
+                    let served = rep.wavefronts.iter().any(|wf| wf.bank_words[bank_of(word * 4)] == Some(word) && wf.bank_lanes[bank_of(word * 4)] >> l & 1 == 1);
+                    prop_assert!(served, "lane {} word {}", l, word);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shifting_all_addresses_by_128_bytes_changes_nothing(r in request(), k in 1u32..8) {
+        let mut s = r.clone();
+        s.lane_byte_offsets = r.lane_byte_offsets.map(|o| o + 128 * k);
+        prop_assert_eq!(schedule(&r).wavefront_count(), schedule(&s).wavefront_count());
+    }
+
+    #[test]
+    fn scalar_requests_cost_the_worst_bank(r in request()) {
+        if let Instruction::Ld(w) | Instruction::St(w) = r.instruction
+            && w.bytes() <= 4 {
+                let want = distinct_words_per_bank(&r, r.active_mask).max((r.active_mask != 0) as usize);
+                prop_assert_eq!(schedule(&r).wavefront_count() as usize, want);
+            }
+    }
+
+    #[test]
+    fn ldmatrix_reads_what_the_table_says(num in prop::sample::select(vec![1u32, 2, 4]), trans: bool, rows in prop::array::uniform32(0u32..256)) {
+        let smem = SharedMemory::with_b16_indices(8192);
+        let offs = rows.map(|r| r * 16);
+        let num_c = MatrixCount::from_count(num).unwrap();
+        let res = ldmatrix::execute(num_c, trans, &smem, offs).unwrap();
+        for lane in 0..32u32 {
+            for reg in 0..num {
+                for h in 0..2 {
+                    let e = ldmatrix::fragment(trans, lane, reg, h);
+                    let addr = offs[ldmatrix::address_lane(e.matrix, e.row) as usize] + 2 * e.col;
+                    let got = (res.regs[lane as usize][reg as usize] >> (16 * h)) as u16;
+                    prop_assert_eq!(got as u32, addr / 2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mma_matches_reference_on_random_inputs(seed in any::<u64>(), k16 in any::<bool>(), bf in any::<bool>()) {
+        let shape = if k16 { MmaShape::M16N8K16 } else { MmaShape::M16N8K8 };
+        let dtype = if bf && k16 { MmaDtype::Bf16 } else { MmaDtype::F16 };
+        let mut s = seed | 1;
+        let mut rnd = move || { s ^= s << 13; s ^= s >> 7; s ^= s << 17; ((s >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0) as f32 };
+        let (err, _) = run_mma(shape, dtype, &mut rnd);
+        prop_assert!(err < 1e-5, "max error {}", err);
+    }
+}
+
+/// Packs, executes, unpacks; returns (max |D - f64 reference|, D).
+fn run_mma(shape: MmaShape, dtype: MmaDtype, f: &mut dyn FnMut() -> f32) -> (f64, Array2<f32>) {
+    let dims = |op| {
+        let (r, c) = shape.dims(op);
+        (r as usize, c as usize)
+    };
+    let a = Array2::from_shape_simple_fn(dims(Operand::A), &mut *f);
+    let b = Array2::from_shape_simple_fn(dims(Operand::B), &mut *f);
+    let c = Array2::from_shape_simple_fn(dims(Operand::C), &mut *f);
+    let regs = mma::pack(shape, dtype, &a, &b, &c).unwrap();
+    let mut out = regs.clone();
+    out.c = mma::execute(shape, dtype, &regs);
+    let d = mma::unpack(shape, dtype, Operand::C, &out);
+    let ar = mma::unpack(shape, dtype, Operand::A, &regs).mapv(f64::from);
+    let br = mma::unpack(shape, dtype, Operand::B, &regs).mapv(f64::from);
+    let want = ar.dot(&br) + c.mapv(f64::from);
+    let err = d
+        .iter()
+        .zip(want.iter())
+        .map(|(g, w)| (*g as f64 - w).abs())
+        .fold(0.0, f64::max);
+    (err, d)
+}
+
+#[test]
+fn mma_is_exact_on_small_integers_for_every_shape() {
+    for (shape, dtype) in [
+        (MmaShape::M16N8K16, MmaDtype::F16),
+        (MmaShape::M16N8K16, MmaDtype::Bf16),
+        (MmaShape::M16N8K8, MmaDtype::F16),
+    ] {
+        let mut i = 0u32;
+        let mut f = || {
+            i += 1;
+            ((i * 7919) % 9) as f32 - 4.0
+        };
+        let (err, d) = run_mma(shape, dtype, &mut f);
+        assert_eq!(err, 0.0, "{shape:?} {dtype:?}");
+        assert!(d.iter().any(|&x| x != 0.0));
+    }
+}
+
+#[test]
+fn a_swapped_fragment_row_is_detected() {
+    // A wrong table (rows g and g+8 of A swapped) gives a different D: the check has teeth.
+    let shape = MmaShape::M16N8K16;
+    let a = Array2::from_shape_fn((16, 16), |(i, j)| (i * 16 + j) as f32 % 5.0);
+    let b = Array2::from_shape_fn((16, 8), |(i, j)| (i + 2 * j) as f32 % 3.0);
+    let c = Array2::zeros((16, 8));
+    let mut regs = mma::pack(shape, MmaDtype::F16, &a, &b, &c).unwrap();
+    let good = mma::execute(shape, MmaDtype::F16, &regs);
+    for l in 0..32 {
+        regs.a[l].swap(0, 1);
+    }
+    assert_ne!(mma::execute(shape, MmaDtype::F16, &regs), good);
+}
