@@ -6,6 +6,7 @@
 //! * [`viz`]: SVG pictures of bank grids and fragment maps.
 
 pub mod gpu;
+pub mod records;
 pub mod sim;
 pub mod tui;
 pub mod viz;

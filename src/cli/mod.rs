@@ -17,10 +17,8 @@ mod verify;
 /// Exit code for bad input or any other error.
 pub const EXIT_ERROR: u8 = 2;
 /// Exit code of `verify` when a check disagrees with the hardware.
-#[allow(dead_code)] // used by verify
 pub const EXIT_MISMATCH: u8 = 1;
 /// Exit code of `verify` when no GPU (driver, device, NVRTC) is available.
-#[allow(dead_code)] // used by verify
 pub const EXIT_NO_GPU: u8 = 3;
 
 /// tilelab: see inside a tensor-core tile kernel, one warp instruction at a time.

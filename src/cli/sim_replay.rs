@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
-use tilelab::sim::bank::{SharedMemoryConfig, WarpRequest, simulate};
-use tilelab::sim::instr::Instruction;
+use serde::Serialize;
+use tilelab::records::{self, Record};
+use tilelab::sim::bank::{SharedMemoryConfig, simulate};
 
 use super::out;
 
@@ -30,27 +30,6 @@ pub struct ReplayArgs {
     /// Print only the records that do not match and the summary line.
     #[arg(long)]
     pub mismatches: bool,
-}
-
-/// One input record.
-#[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct Record {
-    /// What the pattern is.
-    pub name: String,
-    /// PTX instruction.
-    pub instruction: String,
-    /// 32 byte offsets.
-    pub lane_byte_offsets: Vec<u64>,
-    /// Active lanes, bit i = lane i.
-    #[serde(default)]
-    pub active_mask: Option<u64>,
-    /// Measured wavefronts.
-    #[serde(default)]
-    pub wavefronts: Option<u32>,
-    /// Measured bank conflicts (optional; ignored by the comparison, reported).
-    #[serde(default)]
-    pub bank_conflicts: Option<u32>,
 }
 
 /// One output record.
@@ -68,41 +47,18 @@ pub struct Prediction {
     matches: Option<bool>,
 }
 
-/// Loads and checks a record file.
-pub fn load(path: &std::path::Path) -> anyhow::Result<Vec<Record>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read replay file '{}'", path.display()))?;
-    let recs: Vec<Record> = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "'{}' is not a JSON array of records {{name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?}}",
-            path.display()
-        )
-    })?;
-    Ok(recs)
-}
-
 /// Predicts one record.
 ///
 /// # Errors
 /// The record's instruction, offsets or mask are invalid (message names the record).
 pub fn predict(r: &Record, smem: &SharedMemoryConfig) -> anyhow::Result<Prediction> {
-    let ctx = || format!("record '{}'", r.name);
-    let ins = Instruction::parse(&r.instruction).with_context(ctx)?;
-    let mask = match r.active_mask {
-        None => u32::MAX,
-        Some(m) => u32::try_from(m)
-            .map_err(|_| {
-                anyhow::anyhow!("active_mask {m} does not fit in 32 bits (bit i = lane i)")
-            })
-            .with_context(ctx)?,
-    };
-    let req = WarpRequest::from_slice(ins, &r.lane_byte_offsets, mask).with_context(ctx)?;
-    let rep = simulate(&req, smem).with_context(ctx)?;
+    let req = r.request()?;
+    let rep = simulate(&req, smem).with_context(|| format!("record '{}'", r.name))?;
     let w = rep.wavefront_count();
     Ok(Prediction {
         name: r.name.clone(),
-        instruction: ins.to_string(),
-        active_mask: mask,
+        instruction: req.instruction.to_string(),
+        active_mask: req.active_mask,
         wavefronts: w,
         ideal: rep.ideal(),
         bank_conflicts: rep.bank_conflicts(),
@@ -113,7 +69,7 @@ pub fn predict(r: &Record, smem: &SharedMemoryConfig) -> anyhow::Result<Predicti
 }
 
 pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let recs = load(&a.file)?;
+    let recs = records::load(&a.file)?;
     let smem = SharedMemoryConfig::default();
     let preds: Vec<Prediction> = recs
         .iter()

@@ -1,15 +1,741 @@
-//! `tilelab verify` (being built: see the verify issue).
+//! `tilelab verify`: run the same tilings on an NVIDIA GPU and check the simulator against the
+//! hardware: fragments (register contents), wavefronts (Nsight Compute), SASS instruction names,
+//! and timings.
+//!
+//! Exit codes: 0 every check passed; 1 a check disagreed ([`super::EXIT_MISMATCH`]); 2 bad
+//! input; 3 no GPU ([`super::EXIT_NO_GPU`]: no driver, no device or no NVRTC — printed in one
+//! line).
+//!
+//! `--json FILE` writes `{"device", "driver_version", "arch", "date", "checks": [{"group", "name",
+//! "simulated", "measured", "pass", "skipped", "detail"}], "passed", "failed", "skipped"}`.
 
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use ndarray::Array2;
+use serde::Serialize;
+use tilelab::gpu::compare::{self, Check};
+use tilelab::gpu::device::Gpu;
+use tilelab::gpu::{self, fuzz, ncu, sass};
+use tilelab::records::{self, Record};
+use tilelab::sim::access::{self, Access};
+use tilelab::sim::bank::{WarpRequest, schedule};
+use tilelab::sim::instr::{Instruction, MatrixCount};
+use tilelab::sim::layout::Layout;
+use tilelab::sim::ldmatrix;
+use tilelab::sim::mma::{self, MmaDtype, MmaShape};
+use tilelab::sim::smem::SharedMemory;
+
+use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
+
+/// The 237 records measured on the H200 (`tests/data/h200_wavefronts.json`), built in.
+const MEASURED_H200: &str = include_str!("../../tests/data/h200_wavefronts.json");
 
 /// Arguments of `tilelab verify`.
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
-    /// Write the results as JSON to FILE.
+    /// Run every check (the default when no other selection is given).
     #[arg(long)]
-    pub json: Option<std::path::PathBuf>,
+    pub all: bool,
+    /// Also measure N random warp requests (every instruction kind, partial masks, shared
+    /// addresses) under ncu and compare each with the model.
+    #[arg(long, default_value_t = 0)]
+    pub fuzz: usize,
+    /// Seed of the --fuzz requests.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also measure the records of this replay file (repeatable).
+    #[arg(long)]
+    pub records: Vec<PathBuf>,
+    /// Write all results as JSON to FILE.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Where to write the wavefront records that disagree, in replay format.
+    #[arg(long, default_value = "verify-mismatches.json")]
+    pub mismatches: PathBuf,
+    /// Write every measured wavefront record (replay format, with measured values) to FILE.
+    #[arg(long)]
+    pub save_measured: Option<PathBuf>,
+    /// Do not run Nsight Compute (wavefronts are then only timed with clock64()).
+    #[arg(long)]
+    pub no_ncu: bool,
+    /// Internal: launch the probe kernel once per record of FILE (run under ncu by verify).
+    #[arg(long, hide = true)]
+    pub probe_file: Option<PathBuf>,
 }
 
-pub fn run(_a: VerifyArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'tilelab verify' is not available in this build yet")
+fn check(
+    group: &str,
+    name: impl Into<String>,
+    sim: impl ToString,
+    meas: impl ToString,
+    pass: bool,
+    detail: impl Into<String>,
+) -> Check {
+    Check {
+        group: group.into(),
+        name: name.into(),
+        simulated: sim.to_string(),
+        measured: meas.to_string(),
+        pass,
+        detail: detail.into(),
+    }
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    device: &'a str,
+    driver_version: i32,
+    arch: String,
+    date: String,
+    checks: &'a [Row],
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+#[derive(Serialize, Clone)]
+struct Row {
+    #[serde(flatten)]
+    check: Check,
+    skipped: bool,
+}
+
+pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
+    if let Some(f) = &a.probe_file {
+        return probe_mode(f);
+    }
+    let extra: Vec<Vec<Record>> = a
+        .records
+        .iter()
+        .map(|p| records::load(p))
+        .collect::<anyhow::Result<_>>()?;
+    let gpu = match Gpu::open() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("tilelab: verify: skipped, no GPU: {e}");
+            return Ok(ExitCode::from(EXIT_NO_GPU));
+        }
+    };
+    println!(
+        "{} {} ({}), CUDA driver {}.{}",
+        out::bold("device:"),
+        gpu.name,
+        gpu.arch(),
+        gpu.driver_version / 1000,
+        (gpu.driver_version % 1000) / 10
+    );
+    let mut rows: Vec<Row> = Vec::new();
+    let mut add = |c: Check, skipped: bool| rows.push(Row { check: c, skipped });
+
+    let spin = spinner("compiling kernels with NVRTC");
+    let probe = gpu.compile("smem_probe.cu", gpu::SMEM_PROBE_CU)?;
+    let frags = gpu.compile("fragments.cu", gpu::FRAGMENTS_CU)?;
+    let timing = gpu.compile("bank_time.cu", gpu::BANK_TIME_CU)?;
+    spin.finish_and_clear();
+
+    for c in fragment_checks(&gpu, &frags)? {
+        add(c, false);
+    }
+    for (c, skipped) in sass_checks(&probe.cubin, &frags.cubin) {
+        add(c, skipped);
+    }
+    // Wavefronts: the measured H200 file, extra files, fuzz.
+    let mut recs: Vec<Record> =
+        serde_json::from_str(MEASURED_H200).context("built-in measured records")?;
+    for r in &mut recs {
+        r.name = format!("h200.{}", r.name);
+    }
+    for e in extra {
+        recs.extend(e);
+    }
+    recs.extend(fuzz::records(a.fuzz, a.seed));
+    let (wcs, skipped) = wavefront_checks(&a, &recs)?;
+    for c in wcs {
+        add(c, skipped);
+    }
+    for c in time_checks(&gpu, &timing)? {
+        add(c, false);
+    }
+
+    // Table.
+    println!(
+        "\n{:<11} {:<46} {:>12} {:>12}  verdict",
+        "check", "name", "simulated", "measured"
+    );
+    for r in &rows {
+        let c = &r.check;
+        let verdict = if r.skipped {
+            out::paint("skipped", crossterm::style::Color::Yellow)
+        } else if c.pass {
+            out::paint("ok", crossterm::style::Color::Green)
+        } else {
+            out::paint("MISMATCH", crossterm::style::Color::Red)
+        };
+        let name: String = c.name.chars().take(46).collect();
+        println!(
+            "{:<11} {:<46} {:>12} {:>12}  {}{}",
+            c.group,
+            name,
+            c.simulated,
+            c.measured,
+            verdict,
+            if c.detail.is_empty() || (c.pass && !r.skipped) {
+                String::new()
+            } else {
+                format!("  ({})", c.detail)
+            }
+        );
+    }
+    let failed = rows.iter().filter(|r| !r.skipped && !r.check.pass).count();
+    let skipped = rows.iter().filter(|r| r.skipped).count();
+    let passed = rows.len() - failed - skipped;
+    println!("\n{passed} passed, {failed} failed, {skipped} skipped");
+    if let Some(p) = &a.json {
+        let s = Summary {
+            device: &gpu.name,
+            driver_version: gpu.driver_version,
+            arch: gpu.arch(),
+            date: date_utc(),
+            checks: &rows,
+            passed,
+            failed,
+            skipped,
+        };
+        std::fs::write(p, serde_json::to_string_pretty(&s)?)
+            .with_context(|| format!("cannot write '{}'", p.display()))?;
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(EXIT_MISMATCH)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn date_utc() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn spinner(msg: &str) -> indicatif::ProgressBar {
+    let p = indicatif::ProgressBar::new_spinner();
+    p.set_message(msg.to_string());
+    p.enable_steady_tick(Duration::from_millis(120));
+    p
+}
+
+fn derr(e: cudarc::driver::DriverError) -> anyhow::Error {
+    anyhow::anyhow!("CUDA driver error: {e:?}")
+}
+
+/// ldmatrix register dumps and mma results against the simulator.
+fn fragment_checks(gpu: &Gpu, frags: &gpu::device::Compiled) -> anyhow::Result<Vec<Check>> {
+    let mut out = Vec::new();
+    let s = &gpu.stream;
+    let ldsm = gpu.function(frags, "ldsm_dump")?;
+    let smem_bytes = 8192u32;
+    let smem = SharedMemory::with_b16_indices(smem_bytes);
+    // Two address patterns: a 16x16 f16 tile (32-byte pitch), and scattered rows.
+    let tile: [u32; 32] = std::array::from_fn(|l| {
+        let (m, r) = (l as u32 / 8, l as u32 % 8);
+        ((m % 2) * 8 + r) * 32 + (m / 2) * 16
+    });
+    let scattered: [u32; 32] = std::array::from_fn(|l| ((l as u32 * 37 + 11) % 512) * 16);
+    for (kind, (num, trans)) in [
+        (MatrixCount::X1, false),
+        (MatrixCount::X2, false),
+        (MatrixCount::X4, false),
+        (MatrixCount::X1, true),
+        (MatrixCount::X2, true),
+        (MatrixCount::X4, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for (pname, offs) in [("16x16 tile", &tile), ("scattered rows", &scattered)] {
+            let d_offs = s.clone_htod(offs).map_err(derr)?;
+            let mut d_out = s.alloc_zeros::<u32>(128).map_err(derr)?;
+            let (k, n) = (kind as i32, smem_bytes / 2);
+            let cfg = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: smem_bytes,
+            };
+            // SAFETY: arguments match ldsm_dump(const unsigned*, int, unsigned, unsigned*).
+            unsafe {
+                s.launch_builder(&ldsm)
+                    .arg(&d_offs)
+                    .arg(&k)
+                    .arg(&n)
+                    .arg(&mut d_out)
+                    .launch(cfg)
+            }
+            .map_err(derr)?;
+            let hw: Vec<u32> = s.clone_dtoh(&d_out).map_err(derr)?;
+            let hw: [[u32; 4]; 32] =
+                std::array::from_fn(|l| std::array::from_fn(|r| hw[l * 4 + r]));
+            let want = compare::ldmatrix_expected(&ldmatrix::fragment, num, trans, offs, &smem)?;
+            let d = compare::diff_regs(num.count(), &want, &hw);
+            let ins = Instruction::Ldmatrix { num, trans };
+            out.push(check(
+                "fragments",
+                format!("{ins} {pname}"),
+                format!("{} regs", 32 * num.count()),
+                format!("{} equal", 32 * num.count() - d.len()),
+                d.is_empty(),
+                compare::describe_diffs(&d),
+            ));
+        }
+    }
+    // mma: small integers (exact) and N(0,1)-like inputs (tolerance 1e-5 absolute).
+    let mmaf = gpu.function(frags, "mma_dump")?;
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut normal = move || {
+        // Box-Muller on xorshift.
+        let mut u = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            ((seed >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        let (u1, u2) = (u(), u());
+        ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()) as f32
+    };
+    for (kind, (shape, dtype)) in [
+        (MmaShape::M16N8K16, MmaDtype::F16),
+        (MmaShape::M16N8K16, MmaDtype::Bf16),
+        (MmaShape::M16N8K8, MmaDtype::F16),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for random in [false, true] {
+            let dims = |op| {
+                let (r, c) = shape.dims(op);
+                (r as usize, c as usize)
+            };
+            let mut small = 0u32;
+            let mut gen_val = |o: u32| -> f32 {
+                if random {
+                    normal()
+                } else {
+                    small = small.wrapping_mul(1_103_515_245).wrapping_add(12345 + o);
+                    ((small >> 16) % 9) as f32 - 4.0
+                }
+            };
+            let a = Array2::from_shape_simple_fn(dims(mma::Operand::A), || gen_val(0));
+            let b = Array2::from_shape_simple_fn(dims(mma::Operand::B), || gen_val(1));
+            let c = Array2::from_shape_simple_fn(dims(mma::Operand::C), || gen_val(2));
+            let regs = mma::pack(shape, dtype, &a, &b, &c)?;
+            let af: Vec<u32> = regs.a.iter().flatten().copied().collect();
+            let bf: Vec<u32> = regs.b.iter().flatten().copied().collect();
+            let cf: Vec<f32> = regs.c.iter().flatten().copied().collect();
+            let (da, db, dc) = (
+                s.clone_htod(&af).map_err(derr)?,
+                s.clone_htod(&bf).map_err(derr)?,
+                s.clone_htod(&cf).map_err(derr)?,
+            );
+            let mut dd = s.alloc_zeros::<f32>(128).map_err(derr)?;
+            let k = kind as i32;
+            let cfg = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: arguments match mma_dump(int, const unsigned*, const unsigned*, const float*, float*).
+            unsafe {
+                s.launch_builder(&mmaf)
+                    .arg(&k)
+                    .arg(&da)
+                    .arg(&db)
+                    .arg(&dc)
+                    .arg(&mut dd)
+                    .launch(cfg)
+            }
+            .map_err(derr)?;
+            let d: Vec<f32> = s.clone_dtoh(&dd).map_err(derr)?;
+            let d: [[f32; 4]; 32] = std::array::from_fn(|l| std::array::from_fn(|r| d[l * 4 + r]));
+            let m = compare::mma_check(shape, dtype, &regs, &d);
+            let (tol, what) = if random {
+                (1e-5, "N(0,1) inputs, tol 1e-5")
+            } else {
+                (0.0, "small integers, exact")
+            };
+            out.push(check(
+                "fragments",
+                format!("{} {what}", shape.sass(dtype)),
+                "A·B+C",
+                format!("err {:.1e}", m.max_err_vs_reference),
+                m.max_err_vs_reference <= tol && m.max_err_vs_sim <= tol.max(1e-6),
+                format!(
+                    "max |D_gpu - reference| = {:e}, max |D_gpu - D_sim| = {:e}",
+                    m.max_err_vs_reference, m.max_err_vs_sim
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn find_tool(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .chain([PathBuf::from(format!("/usr/local/cuda/bin/{name}"))])
+        .find(|p| p.is_file())
+}
+
+/// The SASS of the probe and fragment kernels holds exactly the mnemonics the simulator names.
+fn sass_checks(probe_cubin: &[u8], frag_cubin: &[u8]) -> Vec<(Check, bool)> {
+    let Some(tool) = find_tool("cuobjdump") else {
+        return vec![(
+            check(
+                "sass",
+                "cuobjdump -sass",
+                "-",
+                "-",
+                true,
+                "cuobjdump not found",
+            ),
+            true,
+        )];
+    };
+    let dir = std::env::temp_dir();
+    let mut rows = Vec::new();
+    let listing = |cubin: &[u8],
+                   file: &str|
+     -> Option<
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>>,
+    > {
+        let p = dir.join(format!("tilelab-{}-{file}", std::process::id()));
+        std::fs::write(&p, cubin).ok()?;
+        let o = Command::new(&tool).arg("-sass").arg(&p).output().ok()?;
+        let _ = std::fs::remove_file(&p);
+        Some(sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout)))
+    };
+    let (Some(pl), Some(fl)) = (
+        listing(probe_cubin, "probe.cubin"),
+        listing(frag_cubin, "frag.cubin"),
+    ) else {
+        return vec![(
+            check(
+                "sass",
+                "cuobjdump -sass",
+                "-",
+                "-",
+                false,
+                "cuobjdump failed",
+            ),
+            false,
+        )];
+    };
+    let get = |l: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>>,
+               f: &str,
+               m: &str| { l.get(f).and_then(|x| x.get(m)).copied().unwrap_or(0) };
+    for name in fuzz::PROBE_KINDS {
+        let m = Instruction::parse(name).expect("probe kinds parse").sass();
+        let n = get(&pl, "smem_probe", m);
+        rows.push((
+            check(
+                "sass",
+                format!("smem_probe {name} -> {m}"),
+                1,
+                n,
+                n == 1,
+                "",
+            ),
+            false,
+        ));
+    }
+    for (shape, dtype) in [
+        (MmaShape::M16N8K16, MmaDtype::F16),
+        (MmaShape::M16N8K16, MmaDtype::Bf16),
+        (MmaShape::M16N8K8, MmaDtype::F16),
+    ] {
+        let m = shape.sass(dtype);
+        let n = get(&fl, "mma_dump", m);
+        rows.push((
+            check(
+                "sass",
+                format!(
+                    "mma_dump {} -> {m}",
+                    shape.ptx(dtype).replace("mma.sync.aligned.", "")
+                ),
+                1,
+                n,
+                n == 1,
+                "",
+            ),
+            false,
+        ));
+    }
+    rows
+}
+
+/// Wavefronts of every record under ncu, compared with the model.
+fn wavefront_checks(a: &VerifyArgs, recs: &[Record]) -> anyhow::Result<(Vec<Check>, bool)> {
+    let ncu_path = if a.no_ncu { None } else { ncu::find() };
+    let Some(ncu_path) = ncu_path else {
+        let why = if a.no_ncu {
+            "--no-ncu given"
+        } else {
+            "ncu not found on PATH or in /usr/local/cuda/bin"
+        };
+        return Ok((
+            vec![check(
+                "wavefronts",
+                format!("{} records", recs.len()),
+                "-",
+                "-",
+                true,
+                format!("{why}; wavefronts not measured, see the timing checks (clock64)"),
+            )],
+            true,
+        ));
+    };
+    let tmp = std::env::temp_dir().join(format!("tilelab-probe-{}.json", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_string(recs)?)?;
+    let exe = std::env::current_exe().context("cannot find the tilelab executable")?;
+    let metrics = [ncu::WAVEFRONTS_LD, ncu::WAVEFRONTS_ST, ncu::BANK_CONFLICTS].join(",");
+    let spin = spinner(&format!(
+        "measuring {} warp requests with Nsight Compute (one launch each)",
+        recs.len()
+    ));
+    let o = Command::new(&ncu_path)
+        .args([
+            "--clock-control",
+            "none",
+            "--csv",
+            "--metrics",
+            &metrics,
+            "-k",
+            "regex:smem_probe",
+        ])
+        .arg(&exe)
+        .args(["verify", "--probe-file"])
+        .arg(&tmp)
+        .output()
+        .with_context(|| format!("cannot run {}", ncu_path.display()))?;
+    spin.finish_and_clear();
+    let _ = std::fs::remove_file(&tmp);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let table = ncu::parse_csv(&text);
+    if table.len() != recs.len() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let why = text
+            .lines()
+            .chain(err.lines())
+            .find(|l| l.contains("ERR") || l.contains("rror"))
+            .unwrap_or("no per-launch metrics in ncu's output");
+        return Ok((
+            vec![check(
+                "wavefronts",
+                format!("{} records", recs.len()),
+                "-",
+                format!("{} rows", table.len()),
+                true,
+                format!("ncu could not read counters: {why}; falling back to clock64 timing"),
+            )],
+            true,
+        ));
+    }
+    let mut checks = Vec::new();
+    let mut measured_all = Vec::new();
+    let mut mismatches = Vec::new();
+    let (mut ok, mut ok_conf) = (0, 0);
+    for (i, r) in recs.iter().enumerate() {
+        let m = &table[&(i as u64)];
+        let wf = (m.get(ncu::WAVEFRONTS_LD).copied().unwrap_or(0.0)
+            + m.get(ncu::WAVEFRONTS_ST).copied().unwrap_or(0.0)) as u32;
+        let bc = m.get(ncu::BANK_CONFLICTS).copied().unwrap_or(0.0) as u32;
+        let rep = schedule(&r.request()?);
+        let mut mr = r.clone();
+        mr.wavefronts = Some(wf);
+        mr.bank_conflicts = Some(bc);
+        let agree = rep.wavefront_count() == wf;
+        ok += agree as usize;
+        ok_conf += (agree && rep.bank_conflicts() == bc) as usize;
+        if !agree || rep.bank_conflicts() != bc {
+            mismatches.push(mr.clone());
+        }
+        // Per-record rows only for the built-in measured set's first few and every mismatch.
+        if !agree {
+            checks.push(check(
+                "wavefronts",
+                format!("{} {}", r.name, r.instruction),
+                rep.wavefront_count(),
+                wf,
+                false,
+                format!("bank conflicts sim {} / ncu {}", rep.bank_conflicts(), bc),
+            ));
+        }
+        measured_all.push(mr);
+    }
+    checks.insert(
+        0,
+        check(
+            "wavefronts",
+            format!("{} warp requests under ncu", recs.len()),
+            format!("{ok} agree"),
+            format!("{} total", recs.len()),
+            ok == recs.len(),
+            "",
+        ),
+    );
+    checks.insert(
+        1,
+        check(
+            "wavefronts",
+            "bank conflicts (ncu counter) where wavefronts agree",
+            format!("{ok_conf} agree"),
+            format!("{ok} total"),
+            ok_conf == ok,
+            "",
+        ),
+    );
+    if !mismatches.is_empty() {
+        std::fs::write(&a.mismatches, serde_json::to_string_pretty(&mismatches)?)
+            .with_context(|| format!("cannot write '{}'", a.mismatches.display()))?;
+        println!(
+            "{} records disagree; written to {} (replay format)",
+            mismatches.len(),
+            a.mismatches.display()
+        );
+    }
+    if let Some(p) = &a.save_measured {
+        std::fs::write(p, serde_json::to_string(&measured_all)?)
+            .with_context(|| format!("cannot write '{}'", p.display()))?;
+    }
+    Ok((checks, false))
+}
+
+/// Internal mode: launch the probe once per record (under ncu).
+fn probe_mode(file: &Path) -> anyhow::Result<ExitCode> {
+    let recs = records::load(file)?;
+    let gpu = Gpu::open()?;
+    let probe = gpu.compile("smem_probe.cu", gpu::SMEM_PROBE_CU)?;
+    let f = gpu.function(&probe, "smem_probe")?;
+    let s = &gpu.stream;
+    let mut d_out = s.alloc_zeros::<u32>(32).map_err(derr)?;
+    for r in &recs {
+        let req = r.request()?;
+        let Some(kind) = fuzz::probe_kind(&r.instruction) else {
+            bail!("record '{}': the probe has no {}", r.name, r.instruction)
+        };
+        let d_offs = s.clone_htod(&req.lane_byte_offsets).map_err(derr)?;
+        let (mask, k) = (req.active_mask, kind as i32);
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: fuzz::PROBE_SMEM_BYTES,
+        };
+        // SAFETY: arguments match smem_probe(const unsigned*, unsigned, int, unsigned*).
+        unsafe {
+            s.launch_builder(&f)
+                .arg(&d_offs)
+                .arg(&mask)
+                .arg(&k)
+                .arg(&mut d_out)
+                .launch(cfg)
+        }
+        .map_err(derr)?;
+        s.synchronize().map_err(derr)?;
+    }
+    println!("launched {}", recs.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Cycles per request (clock64, one warp, many repeats) beside the simulated wavefronts.
+fn time_checks(gpu: &Gpu, timing: &gpu::device::Compiled) -> anyhow::Result<Vec<Check>> {
+    let f = gpu.function(timing, "bank_time")?;
+    let s = &gpu.stream;
+    let cases: Vec<(&str, &str, &str, u32, u32, &str)> = vec![
+        // (group label, access, layout, rows, cols, dtype)
+        ("K column read", "col", "row", 32, 64, "f32"),
+        ("K column read", "col", "row+pad:1", 32, 64, "f32"),
+        ("K column read", "col", "trans", 32, 64, "f32"),
+        ("ldmatrix.x4 64x64 f16", "ldmatrix", "row", 64, 64, "f16"),
+        ("ldmatrix.x4 64x64 f16", "ldmatrix", "pad:8", 64, 64, "f16"),
+        (
+            "ldmatrix.x4 64x64 f16",
+            "ldmatrix",
+            "swizzle:3,3,3",
+            64,
+            64,
+            "f16",
+        ),
+    ];
+    let mut measured: Vec<(String, String, u32, f64)> = Vec::new();
+    for (label, acc, lay, r, c, dt) in cases {
+        let eb = if dt == "f32" { 4 } else { 2 };
+        let l = Layout::parse(lay, r, c, eb)?;
+        let req: WarpRequest = access::requests(Access::parse(acc)?, &l)?.remove(0).request;
+        let kind: i32 = match req.instruction {
+            Instruction::Ld(w) if w.bytes() == 4 => 0,
+            Instruction::Ld(w) if w.bytes() == 8 => 1,
+            Instruction::Ld(_) => 2,
+            Instruction::Ldmatrix { trans: false, .. } => 3,
+            _ => 4,
+        };
+        let iters = 4096i32;
+        let d_offs = s.clone_htod(&req.lane_byte_offsets).map_err(derr)?;
+        let mut d_cyc = s.alloc_zeros::<u64>(1).map_err(derr)?;
+        let mut d_sink = s.alloc_zeros::<u32>(32).map_err(derr)?;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 48 * 1024,
+        };
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            // SAFETY: arguments match bank_time(const unsigned*, int, int, unsigned long long*, unsigned*).
+            unsafe {
+                s.launch_builder(&f)
+                    .arg(&d_offs)
+                    .arg(&kind)
+                    .arg(&iters)
+                    .arg(&mut d_cyc)
+                    .arg(&mut d_sink)
+                    .launch(cfg)
+            }
+            .map_err(derr)?;
+            let cyc: Vec<u64> = s.clone_dtoh(&d_cyc).map_err(derr)?;
+            best = best.min(cyc[0] as f64 / iters as f64);
+        }
+        measured.push((
+            label.to_string(),
+            lay.to_string(),
+            schedule(&req).wavefront_count(),
+            best,
+        ));
+    }
+    // Within each group, more wavefronts must cost more cycles.
+    let mut out = Vec::new();
+    for (label, lay, wf, cyc) in &measured {
+        let worse_ok = measured
+            .iter()
+            .filter(|(l2, _, w2, _)| l2 == label && w2 < wf)
+            .all(|(_, _, _, c2)| c2 < cyc);
+        out.push(check(
+            "time",
+            format!("{label}, layout {lay}"),
+            format!("{wf} wavefronts"),
+            format!("{cyc:.1} cycles"),
+            worse_ok,
+            "cycles per request should grow with wavefronts",
+        ));
+    }
+    Ok(out)
 }

@@ -1,0 +1,165 @@
+//! Comparison of simulated and measured results (pure: no GPU needed, so the logic is tested in
+//! CI). Every check becomes a [`Check`] row: what was checked, the simulated and the measured
+//! value, and the verdict.
+
+use serde::Serialize;
+
+use crate::sim::instr::MatrixCount;
+use crate::sim::ldmatrix::MatrixElem;
+use crate::sim::mma::{self, MmaDtype, MmaRegs, MmaShape, Operand};
+use crate::sim::smem::SharedMemory;
+
+/// One row of the verify table.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Check {
+    /// Group: fragments, wavefronts, sass, occupancy, time.
+    pub group: String,
+    /// What was checked.
+    pub name: String,
+    /// The simulator's answer.
+    pub simulated: String,
+    /// The hardware's answer.
+    pub measured: String,
+    /// True when they agree.
+    pub pass: bool,
+    /// Why not, or extra facts (first differing element, max error).
+    pub detail: String,
+}
+
+/// A register that differs: lane, register, expected and measured bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RegDiff {
+    /// Lane 0-31.
+    pub lane: usize,
+    /// Destination register index.
+    pub reg: usize,
+    /// What the simulator expected.
+    pub expected: u32,
+    /// What the GPU returned.
+    pub got: u32,
+}
+
+/// A fragment table: (trans, lane, reg, half) -> element, like [`crate::sim::ldmatrix::fragment`].
+pub type LdsmTable = dyn Fn(bool, u32, u32, u32) -> MatrixElem;
+
+/// The registers `ldmatrix` should return under `table`, with shared memory filled with b16
+/// indices (value at byte 2i = i), for the lane row addresses `offs` (bytes).
+pub fn ldmatrix_expected(
+    table: &LdsmTable,
+    num: MatrixCount,
+    trans: bool,
+    offs: &[u32; 32],
+    smem: &SharedMemory,
+) -> Result<[[u32; 4]; 32], crate::sim::SimError> {
+    let mut regs = [[0u32; 4]; 32];
+    for lane in 0..32u32 {
+        for r in 0..num.count() as u32 {
+            let mut v = 0u32;
+            for h in 0..2 {
+                let e = table(trans, lane, r, h);
+                let addr = offs[(8 * e.matrix + e.row) as usize] + 2 * e.col;
+                v |= (smem.read_u16(addr)? as u32) << (16 * h);
+            }
+            regs[lane as usize][r as usize] = v;
+        }
+    }
+    Ok(regs)
+}
+
+/// Registers that differ between expected and measured (only the first `num` registers count).
+pub fn diff_regs(num: usize, expected: &[[u32; 4]; 32], got: &[[u32; 4]; 32]) -> Vec<RegDiff> {
+    let mut d = Vec::new();
+    for lane in 0..32 {
+        for reg in 0..num {
+            if expected[lane][reg] != got[lane][reg] {
+                d.push(RegDiff {
+                    lane,
+                    reg,
+                    expected: expected[lane][reg],
+                    got: got[lane][reg],
+                });
+            }
+        }
+    }
+    d
+}
+
+/// Describes register differences in one line (the first few, with b16 halves decoded).
+pub fn describe_diffs(d: &[RegDiff]) -> String {
+    if d.is_empty() {
+        return "all registers equal".into();
+    }
+    let first: Vec<String> = d
+        .iter()
+        .take(3)
+        .map(|x| {
+            format!(
+                "lane {} r{}: expected ({},{}) got ({},{})",
+                x.lane,
+                x.reg,
+                x.expected & 0xffff,
+                x.expected >> 16,
+                x.got & 0xffff,
+                x.got >> 16
+            )
+        })
+        .collect();
+    format!("{} registers differ; {}", d.len(), first.join("; "))
+}
+
+/// Result of checking one mma on the GPU.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MmaCheck {
+    /// max |D_gpu − D_sim| over the 16×8 result.
+    pub max_err_vs_sim: f64,
+    /// max |D_gpu − (A·B + C)| with an f64 reference on the rounded inputs, D_gpu unpacked with
+    /// the simulator's C/D table. A wrong A/B/C table shows up here.
+    pub max_err_vs_reference: f64,
+}
+
+/// Compares the GPU's D registers with the simulator and with the f64 reference.
+pub fn mma_check(
+    shape: MmaShape,
+    dtype: MmaDtype,
+    regs: &MmaRegs,
+    gpu_d: &[[f32; 4]; 32],
+) -> MmaCheck {
+    let sim_d = mma::execute(shape, dtype, regs);
+    let max_err_vs_sim = sim_d
+        .iter()
+        .flatten()
+        .zip(gpu_d.iter().flatten())
+        .map(|(a, b)| (*a as f64 - *b as f64).abs())
+        .fold(0.0, f64::max);
+    let mut got = regs.clone();
+    got.c = *gpu_d;
+    let d = mma::unpack(shape, dtype, Operand::C, &got);
+    let a = mma::unpack(shape, dtype, Operand::A, regs).mapv(f64::from);
+    let b = mma::unpack(shape, dtype, Operand::B, regs).mapv(f64::from);
+    let c = mma::unpack(shape, dtype, Operand::C, regs).mapv(f64::from);
+    let want = a.dot(&b) + c;
+    let max_err_vs_reference = d
+        .iter()
+        .zip(want.iter())
+        .map(|(g, w)| (*g as f64 - w).abs())
+        .fold(0.0, f64::max);
+    MmaCheck {
+        max_err_vs_sim,
+        max_err_vs_reference,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::ldmatrix;
+
+    #[test]
+    fn identical_tables_agree() {
+        let smem = SharedMemory::with_b16_indices(4096);
+        let offs = std::array::from_fn(|l| l as u32 * 16);
+        let a =
+            ldmatrix_expected(&ldmatrix::fragment, MatrixCount::X4, true, &offs, &smem).unwrap();
+        assert!(diff_regs(4, &a, &a).is_empty());
+    }
+}
