@@ -14,10 +14,14 @@
 //! * accesses of 1, 2 or 4 bytes (`ld/st.shared.{u8,u16,b32}`): the whole warp is one unit;
 //! * 8-byte accesses (`.v2.b32`): each half-warp (lanes 0-15, 16-31) is a unit;
 //! * 16-byte accesses (`.v4.b32`): each quarter-warp (lanes 0-7, 8-15, …) is a unit;
-//! * **loads** only: two sibling units (the two half-warps of a `.v2` load, or quarter-warps 0+1
-//!   and 2+3 of a `.v4` load) are served as one unit when each of them reads a single address
-//!   (e.g. every lane reading the same 16 bytes: 2 wavefronts for `.v4`, 1 for `.v2`, measured);
-//!   stores never merge;
+//! * **vector loads** only (never stores): the sibling units — the two half-warps of a `.v2`
+//!   load, quarter-warps 0+1 and 2+3 of a `.v4` load — are issued together ("wide" issue) when
+//!   the whole warp fits the *quad slots*: take the quad (4 lanes) at the same position in two
+//!   siblings; it needs, per distinct address among each quad's active lanes,
+//!   `ceil(lanes / 2)` slots (one slot carries one access to two lanes of a quad); the two quads
+//!   together may use 4 slots. E.g. every lane reading one address: wide (1 wavefront for
+//!   `.v2`, 2 for `.v4`); lanes 2k and 2k+1 sharing addresses: wide; 32 distinct addresses:
+//!   not wide; a single odd lane out in an otherwise uniform warp: not wide;
 //! * `ldmatrix.x{1,2,4}[.trans]`: each 8x8 matrix (the eight 16-byte rows whose addresses lanes
 //!   8m..8m+7 give) is a unit, so even eight identical row addresses cost one wavefront per matrix.
 //!
@@ -27,10 +31,11 @@
 //! held for every partial-mask record measured.
 //!
 //! Sources: measured `shared/hw/h200_wavefronts.json` (237 records, all reproduced) and the
-//! fuzz records of `tests/data/h200_fuzz_1400.json` taken with `tilelab`'s probe kernel
-//! (`kernels/smem_probe.cu`) under `ncu`; see `docs/wavefront-model.md` for the agreement
-//! and the cases of `.v2`/`.v4` loads with partial masks or scattered shared addresses where the
-//! hardware merges units that this rule keeps apart.
+//! records `tilelab verify` took on an H200 with `kernels/smem_probe.cu` under `ncu`
+//! (`tests/data/h200_fuzz_1400.json`, `tests/data/h200_probe_2026-11-29.json`). Where a rule is
+//! fitted rather than documented (the wide issue of vector loads) it says so; the records it
+//! still misses (15 of 3,371, all `.v2`/`.v4` loads with partial masks) are listed in
+//! `docs/wavefront-model.md`.
 
 use super::arch::Arch;
 use super::error::SimError;
@@ -263,7 +268,7 @@ impl WarpRequest {
     /// [`Self::units`] without allocating: at most 4 units (quarter-warps or matrices).
     fn units_fixed(&self) -> ([u32; 4], usize) {
         let lanes = self.address_lanes();
-        let (group, merge_uniform) = match self.instruction {
+        let (group, merge_pairs) = match self.instruction {
             Instruction::Ld(w) | Instruction::St(w) => {
                 let g = match w {
                     AccessWidth::U8 | AccessWidth::U16 | AccessWidth::B32 => 32,
@@ -294,20 +299,55 @@ impl WarpRequest {
                 n += 1;
             }
         };
-        if merge_uniform {
-            for pair in groups[..ngroups].chunks(2) {
-                let (a, b) = (pair[0], pair[1]);
-                if a != 0 && b != 0 && self.is_uniform(a) && self.is_uniform(b) {
-                    push(a | b);
-                } else {
-                    push(a);
-                    push(b);
-                }
+        // Vector loads: sibling groups (half-warps of .v2, quarter pairs of .v4) share their
+        // passes when the whole warp fits the quad ports (see `wide_mode_fits`).
+        let wide = merge_pairs && self.wide_mode_fits(&groups[..ngroups], group);
+        for pair in groups[..ngroups].chunks(2) {
+            if wide && pair.len() == 2 {
+                push(pair[0] | pair[1]);
+            } else {
+                pair.iter().for_each(|&g| push(g));
             }
-        } else {
-            groups[..ngroups].iter().for_each(|&g| push(g));
         }
         (units, n)
+    }
+
+    /// The "wide" (merged) issue of a vector load, fitted to H200 measurements: lanes are seen in
+    /// quads (4 lanes); the quad at the same position in two sibling groups shares 4 delivery
+    /// slots of `width` bytes, and a slot serves up to two lanes of one quad that read the same
+    /// address. Sibling groups are merged only if every quad position of every sibling pair fits
+    /// (`sum over the two quads of sum over distinct addresses ceil(lanes / 2) <= 4`).
+    fn wide_mode_fits(&self, groups: &[u32], group: usize) -> bool {
+        let slots = |quad_mask: u32| -> u32 {
+            // Distinct addresses of the quad's active lanes with their lane counts.
+            let mut addrs = [0u32; 4];
+            let mut counts = [0u32; 4];
+            let mut k = 0;
+            let mut m = quad_mask;
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = self.lane_byte_offsets[lane];
+                match addrs[..k].iter().position(|&x| x == a) {
+                    Some(i) => counts[i] += 1,
+                    None => {
+                        addrs[k] = a;
+                        counts[k] = 1;
+                        k += 1;
+                    }
+                }
+            }
+            counts[..k].iter().map(|c| c.div_ceil(2)).sum()
+        };
+        groups.chunks(2).enumerate().all(|(i, pair)| {
+            let (base_a, base_b) = (2 * i * group, (2 * i + 1) * group);
+            pair.len() == 2
+                && (0..group / 4).all(|q| {
+                    let qa = pair[0] & (0xf << (base_a + 4 * q));
+                    let qb = pair[1] & (0xf << (base_b + 4 * q));
+                    slots(qa) + slots(qb) <= 4
+                })
+        })
     }
 
     /// The wavefront count alone, without building the schedule (no allocation; the fast path
@@ -339,12 +379,6 @@ impl WarpRequest {
             total += worst as u32;
         }
         total
-    }
-
-    fn is_uniform(&self, mask: u32) -> bool {
-        let first = mask.trailing_zeros() as usize;
-        let a = self.lane_byte_offsets[first];
-        (first..WARP_SIZE).all(|l| mask >> l & 1 == 0 || self.lane_byte_offsets[l] == a)
     }
 }
 
