@@ -29,10 +29,6 @@ const MEASURED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/h200_wavefronts.json"
 );
-const FUZZ: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/h200_fuzz_1400.json"
-);
 
 #[test]
 fn replay_reproduces_all_237_measured_records() {
