@@ -229,7 +229,7 @@ impl WarpRequest {
                 continue;
             }
             let off = self.lane_byte_offsets[lane];
-            if off % ins.alignment() != 0 {
+            if !off.is_multiple_of(ins.alignment()) {
                 return Err(SimError::Misaligned {
                     lane,
                     offset: off as u64,

@@ -239,7 +239,8 @@ pub struct Formula {
     pub class: Option<InstrClass>,
     /// Symbolic form, e.g. `bm·d/(16·16·w) + bn·d/(16·16)`.
     pub symbolic: String,
-    /// Numbers substituted, e.g. `64·128/(16·16·4) + 64·128/(16·16) = 8 + 32`.
+    /// Numbers substituted, without the final value, e.g.
+    /// `64·128/(16·16·4) + 64·128/(16·16) = 8 + 32`.
     pub substituted: String,
     /// Its value (an integer for every count; the mean over lines may be fractional).
     pub value: f64,
@@ -269,7 +270,6 @@ pub fn gemm_formulas(t: &GemmTiling) -> Vec<Formula> {
     let a_val = m * k / (256 * a_div);
     let b_val = n * k / (256 * b_div);
     let hmma = m * n * k / (16 * 16 * 8 * w);
-    let case = t.case();
     let ws = |d: u64| {
         if d == 1 {
             String::new()
@@ -287,47 +287,46 @@ pub fn gemm_formulas(t: &GemmTiling) -> Vec<Formula> {
     let (a_sym, a_sub, b_sym, b_sub, h_sym, h_sub) = if k == 16 {
         (
             format!("M/(16{})", ws(a_div)),
-            format!("{m}/(16{}) = {a_val}", wn(a_div)),
+            format!("{m}/(16{})", wn(a_div)),
             format!("N/(16{})", ws(b_div)),
-            format!("{n}/(16{}) = {b_val}", wn(b_div)),
+            format!("{n}/(16{})", wn(b_div)),
             format!("M·N/(16·8{})", ws(w)),
-            format!("{m}·{n}/(16·8{}) = {hmma}", wn(w)),
+            format!("{m}·{n}/(16·8{})", wn(w)),
         )
     } else {
         (
             format!("M·K/(16·16{})", ws(a_div)),
-            format!("{m}·{k}/(16·16{}) = {a_val}", wn(a_div)),
+            format!("{m}·{k}/(16·16{})", wn(a_div)),
             format!("N·K/(16·16{})", ws(b_div)),
-            format!("{n}·{k}/(16·16{}) = {b_val}", wn(b_div)),
+            format!("{n}·{k}/(16·16{})", wn(b_div)),
             format!("M·N·K/(16·16·8{})", ws(w)),
-            format!("{m}·{n}·{k}/(16·16·8{}) = {hmma}", wn(w)),
+            format!("{m}·{n}·{k}/(16·16·8{})", wn(w)),
         )
     };
-    let q = |s: &str| format!("{s} per warp ({})", case.describe());
     vec![
         formula(
-            &q("LDSM of A"),
+            "LDSM of A per warp",
             Some(InstrClass::Ldsm),
             &a_sym,
             a_sub,
             a_val as f64,
         ),
         formula(
-            &q("LDSM of B"),
+            "LDSM of B per warp",
             Some(InstrClass::Ldsm),
             &b_sym,
             b_sub,
             b_val as f64,
         ),
         formula(
-            &q("LDSM"),
+            "LDSM per warp",
             Some(InstrClass::Ldsm),
             &format!("{a_sym} + {b_sym}"),
-            format!("{a_val} + {b_val} = {}", a_val + b_val),
+            format!("{a_val} + {b_val}"),
             (a_val + b_val) as f64,
         ),
         formula(
-            &q("HMMA"),
+            "HMMA per warp",
             Some(InstrClass::Hmma),
             &h_sym,
             h_sub,
@@ -418,7 +417,7 @@ pub fn flash_formulas(t: &FlashTiling) -> Vec<Formula> {
             &format!("{} per kernel", c.short()),
             Some(c),
             "copies · per copy",
-            format!("{copies}·{} = {}", f.value, f.value * copies as f64),
+            format!("{copies}·{}", f.value),
             f.value * copies as f64,
         ));
     }
@@ -448,35 +447,35 @@ pub fn flash_dynamic_formulas(t: &FlashTiling, p: &FlashProblem) -> DynamicFormu
     let nq = s / bm;
     let out = b * h * nq * w;
     let outside = formula(
-        "executions of each line outside the loop",
+        "per line outside the loop",
         None,
         "B·H·(S/bm)·w",
-        format!("{b}·{h}·({s}/{bm})·{w} = {out}"),
+        format!("{b}·{h}·({s}/{bm})·{w}"),
         out as f64,
     );
     let (masked, unmasked) = if t.causal && bm % bn == 0 {
         let r = bm / bn;
         let um = out * (nq - 1) * r / 2;
         let um_f = formula(
-            "executions of each unmasked line",
+            "per unmasked line",
             None,
             "B·H·(S/bm)·w · (S/bm − 1)/2 · bm/bn",
-            format!("{out}·({nq} − 1)/2·{r} = {um}"),
+            format!("{out}·({nq} − 1)/2·{r}"),
             um as f64,
         );
         let m_f = match t.style {
             FlashStyle::Torch => formula(
-                "executions of each masked line (each of the bm/bn unrolled steps)",
+                "per masked line (each unrolled step)",
                 None,
                 "B·H·(S/bm)·w",
-                format!("{out}"),
+                format!("{b}·{h}·({s}/{bm})·{w}"),
                 out as f64,
             ),
             FlashStyle::Triton => formula(
-                "executions of each masked line",
+                "per masked line",
                 None,
                 "B·H·(S/bm)·w · bm/bn",
-                format!("{out}·{r} = {}", out * r),
+                format!("{out}·{r}"),
                 (out * r) as f64,
             ),
         };
@@ -486,27 +485,27 @@ pub fn flash_dynamic_formulas(t: &FlashTiling, p: &FlashProblem) -> DynamicFormu
         match t.style {
             FlashStyle::Torch => (
                 Some(formula(
-                    "executions of each masked line (the peeled first iteration)",
+                    "per masked line (peeled 1st iteration)",
                     None,
                     "B·H·(S/bm)·w",
-                    format!("{out}"),
+                    format!("{b}·{h}·({s}/{bm})·{w}"),
                     out as f64,
                 )),
                 Some(formula(
-                    "executions of each unmasked line",
+                    "per unmasked line",
                     None,
                     "B·H·(S/bm)·w · (S/bn − 1)",
-                    format!("{out}·({nk} − 1) = {}", out * (nk - 1)),
+                    format!("{out}·({nk} − 1)"),
                     (out * (nk - 1)) as f64,
                 )),
             ),
             FlashStyle::Triton => (
                 None,
                 Some(formula(
-                    "executions of each loop line",
+                    "per loop line",
                     None,
                     "B·H·(S/bm)·w · S/bn",
-                    format!("{out}·{nk} = {}", out * nk),
+                    format!("{out}·{nk}"),
                     (out * nk) as f64,
                 )),
             ),
@@ -524,15 +523,15 @@ pub fn flash_dynamic_formulas(t: &FlashTiling, p: &FlashProblem) -> DynamicFormu
         } else if masked_copies == 1 {
             (
                 "(masked + unmasked)/2".to_string(),
-                format!("({} + {})/2 = {v}", mv, um.value),
+                format!("({} + {})/2", mv, um.value),
             )
         } else {
             (
                 format!("({masked_copies}·masked + unmasked)/{copies}"),
-                format!("({masked_copies}·{mv} + {})/{copies} = {v}", um.value),
+                format!("({masked_copies}·{mv} + {})/{copies}", um.value),
             )
         };
-        formula("mean executions over the loop lines", None, &sym, sub, v)
+        formula("mean per loop line", None, &sym, sub, v)
     });
     DynamicFormulas {
         outside,
@@ -540,6 +539,103 @@ pub fn flash_dynamic_formulas(t: &FlashTiling, p: &FlashProblem) -> DynamicFormu
         unmasked,
         mean,
     }
+}
+
+/// A formula beside the count the program walk gave.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FormulaCheck {
+    /// The closed form.
+    pub formula: Formula,
+    /// What it was compared with (`per copy`, `per kernel`, a stage label, …).
+    pub against: String,
+    /// What walking the program gave.
+    pub program: f64,
+    /// `formula.value == program`.
+    pub agrees: bool,
+}
+
+fn check(formula: Formula, against: &str, program: f64) -> FormulaCheck {
+    FormulaCheck {
+        agrees: formula.value == program,
+        against: against.to_string(),
+        formula,
+        program,
+    }
+}
+
+/// [`gemm_formulas`] beside the walked counts (A loads, B loads, LDSM and HMMA per warp).
+pub fn gemm_checks(t: &GemmTiling, g: &GemmCounts) -> Vec<FormulaCheck> {
+    let walked = [
+        g.a_loads_per_warp,
+        g.b_loads_per_warp,
+        g.per_warp.ldsm,
+        g.per_warp.hmma,
+    ];
+    gemm_formulas(t)
+        .into_iter()
+        .zip(walked)
+        .map(|(f, w)| check(f, "warp 0", w as f64))
+        .collect()
+}
+
+/// [`flash_formulas`] beside the walked static counts: per-copy formulas against every loop copy
+/// (a copy that differs makes the check fail), per-kernel ones against the kernel total.
+pub fn flash_checks(t: &FlashTiling, s: &StaticCounts) -> Vec<FormulaCheck> {
+    let fs = flash_formulas(t);
+    let n = fs.len() / 2;
+    fs.into_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let c = f.class.expect("flash formulas name a class");
+            let (against, walked) = if i < n {
+                match s.per_copy {
+                    Some(pc) => ("each loop copy", pc.get(c) as f64),
+                    None => ("loop copies differ", f64::NAN),
+                }
+            } else {
+                ("all stages", s.per_kernel.get(c) as f64)
+            };
+            check(f, against, walked)
+        })
+        .collect()
+}
+
+/// [`flash_dynamic_formulas`] beside the simulated executions: the outside formula against every
+/// stage outside the loop, the masked one against every masked copy, the unmasked one against the
+/// unmasked copy, the mean against the mean over lines.
+pub fn flash_dynamic_checks(
+    t: &FlashTiling,
+    p: &FlashProblem,
+    d: &DynamicCounts,
+) -> Vec<FormulaCheck> {
+    let f = flash_dynamic_formulas(t, p);
+    let mut out = Vec::new();
+    let per_kind = |pred: &dyn Fn(StageKind) -> bool| -> Vec<(String, f64)> {
+        d.stages
+            .iter()
+            .filter(|s| pred(s.kind))
+            .map(|s| (s.label.clone(), s.executions_per_line as f64))
+            .collect()
+    };
+    let mut push_all = |formula: &Formula, walked: Vec<(String, f64)>| {
+        for (label, w) in walked {
+            out.push(check(formula.clone(), &label, w));
+        }
+    };
+    push_all(
+        &f.outside,
+        per_kind(&|k| matches!(k, StageKind::Prologue | StageKind::Epilogue)),
+    );
+    if let Some(m) = &f.masked {
+        push_all(m, per_kind(&|k| k == StageKind::Masked));
+    }
+    if let Some(u) = &f.unmasked {
+        push_all(u, per_kind(&|k| k == StageKind::Unmasked));
+    }
+    if let Some(m) = f.mean {
+        out.push(check(m, "all lines", d.mean_line_executions));
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -917,7 +1013,7 @@ mod tests {
         assert_eq!((g.per_warp.ldsm, g.per_warp.hmma), (40, 64));
         assert_eq!(g.per_cta.hmma, 256);
         let f = gemm_formulas(&t);
-        assert_eq!(f[2].substituted, "8 + 32 = 40");
+        assert_eq!((f[2].substituted.as_str(), f[2].value), ("8 + 32", 40.0));
     }
 
     #[test]

@@ -50,6 +50,7 @@ fn arch_name<S: serde::Serializer>(a: &Arch, s: S) -> Result<S::Ok, S::Error> {
 
 /// A resource that can limit the blocks per SM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Limiter {
     /// Resident warps (threads) per SM.
     Warps,
@@ -172,11 +173,7 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     } else {
         (s + l.smem_reserved_per_block_bytes).next_multiple_of(l.smem_alloc_unit_bytes)
     };
-    let by_smem = if alloc == 0 {
-        None
-    } else {
-        Some(l.smem_per_sm_bytes / alloc)
-    };
+    let by_smem = l.smem_per_sm_bytes.checked_div(alloc);
     let blocks = [Some(by_warps), Some(by_blocks), by_regs, by_smem]
         .into_iter()
         .flatten()

@@ -111,6 +111,7 @@ impl SmemTile {
 
 /// What the article counts: instruction classes by SASS mnemonic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum InstrClass {
     /// `ldmatrix...x4` = `LDSM.16.M88.4`.
     Ldsm,
@@ -162,6 +163,7 @@ pub struct SmemOp {
 
 /// Which product an mma belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Product {
     /// GEMM `C = A·Bᵀ` (A M×K, B N×K).
     AB,
@@ -237,6 +239,7 @@ impl WarpInstr {
 
 /// Where a stage sits in the kernel's loop structure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StageKind {
     /// Before the kv loop; runs once per CTA.
     Prologue,
@@ -437,7 +440,7 @@ impl WarpGemm<'_> {
 // Validation helpers.
 
 fn check_multiple(flag: &str, v: u32, why: &str) -> Result<(), SimError> {
-    if v == 0 || v % 16 != 0 {
+    if v == 0 || !v.is_multiple_of(16) {
         return Err(SimError::Invalid(format!(
             "{flag} {v} is not a positive multiple of 16 ({why}); allowed: 16, 32, 48, …"
         )));
@@ -447,23 +450,23 @@ fn check_multiple(flag: &str, v: u32, why: &str) -> Result<(), SimError> {
 
 fn divisors(n: u32) -> String {
     (1..=n)
-        .filter(|d| n % d == 0)
+        .filter(|d| n.is_multiple_of(*d))
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-/// Checks that `warps` warps can share `slabs` 16-wide slabs of `what` evenly.
-fn check_share(warps: u32, slabs: u32, what: &str) -> Result<(), SimError> {
+/// Checks that `warps` warps can share `slabs` slabs (named `slab`, e.g. `16-row`) of `what` evenly.
+fn check_share(warps: u32, slabs: u32, slab: &str, what: &str) -> Result<(), SimError> {
     if warps > slabs {
         return Err(SimError::Invalid(format!(
-            "--warps {warps} is more than the {slabs} 16-wide slabs of {what}; allowed: {}",
+            "--warps {warps} is more than the {slabs} {slab} slabs of {what}; allowed: {}",
             divisors(slabs)
         )));
     }
-    if slabs % warps != 0 {
+    if !slabs.is_multiple_of(warps) {
         return Err(SimError::Invalid(format!(
-            "--warps {warps} does not divide the {slabs} 16-wide slabs of {what} evenly; allowed: {}",
+            "--warps {warps} does not divide the {slabs} {slab} slabs of {what} evenly; allowed: {}",
             divisors(slabs)
         )));
     }
@@ -532,7 +535,7 @@ fn check_row_chunks(spec: &str, id: TileId, l: &Layout) -> Result<(), SimError> 
         for c in (0..l.cols).step_by(8) {
             let a = l.byte_offset(r, c);
             let contiguous = (1..8).all(|j| l.byte_offset(r, c + j) == a + j * ELEM_BYTES);
-            if a % 16 != 0 || !contiguous {
+            if !a.is_multiple_of(16) || !contiguous {
                 return Err(SimError::Invalid(format!(
                     "layout '{spec}' breaks the 16-byte row chunk at row {r}, columns {c}..{} of tile {id} ({}x{} f16): ldmatrix reads 8 contiguous f16 at a 16-byte aligned address; allowed: row, pad:N with N a multiple of 8, swizzle:B,M,S with M >= 3",
                     c + 7,
@@ -574,6 +577,7 @@ fn finish(
 /// How the warps of a GEMM CTA share the output (seed 000: with K ≠ 16 the accumulation must stay
 /// inside one warp, so only rows or only columns are split).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Split {
     /// Warp w owns output rows `w·M/n .. (w+1)·M/n`; every warp loads all of B.
     Rows,
@@ -599,6 +603,7 @@ impl Split {
 
 /// The four cases of seed 000's counting rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum GemmCase {
     /// One warp, K = 16.
     OneWarpK16,
@@ -658,8 +663,18 @@ impl GemmTiling {
         check_multiple("--k", self.k, "mma m16n8k16 reduces over 16")?;
         check_warps(self.warps)?;
         match self.split {
-            Split::Rows => check_share(self.warps, self.m / 16, &format!("--m {}", self.m)),
-            Split::Cols => check_share(self.warps, self.n / 16, &format!("--n {}", self.n)),
+            Split::Rows => check_share(
+                self.warps,
+                self.m / 16,
+                "16-row",
+                &format!("--m {}", self.m),
+            ),
+            Split::Cols => check_share(
+                self.warps,
+                self.n / 16,
+                "16-column",
+                &format!("--n {}", self.n),
+            ),
         }
     }
 
@@ -731,6 +746,7 @@ impl GemmTiling {
 
 /// How a FlashAttention forward kernel splits its work among warps (seed 000).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FlashStyle {
     /// PyTorch's FlashAttention-2 (`flash_fwd_kernel.h`): parallel over Q rows. Warp w owns
     /// `bm/warps` rows of Q, S and O; loads its Q rows and all of K (`LDSM`), keeps P in registers
@@ -839,23 +855,26 @@ impl FlashTiling {
             FlashStyle::Torch => check_share(
                 self.warps,
                 self.bm / 16,
+                "16-row",
                 &format!("--bm {} (torch style splits Q rows)", self.bm),
             ),
             FlashStyle::Triton => {
                 check_share(
                     self.warps,
                     self.bn / 16,
+                    "16-key",
                     &format!("--bn {} (triton style splits the keys)", self.bn),
                 )?;
                 check_share(
                     self.warps,
                     self.head_dim / 16,
+                    "16-column",
                     &format!(
                         "--head-dim {} (triton style splits V's columns)",
                         self.head_dim
                     ),
                 )?;
-                if self.causal && self.bm % self.bn != 0 {
+                if self.causal && !self.bm.is_multiple_of(self.bn) {
                     return Err(SimError::Invalid(format!(
                         "--bm {} is not a multiple of --bn {}: the triton style's on-band causal loop steps over the bm diagonal rows in bn blocks; allowed: bm = bn, 2·bn, …",
                         self.bm, self.bn
@@ -879,7 +898,7 @@ impl FlashTiling {
             )));
         }
         let l = lcm(self.bm, self.bn);
-        if p.seq == 0 || p.seq % l != 0 {
+        if p.seq == 0 || !p.seq.is_multiple_of(l) {
             return Err(SimError::Invalid(format!(
                 "--seq {} is not a positive multiple of --bm {} and --bn {}; allowed: multiples of {l}",
                 p.seq, self.bm, self.bn

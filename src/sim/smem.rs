@@ -43,7 +43,7 @@ impl SharedMemory {
     }
 
     fn check(&self, offset: u32, width: u32) -> Result<usize, SimError> {
-        if offset % width != 0 {
+        if !offset.is_multiple_of(width) {
             return Err(SimError::Misaligned {
                 lane: 0,
                 offset: offset as u64,
