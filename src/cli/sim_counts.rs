@@ -375,10 +375,12 @@ fn stats_cells(s: &AccessStats) -> String {
     )
 }
 
-fn print_bank(o: &mut String, b: &BankSummary, spec: &str, iteration: &str, total: &str) {
+/// The bank table: one row per (tile, class) for one iteration (`iteration` names it), a sum row,
+/// and, for a kernel with a loop, a row for the whole kernel.
+fn print_bank(o: &mut String, b: &BankSummary, spec: &str, iteration: &str, whole: Option<&str>) {
     outln!(
         o,
-        "bank conflicts under layout {spec} ({iteration}; {total}):\n  {:<16} {:>12} {:>14} {:>12} {:>14} {:>7} {:>8}",
+        "bank conflicts under layout {spec} (rows: {iteration}):\n  {:<16} {:>12} {:>14} {:>12} {:>14} {:>7} {:>8}",
         "access",
         "requests",
         "wavefronts",
@@ -402,8 +404,10 @@ fn print_bank(o: &mut String, b: &BankSummary, spec: &str, iteration: &str, tota
             paint_row(&format!("{} {}", r.tile, r.class.short()), &r.per_iteration)
         );
     }
-    outln!(o, "{}", paint_row("one iteration", &b.per_iteration));
-    outln!(o, "{}", paint_row("whole kernel", &b.total));
+    outln!(o, "{}", paint_row("sum", &b.per_iteration));
+    if let Some(w) = whole {
+        outln!(o, "{}", paint_row(w, &b.total));
+    }
 }
 
 fn print_lines(o: &mut String, lines: &[Line]) {
@@ -535,8 +539,8 @@ fn run_gemm(a: GemmArgs) -> anyhow::Result<ExitCode> {
         &mut o,
         &bank,
         &a.layout,
-        "one pass of every warp",
-        "whole CTA",
+        &format!("the whole CTA, all {} warps", t.warps),
+        None,
     );
     if let Some(l) = &lines {
         print_lines(&mut o, l);
@@ -698,14 +702,8 @@ fn run_flash(a: FlashArgs) -> anyhow::Result<ExitCode> {
         "seed 000's formulas (executions per line):",
         &dchecks,
     );
-    let iteration = format!("rows: one kv iteration of the CTA's {} warps", t.warps);
-    print_bank(
-        &mut o,
-        &bank,
-        &a.layout,
-        &iteration,
-        "whole kernel: all CTAs, all trips",
-    );
+    let iteration = format!("one kv iteration of a CTA, all {} warps", t.warps);
+    print_bank(&mut o, &bank, &a.layout, &iteration, Some("whole kernel"));
     if let Some(l) = &lines {
         print_lines(&mut o, l);
     }
