@@ -181,6 +181,20 @@ mod article {
         assert_eq!((r.blocks_per_sm, r.active_warps, r.max_warps), (2, 8, 32));
         assert_eq!(r.occupancy, 0.25);
         assert_eq!(r.limiting, vec![Limiter::SharedMemory]);
+        // The article's sizing rule, 2·Bc + 3·Bc·D + Bc² floats for Bc = 32, D = 64, is 28,928
+        // bytes ("about 28 KB"): still 2 blocks.
+        let floats = 2 * 32 + 3 * 32 * 64 + 32 * 32;
+        let r = occupancy(&OccupancyInput {
+            arch: Arch::Sm75,
+            threads_per_block: 128,
+            smem_per_block_bytes: 4 * floats,
+            regs_per_thread: None,
+        })
+        .unwrap();
+        assert_eq!(
+            (4 * floats, r.blocks_per_sm, r.occupancy),
+            (28_928, 2, 0.25)
+        );
     }
 }
 
