@@ -1,11 +1,139 @@
-//! `tilelab sim counts|traffic|occupancy` (being built: see the counts issue).
+//! `tilelab sim counts gemm|flash-attn`, `tilelab sim traffic flash-attn` and
+//! `tilelab sim occupancy`: the CLI around [`tilelab::sim::program`], [`tilelab::sim::counts`],
+//! [`tilelab::sim::traffic`] and [`tilelab::sim::occupancy`].
+//!
+//! Each command first resolves its arguments into simulator values (tiling, layout, arch), so
+//! every input error is reported before any work, as one line. `--json` prints one object:
+//!
+//! * `counts gemm`: `{kernel: "gemm", tiling, layout, arch, tiles: [{tile, rows, cols, base_byte,
+//!   size_bytes, layout}], smem_bytes, counts: {case, per_warp, a_loads_per_warp,
+//!   b_loads_per_warp, per_cta}, checks: [{formula: {quantity, class, symbolic, substituted,
+//!   value}, program, agrees}], bank: {rows: [{tile, class, per_iteration, total}],
+//!   per_iteration, total}, lines (with --lines)}`; counts are `{ldsm, ldsm_t, hmma, sts, lds}`,
+//!   bank statistics `{requests, wavefronts, ideal, conflicts}`;
+//! * `counts flash-attn`: `{kernel: "flash-attn", tiling, problem, layout, arch, tiles,
+//!   smem_bytes, static: {stages: [{label, kind, step, counts}], loop_copies, per_copy,
+//!   per_kernel}, checks, dynamic: {ctas, warps_per_cta, stages: [{label, kind, step, lines,
+//!   executions_per_line}], total, lines, mean_line_executions}, dynamic_checks, bank, lines}`;
+//! * `traffic flash-attn`: `{problem, reports: [{order, problem, l2_kv_reuse, grid, blocks,
+//!   inner_steps, tensors: [{tensor, read_bytes, written_bytes, l2_hit_bytes}], read_bytes,
+//!   written_bytes}], article: [{order, comparison}], assumptions: {v1: [..], v2: [..]}}`;
+//! * `occupancy`: `{input, warps_per_block, regs_per_warp, smem_allocated_per_block_bytes,
+//!   smem_per_sm_bytes, limits: {warps, blocks, registers, shared_memory}, blocks_per_sm,
+//!   active_warps, max_warps, occupancy, limiting}`.
 
 use std::process::ExitCode;
+
+use crossterm::style::Color;
+use serde::Serialize;
+use tilelab::sim::arch::Arch;
+use tilelab::sim::counts::{
+    self, AccessStats, BankSummary, FormulaCheck, Line, StaticCounts, bank_summary, dynamic_counts,
+    flash_checks, flash_dynamic_checks, gemm_checks, gemm_counts, static_counts,
+};
+use tilelab::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
+use tilelab::sim::program::{
+    CtaProgram, FlashProblem, FlashStyle, FlashTiling, GemmTiling, InstrClass, Split, TileId,
+};
+use tilelab::sim::traffic::{
+    self, ARTICLE_READ_REDUCTION_PERCENT, ARTICLE_V1, ARTICLE_V2, LoopOrder, TrafficProblem,
+    TrafficReport,
+};
+
+use super::out;
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
 
 /// Arguments of `tilelab sim counts`.
 #[derive(clap::Args, Debug)]
 pub struct CountsArgs {
-    /// Print JSON.
+    #[command(subcommand)]
+    pub kernel: CountsKernel,
+}
+
+/// Kernels `tilelab sim counts` knows.
+#[derive(clap::Subcommand, Debug)]
+pub enum CountsKernel {
+    /// One CTA computing C (MxN) = A (MxK) · Bᵀ (B stored NxK) with ldmatrix.x4 and mma m16n8k16.
+    Gemm(GemmArgs),
+    /// FlashAttention-2 forward: static counts per code copy and kernel, dynamic counts per line.
+    FlashAttn(FlashArgs),
+}
+
+/// Arguments of `tilelab sim counts gemm`.
+#[derive(clap::Args, Debug)]
+pub struct GemmArgs {
+    /// Rows of A and C (a multiple of 16).
+    #[arg(long)]
+    pub m: u32,
+    /// Columns of C = rows of the stored B (a multiple of 16).
+    #[arg(long)]
+    pub n: u32,
+    /// Reduction length (a multiple of 16).
+    #[arg(long)]
+    pub k: u32,
+    /// Warps per CTA (1..=32).
+    #[arg(long, default_value_t = 1)]
+    pub warps: u32,
+    /// How the warps share C: rows (each warp owns M/warps rows) or cols (N/warps columns).
+    #[arg(long, default_value = "rows")]
+    pub split: String,
+    /// Shared-memory layout of every tile: row, pad:N, swizzle:B,M,S (e.g. row+pad:8).
+    #[arg(long, default_value = "row")]
+    pub layout: String,
+    /// Architecture whose per-block shared memory must hold the tiles.
+    #[arg(long, default_value = "sm_90")]
+    pub arch: String,
+    /// Also list every line of warp 0's program with its wavefronts.
+    #[arg(long)]
+    pub lines: bool,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tilelab sim counts flash-attn`.
+#[derive(clap::Args, Debug)]
+pub struct FlashArgs {
+    /// Kernel style: torch (FlashAttention-2, warps split Q rows, P in registers) or triton
+    /// (warps split the keys, P through shared memory).
+    #[arg(long)]
+    pub style: String,
+    /// Q rows per CTA (BLOCK_M, a multiple of 16).
+    #[arg(long, default_value_t = 64)]
+    pub bm: u32,
+    /// K/V rows per loop iteration (BLOCK_N, a multiple of 16).
+    #[arg(long, default_value_t = 64)]
+    pub bn: u32,
+    /// Head dimension d (a multiple of 16).
+    #[arg(long, default_value_t = 128)]
+    pub head_dim: u32,
+    /// Warps per CTA (num_warps).
+    #[arg(long, default_value_t = 4)]
+    pub warps: u32,
+    /// Batch size B (for the dynamic counts).
+    #[arg(long, default_value_t = 2)]
+    pub batch: u32,
+    /// Heads H.
+    #[arg(long, default_value_t = 16)]
+    pub heads: u32,
+    /// Sequence length S (a multiple of bm and bn).
+    #[arg(long, default_value_t = 1024)]
+    pub seq: u32,
+    /// Causal masking.
+    #[arg(long)]
+    pub causal: bool,
+    /// Shared-memory layout of every tile: row, pad:N, swizzle:B,M,S (e.g. swizzle:3,3,4).
+    #[arg(long, default_value = "row")]
+    pub layout: String,
+    /// Architecture whose per-block shared memory must hold the tiles.
+    #[arg(long, default_value = "sm_90")]
+    pub arch: String,
+    /// Also list every line of warp 0's program with its wavefronts and executions.
+    #[arg(long)]
+    pub lines: bool,
+    /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
 }
@@ -13,7 +141,42 @@ pub struct CountsArgs {
 /// Arguments of `tilelab sim traffic`.
 #[derive(clap::Args, Debug)]
 pub struct TrafficArgs {
-    /// Print JSON.
+    #[command(subcommand)]
+    pub kernel: TrafficKernel,
+}
+
+/// Kernels `tilelab sim traffic` knows.
+#[derive(clap::Subcommand, Debug)]
+pub enum TrafficKernel {
+    /// FlashAttention forward: DRAM bytes of the v1 and v2 loop orders, with and without L2.
+    FlashAttn(TrafficFlashArgs),
+}
+
+/// Arguments of `tilelab sim traffic flash-attn`. Defaults are seed 004's setting.
+#[derive(clap::Args, Debug)]
+pub struct TrafficFlashArgs {
+    /// Loop order: v1 (K/V outer, Q and O reloaded) or v2 (Q outer, held on chip); both if omitted.
+    #[arg(long = "version")]
+    pub order: Option<String>,
+    /// Batch size B.
+    #[arg(long, default_value_t = 10)]
+    pub batch: u32,
+    /// Heads N_h.
+    #[arg(long, default_value_t = 64)]
+    pub heads: u32,
+    /// Sequence length S.
+    #[arg(long, default_value_t = 1024)]
+    pub seq: u32,
+    /// Head dimension D.
+    #[arg(long, default_value_t = 64)]
+    pub head_dim: u32,
+    /// Block size Br = Bc (rows of Q and of K/V per block).
+    #[arg(long, default_value_t = 32)]
+    pub block: u32,
+    /// Bytes per element of Q, K, V, O: 4 (fp32, the article's kernels) or 2 (fp16/bf16).
+    #[arg(long, default_value_t = 4)]
+    pub elem_bytes: u32,
+    /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
 }
@@ -21,17 +184,923 @@ pub struct TrafficArgs {
 /// Arguments of `tilelab sim occupancy`.
 #[derive(clap::Args, Debug)]
 pub struct OccupancyArgs {
-    /// Print JSON.
+    /// Architecture: sm_75, sm_80, sm_86, sm_89, sm_90.
+    #[arg(long)]
+    pub arch: String,
+    /// Threads per block.
+    #[arg(long)]
+    pub threads: u32,
+    /// Shared memory per block: bytes (28672) or KB of 1024 bytes (28K, 28KB).
+    #[arg(long, default_value = "0")]
+    pub smem: String,
+    /// Registers per thread (left out: registers are not counted as a limit).
+    #[arg(long)]
+    pub regs: Option<u32>,
+    /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
-pub fn run_counts(_a: CountsArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'tilelab sim counts' is not available in this build yet")
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/// Appends one formatted line to a `String` buffer (writing to a `String` cannot fail).
+macro_rules! outln {
+    ($o:expr) => {
+        $o.push('\n')
+    };
+    ($o:expr, $($arg:tt)*) => {{
+        $o.push_str(&format!($($arg)*));
+        $o.push('\n');
+    }};
 }
-pub fn run_traffic(_a: TrafficArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'tilelab sim traffic' is not available in this build yet")
+
+/// Writes a rendered report to stdout; a closed pipe (`| head`) is a quiet success.
+fn emit(s: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
-pub fn run_occupancy(_a: OccupancyArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'tilelab sim occupancy' is not available in this build yet")
+
+/// Pretty JSON through [`emit`].
+fn emit_json<T: Serialize>(v: &T) -> anyhow::Result<()> {
+    emit(&(serde_json::to_string_pretty(v)? + "\n"))
+}
+
+/// Integer with thousands separators: 20480 -> "20,480".
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Decimal bytes, as Nsight Compute prints them: "11.24 GB", "412.18 MB".
+fn bytes(b: f64) -> String {
+    let a = b.abs();
+    let (v, u) = if a >= 1e9 {
+        (b / 1e9, "GB")
+    } else if a >= 1e6 {
+        (b / 1e6, "MB")
+    } else if a >= 1e3 {
+        (b / 1e3, "KB")
+    } else {
+        (b, "B")
+    };
+    format!("{v:.2} {u}")
+}
+
+/// A signed byte difference: "+339.27 MB", "-91.14 MB".
+fn signed_bytes(b: i64) -> String {
+    let sign = if b < 0 { '-' } else { '+' };
+    format!("{sign}{}", bytes(b.unsigned_abs() as f64))
+}
+
+/// Bytes, or "-" for none.
+fn bytes_or_dash(b: u64) -> String {
+    if b == 0 {
+        "-".to_string()
+    } else {
+        bytes(b as f64)
+    }
+}
+
+fn verdict(ok: bool) -> String {
+    if ok {
+        out::paint("ok", Color::Green)
+    } else {
+        out::paint("DIFFERS", Color::Red)
+    }
+}
+
+/// A number of a formula check: integers without decimals.
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.is_finite() {
+        group(v as u64)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[derive(Serialize)]
+struct TileJson {
+    tile: TileId,
+    rows: u32,
+    cols: u32,
+    base_byte: u32,
+    size_bytes: u32,
+    layout: String,
+}
+
+fn tiles_json(cta: &CtaProgram) -> Vec<TileJson> {
+    cta.tiles
+        .iter()
+        .map(|t| TileJson {
+            tile: t.id,
+            rows: t.layout.rows,
+            cols: t.layout.cols,
+            base_byte: t.base_byte,
+            size_bytes: t.size_bytes(),
+            layout: t.layout.to_string(),
+        })
+        .collect()
+}
+
+fn print_tiles(o: &mut String, cta: &CtaProgram, spec: &str, arch: Arch) {
+    let parts: Vec<String> = cta
+        .tiles
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {}x{} at {} ({} B)",
+                t.id,
+                t.layout.rows,
+                t.layout.cols,
+                t.base_byte,
+                t.size_bytes()
+            )
+        })
+        .collect();
+    outln!(
+        o,
+        "shared memory (layout {spec}): {}; {} of {} bytes per block on {arch}",
+        parts.join(", "),
+        group(cta.smem_bytes as u64),
+        group(arch.limits().smem_per_block_bytes as u64)
+    );
+}
+
+/// One line per check: `quantity [against]  symbolic = substituted = value  program N  ok`.
+fn print_checks(o: &mut String, title: &str, checks: &[FormulaCheck]) {
+    outln!(o, "{title}");
+    let width = checks
+        .iter()
+        .map(|c| c.formula.quantity.chars().count() + c.against.chars().count() + 3)
+        .max()
+        .unwrap_or(0);
+    for c in checks {
+        let f = &c.formula;
+        let value = format!("{}", f.value);
+        let mut expr = format!("{} = {}", f.symbolic, f.substituted);
+        if f.substituted != value {
+            expr.push_str(&format!(" = {value}"));
+        }
+        let label = format!("{} [{}]", f.quantity, c.against);
+        outln!(
+            o,
+            "  {label:<width$}  {expr}   program {}  {}",
+            num(c.program),
+            verdict(c.agrees)
+        );
+    }
+}
+
+fn stats_cells(s: &AccessStats) -> String {
+    format!(
+        "{:>12} {:>14} {:>12} {:>14} {:>6.1}% {:>8.2}",
+        group(s.requests),
+        group(s.wavefronts),
+        group(s.ideal),
+        group(s.conflicts),
+        100.0 * s.conflict_rate(),
+        s.wavefronts_per_request()
+    )
+}
+
+/// The bank table: one row per (tile, class) for one iteration (`iteration` names it), a sum row,
+/// and, for a kernel with a loop, a row for the whole kernel.
+fn print_bank(o: &mut String, b: &BankSummary, spec: &str, iteration: &str, whole: Option<&str>) {
+    outln!(
+        o,
+        "bank conflicts under layout {spec} (rows: {iteration}):\n  {:<16} {:>12} {:>14} {:>12} {:>14} {:>7} {:>8}",
+        "access",
+        "requests",
+        "wavefronts",
+        "ideal",
+        "conflicts",
+        "rate",
+        "wf/req"
+    );
+    let paint_row = |label: &str, s: &AccessStats| {
+        let line = format!("  {label:<16} {}", stats_cells(s));
+        if s.conflicts > 0 {
+            out::paint(&line, Color::Yellow)
+        } else {
+            line
+        }
+    };
+    for r in &b.rows {
+        outln!(
+            o,
+            "{}",
+            paint_row(&format!("{} {}", r.tile, r.class.short()), &r.per_iteration)
+        );
+    }
+    outln!(o, "{}", paint_row("sum", &b.per_iteration));
+    if let Some(w) = whole {
+        outln!(o, "{}", paint_row(w, &b.total));
+    }
+}
+
+fn print_lines(o: &mut String, lines: &[Line]) {
+    outln!(
+        o,
+        "lines of warp 0:\n  {:<24} {:>4}  {:<15} {:<6} {:<14} {:>5} {:>9} {:>12}",
+        "stage",
+        "#",
+        "SASS",
+        "what",
+        "coords",
+        "wf",
+        "conflicts",
+        "executions"
+    );
+    for l in lines {
+        let what = l
+            .tile
+            .map(|t| t.to_string())
+            .or(l.product.map(|p| p.name().to_string()))
+            .unwrap_or_default();
+        let coords = l
+            .coords
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        outln!(
+            o,
+            "  {:<24} {:>4}  {:<15} {:<6} {:<14} {:>5} {:>9} {:>12}",
+            l.stage_label,
+            l.index,
+            l.sass,
+            what,
+            format!("({coords})"),
+            l.wavefronts.map_or("-".into(), |w| w.to_string()),
+            l.bank_conflicts.map_or("-".into(), |w| w.to_string()),
+            l.executions.map_or("-".into(), group),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// counts
+
+pub fn run_counts(a: CountsArgs) -> anyhow::Result<ExitCode> {
+    match a.kernel {
+        CountsKernel::Gemm(g) => run_gemm(g),
+        CountsKernel::FlashAttn(f) => run_flash(f),
+    }
+}
+
+#[derive(Serialize)]
+struct GemmJson<'a> {
+    kernel: &'static str,
+    tiling: GemmTiling,
+    layout: &'a str,
+    arch: String,
+    tiles: Vec<TileJson>,
+    smem_bytes: u32,
+    counts: counts::GemmCounts,
+    checks: Vec<FormulaCheck>,
+    bank: BankSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<Vec<Line>>,
+}
+
+fn run_gemm(a: GemmArgs) -> anyhow::Result<ExitCode> {
+    let mut o = String::new();
+    // Resolve everything first.
+    let arch = Arch::parse(&a.arch)?;
+    let t = GemmTiling {
+        m: a.m,
+        n: a.n,
+        k: a.k,
+        warps: a.warps,
+        split: Split::parse(&a.split)?,
+    };
+    let cta = t.build(&a.layout, arch)?;
+    let g = gemm_counts(&t, &cta);
+    let checks = gemm_checks(&t, &g);
+    let bank = bank_summary(&cta, &[1]);
+    let lines = a.lines.then(|| counts::lines(&cta.warps[0], Some(&[1])));
+    if a.json {
+        emit_json(&GemmJson {
+            kernel: "gemm",
+            tiling: t,
+            layout: &a.layout,
+            arch: arch.to_string(),
+            tiles: tiles_json(&cta),
+            smem_bytes: cta.smem_bytes,
+            counts: g,
+            checks,
+            bank,
+            lines,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let split = match t.split {
+        Split::Rows => "rows",
+        Split::Cols => "cols",
+    };
+    outln!(
+        o,
+        "{}",
+        out::bold(&format!(
+            "GEMM C = A·Bᵀ: M {}, N {}, K {}, {} warp(s), split {split} — case: {}",
+            t.m,
+            t.n,
+            t.k,
+            t.warps,
+            t.case().describe()
+        ))
+    );
+    print_tiles(&mut o, &cta, &a.layout, arch);
+    outln!(o, "  {:<12} {:>10} {:>10}", "", "per warp", "per CTA");
+    let per_cta_a: u64 = g.a_loads_per_warp * t.warps as u64;
+    let per_cta_b: u64 = g.b_loads_per_warp * t.warps as u64;
+    for (label, w, c) in [
+        ("LDSM of A", g.a_loads_per_warp, per_cta_a),
+        ("LDSM of B", g.b_loads_per_warp, per_cta_b),
+        ("LDSM", g.per_warp.ldsm, g.per_cta.ldsm),
+        ("HMMA", g.per_warp.hmma, g.per_cta.hmma),
+    ] {
+        outln!(o, "  {label:<12} {:>10} {:>10}", group(w), group(c));
+    }
+    print_checks(&mut o, "seed 000's formulas (per warp):", &checks);
+    print_bank(
+        &mut o,
+        &bank,
+        &a.layout,
+        &format!("the whole CTA, all {} warps", t.warps),
+        None,
+    );
+    if let Some(l) = &lines {
+        print_lines(&mut o, l);
+    }
+    emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct FlashJson<'a> {
+    kernel: &'static str,
+    tiling: FlashTiling,
+    problem: FlashProblem,
+    layout: &'a str,
+    arch: String,
+    tiles: Vec<TileJson>,
+    smem_bytes: u32,
+    #[serde(rename = "static")]
+    static_counts: StaticCounts,
+    checks: Vec<FormulaCheck>,
+    dynamic: counts::DynamicCounts,
+    dynamic_checks: Vec<FormulaCheck>,
+    bank: BankSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<Vec<Line>>,
+}
+
+fn run_flash(a: FlashArgs) -> anyhow::Result<ExitCode> {
+    let mut o = String::new();
+    let arch = Arch::parse(&a.arch)?;
+    let t = FlashTiling {
+        style: FlashStyle::parse(&a.style)?,
+        bm: a.bm,
+        bn: a.bn,
+        head_dim: a.head_dim,
+        warps: a.warps,
+        causal: a.causal,
+    };
+    let p = FlashProblem {
+        batch: a.batch,
+        heads: a.heads,
+        seq: a.seq,
+    };
+    t.validate()?;
+    t.check_problem(&p)?;
+    let cta = t.build(&a.layout, arch)?;
+    let w0 = &cta.warps[0];
+    let st = static_counts(w0);
+    let checks = flash_checks(&t, &st);
+    let dynamic = dynamic_counts(&t, &p, w0)?;
+    let dchecks = flash_dynamic_checks(&t, &p, &dynamic);
+    // Per-warp trips of each stage = executions per line / warps.
+    let trips: Vec<u64> = dynamic
+        .stages
+        .iter()
+        .map(|s| s.executions_per_line / t.warps as u64)
+        .collect();
+    let per_line: Vec<u64> = dynamic
+        .stages
+        .iter()
+        .map(|s| s.executions_per_line)
+        .collect();
+    let bank = bank_summary(&cta, &trips);
+    let lines = a.lines.then(|| counts::lines(w0, Some(&per_line)));
+    if a.json {
+        emit_json(&FlashJson {
+            kernel: "flash-attn",
+            tiling: t,
+            problem: p,
+            layout: &a.layout,
+            arch: arch.to_string(),
+            tiles: tiles_json(&cta),
+            smem_bytes: cta.smem_bytes,
+            static_counts: st,
+            checks,
+            dynamic,
+            dynamic_checks: dchecks,
+            bank,
+            lines,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        o,
+        "{}",
+        out::bold(&format!(
+            "FlashAttention-2 forward, {} style: bm {}, bn {}, d {}, {} warps, {}; B {}, H {}, S {}",
+            t.style.name(),
+            t.bm,
+            t.bn,
+            t.head_dim,
+            t.warps,
+            if t.causal { "causal" } else { "not causal" },
+            p.batch,
+            p.heads,
+            p.seq
+        ))
+    );
+    print_tiles(&mut o, &cta, &a.layout, arch);
+    let classes: Vec<InstrClass> = InstrClass::ALL
+        .into_iter()
+        .filter(|&c| st.per_kernel.get(c) > 0)
+        .collect();
+    let head: String = classes
+        .iter()
+        .map(|c| format!("{:>8}", c.short()))
+        .collect();
+    outln!(
+        o,
+        "static counts per warp (SASS lines):\n  {:<26}{head}",
+        "stage"
+    );
+    let mut row = |label: &str, c: &counts::ClassCounts| {
+        let cells: String = classes
+            .iter()
+            .map(|&k| format!("{:>8}", group(c.get(k))))
+            .collect();
+        outln!(o, "  {label:<26}{cells}");
+    };
+    for s in &st.stages {
+        row(&s.label, &s.counts);
+    }
+    row(
+        &format!("per kernel ({} copies)", st.loop_copies),
+        &st.per_kernel,
+    );
+    print_checks(&mut o, "seed 000's formulas:", &checks);
+    outln!(
+        o,
+        "dynamic executions: grid {} CTAs × {} warps\n  {:<26} {:>6} {:>16}",
+        group(dynamic.ctas),
+        t.warps,
+        "stage",
+        "lines",
+        "executions/line"
+    );
+    for s in &dynamic.stages {
+        outln!(
+            o,
+            "  {:<26} {:>6} {:>16}",
+            s.label,
+            s.lines,
+            group(s.executions_per_line)
+        );
+    }
+    let totals: Vec<String> = classes
+        .iter()
+        .map(|&c| format!("{} {}", c.short(), group(dynamic.total.get(c))))
+        .collect();
+    outln!(
+        o,
+        "  mean over the {} lines: {}; executed in total: {}",
+        dynamic.lines,
+        num(dynamic.mean_line_executions),
+        totals.join(", ")
+    );
+    print_checks(
+        &mut o,
+        "seed 000's formulas (executions per line):",
+        &dchecks,
+    );
+    let iteration = format!("one kv iteration of a CTA, all {} warps", t.warps);
+    print_bank(&mut o, &bank, &a.layout, &iteration, Some("whole kernel"));
+    if let Some(l) = &lines {
+        print_lines(&mut o, l);
+    }
+    emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------------------
+// traffic
+
+#[derive(Serialize)]
+struct ArticleJson {
+    order: LoopOrder,
+    comparison: traffic::Comparison,
+}
+
+#[derive(Serialize)]
+struct AssumptionsJson {
+    v1: Vec<&'static str>,
+    v2: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+struct TrafficJson {
+    problem: TrafficProblem,
+    reports: Vec<TrafficReport>,
+    article: Vec<ArticleJson>,
+    assumptions: AssumptionsJson,
+}
+
+pub fn run_traffic(a: TrafficArgs) -> anyhow::Result<ExitCode> {
+    let mut o = String::new();
+    let TrafficKernel::FlashAttn(a) = a.kernel;
+    let orders = match &a.order {
+        Some(s) => vec![LoopOrder::parse(s)?],
+        None => vec![LoopOrder::V1, LoopOrder::V2],
+    };
+    let p = TrafficProblem {
+        batch: a.batch,
+        heads: a.heads,
+        seq: a.seq,
+        head_dim: a.head_dim,
+        block: a.block,
+        elem_bytes: a.elem_bytes,
+        stat_bytes: 4,
+    };
+    p.validate()?;
+    let mut reports = Vec::new();
+    for &o in &orders {
+        for l2 in [false, true] {
+            reports.push(traffic::simulate(&p, o, l2)?);
+        }
+    }
+    let is_article = p == traffic::ARTICLE_PROBLEM;
+    let measured = |o| match o {
+        LoopOrder::V1 => ARTICLE_V1,
+        LoopOrder::V2 => ARTICLE_V2,
+    };
+    // Compare each order's L2-reuse report with the article (the hardware has an L2).
+    let article: Vec<ArticleJson> = reports
+        .iter()
+        .filter(|r| r.l2_kv_reuse)
+        .map(|r| ArticleJson {
+            order: r.order,
+            comparison: traffic::compare(r, &measured(r.order)),
+        })
+        .collect();
+    let assumptions = AssumptionsJson {
+        v1: traffic::assumptions(LoopOrder::V1),
+        v2: traffic::assumptions(LoopOrder::V2),
+    };
+    if a.json {
+        emit_json(&TrafficJson {
+            problem: p,
+            reports,
+            article,
+            assumptions,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        o,
+        "{}",
+        out::bold(&format!(
+            "FlashAttention forward DRAM traffic: B {}, N_h {}, S {}, D {}, Bc = Br = {}, {}-byte elements",
+            p.batch, p.heads, p.seq, p.head_dim, p.block, p.elem_bytes
+        ))
+    );
+    outln!(
+        o,
+        "  {:<22} {:>12} {:>10} {:>14} {:>12} {:>12}",
+        "loop order",
+        "grid",
+        "blocks",
+        "inner steps",
+        "read",
+        "written"
+    );
+    for r in &reports {
+        let label = format!(
+            "{}{}",
+            r.order.name(),
+            if r.l2_kv_reuse {
+                " + L2 reuse of K/V"
+            } else {
+                ""
+            }
+        );
+        outln!(
+            o,
+            "  {:<22} {:>12} {:>10} {:>14} {:>12} {:>12}",
+            label,
+            format!("({}, {})", r.grid[0], r.grid[1]),
+            group(r.blocks),
+            group(r.inner_steps),
+            bytes(r.read_bytes as f64),
+            bytes(r.written_bytes as f64)
+        );
+    }
+    outln!(o, "per tensor (read / written / L2 hits):");
+    for r in &reports {
+        let cells: Vec<String> = r
+            .tensors
+            .iter()
+            .filter(|x| x.read_bytes + x.written_bytes + x.l2_hit_bytes > 0)
+            .map(|x| {
+                let mut s = format!(
+                    "{} {} / {}",
+                    x.tensor,
+                    bytes_or_dash(x.read_bytes),
+                    bytes_or_dash(x.written_bytes)
+                );
+                if x.l2_hit_bytes > 0 {
+                    s.push_str(&format!(" / {}", bytes(x.l2_hit_bytes as f64)));
+                }
+                s
+            })
+            .collect();
+        outln!(
+            o,
+            "  {}{}: {}",
+            r.order.name(),
+            if r.l2_kv_reuse { "+L2" } else { "" },
+            cells.join("; ")
+        );
+    }
+    if is_article {
+        outln!(
+            o,
+            "seed 004's measurements (Nsight Compute) beside the model with L2 reuse:"
+        );
+        for (r, c) in reports
+            .iter()
+            .filter(|r| r.l2_kv_reuse)
+            .zip(article.iter().map(|x| x.comparison))
+        {
+            let tb = c.tensor_bytes as f64;
+            let rounding = format!(
+                "the quoted figure's rounding is ±{}",
+                bytes(c.rounding_bytes as f64)
+            );
+            if let (Some(m), Some(g)) = (c.measured_read_bytes, c.read_gap_bytes) {
+                outln!(
+                    o,
+                    "  {} read:    measured {}, model {}, gap {} = {:.2} passes over K and V ({} per pass)",
+                    r.order.name(),
+                    bytes(m as f64),
+                    bytes(r.read_bytes as f64),
+                    signed_bytes(g),
+                    c.read_gap_kv_passes.unwrap_or(f64::NAN),
+                    bytes(2.0 * tb)
+                );
+                if r.order == LoopOrder::V1
+                    && (g - 2 * c.tensor_bytes as i64).unsigned_abs() <= c.rounding_bytes
+                {
+                    outln!(
+                        o,
+                        "      the gap is one more read of K and V ({rounding}); the stated v1 loop order reads each K/V block once, so the model leaves it unexplained"
+                    );
+                }
+            }
+            if let (Some(m), Some(g)) = (c.measured_written_bytes, c.written_gap_bytes) {
+                let note = if g.unsigned_abs() <= c.rounding_bytes {
+                    format!(" ({rounding}: agrees)")
+                } else {
+                    String::new()
+                };
+                outln!(
+                    o,
+                    "  {} written: measured {}, model {}, gap {}{note}",
+                    r.order.name(),
+                    bytes(m as f64),
+                    bytes(r.written_bytes as f64),
+                    signed_bytes(g)
+                );
+            }
+            if c.measured_below_compulsory {
+                outln!(
+                    o,
+                    "  {} read is below the {} that reading Q, K and V once takes at {}-byte elements: no loop order reads less, so the measurement cannot be this exact setting (at 2-byte elements the compulsory reads are {}); taken as is, it implies {:.2} passes over K and V",
+                    r.order.name(),
+                    bytes(c.compulsory_read_bytes as f64),
+                    p.elem_bytes,
+                    bytes(c.compulsory_read_bytes as f64 * 2.0 / p.elem_bytes as f64),
+                    c.implied_kv_passes.unwrap_or(f64::NAN)
+                );
+            }
+        }
+        if orders.len() == 2 {
+            let v1 = ARTICLE_V1.read_bytes.unwrap_or(0) as f64;
+            let v2 = ARTICLE_V2.read_bytes.unwrap_or(0) as f64;
+            let m1 = reports[1].read_bytes as f64;
+            let m2 = reports[3].read_bytes as f64;
+            outln!(
+                o,
+                "  read reduction v1 → v2: article quotes −{ARTICLE_READ_REDUCTION_PERCENT:.2}%, its own figures give −{:.2}%, the model (with L2) −{:.2}%",
+                100.0 * (1.0 - v2 / v1),
+                100.0 * (1.0 - m2 / m1)
+            );
+        }
+    }
+    outln!(o, "assumptions:");
+    for order in &orders {
+        for s in traffic::assumptions(*order) {
+            if order == &LoopOrder::V2 && !s.starts_with("v2") && orders.len() == 2 {
+                continue; // shared assumptions printed once, with v1
+            }
+            outln!(o, "  - {s}");
+        }
+    }
+    emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------------------
+// occupancy
+
+pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
+    let mut o = String::new();
+    let inp = OccupancyInput {
+        arch: Arch::parse(&a.arch)?,
+        threads_per_block: a.threads,
+        smem_per_block_bytes: parse_bytes(&a.smem)?,
+        regs_per_thread: a.regs,
+    };
+    let r = occupancy(&inp)?;
+    if a.json {
+        emit_json(&r)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let l = inp.arch.limits();
+    outln!(
+        o,
+        "{}",
+        out::bold(&format!(
+            "{}: {} threads ({} warps) per block, {} B shared memory per block ({} B allocated), {}",
+            inp.arch,
+            inp.threads_per_block,
+            r.warps_per_block,
+            group(inp.smem_per_block_bytes as u64),
+            group(r.smem_allocated_per_block_bytes as u64),
+            match (inp.regs_per_thread, r.regs_per_warp) {
+                (Some(n), Some(w)) => format!("{n} registers per thread ({w} per warp)"),
+                _ => "registers not given".to_string(),
+            }
+        ))
+    );
+    let lim = |v: Option<u32>| v.map_or("-".to_string(), |x| x.to_string());
+    let rows = [
+        (
+            format!("warps ({} per SM)", l.max_warps_per_sm),
+            Some(r.limits.warps),
+            tilelab::sim::occupancy::Limiter::Warps,
+        ),
+        (
+            format!("blocks ({} per SM)", l.max_blocks_per_sm),
+            Some(r.limits.blocks),
+            tilelab::sim::occupancy::Limiter::Blocks,
+        ),
+        (
+            format!("registers ({} per SM)", group(l.regs_per_sm as u64)),
+            r.limits.registers,
+            tilelab::sim::occupancy::Limiter::Registers,
+        ),
+        (
+            format!(
+                "shared memory ({} B per SM)",
+                group(l.smem_per_sm_bytes as u64)
+            ),
+            r.limits.shared_memory,
+            tilelab::sim::occupancy::Limiter::SharedMemory,
+        ),
+    ];
+    outln!(o, "  {:<32} {:>10}", "limit", "blocks/SM");
+    for (label, v, which) in rows {
+        let mark = if r.limiting.contains(&which) {
+            out::paint("  <- limiting", Color::Yellow)
+        } else {
+            String::new()
+        };
+        outln!(o, "  {label:<32} {:>10}{mark}", lim(v));
+    }
+    let names: Vec<&str> = r.limiting.iter().map(|x| x.name()).collect();
+    outln!(
+        o,
+        "blocks per SM {}, active warps {} of {}, theoretical occupancy {:.1}% (limited by {})",
+        r.blocks_per_sm,
+        r.active_warps,
+        r.max_warps,
+        100.0 * r.occupancy,
+        names.join(" and ")
+    );
+    outln!(
+        o,
+        "sources: CUDA C++ Programming Guide, Technical Specifications per Compute Capability; cuda_occupancy.h (allocation granularities)"
+    );
+    emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command, SimCommand};
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("tilelab").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn flash_attn_flags_parse_with_defaults() {
+        let c = parse(&[
+            "sim",
+            "counts",
+            "flash-attn",
+            "--style",
+            "torch",
+            "--causal",
+        ]);
+        let Command::Sim {
+            cmd:
+                SimCommand::Counts(CountsArgs {
+                    kernel: CountsKernel::FlashAttn(f),
+                }),
+        } = c.cmd
+        else {
+            panic!("not flash-attn")
+        };
+        assert_eq!((f.bm, f.bn, f.head_dim, f.warps), (64, 64, 128, 4));
+        assert_eq!((f.batch, f.heads, f.seq, f.causal), (2, 16, 1024, true));
+    }
+
+    #[test]
+    fn traffic_takes_a_version_flag() {
+        let c = parse(&["sim", "traffic", "flash-attn", "--version", "v2"]);
+        let Command::Sim {
+            cmd:
+                SimCommand::Traffic(TrafficArgs {
+                    kernel: TrafficKernel::FlashAttn(t),
+                }),
+        } = c.cmd
+        else {
+            panic!("not traffic")
+        };
+        assert_eq!(t.order.as_deref(), Some("v2"));
+        assert_eq!((t.batch, t.heads, t.block), (10, 64, 32));
+    }
+
+    #[test]
+    fn occupancy_flags() {
+        let c = parse(&[
+            "sim",
+            "occupancy",
+            "--arch",
+            "sm_75",
+            "--threads",
+            "128",
+            "--smem",
+            "28KB",
+        ]);
+        let Command::Sim {
+            cmd: SimCommand::Occupancy(o),
+        } = c.cmd
+        else {
+            panic!("not occupancy")
+        };
+        assert_eq!((o.threads, o.smem.as_str(), o.regs), (128, "28KB", None));
+    }
+
+    #[test]
+    fn number_formatting() {
+        assert_eq!(group(20480), "20,480");
+        assert_eq!(group(640), "640");
+        assert_eq!(bytes(11_580_000_000.0), "11.58 GB");
+        assert_eq!(bytes(412_180_000.0), "412.18 MB");
+        assert_eq!(num(8704.0), "8,704");
+    }
 }

@@ -1,9 +1,14 @@
 //! Per-architecture limits the simulator needs: shared-memory size (for address checks) and
 //! the occupancy limits of each SM.
 //!
-//! Source: CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
-//! (tables for compute capability 7.5, 8.0, 8.6, 8.9, 9.0) and the CUDA Occupancy Calculator's
-//! allocation granularities.
+//! Sources: CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
+//! (table 'Technical Specifications per Compute Capability', columns 7.5, 8.0, 8.6, 8.9, 9.0:
+//! resident blocks, warps and threads per SM, registers per SM/block/thread, shared memory per SM
+//! and per block, and the 1 KB of shared memory reserved per block from 8.0 on) and the CUDA
+//! Occupancy Calculator as shipped in `cuda_occupancy.h` (`cudaOccSMemAllocationGranularity`:
+//! 256 bytes on 7.x, 128 on 8.x/9.x; `cudaOccRegAllocationGranularity`: 256 registers per warp;
+//! `cudaOccSubPartitionsPerMultiprocessor`: 4; `cudaOccAlignUpShmemSizeVoltaPlus`: Turing's
+//! carve-out is at most 64 KB).
 
 use std::fmt;
 
@@ -41,6 +46,11 @@ pub struct ArchLimits {
     pub max_regs_per_thread: u32,
     /// Registers are allocated per warp in units of this many registers.
     pub reg_alloc_unit: u32,
+    /// Maximum 32-bit registers per block.
+    pub max_regs_per_block: u32,
+    /// The register file is split into this many sub-partitions, and a warp's registers come
+    /// from one of them (`cuda_occupancy.h`, `cudaOccMaxBlocksPerSMRegsLimit`).
+    pub reg_sub_partitions: u32,
     /// Shared memory per SM usable by blocks, bytes (the largest carve-out).
     pub smem_per_sm_bytes: u32,
     /// Maximum shared memory one block may use (with the opt-in attribute above 48 KB), bytes.
@@ -103,6 +113,8 @@ impl Arch {
             regs_per_sm: 65536,
             max_regs_per_thread: 255,
             reg_alloc_unit: 256,
+            max_regs_per_block: 65536,
+            reg_sub_partitions: 4,
             smem_per_sm_bytes: 228 * KB,
             smem_per_block_bytes: 227 * KB,
             smem_reserved_per_block_bytes: KB,

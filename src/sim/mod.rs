@@ -6,16 +6,24 @@
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
 //! * [`ldmatrix`], [`mma`]: fragment tables and execution;
 //! * [`smem`]: a byte array to execute against;
-//! * [`arch`]: per-architecture limits.
+//! * [`arch`]: per-architecture limits;
+//! * [`program`]: the warp program of a tiled kernel (GEMM, FlashAttention-2 torch/triton styles);
+//! * [`counts`]: static and dynamic instruction counts, bank conflicts and the articles' formulas;
+//! * [`traffic`]: global-memory bytes of the FlashAttention v1 and v2 loop orders;
+//! * [`occupancy`]: blocks per SM, active warps and the limiting resource.
 
 pub mod access;
 pub mod arch;
 pub mod bank;
+pub mod counts;
 pub mod error;
 pub mod instr;
 pub mod layout;
 pub mod ldmatrix;
 pub mod mma;
+pub mod occupancy;
+pub mod program;
 pub mod smem;
+pub mod traffic;
 
 pub use error::SimError;

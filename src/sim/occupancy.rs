@@ -1,0 +1,338 @@
+//! Theoretical occupancy: how many blocks of a kernel fit on one SM, the active warps, the
+//! occupancy (active warps / maximum warps per SM, what Nsight Compute calls "Theoretical
+//! Occupancy") and the resource that limits it.
+//!
+//! The computation follows the CUDA Occupancy Calculator (`cuda_occupancy.h`,
+//! `cudaOccMaxActiveBlocksPerMultiprocessor`) with the default shared-memory carve-out (the
+//! largest), on the limits of [`Arch::limits`] (CUDA C++ Programming Guide, "Technical
+//! Specifications per Compute Capability"):
+//!
+//! * warps: `max_warps_per_sm / ceil(threads/32)`;
+//! * blocks: `max_blocks_per_sm`;
+//! * registers: a warp gets `regs·32` rounded up to 256 registers, from one of 4 sub-partitions of
+//!   `regs_per_sm/4`; blocks = `floor((regs_per_sm/4) / regs_per_warp) · 4 / warps_per_block`;
+//! * shared memory: a block gets `smem + reserved` (1 KB from sm_80 on) rounded up to the
+//!   allocation unit (256 B on sm_75, 128 B later); blocks = `smem_per_sm / that`.
+//!
+//! # Example: seed 004's v1 kernel on a Turing card
+//! ```
+//! use tilelab::sim::arch::Arch;
+//! use tilelab::sim::occupancy::{occupancy, Limiter, OccupancyInput};
+//! let r = occupancy(&OccupancyInput { arch: Arch::Sm75, threads_per_block: 128,
+//!     smem_per_block_bytes: 28 * 1024, regs_per_thread: None }).unwrap();
+//! assert_eq!((r.blocks_per_sm, r.active_warps), (2, 8));
+//! assert_eq!(r.occupancy, 0.25);
+//! assert_eq!(r.limiting, vec![Limiter::SharedMemory]);
+//! ```
+
+use serde::Serialize;
+
+use super::arch::{Arch, ArchLimits};
+use super::error::SimError;
+
+/// The kernel's launch resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OccupancyInput {
+    /// Architecture (serialized as `sm_75`, …).
+    #[serde(serialize_with = "arch_name")]
+    pub arch: Arch,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Shared memory per block (static + dynamic), bytes.
+    pub smem_per_block_bytes: u32,
+    /// 32-bit registers per thread; `None` leaves registers out of the limits.
+    pub regs_per_thread: Option<u32>,
+}
+
+fn arch_name<S: serde::Serializer>(a: &Arch, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(a)
+}
+
+/// A resource that can limit the blocks per SM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limiter {
+    /// Resident warps (threads) per SM.
+    Warps,
+    /// Resident blocks per SM.
+    Blocks,
+    /// Register file.
+    Registers,
+    /// Shared memory.
+    SharedMemory,
+}
+
+impl Limiter {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limiter::Warps => "warps",
+            Limiter::Blocks => "blocks",
+            Limiter::Registers => "registers",
+            Limiter::SharedMemory => "shared memory",
+        }
+    }
+}
+
+/// The blocks per SM each resource allows (`None`: that resource sets no limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// From resident warps.
+    pub warps: u32,
+    /// From resident blocks.
+    pub blocks: u32,
+    /// From registers (`None` when no register count was given).
+    pub registers: Option<u32>,
+    /// From shared memory (`None` for a block using none).
+    pub shared_memory: Option<u32>,
+}
+
+/// The result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OccupancyReport {
+    /// The input.
+    pub input: OccupancyInput,
+    /// The architecture's limits used.
+    #[serde(skip)]
+    pub limits_table: ArchLimits,
+    /// Warps per block: `ceil(threads/32)`.
+    pub warps_per_block: u32,
+    /// Registers allocated per warp (`regs·32` rounded up to 256), if registers were given.
+    pub regs_per_warp: Option<u32>,
+    /// Shared memory allocated per block: `smem + reserved`, rounded up to the allocation unit.
+    pub smem_allocated_per_block_bytes: u32,
+    /// Shared memory per SM the blocks share (the largest carve-out), bytes.
+    pub smem_per_sm_bytes: u32,
+    /// Blocks per SM allowed by each resource.
+    pub limits: Limits,
+    /// Resident blocks per SM: the least of the limits.
+    pub blocks_per_sm: u32,
+    /// Resident warps per SM.
+    pub active_warps: u32,
+    /// Maximum resident warps per SM.
+    pub max_warps: u32,
+    /// `active_warps / max_warps`, 0..=1.
+    pub occupancy: f64,
+    /// Every resource whose limit equals `blocks_per_sm`, in the order warps, blocks, registers,
+    /// shared memory.
+    pub limiting: Vec<Limiter>,
+}
+
+/// Computes the theoretical occupancy.
+///
+/// # Errors
+/// [`SimError::Invalid`] when the block cannot launch at all: 0 or more than 1024 threads; more
+/// than 255 registers per thread or 0; more registers per block than the architecture has; more
+/// shared memory than its per-block limit. Each message names the value and the limit.
+pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
+    let l = inp.arch.limits();
+    let arch = inp.arch;
+    let t = inp.threads_per_block;
+    if t == 0 || t > l.max_threads_per_block {
+        return Err(SimError::Invalid(format!(
+            "--threads {t} is not allowed on {arch}; allowed: 1..={} threads per block",
+            l.max_threads_per_block
+        )));
+    }
+    let warps = t.div_ceil(32);
+    let by_warps = l.max_warps_per_sm / warps;
+    let by_blocks = l.max_blocks_per_sm;
+    let (by_regs, regs_per_warp) = match inp.regs_per_thread {
+        None => (None, None),
+        Some(r) => {
+            if r == 0 || r > l.max_regs_per_thread {
+                return Err(SimError::Invalid(format!(
+                    "--regs {r} is not allowed on {arch}; allowed: 1..={} registers per thread",
+                    l.max_regs_per_thread
+                )));
+            }
+            let per_warp = (r * 32).next_multiple_of(l.reg_alloc_unit);
+            // The hardware check assumes every sub-partition allocates at once.
+            let assumed = per_warp * warps.next_multiple_of(l.reg_sub_partitions);
+            if assumed > l.max_regs_per_block {
+                return Err(SimError::Invalid(format!(
+                    "--regs {r} with --threads {t} needs {assumed} registers per block ({per_warp} per warp, warps rounded up to {}), over {arch}'s {} per block; use fewer registers or threads",
+                    l.reg_sub_partitions, l.max_regs_per_block
+                )));
+            }
+            let per_sub = (l.regs_per_sm / l.reg_sub_partitions) / per_warp;
+            (Some(per_sub * l.reg_sub_partitions / warps), Some(per_warp))
+        }
+    };
+    let s = inp.smem_per_block_bytes;
+    if s > l.smem_per_block_bytes {
+        return Err(SimError::Invalid(format!(
+            "--smem {s} bytes is over {arch}'s per-block limit of {} bytes ({} KB); allowed: 0..={}",
+            l.smem_per_block_bytes,
+            l.smem_per_block_bytes / 1024,
+            l.smem_per_block_bytes
+        )));
+    }
+    let alloc = if s == 0 {
+        0
+    } else {
+        (s + l.smem_reserved_per_block_bytes).next_multiple_of(l.smem_alloc_unit_bytes)
+    };
+    let by_smem = l.smem_per_sm_bytes.checked_div(alloc);
+    let blocks = [Some(by_warps), Some(by_blocks), by_regs, by_smem]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("warps and blocks always limit");
+    let mut limiting = Vec::new();
+    for (lim, v) in [
+        (Limiter::Warps, Some(by_warps)),
+        (Limiter::Blocks, Some(by_blocks)),
+        (Limiter::Registers, by_regs),
+        (Limiter::SharedMemory, by_smem),
+    ] {
+        if v == Some(blocks) {
+            limiting.push(lim);
+        }
+    }
+    let active = blocks * warps;
+    Ok(OccupancyReport {
+        input: *inp,
+        limits_table: l,
+        warps_per_block: warps,
+        regs_per_warp,
+        smem_allocated_per_block_bytes: alloc,
+        smem_per_sm_bytes: l.smem_per_sm_bytes,
+        limits: Limits {
+            warps: by_warps,
+            blocks: by_blocks,
+            registers: by_regs,
+            shared_memory: by_smem,
+        },
+        blocks_per_sm: blocks,
+        active_warps: active,
+        max_warps: l.max_warps_per_sm,
+        occupancy: active as f64 / l.max_warps_per_sm as f64,
+        limiting,
+    })
+}
+
+/// Parses a byte size: `28672`, `28K`, `28KB`, `28KiB`, `1.5K` (K = 1024 bytes, as CUDA counts
+/// shared memory), `0`.
+///
+/// # Errors
+/// [`SimError::Invalid`] quoting the string and the accepted forms.
+pub fn parse_bytes(s: &str) -> Result<u32, SimError> {
+    let bad = || {
+        SimError::Invalid(format!(
+            "bad size '{s}'; allowed: bytes (28672) or kilobytes of 1024 bytes (28K, 28KB, 28KiB)"
+        ))
+    };
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = lower
+        .strip_suffix("kib")
+        .or_else(|| lower.strip_suffix("kb"))
+        .or_else(|| lower.strip_suffix('k'))
+    {
+        (n.trim().to_string(), 1024.0)
+    } else {
+        (
+            lower.strip_suffix('b').unwrap_or(&lower).trim().to_string(),
+            1.0,
+        )
+    };
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let bytes = v * mult;
+    if !(0.0..=u32::MAX as f64).contains(&bytes) || bytes.fract() != 0.0 {
+        return Err(bad());
+    }
+    Ok(bytes as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::arch::ALL_ARCHES;
+
+    fn occ(arch: Arch, t: u32, s: u32, r: Option<u32>) -> OccupancyReport {
+        occupancy(&OccupancyInput {
+            arch,
+            threads_per_block: t,
+            smem_per_block_bytes: s,
+            regs_per_thread: r,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn seed_004_turing_case() {
+        let r = occ(Arch::Sm75, 128, 28 * 1024, None);
+        assert_eq!((r.blocks_per_sm, r.active_warps, r.max_warps), (2, 8, 32));
+        assert_eq!(r.occupancy, 0.25);
+        assert_eq!(r.limiting, vec![Limiter::SharedMemory]);
+        // With 64 registers per thread the register file would allow 8 blocks: smem still limits.
+        assert_eq!(occ(Arch::Sm75, 128, 28 * 1024, Some(64)).blocks_per_sm, 2);
+    }
+
+    #[test]
+    fn calculator_spot_checks() {
+        // sm_80, 256 threads, 255 regs: 8192 regs per warp, 2 warps per sub-partition, 8 warps: 1 block.
+        let r = occ(Arch::Sm80, 256, 0, Some(255));
+        assert_eq!(
+            (r.blocks_per_sm, r.limiting.clone()),
+            (1, vec![Limiter::Registers])
+        );
+        // 40 regs: 1280 per warp, 12 per sub-partition (not 12.8), 48 warps: 6 blocks of 8 warps.
+        assert_eq!(occ(Arch::Sm80, 256, 0, Some(40)).limits.registers, Some(6));
+        // sm_80 with 48 KB: (48 + 1) KB allocated, 164/49 = 3 blocks.
+        assert_eq!(occ(Arch::Sm80, 128, 48 * 1024, None).blocks_per_sm, 3);
+        // Tiny blocks hit the block limit.
+        let r = occ(Arch::Sm90, 32, 0, None);
+        assert_eq!(
+            (r.blocks_per_sm, r.limiting.clone()),
+            (32, vec![Limiter::Blocks])
+        );
+        // 1024 threads on sm_86: 48 warps per SM -> 1 block, 32/48 warps.
+        let r = occ(Arch::Sm86, 1024, 0, None);
+        assert_eq!((r.blocks_per_sm, r.active_warps), (1, 32));
+    }
+
+    #[test]
+    fn impossible_blocks_are_errors() {
+        let e = |a, t, s, r| {
+            occupancy(&OccupancyInput {
+                arch: a,
+                threads_per_block: t,
+                smem_per_block_bytes: s,
+                regs_per_thread: r,
+            })
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(e(Arch::Sm75, 128, 70 * 1024, None).contains("sm_75's per-block limit of 65536"));
+        assert!(e(Arch::Sm80, 2048, 0, None).contains("--threads 2048"));
+        assert!(e(Arch::Sm80, 1024, 0, Some(128)).contains("registers per block"));
+        assert!(e(Arch::Sm80, 128, 0, Some(300)).contains("--regs 300"));
+    }
+
+    #[test]
+    fn every_arch_at_its_limits_launches_one_block() {
+        for a in ALL_ARCHES {
+            let l = a.limits();
+            let r = occ(a, 1024, l.smem_per_block_bytes, Some(64));
+            assert_eq!(r.blocks_per_sm, 1, "{a}");
+        }
+    }
+
+    #[test]
+    fn parses_sizes() {
+        assert_eq!(parse_bytes("28KB").unwrap(), 28672);
+        assert_eq!(parse_bytes("28k").unwrap(), 28672);
+        assert_eq!(parse_bytes("28 KiB").unwrap(), 28672);
+        assert_eq!(parse_bytes("1.5K").unwrap(), 1536);
+        assert_eq!(parse_bytes("4096").unwrap(), 4096);
+        assert!(
+            parse_bytes("lots")
+                .unwrap_err()
+                .to_string()
+                .contains("'lots'")
+        );
+        assert!(parse_bytes("0.3").is_err());
+    }
+}

@@ -1,0 +1,433 @@
+//! Global-memory traffic of the FlashAttention forward loop orders of seed 004: bytes read and
+//! written by v1 (outer loop over K/V blocks, inner over Q blocks, Q and O reloaded every inner
+//! step) and v2 (Q block outer and held on chip, accumulator in registers, O written once), with
+//! and without L2 reuse of K/V, and the grid each order launches.
+//!
+//! The bytes come from walking each order's loops ([`simulate`]) and adding the loads and stores
+//! it issues; K/V loads are served by L2 after their first DRAM read of a (batch, head) when
+//! `l2_kv_reuse` is set. [`assumptions`] lists what the model takes for granted, and [`compare`]
+//! sets a result beside the article's measurements.
+//!
+//! # Example: seed 004's grid sizes
+//! ```
+//! use tilelab::sim::traffic::{simulate, LoopOrder, ARTICLE_PROBLEM};
+//! let v1 = simulate(&ARTICLE_PROBLEM, LoopOrder::V1, false).unwrap();
+//! let v2 = simulate(&ARTICLE_PROBLEM, LoopOrder::V2, true).unwrap();
+//! assert_eq!((v1.blocks, v2.blocks), (640, 20_480));
+//! assert_eq!(v1.written_bytes, 5_536_481_280); // the article measured 5.54 GB
+//! ```
+
+use serde::Serialize;
+
+use super::error::SimError;
+
+/// The attention problem and blocking. Units: elements unless named `_bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct TrafficProblem {
+    /// Batch B.
+    pub batch: u32,
+    /// Heads N_h.
+    pub heads: u32,
+    /// Sequence length S (queries = keys).
+    pub seq: u32,
+    /// Head dimension D.
+    pub head_dim: u32,
+    /// Block size: Br = Bc rows of Q and of K/V per block.
+    pub block: u32,
+    /// Bytes per element of Q, K, V, O (4: the article's Triton kernels compute in fp32).
+    pub elem_bytes: u32,
+    /// Bytes per softmax statistic (m and l, one each per query row), f32.
+    pub stat_bytes: u32,
+}
+
+/// Seed 004's setting: B = 10, N_h = 64, S = 1024, D = 64, Bc = 32, fp32.
+pub const ARTICLE_PROBLEM: TrafficProblem = TrafficProblem {
+    batch: 10,
+    heads: 64,
+    seq: 1024,
+    head_dim: 64,
+    block: 32,
+    elem_bytes: 4,
+    stat_bytes: 4,
+};
+
+/// A measurement quoted by the article, bytes (decimal: 1 GB = 10⁹ bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Measured {
+    /// DRAM bytes read.
+    pub read_bytes: Option<u64>,
+    /// DRAM bytes written.
+    pub written_bytes: Option<u64>,
+    /// Half a unit of the last digit the article prints (11.58 GB: 5 MB), bytes: gaps smaller
+    /// than this are rounding.
+    pub rounding_bytes: u64,
+}
+
+/// Seed 004, v1: "读取：11.58 GB，写入：5.54 GB".
+pub const ARTICLE_V1: Measured = Measured {
+    read_bytes: Some(11_580_000_000),
+    written_bytes: Some(5_540_000_000),
+    rounding_bytes: 5_000_000,
+};
+
+/// Seed 004, v2: "内存读取：从11.58 GB减少到412.18 MB" (writes not quoted).
+pub const ARTICLE_V2: Measured = Measured {
+    read_bytes: Some(412_180_000),
+    written_bytes: None,
+    rounding_bytes: 5_000,
+};
+
+/// The reduction in reads seed 004 quotes for v1 → v2, percent ("减少92.98%").
+pub const ARTICLE_READ_REDUCTION_PERCENT: f64 = 92.98;
+
+/// Which loop order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopOrder {
+    /// FlashAttention v1 (paper's Algorithm 1): grid (B, N_h); `for j in K/V blocks { load K_j,
+    /// V_j; for i in Q blocks { load Q_i, O_i, l_i, m_i; update; store O_i, l_i, m_i } }`.
+    V1,
+    /// FlashAttention v2: grid (S/Bc, B·N_h); `load Q_i; for j in K/V blocks { load K_j, V_j;
+    /// update registers }; store O_i` (m and l stay in registers).
+    V2,
+}
+
+impl LoopOrder {
+    /// Parses `v1` or `v2`.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value and the allowed ones.
+    pub fn parse(s: &str) -> Result<LoopOrder, SimError> {
+        match s {
+            "v1" | "1" => Ok(LoopOrder::V1),
+            "v2" | "2" => Ok(LoopOrder::V2),
+            _ => Err(SimError::Invalid(format!(
+                "unknown version '{s}'; allowed: v1, v2"
+            ))),
+        }
+    }
+
+    /// `v1` or `v2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopOrder::V1 => "v1",
+            LoopOrder::V2 => "v2",
+        }
+    }
+}
+
+/// Bytes moved for one tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TensorTraffic {
+    /// `Q`, `K`, `V`, `O` or `m,l`.
+    pub tensor: &'static str,
+    /// Bytes read from DRAM.
+    pub read_bytes: u64,
+    /// Bytes written to DRAM.
+    pub written_bytes: u64,
+    /// Loads served by L2 instead (bytes), with K/V reuse on.
+    pub l2_hit_bytes: u64,
+}
+
+/// Traffic of one loop order over the whole grid.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TrafficReport {
+    /// The loop order.
+    pub order: LoopOrder,
+    /// The problem.
+    pub problem: TrafficProblem,
+    /// Whether K/V loads after the first of each (batch, head) hit L2.
+    pub l2_kv_reuse: bool,
+    /// Grid as the article writes it: (B, N_h) for v1, (S/Bc, B·N_h) for v2.
+    pub grid: [u64; 2],
+    /// Thread blocks launched (product of `grid`).
+    pub blocks: u64,
+    /// Inner-loop steps over the whole grid.
+    pub inner_steps: u64,
+    /// Per tensor.
+    pub tensors: Vec<TensorTraffic>,
+    /// Sum of DRAM reads, bytes.
+    pub read_bytes: u64,
+    /// Sum of DRAM writes, bytes.
+    pub written_bytes: u64,
+}
+
+impl TrafficProblem {
+    /// Checks the problem.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] for a zero size, a sequence that is not a multiple of the block, or
+    /// element sizes other than 2 or 4 bytes.
+    pub fn validate(&self) -> Result<(), SimError> {
+        for (flag, v) in [
+            ("--batch", self.batch),
+            ("--heads", self.heads),
+            ("--seq", self.seq),
+            ("--head-dim", self.head_dim),
+            ("--block", self.block),
+        ] {
+            if v == 0 {
+                return Err(SimError::Invalid(format!(
+                    "{flag} 0 is not allowed; it must be at least 1"
+                )));
+            }
+        }
+        if !self.seq.is_multiple_of(self.block) {
+            return Err(SimError::Invalid(format!(
+                "--seq {} is not a multiple of --block {}; allowed: a block that divides the sequence",
+                self.seq, self.block
+            )));
+        }
+        for (flag, v) in [
+            ("--elem-bytes", self.elem_bytes),
+            ("stat bytes", self.stat_bytes),
+        ] {
+            if v != 2 && v != 4 {
+                return Err(SimError::Invalid(format!(
+                    "{flag} {v} is not allowed; allowed: 2 (fp16/bf16), 4 (fp32)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of one whole Q (or K, V, O) tensor: B·N_h·S·D·elem_bytes.
+    pub fn tensor_bytes(&self) -> u64 {
+        self.batch as u64
+            * self.heads as u64
+            * self.seq as u64
+            * self.head_dim as u64
+            * self.elem_bytes as u64
+    }
+
+    /// Reads no loop order can avoid: Q, K and V once each.
+    pub fn compulsory_read_bytes(&self) -> u64 {
+        3 * self.tensor_bytes()
+    }
+}
+
+#[derive(Default)]
+struct Acc {
+    q: (u64, u64, u64),
+    k: (u64, u64, u64),
+    v: (u64, u64, u64),
+    o: (u64, u64, u64),
+    ml: (u64, u64, u64),
+}
+
+/// Walks the loops of `order` for one (batch, head) — every (batch, head) runs the same loops —
+/// and scales by B·N_h.
+///
+/// # Errors
+/// Those of [`TrafficProblem::validate`].
+pub fn simulate(
+    p: &TrafficProblem,
+    order: LoopOrder,
+    l2_kv_reuse: bool,
+) -> Result<TrafficReport, SimError> {
+    p.validate()?;
+    let nb = (p.seq / p.block) as u64;
+    let tile = p.block as u64 * p.head_dim as u64 * p.elem_bytes as u64;
+    let stats = 2 * p.block as u64 * p.stat_bytes as u64;
+    let bh = p.batch as u64 * p.heads as u64;
+    let mut a = Acc::default();
+    // K/V blocks of this (batch, head) already in L2.
+    let mut cached = vec![false; nb as usize];
+    let mut load_kv = |a: &mut Acc, j: usize| {
+        if l2_kv_reuse && cached[j] {
+            a.k.2 += tile;
+            a.v.2 += tile;
+        } else {
+            a.k.0 += tile;
+            a.v.0 += tile;
+            cached[j] = true;
+        }
+    };
+    let mut steps = 0u64;
+    match order {
+        LoopOrder::V1 => {
+            for j in 0..nb as usize {
+                load_kv(&mut a, j);
+                for _i in 0..nb {
+                    a.q.0 += tile;
+                    a.o.0 += tile;
+                    a.ml.0 += stats;
+                    a.o.1 += tile;
+                    a.ml.1 += stats;
+                    steps += 1;
+                }
+            }
+        }
+        LoopOrder::V2 => {
+            for _i in 0..nb {
+                a.q.0 += tile;
+                for j in 0..nb as usize {
+                    load_kv(&mut a, j);
+                    steps += 1;
+                }
+                a.o.1 += tile;
+            }
+        }
+    }
+    let t = |tensor, (r, w, h): (u64, u64, u64)| TensorTraffic {
+        tensor,
+        read_bytes: r * bh,
+        written_bytes: w * bh,
+        l2_hit_bytes: h * bh,
+    };
+    let tensors = vec![
+        t("Q", a.q),
+        t("K", a.k),
+        t("V", a.v),
+        t("O", a.o),
+        t("m,l", a.ml),
+    ];
+    let grid = match order {
+        LoopOrder::V1 => [p.batch as u64, p.heads as u64],
+        LoopOrder::V2 => [nb, bh],
+    };
+    Ok(TrafficReport {
+        order,
+        problem: *p,
+        l2_kv_reuse,
+        grid,
+        blocks: grid[0] * grid[1],
+        inner_steps: steps * bh,
+        read_bytes: tensors.iter().map(|x| x.read_bytes).sum(),
+        written_bytes: tensors.iter().map(|x| x.written_bytes).sum(),
+        tensors,
+    })
+}
+
+/// What the model assumes, one sentence each.
+pub fn assumptions(order: LoopOrder) -> Vec<&'static str> {
+    let mut v = vec![
+        "bytes are DRAM traffic; 1 GB = 10^9 bytes, 1 MB = 10^6 bytes, as Nsight Compute prints them",
+        "Q, K, V, O are dense [B, N_h, S, D] tensors of --elem-bytes each (4 = fp32, which makes v1's modelled writes match the measured 5.54 GB)",
+        "every block load or store moves exactly its bytes: no partial sectors, no prefetch, no write-allocate reads",
+        "not causal: every Q block meets every K/V block",
+        "'with L2 reuse' means a K/V block read by one thread block is an L2 hit for every later block of the same (batch, head); 'without' means every load goes to DRAM",
+    ];
+    match order {
+        LoopOrder::V1 => v.extend([
+            "v1: O starts in DRAM and each inner step reads Q_i, O_i, m_i, l_i and writes back O_i, m_i, l_i (f32 statistics)",
+            "v1: K_j and V_j are read once per outer step, so L2 reuse of K/V changes nothing; Q/O re-reads are assumed to miss L2 (each (batch, head) re-reads 2·S·D·elem bytes per outer step, and the resident blocks together exceed L2)",
+        ]),
+        LoopOrder::V2 => v.extend([
+            "v2: each thread block reads its Q block once and writes its O block once; m and l stay in registers and are not written",
+            "v2: without L2 reuse each of the S/Bc thread blocks of a (batch, head) reads all of K and V from DRAM",
+        ]),
+    }
+    v
+}
+
+/// A model result beside a measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Measured DRAM reads, bytes.
+    pub measured_read_bytes: Option<u64>,
+    /// Measured DRAM writes, bytes.
+    pub measured_written_bytes: Option<u64>,
+    /// Measured − modelled reads, bytes.
+    pub read_gap_bytes: Option<i64>,
+    /// Measured − modelled writes, bytes.
+    pub written_gap_bytes: Option<i64>,
+    /// Bytes of one whole tensor (Q, K, V or O), to size the gaps.
+    pub tensor_bytes: u64,
+    /// The read gap in passes over K and V: `gap / (2·tensor_bytes)`.
+    pub read_gap_kv_passes: Option<f64>,
+    /// The measurement's rounding, bytes (see [`Measured::rounding_bytes`]).
+    pub rounding_bytes: u64,
+    /// Q, K and V read once each: the least any order reads.
+    pub compulsory_read_bytes: u64,
+    /// True when the measured reads are below [`Self::compulsory_read_bytes`], which no loop order
+    /// can achieve for this problem: the measurement must come from another setting.
+    pub measured_below_compulsory: bool,
+    /// For v2: how many full passes over K and V the measured reads imply, given Q read once:
+    /// `(measured − Q) / (K + V)`; 1 = perfect L2 reuse, S/Bc = none.
+    pub implied_kv_passes: Option<f64>,
+}
+
+/// Compares a report with a measurement.
+pub fn compare(r: &TrafficReport, m: &Measured) -> Comparison {
+    let tb = r.problem.tensor_bytes();
+    let comp = r.problem.compulsory_read_bytes();
+    Comparison {
+        measured_read_bytes: m.read_bytes,
+        measured_written_bytes: m.written_bytes,
+        read_gap_bytes: m.read_bytes.map(|x| x as i64 - r.read_bytes as i64),
+        written_gap_bytes: m.written_bytes.map(|x| x as i64 - r.written_bytes as i64),
+        tensor_bytes: tb,
+        read_gap_kv_passes: m
+            .read_bytes
+            .map(|x| (x as f64 - r.read_bytes as f64) / (2.0 * tb as f64)),
+        rounding_bytes: m.rounding_bytes,
+        compulsory_read_bytes: comp,
+        measured_below_compulsory: m.read_bytes.is_some_and(|x| x < comp),
+        implied_kv_passes: match (r.order, m.read_bytes) {
+            (LoopOrder::V2, Some(x)) => Some((x as f64 - tb as f64) / (2.0 * tb as f64)),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_reproduces_the_measured_writes_and_the_article_arithmetic() {
+        let v1 = simulate(&ARTICLE_PROBLEM, LoopOrder::V1, false).unwrap();
+        // "每次迭代读取(Q+O) ≈ 10.6 GB，写入O ≈ 5.3 GB": Q+O reads are 10.74 GB, O writes 5.37 GB.
+        let q = v1.tensors.iter().find(|t| t.tensor == "Q").unwrap();
+        let o = v1.tensors.iter().find(|t| t.tensor == "O").unwrap();
+        assert_eq!(q.read_bytes + o.read_bytes, 10_737_418_240);
+        assert_eq!(o.written_bytes, 5_368_709_120);
+        // O + m,l writes: 5.5365 GB, printed as 5.54 GB.
+        assert_eq!((v1.written_bytes as f64 / 1e7).round() / 100.0, 5.54);
+        assert_eq!(v1.read_bytes, 11_240_734_720);
+        // The measured 11.58 GB exceeds the model by one more pass over K and V, within rounding.
+        let c = compare(&v1, &ARTICLE_V1);
+        let gap = c.read_gap_bytes.unwrap();
+        assert!(
+            (gap - 2 * 167_772_160).unsigned_abs() <= ARTICLE_V1.rounding_bytes,
+            "{gap}"
+        );
+        assert!(c.written_gap_bytes.unwrap().unsigned_abs() <= ARTICLE_V1.rounding_bytes);
+        // L2 reuse cannot help v1's K/V (each block is read once).
+        let v1l2 = simulate(&ARTICLE_PROBLEM, LoopOrder::V1, true).unwrap();
+        assert_eq!(v1l2.read_bytes, v1.read_bytes);
+    }
+
+    #[test]
+    fn v2_with_and_without_l2() {
+        let tb = ARTICLE_PROBLEM.tensor_bytes();
+        assert_eq!(tb, 167_772_160);
+        let no = simulate(&ARTICLE_PROBLEM, LoopOrder::V2, false).unwrap();
+        let l2 = simulate(&ARTICLE_PROBLEM, LoopOrder::V2, true).unwrap();
+        assert_eq!(no.read_bytes, tb + 32 * 2 * tb);
+        assert_eq!(l2.read_bytes, 3 * tb);
+        assert_eq!(l2.written_bytes, tb);
+        assert_eq!(no.grid, [32, 640]);
+        let c = compare(&l2, &ARTICLE_V2);
+        assert!(c.measured_below_compulsory);
+        let passes = c.implied_kv_passes.unwrap();
+        assert!((passes - 0.728).abs() < 0.001, "{passes}");
+    }
+
+    #[test]
+    fn bad_problems_are_named() {
+        let mut p = ARTICLE_PROBLEM;
+        p.block = 48;
+        let e = simulate(&p, LoopOrder::V1, false).unwrap_err().to_string();
+        assert!(e.contains("--seq 1024") && e.contains("--block 48"), "{e}");
+        p.block = 32;
+        p.elem_bytes = 3;
+        assert!(
+            simulate(&p, LoopOrder::V2, false)
+                .unwrap_err()
+                .to_string()
+                .contains("allowed: 2")
+        );
+    }
+}
