@@ -1,7 +1,7 @@
 // Timing of one shared-memory access pattern for `tilelab verify`: every warp of the grid
 // repeats the same warp request `iters` times (`asm volatile` keeps every one of them, in
 // order, independent so they pipeline: the loop measures throughput), and lane 0 of warp 0 of block 0 reports the
-// clock64() cycles per request. The grid keeps several warps per SM busy so the shared-memory
+// clock64() cycles per 8 requests of the loop body. The grid keeps several warps per SM busy so the shared-memory
 // pipe, not latency, is what is timed; CUDA events time the whole launch.
 //   kind: 0 ld.shared.b32, 1 ld.shared.v2.b32, 2 ld.shared.v4.b32, 3 ldmatrix.x4, 4 ldmatrix.x4.trans
 extern "C" __global__ void bank_time(const unsigned *offs, int kind, int iters, unsigned long long *cycles, unsigned *sink)
@@ -11,19 +11,25 @@ extern "C" __global__ void bank_time(const unsigned *offs, int kind, int iters, 
     for (unsigned i = threadIdx.x; i < 48 * 1024 / 4; i += blockDim.x) ((unsigned *)smem)[i] = 0;
     __syncthreads();
     unsigned base = (unsigned)__cvta_generic_to_shared(smem) + offs[lane];
-    unsigned acc = 0, r0 = 0, r1 = 0, r2 = 0, r3 = 0;
+    unsigned acc = 0;
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
+        // Eight independent requests per iteration keep the shared-memory pipe busy, so the
+        // loop measures throughput (cycles per request), not load latency.
+        unsigned r[8][4];
         unsigned addr = base;
-        switch (kind) {
-        case 0: asm volatile("ld.shared.b32 %0, [%1];" : "=r"(r0) : "r"(addr)); break;
-        case 1: asm volatile("ld.shared.v2.b32 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr)); break;
-        case 2: asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr)); break;
-        case 3: asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr)); break;
-        case 4: asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr)); break;
-        default: break;
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+            switch (kind) {
+            case 0: asm volatile("ld.shared.b32 %0, [%1];" : "=r"(r[u][0]) : "r"(addr)); r[u][1] = r[u][2] = r[u][3] = 0; break;
+            case 1: asm volatile("ld.shared.v2.b32 {%0,%1}, [%2];" : "=r"(r[u][0]), "=r"(r[u][1]) : "r"(addr)); r[u][2] = r[u][3] = 0; break;
+            case 2: asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];" : "=r"(r[u][0]), "=r"(r[u][1]), "=r"(r[u][2]), "=r"(r[u][3]) : "r"(addr)); break;
+            case 3: asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r[u][0]), "=r"(r[u][1]), "=r"(r[u][2]), "=r"(r[u][3]) : "r"(addr)); break;
+            default: asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r[u][0]), "=r"(r[u][1]), "=r"(r[u][2]), "=r"(r[u][3]) : "r"(addr)); break;
+            }
         }
-        acc += r0 ^ r1 ^ r2 ^ r3;
+#pragma unroll
+        for (int u = 0; u < 8; ++u) acc += r[u][0] ^ r[u][1] ^ r[u][2] ^ r[u][3];
     }
     long long t1 = clock64();
     if (threadIdx.x == 0 && blockIdx.x == 0) *cycles = (unsigned long long)(t1 - t0);

@@ -22,11 +22,15 @@ use tilelab::gpu::device::Gpu;
 use tilelab::gpu::{self, fuzz, ncu, sass};
 use tilelab::records::{self, Record};
 use tilelab::sim::access::{self, Access};
+use tilelab::sim::arch::Arch;
 use tilelab::sim::bank::{WarpRequest, schedule};
+use tilelab::sim::counts;
 use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::layout::Layout;
 use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{self, MmaDtype, MmaShape};
+use tilelab::sim::occupancy::{OccupancyInput, occupancy};
+use tilelab::sim::program::{CtaProgram, GemmTiling, Split};
 use tilelab::sim::smem::SharedMemory;
 
 use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
@@ -65,6 +69,36 @@ pub struct VerifyArgs {
     /// Internal: launch the probe kernel once per record of FILE (run under ncu by verify).
     #[arg(long, hide = true)]
     pub probe_file: Option<PathBuf>,
+    /// Internal: launch every GEMM lesson case once (run under ncu by verify).
+    #[arg(long, hide = true)]
+    pub probe_gemm: bool,
+}
+
+/// The GEMM cases verify runs: seed 000's four cases (one warp K = 16; n warps; K != 16; n warps
+/// with K != 16) and the 64x64x128 tile under three shared-memory layouts.
+const GEMM_CASES: &[(u32, u32, u32, u32, Split, &str)] = &[
+    (32, 32, 16, 1, Split::Rows, "row"),
+    (32, 64, 16, 2, Split::Cols, "row"),
+    (64, 64, 128, 1, Split::Rows, "row"),
+    (64, 64, 128, 4, Split::Rows, "row"),
+    (64, 64, 128, 4, Split::Rows, "pad:8"),
+    (64, 64, 128, 4, Split::Rows, "swizzle:3,3,3"),
+];
+/// CTAs per GEMM launch.
+const GEMM_GRID: u32 = 4;
+
+fn gemm_case(i: usize) -> anyhow::Result<(GemmTiling, CtaProgram, String)> {
+    let (m, n, k, warps, split, layout) = GEMM_CASES[i];
+    let t = GemmTiling {
+        m,
+        n,
+        k,
+        warps,
+        split,
+    };
+    let cta = t.build(layout, Arch::Sm90)?;
+    let name = format!("gemm {m}x{n}x{k} {warps}w {split:?} {layout}");
+    Ok((t, cta, name))
 }
 
 fn check(
@@ -107,6 +141,13 @@ struct Row {
 pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     if let Some(f) = &a.probe_file {
         return probe_mode(f);
+    }
+    if a.probe_gemm {
+        let gpu = Gpu::open()?;
+        for i in 0..GEMM_CASES.len() {
+            run_gemm(&gpu, i)?;
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let extra: Vec<Vec<Record>> = a
         .records
@@ -155,6 +196,9 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     recs.extend(fuzz::records(a.fuzz, a.seed));
     let (wcs, skipped) = wavefront_checks(&a, &recs)?;
     for c in wcs {
+        add(c, skipped);
+    }
+    for (c, skipped) in gemm_checks(&gpu, &a)? {
         add(c, skipped);
     }
     for c in time_checks(&gpu, &timing)? {
@@ -712,7 +756,7 @@ fn time_checks(gpu: &Gpu, timing: &gpu::device::Compiled) -> anyhow::Result<Vec<
             }
             .map_err(derr)?;
             let cyc: Vec<u64> = s.clone_dtoh(&d_cyc).map_err(derr)?;
-            best = best.min(cyc[0] as f64 / iters as f64);
+            best = best.min(cyc[0] as f64 / (8.0 * iters as f64));
         }
         measured.push((
             label.to_string(),
@@ -735,6 +779,264 @@ fn time_checks(gpu: &Gpu, timing: &gpu::device::Compiled) -> anyhow::Result<Vec<
             format!("{cyc:.1} cycles"),
             worse_ok,
             "cycles per request should grow with wavefronts",
+        ));
+    }
+    Ok(out)
+}
+
+/// Small-integer f16 inputs for the GEMM (exact in f32 accumulation): A is M×K, B is N×K.
+fn gemm_inputs(t: &GemmTiling, seed: u32) -> (Vec<u16>, Vec<u16>, Vec<f32>) {
+    let mut s = seed.wrapping_mul(2_654_435_761).max(1);
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        (s % 5) as f32 - 2.0
+    };
+    let (m, n, k) = (t.m as usize, t.n as usize, t.k as usize);
+    let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+    let b: Vec<f32> = (0..n * k).map(|_| next()).collect();
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|kk| a[i * k + kk] * b[j * k + kk]).sum();
+        }
+    }
+    let h = |v: &Vec<f32>| {
+        v.iter()
+            .map(|&x| half::f16::from_f32(x).to_bits())
+            .collect()
+    };
+    (h(&a), h(&b), c)
+}
+
+/// Compiles and launches GEMM case `i` (grid [`GEMM_GRID`]); returns the compiled kernel, the
+/// function and the result C of every CTA.
+fn run_gemm(
+    gpu: &Gpu,
+    i: usize,
+) -> anyhow::Result<(
+    gpu::device::Compiled,
+    cudarc::driver::CudaFunction,
+    Vec<f32>,
+    Vec<f32>,
+)> {
+    let (t, cta, _) = gemm_case(i)?;
+    let src = gpu::gemm::source(&t, &cta)?;
+    let c = gpu.compile("gemm_tile.cu", &src)?;
+    let f = gpu.function(&c, "gemm_tile")?;
+    let (a, b, want) = gemm_inputs(&t, i as u32 + 1);
+    let s = &gpu.stream;
+    let (da, db) = (
+        s.clone_htod(&a).map_err(derr)?,
+        s.clone_htod(&b).map_err(derr)?,
+    );
+    let mut dc = s
+        .alloc_zeros::<f32>((t.m * t.n * GEMM_GRID) as usize)
+        .map_err(derr)?;
+    let cfg = LaunchConfig {
+        grid_dim: (GEMM_GRID, 1, 1),
+        block_dim: (t.warps * 32, 1, 1),
+        shared_mem_bytes: cta.smem_bytes,
+    };
+    // SAFETY: arguments match gemm_tile(const unsigned short*, const unsigned short*, float*).
+    unsafe {
+        s.launch_builder(&f)
+            .arg(&da)
+            .arg(&db)
+            .arg(&mut dc)
+            .launch(cfg)
+    }
+    .map_err(derr)?;
+    let got: Vec<f32> = s.clone_dtoh(&dc).map_err(derr)?;
+    Ok((c, f, got, want))
+}
+
+/// The GEMM lesson kernel: results, SASS counts, occupancy, and (under ncu) dynamic LDSM counts
+/// and shared-load wavefronts, each against the simulator's program.
+fn gemm_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> {
+    let mut out = Vec::new();
+    let cuobjdump = find_tool("cuobjdump");
+    for i in 0..GEMM_CASES.len() {
+        let (t, cta, name) = gemm_case(i)?;
+        let gc = counts::gemm_counts(&t, &cta);
+        let (compiled, f, got, want) = run_gemm(gpu, i)?;
+        let bad = (0..GEMM_GRID as usize)
+            .flat_map(|c| got[c * want.len()..(c + 1) * want.len()].iter().zip(&want))
+            .filter(|(g, w)| g != w)
+            .count();
+        out.push((
+            check(
+                "gemm",
+                format!("{name}: C = A·Bᵀ"),
+                "exact",
+                format!("{bad} wrong"),
+                bad == 0,
+                "small-integer inputs, every CTA",
+            ),
+            false,
+        ));
+        // SASS.
+        match &cuobjdump {
+            Some(tool) => {
+                let p = std::env::temp_dir()
+                    .join(format!("tilelab-{}-gemm{i}.cubin", std::process::id()));
+                std::fs::write(&p, &compiled.cubin)?;
+                let o = Command::new(tool).arg("-sass").arg(&p).output()?;
+                let _ = std::fs::remove_file(&p);
+                let l = sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout));
+                let get = |m: &str| {
+                    l.get("gemm_tile")
+                        .and_then(|x| x.get(m))
+                        .copied()
+                        .unwrap_or(0) as u64
+                };
+                let (ldsm, hmma) = (get("LDSM.16.M88.4"), get("HMMA.16816.F32"));
+                out.push((
+                    check(
+                        "sass",
+                        format!("{name}: LDSM.16.M88.4"),
+                        gc.per_warp.ldsm,
+                        ldsm,
+                        ldsm == gc.per_warp.ldsm,
+                        "static, per warp program",
+                    ),
+                    false,
+                ));
+                out.push((
+                    check(
+                        "sass",
+                        format!("{name}: HMMA.16816.F32"),
+                        gc.per_warp.hmma,
+                        hmma,
+                        hmma == gc.per_warp.hmma,
+                        "static, per warp program",
+                    ),
+                    false,
+                ));
+            }
+            None => out.push((
+                check(
+                    "sass",
+                    format!("{name}"),
+                    "-",
+                    "-",
+                    true,
+                    "cuobjdump not found",
+                ),
+                true,
+            )),
+        }
+        // Occupancy: the driver's answer against the simulator's, for the kernel's registers.
+        let regs = f
+            .get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)
+            .map_err(derr)? as u32;
+        let threads = t.warps * 32;
+        let driver = f
+            .occupancy_max_active_blocks_per_multiprocessor(threads, cta.smem_bytes as usize, None)
+            .map_err(derr)?;
+        let arch = Arch::from_cc(gpu.cc.0, gpu.cc.1).unwrap_or(Arch::Sm90);
+        let sim = occupancy(&OccupancyInput {
+            arch,
+            threads_per_block: threads,
+            smem_per_block_bytes: cta.smem_bytes,
+            regs_per_thread: Some(regs),
+        })?;
+        out.push((
+            check(
+                "occupancy",
+                format!(
+                    "{name} ({threads} thr, {} B smem, {regs} regs)",
+                    cta.smem_bytes
+                ),
+                format!("{} blocks/SM", sim.blocks_per_sm),
+                format!("{driver} blocks/SM"),
+                sim.blocks_per_sm == driver,
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            ),
+            false,
+        ));
+    }
+    // Dynamic counts under ncu.
+    let Some(ncu_path) = (if a.no_ncu { None } else { ncu::find() }) else {
+        out.push((
+            check(
+                "gemm",
+                "dynamic counts (ncu)",
+                "-",
+                "-",
+                true,
+                "ncu not available",
+            ),
+            true,
+        ));
+        return Ok(out);
+    };
+    let exe = std::env::current_exe()?;
+    let ldsm_metric = "smsp__inst_executed_op_ldsm.sum";
+    let metrics = [ldsm_metric, ncu::WAVEFRONTS_LD].join(",");
+    let spin = spinner("measuring the GEMM kernels with Nsight Compute");
+    let o = Command::new(&ncu_path)
+        .args([
+            "--clock-control",
+            "none",
+            "--csv",
+            "--metrics",
+            &metrics,
+            "-k",
+            "regex:gemm_tile",
+        ])
+        .arg(&exe)
+        .args(["verify", "--probe-gemm"])
+        .output()?;
+    spin.finish_and_clear();
+    let table = ncu::parse_csv(&String::from_utf8_lossy(&o.stdout));
+    if table.len() != GEMM_CASES.len() {
+        out.push((
+            check(
+                "gemm",
+                "dynamic counts (ncu)",
+                "-",
+                format!("{} rows", table.len()),
+                true,
+                "ncu gave no per-launch metrics",
+            ),
+            true,
+        ));
+        return Ok(out);
+    }
+    for i in 0..GEMM_CASES.len() {
+        let (t, cta, name) = gemm_case(i)?;
+        let gc = counts::gemm_counts(&t, &cta);
+        let banks = counts::bank_summary(&cta, &[1]);
+        let m = &table[&(i as u64)];
+        let ldsm = m.get(ldsm_metric).copied().unwrap_or(-1.0) as i64;
+        let wf = m.get(ncu::WAVEFRONTS_LD).copied().unwrap_or(-1.0) as i64;
+        let (want_ldsm, want_wf) = (
+            (gc.per_cta.ldsm * GEMM_GRID as u64) as i64,
+            (banks.total.wavefronts * GEMM_GRID as u64) as i64,
+        );
+        out.push((
+            check(
+                "gemm",
+                format!("{name}: LDSM executed"),
+                want_ldsm,
+                ldsm,
+                ldsm == want_ldsm,
+                format!("{ldsm_metric}, {GEMM_GRID} CTAs"),
+            ),
+            false,
+        ));
+        out.push((
+            check(
+                "gemm",
+                format!("{name}: shared-load wavefronts"),
+                want_wf,
+                wf,
+                wf == want_wf,
+                format!("{}, {GEMM_GRID} CTAs", ncu::WAVEFRONTS_LD),
+            ),
+            false,
         ));
     }
     Ok(out)

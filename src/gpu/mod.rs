@@ -6,7 +6,8 @@
 //! * [`ncu`]: running Nsight Compute on ourselves and parsing its CSV;
 //! * [`sass`]: counting SASS mnemonics in `cuobjdump -sass` output;
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
-//! * [`fuzz`]: random warp requests for `verify --fuzz N`.
+//! * [`fuzz`]: random warp requests for `verify --fuzz N`;
+//! * [`gemm`]: the tiled GEMM lesson kernel specialised to a simulator tiling.
 //!
 //! Kernels (`kernels/*.cu`) are compiled into the binary with `include_str!` and built by NVRTC
 //! for the device's own architecture.
@@ -14,6 +15,7 @@
 pub mod compare;
 pub mod device;
 pub mod fuzz;
+pub mod gemm;
 pub mod ncu;
 pub mod sass;
 
