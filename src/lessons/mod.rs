@@ -14,6 +14,7 @@
 //!   register contents), plus the checks of a whole lesson ([`run::check_lesson`]);
 //! * [`hooks`]: claims about whole kernels (instruction counts, traffic, occupancy) that the
 //!   counts model answers once it is connected;
+//! * [`cuda`]: the CUDA C kernel of a lesson, generated from the same data;
 //! * [`embedded`]: the lessons built into the binary.
 //!
 //! This module does file I/O only in [`load::load_dir`] and [`load::load_file`]; `sim` stays pure.
@@ -32,6 +33,7 @@ use std::fmt;
 use crate::sim::instr::Instruction;
 use crate::sim::mma::{MmaDtype, MmaShape, Operand};
 
+pub mod cuda;
 pub mod embedded;
 pub mod format;
 pub mod hooks;
