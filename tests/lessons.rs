@@ -4,6 +4,7 @@
 //! * `every_lesson_checks_out`: runs [`tilelab::lessons::run::check_lesson`] on each lesson
 //!   with the H200 records of `shared/hw/h200_wavefronts.json` (a copy lives in `tests/data/`);
 //! * `embedded_list_matches_the_directory`: `lessons/*.toml` and the built-in list agree;
+//! * `every_lesson_names_its_kernel_file`: `kernels/lesson_*.cu` exist and equal the generated text;
 //! * `malformed_*`: bad files give one-line errors naming file, field and what is allowed;
 //! * `unknown_lesson_lists_the_known_ones`;
 //! * `p_stays_in_registers`: the C fragment of two n8 mmas is the A fragment of the next mma.
@@ -100,6 +101,14 @@ fn every_lesson_names_its_kernel_file() {
             .unwrap_or_else(|e| panic!("{}: kernel {}: {e}", l.name, l.kernel));
         let sig = format!("extern \"C\" __global__ void {}(", l.kernel_function());
         assert!(text.contains(&sig), "{} lacks `{sig}`", l.kernel);
+        assert_eq!(
+            text,
+            lessons::cuda::kernel_source(&l),
+            "{} is stale: regenerate with `tilelab lessons kernel {} > {}`",
+            l.kernel,
+            l.name,
+            l.kernel
+        );
     }
 }
 
@@ -130,7 +139,6 @@ fn err_of(text: &str) -> String {
     let s = e.to_string();
     assert!(!s.contains('\n'), "one line: {s}");
     assert!(s.starts_with("lessons/bad.toml"), "names the file: {s}");
-    println!("{s}");
     s
 }
 

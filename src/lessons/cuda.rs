@@ -245,7 +245,7 @@ pub fn kernel_source(lesson: &Lesson) -> String {
     s.push_str("    for (int q = 0; q < 4; ++q) out[lane * 4 + q] = d[q];\n}\n");
     s.replace(
         "    float acc[4][4] = {};\n",
-        "    float acc[4][4] = {};\n    unsigned s_packed[4] = {0u, 0u, 0u, 0u};\n",
+        "    float acc[4][4] = {};\n    unsigned s_packed[4] = {0u, 0u, 0u, 0u};\n    (void)acc;\n    (void)s_packed;\n",
     )
 }
 

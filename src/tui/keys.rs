@@ -83,7 +83,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('l')],
         label: "l",
         msg: Msg::NextLayout,
-        help: "next layout (row, pad, swizzle…): counts change live",
+        help: "next layout (row, pad, swizzle…), counts follow",
         scope: Scope::Lesson,
         footer: true,
     },

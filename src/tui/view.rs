@@ -228,7 +228,11 @@ fn render_header(app: &App, area: Rect, buf: &mut Buffer) {
             format!(" step {}/{} ", app.pos + 1, app.runs.len()),
             Style::new().add_modifier(Modifier::BOLD),
         ),
-        Span::raw(format!("{} │ layout ", step.op_name())),
+        Span::raw(if area.width >= 100 {
+            format!("{} │ layout ", step.op_name())
+        } else {
+            "│ ".to_string()
+        }),
     ];
     for (i, spec) in l.layouts.iter().enumerate() {
         let s = format!("{}:{}", i + 1, spec);
@@ -242,7 +246,7 @@ fn render_header(app: &App, area: Rect, buf: &mut Buffer) {
         });
     }
     if l.variants.len() > 1 {
-        spans.push(Span::raw(" │ variant "));
+        spans.push(Span::raw(" │ "));
         spans.push(Span::styled(
             l.variants[app.variant].clone(),
             Style::new().fg(Color::Black).bg(Color::Magenta),
