@@ -174,9 +174,8 @@ pub fn kernel_source(lesson: &Lesson) -> String {
                     );
                     emit_shared(&mut s, *instruction, si);
                     for fd in &st.feeds {
-                        match fd.operand {
-                            Operand::A => a_since_b = Some((si, fd.regs.clone(), *tile)),
-                            _ => {}
+                        if fd.operand == Operand::A {
+                            a_since_b = Some((si, fd.regs.clone(), *tile));
                         }
                     }
                     let bf: Vec<(usize, Vec<u32>)> = st

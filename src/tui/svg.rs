@@ -119,8 +119,10 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
             })
             .collect(),
         StepOp::Shared {
-            instruction, tile, ..
-        } if matches!(instruction, crate::sim::instr::Instruction::Ldmatrix { .. }) => {
+            instruction: crate::sim::instr::Instruction::Ldmatrix { .. },
+            tile,
+            ..
+        } => {
             let t = &lesson.tiles[*tile];
             vec![(Holder::Tile(*tile), t.name.clone(), t.rows, t.cols)]
         }

@@ -769,7 +769,7 @@ fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
     let mut first = vec![Span::styled("SASS ", Style::new().fg(Color::DarkGray))];
     for (k, v) in &by {
         first.push(Span::styled(
-            format!("{k}"),
+            k.to_string(),
             Style::new().add_modifier(Modifier::BOLD),
         ));
         first.push(Span::raw(format!(" ×{v}  ")));
