@@ -2,10 +2,12 @@
 //!
 //! * [`sim`]: the pure CPU simulator (wavefronts, bank conflicts, ldmatrix and mma fragments);
 //! * [`gpu`]: running the same tiling on an NVIDIA GPU (cudarc, loaded at run time);
+//! * [`lessons`]: the lesson files (`lessons/*.toml`), loaded and run on [`sim`];
 //! * [`tui`]: the terminal walkthrough;
 //! * [`viz`]: SVG pictures of bank grids and fragment maps.
 
 pub mod gpu;
+pub mod lessons;
 pub mod records;
 pub mod sim;
 pub mod tui;

@@ -1,15 +1,447 @@
-//! `tilelab lessons` (being built: see the lessons/TUI issue).
+//! `tilelab lessons`: list, show, check the lessons and print their kernels.
+//!
+//! * `tilelab lessons [--json]`: the list, in curriculum order;
+//! * `tilelab lessons show NAME [--step N] [--layout L] [--variant V] [--json] [--svg FILE]`:
+//!   the narrative and every step's numbers per layout; with `--step`, the lanes of that step;
+//!   `--svg FILE` draws step N (default 1) as a picture: the bank grid for shared-memory steps,
+//!   the fragment map for ldmatrix and mma steps (both for ldmatrix);
+//! * `tilelab lessons check [NAME]… [--hw FILE] [--json]`: every expected number against the
+//!   simulator (exit 1 on a mismatch);
+//! * `tilelab lessons kernel NAME`: the lesson's CUDA C kernel (`kernels/lesson_NAME.cu`).
+//!
+//! `--dir DIR` loads lessons from DIR instead of the built-in set (for lesson authors).
+//!
+//! `--json` of the list prints an array of `{name, title, summary, claims, kernel, kernel_function,
+//! layouts, variants, steps, source}`; of `show`, `{name, title, narrative, layouts, variants,
+//! steps: [{index, title, instruction, sass, variant, results: {LAYOUT: {wavefronts, conflicts,
+//! ideal}}}]}`; with `--step`, also `lanes: [{lane, row, col, byte_offset, bank, wavefronts}]`
+//! for the step under `--layout`.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::Serialize;
+use tilelab::lessons::run::{CheckStatus, HwRecord, check_lesson, run_step};
+use tilelab::lessons::{self, Lesson};
+use tilelab::sim::bank::bank_of;
+
+use super::out;
 
 /// Arguments of `tilelab lessons`.
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  tilelab lessons\n  tilelab lessons show swizzle --step 1 --layout swizzle:3,3,3\n  tilelab lessons show ldmatrix --step 2 --svg ldmatrix.svg\n  tilelab lessons check\n  tilelab tui banks"
+)]
 pub struct LessonsArgs {
-    /// Print JSON.
-    #[arg(long)]
+    /// Print JSON (the list, or with `show`/`check` their results).
+    #[arg(long, global = true)]
     pub json: bool,
+    /// Load lessons from DIR (*.toml) instead of the built-in ones.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub cmd: Option<LessonsCmd>,
 }
 
-pub fn run(_a: LessonsArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'tilelab lessons' is not available in this build yet")
+/// `tilelab lessons …` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum LessonsCmd {
+    /// The narrative and every step of a lesson, with wavefronts and conflicts per layout.
+    Show(ShowArgs),
+    /// Check every expected number of the lessons against the simulator (exit 1 on a mismatch).
+    Check(CheckArgs),
+    /// Print a lesson's CUDA C kernel (the text of kernels/lesson_NAME.cu).
+    Kernel {
+        /// Lesson name.
+        name: String,
+    },
+}
+
+/// Arguments of `tilelab lessons show`.
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// Lesson name (see `tilelab lessons`).
+    pub name: String,
+    /// Show the lanes of step N (1-based).
+    #[arg(long, value_name = "N")]
+    pub step: Option<usize>,
+    /// Layout for --step and --svg (one of the lesson's layouts; default its first).
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+    /// Variant whose steps are listed (e.g. torch or triton; default the first).
+    #[arg(long, value_name = "VARIANT")]
+    pub variant: Option<String>,
+    /// Write an SVG picture of step N (default 1): bank grid and/or fragment map.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// Arguments of `tilelab lessons check`.
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// Lessons to check (default: all).
+    pub names: Vec<String>,
+    /// Hardware records (JSON of shared/hw/h200_wavefronts.json) to check `measured` links against.
+    #[arg(long, value_name = "FILE")]
+    pub hw: Option<PathBuf>,
+}
+
+/// Loads the built-in lessons, or those of `dir`.
+pub fn load(dir: Option<&PathBuf>) -> anyhow::Result<Vec<Lesson>> {
+    Ok(match dir {
+        Some(d) => lessons::load_dir(d)?,
+        None => lessons::builtin()?,
+    })
+}
+
+/// Index of `spec` among the lesson's layouts (default 0).
+pub fn layout_index(l: &Lesson, spec: Option<&str>) -> anyhow::Result<usize> {
+    match spec {
+        None => Ok(0),
+        Some(s) => l.layouts.iter().position(|x| x == s).ok_or_else(|| {
+            anyhow::anyhow!(
+                "layout '{s}' is not one of lesson '{}''s layouts; allowed: {}",
+                l.name,
+                l.layouts.join(", ")
+            )
+        }),
+    }
+}
+
+/// Index of `name` among the lesson's variants (default 0).
+pub fn variant_index(l: &Lesson, name: Option<&str>) -> anyhow::Result<usize> {
+    match name {
+        None => Ok(0),
+        Some(s) => l.variants.iter().position(|x| x == s).ok_or_else(|| {
+            anyhow::anyhow!(
+                "variant '{s}' is not one of lesson '{}''s variants; allowed: {}",
+                l.name,
+                l.variants.join(", ")
+            )
+        }),
+    }
+}
+
+/// Converts a 1-based step number of `variant` into an index into `lesson.steps`.
+pub fn step_index(l: &Lesson, variant: usize, n: usize) -> anyhow::Result<usize> {
+    let steps = l.steps_of(variant);
+    if n == 0 || n > steps.len() {
+        anyhow::bail!(
+            "step {n} is not in lesson '{}' (variant '{}'); allowed: 1..={}",
+            l.name,
+            l.variants[variant],
+            steps.len()
+        );
+    }
+    Ok(steps[n - 1])
+}
+
+#[derive(Serialize)]
+struct ListItem<'a> {
+    name: &'a str,
+    title: &'a str,
+    summary: &'a str,
+    claims: &'a [String],
+    kernel: &'a str,
+    kernel_function: String,
+    layouts: &'a [String],
+    variants: &'a [String],
+    steps: usize,
+    source: &'a str,
+}
+
+pub fn run(a: LessonsArgs) -> anyhow::Result<ExitCode> {
+    let all = load(a.dir.as_ref())?;
+    match a.cmd {
+        None => list(&all, a.json),
+        Some(LessonsCmd::Show(s)) => show(&all, s, a.json),
+        Some(LessonsCmd::Check(c)) => check(&all, c, a.json),
+        Some(LessonsCmd::Kernel { name }) => {
+            let l = lessons::find(&all, &name)?;
+            print!("{}", lessons::cuda::kernel_source(l));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn list(all: &[Lesson], json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        let items: Vec<ListItem> = all
+            .iter()
+            .map(|l| ListItem {
+                name: &l.name,
+                title: &l.title,
+                summary: &l.summary,
+                claims: &l.claims,
+                kernel: &l.kernel,
+                kernel_function: l.kernel_function(),
+                layouts: &l.layouts,
+                variants: &l.variants,
+                steps: l.steps.len(),
+                source: &l.source,
+            })
+            .collect();
+        out::print_json(&items)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let w = all.iter().map(|l| l.name.len()).max().unwrap_or(4).max(4);
+    println!(
+        "{}",
+        out::bold(&format!("{:>2}  {:w$}  {:>5}  title", "#", "name", "steps"))
+    );
+    for (i, l) in all.iter().enumerate() {
+        println!(
+            "{:>2}  {:w$}  {:>5}  {}",
+            i + 1,
+            l.name,
+            l.steps.len(),
+            l.title
+        );
+        println!("{:>2}  {:w$}  {:>5}  {}", "", "", "", l.summary);
+    }
+    println!(
+        "\nStart one with `tilelab tui NAME` (or `tilelab tui` to pick); print one with `tilelab lessons show NAME`."
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct StepResult {
+    wavefronts: u32,
+    conflicts: u32,
+    ideal: u32,
+}
+
+#[derive(Serialize)]
+struct StepJson {
+    index: usize,
+    title: String,
+    instruction: String,
+    sass: String,
+    variant: Option<String>,
+    results: BTreeMap<String, StepResult>,
+}
+
+#[derive(Serialize)]
+struct LaneJson {
+    lane: usize,
+    row: u32,
+    col: u32,
+    byte_offset: u32,
+    bank: usize,
+    wavefronts: Vec<usize>,
+}
+
+#[derive(Serialize)]
+struct ShowJson<'a> {
+    name: &'a str,
+    title: &'a str,
+    narrative: &'a str,
+    layouts: &'a [String],
+    variants: &'a [String],
+    steps: Vec<StepJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lanes: Option<Vec<LaneJson>>,
+}
+
+fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let l = lessons::find(all, &a.name)?;
+    let li = layout_index(l, a.layout.as_deref())?;
+    let vi = variant_index(l, a.variant.as_deref())?;
+    let order = l.steps_of(vi);
+    let mut steps = Vec::new();
+    for (n, &si) in order.iter().enumerate() {
+        let st = &l.steps[si];
+        let mut results = BTreeMap::new();
+        for (lj, spec) in l.layouts.iter().enumerate() {
+            if let Some(rep) = run_step(l, si, lj)?.report {
+                results.insert(
+                    spec.clone(),
+                    StepResult {
+                        wavefronts: rep.wavefront_count(),
+                        conflicts: rep.bank_conflicts(),
+                        ideal: rep.ideal(),
+                    },
+                );
+            }
+        }
+        steps.push(StepJson {
+            index: n + 1,
+            title: st.title.clone(),
+            instruction: st.op_name(),
+            sass: st.sass().to_string(),
+            variant: st.variant.clone(),
+            results,
+        });
+    }
+    let lanes = match a.step {
+        None => None,
+        Some(n) => {
+            let si = step_index(l, vi, n)?;
+            let run = run_step(l, si, li)?;
+            run.request.as_ref().map(|req| {
+                let rep = run.report.as_ref().expect("shared step");
+                (0..32)
+                    .filter_map(|lane| {
+                        let (row, col) = run.coords[lane]?;
+                        let off = req.lane_byte_offsets[lane];
+                        Some(LaneJson {
+                            lane,
+                            row,
+                            col,
+                            byte_offset: off,
+                            bank: bank_of(off),
+                            wavefronts: rep.lane_wavefronts(lane),
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+        }
+    };
+    if let Some(path) = &a.svg {
+        let si = step_index(l, vi, a.step.unwrap_or(1))?;
+        let run = run_step(l, si, li)?;
+        let svg = tilelab::tui::svg::step_svg(l, &run);
+        std::fs::write(path, svg)
+            .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if json {
+        out::print_json(&ShowJson {
+            name: &l.name,
+            title: &l.title,
+            narrative: &l.narrative,
+            layouts: &l.layouts,
+            variants: &l.variants,
+            steps,
+            lanes,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", out::bold(&format!("{} ({})", l.title, l.name)));
+    println!("{}\n", l.summary);
+    println!("{}", l.narrative.trim());
+    println!();
+    if l.variants.len() > 1 {
+        println!("variant: {} (of {})", l.variants[vi], l.variants.join(", "));
+    }
+    let cols: Vec<String> = l
+        .layouts
+        .iter()
+        .map(|s| format!("{:>16}", format!("{s} wf/cf")))
+        .collect();
+    println!(
+        "{}",
+        out::bold(&format!(
+            "{:>2}  {:18} {:16} {}  title",
+            "#",
+            "instruction",
+            "SASS",
+            cols.join("")
+        ))
+    );
+    for s in &steps {
+        let vals: Vec<String> = l
+            .layouts
+            .iter()
+            .map(|spec| match s.results.get(spec) {
+                Some(r) => {
+                    let v = format!("{:>16}", format!("{}/{}", r.wavefronts, r.conflicts));
+                    if r.conflicts > 0 {
+                        out::paint(&v, out::wavefront_color(2))
+                    } else {
+                        v
+                    }
+                }
+                None => format!("{:>16}", "-"),
+            })
+            .collect();
+        println!(
+            "{:>2}  {:18} {:16} {}  {}",
+            s.index,
+            s.instruction,
+            s.sass,
+            vals.join(""),
+            s.title
+        );
+    }
+    if let Some(lanes) = lanes {
+        println!(
+            "\nstep {} under '{}': lane, element, byte offset, bank, wavefronts",
+            a.step.unwrap_or(1),
+            l.layouts[li]
+        );
+        for x in lanes {
+            let wf: Vec<String> = x.wavefronts.iter().map(|w| w.to_string()).collect();
+            let line = format!(
+                "lane {:>2}  ({:>3}, {:>3})  {:>6}  bank {:>2}  wavefront {}",
+                x.lane,
+                x.row,
+                x.col,
+                x.byte_offset,
+                x.bank,
+                wf.join(",")
+            );
+            let c = out::wavefront_color(x.wavefronts.first().copied().unwrap_or(0));
+            println!("{}", out::paint(&line, c));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let hw: Option<BTreeMap<String, HwRecord>> = match &a.hw {
+        None => None,
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read hardware records '{}'", p.display()))?;
+            let recs: Vec<HwRecord> = serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "'{}' is not a JSON array of {{name, instruction, lane_byte_offsets, wavefronts}}",
+                    p.display()
+                )
+            })?;
+            Some(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
+        }
+    };
+    let chosen: Vec<&Lesson> = if a.names.is_empty() {
+        all.iter().collect()
+    } else {
+        a.names
+            .iter()
+            .map(|n| lessons::find(all, n))
+            .collect::<Result<_, _>>()?
+    };
+    let mut report = BTreeMap::new();
+    let (mut pass, mut fail, mut pending) = (0, 0, 0);
+    for l in chosen {
+        let checks = check_lesson(l, hw.as_ref());
+        for c in &checks {
+            match c.status {
+                CheckStatus::Pass => pass += 1,
+                CheckStatus::Fail => fail += 1,
+                CheckStatus::Pending => pending += 1,
+            }
+            if !json && c.status != CheckStatus::Pass {
+                let tag = match c.status {
+                    CheckStatus::Fail => out::paint("FAIL", out::wavefront_color(2)),
+                    _ => out::paint("pending", out::wavefront_color(1)),
+                };
+                println!("{tag}  {}: {}  ({})", l.name, c.what, c.detail);
+            }
+        }
+        report.insert(l.name.clone(), checks);
+    }
+    if json {
+        out::print_json(&report)?;
+    } else {
+        println!("{pass} passed, {fail} failed, {pending} pending");
+    }
+    Ok(if fail > 0 {
+        ExitCode::from(super::EXIT_MISMATCH)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -918,7 +918,7 @@ fn gemm_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> 
             None => out.push((
                 check(
                     "sass",
-                    format!("{name}"),
+                    name.to_string(),
                     "-",
                     "-",
                     true,

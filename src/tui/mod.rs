@@ -1,1 +1,91 @@
-//! Terminal UI (ratatui + crossterm).
+//! Terminal UI (ratatui + crossterm): step through the warp instructions of a lesson's tile.
+//!
+//! Elm style: [`app::App`] is the state, [`app::Msg`] the messages, [`app::update`] the only
+//! place state changes, [`view`] draws `&App`; [`keys::BINDINGS`] is the one key table (it also
+//! builds the help overlay and footer). The TUI asks [`crate::lessons::run`] (and through it
+//! [`crate::sim`]) for the report of each step; it never works out conflicts itself.
+//!
+//! [`run`] owns the terminal: raw mode and the alternate screen are entered once and left on
+//! every way out — normal exit, an error (a guard's `Drop`) and a panic (a panic hook that
+//! restores the terminal before the default hook prints the message).
+//!
+//! [`svg`] draws the same bank grid and fragment maps as SVG pictures.
+
+pub mod app;
+pub mod keys;
+pub mod svg;
+pub mod view;
+
+use std::io::{self, Stdout};
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+
+use app::{App, update};
+
+/// How long to wait for an event before drawing again. Nothing animates; the timeout only
+/// bounds how late a resize that arrives without an event is noticed.
+pub const POLL: Duration = Duration::from_millis(250);
+
+/// Leaves raw mode and the alternate screen and shows the cursor. Safe to call twice.
+pub fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        io::stdout(),
+        LeaveAlternateScreen,
+        ratatui::crossterm::cursor::Show
+    );
+}
+
+struct Guard;
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+}
+
+/// Runs the TUI on the real terminal until the user quits.
+///
+/// # Errors
+/// Terminal I/O errors (the terminal is restored first).
+pub fn run(mut app: App) -> io::Result<()> {
+    install_panic_hook();
+    enable_raw_mode()?;
+    let _guard = Guard;
+    execute!(io::stdout(), EnterAlternateScreen)?;
+    let mut terminal: Terminal<CrosstermBackend<Stdout>> =
+        Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.clear()?;
+    while !app.should_quit {
+        terminal.draw(|f| f.render_widget(&app, f.area()))?;
+        if !event::poll(POLL)? {
+            continue;
+        }
+        match event::read()? {
+            Event::Key(k) if k.kind == KeyEventKind::Press => {
+                if let Some(msg) = keys::msg_for(k, app.screen, app.help) {
+                    update(&mut app, msg);
+                }
+            }
+            Event::Resize(_, _) => terminal.autoresize()?,
+            _ => {}
+        }
+    }
+    terminal.show_cursor()?;
+    Ok(())
+}

@@ -1,0 +1,406 @@
+//! Lessons: one TOML data file per lesson in `lessons/`, loaded into typed [`Lesson`]s and
+//! run step by step on [`crate::sim`].
+//!
+//! A lesson is a short narrative (Markdown), a few named shared-memory [`Tile`]s, the layouts to
+//! compare (`row`, `pad:8`, `swizzle:3,3,3`, … as [`crate::sim::layout::Layout::parse`] reads
+//! them), and a list of [`Step`]s. Each step is **one warp instruction**: a shared-memory access
+//! (`ld.shared.*`, `st.shared.*`, `ldmatrix.*`) whose 32 lane addresses come from an [`Access`]
+//! pattern over a tile, or an `mma.sync` whose fragments are shown. Each shared-memory step
+//! carries the numbers the simulator must give for every layout (wavefronts, bank conflicts);
+//! `tests/lessons.rs` checks them all.
+//!
+//! * [`load`]: parsing and validation, one-line [`LessonError`]s naming file, field and rule;
+//! * [`run`]: a step → [`run::StepRun`] (the `sim` request, its report, lane coordinates,
+//!   register contents), plus the checks of a whole lesson ([`run::check_lesson`]);
+//! * [`hooks`]: claims about whole kernels (instruction counts, traffic, occupancy) that the
+//!   counts model answers once it is connected;
+//! * [`cuda`]: the CUDA C kernel of a lesson, generated from the same data;
+//! * [`embedded`]: the lessons built into the binary.
+//!
+//! This module does file I/O only in [`load::load_dir`] and [`load::load_file`]; `sim` stays pure.
+//!
+//! # Example
+//! ```
+//! let lessons = tilelab::lessons::builtin().unwrap();
+//! let banks = tilelab::lessons::find(&lessons, "banks").unwrap();
+//! let run = tilelab::lessons::run::run_step(banks, 0, 0).unwrap();
+//! assert_eq!(run.report.unwrap().wavefront_count(), 1);
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::sim::instr::Instruction;
+use crate::sim::mma::{MmaDtype, MmaShape, Operand};
+
+pub mod cuda;
+pub mod embedded;
+pub mod format;
+pub mod hooks;
+pub mod load;
+pub mod run;
+
+pub use load::{LessonError, builtin, find, load_dir, load_file, parse_lesson};
+
+/// The name of the single variant of a lesson that declares no `variants`.
+pub const DEFAULT_VARIANT: &str = "all";
+
+/// One lesson, validated.
+#[derive(Clone, Debug)]
+pub struct Lesson {
+    /// Short name used on the command line (`tilelab tui banks`), `[a-z0-9-]+`.
+    pub name: String,
+    /// Title shown in lists and in the TUI header.
+    pub title: String,
+    /// One-line summary for `tilelab lessons`.
+    pub summary: String,
+    /// The claims of `shared/seeds/NOTES.md` this lesson covers, in words.
+    pub claims: Vec<String>,
+    /// CUDA C file, relative to the repository root (`kernels/lesson_banks.cu`), holding one
+    /// `extern "C" __global__` kernel `lesson_<name with '_'>` with the same tiling.
+    pub kernel: String,
+    /// The narrative, Markdown.
+    pub narrative: String,
+    /// Layout strings to compare, the first is the default; applied to every tile without a
+    /// fixed layout.
+    pub layouts: Vec<String>,
+    /// Named variants of the tile program (e.g. `torch`, `triton`); `["all"]` when the file
+    /// declares none.
+    pub variants: Vec<String>,
+    /// Shared-memory tiles, placed one after another (each at a 1024-byte boundary).
+    pub tiles: Vec<Tile>,
+    /// The warp instructions, in program order (all variants).
+    pub steps: Vec<Step>,
+    /// Expected instructions by SASS mnemonic for each variant's steps.
+    pub sass_counts: BTreeMap<String, BTreeMap<String, u32>>,
+    /// Claims about whole kernels, answered by the counts model through [`hooks`].
+    pub model: Vec<hooks::ModelClaim>,
+    /// Arithmetic facts of the articles (products, ratios) checked as written.
+    pub arithmetic: Vec<Arithmetic>,
+    /// Where the lesson came from (file path or `builtin:NAME.toml`).
+    pub source: String,
+}
+
+/// A tile of `rows x cols` elements of `elem_bytes` bytes in shared memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// Name used by steps (`tile = "K"`).
+    pub name: String,
+    /// Rows, in elements.
+    pub rows: u32,
+    /// Columns, in elements.
+    pub cols: u32,
+    /// Bytes per element (1, 2, 4 or 8).
+    pub elem_bytes: u32,
+    /// A layout string that does not follow the lesson's layout switch, if any.
+    pub fixed_layout: Option<String>,
+}
+
+/// One warp instruction of a lesson.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// Short title ("read one row").
+    pub title: String,
+    /// Markdown shown beside the narrative while this step is current.
+    pub note: String,
+    /// What the warp executes.
+    pub op: StepOp,
+    /// The variant this step belongs to (`None`: every variant).
+    pub variant: Option<String>,
+    /// Expected wavefronts and bank conflicts per layout string (shared-memory steps).
+    pub expect: BTreeMap<String, Expect>,
+    /// Per layout string, the name of a record of `shared/hw/h200_wavefronts.json` with the same
+    /// lane addresses (so the hardware measured this very request).
+    pub measured: BTreeMap<String, String>,
+    /// ldmatrix steps: which registers form which mma operand fragment.
+    pub feeds: Vec<Feed>,
+    /// Spot checks of single register halves.
+    pub checks: Vec<Spot>,
+    /// mma steps: expected 32-bit registers per lane of A, B and C/D.
+    pub mma_regs: Option<(u32, u32, u32)>,
+}
+
+/// The instruction of a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepOp {
+    /// `ld.shared`, `st.shared` or `ldmatrix` over one tile.
+    Shared {
+        /// The instruction.
+        instruction: Instruction,
+        /// Index into [`Lesson::tiles`].
+        tile: usize,
+        /// Where each lane points.
+        access: Access,
+    },
+    /// `mma.sync.aligned.<shape>.row.col.f32.<dtype>.<dtype>.f32`.
+    Mma {
+        /// m16n8k16 or m16n8k8.
+        shape: MmaShape,
+        /// f16 or bf16 inputs.
+        dtype: MmaDtype,
+    },
+}
+
+impl Step {
+    /// SASS mnemonic (`LDS.128`, `LDSM.16.MT88.4`, `HMMA.16816.F32`).
+    pub fn sass(&self) -> &'static str {
+        match &self.op {
+            StepOp::Shared { instruction, .. } => instruction.sass(),
+            StepOp::Mma { shape, dtype } => shape.sass(*dtype),
+        }
+    }
+
+    /// PTX spelling of the instruction.
+    pub fn ptx(&self) -> String {
+        match &self.op {
+            StepOp::Shared { instruction, .. } => match instruction {
+                Instruction::Ldmatrix { num, trans } => format!(
+                    "ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16",
+                    num.count(),
+                    if *trans { ".trans" } else { "" }
+                ),
+                i => i.to_string(),
+            },
+            StepOp::Mma { shape, dtype } => shape.ptx(*dtype),
+        }
+    }
+}
+
+/// How the 32 lanes of a step pick tile elements. Coordinates are `(row, col)` in elements of
+/// the step's tile; each lane's access starts at its element and covers `width / elem_bytes`
+/// elements along the row (`ldmatrix`: one 16-byte matrix row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Row-major sweep: lane `i` reads linear element `row*cols + col + i*stride` (stride in
+    /// elements, default the elements one access covers), wrapping to the next rows.
+    Sweep {
+        /// Start row.
+        row: u32,
+        /// Start column.
+        col: u32,
+        /// Elements between consecutive lanes.
+        stride: u32,
+    },
+    /// Column read: lane `i` reads `(row + i % period, col)`; `period` 16 gives the
+    /// `tid & 15` pattern of seed 004 (lanes 16-31 repeat lanes 0-15).
+    Column {
+        /// Start row.
+        row: u32,
+        /// Column.
+        col: u32,
+        /// Lanes before the rows repeat (1..=32).
+        period: u32,
+    },
+    /// Every lane reads `(row, col)`.
+    Broadcast {
+        /// Row.
+        row: u32,
+        /// Column.
+        col: u32,
+    },
+    /// `ldmatrix`: matrix `m` is the 8x8 block at `matrices[m]` (its top-left element); lane
+    /// `8m + r` gives the address of its row `r`.
+    Ldmatrix {
+        /// Top-left `(row, col)` of each 8x8 matrix, as many as the instruction loads.
+        matrices: Vec<(u32, u32)>,
+    },
+    /// `row = base + Σ per·((lane / div) % modulo)`, same for `col`.
+    Affine {
+        /// Row expression.
+        row: AffineExpr,
+        /// Column expression.
+        col: AffineExpr,
+    },
+    /// Explicit coordinates, lane 0 first (32 entries).
+    Coords(Vec<(u32, u32)>),
+}
+
+/// `base + Σ per·((lane / div) % modulo)` in elements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffineExpr {
+    /// Constant part.
+    pub base: u32,
+    /// `(per, div, modulo)` terms.
+    pub terms: Vec<(u32, u32, u32)>,
+}
+
+impl AffineExpr {
+    /// Value for `lane`.
+    pub fn eval(&self, lane: u32) -> u32 {
+        self.base
+            + self
+                .terms
+                .iter()
+                .map(|&(per, div, m)| per * ((lane / div) % m))
+                .sum::<u32>()
+    }
+}
+
+impl Access {
+    /// The `(row, col)` element each address lane points at; `None` for lanes whose address the
+    /// instruction ignores (ldmatrix .x1/.x2 beyond the matrices).
+    pub fn coords(&self, tile: &Tile, elems_per_access: u32) -> [Option<(u32, u32)>; 32] {
+        std::array::from_fn(|lane| {
+            let l = lane as u32;
+            Some(match self {
+                Access::Sweep { row, col, stride } => {
+                    let s = if *stride == 0 {
+                        elems_per_access
+                    } else {
+                        *stride
+                    };
+                    let idx = row * tile.cols + col + l * s;
+                    (idx / tile.cols, idx % tile.cols)
+                }
+                Access::Column { row, col, period } => (row + l % period, *col),
+                Access::Broadcast { row, col } => (*row, *col),
+                Access::Ldmatrix { matrices } => {
+                    let (m, r) = (lane / 8, l % 8);
+                    let &(r0, c0) = matrices.get(m)?;
+                    (r0 + r, c0)
+                }
+                Access::Affine { row, col } => (row.eval(l), col.eval(l)),
+                Access::Coords(c) => c[lane],
+            })
+        })
+    }
+}
+
+/// Expected numbers of one shared-memory step under one layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Expect {
+    /// Wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`).
+    pub wavefronts: u32,
+    /// Bank conflicts (`l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum`).
+    pub conflicts: u32,
+}
+
+/// "Registers `regs` of this ldmatrix are the `operand` fragment of an m16n8k16 mma whose
+/// operand sits in the tile at `origin`, stored as `storage`."
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Feed {
+    /// A or B.
+    pub operand: Operand,
+    /// ldmatrix destination registers, in mma register order (a0.. or b0..).
+    pub regs: Vec<u32>,
+    /// Tile `(row, col)` of operand element (0, 0).
+    pub origin: (u32, u32),
+    /// Which operand dimension runs down the tile rows and which along: `mk`/`km` for A
+    /// (M×K), `kn`/`nk` for B (K×N; `nk` is B stored N×K, the `.col` layout of `mma.row.col`).
+    pub storage: [char; 2],
+    /// Whether the registers are expected to match the fragment (lessons show failures too).
+    pub matches: bool,
+}
+
+/// One expected register half: lane `lane`, register `reg`, half `half` holds element
+/// `(row, col)` of the step's tile (ld/ldmatrix) or of `operand` (mma).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spot {
+    /// Lane 0..32.
+    pub lane: u32,
+    /// Register index.
+    pub reg: u32,
+    /// Part of the register (0 = low 16 bits for b16 data).
+    pub half: u32,
+    /// mma operand (mma steps only).
+    pub operand: Option<Operand>,
+    /// Expected row.
+    pub row: u32,
+    /// Expected column.
+    pub col: u32,
+}
+
+/// An arithmetic fact quoted from the articles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arithmetic {
+    /// What it is.
+    pub label: String,
+    /// Where it comes from (`seed 000`).
+    pub source: String,
+    /// The computation.
+    pub kind: ArithKind,
+    /// The value the article states (or that the lesson derives).
+    pub equals: f64,
+}
+
+/// The computation of an [`Arithmetic`] fact.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArithKind {
+    /// Product of the factors.
+    Product(Vec<f64>),
+    /// Sum of the terms.
+    Sum(Vec<f64>),
+    /// Mean of the values.
+    Mean(Vec<f64>),
+    /// `num / den` rounded to `decimals` places.
+    Quotient {
+        /// Numerator.
+        num: f64,
+        /// Denominator.
+        den: f64,
+        /// Decimal places compared.
+        decimals: u32,
+    },
+}
+
+impl Arithmetic {
+    /// The computed value (rounded for quotients).
+    pub fn value(&self) -> f64 {
+        match &self.kind {
+            ArithKind::Product(v) => v.iter().product(),
+            ArithKind::Sum(v) => v.iter().sum(),
+            ArithKind::Mean(v) => v.iter().sum::<f64>() / v.len().max(1) as f64,
+            ArithKind::Quotient { num, den, decimals } => {
+                let s = 10f64.powi(*decimals as i32);
+                (num / den * s).round() / s
+            }
+        }
+    }
+
+    /// Whether the computed value equals [`Self::equals`] (to 1e-9 relative).
+    pub fn holds(&self) -> bool {
+        let v = self.value();
+        (v - self.equals).abs() <= 1e-9 * self.equals.abs().max(1.0)
+    }
+}
+
+impl fmt::Display for Arithmetic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: &[f64], sep: &str| {
+            v.iter()
+                .map(|x| format!("{x}"))
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        let expr = match &self.kind {
+            ArithKind::Product(v) => list(v, "·"),
+            ArithKind::Sum(v) => list(v, " + "),
+            ArithKind::Mean(v) => format!("mean({})", list(v, ", ")),
+            ArithKind::Quotient { num, den, .. } => format!("{num} / {den}"),
+        };
+        write!(f, "{}: {expr} = {}", self.label, self.value())
+    }
+}
+
+impl Lesson {
+    /// Indices into [`Self::steps`] of the steps of `variant` (program order).
+    pub fn steps_of(&self, variant: usize) -> Vec<usize> {
+        let v = self.variants.get(variant).map(String::as_str);
+        self.steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.variant.is_none() || s.variant.as_deref() == v)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Index of the tile named `name`.
+    pub fn tile_index(&self, name: &str) -> Option<usize> {
+        self.tiles.iter().position(|t| t.name == name)
+    }
+
+    /// The kernel function name in [`Self::kernel`]: `lesson_` + name with `-` as `_`.
+    pub fn kernel_function(&self) -> String {
+        format!("lesson_{}", self.name.replace('-', "_"))
+    }
+}

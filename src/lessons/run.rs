@@ -1,0 +1,634 @@
+//! Running lesson steps on the simulator, and checking a lesson's expected numbers.
+//!
+//! [`run_step`] turns step `i` under layout `j` into the [`WarpRequest`] the warp issues, asks
+//! [`crate::sim::bank::simulate`] for its [`RequestReport`], and lists which element every lane
+//! holds in every register afterwards (from [`crate::sim::ldmatrix::fragment`] and
+//! [`crate::sim::mma::fragment`]). Nothing here computes wavefronts itself.
+//!
+//! [`check_lesson`] runs every check a lesson file states and returns one [`Check`] per
+//! expected number, so tests and `tilelab lessons check` report the same things.
+
+use std::collections::BTreeMap;
+
+use super::hooks::{self, ModelAnswer};
+use super::{Access, Feed, Lesson, LessonError, Spot, StepOp, Tile};
+use crate::sim::bank::{RequestReport, SharedMemoryConfig, WARP_SIZE, WarpRequest, simulate};
+use crate::sim::instr::Instruction;
+use crate::sim::layout::Layout;
+use crate::sim::ldmatrix;
+use crate::sim::mma::{self, MmaShape, Operand};
+
+/// Tiles start at multiples of this many bytes (keeps every `Swizzle<B,M,S>` atom used here
+/// aligned and every tile starting in bank 0).
+pub const TILE_ALIGN_BYTES: u32 = 1024;
+
+/// Where one tile sits under one layout choice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedTile {
+    /// The layout string in force for this tile (the tile's fixed one or the lesson's choice).
+    pub spec: String,
+    /// The parsed layout.
+    pub layout: Layout,
+    /// Byte offset of the tile in shared memory.
+    pub base: u32,
+}
+
+/// Places every tile of `lesson` under layout choice `layout` (index into
+/// [`Lesson::layouts`]), one after another at [`TILE_ALIGN_BYTES`] boundaries.
+///
+/// # Errors
+/// A layout that does not parse for a tile (the loader rejects such lessons).
+pub fn place_tiles(lesson: &Lesson, layout: usize) -> Result<Vec<PlacedTile>, LessonError> {
+    let choice = lesson
+        .layouts
+        .get(layout)
+        .ok_or_else(|| LessonError::Invalid {
+            file: lesson.source.clone(),
+            field: "layouts".into(),
+            message: format!(
+                "layout index {layout} is out of range; the lesson has {}",
+                lesson.layouts.len()
+            ),
+        })?;
+    let mut base = 0u32;
+    let mut out = Vec::new();
+    for (i, t) in lesson.tiles.iter().enumerate() {
+        let spec = t.fixed_layout.clone().unwrap_or_else(|| choice.clone());
+        let layout = Layout::parse(&spec, t.rows, t.cols, t.elem_bytes).map_err(|e| {
+            LessonError::Invalid {
+                file: lesson.source.clone(),
+                field: format!("tiles[{i}]"),
+                message: e.to_string(),
+            }
+        })?;
+        out.push(PlacedTile { spec, layout, base });
+        base = (base + layout.size_bytes()).next_multiple_of(TILE_ALIGN_BYTES);
+    }
+    Ok(out)
+}
+
+/// What register part holds: an element of a tile or of an mma operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Holder {
+    /// Element `(row, col)` of tile `tiles[index]`.
+    Tile(usize),
+    /// Element `(row, col)` of an mma operand (C means C and D).
+    Operand(Operand),
+}
+
+/// One part of one register of one lane after the step: `regs[lane][reg]`, part `half`
+/// (0 = low bits) holds element `(row, col)` of `holder`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegElem {
+    /// Lane 0..32.
+    pub lane: u32,
+    /// Register index within the instruction's destination (or source, for stores) vector.
+    pub reg: u32,
+    /// Part of the register: 0/1 for b16 halves, 0..4 for bytes, 0 for 32-bit data.
+    pub half: u32,
+    /// Whose element.
+    pub holder: Holder,
+    /// Row, in elements.
+    pub row: u32,
+    /// Column, in elements.
+    pub col: u32,
+}
+
+/// One step, simulated under one layout.
+#[derive(Clone, Debug)]
+pub struct StepRun {
+    /// Index into [`Lesson::steps`].
+    pub step: usize,
+    /// Layout index the run used.
+    pub layout: usize,
+    /// Placement of the step's tile (shared-memory steps).
+    pub tile: Option<PlacedTile>,
+    /// The tile `(row, col)` each address lane points at (`None`: lane gives no address).
+    pub coords: [Option<(u32, u32)>; WARP_SIZE],
+    /// The request the warp issues (shared-memory steps).
+    pub request: Option<WarpRequest>,
+    /// The simulator's report for it.
+    pub report: Option<RequestReport>,
+    /// Register contents after the step.
+    pub regs: Vec<RegElem>,
+}
+
+impl StepRun {
+    /// The element in `lane`'s register `reg`, part `half`, if any.
+    pub fn reg(&self, lane: u32, reg: u32, half: u32) -> Option<&RegElem> {
+        self.regs
+            .iter()
+            .find(|e| e.lane == lane && e.reg == reg && e.half == half)
+    }
+
+    /// Elements held by `lane`, in register order.
+    pub fn lane_regs(&self, lane: u32) -> Vec<&RegElem> {
+        self.regs.iter().filter(|e| e.lane == lane).collect()
+    }
+}
+
+fn invalid(lesson: &Lesson, step: usize, layout: &str, message: String) -> LessonError {
+    LessonError::Invalid {
+        file: lesson.source.clone(),
+        field: format!("steps[{step}].access"),
+        message: format!("under layout '{layout}': {message}"),
+    }
+}
+
+/// Runs step `step` of `lesson` under layout choice `layout`.
+///
+/// # Errors
+/// [`LessonError::Invalid`] when the access leaves the tile, is not contiguous under the layout
+/// (a 16-byte access must cover 16 contiguous bytes), or `sim` rejects the request (misaligned,
+/// out of shared memory). The loader runs every step under every layout, so built-in lessons
+/// never fail here.
+pub fn run_step(lesson: &Lesson, step: usize, layout: usize) -> Result<StepRun, LessonError> {
+    let s = lesson.steps.get(step).ok_or_else(|| LessonError::Invalid {
+        file: lesson.source.clone(),
+        field: "steps".into(),
+        message: format!(
+            "step {step} is out of range; the lesson has {}",
+            lesson.steps.len()
+        ),
+    })?;
+    match &s.op {
+        StepOp::Mma { shape, .. } => {
+            let mut regs = Vec::new();
+            for op in [Operand::A, Operand::B, Operand::C] {
+                for lane in 0..WARP_SIZE as u32 {
+                    for reg in 0..shape.regs(op) {
+                        for half in 0..shape.halves(op) {
+                            let (row, col) = mma::fragment(*shape, op, lane, reg, half);
+                            regs.push(RegElem {
+                                lane,
+                                reg,
+                                half,
+                                holder: Holder::Operand(op),
+                                row,
+                                col,
+                            });
+                        }
+                    }
+                }
+            }
+            Ok(StepRun {
+                step,
+                layout,
+                tile: None,
+                coords: [None; WARP_SIZE],
+                request: None,
+                report: None,
+                regs,
+            })
+        }
+        StepOp::Shared {
+            instruction,
+            tile,
+            access,
+        } => {
+            let placed = place_tiles(lesson, layout)?.swap_remove(*tile);
+            let t = &lesson.tiles[*tile];
+            run_shared(lesson, step, *instruction, *tile, t, access, placed, layout)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_shared(
+    lesson: &Lesson,
+    step: usize,
+    ins: Instruction,
+    tile_index: usize,
+    t: &Tile,
+    access: &Access,
+    placed: PlacedTile,
+    layout: usize,
+) -> Result<StepRun, LessonError> {
+    let spec = placed.spec.clone();
+    let eb = t.elem_bytes;
+    let width = ins.bytes_per_address();
+    if width < eb {
+        return Err(invalid(
+            lesson,
+            step,
+            &spec,
+            format!(
+                "{ins} moves {width} bytes per lane but tile '{}' has {eb}-byte elements; use an access at least one element wide",
+                t.name
+            ),
+        ));
+    }
+    if matches!(ins, Instruction::Ldmatrix { .. }) && eb != 2 {
+        return Err(invalid(
+            lesson,
+            step,
+            &spec,
+            format!(
+                "ldmatrix loads b16 elements but tile '{}' has {eb}-byte elements",
+                t.name
+            ),
+        ));
+    }
+    let n = width / eb;
+    let coords = access.coords(t, n);
+    let lanes = ins.address_lanes();
+    let mut offs = [0u32; WARP_SIZE];
+    for lane in 0..WARP_SIZE {
+        if lanes >> lane & 1 == 0 {
+            continue;
+        }
+        let Some((r, c)) = coords[lane] else {
+            return Err(invalid(
+                lesson,
+                step,
+                &spec,
+                format!("lane {lane} gives no address but {ins} needs one"),
+            ));
+        };
+        if r >= t.rows || c + n > t.cols {
+            return Err(invalid(
+                lesson,
+                step,
+                &spec,
+                format!(
+                    "lane {lane} reads elements ({r}, {c}..{}) outside tile '{}' of {}x{}",
+                    c + n,
+                    t.name,
+                    t.rows,
+                    t.cols
+                ),
+            ));
+        }
+        let b = placed.layout.byte_offset(r, c);
+        for k in 1..n {
+            if placed.layout.byte_offset(r, c + k) != b + k * eb {
+                return Err(invalid(
+                    lesson,
+                    step,
+                    &spec,
+                    format!(
+                        "lane {lane}'s {width}-byte access at ({r}, {c}) covers elements that are not contiguous in this layout; pick an access along the stored rows"
+                    ),
+                ));
+            }
+        }
+        offs[lane] = placed.base + b;
+    }
+    let req = WarpRequest::new(ins, offs);
+    let report = simulate(&req, &SharedMemoryConfig::default())
+        .map_err(|e| invalid(lesson, step, &spec, e.to_string()))?;
+    let holder = Holder::Tile(tile_index);
+    let mut regs = Vec::new();
+    match ins {
+        Instruction::Ldmatrix { num, trans } => {
+            for lane in 0..WARP_SIZE as u32 {
+                for reg in 0..num.count() as u32 {
+                    for half in 0..2 {
+                        let e = ldmatrix::fragment(trans, lane, reg, half);
+                        let al = ldmatrix::address_lane(e.matrix, e.row) as usize;
+                        if let Some((r, c)) = coords[al] {
+                            regs.push(RegElem {
+                                lane,
+                                reg,
+                                half,
+                                holder,
+                                row: r,
+                                col: c + e.col,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        _ => {
+            for lane in 0..WARP_SIZE as u32 {
+                let Some((r, c)) = coords[lane as usize] else {
+                    continue;
+                };
+                for k in 0..n {
+                    let byte = k * eb;
+                    regs.push(RegElem {
+                        lane,
+                        reg: byte / 4,
+                        half: if eb >= 4 { 0 } else { (byte % 4) / eb },
+                        holder,
+                        row: r,
+                        col: c + k,
+                    });
+                }
+            }
+        }
+    }
+    Ok(StepRun {
+        step,
+        layout,
+        tile: Some(placed),
+        coords,
+        request: Some(req),
+        report: Some(report),
+        regs,
+    })
+}
+
+/// Whether an ldmatrix run's registers `feed.regs` equal the m16n8k16 `feed.operand` fragment
+/// of the operand stored in the tile at `feed.origin` as `feed.storage`. Returns the first
+/// differing `(lane, mma reg, half)` with both tile coordinates when they differ.
+pub fn feed_mismatch(run: &StepRun, feed: &Feed) -> Option<String> {
+    for (j, &reg) in feed.regs.iter().enumerate() {
+        for lane in 0..WARP_SIZE as u32 {
+            for half in 0..2 {
+                let (i, jj) = mma::fragment(MmaShape::M16N8K16, feed.operand, lane, j as u32, half);
+                // A: (m, k) = (i, jj); B: (k, n) = (i, jj).
+                let dim = |c: char| match (feed.operand, c) {
+                    (Operand::A, 'm') | (Operand::B, 'k') => i,
+                    _ => jj,
+                };
+                let want = (
+                    feed.origin.0 + dim(feed.storage[0]),
+                    feed.origin.1 + dim(feed.storage[1]),
+                );
+                let got = run.reg(lane, reg, half).map(|e| (e.row, e.col));
+                if got != Some(want) {
+                    let name = if feed.operand == Operand::A { "a" } else { "b" };
+                    return Some(format!(
+                        "lane {lane} ldmatrix reg {reg} half {half} holds tile {got:?}, the {name}{j} fragment needs tile {want:?}"
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether a spot check holds; `Err` carries what the register really holds.
+pub fn spot_holds(run: &StepRun, spot: &Spot) -> Result<(), String> {
+    let got = run
+        .regs
+        .iter()
+        .find(|e| {
+            e.lane == spot.lane
+                && e.reg == spot.reg
+                && e.half == spot.half
+                && match spot.operand {
+                    Some(op) => e.holder == Holder::Operand(op),
+                    None => true,
+                }
+        })
+        .map(|e| (e.row, e.col));
+    if got == Some((spot.row, spot.col)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "lane {} reg {} half {} holds {:?}, expected ({}, {})",
+            spot.lane, spot.reg, spot.half, got, spot.row, spot.col
+        ))
+    }
+}
+
+/// Instructions by SASS mnemonic over the steps of `variant`.
+pub fn sass_counts(lesson: &Lesson, variant: usize) -> BTreeMap<String, u32> {
+    let mut m = BTreeMap::new();
+    for i in lesson.steps_of(variant) {
+        *m.entry(lesson.steps[i].sass().to_string()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// One hardware record, as `shared/hw/h200_wavefronts.json` holds it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct HwRecord {
+    /// Record name.
+    pub name: String,
+    /// PTX instruction.
+    pub instruction: String,
+    /// 32 byte offsets.
+    pub lane_byte_offsets: Vec<u32>,
+    /// Measured wavefronts.
+    pub wavefronts: u32,
+}
+
+/// The outcome of one expected number.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Check {
+    /// What was checked, e.g. `step 3 (ldmatrix.x4) under 'swizzle:3,3,3': wavefronts 4, conflicts 0`.
+    pub what: String,
+    /// Passed, failed or pending.
+    pub status: CheckStatus,
+    /// On failure, what the simulator says instead; on pending, why.
+    pub detail: String,
+}
+
+/// Status of a [`Check`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    /// The simulator (or arithmetic) agrees.
+    Pass,
+    /// It disagrees.
+    Fail,
+    /// Needs something not connected yet ([`hooks::counts_model`]) or data not given (hardware
+    /// records).
+    Pending,
+}
+
+/// Runs every check `lesson` states: per-step wavefronts and conflicts for every layout,
+/// hardware-record links (when `hw` is given), ldmatrix→mma feeds, register spot checks, mma
+/// register counts, SASS counts per variant, arithmetic facts, and model claims via
+/// [`hooks::counts_model`].
+pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) -> Vec<Check> {
+    let mut out = Vec::new();
+    for (si, step) in lesson.steps.iter().enumerate() {
+        let label = format!("step {} ({})", si + 1, step.op_name());
+        for (li, spec) in lesson.layouts.iter().enumerate() {
+            let run = match run_step(lesson, si, li) {
+                Ok(r) => r,
+                Err(e) => {
+                    push(
+                        &mut out,
+                        format!("{label} under '{spec}' runs"),
+                        Err(e.to_string()),
+                    );
+                    continue;
+                }
+            };
+            if let (Some(e), Some(rep)) = (step.expect.get(spec), &run.report) {
+                let got = (rep.wavefront_count(), rep.bank_conflicts());
+                push(
+                    &mut out,
+                    format!(
+                        "{label} under '{spec}': wavefronts {}, conflicts {}",
+                        e.wavefronts, e.conflicts
+                    ),
+                    if got == (e.wavefronts, e.conflicts) {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "simulator: wavefronts {}, conflicts {}",
+                            got.0, got.1
+                        ))
+                    },
+                );
+            }
+            if let Some(rec_name) = step.measured.get(spec) {
+                let what = format!("{label} under '{spec}' is hardware record '{rec_name}'");
+                match hw.map(|h| h.get(rec_name)) {
+                    None => out.push(Check {
+                        what,
+                        status: CheckStatus::Pending,
+                        detail: "no hardware records given".into(),
+                    }),
+                    Some(None) => push(&mut out, what, Err("no such record".into())),
+                    Some(Some(rec)) => {
+                        let req = run.request.as_ref().expect("shared step");
+                        let same_ins = req.instruction.to_string()
+                            == crate::sim::instr::Instruction::parse(&rec.instruction)
+                                .map(|i| i.to_string())
+                                .unwrap_or_default();
+                        let same_addr = req.lane_byte_offsets.as_slice() == rec.lane_byte_offsets;
+                        let wf = run.report.as_ref().map(|r| r.wavefront_count());
+                        push(
+                            &mut out,
+                            what,
+                            if same_ins && same_addr && wf == Some(rec.wavefronts) {
+                                Ok(())
+                            } else {
+                                Err(format!(
+                                    "instruction same: {same_ins}, addresses same: {same_addr}, simulated {wf:?} vs measured {} wavefronts",
+                                    rec.wavefronts
+                                ))
+                            },
+                        );
+                    }
+                }
+            }
+            if li == 0 {
+                for (fi, feed) in step.feeds.iter().enumerate() {
+                    let m = feed_mismatch(&run, feed);
+                    let verb = if feed.matches { "is" } else { "is not" };
+                    push(
+                        &mut out,
+                        format!(
+                            "{label} feeds[{fi}]: regs {:?} {verb} the m16n8k16 {:?} fragment",
+                            feed.regs, feed.operand
+                        ),
+                        match (feed.matches, m) {
+                            (true, None) => Ok(()),
+                            (true, Some(d)) => Err(d),
+                            (false, Some(_)) => Ok(()),
+                            (false, None) => Err("the registers do match".into()),
+                        },
+                    );
+                }
+                for spot in &step.checks {
+                    push(
+                        &mut out,
+                        format!(
+                            "{label}: lane {} reg {} half {} holds ({}, {})",
+                            spot.lane, spot.reg, spot.half, spot.row, spot.col
+                        ),
+                        spot_holds(&run, spot),
+                    );
+                }
+                if let (Some((a, b, c)), StepOp::Mma { shape, .. }) = (step.mma_regs, &step.op) {
+                    let got = (
+                        shape.regs(Operand::A),
+                        shape.regs(Operand::B),
+                        shape.regs(Operand::C),
+                    );
+                    push(
+                        &mut out,
+                        format!("{label}: registers per lane A {a}, B {b}, C/D {c}"),
+                        if got == (a, b, c) {
+                            Ok(())
+                        } else {
+                            Err(format!("simulator: {got:?}"))
+                        },
+                    );
+                }
+            }
+        }
+    }
+    for (vi, v) in lesson.variants.iter().enumerate() {
+        if let Some(want) = lesson.sass_counts.get(v) {
+            let got = sass_counts(lesson, vi);
+            push(
+                &mut out,
+                format!("variant '{v}': SASS counts {want:?}"),
+                if &got == want {
+                    Ok(())
+                } else {
+                    Err(format!("steps give {got:?}"))
+                },
+            );
+        }
+    }
+    for a in &lesson.arithmetic {
+        push(
+            &mut out,
+            format!("{} ({})", a.label, a.source),
+            if a.holds() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "computes {}, the lesson says {}",
+                    a.value(),
+                    a.equals
+                ))
+            },
+        );
+    }
+    for m in &lesson.model {
+        let what = format!("{} ({}, {})", m.label, m.kind.name(), m.source);
+        match hooks::counts_model(m) {
+            None => out.push(Check {
+                what,
+                status: CheckStatus::Pending,
+                detail: "counts model not connected (tilelab::lessons::hooks::counts_model)".into(),
+            }),
+            Some(Err(e)) => push(&mut out, what, Err(e)),
+            Some(Ok(ans)) => push(&mut out, what, compare_model(m, &ans)),
+        }
+    }
+    out
+}
+
+fn compare_model(m: &hooks::ModelClaim, ans: &ModelAnswer) -> Result<(), String> {
+    for (k, want) in &m.expect {
+        let Some(got) = ans.get(k) else {
+            return Err(format!("the counts model gives no '{k}'"));
+        };
+        let tol = m.tolerance * want.abs();
+        if (got - want).abs() > tol.max(1e-9) {
+            return Err(format!("'{k}': model {got}, lesson {want}"));
+        }
+    }
+    Ok(())
+}
+
+impl super::Step {
+    /// Short instruction name for labels (`ldmatrix.x4.trans`, `mma.m16n8k16.f16`).
+    pub fn op_name(&self) -> String {
+        match &self.op {
+            StepOp::Shared { instruction, .. } => instruction.to_string(),
+            StepOp::Mma { shape, dtype } => {
+                let (m, n, k) = shape.mnk();
+                format!("mma.m{m}n{n}k{k}.{}", dtype.name())
+            }
+        }
+    }
+}
+
+fn push(out: &mut Vec<Check>, what: String, ok: Result<(), String>) {
+    out.push(match ok {
+        Ok(()) => Check {
+            what,
+            status: CheckStatus::Pass,
+            detail: String::new(),
+        },
+        Err(d) => Check {
+            what,
+            status: CheckStatus::Fail,
+            detail: d,
+        },
+    })
+}

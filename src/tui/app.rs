@@ -1,0 +1,346 @@
+//! The TUI's state ([`App`]), its messages ([`Msg`]) and the one function that changes state
+//! ([`update`]), in the Elm style: keys become messages (see [`super::keys`]), `update` applies
+//! them, and [`super::view`] draws `&App` without changing it.
+//!
+//! `App` never computes wavefronts or conflicts: for the current lesson, variant and layout it
+//! keeps the [`StepRun`]s that [`crate::lessons::run::run_step`] gets from `sim`, and the
+//! counters pane only adds up their reports.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::lessons::Lesson;
+use crate::lessons::run::{StepRun, place_tiles, run_step};
+use crate::sim::mma::Operand;
+
+/// Which screen is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screen {
+    /// The list of lessons.
+    Menu,
+    /// One lesson, step by step.
+    Lesson,
+}
+
+/// The panes of the lesson screen, in focus order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pane {
+    /// Shared memory as 32 bank columns.
+    Banks,
+    /// The 32 lanes: element, byte address, bank, wavefront.
+    Lanes,
+    /// The lesson's Markdown and the step's note.
+    Narrative,
+    /// Registers and fragments of the selected lane.
+    Registers,
+    /// Running counters.
+    Counters,
+}
+
+impl Pane {
+    /// All panes in focus order.
+    pub const ALL: [Pane; 5] = [
+        Pane::Banks,
+        Pane::Lanes,
+        Pane::Narrative,
+        Pane::Registers,
+        Pane::Counters,
+    ];
+
+    fn index(self) -> usize {
+        Pane::ALL.iter().position(|&p| p == self).unwrap_or(0)
+    }
+}
+
+/// Everything a key can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// Next warp instruction.
+    NextStep,
+    /// Previous warp instruction.
+    PrevStep,
+    /// First step.
+    FirstStep,
+    /// Last step.
+    LastStep,
+    /// Next layout of the lesson (row → pad → swizzle → …).
+    NextLayout,
+    /// Layout number n (0-based).
+    SetLayout(usize),
+    /// Next variant (torch ↔ triton).
+    NextVariant,
+    /// Select the next lane.
+    NextLane,
+    /// Select the previous lane.
+    PrevLane,
+    /// Fragment map: next operand (A → B → C).
+    NextOperand,
+    /// Focus the next pane.
+    FocusNext,
+    /// Show the focused pane alone (toggle).
+    ToggleZoom,
+    /// Scroll the focused pane down.
+    ScrollDown,
+    /// Scroll the focused pane up.
+    ScrollUp,
+    /// Help overlay on/off.
+    ToggleHelp,
+    /// Back to the lesson list.
+    Menu,
+    /// Menu: previous entry.
+    MenuUp,
+    /// Menu: next entry.
+    MenuDown,
+    /// Menu: open the selected lesson.
+    Open,
+    /// Open the next lesson.
+    NextLesson,
+    /// Open the previous lesson.
+    PrevLesson,
+    /// Leave the TUI.
+    Quit,
+}
+
+/// The whole state of the TUI.
+#[derive(Clone, Debug)]
+pub struct App {
+    /// All lessons, in curriculum order.
+    pub lessons: Vec<Lesson>,
+    /// Current screen.
+    pub screen: Screen,
+    /// Selected entry of the menu.
+    pub menu: usize,
+    /// Open lesson (index into `lessons`).
+    pub lesson: usize,
+    /// Variant index.
+    pub variant: usize,
+    /// Layout index.
+    pub layout: usize,
+    /// Position in the variant's steps (0-based).
+    pub pos: usize,
+    /// Selected lane.
+    pub lane: u32,
+    /// Operand shown by the fragment map of mma steps.
+    pub operand: Operand,
+    /// Focused pane.
+    pub focus: Pane,
+    /// Whether the focused pane fills the body.
+    pub zoom: bool,
+    /// Whether the help overlay is open.
+    pub help: bool,
+    /// Scroll offset (lines) of each pane, by [`Pane::ALL`] index.
+    pub scroll: [u16; 5],
+    /// Set by [`Msg::Quit`].
+    pub should_quit: bool,
+    /// Indices into `Lesson::steps` of the current variant's steps.
+    pub order: Vec<usize>,
+    /// `runs[i]`: step `order[i]` under the current layout, from `sim`.
+    pub runs: Vec<StepRun>,
+    /// 4-byte words (byte offset / 4) that hold tile data under the current layout (the rest of
+    /// each tile's footprint is padding or swizzle slack).
+    pub tile_words: BTreeSet<u32>,
+}
+
+impl App {
+    /// A new app showing the menu, or lesson `start` at its first step.
+    ///
+    /// # Panics
+    /// If `lessons` is empty.
+    pub fn new(lessons: Vec<Lesson>, start: Option<usize>) -> App {
+        assert!(!lessons.is_empty(), "no lessons to show");
+        let mut app = App {
+            lessons,
+            screen: Screen::Menu,
+            menu: 0,
+            lesson: 0,
+            variant: 0,
+            layout: 0,
+            pos: 0,
+            lane: 0,
+            operand: Operand::A,
+            focus: Pane::Banks,
+            zoom: false,
+            help: false,
+            scroll: [0; 5],
+            should_quit: false,
+            order: Vec::new(),
+            runs: Vec::new(),
+            tile_words: BTreeSet::new(),
+        };
+        if let Some(i) = start {
+            app.open(i);
+        }
+        app
+    }
+
+    /// The open lesson.
+    pub fn current(&self) -> &Lesson {
+        &self.lessons[self.lesson]
+    }
+
+    /// The run of the current step.
+    pub fn run(&self) -> &StepRun {
+        &self.runs[self.pos]
+    }
+
+    /// Whether the current step is the lesson's last.
+    pub fn at_end(&self) -> bool {
+        self.pos + 1 == self.runs.len()
+    }
+
+    fn open(&mut self, i: usize) {
+        self.lesson = i.min(self.lessons.len() - 1);
+        self.menu = self.lesson;
+        self.screen = Screen::Lesson;
+        self.variant = 0;
+        self.layout = 0;
+        self.pos = 0;
+        self.lane = 0;
+        self.operand = Operand::A;
+        self.scroll = [0; 5];
+        self.zoom = false;
+        self.recompute();
+    }
+
+    /// Recomputes the runs for the current lesson, variant and layout (asks `sim`).
+    pub fn recompute(&mut self) {
+        let l = &self.lessons[self.lesson];
+        self.order = l.steps_of(self.variant);
+        self.runs = self
+            .order
+            .iter()
+            .map(|&si| run_step(l, si, self.layout).expect("checked when the lesson loaded"))
+            .collect();
+        self.pos = self.pos.min(self.runs.len().saturating_sub(1));
+        self.tile_words.clear();
+        if let Ok(placed) = place_tiles(l, self.layout) {
+            for (t, p) in l.tiles.iter().zip(placed) {
+                for r in 0..t.rows {
+                    for c in 0..t.cols {
+                        let b = p.base + p.layout.byte_offset(r, c);
+                        for w in b / 4..=(b + t.elem_bytes - 1) / 4 {
+                            self.tile_words.insert(w);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Running counters over steps `0..=pos`: instructions by SASS mnemonic, then total
+    /// wavefronts, ideal wavefronts and bank conflicts (sums of `sim` reports).
+    pub fn counters(&self) -> (BTreeMap<&'static str, u32>, u32, u32, u32) {
+        let l = self.current();
+        let mut by = BTreeMap::new();
+        let (mut wf, mut ideal, mut cf) = (0, 0, 0);
+        for (i, run) in self.runs.iter().enumerate().take(self.pos + 1) {
+            *by.entry(l.steps[self.order[i]].sass()).or_insert(0) += 1;
+            if let Some(r) = &run.report {
+                wf += r.wavefront_count();
+                ideal += r.ideal();
+                cf += r.bank_conflicts();
+            }
+        }
+        (by, wf, ideal, cf)
+    }
+}
+
+/// Applies one message: the only place where [`App`] changes.
+pub fn update(app: &mut App, msg: Msg) {
+    if msg == Msg::Quit {
+        app.should_quit = true;
+        return;
+    }
+    if msg == Msg::ToggleHelp {
+        app.help = !app.help;
+        return;
+    }
+    match app.screen {
+        Screen::Menu => match msg {
+            Msg::MenuUp | Msg::PrevLane | Msg::PrevStep => app.menu = app.menu.saturating_sub(1),
+            Msg::MenuDown | Msg::NextLane | Msg::NextStep => {
+                app.menu = (app.menu + 1).min(app.lessons.len() - 1)
+            }
+            Msg::Open => app.open(app.menu),
+            _ => {}
+        },
+        Screen::Lesson => lesson_update(app, msg),
+    }
+}
+
+fn lesson_update(app: &mut App, msg: Msg) {
+    let n = app.runs.len();
+    match msg {
+        Msg::NextStep => {
+            if app.pos + 1 < n {
+                app.pos += 1;
+                app.scroll[Pane::Narrative.index()] = 0;
+            }
+        }
+        Msg::PrevStep => {
+            if app.pos > 0 {
+                app.pos -= 1;
+                app.scroll[Pane::Narrative.index()] = 0;
+            }
+        }
+        Msg::FirstStep => app.pos = 0,
+        Msg::LastStep => app.pos = n.saturating_sub(1),
+        Msg::NextLayout => {
+            app.layout = (app.layout + 1) % app.current().layouts.len();
+            app.recompute();
+        }
+        Msg::SetLayout(i) => {
+            if i < app.current().layouts.len() {
+                app.layout = i;
+                app.recompute();
+            }
+        }
+        Msg::NextVariant => {
+            app.variant = (app.variant + 1) % app.current().variants.len();
+            app.pos = 0;
+            app.recompute();
+        }
+        Msg::NextLane => app.lane = (app.lane + 1) % 32,
+        Msg::PrevLane => app.lane = (app.lane + 31) % 32,
+        Msg::NextOperand => {
+            app.operand = match app.operand {
+                Operand::A => Operand::B,
+                Operand::B => Operand::C,
+                Operand::C => Operand::A,
+            }
+        }
+        Msg::FocusNext => {
+            app.focus = Pane::ALL[(app.focus.index() + 1) % Pane::ALL.len()];
+        }
+        Msg::ToggleZoom => app.zoom = !app.zoom,
+        Msg::ScrollDown => {
+            let s = &mut app.scroll[app.focus.index()];
+            *s = s.saturating_add(3);
+        }
+        Msg::ScrollUp => {
+            let s = &mut app.scroll[app.focus.index()];
+            *s = s.saturating_sub(3);
+        }
+        Msg::Menu => {
+            app.screen = Screen::Menu;
+            app.menu = app.lesson;
+        }
+        Msg::NextLesson => {
+            if app.lesson + 1 < app.lessons.len() {
+                app.open(app.lesson + 1);
+            }
+        }
+        Msg::PrevLesson => {
+            if app.lesson > 0 {
+                app.open(app.lesson - 1);
+            }
+        }
+        Msg::MenuUp | Msg::MenuDown | Msg::Open | Msg::Quit | Msg::ToggleHelp => {}
+    }
+}
+
+impl App {
+    /// Scroll offset of `pane`.
+    pub fn scroll_of(&self, pane: Pane) -> u16 {
+        self.scroll[pane.index()]
+    }
+}

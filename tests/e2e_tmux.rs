@@ -1,0 +1,114 @@
+//! End to end: the real `tilelab` binary in a real terminal (tmux, 80x24), driven by keys
+//! through a lesson, then quit; the terminal must be back in cooked mode and off the
+//! alternate screen. Skipped, with a printed reason, when tmux is not installed
+//! (`apt-get install -y tmux`).
+
+use std::process::Command;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+struct Session(String);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .output();
+    }
+}
+
+impl Session {
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.0];
+        args.extend_from_slice(keys);
+        let ok = Command::new("tmux").args(&args).status().unwrap().success();
+        assert!(ok, "tmux send-keys {keys:?}");
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.0])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits up to 10 s for `what` to appear on the screen.
+    fn wait_for(&self, what: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(what) {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                panic!("timed out waiting for {what:?}; screen:\n{s}");
+            }
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn walk_through_a_lesson_and_quit_cleanly() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skipped: tmux is not installed (apt-get install -y tmux)");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_tilelab");
+    let name = format!("tilelab-e2e-{}", std::process::id());
+    let script = format!(
+        "'{bin}' tui banks; echo \"tilelab exited $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 60"
+    );
+    let ok = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
+        .arg(&script)
+        .env("TERM", "xterm-256color")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tmux new-session");
+    let s = Session(name);
+    let screen = s.wait_for("Banks ·");
+    assert!(screen.contains("step 1/6"), "{screen}");
+    s.keys(&["Right", "Right"]);
+    let screen = s.wait_for("step 3/6");
+    assert!(screen.contains("pairs of lanes share a word"), "{screen}");
+    s.keys(&["j", "j"]);
+    s.keys(&["?"]);
+    s.wait_for("Keys");
+    s.keys(&["Escape"]);
+    s.keys(&["End"]);
+    let screen = s.wait_for("last step");
+    assert!(screen.contains("step 6/6"), "{screen}");
+    s.keys(&["q"]);
+    let screen = s.wait_for("tilelab exited");
+    assert!(screen.contains("tilelab exited 0"), "{screen}");
+    // Cooked mode again: canonical input and echo are on.
+    let modes = s.wait_for("icanon");
+    assert!(
+        modes.contains(" icanon") || modes.lines().any(|l| l.starts_with("icanon")),
+        "{modes}"
+    );
+    assert!(
+        !modes.contains("-icanon") && !modes.contains("-echo "),
+        "{modes}"
+    );
+    // Off the alternate screen: the TUI's panes are gone.
+    assert!(!modes.contains("Banks ·"), "{modes}");
+}
+
+#[test]
+fn unknown_lesson_exits_2_listing_the_known_ones() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(["tui", "bankz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("unknown lesson 'bankz'; known lessons: banks, strided"),
+        "{err}"
+    );
+}

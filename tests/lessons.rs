@@ -1,0 +1,248 @@
+//! Lessons: every built-in lesson loads, and every number it states is what the simulator (or
+//! the arithmetic, or the hardware record it names) gives.
+//!
+//! * `every_lesson_checks_out`: runs [`tilelab::lessons::run::check_lesson`] on each lesson
+//!   with the H200 records of `shared/hw/h200_wavefronts.json` (a copy lives in `tests/data/`);
+//! * `embedded_list_matches_the_directory`: `lessons/*.toml` and the built-in list agree;
+//! * `every_lesson_names_its_kernel_file`: `kernels/lesson_*.cu` exist and equal the generated text;
+//! * `malformed_*`: bad files give one-line errors naming file, field and what is allowed;
+//! * `unknown_lesson_lists_the_known_ones`;
+//! * `p_stays_in_registers`: the C fragment of two n8 mmas is the A fragment of the next mma.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use tilelab::lessons::run::{CheckStatus, HwRecord, check_lesson};
+use tilelab::lessons::{self, LessonError, parse_lesson};
+
+fn hw() -> BTreeMap<String, HwRecord> {
+    let text = std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap();
+    let recs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    recs.into_iter()
+        .map(|v| {
+            let r = HwRecord {
+                name: v["name"].as_str().unwrap().to_string(),
+                instruction: v["instruction"].as_str().unwrap().to_string(),
+                lane_byte_offsets: v["lane_byte_offsets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap() as u32)
+                    .collect(),
+                wavefronts: v["wavefronts"].as_u64().unwrap() as u32,
+            };
+            (r.name.clone(), r)
+        })
+        .collect()
+}
+
+#[test]
+fn every_lesson_checks_out() {
+    let lessons = lessons::builtin().unwrap();
+    assert!(
+        lessons.len() >= 10,
+        "the issue asks for at least ten lessons"
+    );
+    let hw = hw();
+    let mut failures = Vec::new();
+    let (mut pass, mut pending) = (0, 0);
+    for l in &lessons {
+        for c in check_lesson(l, Some(&hw)) {
+            match c.status {
+                CheckStatus::Pass => pass += 1,
+                CheckStatus::Pending => {
+                    pending += 1;
+                    println!("pending  {}: {} ({})", l.name, c.what, c.detail);
+                }
+                CheckStatus::Fail => {
+                    failures.push(format!("{}: {}\n    {}", l.name, c.what, c.detail))
+                }
+            }
+        }
+    }
+    println!("{pass} checks passed, {pending} pending");
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn embedded_list_matches_the_directory() {
+    let mut on_disk: Vec<String> = std::fs::read_dir("lessons")
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    on_disk.sort();
+    let built_in: Vec<String> = lessons::embedded::FILES
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    assert_eq!(
+        on_disk, built_in,
+        "add new lesson files to src/lessons/embedded.rs"
+    );
+    for (name, text) in lessons::embedded::FILES {
+        let disk = std::fs::read_to_string(Path::new("lessons").join(name)).unwrap();
+        assert_eq!(&disk, text);
+    }
+    let from_dir = lessons::load_dir(Path::new("lessons")).unwrap();
+    assert_eq!(from_dir.len(), built_in.len());
+}
+
+#[test]
+fn every_lesson_names_its_kernel_file() {
+    for l in lessons::builtin().unwrap() {
+        let text = std::fs::read_to_string(&l.kernel)
+            .unwrap_or_else(|e| panic!("{}: kernel {}: {e}", l.name, l.kernel));
+        let sig = format!("extern \"C\" __global__ void {}(", l.kernel_function());
+        assert!(text.contains(&sig), "{} lacks `{sig}`", l.kernel);
+        assert_eq!(
+            text,
+            lessons::cuda::kernel_source(&l),
+            "{} is stale: regenerate with `tilelab lessons kernel {} > {}`",
+            l.kernel,
+            l.name,
+            l.kernel
+        );
+    }
+}
+
+const GOOD: &str = r#"
+name = "tiny"
+title = "Tiny"
+summary = "one step"
+kernel = "kernels/lesson_tiny.cu"
+claims = ["banks"]
+layouts = ["row", "pad:1"]
+narrative = "text"
+
+[[tiles]]
+name = "S"
+rows = 32
+cols = 32
+elem_bytes = 4
+
+[[steps]]
+title = "column"
+instruction = "ld.shared.b32"
+access = { kind = "column" }
+expect = { row = { wavefronts = 32, conflicts = 31 }, "pad:1" = { wavefronts = 1, conflicts = 0 } }
+"#;
+
+fn err_of(text: &str) -> String {
+    let e = parse_lesson(text, "lessons/bad.toml").unwrap_err();
+    let s = e.to_string();
+    assert!(!s.contains('\n'), "one line: {s}");
+    assert!(s.starts_with("lessons/bad.toml"), "names the file: {s}");
+    s
+}
+
+#[test]
+fn a_good_file_parses_and_a_wrong_number_is_caught() {
+    let l = parse_lesson(GOOD, "lessons/tiny.toml").unwrap();
+    assert!(
+        check_lesson(&l, None)
+            .iter()
+            .all(|c| c.status == CheckStatus::Pass)
+    );
+    let wrong = GOOD.replace(
+        "wavefronts = 32, conflicts = 31",
+        "wavefronts = 8, conflicts = 7",
+    );
+    let l = parse_lesson(&wrong, "lessons/tiny.toml").unwrap();
+    let fails: Vec<_> = check_lesson(&l, None)
+        .into_iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .collect();
+    assert_eq!(fails.len(), 1);
+    assert!(
+        fails[0].detail.contains("wavefronts 32, conflicts 31"),
+        "{:?}",
+        fails[0]
+    );
+}
+
+#[test]
+fn malformed_files_name_file_field_and_what_is_allowed() {
+    // Unknown access kind: serde lists the allowed kinds.
+    let e = err_of(&GOOD.replace("kind = \"column\"", "kind = \"diagonal\""));
+    assert!(e.contains("steps[0].access") && e.contains("sweep"), "{e}");
+    // Misspelt key.
+    let e = err_of(&GOOD.replace("elem_bytes = 4", "elem_size = 4"));
+    assert!(e.contains("tiles[0]") && e.contains("elem_bytes"), "{e}");
+    // Unknown instruction.
+    let e = err_of(&GOOD.replace("ld.shared.b32", "ld.shared.b48"));
+    assert!(
+        e.contains("steps[0].instruction") && e.contains("allowed"),
+        "{e}"
+    );
+    // Layout that does not parse.
+    let e = err_of(&GOOD.replace("\"pad:1\"]", "\"pad:x\"]"));
+    assert!(e.contains("tiles[0]") && e.contains("allowed"), "{e}");
+    // Missing expectation for a layout.
+    let e = err_of(&GOOD.replace(", \"pad:1\" = { wavefronts = 1, conflicts = 0 }", ""));
+    assert!(e.contains("steps[0].expect") && e.contains("pad:1"), "{e}");
+    // Access outside the tile.
+    let e = err_of(&GOOD.replace("kind = \"column\"", "kind = \"column\", col = 40"));
+    assert!(
+        e.contains("steps[0].access") && e.contains("outside tile"),
+        "{e}"
+    );
+    // Kernel file name convention.
+    let e = err_of(&GOOD.replace("lesson_tiny.cu", "tiny.cu"));
+    assert!(
+        e.contains("field 'kernel'") && e.contains("kernels/lesson_tiny.cu"),
+        "{e}"
+    );
+    // Not TOML at all.
+    let e = err_of("name = ");
+    assert!(e.contains("lessons/bad.toml:"), "{e}");
+    // A 16-byte access that is not contiguous under a column-major layout.
+    let v4 = GOOD
+        .replace("ld.shared.b32", "ld.shared.v4.b32")
+        .replace("[\"row\", \"pad:1\"]", "[\"row\", \"col\"]")
+        .replace("\"pad:1\" = { wavefronts = 1", "col = { wavefronts = 1");
+    let e = err_of(&v4);
+    assert!(e.contains("not contiguous") && e.contains("'col'"), "{e}");
+}
+
+#[test]
+fn unknown_lesson_lists_the_known_ones() {
+    let all = lessons::builtin().unwrap();
+    let e = lessons::find(&all, "bankz").unwrap_err();
+    assert!(matches!(e, LessonError::Unknown { .. }));
+    let s = e.to_string();
+    assert!(
+        s.starts_with("unknown lesson 'bankz'; known lessons: banks, strided"),
+        "{s}"
+    );
+}
+
+/// Seed 000: "P stays in registers". For every lane, the C/D fragment of the two n8 mmas of a
+/// 16x16 S block holds exactly the elements the A fragment of the next m16n8k16 needs:
+/// `c0 c1` of block j are `a{2j}`, `c2 c3` are `a{2j+1}`.
+#[test]
+fn p_stays_in_registers() {
+    use tilelab::sim::mma::{MmaShape, Operand, fragment};
+    let s = MmaShape::M16N8K16;
+    for lane in 0..32 {
+        for j in 0..2u32 {
+            for pair in 0..2u32 {
+                for h in 0..2u32 {
+                    let (r, c) = fragment(s, Operand::C, lane, 2 * pair + h, 0);
+                    let a = fragment(s, Operand::A, lane, 2 * j + pair, h);
+                    assert_eq!(
+                        (r, c + 8 * j),
+                        a,
+                        "lane {lane} block {j} pair {pair} half {h}"
+                    );
+                }
+            }
+        }
+    }
+}

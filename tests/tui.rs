@@ -1,0 +1,190 @@
+//! The TUI, drawn into ratatui's `TestBackend` at 80x24 (the smallest size promised).
+//!
+//! * `first_steps_of_every_lesson`: insta snapshots of the first steps of each lesson, driven
+//!   by messages as a user's keys would send them;
+//! * `conflict_colours`: `Buffer` style checks (snapshots do not record colour): conflict-free
+//!   wavefronts in cool foregrounds, bank-conflict replays on warm backgrounds;
+//! * `layout_switch_changes_the_counts`, `help_lists_every_key`, `survives_resizes`,
+//!   `menu_opens_a_lesson`, `zoomed_registers_show_the_fragment_map`.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::Color;
+use tilelab::lessons;
+use tilelab::tui::app::{App, Msg, Screen, update};
+use tilelab::tui::keys;
+
+fn draw(app: &App, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    t
+}
+
+fn text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    buf.content
+        .chunks(w)
+        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn open(name: &str) -> App {
+    let all = lessons::builtin().unwrap();
+    let i = all.iter().position(|l| l.name == name).unwrap();
+    App::new(all, Some(i))
+}
+
+#[test]
+fn first_steps_of_every_lesson() {
+    for l in lessons::builtin().unwrap() {
+        let mut app = open(&l.name);
+        for step in 1..=2.min(app.runs.len()) {
+            let t = draw(&app, 80, 24);
+            insta::assert_snapshot!(format!("{}_step{step}", l.name), text(t.backend().buffer()));
+            update(&mut app, Msg::NextStep);
+        }
+    }
+}
+
+/// Position of the first cell whose symbol is `ch` in row `y`, from column `x0`.
+fn find(buf: &Buffer, y: u16, x0: u16, ch: &str) -> Option<u16> {
+    (x0..buf.area.width).find(|&x| buf[(x, y)].symbol() == ch)
+}
+
+#[test]
+fn conflict_colours() {
+    // strided, step 3 (column read): 32 wavefronts in bank 0, rows 0..; first one is the
+    // ideal (green foreground), the next ones are conflict replays on warm backgrounds.
+    let mut app = open("strided");
+    update(&mut app, Msg::NextStep);
+    update(&mut app, Msg::NextStep);
+    let t = draw(&app, 80, 24);
+    let buf = t.backend().buffer();
+    // Grid rows start at y = 3 (header line 0, border 1, bank numbers 2); bank 0 is column 7.
+    let (x, y) = (7, 3);
+    assert_eq!(buf[(x, y)].symbol(), "0", "{}", text(buf));
+    assert_eq!(buf[(x, y)].fg, Color::Green);
+    assert_eq!(buf[(x, y + 1)].symbol(), "1");
+    assert_eq!(buf[(x, y + 1)].bg, Color::Yellow);
+    assert_eq!(buf[(x, y + 2)].bg, Color::LightRed);
+    assert_eq!(buf[(x, y + 3)].bg, Color::Red);
+    // Bank 1 of row 0 is tile data not accessed: a dim dot.
+    assert_eq!(buf[(x + 1, y)].symbol(), "·");
+    assert_eq!(buf[(x + 1, y)].fg, Color::DarkGray);
+
+    // Same step padded: one wavefront, every access green, no warm background anywhere.
+    update(&mut app, Msg::NextLayout);
+    let t = draw(&app, 80, 24);
+    let buf = t.backend().buffer();
+    let mut zeros = 0;
+    for yy in 3..10 {
+        for xx in 7..39 {
+            let c = &buf[(xx, yy)];
+            if c.symbol() == "0" {
+                zeros += 1;
+                assert_eq!(c.fg, Color::Green);
+            }
+            assert!(
+                ![Color::Yellow, Color::LightRed, Color::Red].contains(&c.bg),
+                "warm background at ({xx},{yy})"
+            );
+        }
+    }
+    assert!(zeros >= 5, "padded column read shows its accesses");
+
+    // Counters: conflicts in red when nonzero.
+    let mut app = open("strided");
+    update(&mut app, Msg::LastStep);
+    let t = draw(&app, 80, 24);
+    let buf = t.backend().buffer();
+    let y = 21;
+    let x = find(buf, y, 0, "c").expect("counters line");
+    let xs = (x..80)
+        .find(|&xx| {
+            buf[(xx, y)].symbol().chars().all(|c| c.is_ascii_digit())
+                && buf[(xx, y)].symbol() != " "
+                && buf[(xx, y)].fg == Color::Red
+        })
+        .expect("a red conflict count");
+    assert!(xs > x);
+}
+
+#[test]
+fn layout_switch_changes_the_counts() {
+    let mut app = open("swizzle");
+    let t = draw(&app, 80, 24);
+    assert!(text(t.backend().buffer()).contains("Banks · 32 wf, 28 conflicts"));
+    update(&mut app, Msg::SetLayout(2));
+    let t = draw(&app, 80, 24);
+    let s = text(t.backend().buffer());
+    assert!(s.contains("Banks · 4 wf, 0 conflicts"), "{s}");
+    assert!(s.contains("[3:swizzle:3,3,3]"), "{s}");
+    assert!(s.contains("wavefronts 4 (ideal 4)"), "{s}");
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut app = open("banks");
+    update(&mut app, Msg::ToggleHelp);
+    let t = draw(&app, 80, 24);
+    let s = text(t.backend().buffer());
+    for (label, what) in keys::help_rows(Screen::Lesson) {
+        assert!(s.contains(label), "help lacks {label}\n{s}");
+        assert!(s.contains(what), "help lacks {what}\n{s}");
+    }
+    insta::assert_snapshot!("help_overlay", s);
+}
+
+#[test]
+fn survives_resizes() {
+    let mut app = open("fa2-counts");
+    update(&mut app, Msg::NextVariant);
+    for (w, h) in [(80, 24), (200, 60), (40, 10), (81, 25), (120, 30), (80, 24)] {
+        let t = draw(&app, w, h);
+        let s = text(t.backend().buffer());
+        if w < 60 {
+            assert!(s.contains("terminal too small"), "{s}");
+        } else {
+            assert!(s.contains("fa2-counts"), "{w}x{h}: {s}");
+        }
+        update(&mut app, Msg::NextStep);
+    }
+}
+
+#[test]
+fn menu_opens_a_lesson_and_the_last_step_says_so() {
+    let mut app = App::new(lessons::builtin().unwrap(), None);
+    let t = draw(&app, 80, 24);
+    insta::assert_snapshot!("menu", text(t.backend().buffer()));
+    update(&mut app, Msg::MenuDown);
+    update(&mut app, Msg::Open);
+    assert_eq!(app.screen, Screen::Lesson);
+    assert_eq!(app.current().name, "strided");
+    update(&mut app, Msg::LastStep);
+    let t = draw(&app, 80, 24);
+    assert!(text(t.backend().buffer()).contains("✓ last step"));
+    update(&mut app, Msg::NextLesson);
+    assert_eq!(app.current().name, "vectors");
+    update(&mut app, Msg::Quit);
+    assert!(app.should_quit);
+}
+
+#[test]
+fn zoomed_registers_show_the_fragment_map() {
+    let mut app = open("mma");
+    update(&mut app, Msg::LastStep);
+    update(&mut app, Msg::FocusNext);
+    update(&mut app, Msg::FocusNext);
+    update(&mut app, Msg::FocusNext);
+    update(&mut app, Msg::ToggleZoom);
+    update(&mut app, Msg::NextLane);
+    let t = draw(&app, 80, 24);
+    insta::assert_snapshot!("mma_fragment_a_lane1", text(t.backend().buffer()));
+    update(&mut app, Msg::NextOperand);
+    update(&mut app, Msg::NextOperand);
+    let t = draw(&app, 80, 24);
+    let s = text(t.backend().buffer());
+    assert!(s.contains("C 16x8"), "{s}");
+}
