@@ -6,6 +6,13 @@ use std::process::ExitCode;
 mod cli;
 
 fn main() -> ExitCode {
+    // Like other Unix filters, end quietly when the reader of our output goes away
+    // (`tilelab sim replay … | head`) instead of failing on a broken pipe.
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of SIGPIPE before any thread or output exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match cli::parse() {
         Ok(c) => c,
         Err(code) => return code,

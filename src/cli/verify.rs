@@ -184,7 +184,12 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     for (c, skipped) in sass_checks(&probe.cubin, &frags.cubin) {
         add(c, skipped);
     }
-    // Wavefronts: the measured H200 file, extra files, fuzz.
+    let lessons = tilelab::lessons::builtin()?;
+    let (lcs, lesson_records) = lesson_checks(&gpu, &lessons)?;
+    for c in lcs {
+        add(c, false);
+    }
+    // Wavefronts: the measured H200 file, the lessons' requests, extra files, fuzz.
     let mut recs: Vec<Record> =
         serde_json::from_str(MEASURED_H200).context("built-in measured records")?;
     for r in &mut recs {
@@ -193,6 +198,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     for e in extra {
         recs.extend(e);
     }
+    recs.extend(lesson_records);
     recs.extend(fuzz::records(a.fuzz, a.seed));
     let (wcs, skipped) = wavefront_checks(&a, &recs)?;
     for c in wcs {
@@ -1040,4 +1046,174 @@ fn gemm_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> 
         ));
     }
     Ok(out)
+}
+
+/// Every lesson kernel: its SASS holds the shared-memory and tensor-core instructions of its steps,
+/// and after every load step each lane's registers hold what the simulator says (shared memory
+/// filled with b16 indices, so each value names its address). Returns the checks and one replay
+/// record per (step, layout) so the wavefront checks measure the lessons' own requests.
+fn lesson_checks(
+    gpu: &Gpu,
+    lessons: &[tilelab::lessons::Lesson],
+) -> anyhow::Result<(Vec<Check>, Vec<Record>)> {
+    use tilelab::lessons::{StepOp, run};
+    let mut out = Vec::new();
+    let mut recs = Vec::new();
+    let smem = SharedMemory::with_b16_indices(64 * 1024);
+    let cuobjdump = find_tool("cuobjdump");
+    for lesson in lessons {
+        let src = tilelab::lessons::cuda::kernel_source(lesson);
+        let fname = lesson.kernel_function();
+        let compiled = gpu.compile(&lesson.kernel, &src)?;
+        let f = gpu.function_named(&compiled, &fname)?;
+        // SASS: every simulated step appears once in the kernel.
+        if let Some(tool) = &cuobjdump {
+            let mut want: std::collections::BTreeMap<String, u32> =
+                std::collections::BTreeMap::new();
+            for st in &lesson.steps {
+                *want.entry(st.sass().to_string()).or_default() += 1;
+            }
+            let p =
+                std::env::temp_dir().join(format!("tilelab-{}-{fname}.cubin", std::process::id()));
+            std::fs::write(&p, &compiled.cubin)?;
+            let o = Command::new(tool).arg("-sass").arg(&p).output()?;
+            let _ = std::fs::remove_file(&p);
+            let l = sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout));
+            let got = l.get(&fname).cloned().unwrap_or_default();
+            let relevant =
+                |m: &str| m.starts_with("LDS") || m.starts_with("STS") || m.starts_with("HMMA");
+            let got_f: std::collections::BTreeMap<String, u32> =
+                got.into_iter().filter(|(m, _)| relevant(m)).collect();
+            let show = |m: &std::collections::BTreeMap<String, u32>| {
+                m.iter()
+                    .map(|(k, v)| format!("{v} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            out.push(check(
+                "sass",
+                format!("lesson {}: {}", lesson.name, show(&want)),
+                want.values().sum::<u32>(),
+                got_f.values().sum::<u32>(),
+                got_f == want,
+                format!("kernel has {}", show(&got_f)),
+            ));
+        }
+        // Registers after each load step, under every layout.
+        let (mut steps_ok, mut steps_all, mut first_bad) = (0, 0, String::new());
+        for li in 0..lesson.layouts.len() {
+            for (si, st) in lesson.steps.iter().enumerate() {
+                let StepOp::Shared { instruction, .. } = st.op else {
+                    continue;
+                };
+                let r = run::run_step(lesson, si, li)?;
+                let Some(req) = r.request else { continue };
+                recs.push(Record::from_request(
+                    format!("lesson.{}.s{si}.{}", lesson.name, lesson.layouts[li]),
+                    &req,
+                ));
+                if instruction.is_store() {
+                    continue;
+                }
+                let variant = st
+                    .variant
+                    .as_ref()
+                    .and_then(|v| lesson.variants.iter().position(|x| x == v))
+                    .unwrap_or(0) as i32;
+                let s = &gpu.stream;
+                let mut d_out = s.alloc_zeros::<u32>(128).map_err(derr)?;
+                let (step_i, layout_i) = (si as i32, li as i32);
+                let cfg = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (32, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: arguments match lesson_<name>(unsigned*, int, int, int).
+                unsafe {
+                    s.launch_builder(&f)
+                        .arg(&mut d_out)
+                        .arg(&step_i)
+                        .arg(&layout_i)
+                        .arg(&variant)
+                        .launch(cfg)
+                }
+                .map_err(derr)?;
+                let hw: Vec<u32> = s.clone_dtoh(&d_out).map_err(derr)?;
+                let want = expected_load_regs(&req, &smem)?;
+                steps_all += 1;
+                let mut bad = None;
+                for lane in 0..32 {
+                    if let Some(w) = want[lane] {
+                        for q in 0..4 {
+                            if hw[lane * 4 + q] != w[q] && bad.is_none() {
+                                bad = Some(format!(
+                                    "step {si} layout {}: lane {lane} r{q} expected {:#x} got {:#x}",
+                                    lesson.layouts[li],
+                                    w[q],
+                                    hw[lane * 4 + q]
+                                ));
+                            }
+                        }
+                    }
+                }
+                match bad {
+                    None => steps_ok += 1,
+                    Some(b) if first_bad.is_empty() => first_bad = b,
+                    Some(_) => {}
+                }
+            }
+        }
+        if steps_all > 0 {
+            out.push(check(
+                "fragments",
+                format!("lesson {}: registers after each load step", lesson.name),
+                format!("{steps_all} runs"),
+                format!("{steps_ok} equal"),
+                steps_ok == steps_all,
+                first_bad,
+            ));
+        }
+    }
+    Ok((out, recs))
+}
+
+/// What each lane's 4 output registers hold after a load step, with shared memory filled with
+/// b16 indices; `None` for lanes that do not load.
+fn expected_load_regs(
+    req: &WarpRequest,
+    smem: &SharedMemory,
+) -> anyhow::Result<[Option<[u32; 4]>; 32]> {
+    let mut want = [None; 32];
+    let word = |addr: u32| -> anyhow::Result<u32> {
+        Ok(smem.read_u16(addr)? as u32 | (smem.read_u16(addr + 2)? as u32) << 16)
+    };
+    match req.instruction {
+        Instruction::Ldmatrix { num, trans } => {
+            let res = ldmatrix::execute(num, trans, smem, req.lane_byte_offsets)?;
+            for (lane, w) in want.iter_mut().enumerate() {
+                *w = Some(res.regs[lane]);
+            }
+        }
+        Instruction::Ld(w) => {
+            for (lane, slot) in want.iter_mut().enumerate() {
+                if req.active_mask >> lane & 1 == 0 {
+                    continue;
+                }
+                let a = req.lane_byte_offsets[lane];
+                let mut r = [0u32; 4];
+                match w.bytes() {
+                    1 => r[0] = (smem.read_u16(a & !1)? >> (8 * (a & 1))) as u32 & 0xff,
+                    2 => r[0] = smem.read_u16(a)? as u32,
+                    n => {
+                        for (q, v) in r.iter_mut().enumerate().take((n / 4) as usize) {
+                            *v = word(a + 4 * q as u32)?;
+                        }
+                    }
+                }
+                *slot = Some(r);
+            }
+        }
+        Instruction::St(_) => {}
+    }
+    Ok(want)
 }

@@ -128,6 +128,16 @@ impl Gpu {
         Ok(Compiled { module, cubin })
     }
 
+    /// Looks up a kernel by a run-time name.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when the function is missing.
+    pub fn function_named(&self, c: &Compiled, name: &str) -> Result<CudaFunction, GpuError> {
+        c.module
+            .load_function(name)
+            .map_err(derr("cuModuleGetFunction"))
+    }
+
     /// Looks up a kernel in a compiled module.
     ///
     /// # Errors
