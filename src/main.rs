@@ -6,13 +6,21 @@ use std::process::ExitCode;
 mod cli;
 
 fn main() -> ExitCode {
-    // Like other Unix filters, end quietly when the reader of our output goes away
-    // (`tilelab sim replay … | head`) instead of failing on a broken pipe.
-    #[cfg(unix)]
-    // SAFETY: restores the default disposition of SIGPIPE before any thread or output exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // Like ripgrep, end quietly with success when the reader of our output goes away
+    // (`tilelab sim replay … | head`): `println!` reports a closed pipe by panicking.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default_hook(info);
+    }));
     let cli = match cli::parse() {
         Ok(c) => c,
         Err(code) => return code,
