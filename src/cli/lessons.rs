@@ -225,16 +225,6 @@ struct StepJson {
 }
 
 #[derive(Serialize)]
-struct LaneJson {
-    lane: usize,
-    row: u32,
-    col: u32,
-    byte_offset: u32,
-    bank: usize,
-    wavefronts: Vec<usize>,
-}
-
-#[derive(Serialize)]
 struct ShowJson<'a> {
     name: &'a str,
     title: &'a str,
@@ -243,7 +233,7 @@ struct ShowJson<'a> {
     variants: &'a [String],
     steps: Vec<StepJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    lanes: Option<Vec<LaneJson>>,
+    lanes: Option<Vec<out::LaneRow>>,
 }
 
 fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
@@ -287,7 +277,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                     .filter_map(|lane| {
                         let (row, col) = run.coords[lane]?;
                         let off = req.lane_byte_offsets[lane];
-                        Some(LaneJson {
+                        Some(out::LaneRow {
                             lane,
                             row,
                             col,

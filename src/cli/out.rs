@@ -60,3 +60,20 @@ pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
+
+/// One lane of a drawn request, as `--json` prints it (`sim bank-conflicts`, `lessons show`).
+#[derive(serde::Serialize)]
+pub struct LaneRow {
+    /// Lane 0-31.
+    pub lane: usize,
+    /// Tile row of the element whose address the lane gives.
+    pub row: u32,
+    /// Tile column of that element.
+    pub col: u32,
+    /// Shared-memory byte offset.
+    pub byte_offset: u32,
+    /// Bank, `(byte_offset / 4) % 32`.
+    pub bank: usize,
+    /// Wavefronts the lane takes part in.
+    pub wavefronts: Vec<usize>,
+}

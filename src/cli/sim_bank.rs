@@ -75,16 +75,6 @@ pub fn parse_dtype(s: &str) -> anyhow::Result<u32> {
 }
 
 #[derive(Serialize)]
-struct LaneRow {
-    lane: usize,
-    row: u32,
-    col: u32,
-    byte_offset: u32,
-    bank: usize,
-    wavefronts: Vec<usize>,
-}
-
-#[derive(Serialize)]
 struct BankCell {
     bank: usize,
     word: u32,
@@ -101,7 +91,7 @@ struct GridRow {
 struct Shown {
     request: usize,
     label: String,
-    lanes: Vec<LaneRow>,
+    lanes: Vec<out::LaneRow>,
     grid: Vec<GridRow>,
 }
 
@@ -159,7 +149,7 @@ fn analyse(
         .filter_map(|lane| {
             let (row, col) = t.elems[lane]?;
             let off = t.request.lane_byte_offsets[lane];
-            Some(LaneRow {
+            Some(out::LaneRow {
                 lane,
                 row,
                 col,

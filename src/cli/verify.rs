@@ -313,11 +313,7 @@ fn fragment_checks(gpu: &Gpu, frags: &gpu::device::Compiled) -> anyhow::Result<V
             let d_offs = s.clone_htod(offs).map_err(derr)?;
             let mut d_out = s.alloc_zeros::<u32>(128).map_err(derr)?;
             let (k, n) = (kind as i32, smem_bytes / 2);
-            let cfg = LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (32, 1, 1),
-                shared_mem_bytes: smem_bytes,
-            };
+            let cfg = one_warp(smem_bytes);
             // SAFETY: arguments match ldsm_dump(const unsigned*, int, unsigned, unsigned*).
             unsafe {
                 s.launch_builder(&ldsm)
@@ -394,11 +390,7 @@ fn fragment_checks(gpu: &Gpu, frags: &gpu::device::Compiled) -> anyhow::Result<V
             );
             let mut dd = s.alloc_zeros::<f32>(128).map_err(derr)?;
             let k = kind as i32;
-            let cfg = LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (32, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg = one_warp(0);
             // SAFETY: arguments match mma_dump(int, const unsigned*, const unsigned*, const float*, float*).
             unsafe {
                 s.launch_builder(&mmaf)
@@ -462,22 +454,10 @@ fn sass_checks(probe_cubin: &[u8], frag_cubin: &[u8]) -> Vec<(Check, bool)> {
             true,
         )];
     };
-    let dir = std::env::temp_dir();
     let mut rows = Vec::new();
-    let listing = |cubin: &[u8],
-                   file: &str|
-     -> Option<
-        std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>>,
-    > {
-        let p = dir.join(format!("tilelab-{}-{file}", std::process::id()));
-        std::fs::write(&p, cubin).ok()?;
-        let o = Command::new(&tool).arg("-sass").arg(&p).output().ok()?;
-        let _ = std::fs::remove_file(&p);
-        Some(sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout)))
-    };
-    let (Some(pl), Some(fl)) = (
-        listing(probe_cubin, "probe.cubin"),
-        listing(frag_cubin, "frag.cubin"),
+    let (Ok(pl), Ok(fl)) = (
+        sass_of(&tool, probe_cubin, "probe"),
+        sass_of(&tool, frag_cubin, "frag"),
     ) else {
         return vec![(
             check(
@@ -686,11 +666,7 @@ fn probe_mode(file: &Path) -> anyhow::Result<ExitCode> {
         };
         let d_offs = s.clone_htod(&req.lane_byte_offsets).map_err(derr)?;
         let (mask, k) = (req.active_mask, kind as i32);
-        let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: fuzz::PROBE_SMEM_BYTES,
-        };
+        let cfg = one_warp(fuzz::PROBE_SMEM_BYTES);
         // SAFETY: arguments match smem_probe(const unsigned*, unsigned, int, unsigned*).
         unsafe {
             s.launch_builder(&f)
@@ -743,11 +719,7 @@ fn time_checks(gpu: &Gpu, timing: &gpu::device::Compiled) -> anyhow::Result<Vec<
         let d_offs = s.clone_htod(&req.lane_byte_offsets).map_err(derr)?;
         let mut d_cyc = s.alloc_zeros::<u64>(1).map_err(derr)?;
         let mut d_sink = s.alloc_zeros::<u32>(32).map_err(derr)?;
-        let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: 48 * 1024,
-        };
+        let cfg = one_warp(48 * 1024);
         let mut best = f64::MAX;
         for _ in 0..5 {
             // SAFETY: arguments match bank_time(const unsigned*, int, int, unsigned long long*, unsigned*).
@@ -885,12 +857,7 @@ fn gemm_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> 
         // SASS.
         match &cuobjdump {
             Some(tool) => {
-                let p = std::env::temp_dir()
-                    .join(format!("tilelab-{}-gemm{i}.cubin", std::process::id()));
-                std::fs::write(&p, &compiled.cubin)?;
-                let o = Command::new(tool).arg("-sass").arg(&p).output()?;
-                let _ = std::fs::remove_file(&p);
-                let l = sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout));
+                let l = sass_of(tool, &compiled.cubin, &format!("gemm{i}"))?;
                 let get = |m: &str| {
                     l.get("gemm_tile")
                         .and_then(|x| x.get(m))
@@ -1073,12 +1040,7 @@ fn lesson_checks(
             for st in &lesson.steps {
                 *want.entry(st.sass().to_string()).or_default() += 1;
             }
-            let p =
-                std::env::temp_dir().join(format!("tilelab-{}-{fname}.cubin", std::process::id()));
-            std::fs::write(&p, &compiled.cubin)?;
-            let o = Command::new(tool).arg("-sass").arg(&p).output()?;
-            let _ = std::fs::remove_file(&p);
-            let l = sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout));
+            let l = sass_of(tool, &compiled.cubin, &fname)?;
             let got = l.get(&fname).cloned().unwrap_or_default();
             let relevant =
                 |m: &str| m.starts_with("LDS") || m.starts_with("STS") || m.starts_with("HMMA");
@@ -1123,11 +1085,7 @@ fn lesson_checks(
                 let s = &gpu.stream;
                 let mut d_out = s.alloc_zeros::<u32>(128).map_err(derr)?;
                 let (step_i, layout_i) = (si as i32, li as i32);
-                let cfg = LaunchConfig {
-                    grid_dim: (1, 1, 1),
-                    block_dim: (32, 1, 1),
-                    shared_mem_bytes: 0,
-                };
+                let cfg = one_warp(0);
                 // SAFETY: arguments match lesson_<name>(unsigned*, int, int, int).
                 unsafe {
                     s.launch_builder(&f)
@@ -1216,4 +1174,27 @@ fn expected_load_regs(
         Instruction::St(_) => {}
     }
     Ok(want)
+}
+
+/// Launch shape of the single-warp kernels: one block of 32 threads.
+fn one_warp(shared_mem_bytes: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes,
+    }
+}
+
+/// SASS mnemonic counts per function of a CUBIN, via `cuobjdump -sass` (`tool`).
+fn sass_of(
+    tool: &Path,
+    cubin: &[u8],
+    tag: &str,
+) -> anyhow::Result<std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>>> {
+    let p = std::env::temp_dir().join(format!("tilelab-{}-{tag}.cubin", std::process::id()));
+    std::fs::write(&p, cubin)?;
+    let o = Command::new(tool).arg("-sass").arg(&p).output();
+    let _ = std::fs::remove_file(&p);
+    let o = o.with_context(|| format!("cannot run {}", tool.display()))?;
+    Ok(sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout)))
 }
