@@ -1,8 +1,8 @@
-// Timing of one shared-memory access pattern for `tilelab verify`: every warp of the grid
-// repeats the same warp request `iters` times (`asm volatile` keeps every one of them, in
-// order, independent so they pipeline: the loop measures throughput), and lane 0 of warp 0 of block 0 reports the
-// clock64() cycles per 8 requests of the loop body. The grid keeps several warps per SM busy so the shared-memory
-// pipe, not latency, is what is timed; CUDA events time the whole launch.
+// Timing of one shared-memory access pattern for `tilelab verify`: every warp of one block (one
+// SM) repeats the same warp request 8 x `iters` times, eight independent requests per loop
+// iteration, so the shared-memory pipe, not load latency, bounds the loop. Thread 0 reports the
+// clock64() cycles between two barriers; cycles / (warps x 8 x iters) = cycles per request on
+// the SM, which should track the simulated wavefronts (about one wavefront per cycle).
 //   kind: 0 ld.shared.b32, 1 ld.shared.v2.b32, 2 ld.shared.v4.b32, 3 ldmatrix.x4, 4 ldmatrix.x4.trans
 extern "C" __global__ void bank_time(const unsigned *offs, int kind, int iters, unsigned long long *cycles, unsigned *sink)
 {
@@ -12,6 +12,7 @@ extern "C" __global__ void bank_time(const unsigned *offs, int kind, int iters, 
     __syncthreads();
     unsigned base = (unsigned)__cvta_generic_to_shared(smem) + offs[lane];
     unsigned acc = 0;
+    __syncthreads();
     long long t0 = clock64();
     for (int it = 0; it < iters; ++it) {
         // Eight independent requests per iteration keep the shared-memory pipe busy, so the
@@ -31,6 +32,7 @@ extern "C" __global__ void bank_time(const unsigned *offs, int kind, int iters, 
 #pragma unroll
         for (int u = 0; u < 8; ++u) acc += r[u][0] ^ r[u][1] ^ r[u][2] ^ r[u][3];
     }
+    __syncthreads();
     long long t1 = clock64();
     if (threadIdx.x == 0 && blockIdx.x == 0) *cycles = (unsigned long long)(t1 - t0);
     if (acc == 0xdeadbeef) sink[threadIdx.x] = acc;
