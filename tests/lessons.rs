@@ -3,6 +3,9 @@
 //!
 //! * `every_lesson_checks_out`: runs [`tilelab::lessons::run::check_lesson`] on each lesson
 //!   with the H200 records of `shared/hw/h200_wavefronts.json` (a copy lives in `tests/data/`);
+//!   every check passes, none is pending;
+//! * `model_claims_are_answered_by_the_counts_model`, `a_wrong_model_claim_fails_with_the_models_number`:
+//!   the `[[model]]` claims go through the counts model and are asserted;
 //! * `embedded_list_matches_the_directory`: `lessons/*.toml` and the built-in list agree;
 //! * `every_lesson_names_its_kernel_file`: `kernels/lesson_*.cu` exist and equal the generated text;
 //! * `malformed_*`: bad files give one-line errors naming file, field and what is allowed;
@@ -12,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use tilelab::lessons::run::{CheckStatus, HwRecord, check_lesson};
+use tilelab::lessons::run::{CheckStatus, HwRecord, check_lesson, check_model};
 use tilelab::lessons::{self, LessonError, parse_lesson};
 
 fn hw() -> BTreeMap<String, HwRecord> {
@@ -67,6 +70,72 @@ fn every_lesson_checks_out() {
         failures.len(),
         failures.join("\n")
     );
+    // With the hardware records given, nothing may be left unchecked: kernel-level claims go
+    // through the counts model and pass or fail like every other number.
+    assert_eq!(pending, 0, "every check must be decided");
+}
+
+/// Every `[[model]]` claim of the built-in lessons is answered by the counts model and agrees.
+#[test]
+fn model_claims_are_answered_by_the_counts_model() {
+    let lessons = lessons::builtin().unwrap();
+    let mut n = 0;
+    for l in &lessons {
+        for m in &l.model {
+            let c = check_model(m);
+            assert_eq!(
+                c.status,
+                CheckStatus::Pass,
+                "{}: {}: {}",
+                l.name,
+                c.what,
+                c.detail
+            );
+            n += 1;
+        }
+    }
+    assert!(
+        n >= 11,
+        "lessons 8-10 state at least 11 kernel-level claims, found {n}"
+    );
+}
+
+const MODEL: &str = r#"
+[[model]]
+kind = "counts"
+label = "FA2 Q·Kᵀ per warp"
+source = "seed 000"
+params = { program = "gemm", m = 64, n = 64, k = 128, warps = 4, split = "rows" }
+expect = { "LDSM.16.M88.4" = 40, "HMMA.16816.F32" = 64 }
+"#;
+
+#[test]
+fn a_wrong_model_claim_fails_with_the_models_number() {
+    let ok = parse_lesson(&format!("{GOOD}{MODEL}"), "lessons/tiny.toml").unwrap();
+    let c = check_model(&ok.model[0]);
+    assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
+    assert!(c.detail.contains("LDSM.16.M88.4 40"), "{c:?}");
+    let wrong = format!("{GOOD}{MODEL}").replace("= 40,", "= 41,");
+    let l = parse_lesson(&wrong, "lessons/tiny.toml").unwrap();
+    let c = check_model(&l.model[0]);
+    assert_eq!(c.status, CheckStatus::Fail);
+    assert!(c.detail.contains("model 40, lesson 41"), "{c:?}");
+    // A parameter the model does not know is a failure naming the allowed ones, not a silent
+    // default.
+    let typo = format!("{GOOD}{MODEL}").replace("split = ", "splt = ");
+    let l = parse_lesson(&typo, "lessons/tiny.toml").unwrap();
+    let c = check_model(&l.model[0]);
+    assert_eq!(c.status, CheckStatus::Fail);
+    assert!(
+        c.detail.contains("params.splt") && c.detail.contains("allowed: program, m, n, k"),
+        "{c:?}"
+    );
+    // A tiling the simulator refuses: its message, as the CLI would print it.
+    let bad = format!("{GOOD}{MODEL}").replace("m = 64", "m = 60");
+    let l = parse_lesson(&bad, "lessons/tiny.toml").unwrap();
+    let c = check_model(&l.model[0]);
+    assert_eq!(c.status, CheckStatus::Fail);
+    assert!(c.detail.contains("60"), "{c:?}");
 }
 
 #[test]

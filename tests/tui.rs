@@ -5,7 +5,8 @@
 //! * `conflict_colours`: `Buffer` style checks (snapshots do not record colour): conflict-free
 //!   wavefronts in cool foregrounds, bank-conflict replays on warm backgrounds;
 //! * `layout_switch_changes_the_counts`, `help_lists_every_key`, `survives_resizes`,
-//!   `menu_opens_a_lesson`, `zoomed_registers_show_the_fragment_map`.
+//!   `menu_opens_a_lesson`, `zoomed_registers_show_the_fragment_map`,
+//!   `zoomed_counters_show_the_kernel_claims`.
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -187,4 +188,21 @@ fn zoomed_registers_show_the_fragment_map() {
     let t = draw(&app, 80, 24);
     let s = text(t.backend().buffer());
     assert!(s.contains("C 16x8"), "{s}");
+}
+
+/// The counters pane lists every kernel-level claim of the lesson with the counts model's
+/// numbers (zoomed, as the 4-line pane shows only the running counters).
+#[test]
+fn zoomed_counters_show_the_kernel_claims() {
+    let mut app = open("fa2-counts");
+    for _ in 0..4 {
+        update(&mut app, Msg::FocusNext);
+    }
+    update(&mut app, Msg::ToggleZoom);
+    let t = draw(&app, 80, 24);
+    let s = text(t.backend().buffer());
+    insta::assert_snapshot!("fa2-counts_counters_zoomed", s);
+    assert!(s.contains("4 of 4 agree with the counts model"), "{s}");
+    assert!(s.contains("LDSM.16.M88.4 112"), "{s}");
+    assert!(!s.contains("pending"), "{s}");
 }

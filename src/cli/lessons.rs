@@ -6,7 +6,8 @@
 //!   `--svg FILE` draws step N (default 1) as a picture: the bank grid for shared-memory steps,
 //!   the fragment map for ldmatrix and mma steps (both for ldmatrix);
 //! * `tilelab lessons check [NAME]… [--hw FILE] [--json]`: every expected number against the
-//!   simulator (exit 1 on a mismatch);
+//!   simulator, kernel-level `[[model]]` claims against the counts model (exit 1 on a
+//!   mismatch); only `measured` hardware links are pending, and only without `--hw`;
 //! * `tilelab lessons kernel NAME`: the lesson's CUDA C kernel (`kernels/lesson_NAME.cu`).
 //!
 //! `--dir DIR` loads lessons from DIR instead of the built-in set (for lesson authors).

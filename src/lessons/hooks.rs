@@ -2,26 +2,54 @@
 //! FlashAttention-2, global-memory traffic of FlashAttention v1 vs v2, occupancy.
 //!
 //! Lessons state these claims as data (`[[model]]` in a lesson file: a kind, parameters, the
-//! expected numbers from `shared/seeds/NOTES.md`). The model that answers them is the counts
-//! work (`tilelab sim counts | traffic | occupancy`, `src/sim/counts.rs` and friends on the
-//! `counts` branch). Until it is connected, [`counts_model`] answers `None` and every such claim
-//! is reported as *pending* by [`super::run::check_lesson`], by `tilelab lessons check` and in
-//! the TUI's counters pane, never as passed.
+//! expected numbers from `shared/seeds/NOTES.md`). [`counts_model`] answers them with the counts
+//! model (the same functions as `tilelab sim counts | traffic | occupancy`): it builds the warp
+//! programs of [`crate::sim::program`] and counts them by walking their instructions
+//! ([`crate::sim::counts`]), walks the loop orders of [`crate::sim::traffic`], or computes
+//! [`crate::sim::occupancy`]. [`super::run::check_lesson`] compares every expected key with the
+//! answer; `tilelab lessons check`, `tests/lessons.rs` and the TUI's counters pane report each
+//! claim as passed or failed.
 //!
-//! # Connecting the counts model
-//! Replace the body of [`counts_model`] with a call into `crate::sim::counts` that reads
-//! `claim.params` (strings, see each lesson's `[[model]]` tables) and returns, for every key of
-//! `claim.expect`, the model's value. Key names used by the built-in lessons:
+//! # Parameters and keys
+//! `claim.params` are strings (TOML integers and booleans arrive as `"64"`, `"true"`). A
+//! parameter the model does not know is an error that lists the allowed ones; so is a missing
+//! required one. The answer holds every key below that the parameters allow, so a claim may
+//! expect any subset.
 //!
-//! * `counts`: `LDSM.16.M88.4`, `LDSM.16.MT88.4`, `HMMA.16816.F32`, `exec_outside`,
-//!   `exec_unmasked`, `exec_mean`; params `program` (`gemm` | `fa2-torch` | `fa2-triton`), `m`,
-//!   `n`, `k`, `warps`, `split` (`rows`), `d`, `bm`, `bn`, `copies`, `batch`, `heads`, `seq`,
-//!   `causal`;
-//! * `traffic`: `qo_read_gb`, `o_write_gb`, `blocks`; params `loop_order` (`v1` | `v2`), `batch`,
-//!   `heads`, `seq`, `bc`, `d`, `elem_bytes`;
-//! * `occupancy`: `blocks_per_sm`, `occupancy_pct`; params `arch`, `smem_bytes`, `threads`.
+//! * `counts`, `program = "gemm"`: one CTA computing `C = A·Bᵀ` ([`GemmTiling`]). Params `m`,
+//!   `n`, `k`; optional `warps` (1), `split` (`rows` | `cols`, `rows`), `arch` (`sm_90`). Keys,
+//!   per warp: SASS mnemonics (`LDSM.16.M88.4`, `HMMA.16816.F32`, …, counted over warp 0's
+//!   program), `a_loads`, `b_loads` (`ldmatrix.x4` of A and of B).
+//! * `counts`, `program = "fa2-torch" | "fa2-triton"`: FlashAttention-2 forward ([`FlashTiling`],
+//!   styles torch and triton). Params `d`, `bm`, `bn`, `warps`; optional `causal` (`false`),
+//!   `arch` (`sm_90`), `copies` (left out or the program's number of loop-body copies: the whole
+//!   kernel's SASS; `1`: one copy of the loop body), and `batch`, `heads`, `seq` (all three or
+//!   none) for the dynamic counts. Keys, per warp: SASS mnemonics (`LDSM.16.M88.4`,
+//!   `LDSM.16.MT88.4`, `HMMA.16816.F32`, `STS`), `loop_copies`; with `batch`, `heads`, `seq`:
+//!   `exec_outside` (executions of one SASS line outside the kv loop, summed over all warps of
+//!   the grid), `exec_unmasked` (of a line of the unmasked copy), `exec_mean` (mean over the
+//!   program's lines), `ctas`.
+//! * `traffic` ([`traffic::simulate`]): params `loop_order` (`v1` | `v2`), `batch`, `heads`,
+//!   `seq`, `bc` (block rows of Q and of K/V), `d`, `elem_bytes` (2 | 4); optional `l2_kv_reuse`
+//!   (`false`). Keys: `read_gb`, `written_gb` (all DRAM traffic), `qo_read_gb` (Q and O reads),
+//!   `o_write_gb` (O writes), `blocks`, `inner_steps`; 1 GB = 10⁹ bytes.
+//! * `occupancy` ([`occupancy`]): params `arch`, `threads`; optional `smem_bytes` (per block,
+//!   `28672` or `28K`; 0), `regs` (per thread; not a limit when left out). Keys
+//!   `blocks_per_sm`, `occupancy_pct`, `active_warps`, `warps_per_block`,
+//!   `smem_allocated_bytes`.
 
 use std::collections::BTreeMap;
+
+use crate::sim::arch::Arch;
+use crate::sim::counts::{dynamic_counts, gemm_counts, static_counts, warps_share_code};
+use crate::sim::error::SimError;
+use crate::sim::instr::{Instruction, MatrixCount};
+use crate::sim::mma::{MmaDtype, MmaShape};
+use crate::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
+use crate::sim::program::{
+    FlashProblem, FlashStyle, FlashTiling, GemmTiling, Split, Stage, StageKind,
+};
+use crate::sim::traffic::{self, LoopOrder, TensorTraffic, TrafficProblem};
 
 /// What part of the counts model a claim needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -75,10 +103,374 @@ pub struct ModelClaim {
 /// The model's values, by the same keys as [`ModelClaim::expect`].
 pub type ModelAnswer = BTreeMap<String, f64>;
 
-/// **The counts hook.** Answers a [`ModelClaim`] with the counts model, or `None` while that
-/// model is not connected to lessons (today: always `None`; see the module docs for how to
-/// connect it). `Some(Err(_))` is for parameters the model rejects.
-pub fn counts_model(claim: &ModelClaim) -> Option<Result<ModelAnswer, String>> {
-    let _ = claim;
-    None
+/// **The counts hook.** Answers a [`ModelClaim`] with the counts model: every key the claim's
+/// kind and parameters allow (see the module docs), each computed from the generated programs
+/// or loops. `Err` names a parameter the model rejects (unknown, missing, malformed, or a tiling
+/// the simulator refuses).
+///
+/// # Example: seed 000's FlashAttention-2 Q·Kᵀ per warp
+/// ```
+/// use tilelab::lessons::hooks::{ModelClaim, ModelKind, counts_model};
+/// let params = [("program", "gemm"), ("m", "64"), ("n", "64"), ("k", "128"), ("warps", "4")];
+/// let claim = ModelClaim {
+///     kind: ModelKind::Counts,
+///     label: "Q·Kᵀ".into(),
+///     source: "seed 000".into(),
+///     params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+///     expect: Default::default(),
+///     tolerance: 0.0,
+/// };
+/// let a = counts_model(&claim).unwrap();
+/// assert_eq!((a["a_loads"], a["b_loads"], a["LDSM.16.M88.4"]), (8.0, 32.0, 40.0));
+/// assert_eq!(a["HMMA.16816.F32"], 64.0);
+/// ```
+pub fn counts_model(claim: &ModelClaim) -> Result<ModelAnswer, String> {
+    let p = Params(&claim.params);
+    match claim.kind {
+        ModelKind::Counts => match p.str("program")? {
+            "gemm" => gemm(&p),
+            "fa2-torch" => flash(&p, FlashStyle::Torch),
+            "fa2-triton" => flash(&p, FlashStyle::Triton),
+            other => Err(format!(
+                "params.program '{other}' is not allowed; allowed: gemm, fa2-torch, fa2-triton"
+            )),
+        },
+        ModelKind::Traffic => traffic_model(&p),
+        ModelKind::Occupancy => occupancy_model(&p),
+    }
+}
+
+/// A claim's parameters, read as the model needs them.
+struct Params<'a>(&'a BTreeMap<String, String>);
+
+impl Params<'_> {
+    /// Fails on a parameter outside `allowed`.
+    fn only(&self, what: &str, allowed: &[&str]) -> Result<(), String> {
+        match self.0.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(k) => Err(format!(
+                "params.{k} is not a parameter of {what}; allowed: {}",
+                allowed.join(", ")
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn opt_str(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    fn str(&self, key: &str) -> Result<&str, String> {
+        self.opt_str(key)
+            .ok_or_else(|| format!("params.{key} is missing"))
+    }
+
+    fn opt_u32(&self, key: &str) -> Result<Option<u32>, String> {
+        self.opt_str(key)
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| format!("params.{key} '{v}' is not a whole number"))
+            })
+            .transpose()
+    }
+
+    fn u32(&self, key: &str) -> Result<u32, String> {
+        self.opt_u32(key)?
+            .ok_or_else(|| format!("params.{key} is missing"))
+    }
+
+    fn opt_bool(&self, key: &str) -> Result<Option<bool>, String> {
+        self.opt_str(key)
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| format!("params.{key} '{v}' is not allowed; allowed: true, false"))
+            })
+            .transpose()
+    }
+
+    /// `arch`, `sm_90` when left out.
+    fn arch(&self) -> Result<Arch, String> {
+        Arch::parse(self.opt_str("arch").unwrap_or("sm_90")).map_err(sim)
+    }
+}
+
+fn sim(e: SimError) -> String {
+    e.to_string()
+}
+
+/// Instructions by SASS mnemonic, walking `stages`; the three mnemonics seed 000 counts are
+/// always present (0 when the program has none).
+fn by_sass<'a>(stages: impl IntoIterator<Item = &'a Stage>) -> ModelAnswer {
+    let mut a: ModelAnswer = [
+        Instruction::Ldmatrix {
+            num: MatrixCount::X4,
+            trans: false,
+        }
+        .sass(),
+        Instruction::Ldmatrix {
+            num: MatrixCount::X4,
+            trans: true,
+        }
+        .sass(),
+        MmaShape::M16N8K16.sass(MmaDtype::F16),
+    ]
+    .into_iter()
+    .map(|k| (k.to_string(), 0.0))
+    .collect();
+    for i in stages.into_iter().flat_map(|s| &s.instrs) {
+        *a.entry(i.sass().to_string()).or_insert(0.0) += 1.0;
+    }
+    a
+}
+
+fn gemm(p: &Params) -> Result<ModelAnswer, String> {
+    p.only(
+        "the gemm counts program",
+        &["program", "m", "n", "k", "warps", "split", "arch"],
+    )?;
+    let t = GemmTiling {
+        m: p.u32("m")?,
+        n: p.u32("n")?,
+        k: p.u32("k")?,
+        warps: p.opt_u32("warps")?.unwrap_or(1),
+        split: Split::parse(p.opt_str("split").unwrap_or("rows")).map_err(sim)?,
+    };
+    // Counts do not depend on the layout; the tiles must still fit in `arch`'s shared memory.
+    let cta = t.build("row", p.arch()?).map_err(sim)?;
+    let g = gemm_counts(&t, &cta);
+    let mut a = by_sass(&cta.warps[0].stages);
+    a.insert("a_loads".into(), g.a_loads_per_warp as f64);
+    a.insert("b_loads".into(), g.b_loads_per_warp as f64);
+    Ok(a)
+}
+
+fn flash(p: &Params, style: FlashStyle) -> Result<ModelAnswer, String> {
+    let what = format!("the fa2-{} counts program", style.name());
+    p.only(
+        &what,
+        &[
+            "program", "d", "bm", "bn", "warps", "causal", "copies", "batch", "heads", "seq",
+            "arch",
+        ],
+    )?;
+    let t = FlashTiling {
+        style,
+        bm: p.u32("bm")?,
+        bn: p.u32("bn")?,
+        head_dim: p.u32("d")?,
+        warps: p.u32("warps")?,
+        causal: p.opt_bool("causal")?.unwrap_or(false),
+    };
+    let cta = t.build("row", p.arch()?).map_err(sim)?;
+    if !warps_share_code(&cta) {
+        return Err(format!(
+            "the warps of {what} run different code: per-warp counts are undefined"
+        ));
+    }
+    let w0 = &cta.warps[0];
+    let st = static_counts(w0);
+    let mut a = match p.opt_u32("copies")? {
+        Some(1) => {
+            if st.per_copy.is_none() {
+                return Err(format!(
+                    "params.copies = 1: the {} copies of the loop body of {what} differ",
+                    st.loop_copies
+                ));
+            }
+            by_sass(w0.stages.iter().filter(|s| s.is_loop_copy()).take(1))
+        }
+        None => by_sass(&w0.stages),
+        Some(n) if n == st.loop_copies => by_sass(&w0.stages),
+        Some(n) => {
+            let c = st.loop_copies;
+            return Err(format!(
+                "params.copies = {n}: {what} ({}) has {c} {} of the loop body; allowed: {}",
+                if t.causal { "causal" } else { "not causal" },
+                if c == 1 { "copy" } else { "copies" },
+                if c == 1 {
+                    "1".to_string()
+                } else {
+                    format!("1 (one copy) or {c} (the whole kernel)")
+                }
+            ));
+        }
+    };
+    a.insert("loop_copies".into(), st.loop_copies as f64);
+    match (p.opt_u32("batch")?, p.opt_u32("heads")?, p.opt_u32("seq")?) {
+        (None, None, None) => {}
+        (Some(batch), Some(heads), Some(seq)) => {
+            let d = dynamic_counts(&t, &FlashProblem { batch, heads, seq }, w0).map_err(sim)?;
+            let per_line = |kind| {
+                d.stages
+                    .iter()
+                    .find(|s| s.kind == kind)
+                    .map(|s| s.executions_per_line as f64)
+            };
+            for (key, kind) in [
+                ("exec_outside", StageKind::Prologue),
+                ("exec_unmasked", StageKind::Unmasked),
+            ] {
+                if let Some(v) = per_line(kind) {
+                    a.insert(key.into(), v);
+                }
+            }
+            a.insert("exec_mean".into(), d.mean_line_executions);
+            a.insert("ctas".into(), d.ctas as f64);
+        }
+        _ => {
+            return Err(
+                "params batch, heads and seq go together (the launch of the dynamic counts); give all three or none"
+                    .into(),
+            );
+        }
+    }
+    Ok(a)
+}
+
+fn traffic_model(p: &Params) -> Result<ModelAnswer, String> {
+    p.only(
+        "the traffic model",
+        &[
+            "loop_order",
+            "batch",
+            "heads",
+            "seq",
+            "bc",
+            "d",
+            "elem_bytes",
+            "l2_kv_reuse",
+        ],
+    )?;
+    let order = LoopOrder::parse(p.str("loop_order")?).map_err(sim)?;
+    let problem = TrafficProblem {
+        batch: p.u32("batch")?,
+        heads: p.u32("heads")?,
+        seq: p.u32("seq")?,
+        head_dim: p.u32("d")?,
+        block: p.u32("bc")?,
+        elem_bytes: p.u32("elem_bytes")?,
+        stat_bytes: 4,
+    };
+    let l2 = p.opt_bool("l2_kv_reuse")?.unwrap_or(false);
+    let r = traffic::simulate(&problem, order, l2).map_err(sim)?;
+    let gb = |b: u64| b as f64 / 1e9;
+    let sum = |names: &[&str], bytes: fn(&TensorTraffic) -> u64| -> u64 {
+        r.tensors
+            .iter()
+            .filter(|t| names.contains(&t.tensor))
+            .map(bytes)
+            .sum()
+    };
+    Ok(ModelAnswer::from([
+        ("read_gb".into(), gb(r.read_bytes)),
+        ("written_gb".into(), gb(r.written_bytes)),
+        ("qo_read_gb".into(), gb(sum(&["Q", "O"], |t| t.read_bytes))),
+        ("o_write_gb".into(), gb(sum(&["O"], |t| t.written_bytes))),
+        ("blocks".into(), r.blocks as f64),
+        ("inner_steps".into(), r.inner_steps as f64),
+    ]))
+}
+
+fn occupancy_model(p: &Params) -> Result<ModelAnswer, String> {
+    p.only(
+        "the occupancy model",
+        &["arch", "threads", "smem_bytes", "regs"],
+    )?;
+    let input = OccupancyInput {
+        arch: Arch::parse(p.str("arch")?).map_err(sim)?,
+        threads_per_block: p.u32("threads")?,
+        smem_per_block_bytes: parse_bytes(p.opt_str("smem_bytes").unwrap_or("0")).map_err(sim)?,
+        regs_per_thread: p.opt_u32("regs")?,
+    };
+    let r = occupancy(&input).map_err(sim)?;
+    Ok(ModelAnswer::from([
+        ("blocks_per_sm".into(), r.blocks_per_sm as f64),
+        ("occupancy_pct".into(), 100.0 * r.occupancy),
+        ("active_warps".into(), r.active_warps as f64),
+        ("warps_per_block".into(), r.warps_per_block as f64),
+        (
+            "smem_allocated_bytes".into(),
+            r.smem_allocated_per_block_bytes as f64,
+        ),
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(kind: ModelKind, params: &[(&str, &str)]) -> ModelClaim {
+        ModelClaim {
+            kind,
+            label: String::new(),
+            source: String::new(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            expect: BTreeMap::new(),
+            tolerance: 0.0,
+        }
+    }
+
+    const FA2: [(&str, &str); 5] = [
+        ("d", "128"),
+        ("bm", "64"),
+        ("bn", "64"),
+        ("warps", "4"),
+        ("program", "fa2-triton"),
+    ];
+
+    #[test]
+    fn copies_must_match_the_program() {
+        // Not causal, the Triton kernel has one loop: two copies is a wrong claim, named as such.
+        let mut p = FA2.to_vec();
+        p.push(("copies", "2"));
+        let e = counts_model(&claim(ModelKind::Counts, &p)).unwrap_err();
+        assert!(
+            e.contains("not causal") && e.contains("1 copy") && e.contains("allowed: 1"),
+            "{e}"
+        );
+        p.push(("causal", "true"));
+        let a = counts_model(&claim(ModelKind::Counts, &p)).unwrap();
+        assert_eq!(a["loop_copies"], 2.0);
+        // Per copy each warp stores its 64x16 slab of P, one 8x8 piece per st.shared.b32.
+        assert_eq!(a["STS"], 2.0 * (64.0 * 16.0) / 64.0);
+    }
+
+    #[test]
+    fn the_launch_goes_together() {
+        let mut p = FA2.to_vec();
+        p.push(("batch", "2"));
+        let e = counts_model(&claim(ModelKind::Counts, &p)).unwrap_err();
+        assert!(e.contains("batch, heads and seq"), "{e}");
+        p.extend([("heads", "16"), ("seq", "1024"), ("causal", "yes")]);
+        let e = counts_model(&claim(ModelKind::Counts, &p)).unwrap_err();
+        assert!(e.contains("params.causal 'yes'"), "{e}");
+    }
+
+    #[test]
+    fn traffic_and_occupancy_answer_what_the_simulator_computes() {
+        let p = [
+            ("loop_order", "v2"),
+            ("batch", "10"),
+            ("heads", "64"),
+            ("seq", "1024"),
+            ("bc", "32"),
+            ("d", "64"),
+            ("elem_bytes", "4"),
+            ("l2_kv_reuse", "true"),
+        ];
+        let a = counts_model(&claim(ModelKind::Traffic, &p)).unwrap();
+        let r = traffic::simulate(&traffic::ARTICLE_PROBLEM, LoopOrder::V2, true).unwrap();
+        assert_eq!(a["read_gb"], r.read_bytes as f64 / 1e9);
+        assert_eq!(a["blocks"], 20_480.0);
+        let a = counts_model(&claim(
+            ModelKind::Occupancy,
+            &[("arch", "sm_75"), ("threads", "128"), ("smem_bytes", "28K")],
+        ))
+        .unwrap();
+        assert_eq!((a["blocks_per_sm"], a["occupancy_pct"]), (2.0, 25.0));
+        let e = counts_model(&claim(ModelKind::Occupancy, &[("threads", "128")])).unwrap_err();
+        assert_eq!(e, "params.arch is missing");
+    }
 }

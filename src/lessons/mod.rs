@@ -12,8 +12,9 @@
 //! * [`load`]: parsing and validation, one-line [`LessonError`]s naming file, field and rule;
 //! * [`run`]: a step → [`run::StepRun`] (the `sim` request, its report, lane coordinates,
 //!   register contents), plus the checks of a whole lesson ([`run::check_lesson`]);
-//! * [`hooks`]: claims about whole kernels (instruction counts, traffic, occupancy) that the
-//!   counts model answers once it is connected;
+//! * [`hooks`]: claims about whole kernels (instruction counts, traffic, occupancy), answered
+//!   by the counts model of [`crate::sim::counts`], [`crate::sim::traffic`] and
+//!   [`crate::sim::occupancy`];
 //! * [`cuda`]: the CUDA C kernel of a lesson, generated from the same data;
 //! * [`embedded`]: the lessons built into the binary.
 //!

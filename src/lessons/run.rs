@@ -414,7 +414,8 @@ pub struct Check {
     pub what: String,
     /// Passed, failed or pending.
     pub status: CheckStatus,
-    /// On failure, what the simulator says instead; on pending, why.
+    /// On failure, what the simulator says instead; on pending, why; on a passed model claim,
+    /// the model's values ([`check_model`]).
     pub detail: String,
 }
 
@@ -426,8 +427,7 @@ pub enum CheckStatus {
     Pass,
     /// It disagrees.
     Fail,
-    /// Needs something not connected yet ([`hooks::counts_model`]) or data not given (hardware
-    /// records).
+    /// Needs data not given: a hardware-record link when no records are passed.
     Pending,
 }
 
@@ -577,32 +577,49 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
             },
         );
     }
-    for m in &lesson.model {
-        let what = format!("{} ({}, {})", m.label, m.kind.name(), m.source);
-        match hooks::counts_model(m) {
-            None => out.push(Check {
-                what,
-                status: CheckStatus::Pending,
-                detail: "counts model not connected (tilelab::lessons::hooks::counts_model)".into(),
-            }),
-            Some(Err(e)) => push(&mut out, what, Err(e)),
-            Some(Ok(ans)) => push(&mut out, what, compare_model(m, &ans)),
-        }
-    }
+    out.extend(lesson.model.iter().map(check_model));
     out
 }
 
-fn compare_model(m: &hooks::ModelClaim, ans: &ModelAnswer) -> Result<(), String> {
+/// Checks one kernel-level claim against the counts model ([`hooks::counts_model`]). A passed
+/// check's `detail` holds the model's values of the expected keys (`LDSM.16.M88.4 40, …`).
+pub fn check_model(m: &hooks::ModelClaim) -> Check {
+    let what = format!("{} ({}, {})", m.label, m.kind.name(), m.source);
+    match hooks::counts_model(m).and_then(|ans| compare_model(m, &ans)) {
+        Ok(values) => Check {
+            what,
+            status: CheckStatus::Pass,
+            detail: values,
+        },
+        Err(detail) => Check {
+            what,
+            status: CheckStatus::Fail,
+            detail,
+        },
+    }
+}
+
+/// The model's values of the expected keys, or the first disagreement.
+fn compare_model(m: &hooks::ModelClaim, ans: &ModelAnswer) -> Result<String, String> {
+    let mut values = Vec::new();
     for (k, want) in &m.expect {
         let Some(got) = ans.get(k) else {
-            return Err(format!("the counts model gives no '{k}'"));
+            return Err(format!(
+                "the counts model gives no '{k}'; it gives {}",
+                ans.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
         };
         let tol = m.tolerance * want.abs();
         if (got - want).abs() > tol.max(1e-9) {
             return Err(format!("'{k}': model {got}, lesson {want}"));
         }
+        values.push(if got.fract() == 0.0 {
+            format!("{k} {got}")
+        } else {
+            format!("{k} {got:.3}")
+        });
     }
-    Ok(())
+    Ok(values.join(", "))
 }
 
 impl super::Step {

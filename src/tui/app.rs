@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lessons::Lesson;
-use crate::lessons::run::{StepRun, place_tiles, run_step};
+use crate::lessons::run::{Check, StepRun, check_model, place_tiles, run_step};
 use crate::sim::mma::Operand;
 
 /// Which screen is shown.
@@ -138,6 +138,9 @@ pub struct App {
     /// 4-byte words (byte offset / 4) that hold tile data under the current layout (the rest of
     /// each tile's footprint is padding or swizzle slack).
     pub tile_words: BTreeSet<u32>,
+    /// The open lesson's kernel-level claims (`[[model]]`), each checked against the counts
+    /// model when the lesson opens.
+    pub model_checks: Vec<Check>,
 }
 
 impl App {
@@ -165,6 +168,7 @@ impl App {
             order: Vec::new(),
             runs: Vec::new(),
             tile_words: BTreeSet::new(),
+            model_checks: Vec::new(),
         };
         if let Some(i) = start {
             app.open(i);
@@ -198,6 +202,11 @@ impl App {
         self.operand = Operand::A;
         self.scroll = [0; 5];
         self.zoom = false;
+        self.model_checks = self.lessons[self.lesson]
+            .model
+            .iter()
+            .map(check_model)
+            .collect();
         self.recompute();
     }
 

@@ -14,7 +14,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wra
 
 use super::app::{App, Pane, Screen};
 use super::keys;
-use crate::lessons::run::{Holder, StepRun, feed_mismatch};
+use crate::lessons::run::{CheckStatus, Holder, StepRun, feed_mismatch};
 use crate::lessons::{Lesson, StepOp};
 use crate::sim::bank::{NUM_BANKS, RequestReport, bank_of};
 use crate::sim::mma::Operand;
@@ -808,14 +808,29 @@ fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
     let mut lines = vec![Line::from(first), Line::from(second)];
-    if !l.model.is_empty() {
+    if !app.model_checks.is_empty() {
+        let agree = app
+            .model_checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Pass)
+            .count();
         lines.push(Line::styled(
             format!(
-                "{} kernel-level claims (counts, traffic, occupancy) pending: counts model not connected",
-                l.model.len()
+                "kernel-level claims: {agree} of {} agree with the counts model",
+                app.model_checks.len()
             ),
             Style::new().fg(Color::DarkGray),
         ));
+        for c in &app.model_checks {
+            let ok = c.status == CheckStatus::Pass;
+            lines.push(Line::from(vec![
+                Span::styled(
+                    if ok { "✓ " } else { "✗ " },
+                    Style::new().fg(if ok { Color::Green } else { Color::Red }),
+                ),
+                Span::raw(format!("{}: {}", c.what, c.detail)),
+            ]));
+        }
     }
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
