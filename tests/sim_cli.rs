@@ -122,6 +122,23 @@ fn replay_verify_run_agreement() {
     check_measured_file(f, 1734, 1721);
 }
 
+/// 1,089 requests of `tilelab verify --fuzz 1000 --seed 3` on the H200 (2026-11-29): the 89
+/// shared-memory requests of the ten lessons (all must match) and 1,000 fuzz records.
+#[test]
+fn replay_verify_seed3_agreement() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200_verify_seed3_2026-11-29.json"
+    );
+    check_measured_file(f, 1089, 1080);
+    let v = json(&["sim", "replay", f, "--json"]);
+    for p in v.as_array().unwrap() {
+        if p["name"].as_str().unwrap().starts_with("lesson.") {
+            assert_eq!(p["match"], true, "{}", p["name"]);
+        }
+    }
+}
+
 #[test]
 fn bank_conflicts_default_retells_the_k_transpose_story() {
     let v = json(&["sim", "bank-conflicts", "--json"]);
