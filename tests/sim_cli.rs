@@ -139,6 +139,16 @@ fn replay_verify_seed3_agreement() {
     }
 }
 
+/// 1,000 fuzz requests of `tilelab verify --fuzz 1000 --seed 4` on the H200 (2026-11-29).
+#[test]
+fn replay_verify_seed4_agreement() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200_verify_seed4_2026-11-29.json"
+    );
+    check_measured_file(f, 1000, 988);
+}
+
 #[test]
 fn bank_conflicts_default_retells_the_k_transpose_story() {
     let v = json(&["sim", "bank-conflicts", "--json"]);
