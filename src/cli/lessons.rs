@@ -7,7 +7,7 @@
 //!   the fragment map for ldmatrix and mma steps (both for ldmatrix);
 //! * `tilelab lessons check [NAME]… [--hw FILE] [--json]`: every expected number against the
 //!   simulator, kernel-level `[[model]]` claims against the counts model (exit 1 on a
-//!   mismatch); only `measured` hardware links are pending, and only without `--hw`;
+//!   mismatch); `measured` links are checked against the built-in H200 records, or `--hw FILE`;
 //! * `tilelab lessons kernel NAME`: the lesson's CUDA C kernel (`kernels/lesson_NAME.cu`).
 //!
 //! `--dir DIR` loads lessons from DIR instead of the built-in set (for lesson authors).
@@ -84,7 +84,8 @@ pub struct ShowArgs {
 pub struct CheckArgs {
     /// Lessons to check (default: all).
     pub names: Vec<String>,
-    /// Hardware records (JSON of shared/hw/h200_wavefronts.json) to check `measured` links against.
+    /// Hardware records to check `measured` links against (default: the built-in H200 records,
+    /// tests/data/h200_wavefronts.json).
     #[arg(long, value_name = "FILE")]
     pub hw: Option<PathBuf>,
 }
@@ -384,7 +385,11 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
 
 fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
     let hw: Option<BTreeMap<String, HwRecord>> = match &a.hw {
-        None => None,
+        None => {
+            let recs: Vec<HwRecord> = serde_json::from_str(tilelab::records::MEASURED_H200_JSON)
+                .context("built-in hardware records")?;
+            Some(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
+        }
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read hardware records '{}'", p.display()))?;

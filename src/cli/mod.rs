@@ -67,14 +67,50 @@ pub enum SimCommand {
     Occupancy(sim_counts::OccupancyArgs),
 }
 
-/// Parses the command line; prints help/usage itself and returns the exit code on failure.
+/// Parses the command line. Help and version go to stdout as clap writes them; usage errors are
+/// printed as one line (`tilelab: error: …`, with clap's tip if it has one) and exit with 2.
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {
-        let code = if e.use_stderr() { EXIT_ERROR } else { 0 };
-        // clap's own message is already short; print it as-is (usage errors are one line + usage).
-        let _ = e.print();
-        ExitCode::from(code)
+        if !e.use_stderr() {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        eprintln!("tilelab: error: {}", one_line(&e.render().to_string()));
+        ExitCode::from(EXIT_ERROR)
     })
+}
+
+/// clap's multi-line error as one line: the message, its tip, and where to look for help.
+fn one_line(rendered: &str) -> String {
+    let mut msg = String::new();
+    let mut tip = None;
+    let mut in_msg = false;
+    for line in rendered.lines().map(str::trim) {
+        if let Some(m) = line.strip_prefix("error: ") {
+            msg = m.to_string();
+            in_msg = true;
+        } else if let Some(t) = line.strip_prefix("tip: ") {
+            tip.get_or_insert_with(|| t.to_string());
+            in_msg = false;
+        } else if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more") {
+            in_msg = false;
+        } else if in_msg {
+            msg.push(' ');
+            msg.push_str(line);
+        }
+    }
+    if msg.is_empty() {
+        msg = rendered
+            .lines()
+            .next()
+            .unwrap_or("invalid arguments")
+            .trim()
+            .to_string();
+    }
+    match tip {
+        Some(t) => format!("{msg} ({t}); see 'tilelab --help'"),
+        None => format!("{msg}; see 'tilelab --help'"),
+    }
 }
 
 /// Runs a parsed command line.

@@ -13,7 +13,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 use tilelab::sim::access::{self, Access, TileRequest};
-use tilelab::sim::bank::{NUM_BANKS, RequestReport, bank_of, schedule};
+use tilelab::sim::bank::{
+    NUM_BANKS, RequestReport, SharedMemoryConfig, bank_of, schedule, simulate,
+};
 use tilelab::sim::layout::Layout;
 
 use super::out;
@@ -133,7 +135,21 @@ fn analyse(
     shown: usize,
 ) -> anyhow::Result<(LayoutReport, RequestReport, TileRequest)> {
     let layout = Layout::parse(spec, rows, cols, eb)?;
+    let smem = SharedMemoryConfig::default();
+    if layout.size_bytes() > smem.size_bytes {
+        anyhow::bail!(
+            "the {rows}x{cols} tile of {eb}-byte elements under layout '{spec}' needs {} bytes of shared memory; {} allows at most {} bytes per block",
+            layout.size_bytes(),
+            smem.arch,
+            smem.size_bytes
+        );
+    }
     let reqs = access::requests(access, &layout)?;
+    for t in &reqs {
+        // Misaligned or out-of-range addresses are errors, as on the GPU.
+        simulate(&t.request, &smem)
+            .with_context(|| format!("{} under layout '{spec}'", t.label))?;
+    }
     if shown >= reqs.len() {
         anyhow::bail!(
             "--request {shown} is out of range; this tiling has requests 0..={}",
@@ -248,8 +264,7 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
     let mut reports = Vec::new();
     let mut first = None;
     for spec in &a.layout {
-        let (rep, rr, tr) = analyse(spec, access, rows, cols, eb, a.request)
-            .with_context(|| format!("layout '{spec}'"))?;
+        let (rep, rr, tr) = analyse(spec, access, rows, cols, eb, a.request)?;
         if first.is_none() {
             first = Some((rr.clone(), tr.clone()));
         }

@@ -35,9 +35,6 @@ use tilelab::sim::smem::SharedMemory;
 
 use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
 
-/// The 237 records measured on the H200 (`tests/data/h200_wavefronts.json`), built in.
-const MEASURED_H200: &str = include_str!("../../tests/data/h200_wavefronts.json");
-
 /// Arguments of `tilelab verify`.
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
@@ -192,7 +189,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
     // Wavefronts: the measured H200 file, the lessons' requests, extra files, fuzz.
     let mut recs: Vec<Record> =
-        serde_json::from_str(MEASURED_H200).context("built-in measured records")?;
+        serde_json::from_str(records::MEASURED_H200_JSON).context("built-in measured records")?;
     for r in &mut recs {
         r.name = format!("h200.{}", r.name);
     }

@@ -141,6 +141,12 @@ impl Layout {
                         Order::Col
                     };
                 }
+                ("pad", Some(_)) if l.pad != 0 => {
+                    return Err(bad("more than one pad".into()));
+                }
+                ("swizzle", Some(_)) if l.swizzle.is_some() => {
+                    return Err(bad("more than one swizzle".into()));
+                }
                 ("pad", Some(a)) => {
                     l.pad = a
                         .trim()
