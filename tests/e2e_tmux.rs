@@ -98,6 +98,49 @@ fn walk_through_a_lesson_and_quit_cleanly() {
     assert!(!modes.contains("Banks ·"), "{modes}");
 }
 
+/// `kill -TERM` (or a closed terminal's SIGHUP) ends the TUI like `q`: the terminal is restored.
+#[test]
+fn sigterm_restores_the_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skipped: tmux is not installed (apt-get install -y tmux)");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_tilelab");
+    let name = format!("tilelab-sig-{}", std::process::id());
+    // Run in the foreground of the pane so it owns the terminal; signal it by its pid file.
+    let pidfile = std::env::temp_dir().join(format!("{name}.pid"));
+    let script = format!(
+        "bash -c 'echo $$ > {pf}; exec \"{bin}\" tui banks'; echo \"tilelab exited $?\"; stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo | tr \"\\n\" \" \"; echo; sleep 60",
+        pf = pidfile.display()
+    );
+    let ok = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
+        .arg(&script)
+        .env("TERM", "xterm-256color")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tmux new-session");
+    let s = Session(name);
+    s.wait_for("Banks ·");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let ok = Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -TERM {pid}");
+    let screen = s.wait_for("tilelab exited");
+    assert!(screen.contains("tilelab exited 0"), "{screen}");
+    let modes = s.wait_for("icanon");
+    assert!(
+        !modes.contains("-icanon") && !modes.contains("-echo "),
+        "{modes}"
+    );
+    assert!(!modes.contains("Banks ·"), "{modes}");
+    let _ = std::fs::remove_file(&pidfile);
+}
+
 #[test]
 fn unknown_lesson_exits_2_listing_the_known_ones() {
     let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))

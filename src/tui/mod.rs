@@ -27,6 +27,9 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use app::{App, update};
 
 /// How long to wait for an event before drawing again. Nothing animates; the timeout only
@@ -65,13 +68,20 @@ fn install_panic_hook() {
 /// Terminal I/O errors (the terminal is restored first).
 pub fn run(mut app: App) -> io::Result<()> {
     install_panic_hook();
+    // SIGTERM and SIGHUP (a closed terminal, `kill`) end the loop like `q`, so the guard restores
+    // the terminal; Ctrl-C arrives as a key in raw mode.
+    let stop = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
     enable_raw_mode()?;
     let _guard = Guard;
     execute!(io::stdout(), EnterAlternateScreen)?;
     let mut terminal: Terminal<CrosstermBackend<Stdout>> =
         Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
-    while !app.should_quit {
+    while !app.should_quit && !stop.load(Ordering::Relaxed) {
         terminal.draw(|f| f.render_widget(&app, f.area()))?;
         if !event::poll(POLL)? {
             continue;
