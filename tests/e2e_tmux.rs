@@ -7,6 +7,9 @@ use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+/// The tmux tests share one tmux server: run them one at a time.
+static TMUX: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 struct Session(String);
 
 impl Drop for Session {
@@ -51,6 +54,7 @@ impl Session {
 
 #[test]
 fn walk_through_a_lesson_and_quit_cleanly() {
+    let _one_at_a_time = TMUX.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("tmux").arg("-V").output().is_err() {
         println!("skipped: tmux is not installed (apt-get install -y tmux)");
         return;
@@ -101,6 +105,7 @@ fn walk_through_a_lesson_and_quit_cleanly() {
 /// `kill -TERM` (or a closed terminal's SIGHUP) ends the TUI like `q`: the terminal is restored.
 #[test]
 fn sigterm_restores_the_terminal() {
+    let _one_at_a_time = TMUX.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("tmux").arg("-V").output().is_err() {
         println!("skipped: tmux is not installed (apt-get install -y tmux)");
         return;
