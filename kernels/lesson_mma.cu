@@ -9,8 +9,8 @@
 // layouts: row | swizzle:1,3,3
 // variants: all
 // step 0: ldmatrix.x4 - ldmatrix.x4: A into a0-a3
-// step 1: ldmatrix.x2 - ldmatrix.x2: B (stored 8x16, n x k) into b0-b1
-// step 2: mma.m16n8k16.f16 - mma.m16n8k16: D = A·Bᵀ + C
+// step 1: ldmatrix.x2 - ldmatrix.x2: B from tile Bt (B stored transposed, 8x16 = n x k) into b0-b1
+// step 2: mma.m16n8k16.f16 - mma.m16n8k16: D = A·B + C (= A·Btᵀ + C)
 
 // A tile layout, as tilelab's sim::layout::Layout: element (r, c) -> byte offset.
 struct Lay {
@@ -50,7 +50,7 @@ extern "C" __global__ void lesson_mma(unsigned *out, int step, int layout, int v
     // tile A: 16x16 elements of 2 bytes; layouts row | swizzle:1,3,3
     const Lay lay0[2] = {{16u, 16u, 2u, 0u, 0u, 0u, 0u, 0u, 0u}, {16u, 16u, 2u, 0u, 0u, 1u, 1u, 3u, 3u}};
     const unsigned base0[2] = {0u, 0u};
-    // tile B: 8x16 elements of 2 bytes; layouts row | swizzle:1,3,3
+    // tile Bt: 8x16 elements of 2 bytes; layouts row | swizzle:1,3,3
     const Lay lay1[2] = {{8u, 16u, 2u, 0u, 0u, 0u, 0u, 0u, 0u}, {8u, 16u, 2u, 0u, 0u, 1u, 1u, 3u, 3u}};
     const unsigned base1[2] = {1024u, 1024u};
     unsigned d[4] = {0u, 0u, 0u, 0u};
@@ -70,7 +70,7 @@ extern "C" __global__ void lesson_mma(unsigned *out, int step, int layout, int v
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(s0[0]), "=r"(s0[1]), "=r"(s0[2]), "=r"(s0[3]) : "r"(a) : "memory");
             for (int q = 0; q < 4; ++q) d[q] = s0[q];
         }
-        if (step >= 1) { // ldmatrix.x2: B (stored 8x16, n x k) into b0-b1
+        if (step >= 1) { // ldmatrix.x2: B from tile Bt (B stored transposed, 8x16 = n x k) into b0-b1
             unsigned r, c;
             { const unsigned mr[2] = {0u, 0u}, mc[2] = {0u, 8u}; const unsigned m = (lane / 8) % 2u; r = mr[m] + lane % 8; c = mc[m]; }
             const unsigned a = sbase + base1[layout] + lay_off(lay1[layout], r, c);
@@ -78,7 +78,7 @@ extern "C" __global__ void lesson_mma(unsigned *out, int step, int layout, int v
             for (int j = 0; j < 4; ++j) for (int q = 0; q < 4; ++q) acc[j][q] = 0.0f;
             for (int q = 0; q < 4; ++q) d[q] = s1[q];
         }
-        if (step >= 2) { // mma.m16n8k16: D = A·Bᵀ + C
+        if (step >= 2) { // mma.m16n8k16: D = A·B + C (= A·Btᵀ + C)
             asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
                 : "+f"(acc[0][0]), "+f"(acc[0][1]), "+f"(acc[0][2]), "+f"(acc[0][3])
                 : "r"(s0[0]), "r"(s0[1]), "r"(s0[2]), "r"(s0[3]), "r"(s1[0]), "r"(s1[1]));
