@@ -322,7 +322,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     let cols: Vec<String> = l
         .layouts
         .iter()
-        .map(|s| format!("{:>16}", format!("{s} wf/cf")))
+        .map(|s| format!(" {:>16}", format!("{s} wf/cf")))
         .collect();
     println!(
         "{}",

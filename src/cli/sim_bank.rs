@@ -309,7 +309,7 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
             rep.sass
         );
         println!(
-            "request {}: {}  -> {} wavefronts (ideal {}, {} bank conflicts)",
+            "request {}: {}  -> {} wavefront(s) (ideal {}, {} bank conflict(s))",
             rep.shown.request,
             rep.shown.label,
             rr.wavefront_count(),

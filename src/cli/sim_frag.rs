@@ -154,7 +154,7 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
         8 * n - 1
     );
     println!(
-        "\nlane -> elements: reg r holds (matrix r, row, col) for half 0 (low 16 bits) and half 1"
+        "\nlane -> elements: register rK holds two elements (row, col) of matrix K: half 0 (low 16 bits), then half 1"
     );
     for lane in 0..32u32 {
         let mut line = format!("  T{lane:<2} (g={} t={})", lane / 4, lane % 4);
@@ -169,7 +169,7 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
         println!("{line}");
     }
     println!(
-        "\nelement -> lane: one 8x8 matrix (the same for every register), cell = T<lane>.<half>"
+        "\nelement -> lane: one 8x8 matrix (the same map for every register), rows x columns, cell = T<lane>.<half>"
     );
     print!("      ");
     for c in 0..8 {
@@ -177,7 +177,7 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
     }
     println!();
     for r in 0..8 {
-        print!("  r{r}  ");
+        print!("  row{r}");
         for c in 0..8 {
             let (lane, h) = ldmatrix::owner(a.trans, r, c);
             let s = format!("{:>6}", format!("T{lane}.{h}"));

@@ -842,7 +842,7 @@ fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
 fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = keys::help_rows(app.screen);
     let w = 64.min(area.width);
-    let h = (rows.len() as u16 + 4).min(area.height);
+    let h = (rows.len() as u16 + 6).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -859,6 +859,14 @@ fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
+    lines.push(Line::styled(
+        "   bank grid: each cell is a 4-byte word; its character is the",
+        Style::new().fg(Color::DarkGray),
+    ));
+    lines.push(Line::styled(
+        "   wavefront that serves it (0-9, then a-z for 10-35)",
+        Style::new().fg(Color::DarkGray),
+    ));
     lines.push(Line::styled(
         "   Esc or ? closes this help",
         Style::new().fg(Color::DarkGray),
