@@ -38,9 +38,13 @@ use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
 /// Arguments of `tilelab verify`.
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
-    /// Run every check (the default when no other selection is given).
-    #[arg(long)]
+    /// Run every check (the default).
+    #[arg(long, conflicts_with = "lesson")]
     pub all: bool,
+    /// Check one lesson's kernel (SASS, registers, its requests' wavefronts) beside the
+    /// fragment, SASS-name and timing checks, instead of every lesson (see `tilelab lessons`).
+    #[arg(long, value_name = "NAME")]
+    pub lesson: Option<String>,
     /// Also measure N random warp requests (every instruction kind, partial masks, shared
     /// addresses) under ncu and compare each with the model.
     #[arg(long, default_value_t = 0)]
@@ -147,6 +151,11 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let mut lessons = tilelab::lessons::builtin()?;
+    if let Some(name) = &a.lesson {
+        let one = tilelab::lessons::find(&lessons, name)?.clone();
+        lessons = vec![one];
+    }
     let extra: Vec<Vec<Record>> = a
         .records
         .iter()
@@ -182,7 +191,6 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     for (c, skipped) in sass_checks(&probe.cubin, &frags.cubin) {
         add(c, skipped);
     }
-    let lessons = tilelab::lessons::builtin()?;
     let (lcs, lesson_records) = lesson_checks(&gpu, &lessons)?;
     for c in lcs {
         add(c, false);
