@@ -544,30 +544,25 @@ fn wavefront_checks(a: &VerifyArgs, recs: &[Record]) -> anyhow::Result<(Vec<Chec
     let tmp = std::env::temp_dir().join(format!("tilelab-probe-{}.json", std::process::id()));
     std::fs::write(&tmp, serde_json::to_string(recs)?)?;
     let exe = std::env::current_exe().context("cannot find the tilelab executable")?;
-    let metrics = [ncu::WAVEFRONTS_LD, ncu::WAVEFRONTS_ST, ncu::BANK_CONFLICTS].join(",");
     let spin = spinner(&format!(
         "measuring {} warp requests with Nsight Compute (one launch each)",
         recs.len()
     ));
-    let o = Command::new(&ncu_path)
-        .args([
-            "--clock-control",
-            "none",
-            "--csv",
-            "--metrics",
-            &metrics,
-            "-k",
-            "regex:smem_probe",
-        ])
-        .arg(&exe)
-        .args(["verify", "--probe-file"])
-        .arg(&tmp)
-        .output()
-        .with_context(|| format!("cannot run {}", ncu_path.display()))?;
+    let (table, o) = ncu::profile(
+        &ncu_path,
+        &[ncu::WAVEFRONTS_LD, ncu::WAVEFRONTS_ST, ncu::BANK_CONFLICTS],
+        "smem_probe",
+        &exe,
+        &[
+            std::ffi::OsStr::new("verify"),
+            std::ffi::OsStr::new("--probe-file"),
+            tmp.as_os_str(),
+        ],
+    )
+    .with_context(|| format!("cannot run {}", ncu_path.display()))?;
     spin.finish_and_clear();
     let _ = std::fs::remove_file(&tmp);
     let text = String::from_utf8_lossy(&o.stdout);
-    let table = ncu::parse_csv(&text);
     if table.len() != recs.len() {
         let err = String::from_utf8_lossy(&o.stderr);
         let why = text
@@ -958,23 +953,15 @@ fn gemm_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> 
     };
     let exe = std::env::current_exe()?;
     let ldsm_metric = "smsp__inst_executed_op_ldsm.sum";
-    let metrics = [ldsm_metric, ncu::WAVEFRONTS_LD].join(",");
     let spin = spinner("measuring the GEMM kernels with Nsight Compute");
-    let o = Command::new(&ncu_path)
-        .args([
-            "--clock-control",
-            "none",
-            "--csv",
-            "--metrics",
-            &metrics,
-            "-k",
-            "regex:gemm_tile",
-        ])
-        .arg(&exe)
-        .args(["verify", "--probe-gemm"])
-        .output()?;
+    let (table, _) = ncu::profile(
+        &ncu_path,
+        &[ldsm_metric, ncu::WAVEFRONTS_LD],
+        "gemm_tile",
+        &exe,
+        &["verify", "--probe-gemm"],
+    )?;
     spin.finish_and_clear();
-    let table = ncu::parse_csv(&String::from_utf8_lossy(&o.stdout));
     if table.len() != GEMM_CASES.len() {
         out.push((
             check(

@@ -1,7 +1,9 @@
 //! Nsight Compute: finding `ncu`, the metrics used, and parsing `ncu --csv` output.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// Shared-memory load wavefronts (ldmatrix counts here too).
 pub const WAVEFRONTS_LD: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
@@ -18,6 +20,31 @@ pub fn find() -> Option<PathBuf> {
     cands.push("/usr/local/cuda/bin/ncu".into());
     cands.push("/opt/nvidia/nsight-compute/ncu".into());
     cands.into_iter().find(|p| p.is_file())
+}
+
+/// Runs `program args…` under `ncu --clock-control none --csv --metrics METRICS -k regex:KERNEL`
+/// and returns the parsed per-launch table (see [`parse_csv`]) with ncu's raw output, whose
+/// text explains an empty table (e.g. `ERR_NVGPUCTRPERM` when counters are not readable).
+///
+/// # Errors
+/// `ncu` could not be started.
+pub fn profile<S: AsRef<OsStr>>(
+    ncu: &Path,
+    metrics: &[&str],
+    kernel_regex: &str,
+    program: &Path,
+    args: &[S],
+) -> std::io::Result<(BTreeMap<u64, BTreeMap<String, f64>>, Output)> {
+    let o = Command::new(ncu)
+        .args(["--clock-control", "none", "--csv", "--metrics"])
+        .arg(metrics.join(","))
+        .arg("-k")
+        .arg(format!("regex:{kernel_regex}"))
+        .arg(program)
+        .args(args)
+        .output()?;
+    let table = parse_csv(&String::from_utf8_lossy(&o.stdout));
+    Ok((table, o))
 }
 
 /// Parses `ncu --csv --metrics …` output into, per kernel launch ID (in launch order), the value
