@@ -22,6 +22,9 @@ pub fn find() -> Option<PathBuf> {
     cands.into_iter().find(|p| p.is_file())
 }
 
+/// Per kernel launch ID (in launch order), the value of each metric.
+pub type LaunchMetrics = BTreeMap<u64, BTreeMap<String, f64>>;
+
 /// Runs `program args…` under `ncu --clock-control none --csv --metrics METRICS -k regex:KERNEL`
 /// and returns the parsed per-launch table (see [`parse_csv`]) with ncu's raw output, whose
 /// text explains an empty table (e.g. `ERR_NVGPUCTRPERM` when counters are not readable).
@@ -34,7 +37,7 @@ pub fn profile<S: AsRef<OsStr>>(
     kernel_regex: &str,
     program: &Path,
     args: &[S],
-) -> std::io::Result<(BTreeMap<u64, BTreeMap<String, f64>>, Output)> {
+) -> std::io::Result<(LaunchMetrics, Output)> {
     let o = Command::new(ncu)
         .args(["--clock-control", "none", "--csv", "--metrics"])
         .arg(metrics.join(","))
@@ -50,7 +53,7 @@ pub fn profile<S: AsRef<OsStr>>(
 /// Parses `ncu --csv --metrics …` output into, per kernel launch ID (in launch order), the value
 /// of each metric. Lines that are not CSV rows (ncu's `==PROF==` notes, the program's own
 /// output) are skipped.
-pub fn parse_csv(text: &str) -> BTreeMap<u64, BTreeMap<String, f64>> {
+pub fn parse_csv(text: &str) -> LaunchMetrics {
     let mut out: BTreeMap<u64, BTreeMap<String, f64>> = BTreeMap::new();
     let mut header: Option<Vec<String>> = None;
     for line in text.lines() {
