@@ -13,21 +13,34 @@ use serde::Deserialize;
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawLesson {
+    /// Identifier (`[a-z0-9-]+`).
     pub name: String,
+    /// One-line title.
     pub title: String,
+    /// One-line summary for the list.
     pub summary: String,
+    /// The NOTES.md claims the lesson covers, in words.
     pub claims: Vec<String>,
+    /// Path of the lesson kernel, `kernels/lesson_<name>.cu`.
     pub kernel: String,
+    /// Markdown text shown beside the steps.
     pub narrative: String,
+    /// Layout strings to compare (`Layout::parse`).
     pub layouts: Vec<String>,
+    /// Optional variants (e.g. `torch`, `triton`); steps may belong to one.
     #[serde(default)]
     pub variants: Vec<String>,
+    /// The shared-memory tiles.
     pub tiles: Vec<RawTile>,
+    /// The warp instructions, in order.
     pub steps: Vec<RawStep>,
+    /// Expected SASS mnemonic counts per variant.
     #[serde(default)]
     pub sass_counts: BTreeMap<String, BTreeMap<String, u32>>,
+    /// Kernel-level claims checked by the counts model.
     #[serde(default)]
     pub model: Vec<RawModelClaim>,
+    /// Arithmetic checks of the narrative's numbers.
     #[serde(default)]
     pub arithmetic: Vec<RawArithmetic>,
 }
@@ -36,10 +49,15 @@ pub struct RawLesson {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawTile {
+    /// Identifier (`[a-z0-9-]+`).
     pub name: String,
+    /// Rows, in elements.
     pub rows: u32,
+    /// Columns, in elements.
     pub cols: u32,
+    /// Bytes per element (1, 2, 4 or 8).
     pub elem_bytes: u32,
+    /// A fixed layout for this tile (not switched with the lesson).
     #[serde(default)]
     pub layout: Option<String>,
 }
@@ -48,24 +66,35 @@ pub struct RawTile {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawStep {
+    /// One-line title.
     pub title: String,
+    /// Markdown shown with this step.
     #[serde(default)]
     pub note: String,
+    /// PTX instruction (`ld.shared.b32`, `ldmatrix.x4.trans`, `mma.m16n8k16.f16`, …).
     pub instruction: String,
+    /// Name of the tile the step reads or writes.
     #[serde(default)]
     pub tile: Option<String>,
+    /// How lanes address the tile.
     #[serde(default)]
     pub access: Option<RawAccess>,
+    /// The variant the step belongs to.
     #[serde(default)]
     pub variant: Option<String>,
+    /// Expected wavefronts and conflicts per layout.
     #[serde(default)]
     pub expect: BTreeMap<String, RawExpect>,
+    /// Per layout, the name of an H200 record with the same addresses.
     #[serde(default)]
     pub measured: BTreeMap<String, String>,
+    /// Which mma operand registers an ldmatrix fills.
     #[serde(default)]
     pub feeds: Vec<RawFeed>,
+    /// Spot checks of (lane, register, half) → element.
     #[serde(default)]
     pub check: Vec<RawSpot>,
+    /// Registers an mma step takes its operands from.
     #[serde(default)]
     pub mma_regs: Option<RawMmaRegs>,
 }
@@ -74,36 +103,54 @@ pub struct RawStep {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RawAccess {
+    /// Consecutive elements in row order from (row, col), `stride` elements apart.
     Sweep {
+        /// Row, in elements.
         #[serde(default)]
         row: u32,
+        /// Column, in elements.
         #[serde(default)]
         col: u32,
+        /// Elements between lanes (default 1).
         #[serde(default)]
         stride: Option<u32>,
     },
+    /// Down a column from (row, col); lanes wrap every `period` rows.
     Column {
+        /// Row, in elements.
         #[serde(default)]
         row: u32,
+        /// Column, in elements.
         #[serde(default)]
         col: u32,
+        /// Rows before the lanes wrap.
         #[serde(default)]
         period: Option<u32>,
     },
+    /// Every lane at (row, col).
     Broadcast {
+        /// Row, in elements.
         #[serde(default)]
         row: u32,
+        /// Column, in elements.
         #[serde(default)]
         col: u32,
     },
+    /// `ldmatrix`: the (row, col) of each 8x8 matrix; lane 8m+r gives row r of matrix m.
     Ldmatrix {
+        /// Top-left (row, col) of each matrix, elements.
         matrices: Vec<[u32; 2]>,
     },
+    /// Row and column as affine functions of the lane.
     Affine {
+        /// Row, in elements.
         row: RawAffine,
+        /// Column, in elements.
         col: RawAffine,
     },
+    /// Explicit (row, col) per lane.
     Coords {
+        /// (row, col) for lanes 0, 1, …
         coords: Vec<[u32; 2]>,
     },
 }
@@ -112,8 +159,10 @@ pub enum RawAccess {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawAffine {
+    /// Constant term, in elements.
     #[serde(default)]
     pub base: u32,
+    /// Per-lane terms.
     #[serde(default)]
     pub terms: Vec<RawTerm>,
 }
@@ -122,9 +171,12 @@ pub struct RawAffine {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawTerm {
+    /// Multiplier of the lane term.
     pub per: u32,
+    /// Divide the lane index by this first.
     #[serde(default)]
     pub div: Option<u32>,
+    /// Take the lane index modulo this first.
     #[serde(default)]
     pub modulo: Option<u32>,
 }
@@ -133,7 +185,9 @@ pub struct RawTerm {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawExpect {
+    /// Expected wavefronts.
     pub wavefronts: u32,
+    /// Expected bank conflicts.
     pub conflicts: u32,
 }
 
@@ -141,11 +195,16 @@ pub struct RawExpect {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawFeed {
+    /// mma operand: A, B or C.
     pub operand: String,
+    /// Destination registers of the ldmatrix that form the operand.
     pub regs: Vec<u32>,
+    /// Top-left (row, col) of the operand in the tile, elements.
     #[serde(default)]
     pub origin: [u32; 2],
+    /// How the operand is stored: `mk`, `km`, `nk` or `kn`.
     pub storage: String,
+    /// Whether the registers are expected to match the fragment.
     #[serde(default = "yes")]
     pub matches: bool,
 }
@@ -158,13 +217,19 @@ fn yes() -> bool {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawSpot {
+    /// Lane 0-31.
     pub lane: u32,
+    /// Register index.
     pub reg: u32,
+    /// Part of the register (0 = low 16 bits).
     #[serde(default)]
     pub half: u32,
+    /// mma operand: A, B or C.
     #[serde(default)]
     pub operand: Option<String>,
+    /// Row, in elements.
     pub row: u32,
+    /// Column, in elements.
     pub col: u32,
 }
 
@@ -172,8 +237,11 @@ pub struct RawSpot {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawMmaRegs {
+    /// Step (0-based file index) whose registers are A.
     pub a: u32,
+    /// Step whose registers are B.
     pub b: u32,
+    /// Step whose registers are C (or the accumulator's).
     pub c: u32,
 }
 
@@ -181,11 +249,17 @@ pub struct RawMmaRegs {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawModelClaim {
+    /// What is modelled: `counts`, `traffic` or `occupancy`.
     pub kind: String,
+    /// What the claim says, in words.
     pub label: String,
+    /// Where the numbers come from (article, seed).
     pub source: String,
+    /// Parameters of the tiling or problem (names in `lessons/README.md`).
     pub params: BTreeMap<String, toml::Value>,
+    /// Expected model answers by name (e.g. `ldsm`, `hmma`, `blocks_per_sm`).
     pub expect: BTreeMap<String, f64>,
+    /// Allowed relative difference (default exact).
     #[serde(default)]
     pub tolerance: Option<f64>,
 }
@@ -194,30 +268,52 @@ pub struct RawModelClaim {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RawArithmetic {
+    /// `label`: the product of `factors` equals `equals` (from `source`).
     Product {
+        /// What the number is.
         label: String,
+        /// Where it comes from (article, seed).
         source: String,
+        /// The factors.
         factors: Vec<f64>,
+        /// The stated result.
         equals: f64,
     },
+    /// `label`: the sum of `terms` equals `equals` (from `source`).
     Sum {
+        /// What the number is.
         label: String,
+        /// Where it comes from (article, seed).
         source: String,
+        /// The terms.
         terms: Vec<f64>,
+        /// The stated result.
         equals: f64,
     },
+    /// See `lessons/README.md`.
     Mean {
+        /// What the number is.
         label: String,
+        /// Where it comes from (article, seed).
         source: String,
+        /// See `lessons/README.md`.
         values: Vec<f64>,
+        /// The stated result.
         equals: f64,
     },
+    /// See `lessons/README.md`.
     Quotient {
+        /// What the number is.
         label: String,
+        /// Where it comes from (article, seed).
         source: String,
+        /// See `lessons/README.md`.
         num: f64,
+        /// See `lessons/README.md`.
         den: f64,
+        /// The stated result.
         equals: f64,
+        /// See `lessons/README.md`.
         #[serde(default)]
         decimals: u32,
     },
