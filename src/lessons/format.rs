@@ -94,7 +94,7 @@ pub struct RawStep {
     /// Spot checks of (lane, register, half) → element.
     #[serde(default)]
     pub check: Vec<RawSpot>,
-    /// Registers an mma step takes its operands from.
+    /// Expected registers per lane of A, B and C (mma steps).
     #[serde(default)]
     pub mma_regs: Option<RawMmaRegs>,
 }
@@ -237,11 +237,11 @@ pub struct RawSpot {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawMmaRegs {
-    /// Step (0-based file index) whose registers are A.
+    /// Expected 32-bit registers per lane of A (4 for m16n8k16, 2 for m16n8k8).
     pub a: u32,
-    /// Step whose registers are B.
+    /// Expected registers per lane of B (2 or 1).
     pub b: u32,
-    /// Step whose registers are C (or the accumulator's).
+    /// Expected f32 registers per lane of C/D (4).
     pub c: u32,
 }
 
