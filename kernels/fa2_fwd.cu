@@ -1,26 +1,35 @@
-// FlashAttention-2 forward, the tiling of `tilelab sim counts flash-attn --style torch`
-// (bm = bn = 64, 4 warps, warp w owns query rows 16w..16w+15), fp16 in, fp32 accumulate.
+// FlashAttention-2 forward with the tiling of `tilelab sim counts flash-attn --style torch
+// --bm FA_BM --bn 64 --warps 4` (warp w owns query rows w*FA_BM/4 .. (w+1)*FA_BM/4 - 1), fp16 in,
+// fp32 accumulate. Compile-time parameters: FA_D (64 or 128), FA_BM (64 or 128), FA_CAUSAL (0/1).
 //
-//   grid (S / 64, B * H), 128 threads; q, k, v, o: [B, H, S, D] contiguous f16; S % 64 == 0.
-//   Shared memory: Q, K, V tiles of 64 x D f16, each row's 16-byte chunks XOR-swizzled with
-//   (row % 8): element (r, c) at r*D + ((c/8) ^ (r%8))*8 + c%8, i.e. CuTe Swizzle<3,3,3> on the
-//   tile's element offsets for D = 64 and Swizzle<3,3,4> for D = 128 (`--layout swizzle:3,3,4`).
+//   grid (S / FA_BM, B * H), 128 threads; q, k, v, o: [B, H, S, D] contiguous f16;
+//   S % FA_BM == 0; dynamic shared memory (FA_BM + 4 * 64) * D * 2 bytes.
+//   Shared memory: Q (FA_BM x D) and two (K, V) buffers of 64 x D f16; each row's 16-byte chunks
+//   are XOR-swizzled with (row % 8): element (r, c) at r*D + ((c/8) ^ (r%8))*8 + c%8, i.e. CuTe
+//   Swizzle<3,3,3> on the tile's element offsets for D = 64 and Swizzle<3,3,4> for D = 128
+//   (`--layout swizzle:3,3,4`).
 //   Per key block, per warp (the simulator's warp program):
-//     S = Q·Kᵀ: D/16 ldmatrix.x4 of Q (A), (64/16)·(D/16) ldmatrix.x4 of K (B stored n×k),
-//               (64/8)·(D/16) mma.m16n8k16;
+//     S = Q·Kᵀ: (FA_BM/64)·(D/16) ldmatrix.x4 of Q (A), (64/16)·(D/16) ldmatrix.x4 of K (B stored
+//               n×k), (FA_BM/64)·(64/8)·(D/16) mma.m16n8k16;
 //     online softmax in registers (exp2, row max/sum over the 4 lanes of a quad);
 //     O += P·V: P stays in registers (the S accumulators repacked as A fragments),
-//               (64/16)·(D/16) ldmatrix.x4.trans of V, (D/8)·(64/16) mma.m16n8k16.
-//   The first key block processed (the diagonal block when causal, masked; the last block
-//   otherwise) and the loop over the others are two copies of that body, as in PyTorch's FA2.
-//   K and V tiles arrive by cp.async while the previous product runs.
+//               (64/16)·(D/16) ldmatrix.x4.trans of V, (FA_BM/64)·(D/8)·(64/16) mma.m16n8k16.
+//   Copies of that body: causal, FA_BM/64 masked diagonal blocks (unrolled) and the unmasked
+//   loop; not causal, one peeled block and the loop, as in PyTorch's FA2. Block j - 1's K and V
+//   arrive by cp.async (double buffer) while block j is computed.
 
 #ifndef FA_D
 #define FA_D 128
 #endif
+#ifndef FA_BM
 #define FA_BM 64
+#endif
+#ifndef FA_CAUSAL
+#define FA_CAUSAL 1
+#endif
 #define FA_BN 64
 #define FA_WARPS 4
+#define FA_MT (FA_BM / 16 / FA_WARPS) // m16 tiles per warp
 
 __device__ __forceinline__ unsigned fa_swz(unsigned r, unsigned c)
 {
@@ -35,10 +44,11 @@ __device__ __forceinline__ void fa_cp_commit() { asm volatile("cp.async.commit_g
 template <int N>
 __device__ __forceinline__ void fa_cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
 
-// Copies a 64 x D tile (rows `row0`.. of a [S, D] matrix) into swizzled shared memory.
+// Copies a ROWS x D tile (rows `row0`.. of a [S, D] matrix) into swizzled shared memory.
+template <unsigned ROWS>
 __device__ __forceinline__ void fa_load_tile(unsigned sbase, const unsigned short *g, unsigned row0)
 {
-    constexpr unsigned chunks = FA_BN * FA_D / 8; // 16-byte chunks
+    constexpr unsigned chunks = ROWS * FA_D / 8; // 16-byte chunks
 #pragma unroll
     for (unsigned i = threadIdx.x; i < chunks; i += FA_WARPS * 32) {
         unsigned r = i / (FA_D / 8), c = (i % (FA_D / 8)) * 8;
@@ -70,159 +80,195 @@ __device__ __forceinline__ unsigned fa_pack(float lo, float hi)
 }
 
 struct FaState {
-    float o[FA_D / 8][4]; // O accumulators: n-tile (8 columns of D), c0..c3
-    float m[2], l[2];     // running max (log2 domain) and sum for rows g and g+8
+    float o[FA_MT][FA_D / 8][4]; // O accumulators: m-tile, n-tile (8 columns of D), c0..c3
+    float m[FA_MT][2], l[FA_MT][2]; // running max (log2 domain) and sum for rows g and g+8
 };
 
-// One key block: S = Q·Kᵀ, online softmax, O += P·V. `mask`: causal masking of the diagonal.
+// One key block: S = Q·Kᵀ, online softmax, O += P·V. `MASK`: causal masking (diagonal blocks).
+template <bool MASK>
 __device__ __forceinline__ void fa_block(FaState &st, unsigned sq, unsigned sk, unsigned sv,
-                                         unsigned q_row0, unsigned k_row0, bool mask, float scale_log2)
+                                         unsigned q_row0, unsigned k_row0, float scale_log2)
 {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const unsigned g = lane >> 2, t = lane & 3;
-    float s[FA_BN / 8][4];
+    const unsigned wrow = warp * 16 * FA_MT; // first query row of this warp in the tile
+    float s[FA_MT][FA_BN / 8][4];
 #pragma unroll
-    for (int n = 0; n < FA_BN / 8; ++n)
+    for (int mt = 0; mt < FA_MT; ++mt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = 0.f;
+        for (int n = 0; n < FA_BN / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[mt][n][e] = 0.f;
 #pragma unroll
     for (unsigned kk = 0; kk < FA_D / 16; ++kk) {
-        unsigned a[4];
-        // A (Q rows 16w..): matrix j at ((j & 1) * 8, (j >> 1) * 8)
-        fa_ldsm_x4(sq + fa_swz(16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8, kk * 16 + (lane >> 4) * 8) * 2u, a);
+        unsigned a[FA_MT][4];
+#pragma unroll
+        for (unsigned mt = 0; mt < FA_MT; ++mt)
+            // A (Q rows): matrix j at ((j & 1) * 8, (j >> 1) * 8)
+            fa_ldsm_x4(sq + fa_swz(wrow + 16 * mt + (lane & 7) + ((lane >> 3) & 1) * 8, kk * 16 + (lane >> 4) * 8) * 2u, a[mt]);
 #pragma unroll
         for (unsigned nb = 0; nb < FA_BN / 16; ++nb) {
             unsigned b[4];
             // B stored n×k (K rows): matrix j at ((j >> 1) * 8, (j & 1) * 8)
             fa_ldsm_x4(sk + fa_swz(nb * 16 + (lane & 7) + (lane >> 4) * 8, kk * 16 + ((lane >> 3) & 1) * 8) * 2u, b);
-            fa_mma(s[2 * nb], a, b[0], b[1]);
-            fa_mma(s[2 * nb + 1], a, b[2], b[3]);
+#pragma unroll
+            for (unsigned mt = 0; mt < FA_MT; ++mt) {
+                fa_mma(s[mt][2 * nb], a[mt], b[0], b[1]);
+                fa_mma(s[mt][2 * nb + 1], a[mt], b[2], b[3]);
+            }
         }
     }
     // Online softmax (log2 domain). Row g uses c0, c1; row g + 8 uses c2, c3.
-    float mx[2] = {st.m[0], st.m[1]};
 #pragma unroll
-    for (int n = 0; n < FA_BN / 8; ++n)
+    for (int mt = 0; mt < FA_MT; ++mt) {
+        float mx[2] = {st.m[mt][0], st.m[mt][1]};
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            float x = s[n][e] * scale_log2;
-            if (mask) {
-                unsigned qr = q_row0 + 16 * warp + g + (e >> 1) * 8;
-                unsigned kc = k_row0 + n * 8 + 2 * t + (e & 1);
-                if (kc > qr) x = -INFINITY;
+        for (int n = 0; n < FA_BN / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                float x = s[mt][n][e] * scale_log2;
+                if (MASK) {
+                    unsigned qr = q_row0 + wrow + 16 * mt + g + (e >> 1) * 8;
+                    unsigned kc = k_row0 + n * 8 + 2 * t + (e & 1);
+                    if (kc > qr) x = -INFINITY;
+                }
+                s[mt][n][e] = x;
+                mx[e >> 1] = fmaxf(mx[e >> 1], x);
             }
-            s[n][e] = x;
-            mx[e >> 1] = fmaxf(mx[e >> 1], x);
+        float corr[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+            // A row whose keys are all masked so far keeps max -inf: scale by 0, add nothing.
+            const float base = (mx[h] == -INFINITY) ? 0.f : mx[h];
+            corr[h] = (st.m[mt][h] == -INFINITY) ? 0.f : exp2f(st.m[mt][h] - base);
+            st.m[mt][h] = mx[h];
+            mx[h] = base;
         }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-    }
-    float corr[2], sum[2] = {0.f, 0.f};
+        for (int n = 0; n < FA_BN / 8; ++n)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        corr[h] = (st.m[h] == -INFINITY) ? 0.f : exp2f(st.m[h] - mx[h]);
-        st.m[h] = mx[h];
-    }
+            for (int e = 0; e < 4; ++e) {
+                float p = exp2f(s[mt][n][e] - mx[e >> 1]);
+                s[mt][n][e] = p;
+                sum[e >> 1] += p;
+            }
 #pragma unroll
-    for (int n = 0; n < FA_BN / 8; ++n)
+        for (int h = 0; h < 2; ++h) st.l[mt][h] = st.l[mt][h] * corr[h] + sum[h]; // quad sum at the end
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            float p = exp2f(s[n][e] - mx[e >> 1]);
-            s[n][e] = p;
-            sum[e >> 1] += p;
+        for (int n = 0; n < FA_D / 8; ++n) {
+            st.o[mt][n][0] *= corr[0];
+            st.o[mt][n][1] *= corr[0];
+            st.o[mt][n][2] *= corr[1];
+            st.o[mt][n][3] *= corr[1];
         }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) st.l[h] = st.l[h] * corr[h] + sum[h]; // quad sum reduced at the end
-#pragma unroll
-    for (int n = 0; n < FA_D / 8; ++n) {
-        st.o[n][0] *= corr[0];
-        st.o[n][1] *= corr[0];
-        st.o[n][2] *= corr[1];
-        st.o[n][3] *= corr[1];
     }
     // O += P·V. P's A fragment for k-step kt (keys 16kt..16kt+15) from S n-tiles 2kt, 2kt+1.
 #pragma unroll
     for (unsigned kt = 0; kt < FA_BN / 16; ++kt) {
-        unsigned a[4] = {fa_pack(s[2 * kt][0], s[2 * kt][1]), fa_pack(s[2 * kt][2], s[2 * kt][3]),
-                         fa_pack(s[2 * kt + 1][0], s[2 * kt + 1][1]), fa_pack(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+        unsigned a[FA_MT][4];
+#pragma unroll
+        for (unsigned mt = 0; mt < FA_MT; ++mt) {
+            a[mt][0] = fa_pack(s[mt][2 * kt][0], s[mt][2 * kt][1]);
+            a[mt][1] = fa_pack(s[mt][2 * kt][2], s[mt][2 * kt][3]);
+            a[mt][2] = fa_pack(s[mt][2 * kt + 1][0], s[mt][2 * kt + 1][1]);
+            a[mt][3] = fa_pack(s[mt][2 * kt + 1][2], s[mt][2 * kt + 1][3]);
+        }
 #pragma unroll
         for (unsigned nb = 0; nb < FA_D / 16; ++nb) {
             unsigned b[4];
             // B stored k×n (V rows = keys), .trans: matrix j at ((j & 1) * 8, (j >> 1) * 8)
             fa_ldsm_x4_t(sv + fa_swz(kt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, nb * 16 + (lane >> 4) * 8) * 2u, b);
-            fa_mma(st.o[2 * nb], a, b[0], b[1]);
-            fa_mma(st.o[2 * nb + 1], a, b[2], b[3]);
+#pragma unroll
+            for (unsigned mt = 0; mt < FA_MT; ++mt) {
+                fa_mma(st.o[mt][2 * nb], a[mt], b[0], b[1]);
+                fa_mma(st.o[mt][2 * nb + 1], a[mt], b[2], b[3]);
+            }
         }
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FA_WARPS * 32)
-    fa2_fwd(const unsigned short *q, const unsigned short *k, const unsigned short *v, unsigned short *o,
-            int seq, int causal, float softmax_scale)
+// Fetches key block `jb` (K and V) into buffer `buf` (0 or 1) and commits the cp.async group.
+__device__ __forceinline__ void fa_fetch(unsigned skv0, unsigned buf, const unsigned short *k,
+                                         const unsigned short *v, int jb)
 {
-    // Dynamic shared memory: Q, then two (K, V) buffers: (1 + 2 * 2) * 64 * D * 2 bytes.
+    constexpr unsigned tile = FA_BN * FA_D * 2;
+    const unsigned base = skv0 + buf * 2u * tile; // K at +0, V at +tile
+    fa_load_tile<FA_BN>(base, k, jb * FA_BN);
+    fa_load_tile<FA_BN>(base + tile, v, jb * FA_BN);
+    fa_cp_commit();
+}
+
+extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
+    fa2_fwd(const unsigned short *q, const unsigned short *k, const unsigned short *v, unsigned short *o,
+            int seq, float softmax_scale)
+{
+    // Dynamic shared memory: Q (FA_BM x D), then two (K, V) buffers of 64 x D each (f16).
     extern __shared__ __align__(128) unsigned char fa_smem[];
     constexpr unsigned tile = FA_BN * FA_D * 2;
     const unsigned sq = (unsigned)__cvta_generic_to_shared(fa_smem);
-    const unsigned skv[2] = {sq + tile, sq + 3 * tile}; // K at +0, V at +tile
+    const unsigned skv0 = sq + FA_BM * FA_D * 2;
     const size_t head = (size_t)blockIdx.y * seq * FA_D;
-    const unsigned qb = blockIdx.x, q_row0 = qb * FA_BM;
-    const int nblocks = causal ? (int)qb + 1 : seq / FA_BN;
+    k += head;
+    v += head;
+    // Longest-running query blocks first (causal: the last blocks see the most keys).
+    const unsigned qb = FA_CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x, q_row0 = qb * FA_BM;
+    const int nblocks = FA_CAUSAL ? (int)((q_row0 + FA_BM) / FA_BN) : seq / FA_BN;
     const float scale_log2 = softmax_scale * 1.4426950408889634f;
 
     FaState st;
 #pragma unroll
-    for (int n = 0; n < FA_D / 8; ++n)
+    for (int mt = 0; mt < FA_MT; ++mt) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) st.o[n][e] = 0.f;
-    st.m[0] = st.m[1] = -INFINITY;
-    st.l[0] = st.l[1] = 0.f;
-
-    // Key blocks from the last (the diagonal when causal) down to 0; block j - 1 is fetched
-    // into the other buffer while block j is computed.
-    int j = nblocks - 1;
-    fa_load_tile(sq, q + head, q_row0);
-    fa_load_tile(skv[0], k + head, j * FA_BN);
-    fa_load_tile(skv[0] + tile, v + head, j * FA_BN);
-    fa_cp_commit();
-    fa_cp_wait<0>();
-    __syncthreads();
-    if (j > 0) {
-        fa_load_tile(skv[1], k + head, (j - 1) * FA_BN);
-        fa_load_tile(skv[1] + tile, v + head, (j - 1) * FA_BN);
-        fa_cp_commit();
+        for (int n = 0; n < FA_D / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) st.o[mt][n][e] = 0.f;
+        st.m[mt][0] = st.m[mt][1] = -INFINITY;
+        st.l[mt][0] = st.l[mt][1] = 0.f;
     }
-    // First block: one copy of the body, with run-time causal masking.
-    fa_block(st, sq, skv[0], skv[0] + tile, q_row0, j * FA_BN, causal != 0, scale_log2);
-    // The other blocks: the second copy, never masked.
-    unsigned buf = 1;
-    for (j = nblocks - 2; j >= 0; --j, buf ^= 1u) {
+
+    // Key blocks from the last down to 0; block j - 1 is fetched into the other buffer while
+    // block j is computed. Causal: the FA_BM / 64 blocks on the diagonal are masked, each its
+    // own copy of the body (unrolled, as PyTorch's FA2 does); otherwise the first block is
+    // peeled. Then one loop copy without masking.
+    int j = nblocks - 1;
+    unsigned buf = 0;
+    fa_load_tile<FA_BM>(sq, q + head, q_row0);
+    fa_fetch(skv0, 0, k, v, j);
+    constexpr int first = FA_CAUSAL ? FA_BM / FA_BN : 1;
+#pragma unroll
+    for (int f = 0; f < first; ++f, --j, buf ^= 1u) {
         fa_cp_wait<0>();
         __syncthreads(); // block j has landed; every warp is done with the other buffer
-        if (j > 0) {
-            fa_load_tile(skv[buf ^ 1u], k + head, (j - 1) * FA_BN);
-            fa_load_tile(skv[buf ^ 1u] + tile, v + head, (j - 1) * FA_BN);
-            fa_cp_commit();
-        }
-        fa_block(st, sq, skv[buf], skv[buf] + tile, q_row0, j * FA_BN, false, scale_log2);
+        if (j > 0) fa_fetch(skv0, buf ^ 1u, k, v, j - 1);
+        fa_block<FA_CAUSAL != 0>(st, sq, skv0 + buf * 2u * tile, skv0 + buf * 2u * tile + tile, q_row0, j * FA_BN, scale_log2);
+    }
+#pragma unroll 1
+    for (; j >= 0; --j, buf ^= 1u) {
+        fa_cp_wait<0>();
+        __syncthreads();
+        if (j > 0) fa_fetch(skv0, buf ^ 1u, k, v, j - 1);
+        fa_block<false>(st, sq, skv0 + buf * 2u * tile, skv0 + buf * 2u * tile + tile, q_row0, j * FA_BN, scale_log2);
     }
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const unsigned g = lane >> 2, t = lane & 3;
-    float inv[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float l = st.l[h];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        inv[h] = 1.f / l;
-    }
-    unsigned short *orow = o + head + (size_t)(q_row0 + 16 * warp + g) * FA_D;
+    for (int mt = 0; mt < FA_MT; ++mt) {
+        float inv[2];
 #pragma unroll
-    for (int n = 0; n < FA_D / 8; ++n) {
-        unsigned c = n * 8 + 2 * t;
-        *(unsigned *)(orow + c) = fa_pack(st.o[n][0] * inv[0], st.o[n][1] * inv[0]);
-        *(unsigned *)(orow + 8 * FA_D + c) = fa_pack(st.o[n][2] * inv[1], st.o[n][3] * inv[1]);
+        for (int h = 0; h < 2; ++h) {
+            float l = st.l[mt][h];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            inv[h] = 1.f / l;
+        }
+        unsigned short *orow = o + head + (size_t)(q_row0 + warp * 16 * FA_MT + 16 * mt + g) * FA_D;
+#pragma unroll
+        for (int n = 0; n < FA_D / 8; ++n) {
+            unsigned c = n * 8 + 2 * t;
+            *(unsigned *)(orow + c) = fa_pack(st.o[mt][n][0] * inv[0], st.o[mt][n][1] * inv[0]);
+            *(unsigned *)(orow + 8 * FA_D + c) = fa_pack(st.o[mt][n][2] * inv[1], st.o[mt][n][3] * inv[1]);
+        }
     }
 }
