@@ -29,6 +29,7 @@
 #endif
 #define FA_BN 64
 #define FA_WARPS 4
+#define FA_NEG_INF __int_as_float(0xff800000u) // -inf without <math.h> (NVRTC)
 #define FA_MT (FA_BM / 16 / FA_WARPS) // m16 tiles per warp
 
 __device__ __forceinline__ unsigned fa_swz(unsigned r, unsigned c)
@@ -130,7 +131,7 @@ __device__ __forceinline__ void fa_block(FaState &st, unsigned sq, unsigned sk, 
                 if (MASK) {
                     unsigned qr = q_row0 + wrow + 16 * mt + g + (e >> 1) * 8;
                     unsigned kc = k_row0 + n * 8 + 2 * t + (e & 1);
-                    if (kc > qr) x = -INFINITY;
+                    if (kc > qr) x = FA_NEG_INF;
                 }
                 s[mt][n][e] = x;
                 mx[e >> 1] = fmaxf(mx[e >> 1], x);
@@ -141,8 +142,8 @@ __device__ __forceinline__ void fa_block(FaState &st, unsigned sq, unsigned sk, 
             mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
             mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
             // A row whose keys are all masked so far keeps max -inf: scale by 0, add nothing.
-            const float base = (mx[h] == -INFINITY) ? 0.f : mx[h];
-            corr[h] = (st.m[mt][h] == -INFINITY) ? 0.f : exp2f(st.m[mt][h] - base);
+            const float base = (mx[h] == FA_NEG_INF) ? 0.f : mx[h];
+            corr[h] = (st.m[mt][h] == FA_NEG_INF) ? 0.f : exp2f(st.m[mt][h] - base);
             st.m[mt][h] = mx[h];
             mx[h] = base;
         }
@@ -224,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
         for (int n = 0; n < FA_D / 8; ++n)
 #pragma unroll
             for (int e = 0; e < 4; ++e) st.o[mt][n][e] = 0.f;
-        st.m[mt][0] = st.m[mt][1] = -INFINITY;
+        st.m[mt][0] = st.m[mt][1] = FA_NEG_INF;
         st.l[mt][0] = st.l[mt][1] = 0.f;
     }
 

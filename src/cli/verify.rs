@@ -30,7 +30,7 @@ use tilelab::sim::layout::Layout;
 use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{self, MmaDtype, MmaShape};
 use tilelab::sim::occupancy::{OccupancyInput, occupancy};
-use tilelab::sim::program::{CtaProgram, GemmTiling, Split};
+use tilelab::sim::program::{CtaProgram, FlashProblem, FlashStyle, FlashTiling, GemmTiling, Split};
 use tilelab::sim::smem::SharedMemory;
 
 use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
@@ -73,6 +73,131 @@ pub struct VerifyArgs {
     /// Internal: launch every GEMM lesson case once (run under ncu by verify).
     #[arg(long, hide = true)]
     pub probe_gemm: bool,
+    /// Internal: launch every FlashAttention-2 variant once (run under ncu by verify).
+    #[arg(long, hide = true)]
+    pub probe_fa2: bool,
+}
+
+/// The FA2 lesson kernel's variants verify builds: (head dim, bm, causal).
+const FA2_CASES: &[(u32, u32, bool)] = &[
+    (64, 64, false),
+    (64, 64, true),
+    (128, 64, false),
+    (128, 64, true),
+    (128, 128, false),
+    (128, 128, true),
+];
+/// The problem verify runs them on (small, so the CPU reference is quick).
+const FA2_PROBLEM: FlashProblem = FlashProblem {
+    batch: 1,
+    heads: 2,
+    seq: 512,
+};
+
+/// The simulator's program for FA2 case `i` and the swizzle layout the kernel uses.
+fn fa2_case(i: usize) -> anyhow::Result<(FlashTiling, CtaProgram, String)> {
+    let (d, bm, causal) = FA2_CASES[i];
+    let t = FlashTiling {
+        style: FlashStyle::Torch,
+        bm,
+        bn: 64,
+        head_dim: d,
+        warps: 4,
+        causal,
+    };
+    // The kernel XORs each row's 16-byte chunks with row % 8: Swizzle<3,3,3> on 64-element rows,
+    // Swizzle<3,3,4> on 128-element rows.
+    let layout = if d == 64 {
+        "swizzle:3,3,3"
+    } else {
+        "swizzle:3,3,4"
+    };
+    let cta = t.build(layout, Arch::Sm90)?;
+    let name = format!("fa2 d{d} bm{bm} {}", if causal { "causal" } else { "full" });
+    Ok((t, cta, name))
+}
+
+/// Compiles and runs FA2 case `i` on `FA2_PROBLEM` with N(0,1)-ish inputs; returns the compiled
+/// kernel and the max relative error of O against an f64 CPU reference.
+fn run_fa2(gpu: &Gpu, i: usize) -> anyhow::Result<(gpu::device::Compiled, f64)> {
+    let (d, bm, causal) = FA2_CASES[i];
+    let src = format!(
+        "#define FA_D {d}\n#define FA_BM {bm}\n#define FA_CAUSAL {}\n{}",
+        causal as u32,
+        gpu::FA2_FWD_CU
+    );
+    let c = gpu.compile_with("fa2_fwd.cu", &src, &["-use_fast_math"])?;
+    let f = gpu.function(&c, "fa2_fwd")?;
+    let smem = (bm + 4 * 64) * d * 2;
+    f.set_attribute(
+        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        smem as i32,
+    )
+    .map_err(derr)?;
+    let p = FA2_PROBLEM;
+    let (bh, sq, du) = ((p.batch * p.heads) as usize, p.seq as usize, d as usize);
+    let n = bh * sq * du;
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ i as u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        ((seed >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0) as f32
+    };
+    let h = |x: f32| half::f16::from_f32(x);
+    let (q, k, v): (Vec<half::f16>, Vec<half::f16>, Vec<half::f16>) = (
+        (0..n).map(|_| h(rnd())).collect(),
+        (0..n).map(|_| h(rnd())).collect(),
+        (0..n).map(|_| h(rnd())).collect(),
+    );
+    let bits = |x: &Vec<half::f16>| x.iter().map(|v| v.to_bits()).collect::<Vec<u16>>();
+    let s = &gpu.stream;
+    let (dq, dk, dv) = (
+        s.clone_htod(&bits(&q)).map_err(derr)?,
+        s.clone_htod(&bits(&k)).map_err(derr)?,
+        s.clone_htod(&bits(&v)).map_err(derr)?,
+    );
+    let mut dout = s.alloc_zeros::<u16>(n).map_err(derr)?;
+    let (seq, scale) = (p.seq as i32, 1.0f32 / (d as f32).sqrt());
+    let cfg = LaunchConfig {
+        grid_dim: (p.seq / bm, bh as u32, 1),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: smem,
+    };
+    // SAFETY: arguments match fa2_fwd(const u16*, const u16*, const u16*, u16*, int, float).
+    unsafe {
+        s.launch_builder(&f)
+            .arg(&dq)
+            .arg(&dk)
+            .arg(&dv)
+            .arg(&mut dout)
+            .arg(&seq)
+            .arg(&scale)
+            .launch(cfg)
+    }
+    .map_err(derr)?;
+    let out: Vec<u16> = s.clone_dtoh(&dout).map_err(derr)?;
+    // f64 reference on the f16-rounded inputs.
+    let (mut num, mut den) = (0f64, 0f64);
+    for head in 0..bh {
+        let at = |x: &Vec<half::f16>, r: usize, c: usize| x[(head * sq + r) * du + c].to_f64();
+        for r in 0..sq {
+            let keys = if causal { r + 1 } else { sq };
+            let sc: Vec<f64> = (0..keys)
+                .map(|j| (0..du).map(|c| at(&q, r, c) * at(&k, j, c)).sum::<f64>() * scale as f64)
+                .collect();
+            let mx = sc.iter().cloned().fold(f64::MIN, f64::max);
+            let e: Vec<f64> = sc.iter().map(|x| (x - mx).exp()).collect();
+            let z: f64 = e.iter().sum();
+            for c in 0..du {
+                let want = (0..keys).map(|j| e[j] * at(&v, j, c)).sum::<f64>() / z;
+                let got = half::f16::from_bits(out[(head * sq + r) * du + c]).to_f64();
+                num += (got - want) * (got - want);
+                den += want * want;
+            }
+        }
+    }
+    Ok((c, (num / den).sqrt()))
 }
 
 /// The GEMM cases verify runs: seed 000's four cases (one warp K = 16; n warps; K != 16; n warps
@@ -144,6 +269,13 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     if let Some(f) = &a.probe_file {
         return probe_mode(f);
     }
+    if a.probe_fa2 {
+        let gpu = Gpu::open()?;
+        for i in 0..FA2_CASES.len() {
+            run_fa2(&gpu, i)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if a.probe_gemm {
         let gpu = Gpu::open()?;
         for i in 0..GEMM_CASES.len() {
@@ -211,6 +343,9 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         add(c, skipped);
     }
     for (c, skipped) in gemm_checks(&gpu, &a)? {
+        add(c, skipped);
+    }
+    for (c, skipped) in fa2_checks(&gpu, &a)? {
         add(c, skipped);
     }
     for c in time_checks(&gpu, &timing)? {
@@ -1216,4 +1351,133 @@ fn sass_of(
     let _ = std::fs::remove_file(&p);
     let o = o.with_context(|| format!("cannot run {}", tool.display()))?;
     Ok(sass::count_mnemonics(&String::from_utf8_lossy(&o.stdout)))
+}
+
+/// The FlashAttention-2 lesson kernel: O against an f64 reference, its SASS LDSM / LDSM.T / HMMA
+/// against the simulator's static counts of the same tiling, and (under ncu) executed LDSM and
+/// shared-load wavefronts against the simulator's dynamic counts and bank model.
+fn fa2_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> {
+    let mut out = Vec::new();
+    let cuobjdump = find_tool("cuobjdump");
+    for i in 0..FA2_CASES.len() {
+        let (_, cta, name) = fa2_case(i)?;
+        let (compiled, err) = run_fa2(gpu, i)?;
+        out.push((
+            check(
+                "fa2",
+                format!("{name}: O vs f64 reference"),
+                "rel err < 2e-3",
+                format!("{err:.1e}"),
+                err < 2e-3,
+                "B=1 H=2 S=512, inputs uniform(-2,2) rounded to f16",
+            ),
+            false,
+        ));
+        if let Some(tool) = &cuobjdump {
+            let l = sass_of(tool, &compiled.cubin, &format!("fa2_{i}"))?;
+            let get = |m: &str| {
+                l.get("fa2_fwd")
+                    .and_then(|x| x.get(m))
+                    .copied()
+                    .unwrap_or(0) as u64
+            };
+            let sc = counts::static_counts(&cta.warps[0]);
+            let want = sc.per_kernel;
+            for (m, w) in [
+                ("LDSM.16.M88.4", want.ldsm),
+                ("LDSM.16.MT88.4", want.ldsm_t),
+                ("HMMA.16816.F32", want.hmma),
+            ] {
+                let g = get(m);
+                out.push((
+                    check(
+                        "sass",
+                        format!("{name}: {m}"),
+                        w,
+                        g,
+                        g == w,
+                        "static, all loop copies of the warp program",
+                    ),
+                    false,
+                ));
+            }
+        }
+    }
+    let Some(ncu_path) = (if a.no_ncu { None } else { ncu::find() }) else {
+        out.push((
+            check(
+                "fa2",
+                "dynamic counts (ncu)",
+                "-",
+                "-",
+                true,
+                "ncu not available",
+            ),
+            true,
+        ));
+        return Ok(out);
+    };
+    let exe = std::env::current_exe()?;
+    let ldsm_metric = "smsp__inst_executed_op_ldsm.sum";
+    let spin = spinner("measuring the FlashAttention-2 kernels with Nsight Compute");
+    let (table, _) = ncu::profile(
+        &ncu_path,
+        &[ldsm_metric, ncu::WAVEFRONTS_LD],
+        "fa2_fwd",
+        &exe,
+        &["verify", "--probe-fa2"],
+    )?;
+    spin.finish_and_clear();
+    if table.len() != FA2_CASES.len() {
+        out.push((
+            check(
+                "fa2",
+                "dynamic counts (ncu)",
+                "-",
+                format!("{} rows", table.len()),
+                true,
+                "ncu gave no per-launch metrics",
+            ),
+            true,
+        ));
+        return Ok(out);
+    }
+    for i in 0..FA2_CASES.len() {
+        let (t, cta, name) = fa2_case(i)?;
+        let dynamic = counts::dynamic_counts(&t, &FA2_PROBLEM, &cta.warps[0])?;
+        let trips: Vec<u64> = dynamic
+            .stages
+            .iter()
+            .map(|s| s.executions_per_line / t.warps as u64)
+            .collect();
+        let banks = counts::bank_summary(&cta, &trips);
+        let m = &table[&(i as u64)];
+        let ldsm = m.get(ldsm_metric).copied().unwrap_or(-1.0) as i64;
+        let wf = m.get(ncu::WAVEFRONTS_LD).copied().unwrap_or(-1.0) as i64;
+        let want_ldsm = (dynamic.total.ldsm + dynamic.total.ldsm_t) as i64;
+        let want_wf = banks.total.wavefronts as i64;
+        out.push((
+            check(
+                "fa2",
+                format!("{name}: LDSM + LDSM.T executed"),
+                want_ldsm,
+                ldsm,
+                ldsm == want_ldsm,
+                format!("{ldsm_metric}, B=1 H=2 S=512"),
+            ),
+            false,
+        ));
+        out.push((
+            check(
+                "fa2",
+                format!("{name}: shared-load wavefronts"),
+                want_wf,
+                wf,
+                wf == want_wf,
+                ncu::WAVEFRONTS_LD,
+            ),
+            false,
+        ));
+    }
+    Ok(out)
 }

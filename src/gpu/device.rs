@@ -82,16 +82,30 @@ impl Gpu {
     /// # Errors
     /// [`GpuError::Compile`] with NVRTC's log; [`GpuError::Driver`] if loading fails.
     pub fn compile(&self, name: &str, src: &str) -> Result<Compiled, GpuError> {
+        self.compile_with(name, src, &[])
+    }
+
+    /// [`Self::compile`] with extra NVRTC options (e.g. `-use_fast_math`).
+    ///
+    /// # Errors
+    /// As [`Self::compile`].
+    pub fn compile_with(
+        &self,
+        name: &str,
+        src: &str,
+        extra: &[&str],
+    ) -> Result<Compiled, GpuError> {
         use cudarc::nvrtc::{result, sys};
         let cerr = |e: String| GpuError::Compile(name.to_string(), e);
         let csrc = std::ffi::CString::new(src).map_err(|e| cerr(e.to_string()))?;
         let cname = std::ffi::CString::new(name).map_err(|e| cerr(e.to_string()))?;
         let prog =
             result::create_program(&csrc, Some(&cname)).map_err(|e| cerr(format!("{e:?}")))?;
-        let opts = [
+        let mut opts = vec![
             format!("--gpu-architecture={}", self.arch()),
             "-default-device".to_string(),
         ];
+        opts.extend(extra.iter().map(|s| s.to_string()));
         // SAFETY: prog is a valid program; options are valid C strings.
         let compiled = unsafe { result::compile_program(prog, &opts) };
         if let Err(e) = compiled {

@@ -23,6 +23,8 @@ pub mod sass;
 pub const SMEM_PROBE_CU: &str = include_str!("../../kernels/smem_probe.cu");
 /// `kernels/fragments.cu`: ldmatrix and mma register dumps.
 pub const FRAGMENTS_CU: &str = include_str!("../../kernels/fragments.cu");
+/// `kernels/fa2_fwd.cu`: the FlashAttention-2 forward lesson kernel (torch tiling).
+pub const FA2_FWD_CU: &str = include_str!("../../kernels/fa2_fwd.cu");
 /// `kernels/bank_time.cu`: clock64 timing of one access pattern.
 pub const BANK_TIME_CU: &str = include_str!("../../kernels/bank_time.cu");
 
