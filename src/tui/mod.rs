@@ -81,6 +81,20 @@ pub fn run(mut app: App) -> io::Result<()> {
     let mut terminal: Terminal<CrosstermBackend<Stdout>> =
         Terminal::new(CrosstermBackend::new(io::stdout()))?;
     terminal.clear()?;
+    // Watchdog: crossterm's input reader can spin forever on a hung-up terminal, so a signal
+    // (or a terminal that answers no size query) ends the process from a second thread.
+    {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(POLL);
+                if stop.load(Ordering::Relaxed) || ratatui::crossterm::terminal::size().is_err() {
+                    restore_terminal();
+                    std::process::exit(0);
+                }
+            }
+        });
+    }
     while !app.should_quit && !stop.load(Ordering::Relaxed) {
         terminal.draw(|f| f.render_widget(&app, f.area()))?;
         if !event::poll(POLL)? {
