@@ -2,7 +2,7 @@
 //! Pure string builders (the caller writes the file).
 
 use svg::Document;
-use svg::node::element::{Rectangle, Text};
+use svg::node::element::{Group, Rectangle, Text};
 
 use crate::sim::bank::{NUM_BANKS, RequestReport};
 
@@ -31,6 +31,16 @@ fn text(x: f64, y: f64, size: f64, s: &str) -> Text {
         .set("text-anchor", "middle")
 }
 
+/// A white `width`×`height` document with `title` centred at the top.
+fn canvas(width: f64, height: f64, title: &str) -> Document {
+    Document::new()
+        .set("viewBox", (0, 0, width, height))
+        .set("width", width)
+        .set("height", height)
+        .add(cell(0.0, 0.0, width, height, "white").set("stroke", "none"))
+        .add(text(width / 2.0, 16.0, 13.0, title))
+}
+
 /// The bank grid of one request: 32 bank columns, one row per wavefront; each cell names the
 /// lowest lane served by that bank word (`+` when several lanes share it) and its word index.
 pub fn bank_grid(report: &RequestReport, title: &str) -> String {
@@ -38,12 +48,7 @@ pub fn bank_grid(report: &RequestReport, title: &str) -> String {
     let rows = report.wavefronts.len().max(1);
     let width = left + cw * NUM_BANKS as f64 + 10.0;
     let height = top + ch * rows as f64 + 20.0;
-    let mut doc = Document::new()
-        .set("viewBox", (0, 0, width, height))
-        .set("width", width)
-        .set("height", height)
-        .add(cell(0.0, 0.0, width, height, "white").set("stroke", "none"))
-        .add(text(width / 2.0, 16.0, 13.0, title));
+    let mut doc = canvas(width, height, title);
     for b in 0..NUM_BANKS {
         doc = doc.add(text(
             left + cw * (b as f64 + 0.5),
@@ -83,47 +88,67 @@ pub fn bank_grid(report: &RequestReport, title: &str) -> String {
     doc.to_string()
 }
 
-/// A fragment map: a `rows`×`cols` grid whose cell (r, c) shows `label(r, c)` coloured by
-/// `group(r, c)` (e.g. the register index).
-pub fn fragment_grid(
-    title: &str,
-    rows: u32,
-    cols: u32,
-    label: &dyn Fn(u32, u32) -> String,
-    group: &dyn Fn(u32, u32) -> usize,
-) -> String {
+/// One fragment map to draw: a `rows`×`cols` grid whose cell (r, c) shows `label(r, c)`
+/// coloured by `group(r, c)` (e.g. the register index).
+pub struct FragmentMap<'a> {
+    /// Title above the grid.
+    pub title: String,
+    /// Rows, in elements.
+    pub rows: u32,
+    /// Columns, in elements.
+    pub cols: u32,
+    /// Text of cell (r, c), e.g. `T5.1`.
+    pub label: &'a dyn Fn(u32, u32) -> String,
+    /// Colour group of cell (r, c).
+    pub group: &'a dyn Fn(u32, u32) -> usize,
+}
+
+/// Draws `m` into a group at the origin; returns it with its width and height.
+fn fragment_group(m: &FragmentMap) -> (Group, f64, f64) {
     let (cw, ch, top, left) = (44.0, 22.0, 44.0, 36.0);
-    let width = left + cw * cols as f64 + 10.0;
-    let height = top + ch * rows as f64 + 10.0;
-    let mut doc = Document::new()
-        .set("viewBox", (0, 0, width, height))
-        .set("width", width)
-        .set("height", height)
+    let width = left + cw * m.cols as f64 + 10.0;
+    let height = top + ch * m.rows as f64 + 10.0;
+    let mut g = Group::new()
         .add(cell(0.0, 0.0, width, height, "white").set("stroke", "none"))
-        .add(text(width / 2.0, 16.0, 13.0, title));
-    for c in 0..cols {
-        doc = doc.add(text(
+        .add(text(width / 2.0, 16.0, 13.0, &m.title));
+    for c in 0..m.cols {
+        g = g.add(text(
             left + cw * (c as f64 + 0.5),
             top - 6.0,
             10.0,
             &c.to_string(),
         ));
     }
-    for r in 0..rows {
+    for r in 0..m.rows {
         let y = top + ch * r as f64;
-        doc = doc.add(text(left / 2.0, y + ch * 0.65, 10.0, &r.to_string()));
-        for c in 0..cols {
+        g = g.add(text(left / 2.0, y + ch * 0.65, 10.0, &r.to_string()));
+        for c in 0..m.cols {
             let x = left + cw * c as f64;
-            doc = doc
-                .add(cell(
-                    x,
-                    y,
-                    cw,
-                    ch,
-                    WAVEFRONT_FILLS[group(r, c) % WAVEFRONT_FILLS.len()],
-                ))
-                .add(text(x + cw / 2.0, y + ch * 0.65, 9.0, &label(r, c)));
+            let fill = WAVEFRONT_FILLS[(m.group)(r, c) % WAVEFRONT_FILLS.len()];
+            g = g.add(cell(x, y, cw, ch, fill)).add(text(
+                x + cw / 2.0,
+                y + ch * 0.65,
+                9.0,
+                &(m.label)(r, c),
+            ));
         }
+    }
+    (g, width, height)
+}
+
+/// Several fragment maps stacked top to bottom in one SVG document.
+pub fn fragment_maps(maps: &[FragmentMap]) -> String {
+    let drawn: Vec<(Group, f64, f64)> = maps.iter().map(fragment_group).collect();
+    let width = drawn.iter().map(|d| d.1).fold(0.0, f64::max);
+    let height: f64 = drawn.iter().map(|d| d.2 + 10.0).sum();
+    let mut doc = Document::new()
+        .set("viewBox", (0, 0, width, height))
+        .set("width", width)
+        .set("height", height);
+    let mut y = 0.0;
+    for (g, _, h) in drawn {
+        doc = doc.add(g.set("transform", format!("translate(0,{y})")));
+        y += h + 10.0;
     }
     doc.to_string()
 }

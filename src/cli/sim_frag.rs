@@ -126,15 +126,15 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
             format!("T{lane}.{h}")
         };
         let group = |_r: u32, c: u32| (c / 8) as usize;
-        let svg = tilelab::viz::fragment_grid(
-            &format!(
+        let svg = tilelab::viz::fragment_maps(&[tilelab::viz::FragmentMap {
+            title: format!(
                 "{ptx}: element (row, col) of matrices 0..{n} -> lane T.half (register = matrix)"
             ),
-            8,
-            8 * n,
-            &label,
-            &group,
-        );
+            rows: 8,
+            cols: 8 * n,
+            label: &label,
+            group: &group,
+        }]);
         std::fs::write(path, svg)
             .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
     }
@@ -317,41 +317,57 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     if let Some(path) = &a.svg {
-        let mut parts = Vec::new();
-        for &op in &ops {
-            let (rows, cols) = shape.dims(op);
-            let mut owner = vec![(0u32, 0u32, 0u32); (rows * cols) as usize];
-            for lane in 0..32 {
-                for reg in 0..shape.regs(op) {
-                    for h in 0..shape.halves(op) {
-                        let (r, c) = mma::fragment(shape, op, lane, reg, h);
-                        owner[(r * cols + c) as usize] = (lane, reg, h);
+        // Per operand: rows, cols and the (lane, reg) owning each element, row-major.
+        type Owners = (Operand, u32, u32, Vec<(u32, u32)>);
+        let owners: Vec<Owners> = ops
+            .iter()
+            .map(|&op| {
+                let (rows, cols) = shape.dims(op);
+                let mut owner = vec![(0u32, 0u32); (rows * cols) as usize];
+                for lane in 0..32 {
+                    for reg in 0..shape.regs(op) {
+                        for h in 0..shape.halves(op) {
+                            let (r, c) = mma::fragment(shape, op, lane, reg, h);
+                            owner[(r * cols + c) as usize] = (lane, reg);
+                        }
                     }
                 }
-            }
-            let label = |r: u32, c: u32| {
-                let (l, reg, _) = owner[(r * cols + c) as usize];
-                format!(
-                    "T{l}.{}{reg}",
-                    op_name(op).chars().next().unwrap().to_ascii_lowercase()
-                )
-            };
-            let group = |r: u32, c: u32| owner[(r * cols + c) as usize].1 as usize;
-            parts.push(tilelab::viz::fragment_grid(
-                &format!(
-                    "{} {} ({rows}x{cols}): element -> lane.register",
-                    shape.ptx(dtype),
-                    op_name(op)
-                ),
-                rows,
-                cols,
-                &label,
-                &group,
-            ));
-        }
-        // One file: the grids stacked as separate <svg> children of an HTML-free wrapper.
-        let body: String = parts.join("\n");
-        std::fs::write(path, wrap_svgs(&body, parts.len()))
+                (op, rows, cols, owner)
+            })
+            .collect();
+        type Cell<'a> = Box<dyn Fn(u32, u32) -> String + 'a>;
+        type Colour<'a> = Box<dyn Fn(u32, u32) -> usize + 'a>;
+        let fns: Vec<(Cell, Colour)> = owners
+            .iter()
+            .map(|(op, _, cols, owner)| {
+                let letter = op_name(*op).chars().next().unwrap().to_ascii_lowercase();
+                let cols = *cols;
+                let label: Cell = Box::new(move |r, c| {
+                    let (l, reg) = owner[(r * cols + c) as usize];
+                    format!("T{l}.{letter}{reg}")
+                });
+                let group: Colour = Box::new(move |r, c| owner[(r * cols + c) as usize].1 as usize);
+                (label, group)
+            })
+            .collect();
+        let maps: Vec<tilelab::viz::FragmentMap> = owners
+            .iter()
+            .zip(&fns)
+            .map(
+                |((op, rows, cols, _), (label, group))| tilelab::viz::FragmentMap {
+                    title: format!(
+                        "{} {} ({rows}x{cols}): element -> lane.register",
+                        shape.ptx(dtype),
+                        op_name(*op)
+                    ),
+                    rows: *rows,
+                    cols: *cols,
+                    label: label.as_ref(),
+                    group: group.as_ref(),
+                },
+            )
+            .collect();
+        std::fs::write(path, tilelab::viz::fragment_maps(&maps))
             .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
     }
     if a.json {
@@ -429,31 +445,4 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         "\nfunctional check (CPU, registers packed by these maps): max |D - reference| = {small} on small integers, {random:.3e} on uniform(-1,1) inputs"
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn wrap_svgs(body: &str, n: usize) -> String {
-    // Stack n standalone SVG documents vertically inside one outer SVG.
-    let mut y = 0.0;
-    let mut inner = String::new();
-    for doc in body.split("\n<svg").enumerate().map(|(i, s)| {
-        if i == 0 {
-            s.to_string()
-        } else {
-            format!("<svg{s}")
-        }
-    }) {
-        let h = doc
-            .split("height=\"")
-            .nth(1)
-            .and_then(|s| s.split('"').next())
-            .and_then(|s| s.parse::<f64>().ok())
-            .unwrap_or(400.0);
-        inner.push_str(&doc.replacen("<svg", &format!("<svg y=\"{y}\""), 1));
-        inner.push('\n');
-        y += h + 10.0;
-    }
-    let _ = n;
-    format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1100\" height=\"{y}\">\n{inner}</svg>\n"
-    )
 }
