@@ -295,7 +295,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(path) = &a.svg {
         let si = step_index(l, vi, a.step.unwrap_or(1))?;
         let run = run_step(l, si, li)?;
-        let svg = tilelab::tui::svg::step_svg(l, &run);
+        let svg = tilelab::viz::lesson::step_svg(l, &run);
         std::fs::write(path, svg)
             .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
         eprintln!("wrote {}", path.display());

@@ -56,7 +56,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         }
         if let Some(path) = &a.svg {
             let si = step_index(l, vi, a.step.unwrap_or(1))?;
-            let svg = tilelab::tui::svg::step_svg(l, &run_step(l, si, li)?);
+            let svg = tilelab::viz::lesson::step_svg(l, &run_step(l, si, li)?);
             std::fs::write(path, svg)
                 .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
             eprintln!("wrote {}", path.display());

@@ -9,11 +9,10 @@
 //! every way out — normal exit, an error (a guard's `Drop`) and a panic (a panic hook that
 //! restores the terminal before the default hook prints the message).
 //!
-//! [`svg`] draws the same bank grid and fragment maps as SVG pictures.
+//! [`crate::viz::lesson`] draws the same bank grid and fragment maps as SVG pictures.
 
 pub mod app;
 pub mod keys;
-pub mod svg;
 pub mod view;
 
 use std::io::{self, Stdout};
