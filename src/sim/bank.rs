@@ -15,13 +15,15 @@
 //! * 8-byte accesses (`.v2.b32`): each half-warp (lanes 0-15, 16-31) is a unit;
 //! * 16-byte accesses (`.v4.b32`): each quarter-warp (lanes 0-7, 8-15, …) is a unit;
 //! * **vector loads** only (never stores): the sibling units — the two half-warps of a `.v2`
-//!   load, quarter-warps 0+1 and 2+3 of a `.v4` load — are issued together ("wide" issue) when
-//!   the whole warp fits the *quad slots*: take the quad (4 lanes) at the same position in two
-//!   siblings; it needs, per distinct address among each quad's active lanes,
-//!   `ceil(lanes / 2)` slots (one slot carries one access to two lanes of a quad); the two quads
-//!   together may use 4 slots. E.g. every lane reading one address: wide (1 wavefront for
-//!   `.v2`, 2 for `.v4`); lanes 2k and 2k+1 sharing addresses: wide; 32 distinct addresses:
-//!   not wide; a single odd lane out in an otherwise uniform warp: not wide;
+//!   load, quarter-warps 0+1 and 2+3 of a `.v4` load — are issued together ("packed" return,
+//!   twice the register bandwidth) when the active lanes read addresses in pairs: every active
+//!   lane `n` whose partner `n ^ 1` is active reads the partner's address, **or** every active lane
+//!   `n` whose partner `n ^ 2` is active does (lanes with an inactive partner are free). E.g. every
+//!   lane reading one address: packed (1 wavefront for `.v2`, 2 for `.v4`); `AABB CCDD …` or
+//!   `ABAB ABAB …`: packed; `ABCD ABCD …`: not packed; one odd lane out in a uniform warp: not
+//!   packed. Rule as NVIDIA's Greg Smith states it for sm_70–sm_75 ("Unexpected shared memory
+//!   bank conflict", NVIDIA developer forums, 2019); it holds on the H200 for every `.v2`/`.v4`
+//!   load record in `tests/data/` (1,160 records where it decides the count);
 //! * `ldmatrix.x{1,2,4}[.trans]`: each 8x8 matrix (the eight 16-byte rows whose addresses lanes
 //!   8m..8m+7 give) is a unit, so even eight identical row addresses cost one wavefront per matrix.
 //!
@@ -32,10 +34,8 @@
 //!
 //! Sources: measured `shared/hw/h200_wavefronts.json` (237 records, all reproduced) and the
 //! records `tilelab verify` took on an H200 with `kernels/smem_probe.cu` under `ncu`
-//! (`tests/data/h200_fuzz_1400.json`, `tests/data/h200_probe_2026-11-29.json`). Where a rule is
-//! fitted rather than documented (the wide issue of vector loads) it says so; the records it
-//! still misses (15 of 3,371, all `.v2`/`.v4` loads with partial masks) are listed in
-//! `docs/wavefront-model.md`.
+//! (`tests/data/h200_*.json`, 5,460 records, all reproduced); `docs/wavefront-model.md` tells
+//! how each rule was checked.
 
 use super::arch::Arch;
 use super::error::SimError;
@@ -300,8 +300,8 @@ impl WarpRequest {
             }
         };
         // Vector loads: sibling groups (half-warps of .v2, quarter pairs of .v4) share their
-        // passes when the whole warp fits the quad ports (see `wide_mode_fits`).
-        let wide = merge_pairs && self.wide_mode_fits(&groups[..ngroups], group);
+        // passes when lanes read addresses in pairs (see `packed_return`).
+        let wide = merge_pairs && self.packed_return();
         for pair in groups[..ngroups].chunks(2) {
             if wide && pair.len() == 2 {
                 push(pair[0] | pair[1]);
@@ -312,42 +312,22 @@ impl WarpRequest {
         (units, n)
     }
 
-    /// The "wide" (merged) issue of a vector load, fitted to H200 measurements: lanes are seen in
-    /// quads (4 lanes); the quad at the same position in two sibling groups shares 4 delivery
-    /// slots of `width` bytes, and a slot serves up to two lanes of one quad that read the same
-    /// address. Sibling groups are merged only if every quad position of every sibling pair fits
-    /// (`sum over the two quads of sum over distinct addresses ceil(lanes / 2) <= 4`).
-    fn wide_mode_fits(&self, groups: &[u32], group: usize) -> bool {
-        let slots = |quad_mask: u32| -> u32 {
-            // Distinct addresses of the quad's active lanes with their lane counts.
-            let mut addrs = [0u32; 4];
-            let mut counts = [0u32; 4];
-            let mut k = 0;
-            let mut m = quad_mask;
-            while m != 0 {
-                let lane = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let a = self.lane_byte_offsets[lane];
-                match addrs[..k].iter().position(|&x| x == a) {
-                    Some(i) => counts[i] += 1,
-                    None => {
-                        addrs[k] = a;
-                        counts[k] = 1;
-                        k += 1;
-                    }
-                }
-            }
-            counts[..k].iter().map(|c| c.div_ceil(2)).sum()
+    /// Whether a vector load's sibling units are issued together (the packed return of the
+    /// module docs): the active lanes' addresses agree across every active lane pair
+    /// `(n, n ^ 1)`, or across every active lane pair `(n, n ^ 2)`. Source: NVIDIA developer
+    /// forums, "Unexpected shared memory bank conflict" (thread 77228, sm_70–sm_75), confirmed
+    /// on the H200 by the `.v2`/`.v4` records in `tests/data/`.
+    fn packed_return(&self) -> bool {
+        let lanes = self.address_lanes();
+        let pairs_agree = |xor: usize| {
+            (0..WARP_SIZE).all(|n| {
+                let p = n ^ xor;
+                lanes >> n & 1 == 0
+                    || lanes >> p & 1 == 0
+                    || self.lane_byte_offsets[n] == self.lane_byte_offsets[p]
+            })
         };
-        groups.chunks(2).enumerate().all(|(i, pair)| {
-            let (base_a, base_b) = (2 * i * group, (2 * i + 1) * group);
-            pair.len() == 2
-                && (0..group / 4).all(|q| {
-                    let qa = pair[0] & (0xf << (base_a + 4 * q));
-                    let qb = pair[1] & (0xf << (base_b + 4 * q));
-                    slots(qa) + slots(qb) <= 4
-                })
-        })
+        pairs_agree(1) || pairs_agree(2)
     }
 
     /// The wavefront count alone, without building the schedule (no allocation; the fast path
@@ -500,6 +480,39 @@ mod tests {
             schedule(&req("st.shared.v2.b32", |_| 0)).wavefront_count(),
             2
         );
+    }
+
+    /// Lane-pair patterns of the packed-return rule (addresses `8 * id`, all in distinct banks),
+    /// with the units ncu reported for them on the H200 (`tests/data/h200_probe_2026-11-29.json`
+    /// `targeted.*`, `tests/data/h200_verify_seed4_2026-11-29.json` `fuzz.4.238.p1`).
+    #[test]
+    fn vector_loads_pack_when_lane_pairs_share_addresses() {
+        let ids = |pat: &str| -> ([u32; 32], u32) {
+            let mut offs = [0u32; 32];
+            let mut mask = 0u32;
+            for (lane, c) in pat.chars().filter(|c| *c != ' ').enumerate() {
+                if c != '.' {
+                    offs[lane] = 8 * (c as u32 - 'A' as u32);
+                    mask |= 1 << lane;
+                }
+            }
+            (offs, mask)
+        };
+        let units = |pat: &str| {
+            let (offs, mask) = ids(pat);
+            let mut r = WarpRequest::new(Instruction::parse("ld.shared.v2.b32").unwrap(), offs);
+            r.active_mask = mask;
+            schedule(&r).units.len()
+        };
+        // (n, n^1) pairs agree, (n, n^2) pairs agree, neither.
+        assert_eq!(units("AABB CCDD EEFF GGHH IIJJ KKLL MMNN OOPP"), 1);
+        assert_eq!(units("ABAB CDCD EFEF GHGH IJIJ KLKL MNMN OPOP"), 1);
+        assert_eq!(units("ABCD ABCD ABCD ABCD ABCD ABCD ABCD ABCD"), 2);
+        assert_eq!(units("AAAA AAAA AAAA AAAA BBBB BBBB BBBB BBBC"), 2);
+        // Inactive partners are free: lanes 6 and 7 differ but their n^2 partners are off.
+        assert_eq!(units(".A.. ..BC D... .... ...E .... ..D. ...."), 1);
+        // Lanes 0 and 1 differ (n^1), lanes 13 and 15 differ (n^2): not packed.
+        assert_eq!(units("AB.. .... .... .C.B .... ...C ..C. ...."), 2);
     }
 
     #[test]
