@@ -101,3 +101,65 @@ fn verify_skips_cleanly_without_a_gpu() {
         ),
     }
 }
+
+/// The kernel wavefront verdicts on the H200's own numbers (GEMM 64x64x128, 4 warps, 4 CTAs,
+/// `pad:8`, ncu 2026-11-29 ~12:10 UTC): per-instruction wavefronts 2560 = simulated; the L1TEX
+/// counter 2585 with 25 bank conflicts, all of the surplus. A simulator that missed a 2-way
+/// conflict, or a surplus that ncu does not book as conflicts, must fail.
+#[test]
+fn kernel_wavefront_verdicts_use_the_per_instruction_count() {
+    let measured = compare::KernelWavefronts {
+        per_instruction: 2560,
+        l1tex: 2585,
+        l1tex_conflicts: 25,
+    };
+    assert_eq!(
+        compare::kernel_wavefront_verdicts(&measured, 2560, 0),
+        (true, true)
+    );
+    // Exact hardware counter (one warp, or FA2 d128 bm128 causal: 51200 / 0).
+    let exact = compare::KernelWavefronts {
+        per_instruction: 51200,
+        l1tex: 51200,
+        l1tex_conflicts: 0,
+    };
+    assert_eq!(
+        compare::kernel_wavefront_verdicts(&exact, 51200, 0),
+        (true, true)
+    );
+    // A simulator that thinks the swizzled layout is conflict-free when the SASS-attributed
+    // count says 2-way (GEMM swizzle:3,3,3 on 128-element rows: 5120 measured).
+    let swz = compare::KernelWavefronts {
+        per_instruction: 5120,
+        l1tex: 5144,
+        l1tex_conflicts: 2584,
+    };
+    assert_eq!(
+        compare::kernel_wavefront_verdicts(&swz, 5120, 2560),
+        (true, true)
+    );
+    assert_eq!(
+        compare::kernel_wavefront_verdicts(&swz, 2560, 0),
+        (false, false)
+    );
+    // A surplus the unit does not book as conflicts is not explained.
+    let odd = compare::KernelWavefronts {
+        per_instruction: 2560,
+        l1tex: 2585,
+        l1tex_conflicts: 0,
+    };
+    assert_eq!(
+        compare::kernel_wavefront_verdicts(&odd, 2560, 0),
+        (true, false)
+    );
+    // Fewer wavefronts than simulated is never explained.
+    let low = compare::KernelWavefronts {
+        per_instruction: 2560,
+        l1tex: 2550,
+        l1tex_conflicts: 0,
+    };
+    assert_eq!(
+        compare::kernel_wavefront_verdicts(&low, 2560, 0),
+        (true, false)
+    );
+}

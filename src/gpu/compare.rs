@@ -163,3 +163,39 @@ mod tests {
         assert!(diff_regs(4, &a, &a).is_empty());
     }
 }
+
+/// Measured shared-load wavefronts of one multi-warp kernel launch that loads shared memory only
+/// with `ldmatrix`, from Nsight Compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelWavefronts {
+    /// Wavefronts attributed to the executed `LDSM` instructions by ncu's SASS patching
+    /// (`smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum`).
+    pub per_instruction: i64,
+    /// The L1TEX unit's counter (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum`).
+    pub l1tex: i64,
+    /// The L1TEX unit's load bank conflicts
+    /// (`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`).
+    pub l1tex_conflicts: i64,
+}
+
+/// Verdicts of the two kernel wavefront checks against the simulator's totals (`sim_wavefronts`,
+/// `sim_conflicts`): (per-instruction count equal, L1TEX counter explained).
+///
+/// The L1TEX counter is explained when it equals the simulation, or when the per-instruction
+/// count is exact and the whole surplus is booked by the unit as bank conflicts (its conflict
+/// count exceeds the simulated one by exactly the surplus): wavefronts the unit re-issued while
+/// several warps shared it, which the addresses did not ask for. A surplus that is not all
+/// conflicts, a deficit, or a wrong per-instruction count fails. Measured on the H200: GEMM with
+/// 4 warps and conflict-free layouts 0.4-1.0% surplus, different on every run
+/// (`docs/wavefront-model.md`).
+pub fn kernel_wavefront_verdicts(
+    m: &KernelWavefronts,
+    sim_wavefronts: i64,
+    sim_conflicts: i64,
+) -> (bool, bool) {
+    let per_instr = m.per_instruction == sim_wavefronts;
+    let surplus = m.l1tex - sim_wavefronts;
+    let l1tex = per_instr
+        && (surplus == 0 || (surplus > 0 && m.l1tex_conflicts - sim_conflicts == surplus));
+    (per_instr, l1tex)
+}

@@ -9,6 +9,12 @@ use std::process::{Command, Output};
 pub const WAVEFRONTS_LD: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
 /// Shared-memory store wavefronts.
 pub const WAVEFRONTS_ST: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+/// Shared-memory load bank conflicts (extra load wavefronts) as the L1TEX unit counts them.
+pub const BANK_CONFLICTS_LD: &str = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+/// `ldmatrix` wavefronts attributed to each executed instruction, from Nsight Compute's SASS
+/// patching (the per-instruction count of its Source page), summed over the launch.
+pub const SASS_WAVEFRONTS_LDSM: &str =
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum";
 /// Bank conflicts as Nsight Compute counts them.
 pub const BANK_CONFLICTS: &str = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum";
 
