@@ -14,6 +14,9 @@
 //     online softmax in registers (exp2, row max/sum over the 4 lanes of a quad);
 //     O += P·V: P stays in registers (the S accumulators repacked as A fragments),
 //               (64/16)·(D/16) ldmatrix.x4.trans of V, (FA_BM/64)·(D/8)·(64/16) mma.m16n8k16.
+//   Addresses: each lane keeps one byte offset per operand (its row and 16-byte chunk for k-step
+//   0); the chunk of k-step kk is that chunk XOR 2kk, so every ldmatrix address is
+//   base ^ (kk << 5) plus a constant (folded into LDSM's immediate), with no per-k-step register.
 //   Copies of that body: causal, FA_BM/64 masked diagonal blocks (unrolled) and the unmasked
 //   loop; not causal, one peeled block and the loop, as in PyTorch's FA2. Block j - 1's K and V
 //   arrive by cp.async (double buffer) while block j is computed.
@@ -80,6 +83,27 @@ __device__ __forceinline__ unsigned fa_pack(float lo, float hi)
     return r;
 }
 
+// Per-lane byte offsets (k-step 0) inside a tile: Q rows (A), K rows (B stored n×k), V rows (B,
+// .trans). The 16-byte chunk index of k-step kk is (2kk + h) ^ (row & 7) = ((h ^ (row & 7)) ^ 2kk),
+// so offset(kk) = offset(0) ^ (kk << 5); tiles are 1024-byte aligned, so the XOR can be applied
+// to the full shared address.
+struct FaLane {
+    unsigned q, k, v;
+};
+__device__ __forceinline__ FaLane fa_lane_offsets()
+{
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned x = lane & 7, h3 = (lane >> 3) & 1, h4 = lane >> 4;
+    FaLane o;
+    // A (Q rows): matrix j = lane / 8 at ((j & 1) * 8, (j >> 1) * 8)
+    o.q = ((warp * 16 * FA_MT + x + h3 * 8) * FA_D + ((h4 ^ x) << 3)) * 2u;
+    // B stored n×k (K rows): matrix j at ((j >> 1) * 8, (j & 1) * 8)
+    o.k = ((x + h4 * 8) * FA_D + ((h3 ^ x) << 3)) * 2u;
+    // B stored k×n (V rows = keys), .trans: matrix j at ((j & 1) * 8, (j >> 1) * 8)
+    o.v = ((x + h3 * 8) * FA_D + ((h4 ^ x) << 3)) * 2u;
+    return o;
+}
+
 struct FaState {
     float o[FA_MT][FA_D / 8][4]; // O accumulators: m-tile, n-tile (8 columns of D), c0..c3
     float m[FA_MT][2], l[FA_MT][2]; // running max (log2 domain) and sum for rows g and g+8
@@ -87,7 +111,7 @@ struct FaState {
 
 // One key block: S = Q·Kᵀ, online softmax, O += P·V. `MASK`: causal masking (diagonal blocks).
 template <bool MASK>
-__device__ __forceinline__ void fa_block(FaState &st, unsigned sq, unsigned sk, unsigned sv,
+__device__ __forceinline__ void fa_block(FaState &st, unsigned aq, unsigned ak, unsigned av,
                                          unsigned q_row0, unsigned k_row0, float scale_log2)
 {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -105,13 +129,11 @@ __device__ __forceinline__ void fa_block(FaState &st, unsigned sq, unsigned sk, 
         unsigned a[FA_MT][4];
 #pragma unroll
         for (unsigned mt = 0; mt < FA_MT; ++mt)
-            // A (Q rows): matrix j at ((j & 1) * 8, (j >> 1) * 8)
-            fa_ldsm_x4(sq + fa_swz(wrow + 16 * mt + (lane & 7) + ((lane >> 3) & 1) * 8, kk * 16 + (lane >> 4) * 8) * 2u, a[mt]);
+            fa_ldsm_x4((aq ^ (kk << 5)) + mt * 16 * FA_D * 2, a[mt]);
 #pragma unroll
         for (unsigned nb = 0; nb < FA_BN / 16; ++nb) {
             unsigned b[4];
-            // B stored n×k (K rows): matrix j at ((j >> 1) * 8, (j & 1) * 8)
-            fa_ldsm_x4(sk + fa_swz(nb * 16 + (lane & 7) + (lane >> 4) * 8, kk * 16 + ((lane >> 3) & 1) * 8) * 2u, b);
+            fa_ldsm_x4((ak ^ (kk << 5)) + nb * 16 * FA_D * 2, b);
 #pragma unroll
             for (unsigned mt = 0; mt < FA_MT; ++mt) {
                 fa_mma(s[mt][2 * nb], a[mt], b[0], b[1]);
@@ -179,8 +201,7 @@ __device__ __forceinline__ void fa_block(FaState &st, unsigned sq, unsigned sk, 
 #pragma unroll
         for (unsigned nb = 0; nb < FA_D / 16; ++nb) {
             unsigned b[4];
-            // B stored k×n (V rows = keys), .trans: matrix j at ((j & 1) * 8, (j >> 1) * 8)
-            fa_ldsm_x4_t(sv + fa_swz(kt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, nb * 16 + (lane >> 4) * 8) * 2u, b);
+            fa_ldsm_x4_t((av ^ (nb << 5)) + kt * 16 * FA_D * 2, b);
 #pragma unroll
             for (unsigned mt = 0; mt < FA_MT; ++mt) {
                 fa_mma(st.o[mt][2 * nb], a[mt], b[0], b[1]);
@@ -206,7 +227,7 @@ extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
             int seq, float softmax_scale)
 {
     // Dynamic shared memory: Q (FA_BM x D), then two (K, V) buffers of 64 x D each (f16).
-    extern __shared__ __align__(128) unsigned char fa_smem[];
+    extern __shared__ __align__(1024) unsigned char fa_smem[];
     constexpr unsigned tile = FA_BN * FA_D * 2;
     const unsigned sq = (unsigned)__cvta_generic_to_shared(fa_smem);
     const unsigned skv0 = sq + FA_BM * FA_D * 2;
@@ -218,6 +239,7 @@ extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
     const int nblocks = FA_CAUSAL ? (int)((q_row0 + FA_BM) / FA_BN) : seq / FA_BN;
     const float scale_log2 = softmax_scale * 1.4426950408889634f;
 
+    const FaLane ln = fa_lane_offsets();
     FaState st;
 #pragma unroll
     for (int mt = 0; mt < FA_MT; ++mt) {
@@ -243,14 +265,16 @@ extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
         fa_cp_wait<0>();
         __syncthreads(); // block j has landed; every warp is done with the other buffer
         if (j > 0) fa_fetch(skv0, buf ^ 1u, k, v, j - 1);
-        fa_block<FA_CAUSAL != 0>(st, sq, skv0 + buf * 2u * tile, skv0 + buf * 2u * tile + tile, q_row0, j * FA_BN, scale_log2);
+        const unsigned kv = skv0 + buf * 2u * tile;
+        fa_block<FA_CAUSAL != 0>(st, sq + ln.q, kv + ln.k, kv + tile + ln.v, q_row0, j * FA_BN, scale_log2);
     }
 #pragma unroll 1
     for (; j >= 0; --j, buf ^= 1u) {
         fa_cp_wait<0>();
         __syncthreads();
         if (j > 0) fa_fetch(skv0, buf ^ 1u, k, v, j - 1);
-        fa_block<false>(st, sq, skv0 + buf * 2u * tile, skv0 + buf * 2u * tile + tile, q_row0, j * FA_BN, scale_log2);
+        const unsigned kv = skv0 + buf * 2u * tile;
+        fa_block<false>(st, sq + ln.q, kv + ln.k, kv + tile + ln.v, q_row0, j * FA_BN, scale_log2);
     }
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const unsigned g = lane >> 2, t = lane & 3;
