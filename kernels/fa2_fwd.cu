@@ -48,16 +48,21 @@ __device__ __forceinline__ void fa_cp_commit() { asm volatile("cp.async.commit_g
 template <int N>
 __device__ __forceinline__ void fa_cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
 
-// Copies a ROWS x D tile (rows `row0`.. of a [S, D] matrix) into swizzled shared memory.
+// Copies a ROWS x D tile (rows `row0`.. of a [S, D] matrix) into swizzled shared memory. Thread
+// t copies chunk (t % (D/8)) of rows t / (D/8) + RP*it (RP = 128 / (D/8) rows per pass, a
+// multiple of 8, so the row's swizzle (row & 7) is the same on every pass): one shared offset
+// and one global pointer per thread, the passes are immediate offsets.
 template <unsigned ROWS>
 __device__ __forceinline__ void fa_load_tile(unsigned sbase, const unsigned short *g, unsigned row0)
 {
-    constexpr unsigned chunks = ROWS * FA_D / 8; // 16-byte chunks
+    constexpr unsigned cpr = FA_D / 8;             // 16-byte chunks per row
+    constexpr unsigned rp = FA_WARPS * 32 / cpr;    // rows per pass
+    const unsigned r = threadIdx.x / cpr, c = (threadIdx.x % cpr) * 8;
+    const unsigned s0 = sbase + fa_swz(r, c) * 2u;
+    const unsigned short *g0 = g + (size_t)(row0 + r) * FA_D + c;
 #pragma unroll
-    for (unsigned i = threadIdx.x; i < chunks; i += FA_WARPS * 32) {
-        unsigned r = i / (FA_D / 8), c = (i % (FA_D / 8)) * 8;
-        fa_cp_async16(sbase + fa_swz(r, c) * 2u, g + (size_t)(row0 + r) * FA_D + c);
-    }
+    for (unsigned it = 0; it < ROWS / rp; ++it)
+        fa_cp_async16(s0 + it * rp * FA_D * 2u, g0 + (size_t)it * rp * FA_D);
 }
 
 __device__ __forceinline__ void fa_ldsm_x4(unsigned addr, unsigned r[4])
@@ -141,39 +146,38 @@ __device__ __forceinline__ void fa_block(FaState &st, unsigned aq, unsigned ak, 
             }
         }
     }
-    // Online softmax (log2 domain). Row g uses c0, c1; row g + 8 uses c2, c3.
+    // Online softmax (log2 domain: p = 2^(s * scale_log2 - max)). The row max is taken on the raw
+    // scores (scale > 0), so each p is one FFMA and one EX2. Row g uses c0, c1; row g + 8 c2, c3.
 #pragma unroll
     for (int mt = 0; mt < FA_MT; ++mt) {
-        float mx[2] = {st.m[mt][0], st.m[mt][1]};
+        float mx[2] = {FA_NEG_INF, FA_NEG_INF};
 #pragma unroll
         for (int n = 0; n < FA_BN / 8; ++n)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                float x = s[mt][n][e] * scale_log2;
                 if (MASK) {
                     unsigned qr = q_row0 + wrow + 16 * mt + g + (e >> 1) * 8;
                     unsigned kc = k_row0 + n * 8 + 2 * t + (e & 1);
-                    if (kc > qr) x = FA_NEG_INF;
+                    if (kc > qr) s[mt][n][e] = FA_NEG_INF;
                 }
-                s[mt][n][e] = x;
-                mx[e >> 1] = fmaxf(mx[e >> 1], x);
+                mx[e >> 1] = fmaxf(mx[e >> 1], s[mt][n][e]);
             }
-        float corr[2], sum[2] = {0.f, 0.f};
+        float corr[2], base[2], sum[2] = {0.f, 0.f};
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
             mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+            const float m_new = fmaxf(st.m[mt][h], mx[h] * scale_log2);
             // A row whose keys are all masked so far keeps max -inf: scale by 0, add nothing.
-            const float base = (mx[h] == FA_NEG_INF) ? 0.f : mx[h];
-            corr[h] = (st.m[mt][h] == FA_NEG_INF) ? 0.f : exp2f(st.m[mt][h] - base);
-            st.m[mt][h] = mx[h];
-            mx[h] = base;
+            base[h] = (m_new == FA_NEG_INF) ? 0.f : m_new;
+            corr[h] = (st.m[mt][h] == FA_NEG_INF) ? 0.f : exp2f(st.m[mt][h] - base[h]);
+            st.m[mt][h] = m_new;
         }
 #pragma unroll
         for (int n = 0; n < FA_BN / 8; ++n)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                float p = exp2f(s[mt][n][e] - mx[e >> 1]);
+                float p = exp2f(fmaf(s[mt][n][e], scale_log2, -base[e >> 1]));
                 s[mt][n][e] = p;
                 sum[e >> 1] += p;
             }
