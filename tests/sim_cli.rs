@@ -444,3 +444,17 @@ fn bad_inputs_give_one_line_errors() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// 1,542 requests of `tilelab verify --fuzz 1000 --seed 5 --records pairs.json` on the H200
+/// (2026-11-29 12:00 UTC), taken after the lane-pair packing rule was adopted and not used to
+/// choose it: 1,000 fuzz records, 216 vector loads built around the rule (lane pairs n^k for
+/// k = 1, 2, 3, 4, 8, 16, pure, one pair broken, the broken pair's partner switched off), the 89
+/// lesson requests and the 237 records of shared/hw.
+#[test]
+fn replay_verify_seed5_agreement() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200_verify_seed5_2026-11-29.json"
+    );
+    check_measured_file(f, 1542);
+}
