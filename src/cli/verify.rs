@@ -298,7 +298,11 @@ fn kernel_wavefront_checks(
                 group,
                 format!("{name}: shared-load wavefronts, L1TEX counter"),
                 sim_wf,
-                hw,
+                if surplus > 0 {
+                    format!("{hw} (+{surplus})")
+                } else {
+                    hw.to_string()
+                },
                 hw_ok,
                 hw_detail,
             ),
@@ -414,8 +418,14 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
 
     // Table.
+    let w = rows
+        .iter()
+        .map(|r| r.check.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 80);
     println!(
-        "\n{:<11} {:<46} {:>12} {:>12}  verdict",
+        "\n{:<11} {:<w$} {:>12} {:>12}  verdict",
         "check", "name", "simulated", "measured"
     );
     for r in &rows {
@@ -427,9 +437,9 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         } else {
             out::paint("MISMATCH", crossterm::style::Color::Red)
         };
-        let name: String = c.name.chars().take(46).collect();
+        let name: String = c.name.chars().take(w).collect();
         println!(
-            "{:<11} {:<46} {:>12} {:>12}  {}{}",
+            "{:<11} {:<w$} {:>12} {:>12}  {}{}",
             c.group,
             name,
             c.simulated,
