@@ -458,3 +458,15 @@ fn replay_verify_seed5_agreement() {
     );
     check_measured_file(f, 1542);
 }
+
+/// 2,326 requests of `tilelab verify --fuzz 2000 --seed 6` on the H200 (2026-11-29 12:07 UTC,
+/// the final binary of that day): 2,000 fuzz records, the 89 lesson requests and the 237
+/// records of shared/hw.
+#[test]
+fn replay_verify_seed6_agreement() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200_verify_seed6_2026-11-29.json"
+    );
+    check_measured_file(f, 2326);
+}
