@@ -12,7 +12,9 @@
 // step 1: ld.shared.v4.b32 - v4: 512 contiguous bytes
 // step 2: ld.shared.v4.b32 - v4 down a column
 // step 3: ld.shared.v4.b32 - v4: every lane reads the same 16 bytes
-// step 4: ld.shared.v2.b32 - v2 with a 16-byte stride
+// step 4: ld.shared.v4.b32 - v4: lanes 2k and 2k+1 read the same 16 bytes
+// step 5: ld.shared.v4.b32 - v4: the same vectors, lanes in another order
+// step 6: ld.shared.v2.b32 - v2 with a 16-byte stride
 
 // A tile layout, as tilelab's sim::layout::Layout: element (r, c) -> byte offset.
 struct Lay {
@@ -58,6 +60,8 @@ extern "C" __global__ void lesson_vectors(unsigned *out, int step, int layout, i
     unsigned s2[4] = {0u, 0u, 0u, 0u};
     unsigned s3[4] = {0u, 0u, 0u, 0u};
     unsigned s4[4] = {0u, 0u, 0u, 0u};
+    unsigned s5[4] = {0u, 0u, 0u, 0u};
+    unsigned s6[4] = {0u, 0u, 0u, 0u};
     float acc[4][4] = {};
     unsigned s_packed[4] = {0u, 0u, 0u, 0u};
     (void)acc;
@@ -92,12 +96,26 @@ extern "C" __global__ void lesson_vectors(unsigned *out, int step, int layout, i
             asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(s3[0]), "=r"(s3[1]), "=r"(s3[2]), "=r"(s3[3]) : "r"(a) : "memory");
             for (int q = 0; q < 4; ++q) d[q] = s3[q];
         }
-        if (step >= 4) { // v2 with a 16-byte stride
+        if (step >= 4) { // v4: lanes 2k and 2k+1 read the same 16 bytes
+            unsigned r, c;
+            r = 0u + 1u * ((lane / 16u) % 32u); c = 0u + 4u * ((lane / 2u) % 8u);
+            const unsigned a = sbase + base0[layout] + lay_off(lay0[layout], r, c);
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(s4[0]), "=r"(s4[1]), "=r"(s4[2]), "=r"(s4[3]) : "r"(a) : "memory");
+            for (int q = 0; q < 4; ++q) d[q] = s4[q];
+        }
+        if (step >= 5) { // v4: the same vectors, lanes in another order
+            unsigned r, c;
+            r = 0u + 1u * ((lane / 16u) % 32u); c = 0u + 4u * ((lane / 1u) % 8u);
+            const unsigned a = sbase + base0[layout] + lay_off(lay0[layout], r, c);
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(s5[0]), "=r"(s5[1]), "=r"(s5[2]), "=r"(s5[3]) : "r"(a) : "memory");
+            for (int q = 0; q < 4; ++q) d[q] = s5[q];
+        }
+        if (step >= 6) { // v2 with a 16-byte stride
             unsigned r, c;
             { const unsigned idx = 0u + lane * 4u; r = idx / 32u; c = idx % 32u; }
             const unsigned a = sbase + base0[layout] + lay_off(lay0[layout], r, c);
-            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(s4[0]), "=r"(s4[1]) : "r"(a) : "memory");
-            for (int q = 0; q < 4; ++q) d[q] = s4[q];
+            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(s6[0]), "=r"(s6[1]) : "r"(a) : "memory");
+            for (int q = 0; q < 4; ++q) d[q] = s6[q];
         }
     }
     for (int q = 0; q < 4; ++q) out[lane * 4 + q] = d[q];
