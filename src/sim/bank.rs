@@ -8,8 +8,9 @@
 //! word; any number of lanes may receive the same word (broadcast).
 //!
 //! # The rules (each checked against an H200, see `tests/data/`)
-//! A request is split into **units**; each unit costs as many wavefronts as the largest number of
-//! *distinct 4-byte words* it touches in any one bank (at least one if it has an active lane):
+//! A request is split into **units** (units without an active lane are dropped); each unit costs
+//! as many wavefronts as the largest number of *distinct 4-byte words* its active lanes touch in
+//! any one bank (at least one):
 //!
 //! * accesses of 1, 2 or 4 bytes (`ld/st.shared.{u8,u16,b32}`): the whole warp is one unit;
 //! * 8-byte accesses (`.v2.b32`): each half-warp (lanes 0-15, 16-31) is a unit;
@@ -28,9 +29,11 @@
 //!   8m..8m+7 give) is a unit, so even eight identical row addresses cost one wavefront per matrix.
 //!
 //! Nsight Compute's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum` is then
-//! `wavefronts − units` (the "ideal" is one wavefront per unit): that equals
-//! `max(0, wavefronts − ideal)` with ideal 1/2/4/one-per-matrix for a full warp, and it also
-//! held for every partial-mask record measured.
+//! `wavefronts − units` (one wavefront per unit is the ideal): for a full warp without packing
+//! that equals `max(0, wavefronts − ideal)` with ideal 1/2/4/one-per-matrix; a packed pair is
+//! one unit costing the distinct words per bank of both siblings' lanes (two packed half-warps
+//! reading different words of the same banks: 2 wavefronts, 1 conflict). It held for every
+//! record measured, full or partial mask.
 //!
 //! Sources: measured `shared/hw/h200_wavefronts.json` (237 records, all reproduced) and the
 //! records `tilelab verify` took on an H200 with `kernels/smem_probe.cu` under `ncu`
