@@ -80,6 +80,25 @@ impl ClassCounts {
         *f += n;
     }
 
+    /// Every count multiplied by `f`, or `None` if one overflows `u64`.
+    pub fn checked_scaled(self, f: u64) -> Option<ClassCounts> {
+        let mut c = ClassCounts::default();
+        for k in InstrClass::ALL {
+            c.add_n(k, self.get(k).checked_mul(f)?);
+        }
+        Some(c)
+    }
+
+    /// The class-wise sum, or `None` if one overflows `u64`.
+    pub fn checked_add(self, o: ClassCounts) -> Option<ClassCounts> {
+        let mut c = self;
+        for k in InstrClass::ALL {
+            let sum = self.get(k).checked_add(o.get(k))?;
+            c.add_n(k, sum - self.get(k));
+        }
+        Some(c)
+    }
+
     /// Sum over classes.
     pub fn total(&self) -> u64 {
         InstrClass::ALL.iter().map(|&c| self.get(c)).sum()
@@ -681,55 +700,64 @@ pub struct DynamicCounts {
 /// the CTA runs, so executions per line = (Σ over CTAs of the stage's trips) · warps.
 ///
 /// # Errors
-/// Those of [`FlashTiling::check_problem`].
+/// Those of [`FlashTiling::check_problem`]; a problem whose counts (or 32 times their sum, the
+/// most wavefronts they can take) do not fit in `u64`.
 pub fn dynamic_counts(
     t: &FlashTiling,
     p: &FlashProblem,
     prog: &WarpProgram,
 ) -> Result<DynamicCounts, SimError> {
     t.check_problem(p)?;
-    let bh = p.batch as u64 * p.heads as u64;
+    let overflow = || {
+        SimError::Invalid(format!(
+            "--batch {} --heads {} --seq {}: the instruction counts of this problem do not fit in 64 bits; use a smaller problem",
+            p.batch, p.heads, p.seq
+        ))
+    };
+    // Σ over CTAs in u128 (B·H·(S/bm) CTAs, each at most S/bn trips: < 2^96), checked to u64 below.
+    let bh = p.batch as u128 * p.heads as u128;
     let nq = p.seq / t.bm;
-    let mut trips = vec![0u64; prog.stages.len()];
+    let mut trips = vec![0u128; prog.stages.len()];
     for qb in 0..nq {
-        let mut cta = vec![0u64; prog.stages.len()];
         for (i, s) in prog.stages.iter().enumerate() {
             if !s.is_loop_copy() {
-                cta[i] = 1;
+                trips[i] += bh;
             }
         }
-        for v in t.kv_schedule(qb, p.seq) {
-            cta[v.stage] += 1;
-        }
-        for (acc, c) in trips.iter_mut().zip(cta) {
-            *acc += c * bh;
+        for r in t.kv_runs(qb, p.seq) {
+            trips[r.stage] += r.count as u128 * bh;
         }
     }
-    let warps = t.warps as u64;
+    let warps = t.warps as u128;
     let mut total = ClassCounts::default();
     let mut lines = 0u64;
-    let mut line_exec = 0u64;
-    let stages = prog
-        .stages
+    let mut line_exec = 0u128;
+    let mut stages = Vec::with_capacity(prog.stages.len());
+    for (s, &tr) in prog.stages.iter().zip(&trips) {
+        let per_line = u64::try_from(tr * warps).map_err(|_| overflow())?;
+        let c = ClassCounts::of(&s.instrs)
+            .checked_scaled(per_line)
+            .ok_or_else(overflow)?;
+        total = total.checked_add(c).ok_or_else(overflow)?;
+        lines += s.instrs.len() as u64;
+        line_exec += s.instrs.len() as u128 * per_line as u128;
+        stages.push(StageExec {
+            label: s.label(),
+            kind: s.kind,
+            step: s.step,
+            lines: s.instrs.len() as u64,
+            executions_per_line: per_line,
+        });
+    }
+    // The sum of all five classes must fit too (`ClassCounts::total`), times 32: no request
+    // takes more than 32 wavefronts, so every wavefront total of `bank_summary` fits as well.
+    InstrClass::ALL
         .iter()
-        .zip(&trips)
-        .map(|(s, &tr)| {
-            let per_line = tr * warps;
-            let c = ClassCounts::of(&s.instrs);
-            total += c.scaled(per_line);
-            lines += s.instrs.len() as u64;
-            line_exec += s.instrs.len() as u64 * per_line;
-            StageExec {
-                label: s.label(),
-                kind: s.kind,
-                step: s.step,
-                lines: s.instrs.len() as u64,
-                executions_per_line: per_line,
-            }
-        })
-        .collect();
+        .try_fold(0u64, |acc, &k| acc.checked_add(total.get(k)))
+        .and_then(|n| n.checked_mul(32))
+        .ok_or_else(overflow)?;
     Ok(DynamicCounts {
-        ctas: bh * nq as u64,
+        ctas: u64::try_from(bh * nq as u128).map_err(|_| overflow())?,
         warps_per_cta: t.warps,
         stages,
         total,

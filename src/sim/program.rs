@@ -491,6 +491,28 @@ fn place_tiles(
     arch: Arch,
     shapes: &[(TileId, u32, u32)],
 ) -> Result<(Vec<SmemTile>, u32), SimError> {
+    // The unpadded bytes first: padding and alignment only add, and a huge tile must fail here,
+    // before its layout is built row by row.
+    let limit = arch.limits().smem_per_block_bytes;
+    let raw: u64 = shapes
+        .iter()
+        .map(|&(_, r, c)| r as u64 * c as u64 * ELEM_BYTES as u64)
+        .sum();
+    if raw > limit as u64 {
+        let parts = shapes
+            .iter()
+            .map(|&(id, r, c)| {
+                format!(
+                    "{id} {r}x{c} = {} B",
+                    r as u64 * c as u64 * ELEM_BYTES as u64
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(SimError::Invalid(format!(
+            "the tiling needs at least {raw} bytes of shared memory ({parts}) but {arch} allows at most {limit} bytes per block; use smaller tiles or another --arch"
+        )));
+    }
     let mut tiles = Vec::with_capacity(shapes.len());
     let mut next = 0u32;
     for &(id, rows, cols) in shapes {
@@ -508,7 +530,6 @@ fn place_tiles(
             base_byte: base,
         });
     }
-    let limit = arch.limits().smem_per_block_bytes;
     if next > limit {
         let parts = tiles
             .iter()
@@ -814,6 +835,20 @@ pub struct FlashProblem {
     pub seq: u32,
 }
 
+/// Consecutive kv-block iterations of a CTA's loop through one stage (index into
+/// [`WarpProgram::stages`]): blocks `first, first ∓ 1, …` (`count` of them, descending or not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct KvRun {
+    /// Stage that runs these blocks.
+    pub stage: usize,
+    /// The first block run (rows `first·bn ..`).
+    pub first: u32,
+    /// How many blocks.
+    pub count: u32,
+    /// Whether the blocks go down from `first` (FlashAttention-2) or up (Triton).
+    pub descending: bool,
+}
+
 /// One kv-block iteration of a CTA's loop: which block, through which stage (index into
 /// [`WarpProgram::stages`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -1024,8 +1059,9 @@ impl FlashTiling {
     }
 
     /// The kv-block loop of the CTA that owns Q block `q_block` (rows `q_block·bm ..`), in the
-    /// order the kernel runs it, for a sequence of `seq` keys. Stage indices refer to the program
-    /// [`Self::build`] makes.
+    /// order the kernel runs it, for a sequence of `seq` keys, as runs of consecutive blocks
+    /// through one stage (at most `masked_copies() + 1` runs, so walking a grid costs one step
+    /// per run, not per block). Stage indices refer to the program [`Self::build`] makes.
     ///
     /// * torch (FlashAttention-2): `n_block` runs from `n_block_max − 1` down to 0 with
     ///   `n_block_max = min(seq/bn, ceil((q_block+1)·bm/bn))` when causal (`seq/bn` otherwise);
@@ -1033,57 +1069,70 @@ impl FlashTiling {
     ///   through the unmasked copy;
     /// * triton causal: blocks `0 .. q_block·bm/bn` through the unmasked copy, then the bm/bn
     ///   blocks of the diagonal through the masked copy; not causal: all `seq/bn` blocks unmasked.
-    pub fn kv_schedule(&self, q_block: u32, seq: u32) -> Vec<KvVisit> {
+    pub fn kv_runs(&self, q_block: u32, seq: u32) -> Vec<KvRun> {
         let n_kv = seq / self.bn;
         let mut out = Vec::new();
+        let mut push = |stage: usize, first: u32, count: u32, descending: bool| {
+            if count > 0 {
+                out.push(KvRun {
+                    stage,
+                    first,
+                    count,
+                    descending,
+                });
+            }
+        };
         match self.style {
             FlashStyle::Torch => {
                 let n_max = if self.causal {
-                    n_kv.min(((q_block + 1) * self.bm).div_ceil(self.bn))
+                    let rows = (q_block as u64 + 1) * self.bm as u64;
+                    (n_kv as u64).min(rows.div_ceil(self.bn as u64)) as u32
                 } else {
                     n_kv
                 };
-                let masked = self.masked_copies();
-                let unmasked_stage = 1 + masked as usize;
-                for (i, kv) in (0..n_max).rev().enumerate() {
-                    let stage = if (i as u32) < masked {
-                        1 + i
-                    } else {
-                        unmasked_stage
-                    };
-                    out.push(KvVisit {
-                        kv_block: kv,
-                        stage,
-                    });
+                let masked = self.masked_copies().min(n_max);
+                for i in 0..masked {
+                    push(1 + i as usize, n_max - 1 - i, 1, true);
+                }
+                if n_max > masked {
+                    push(
+                        1 + self.masked_copies() as usize,
+                        n_max - 1 - masked,
+                        n_max - masked,
+                        true,
+                    );
                 }
             }
             FlashStyle::Triton => {
                 if self.causal {
-                    let off_band = q_block * self.bm / self.bn;
+                    let off_band = (q_block as u64 * self.bm as u64 / self.bn as u64) as u32;
                     let on_band = self.bm / self.bn;
-                    for kv in 0..off_band {
-                        out.push(KvVisit {
-                            kv_block: kv,
-                            stage: 1,
-                        });
-                    }
-                    for kv in off_band..(off_band + on_band).min(n_kv) {
-                        out.push(KvVisit {
-                            kv_block: kv,
-                            stage: 2,
-                        });
-                    }
+                    push(1, 0, off_band, false);
+                    let end = off_band.saturating_add(on_band).min(n_kv);
+                    push(2, off_band, end.saturating_sub(off_band), false);
                 } else {
-                    for kv in 0..n_kv {
-                        out.push(KvVisit {
-                            kv_block: kv,
-                            stage: 1,
-                        });
-                    }
+                    push(1, 0, n_kv, false);
                 }
             }
         }
         out
+    }
+
+    /// [`Self::kv_runs`] one block at a time.
+    pub fn kv_schedule(&self, q_block: u32, seq: u32) -> Vec<KvVisit> {
+        self.kv_runs(q_block, seq)
+            .iter()
+            .flat_map(|r| {
+                (0..r.count).map(move |i| KvVisit {
+                    kv_block: if r.descending {
+                        r.first - i
+                    } else {
+                        r.first + i
+                    },
+                    stage: r.stage,
+                })
+            })
+            .collect()
     }
 }
 

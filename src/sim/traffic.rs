@@ -152,12 +152,19 @@ pub struct TrafficReport {
     pub written_bytes: u64,
 }
 
+/// Largest `head_dim` and `block` [`TrafficProblem::validate`] accepts (elements).
+pub const MAX_DIM: u32 = 1 << 16;
+/// Most blocks per sequence (`seq / block`) [`simulate`] walks: it visits every (Q block, K/V
+/// block) pair, 2^28 of them at this limit.
+pub const MAX_BLOCKS: u32 = 1 << 14;
+
 impl TrafficProblem {
     /// Checks the problem.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] for a zero size, a sequence that is not a multiple of the block, or
-    /// element sizes other than 2 or 4 bytes.
+    /// [`SimError::Invalid`] for a zero size, a sequence that is not a multiple of the block, a
+    /// head dimension or block over [`MAX_DIM`], more than [`MAX_BLOCKS`] blocks per sequence
+    /// (the walk visits every pair of blocks), or element sizes other than 2 or 4 bytes.
     pub fn validate(&self) -> Result<(), SimError> {
         for (flag, v) in [
             ("--batch", self.batch),
@@ -175,6 +182,20 @@ impl TrafficProblem {
         if !self.seq.is_multiple_of(self.block) {
             return Err(SimError::Invalid(format!(
                 "--seq {} is not a multiple of --block {}; allowed: a block that divides the sequence",
+                self.seq, self.block
+            )));
+        }
+        for (flag, v) in [("--head-dim", self.head_dim), ("--block", self.block)] {
+            if v > MAX_DIM {
+                return Err(SimError::Invalid(format!(
+                    "{flag} {v} is too large; allowed: 1..={MAX_DIM}"
+                )));
+            }
+        }
+        let nb = self.seq / self.block;
+        if nb > MAX_BLOCKS {
+            return Err(SimError::Invalid(format!(
+                "--seq {} / --block {} = {nb} blocks per sequence; the loop walk allows at most {MAX_BLOCKS} (use a larger --block or a shorter --seq)",
                 self.seq, self.block
             )));
         }
@@ -203,6 +224,13 @@ impl TrafficProblem {
     /// Reads no loop order can avoid: Q, K and V once each.
     pub fn compulsory_read_bytes(&self) -> u64 {
         3 * self.tensor_bytes()
+    }
+
+    /// [`Self::compulsory_read_bytes`], or `None` if it does not fit in `u64`.
+    pub fn compulsory_read_bytes_checked(&self) -> Option<u64> {
+        [self.heads, self.seq, self.head_dim, self.elem_bytes, 3]
+            .iter()
+            .try_fold(self.batch as u64, |acc, &x| acc.checked_mul(x as u64))
     }
 }
 
@@ -269,19 +297,39 @@ pub fn simulate(
             }
         }
     }
-    let t = |tensor, (r, w, h): (u64, u64, u64)| TensorTraffic {
-        tensor,
-        read_bytes: r * bh,
-        written_bytes: w * bh,
-        l2_hit_bytes: h * bh,
+    // Per (batch, head) the sums stay below 2^64 under the validate limits; scaled by B·N_h
+    // they may not.
+    let overflow = || {
+        SimError::Invalid(format!(
+            "--batch {} --heads {} --seq {}: the byte counts of this problem do not fit in 64 bits; use a smaller problem",
+            p.batch, p.heads, p.seq
+        ))
     };
-    let tensors = vec![
-        t("Q", a.q),
-        t("K", a.k),
-        t("V", a.v),
-        t("O", a.o),
-        t("m,l", a.ml),
-    ];
+    let mul = |x: u64| x.checked_mul(bh).ok_or_else(overflow);
+    let mut tensors = Vec::with_capacity(5);
+    for (tensor, (r, w, h)) in [
+        ("Q", a.q),
+        ("K", a.k),
+        ("V", a.v),
+        ("O", a.o),
+        ("m,l", a.ml),
+    ] {
+        tensors.push(TensorTraffic {
+            tensor,
+            read_bytes: mul(r)?,
+            written_bytes: mul(w)?,
+            l2_hit_bytes: mul(h)?,
+        });
+    }
+    let sum = |f: fn(&TensorTraffic) -> u64| {
+        tensors
+            .iter()
+            .try_fold(0u64, |acc, x| acc.checked_add(f(x)))
+            .ok_or_else(overflow)
+    };
+    let (read_bytes, written_bytes) = (sum(|x| x.read_bytes)?, sum(|x| x.written_bytes)?);
+    // The report's readers also print B·N_h·S·D·elem_bytes and 3 times it.
+    p.compulsory_read_bytes_checked().ok_or_else(overflow)?;
     let grid = match order {
         LoopOrder::V1 => [p.batch as u64, p.heads as u64],
         LoopOrder::V2 => [nb, bh],
@@ -291,10 +339,10 @@ pub fn simulate(
         problem: *p,
         l2_kv_reuse,
         grid,
-        blocks: grid[0] * grid[1],
-        inner_steps: steps * bh,
-        read_bytes: tensors.iter().map(|x| x.read_bytes).sum(),
-        written_bytes: tensors.iter().map(|x| x.written_bytes).sum(),
+        blocks: grid[0].checked_mul(grid[1]).ok_or_else(overflow)?,
+        inner_steps: mul(steps)?,
+        read_bytes,
+        written_bytes,
         tensors,
     })
 }
