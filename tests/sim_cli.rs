@@ -523,3 +523,67 @@ fn replay_verify_seed6_agreement() {
     );
     check_measured_file(f, 2326);
 }
+
+/// `sim replay` exits 1 when a measured record disagrees (here: one record's wavefronts off by
+/// one), 0 when all agree, and says so when a file has nothing measured.
+#[test]
+fn replay_exit_status_reports_disagreement() {
+    let dir = std::env::temp_dir().join(format!("tilelab-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(MEASURED).unwrap();
+    let mut recs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    recs.truncate(3);
+    let ok = dir.join("ok.json");
+    std::fs::write(&ok, serde_json::to_string(&recs).unwrap()).unwrap();
+    let o = tilelab(&["sim", "replay", ok.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).ends_with("3/3 records match\n"),
+        "{}",
+        stdout(&o)
+    );
+
+    let w = recs[0]["wavefronts"].as_u64().unwrap();
+    recs[0]["wavefronts"] = (w + 1).into();
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, serde_json::to_string(&recs).unwrap()).unwrap();
+    let o = tilelab(&["sim", "replay", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).ends_with("2/3 records match\n"),
+        "{}",
+        stdout(&o)
+    );
+
+    for r in recs.iter_mut() {
+        let m = r.as_object_mut().unwrap();
+        m.remove("wavefronts");
+        m.remove("bank_conflicts");
+    }
+    let none = dir.join("none.json");
+    std::fs::write(&none, serde_json::to_string(&recs).unwrap()).unwrap();
+    let o = tilelab(&["sim", "replay", none.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("3 records, none with measured wavefronts"));
+}
+
+/// A command that needs a subcommand names the command and lists the allowed ones.
+#[test]
+fn missing_subcommand_lists_the_allowed_ones() {
+    for (args, want) in [
+        (
+            vec![],
+            "tilelab: error: 'tilelab' needs a subcommand; allowed: sim, tui, verify, lessons",
+        ),
+        (
+            vec!["--color", "never", "sim", "counts"],
+            "tilelab: error: 'tilelab sim counts' needs a subcommand; allowed: gemm, flash-attn",
+        ),
+    ] {
+        let o = tilelab(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(want), "{err}");
+    }
+}

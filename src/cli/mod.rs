@@ -75,9 +75,56 @@ pub fn parse() -> Result<Cli, ExitCode> {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
-        eprintln!("tilelab: error: {}", one_line(&e.render().to_string()));
+        let msg = match e.kind() {
+            clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            | clap::error::ErrorKind::MissingSubcommand => missing_subcommand(),
+            _ => one_line(&e.render().to_string()),
+        };
+        eprintln!("tilelab: error: {msg}");
         ExitCode::from(EXIT_ERROR)
     })
+}
+
+/// "`tilelab sim` needs a subcommand; allowed: …" for the deepest command the arguments name.
+fn missing_subcommand() -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec![cmd.get_name().to_string()];
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if let Some(long) = arg.strip_prefix("--") {
+            // `--opt value` (not `--opt=value`) consumes the next argument.
+            let takes_value = cmd
+                .get_arguments()
+                .any(|a| a.get_long() == Some(long) && a.get_action().takes_values());
+            if takes_value {
+                args.next();
+            }
+            continue;
+        }
+        if arg.starts_with('-') {
+            continue;
+        }
+        match cmd.find_subcommand(&arg) {
+            Some(sub) => {
+                let sub = sub.clone();
+                path.push(sub.get_name().to_string());
+                cmd = sub;
+            }
+            None => break,
+        }
+    }
+    let subs: Vec<&str> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|n| *n != "help")
+        .collect();
+    format!(
+        "'{}' needs a subcommand; allowed: {}; see '{} --help'",
+        path.join(" "),
+        subs.join(", "),
+        path.join(" ")
+    )
 }
 
 /// clap's multi-line error as one line: the message, its tip, and where to look for help.

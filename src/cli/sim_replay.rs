@@ -7,7 +7,10 @@
 //! `--json` prints an array with one object per record:
 //! `{"name", "instruction", "active_mask", "wavefronts" (predicted), "ideal", "bank_conflicts",
 //! "measured" (or null), "measured_bank_conflicts" (or null), "match" (or null)}`; "match"
-//! compares wavefronts.
+//! compares wavefronts, and bank conflicts too where the record has them.
+//!
+//! Exit status: 0 when every record with measured values matches (or none has any), 1
+//! ([`super::EXIT_MISMATCH`]) when one does not, 2 for a bad file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,7 +67,9 @@ pub fn predict(r: &Record, smem: &SharedMemoryConfig) -> anyhow::Result<Predicti
         bank_conflicts: rep.bank_conflicts(),
         measured: r.wavefronts,
         measured_bank_conflicts: r.bank_conflicts,
-        matches: r.wavefronts.map(|m| m == w),
+        matches: r
+            .wavefronts
+            .map(|m| m == w && r.bank_conflicts.is_none_or(|c| c == rep.bank_conflicts())),
     })
 }
 
@@ -75,9 +80,14 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|r| predict(r, &smem))
         .collect::<anyhow::Result<_>>()?;
+    let status = if preds.iter().any(|p| p.matches == Some(false)) {
+        ExitCode::from(super::EXIT_MISMATCH)
+    } else {
+        ExitCode::SUCCESS
+    };
     if a.json {
         out::print_json(&preds)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(status);
     }
     let width = preds.iter().map(|p| p.name.len()).max().unwrap_or(4).max(4);
     println!(
@@ -104,6 +114,13 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             p.name, p.instruction, p.wavefronts, meas, p.ideal, p.bank_conflicts, verdict
         );
     }
-    println!("{ok}/{with_meas} records match");
-    Ok(ExitCode::SUCCESS)
+    if with_meas == 0 {
+        println!(
+            "{} records, none with measured wavefronts: nothing to compare",
+            preds.len()
+        );
+    } else {
+        println!("{ok}/{with_meas} records match");
+    }
+    Ok(status)
 }
