@@ -530,41 +530,36 @@ fn replay_verify_seed6_agreement() {
 fn replay_exit_status_reports_disagreement() {
     let dir = std::env::temp_dir().join(format!("tilelab-replay-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let replay = |name: &str, recs: &[serde_json::Value]| {
+        let p = dir.join(name);
+        std::fs::write(&p, serde_json::to_string(recs).unwrap()).unwrap();
+        let o = tilelab(&["sim", "replay", p.to_str().unwrap()]);
+        (o.status.code(), stdout(&o))
+    };
     let text = std::fs::read_to_string(MEASURED).unwrap();
     let mut recs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
     recs.truncate(3);
-    let ok = dir.join("ok.json");
-    std::fs::write(&ok, serde_json::to_string(&recs).unwrap()).unwrap();
-    let o = tilelab(&["sim", "replay", ok.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(
-        stdout(&o).ends_with("3/3 records match\n"),
-        "{}",
-        stdout(&o)
-    );
+    let (code, out) = replay("ok.json", &recs);
+    assert_eq!(code, Some(0));
+    assert!(out.ends_with("3/3 records match\n"), "{out}");
 
     let w = recs[0]["wavefronts"].as_u64().unwrap();
     recs[0]["wavefronts"] = (w + 1).into();
-    let bad = dir.join("bad.json");
-    std::fs::write(&bad, serde_json::to_string(&recs).unwrap()).unwrap();
-    let o = tilelab(&["sim", "replay", bad.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stdout(&o).ends_with("2/3 records match\n"),
-        "{}",
-        stdout(&o)
-    );
+    let (code, out) = replay("bad.json", &recs);
+    assert_eq!(code, Some(1));
+    assert!(out.ends_with("2/3 records match\n"), "{out}");
 
     for r in recs.iter_mut() {
         let m = r.as_object_mut().unwrap();
         m.remove("wavefronts");
         m.remove("bank_conflicts");
     }
-    let none = dir.join("none.json");
-    std::fs::write(&none, serde_json::to_string(&recs).unwrap()).unwrap();
-    let o = tilelab(&["sim", "replay", none.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(stdout(&o).contains("3 records, none with measured wavefronts"));
+    let (code, out) = replay("none.json", &recs);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("3 records, none with measured wavefronts"),
+        "{out}"
+    );
 }
 
 /// A command that needs a subcommand names the command and lists the allowed ones.

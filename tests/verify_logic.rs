@@ -108,58 +108,25 @@ fn verify_skips_cleanly_without_a_gpu() {
 /// conflict, or a surplus that ncu does not book as conflicts, must fail.
 #[test]
 fn kernel_wavefront_verdicts_use_the_per_instruction_count() {
-    let measured = compare::KernelWavefronts {
-        per_instruction: 2560,
-        l1tex: 2585,
-        l1tex_conflicts: 25,
+    // (per-instruction, L1TEX, L1TEX conflicts) measured, (wavefronts, conflicts) simulated.
+    let verdicts = |(per_instruction, l1tex, l1tex_conflicts): (i64, i64, i64), sim: (i64, i64)| {
+        let m = compare::KernelWavefronts {
+            per_instruction,
+            l1tex,
+            l1tex_conflicts,
+        };
+        compare::kernel_wavefront_verdicts(&m, sim.0, sim.1)
     };
-    assert_eq!(
-        compare::kernel_wavefront_verdicts(&measured, 2560, 0),
-        (true, true)
-    );
+    // The measured surplus, all of it booked as bank conflicts.
+    assert_eq!(verdicts((2560, 2585, 25), (2560, 0)), (true, true));
     // Exact hardware counter (one warp, or FA2 d128 bm128 causal: 51200 / 0).
-    let exact = compare::KernelWavefronts {
-        per_instruction: 51200,
-        l1tex: 51200,
-        l1tex_conflicts: 0,
-    };
-    assert_eq!(
-        compare::kernel_wavefront_verdicts(&exact, 51200, 0),
-        (true, true)
-    );
-    // A simulator that thinks the swizzled layout is conflict-free when the SASS-attributed
-    // count says 2-way (GEMM swizzle:3,3,3 on 128-element rows: 5120 measured).
-    let swz = compare::KernelWavefronts {
-        per_instruction: 5120,
-        l1tex: 5144,
-        l1tex_conflicts: 2584,
-    };
-    assert_eq!(
-        compare::kernel_wavefront_verdicts(&swz, 5120, 2560),
-        (true, true)
-    );
-    assert_eq!(
-        compare::kernel_wavefront_verdicts(&swz, 2560, 0),
-        (false, false)
-    );
+    assert_eq!(verdicts((51200, 51200, 0), (51200, 0)), (true, true));
+    // GEMM swizzle:3,3,3 on 128-element rows is 2-way (5120 per instruction); a simulator that
+    // called it conflict-free fails both checks.
+    assert_eq!(verdicts((5120, 5144, 2584), (5120, 2560)), (true, true));
+    assert_eq!(verdicts((5120, 5144, 2584), (2560, 0)), (false, false));
     // A surplus the unit does not book as conflicts is not explained.
-    let odd = compare::KernelWavefronts {
-        per_instruction: 2560,
-        l1tex: 2585,
-        l1tex_conflicts: 0,
-    };
-    assert_eq!(
-        compare::kernel_wavefront_verdicts(&odd, 2560, 0),
-        (true, false)
-    );
+    assert_eq!(verdicts((2560, 2585, 0), (2560, 0)), (true, false));
     // Fewer wavefronts than simulated is never explained.
-    let low = compare::KernelWavefronts {
-        per_instruction: 2560,
-        l1tex: 2550,
-        l1tex_conflicts: 0,
-    };
-    assert_eq!(
-        compare::kernel_wavefront_verdicts(&low, 2560, 0),
-        (true, false)
-    );
+    assert_eq!(verdicts((2560, 2550, 0), (2560, 0)), (true, false));
 }
