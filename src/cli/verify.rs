@@ -246,6 +246,57 @@ fn check(
     }
 }
 
+/// Executed `ldmatrix` instructions (all forms), per launch.
+const LDSM_EXECUTED: &str = "smsp__inst_executed_op_ldsm.sum";
+
+/// Launches `verify PROBE_FLAG` under ncu and returns one row of metrics per launch of `kernel`
+/// (the LDSM count and the metrics of [`kernel_wavefront_checks`]), or the skipped check that
+/// says why there are none (`--no-ncu` or no ncu; fewer rows than the `cases` launched).
+fn kernel_metrics(
+    a: &VerifyArgs,
+    group: &str,
+    what: &str,
+    kernel: &str,
+    probe_flag: &str,
+    cases: usize,
+) -> anyhow::Result<Result<ncu::LaunchMetrics, Check>> {
+    let skipped = |measured: String, why: &str| {
+        Ok(Err(check(
+            group,
+            "dynamic counts (ncu)",
+            "-",
+            measured,
+            true,
+            why,
+        )))
+    };
+    let Some(ncu_path) = (if a.no_ncu { None } else { ncu::find() }) else {
+        return skipped("-".into(), "ncu not available");
+    };
+    let exe = std::env::current_exe()?;
+    let spin = spinner(&format!("measuring the {what} kernels with Nsight Compute"));
+    let (table, _) = ncu::profile(
+        &ncu_path,
+        &[
+            LDSM_EXECUTED,
+            ncu::WAVEFRONTS_LD,
+            ncu::SASS_WAVEFRONTS_LDSM,
+            ncu::BANK_CONFLICTS_LD,
+        ],
+        kernel,
+        &exe,
+        &["verify", probe_flag],
+    )?;
+    spin.finish_and_clear();
+    if table.len() != cases {
+        return skipped(
+            format!("{} rows", table.len()),
+            "ncu gave no per-launch metrics",
+        );
+    }
+    Ok(Ok(table))
+}
+
 /// The two shared-load wavefront checks of a multi-warp kernel that loads shared memory only
 /// with `ldmatrix` (`m`: one launch's ncu metrics; `sim_wf`, `sim_conflicts`: the simulator's
 /// totals for the launch).
@@ -1143,50 +1194,21 @@ fn gemm_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> 
         ));
     }
     // Dynamic counts under ncu.
-    let Some(ncu_path) = (if a.no_ncu { None } else { ncu::find() }) else {
-        out.push((
-            check(
-                "gemm",
-                "dynamic counts (ncu)",
-                "-",
-                "-",
-                true,
-                "ncu not available",
-            ),
-            true,
-        ));
-        return Ok(out);
-    };
-    let exe = std::env::current_exe()?;
-    let ldsm_metric = "smsp__inst_executed_op_ldsm.sum";
-    let spin = spinner("measuring the GEMM kernels with Nsight Compute");
-    let (table, _) = ncu::profile(
-        &ncu_path,
-        &[
-            ldsm_metric,
-            ncu::WAVEFRONTS_LD,
-            ncu::SASS_WAVEFRONTS_LDSM,
-            ncu::BANK_CONFLICTS_LD,
-        ],
+    let ldsm_metric = LDSM_EXECUTED;
+    let table = match kernel_metrics(
+        a,
+        "gemm",
+        "GEMM",
         "gemm_tile",
-        &exe,
-        &["verify", "--probe-gemm"],
-    )?;
-    spin.finish_and_clear();
-    if table.len() != GEMM_CASES.len() {
-        out.push((
-            check(
-                "gemm",
-                "dynamic counts (ncu)",
-                "-",
-                format!("{} rows", table.len()),
-                true,
-                "ncu gave no per-launch metrics",
-            ),
-            true,
-        ));
-        return Ok(out);
-    }
+        "--probe-gemm",
+        GEMM_CASES.len(),
+    )? {
+        Ok(t) => t,
+        Err(skip) => {
+            out.push((skip, true));
+            return Ok(out);
+        }
+    };
     for i in 0..GEMM_CASES.len() {
         let (t, cta, name) = gemm_case(i)?;
         let gc = counts::gemm_counts(&t, &cta);
@@ -1472,50 +1494,22 @@ fn fa2_checks(gpu: &Gpu, a: &VerifyArgs) -> anyhow::Result<Vec<(Check, bool)>> {
             }
         }
     }
-    let Some(ncu_path) = (if a.no_ncu { None } else { ncu::find() }) else {
-        out.push((
-            check(
-                "fa2",
-                "dynamic counts (ncu)",
-                "-",
-                "-",
-                true,
-                "ncu not available",
-            ),
-            true,
-        ));
-        return Ok(out);
-    };
-    let exe = std::env::current_exe()?;
-    let ldsm_metric = "smsp__inst_executed_op_ldsm.sum";
-    let spin = spinner("measuring the FlashAttention-2 kernels with Nsight Compute");
-    let (table, _) = ncu::profile(
-        &ncu_path,
-        &[
-            ldsm_metric,
-            ncu::WAVEFRONTS_LD,
-            ncu::SASS_WAVEFRONTS_LDSM,
-            ncu::BANK_CONFLICTS_LD,
-        ],
+    // Dynamic counts under ncu.
+    let ldsm_metric = LDSM_EXECUTED;
+    let table = match kernel_metrics(
+        a,
+        "fa2",
+        "FlashAttention-2",
         "fa2_fwd",
-        &exe,
-        &["verify", "--probe-fa2"],
-    )?;
-    spin.finish_and_clear();
-    if table.len() != FA2_CASES.len() {
-        out.push((
-            check(
-                "fa2",
-                "dynamic counts (ncu)",
-                "-",
-                format!("{} rows", table.len()),
-                true,
-                "ncu gave no per-launch metrics",
-            ),
-            true,
-        ));
-        return Ok(out);
-    }
+        "--probe-fa2",
+        FA2_CASES.len(),
+    )? {
+        Ok(t) => t,
+        Err(skip) => {
+            out.push((skip, true));
+            return Ok(out);
+        }
+    };
     for i in 0..FA2_CASES.len() {
         let (t, cta, name) = fa2_case(i)?;
         let dynamic = counts::dynamic_counts(&t, &FA2_PROBLEM, &cta.warps[0])?;

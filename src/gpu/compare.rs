@@ -186,7 +186,7 @@ pub struct KernelWavefronts {
 /// count exceeds the simulated one by exactly the surplus): wavefronts the unit re-issued while
 /// several warps shared it, which the addresses did not ask for. A surplus that is not all
 /// conflicts, a deficit, or a wrong per-instruction count fails. Measured on the H200: GEMM with
-/// 4 warps and conflict-free layouts 0.4-1.05% surplus, different on every run
+/// 4 warps and conflict-free layouts 0.4-1.1% surplus, different on every run
 /// (`docs/wavefront-model.md`).
 pub fn kernel_wavefront_verdicts(
     m: &KernelWavefronts,
