@@ -271,7 +271,7 @@ impl WarpRequest {
     /// [`Self::units`] without allocating: at most 4 units (quarter-warps or matrices).
     fn units_fixed(&self) -> ([u32; 4], usize) {
         let lanes = self.address_lanes();
-        let (group, merge_pairs) = match self.instruction {
+        let (group, may_pack) = match self.instruction {
             Instruction::Ld(w) | Instruction::St(w) => {
                 let g = match w {
                     AccessWidth::U8 | AccessWidth::U16 | AccessWidth::B32 => 32,
@@ -304,9 +304,9 @@ impl WarpRequest {
         };
         // Vector loads: sibling groups (half-warps of .v2, quarter pairs of .v4) share their
         // passes when lanes read addresses in pairs (see `packed_return`).
-        let wide = merge_pairs && self.packed_return();
+        let packed = may_pack && self.packed_return();
         for pair in groups[..ngroups].chunks(2) {
-            if wide && pair.len() == 2 {
+            if packed && pair.len() == 2 {
                 push(pair[0] | pair[1]);
             } else {
                 pair.iter().for_each(|&g| push(g));

@@ -91,10 +91,9 @@ impl ClassCounts {
 
     /// The class-wise sum, or `None` if one overflows `u64`.
     pub fn checked_add(self, o: ClassCounts) -> Option<ClassCounts> {
-        let mut c = self;
+        let mut c = ClassCounts::default();
         for k in InstrClass::ALL {
-            let sum = self.get(k).checked_add(o.get(k))?;
-            c.add_n(k, sum - self.get(k));
+            c.add_n(k, self.get(k).checked_add(o.get(k))?);
         }
         Some(c)
     }

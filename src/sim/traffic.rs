@@ -221,6 +221,13 @@ impl TrafficProblem {
             * self.elem_bytes as u64
     }
 
+    /// [`Self::tensor_bytes`], or `None` if it does not fit in `u64`.
+    fn tensor_bytes_checked(&self) -> Option<u64> {
+        [self.heads, self.seq, self.head_dim, self.elem_bytes]
+            .iter()
+            .try_fold(self.batch as u64, |acc, &x| acc.checked_mul(x as u64))
+    }
+
     /// Reads no loop order can avoid: Q, K and V once each.
     pub fn compulsory_read_bytes(&self) -> u64 {
         3 * self.tensor_bytes()
@@ -228,9 +235,7 @@ impl TrafficProblem {
 
     /// [`Self::compulsory_read_bytes`], or `None` if it does not fit in `u64`.
     pub fn compulsory_read_bytes_checked(&self) -> Option<u64> {
-        [self.heads, self.seq, self.head_dim, self.elem_bytes, 3]
-            .iter()
-            .try_fold(self.batch as u64, |acc, &x| acc.checked_mul(x as u64))
+        self.tensor_bytes_checked()?.checked_mul(3)
     }
 }
 
