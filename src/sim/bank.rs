@@ -138,6 +138,14 @@ impl RequestReport {
         self.wavefront_count().saturating_sub(self.ideal())
     }
 
+    /// The same numbers as [`WarpRequest::cost`].
+    pub fn cost(&self) -> RequestCost {
+        RequestCost {
+            wavefronts: self.wavefront_count(),
+            ideal: self.ideal(),
+        }
+    }
+
     /// Wavefront indices (into [`Self::wavefronts`]) in which `lane` takes part.
     pub fn lane_wavefronts(&self, lane: usize) -> Vec<usize> {
         self.wavefronts
@@ -166,6 +174,24 @@ impl RequestReport {
             }
         }
         out
+    }
+}
+
+/// What one request costs, without the per-lane detail: the numbers Nsight Compute reports
+/// for it. Computed by [`WarpRequest::cost`], the one function every command uses; the
+/// per-wavefront lanes ([`schedule`]) are built only where they are displayed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RequestCost {
+    /// Wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum` for this request).
+    pub wavefronts: u32,
+    /// Units that have an active lane: the conflict-free wavefront count.
+    pub ideal: u32,
+}
+
+impl RequestCost {
+    /// Bank conflicts as Nsight Compute counts them: `wavefronts - ideal`.
+    pub fn bank_conflicts(self) -> u32 {
+        self.wavefronts.saturating_sub(self.ideal)
     }
 }
 
@@ -331,6 +357,15 @@ impl WarpRequest {
             })
         };
         pairs_agree(1) || pairs_agree(2)
+    }
+
+    /// Wavefronts and units of this request (no validation, no allocation). Equal to
+    /// `schedule(self)`'s `wavefront_count()` and `ideal()`.
+    pub fn cost(&self) -> RequestCost {
+        RequestCost {
+            wavefronts: self.wavefront_count(),
+            ideal: self.units_fixed().1 as u32,
+        }
     }
 
     /// The wavefront count alone, without building the schedule (no allocation; the fast path
@@ -560,6 +595,30 @@ mod tests {
             simulate(&r, &smem),
             Err(SimError::PartialLdmatrix { .. })
         ));
+    }
+
+    #[test]
+    fn cost_agrees_with_the_schedule() {
+        for (ins, f) in [
+            ("ld.shared.b32", 4u32),
+            ("ld.shared.v4.b32", 16),
+            ("st.shared.v2.b32", 8),
+            ("ldmatrix.x4", 128),
+        ] {
+            let r = req(ins, |l| l * f);
+            let s = schedule(&r);
+            assert_eq!(r.cost(), s.cost(), "{ins}");
+            assert_eq!(r.cost().bank_conflicts(), s.bank_conflicts(), "{ins}");
+        }
+        // 128-byte row stride ldmatrix: 8 wavefronts per matrix, 4 units.
+        let r = req("ldmatrix.x4", |l| l * 128);
+        assert_eq!(
+            r.cost(),
+            RequestCost {
+                wavefronts: 32,
+                ideal: 4
+            }
+        );
     }
 
     #[test]
