@@ -5,12 +5,24 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Appends one formatted line to a `String` buffer (writing to a `String` cannot fail).
+macro_rules! outln {
+    ($o:expr) => {
+        $o.push('\n')
+    };
+    ($o:expr, $($arg:tt)*) => {{
+        $o.push_str(&format!($($arg)*));
+        $o.push('\n');
+    }};
+}
+
 mod lessons;
 pub mod out;
 mod sim_bank;
 mod sim_counts;
 mod sim_frag;
 mod sim_replay;
+mod sim_traffic;
 mod tui_cmd;
 mod verify;
 
@@ -62,7 +74,7 @@ pub enum SimCommand {
     /// LDSM / LDSM.T / HMMA counts of tiled kernels (GEMM, FlashAttention-2).
     Counts(sim_counts::CountsArgs),
     /// Global-memory traffic of FlashAttention v1 vs v2 loop orders.
-    Traffic(sim_counts::TrafficArgs),
+    Traffic(sim_traffic::TrafficArgs),
     /// Blocks per SM, active warps and occupancy from per-architecture limits.
     Occupancy(sim_counts::OccupancyArgs),
 }
@@ -170,7 +182,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             SimCommand::Ldmatrix(a) => sim_frag::run_ldmatrix(a),
             SimCommand::Mma(a) => sim_frag::run_mma(a),
             SimCommand::Counts(a) => sim_counts::run_counts(a),
-            SimCommand::Traffic(a) => sim_counts::run_traffic(a),
+            SimCommand::Traffic(a) => sim_traffic::run(a),
             SimCommand::Occupancy(a) => sim_counts::run_occupancy(a),
         },
         Command::Tui(a) => tui_cmd::run(a),

@@ -77,3 +77,37 @@ pub struct LaneRow {
     /// Wavefronts the lane takes part in.
     pub wavefronts: Vec<usize>,
 }
+
+/// Writes a rendered report to stdout; a closed pipe (`| head`) is a quiet success.
+///
+/// # Errors
+/// Any other write error (e.g. a full disk).
+pub fn emit(s: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Pretty JSON through [`emit`].
+///
+/// # Errors
+/// Those of [`emit`].
+pub fn emit_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
+    emit(&(serde_json::to_string_pretty(v)? + "\n"))
+}
+
+/// Integer with thousands separators: 20480 -> "20,480".
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,6 +1,5 @@
-//! `tilelab sim counts gemm|flash-attn`, `tilelab sim traffic flash-attn` and
-//! `tilelab sim occupancy`: the CLI around [`tilelab::sim::program`], [`tilelab::sim::counts`],
-//! [`tilelab::sim::traffic`] and [`tilelab::sim::occupancy`].
+//! `tilelab sim counts gemm|flash-attn` and `tilelab sim occupancy`: the CLI around
+//! [`tilelab::sim::program`], [`tilelab::sim::counts`] and [`tilelab::sim::occupancy`].
 //!
 //! Each command first resolves its arguments into simulator values (tiling, layout, arch), so
 //! every input error is reported before any work, as one line. `--json` prints one object:
@@ -15,9 +14,6 @@
 //!   smem_bytes, static: {stages: [{label, kind, step, counts}], loop_copies, per_copy,
 //!   per_kernel}, checks, dynamic: {ctas, warps_per_cta, stages: [{label, kind, step, lines,
 //!   executions_per_line}], total, lines, mean_line_executions}, dynamic_checks, bank, lines}`;
-//! * `traffic flash-attn`: `{problem, reports: [{order, problem, l2_kv_reuse, grid, blocks,
-//!   inner_steps, tensors: [{tensor, read_bytes, written_bytes, l2_hit_bytes}], read_bytes,
-//!   written_bytes}], article: [{order, comparison}], assumptions: {v1: [..], v2: [..]}}`;
 //! * `occupancy`: `{input, warps_per_block, regs_per_warp, smem_allocated_per_block_bytes,
 //!   smem_per_sm_bytes, limits: {warps, blocks, registers, shared_memory}, blocks_per_sm,
 //!   active_warps, max_warps, occupancy, limiting}`.
@@ -35,12 +31,8 @@ use tilelab::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
 use tilelab::sim::program::{
     CtaProgram, FlashProblem, FlashStyle, FlashTiling, GemmTiling, InstrClass, Split, TileId,
 };
-use tilelab::sim::traffic::{
-    self, ARTICLE_READ_REDUCTION_PERCENT, ARTICLE_V1, ARTICLE_V2, LoopOrder, TrafficProblem,
-    TrafficReport,
-};
 
-use super::out;
+use super::out::{self, emit, emit_json, group};
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -138,49 +130,6 @@ pub struct FlashArgs {
     pub json: bool,
 }
 
-/// Arguments of `tilelab sim traffic`.
-#[derive(clap::Args, Debug)]
-pub struct TrafficArgs {
-    #[command(subcommand)]
-    pub kernel: TrafficKernel,
-}
-
-/// Kernels `tilelab sim traffic` knows.
-#[derive(clap::Subcommand, Debug)]
-pub enum TrafficKernel {
-    /// FlashAttention forward: DRAM bytes of the v1 and v2 loop orders, with and without L2.
-    FlashAttn(TrafficFlashArgs),
-}
-
-/// Arguments of `tilelab sim traffic flash-attn`. Defaults are seed 004's setting.
-#[derive(clap::Args, Debug)]
-pub struct TrafficFlashArgs {
-    /// Loop order: v1 (K/V outer, Q and O reloaded) or v2 (Q outer, held on chip); both if omitted.
-    #[arg(long = "version")]
-    pub order: Option<String>,
-    /// Batch size B.
-    #[arg(long, default_value_t = 10)]
-    pub batch: u32,
-    /// Heads N_h.
-    #[arg(long, default_value_t = 64)]
-    pub heads: u32,
-    /// Sequence length S.
-    #[arg(long, default_value_t = 1024)]
-    pub seq: u32,
-    /// Head dimension D.
-    #[arg(long, default_value_t = 64)]
-    pub head_dim: u32,
-    /// Block size Br = Bc (rows of Q and of K/V per block).
-    #[arg(long, default_value_t = 32)]
-    pub block: u32,
-    /// Bytes per element of Q, K, V, O: 4 (fp32, the article's kernels) or 2 (fp16/bf16).
-    #[arg(long, default_value_t = 4)]
-    pub elem_bytes: u32,
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    pub json: bool,
-}
-
 /// Arguments of `tilelab sim occupancy`.
 #[derive(clap::Args, Debug)]
 pub struct OccupancyArgs {
@@ -203,75 +152,6 @@ pub struct OccupancyArgs {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-/// Appends one formatted line to a `String` buffer (writing to a `String` cannot fail).
-macro_rules! outln {
-    ($o:expr) => {
-        $o.push('\n')
-    };
-    ($o:expr, $($arg:tt)*) => {{
-        $o.push_str(&format!($($arg)*));
-        $o.push('\n');
-    }};
-}
-
-/// Writes a rendered report to stdout; a closed pipe (`| head`) is a quiet success.
-fn emit(s: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
-}
-
-/// Pretty JSON through [`emit`].
-fn emit_json<T: Serialize>(v: &T) -> anyhow::Result<()> {
-    emit(&(serde_json::to_string_pretty(v)? + "\n"))
-}
-
-/// Integer with thousands separators: 20480 -> "20,480".
-fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Decimal bytes, as Nsight Compute prints them: "11.24 GB", "412.18 MB".
-fn bytes(b: f64) -> String {
-    let a = b.abs();
-    let (v, u) = if a >= 1e9 {
-        (b / 1e9, "GB")
-    } else if a >= 1e6 {
-        (b / 1e6, "MB")
-    } else if a >= 1e3 {
-        (b / 1e3, "KB")
-    } else {
-        (b, "B")
-    };
-    format!("{v:.2} {u}")
-}
-
-/// A signed byte difference: "+339.27 MB", "-91.14 MB".
-fn signed_bytes(b: i64) -> String {
-    let sign = if b < 0 { '-' } else { '+' };
-    format!("{sign}{}", bytes(b.unsigned_abs() as f64))
-}
-
-/// Bytes, or "-" for none.
-fn bytes_or_dash(b: u64) -> String {
-    if b == 0 {
-        "-".to_string()
-    } else {
-        bytes(b as f64)
-    }
-}
 
 fn verdict(ok: bool) -> String {
     if ok {
@@ -712,233 +592,6 @@ fn run_flash(a: FlashArgs) -> anyhow::Result<ExitCode> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// traffic
-
-#[derive(Serialize)]
-struct ArticleJson {
-    order: LoopOrder,
-    comparison: traffic::Comparison,
-}
-
-#[derive(Serialize)]
-struct AssumptionsJson {
-    v1: Vec<&'static str>,
-    v2: Vec<&'static str>,
-}
-
-#[derive(Serialize)]
-struct TrafficJson {
-    problem: TrafficProblem,
-    reports: Vec<TrafficReport>,
-    article: Vec<ArticleJson>,
-    assumptions: AssumptionsJson,
-}
-
-pub fn run_traffic(a: TrafficArgs) -> anyhow::Result<ExitCode> {
-    let mut o = String::new();
-    let TrafficKernel::FlashAttn(a) = a.kernel;
-    let orders = match &a.order {
-        Some(s) => vec![LoopOrder::parse(s)?],
-        None => vec![LoopOrder::V1, LoopOrder::V2],
-    };
-    let p = TrafficProblem {
-        batch: a.batch,
-        heads: a.heads,
-        seq: a.seq,
-        head_dim: a.head_dim,
-        block: a.block,
-        elem_bytes: a.elem_bytes,
-        stat_bytes: 4,
-    };
-    p.validate()?;
-    let mut reports = Vec::new();
-    for &o in &orders {
-        for l2 in [false, true] {
-            reports.push(traffic::simulate(&p, o, l2)?);
-        }
-    }
-    let is_article = p == traffic::ARTICLE_PROBLEM;
-    let measured = |o| match o {
-        LoopOrder::V1 => ARTICLE_V1,
-        LoopOrder::V2 => ARTICLE_V2,
-    };
-    // Compare each order's L2-reuse report with the article (the hardware has an L2).
-    let article: Vec<ArticleJson> = reports
-        .iter()
-        .filter(|r| r.l2_kv_reuse)
-        .map(|r| ArticleJson {
-            order: r.order,
-            comparison: traffic::compare(r, &measured(r.order)),
-        })
-        .collect();
-    let assumptions = AssumptionsJson {
-        v1: traffic::assumptions(LoopOrder::V1),
-        v2: traffic::assumptions(LoopOrder::V2),
-    };
-    if a.json {
-        emit_json(&TrafficJson {
-            problem: p,
-            reports,
-            article,
-            assumptions,
-        })?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    outln!(
-        o,
-        "{}",
-        out::bold(&format!(
-            "FlashAttention forward DRAM traffic: B {}, N_h {}, S {}, D {}, Bc = Br = {}, {}-byte elements",
-            p.batch, p.heads, p.seq, p.head_dim, p.block, p.elem_bytes
-        ))
-    );
-    outln!(
-        o,
-        "  {:<22} {:>12} {:>10} {:>14} {:>12} {:>12}",
-        "loop order",
-        "grid",
-        "blocks",
-        "inner steps",
-        "read",
-        "written"
-    );
-    for r in &reports {
-        let label = format!(
-            "{}{}",
-            r.order.name(),
-            if r.l2_kv_reuse {
-                " + L2 reuse of K/V"
-            } else {
-                ""
-            }
-        );
-        outln!(
-            o,
-            "  {:<22} {:>12} {:>10} {:>14} {:>12} {:>12}",
-            label,
-            format!("({}, {})", r.grid[0], r.grid[1]),
-            group(r.blocks),
-            group(r.inner_steps),
-            bytes(r.read_bytes as f64),
-            bytes(r.written_bytes as f64)
-        );
-    }
-    outln!(o, "per tensor (read / written / L2 hits):");
-    for r in &reports {
-        let cells: Vec<String> = r
-            .tensors
-            .iter()
-            .filter(|x| x.read_bytes + x.written_bytes + x.l2_hit_bytes > 0)
-            .map(|x| {
-                let mut s = format!(
-                    "{} {} / {}",
-                    x.tensor,
-                    bytes_or_dash(x.read_bytes),
-                    bytes_or_dash(x.written_bytes)
-                );
-                if x.l2_hit_bytes > 0 {
-                    s.push_str(&format!(" / {}", bytes(x.l2_hit_bytes as f64)));
-                }
-                s
-            })
-            .collect();
-        outln!(
-            o,
-            "  {}{}: {}",
-            r.order.name(),
-            if r.l2_kv_reuse { "+L2" } else { "" },
-            cells.join("; ")
-        );
-    }
-    if is_article {
-        outln!(
-            o,
-            "seed 004's measurements (Nsight Compute) beside the model with L2 reuse:"
-        );
-        for (r, c) in reports
-            .iter()
-            .filter(|r| r.l2_kv_reuse)
-            .zip(article.iter().map(|x| x.comparison))
-        {
-            let tb = c.tensor_bytes as f64;
-            let rounding = format!(
-                "the quoted figure's rounding is ±{}",
-                bytes(c.rounding_bytes as f64)
-            );
-            if let (Some(m), Some(g)) = (c.measured_read_bytes, c.read_gap_bytes) {
-                outln!(
-                    o,
-                    "  {} read:    measured {}, model {}, gap {} = {:.2} passes over K and V ({} per pass)",
-                    r.order.name(),
-                    bytes(m as f64),
-                    bytes(r.read_bytes as f64),
-                    signed_bytes(g),
-                    c.read_gap_kv_passes.unwrap_or(f64::NAN),
-                    bytes(2.0 * tb)
-                );
-                if r.order == LoopOrder::V1
-                    && (g - 2 * c.tensor_bytes as i64).unsigned_abs() <= c.rounding_bytes
-                {
-                    outln!(
-                        o,
-                        "      the gap is one more read of K and V ({rounding}); the stated v1 loop order reads each K/V block once, so the model leaves it unexplained"
-                    );
-                }
-            }
-            if let (Some(m), Some(g)) = (c.measured_written_bytes, c.written_gap_bytes) {
-                let note = if g.unsigned_abs() <= c.rounding_bytes {
-                    format!(" ({rounding}: agrees)")
-                } else {
-                    String::new()
-                };
-                outln!(
-                    o,
-                    "  {} written: measured {}, model {}, gap {}{note}",
-                    r.order.name(),
-                    bytes(m as f64),
-                    bytes(r.written_bytes as f64),
-                    signed_bytes(g)
-                );
-            }
-            if c.measured_below_compulsory {
-                outln!(
-                    o,
-                    "  {} read is below the {} that reading Q, K and V once takes at {}-byte elements: no loop order reads less, so the measurement cannot be this exact setting (at 2-byte elements the compulsory reads are {}); taken as is, it implies {:.2} passes over K and V",
-                    r.order.name(),
-                    bytes(c.compulsory_read_bytes as f64),
-                    p.elem_bytes,
-                    bytes(c.compulsory_read_bytes as f64 * 2.0 / p.elem_bytes as f64),
-                    c.implied_kv_passes.unwrap_or(f64::NAN)
-                );
-            }
-        }
-        if orders.len() == 2 {
-            let v1 = ARTICLE_V1.read_bytes.unwrap_or(0) as f64;
-            let v2 = ARTICLE_V2.read_bytes.unwrap_or(0) as f64;
-            let m1 = reports[1].read_bytes as f64;
-            let m2 = reports[3].read_bytes as f64;
-            outln!(
-                o,
-                "  read reduction v1 → v2: article quotes −{ARTICLE_READ_REDUCTION_PERCENT:.2}%, its own figures give −{:.2}%, the model (with L2) −{:.2}%",
-                100.0 * (1.0 - v2 / v1),
-                100.0 * (1.0 - m2 / m1)
-            );
-        }
-    }
-    outln!(o, "assumptions:");
-    for order in &orders {
-        for s in traffic::assumptions(*order) {
-            if order == &LoopOrder::V2 && !s.starts_with("v2") && orders.len() == 2 {
-                continue; // shared assumptions printed once, with v1
-            }
-            outln!(o, "  - {s}");
-        }
-    }
-    emit(&o)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-// ---------------------------------------------------------------------------------------------
 // occupancy
 
 pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
@@ -1059,22 +712,6 @@ mod tests {
     }
 
     #[test]
-    fn traffic_takes_a_version_flag() {
-        let c = parse(&["sim", "traffic", "flash-attn", "--version", "v2"]);
-        let Command::Sim {
-            cmd:
-                SimCommand::Traffic(TrafficArgs {
-                    kernel: TrafficKernel::FlashAttn(t),
-                }),
-        } = c.cmd
-        else {
-            panic!("not traffic")
-        };
-        assert_eq!(t.order.as_deref(), Some("v2"));
-        assert_eq!((t.batch, t.heads, t.block), (10, 64, 32));
-    }
-
-    #[test]
     fn occupancy_flags() {
         let c = parse(&[
             "sim",
@@ -1099,8 +736,6 @@ mod tests {
     fn number_formatting() {
         assert_eq!(group(20480), "20,480");
         assert_eq!(group(640), "640");
-        assert_eq!(bytes(11_580_000_000.0), "11.58 GB");
-        assert_eq!(bytes(412_180_000.0), "412.18 MB");
         assert_eq!(num(8704.0), "8,704");
     }
 }
