@@ -14,6 +14,7 @@
 SRC is written by `cargo run --release --example ptx_fixture_sources -- SRC`.
 """
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -144,7 +145,7 @@ def metrics(query_file):
     for base in sorted(have):
         if DISCOVER.match(base) and base + ".sum" not in wanted:
             wanted.append(base + ".sum")
-    print(",".join(wanted))
+    print(",".join(wanted[:64]))
 
 
 def parse_ncu_csv(text):
@@ -214,6 +215,7 @@ def collect(work, out):
         fx = {
             "fixture": l["name"],
             "ptx": unit + ".ptx",
+            "ptx_sha256": hashlib.sha256(open(l["ptx"], "rb").read()).hexdigest(),
             "note": l["note"],
             "launch": {
                 "kernel": l["kernel"], "grid": l["grid"], "block": l["block"],
