@@ -17,11 +17,11 @@ log query; ncu --query-metrics --chip gh100 > "$W/query.txt" 2>&1 || ncu --query
 M=$(python3 "$D/fixtures.py" metrics "$W/query.txt")
 log validate; M=$(python3 "$D/fixtures.py" validate "$W" "$M"); echo "metrics: $M"
 log counters
-timeout 300 ncu --clock-control none --csv --print-units base --metrics "$M" \
+timeout 220 ncu --clock-control none --csv --print-units base --metrics "$M" \
   python3 "$D/harness.py" "$W/launches.json" --cubin-dir "$W/cubin" > "$W/ncu.csv" 2> "$W/ncu.err"
 echo "ncu rc=$? rows=$(grep -c '^"' "$W/ncu.csv")"; grep -v '^"' "$W/ncu.csv" | tail -3; tail -3 "$W/ncu.err"
 log source
-timeout 120 ncu --clock-control none --section SourceCounters --import-source yes -f -o "$W/src" \
+timeout 60 ncu --clock-control none --section SourceCounters --import-source yes -f -o "$W/src" \
   python3 "$D/harness.py" "$W/launches.json" --lineinfo --cubin-dir "$W/cubin" --only $SRC_FIX > "$W/src.log" 2>&1
 echo "source rc=$?"; tail -3 "$W/src.log"
 for mode in sass ptx cuda cuda,sass; do
