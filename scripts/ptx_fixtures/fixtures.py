@@ -4,6 +4,7 @@
     fixtures.py prepare SRC WORK        nvcc (sm_90) every unit of SRC/manifest.json and Triton
                                         (sm_90a) every fixture of triton_fixtures.py into
                                         WORK/ptx/; the launch list WORK/launches.json
+    fixtures.py launches FIXDIR WORK    WORK/launches.json from the committed fixture JSONs
     fixtures.py metrics QUERY.txt       the metric list for ncu (fixed counters plus every
                                         shared/ldsm/stsm/ldgsts/tensor counter the query names)
     fixtures.py validate WORK LIST      LIST without the metrics ncu refuses
@@ -132,6 +133,22 @@ def prepare(src, work):
     print(f"{len(launches)} launches", flush=True)
 
 
+def launches_from(fixdir, work):
+    """WORK/launches.json from the fixture JSONs of FIXDIR (tests/data/ptx), in file-name order."""
+    import glob
+    out = []
+    for f in sorted(glob.glob(os.path.join(fixdir, "*.json"))):
+        d = json.load(open(f))
+        l = d["launch"]
+        out.append(dict(name=d["fixture"], unit=d["ptx"][:-4], ptx=os.path.join(fixdir, d["ptx"]),
+                        kernel=l["kernel"], grid=l["grid"], block=l["block"],
+                        dynamic_smem_bytes=l["dynamic_smem_bytes"], params=l["params"],
+                        note=d["note"], compiler=d["compiler"]))
+    os.makedirs(work, exist_ok=True)
+    json.dump(out, open(os.path.join(work, "launches.json"), "w"), indent=1)
+    print(f"{len(out)} launches")
+
+
 def metrics(query_file):
     have = set()
     for line in open(query_file, errors="replace"):
@@ -209,8 +226,11 @@ def collect(work, out):
         kernel, grid, block, m = rows[i] if i < len(rows) else ("?", "?", "?", {})
         if kernel != "?" and kernel != l["kernel"]:
             raise SystemExit(f"ncu row {i} is {kernel}, launch {l['name']} is {l['kernel']}")
-        hw = {k: v for k, v in m.items() if not k.startswith(("smsp__sass", "sm__sass"))}
-        sw = {k: v for k, v in m.items() if k.startswith(("smsp__sass", "sm__sass"))}
+        # "counters": issue 12's nine (what `tilelab ptx` totals mean) and the other hardware
+        # counters; "sass_counters": the rest of the SASS-attributed (patched) ones.
+        patched = lambda k: k.startswith(("smsp__sass", "sm__sass")) and k not in COUNTERS
+        hw = {k: v for k, v in m.items() if not patched(k)}
+        sw = {k: v for k, v in m.items() if patched(k)}
         fam, ops, rc = sass[unit][:3]
         fx = {
             "fixture": l["name"],
@@ -292,6 +312,8 @@ def main():
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "prepare":
         prepare(sys.argv[2], sys.argv[3])
+    elif cmd == "launches":
+        launches_from(sys.argv[2], sys.argv[3])
     elif cmd == "metrics":
         metrics(sys.argv[2])
     elif cmd == "validate":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load PTX through the CUDA driver (JIT) and launch kernels the way `tilelab ptx` simulates them.
 
-    python3 harness.py LAUNCHES.json [--lineinfo] [--only NAME ...] [--cubin-dir DIR]
+    python3 harness.py LAUNCHES.json [--lineinfo] [--direct] [--only NAME ...] [--cubin-dir DIR]
 
 LAUNCHES.json is a list of launches: {"name", "ptx" (path), "kernel", "grid", "block",
 "dynamic_smem_bytes", "params": [{"name", "type", "value"}]}. For each launch, in order:
@@ -19,6 +19,9 @@ LAUNCHES.json is a list of launches: {"name", "ptx" (path), "kernel", "grid", "b
 --lineinfo replaces the PTX's own line directives with `.loc 1 N 1` before the instruction on line
 N of the PTX file itself (`.file 1` = the PTX path) and JITs with CU_JIT_GENERATE_LINE_INFO, so
 Nsight Compute's source view attributes SASS to PTX lines.
+
+--direct loads the PTX text with cuModuleLoadDataEx instead (no CUBIN to save), as cudarc's
+`load_module` does.
 
 No package beyond the Python standard library; libcuda.so.1 from the driver.
 """
@@ -87,6 +90,22 @@ class Cuda:
         self.fn("cuLinkDestroy")(state)
         return out
 
+    def load_ptx(self, ptx: bytes, lineinfo: bool):
+        """cuModuleLoadDataEx on the PTX text itself (the driver JITs it inside; what cudarc's
+        `load_module` does), optionally with CU_JIT_GENERATE_LINE_INFO."""
+        mod = C.c_void_p()
+        errbuf = C.create_string_buffer(1 << 16)
+        opts = [CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
+        vals = [C.cast(errbuf, C.c_void_p).value, len(errbuf)]
+        if lineinfo:
+            opts.append(CU_JIT_GENERATE_LINE_INFO)
+            vals.append(1)
+        n = len(opts)
+        data = C.create_string_buffer(ptx)
+        rc = self.fn("cuModuleLoadDataEx")(C.byref(mod), data, n, (C.c_int * n)(*opts), (C.c_void_p * n)(*vals))
+        self.check(rc, "cuModuleLoadDataEx", errbuf.value.decode(errors="replace"))
+        return mod
+
     def load(self, cubin: bytes):
         mod = C.c_void_p()
         buf = C.create_string_buffer(cubin, len(cubin))
@@ -121,7 +140,7 @@ def lineinfo_ptx(ptx: str, path: str) -> str:
             d = s.count("{") - s.count("}")
             skip_section = d if d > 0 else (1 if "{" not in s else 0)
             continue
-        if s.startswith(".file") or s.startswith(".loc"):
+        if s.split()[:1] in ([".file"], [".loc"]):
             continue
         if s.startswith(".address_size"):
             out.append(line)
@@ -164,6 +183,7 @@ def main():
     if not args:
         raise SystemExit(__doc__)
     lineinfo = "--lineinfo" in args
+    direct = "--direct" in args
     only = []
     cubin_dir = None
     if "--only" in args:
@@ -186,12 +206,15 @@ def main():
                 ptx = lineinfo_ptx(ptx, path)
                 with open(key + ".lineinfo.ptx", "w") as f:
                     f.write(ptx)
-            cubin = cuda.jit(ptx.encode(), os.path.basename(key), lineinfo)
-            if cubin_dir:
-                stem = os.path.basename(key)[:-4] + (".lineinfo" if lineinfo else "")
-                with open(os.path.join(cubin_dir, stem + ".cubin"), "wb") as f:
-                    f.write(cubin)
-            modules[key] = cuda.load(cubin)
+            if direct:
+                modules[key] = cuda.load_ptx(ptx.encode(), lineinfo)
+            else:
+                cubin = cuda.jit(ptx.encode(), os.path.basename(key), lineinfo)
+                if cubin_dir:
+                    stem = os.path.basename(key)[:-4] + (".lineinfo" if lineinfo else "")
+                    with open(os.path.join(cubin_dir, stem + ".cubin"), "wb") as f:
+                        f.write(cubin)
+                modules[key] = cuda.load(cubin)
         f = cuda.function(modules[key], l["kernel"])
         smem = int(l["dynamic_smem_bytes"])
         if smem > 48 * 1024:
