@@ -1416,7 +1416,7 @@ fn expected_load_regs(
                 *slot = Some(r);
             }
         }
-        Instruction::St(_) => {}
+        Instruction::St(_) | Instruction::Stmatrix { .. } | Instruction::CpAsync(_) => {}
     }
     Ok(want)
 }

@@ -341,6 +341,10 @@ fn emit_shared(s: &mut String, ins: Instruction, si: usize) {
                 outs.join(", ")
             )
         }
+        // The loader rejects these in lessons; a kernel that names one does not compile.
+        Instruction::Stmatrix { .. } | Instruction::CpAsync(_) => {
+            format!("#error \"{ins}: lesson kernels do not generate this instruction\"")
+        }
     };
     let _ = writeln!(s, "            {line}");
 }

@@ -460,6 +460,18 @@ impl Validator<'_> {
         } else {
             let instruction = Instruction::parse(&s.instruction)
                 .map_err(|e| self.err(format!("{f}.instruction"), e.to_string()))?;
+            if matches!(
+                instruction,
+                Instruction::Stmatrix { .. } | Instruction::CpAsync(_)
+            ) {
+                return Err(self.err(
+                    format!("{f}.instruction"),
+                    format!(
+                        "'{}' is not available in lessons yet; allowed: ld.shared.*, st.shared.*, ldmatrix.*, mma.*",
+                        s.instruction
+                    ),
+                ));
+            }
             let tname = s
                 .tile
                 .clone()

@@ -26,7 +26,11 @@
 //!   bank conflict", NVIDIA developer forums, 2019); it holds on the H200 for every `.v2`/`.v4`
 //!   load record in `tests/data/` (1,160 records where it decides the count);
 //! * `ldmatrix.x{1,2,4}[.trans]`: each 8x8 matrix (the eight 16-byte rows whose addresses lanes
-//!   8m..8m+7 give) is a unit, so even eight identical row addresses cost one wavefront per matrix.
+//!   8m..8m+7 give) is a unit, so even eight identical row addresses cost one wavefront per matrix;
+//! * `stmatrix.x{1,2,4}[.trans]` (sm_90): like `ldmatrix`, one unit per matrix — the expected
+//!   rule, **not yet measured** (see `unit_rule` in this file);
+//! * `cp.async` of 4, 8 or 16 bytes: its shared-side write is costed as an `st.shared` of that
+//!   width (no packing) — **not yet measured** (see `unit_rule` in this file).
 //!
 //! Nsight Compute's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum` is then
 //! `wavefronts − units` (one wavefront per unit is the ideal): for a full warp without packing
@@ -42,7 +46,7 @@
 
 use super::arch::Arch;
 use super::error::SimError;
-use super::instr::{AccessWidth, Instruction};
+use super::instr::Instruction;
 
 /// Lanes in a warp.
 pub const WARP_SIZE: usize = 32;
@@ -237,22 +241,23 @@ impl WarpRequest {
         })
     }
 
-    /// Lanes whose addresses the instruction uses: active lanes for ld/st, the matrix-row lanes
-    /// for ldmatrix.
+    /// Lanes whose addresses the instruction uses: active lanes for ld/st/cp.async, the
+    /// matrix-row lanes for ldmatrix and stmatrix.
     pub fn address_lanes(&self) -> u32 {
-        match self.instruction {
-            Instruction::Ldmatrix { .. } => self.instruction.address_lanes(),
-            _ => self.active_mask,
+        if self.instruction.is_warp_collective() {
+            self.instruction.address_lanes()
+        } else {
+            self.active_mask
         }
     }
 
-    /// Checks alignment, range and (for ldmatrix) the full mask.
+    /// Checks alignment, range and (for ldmatrix and stmatrix) the full mask.
     ///
     /// # Errors
     /// [`SimError::Misaligned`], [`SimError::OutOfRange`], [`SimError::PartialLdmatrix`].
     pub fn validate(&self, smem: &SharedMemoryConfig) -> Result<(), SimError> {
         let ins = self.instruction;
-        if matches!(ins, Instruction::Ldmatrix { .. }) && self.active_mask != u32::MAX {
+        if ins.is_warp_collective() && self.active_mask != u32::MAX {
             return Err(SimError::PartialLdmatrix {
                 mask: self.active_mask,
                 instruction: ins.to_string(),
@@ -281,7 +286,7 @@ impl WarpRequest {
                     end,
                     limit: smem.size_bytes,
                     arch: smem.arch.to_string(),
-                    max: (smem.size_bytes - width) as u64,
+                    max: smem.size_bytes.saturating_sub(width) as u64,
                 });
             }
         }
@@ -297,19 +302,7 @@ impl WarpRequest {
     /// [`Self::units`] without allocating: at most 4 units (quarter-warps or matrices).
     fn units_fixed(&self) -> ([u32; 4], usize) {
         let lanes = self.address_lanes();
-        let (group, may_pack) = match self.instruction {
-            Instruction::Ld(w) | Instruction::St(w) => {
-                let g = match w {
-                    AccessWidth::U8 | AccessWidth::U16 | AccessWidth::B32 => 32,
-                    AccessWidth::V2 => 16,
-                    AccessWidth::V4 => 8,
-                };
-                (g, g < 32 && !self.instruction.is_store())
-            }
-            // ldmatrix: every matrix is a unit even when its rows coincide (measured: x4
-            // rowstride0 = 4 wavefronts).
-            Instruction::Ldmatrix { .. } => (8, false),
-        };
+        let (group, may_pack) = unit_rule(self.instruction);
         let gmask = if group == 32 {
             u32::MAX
         } else {
@@ -397,6 +390,33 @@ impl WarpRequest {
             total += worst as u32;
         }
         total
+    }
+}
+
+/// **The unit rules, in one place**: how many consecutive lanes form one unit of `ins` (32, 16
+/// or 8), and whether sibling units may be packed into one (vector loads only; see the module
+/// docs). A new instruction's cost is decided here.
+fn unit_rule(ins: Instruction) -> (usize, bool) {
+    let by_width = |bytes: u32| match bytes {
+        16 => 8,
+        8 => 16,
+        _ => 32,
+    };
+    match ins {
+        Instruction::Ld(w) => {
+            let g = by_width(w.bytes());
+            (g, g < 32)
+        }
+        Instruction::St(w) => (by_width(w.bytes()), false),
+        // ldmatrix: every matrix is a unit even when its rows coincide (measured: x4
+        // rowstride0 = 4 wavefronts).
+        Instruction::Ldmatrix { .. } => (8, false),
+        // stmatrix: modelled like ldmatrix, one unit per 8x8 matrix. Expected, NOT YET MEASURED
+        // (ncu books STSM wavefronts under `..._mem_shared_op_st.sum`; shared/GPU-NOTES.md).
+        Instruction::Stmatrix { .. } => (8, false),
+        // cp.async (LDGSTS), shared side: costed as a store of cp-size bytes per lane, never
+        // packed. NOT YET MEASURED: change this line when the H200 says otherwise.
+        Instruction::CpAsync(k) => (by_width(k.bytes()), false),
     }
 }
 

@@ -41,9 +41,9 @@ pub enum SimError {
         /// Largest allowed starting offset.
         max: u64,
     },
-    /// `ldmatrix` is `.sync.aligned`: all 32 lanes must execute it.
+    /// `ldmatrix` and `stmatrix` are `.sync.aligned`: all 32 lanes must execute them.
     #[error(
-        "active mask {mask:#010x} is not allowed for {instruction}: ldmatrix is .sync.aligned, all 32 lanes must be active (mask 0xffffffff)"
+        "active mask {mask:#010x} is not allowed for {instruction}: it is .sync.aligned, all 32 lanes must be active (mask 0xffffffff)"
     )]
     PartialLdmatrix {
         /// The mask given.

@@ -111,6 +111,50 @@ impl MatrixCount {
     }
 }
 
+/// The cache operator and copy size of a `cp.async` (PTX ISA, "Data Movement and Conversion
+/// Instructions: cp.async"): `.ca` copies 4, 8 or 16 bytes per lane, `.cg` (bypass L1) only 16.
+/// The variants are exactly the legal pairs, so an illegal one cannot be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CpAsyncKind {
+    /// `cp.async.ca.shared.global [dst], [src], 4`.
+    Ca4,
+    /// `cp.async.ca.shared.global [dst], [src], 8`.
+    Ca8,
+    /// `cp.async.ca.shared.global [dst], [src], 16`.
+    Ca16,
+    /// `cp.async.cg.shared.global [dst], [src], 16`.
+    Cg16,
+}
+
+impl CpAsyncKind {
+    /// Bytes copied per lane (the `cp-size` operand): 4, 8 or 16.
+    pub fn bytes(self) -> u32 {
+        match self {
+            CpAsyncKind::Ca4 => 4,
+            CpAsyncKind::Ca8 => 8,
+            CpAsyncKind::Ca16 | CpAsyncKind::Cg16 => 16,
+        }
+    }
+
+    /// `ca` or `cg`.
+    pub fn cache(self) -> &'static str {
+        match self {
+            CpAsyncKind::Cg16 => "cg",
+            _ => "ca",
+        }
+    }
+
+    fn from_parts(cache: &str, bytes: u32) -> Option<CpAsyncKind> {
+        Some(match (cache, bytes) {
+            ("ca", 4) => CpAsyncKind::Ca4,
+            ("ca", 8) => CpAsyncKind::Ca8,
+            ("ca", 16) => CpAsyncKind::Ca16,
+            ("cg", 16) => CpAsyncKind::Cg16,
+            _ => return None,
+        })
+    }
+}
+
 /// One warp-wide shared-memory instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Instruction {
@@ -126,10 +170,24 @@ pub enum Instruction {
         /// `.trans`: each lane receives transposed fragments.
         trans: bool,
     },
+    /// `stmatrix.sync.aligned.m8n8.<num>[.trans].shared.b16` (PTX ISA §9.7.14.5.16, sm_90): the
+    /// inverse of `ldmatrix`. Lanes `8i..8i+7` give the 16-byte row addresses of matrix `i`; lane
+    /// `l`'s register `i` holds row `l/4`, columns `2(l%4)` and `2(l%4)+1` of matrix `i` (with
+    /// `.trans`, column `l/4`, rows `2(l%4)`, `2(l%4)+1`): the fragment table of
+    /// [`super::ldmatrix::fragment`].
+    Stmatrix {
+        /// `.x1`, `.x2` or `.x4`.
+        num: MatrixCount,
+        /// `.trans`: each lane sends transposed fragments.
+        trans: bool,
+    },
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], cp-size`, the shared side only: each active
+    /// lane writes `cp-size` bytes (fetched from global memory) at its shared address. SASS `LDGSTS`.
+    CpAsync(CpAsyncKind),
 }
 
 /// Every spelling [`Instruction::parse`] accepts, for error messages.
-pub const INSTRUCTION_NAMES: &str = "ld.shared.{u8,u16,b32,v2.b32,v4.b32}, st.shared.{u8,u16,b32,v2.b32,v4.b32}, ldmatrix.{x1,x2,x4}[.trans] (also other PTX types of the same width, e.g. .s8, .f16, .f32, .b64, .v2.f32, .v2.b64, the state space .shared::cta, and the full ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16)";
+pub const INSTRUCTION_NAMES: &str = "ld.shared.{u8,u16,b32,v2.b32,v4.b32}, st.shared.{u8,u16,b32,v2.b32,v4.b32}, ldmatrix.{x1,x2,x4}[.trans], stmatrix.{x1,x2,x4}[.trans], cp.async.ca.shared.global.{4,8,16}, cp.async.cg.shared.global.16 (also other PTX types of the same width, e.g. .s8, .f16, .f32, .b64, .v2.f32, .v2.b64, the state space .shared::cta, and the full ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16)";
 
 impl Instruction {
     /// `ldmatrix.x4` (`LDSM.16.M88.4`).
@@ -151,7 +209,10 @@ impl Instruction {
     pub fn parse(name: &str) -> Result<Instruction, SimError> {
         let bad = || SimError::UnknownInstruction(name.to_string());
         let s = name.trim();
-        if let Some(rest) = s.strip_prefix("ldmatrix.") {
+        for (prefix, store) in [("ldmatrix.", false), ("stmatrix.", true)] {
+            let Some(rest) = s.strip_prefix(prefix) else {
+                continue;
+            };
             let mut num = None;
             let mut trans = false;
             for part in rest.split('.') {
@@ -164,8 +225,28 @@ impl Instruction {
                     _ => return Err(bad()),
                 }
             }
-            return num
-                .map(|num| Instruction::Ldmatrix { num, trans })
+            let num = num.ok_or_else(bad)?;
+            return Ok(if store {
+                Instruction::Stmatrix { num, trans }
+            } else {
+                Instruction::Ldmatrix { num, trans }
+            });
+        }
+        if let Some(rest) = s.strip_prefix("cp.async.") {
+            // cp.async.{ca,cg}.shared[::cta].global.<cp-size>
+            let mut parts = rest.split('.');
+            let cache = parts.next().ok_or_else(bad)?;
+            let space = parts.next().ok_or_else(bad)?;
+            if !matches!(space, "shared" | "shared::cta") || parts.next() != Some("global") {
+                return Err(bad());
+            }
+            let bytes = parts.next().and_then(|b| b.parse::<u32>().ok());
+            if parts.next().is_some() {
+                return Err(bad());
+            }
+            return bytes
+                .and_then(|b| CpAsyncKind::from_parts(cache, b))
+                .map(Instruction::CpAsync)
                 .ok_or_else(bad);
         }
         let (op, rest) = if let Some(r) = s.strip_prefix("ld.shared.") {
@@ -187,11 +268,21 @@ impl Instruction {
         })
     }
 
-    /// Bytes one address covers: the lane's access width, or 16 (one matrix row) for ldmatrix.
+    /// Bytes one address covers: the lane's access width (the `cp-size` of `cp.async`), or 16
+    /// (one matrix row) for ldmatrix and stmatrix.
     pub fn bytes_per_address(self) -> u32 {
         match self {
             Instruction::Ld(w) | Instruction::St(w) => w.bytes(),
-            Instruction::Ldmatrix { .. } => 16,
+            Instruction::Ldmatrix { .. } | Instruction::Stmatrix { .. } => 16,
+            Instruction::CpAsync(k) => k.bytes(),
+        }
+    }
+
+    /// The number of 8x8 matrices of an `ldmatrix` or `stmatrix`, `None` for other instructions.
+    pub fn matrices(self) -> Option<MatrixCount> {
+        match self {
+            Instruction::Ldmatrix { num, .. } | Instruction::Stmatrix { num, .. } => Some(num),
+            _ => None,
         }
     }
 
@@ -200,21 +291,40 @@ impl Instruction {
         self.bytes_per_address()
     }
 
-    /// True for stores.
+    /// True for instructions that write shared memory: `st.shared`, `stmatrix` and the shared
+    /// side of `cp.async`.
     pub fn is_store(self) -> bool {
-        matches!(self, Instruction::St(_))
+        matches!(
+            self,
+            Instruction::St(_) | Instruction::Stmatrix { .. } | Instruction::CpAsync(_)
+        )
     }
 
-    /// Lanes whose address operand is used: all 32 for ld/st; lanes 0-7, 0-15 or 0-31 for
-    /// ldmatrix .x1/.x2/.x4 (PTX ISA §9.7.14.5.15, table "ldmatrix: threads providing addresses").
+    /// True for `.sync.aligned` instructions, which all 32 lanes must execute together
+    /// (`ldmatrix`, `stmatrix`).
+    pub fn is_warp_collective(self) -> bool {
+        self.matrices().is_some()
+    }
+
+    /// Lanes whose address operand is used: all 32 for ld/st/cp.async; lanes 0-7, 0-15 or 0-31
+    /// for ldmatrix and stmatrix .x1/.x2/.x4 (PTX ISA §9.7.14.5.15, table "ldmatrix: threads
+    /// providing addresses"; §9.7.14.5.16 for stmatrix).
     pub fn address_lanes(self) -> u32 {
-        match self {
-            Instruction::Ld(_) | Instruction::St(_) => u32::MAX,
-            Instruction::Ldmatrix { num, .. } => match num {
-                MatrixCount::X1 => 0xff,
-                MatrixCount::X2 => 0xffff,
-                MatrixCount::X4 => u32::MAX,
-            },
+        match self.matrices() {
+            None => u32::MAX,
+            Some(MatrixCount::X1) => 0xff,
+            Some(MatrixCount::X2) => 0xffff,
+            Some(MatrixCount::X4) => u32::MAX,
+        }
+    }
+
+    /// 32-bit registers each lane reads or writes: `ceil(width / 4)` for ld/st (so a `.u8` or
+    /// `.u16` access fills one zero-extended register), the `cp-size / 4` words of source data of
+    /// `cp.async`, one per matrix for ldmatrix/stmatrix.
+    pub fn regs_per_lane(self) -> usize {
+        match self.matrices() {
+            Some(num) => num.count(),
+            None => self.bytes_per_address().div_ceil(4) as usize,
         }
     }
 
@@ -243,6 +353,21 @@ impl Instruction {
                 (MatrixCount::X2, true) => "LDSM.16.MT88.2",
                 (MatrixCount::X4, true) => "LDSM.16.MT88.4",
             },
+            Instruction::Stmatrix { num, trans } => match (num, trans) {
+                (MatrixCount::X1, false) => "STSM.16.M88",
+                (MatrixCount::X2, false) => "STSM.16.M88.2",
+                (MatrixCount::X4, false) => "STSM.16.M88.4",
+                (MatrixCount::X1, true) => "STSM.16.MT88",
+                (MatrixCount::X2, true) => "STSM.16.MT88.2",
+                (MatrixCount::X4, true) => "STSM.16.MT88.4",
+            },
+            // Without L2 prefetch or cache-hint qualifiers; `.cg` bypasses L1.
+            Instruction::CpAsync(k) => match k {
+                CpAsyncKind::Ca4 => "LDGSTS.E",
+                CpAsyncKind::Ca8 => "LDGSTS.E.64",
+                CpAsyncKind::Ca16 => "LDGSTS.E.128",
+                CpAsyncKind::Cg16 => "LDGSTS.E.BYPASS.128",
+            },
         }
     }
 }
@@ -252,12 +377,20 @@ impl fmt::Display for Instruction {
         match self {
             Instruction::Ld(w) => write!(f, "ld.shared.{}", w.suffix()),
             Instruction::St(w) => write!(f, "st.shared.{}", w.suffix()),
-            Instruction::Ldmatrix { num, trans } => write!(
+            Instruction::Ldmatrix { num, trans } | Instruction::Stmatrix { num, trans } => write!(
                 f,
-                "ldmatrix.x{}{}",
+                "{}.x{}{}",
+                if self.is_store() {
+                    "stmatrix"
+                } else {
+                    "ldmatrix"
+                },
                 num.count(),
                 if *trans { ".trans" } else { "" }
             ),
+            Instruction::CpAsync(k) => {
+                write!(f, "cp.async.{}.shared.global.{}", k.cache(), k.bytes())
+            }
         }
     }
 }
@@ -297,8 +430,34 @@ mod tests {
         ] {
             assert_eq!(Instruction::parse(s).unwrap(), i, "{s}");
         }
+        // stmatrix and cp.async (sm_90 / sm_80), with their SASS.
+        for (s, sass) in [
+            ("stmatrix.x4.trans", "STSM.16.MT88.4"),
+            ("stmatrix.sync.aligned.m8n8.x2.shared.b16", "STSM.16.M88.2"),
+            ("cp.async.ca.shared.global.4", "LDGSTS.E"),
+            ("cp.async.ca.shared::cta.global.8", "LDGSTS.E.64"),
+            ("cp.async.cg.shared.global.16", "LDGSTS.E.BYPASS.128"),
+        ] {
+            assert_eq!(Instruction::parse(s).unwrap().sass(), sass, "{s}");
+        }
+        let st = Instruction::parse("stmatrix.x2").unwrap();
+        assert_eq!(
+            (st.is_store(), st.address_lanes(), st.regs_per_lane()),
+            (true, 0xffff, 2)
+        );
+        let cp = Instruction::parse("cp.async.ca.shared.global.8").unwrap();
+        assert_eq!(
+            (cp.is_store(), cp.bytes_per_address(), cp.regs_per_lane()),
+            (true, 8, 2)
+        );
         // Display round-trips.
-        for s in ["ld.shared.v4.b32", "st.shared.u8", "ldmatrix.x2.trans"] {
+        for s in [
+            "ld.shared.v4.b32",
+            "st.shared.u8",
+            "ldmatrix.x2.trans",
+            "stmatrix.x1",
+            "cp.async.cg.shared.global.16",
+        ] {
             assert_eq!(Instruction::parse(s).unwrap().to_string(), s);
         }
     }
@@ -310,6 +469,10 @@ mod tests {
             "ldmatrix.x3",
             "ld.shared.v8.b32",
             "ldmatrix",
+            "stmatrix.x8",
+            "cp.async.cg.shared.global.4",
+            "cp.async.ca.shared.global.2",
+            "cp.async.ca.global.shared.4",
             "",
         ] {
             let e = Instruction::parse(s).unwrap_err().to_string();

@@ -1,6 +1,6 @@
 //! `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` (PTX ISA §9.7.14.5.15): which lanes
 //! give row addresses, which element each lane/register/half receives, and execution against a
-//! [`SharedMemory`].
+//! [`SharedMemory`] (a thin use of [`super::exec`], which also runs `stmatrix` with this table).
 //!
 //! The fragment table, as (lane 32, reg r, half h) -> (matrix, row, col), b16 elements:
 //!
@@ -12,8 +12,9 @@
 //! low 16 bits of the register: groupID = lane/4 selects the row and threadID_in_group = lane%4
 //! the column pair (swapped by `.trans`). Measured on the H200 (shared/hw/README.md).
 
-use super::bank::{RequestReport, SharedMemoryConfig, WarpRequest, simulate};
+use super::bank::{RequestCost, WarpRequest};
 use super::error::SimError;
+use super::exec;
 use super::instr::{Instruction, MatrixCount};
 use super::smem::SharedMemory;
 
@@ -63,16 +64,17 @@ pub fn address_lane(matrix: u32, row: u32) -> u32 {
     8 * matrix + row
 }
 
-/// Result of executing one ldmatrix: per-lane registers and the request report.
+/// Result of executing one ldmatrix: per-lane registers and the request's cost.
 #[derive(Clone, Debug)]
 pub struct LdmatrixResult {
     /// `regs[lane][r]` for r < num (unused registers are 0), each two b16 values, low half first.
     pub regs: [[u32; 4]; 32],
-    /// Wavefronts and conflicts of the access.
-    pub report: RequestReport,
+    /// Wavefronts and ideal count of the access.
+    pub cost: RequestCost,
 }
 
-/// Executes `ldmatrix` with the given lane row addresses (byte offsets) against `smem`.
+/// Executes `ldmatrix` with the given lane row addresses (byte offsets) against `smem`, through
+/// the warp executor ([`super::exec`]).
 ///
 /// # Errors
 /// Misaligned (rows must be 16-byte aligned) or out-of-range row addresses.
@@ -83,24 +85,11 @@ pub fn execute(
     lane_byte_offsets: [u32; 32],
 ) -> Result<LdmatrixResult, SimError> {
     let req = WarpRequest::new(Instruction::Ldmatrix { num, trans }, lane_byte_offsets);
-    let cfg = SharedMemoryConfig {
-        size_bytes: smem.len(),
-        ..SharedMemoryConfig::default()
-    };
-    let report = simulate(&req, &cfg)?;
-    let mut regs = [[0u32; 4]; 32];
-    for lane in 0..32u32 {
-        for r in 0..num.count() as u32 {
-            let mut v = 0u32;
-            for h in 0..2u32 {
-                let e = fragment(trans, lane, r, h);
-                let addr = lane_byte_offsets[address_lane(e.matrix, e.row) as usize] + 2 * e.col;
-                v |= (smem.read_u16(addr)? as u32) << (16 * h);
-            }
-            regs[lane as usize][r as usize] = v;
-        }
-    }
-    Ok(LdmatrixResult { regs, report })
+    let step = exec::load(smem, &req)?;
+    Ok(LdmatrixResult {
+        regs: step.regs,
+        cost: step.cost,
+    })
 }
 
 #[cfg(test)]
@@ -153,6 +142,6 @@ mod tests {
         let t = execute(MatrixCount::X4, true, &smem, offs).unwrap();
         // trans: lane 5 reg0 = (row 2, col 1), (row 3, col 1) = 33, 49
         assert_eq!(t.regs[5][0], 33 | (49 << 16));
-        assert_eq!(res.report.wavefront_count(), 8); // 32-byte pitch: 2-way per matrix
+        assert_eq!(res.cost.wavefronts, 8); // 32-byte pitch: 2-way per matrix
     }
 }

@@ -5,7 +5,9 @@
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
 //! * [`ldmatrix`], [`mma`]: fragment tables and execution;
-//! * [`smem`]: a byte array to execute against;
+//! * [`exec`]: the warp executor, one instruction on shared memory and registers (ld/st,
+//!   ldmatrix, stmatrix, cp.async, mma): the request, its cost, the register and memory writes;
+//! * [`smem`]: the byte array it executes against;
 //! * [`arch`]: per-architecture limits;
 //! * [`program`]: the warp program of a tiled kernel (GEMM, FlashAttention-2 torch/triton styles);
 //! * [`counts`]: static and dynamic instruction counts, bank conflicts and the articles' formulas;
@@ -17,6 +19,7 @@ pub mod arch;
 pub mod bank;
 pub mod counts;
 pub mod error;
+pub mod exec;
 pub mod instr;
 pub mod layout;
 pub mod ldmatrix;

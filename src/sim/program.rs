@@ -214,7 +214,10 @@ impl WarpInstr {
             WarpInstr::Smem(s) => match s.request.instruction {
                 Instruction::Ldmatrix { trans: false, .. } => InstrClass::Ldsm,
                 Instruction::Ldmatrix { trans: true, .. } => InstrClass::LdsmT,
-                Instruction::St(_) => InstrClass::Sts,
+                // Programs emit no stmatrix or cp.async yet; both store to shared memory.
+                Instruction::St(_) | Instruction::Stmatrix { .. } | Instruction::CpAsync(_) => {
+                    InstrClass::Sts
+                }
                 Instruction::Ld(_) => InstrClass::Lds,
             },
         }

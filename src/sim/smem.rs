@@ -1,19 +1,62 @@
-//! A simulated shared-memory byte array, for executing `ldmatrix` (and filling tiles) on the CPU.
+//! A simulated shared-memory byte array: what [`super::exec::execute`] reads and writes.
+//!
+//! Little-endian like the GPU. Every typed access checks natural alignment (PTX requires it:
+//! PTX ISA §6.4.1 "Addresses as Operands") and that the whole access lies inside the array,
+//! with arithmetic that cannot wrap.
 
+use super::arch::Arch;
 use super::bank::SharedMemoryConfig;
 use super::error::SimError;
 
-/// Shared memory as bytes, little-endian like the GPU.
+/// Shared memory as bytes, little-endian like the GPU, with the architecture whose limits it
+/// models (for error messages and [`Self::config`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedMemory {
     bytes: Vec<u8>,
+    arch: Arch,
+}
+
+/// Generates a checked typed read and write of one little-endian integer type.
+macro_rules! typed_access {
+    ($read:ident, $write:ident, $t:ty, $n:literal) => {
+        #[doc = concat!("Reads the ", stringify!($n), "-byte little-endian value at byte `offset`.")]
+        ///
+        /// # Errors
+        /// [`SimError::Misaligned`] unless `offset` is a multiple of the size;
+        /// [`SimError::OutOfRange`] unless the whole value lies inside the array.
+        pub fn $read(&self, offset: u32) -> Result<$t, SimError> {
+            let r = self.range(offset, $n)?;
+            let mut b = [0u8; $n];
+            b.copy_from_slice(&self.bytes[r]);
+            Ok(<$t>::from_le_bytes(b))
+        }
+
+        #[doc = concat!("Writes a ", stringify!($n), "-byte little-endian value at byte `offset`.")]
+        ///
+        /// # Errors
+        /// As the read of the same width.
+        pub fn $write(&mut self, offset: u32, v: $t) -> Result<(), SimError> {
+            let r = self.range(offset, $n)?;
+            self.bytes[r].copy_from_slice(&v.to_le_bytes());
+            Ok(())
+        }
+    };
 }
 
 impl SharedMemory {
-    /// `size_bytes` zeroed bytes.
+    /// `size_bytes` zeroed bytes, modelling sm_90.
     pub fn zeroed(size_bytes: u32) -> Self {
         SharedMemory {
             bytes: vec![0; size_bytes as usize],
+            arch: Arch::Sm90,
+        }
+    }
+
+    /// The largest shared memory one block may use on `arch` (227 KiB on sm_90), zeroed.
+    pub fn for_arch(arch: Arch) -> Self {
+        SharedMemory {
+            bytes: vec![0; arch.limits().smem_per_block_bytes as usize],
+            arch,
         }
     }
 
@@ -42,7 +85,22 @@ impl SharedMemory {
         &self.bytes
     }
 
-    fn check(&self, offset: u32, width: u32) -> Result<usize, SimError> {
+    /// The raw bytes, writable (to fill tiles).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
+    /// The size and architecture requests are validated against
+    /// ([`super::bank::WarpRequest::validate`]).
+    pub fn config(&self) -> SharedMemoryConfig {
+        SharedMemoryConfig {
+            arch: self.arch,
+            size_bytes: self.len(),
+        }
+    }
+
+    /// The byte range of a `width`-byte access at `offset`, checked for alignment and range.
+    fn range(&self, offset: u32, width: u32) -> Result<std::ops::Range<usize>, SimError> {
         if !offset.is_multiple_of(width) {
             return Err(SimError::Misaligned {
                 lane: 0,
@@ -53,35 +111,91 @@ impl SharedMemory {
         }
         let end = offset as u64 + width as u64;
         if end > self.bytes.len() as u64 {
-            let cfg = SharedMemoryConfig::default();
+            let cfg = SharedMemoryConfig::for_arch(self.arch);
             return Err(SimError::OutOfRange {
                 lane: 0,
                 offset: offset as u64,
                 end,
                 limit: self.len(),
                 arch: format!("simulated array ({} max on {})", cfg.size_bytes, cfg.arch),
-                max: (self.len().saturating_sub(width)) as u64,
+                max: self.len().saturating_sub(width) as u64,
             });
         }
-        Ok(offset as usize)
+        Ok(offset as usize..end as usize)
     }
 
-    /// Reads the 16-bit value at a 2-byte aligned byte offset.
-    ///
-    /// # Errors
-    /// Misaligned or out-of-range offsets.
-    pub fn read_u16(&self, offset: u32) -> Result<u16, SimError> {
-        let o = self.check(offset, 2)?;
-        Ok(u16::from_le_bytes([self.bytes[o], self.bytes[o + 1]]))
+    typed_access!(read_u8, write_u8, u8, 1);
+    typed_access!(read_u16, write_u16, u16, 2);
+    typed_access!(read_u32, write_u32, u32, 4);
+    typed_access!(read_u64, write_u64, u64, 8);
+    typed_access!(read_u128, write_u128, u128, 16);
+
+    /// `len` (1..=4) bytes at `offset` as a little-endian `u32`, for the executor after it has
+    /// validated the request (so the range is known to be inside the array).
+    pub(crate) fn load_le(&self, offset: u32, len: usize) -> u32 {
+        let o = offset as usize;
+        let mut b = [0u8; 4];
+        b[..len].copy_from_slice(&self.bytes[o..o + len]);
+        u32::from_le_bytes(b)
     }
 
-    /// Writes a 16-bit value at a 2-byte aligned byte offset.
-    ///
-    /// # Errors
-    /// Misaligned or out-of-range offsets.
-    pub fn write_u16(&mut self, offset: u32, v: u16) -> Result<(), SimError> {
-        let o = self.check(offset, 2)?;
-        self.bytes[o..o + 2].copy_from_slice(&v.to_le_bytes());
-        Ok(())
+    /// Writes the low `len` (1..=4) bytes of `v` at `offset`, little-endian; the executor's
+    /// counterpart of [`Self::load_le`].
+    pub(crate) fn store_le(&mut self, offset: u32, len: usize, v: u32) {
+        let o = offset as usize;
+        self.bytes[o..o + len].copy_from_slice(&v.to_le_bytes()[..len]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_reads_are_little_endian() {
+        let mut m = SharedMemory::zeroed(64);
+        for (i, b) in m.bytes_mut().iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        assert_eq!(m.read_u8(5).unwrap(), 5);
+        assert_eq!(m.read_u16(6).unwrap(), 0x0706);
+        assert_eq!(m.read_u32(8).unwrap(), 0x0b0a_0908);
+        assert_eq!(m.read_u64(16).unwrap(), 0x1716_1514_1312_1110);
+        assert_eq!(
+            m.read_u128(32).unwrap(),
+            0x2f2e_2d2c_2b2a_2928_2726_2524_2322_2120
+        );
+        m.write_u32(4, 0xdead_beef).unwrap();
+        assert_eq!(&m.bytes()[4..8], &[0xef, 0xbe, 0xad, 0xde]);
+        m.write_u128(48, u128::MAX).unwrap();
+        assert!(m.bytes()[48..64].iter().all(|&b| b == 0xff));
+    }
+
+    #[test]
+    fn misaligned_and_out_of_range_are_errors() {
+        let mut m = SharedMemory::zeroed(64);
+        assert!(matches!(
+            m.read_u32(2),
+            Err(SimError::Misaligned {
+                offset: 2,
+                align: 4,
+                ..
+            })
+        ));
+        assert!(matches!(
+            m.read_u128(64),
+            Err(SimError::OutOfRange {
+                offset: 64,
+                end: 80,
+                max: 48,
+                ..
+            })
+        ));
+        // The end is computed without wrapping.
+        assert!(matches!(
+            m.write_u64(u32::MAX - 7, 1),
+            Err(SimError::OutOfRange { .. })
+        ));
+        assert_eq!(m.read_u8(63).unwrap(), 0);
     }
 }

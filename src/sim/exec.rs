@@ -1,0 +1,820 @@
+//! The warp executor: the **one** place where a warp instruction meets shared memory and the
+//! tensor cores. Given a [`SharedMemory`] and one [`WarpOp`] (the instruction with every lane's
+//! operands), [`execute`] validates it, costs it and performs it, and returns a [`WarpStep`]:
+//! the request, its cost in wavefronts, the registers written per lane, and the bytes stored.
+//!
+//! The lessons, the TUI, `tilelab sim ldmatrix`, the counts programs and the PTX interpreter all
+//! come through here: the counts programs, which carry no data, through [`check_request`] (the
+//! validation and cost `execute` applies); the others through [`execute`] itself, and through
+//! [`register_segments`] when they need to know *which* bytes a register holds.
+//!
+//! Instructions (PTX names; `.sync.aligned` qualifiers left out):
+//! * `ld.shared` / `st.shared` of 1, 2, 4, 8 and 16 bytes per lane ([`AccessWidth`]): a load
+//!   returns the lane's bytes as little-endian 32-bit registers, zero-extended (`.u8`, `.u16`);
+//! * `ldmatrix.x1/.x2/.x4[.trans]` (PTX ISA §9.7.14.5.15) and its inverse `stmatrix` (§9.7.14.5.16,
+//!   sm_90): one register per 8x8 b16 matrix, the fragment table of [`super::ldmatrix::fragment`];
+//! * `cp.async.{ca,cg}.shared.global` of 4, 8 or 16 bytes: the shared side only; the caller
+//!   supplies each lane's source bytes as registers (little-endian, like a store);
+//! * `mma.sync.aligned` of every [`MmaShape`] and [`MmaDtype`] that [`super::mma`] models, on
+//!   per-lane registers (A, B, C as raw 32-bit words; C and D f32 bit patterns).
+//!
+//! Costs come from [`WarpRequest::cost`], which allocates nothing; the per-wavefront detail
+//! ([`super::bank::schedule`]) is for callers that display it. Nothing on the ld/st/ldmatrix/
+//! stmatrix/cp.async path allocates.
+//!
+//! # Which bytes a register holds
+//! [`register_segments`] is the table, shared by loads and stores: register `r` of lane `l` is
+//! * ld/st/cp.async of `w` bytes: bytes `4r .. min(4r + 4, w)` of lane `l`'s own access;
+//! * ldmatrix/stmatrix: half `h` (16 bits) is element `fragment(trans, l, r, h)` = (matrix,
+//!   row, col): bytes `2·col .. 2·col + 2` of the row whose address lane `8·matrix + row` gave.
+//!
+//! # Adding an instruction
+//! 1. [`super::instr`]: a variant of [`Instruction`] with its PTX spelling (`parse`, `Display`),
+//!    SASS mnemonic, bytes per address, address lanes, registers per lane and `is_store`;
+//! 2. [`super::bank`]: its cost, one arm of `unit_rule` (how many lanes form a unit);
+//! 3. here: an arm of [`register_segments`] if its register ↔ memory map is not one of the two
+//!    above. [`execute`] reads or writes through that table, chosen by `is_store`; nothing else
+//!    changes;
+//! 4. tests below against the PTX ISA's table, written as data.
+//!
+//! # Example
+//! ```
+//! use tilelab::sim::exec::{execute, WarpOp};
+//! use tilelab::sim::instr::AccessWidth;
+//! use tilelab::sim::smem::SharedMemory;
+//! let mut smem = SharedMemory::with_b16_indices(4096);
+//! // Every lane loads the 16 bytes at 16·lane: conflict-free, 4 wavefronts (quarter-warps).
+//! let op = WarpOp::ld(AccessWidth::V4, std::array::from_fn(|l| 16 * l as u32), u32::MAX);
+//! let step = execute(&mut smem, &op).unwrap();
+//! assert_eq!((step.cost.wavefronts, step.cost.bank_conflicts()), (4, 0));
+//! assert_eq!(step.regs[1][0], 8 | 9 << 16); // lane 1: b16 elements 8 and 9
+//! ```
+
+use std::ops::Range;
+
+use super::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
+use super::error::SimError;
+use super::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
+use super::ldmatrix;
+use super::mma::{self, MmaDtype, MmaRegs, MmaShape, Operand};
+use super::smem::SharedMemory;
+
+/// Per-lane 32-bit registers, lane 0 first, up to 4 per lane (unused ones 0).
+pub type LaneRegs = [[u32; 4]; WARP_SIZE];
+
+/// One warp instruction with every lane's operands.
+///
+/// Operands are fixed arrays so that building and executing an op never allocates; an op is
+/// built on the stack and passed by reference, so the size of the mma variant (three
+/// [`LaneRegs`]) costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WarpOp {
+    /// A shared-memory instruction (`ld.shared`, `st.shared`, `ldmatrix`, `stmatrix`, `cp.async`):
+    /// the request (instruction, 32 lane byte addresses, active mask) and, for instructions that
+    /// write shared memory, each lane's data registers ([`Instruction::regs_per_lane`] of them,
+    /// little-endian; ignored by loads).
+    Shared {
+        /// Instruction, lane byte addresses and active mask.
+        request: WarpRequest,
+        /// Each lane's source registers for stores; the source bytes for `cp.async`.
+        data: LaneRegs,
+    },
+    /// `mma.sync.aligned.<shape>.row.col.f32.<dtype>.<dtype>.f32`: D = A·B + C on the fragments of
+    /// [`super::mma::fragment`]. Registers beyond the shape's count are ignored.
+    Mma {
+        /// m16n8k16 or m16n8k8.
+        shape: MmaShape,
+        /// Type of A and B.
+        dtype: MmaDtype,
+        /// A fragments (packed 16-bit pairs, low half = lower element index).
+        a: LaneRegs,
+        /// B fragments.
+        b: LaneRegs,
+        /// C fragments, f32 bit patterns.
+        c: LaneRegs,
+    },
+}
+
+impl WarpOp {
+    /// A load (or any request, with zero data): `ld.shared`, `ldmatrix`.
+    pub fn load(request: WarpRequest) -> WarpOp {
+        WarpOp::Shared {
+            request,
+            data: [[0; 4]; WARP_SIZE],
+        }
+    }
+
+    /// A request that writes `data` (`st.shared`, `stmatrix`, `cp.async`).
+    pub fn store(request: WarpRequest, data: LaneRegs) -> WarpOp {
+        WarpOp::Shared { request, data }
+    }
+
+    /// `ld.shared.<width>` at byte addresses `addrs` for the lanes of `mask`.
+    pub fn ld(width: AccessWidth, addrs: [u32; WARP_SIZE], mask: u32) -> WarpOp {
+        WarpOp::load(request(Instruction::Ld(width), addrs, mask))
+    }
+
+    /// `st.shared.<width>` of `data` at byte addresses `addrs` for the lanes of `mask`.
+    pub fn st(width: AccessWidth, addrs: [u32; WARP_SIZE], mask: u32, data: LaneRegs) -> WarpOp {
+        WarpOp::store(request(Instruction::St(width), addrs, mask), data)
+    }
+
+    /// `ldmatrix.<num>[.trans]` with row addresses `addrs` (lane `8i + r`: row `r` of matrix `i`).
+    pub fn ldmatrix(num: MatrixCount, trans: bool, addrs: [u32; WARP_SIZE]) -> WarpOp {
+        WarpOp::load(WarpRequest::new(
+            Instruction::Ldmatrix { num, trans },
+            addrs,
+        ))
+    }
+
+    /// `stmatrix.<num>[.trans]` of `data` (lane `l`'s register `i` holds its fragment of matrix
+    /// `i`) with row addresses `addrs`.
+    pub fn stmatrix(
+        num: MatrixCount,
+        trans: bool,
+        addrs: [u32; WARP_SIZE],
+        data: LaneRegs,
+    ) -> WarpOp {
+        WarpOp::store(
+            WarpRequest::new(Instruction::Stmatrix { num, trans }, addrs),
+            data,
+        )
+    }
+
+    /// The shared side of `cp.async`: each lane of `mask` writes its `kind.bytes()` source bytes
+    /// (`src`, little-endian words) at its shared byte address.
+    pub fn cp_async(
+        kind: CpAsyncKind,
+        addrs: [u32; WARP_SIZE],
+        mask: u32,
+        src: LaneRegs,
+    ) -> WarpOp {
+        WarpOp::store(request(Instruction::CpAsync(kind), addrs, mask), src)
+    }
+
+    /// The shared-memory request, `None` for an mma.
+    pub fn request(&self) -> Option<&WarpRequest> {
+        match self {
+            WarpOp::Shared { request, .. } => Some(request),
+            WarpOp::Mma { .. } => None,
+        }
+    }
+}
+
+fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
+    WarpRequest {
+        instruction,
+        lane_byte_offsets: addrs,
+        active_mask: mask,
+    }
+}
+
+/// What one [`WarpOp`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WarpStep {
+    /// The shared-memory request (`None` for an mma).
+    pub request: Option<WarpRequest>,
+    /// Its wavefronts and ideal count ([`WarpRequest::cost`]); zero for an mma.
+    pub cost: RequestCost,
+    /// Registers written, per lane: loaded data (ld, ldmatrix) or D (mma, f32 bit patterns).
+    pub regs: LaneRegs,
+    /// How many of each lane's registers were written (0 for stores).
+    pub regs_per_lane: usize,
+    /// Lanes whose registers were written (bit `i` = lane `i`).
+    pub reg_lanes: u32,
+    /// Stores: the address lanes whose bytes were written; see [`Self::writes`].
+    pub stored_lanes: u32,
+}
+
+impl WarpStep {
+    /// The shared-memory byte ranges written, one per address lane of a store, lane order
+    /// (ranges of different lanes may coincide or overlap); empty for loads and mma.
+    pub fn writes(&self) -> impl Iterator<Item = (usize, Range<u32>)> + '_ {
+        let req = self.request.as_ref();
+        (0..WARP_SIZE)
+            .filter(|&l| self.stored_lanes >> l & 1 == 1)
+            .filter_map(move |l| {
+                let r = req?;
+                let a = r.lane_byte_offsets[l];
+                Some((l, a..a + r.instruction.bytes_per_address()))
+            })
+    }
+}
+
+/// `len` bytes at byte `offset` of the access whose address lane `addr_lane` gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// The lane (0-31) whose address operand the bytes are at.
+    pub addr_lane: u8,
+    /// Bytes from that address.
+    pub offset: u8,
+    /// Length in bytes (1-4).
+    pub len: u8,
+}
+
+/// The bytes of one register: up to two [`Segment`]s, the first holding its low bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegSegments {
+    segs: [Segment; 2],
+    n: usize,
+}
+
+impl RegSegments {
+    const EMPTY: RegSegments = RegSegments {
+        segs: [Segment {
+            addr_lane: 0,
+            offset: 0,
+            len: 0,
+        }; 2],
+        n: 0,
+    };
+
+    /// The segments, low bytes first (empty when the register does not exist).
+    pub fn as_slice(&self) -> &[Segment] {
+        &self.segs[..self.n]
+    }
+
+    fn push(&mut self, s: Segment) {
+        // Merge with the previous segment when the bytes continue it.
+        if let Some(p) = self.segs[..self.n].last_mut()
+            && p.addr_lane == s.addr_lane
+            && p.offset + p.len == s.offset
+        {
+            p.len += s.len;
+            return;
+        }
+        self.segs[self.n] = s;
+        self.n += 1;
+    }
+}
+
+/// Where register `reg` of `lane` lives in shared memory for `ins` (see the module docs): the
+/// bytes a load puts in it, or a store takes from it. Empty for `reg >= ins.regs_per_lane()`.
+///
+/// Source: PTX ISA §9.7.9.8 (ld, little-endian vectors), §9.7.14.5.15/16 (ldmatrix/stmatrix
+/// fragments, via [`super::ldmatrix::fragment`]).
+pub fn register_segments(ins: Instruction, lane: usize, reg: usize) -> RegSegments {
+    let mut out = RegSegments::EMPTY;
+    if lane >= WARP_SIZE || reg >= ins.regs_per_lane() {
+        return out;
+    }
+    match ins {
+        Instruction::Ldmatrix { trans, .. } | Instruction::Stmatrix { trans, .. } => {
+            for half in 0..2 {
+                let e = ldmatrix::fragment(trans, lane as u32, reg as u32, half);
+                out.push(Segment {
+                    addr_lane: ldmatrix::address_lane(e.matrix, e.row) as u8,
+                    offset: (2 * e.col) as u8,
+                    len: 2,
+                });
+            }
+        }
+        Instruction::Ld(_) | Instruction::St(_) | Instruction::CpAsync(_) => {
+            let first = 4 * reg as u32;
+            out.push(Segment {
+                addr_lane: lane as u8,
+                offset: first as u8,
+                len: (ins.bytes_per_address() - first).min(4) as u8,
+            });
+        }
+    }
+    out
+}
+
+/// Validates `req` against shared memory of `smem` and returns its cost: what [`execute`] does
+/// before it moves any data, for callers that have no data (the counts programs).
+///
+/// # Errors
+/// Those of [`WarpRequest::validate`]: [`SimError::Misaligned`], [`SimError::OutOfRange`] (the
+/// whole access must fit; computed without wrapping), [`SimError::PartialLdmatrix`] (ldmatrix
+/// and stmatrix need all 32 lanes).
+pub fn check_request(
+    req: &WarpRequest,
+    smem: &SharedMemoryConfig,
+) -> Result<RequestCost, SimError> {
+    req.validate(smem)?;
+    Ok(req.cost())
+}
+
+/// Executes one warp instruction on `smem`.
+///
+/// Loads fill [`WarpStep::regs`]; stores write `smem` in lane order, then register order (PTX
+/// leaves undefined which of two lanes storing to one address wins; here the higher lane does).
+/// An mma touches no memory. Nothing is written when an error is returned.
+///
+/// # Errors
+/// Those of [`check_request`]; for an mma, a shape and type pair that [`super::mma`] does not
+/// model ([`MmaShape::check_dtype`]).
+pub fn execute(smem: &mut SharedMemory, op: &WarpOp) -> Result<WarpStep, SimError> {
+    match op {
+        WarpOp::Shared { request, data } if request.instruction.is_store() => {
+            store(smem, request, data)
+        }
+        WarpOp::Shared { request, .. } => load(smem, request),
+        WarpOp::Mma {
+            shape,
+            dtype,
+            a,
+            b,
+            c,
+        } => execute_mma(*shape, *dtype, a, b, c),
+    }
+}
+
+/// Lanes that hold registers: all 32 for ldmatrix/stmatrix, the active lanes otherwise.
+fn register_lanes(req: &WarpRequest) -> u32 {
+    if req.instruction.is_warp_collective() {
+        u32::MAX
+    } else {
+        req.active_mask
+    }
+}
+
+/// A load (any instruction that does not write shared memory), through a shared reference.
+pub(crate) fn load(smem: &SharedMemory, req: &WarpRequest) -> Result<WarpStep, SimError> {
+    let cost = check_request(req, &smem.config())?;
+    let ins = req.instruction;
+    let n = ins.regs_per_lane();
+    let lanes = register_lanes(req);
+    let mut regs = [[0u32; 4]; WARP_SIZE];
+    let mut m = lanes;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        for (reg, out) in regs[lane].iter_mut().enumerate().take(n) {
+            let mut v = 0u32;
+            let mut shift = 0u32;
+            for s in register_segments(ins, lane, reg).as_slice() {
+                let addr = req.lane_byte_offsets[s.addr_lane as usize] + s.offset as u32;
+                v |= smem
+                    .load_le(addr, s.len as usize)
+                    .checked_shl(shift)
+                    .unwrap_or(0);
+                shift += 8 * s.len as u32;
+            }
+            *out = v;
+        }
+    }
+    Ok(WarpStep {
+        request: Some(req.clone()),
+        cost,
+        regs,
+        regs_per_lane: n,
+        reg_lanes: lanes,
+        stored_lanes: 0,
+    })
+}
+
+fn store(
+    smem: &mut SharedMemory,
+    req: &WarpRequest,
+    data: &LaneRegs,
+) -> Result<WarpStep, SimError> {
+    let cost = check_request(req, &smem.config())?;
+    let ins = req.instruction;
+    let n = ins.regs_per_lane();
+    let mut m = register_lanes(req);
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        for (reg, &v) in data[lane].iter().enumerate().take(n) {
+            let mut shift = 0u32;
+            for s in register_segments(ins, lane, reg).as_slice() {
+                let addr = req.lane_byte_offsets[s.addr_lane as usize] + s.offset as u32;
+                smem.store_le(addr, s.len as usize, v.checked_shr(shift).unwrap_or(0));
+                shift += 8 * s.len as u32;
+            }
+        }
+    }
+    Ok(WarpStep {
+        request: Some(req.clone()),
+        cost,
+        regs: [[0; 4]; WARP_SIZE],
+        regs_per_lane: 0,
+        reg_lanes: 0,
+        stored_lanes: req.address_lanes(),
+    })
+}
+
+fn execute_mma(
+    shape: MmaShape,
+    dtype: MmaDtype,
+    a: &LaneRegs,
+    b: &LaneRegs,
+    c: &LaneRegs,
+) -> Result<WarpStep, SimError> {
+    shape.check_dtype(dtype)?;
+    let regs = MmaRegs {
+        a: *a,
+        b: b.map(|r| [r[0], r[1]]),
+        c: c.map(|r| r.map(f32::from_bits)),
+    };
+    let d = mma::execute(shape, dtype, &regs);
+    Ok(WarpStep {
+        request: None,
+        cost: RequestCost::default(),
+        regs: d.map(|r| r.map(f32::to_bits)),
+        regs_per_lane: shape.regs(Operand::C) as usize,
+        reg_lanes: u32::MAX,
+        stored_lanes: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+
+    /// 512 bytes where byte `a` holds `a % 256`: every loaded byte names its address.
+    fn byte_indexed() -> SharedMemory {
+        let mut m = SharedMemory::zeroed(512);
+        for (a, b) in m.bytes_mut().iter_mut().enumerate() {
+            *b = a as u8;
+        }
+        m
+    }
+
+    /// Little-endian word of the four bytes starting at `a` of [`byte_indexed`] memory.
+    fn word(a: u32) -> u32 {
+        u32::from_le_bytes([a as u8, (a + 1) as u8, (a + 2) as u8, (a + 3) as u8])
+    }
+
+    #[test]
+    fn ld_of_every_width_returns_zero_extended_little_endian_words() {
+        let mut m = byte_indexed();
+        // Hand-computed: lane 3 of each access.
+        let cases: [(AccessWidth, u32, [u32; 4]); 5] = [
+            (AccessWidth::U8, 1, [0x03, 0, 0, 0]),
+            (AccessWidth::U16, 2, [0x0706, 0, 0, 0]),
+            (AccessWidth::B32, 4, [0x0f0e_0d0c, 0, 0, 0]),
+            (AccessWidth::V2, 8, [0x1b1a_1918, 0x1f1e_1d1c, 0, 0]),
+            (
+                AccessWidth::V4,
+                16,
+                [0x3332_3130, 0x3736_3534, 0x3b3a_3938, 0x3f3e_3d3c],
+            ),
+        ];
+        for (w, stride, lane3) in cases {
+            let op = WarpOp::ld(w, std::array::from_fn(|l| stride * l as u32), u32::MAX);
+            let step = execute(&mut m, &op).unwrap();
+            assert_eq!(step.regs[3], lane3, "{w:?}");
+            assert_eq!(step.regs_per_lane, w.bytes().div_ceil(4) as usize);
+            for lane in 0..32u32 {
+                let a = stride * lane;
+                let want: [u32; 4] = std::array::from_fn(|r| {
+                    let r = r as u32;
+                    match w.bytes() {
+                        1 if r == 0 => a & 0xff,
+                        2 if r == 0 => (a & 0xff) | ((a + 1) & 0xff) << 8,
+                        n if 4 * r < n => word(a + 4 * r),
+                        _ => 0,
+                    }
+                });
+                assert_eq!(step.regs[lane as usize], want, "{w:?} lane {lane}");
+            }
+            assert!(step.writes().next().is_none());
+        }
+    }
+
+    #[test]
+    fn inactive_lanes_neither_load_nor_store() {
+        let mut m = byte_indexed();
+        let addrs = std::array::from_fn(|l| 4 * l as u32);
+        let step = execute(&mut m, &WarpOp::ld(AccessWidth::B32, addrs, 0b101)).unwrap();
+        assert_eq!(step.reg_lanes, 0b101);
+        assert_eq!((step.regs[0][0], step.regs[1][0]), (word(0), 0));
+        assert_eq!(step.regs[2][0], word(8));
+        let data = std::array::from_fn(|l| [0xaa00 + l as u32, 0, 0, 0]);
+        let step = execute(&mut m, &WarpOp::st(AccessWidth::U16, addrs, 0b10, data)).unwrap();
+        assert_eq!(step.writes().collect::<Vec<_>>(), vec![(1, 4..6)]);
+        assert_eq!(&m.bytes()[0..8], &[0, 1, 2, 3, 0x01, 0xaa, 6, 7]);
+    }
+
+    #[test]
+    fn stores_write_the_low_bytes_and_the_higher_lane_wins() {
+        let mut m = SharedMemory::zeroed(256);
+        // Lanes 0..32 all store to byte 8 (.u8); lane 31's value remains.
+        let data = std::array::from_fn(|l| [0x100 + l as u32, 0, 0, 0]);
+        execute(
+            &mut m,
+            &WarpOp::st(AccessWidth::U8, [8; 32], u32::MAX, data),
+        )
+        .unwrap();
+        assert_eq!(m.bytes()[8], 31);
+        assert_eq!(m.bytes()[9], 0);
+        // .v2: two little-endian words.
+        let data = std::array::from_fn(|l| [0x0403_0201 * (l as u32 + 1), 0x0807_0605, 0, 0]);
+        execute(&mut m, &WarpOp::st(AccessWidth::V2, [16; 32], 1, data)).unwrap();
+        assert_eq!(&m.bytes()[16..24], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    /// (row, col) of an element of an 8x8 matrix.
+    type Rc = (u32, u32);
+
+    /// PTX ISA §9.7.14.5.15, figure "ldmatrix fragment layout" (one 8x8 matrix of b16):
+    /// (lane, half) -> (row, col) for the plain and the `.trans` load.
+    const LDMATRIX_FIGURE: [(u32, u32, Rc, Rc); 6] = [
+        // lane, half, plain (row, col), .trans (row, col)
+        (0, 0, (0, 0), (0, 0)),
+        (0, 1, (0, 1), (1, 0)),
+        (1, 0, (0, 2), (2, 0)),
+        (5, 1, (1, 3), (3, 1)),
+        (30, 0, (7, 4), (4, 7)),
+        (31, 1, (7, 7), (7, 7)),
+    ];
+
+    /// Rows of matrix `m` at byte `512·m + 32·r` (16 b16 elements of pitch), reversed within each
+    /// matrix so that a wrong address lane shows.
+    fn matrix_rows(m: u32) -> u32 {
+        let (i, r) = (m / 8, m % 8);
+        512 * i + 32 * (7 - r)
+    }
+
+    #[test]
+    fn ldmatrix_follows_the_ptx_figure() {
+        let mut smem = SharedMemory::with_b16_indices(4096);
+        let addrs = std::array::from_fn(|l| matrix_rows(l as u32));
+        // Element (row r, col c) of matrix i holds b16 index (512 i + 32 (7 - r) + 2 c) / 2.
+        let elem = |i: u32, r: u32, c: u32| (512 * i + 32 * (7 - r) + 2 * c) / 2;
+        for num in [MatrixCount::X1, MatrixCount::X2, MatrixCount::X4] {
+            for trans in [false, true] {
+                let step = execute(&mut smem, &WarpOp::ldmatrix(num, trans, addrs)).unwrap();
+                assert_eq!(step.regs_per_lane, num.count());
+                assert_eq!(step.reg_lanes, u32::MAX);
+                for &(lane, half, plain, tr) in &LDMATRIX_FIGURE {
+                    let (r, c) = if trans { tr } else { plain };
+                    for i in 0..num.count() as u32 {
+                        let got = step.regs[lane as usize][i as usize] >> (16 * half) & 0xffff;
+                        assert_eq!(got, elem(i, r, c), "{num:?} trans {trans} lane {lane}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stmatrix_stores_rows_and_ldmatrix_reads_them_back() {
+        // x1: lane l sends (2l, 2l+1) in register 0. Plain: row r, col c = lane 4r + c/2, half
+        // c%2, i.e. value 8r + c (rows in order); .trans: value 8c + r (the transpose).
+        for trans in [false, true] {
+            let mut smem = SharedMemory::zeroed(1024);
+            let addrs: [u32; 32] = std::array::from_fn(|l| 64 * (l as u32 % 8) + 16);
+            let data =
+                std::array::from_fn(|l| [(2 * l as u32) | ((2 * l as u32 + 1) << 16), 0, 0, 0]);
+            let step = execute(
+                &mut smem,
+                &WarpOp::stmatrix(MatrixCount::X1, trans, addrs, data),
+            )
+            .unwrap();
+            assert_eq!(step.stored_lanes, 0xff);
+            assert_eq!(
+                step.writes().map(|(_, r)| r.start).collect::<Vec<_>>(),
+                (0..8).map(|r| 64 * r + 16).collect::<Vec<_>>()
+            );
+            for r in 0..8u32 {
+                for c in 0..8u32 {
+                    let got = smem.read_u16(64 * r + 16 + 2 * c).unwrap() as u32;
+                    let want = if trans { 8 * c + r } else { 8 * r + c };
+                    assert_eq!(got, want, "trans {trans} row {r} col {c}");
+                }
+            }
+            // Bytes outside the rows are untouched.
+            assert!(smem.bytes()[..16].iter().all(|&b| b == 0));
+        }
+        // x4 round trip with arbitrary data and scattered rows, both forms.
+        let mut s = 0x2545_f491_u32;
+        let data: LaneRegs = std::array::from_fn(|_| {
+            std::array::from_fn(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                s
+            })
+        });
+        let addrs = std::array::from_fn(|l| 16 * ((l as u32 * 7) % 32) + 1024);
+        for num in [MatrixCount::X1, MatrixCount::X2, MatrixCount::X4] {
+            for trans in [false, true] {
+                let mut smem = SharedMemory::zeroed(2048);
+                execute(&mut smem, &WarpOp::stmatrix(num, trans, addrs, data)).unwrap();
+                let back = execute(&mut smem, &WarpOp::ldmatrix(num, trans, addrs)).unwrap();
+                for (lane, sent) in data.iter().enumerate() {
+                    assert_eq!(
+                        back.regs[lane][..num.count()],
+                        sent[..num.count()],
+                        "{num:?} trans {trans} lane {lane}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cp_async_writes_source_bytes_and_costs_as_a_store() {
+        let mut smem = SharedMemory::zeroed(1024);
+        let src = std::array::from_fn(|l| std::array::from_fn(|w| (l * 4 + w) as u32));
+        let addrs = std::array::from_fn(|l| 16 * l as u32);
+        let step = execute(
+            &mut smem,
+            &WarpOp::cp_async(CpAsyncKind::Cg16, addrs, u32::MAX, src),
+        )
+        .unwrap();
+        assert_eq!(smem.read_u32(16 * 5 + 8).unwrap(), 22);
+        assert_eq!(
+            step.request.unwrap().instruction.sass(),
+            "LDGSTS.E.BYPASS.128"
+        );
+        // Same addresses for every lane: a 16-byte store costs 4 wavefronts (no packing), a
+        // 16-byte load 2.
+        let st = execute(
+            &mut smem,
+            &WarpOp::cp_async(CpAsyncKind::Ca16, [0; 32], u32::MAX, src),
+        )
+        .unwrap();
+        let ld = execute(&mut smem, &WarpOp::ld(AccessWidth::V4, [0; 32], u32::MAX)).unwrap();
+        assert_eq!((st.cost.wavefronts, ld.cost.wavefronts), (4, 2));
+        let ca4 = execute(
+            &mut smem,
+            &WarpOp::cp_async(CpAsyncKind::Ca4, addrs.map(|a| a / 4), 0b1, src),
+        )
+        .unwrap();
+        assert_eq!(ca4.writes().collect::<Vec<_>>(), vec![(0, 0..4)]);
+        assert_eq!(smem.read_u32(0).unwrap(), 0);
+    }
+
+    #[test]
+    fn stmatrix_costs_a_unit_per_matrix() {
+        let mut smem = SharedMemory::zeroed(4096);
+        let data = [[0; 4]; 32];
+        // Eight identical rows per matrix: one wavefront per matrix.
+        let step = execute(
+            &mut smem,
+            &WarpOp::stmatrix(MatrixCount::X4, false, [0; 32], data),
+        )
+        .unwrap();
+        assert_eq!((step.cost.wavefronts, step.cost.ideal), (4, 4));
+        // 128-byte row pitch: the 8 rows of a matrix share 4 banks, 8 wavefronts each.
+        let addrs = std::array::from_fn(|l| 128 * l as u32);
+        let step = execute(
+            &mut smem,
+            &WarpOp::stmatrix(MatrixCount::X2, true, addrs, data),
+        )
+        .unwrap();
+        assert_eq!((step.cost.wavefronts, step.cost.bank_conflicts()), (16, 14));
+    }
+
+    #[test]
+    fn bad_requests_are_errors_and_write_nothing() {
+        let mut smem = SharedMemory::zeroed(256);
+        let before = smem.clone();
+        let e = execute(
+            &mut smem,
+            &WarpOp::ld(AccessWidth::V4, std::array::from_fn(|l| 8 * l as u32), 0b11),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SimError::Misaligned {
+                    lane: 1,
+                    offset: 8,
+                    align: 16,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Lane 2's word ends past the 256 bytes.
+        let addrs = [
+            0, 4, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0,
+        ];
+        let data = [[7; 4]; 32];
+        let e = execute(
+            &mut smem,
+            &WarpOp::st(AccessWidth::B32, addrs, u32::MAX, data),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SimError::OutOfRange {
+                    lane: 2,
+                    offset: 256,
+                    end: 260,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // The largest aligned address: its end does not wrap.
+        let e = execute(
+            &mut smem,
+            &WarpOp::cp_async(CpAsyncKind::Ca16, [u32::MAX - 15; 32], 1, data),
+        )
+        .unwrap_err();
+        assert!(matches!(e, SimError::OutOfRange { lane: 0, .. }), "{e}");
+        for op in [
+            WarpOp::store(
+                WarpRequest {
+                    active_mask: 0xffff,
+                    ..WarpRequest::new(
+                        Instruction::Stmatrix {
+                            num: MatrixCount::X2,
+                            trans: false,
+                        },
+                        [0; 32],
+                    )
+                },
+                data,
+            ),
+            WarpOp::load(WarpRequest {
+                active_mask: 0x7fff_ffff,
+                ..WarpRequest::new(Instruction::LDSM_X4, [0; 32])
+            }),
+        ] {
+            let e = execute(&mut smem, &op).unwrap_err();
+            assert!(matches!(e, SimError::PartialLdmatrix { .. }), "{e}");
+        }
+        assert_eq!(smem, before);
+    }
+
+    #[test]
+    fn mma_computes_d_from_register_fragments() {
+        // Small integers: exact in f16 and f32. A (16x16) = i - j, B (16x8) = (i + 2j) % 5,
+        // C = 100 i + j; D computed here with ndarray's matrix product.
+        for (shape, dtype) in [
+            (MmaShape::M16N8K16, MmaDtype::F16),
+            (MmaShape::M16N8K16, MmaDtype::Bf16),
+            (MmaShape::M16N8K8, MmaDtype::F16),
+        ] {
+            let (m, n, k) = shape.mnk();
+            let (m, n, k) = (m as usize, n as usize, k as usize);
+            let a = Array2::from_shape_fn((m, k), |(i, j)| i as f32 - j as f32);
+            let b = Array2::from_shape_fn((k, n), |(i, j)| ((i + 2 * j) % 5) as f32);
+            let c = Array2::from_shape_fn((m, n), |(i, j)| (100 * i + j) as f32);
+            let want = a.dot(&b) + &c;
+            let p = mma::pack(shape, dtype, &a, &b, &c).unwrap();
+            let op = WarpOp::Mma {
+                shape,
+                dtype,
+                a: p.a,
+                b: p.b.map(|r| [r[0], r[1], 0, 0]),
+                c: p.c.map(|r| r.map(f32::to_bits)),
+            };
+            let mut smem = SharedMemory::zeroed(0);
+            let step = execute(&mut smem, &op).unwrap();
+            assert_eq!((step.regs_per_lane, step.request.is_none()), (4, true));
+            for lane in 0..32u32 {
+                for reg in 0..4 {
+                    let (i, j) = mma::fragment(shape, Operand::C, lane, reg, 0);
+                    let got = f32::from_bits(step.regs[lane as usize][reg as usize]);
+                    assert_eq!(got, want[[i as usize, j as usize]], "{shape:?} lane {lane}");
+                }
+            }
+        }
+        let op = WarpOp::Mma {
+            shape: MmaShape::M16N8K8,
+            dtype: MmaDtype::Bf16,
+            a: [[0; 4]; 32],
+            b: [[0; 4]; 32],
+            c: [[0; 4]; 32],
+        };
+        assert!(execute(&mut SharedMemory::zeroed(0), &op).is_err());
+    }
+
+    #[test]
+    fn register_segments_cover_each_access_once() {
+        // Every byte of every address lane's access belongs to exactly one (lane, reg) segment.
+        for ins in [
+            "ld.shared.u8",
+            "ld.shared.u16",
+            "ld.shared.b32",
+            "st.shared.v2.b32",
+            "ld.shared.v4.b32",
+            "ldmatrix.x1",
+            "ldmatrix.x2.trans",
+            "stmatrix.x4",
+            "stmatrix.x4.trans",
+            "cp.async.ca.shared.global.8",
+        ] {
+            let ins = Instruction::parse(ins).unwrap();
+            let w = ins.bytes_per_address() as usize;
+            let mut seen = vec![0u32; WARP_SIZE * w];
+            for lane in 0..WARP_SIZE {
+                for reg in 0..4 {
+                    for s in register_segments(ins, lane, reg).as_slice() {
+                        for b in 0..s.len as usize {
+                            seen[s.addr_lane as usize * w + s.offset as usize + b] += 1;
+                        }
+                    }
+                }
+            }
+            let lanes = ins.address_lanes();
+            for (i, &n) in seen.iter().enumerate() {
+                let want = lanes >> (i / w) & 1;
+                assert_eq!(n, want, "{ins} byte {i}");
+            }
+        }
+    }
+}
