@@ -48,7 +48,7 @@ impl Access {
     /// Parses a pattern name (see the module docs).
     ///
     /// # Errors
-    /// [`SimError::Invalid`] naming the value and listing [`ACCESS_NAMES`].
+    /// [`SimError::Unknown`] naming the value and listing [`ACCESS_NAMES`].
     pub fn parse(s: &str) -> Result<Access, SimError> {
         Ok(match s {
             "row" => Access::Row,
@@ -59,9 +59,11 @@ impl Access {
             "ldmatrix" | "ldsm" => Access::Ldmatrix { trans: false },
             "ldmatrix.trans" | "ldsm.trans" => Access::Ldmatrix { trans: true },
             _ => {
-                return Err(SimError::Invalid(format!(
-                    "unknown access '{s}'; allowed: {ACCESS_NAMES}"
-                )));
+                return Err(SimError::Unknown {
+                    what: "access",
+                    given: s.to_string(),
+                    allowed: ACCESS_NAMES,
+                });
             }
         })
     }
@@ -93,10 +95,10 @@ pub struct TileRequest {
 }
 
 fn scalar_width(elem_bytes: u32) -> Result<AccessWidth, SimError> {
-    AccessWidth::from_bytes(elem_bytes).ok_or_else(|| {
-        SimError::Invalid(format!(
-            "no scalar shared load of {elem_bytes} bytes; allowed element sizes: 1, 2, 4, 8"
-        ))
+    AccessWidth::from_bytes(elem_bytes).ok_or_else(|| SimError::NotAllowed {
+        param: "element size",
+        value: elem_bytes.into(),
+        allowed: "1, 2, 4, 8 bytes (the scalar ld.shared widths)".into(),
     })
 }
 
@@ -112,7 +114,7 @@ fn contiguous(l: &Layout, r: u32, c: u32, n: u32, along_row: bool) -> bool {
 /// Generates every request a warp issues to read the whole tile with `access`.
 ///
 /// # Errors
-/// [`SimError::Invalid`] when the pattern cannot read this tile: vector or ldmatrix reads whose
+/// [`SimError::AccessUnfit`] when the pattern cannot read this tile: vector or ldmatrix reads whose
 /// elements are not contiguous in memory under the layout, tile sizes that are not multiples of
 /// the vector or of 16 (ldmatrix), ldmatrix on elements that are not 2 bytes.
 pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError> {
@@ -174,14 +176,19 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
         Access::Vec { bytes } => {
             let w = AccessWidth::from_bytes(bytes)
                 .filter(|_| bytes >= 8)
-                .ok_or_else(|| {
-                    SimError::Invalid(format!("vector width {bytes} bytes; allowed: 8, 16"))
+                .ok_or_else(|| SimError::NotAllowed {
+                    param: "vector width",
+                    value: bytes.into(),
+                    allowed: "8, 16 bytes".into(),
                 })?;
             if bytes % l.elem_bytes != 0 || !(cols * l.elem_bytes).is_multiple_of(bytes) {
-                return Err(SimError::Invalid(format!(
-                    "vec{bytes} needs rows of a whole number of {bytes}-byte vectors; a row has {} bytes",
-                    cols * l.elem_bytes
-                )));
+                return Err(SimError::AccessUnfit {
+                    access: access.to_string(),
+                    reason: format!(
+                        "vec{bytes} needs rows of a whole number of {bytes}-byte vectors; a row has {} bytes",
+                        u64::from(cols) * u64::from(l.elem_bytes)
+                    ),
+                });
             }
             let per = bytes / l.elem_bytes;
             let vecs: Vec<(u32, u32)> = (0..rows)
@@ -189,10 +196,13 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
                 .collect();
             for &(r, c) in &vecs {
                 if !contiguous(l, r, c, per, true) {
-                    return Err(SimError::Invalid(format!(
-                        "vec{bytes} reads {per} consecutive elements of a row, but layout {l} does not store row {r}, columns {c}..{} contiguously; use a row-major layout (or a swizzle that keeps {bytes}-byte chunks)",
-                        c + per - 1
-                    )));
+                    return Err(SimError::AccessUnfit {
+                        access: access.to_string(),
+                        reason: format!(
+                            "vec{bytes} reads {per} consecutive elements of a row, but layout {l} does not store row {r}, columns {c}..{} contiguously; use a row-major layout (or a swizzle that keeps {bytes}-byte chunks)",
+                            c + per - 1
+                        ),
+                    });
                 }
             }
             for chunk in vecs.chunks(WARP_SIZE) {
@@ -205,10 +215,13 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
         }
         Access::Ldmatrix { trans } => {
             if l.elem_bytes != 2 {
-                return Err(SimError::Invalid(format!(
-                    "ldmatrix loads b16 elements; --dtype must be 2 bytes (f16/bf16), not {} bytes",
-                    l.elem_bytes
-                )));
+                return Err(SimError::AccessUnfit {
+                    access: access.to_string(),
+                    reason: format!(
+                        "ldmatrix loads b16 elements; --dtype must be 2 bytes (f16/bf16), not {} bytes",
+                        l.elem_bytes
+                    ),
+                });
             }
             // Stored matrix: rows are the contiguous direction.
             let along_row = l.order == Order::Row;
@@ -218,9 +231,12 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
                 (cols, rows)
             };
             if srows % 16 != 0 || scols % 16 != 0 {
-                return Err(SimError::Invalid(format!(
-                    "ldmatrix.x4 reads 16x16 blocks; the stored tile is {srows}x{scols}, which is not a multiple of 16 in both dimensions"
-                )));
+                return Err(SimError::AccessUnfit {
+                    access: access.to_string(),
+                    reason: format!(
+                        "ldmatrix.x4 reads 16x16 blocks; the stored tile is {srows}x{scols}, which is not a multiple of 16 in both dimensions"
+                    ),
+                });
             }
             // Map stored (row, col) to the logical tile coordinate.
             let logical = |sr: u32, sc: u32| if along_row { (sr, sc) } else { (sc, sr) };
@@ -238,9 +254,12 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
                         .collect();
                     for &(r, c) in &lanes {
                         if !contiguous(l, r, c, 8, along_row) {
-                            return Err(SimError::Invalid(format!(
-                                "ldmatrix reads 16-byte rows of 8 elements, but layout {l} does not keep the 8 elements from ({r},{c}) contiguous; use a swizzle with M >= 3 on 2-byte elements"
-                            )));
+                            return Err(SimError::AccessUnfit {
+                                access: access.to_string(),
+                                reason: format!(
+                                    "ldmatrix reads 16-byte rows of 8 elements, but layout {l} does not keep the 8 elements from ({r},{c}) contiguous; use a swizzle with M >= 3 on 2-byte elements"
+                                ),
+                            });
                         }
                     }
                     let label = format!("{ins} block ({br},{bc}) of the stored {srows}x{scols}");

@@ -68,7 +68,7 @@ impl Arch {
     /// Parses `sm_75`, `sm_80`, `sm_86`, `sm_89`, `sm_90` (also `75`, `9.0`, `sm90`).
     ///
     /// # Errors
-    /// [`SimError::Invalid`] naming the value and the allowed ones.
+    /// [`SimError::Unknown`] naming the value and the allowed ones.
     pub fn parse(s: &str) -> Result<Arch, SimError> {
         let t = s.trim().to_ascii_lowercase().replace(['_', '.'], "");
         let t = t.strip_prefix("sm").unwrap_or(&t);
@@ -79,9 +79,11 @@ impl Arch {
             "89" => Arch::Sm89,
             "90" | "90a" => Arch::Sm90,
             _ => {
-                return Err(SimError::Invalid(format!(
-                    "unknown architecture '{s}'; allowed: sm_75, sm_80, sm_86, sm_89, sm_90"
-                )));
+                return Err(SimError::Unknown {
+                    what: "architecture",
+                    given: s.to_string(),
+                    allowed: "sm_75, sm_80, sm_86, sm_89, sm_90",
+                });
             }
         })
     }

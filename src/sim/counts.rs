@@ -707,11 +707,9 @@ pub fn dynamic_counts(
     prog: &WarpProgram,
 ) -> Result<DynamicCounts, SimError> {
     t.check_problem(p)?;
-    let overflow = || {
-        SimError::Invalid(format!(
-            "--batch {} --heads {} --seq {}: the instruction counts of this problem do not fit in 64 bits; use a smaller problem",
-            p.batch, p.heads, p.seq
-        ))
+    let overflow = || SimError::Overflow {
+        problem: format!("--batch {} --heads {} --seq {}", p.batch, p.heads, p.seq),
+        quantity: "instruction counts",
     };
     // Σ over CTAs in u128 (B·H·(S/bm) CTAs, each at most S/bn trips: < 2^96), checked to u64 below.
     let bh = p.batch as u128 * p.heads as u128;

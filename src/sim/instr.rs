@@ -186,6 +186,62 @@ pub enum Instruction {
     CpAsync(CpAsyncKind),
 }
 
+/// Parses the qualifiers after `ldmatrix.` (or `stmatrix.`): `[sync.][aligned.][m8n8.]` one of
+/// `x1|x2|x4`, then `[.trans][.shared|.shared::cta][.b16]`, each at most once and in the PTX
+/// ISA's order (§9.7.14.5.15: `ldmatrix.sync.aligned.shape.num{.trans}{.ss}.type`). `name` is
+/// the whole instruction, for messages.
+///
+/// # Errors
+/// [`SimError::UnknownInstruction`] for a part that is no qualifier of these instructions;
+/// [`SimError::BadInstruction`] for a qualifier given twice (`ldmatrix.x4.trans.trans`), two
+/// counts (`ldmatrix.x2.x4`), qualifiers out of order or no count.
+pub fn parse_matrix_qualifiers(name: &str, rest: &str) -> Result<(MatrixCount, bool), SimError> {
+    const ORDER: &str = "PTX order is .sync.aligned.m8n8.{x1,x2,x4}[.trans][.shared].b16";
+    let bad = |reason: String| SimError::BadInstruction {
+        given: name.to_string(),
+        reason,
+    };
+    let mut num = None;
+    let mut trans = false;
+    // (rank in the PTX order, the part) of the last qualifier seen.
+    let mut last: Option<(u8, &str)> = None;
+    for part in rest.split('.') {
+        let rank = match part {
+            "sync" => 0,
+            "aligned" => 1,
+            "m8n8" => 2,
+            "x1" | "x2" | "x4" => 3,
+            "trans" => 4,
+            "shared" | "shared::cta" => 5,
+            "b16" => 6,
+            _ => return Err(SimError::UnknownInstruction(name.to_string())),
+        };
+        if let Some((r, prev)) = last {
+            if r == rank && rank == 3 {
+                return Err(bad(format!(
+                    "two matrix counts '.{prev}' and '.{part}'; give exactly one of .x1, .x2, .x4"
+                )));
+            }
+            if r == rank {
+                return Err(bad(format!("'.{part}' given twice")));
+            }
+            if r > rank {
+                return Err(bad(format!("'.{part}' after '.{prev}'; {ORDER}")));
+            }
+        }
+        last = Some((rank, part));
+        match part {
+            "x1" => num = Some(MatrixCount::X1),
+            "x2" => num = Some(MatrixCount::X2),
+            "x4" => num = Some(MatrixCount::X4),
+            "trans" => trans = true,
+            _ => {}
+        }
+    }
+    let num = num.ok_or_else(|| bad("no matrix count; give one of .x1, .x2, .x4".into()))?;
+    Ok((num, trans))
+}
+
 /// Every spelling [`Instruction::parse`] accepts, for error messages.
 pub const INSTRUCTION_NAMES: &str = "ld.shared.{u8,u16,b32,v2.b32,v4.b32}, st.shared.{u8,u16,b32,v2.b32,v4.b32}, ldmatrix.{x1,x2,x4}[.trans], stmatrix.{x1,x2,x4}[.trans], cp.async.ca.shared.global.{4,8,16}, cp.async.cg.shared.global.16 (also other PTX types of the same width, e.g. .s8, .f16, .f32, .b64, .v2.f32, .v2.b64, the state space .shared::cta, and the full ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16)";
 
@@ -205,7 +261,9 @@ impl Instruction {
     /// `ldmatrix.x2.trans` or the full `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`.
     ///
     /// # Errors
-    /// [`SimError::UnknownInstruction`] quoting the name and listing what is allowed.
+    /// [`SimError::UnknownInstruction`] quoting the name and listing what is allowed;
+    /// [`SimError::BadInstruction`] for known parts put together wrongly (see
+    /// [`parse_matrix_qualifiers`]).
     pub fn parse(name: &str) -> Result<Instruction, SimError> {
         let bad = || SimError::UnknownInstruction(name.to_string());
         let s = name.trim();
@@ -213,19 +271,7 @@ impl Instruction {
             let Some(rest) = s.strip_prefix(prefix) else {
                 continue;
             };
-            let mut num = None;
-            let mut trans = false;
-            for part in rest.split('.') {
-                match part {
-                    "x1" => num = Some(MatrixCount::X1),
-                    "x2" => num = Some(MatrixCount::X2),
-                    "x4" => num = Some(MatrixCount::X4),
-                    "trans" => trans = true,
-                    "sync" | "aligned" | "m8n8" | "shared" | "b16" | "shared::cta" => {}
-                    _ => return Err(bad()),
-                }
-            }
-            let num = num.ok_or_else(bad)?;
+            let (num, trans) = parse_matrix_qualifiers(name, rest)?;
             return Ok(if store {
                 Instruction::Stmatrix { num, trans }
             } else {
@@ -460,6 +506,43 @@ mod tests {
         ] {
             assert_eq!(Instruction::parse(s).unwrap().to_string(), s);
         }
+    }
+
+    /// Issue #16, kind 5: `ldmatrix.x2.x4` was read as x4, `.trans.trans` as `.trans`.
+    #[test]
+    fn rejects_repeated_or_misordered_qualifiers() {
+        for (s, why) in [
+            ("ldmatrix.x2.x4", "two matrix counts '.x2' and '.x4'"),
+            ("ldmatrix.x4.x4", "two matrix counts"),
+            ("ldmatrix.x4.trans.trans", "'.trans' given twice"),
+            ("ldmatrix.trans.x4", "'.x4' after '.trans'"),
+            (
+                "ldmatrix.sync.sync.aligned.m8n8.x4.shared.b16",
+                "'.sync' given twice",
+            ),
+            (
+                "ldmatrix.x4.shared.shared::cta",
+                "'.shared::cta' given twice",
+            ),
+            ("ldmatrix.trans", "no matrix count"),
+            ("ldmatrix.sync.aligned.m8n8.shared.b16", "no matrix count"),
+        ] {
+            match Instruction::parse(s) {
+                Err(e @ SimError::BadInstruction { .. }) => {
+                    let m = e.to_string();
+                    assert!(m.contains(&format!("'{s}'")) && m.contains(why), "{m}");
+                    assert!(m.contains("allowed: ld.shared."), "{m}");
+                }
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            Instruction::parse("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16").unwrap(),
+            Instruction::Ldmatrix {
+                num: MatrixCount::X2,
+                trans: false
+            }
+        );
     }
 
     #[test]

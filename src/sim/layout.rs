@@ -36,14 +36,20 @@ impl Swizzle {
     /// Validates and builds `Swizzle<B,M,S>`.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] unless `B <= S` (CuTe's `static_assert(abs(S) >= B)`) and `B+M+S <= 31`.
+    /// [`SimError::BadSwizzle`] unless `B <= S` (CuTe's `static_assert(abs(S) >= B)`) and
+    /// `B+M+S <= 31` (summed without overflow).
     pub fn new(bits: u32, base: u32, shift: u32) -> Result<Swizzle, SimError> {
-        if shift < bits || bits + base + shift > 31 {
-            return Err(SimError::Invalid(format!(
-                "Swizzle<{bits},{base},{shift}> is not allowed: need S >= B and B+M+S <= 31"
-            )));
+        let span = u64::from(bits) + u64::from(base) + u64::from(shift);
+        if shift < bits || span > 31 {
+            return Err(SimError::BadSwizzle { bits, base, shift });
         }
         Ok(Swizzle { bits, base, shift })
+    }
+
+    /// Size of the blocks the swizzle permutes within: `2^(B+M+S)` offsets (same unit as the
+    /// offsets it is applied to).
+    pub fn period(self) -> u64 {
+        1u64 << (self.bits + self.base + self.shift)
     }
 
     /// Applies the swizzle to an offset (same unit in and out).
@@ -100,101 +106,161 @@ impl Layout {
 
     /// Parses a layout string for an R×C tile of `elem_bytes`-byte elements.
     ///
+    /// The grammar is strict: parts `row`, `col`, `trans`, `pad:N`, `swizzle:B,M,S` joined with
+    /// `+`, each kind at most once (`pad:0+pad:8` is an error, not `pad:8`), numbers as plain
+    /// decimal digits. Surrounding spaces are ignored.
+    ///
     /// # Errors
-    /// [`SimError::BadLayout`] quoting the string and listing the allowed forms;
-    /// [`SimError::Invalid`] for zero-sized tiles or element sizes other than 1/2/4/8.
+    /// [`SimError::BadLayout`] quoting the string and listing the allowed forms (also for a
+    /// swizzle CuTe rejects, with [`SimError::BadSwizzle`]'s reason); [`SimError::NotAllowed`] for
+    /// zero-sized tiles or element sizes other than 1/2/4/8; [`SimError::LayoutTooLarge`] when
+    /// the footprint ([`Self::size_bytes`]) would not fit in 32 bits, so every byte offset of a
+    /// parsed layout is exact.
     pub fn parse(spec: &str, rows: u32, cols: u32, elem_bytes: u32) -> Result<Layout, SimError> {
-        if rows == 0 || cols == 0 {
-            return Err(SimError::Invalid(format!(
-                "tile {rows}x{cols} is empty; rows and columns must be at least 1"
-            )));
+        for (param, v) in [("tile rows", rows), ("tile columns", cols)] {
+            if v == 0 {
+                return Err(SimError::NotAllowed {
+                    param,
+                    value: 0,
+                    allowed: "at least 1".into(),
+                });
+            }
         }
         if ![1, 2, 4, 8].contains(&elem_bytes) {
-            return Err(SimError::Invalid(format!(
-                "element size {elem_bytes} bytes is not allowed; allowed: 1, 2, 4, 8"
-            )));
+            return Err(SimError::NotAllowed {
+                param: "element size",
+                value: elem_bytes.into(),
+                allowed: "1, 2, 4, 8 bytes".into(),
+            });
         }
         let bad = |reason: String| SimError::BadLayout {
             spec: spec.to_string(),
             reason,
         };
+        let number = |what: &str, a: &str| -> Result<u32, SimError> {
+            let a = a.trim();
+            if a.is_empty() || !a.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad(format!("{what} '{a}' is not a whole number")));
+            }
+            a.parse()
+                .map_err(|_| bad(format!("{what} '{a}' is larger than {}", u32::MAX)))
+        };
         let mut l = Layout::row_major(rows, cols, elem_bytes);
-        let mut order_set = false;
+        let (mut order_part, mut pad_part, mut swizzle_part) =
+            (None::<&str>, None::<&str>, None::<&str>);
         if spec.trim().is_empty() {
             return Err(bad("empty".into()));
         }
         for tok in spec.trim().split('+') {
             let tok = tok.trim();
             let (name, arg) = match tok.split_once(':') {
-                Some((n, a)) => (n, Some(a)),
+                Some((n, a)) => (n.trim(), Some(a)),
                 None => (tok, None),
             };
+            let twice = |kind: &str, first: &str| {
+                bad(format!("more than one {kind} ('{first}' and '{tok}')"))
+            };
             match (name, arg) {
-                ("row", None) | ("col", None) | ("trans", None) => {
-                    if order_set {
-                        return Err(bad("more than one of row/col/trans".into()));
+                ("", None) => return Err(bad("an empty part between '+'".into())),
+                ("row" | "col" | "trans", None) => {
+                    if let Some(first) = order_part {
+                        return Err(twice("of row/col/trans", first));
                     }
-                    order_set = true;
+                    order_part = Some(tok);
                     l.order = if name == "row" {
                         Order::Row
                     } else {
                         Order::Col
                     };
                 }
-                ("pad", Some(_)) if l.pad != 0 => {
-                    return Err(bad("more than one pad".into()));
-                }
-                ("swizzle", Some(_)) if l.swizzle.is_some() => {
-                    return Err(bad("more than one swizzle".into()));
+                ("row" | "col" | "trans", Some(_)) => {
+                    return Err(bad(format!("'{name}' takes no value, got '{tok}'")));
                 }
                 ("pad", Some(a)) => {
-                    l.pad = a
-                        .trim()
-                        .parse()
-                        .map_err(|_| bad(format!("pad '{a}' is not a whole number of elements")))?;
+                    if let Some(first) = pad_part {
+                        return Err(twice("pad", first));
+                    }
+                    pad_part = Some(tok);
+                    l.pad = number("pad", a)?;
                 }
                 ("swizzle", Some(a)) => {
-                    let v: Vec<u32> = a
-                        .split(',')
-                        .map(|x| x.trim().parse::<u32>())
-                        .collect::<Result<_, _>>()
-                        .map_err(|_| bad(format!("swizzle '{a}' must be three numbers B,M,S")))?;
-                    if v.len() != 3 {
+                    if let Some(first) = swizzle_part {
+                        return Err(twice("swizzle", first));
+                    }
+                    swizzle_part = Some(tok);
+                    let parts: Vec<&str> = a.split(',').collect();
+                    if parts.len() != 3 {
                         return Err(bad(format!("swizzle '{a}' must be three numbers B,M,S")));
                     }
+                    let v = parts
+                        .iter()
+                        .map(|p| number("swizzle number", p))
+                        .collect::<Result<Vec<u32>, _>>()?;
                     l.swizzle =
                         Some(Swizzle::new(v[0], v[1], v[2]).map_err(|e| bad(e.to_string()))?);
+                }
+                ("pad" | "swizzle", None) => {
+                    return Err(bad(format!(
+                        "'{name}' needs a value: pad:N or swizzle:B,M,S"
+                    )));
                 }
                 _ => return Err(bad(format!("unknown part '{tok}'"))),
             }
         }
+        if l.checked_size_bytes().is_none() {
+            return Err(SimError::LayoutTooLarge {
+                spec: spec.to_string(),
+                rows,
+                cols,
+                elem_bytes,
+            });
+        }
         Ok(l)
     }
 
-    /// Elements between consecutive rows (Row) or columns (Col), padding included.
+    /// The footprint in bytes ([`Self::size_bytes`]) computed without overflow: `None` when it
+    /// is 2^32 bytes or more (no 32-bit shared-memory address could reach it).
+    pub fn checked_size_bytes(&self) -> Option<u32> {
+        let (lines, len) = match self.order {
+            Order::Row => (self.rows, self.cols),
+            Order::Col => (self.cols, self.rows),
+        };
+        let pitch = u64::from(len) + u64::from(self.pad);
+        let n = u64::from(lines).checked_mul(pitch)?;
+        let n = match self.swizzle {
+            Some(s) => n.checked_next_multiple_of(s.period())?,
+            None => n,
+        };
+        u32::try_from(n.checked_mul(u64::from(self.elem_bytes))?).ok()
+    }
+
+    /// Elements between consecutive rows (Row) or columns (Col), padding included. Exact for a
+    /// parsed layout (its footprint fits in 32 bits); saturates at `u32::MAX` for a hand-built
+    /// one that does not.
     pub fn pitch(&self) -> u32 {
         match self.order {
-            Order::Row => self.cols + self.pad,
-            Order::Col => self.rows + self.pad,
+            Order::Row => self.cols.saturating_add(self.pad),
+            Order::Col => self.rows.saturating_add(self.pad),
         }
     }
 
-    /// Total footprint in bytes (largest byte offset + element size, swizzle included).
+    /// Total footprint in bytes: the rows (or columns) times the pitch, rounded up to whole
+    /// swizzle periods (a swizzle permutes offsets within aligned blocks of `2^(B+M+S)`
+    /// elements), times the element size. Every byte offset of the tile is below it.
+    ///
+    /// Exact for a parsed layout, which [`Self::parse`] checks fits in 32 bits; a hand-built
+    /// layout too large for that reports `u32::MAX` (never a small wrapped-around number).
     pub fn size_bytes(&self) -> u32 {
-        let n = match self.order {
-            Order::Row => self.rows * self.pitch(),
-            Order::Col => self.cols * self.pitch(),
-        };
-        // A swizzle permutes offsets within aligned blocks of 2^(B+M+S) elements.
-        let n = match self.swizzle {
-            Some(s) => n.next_multiple_of(1 << (s.bits + s.base + s.shift)),
-            None => n,
-        };
-        n * self.elem_bytes
+        self.checked_size_bytes().unwrap_or(u32::MAX)
     }
 
-    /// Element offset of `(row, col)` before the swizzle.
+    /// Element offset of `(row, col)` before the swizzle. `row < rows` and `col < cols`; then
+    /// the offset is below the footprint, which a parsed layout keeps inside 32 bits.
     pub fn linear_offset(&self, row: u32, col: u32) -> u32 {
+        debug_assert!(
+            row < self.rows && col < self.cols,
+            "({row},{col}) outside {self}"
+        );
         match self.order {
             Order::Row => row * self.pitch() + col,
             Order::Col => col * self.pitch() + row,
@@ -268,6 +334,181 @@ mod tests {
                 e.contains(&format!("'{s}'")) && e.contains("allowed"),
                 "{e}"
             );
+        }
+    }
+
+    /// Issue #16, kind 5: every part at most once, numbers as plain digits, no empty parts.
+    #[test]
+    fn loose_strings_are_errors() {
+        for (s, why) in [
+            ("pad:0+pad:8", "more than one pad ('pad:0' and 'pad:8')"),
+            ("pad:8+pad:8", "more than one pad"),
+            ("swizzle:3,3,3+swizzle:3,3,3", "more than one swizzle"),
+            ("row+trans", "more than one of row/col/trans"),
+            ("pad:+8", "pad ''"),
+            ("pad:-8", "'-8'"),
+            ("pad:8.0", "'8.0'"),
+            ("pad:", "''"),
+            ("pad", "needs a value"),
+            ("swizzle", "needs a value"),
+            ("row:1", "takes no value"),
+            ("row+", "empty part"),
+            ("+row", "empty part"),
+            ("swizzle:3,3,3,3", "three numbers"),
+            ("swizzle:3,,3", "''"),
+            ("pad:99999999999", "larger than 4294967295"),
+            (
+                "swizzle:4294967295,1,1",
+                "Swizzle<4294967295,1,1> is not allowed",
+            ),
+        ] {
+            match Layout::parse(s, 8, 8, 2) {
+                Err(e @ SimError::BadLayout { .. }) => {
+                    let m = e.to_string();
+                    assert!(m.contains(&format!("'{s}'")) && m.contains(why), "{s}: {m}");
+                }
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        // Spaces around parts are fine.
+        assert_eq!(
+            Layout::parse(" row + pad:8 ", 8, 8, 2).unwrap(),
+            Layout::parse("row+pad:8", 8, 8, 2).unwrap()
+        );
+    }
+
+    /// Issue #16, kind 1: the samples that wrapped around to a small footprint.
+    #[test]
+    fn footprints_beyond_32_bits_are_errors() {
+        // 32 rows of 64 + 4294967232 f32: 2^37 bytes, not 0.
+        let e = Layout::parse("pad:4294967232", 32, 64, 4).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SimError::LayoutTooLarge {
+                    rows: 32,
+                    cols: 64,
+                    elem_bytes: 4,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // Swizzle<10,10,11> permutes blocks of 2^31 f16 = 2^32 bytes.
+        let e = Layout::parse("swizzle:10,10,11", 16, 16, 2).unwrap_err();
+        assert!(matches!(e, SimError::LayoutTooLarge { .. }), "{e:?}");
+        assert!(e.to_string().contains("'swizzle:10,10,11'"), "{e}");
+        // One bit less: blocks of 2^30 f16 = 2^31 bytes fit.
+        let l = Layout::parse("swizzle:10,10,10", 16, 16, 2).unwrap();
+        assert_eq!(l.size_bytes(), 1 << 31);
+        // 65536 x 65536 u8 = 2^32 bytes: one byte too many.
+        assert!(Layout::parse("row", 65536, 65536, 1).is_err());
+        assert_eq!(
+            Layout::parse("row", 65536, 65535, 1).unwrap().size_bytes(),
+            65536 * 65535
+        );
+        // A hand-built layout never reports a wrapped-around size.
+        let mut h = Layout::row_major(32, 64, 4);
+        h.pad = u32::MAX - 63;
+        assert_eq!(h.checked_size_bytes(), None);
+        assert_eq!(h.size_bytes(), u32::MAX);
+    }
+
+    /// Reference byte offset in u128, straight from the definitions in the module docs.
+    fn reference_offset(l: &Layout, r: u32, c: u32) -> u128 {
+        let (r, c) = (u128::from(r), u128::from(c));
+        let (lines_len, pad) = (
+            u128::from(if l.order == Order::Row {
+                l.cols
+            } else {
+                l.rows
+            }),
+            u128::from(l.pad),
+        );
+        let mut o = match l.order {
+            Order::Row => r * (lines_len + pad) + c,
+            Order::Col => c * (lines_len + pad) + r,
+        };
+        if let Some(s) = l.swizzle {
+            let mask = (1u128 << s.bits) - 1;
+            o ^= ((o >> (s.base + s.shift)) & mask) << s.base;
+        }
+        o * u128::from(l.elem_bytes)
+    }
+
+    fn extreme() -> impl proptest::strategy::Strategy<Value = u32> {
+        use proptest::prelude::*;
+        prop_oneof![
+            1u32..=300,
+            Just(u32::MAX),
+            Just(u32::MAX - 1),
+            Just(1 << 31),
+            Just(65536),
+            Just(65535),
+            any::<u32>(),
+        ]
+    }
+
+    proptest::proptest! {
+        /// At the u32 limits: parsing never panics; a parsed layout's footprint is the exact
+        /// product (below 2^32) and every corner's byte offset equals the u128 reference and lies
+        /// inside it; an error is a footprint of 2^32 bytes or more (or a bad swizzle).
+        #[test]
+        fn layouts_at_the_limits_are_exact_or_errors(
+            rows in extreme(),
+            cols in extreme(),
+            eb in proptest::sample::select(vec![1u32, 2, 4, 8]),
+            pad in proptest::prop_oneof![proptest::strategy::Just(0u32), extreme()],
+            order in proptest::sample::select(vec!["row", "col"]),
+            sw in proptest::option::of((0u32..=12, 0u32..=12, 0u32..=12)),
+        ) {
+            let spec = match sw {
+                Some((b, m, s)) => format!("{order}+pad:{pad}+swizzle:{b},{m},{s}"),
+                None => format!("{order}+pad:{pad}"),
+            };
+            let (lines, len) = if order == "row" { (rows, cols) } else { (cols, rows) };
+            let mut want = u128::from(lines) * (u128::from(len) + u128::from(pad));
+            let mut sw_ok = true;
+            if let Some((b, m, s)) = sw {
+                sw_ok = s >= b && b + m + s <= 31;
+                let p = 1u128 << (b + m + s);
+                want = want.div_ceil(p) * p;
+            }
+            want *= u128::from(eb);
+            match Layout::parse(&spec, rows, cols, eb) {
+                Ok(l) => {
+                    proptest::prop_assert!(sw_ok);
+                    proptest::prop_assert_eq!(u128::from(l.size_bytes()), want);
+                    proptest::prop_assert!(want < 1 << 32);
+                    for (r, c) in [(0, 0), (rows - 1, 0), (0, cols - 1), (rows - 1, cols - 1), (rows / 2, cols / 3)] {
+                        let got = l.byte_offset(r, c);
+                        proptest::prop_assert_eq!(u128::from(got), reference_offset(&l, r, c));
+                        proptest::prop_assert!(got + eb <= l.size_bytes());
+                    }
+                }
+                Err(SimError::LayoutTooLarge { .. }) => proptest::prop_assert!(sw_ok && want >= 1 << 32),
+                Err(SimError::BadLayout { .. }) => proptest::prop_assert!(!sw_ok),
+                Err(e) => proptest::prop_assert!(false, "{spec}: {e}"),
+            }
+        }
+
+        /// Any string: an error or a layout, never a panic; accepted strings are exactly the
+        /// grammar's (re-parsing the canonical spelling gives the same layout).
+        #[test]
+        fn any_layout_string_parses_or_errors(s in "[a-z:+,0-9 ]{0,24}|(row|col|trans|pad:[0-9]{1,3}|swizzle:[0-9],[0-9],[0-9])(\\+(row|col|trans|pad:[0-9]{1,3}|swizzle:[0-9],[0-9],[0-9])){0,3}") {
+            if let Ok(l) = Layout::parse(&s, 32, 64, 2) {
+                let parts: Vec<&str> = s.split('+').map(str::trim).collect();
+                for kind in ["pad:", "swizzle:"] {
+                    proptest::prop_assert!(parts.iter().filter(|p| p.starts_with(kind)).count() <= 1, "{}", s);
+                }
+                proptest::prop_assert!(parts.iter().filter(|p| ["row", "col", "trans"].contains(p)).count() <= 1, "{}", s);
+                let mut canon = String::from(if l.order == Order::Row { "row" } else { "col" });
+                canon += &format!("+pad:{}", l.pad);
+                if let Some(sw) = l.swizzle {
+                    canon += &format!("+swizzle:{},{},{}", sw.bits, sw.base, sw.shift);
+                }
+                proptest::prop_assert_eq!(Layout::parse(&canon, 32, 64, 2).unwrap(), l);
+            }
         }
     }
 }

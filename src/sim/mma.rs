@@ -52,14 +52,16 @@ impl MmaShape {
     /// Parses `m16n8k16` or `m16n8k8`.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] naming the value and the allowed shapes.
+    /// [`SimError::Unknown`] naming the value and the allowed shapes.
     pub fn parse(s: &str) -> Result<MmaShape, SimError> {
         match s {
             "m16n8k16" => Ok(MmaShape::M16N8K16),
             "m16n8k8" => Ok(MmaShape::M16N8K8),
-            _ => Err(SimError::Invalid(format!(
-                "unknown mma shape '{s}'; allowed: m16n8k16, m16n8k8"
-            ))),
+            _ => Err(SimError::Unknown {
+                what: "mma shape",
+                given: s.to_string(),
+                allowed: "m16n8k16, m16n8k8",
+            }),
         }
     }
 
@@ -120,12 +122,13 @@ impl MmaShape {
     /// Checks the (shape, dtype) pair is one this model covers (m16n8k8 is f16 only).
     ///
     /// # Errors
-    /// [`SimError::Invalid`] for m16n8k8 with bf16.
+    /// [`SimError::Unsupported`] for m16n8k8 with bf16.
     pub fn check_dtype(self, dtype: MmaDtype) -> Result<(), SimError> {
         if self == MmaShape::M16N8K8 && dtype == MmaDtype::Bf16 {
-            return Err(SimError::Invalid(
-                "mma m16n8k8 is modelled for f16 only; allowed: --dtype f16 with m16n8k8, f16 or bf16 with m16n8k16".into(),
-            ));
+            return Err(SimError::Unsupported {
+                what: "mma m16n8k8 with --dtype bf16".into(),
+                allowed: "--dtype f16 with m16n8k8, f16 or bf16 with m16n8k16",
+            });
         }
         Ok(())
     }
@@ -135,14 +138,16 @@ impl MmaDtype {
     /// Parses `f16` or `bf16`.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] naming the value and the allowed types.
+    /// [`SimError::Unknown`] naming the value and the allowed types.
     pub fn parse(s: &str) -> Result<MmaDtype, SimError> {
         match s {
             "f16" => Ok(MmaDtype::F16),
             "bf16" => Ok(MmaDtype::Bf16),
-            _ => Err(SimError::Invalid(format!(
-                "unknown mma dtype '{s}'; allowed: f16, bf16"
-            ))),
+            _ => Err(SimError::Unknown {
+                what: "mma dtype",
+                given: s.to_string(),
+                allowed: "f16, bf16",
+            }),
         }
     }
 
@@ -200,15 +205,15 @@ pub struct MmaRegs {
     pub c: [[f32; 4]; 32],
 }
 
-fn check_dims(name: &str, m: &Array2<f32>, want: (u32, u32)) -> Result<(), SimError> {
+fn check_dims(name: &'static str, m: &Array2<f32>, want: (u32, u32)) -> Result<(), SimError> {
     if m.dim() != (want.0 as usize, want.1 as usize) {
-        return Err(SimError::Invalid(format!(
-            "operand {name} is {}x{}, expected {}x{}",
-            m.nrows(),
-            m.ncols(),
-            want.0,
-            want.1
-        )));
+        return Err(SimError::OperandShape {
+            operand: name,
+            rows: m.nrows(),
+            cols: m.ncols(),
+            want_rows: want.0,
+            want_cols: want.1,
+        });
     }
     Ok(())
 }
@@ -217,7 +222,8 @@ fn check_dims(name: &str, m: &Array2<f32>, want: (u32, u32)) -> Result<(), SimEr
 /// and B to `dtype`.
 ///
 /// # Errors
-/// [`SimError::Invalid`] if a matrix has the wrong shape or the dtype is not modelled for the shape.
+/// [`SimError::OperandShape`] if a matrix has the wrong shape, [`SimError::Unsupported`] if the
+/// dtype is not modelled for the shape.
 pub fn pack(
     shape: MmaShape,
     dtype: MmaDtype,

@@ -121,18 +121,23 @@ pub struct OccupancyReport {
 /// Computes the theoretical occupancy.
 ///
 /// # Errors
-/// [`SimError::Invalid`] when the block cannot launch at all: 0 or more than 1024 threads; more
-/// than 255 registers per thread or 0; more registers per block than the architecture has; more
-/// shared memory than its per-block limit. Each message names the value and the limit.
+/// [`SimError::NotAllowed`] when the block cannot launch at all: 0 or more than 1024 threads;
+/// more than 255 registers per thread or 0; more shared memory than the per-block limit;
+/// [`SimError::OverLimit`] for more registers per block than the architecture has. Each message
+/// names the value and the limit.
 pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     let l = inp.arch.limits();
     let arch = inp.arch;
     let t = inp.threads_per_block;
     if t == 0 || t > l.max_threads_per_block {
-        return Err(SimError::Invalid(format!(
-            "--threads {t} is not allowed on {arch}; allowed: 1..={} threads per block",
-            l.max_threads_per_block
-        )));
+        return Err(SimError::NotAllowed {
+            param: "--threads",
+            value: t.into(),
+            allowed: format!(
+                "1..={} threads per block on {arch}",
+                l.max_threads_per_block
+            ),
+        });
     }
     let warps = t.div_ceil(32);
     let by_warps = l.max_warps_per_sm / warps;
@@ -141,19 +146,29 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
         None => (None, None),
         Some(r) => {
             if r == 0 || r > l.max_regs_per_thread {
-                return Err(SimError::Invalid(format!(
-                    "--regs {r} is not allowed on {arch}; allowed: 1..={} registers per thread",
-                    l.max_regs_per_thread
-                )));
+                return Err(SimError::NotAllowed {
+                    param: "--regs",
+                    value: r.into(),
+                    allowed: format!(
+                        "1..={} registers per thread on {arch}",
+                        l.max_regs_per_thread
+                    ),
+                });
             }
             let per_warp = (r * 32).next_multiple_of(l.reg_alloc_unit);
             // The hardware check assumes every sub-partition allocates at once.
             let assumed = per_warp * warps.next_multiple_of(l.reg_sub_partitions);
             if assumed > l.max_regs_per_block {
-                return Err(SimError::Invalid(format!(
-                    "--regs {r} with --threads {t} needs {assumed} registers per block ({per_warp} per warp, warps rounded up to {}), over {arch}'s {} per block; use fewer registers or threads",
-                    l.reg_sub_partitions, l.max_regs_per_block
-                )));
+                return Err(SimError::OverLimit {
+                    what: format!("--regs {r} with --threads {t}"),
+                    needed: format!(
+                        "{assumed} registers per block ({per_warp} per warp, warps rounded up to {})",
+                        l.reg_sub_partitions
+                    ),
+                    limit: format!("{} per block", l.max_regs_per_block),
+                    arch: arch.to_string(),
+                    hint: "use fewer registers or threads",
+                });
             }
             let per_sub = (l.regs_per_sm / l.reg_sub_partitions) / per_warp;
             (Some(per_sub * l.reg_sub_partitions / warps), Some(per_warp))
@@ -161,12 +176,15 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     };
     let s = inp.smem_per_block_bytes;
     if s > l.smem_per_block_bytes {
-        return Err(SimError::Invalid(format!(
-            "--smem {s} bytes is over {arch}'s per-block limit of {} bytes ({} KB); allowed: 0..={}",
-            l.smem_per_block_bytes,
-            l.smem_per_block_bytes / 1024,
-            l.smem_per_block_bytes
-        )));
+        return Err(SimError::NotAllowed {
+            param: "--smem",
+            value: s.into(),
+            allowed: format!(
+                "0..={0} bytes ({arch}'s per-block limit of {0} bytes, {1} KB)",
+                l.smem_per_block_bytes,
+                l.smem_per_block_bytes / 1024
+            ),
+        });
     }
     let alloc = if s == 0 {
         0
@@ -216,12 +234,12 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
 /// shared memory), `0`.
 ///
 /// # Errors
-/// [`SimError::Invalid`] quoting the string and the accepted forms.
+/// [`SimError::Malformed`] quoting the string and the accepted forms.
 pub fn parse_bytes(s: &str) -> Result<u32, SimError> {
-    let bad = || {
-        SimError::Invalid(format!(
-            "bad size '{s}'; allowed: bytes (28672) or kilobytes of 1024 bytes (28K, 28KB, 28KiB)"
-        ))
+    let bad = || SimError::Malformed {
+        what: "size",
+        given: s.to_string(),
+        allowed: "bytes (28672) or kilobytes of 1024 bytes (28K, 28KB, 28KiB)",
     };
     let t = s.trim();
     let lower = t.to_ascii_lowercase();

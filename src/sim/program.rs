@@ -442,45 +442,38 @@ impl WarpGemm<'_> {
 // ---------------------------------------------------------------------------------------------
 // Validation helpers.
 
-fn check_multiple(flag: &str, v: u32, why: &str) -> Result<(), SimError> {
+fn check_multiple(flag: &'static str, v: u32, why: &str) -> Result<(), SimError> {
     if v == 0 || !v.is_multiple_of(16) {
-        return Err(SimError::Invalid(format!(
-            "{flag} {v} is not a positive multiple of 16 ({why}); allowed: 16, 32, 48, …"
-        )));
+        return Err(SimError::NotMultiple {
+            param: flag,
+            value: v.into(),
+            of: format!("16 ({why})"),
+            allowed: "16, 32, 48, …".into(),
+        });
     }
     Ok(())
 }
 
-fn divisors(n: u32) -> String {
-    (1..=n)
-        .filter(|d| n.is_multiple_of(*d))
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Checks that `warps` warps can share `slabs` slabs (named `slab`, e.g. `16-row`) of `what` evenly.
 fn check_share(warps: u32, slabs: u32, slab: &str, what: &str) -> Result<(), SimError> {
-    if warps > slabs {
-        return Err(SimError::Invalid(format!(
-            "--warps {warps} is more than the {slabs} {slab} slabs of {what}; allowed: {}",
-            divisors(slabs)
-        )));
-    }
-    if !slabs.is_multiple_of(warps) {
-        return Err(SimError::Invalid(format!(
-            "--warps {warps} does not divide the {slabs} {slab} slabs of {what} evenly; allowed: {}",
-            divisors(slabs)
-        )));
+    if warps > slabs || !slabs.is_multiple_of(warps) {
+        return Err(SimError::WarpSplit {
+            warps,
+            slabs,
+            slab: slab.to_string(),
+            what: what.to_string(),
+        });
     }
     Ok(())
 }
 
 fn check_warps(warps: u32) -> Result<(), SimError> {
     if warps == 0 || warps > 32 {
-        return Err(SimError::Invalid(format!(
-            "--warps {warps} is not allowed; allowed: 1..=32 (at most 1024 threads per block)"
-        )));
+        return Err(SimError::NotAllowed {
+            param: "--warps",
+            value: warps.into(),
+            allowed: "1..=32 (at most 1024 threads per block)".into(),
+        });
     }
     Ok(())
 }
@@ -497,61 +490,62 @@ fn place_tiles(
     // The unpadded bytes first: padding and alignment only add, and a huge tile must fail here,
     // before its layout is built row by row.
     let limit = arch.limits().smem_per_block_bytes;
-    let raw: u64 = shapes
-        .iter()
-        .map(|&(_, r, c)| r as u64 * c as u64 * ELEM_BYTES as u64)
-        .sum();
-    if raw > limit as u64 {
+    // u128: three tiles of up to (2^32)^2 two-byte elements each cannot overflow it.
+    let tile_bytes = |r: u32, c: u32| u128::from(r) * u128::from(c) * u128::from(ELEM_BYTES);
+    let raw: u128 = shapes.iter().map(|&(_, r, c)| tile_bytes(r, c)).sum();
+    if raw > u128::from(limit) {
         let parts = shapes
             .iter()
-            .map(|&(id, r, c)| {
-                format!(
-                    "{id} {r}x{c} = {} B",
-                    r as u64 * c as u64 * ELEM_BYTES as u64
-                )
-            })
+            .map(|&(id, r, c)| format!("{id} {r}x{c} = {} B", tile_bytes(r, c)))
             .collect::<Vec<_>>()
             .join(", ");
-        return Err(SimError::Invalid(format!(
-            "the tiling needs at least {raw} bytes of shared memory ({parts}) but {arch} allows at most {limit} bytes per block; use smaller tiles or another --arch"
-        )));
+        return Err(SimError::SharedMemory {
+            needed: raw,
+            lower_bound: true,
+            parts,
+            limit,
+            arch: arch.to_string(),
+        });
     }
-    let mut tiles = Vec::with_capacity(shapes.len());
-    let mut next = 0u32;
+    // Bytes in u64: a parsed layout is below 2^32 bytes and its swizzle period at most 2^32
+    // bytes, so a handful of tiles cannot overflow; bases become u32 only after the total is
+    // checked against the limit.
+    let mut placed = Vec::with_capacity(shapes.len());
+    let mut next = 0u64;
     for &(id, rows, cols) in shapes {
         let layout = Layout::parse(spec, rows, cols, ELEM_BYTES)?;
         check_row_chunks(spec, id, &layout)?;
         let align = match layout.swizzle {
-            Some(s) => TILE_ALIGN_BYTES.max((1 << (s.bits + s.base + s.shift)) * ELEM_BYTES),
-            None => TILE_ALIGN_BYTES,
+            Some(s) => u64::from(TILE_ALIGN_BYTES).max(s.period() * u64::from(ELEM_BYTES)),
+            None => u64::from(TILE_ALIGN_BYTES),
         };
         let base = next.next_multiple_of(align);
-        next = base + layout.size_bytes();
-        tiles.push(SmemTile {
-            id,
-            layout,
-            base_byte: base,
-        });
+        next = base + u64::from(layout.size_bytes());
+        placed.push((id, layout, base));
     }
-    if next > limit {
-        let parts = tiles
+    if next > u64::from(limit) {
+        let parts = placed
             .iter()
-            .map(|t| {
-                format!(
-                    "{} {}x{} = {} B",
-                    t.id,
-                    t.layout.rows,
-                    t.layout.cols,
-                    t.size_bytes()
-                )
-            })
+            .map(|(id, l, _)| format!("{id} {}x{} = {} B", l.rows, l.cols, l.size_bytes()))
             .collect::<Vec<_>>()
             .join(", ");
-        return Err(SimError::Invalid(format!(
-            "the tiling needs {next} bytes of shared memory ({parts}) but {arch} allows at most {limit} bytes per block; use smaller tiles or another --arch"
-        )));
+        return Err(SimError::SharedMemory {
+            needed: next.into(),
+            lower_bound: false,
+            parts,
+            limit,
+            arch: arch.to_string(),
+        });
     }
-    Ok((tiles, next))
+    let tiles = placed
+        .into_iter()
+        .map(|(id, layout, base)| SmemTile {
+            id,
+            layout,
+            base_byte: base as u32, // base < next <= limit
+        })
+        .collect();
+    Ok((tiles, next as u32))
 }
 
 fn check_row_chunks(spec: &str, id: TileId, l: &Layout) -> Result<(), SimError> {
@@ -560,12 +554,15 @@ fn check_row_chunks(spec: &str, id: TileId, l: &Layout) -> Result<(), SimError> 
             let a = l.byte_offset(r, c);
             let contiguous = (1..8).all(|j| l.byte_offset(r, c + j) == a + j * ELEM_BYTES);
             if !a.is_multiple_of(16) || !contiguous {
-                return Err(SimError::Invalid(format!(
-                    "layout '{spec}' breaks the 16-byte row chunk at row {r}, columns {c}..{} of tile {id} ({}x{} f16): ldmatrix reads 8 contiguous f16 at a 16-byte aligned address; allowed: row, pad:N with N a multiple of 8, swizzle:B,M,S with M >= 3",
-                    c + 7,
-                    l.rows,
-                    l.cols
-                )));
+                return Err(SimError::AccessUnfit {
+                    access: "ldmatrix".into(),
+                    reason: format!(
+                        "layout '{spec}' breaks the 16-byte row chunk at row {r}, columns {c}..{} of tile {id} ({}x{} f16): ldmatrix reads 8 contiguous f16 at a 16-byte aligned address; allowed: row, pad:N with N a multiple of 8, swizzle:B,M,S with M >= 3",
+                        c + 7,
+                        l.rows,
+                        l.cols
+                    ),
+                });
             }
         }
     }
@@ -613,14 +610,16 @@ impl Split {
     /// Parses `rows` or `cols`.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] naming the value and the allowed ones.
+    /// [`SimError::Unknown`] naming the value and the allowed ones.
     pub fn parse(s: &str) -> Result<Split, SimError> {
         match s {
             "rows" | "row" | "m" => Ok(Split::Rows),
             "cols" | "col" | "n" => Ok(Split::Cols),
-            _ => Err(SimError::Invalid(format!(
-                "unknown split '{s}'; allowed: rows, cols"
-            ))),
+            _ => Err(SimError::Unknown {
+                what: "split",
+                given: s.to_string(),
+                allowed: "rows, cols",
+            }),
         }
     }
 }
@@ -671,8 +670,9 @@ impl GemmTiling {
     /// Checks the tiling.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] if M, N or K is not a positive multiple of 16, `warps` is outside
-    /// 1..=32, or the warps cannot share the 16-wide slabs of the split dimension evenly.
+    /// [`SimError::NotMultiple`] if M, N or K is not a positive multiple of 16,
+    /// [`SimError::NotAllowed`] if `warps` is outside 1..=32, [`SimError::WarpSplit`] if the
+    /// warps cannot share the 16-wide slabs of the split dimension evenly.
     pub fn validate(&self) -> Result<(), SimError> {
         check_multiple(
             "--m",
@@ -789,14 +789,16 @@ impl FlashStyle {
     /// Parses `torch` or `triton`.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] naming the value and the allowed ones.
+    /// [`SimError::Unknown`] naming the value and the allowed ones.
     pub fn parse(s: &str) -> Result<FlashStyle, SimError> {
         match s {
             "torch" | "pytorch" | "fa2" => Ok(FlashStyle::Torch),
             "triton" => Ok(FlashStyle::Triton),
-            _ => Err(SimError::Invalid(format!(
-                "unknown style '{s}'; allowed: torch, triton"
-            ))),
+            _ => Err(SimError::Unknown {
+                what: "style",
+                given: s.to_string(),
+                allowed: "torch, triton",
+            }),
         }
     }
 
@@ -877,9 +879,10 @@ impl FlashTiling {
     /// Checks the tiling.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] if bm, bn or d is not a positive multiple of 16; `warps` is outside
-    /// 1..=32; the warps cannot share the 16-row slabs of bm (torch) or the 16-wide slabs of bn and
-    /// d (triton) evenly; triton with `causal` and bm not a multiple of bn.
+    /// [`SimError::NotMultiple`] if bm, bn or d is not a positive multiple of 16, or triton with
+    /// `causal` and bm not a multiple of bn; [`SimError::NotAllowed`] if `warps` is outside
+    /// 1..=32; [`SimError::WarpSplit`] if the warps cannot share the 16-row slabs of bm (torch) or
+    /// the 16-wide slabs of bn and d (triton) evenly.
     pub fn validate(&self) -> Result<(), SimError> {
         check_multiple("--bm", self.bm, "ldmatrix.x4 and mma take 16 rows of Q")?;
         check_multiple("--bn", self.bn, "ldmatrix.x4 loads 16 rows of K and V")?;
@@ -913,10 +916,15 @@ impl FlashTiling {
                     ),
                 )?;
                 if self.causal && !self.bm.is_multiple_of(self.bn) {
-                    return Err(SimError::Invalid(format!(
-                        "--bm {} is not a multiple of --bn {}: the triton style's on-band causal loop steps over the bm diagonal rows in bn blocks; allowed: bm = bn, 2·bn, …",
-                        self.bm, self.bn
-                    )));
+                    return Err(SimError::NotMultiple {
+                        param: "--bm",
+                        value: self.bm.into(),
+                        of: format!(
+                            "--bn {} (the triton style's on-band causal loop steps over the bm diagonal rows in bn blocks)",
+                            self.bn
+                        ),
+                        allowed: "bm = bn, 2·bn, …".into(),
+                    });
                 }
                 Ok(())
             }
@@ -926,21 +934,29 @@ impl FlashTiling {
     /// Checks a problem against the tiling.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] for zero batch or heads, or a sequence that is not a multiple of
-    /// both bm and bn.
+    /// [`SimError::NotAllowed`] for zero batch or heads, [`SimError::NotMultiple`] for a sequence
+    /// that is not a multiple of both bm and bn.
     pub fn check_problem(&self, p: &FlashProblem) -> Result<(), SimError> {
         if p.batch == 0 || p.heads == 0 {
-            return Err(SimError::Invalid(format!(
-                "--batch {} --heads {}: both must be at least 1",
-                p.batch, p.heads
-            )));
+            let (param, value) = if p.batch == 0 {
+                ("--batch", p.batch)
+            } else {
+                ("--heads", p.heads)
+            };
+            return Err(SimError::NotAllowed {
+                param,
+                value: value.into(),
+                allowed: "at least 1".into(),
+            });
         }
         let l = lcm(self.bm, self.bn);
         if p.seq == 0 || !p.seq.is_multiple_of(l) {
-            return Err(SimError::Invalid(format!(
-                "--seq {} is not a positive multiple of --bm {} and --bn {}; allowed: multiples of {l}",
-                p.seq, self.bm, self.bn
-            )));
+            return Err(SimError::NotMultiple {
+                param: "--seq",
+                value: p.seq.into(),
+                of: format!("--bm {} and --bn {}", self.bm, self.bn),
+                allowed: format!("multiples of {l}"),
+            });
         }
         Ok(())
     }

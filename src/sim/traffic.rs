@@ -96,14 +96,16 @@ impl LoopOrder {
     /// Parses `v1` or `v2`.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] naming the value and the allowed ones.
+    /// [`SimError::Unknown`] naming the value and the allowed ones.
     pub fn parse(s: &str) -> Result<LoopOrder, SimError> {
         match s {
             "v1" | "1" => Ok(LoopOrder::V1),
             "v2" | "2" => Ok(LoopOrder::V2),
-            _ => Err(SimError::Invalid(format!(
-                "unknown version '{s}'; allowed: v1, v2"
-            ))),
+            _ => Err(SimError::Unknown {
+                what: "version",
+                given: s.to_string(),
+                allowed: "v1, v2",
+            }),
         }
     }
 
@@ -162,9 +164,10 @@ impl TrafficProblem {
     /// Checks the problem.
     ///
     /// # Errors
-    /// [`SimError::Invalid`] for a zero size, a sequence that is not a multiple of the block, a
-    /// head dimension or block over [`MAX_DIM`], more than [`MAX_BLOCKS`] blocks per sequence
-    /// (the walk visits every pair of blocks), or element sizes other than 2 or 4 bytes.
+    /// [`SimError::NotAllowed`] for a zero size, a head dimension or block over [`MAX_DIM`], or
+    /// element sizes other than 2 or 4 bytes; [`SimError::NotMultiple`] for a sequence that is
+    /// not a multiple of the block; [`SimError::WalkTooLong`] for more than [`MAX_BLOCKS`] blocks
+    /// per sequence (the walk visits every pair of blocks).
     pub fn validate(&self) -> Result<(), SimError> {
         for (flag, v) in [
             ("--batch", self.batch),
@@ -174,39 +177,49 @@ impl TrafficProblem {
             ("--block", self.block),
         ] {
             if v == 0 {
-                return Err(SimError::Invalid(format!(
-                    "{flag} 0 is not allowed; it must be at least 1"
-                )));
+                return Err(SimError::NotAllowed {
+                    param: flag,
+                    value: 0,
+                    allowed: "at least 1".into(),
+                });
             }
         }
         if !self.seq.is_multiple_of(self.block) {
-            return Err(SimError::Invalid(format!(
-                "--seq {} is not a multiple of --block {}; allowed: a block that divides the sequence",
-                self.seq, self.block
-            )));
+            return Err(SimError::NotMultiple {
+                param: "--seq",
+                value: self.seq.into(),
+                of: format!("--block {}", self.block),
+                allowed: "a block that divides the sequence".into(),
+            });
         }
         for (flag, v) in [("--head-dim", self.head_dim), ("--block", self.block)] {
             if v > MAX_DIM {
-                return Err(SimError::Invalid(format!(
-                    "{flag} {v} is too large; allowed: 1..={MAX_DIM}"
-                )));
+                return Err(SimError::NotAllowed {
+                    param: flag,
+                    value: v.into(),
+                    allowed: format!("1..={MAX_DIM}"),
+                });
             }
         }
         let nb = self.seq / self.block;
         if nb > MAX_BLOCKS {
-            return Err(SimError::Invalid(format!(
-                "--seq {} / --block {} = {nb} blocks per sequence; the loop walk allows at most {MAX_BLOCKS} (use a larger --block or a shorter --seq)",
-                self.seq, self.block
-            )));
+            return Err(SimError::WalkTooLong {
+                what: format!("--seq {} / --block {}", self.seq, self.block),
+                value: nb.into(),
+                unit: "blocks per sequence",
+                max: MAX_BLOCKS.into(),
+            });
         }
         for (flag, v) in [
             ("--elem-bytes", self.elem_bytes),
             ("stat bytes", self.stat_bytes),
         ] {
             if v != 2 && v != 4 {
-                return Err(SimError::Invalid(format!(
-                    "{flag} {v} is not allowed; allowed: 2 (fp16/bf16), 4 (fp32)"
-                )));
+                return Err(SimError::NotAllowed {
+                    param: flag,
+                    value: v.into(),
+                    allowed: "2 (fp16/bf16), 4 (fp32)".into(),
+                });
             }
         }
         Ok(())
@@ -304,11 +317,9 @@ pub fn simulate(
     }
     // Per (batch, head) the sums stay below 2^64 under the validate limits; scaled by B·N_h
     // they may not.
-    let overflow = || {
-        SimError::Invalid(format!(
-            "--batch {} --heads {} --seq {}: the byte counts of this problem do not fit in 64 bits; use a smaller problem",
-            p.batch, p.heads, p.seq
-        ))
+    let overflow = || SimError::Overflow {
+        problem: format!("--batch {} --heads {} --seq {}", p.batch, p.heads, p.seq),
+        quantity: "byte counts",
     };
     let mul = |x: u64| x.checked_mul(bh).ok_or_else(overflow);
     let mut tensors = Vec::with_capacity(5);
