@@ -7,7 +7,8 @@
 //! * [`sass`]: counting SASS mnemonics in `cuobjdump -sass` output;
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
 //! * [`fuzz`]: random warp requests for `verify --fuzz N`;
-//! * [`gemm`]: the tiled GEMM lesson kernel specialised to a simulator tiling.
+//! * [`gemm`]: the tiled GEMM lesson kernel specialised to a simulator tiling;
+//! * [`source_view`]: per-PTX-line counters from Nsight Compute's source page.
 //!
 //! Kernels (`kernels/*.cu`) are compiled into the binary with `include_str!` and built by NVRTC
 //! for the device's own architecture.
@@ -18,6 +19,7 @@ pub mod fuzz;
 pub mod gemm;
 pub mod ncu;
 pub mod sass;
+pub mod source_view;
 
 /// `kernels/smem_probe.cu`: one warp, one shared-memory instruction.
 pub const SMEM_PROBE_CU: &str = include_str!("../../kernels/smem_probe.cu");
