@@ -248,13 +248,13 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         let st = &l.steps[si];
         let mut results = BTreeMap::new();
         for (lj, spec) in l.layouts.iter().enumerate() {
-            if let Some(rep) = run_step(l, si, lj)?.report {
+            if let Some(cost) = run_step(l, si, lj)?.cost {
                 results.insert(
                     spec.clone(),
                     StepResult {
-                        wavefronts: rep.wavefront_count(),
-                        conflicts: rep.bank_conflicts(),
-                        ideal: rep.ideal(),
+                        wavefronts: cost.wavefronts,
+                        conflicts: cost.bank_conflicts(),
+                        ideal: cost.ideal,
                     },
                 );
             }

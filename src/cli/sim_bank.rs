@@ -13,10 +13,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 use tilelab::sim::access::{self, Access, TileRequest};
-use tilelab::sim::bank::{
-    NUM_BANKS, RequestReport, SharedMemoryConfig, bank_of, schedule, simulate,
-};
+use tilelab::sim::bank::{NUM_BANKS, RequestReport, SharedMemoryConfig, bank_of, schedule};
+use tilelab::sim::exec::check_request;
 use tilelab::sim::layout::Layout;
+use tilelab::sim::stats::AccessStats;
 
 use super::out;
 
@@ -145,22 +145,23 @@ fn analyse(
         );
     }
     let reqs = access::requests(access, &layout)?;
-    for t in &reqs {
-        // Misaligned or out-of-range addresses are errors, as on the GPU.
-        simulate(&t.request, &smem)
-            .with_context(|| format!("{} under layout '{spec}'", t.label))?;
-    }
+    // Misaligned or out-of-range addresses are errors, as on the GPU.
+    let costs = reqs
+        .iter()
+        .map(|t| {
+            check_request(&t.request, &smem)
+                .with_context(|| format!("{} under layout '{spec}'", t.label))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     if shown >= reqs.len() {
         anyhow::bail!(
             "--request {shown} is out of range; this tiling has requests 0..={}",
             reqs.len() - 1
         );
     }
-    let reports: Vec<RequestReport> = reqs.iter().map(|t| schedule(&t.request)).collect();
-    let wf: u64 = reports.iter().map(|r| r.wavefront_count() as u64).sum();
-    let ideal: u64 = reports.iter().map(|r| r.ideal() as u64).sum();
-    let conf: u64 = reports.iter().map(|r| r.bank_conflicts() as u64).sum();
-    let (t, r) = (&reqs[shown], &reports[shown]);
+    let stats: AccessStats = costs.iter().copied().sum();
+    let t = &reqs[shown];
+    let r = &schedule(&t.request);
     let lanes = (0..32)
         .filter_map(|lane| {
             let (row, col) = t.elems[lane]?;
@@ -199,16 +200,12 @@ fn analyse(
         instruction: ins.to_string(),
         sass: ins.sass().to_string(),
         requests: reqs.len(),
-        wavefronts: wf,
-        ideal,
-        bank_conflicts: conf,
-        conflict_rate: if wf == 0 {
-            0.0
-        } else {
-            conf as f64 / wf as f64
-        },
-        avg_wavefronts_per_request: wf as f64 / reqs.len() as f64,
-        wavefronts_per_request: reports.iter().map(|r| r.wavefront_count()).collect(),
+        wavefronts: stats.wavefronts,
+        ideal: stats.ideal,
+        bank_conflicts: stats.conflicts,
+        conflict_rate: stats.conflict_rate(),
+        avg_wavefronts_per_request: stats.wavefronts_per_request(),
+        wavefronts_per_request: costs.iter().map(|c| c.wavefronts).collect(),
         shown: Shown {
             request: shown,
             label: t.label.clone(),

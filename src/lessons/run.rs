@@ -1,9 +1,10 @@
 //! Running lesson steps on the simulator, and checking a lesson's expected numbers.
 //!
-//! [`run_step`] turns step `i` under layout `j` into the [`WarpRequest`] the warp issues, asks
-//! [`crate::sim::bank::simulate`] for its [`RequestReport`], and lists which element every lane
-//! holds in every register afterwards (from [`crate::sim::ldmatrix::fragment`] and
-//! [`crate::sim::mma::fragment`]). Nothing here computes wavefronts itself.
+//! [`run_step`] turns step `i` under layout `j` into the [`WarpRequest`] the warp issues, runs it
+//! through the warp executor ([`crate::sim::exec::execute`]: validation and cost), and lists
+//! which element every lane holds in every register afterwards, from the executor's own table
+//! of register bytes ([`crate::sim::exec::register_segments`]) and, for mma steps,
+//! [`crate::sim::mma::fragment`]. Nothing here computes wavefronts or fragments itself.
 //!
 //! [`check_lesson`] runs every check a lesson file states and returns one [`Check`] per
 //! expected number, so tests and `tilelab lessons check` report the same things.
@@ -12,15 +13,14 @@ use std::collections::BTreeMap;
 
 use super::hooks::{self, ModelAnswer};
 use super::{Access, Feed, Lesson, LessonError, Spot, StepOp, Tile};
-use crate::sim::bank::{RequestReport, SharedMemoryConfig, WARP_SIZE, WarpRequest, simulate};
+use crate::sim::arch::Arch;
+use crate::sim::bank::{RequestCost, RequestReport, WARP_SIZE, WarpRequest, schedule};
+use crate::sim::exec::{self, WarpOp};
 use crate::sim::instr::Instruction;
 use crate::sim::layout::Layout;
-use crate::sim::ldmatrix;
 use crate::sim::mma::{self, MmaShape, Operand};
-
-/// Tiles start at multiples of this many bytes (keeps every `Swizzle<B,M,S>` atom used here
-/// aligned and every tile starting in bank 0).
-pub const TILE_ALIGN_BYTES: u32 = 1024;
+use crate::sim::placement;
+use crate::sim::smem::SharedMemory;
 
 /// Where one tile sits under one layout choice.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,11 +33,16 @@ pub struct PlacedTile {
     pub base: u32,
 }
 
+/// The architecture lessons model: sm_90 (the H200 the lessons' numbers were measured on).
+pub const LESSON_ARCH: Arch = Arch::Sm90;
+
 /// Places every tile of `lesson` under layout choice `layout` (index into
-/// [`Lesson::layouts`]), one after another at [`TILE_ALIGN_BYTES`] boundaries.
+/// [`Lesson::layouts`]) by `sim`'s one placement rule ([`crate::sim::placement`]), on
+/// [`LESSON_ARCH`].
 ///
 /// # Errors
-/// A layout that does not parse for a tile (the loader rejects such lessons).
+/// A layout that does not parse for a tile, or tiles over sm_90's shared memory (the loader
+/// rejects such lessons).
 pub fn place_tiles(lesson: &Lesson, layout: usize) -> Result<Vec<PlacedTile>, LessonError> {
     let choice = lesson
         .layouts
@@ -50,8 +55,7 @@ pub fn place_tiles(lesson: &Lesson, layout: usize) -> Result<Vec<PlacedTile>, Le
                 lesson.layouts.len()
             ),
         })?;
-    let mut base = 0u32;
-    let mut out = Vec::new();
+    let mut tiles = Vec::with_capacity(lesson.tiles.len());
     for (i, t) in lesson.tiles.iter().enumerate() {
         let spec = t.fixed_layout.clone().unwrap_or_else(|| choice.clone());
         let layout = Layout::parse(&spec, t.rows, t.cols, t.elem_bytes).map_err(|e| {
@@ -61,10 +65,24 @@ pub fn place_tiles(lesson: &Lesson, layout: usize) -> Result<Vec<PlacedTile>, Le
                 message: e.to_string(),
             }
         })?;
-        out.push(PlacedTile { spec, layout, base });
-        base = (base + layout.size_bytes()).next_multiple_of(TILE_ALIGN_BYTES);
+        tiles.push((spec, layout));
     }
-    Ok(out)
+    let named: Vec<(&str, Layout)> = lesson
+        .tiles
+        .iter()
+        .zip(&tiles)
+        .map(|(t, (_, l))| (t.name.as_str(), *l))
+        .collect();
+    let placed = placement::place_tiles(&named, LESSON_ARCH).map_err(|e| LessonError::Invalid {
+        file: lesson.source.clone(),
+        field: "tiles".into(),
+        message: format!("under layout '{choice}': {e}"),
+    })?;
+    Ok(tiles
+        .into_iter()
+        .zip(placed.bases)
+        .map(|((spec, layout), base)| PlacedTile { spec, layout, base })
+        .collect())
 }
 
 /// What register part holds: an element of a tile or of an mma operand.
@@ -107,7 +125,9 @@ pub struct StepRun {
     pub coords: [Option<(u32, u32)>; WARP_SIZE],
     /// The request the warp issues (shared-memory steps).
     pub request: Option<WarpRequest>,
-    /// The simulator's report for it.
+    /// Its wavefronts and ideal count, from the warp executor ([`exec::execute`]).
+    pub cost: Option<RequestCost>,
+    /// Its per-wavefront detail ([`crate::sim::bank::schedule`]), for display.
     pub report: Option<RequestReport>,
     /// Register contents after the step.
     pub regs: Vec<RegElem>,
@@ -177,6 +197,7 @@ pub fn run_step(lesson: &Lesson, step: usize, layout: usize) -> Result<StepRun, 
                 tile: None,
                 coords: [None; WARP_SIZE],
                 request: None,
+                cost: None,
                 report: None,
                 regs,
             })
@@ -245,77 +266,66 @@ fn run_shared(
                 format!("lane {lane} gives no address but {ins} needs one"),
             ));
         };
-        if r >= t.rows || c + n > t.cols {
+        if r >= t.rows || c.checked_add(n).is_none_or(|end| end > t.cols) {
             return Err(invalid(
                 lesson,
                 step,
                 &spec,
                 format!(
                     "lane {lane} reads elements ({r}, {c}..{}) outside tile '{}' of {}x{}",
-                    c + n,
+                    c.saturating_add(n),
                     t.name,
                     t.rows,
                     t.cols
                 ),
             ));
         }
-        let b = placed.layout.byte_offset(r, c);
-        for k in 1..n {
-            if placed.layout.byte_offset(r, c + k) != b + k * eb {
-                return Err(invalid(
-                    lesson,
-                    step,
-                    &spec,
-                    format!(
-                        "lane {lane}'s {width}-byte access at ({r}, {c}) covers elements that are not contiguous in this layout; pick an access along the stored rows"
-                    ),
-                ));
-            }
+        if !placed.layout.is_contiguous(r, c, n, true) {
+            return Err(invalid(
+                lesson,
+                step,
+                &spec,
+                format!(
+                    "lane {lane}'s {width}-byte access at ({r}, {c}) covers elements that are not contiguous in this layout; pick an access along the stored rows"
+                ),
+            ));
         }
-        offs[lane] = placed.base + b;
+        offs[lane] = placed.base + placed.layout.byte_offset(r, c);
     }
+    // Execute it: the data a lesson moves does not matter (zeros), its cost and where each
+    // register's bytes come from do.
     let req = WarpRequest::new(ins, offs);
-    let report = simulate(&req, &SharedMemoryConfig::default())
-        .map_err(|e| invalid(lesson, step, &spec, e.to_string()))?;
+    let mut smem = SharedMemory::for_arch(LESSON_ARCH);
+    let op = WarpOp::Shared {
+        request: req.clone(),
+        data: [[0; 4]; WARP_SIZE],
+    };
+    let done =
+        exec::execute(&mut smem, &op).map_err(|e| invalid(lesson, step, &spec, e.to_string()))?;
     let holder = Holder::Tile(tile_index);
     let mut regs = Vec::new();
-    match ins {
-        Instruction::Ldmatrix { num, trans } => {
-            for lane in 0..WARP_SIZE as u32 {
-                for reg in 0..num.count() as u32 {
-                    for half in 0..2 {
-                        let e = ldmatrix::fragment(trans, lane, reg, half);
-                        let al = ldmatrix::address_lane(e.matrix, e.row) as usize;
-                        if let Some((r, c)) = coords[al] {
+    let reg_lanes = exec::register_lanes(&req);
+    for lane in (0..WARP_SIZE).filter(|&l| reg_lanes >> l & 1 == 1) {
+        for reg in 0..ins.regs_per_lane() {
+            // Byte position inside the register of the segment's first byte.
+            let mut at = 0u32;
+            for seg in exec::register_segments(ins, lane, reg).as_slice() {
+                if let Some((r, c)) = coords[seg.addr_lane as usize] {
+                    for j in 0..seg.len as u32 {
+                        let off = seg.offset as u32 + j;
+                        if off.is_multiple_of(eb) {
                             regs.push(RegElem {
-                                lane,
-                                reg,
-                                half,
+                                lane: lane as u32,
+                                reg: reg as u32,
+                                half: if eb >= 4 { 0 } else { (at + j) / eb },
                                 holder,
                                 row: r,
-                                col: c + e.col,
+                                col: c + off / eb,
                             });
                         }
                     }
                 }
-            }
-        }
-        _ => {
-            for lane in 0..WARP_SIZE as u32 {
-                let Some((r, c)) = coords[lane as usize] else {
-                    continue;
-                };
-                for k in 0..n {
-                    let byte = k * eb;
-                    regs.push(RegElem {
-                        lane,
-                        reg: byte / 4,
-                        half: if eb >= 4 { 0 } else { (byte % 4) / eb },
-                        holder,
-                        row: r,
-                        col: c + k,
-                    });
-                }
+                at += seg.len as u32;
             }
         }
     }
@@ -324,8 +334,9 @@ fn run_shared(
         layout,
         tile: Some(placed),
         coords,
+        cost: Some(done.cost),
+        report: Some(schedule(&req)),
         request: Some(req),
-        report: Some(report),
         regs,
     })
 }
@@ -451,8 +462,8 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                     continue;
                 }
             };
-            if let (Some(e), Some(rep)) = (step.expect.get(spec), &run.report) {
-                let got = (rep.wavefront_count(), rep.bank_conflicts());
+            if let (Some(e), Some(cost)) = (step.expect.get(spec), run.cost) {
+                let got = (cost.wavefronts, cost.bank_conflicts());
                 push(
                     &mut out,
                     format!(
@@ -485,7 +496,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                                 .map(|i| i.to_string())
                                 .unwrap_or_default();
                         let same_addr = req.lane_byte_offsets.as_slice() == rec.lane_byte_offsets;
-                        let wf = run.report.as_ref().map(|r| r.wavefront_count());
+                        let wf = run.cost.map(|c| c.wavefronts);
                         push(
                             &mut out,
                             what,

@@ -102,15 +102,6 @@ fn scalar_width(elem_bytes: u32) -> Result<AccessWidth, SimError> {
     })
 }
 
-/// Checks that `n` elements starting at (r, c) along the storage direction are contiguous.
-fn contiguous(l: &Layout, r: u32, c: u32, n: u32, along_row: bool) -> bool {
-    let base = l.byte_offset(r, c);
-    (1..n).all(|j| {
-        let (rr, cc) = if along_row { (r, c + j) } else { (r + j, c) };
-        l.byte_offset(rr, cc) == base + j * l.elem_bytes
-    })
-}
-
 /// Generates every request a warp issues to read the whole tile with `access`.
 ///
 /// # Errors
@@ -195,7 +186,7 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
                 .flat_map(|r| (0..cols).step_by(per as usize).map(move |c| (r, c)))
                 .collect();
             for &(r, c) in &vecs {
-                if !contiguous(l, r, c, per, true) {
+                if !l.is_contiguous(r, c, per, true) {
                     return Err(SimError::AccessUnfit {
                         access: access.to_string(),
                         reason: format!(
@@ -253,7 +244,7 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
                         })
                         .collect();
                     for &(r, c) in &lanes {
-                        if !contiguous(l, r, c, 8, along_row) {
+                        if !l.is_contiguous(r, c, 8, along_row) {
                             return Err(SimError::AccessUnfit {
                                 access: access.to_string(),
                                 reason: format!(
@@ -274,15 +265,11 @@ pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::bank::schedule;
 
     fn total(access: &str, layout: &str, r: u32, c: u32, e: u32) -> (usize, u32) {
         let l = Layout::parse(layout, r, c, e).unwrap();
         let reqs = requests(Access::parse(access).unwrap(), &l).unwrap();
-        let w = reqs
-            .iter()
-            .map(|t| schedule(&t.request).wavefront_count())
-            .sum();
+        let w = reqs.iter().map(|t| t.request.cost().wavefronts).sum();
         (reqs.len(), w)
     }
 

@@ -150,6 +150,18 @@ impl RequestReport {
         }
     }
 
+    /// Which pass of its unit wavefront `w` is: 0 for the unit's first wavefront, `k >= 1` for
+    /// its `k`-th bank-conflict replay (what the TUI and the SVGs colour). 0 for `w` out of range.
+    pub fn replay(&self, w: usize) -> usize {
+        let Some(unit) = self.wavefronts.get(w).map(|x| x.unit) else {
+            return 0;
+        };
+        self.wavefronts[..w]
+            .iter()
+            .filter(|x| x.unit == unit)
+            .count()
+    }
+
     /// Wavefront indices (into [`Self::wavefronts`]) in which `lane` takes part.
     pub fn lane_wavefronts(&self, lane: usize) -> Vec<usize> {
         self.wavefronts
@@ -639,6 +651,19 @@ mod tests {
                 ideal: 4
             }
         );
+    }
+
+    #[test]
+    fn replays_count_within_a_unit() {
+        // ld.v4 with a 2-way conflict in each quarter-warp: lanes 4-7 repeat lanes 0-3's banks
+        // with other words, so every unit takes 2 wavefronts (first pass, one replay).
+        let r = schedule(&req("ld.shared.v4.b32", |l| {
+            (l / 8) * 1024 + (l % 4) * 16 + (l % 8 / 4) * 128
+        }));
+        assert_eq!((r.wavefront_count(), r.ideal()), (8, 4));
+        let replays: Vec<usize> = (0..8).map(|w| r.replay(w)).collect();
+        assert_eq!(replays, vec![0, 1, 0, 1, 0, 1, 0, 1]);
+        assert_eq!(r.replay(99), 0);
     }
 
     #[test]

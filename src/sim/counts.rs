@@ -25,7 +25,6 @@ use std::ops::{Add, AddAssign};
 
 use serde::Serialize;
 
-use super::bank::schedule;
 use super::error::SimError;
 use super::program::{
     CtaProgram, FlashProblem, FlashStyle, FlashTiling, GemmCase, GemmTiling, InstrClass, Product,
@@ -770,45 +769,7 @@ pub fn dynamic_counts(
 // ---------------------------------------------------------------------------------------------
 // Bank conflicts
 
-/// Shared-memory request statistics, as Nsight Compute counts them (see [`super::bank`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct AccessStats {
-    /// Warp-level requests (instructions executed).
-    pub requests: u64,
-    /// Wavefronts.
-    pub wavefronts: u64,
-    /// Conflict-free wavefronts (one per unit).
-    pub ideal: u64,
-    /// Bank conflicts = wavefronts − ideal.
-    pub conflicts: u64,
-}
-
-impl AccessStats {
-    /// Conflicts as a fraction of wavefronts (seed 004's "63.64% of wavefronts"); 0 when empty.
-    pub fn conflict_rate(&self) -> f64 {
-        if self.wavefronts == 0 {
-            0.0
-        } else {
-            self.conflicts as f64 / self.wavefronts as f64
-        }
-    }
-
-    /// Mean wavefronts per request (the "n-way" of seed 004); 0 when empty.
-    pub fn wavefronts_per_request(&self) -> f64 {
-        if self.requests == 0 {
-            0.0
-        } else {
-            self.wavefronts as f64 / self.requests as f64
-        }
-    }
-
-    fn add(&mut self, o: AccessStats, times: u64) {
-        self.requests += o.requests * times;
-        self.wavefronts += o.wavefronts * times;
-        self.ideal += o.ideal * times;
-        self.conflicts += o.conflicts * times;
-    }
-}
+pub use super::stats::AccessStats;
 
 /// Bank statistics of one (tile, instruction class) pair.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -834,7 +795,8 @@ pub struct BankSummary {
     pub total: AccessStats,
 }
 
-/// Runs every shared access of every warp through the wavefront model ([`schedule`]).
+/// Runs every shared access of every warp through the wavefront model
+/// ([`super::bank::WarpRequest::cost`], as the executor does).
 /// `stage_trips[s]` is how often stage `s` runs per warp over the whole grid (1 for a GEMM body);
 /// its length must equal the number of stages.
 pub fn bank_summary(cta: &CtaProgram, stage_trips: &[u64]) -> BankSummary {
@@ -849,13 +811,7 @@ pub fn bank_summary(cta: &CtaProgram, stage_trips: &[u64]) -> BankSummary {
             let trips = stage_trips.get(si).copied().unwrap_or(0);
             for i in &s.instrs {
                 let WarpInstr::Smem(op) = i else { continue };
-                let r = schedule(&op.request);
-                let one = AccessStats {
-                    requests: 1,
-                    wavefronts: r.wavefront_count() as u64,
-                    ideal: r.ideal() as u64,
-                    conflicts: r.bank_conflicts() as u64,
-                };
+                let one = AccessStats::from(op.request.cost());
                 let class = i.class();
                 let row = match rows
                     .iter_mut()
@@ -873,9 +829,11 @@ pub fn bank_summary(cta: &CtaProgram, stage_trips: &[u64]) -> BankSummary {
                     }
                 };
                 if Some(si) == iter_stage {
-                    row.per_iteration.add(one, 1);
+                    row.per_iteration += one;
                 }
-                row.total.add(one, trips);
+                // dynamic_counts checked every class total times 32 (the most wavefronts one
+                // request takes) against u64, so its trips cannot overflow these sums.
+                row.total = row.total.saturating_add_times(one, trips);
             }
         }
     }
@@ -883,8 +841,8 @@ pub fn bank_summary(cta: &CtaProgram, stage_trips: &[u64]) -> BankSummary {
     let mut per_iteration = AccessStats::default();
     let mut total = AccessStats::default();
     for r in &rows {
-        per_iteration.add(r.per_iteration, 1);
-        total.add(r.total, 1);
+        per_iteration += r.per_iteration;
+        total += r.total;
     }
     BankSummary {
         rows,
@@ -930,13 +888,13 @@ pub fn lines(prog: &WarpProgram, executions_per_stage: Option<&[u64]>) -> Vec<Li
         for (ii, i) in s.instrs.iter().enumerate() {
             let (tile, product, coords, wf, bc) = match i {
                 WarpInstr::Smem(op) => {
-                    let r = schedule(&op.request);
+                    let c = op.request.cost();
                     (
                         Some(op.tile),
                         None,
                         vec![op.row, op.col],
-                        Some(r.wavefront_count()),
-                        Some(r.bank_conflicts()),
+                        Some(c.wavefronts),
+                        Some(c.bank_conflicts()),
                     )
                 }
                 WarpInstr::Mma(m) => (None, Some(m.product), vec![m.m, m.n, m.k], None, None),

@@ -322,8 +322,9 @@ pub fn execute(smem: &mut SharedMemory, op: &WarpOp) -> Result<WarpStep, SimErro
     }
 }
 
-/// Lanes that hold registers: all 32 for ldmatrix/stmatrix, the active lanes otherwise.
-fn register_lanes(req: &WarpRequest) -> u32 {
+/// Lanes that hold the instruction's registers (destinations of a load, sources of a store):
+/// all 32 for ldmatrix/stmatrix, the active lanes otherwise.
+pub fn register_lanes(req: &WarpRequest) -> u32 {
     if req.instruction.is_warp_collective() {
         u32::MAX
     } else {

@@ -277,6 +277,20 @@ impl Layout {
     pub fn byte_offset(&self, row: u32, col: u32) -> u32 {
         self.elem_offset(row, col) * self.elem_bytes
     }
+
+    /// Whether the `n` elements from `(row, col)` along a row (`along_row`) or down a column lie
+    /// at consecutive byte offsets, as a vector access or an ldmatrix row needs.
+    pub fn is_contiguous(&self, row: u32, col: u32, n: u32, along_row: bool) -> bool {
+        let base = self.byte_offset(row, col);
+        (1..n).all(|j| {
+            let (r, c) = if along_row {
+                (row, col + j)
+            } else {
+                (row + j, col)
+            };
+            self.byte_offset(r, c) == base + j * self.elem_bytes
+        })
+    }
 }
 
 impl fmt::Display for Layout {

@@ -9,6 +9,8 @@
 //!   ldmatrix, stmatrix, cp.async, mma): the request, its cost, the register and memory writes;
 //! * [`smem`]: the byte array it executes against;
 //! * [`arch`]: per-architecture limits;
+//! * [`placement`]: where tiles sit in shared memory (one rule for tilings and lessons);
+//! * [`stats`]: request totals (wavefronts, ideal, conflicts), the one type every report shows;
 //! * [`program`]: the warp program of a tiled kernel (GEMM, FlashAttention-2 torch/triton styles);
 //! * [`counts`]: static and dynamic instruction counts, bank conflicts and the articles' formulas;
 //! * [`traffic`]: global-memory bytes of the FlashAttention v1 and v2 loop orders;
@@ -25,8 +27,10 @@ pub mod layout;
 pub mod ldmatrix;
 pub mod mma;
 pub mod occupancy;
+pub mod placement;
 pub mod program;
 pub mod smem;
+pub mod stats;
 pub mod traffic;
 
 pub use error::SimError;

@@ -37,17 +37,16 @@ use serde::Serialize;
 use super::arch::Arch;
 use super::bank::{SharedMemoryConfig, WarpRequest};
 use super::error::SimError;
+use super::exec::check_request;
 use super::instr::{AccessWidth, Instruction};
 use super::layout::Layout;
 use super::mma::{MmaDtype, MmaShape};
+use super::placement::place_tiles;
 
 /// Bytes per element of every tile (f16).
 pub const ELEM_BYTES: u32 = 2;
 /// Rows and columns of the block one `ldmatrix.x4` loads (four 8x8 b16 matrices), in elements.
 pub const LDSM_X4_BLOCK: u32 = 16;
-/// Tiles start at multiples of this many bytes, so a swizzle's pattern does not depend on where
-/// the tile lies (Swizzle<3,3,3> on f16 repeats every 1024 bytes).
-pub const TILE_ALIGN_BYTES: u32 = 1024;
 
 /// The shared-memory tiles a program addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -93,7 +92,7 @@ pub struct SmemTile {
     pub id: TileId,
     /// Element (row, col) → byte offset inside the tile; f16 elements.
     pub layout: Layout,
-    /// Byte offset of the tile in shared memory (a multiple of [`TILE_ALIGN_BYTES`]).
+    /// Byte offset of the tile in shared memory ([`super::placement`]'s rule).
     pub base_byte: u32,
 }
 
@@ -478,11 +477,9 @@ fn check_warps(warps: u32) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Places tiles (rows, cols) with the layout `spec` one after another, each at a multiple of
-/// [`TILE_ALIGN_BYTES`] (or of its swizzle period if larger), and checks that every 16-byte row
-/// chunk stays contiguous and aligned (ldmatrix reads whole 16-byte rows) and that the total fits
-/// the architecture's per-block shared memory.
-fn place_tiles(
+/// Places tiles (rows, cols) with the layout `spec` by [`place_tiles`]' rule, and checks that
+/// every 16-byte row chunk stays contiguous and aligned (ldmatrix reads whole 16-byte rows).
+fn place_program_tiles(
     spec: &str,
     arch: Arch,
     shapes: &[(TileId, u32, u32)],
@@ -507,53 +504,29 @@ fn place_tiles(
             arch: arch.to_string(),
         });
     }
-    // Bytes in u64: a parsed layout is below 2^32 bytes and its swizzle period at most 2^32
-    // bytes, so a handful of tiles cannot overflow; bases become u32 only after the total is
-    // checked against the limit.
-    let mut placed = Vec::with_capacity(shapes.len());
-    let mut next = 0u64;
+    let mut layouts = Vec::with_capacity(shapes.len());
     for &(id, rows, cols) in shapes {
         let layout = Layout::parse(spec, rows, cols, ELEM_BYTES)?;
         check_row_chunks(spec, id, &layout)?;
-        let align = match layout.swizzle {
-            Some(s) => u64::from(TILE_ALIGN_BYTES).max(s.period() * u64::from(ELEM_BYTES)),
-            None => u64::from(TILE_ALIGN_BYTES),
-        };
-        let base = next.next_multiple_of(align);
-        next = base + u64::from(layout.size_bytes());
-        placed.push((id, layout, base));
+        layouts.push((id, layout));
     }
-    if next > u64::from(limit) {
-        let parts = placed
-            .iter()
-            .map(|(id, l, _)| format!("{id} {}x{} = {} B", l.rows, l.cols, l.size_bytes()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(SimError::SharedMemory {
-            needed: next.into(),
-            lower_bound: false,
-            parts,
-            limit,
-            arch: arch.to_string(),
-        });
-    }
-    let tiles = placed
-        .into_iter()
-        .map(|(id, layout, base)| SmemTile {
+    let placed = place_tiles(&layouts, arch)?;
+    let tiles = layouts
+        .iter()
+        .zip(&placed.bases)
+        .map(|(&(id, layout), &base_byte)| SmemTile {
             id,
             layout,
-            base_byte: base as u32, // base < next <= limit
+            base_byte,
         })
         .collect();
-    Ok((tiles, next as u32))
+    Ok((tiles, placed.end))
 }
 
 fn check_row_chunks(spec: &str, id: TileId, l: &Layout) -> Result<(), SimError> {
     for r in 0..l.rows {
         for c in (0..l.cols).step_by(8) {
-            let a = l.byte_offset(r, c);
-            let contiguous = (1..8).all(|j| l.byte_offset(r, c + j) == a + j * ELEM_BYTES);
-            if !a.is_multiple_of(16) || !contiguous {
+            if !l.byte_offset(r, c).is_multiple_of(16) || !l.is_contiguous(r, c, 8, true) {
                 return Err(SimError::AccessUnfit {
                     access: "ldmatrix".into(),
                     reason: format!(
@@ -580,7 +553,7 @@ fn finish(
         for s in &w.stages {
             for i in &s.instrs {
                 if let WarpInstr::Smem(op) = i {
-                    op.request.validate(&cfg)?;
+                    check_request(&op.request, &cfg)?;
                 }
             }
         }
@@ -727,7 +700,7 @@ impl GemmTiling {
     /// 16-byte rows); tiles over the per-block shared memory of `arch`.
     pub fn build(&self, layout: &str, arch: Arch) -> Result<CtaProgram, SimError> {
         self.validate()?;
-        let (tiles, smem) = place_tiles(
+        let (tiles, smem) = place_program_tiles(
             layout,
             arch,
             &[(TileId::A, self.m, self.k), (TileId::B, self.n, self.k)],
@@ -978,7 +951,7 @@ impl FlashTiling {
         if self.style == FlashStyle::Triton {
             shapes.push((TileId::P, bm, bn));
         }
-        let (tiles, smem) = place_tiles(layout, arch, &shapes)?;
+        let (tiles, smem) = place_program_tiles(layout, arch, &shapes)?;
         let (q, k, v) = (&tiles[0], &tiles[1], &tiles[2]);
         let warps = (0..nw)
             .map(|w| {

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::lessons::Lesson;
 use crate::lessons::run::{Check, StepRun, check_model, place_tiles, run_step};
 use crate::sim::mma::Operand;
+use crate::sim::stats::AccessStats;
 
 /// Which screen is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,21 +236,21 @@ impl App {
         }
     }
 
-    /// Running counters over steps `0..=pos`: instructions by SASS mnemonic, then total
-    /// wavefronts, ideal wavefronts and bank conflicts (sums of `sim` reports).
-    pub fn counters(&self) -> (BTreeMap<&'static str, u32>, u32, u32, u32) {
+    /// Running counters over steps `0..=pos`: instructions by SASS mnemonic, and the request
+    /// totals of `sim` ([`AccessStats`] summed from each step's cost).
+    pub fn counters(&self) -> (BTreeMap<&'static str, u32>, AccessStats) {
         let l = self.current();
         let mut by = BTreeMap::new();
-        let (mut wf, mut ideal, mut cf) = (0, 0, 0);
-        for (i, run) in self.runs.iter().enumerate().take(self.pos + 1) {
+        for (i, _) in self.runs.iter().enumerate().take(self.pos + 1) {
             *by.entry(l.steps[self.order[i]].sass()).or_insert(0) += 1;
-            if let Some(r) = &run.report {
-                wf += r.wavefront_count();
-                ideal += r.ideal();
-                cf += r.bank_conflicts();
-            }
         }
-        (by, wf, ideal, cf)
+        let stats = self
+            .runs
+            .iter()
+            .take(self.pos + 1)
+            .filter_map(|r| r.cost)
+            .sum();
+        (by, stats)
     }
 }
 

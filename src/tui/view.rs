@@ -34,13 +34,9 @@ pub fn conflict_bg(k: usize) -> Color {
 
 /// Style of wavefront `w` of `report`.
 pub fn wavefront_style(report: &RequestReport, w: usize) -> Style {
-    let wave = &report.wavefronts[w];
-    let k = report.wavefronts[..w]
-        .iter()
-        .filter(|x| x.unit == wave.unit)
-        .count();
+    let k = report.replay(w);
     if k == 0 {
-        Style::new().fg(unit_color(wave.unit))
+        Style::new().fg(unit_color(report.wavefronts[w].unit))
     } else {
         Style::new().fg(Color::Black).bg(conflict_bg(k))
     }
@@ -760,7 +756,8 @@ fn render_registers(app: &App, area: Rect, buf: &mut Buffer, zoomed: bool) {
 
 fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
     let l = app.current();
-    let (by, wf, ideal, cf) = app.counters();
+    let (by, stats) = app.counters();
+    let (wf, ideal, cf) = (stats.wavefronts, stats.ideal, stats.conflicts);
     let block = pane_block(
         app,
         Pane::Counters,
@@ -789,14 +786,14 @@ fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
     ];
     let run = app.run();
     let step = &l.steps[run.step];
-    if let Some(r) = &run.report {
+    if let Some(c) = run.cost {
         second.push(Span::raw(format!(
             "  │ this step {} wf, {} cf",
-            r.wavefront_count(),
-            r.bank_conflicts()
+            c.wavefronts,
+            c.bank_conflicts()
         )));
         if let Some(e) = step.expect.get(&l.layouts[app.layout]) {
-            let ok = (e.wavefronts, e.conflicts) == (r.wavefront_count(), r.bank_conflicts());
+            let ok = (e.wavefronts, e.conflicts) == (c.wavefronts, c.bank_conflicts());
             second.push(Span::styled(
                 if ok {
                     " ✓"

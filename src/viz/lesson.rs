@@ -63,10 +63,7 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
         y += 14;
         let mut words = std::collections::BTreeMap::new();
         for (w, wave) in rep.wavefronts.iter().enumerate() {
-            let k = rep.wavefronts[..w]
-                .iter()
-                .filter(|x| x.unit == wave.unit)
-                .count();
+            let k = rep.replay(w);
             for word in wave.bank_words.iter().flatten() {
                 words.entry(*word).or_insert((w, wave.unit, k));
             }
