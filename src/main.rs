@@ -29,8 +29,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // One line: the whole error chain, no backtrace.
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("tilelab: error: {msg}");
+            cli::error_line(&format!("{e:#}"));
             ExitCode::from(cli::EXIT_ERROR)
         }
     }

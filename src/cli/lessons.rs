@@ -8,7 +8,8 @@
 //! * `tilelab lessons check [NAME]… [--hw FILE] [--json]`: every expected number against the
 //!   simulator, kernel-level `[[model]]` claims against the counts model (exit 1 on a
 //!   mismatch); `measured` links are checked against the built-in H200 records, or `--hw FILE`;
-//! * `tilelab lessons kernel NAME`: the lesson's CUDA C kernel (`kernels/lesson_NAME.cu`).
+//! * `tilelab lessons kernel NAME`: the lesson's CUDA C kernel (`kernels/lesson_NAME.cu`);
+//!   with `--json`, `{name, kernel, kernel_function, source}`.
 //!
 //! `--dir DIR` loads lessons from DIR instead of the built-in set (for lesson authors).
 //!
@@ -140,6 +141,17 @@ pub fn step_index(l: &Lesson, variant: usize, n: usize) -> anyhow::Result<usize>
     Ok(steps[n - 1])
 }
 
+/// `lessons kernel NAME --json`.
+#[derive(Serialize)]
+struct KernelJson<'a> {
+    name: &'a str,
+    /// The file the source is kept in, relative to the repository root.
+    kernel: &'a str,
+    kernel_function: String,
+    /// The CUDA C source.
+    source: &'a str,
+}
+
 #[derive(Serialize)]
 struct ListItem<'a> {
     name: &'a str,
@@ -162,7 +174,17 @@ pub fn run(a: LessonsArgs) -> anyhow::Result<ExitCode> {
         Some(LessonsCmd::Check(c)) => check(&all, c, a.json),
         Some(LessonsCmd::Kernel { name }) => {
             let l = lessons::find(&all, &name)?;
-            print!("{}", lessons::cuda::kernel_source(l));
+            let source = lessons::cuda::kernel_source(l);
+            if a.json {
+                out::emit_json(&KernelJson {
+                    name: &l.name,
+                    kernel: &l.kernel,
+                    kernel_function: l.kernel_function(),
+                    source: &source,
+                })?;
+            } else {
+                out::emit(&source)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -185,27 +207,32 @@ fn list(all: &[Lesson], json: bool) -> anyhow::Result<ExitCode> {
                 source: &l.source,
             })
             .collect();
-        out::print_json(&items)?;
+        out::emit_json(&items)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let w = all.iter().map(|l| l.name.len()).max().unwrap_or(4).max(4);
-    println!(
+    let w = out::column_width(all.iter().map(|l| l.name.as_str()), 4, out::NAME_MAX);
+    let mut o = String::new();
+    outln!(
+        o,
         "{}",
         out::bold(&format!("{:>2}  {:w$}  {:>5}  title", "#", "name", "steps"))
     );
     for (i, l) in all.iter().enumerate() {
-        println!(
+        outln!(
+            o,
             "{:>2}  {:w$}  {:>5}  {}",
             i + 1,
-            l.name,
+            out::clip(&l.name, out::NAME_MAX),
             l.steps.len(),
             l.title
         );
-        println!("{:>2}  {:w$}  {:>5}  {}", "", "", "", l.summary);
+        outln!(o, "{:>2}  {:w$}  {:>5}  {}", "", "", "", l.summary);
     }
-    println!(
+    outln!(
+        o,
         "\nStart one with `tilelab tui NAME` (or `tilelab tui` to pick); print one with `tilelab lessons show NAME`."
     );
+    out::emit(&o)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -301,7 +328,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         eprintln!("wrote {}", path.display());
     }
     if json {
-        out::print_json(&ShowJson {
+        out::emit_json(&ShowJson {
             name: &l.name,
             title: &l.title,
             narrative: &l.narrative,
@@ -312,19 +339,26 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", out::bold(&format!("{} ({})", l.title, l.name)));
-    println!("{}\n", l.summary);
-    println!("{}", l.narrative.trim());
-    println!();
+    let mut o = String::new();
+    outln!(o, "{}", out::bold(&format!("{} ({})", l.title, l.name)));
+    outln!(o, "{}\n", l.summary);
+    outln!(o, "{}", l.narrative.trim());
+    outln!(o);
     if l.variants.len() > 1 {
-        println!("variant: {} (of {})", l.variants[vi], l.variants.join(", "));
+        outln!(
+            o,
+            "variant: {} (of {})",
+            l.variants[vi],
+            l.variants.join(", ")
+        );
     }
     let cols: Vec<String> = l
         .layouts
         .iter()
         .map(|s| format!(" {:>16}", format!("{s} wf/cf")))
         .collect();
-    println!(
+    outln!(
+        o,
         "{}",
         out::bold(&format!(
             "{:>2}  {:18} {:16} {}  title",
@@ -350,7 +384,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                 None => format!("{:>16}", "-"),
             })
             .collect();
-        println!(
+        outln!(
+            o,
             "{:>2}  {:18} {:16} {}  {}",
             s.index,
             s.instruction,
@@ -360,7 +395,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(lanes) = lanes {
-        println!(
+        outln!(
+            o,
             "\nstep {} under '{}': lane, element, byte offset, bank, wavefronts",
             a.step.unwrap_or(1),
             l.layouts[li]
@@ -377,9 +413,10 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                 wf.join(",")
             );
             let c = out::wavefront_color(x.wavefronts.first().copied().unwrap_or(0));
-            println!("{}", out::paint(&line, c));
+            outln!(o, "{}", out::paint(&line, c));
         }
     }
+    out::emit(&o)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -411,6 +448,7 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
             .collect::<Result<_, _>>()?
     };
     let mut report = BTreeMap::new();
+    let mut o = String::new();
     let (mut pass, mut fail, mut pending) = (0, 0, 0);
     for l in chosen {
         let checks = check_lesson(l, hw.as_ref());
@@ -425,15 +463,16 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
                     CheckStatus::Fail => out::paint("FAIL", out::wavefront_color(2)),
                     _ => out::paint("pending", out::wavefront_color(1)),
                 };
-                println!("{tag}  {}: {}  ({})", l.name, c.what, c.detail);
+                outln!(o, "{tag}  {}: {}  ({})", l.name, c.what, c.detail);
             }
         }
         report.insert(l.name.clone(), checks);
     }
     if json {
-        out::print_json(&report)?;
+        out::emit_json(&report)?;
     } else {
-        println!("{pass} passed, {fail} failed, {pending} pending");
+        outln!(o, "{pass} passed, {fail} failed, {pending} pending");
+        out::emit(&o)?;
     }
     Ok(if fail > 0 {
         ExitCode::from(super::EXIT_MISMATCH)

@@ -79,22 +79,93 @@ pub enum SimCommand {
     Occupancy(sim_counts::OccupancyArgs),
 }
 
-/// Parses the command line. Help and version go to stdout as clap writes them; usage errors are
-/// printed as one line (`tilelab: error: …`, with clap's tip if it has one) and exit with 2.
+/// Parses the command line. Help and version go to stdout as clap writes them (a write error
+/// other than a closed pipe is an error); usage errors are printed as one line built from
+/// clap's structured error ([`usage_error`]) and exit with 2.
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {
         if !e.use_stderr() {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
+            return match e.print() {
+                Err(w) if w.kind() != std::io::ErrorKind::BrokenPipe => {
+                    error_line(&format!("cannot write to standard output: {w}"));
+                    ExitCode::from(EXIT_ERROR)
+                }
+                _ => ExitCode::SUCCESS,
+            };
         }
         let msg = match e.kind() {
             clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             | clap::error::ErrorKind::MissingSubcommand => missing_subcommand(),
-            _ => one_line(&e.render().to_string()),
+            _ => usage_error(&e),
         };
-        eprintln!("tilelab: error: {msg}");
+        error_line(&msg);
         ExitCode::from(EXIT_ERROR)
     })
+}
+
+/// Prints `tilelab: error: MSG` as one line on stderr. A failing stderr is ignored: there is
+/// nowhere left to report it, and the exit status still says what happened.
+pub fn error_line(msg: &str) {
+    use std::io::Write;
+    let one = msg.replace(['\n', '\r'], " ");
+    let _ = writeln!(std::io::stderr(), "tilelab: error: {one}");
+}
+
+/// One line from clap's structured error: its kind and context values (the argument, the value
+/// given, the values allowed, a suggestion), never its rendered text.
+fn usage_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind as K, ErrorKind as E};
+    let get = |k: K| e.get(k).map(|v| v.to_string()).unwrap_or_default();
+    let (arg, value) = (get(K::InvalidArg), get(K::InvalidValue));
+    let mut msg = match e.kind() {
+        E::InvalidValue if value.is_empty() => {
+            format!("a value is required for '{arg}' but none was supplied")
+        }
+        E::InvalidValue => format!("invalid value '{value}' for '{arg}'"),
+        E::ValueValidation => {
+            let why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+            format!("invalid value '{value}' for '{arg}'{why}")
+        }
+        E::UnknownArgument => format!("unexpected argument '{arg}'"),
+        E::InvalidSubcommand => format!("unrecognized subcommand '{}'", get(K::InvalidSubcommand)),
+        E::MissingRequiredArgument => {
+            format!("the following required arguments were not provided: {arg}")
+        }
+        E::ArgumentConflict if get(K::PriorArg) == arg => {
+            format!("the argument '{arg}' cannot be used multiple times")
+        }
+        E::ArgumentConflict => {
+            format!(
+                "the argument '{arg}' cannot be used with '{}'",
+                get(K::PriorArg)
+            )
+        }
+        E::TooManyValues => format!("unexpected value '{value}' for '{arg}'"),
+        E::TooFewValues | E::WrongNumberOfValues => format!(
+            "'{arg}' takes {} value(s), got {}",
+            get(K::ExpectedNumValues),
+            get(K::ActualNumValues)
+        ),
+        E::NoEquals => format!("'{arg}' needs '=' before its value"),
+        kind => match arg.is_empty() {
+            true => kind.to_string(),
+            false => format!("{kind}: '{arg}'"),
+        },
+    };
+    for k in [K::ValidValue, K::ValidSubcommand] {
+        let valid = get(k);
+        if !valid.is_empty() {
+            msg.push_str(&format!("; allowed: {valid}"));
+        }
+    }
+    for k in [K::SuggestedArg, K::SuggestedSubcommand, K::SuggestedValue] {
+        let s = get(k);
+        if !s.is_empty() {
+            msg.push_str(&format!(" (a similar one exists: '{s}')"));
+            break;
+        }
+    }
+    msg + "; see 'tilelab --help'"
 }
 
 /// "`tilelab sim` needs a subcommand; allowed: …" for the deepest command the arguments name.
@@ -137,39 +208,6 @@ fn missing_subcommand() -> String {
         subs.join(", "),
         path.join(" ")
     )
-}
-
-/// clap's multi-line error as one line: the message, its tip, and where to look for help.
-fn one_line(rendered: &str) -> String {
-    let mut msg = String::new();
-    let mut tip = None;
-    let mut in_msg = false;
-    for line in rendered.lines().map(str::trim) {
-        if let Some(m) = line.strip_prefix("error: ") {
-            msg = m.to_string();
-            in_msg = true;
-        } else if let Some(t) = line.strip_prefix("tip: ") {
-            tip.get_or_insert_with(|| t.to_string());
-            in_msg = false;
-        } else if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more") {
-            in_msg = false;
-        } else if in_msg {
-            msg.push(' ');
-            msg.push_str(line);
-        }
-    }
-    if msg.is_empty() {
-        msg = rendered
-            .lines()
-            .next()
-            .unwrap_or("invalid arguments")
-            .trim()
-            .to_string();
-    }
-    match tip {
-        Some(t) => format!("{msg} ({t}); see 'tilelab --help'"),
-        None => format!("{msg}; see 'tilelab --help'"),
-    }
 }
 
 /// Runs a parsed command line.

@@ -217,21 +217,21 @@ fn analyse(
 }
 
 /// Prints the bank grid of one request as two blocks of 16 banks (fits 80 columns).
-fn print_grid(r: &RequestReport) {
+fn print_grid(o: &mut String, r: &RequestReport) {
     for half in 0..2 {
         let banks = half * 16..half * 16 + 16;
         if r.wavefronts
             .iter()
             .all(|w| banks.clone().all(|b| w.bank_lanes[b] == 0))
         {
-            println!("  banks {}-{}: not touched", banks.start, banks.end - 1);
+            outln!(o, "  banks {}-{}: not touched", banks.start, banks.end - 1);
             continue;
         }
         let mut head = String::from("        ");
         for b in banks.clone() {
             head.push_str(&format!("{:>4}", format!("b{b}")));
         }
-        println!("{}", out::bold(&head));
+        outln!(o, "{}", out::bold(&head));
         for (i, w) in r.wavefronts.iter().enumerate() {
             let mut line = format!("  wf{:<3} ", i);
             for b in banks.clone() {
@@ -246,10 +246,11 @@ fn print_grid(r: &RequestReport) {
                     out::paint(&cellstr, out::wavefront_color(i))
                 });
             }
-            println!("{line}");
+            outln!(o, "{line}");
         }
     }
-    println!(
+    outln!(
+        o,
         "  (cell = lowest lane served by that bank in that wavefront; '+' = several lanes share the word)"
     );
 }
@@ -284,7 +285,7 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
     }
     if a.json {
-        out::print_json(&Report {
+        out::emit_json(&Report {
             tile: [rows, cols],
             dtype: a.dtype.clone(),
             elem_bytes: eb,
@@ -293,8 +294,10 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    let mut o = String::new();
     for (rep, rr) in &reports {
-        println!(
+        outln!(
+            o,
             "{} tile {rows}x{cols} {} ({eb} B), layout '{}' = {}, access {}: {} requests of {} ({})",
             out::bold("==>"),
             a.dtype,
@@ -305,7 +308,8 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
             rep.instruction,
             rep.sass
         );
-        println!(
+        outln!(
+            o,
             "request {}: {}  -> {} wavefront(s) (ideal {}, {} bank conflict(s))",
             rep.shown.request,
             rep.shown.label,
@@ -313,11 +317,12 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
             rr.ideal(),
             rr.bank_conflicts()
         );
-        print_grid(rr);
+        print_grid(&mut o, rr);
         if a.lanes {
-            println!("  lane  (row,col)   byte offset  bank  wavefront(s)");
+            outln!(o, "  lane  (row,col)   byte offset  bank  wavefront(s)");
             for l in &rep.shown.lanes {
-                println!(
+                outln!(
+                    o,
                     "  {:>4}  {:>9}  {:>11}  {:>4}  {:?}",
                     l.lane,
                     format!("({},{})", l.row, l.col),
@@ -327,7 +332,8 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        println!(
+        outln!(
+            o,
             "total: {} requests, {} wavefronts, ideal {}, {} bank conflicts; conflict rate {:.2}% of wavefronts, {:.2} wavefronts per request on average\n",
             rep.requests,
             rep.wavefronts,
@@ -338,12 +344,20 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if reports.len() > 1 {
-        println!(
+        outln!(
+            o,
             "{:<22} {:>9} {:>11} {:>7} {:>10} {:>9} {:>8}",
-            "layout", "requests", "wavefronts", "ideal", "conflicts", "rate", "wf/req"
+            "layout",
+            "requests",
+            "wavefronts",
+            "ideal",
+            "conflicts",
+            "rate",
+            "wf/req"
         );
         for (r, _) in &reports {
-            println!(
+            outln!(
+                o,
                 "{:<22} {:>9} {:>11} {:>7} {:>10} {:>8.2}% {:>8.2}",
                 r.layout,
                 r.requests,
@@ -355,5 +369,6 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    out::emit(&o)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -139,7 +139,7 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
     }
     if a.json {
-        out::print_json(&LdsmReport {
+        out::emit_json(&LdsmReport {
             instruction: ins.to_string(),
             ptx,
             sass: ins.sass().to_string(),
@@ -148,12 +148,15 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{} {ptx}  (SASS {})", out::bold("==>"), ins.sass());
-    println!(
+    let mut o = String::new();
+    outln!(o, "{} {ptx}  (SASS {})", out::bold("==>"), ins.sass());
+    outln!(
+        o,
         "row addresses: lanes 0-{} (lane 8m+r gives row r of matrix m); every lane receives {n} register(s) of two b16",
         8 * n - 1
     );
-    println!(
+    outln!(
+        o,
         "\nlane -> elements: register rK holds two elements (row, col) of matrix K: half 0 (low 16 bits), then half 1"
     );
     for lane in 0..32u32 {
@@ -166,28 +169,27 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
                 e0.row, e0.col, e1.row, e1.col
             ));
         }
-        println!("{line}");
+        outln!(o, "{line}");
     }
-    println!(
+    outln!(
+        o,
         "\nelement -> lane: one 8x8 matrix (the same map for every register), rows x columns, cell = T<lane>.<half>"
     );
-    print!("      ");
+    o.push_str("      ");
     for c in 0..8 {
-        print!("{:>6}", format!("c{c}"));
+        o.push_str(&format!("{:>6}", format!("c{c}")));
     }
-    println!();
+    outln!(o);
     for r in 0..8 {
-        print!("  row{r}");
+        o.push_str(&format!("  row{r}"));
         for c in 0..8 {
             let (lane, h) = ldmatrix::owner(a.trans, r, c);
             let s = format!("{:>6}", format!("T{lane}.{h}"));
-            print!(
-                "{}",
-                out::paint(&s, out::wavefront_color((lane % 4) as usize))
-            );
+            o.push_str(&out::paint(&s, out::wavefront_color((lane % 4) as usize)));
         }
-        println!();
+        outln!(o);
     }
+    out::emit(&o)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -371,7 +373,7 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
     }
     if a.json {
-        out::print_json(&MmaReport {
+        out::emit_json(&MmaReport {
             ptx: shape.ptx(dtype),
             sass: shape.sass(dtype).to_string(),
             operands: reports,

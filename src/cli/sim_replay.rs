@@ -12,6 +12,7 @@
 //! Exit status: 0 when every record with measured values matches (or none has any), 1
 //! ([`super::EXIT_MISMATCH`]) when one does not, 2 for a bad file.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -86,21 +87,25 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     };
     if a.json {
-        out::print_json(&preds)?;
+        out::emit_json(&preds)?;
         return Ok(status);
     }
-    let width = preds.iter().map(|p| p.name.len()).max().unwrap_or(4).max(4);
-    println!(
+    let width = out::column_width(preds.iter().map(|p| p.name.as_str()), 4, out::NAME_MAX);
+    // Rows go out as they are made; once the reader has gone (`| head`), the rest are only
+    // counted: the exit status still says whether every record matched.
+    let mut o = out::Out::new();
+    writeln!(
+        o,
         "{:width$}  {:18}  {:>9}  {:>8}  {:>5}  {:>9}",
         "name", "instruction", "predicted", "measured", "ideal", "conflicts"
-    );
+    )?;
     let (mut with_meas, mut ok) = (0, 0);
     for p in &preds {
         if let Some(m) = p.matches {
             with_meas += 1;
             ok += m as usize;
         }
-        if a.mismatches && p.matches != Some(false) {
+        if o.is_closed() || (a.mismatches && p.matches != Some(false)) {
             continue;
         }
         let meas = p.measured.map_or("-".to_string(), |m| m.to_string());
@@ -109,18 +114,27 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             Some(false) => out::paint("MISMATCH", crossterm::style::Color::Red),
             None => String::new(),
         };
-        println!(
+        writeln!(
+            o,
             "{:width$}  {:18}  {:>9}  {:>8}  {:>5}  {:>9}  {}",
-            p.name, p.instruction, p.wavefronts, meas, p.ideal, p.bank_conflicts, verdict
-        );
+            out::clip(&p.name, out::NAME_MAX),
+            p.instruction,
+            p.wavefronts,
+            meas,
+            p.ideal,
+            p.bank_conflicts,
+            verdict
+        )?;
     }
     if with_meas == 0 {
-        println!(
+        writeln!(
+            o,
             "{} records, none with measured wavefronts: nothing to compare",
             preds.len()
-        );
+        )?;
     } else {
-        println!("{ok}/{with_meas} records match");
+        writeln!(o, "{ok}/{with_meas} records match")?;
     }
+    o.finish()?;
     Ok(status)
 }

@@ -416,14 +416,14 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_NO_GPU));
         }
     };
-    println!(
+    out::line(format_args!(
         "{} {} ({}), CUDA driver {}.{}",
         out::bold("device:"),
         gpu.name,
         gpu.arch(),
         gpu.driver_version / 1000,
         (gpu.driver_version % 1000) / 10
-    );
+    ))?;
     let mut rows: Vec<Row> = Vec::new();
     let mut add = |c: Check, skipped: bool| rows.push(Row { check: c, skipped });
 
@@ -475,10 +475,10 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         .max()
         .unwrap_or(4)
         .clamp(4, 80);
-    println!(
+    out::line(format_args!(
         "\n{:<11} {:<w$} {:>12} {:>12}  verdict",
         "check", "name", "simulated", "measured"
-    );
+    ))?;
     for r in &rows {
         let c = &r.check;
         let verdict = if r.skipped {
@@ -489,7 +489,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
             out::paint("MISMATCH", crossterm::style::Color::Red)
         };
         let name: String = c.name.chars().take(w).collect();
-        println!(
+        out::line(format_args!(
             "{:<11} {:<w$} {:>12} {:>12}  {}{}",
             c.group,
             name,
@@ -501,12 +501,14 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
             } else {
                 format!("  ({})", c.detail)
             }
-        );
+        ))?;
     }
     let failed = rows.iter().filter(|r| !r.skipped && !r.check.pass).count();
     let skipped = rows.iter().filter(|r| r.skipped).count();
     let passed = rows.len() - failed - skipped;
-    println!("\n{passed} passed, {failed} failed, {skipped} skipped");
+    out::line(format_args!(
+        "\n{passed} passed, {failed} failed, {skipped} skipped"
+    ))?;
     if let Some(p) = &a.json {
         let s = Summary {
             device: &gpu.name,
@@ -896,11 +898,11 @@ fn wavefront_checks(a: &VerifyArgs, recs: &[Record]) -> anyhow::Result<(Vec<Chec
     if !mismatches.is_empty() {
         std::fs::write(&a.mismatches, serde_json::to_string_pretty(&mismatches)?)
             .with_context(|| format!("cannot write '{}'", a.mismatches.display()))?;
-        println!(
+        out::line(format_args!(
             "{} records disagree; written to {} (replay format)",
             mismatches.len(),
             a.mismatches.display()
-        );
+        ))?;
     }
     if let Some(p) = &a.save_measured {
         std::fs::write(p, serde_json::to_string(&measured_all)?)
@@ -937,7 +939,7 @@ fn probe_mode(file: &Path) -> anyhow::Result<ExitCode> {
         .map_err(derr)?;
         s.synchronize().map_err(derr)?;
     }
-    println!("launched {}", recs.len());
+    out::line(format_args!("launched {}", recs.len()))?;
     Ok(ExitCode::SUCCESS)
 }
 

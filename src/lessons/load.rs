@@ -55,6 +55,15 @@ pub enum LessonError {
         /// What is wrong and what is allowed.
         message: String,
     },
+    /// A lesson directory without a single `*.toml` file: no lessons is an error, not an
+    /// empty list (issue #16).
+    #[error(
+        "no lessons in '{dir}': it has no *.toml files; allowed: a directory of lesson files (the format is in lessons/README.md)"
+    )]
+    NoLessons {
+        /// The directory given.
+        dir: String,
+    },
     /// A lesson name that is not known.
     #[error("unknown lesson '{name}'; known lessons: {known}")]
     Unknown {
@@ -79,7 +88,8 @@ pub fn builtin() -> Result<Vec<Lesson>, LessonError> {
 /// Loads every `*.toml` in `dir`, sorted by file name.
 ///
 /// # Errors
-/// An unreadable directory or file, an invalid lesson, or two lessons with one name.
+/// An unreadable directory or file, an invalid lesson, two lessons with one name, or
+/// [`LessonError::NoLessons`] when the directory holds no `*.toml` file.
 pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
     let rd = std::fs::read_dir(dir).map_err(|e| LessonError::Read {
         file: dir.display().to_string(),
@@ -91,6 +101,11 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     paths.sort();
+    if paths.is_empty() {
+        return Err(LessonError::NoLessons {
+            dir: dir.display().to_string(),
+        });
+    }
     let lessons = paths
         .iter()
         .map(|p| load_file(p))
