@@ -8,7 +8,8 @@
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
 //! * [`fuzz`]: random warp requests for `verify --fuzz N`;
 //! * [`gemm`]: the tiled GEMM lesson kernel specialised to a simulator tiling;
-//! * [`source_view`]: per-PTX-line counters from Nsight Compute's source page.
+//! * [`source_view`]: per-PTX-line counters from Nsight Compute's source page;
+//! * [`ptx_check`]: `verify --ptx`'s verdicts, simulated CTA against measured counters.
 //!
 //! Kernels (`kernels/*.cu`) are compiled into the binary with `include_str!` and built by NVRTC
 //! for the device's own architecture.
@@ -18,6 +19,7 @@ pub mod device;
 pub mod fuzz;
 pub mod gemm;
 pub mod ncu;
+pub mod ptx_check;
 pub mod sass;
 pub mod source_view;
 
