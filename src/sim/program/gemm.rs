@@ -1,0 +1,180 @@
+//! GEMM: one CTA computing `C = A·Bᵀ` with both tiles whole in shared memory (seed 000's four
+//! counting cases).
+
+use serde::Serialize;
+
+use super::build::{check_multiple, check_share, check_warps, finish, place_program_tiles};
+use super::emit::{ASource, BSource, WarpGemm};
+use super::{CtaProgram, Product, Stage, StageKind, TileId, WarpProgram};
+use crate::sim::arch::Arch;
+use crate::sim::error::SimError;
+
+/// How the warps of a GEMM CTA share the output (seed 000: with K ≠ 16 the accumulation must stay
+/// inside one warp, so only rows or only columns are split).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// Warp w owns output rows `w·M/n .. (w+1)·M/n`; every warp loads all of B.
+    Rows,
+    /// Warp w owns output columns `w·N/n .. (w+1)·N/n`; every warp loads all of A.
+    Cols,
+}
+
+impl Split {
+    /// Parses `rows` or `cols`.
+    ///
+    /// # Errors
+    /// [`SimError::Unknown`] naming the value and the allowed ones.
+    pub fn parse(s: &str) -> Result<Split, SimError> {
+        match s {
+            "rows" | "row" | "m" => Ok(Split::Rows),
+            "cols" | "col" | "n" => Ok(Split::Cols),
+            _ => Err(SimError::Unknown {
+                what: "split",
+                given: s.to_string(),
+                allowed: "rows, cols",
+            }),
+        }
+    }
+}
+
+/// The four cases of seed 000's counting rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GemmCase {
+    /// One warp, K = 16.
+    OneWarpK16,
+    /// n warps, K = 16.
+    WarpsK16,
+    /// One warp, K ≠ 16.
+    OneWarpK,
+    /// n warps, K ≠ 16.
+    WarpsK,
+}
+
+impl GemmCase {
+    /// The article's wording of the case.
+    pub fn describe(self) -> &'static str {
+        match self {
+            GemmCase::OneWarpK16 => "one warp, K = 16",
+            GemmCase::WarpsK16 => "n warps, K = 16",
+            GemmCase::OneWarpK => "one warp, K ≠ 16",
+            GemmCase::WarpsK => "n warps, K ≠ 16",
+        }
+    }
+}
+
+/// One CTA computing `C (M×N, f32) = A (M×K, f16) · Bᵀ` with B stored N×K, both tiles whole in
+/// shared memory, with m16n8k16 mma and ldmatrix.x4. Units: elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct GemmTiling {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of C (rows of the stored B).
+    pub n: u32,
+    /// Reduction length.
+    pub k: u32,
+    /// Warps in the CTA.
+    pub warps: u32,
+    /// How the warps share C.
+    pub split: Split,
+}
+
+impl GemmTiling {
+    /// Checks the tiling.
+    ///
+    /// # Errors
+    /// [`SimError::NotMultiple`] if M, N or K is not a positive multiple of 16,
+    /// [`SimError::NotAllowed`] if `warps` is outside 1..=32, [`SimError::WarpSplit`] if the
+    /// warps cannot share the 16-wide slabs of the split dimension evenly.
+    pub fn validate(&self) -> Result<(), SimError> {
+        check_multiple(
+            "--m",
+            self.m,
+            "mma m16n8k16 and ldmatrix.x4 take 16 rows of A",
+        )?;
+        check_multiple(
+            "--n",
+            self.n,
+            "one ldmatrix.x4 loads 16 rows of B, two n8 mma tiles",
+        )?;
+        check_multiple("--k", self.k, "mma m16n8k16 reduces over 16")?;
+        check_warps(self.warps)?;
+        match self.split {
+            Split::Rows => check_share(
+                self.warps,
+                self.m / 16,
+                "16-row",
+                &format!("--m {}", self.m),
+            ),
+            Split::Cols => check_share(
+                self.warps,
+                self.n / 16,
+                "16-column",
+                &format!("--n {}", self.n),
+            ),
+        }
+    }
+
+    /// Which of the article's four cases this is.
+    pub fn case(&self) -> GemmCase {
+        match (self.warps == 1, self.k == 16) {
+            (true, true) => GemmCase::OneWarpK16,
+            (false, true) => GemmCase::WarpsK16,
+            (true, false) => GemmCase::OneWarpK,
+            (false, false) => GemmCase::WarpsK,
+        }
+    }
+
+    /// Rows and columns of C owned by each warp: `(M/n, N)` or `(M, N/n)`.
+    pub fn warp_share(&self) -> (u32, u32) {
+        match self.split {
+            Split::Rows => (self.m / self.warps, self.n),
+            Split::Cols => (self.m, self.n / self.warps),
+        }
+    }
+
+    /// Builds the CTA program: one `Body` stage per warp.
+    ///
+    /// # Errors
+    /// Those of [`Self::validate`]; a bad `layout` spec ([`crate::sim::layout::Layout::parse`], or one that breaks
+    /// 16-byte rows); tiles over the per-block shared memory of `arch`.
+    pub fn build(&self, layout: &str, arch: Arch) -> Result<CtaProgram, SimError> {
+        self.validate()?;
+        let (tiles, smem) = place_program_tiles(
+            layout,
+            arch,
+            &[(TileId::A, self.m, self.k), (TileId::B, self.n, self.k)],
+        )?;
+        let (mw, nw) = self.warp_share();
+        let warps = (0..self.warps)
+            .map(|w| {
+                let (m0, n0) = match self.split {
+                    Split::Rows => (w * mw, 0),
+                    Split::Cols => (0, w * nw),
+                };
+                let mut instrs = Vec::new();
+                WarpGemm {
+                    product: Product::AB,
+                    a: ASource::Smem(&tiles[0]),
+                    b: BSource::NK(&tiles[1]),
+                    m0,
+                    m_len: mw,
+                    n0,
+                    n_len: nw,
+                    k_len: self.k,
+                }
+                .emit(&mut instrs);
+                WarpProgram {
+                    warp: w,
+                    stages: vec![Stage {
+                        kind: StageKind::Body,
+                        step: None,
+                        instrs,
+                    }],
+                }
+            })
+            .collect();
+        finish(tiles, smem, arch, warps)
+    }
+}
