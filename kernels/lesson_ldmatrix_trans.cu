@@ -4,7 +4,7 @@
 // extern "C" __global__ void lesson_ldmatrix_trans(unsigned *out, int step, int layout, int variant)
 // One block of 32 threads. Shared memory holds b16 indices (halfword i = i); the warp runs the
 // steps of `variant` with file index <= `step` under `layout`, and out[lane*4 + r] gets register r
-// of the last step (f32 bits for mma). Contract: src/lessons/cuda.rs.
+// of the last step (f32 bits for mma). Contract: src/gpu/source/lesson.rs.
 //
 // layouts: row | pad:8 | swizzle:1,3,3
 // variants: all

@@ -172,7 +172,7 @@ fn every_lesson_names_its_kernel_file() {
         assert!(text.contains(&sig), "{} lacks `{sig}`", l.kernel);
         assert_eq!(
             text,
-            lessons::cuda::kernel_source(&l),
+            tilelab::gpu::source::lesson::kernel_source(&l),
             "{} is stale: regenerate with `tilelab lessons kernel {} > {}`",
             l.kernel,
             l.name,

@@ -174,7 +174,7 @@ pub fn run(a: LessonsArgs) -> anyhow::Result<ExitCode> {
         Some(LessonsCmd::Check(c)) => check(&all, c, a.json),
         Some(LessonsCmd::Kernel { name }) => {
             let l = lessons::find(&all, &name)?;
-            let source = lessons::cuda::kernel_source(l);
+            let source = tilelab::gpu::source::lesson::kernel_source(l);
             if a.json {
                 out::emit_json(&KernelJson {
                     name: &l.name,

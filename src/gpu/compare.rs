@@ -1,6 +1,6 @@
 //! Comparison of simulated and measured results (pure: no GPU needed, so the logic is tested in
-//! CI). Every check becomes a [`Check`] row: what was checked, the simulated and the measured
-//! value, and the verdict.
+//! CI). The checks of [`super::verify`] turn these comparisons into rows
+//! ([`super::verify::Check`]).
 
 use serde::Serialize;
 
@@ -8,23 +8,6 @@ use crate::sim::instr::MatrixCount;
 use crate::sim::ldmatrix::MatrixElem;
 use crate::sim::mma::{self, MmaDtype, MmaRegs, MmaShape, Operand};
 use crate::sim::smem::SharedMemory;
-
-/// One row of the verify table.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Check {
-    /// Group: fragments, wavefronts, sass, occupancy, time.
-    pub group: String,
-    /// What was checked.
-    pub name: String,
-    /// The simulator's answer.
-    pub simulated: String,
-    /// The hardware's answer.
-    pub measured: String,
-    /// True when they agree.
-    pub pass: bool,
-    /// Why not, or extra facts (first differing element, max error).
-    pub detail: String,
-}
 
 /// A register that differs: lane, register, expected and measured bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -1,5 +1,6 @@
-//! The device: CUDA driver context, NVRTC compilation to CUBIN for the device's own
-//! architecture, launches and copies (cudarc with `dynamic-loading`).
+//! The device: CUDA driver context, NVRTC compilation for the device's own architecture, PTX
+//! modules loaded through the driver's JIT (cudarc with `dynamic-loading`). Kernel launches are
+//! in [`super::launch`].
 
 use std::sync::Arc;
 
@@ -7,22 +8,24 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 
 use super::GpuError;
+use crate::sim::arch::Arch;
 
 /// An open GPU: context, stream and what it is.
 pub struct Gpu {
     /// The context on device 0.
     pub ctx: Arc<CudaContext>,
-    /// Its default stream.
+    /// Its default stream (every launch and copy of the suite goes through it, in order).
     pub stream: Arc<CudaStream>,
     /// Device name, e.g. `NVIDIA H200`.
     pub name: String,
-    /// Compute capability (major, minor).
-    pub cc: (i32, i32),
-    /// Driver version as reported by `cuDriverGetVersion` (e.g. 13000).
+    /// The device's architecture (its compute capability, which the simulator knows the limits
+    /// of; [`Gpu::open`] refuses any other).
+    pub arch: Arch,
+    /// Driver version as reported by `cuDriverGetVersion` (e.g. 13000 for CUDA 13.0).
     pub driver_version: i32,
 }
 
-/// A kernel file compiled for this device.
+/// A kernel file compiled to a CUBIN for this device and loaded.
 pub struct Compiled {
     /// The loaded module.
     pub module: Arc<CudaModule>,
@@ -30,16 +33,47 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
 }
 
+/// A PTX module loaded through the driver (`cuModuleLoadData` on PTX text: the driver's JIT
+/// compiles it for this device).
+pub struct PtxModule {
+    /// The loaded module.
+    pub module: Arc<CudaModule>,
+    /// What it was loaded from (for error messages).
+    pub name: String,
+}
+
+/// What NVRTC is asked to produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NvrtcOutput {
+    /// A CUBIN for the device's architecture (`nvrtcGetCUBIN`).
+    Cubin,
+    /// PTX text (`nvrtcGetPTX`).
+    Ptx,
+}
+
 fn derr(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> GpuError {
     move |e| GpuError::Driver(call, format!("{e:?}"))
 }
 
+/// A C string for the driver or NVRTC, or an error naming `what` (cudarc would panic on an
+/// interior NUL byte).
+fn c_string(what: &str, s: &str) -> Result<std::ffi::CString, GpuError> {
+    std::ffi::CString::new(s).map_err(|e| {
+        GpuError::BadName(format!(
+            "{what} contains a NUL byte (byte {})",
+            e.nul_position()
+        ))
+    })
+}
+
 impl Gpu {
     /// Opens device 0, checking first that the driver and NVRTC libraries can be loaded (cudarc
-    /// would panic on a missing library).
+    /// would panic on a missing library) and that the simulator knows the device's architecture.
     ///
     /// # Errors
-    /// [`GpuError::NoDriver`], [`GpuError::NoNvrtc`], [`GpuError::NoDevice`].
+    /// [`GpuError::NoDriver`], [`GpuError::NoNvrtc`], [`GpuError::NoDevice`];
+    /// [`GpuError::UnknownArch`] for a compute capability outside [`crate::sim::arch::ALL_ARCHES`]
+    /// (never treated as another architecture).
     pub fn open() -> Result<Gpu, GpuError> {
         // SAFETY: only probes whether the shared library can be loaded.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -55,9 +89,14 @@ impl Gpu {
         }
         let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(format!("{e:?}")))?;
         let name = ctx.name().map_err(derr("cuDeviceGetName"))?;
-        let cc = ctx
+        let (major, minor) = ctx
             .compute_capability()
             .map_err(derr("cuDeviceGetAttribute"))?;
+        let arch = Arch::from_cc(major, minor).ok_or_else(|| GpuError::UnknownArch {
+            name: name.clone(),
+            major,
+            minor,
+        })?;
         let mut v = 0i32;
         // SAFETY: writes one int.
         unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
@@ -66,14 +105,18 @@ impl Gpu {
             ctx,
             stream,
             name,
-            cc,
+            arch,
             driver_version: v,
         })
     }
 
-    /// `sm_XY` of this device.
-    pub fn arch(&self) -> String {
-        format!("sm_{}{}", self.cc.0, self.cc.1)
+    /// The driver version as `major.minor` (13000 → `13.0`).
+    pub fn driver_version_string(&self) -> String {
+        format!(
+            "{}.{}",
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10
+        )
     }
 
     /// Compiles CUDA C source with NVRTC to a CUBIN for this device (`-arch=sm_XY`, `-O3`
@@ -95,14 +138,71 @@ impl Gpu {
         src: &str,
         extra: &[&str],
     ) -> Result<Compiled, GpuError> {
+        let cubin = self.nvrtc(name, src, extra, NvrtcOutput::Cubin)?;
+        let module = self
+            .ctx
+            .load_module(Ptx::from_binary(cubin.clone()))
+            .map_err(derr("cuModuleLoadData"))?;
+        Ok(Compiled { module, cubin })
+    }
+
+    /// Compiles CUDA C source with NVRTC to PTX text for this device's architecture (what
+    /// `nvcc -ptx` would write), without loading it.
+    ///
+    /// # Errors
+    /// [`GpuError::Compile`] with NVRTC's log.
+    pub fn compile_to_ptx(&self, name: &str, src: &str) -> Result<String, GpuError> {
+        let bytes = self.nvrtc(name, src, &[], NvrtcOutput::Ptx)?;
+        String::from_utf8(bytes)
+            .map_err(|e| GpuError::Compile(name.to_string(), format!("PTX is not UTF-8: {e}")))
+    }
+
+    /// Loads PTX text as a module: the driver's JIT compiles it for this device
+    /// (`cuModuleLoadData`). `name` only labels errors.
+    ///
+    /// # Errors
+    /// [`GpuError::BadName`] for PTX with a NUL byte; [`GpuError::Driver`] when the JIT rejects
+    /// it.
+    pub fn load_ptx(&self, name: &str, ptx: &str) -> Result<PtxModule, GpuError> {
+        c_string(&format!("the PTX of '{}'", name.escape_default()), ptx)?;
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(derr("cuModuleLoadData (PTX JIT)"))?;
+        Ok(PtxModule {
+            module,
+            name: name.to_string(),
+        })
+    }
+
+    /// Looks up a kernel by name in a compiled module.
+    ///
+    /// # Errors
+    /// [`GpuError::BadName`] for a name with a NUL byte; [`GpuError::Driver`] when the function
+    /// is missing.
+    pub fn function(&self, c: &Compiled, name: &str) -> Result<CudaFunction, GpuError> {
+        load_function(&c.module, name)
+    }
+
+    /// Runs NVRTC on `src` for this device's architecture.
+    fn nvrtc(
+        &self,
+        name: &str,
+        src: &str,
+        extra: &[&str],
+        want: NvrtcOutput,
+    ) -> Result<Vec<u8>, GpuError> {
         use cudarc::nvrtc::{result, sys};
         let cerr = |e: String| GpuError::Compile(name.to_string(), e);
-        let csrc = std::ffi::CString::new(src).map_err(|e| cerr(e.to_string()))?;
-        let cname = std::ffi::CString::new(name).map_err(|e| cerr(e.to_string()))?;
+        let csrc = c_string(&format!("the source of '{}'", name.escape_default()), src)?;
+        let cname = c_string(
+            &format!("kernel file name '{}'", name.escape_default()),
+            name,
+        )?;
         let prog =
             result::create_program(&csrc, Some(&cname)).map_err(|e| cerr(format!("{e:?}")))?;
         let mut opts = vec![
-            format!("--gpu-architecture={}", self.arch()),
+            format!("--gpu-architecture={}", self.arch),
             "-default-device".to_string(),
         ];
         opts.extend(extra.iter().map(|s| s.to_string()));
@@ -121,44 +221,48 @@ impl Gpu {
             let _ = unsafe { result::destroy_program(prog) };
             return Err(cerr(format!("{e:?}: {log}")));
         }
-        let mut size = 0usize;
-        // SAFETY: prog compiled for a real architecture, so it has a CUBIN.
-        let cubin = unsafe {
-            sys::nvrtcGetCUBINSize(prog, &mut size)
-                .result()
-                .map_err(|e| cerr(format!("{e:?}")))?;
-            let mut buf = vec![0u8; size];
-            sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut _)
-                .result()
-                .map_err(|e| cerr(format!("{e:?}")))?;
-            buf
+        let out = match want {
+            NvrtcOutput::Cubin => {
+                let mut size = 0usize;
+                // SAFETY: prog compiled for a real architecture, so it has a CUBIN of `size` bytes.
+                unsafe {
+                    sys::nvrtcGetCUBINSize(prog, &mut size)
+                        .result()
+                        .map_err(|e| cerr(format!("{e:?}")))
+                        .and_then(|()| {
+                            let mut buf = vec![0u8; size];
+                            sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut _)
+                                .result()
+                                .map_err(|e| cerr(format!("{e:?}")))
+                                .map(|()| buf)
+                        })
+                }
+            }
+            // SAFETY: prog compiled, so it has PTX (a NUL-terminated string).
+            NvrtcOutput::Ptx => unsafe { result::get_ptx(prog) }
+                .map(|p| p.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect())
+                .map_err(|e| cerr(format!("{e:?}"))),
         };
         // SAFETY: destroys the program once.
         let _ = unsafe { result::destroy_program(prog) };
-        let module = self
-            .ctx
-            .load_module(Ptx::from_binary(cubin.clone()))
-            .map_err(derr("cuModuleLoadData"))?;
-        Ok(Compiled { module, cubin })
+        out
     }
+}
 
-    /// Looks up a kernel by a run-time name.
+impl PtxModule {
+    /// Looks up a kernel (`.entry`) by name.
     ///
     /// # Errors
-    /// [`GpuError::Driver`] when the function is missing.
-    pub fn function_named(&self, c: &Compiled, name: &str) -> Result<CudaFunction, GpuError> {
-        c.module
-            .load_function(name)
-            .map_err(derr("cuModuleGetFunction"))
+    /// [`GpuError::BadName`] for a name with a NUL byte; [`GpuError::Driver`] when the module has
+    /// no such entry.
+    pub fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
+        load_function(&self.module, name)
     }
+}
 
-    /// Looks up a kernel in a compiled module.
-    ///
-    /// # Errors
-    /// [`GpuError::Driver`] when the function is missing.
-    pub fn function(&self, c: &Compiled, name: &'static str) -> Result<CudaFunction, GpuError> {
-        c.module
-            .load_function(name)
-            .map_err(derr("cuModuleGetFunction"))
-    }
+fn load_function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {
+    c_string(&format!("kernel name '{}'", name.escape_default()), name)?;
+    module
+        .load_function(name)
+        .map_err(derr("cuModuleGetFunction"))
 }

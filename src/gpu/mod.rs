@@ -1,13 +1,18 @@
-//! The GPU side of `tilelab verify`: run the same tilings on an NVIDIA GPU and compare with the
-//! simulator.
+//! The GPU room: everything that runs on an NVIDIA GPU, and the suite of checks behind
+//! `tilelab verify` that compares the simulator with the hardware.
 //!
 //! * [`device`]: the CUDA driver and NVRTC, loaded at run time through cudarc (the binary builds
-//!   and starts without CUDA; a missing library is a [`GpuError`], never a panic);
-//! * [`ncu`]: running Nsight Compute on ourselves and parsing its CSV;
-//! * [`sass`]: counting SASS mnemonics in `cuobjdump -sass` output;
+//!   and starts without CUDA; a missing library is a [`GpuError`], never a panic); CUBINs from
+//!   CUDA C, PTX modules through the driver's JIT;
+//! * [`launch`]: one typed wrapper per kernel signature; every `unsafe` launch lives there;
+//! * [`params`]: kernel parameters packed as a PTX `.entry` declares them (raw launches by name);
+//! * [`source`]: the CUDA C the suite compiles (`kernels/*.cu`, lesson and GEMM kernels
+//!   generated from simulator data);
+//! * [`verify`]: the checks, one file per group, registered in [`verify::GROUPS`];
+//! * [`tools`], [`ncu`], [`sass`]: finding and running Nsight Compute and `cuobjdump`, parsing
+//!   their output;
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
 //! * [`fuzz`]: random warp requests for `verify --fuzz N`;
-//! * [`gemm`]: the tiled GEMM lesson kernel specialised to a simulator tiling;
 //! * [`source_view`]: per-PTX-line counters from Nsight Compute's source page;
 //! * [`ptx_check`]: `verify --ptx`'s verdicts, simulated CTA against measured counters.
 //!
@@ -17,20 +22,15 @@
 pub mod compare;
 pub mod device;
 pub mod fuzz;
-pub mod gemm;
+pub mod launch;
 pub mod ncu;
+pub mod params;
 pub mod ptx_check;
 pub mod sass;
+pub mod source;
 pub mod source_view;
-
-/// `kernels/smem_probe.cu`: one warp, one shared-memory instruction.
-pub const SMEM_PROBE_CU: &str = include_str!("../../kernels/smem_probe.cu");
-/// `kernels/fragments.cu`: ldmatrix and mma register dumps.
-pub const FRAGMENTS_CU: &str = include_str!("../../kernels/fragments.cu");
-/// `kernels/fa2_fwd.cu`: the FlashAttention-2 forward lesson kernel (torch tiling).
-pub const FA2_FWD_CU: &str = include_str!("../../kernels/fa2_fwd.cu");
-/// `kernels/bank_time.cu`: clock64 timing of one access pattern.
-pub const BANK_TIME_CU: &str = include_str!("../../kernels/bank_time.cu");
+pub mod tools;
+pub mod verify;
 
 /// Why the GPU cannot be used. Each message is one line naming what is missing.
 #[derive(Debug, thiserror::Error)]
@@ -46,10 +46,29 @@ pub enum GpuError {
     /// NVRTC (`libnvrtc.so`) could not be loaded.
     #[error("no NVRTC: libnvrtc.so was not found (install the CUDA toolkit's NVRTC)")]
     NoNvrtc,
+    /// The device's compute capability is not one the simulator has limits for: the suite
+    /// refuses it rather than treating it as another architecture.
+    #[error(
+        "{name} is sm_{major}{minor} (compute capability {major}.{minor}), an architecture the simulator has no limits for; known: sm_75, sm_80, sm_86, sm_89, sm_90"
+    )]
+    UnknownArch {
+        /// Device name.
+        name: String,
+        /// Compute capability, major.
+        major: i32,
+        /// Compute capability, minor.
+        minor: i32,
+    },
     /// A driver call failed.
     #[error("CUDA driver error in {0}: {1}")]
     Driver(&'static str, String),
     /// NVRTC rejected a kernel.
     #[error("NVRTC could not compile {0}: {1}")]
     Compile(String, String),
+    /// A name or text the driver cannot take (a NUL byte inside).
+    #[error("{0}")]
+    BadName(String),
+    /// A kernel was asked for something it does not implement.
+    #[error("{0}")]
+    Unsupported(String),
 }

@@ -1,8 +1,9 @@
-//! Nsight Compute: finding `ncu`, the metrics used, and parsing `ncu --csv` output.
+//! Nsight Compute: the metrics the suite reads, running a program under `ncu`, and parsing
+//! `ncu --csv` output. [`super::tools::Tools`] finds `ncu`.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// Shared-memory load wavefronts (ldmatrix counts here too).
@@ -17,16 +18,6 @@ pub const SASS_WAVEFRONTS_LDSM: &str =
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum";
 /// Bank conflicts as Nsight Compute counts them.
 pub const BANK_CONFLICTS: &str = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum";
-
-/// `ncu` on PATH or in the usual CUDA locations.
-pub fn find() -> Option<PathBuf> {
-    let mut cands: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join("ncu")).collect())
-        .unwrap_or_default();
-    cands.push("/usr/local/cuda/bin/ncu".into());
-    cands.push("/opt/nvidia/nsight-compute/ncu".into());
-    cands.into_iter().find(|p| p.is_file())
-}
 
 /// Per kernel launch ID (in launch order), the value of each metric.
 pub type LaunchMetrics = BTreeMap<u64, BTreeMap<String, f64>>;

@@ -1,12 +1,42 @@
 //! SASS mnemonic counts from `cuobjdump -sass` (or `nvdisasm`) output.
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Context;
+
+/// SASS mnemonic counts per kernel function: `listing[function][mnemonic]`.
+pub type Listing = BTreeMap<String, BTreeMap<String, u32>>;
+
+/// How many `mnemonic` instructions `function` has in `listing` (0 when either is absent).
+pub fn count(listing: &Listing, function: &str, mnemonic: &str) -> u32 {
+    listing
+        .get(function)
+        .and_then(|m| m.get(mnemonic))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// SASS mnemonic counts per function (see [`count_mnemonics`]) of a CUBIN, by running
+/// `cuobjdump -sass` (`tool`) on it; `tag` names the temporary file.
+///
+/// # Errors
+/// The temporary file cannot be written or `cuobjdump` cannot be started.
+pub fn of_cubin(tool: &Path, cubin: &[u8], tag: &str) -> anyhow::Result<Listing> {
+    let p = std::env::temp_dir().join(format!("tilelab-{}-{tag}.cubin", std::process::id()));
+    std::fs::write(&p, cubin).with_context(|| format!("cannot write '{}'", p.display()))?;
+    let o = Command::new(tool).arg("-sass").arg(&p).output();
+    let _ = std::fs::remove_file(&p);
+    let o = o.with_context(|| format!("cannot run {}", tool.display()))?;
+    Ok(count_mnemonics(&String::from_utf8_lossy(&o.stdout)))
+}
 
 /// Counts the full mnemonic (opcode with its modifiers, e.g. `LDSM.16.MT88.4`, `HMMA.16816.F32`,
 /// `LDS.128`) of every instruction line, per kernel function. Lines look like
 /// `        /*0320*/                   LDS.128 R4, [R3+UR4] ;   /* 0x… */`, optionally predicated
 /// (`@P0 LDS ...`); functions start with `Function : name`.
-pub fn count_mnemonics(text: &str) -> BTreeMap<String, BTreeMap<String, u32>> {
+pub fn count_mnemonics(text: &str) -> Listing {
     let mut out: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     let mut func = String::from("?");
     for line in text.lines() {

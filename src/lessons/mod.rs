@@ -15,7 +15,8 @@
 //! * [`hooks`]: claims about whole kernels (instruction counts, traffic, occupancy), answered
 //!   by the counts model of [`crate::sim::counts`], [`crate::sim::traffic`] and
 //!   [`crate::sim::occupancy`];
-//! * [`cuda`]: the CUDA C kernel of a lesson, generated from the same data;
+//! * the CUDA C kernel of a lesson, generated from the same data, is GPU code: it lives in
+//!   [`crate::gpu::source::lesson`];
 //! * [`embedded`]: the lessons built into the binary.
 //!
 //! This module does file I/O only in [`load::load_dir`] and [`load::load_file`]; `sim` stays pure.
@@ -34,7 +35,6 @@ use std::fmt;
 use crate::sim::instr::Instruction;
 use crate::sim::mma::{MmaDtype, MmaShape, Operand};
 
-pub mod cuda;
 pub mod embedded;
 pub mod format;
 pub mod hooks;

@@ -7,8 +7,7 @@ use crate::sim::SimError;
 use crate::sim::layout::Order;
 use crate::sim::program::{CtaProgram, GemmTiling, Split, TileId};
 
-/// `kernels/gemm_tile.cu`.
-pub const GEMM_TILE_CU: &str = include_str!("../../kernels/gemm_tile.cu");
+use super::GEMM_TILE_CU;
 
 /// The kernel source with the `#define`s of `t` and the tile placement of `cta` prepended.
 ///

@@ -27,14 +27,15 @@
 
 use std::fmt::Write;
 
-use super::run::place_tiles;
-use super::{Access, Lesson, StepOp};
+use crate::lessons::run::{PlacedTile, place_tiles};
+use crate::lessons::{Access, AffineExpr, Feed, Lesson, StepOp, Tile};
 use crate::sim::instr::{AccessWidth, Instruction};
 use crate::sim::layout::Order;
 use crate::sim::mma::{MmaDtype, MmaShape, Operand};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 enum ASrc {
+    #[default]
     None,
     Feed {
         step: usize,
@@ -49,24 +50,26 @@ enum ASrc {
 /// # Panics
 /// Never for a lesson that loaded (its layouts were checked then).
 pub fn kernel_source(lesson: &Lesson) -> String {
-    let mut s = String::new();
-    let f = lesson.kernel_function();
-    let nl = lesson.layouts.len();
-    let placed: Vec<_> = (0..nl)
+    let placed: Vec<Vec<PlacedTile>> = (0..lesson.layouts.len())
         .map(|li| place_tiles(lesson, li).expect("checked at load"))
         .collect();
-    let smem_bytes = placed
-        .iter()
-        .map(|p| {
-            p.last()
-                .map_or(0, |t| t.base + t.layout.size_bytes())
-                .next_multiple_of(16)
-        })
-        .max()
-        .unwrap_or(16);
+    let mut s = String::new();
+    emit_header(&mut s, lesson);
+    s.push_str(PRELUDE);
+    emit_prologue(&mut s, lesson, &placed);
+    for vi in 0..lesson.variants.len() {
+        emit_variant(&mut s, lesson, vi);
+    }
+    s.push_str("    for (int q = 0; q < 4; ++q) out[lane * 4 + q] = d[q];\n}\n");
+    s
+}
+
+/// The comment block: what the kernel is, its layouts, variants and steps.
+fn emit_header(s: &mut String, lesson: &Lesson) {
+    let f = lesson.kernel_function();
     let _ = writeln!(
         s,
-        "// Lesson `{}`: {}\n// GENERATED from {} by `tilelab lessons kernel {}`; do not edit by hand.\n//\n// extern \"C\" __global__ void {f}(unsigned *out, int step, int layout, int variant)\n// One block of 32 threads. Shared memory holds b16 indices (halfword i = i); the warp runs the\n// steps of `variant` with file index <= `step` under `layout`, and out[lane*4 + r] gets register r\n// of the last step (f32 bits for mma). Contract: src/lessons/cuda.rs.\n//",
+        "// Lesson `{}`: {}\n// GENERATED from {} by `tilelab lessons kernel {}`; do not edit by hand.\n//\n// extern \"C\" __global__ void {f}(unsigned *out, int step, int layout, int variant)\n// One block of 32 threads. Shared memory holds b16 indices (halfword i = i); the warp runs the\n// steps of `variant` with file index <= `step` under `layout`, and out[lane*4 + r] gets register r\n// of the last step (f32 bits for mma). Contract: src/gpu/source/lesson.rs.\n//",
         lesson.name, lesson.title, lesson.source, lesson.name
     );
     let _ = writeln!(s, "// layouts: {}", lesson.layouts.join(" | "));
@@ -83,7 +86,22 @@ pub fn kernel_source(lesson: &Lesson) -> String {
                 .unwrap_or_default()
         );
     }
-    s.push_str(PRELUDE);
+}
+
+/// The kernel's signature, shared memory (filled with b16 indices), each tile's layout table
+/// per layout choice, and the register arrays of every step.
+fn emit_prologue(s: &mut String, lesson: &Lesson, placed: &[Vec<PlacedTile>]) {
+    let f = lesson.kernel_function();
+    let nl = placed.len();
+    let smem_bytes = placed
+        .iter()
+        .map(|p| {
+            p.last()
+                .map_or(0, |t| t.base + t.layout.size_bytes())
+                .next_multiple_of(16)
+        })
+        .max()
+        .unwrap_or(16);
     let _ = writeln!(
         s,
         "\nextern \"C\" __global__ void {f}(unsigned *out, int step, int layout, int variant)\n{{"
@@ -103,149 +121,176 @@ pub fn kernel_source(lesson: &Lesson) -> String {
     );
     s.push_str("    __syncwarp();\n");
     for (ti, t) in lesson.tiles.iter().enumerate() {
-        let lays: Vec<String> = placed
-            .iter()
-            .map(|p| {
-                let l = p[ti].layout;
-                let (b, m, sh) = l.swizzle.map_or((0, 0, 0), |z| (z.bits, z.base, z.shift));
-                format!(
-                    "{{{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u}}",
-                    l.rows,
-                    l.cols,
-                    l.elem_bytes,
-                    u32::from(l.order == Order::Col),
-                    l.pad,
-                    u32::from(l.swizzle.is_some()),
-                    b,
-                    m,
-                    sh
-                )
-            })
-            .collect();
-        let bases: Vec<String> = placed.iter().map(|p| format!("{}u", p[ti].base)).collect();
-        let _ = writeln!(
-            s,
-            "    // tile {}: {}x{} elements of {} bytes; layouts {}",
-            t.name,
-            t.rows,
-            t.cols,
-            t.elem_bytes,
-            placed
-                .iter()
-                .map(|p| p[ti].spec.clone())
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let _ = writeln!(
-            s,
-            "    const Lay lay{ti}[{nl}] = {{{}}};\n    const unsigned base{ti}[{nl}] = {{{}}};",
-            lays.join(", "),
-            bases.join(", ")
-        );
+        emit_tile(s, ti, t, placed);
     }
     s.push_str("    unsigned d[4] = {0u, 0u, 0u, 0u};\n");
     for si in 0..lesson.steps.len() {
         let _ = writeln!(s, "    unsigned s{si}[4] = {{0u, 0u, 0u, 0u}};");
     }
-    s.push_str("    float acc[4][4] = {};\n    (void)s0;\n");
-    for (vi, v) in lesson.variants.iter().enumerate() {
-        let _ = writeln!(s, "    if (variant == {vi}) {{ // {v}");
-        let mut a_src = ASrc::None;
-        let mut a_since_b: Option<(usize, Vec<u32>, usize)> = None;
-        let mut b_feeds: Vec<(usize, Vec<u32>)> = Vec::new();
-        let mut mma_since_b = 0usize;
-        let mut last_a_tile: Option<usize> = None;
-        for si in lesson.steps_of(vi) {
-            let st = &lesson.steps[si];
-            let _ = writeln!(s, "        if (step >= {si}) {{ // {}", st.title);
-            match &st.op {
-                StepOp::Shared {
-                    instruction,
-                    tile,
-                    access,
-                } => {
-                    let t = &lesson.tiles[*tile];
-                    let n = instruction.bytes_per_address() / t.elem_bytes;
-                    let _ = writeln!(s, "            unsigned r, c;");
-                    emit_coords(&mut s, access, t.cols, n);
-                    let _ = writeln!(
-                        s,
-                        "            const unsigned a = sbase + base{tile}[layout] + lay_off(lay{tile}[layout], r, c);"
-                    );
-                    emit_shared(&mut s, *instruction, si);
-                    for fd in &st.feeds {
-                        if fd.operand == Operand::A {
-                            a_since_b = Some((si, fd.regs.clone(), *tile));
-                        }
-                    }
-                    let bf: Vec<(usize, Vec<u32>)> = st
-                        .feeds
-                        .iter()
-                        .filter(|fd| fd.operand == Operand::B)
-                        .map(|fd| (si, fd.regs.clone()))
-                        .collect();
-                    if !bf.is_empty() {
-                        b_feeds = bf;
-                        mma_since_b = 0;
-                        let new_a = match a_since_b.take() {
-                            Some((step, regs, tile)) => ASrc::Feed { step, regs, tile },
-                            None if a_src != ASrc::None => ASrc::Packed,
-                            None => ASrc::None,
-                        };
-                        let this_tile = match &new_a {
-                            ASrc::Feed { tile, .. } => Some(*tile),
-                            _ => None,
-                        };
-                        let carry = this_tile.is_some() && this_tile == last_a_tile;
-                        if new_a == ASrc::Packed {
-                            s.push_str("            // A of the next mmas: the accumulators packed to f16x2 (F2FP.PACK_AB)\n");
-                            s.push_str("            pack_acc(acc, s_packed);\n");
-                        }
-                        if !carry {
-                            s.push_str("            for (int j = 0; j < 4; ++j) for (int q = 0; q < 4; ++q) acc[j][q] = 0.0f;\n");
-                        }
-                        last_a_tile = this_tile;
-                        a_src = new_a;
-                    }
-                }
-                StepOp::Mma { shape, dtype } => {
-                    let j = mma_since_b;
-                    mma_since_b += 1;
-                    let a = match &a_src {
-                        ASrc::Feed { step, regs, .. } => (0..4)
-                            .map(|k| {
-                                regs.get(k)
-                                    .map_or("0u".to_string(), |r| format!("s{step}[{r}]"))
-                            })
-                            .collect::<Vec<_>>(),
-                        ASrc::Packed => (0..4).map(|k| format!("s_packed[{k}]")).collect(),
-                        ASrc::None => vec!["0u".to_string(); 4],
-                    };
-                    let b = match b_feeds.get(j % b_feeds.len().max(1)) {
-                        Some((step, regs)) => (0..2)
-                            .map(|k| {
-                                regs.get(k)
-                                    .map_or("0u".to_string(), |r| format!("s{step}[{r}]"))
-                            })
-                            .collect::<Vec<_>>(),
-                        None => vec!["0u".to_string(); 2],
-                    };
-                    let acc = j % 4;
-                    emit_mma(&mut s, *shape, *dtype, &a, &b, acc, si);
-                }
+    s.push_str("    float acc[4][4] = {};\n    unsigned s_packed[4] = {0u, 0u, 0u, 0u};\n    (void)acc;\n    (void)s_packed;\n    (void)s0;\n");
+}
+
+/// Tile `ti`'s layout (`Lay`) and base address under every layout choice.
+fn emit_tile(s: &mut String, ti: usize, t: &Tile, placed: &[Vec<PlacedTile>]) {
+    let nl = placed.len();
+    let lays: Vec<String> = placed
+        .iter()
+        .map(|p| {
+            let l = p[ti].layout;
+            let (b, m, sh) = l.swizzle.map_or((0, 0, 0), |z| (z.bits, z.base, z.shift));
+            format!(
+                "{{{}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u, {}u}}",
+                l.rows,
+                l.cols,
+                l.elem_bytes,
+                u32::from(l.order == Order::Col),
+                l.pad,
+                u32::from(l.swizzle.is_some()),
+                b,
+                m,
+                sh
+            )
+        })
+        .collect();
+    let bases: Vec<String> = placed.iter().map(|p| format!("{}u", p[ti].base)).collect();
+    let _ = writeln!(
+        s,
+        "    // tile {}: {}x{} elements of {} bytes; layouts {}",
+        t.name,
+        t.rows,
+        t.cols,
+        t.elem_bytes,
+        placed
+            .iter()
+            .map(|p| p[ti].spec.clone())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(
+        s,
+        "    const Lay lay{ti}[{nl}] = {{{}}};\n    const unsigned base{ti}[{nl}] = {{{}}};",
+        lays.join(", "),
+        bases.join(", ")
+    );
+}
+
+/// The steps of variant `vi`, each under `if (step >= i)`.
+fn emit_variant(s: &mut String, lesson: &Lesson, vi: usize) {
+    let _ = writeln!(s, "    if (variant == {vi}) {{ // {}", lesson.variants[vi]);
+    let mut ops = Operands::default();
+    for si in lesson.steps_of(vi) {
+        let st = &lesson.steps[si];
+        let _ = writeln!(s, "        if (step >= {si}) {{ // {}", st.title);
+        match &st.op {
+            StepOp::Shared {
+                instruction,
+                tile,
+                access,
+            } => {
+                let t = &lesson.tiles[*tile];
+                let n = instruction.bytes_per_address() / t.elem_bytes;
+                let _ = writeln!(s, "            unsigned r, c;");
+                emit_coords(s, access, t.cols, n);
+                let _ = writeln!(
+                    s,
+                    "            const unsigned a = sbase + base{tile}[layout] + lay_off(lay{tile}[layout], r, c);"
+                );
+                emit_shared(s, *instruction, si);
+                ops.after_load(s, si, *tile, &st.feeds);
             }
-            let _ = writeln!(
-                s,
-                "            for (int q = 0; q < 4; ++q) d[q] = s{si}[q];\n        }}"
-            );
+            StepOp::Mma { shape, dtype } => {
+                let (a, b, acc) = ops.next_mma();
+                emit_mma(s, *shape, *dtype, &a, &b, acc, si);
+            }
         }
-        s.push_str("    }\n");
+        let _ = writeln!(
+            s,
+            "            for (int q = 0; q < 4; ++q) d[q] = s{si}[q];\n        }}"
+        );
     }
-    s.push_str("    for (int q = 0; q < 4; ++q) out[lane * 4 + q] = d[q];\n}\n");
-    s.replace(
-        "    float acc[4][4] = {};\n",
-        "    float acc[4][4] = {};\n    unsigned s_packed[4] = {0u, 0u, 0u, 0u};\n    (void)acc;\n    (void)s_packed;\n",
-    )
+    s.push_str("    }\n");
+}
+
+/// Which registers the mmas of one variant use, as its steps go by (module docs: "Which
+/// registers an mma uses").
+#[derive(Default)]
+struct Operands {
+    /// A of the mmas since the last B load.
+    a_src: ASrc,
+    /// The latest step feeding A since the last B load: (step, registers, tile).
+    a_since_b: Option<(usize, Vec<u32>, usize)>,
+    /// The B feeds of the last B load: (step, registers).
+    b_feeds: Vec<(usize, Vec<u32>)>,
+    /// mmas since the last B load.
+    mma_since_b: usize,
+    /// The tile A came from at the previous B load.
+    last_a_tile: Option<usize>,
+}
+
+impl Operands {
+    /// After shared-memory step `si` over `tile` with `feeds`: remembers an A feed; on a B feed,
+    /// fixes A of the next mmas and emits the packing of P and the accumulator reset.
+    fn after_load(&mut self, s: &mut String, si: usize, tile: usize, feeds: &[Feed]) {
+        for fd in feeds {
+            if fd.operand == Operand::A {
+                self.a_since_b = Some((si, fd.regs.clone(), tile));
+            }
+        }
+        let bf: Vec<(usize, Vec<u32>)> = feeds
+            .iter()
+            .filter(|fd| fd.operand == Operand::B)
+            .map(|fd| (si, fd.regs.clone()))
+            .collect();
+        if bf.is_empty() {
+            return;
+        }
+        self.b_feeds = bf;
+        self.mma_since_b = 0;
+        let new_a = match self.a_since_b.take() {
+            Some((step, regs, tile)) => ASrc::Feed { step, regs, tile },
+            None if self.a_src != ASrc::None => ASrc::Packed,
+            None => ASrc::None,
+        };
+        let this_tile = match &new_a {
+            ASrc::Feed { tile, .. } => Some(*tile),
+            _ => None,
+        };
+        let carry = this_tile.is_some() && this_tile == self.last_a_tile;
+        if new_a == ASrc::Packed {
+            s.push_str("            // A of the next mmas: the accumulators packed to f16x2 (F2FP.PACK_AB)\n");
+            s.push_str("            pack_acc(acc, s_packed);\n");
+        }
+        if !carry {
+            s.push_str("            for (int j = 0; j < 4; ++j) for (int q = 0; q < 4; ++q) acc[j][q] = 0.0f;\n");
+        }
+        self.last_a_tile = this_tile;
+        self.a_src = new_a;
+    }
+
+    /// The next mma's A (4) and B (2) register expressions and its accumulator index: the j-th
+    /// mma after a B load uses that load's j-th B feed and accumulator j.
+    fn next_mma(&mut self) -> (Vec<String>, Vec<String>, usize) {
+        let j = self.mma_since_b;
+        self.mma_since_b += 1;
+        let regs_of = |step: usize, regs: &[u32], n: usize| -> Vec<String> {
+            (0..n)
+                .map(|k| {
+                    regs.get(k)
+                        .map_or("0u".to_string(), |r| format!("s{step}[{r}]"))
+                })
+                .collect()
+        };
+        let a = match &self.a_src {
+            ASrc::Feed { step, regs, .. } => regs_of(*step, regs, 4),
+            ASrc::Packed => (0..4).map(|k| format!("s_packed[{k}]")).collect(),
+            ASrc::None => vec!["0u".to_string(); 4],
+        };
+        let b = match self.b_feeds.get(j % self.b_feeds.len().max(1)) {
+            Some((step, regs)) => regs_of(*step, regs, 2),
+            None => vec!["0u".to_string(); 2],
+        };
+        (a, b, j % 4)
+    }
 }
 
 fn emit_coords(s: &mut String, access: &Access, cols: u32, n: u32) {
@@ -276,7 +321,7 @@ fn emit_coords(s: &mut String, access: &Access, cols: u32, n: u32) {
             );
         }
         Access::Affine { row, col } => {
-            let expr = |e: &super::AffineExpr| {
+            let expr = |e: &AffineExpr| {
                 let mut t = format!("{}u", e.base);
                 for &(per, div, m) in &e.terms {
                     let _ = write!(t, " + {per}u * ((lane / {div}u) % {m}u)");

@@ -1,0 +1,564 @@
+//! Typed launches of the suite's kernels. Each kernel signature has one type here, and its
+//! `unsafe` launch (argument order and types must match the kernel's C signature, which the
+//! compiler cannot check) is written once, beside that signature. Callers pass Rust values and
+//! get the kernel's output back; nothing else in the crate launches a kernel.
+//!
+//! | type | kernel (file) |
+//! | --- | --- |
+//! | [`LdsmDump`] | `ldsm_dump` (`kernels/fragments.cu`) |
+//! | [`MmaDump`] | `mma_dump` (`kernels/fragments.cu`) |
+//! | [`SmemProbe`] | `smem_probe` (`kernels/smem_probe.cu`) |
+//! | [`LessonKernel`] | `lesson_<name>` ([`super::source::lesson`]) |
+//! | [`GemmTile`] | `gemm_tile` ([`super::source::gemm`]) |
+//! | [`Fa2Fwd`] | `fa2_fwd` (`kernels/fa2_fwd.cu`) |
+//! | [`BankTime`] | `bank_time` (`kernels/bank_time.cu`) |
+//! | [`PtxKernel`] | any `.entry` of a PTX module, with [`ParamBuffer`] parameters |
+
+use std::ffi::c_void;
+
+pub use cudarc::driver::LaunchConfig;
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
+
+use super::GpuError;
+use super::device::{Compiled, Gpu, PtxModule};
+use super::params::ParamBuffer;
+use crate::sim::instr::MatrixCount;
+use crate::sim::mma::{MmaDtype, MmaShape};
+
+fn derr(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> GpuError {
+    move |e| GpuError::Driver(call, format!("{e:?}"))
+}
+
+/// Launch shape of the single-warp kernels: one block of 32 threads.
+pub fn one_warp(shared_mem_bytes: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes,
+    }
+}
+
+/// Registers per lane of a 32-lane dump (`out[lane*4 + r]`), as `[lane][r]`.
+fn lanes4<T: Copy + Default>(flat: &[T]) -> [[T; 4]; 32] {
+    std::array::from_fn(|l| {
+        std::array::from_fn(|r| flat.get(l * 4 + r).copied().unwrap_or_default())
+    })
+}
+
+/// Registers per thread the compiler gave a kernel (`CU_FUNC_ATTRIBUTE_NUM_REGS`).
+///
+/// # Errors
+/// [`GpuError::Driver`].
+pub fn num_regs(f: &CudaFunction) -> Result<u32, GpuError> {
+    let r = f
+        .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)
+        .map_err(derr("cuFuncGetAttribute"))?;
+    Ok(r.max(0) as u32)
+}
+
+/// The driver's occupancy answer: resident blocks per SM of `f` with `threads` per block and
+/// `smem_bytes` of dynamic shared memory (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+///
+/// # Errors
+/// [`GpuError::Driver`].
+pub fn max_active_blocks(f: &CudaFunction, threads: u32, smem_bytes: u32) -> Result<u32, GpuError> {
+    f.occupancy_max_active_blocks_per_multiprocessor(threads, smem_bytes as usize, None)
+        .map_err(derr("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+}
+
+/// `ldsm_dump(const unsigned *offs, int kind, unsigned n_b16, unsigned *out)`: shared memory
+/// filled with b16 indices, one `ldmatrix` at the lanes' row addresses, every lane's destination
+/// registers dumped.
+pub struct LdsmDump(CudaFunction);
+
+impl LdsmDump {
+    /// Finds the kernel in `kernels/fragments.cu`'s module.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when it is missing.
+    pub fn load(gpu: &Gpu, frags: &Compiled) -> Result<LdsmDump, GpuError> {
+        Ok(LdsmDump(gpu.function(frags, "ldsm_dump")?))
+    }
+
+    /// The kernel's `kind`: 0 x1, 1 x2, 2 x4, 3 x1.trans, 4 x2.trans, 5 x4.trans.
+    pub fn kind(num: MatrixCount, trans: bool) -> i32 {
+        let k = match num {
+            MatrixCount::X1 => 0,
+            MatrixCount::X2 => 1,
+            MatrixCount::X4 => 2,
+        };
+        k + if trans { 3 } else { 0 }
+    }
+
+    /// Runs `ldmatrix.x{num}[.trans]` with lane `l`'s row address `offs[l]` (bytes) into
+    /// `smem_bytes` of dynamic shared memory; returns `[lane][register]` (registers past `num`
+    /// are 0).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        num: MatrixCount,
+        trans: bool,
+        offs: &[u32; 32],
+        smem_bytes: u32,
+    ) -> Result<[[u32; 4]; 32], GpuError> {
+        let s = &gpu.stream;
+        let d_offs = s.clone_htod(offs).map_err(derr("cuMemcpyHtoD"))?;
+        let mut d_out = s.alloc_zeros::<u32>(128).map_err(derr("cuMemAlloc"))?;
+        let (k, n) = (Self::kind(num, trans), smem_bytes / 2);
+        // SAFETY: arguments match ldsm_dump(const unsigned*, int, unsigned, unsigned*); `out`
+        // holds 32 * 4 words; the kernel reads offs[0..32] and n_b16 halfwords of the dynamic
+        // shared memory it is given.
+        unsafe {
+            s.launch_builder(&self.0)
+                .arg(&d_offs)
+                .arg(&k)
+                .arg(&n)
+                .arg(&mut d_out)
+                .launch(one_warp(smem_bytes))
+        }
+        .map_err(derr("cuLaunchKernel ldsm_dump"))?;
+        let out: Vec<u32> = s.clone_dtoh(&d_out).map_err(derr("cuMemcpyDtoH"))?;
+        Ok(lanes4(&out))
+    }
+}
+
+/// `mma_dump(int kind, const unsigned *a, const unsigned *b, const float *c, float *d)`: each
+/// lane loads its A (4 words), B (2 words) and C (4 floats) registers, the warp executes one
+/// `mma.sync`, and every lane's D registers are dumped.
+pub struct MmaDump(CudaFunction);
+
+impl MmaDump {
+    /// The (shape, dtype) pairs the kernel implements, in its `kind` order.
+    pub const KINDS: [(MmaShape, MmaDtype); 3] = [
+        (MmaShape::M16N8K16, MmaDtype::F16),
+        (MmaShape::M16N8K16, MmaDtype::Bf16),
+        (MmaShape::M16N8K8, MmaDtype::F16),
+    ];
+
+    /// Finds the kernel in `kernels/fragments.cu`'s module.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when it is missing.
+    pub fn load(gpu: &Gpu, frags: &Compiled) -> Result<MmaDump, GpuError> {
+        Ok(MmaDump(gpu.function(frags, "mma_dump")?))
+    }
+
+    /// Runs one mma with per-lane registers `a` (`[lane][4]` words), `b` (`[lane][2]` words), `c`
+    /// (`[lane][4]` f32); returns D as `[lane][register]`.
+    ///
+    /// # Errors
+    /// [`GpuError::Unsupported`] for a (shape, dtype) outside [`Self::KINDS`];
+    /// [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        shape: MmaShape,
+        dtype: MmaDtype,
+        a: &[[u32; 4]; 32],
+        b: &[[u32; 2]; 32],
+        c: &[[f32; 4]; 32],
+    ) -> Result<[[f32; 4]; 32], GpuError> {
+        let kind = Self::KINDS
+            .iter()
+            .position(|&k| k == (shape, dtype))
+            .ok_or_else(|| GpuError::Unsupported(format!("mma_dump has no {}", shape.ptx(dtype))))?
+            as i32;
+        let s = &gpu.stream;
+        let af: Vec<u32> = a.iter().flatten().copied().collect();
+        let bf: Vec<u32> = b.iter().flatten().copied().collect();
+        let cf: Vec<f32> = c.iter().flatten().copied().collect();
+        let (da, db, dc) = (
+            s.clone_htod(&af).map_err(derr("cuMemcpyHtoD"))?,
+            s.clone_htod(&bf).map_err(derr("cuMemcpyHtoD"))?,
+            s.clone_htod(&cf).map_err(derr("cuMemcpyHtoD"))?,
+        );
+        let mut dd = s.alloc_zeros::<f32>(128).map_err(derr("cuMemAlloc"))?;
+        // SAFETY: arguments match mma_dump(int, const unsigned*, const unsigned*, const float*,
+        // float*); a and c hold 32 * 4 values, b 32 * 2, d 32 * 4.
+        unsafe {
+            s.launch_builder(&self.0)
+                .arg(&kind)
+                .arg(&da)
+                .arg(&db)
+                .arg(&dc)
+                .arg(&mut dd)
+                .launch(one_warp(0))
+        }
+        .map_err(derr("cuLaunchKernel mma_dump"))?;
+        let d: Vec<f32> = s.clone_dtoh(&dd).map_err(derr("cuMemcpyDtoH"))?;
+        Ok(lanes4(&d))
+    }
+}
+
+/// `smem_probe(const unsigned *offs, unsigned mask, int kind, unsigned *out)`: the active lanes
+/// of one warp execute one shared-memory instruction (`kind`: the index into
+/// [`super::fuzz::PROBE_KINDS`]) at their byte offsets.
+pub struct SmemProbe {
+    f: CudaFunction,
+    /// Dynamic shared memory given to every launch, bytes.
+    smem_bytes: u32,
+}
+
+impl SmemProbe {
+    /// Finds the kernel in `kernels/smem_probe.cu`'s module; every launch gets `smem_bytes` of
+    /// dynamic shared memory.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when it is missing.
+    pub fn load(gpu: &Gpu, probe: &Compiled, smem_bytes: u32) -> Result<SmemProbe, GpuError> {
+        Ok(SmemProbe {
+            f: gpu.function(probe, "smem_probe")?,
+            smem_bytes,
+        })
+    }
+
+    /// Launches the probe once and waits for it.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn run(&self, gpu: &Gpu, offs: &[u32; 32], mask: u32, kind: usize) -> Result<(), GpuError> {
+        let s = &gpu.stream;
+        let d_offs = s.clone_htod(offs).map_err(derr("cuMemcpyHtoD"))?;
+        let mut d_out = s.alloc_zeros::<u32>(32).map_err(derr("cuMemAlloc"))?;
+        let k = kind as i32;
+        // SAFETY: arguments match smem_probe(const unsigned*, unsigned, int, unsigned*); offs
+        // and out hold 32 words; offsets were checked against the shared memory given.
+        unsafe {
+            s.launch_builder(&self.f)
+                .arg(&d_offs)
+                .arg(&mask)
+                .arg(&k)
+                .arg(&mut d_out)
+                .launch(one_warp(self.smem_bytes))
+        }
+        .map_err(derr("cuLaunchKernel smem_probe"))?;
+        s.synchronize().map_err(derr("cuStreamSynchronize"))
+    }
+}
+
+/// `lesson_<name>(unsigned *out, int step, int layout, int variant)`: the kernel of one lesson
+/// (contract: [`super::source::lesson`]).
+pub struct LessonKernel(CudaFunction);
+
+impl LessonKernel {
+    /// Finds the lesson's kernel function `name` in its module.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when it is missing.
+    pub fn load(gpu: &Gpu, c: &Compiled, name: &str) -> Result<LessonKernel, GpuError> {
+        Ok(LessonKernel(gpu.function(c, name)?))
+    }
+
+    /// Runs the steps of `variant` up to `step` under `layout` (indices into the lesson's
+    /// lists); returns the registers of the last step as `[lane][register]`.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        step: i32,
+        layout: i32,
+        variant: i32,
+    ) -> Result<[[u32; 4]; 32], GpuError> {
+        let s = &gpu.stream;
+        let mut d_out = s.alloc_zeros::<u32>(128).map_err(derr("cuMemAlloc"))?;
+        // SAFETY: arguments match lesson_<name>(unsigned*, int, int, int); out holds 32 * 4
+        // words; the kernel returns early for a layout outside its table.
+        unsafe {
+            s.launch_builder(&self.0)
+                .arg(&mut d_out)
+                .arg(&step)
+                .arg(&layout)
+                .arg(&variant)
+                .launch(one_warp(0))
+        }
+        .map_err(derr("cuLaunchKernel lesson"))?;
+        let out: Vec<u32> = s.clone_dtoh(&d_out).map_err(derr("cuMemcpyDtoH"))?;
+        Ok(lanes4(&out))
+    }
+}
+
+/// `gemm_tile(const unsigned short *A, const unsigned short *B, float *C)`: every CTA computes
+/// the same `C = A·Bᵀ` tile (f16 in, f32 out) into its own slice of C.
+pub struct GemmTile(pub CudaFunction);
+
+impl GemmTile {
+    /// Finds the kernel in a module built from [`super::source::gemm::source`].
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when it is missing.
+    pub fn load(gpu: &Gpu, c: &Compiled) -> Result<GemmTile, GpuError> {
+        Ok(GemmTile(gpu.function(c, "gemm_tile")?))
+    }
+
+    /// Launches `cfg` (a 1-D grid) on A (M×K f16 bits) and B (N×K f16 bits); returns C of
+    /// every CTA (`grid · c_len` f32).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        a: &[u16],
+        b: &[u16],
+        c_len: usize,
+        cfg: LaunchConfig,
+    ) -> Result<Vec<f32>, GpuError> {
+        let s = &gpu.stream;
+        let (da, db) = (
+            s.clone_htod(a).map_err(derr("cuMemcpyHtoD"))?,
+            s.clone_htod(b).map_err(derr("cuMemcpyHtoD"))?,
+        );
+        let mut dc = s
+            .alloc_zeros::<f32>(c_len * cfg.grid_dim.0 as usize)
+            .map_err(derr("cuMemAlloc"))?;
+        // SAFETY: arguments match gemm_tile(const unsigned short*, const unsigned short*,
+        // float*); A and B hold the M×K and N×K tiles the kernel was specialised to, C one
+        // M×N tile per CTA.
+        unsafe {
+            s.launch_builder(&self.0)
+                .arg(&da)
+                .arg(&db)
+                .arg(&mut dc)
+                .launch(cfg)
+        }
+        .map_err(derr("cuLaunchKernel gemm_tile"))?;
+        s.clone_dtoh(&dc).map_err(derr("cuMemcpyDtoH"))
+    }
+}
+
+/// `fa2_fwd(const u16 *q, const u16 *k, const u16 *v, u16 *o, int seq, float softmax_scale)`:
+/// FlashAttention-2 forward on `[B, H, S, D]` f16 tensors (`kernels/fa2_fwd.cu`).
+pub struct Fa2Fwd {
+    f: CudaFunction,
+    smem_bytes: u32,
+}
+
+impl Fa2Fwd {
+    /// Finds the kernel and allows it `smem_bytes` of dynamic shared memory (the opt-in above
+    /// 48 KB, `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn load(gpu: &Gpu, c: &Compiled, smem_bytes: u32) -> Result<Fa2Fwd, GpuError> {
+        let f = gpu.function(c, "fa2_fwd")?;
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem_bytes as i32,
+        )
+        .map_err(derr("cuFuncSetAttribute"))?;
+        Ok(Fa2Fwd { f, smem_bytes })
+    }
+
+    /// Runs on q, k, v (f16 bits, `bh · seq · d` each, `bh` = batch · heads) with `grid` =
+    /// (seq / bm, bh) CTAs of 128 threads; returns O (f16 bits, same shape).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        [q, k, v]: [&[u16]; 3],
+        seq: i32,
+        scale: f32,
+        grid: (u32, u32),
+    ) -> Result<Vec<u16>, GpuError> {
+        let s = &gpu.stream;
+        let (dq, dk, dv) = (
+            s.clone_htod(q).map_err(derr("cuMemcpyHtoD"))?,
+            s.clone_htod(k).map_err(derr("cuMemcpyHtoD"))?,
+            s.clone_htod(v).map_err(derr("cuMemcpyHtoD"))?,
+        );
+        let mut dout = s.alloc_zeros::<u16>(q.len()).map_err(derr("cuMemAlloc"))?;
+        let cfg = LaunchConfig {
+            grid_dim: (grid.0, grid.1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: self.smem_bytes,
+        };
+        // SAFETY: arguments match fa2_fwd(const u16*, const u16*, const u16*, u16*, int,
+        // float); q, k, v and o hold grid.1 heads of `seq` rows of the kernel's FA_D columns.
+        unsafe {
+            s.launch_builder(&self.f)
+                .arg(&dq)
+                .arg(&dk)
+                .arg(&dv)
+                .arg(&mut dout)
+                .arg(&seq)
+                .arg(&scale)
+                .launch(cfg)
+        }
+        .map_err(derr("cuLaunchKernel fa2_fwd"))?;
+        s.clone_dtoh(&dout).map_err(derr("cuMemcpyDtoH"))
+    }
+}
+
+/// `bank_time(const unsigned *offs, int kind, int iters, unsigned long long *cycles, unsigned
+/// *sink)`: 32 warps repeat one access pattern `iters` times; clock64 cycles of warp 0.
+pub struct BankTime(CudaFunction);
+
+impl BankTime {
+    /// Finds the kernel in `kernels/bank_time.cu`'s module.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when it is missing.
+    pub fn load(gpu: &Gpu, c: &Compiled) -> Result<BankTime, GpuError> {
+        Ok(BankTime(gpu.function(c, "bank_time")?))
+    }
+
+    /// Launches one block of 1024 threads with 48 KB of shared memory `repeats` times; returns
+    /// the cycles each launch measured.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        offs: &[u32; 32],
+        kind: i32,
+        iters: i32,
+        repeats: usize,
+    ) -> Result<Vec<u64>, GpuError> {
+        let s = &gpu.stream;
+        let d_offs = s.clone_htod(offs).map_err(derr("cuMemcpyHtoD"))?;
+        let mut d_cyc = s.alloc_zeros::<u64>(1).map_err(derr("cuMemAlloc"))?;
+        let mut d_sink = s.alloc_zeros::<u32>(1024).map_err(derr("cuMemAlloc"))?;
+        // 32 warps on one SM: the shared-memory pipe is the bottleneck.
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 48 * 1024,
+        };
+        let mut out = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            // SAFETY: arguments match bank_time(const unsigned*, int, int, unsigned long long*,
+            // unsigned*); offs holds 32 words, cycles 1, sink 1024.
+            unsafe {
+                s.launch_builder(&self.0)
+                    .arg(&d_offs)
+                    .arg(&kind)
+                    .arg(&iters)
+                    .arg(&mut d_cyc)
+                    .arg(&mut d_sink)
+                    .launch(cfg)
+            }
+            .map_err(derr("cuLaunchKernel bank_time"))?;
+            let cyc: Vec<u64> = s.clone_dtoh(&d_cyc).map_err(derr("cuMemcpyDtoH"))?;
+            out.push(cyc[0]);
+        }
+        Ok(out)
+    }
+}
+
+/// Device memory for [`PtxKernel`] launches: bytes, whose address goes into a parameter as a
+/// `u64` ([`DeviceBuffer::addr`]).
+pub struct DeviceBuffer(CudaSlice<u8>);
+
+impl DeviceBuffer {
+    /// Copies `bytes` to a new device allocation.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn from_host(gpu: &Gpu, bytes: &[u8]) -> Result<DeviceBuffer, GpuError> {
+        Ok(DeviceBuffer(
+            gpu.stream.clone_htod(bytes).map_err(derr("cuMemcpyHtoD"))?,
+        ))
+    }
+
+    /// `len` zero bytes on the device.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn zeroed(gpu: &Gpu, len: usize) -> Result<DeviceBuffer, GpuError> {
+        Ok(DeviceBuffer(
+            gpu.stream
+                .alloc_zeros::<u8>(len)
+                .map_err(derr("cuMemAlloc"))?,
+        ))
+    }
+
+    /// The device address (what a `.param .u64` pointer parameter holds).
+    pub fn addr(&self, gpu: &Gpu) -> u64 {
+        let (ptr, _sync) = self.0.device_ptr(&gpu.stream);
+        ptr
+    }
+
+    /// Copies the buffer back (after every launch on the stream so far).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn to_host(&self, gpu: &Gpu) -> Result<Vec<u8>, GpuError> {
+        gpu.stream.clone_dtoh(&self.0).map_err(derr("cuMemcpyDtoH"))
+    }
+}
+
+/// One `.entry` of a PTX module, launched with raw parameters (the parameters are not typed by
+/// Rust: [`ParamBuffer::check_declared`] against the PTX declaration is the caller's check).
+pub struct PtxKernel {
+    f: CudaFunction,
+    name: String,
+}
+
+impl PtxKernel {
+    /// Finds the entry `name` in `module`.
+    ///
+    /// # Errors
+    /// [`GpuError::BadName`], [`GpuError::Driver`] when the module has no such entry.
+    pub fn load(module: &PtxModule, name: &str) -> Result<PtxKernel, GpuError> {
+        Ok(PtxKernel {
+            f: module.function(name)?,
+            name: name.to_string(),
+        })
+    }
+
+    /// The entry's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Launches with `params` (one pointer per parameter into the packed buffer, as
+    /// `cuLaunchKernel`'s `kernelParams` takes them) and waits for the kernel to finish.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`], e.g. when the parameters do not match the kernel or it faults.
+    ///
+    /// # Safety
+    /// The parameters must be what the kernel declares, and every pointer among them must
+    /// address device memory (a live [`DeviceBuffer`]) large enough for what the kernel reads
+    /// and writes with it: a wrong pointer corrupts device memory or faults the context.
+    pub unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        params: &ParamBuffer,
+    ) -> Result<(), GpuError> {
+        let base = params.as_bytes().as_ptr();
+        let mut ptrs: Vec<*mut c_void> = params
+            .offsets()
+            .iter()
+            // SAFETY: every offset lies inside the packed buffer.
+            .map(|&o| unsafe { base.add(o) } as *mut c_void)
+            .collect();
+        gpu.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
+        // SAFETY: `ptrs` point at the values of the parameters, which the driver copies during
+        // the call; the caller vouches for the parameters themselves (see # Safety).
+        unsafe {
+            cudarc::driver::result::launch_kernel(
+                self.f.cu_function(),
+                cfg.grid_dim,
+                cfg.block_dim,
+                cfg.shared_mem_bytes,
+                gpu.stream.cu_stream(),
+                &mut ptrs,
+            )
+        }
+        .map_err(derr("cuLaunchKernel (PTX)"))?;
+        gpu.stream
+            .synchronize()
+            .map_err(derr("cuStreamSynchronize"))
+    }
+}

@@ -1,0 +1,337 @@
+//! Kernel parameters packed the way a PTX `.entry` declares them, for launching a kernel by name
+//! with raw parameters ([`super::launch::PtxKernel`]; `tilelab verify --ptx FILE` will take them
+//! from the command line as `TYPE:VALUE`).
+//!
+//! Layout (PTX ISA, "Kernel Function Parameters" in the `.param` state space section, and the
+//! CUDA driver API's `cuLaunchKernel`, `CU_LAUNCH_PARAM_BUFFER_POINTER`): parameters follow one
+//! another in declaration order, each at the next offset that is a multiple of its alignment
+//! (its size for scalars, or the `.align` of a `.b8` array); values are little-endian. A device
+//! pointer is a `u64` (`.param .u64`).
+//!
+//! ```
+//! use tilelab::gpu::params::{Param, ParamBuffer};
+//! let mut p = ParamBuffer::new();
+//! p.push(Param::U64(0x7f00_0000_1000)).push(Param::S32(-1)).push(Param::F32(0.5));
+//! assert_eq!(p.offsets(), &[0, 8, 12]);
+//! assert_eq!(p.size_bytes(), 16);
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One scalar kernel parameter (the PTX `.param` types tilelab passes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Param {
+    /// `.param .u8` / `.b8` / `.s8` (as bits).
+    U8(u8),
+    /// `.param .u16` / `.b16`.
+    U16(u16),
+    /// `.param .u32` / `.b32`.
+    U32(u32),
+    /// `.param .s32`.
+    S32(i32),
+    /// `.param .u64` / `.b64`, and device pointers.
+    U64(u64),
+    /// `.param .s64`.
+    S64(i64),
+    /// `.param .f32`.
+    F32(f32),
+    /// `.param .f64`.
+    F64(f64),
+}
+
+impl Param {
+    /// Size in bytes (also the alignment in bytes).
+    pub fn size_bytes(self) -> usize {
+        match self {
+            Param::U8(_) => 1,
+            Param::U16(_) => 2,
+            Param::U32(_) | Param::S32(_) | Param::F32(_) => 4,
+            Param::U64(_) | Param::S64(_) | Param::F64(_) => 8,
+        }
+    }
+
+    /// The PTX type name (`u32`, `f32`, …) of the variant.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Param::U8(_) => "u8",
+            Param::U16(_) => "u16",
+            Param::U32(_) => "u32",
+            Param::S32(_) => "s32",
+            Param::U64(_) => "u64",
+            Param::S64(_) => "s64",
+            Param::F32(_) => "f32",
+            Param::F64(_) => "f64",
+        }
+    }
+
+    /// The little-endian bytes of the value.
+    pub fn to_le_bytes(self) -> Vec<u8> {
+        match self {
+            Param::U8(v) => vec![v],
+            Param::U16(v) => v.to_le_bytes().to_vec(),
+            Param::U32(v) => v.to_le_bytes().to_vec(),
+            Param::S32(v) => v.to_le_bytes().to_vec(),
+            Param::U64(v) => v.to_le_bytes().to_vec(),
+            Param::S64(v) => v.to_le_bytes().to_vec(),
+            Param::F32(v) => v.to_le_bytes().to_vec(),
+            Param::F64(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+}
+
+impl fmt::Display for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Param::U8(v) => write!(f, "u8:{v}"),
+            Param::U16(v) => write!(f, "u16:{v}"),
+            Param::U32(v) => write!(f, "u32:{v}"),
+            Param::S32(v) => write!(f, "s32:{v}"),
+            Param::U64(v) => write!(f, "u64:{v:#x}"),
+            Param::S64(v) => write!(f, "s64:{v}"),
+            Param::F32(v) => write!(f, "f32:{v}"),
+            Param::F64(v) => write!(f, "f64:{v}"),
+        }
+    }
+}
+
+/// Why a parameter list cannot be built or does not fit a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    /// A `TYPE:VALUE` argument that does not parse.
+    #[error(
+        "kernel argument '{spec}': {reason}; allowed: u8|u16|u32|s32|u64|s64|f32|f64:VALUE (integers in decimal or 0x hex), e.g. u32:128"
+    )]
+    BadSpec {
+        /// The argument as given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The kernel declares another number of parameters.
+    #[error("kernel '{kernel}' takes {declared} parameters, {given} given")]
+    Count {
+        /// Kernel name.
+        kernel: String,
+        /// Parameters the `.entry` declares.
+        declared: usize,
+        /// Parameters given.
+        given: usize,
+    },
+    /// A parameter of another size than declared.
+    #[error(
+        "kernel '{kernel}' parameter {index} is {declared} bytes, '{given}' is {given_bytes} bytes"
+    )]
+    Size {
+        /// Kernel name.
+        kernel: String,
+        /// Parameter index, 0-based.
+        index: usize,
+        /// Declared size, bytes.
+        declared: usize,
+        /// The value given.
+        given: String,
+        /// Its size, bytes.
+        given_bytes: usize,
+    },
+}
+
+impl FromStr for Param {
+    type Err = ParamError;
+
+    /// Parses `TYPE:VALUE`: `u32:128`, `s32:-1`, `u64:0x7f0000001000`, `f32:0.5`.
+    fn from_str(spec: &str) -> Result<Param, ParamError> {
+        let bad = |reason: String| ParamError::BadSpec {
+            spec: spec.to_string(),
+            reason,
+        };
+        let (ty, value) = spec
+            .split_once(':')
+            .ok_or_else(|| bad("no ':' between type and value".into()))?;
+        let unsigned = |bits: u32| -> Result<u64, ParamError> {
+            let v = match value
+                .strip_prefix("0x")
+                .or_else(|| value.strip_prefix("0X"))
+            {
+                Some(hex) => u64::from_str_radix(hex, 16),
+                None => value.parse::<u64>(),
+            }
+            .map_err(|e| bad(format!("'{value}' is not an unsigned integer ({e})")))?;
+            if bits < 64 && v >> bits != 0 {
+                return Err(bad(format!("{value} does not fit in {bits} bits")));
+            }
+            Ok(v)
+        };
+        let signed = |bits: u32| -> Result<i64, ParamError> {
+            let v = value
+                .parse::<i64>()
+                .map_err(|e| bad(format!("'{value}' is not a signed integer ({e})")))?;
+            let lim = 1i64 << (bits - 1);
+            if bits < 64 && !(-lim..lim).contains(&v) {
+                return Err(bad(format!("{value} does not fit in {bits} signed bits")));
+            }
+            Ok(v)
+        };
+        let float = || -> Result<f64, ParamError> {
+            value
+                .parse::<f64>()
+                .map_err(|e| bad(format!("'{value}' is not a number ({e})")))
+        };
+        Ok(match ty {
+            "u8" | "b8" => Param::U8(unsigned(8)? as u8),
+            "u16" | "b16" => Param::U16(unsigned(16)? as u16),
+            "u32" | "b32" => Param::U32(unsigned(32)? as u32),
+            "s32" => Param::S32(signed(32)? as i32),
+            "u64" | "b64" => Param::U64(unsigned(64)?),
+            "s64" => Param::S64(signed(64)?),
+            "f32" => Param::F32(float()? as f32),
+            "f64" => Param::F64(float()?),
+            _ => return Err(bad(format!("unknown type '{ty}'"))),
+        })
+    }
+}
+
+/// Kernel parameters packed in declaration order (see the module docs for the layout).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParamBuffer {
+    bytes: Vec<u8>,
+    offsets: Vec<usize>,
+    params: Vec<Param>,
+}
+
+impl ParamBuffer {
+    /// No parameters.
+    pub fn new() -> ParamBuffer {
+        ParamBuffer::default()
+    }
+
+    /// Appends one parameter at the next offset aligned to its size.
+    pub fn push(&mut self, p: Param) -> &mut ParamBuffer {
+        let size = p.size_bytes();
+        let at = self.bytes.len().next_multiple_of(size);
+        self.bytes.resize(at, 0);
+        self.bytes.extend(p.to_le_bytes());
+        self.offsets.push(at);
+        self.params.push(p);
+        self
+    }
+
+    /// Byte offset of each parameter.
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
+    /// The parameters, in order.
+    pub fn params(&self) -> &[Param] {
+        &self.params
+    }
+
+    /// The packed buffer (what `CU_LAUNCH_PARAM_BUFFER_POINTER` takes).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Size of the packed buffer in bytes (the end of the last parameter, not rounded up).
+    pub fn size_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Checks the parameters against the sizes (bytes) a kernel declares, in order.
+    ///
+    /// # Errors
+    /// [`ParamError::Count`], [`ParamError::Size`] naming the kernel and the parameter.
+    pub fn check_declared(&self, kernel: &str, declared: &[usize]) -> Result<(), ParamError> {
+        if declared.len() != self.params.len() {
+            return Err(ParamError::Count {
+                kernel: kernel.to_string(),
+                declared: declared.len(),
+                given: self.params.len(),
+            });
+        }
+        for (index, (&d, p)) in declared.iter().zip(&self.params).enumerate() {
+            if d != p.size_bytes() {
+                return Err(ParamError::Size {
+                    kernel: kernel.to_string(),
+                    index,
+                    declared: d,
+                    given: p.to_string(),
+                    given_bytes: p.size_bytes(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_aligned_to_their_size() {
+        // ldsm_dump(const unsigned *offs, int kind, unsigned n_b16, unsigned *out) as nvcc
+        // declares it: .param .u64, .param .u32, .param .u32, .param .u64.
+        let mut p = ParamBuffer::new();
+        p.push(Param::U64(0x7f00_0000_1000))
+            .push(Param::S32(5))
+            .push(Param::U32(4096))
+            .push(Param::U64(0x7f00_0000_2000));
+        assert_eq!(p.offsets(), &[0, 8, 12, 16]);
+        assert_eq!(p.size_bytes(), 24);
+        // A byte, then a u16 (skips one byte), a u64 (skips four), an f32.
+        let mut q = ParamBuffer::new();
+        q.push(Param::U8(0xab))
+            .push(Param::U16(0x1234))
+            .push(Param::U64(1))
+            .push(Param::F32(1.5));
+        assert_eq!(q.offsets(), &[0, 2, 8, 16]);
+        assert_eq!(
+            &q.as_bytes()[..4],
+            &[0xab, 0, 0x34, 0x12],
+            "u16 at 2, little-endian"
+        );
+        // 1.5f32 = 0x3fc00000.
+        assert_eq!(&q.as_bytes()[16..20], &[0, 0, 0xc0, 0x3f]);
+        assert_eq!(q.size_bytes(), 20);
+    }
+
+    #[test]
+    fn arguments_parse_strictly() {
+        assert_eq!("s32:-1".parse::<Param>(), Ok(Param::S32(-1)));
+        assert_eq!("u64:0x10".parse::<Param>(), Ok(Param::U64(16)));
+        assert_eq!("b32:4294967295".parse::<Param>(), Ok(Param::U32(u32::MAX)));
+        assert_eq!("f32:0.5".parse::<Param>(), Ok(Param::F32(0.5)));
+        assert_eq!(Param::S32(-1).to_le_bytes(), vec![0xff; 4]);
+        for (bad, says) in [
+            ("u32:4294967296", "does not fit in 32 bits"),
+            ("s32:2147483648", "does not fit in 32 signed bits"),
+            ("u8:-1", "not an unsigned integer"),
+            ("x32:1", "unknown type 'x32'"),
+            ("u32", "no ':'"),
+            ("f32:fast", "not a number"),
+        ] {
+            let e = bad.parse::<Param>().unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains(bad), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn declared_sizes_are_checked() {
+        let mut p = ParamBuffer::new();
+        p.push(Param::U64(0)).push(Param::U32(1));
+        assert_eq!(p.check_declared("k", &[8, 4]), Ok(()));
+        assert!(matches!(
+            p.check_declared("k", &[8]),
+            Err(ParamError::Count {
+                declared: 1,
+                given: 2,
+                ..
+            })
+        ));
+        let e = p.check_declared("k", &[8, 8]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kernel 'k' parameter 1 is 8 bytes, 'u32:1' is 4 bytes"
+        );
+    }
+}
