@@ -76,7 +76,7 @@ fn main() -> anyhow::Result<()> {
         let cu = format!("{f}.cu");
         std::fs::write(
             out.join(&cu),
-            tilelab::lessons::cuda::kernel_source(&lesson),
+            tilelab::gpu::source::lesson::kernel_source(&lesson),
         )?;
         let last = lesson.steps.len().saturating_sub(1) as i64;
         let variants: Vec<String> = if lesson.variants.is_empty() {
@@ -119,7 +119,7 @@ fn main() -> anyhow::Result<()> {
             tag(layout)
         );
         let cu = format!("{name}.cu");
-        std::fs::write(out.join(&cu), tilelab::gpu::gemm::source(&t, &cta)?)?;
+        std::fs::write(out.join(&cu), tilelab::gpu::source::gemm::source(&t, &cta)?)?;
         let launches = vec![launch(
             name.clone(),
             [1, 1, 1],
@@ -138,7 +138,7 @@ fn main() -> anyhow::Result<()> {
     // D = 128, causal. Not causal: grid (1,1,1) walks all S/64 key blocks. Causal: CTA x works on
     // query block gridDim.x - 1 - x, so the full grid is launched and, beside it, the grid one
     // CTA shorter; the difference is CTA (0,0,0) of the full grid (the longest).
-    std::fs::write(out.join("fa2_fwd.cu"), tilelab::gpu::FA2_FWD_CU)?;
+    std::fs::write(out.join("fa2_fwd.cu"), tilelab::gpu::source::FA2_FWD_CU)?;
     let mut fa2 = FA2_CASES.to_vec();
     fa2.push((128, 64, true));
     fa2.push((128, 128, true));
