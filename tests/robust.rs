@@ -9,6 +9,9 @@
 //! 5. `strict`: layout strings and instruction names are parsed strictly;
 //! 6. `empty`: a lesson directory without lessons is an error;
 //! 7. `conventions`: `--color`, `NO_COLOR`, `--json` everywhere.
+//!
+//! And what the first users missed: `addr` (an access pattern as one expression over `lane`),
+//! `defaults` (every `--access` works with the default layout and dtype).
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
@@ -347,6 +350,306 @@ mod conventions {
                 .as_str()
                 .unwrap()
                 .contains("__global__ void lesson_banks")
+        );
+    }
+}
+
+mod addr {
+    use super::*;
+
+    fn json(args: &[&str]) -> serde_json::Value {
+        let o = tilelab(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// The example as 4-byte stores: word (l%8)·33 + l/8 sits in bank (l%8 + l/8) mod
+    /// 32; banks 3-7 are each reached by 4 lanes at distinct words: 4 wavefronts, 3 conflicts.
+    /// As 16-byte stores the 132-byte pitch is misaligned (lane 1 at byte 132): an error.
+    #[test]
+    fn padded_pitch_example() {
+        let e = "(lane%8)*132+(lane/8)*4";
+        let v = json(&["sim", "bank-conflicts", "--addr", e, "--op", "st", "--json"]);
+        assert_eq!(v["instruction"], "st.shared.b32");
+        assert_eq!(v["sass"], "STS");
+        assert_eq!(
+            (v["wavefronts"].as_u64(), v["ideal"].as_u64()),
+            (Some(4), Some(1))
+        );
+        assert_eq!(v["bank_conflicts"], 3);
+        assert_eq!(v["lanes"][9]["byte_offset"], 136);
+        assert_eq!(v["lanes"][9]["bank"], 2);
+        assert_error(
+            &[
+                "sim",
+                "bank-conflicts",
+                "--addr",
+                e,
+                "--width",
+                "16",
+                "--op",
+                "st",
+            ],
+            &[
+                "lane 1: byte offset 132 is not aligned to 16 bytes",
+                "st.shared.v4.b32",
+            ],
+        );
+    }
+
+    /// lane*12 as 4-byte loads: word 3·lane, 3 is odd so 32 lanes hit 32 banks: 1 wavefront.
+    /// lane*8 as 8-byte loads of the upper half-warp only (mask 0xffff0000): one half-warp unit
+    /// reading 16 x 8 = 128 contiguous bytes, each bank once: 1 wavefront.
+    #[test]
+    fn strides_and_masks() {
+        let v = json(&["sim", "bank-conflicts", "--addr", "lane*12", "--json"]);
+        assert_eq!(
+            (v["wavefronts"].as_u64(), v["bank_conflicts"].as_u64()),
+            (Some(1), Some(0))
+        );
+        let v = json(&[
+            "sim",
+            "bank-conflicts",
+            "--addr",
+            "lane*8",
+            "--width",
+            "8",
+            "--mask",
+            "0xffff0000",
+            "--json",
+        ]);
+        assert_eq!(v["active_mask"], 0xffff_0000u64);
+        assert_eq!(v["lanes"].as_array().unwrap().len(), 16);
+        assert_eq!(v["lanes"][0]["lane"], 16);
+        assert_eq!(v["wavefronts"], 1);
+        // Lane 0 is inactive, so lane*4-4 is never evaluated there.
+        let v = json(&[
+            "sim",
+            "bank-conflicts",
+            "--addr",
+            "lane*4-4",
+            "--mask",
+            "0xfffffffe",
+            "--json",
+        ]);
+        assert_eq!(v["lanes"][0]["byte_offset"], 0);
+    }
+
+    #[test]
+    fn bad_expressions_and_flags_are_one_line_errors() {
+        for (args, needles) in [
+            (
+                vec!["--addr", "lane*4-4"],
+                vec!["'lane*4-4'", "lane 0", "0 - 4 is below 0"],
+            ),
+            (
+                vec!["--addr", "lane/(lane%1)"],
+                vec!["lane 0", "divides by zero"],
+            ),
+            (vec!["--addr", "lane<<32"], vec!["shifts by 32 or more"]),
+            (
+                vec!["--addr", "lane*4294967295"],
+                vec!["lane 2", "does not fit in 32 bits"],
+            ),
+            (
+                vec!["--addr", "(lane*4"],
+                vec!["'(lane*4'", "without its ')'"],
+            ),
+            (
+                vec!["--addr", "tid*4"],
+                vec!["unknown name 'tid'", "allowed: lane"],
+            ),
+            (
+                vec!["--addr", "lane*4", "--width", "3"],
+                vec!["--width 3", "1, 2, 4, 8, 16"],
+            ),
+            (
+                vec!["--addr", "lane*4", "--mask", "0"],
+                vec!["no active lane"],
+            ),
+            (vec!["--addr", "lane*4", "--mask", "0xg"], vec!["'0xg'"]),
+            (
+                vec!["--addr", "lane*4", "--op", "mov"],
+                vec!["'mov'", "ld, st"],
+            ),
+            (
+                vec!["--addr", "lane*4", "--layout", "row"],
+                vec!["--layout"],
+            ),
+            (vec!["--width", "4"], vec!["--addr"]),
+            (vec!["--addr", "lane*8000"], vec!["outside shared memory"]),
+        ] {
+            let mut a = vec!["sim", "bank-conflicts"];
+            a.extend(args);
+            assert_error(&a, &needles);
+        }
+    }
+
+    /// Reference for [`random_expressions_through_the_binary`]: i128, every intermediate kept
+    /// inside 0..2^32, as the module docs of `sim::addr` define.
+    fn reference(e: &Expr, lane: i128) -> Option<i128> {
+        let v = match e {
+            Expr::Lane => lane,
+            Expr::Num(n) => *n as i128,
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (reference(a, lane)?, reference(b, lane)?);
+                match *op {
+                    "+" => a + b,
+                    "-" => a - b,
+                    "*" => a * b,
+                    "/" | "%" if b == 0 => return None,
+                    "/" => a / b,
+                    "%" => a % b,
+                    "<<" | ">>" if b >= 32 => return None,
+                    "<<" => a << b,
+                    ">>" => a >> b,
+                    "&" => a & b,
+                    "^" => a ^ b,
+                    _ => a | b,
+                }
+            }
+        };
+        (0..1i128 << 32).contains(&v).then_some(v)
+    }
+
+    #[derive(Clone, Debug)]
+    enum Expr {
+        Lane,
+        Num(u32),
+        Bin(&'static str, Box<Expr>, Box<Expr>),
+    }
+
+    fn text(e: &Expr) -> String {
+        match e {
+            Expr::Lane => "lane".into(),
+            Expr::Num(n) => n.to_string(),
+            Expr::Bin(op, a, b) => format!("({}{op}{})", text(a), text(b)),
+        }
+    }
+
+    fn expr() -> impl proptest::strategy::Strategy<Value = Expr> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Expr::Lane),
+            (0u32..300).prop_map(Expr::Num),
+            any::<u32>().prop_map(Expr::Num)
+        ];
+        leaf.prop_recursive(4, 16, 2, |inner| {
+            (
+                proptest::sample::select(vec!["+", "-", "*", "/", "%", "<<", ">>", "&", "^", "|"]),
+                inner.clone(),
+                inner,
+            )
+                .prop_map(|(op, a, b)| Expr::Bin(op, Box::new(a), Box::new(b)))
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(48))]
+
+        /// Random expressions as 1-byte loads: exit 0 exactly when every lane's value is defined
+        /// and inside the 227 KiB of shared memory, with those offsets; otherwise one line and
+        /// exit 2. Never a panic.
+        #[test]
+        fn random_expressions_through_the_binary(e in expr()) {
+            let t = text(&e);
+            let o = tilelab(&["sim", "bank-conflicts", "--addr", &t, "--width", "1", "--json"]);
+            let want: Option<Vec<i128>> = (0..32).map(|l| reference(&e, l)).collect();
+            let fits = want.as_ref().is_some_and(|w| w.iter().all(|&v| v < 232_448));
+            let err = String::from_utf8_lossy(&o.stderr);
+            proptest::prop_assert!(!err.contains("panicked"), "{}: {}", t, err);
+            if fits {
+                proptest::prop_assert_eq!(o.status.code(), Some(0), "{}: {}", t, err);
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                for (l, w) in want.unwrap().iter().enumerate() {
+                    proptest::prop_assert_eq!(v["lanes"][l]["byte_offset"].as_i64(), Some(*w as i64));
+                }
+            } else {
+                proptest::prop_assert_eq!(o.status.code(), Some(2), "{}", t);
+                proptest::prop_assert_eq!(err.lines().count(), 1, "{}", err);
+            }
+        }
+
+        /// Any text: exit 0 or a one-line error, never a panic or a hang.
+        #[test]
+        fn random_text_through_the_binary(s in "[lane0-9x()+*/%^&|<> -]{1,30}") {
+            let o = tilelab(&["sim", "bank-conflicts", "--addr", &s, "--width", "1"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            proptest::prop_assert!(matches!(o.status.code(), Some(0 | 2)), "{}: {}", s, err);
+            proptest::prop_assert!(!err.contains("panicked"), "{}: {}", s, err);
+            if o.status.code() == Some(2) {
+                proptest::prop_assert_eq!(err.lines().count(), 1, "{}", err);
+            }
+        }
+    }
+}
+
+mod defaults {
+    use super::*;
+
+    /// `--access vec16`, `vec8` and `ldmatrix` failed with the default layouts (row and trans)
+    /// and dtype (f32). Now each picks defaults that work: row-major f32 rows for vectors,
+    /// f16 with row and Swizzle<3,3,3> for ldmatrix (64 f16 = 128-byte rows: 8 rows of a
+    /// matrix in the same 4 banks, 8 wavefronts per matrix, 32 per x4; swizzled: 4).
+    #[test]
+    fn every_access_works_with_its_defaults() {
+        for access in [
+            "row",
+            "col",
+            "col16",
+            "vec8",
+            "vec16",
+            "ldmatrix",
+            "ldmatrix.trans",
+        ] {
+            let o = tilelab(&["sim", "bank-conflicts", "--access", access, "--json"]);
+            assert!(
+                o.status.success(),
+                "{access}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let o = tilelab(&["sim", "bank-conflicts", "--access", "ldmatrix", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["dtype"], "f16");
+        assert_eq!(v["layouts"][0]["layout"], "row");
+        assert_eq!(v["layouts"][0]["wavefronts_per_request"][0], 32);
+        assert_eq!(v["layouts"][1]["layout"], "swizzle:3,3,3");
+        assert_eq!(v["layouts"][1]["wavefronts_per_request"][0], 4);
+        // vec16 on 64 f32 per row: a quarter-warp reads 128 contiguous bytes, 4 per request.
+        let o = tilelab(&["sim", "bank-conflicts", "--access", "vec16", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["layouts"][0]["wavefronts_per_request"][0], 4);
+    }
+
+    /// Asking for what cannot work still says which flag to change.
+    #[test]
+    fn explicit_misfits_name_the_flag() {
+        assert_error(
+            &[
+                "sim",
+                "bank-conflicts",
+                "--access",
+                "ldmatrix",
+                "--dtype",
+                "f32",
+            ],
+            &["--dtype must be 2 bytes"],
+        );
+        assert_error(
+            &[
+                "sim",
+                "bank-conflicts",
+                "--access",
+                "vec16",
+                "--layout",
+                "trans",
+            ],
+            &["vec16", "use a row-major layout"],
         );
     }
 }

@@ -355,8 +355,15 @@ fn bad_inputs_give_one_line_errors() {
             "vec16",
         ),
         (
-            vec!["sim", "bank-conflicts", "--access", "ldmatrix"],
-            "ldmatrix",
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--access",
+                "ldmatrix",
+                "--dtype",
+                "f32",
+            ],
+            "--dtype must be 2 bytes",
         ),
         (vec!["sim", "bank-conflicts", "--request", "9999"], "9999"),
         (

@@ -24,12 +24,14 @@ use super::out;
 #[derive(clap::Args, Debug)]
 pub struct BankArgs {
     /// Layout(s) of the tile in shared memory; repeat to compare: row | col | trans | pad:N |
-    /// swizzle:B,M,S, joined with '+' (e.g. row+pad:8).
-    #[arg(long, default_values_t = ["row".to_string(), "trans".to_string()])]
+    /// swizzle:B,M,S, joined with '+' (e.g. row+pad:8). Default: row and trans for the scalar
+    /// accesses, row for vec8/vec16, row and swizzle:3,3,3 for ldmatrix.
+    #[arg(long)]
     pub layout: Vec<String>,
-    /// Element type: f32, f16, bf16, u8, f64 (or a byte count 1/2/4/8).
-    #[arg(long, default_value = "f32")]
-    pub dtype: String,
+    /// Element type: f32, f16, bf16, u8, f64 (or a byte count 1/2/4/8). Default: f32, or f16
+    /// for ldmatrix (it loads b16 elements).
+    #[arg(long)]
+    pub dtype: Option<String>,
     /// Tile size RxC in elements (default: seed 004's K block, Bc=32 rows by D=64 columns).
     #[arg(long, default_value = "32x64")]
     pub tile: String,
@@ -48,6 +50,24 @@ pub struct BankArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Instead of a tile: one request whose lane byte offsets are an expression over `lane`,
+    /// e.g. "lane*12" or "(lane%8)*132+(lane/8)*4" (operators + - * / % ^ & | << >> and
+    /// parentheses, C precedence, 32-bit checked arithmetic).
+    #[arg(
+        long,
+        value_name = "EXPR",
+        conflicts_with_all = ["layout", "dtype", "tile", "access", "request"]
+    )]
+    pub addr: Option<String>,
+    /// Bytes per lane of the --addr request: 1, 2, 4, 8 (.v2.b32) or 16 (.v4.b32).
+    #[arg(long, value_name = "BYTES", requires = "addr")]
+    pub width: Option<u32>,
+    /// Active lanes of the --addr request, bit i = lane i: hex (0xffff) or decimal. Default all 32.
+    #[arg(long, value_name = "M", requires = "addr")]
+    pub mask: Option<String>,
+    /// Load or store for the --addr request (ld.shared or st.shared). Default ld.
+    #[arg(long, value_name = "OP", value_parser = ["ld", "st"], requires = "addr")]
+    pub op: Option<String>,
 }
 
 /// Parses `RxC`.
@@ -55,8 +75,14 @@ pub fn parse_tile(s: &str) -> anyhow::Result<(u32, u32)> {
     let bad =
         || anyhow::anyhow!("bad tile '{s}'; expected ROWSxCOLS with both at least 1, e.g. 32x64");
     let (r, c) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    let r: u32 = r.trim().parse().map_err(|_| bad())?;
-    let c: u32 = c.trim().parse().map_err(|_| bad())?;
+    let num = |t: &str| -> anyhow::Result<u32> {
+        let t = t.trim();
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        t.parse().map_err(|_| bad())
+    };
+    let (r, c) = (num(r)?, num(c)?);
     if r == 0 || c == 0 || r > 4096 || c > 4096 {
         return Err(anyhow::anyhow!(
             "bad tile '{s}'; rows and columns must be 1..=4096"
@@ -255,10 +281,26 @@ fn print_grid(o: &mut String, r: &RequestReport) {
     );
 }
 
-pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
+    if let Some(expr) = &a.addr {
+        return run_addr(expr, &a);
+    }
     let (rows, cols) = parse_tile(&a.tile)?;
-    let eb = parse_dtype(&a.dtype)?;
     let access = Access::parse(&a.access)?;
+    // Defaults that work for the access: ldmatrix loads b16 and shows what a swizzle fixes;
+    // vector loads need rows stored contiguously (not `trans`).
+    let dtype = a.dtype.clone().unwrap_or_else(|| match access {
+        Access::Ldmatrix { .. } => "f16".into(),
+        _ => "f32".into(),
+    });
+    if a.layout.is_empty() {
+        a.layout = match access {
+            Access::Ldmatrix { .. } => vec!["row".into(), "swizzle:3,3,3".into()],
+            Access::Vec { .. } => vec!["row".into()],
+            _ => vec!["row".into(), "trans".into()],
+        };
+    }
+    let eb = parse_dtype(&dtype)?;
     let mut reports = Vec::new();
     let mut first = None;
     for spec in &a.layout {
@@ -275,7 +317,7 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
             rr.instruction,
             rows,
             cols,
-            a.dtype,
+            dtype,
             a.layout[0],
             a.request,
             tr.label,
@@ -287,7 +329,7 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         out::emit_json(&Report {
             tile: [rows, cols],
-            dtype: a.dtype.clone(),
+            dtype: dtype.clone(),
             elem_bytes: eb,
             access: access.to_string(),
             layouts: reports.into_iter().map(|(r, _)| r).collect(),
@@ -300,7 +342,7 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
             o,
             "{} tile {rows}x{cols} {} ({eb} B), layout '{}' = {}, access {}: {} requests of {} ({})",
             out::bold("==>"),
-            a.dtype,
+            dtype,
             rep.layout,
             rep.cute,
             access,
@@ -344,9 +386,14 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if reports.len() > 1 {
+        let w = out::column_width(
+            reports.iter().map(|(r, _)| r.layout.as_str()),
+            22,
+            out::NAME_MAX,
+        );
         outln!(
             o,
-            "{:<22} {:>9} {:>11} {:>7} {:>10} {:>9} {:>8}",
+            "{:<w$} {:>9} {:>11} {:>7} {:>10} {:>9} {:>8}",
             "layout",
             "requests",
             "wavefronts",
@@ -358,14 +405,166 @@ pub fn run(a: BankArgs) -> anyhow::Result<ExitCode> {
         for (r, _) in &reports {
             outln!(
                 o,
-                "{:<22} {:>9} {:>11} {:>7} {:>10} {:>8.2}% {:>8.2}",
-                r.layout,
+                "{:<w$} {:>9} {:>11} {:>7} {:>10} {:>8.2}% {:>8.2}",
+                out::clip(&r.layout, out::NAME_MAX),
                 r.requests,
                 r.wavefronts,
                 r.ideal,
                 r.bank_conflicts,
                 100.0 * r.conflict_rate,
                 r.avg_wavefronts_per_request
+            );
+        }
+    }
+    out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--mask M`: hex (`0x…`) or decimal, at least one lane.
+fn parse_mask(s: &str) -> anyhow::Result<u32> {
+    let t = s.trim();
+    let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => (h, 16),
+        None => (t, 10),
+    };
+    let bad = || {
+        anyhow::anyhow!(
+            "bad --mask '{s}'; allowed: a 32-bit lane mask, hex or decimal, e.g. 0xffffffff, 0x0000ffff, 255"
+        )
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return Err(bad());
+    }
+    let m = u32::from_str_radix(digits, radix).map_err(|_| bad())?;
+    if m == 0 {
+        anyhow::bail!("--mask {s} has no active lane; allowed: 0x1..=0xffffffff");
+    }
+    Ok(m)
+}
+
+/// `--json` of `sim bank-conflicts --addr`.
+#[derive(Serialize)]
+struct AddrReport {
+    addr: String,
+    instruction: String,
+    sass: String,
+    active_mask: u32,
+    wavefronts: u32,
+    ideal: u32,
+    bank_conflicts: u32,
+    lanes: Vec<AddrLane>,
+    grid: Vec<GridRow>,
+}
+
+#[derive(Serialize)]
+struct AddrLane {
+    lane: usize,
+    byte_offset: u32,
+    bank: usize,
+    wavefronts: Vec<usize>,
+}
+
+/// `sim bank-conflicts --addr EXPR [--width B] [--mask M] [--op ld|st]`: one request.
+fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
+    use tilelab::sim::addr::AddrExpr;
+    use tilelab::sim::bank::WarpRequest;
+    use tilelab::sim::instr::{AccessWidth, Instruction};
+    let e = AddrExpr::parse(expr)?;
+    let width = a.width.unwrap_or(4);
+    let w = AccessWidth::from_bytes(width).ok_or_else(|| {
+        anyhow::anyhow!("--width {width} is not allowed; allowed: 1, 2, 4, 8, 16 bytes per lane")
+    })?;
+    let ins = match a.op.as_deref() {
+        Some("st") => Instruction::St(w),
+        _ => Instruction::Ld(w),
+    };
+    let mask = a.mask.as_deref().map_or(Ok(u32::MAX), parse_mask)?;
+    // Inactive lanes give no address: only active ones are evaluated (and may fail).
+    let mut offs = [0u32; 32];
+    for (lane, o) in offs.iter_mut().enumerate() {
+        if mask >> lane & 1 == 1 {
+            *o = e.eval(lane as u32)?;
+        }
+    }
+    let mut req = WarpRequest::new(ins, offs);
+    req.active_mask = mask;
+    let smem = SharedMemoryConfig::default();
+    let rr = tilelab::sim::bank::simulate(&req, &smem)?;
+    let lanes: Vec<AddrLane> = (0..32)
+        .filter(|l| mask >> l & 1 == 1)
+        .map(|lane| AddrLane {
+            lane,
+            byte_offset: offs[lane],
+            bank: bank_of(offs[lane]),
+            wavefronts: rr.lane_wavefronts(lane),
+        })
+        .collect();
+    if let Some(path) = &a.svg {
+        let title = format!(
+            "{ins} address {} - {} wavefronts",
+            out::clip(expr, 60),
+            rr.wavefront_count()
+        );
+        std::fs::write(path, tilelab::viz::bank_grid(&rr, &title))
+            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+    }
+    if a.json {
+        let grid = rr
+            .wavefronts
+            .iter()
+            .enumerate()
+            .map(|(i, w)| GridRow {
+                wavefront: i,
+                banks: (0..NUM_BANKS)
+                    .filter_map(|b| {
+                        w.bank_words[b].map(|word| BankCell {
+                            bank: b,
+                            word,
+                            lanes: lanes_of(w.bank_lanes[b]),
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        out::emit_json(&AddrReport {
+            addr: expr.to_string(),
+            instruction: ins.to_string(),
+            sass: ins.sass().to_string(),
+            active_mask: mask,
+            wavefronts: rr.wavefront_count(),
+            ideal: rr.ideal(),
+            bank_conflicts: rr.bank_conflicts(),
+            lanes,
+            grid,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut o = String::new();
+    outln!(
+        o,
+        "{} {ins} ({}), address '{}', active mask {mask:#010x}",
+        out::bold("==>"),
+        ins.sass(),
+        out::clip(expr, 200)
+    );
+    outln!(
+        o,
+        "{} wavefront(s) (ideal {}, {} bank conflict(s))",
+        rr.wavefront_count(),
+        rr.ideal(),
+        rr.bank_conflicts()
+    );
+    print_grid(&mut o, &rr);
+    if a.lanes {
+        outln!(o, "  lane  byte offset  bank  wavefront(s)");
+        for l in &lanes {
+            outln!(
+                o,
+                "  {:>4}  {:>11}  {:>4}  {:?}",
+                l.lane,
+                l.byte_offset,
+                l.bank,
+                l.wavefronts
             );
         }
     }

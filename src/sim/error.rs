@@ -251,6 +251,30 @@ pub enum SimError {
         /// Columns the shape needs.
         want_cols: u32,
     },
+    /// An address expression ([`super::addr`]) that does not parse.
+    #[error(
+        "bad address expression '{expr}' at byte {at}: {reason}; allowed: lane, numbers, + - * / % ^ & | << >> and parentheses, e.g. '(lane%8)*132+(lane/8)*4'"
+    )]
+    AddrSyntax {
+        /// The expression given.
+        expr: String,
+        /// Byte position of the problem (0-based).
+        at: usize,
+        /// What was found and what was expected.
+        reason: String,
+    },
+    /// An address expression whose value for one lane is not a 32-bit byte offset: an
+    /// intermediate result below 0 or above 2^32 − 1, a division or remainder by zero, a shift
+    /// by 32 or more.
+    #[error("address expression '{expr}' at lane {lane}: {reason}")]
+    AddrEval {
+        /// The expression given.
+        expr: String,
+        /// The lane (0-31) being evaluated.
+        lane: u32,
+        /// The operation and its operands, e.g. `4294967295 + 1 does not fit in 32 bits`.
+        reason: String,
+    },
     /// Transitional: an error not yet given its own variant. New code uses a specific variant
     /// (or adds one); this one is removed once no branch uses it.
     #[error("{0}")]

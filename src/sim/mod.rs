@@ -2,6 +2,7 @@
 //! no GPU code.
 //!
 //! * [`instr`]: what an instruction is (PTX name, bytes per lane, address lanes, SASS mnemonic);
+//! * [`addr`]: address expressions over `lane` (`(lane%8)*132+(lane/8)*4`);
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
 //! * [`ldmatrix`], [`mma`]: fragment tables and execution;
@@ -17,6 +18,7 @@
 //! * [`occupancy`]: blocks per SM, active warps and the limiting resource.
 
 pub mod access;
+pub mod addr;
 pub mod arch;
 pub mod bank;
 pub mod counts;
