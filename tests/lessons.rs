@@ -120,15 +120,17 @@ fn a_wrong_model_claim_fails_with_the_models_number() {
     let c = check_model(&l.model[0]);
     assert_eq!(c.status, CheckStatus::Fail);
     assert!(c.detail.contains("model 40, lesson 41"), "{c:?}");
-    // A parameter the model does not know is a failure naming the allowed ones, not a silent
-    // default.
+    // A parameter the model does not know is an error when the lesson loads (parameters are
+    // typed there), naming the allowed ones, not a silent default.
     let typo = format!("{GOOD}{MODEL}").replace("split = ", "splt = ");
-    let l = parse_lesson(&typo, "lessons/tiny.toml").unwrap();
-    let c = check_model(&l.model[0]);
-    assert_eq!(c.status, CheckStatus::Fail);
+    let e = parse_lesson(&typo, "lessons/tiny.toml")
+        .unwrap_err()
+        .to_string();
     assert!(
-        c.detail.contains("params.splt") && c.detail.contains("allowed: program, m, n, k"),
-        "{c:?}"
+        e.contains("model[0].params")
+            && e.contains("params.splt")
+            && e.contains("allowed: program, m, n, k"),
+        "{e}"
     );
     // A tiling the simulator refuses: its message, as the CLI would print it.
     let bad = format!("{GOOD}{MODEL}").replace("m = 64", "m = 60");

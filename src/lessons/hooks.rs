@@ -11,10 +11,12 @@
 //! claim as passed or failed.
 //!
 //! # Parameters and keys
-//! `claim.params` are strings (TOML integers and booleans arrive as `"64"`, `"true"`). A
-//! parameter the model does not know is an error that lists the allowed ones; so is a missing
-//! required one. The answer holds every key below that the parameters allow, so a claim may
-//! expect any subset.
+//! A claim's parameters are typed when the lesson loads ([`ModelQuery::from_params`]: TOML
+//! integers and booleans arrive as `"64"`, `"true"`): a parameter the model does not know is a
+//! load error that lists the allowed ones; so is a missing required one, a malformed number, an
+//! unknown architecture or loop order. Whether the simulator accepts the tiling is decided when
+//! the claim is answered. The answer holds every key below that the parameters allow, so a
+//! claim may expect any subset.
 //!
 //! * `counts`, `program = "gemm"`: one CTA computing `C = A·Bᵀ` ([`GemmTiling`]). Params `m`,
 //!   `n`, `k`; optional `warps` (1), `split` (`rows` | `cols`, `rows`), `arch` (`sm_90`). Keys,
@@ -92,31 +94,127 @@ pub struct ModelClaim {
     pub label: String,
     /// Where they come from (`seed 000`).
     pub source: String,
-    /// Model parameters, as strings (`d = "128"`, `program = "fa2-torch"`).
+    /// The parameters as the lesson file writes them, for display (`d = "128"`).
     pub params: BTreeMap<String, String>,
+    /// The same parameters, typed: what [`counts_model`] answers.
+    #[serde(skip)]
+    pub query: ModelQuery,
     /// Expected values by key (SASS mnemonic, `read_gb`, `occupancy_pct`, …).
     pub expect: BTreeMap<String, f64>,
     /// Allowed relative difference (0 = exact).
     pub tolerance: f64,
 }
 
+/// What a claim asks the counts model, typed (see the module docs for the parameters).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelQuery {
+    /// `counts`, `program = "gemm"`.
+    Gemm {
+        /// M, N, K, warps and split.
+        tiling: GemmTiling,
+        /// Whose shared memory the tiles must fit (`sm_90` when left out).
+        arch: Arch,
+    },
+    /// `counts`, `program = "fa2-torch" | "fa2-triton"`.
+    Flash {
+        /// Style, bm, bn, head dim, warps, causal.
+        tiling: FlashTiling,
+        /// Whose shared memory the tiles must fit (`sm_90` when left out).
+        arch: Arch,
+        /// `copies`: `Some(1)` for one copy of the loop body, `Some(n)` or `None` for the whole
+        /// kernel (n must be the program's number of copies).
+        copies: Option<u32>,
+        /// `batch`, `heads`, `seq`, for the dynamic counts.
+        launch: Option<FlashProblem>,
+    },
+    /// `traffic`.
+    Traffic {
+        /// `v1` or `v2`.
+        order: LoopOrder,
+        /// The problem and its blocking.
+        problem: TrafficProblem,
+        /// `l2_kv_reuse`.
+        l2_kv_reuse: bool,
+    },
+    /// `occupancy`.
+    Occupancy(OccupancyInput),
+}
+
+impl ModelQuery {
+    /// Types a claim's parameters (strings, as the lesson file gives them) for `kind`.
+    ///
+    /// # Errors
+    /// One line naming the parameter (`params.splt is not a parameter of …; allowed: …`,
+    /// `params.m is missing`, `params.m 'x' is not a whole number`, an unknown `arch`, `split`,
+    /// `loop_order` or `program`, `batch` without `heads` and `seq`).
+    pub fn from_params(
+        kind: ModelKind,
+        params: &BTreeMap<String, String>,
+    ) -> Result<ModelQuery, String> {
+        let p = Params(params);
+        match kind {
+            ModelKind::Counts => match p.str("program")? {
+                "gemm" => gemm_query(&p),
+                "fa2-torch" => flash_query(&p, FlashStyle::Torch),
+                "fa2-triton" => flash_query(&p, FlashStyle::Triton),
+                other => Err(format!(
+                    "params.program '{other}' is not allowed; allowed: gemm, fa2-torch, fa2-triton"
+                )),
+            },
+            ModelKind::Traffic => traffic_query(&p),
+            ModelKind::Occupancy => occupancy_query(&p),
+        }
+    }
+
+    /// The model this query needs.
+    pub fn kind(&self) -> ModelKind {
+        match self {
+            ModelQuery::Gemm { .. } | ModelQuery::Flash { .. } => ModelKind::Counts,
+            ModelQuery::Traffic { .. } => ModelKind::Traffic,
+            ModelQuery::Occupancy(_) => ModelKind::Occupancy,
+        }
+    }
+
+    /// Answers the query: every key its parameters allow (see the module docs). `Err` carries
+    /// the simulator's reason when it refuses the tiling or problem.
+    pub fn answer(&self) -> Result<ModelAnswer, String> {
+        match self {
+            ModelQuery::Gemm { tiling, arch } => gemm(tiling, *arch),
+            ModelQuery::Flash {
+                tiling,
+                arch,
+                copies,
+                launch,
+            } => flash(tiling, *arch, *copies, launch.as_ref()),
+            ModelQuery::Traffic {
+                order,
+                problem,
+                l2_kv_reuse,
+            } => traffic_model(*order, problem, *l2_kv_reuse),
+            ModelQuery::Occupancy(input) => occupancy_model(input),
+        }
+    }
+}
+
 /// The model's values, by the same keys as [`ModelClaim::expect`].
 pub type ModelAnswer = BTreeMap<String, f64>;
 
 /// **The counts hook.** Answers a [`ModelClaim`] with the counts model: every key the claim's
-/// kind and parameters allow (see the module docs), each computed from the generated programs
-/// or loops. `Err` names a parameter the model rejects (unknown, missing, malformed, or a tiling
-/// the simulator refuses).
+/// typed parameters allow (see the module docs), each computed from the generated programs or
+/// loops. `Err` carries the simulator's reason when it refuses the tiling or problem.
 ///
 /// # Example: seed 000's FlashAttention-2 Q·Kᵀ per warp
 /// ```
-/// use tilelab::lessons::hooks::{ModelClaim, ModelKind, counts_model};
+/// use tilelab::lessons::hooks::{ModelClaim, ModelKind, ModelQuery, counts_model};
 /// let params = [("program", "gemm"), ("m", "64"), ("n", "64"), ("k", "128"), ("warps", "4")];
+/// let params: std::collections::BTreeMap<String, String> =
+///     params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
 /// let claim = ModelClaim {
 ///     kind: ModelKind::Counts,
 ///     label: "Q·Kᵀ".into(),
 ///     source: "seed 000".into(),
-///     params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+///     query: ModelQuery::from_params(ModelKind::Counts, &params).unwrap(),
+///     params,
 ///     expect: Default::default(),
 ///     tolerance: 0.0,
 /// };
@@ -125,19 +223,7 @@ pub type ModelAnswer = BTreeMap<String, f64>;
 /// assert_eq!(a["HMMA.16816.F32"], 64.0);
 /// ```
 pub fn counts_model(claim: &ModelClaim) -> Result<ModelAnswer, String> {
-    let p = Params(&claim.params);
-    match claim.kind {
-        ModelKind::Counts => match p.str("program")? {
-            "gemm" => gemm(&p),
-            "fa2-torch" => flash(&p, FlashStyle::Torch),
-            "fa2-triton" => flash(&p, FlashStyle::Triton),
-            other => Err(format!(
-                "params.program '{other}' is not allowed; allowed: gemm, fa2-torch, fa2-triton"
-            )),
-        },
-        ModelKind::Traffic => traffic_model(&p),
-        ModelKind::Occupancy => occupancy_model(&p),
-    }
+    claim.query.answer()
 }
 
 /// A claim's parameters, read as the model needs them.
@@ -222,28 +308,34 @@ fn by_sass<'a>(stages: impl IntoIterator<Item = &'a Stage>) -> ModelAnswer {
     a
 }
 
-fn gemm(p: &Params) -> Result<ModelAnswer, String> {
+fn gemm_query(p: &Params) -> Result<ModelQuery, String> {
     p.only(
         "the gemm counts program",
         &["program", "m", "n", "k", "warps", "split", "arch"],
     )?;
-    let t = GemmTiling {
-        m: p.u32("m")?,
-        n: p.u32("n")?,
-        k: p.u32("k")?,
-        warps: p.opt_u32("warps")?.unwrap_or(1),
-        split: Split::parse(p.opt_str("split").unwrap_or("rows")).map_err(sim)?,
-    };
+    Ok(ModelQuery::Gemm {
+        tiling: GemmTiling {
+            m: p.u32("m")?,
+            n: p.u32("n")?,
+            k: p.u32("k")?,
+            warps: p.opt_u32("warps")?.unwrap_or(1),
+            split: Split::parse(p.opt_str("split").unwrap_or("rows")).map_err(sim)?,
+        },
+        arch: p.arch()?,
+    })
+}
+
+fn gemm(t: &GemmTiling, arch: Arch) -> Result<ModelAnswer, String> {
     // Counts do not depend on the layout; the tiles must still fit in `arch`'s shared memory.
-    let cta = t.build("row", p.arch()?).map_err(sim)?;
-    let g = gemm_counts(&t, &cta);
+    let cta = t.build("row", arch).map_err(sim)?;
+    let g = gemm_counts(t, &cta);
     let mut a = by_sass(&cta.warps[0].stages);
     a.insert("a_loads".into(), g.a_loads_per_warp as f64);
     a.insert("b_loads".into(), g.b_loads_per_warp as f64);
     Ok(a)
 }
 
-fn flash(p: &Params, style: FlashStyle) -> Result<ModelAnswer, String> {
+fn flash_query(p: &Params, style: FlashStyle) -> Result<ModelQuery, String> {
     let what = format!("the fa2-{} counts program", style.name());
     p.only(
         &what,
@@ -252,15 +344,39 @@ fn flash(p: &Params, style: FlashStyle) -> Result<ModelAnswer, String> {
             "arch",
         ],
     )?;
-    let t = FlashTiling {
-        style,
-        bm: p.u32("bm")?,
-        bn: p.u32("bn")?,
-        head_dim: p.u32("d")?,
-        warps: p.u32("warps")?,
-        causal: p.opt_bool("causal")?.unwrap_or(false),
+    let launch = match (p.opt_u32("batch")?, p.opt_u32("heads")?, p.opt_u32("seq")?) {
+        (None, None, None) => None,
+        (Some(batch), Some(heads), Some(seq)) => Some(FlashProblem { batch, heads, seq }),
+        _ => {
+            return Err(
+                "params batch, heads and seq go together (the launch of the dynamic counts); give all three or none"
+                    .into(),
+            );
+        }
     };
-    let cta = t.build("row", p.arch()?).map_err(sim)?;
+    Ok(ModelQuery::Flash {
+        tiling: FlashTiling {
+            style,
+            bm: p.u32("bm")?,
+            bn: p.u32("bn")?,
+            head_dim: p.u32("d")?,
+            warps: p.u32("warps")?,
+            causal: p.opt_bool("causal")?.unwrap_or(false),
+        },
+        arch: p.arch()?,
+        copies: p.opt_u32("copies")?,
+        launch,
+    })
+}
+
+fn flash(
+    t: &FlashTiling,
+    arch: Arch,
+    copies: Option<u32>,
+    launch: Option<&FlashProblem>,
+) -> Result<ModelAnswer, String> {
+    let what = format!("the fa2-{} counts program", t.style.name());
+    let cta = t.build("row", arch).map_err(sim)?;
     if !warps_share_code(&cta) {
         return Err(format!(
             "the warps of {what} run different code: per-warp counts are undefined"
@@ -268,7 +384,7 @@ fn flash(p: &Params, style: FlashStyle) -> Result<ModelAnswer, String> {
     }
     let w0 = &cta.warps[0];
     let st = static_counts(w0);
-    let mut a = match p.opt_u32("copies")? {
+    let mut a = match copies {
         Some(1) => {
             if st.per_copy.is_none() {
                 return Err(format!(
@@ -295,38 +411,29 @@ fn flash(p: &Params, style: FlashStyle) -> Result<ModelAnswer, String> {
         }
     };
     a.insert("loop_copies".into(), st.loop_copies as f64);
-    match (p.opt_u32("batch")?, p.opt_u32("heads")?, p.opt_u32("seq")?) {
-        (None, None, None) => {}
-        (Some(batch), Some(heads), Some(seq)) => {
-            let d = dynamic_counts(&t, &FlashProblem { batch, heads, seq }, w0).map_err(sim)?;
-            let per_line = |kind| {
-                d.stages
-                    .iter()
-                    .find(|s| s.kind == kind)
-                    .map(|s| s.executions_per_line as f64)
-            };
-            for (key, kind) in [
-                ("exec_outside", StageKind::Prologue),
-                ("exec_unmasked", StageKind::Unmasked),
-            ] {
-                if let Some(v) = per_line(kind) {
-                    a.insert(key.into(), v);
-                }
+    if let Some(launch) = launch {
+        let d = dynamic_counts(t, launch, w0).map_err(sim)?;
+        let per_line = |kind| {
+            d.stages
+                .iter()
+                .find(|s| s.kind == kind)
+                .map(|s| s.executions_per_line as f64)
+        };
+        for (key, kind) in [
+            ("exec_outside", StageKind::Prologue),
+            ("exec_unmasked", StageKind::Unmasked),
+        ] {
+            if let Some(v) = per_line(kind) {
+                a.insert(key.into(), v);
             }
-            a.insert("exec_mean".into(), d.mean_line_executions);
-            a.insert("ctas".into(), d.ctas as f64);
         }
-        _ => {
-            return Err(
-                "params batch, heads and seq go together (the launch of the dynamic counts); give all three or none"
-                    .into(),
-            );
-        }
+        a.insert("exec_mean".into(), d.mean_line_executions);
+        a.insert("ctas".into(), d.ctas as f64);
     }
     Ok(a)
 }
 
-fn traffic_model(p: &Params) -> Result<ModelAnswer, String> {
+fn traffic_query(p: &Params) -> Result<ModelQuery, String> {
     p.only(
         "the traffic model",
         &[
@@ -340,18 +447,27 @@ fn traffic_model(p: &Params) -> Result<ModelAnswer, String> {
             "l2_kv_reuse",
         ],
     )?;
-    let order = LoopOrder::parse(p.str("loop_order")?).map_err(sim)?;
-    let problem = TrafficProblem {
-        batch: p.u32("batch")?,
-        heads: p.u32("heads")?,
-        seq: p.u32("seq")?,
-        head_dim: p.u32("d")?,
-        block: p.u32("bc")?,
-        elem_bytes: p.u32("elem_bytes")?,
-        stat_bytes: 4,
-    };
-    let l2 = p.opt_bool("l2_kv_reuse")?.unwrap_or(false);
-    let r = traffic::simulate(&problem, order, l2).map_err(sim)?;
+    Ok(ModelQuery::Traffic {
+        order: LoopOrder::parse(p.str("loop_order")?).map_err(sim)?,
+        problem: TrafficProblem {
+            batch: p.u32("batch")?,
+            heads: p.u32("heads")?,
+            seq: p.u32("seq")?,
+            head_dim: p.u32("d")?,
+            block: p.u32("bc")?,
+            elem_bytes: p.u32("elem_bytes")?,
+            stat_bytes: 4,
+        },
+        l2_kv_reuse: p.opt_bool("l2_kv_reuse")?.unwrap_or(false),
+    })
+}
+
+fn traffic_model(
+    order: LoopOrder,
+    problem: &TrafficProblem,
+    l2: bool,
+) -> Result<ModelAnswer, String> {
+    let r = traffic::simulate(problem, order, l2).map_err(sim)?;
     let gb = |b: u64| b as f64 / 1e9;
     let sum = |names: &[&str], bytes: fn(&TensorTraffic) -> u64| -> u64 {
         r.tensors
@@ -370,18 +486,21 @@ fn traffic_model(p: &Params) -> Result<ModelAnswer, String> {
     ]))
 }
 
-fn occupancy_model(p: &Params) -> Result<ModelAnswer, String> {
+fn occupancy_query(p: &Params) -> Result<ModelQuery, String> {
     p.only(
         "the occupancy model",
         &["arch", "threads", "smem_bytes", "regs"],
     )?;
-    let input = OccupancyInput {
+    Ok(ModelQuery::Occupancy(OccupancyInput {
         arch: Arch::parse(p.str("arch")?).map_err(sim)?,
         threads_per_block: p.u32("threads")?,
         smem_per_block_bytes: parse_bytes(p.opt_str("smem_bytes").unwrap_or("0")).map_err(sim)?,
         regs_per_thread: p.opt_u32("regs")?,
-    };
-    let r = occupancy(&input).map_err(sim)?;
+    }))
+}
+
+fn occupancy_model(input: &OccupancyInput) -> Result<ModelAnswer, String> {
+    let r = occupancy(input).map_err(sim)?;
     Ok(ModelAnswer::from([
         ("blocks_per_sm".into(), r.blocks_per_sm as f64),
         ("occupancy_pct".into(), 100.0 * r.occupancy),
@@ -398,18 +517,13 @@ fn occupancy_model(p: &Params) -> Result<ModelAnswer, String> {
 mod tests {
     use super::*;
 
-    fn claim(kind: ModelKind, params: &[(&str, &str)]) -> ModelClaim {
-        ModelClaim {
-            kind,
-            label: String::new(),
-            source: String::new(),
-            params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            expect: BTreeMap::new(),
-            tolerance: 0.0,
-        }
+    /// Types the parameters, then answers: errors of either step.
+    fn answer(kind: ModelKind, params: &[(&str, &str)]) -> Result<ModelAnswer, String> {
+        let params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ModelQuery::from_params(kind, &params)?.answer()
     }
 
     const FA2: [(&str, &str); 5] = [
@@ -425,13 +539,13 @@ mod tests {
         // Not causal, the Triton kernel has one loop: two copies is a wrong claim, named as such.
         let mut p = FA2.to_vec();
         p.push(("copies", "2"));
-        let e = counts_model(&claim(ModelKind::Counts, &p)).unwrap_err();
+        let e = answer(ModelKind::Counts, &p).unwrap_err();
         assert!(
             e.contains("not causal") && e.contains("1 copy") && e.contains("allowed: 1"),
             "{e}"
         );
         p.push(("causal", "true"));
-        let a = counts_model(&claim(ModelKind::Counts, &p)).unwrap();
+        let a = answer(ModelKind::Counts, &p).unwrap();
         assert_eq!(a["loop_copies"], 2.0);
         // Per copy each warp stores its 64x16 slab of P, one 8x8 piece per st.shared.b32.
         assert_eq!(a["STS"], 2.0 * (64.0 * 16.0) / 64.0);
@@ -441,10 +555,10 @@ mod tests {
     fn the_launch_goes_together() {
         let mut p = FA2.to_vec();
         p.push(("batch", "2"));
-        let e = counts_model(&claim(ModelKind::Counts, &p)).unwrap_err();
+        let e = answer(ModelKind::Counts, &p).unwrap_err();
         assert!(e.contains("batch, heads and seq"), "{e}");
         p.extend([("heads", "16"), ("seq", "1024"), ("causal", "yes")]);
-        let e = counts_model(&claim(ModelKind::Counts, &p)).unwrap_err();
+        let e = answer(ModelKind::Counts, &p).unwrap_err();
         assert!(e.contains("params.causal 'yes'"), "{e}");
     }
 
@@ -460,17 +574,17 @@ mod tests {
             ("elem_bytes", "4"),
             ("l2_kv_reuse", "true"),
         ];
-        let a = counts_model(&claim(ModelKind::Traffic, &p)).unwrap();
+        let a = answer(ModelKind::Traffic, &p).unwrap();
         let r = traffic::simulate(&traffic::ARTICLE_PROBLEM, LoopOrder::V2, true).unwrap();
         assert_eq!(a["read_gb"], r.read_bytes as f64 / 1e9);
         assert_eq!(a["blocks"], 20_480.0);
-        let a = counts_model(&claim(
+        let a = answer(
             ModelKind::Occupancy,
             &[("arch", "sm_75"), ("threads", "128"), ("smem_bytes", "28K")],
-        ))
+        )
         .unwrap();
         assert_eq!((a["blocks_per_sm"], a["occupancy_pct"]), (2.0, 25.0));
-        let e = counts_model(&claim(ModelKind::Occupancy, &[("threads", "128")])).unwrap_err();
+        let e = answer(ModelKind::Occupancy, &[("threads", "128")]).unwrap_err();
         assert_eq!(e, "params.arch is missing");
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use thiserror::Error;
 
 use super::format::{RawAccess, RawArithmetic, RawLesson, RawStep};
-use super::hooks::{ModelClaim, ModelKind};
+use super::hooks::{ModelClaim, ModelKind, ModelQuery};
 use super::{
     Access, AffineExpr, ArithKind, Arithmetic, DEFAULT_VARIANT, Expect, Feed, Lesson, Spot, Step,
     StepOp, Tile,
@@ -341,15 +341,19 @@ impl Validator<'_> {
                         self.err(format!("{f}.expect"), "give at least one expected number")
                     );
                 }
+                let params = m
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_string().trim_matches('"').to_string()))
+                    .collect();
+                let query = ModelQuery::from_params(kind, &params)
+                    .map_err(|e| self.err(format!("{f}.params"), e))?;
                 Ok(ModelClaim {
                     kind,
                     label: m.label.clone(),
                     source: m.source.clone(),
-                    params: m
-                        .params
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.to_string().trim_matches('"').to_string()))
-                        .collect(),
+                    params,
+                    query,
                     expect: m.expect.clone(),
                     tolerance: m.tolerance.unwrap_or(0.0),
                 })
