@@ -112,7 +112,7 @@ fn main() -> anyhow::Result<()> {
             warps,
             split,
         };
-        let cta = t.build(layout, Arch::Sm90)?;
+        let cta = t.build(&layout.parse()?, Arch::Sm90)?;
         let name = format!(
             "gemm_{m}x{n}x{k}_{warps}w_{}_{}",
             format!("{split:?}").to_lowercase(),

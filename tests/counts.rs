@@ -15,6 +15,7 @@ use tilelab::sim::counts::{
     bank_summary, dynamic_counts, flash_checks, flash_dynamic_checks, gemm_checks, gemm_counts,
     static_counts, warps_share_code,
 };
+use tilelab::sim::layout::LayoutSpec;
 use tilelab::sim::program::{
     FlashProblem, FlashStyle, FlashTiling, GemmCase, GemmTiling, Split, StageKind, TileId,
     WarpInstr,
@@ -52,7 +53,7 @@ mod article {
             warps,
             split,
         };
-        let g = gemm_counts(&t, &t.build("row", Arch::Sm80).unwrap());
+        let g = gemm_counts(&t, &t.build(&LayoutSpec::row(), Arch::Sm80).unwrap());
         (
             g.case,
             g.a_loads_per_warp,
@@ -90,7 +91,7 @@ mod article {
     #[test]
     fn seed_000_torch_static() {
         let cta = article_fa(FlashStyle::Torch)
-            .build("row", Arch::Sm80)
+            .build(&LayoutSpec::row(), Arch::Sm80)
             .unwrap();
         let s = static_counts(&cta.warps[0]);
         let c = s.per_copy.unwrap();
@@ -114,7 +115,7 @@ mod article {
     #[test]
     fn seed_000_triton_static() {
         let cta = article_fa(FlashStyle::Triton)
-            .build("row", Arch::Sm80)
+            .build(&LayoutSpec::row(), Arch::Sm80)
             .unwrap();
         let s = static_counts(&cta.warps[0]);
         let c = s.per_copy.unwrap();
@@ -129,7 +130,7 @@ mod article {
     fn seed_000_dynamic() {
         for style in [FlashStyle::Torch, FlashStyle::Triton] {
             let t = article_fa(style);
-            let cta = t.build("row", Arch::Sm80).unwrap();
+            let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
             let d = dynamic_counts(&t, &ARTICLE_PROBLEM, &cta.warps[0]).unwrap();
             let by = |k: StageKind| -> Vec<u64> {
                 d.stages
@@ -218,7 +219,7 @@ mod agreement {
                                 warps,
                                 split,
                             };
-                            let Ok(cta) = t.build("row", Arch::Sm90) else {
+                            let Ok(cta) = t.build(&LayoutSpec::row(), Arch::Sm90) else {
                                 assert!(t.validate().is_err(), "{t:?}");
                                 continue;
                             };
@@ -254,7 +255,7 @@ mod agreement {
                                     warps,
                                     causal,
                                 };
-                                let Ok(cta) = t.build("row", Arch::Sm90) else {
+                                let Ok(cta) = t.build(&LayoutSpec::row(), Arch::Sm90) else {
                                     assert!(t.validate().is_err(), "{t:?}");
                                     continue;
                                 };
@@ -318,7 +319,7 @@ mod props {
             prop_assume!(t.validate().is_ok());
             let l = t.bm.max(t.bn) / gcd(t.bm, t.bn) * t.bm.min(t.bn);
             let p = FlashProblem { batch: 1, heads: 2, seq: l * seq_mult };
-            let cta = t.build("row", Arch::Sm90).unwrap();
+            let cta = t.build(&LayoutSpec::row(), Arch::Sm90).unwrap();
             let d = dynamic_counts(&t, &p, &cta.warps[0]).unwrap();
             let mut pairs = 0u64;
             for qb in 0..p.seq / t.bm {
@@ -337,7 +338,7 @@ mod props {
         fn bank_stats_are_consistent(t in tiling(), layout in prop_oneof![
             Just("row"), Just("row+pad:8"), Just("swizzle:3,3,3"), Just("swizzle:3,3,4")]) {
             prop_assume!(t.validate().is_ok());
-            let cta = t.build(layout, Arch::Sm90).unwrap();
+            let cta = t.build(&layout.parse().unwrap(), Arch::Sm90).unwrap();
             let trips = vec![1; cta.warps[0].stages.len()];
             let b = bank_summary(&cta, &trips);
             for r in &b.rows {
@@ -358,7 +359,7 @@ mod props {
         #[test]
         fn copies_and_warps_agree(t in tiling()) {
             prop_assume!(t.validate().is_ok());
-            let cta = t.build("row", Arch::Sm90).unwrap();
+            let cta = t.build(&LayoutSpec::row(), Arch::Sm90).unwrap();
             prop_assert!(warps_share_code(&cta));
             let s = static_counts(&cta.warps[0]);
             prop_assert!(s.per_copy.is_some());
@@ -377,7 +378,7 @@ mod props {
         let t = article_fa(FlashStyle::Triton);
         let trips = [1, 1, 1, 1];
         let rate = |layout: &str, tile: TileId| {
-            let cta = t.build(layout, Arch::Sm80).unwrap();
+            let cta = t.build(&layout.parse().unwrap(), Arch::Sm80).unwrap();
             let b = bank_summary(&cta, &trips);
             b.rows
                 .iter()
@@ -388,7 +389,7 @@ mod props {
         // Row-major: 32 wavefronts per LDSM (4 matrices x 8-way); P's st.shared.b32: 8-way.
         let (w, r) = rate("row", TileId::Q);
         assert_eq!(w, 32 * r);
-        let cta = t.build("row", Arch::Sm80).unwrap();
+        let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
         let b = bank_summary(&cta, &trips);
         let sts = b
             .rows
@@ -397,11 +398,13 @@ mod props {
             .unwrap();
         assert_eq!(sts.per_iteration.wavefronts, 8 * sts.per_iteration.requests);
         // pad:8: conflict-free everywhere.
-        let padded = t.build("row+pad:8", Arch::Sm80).unwrap();
+        let padded = t.build(&"row+pad:8".parse().unwrap(), Arch::Sm80).unwrap();
         assert_eq!(bank_summary(&padded, &trips).total.conflicts, 0);
         // Swizzle<3,3,4> fits 128-element rows (Q, K, V), Swizzle<3,3,3> 64-element rows (P):
         // one swizzle for all tiles leaves the other kind 2-way.
-        let sw4 = t.build("swizzle:3,3,4", Arch::Sm80).unwrap();
+        let sw4 = t
+            .build(&"swizzle:3,3,4".parse().unwrap(), Arch::Sm80)
+            .unwrap();
         let b4 = bank_summary(&sw4, &trips);
         for r in &b4.rows {
             let conflicted = r.per_iteration.conflicts > 0;

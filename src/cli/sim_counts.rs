@@ -27,6 +27,7 @@ use tilelab::sim::counts::{
     self, AccessStats, BankSummary, FormulaCheck, Line, StaticCounts, bank_summary, dynamic_counts,
     flash_checks, flash_dynamic_checks, gemm_checks, gemm_counts, static_counts,
 };
+use tilelab::sim::layout::LayoutSpec;
 use tilelab::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
 use tilelab::sim::program::{
     CtaProgram, FlashProblem, FlashStyle, FlashTiling, GemmTiling, InstrClass, Split, TileId,
@@ -366,7 +367,9 @@ fn run_gemm(a: GemmArgs) -> anyhow::Result<ExitCode> {
         warps: a.warps,
         split: Split::parse(&a.split)?,
     };
-    let cta = t.build(&a.layout, arch)?;
+    t.validate()?;
+    let layout = LayoutSpec::parse(&a.layout)?;
+    let cta = t.build(&layout, arch)?;
     let g = gemm_counts(&t, &cta);
     let checks = gemm_checks(&t, &g);
     let bank = bank_summary(&cta, &[1]);
@@ -466,7 +469,8 @@ fn run_flash(a: FlashArgs) -> anyhow::Result<ExitCode> {
     };
     t.validate()?;
     t.check_problem(&p)?;
-    let cta = t.build(&a.layout, arch)?;
+    let layout = LayoutSpec::parse(&a.layout)?;
+    let cta = t.build(&layout, arch)?;
     let w0 = &cta.warps[0];
     let st = static_counts(w0);
     let checks = flash_checks(&t, &st);

@@ -46,6 +46,7 @@ use crate::sim::arch::Arch;
 use crate::sim::counts::{dynamic_counts, gemm_counts, static_counts, warps_share_code};
 use crate::sim::error::SimError;
 use crate::sim::instr::{Instruction, MatrixCount};
+use crate::sim::layout::LayoutSpec;
 use crate::sim::mma::{MmaDtype, MmaShape};
 use crate::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
 use crate::sim::program::{
@@ -327,7 +328,7 @@ fn gemm_query(p: &Params) -> Result<ModelQuery, String> {
 
 fn gemm(t: &GemmTiling, arch: Arch) -> Result<ModelAnswer, String> {
     // Counts do not depend on the layout; the tiles must still fit in `arch`'s shared memory.
-    let cta = t.build("row", arch).map_err(sim)?;
+    let cta = t.build(&LayoutSpec::row(), arch).map_err(sim)?;
     let g = gemm_counts(t, &cta);
     let mut a = by_sass(&cta.warps[0].stages);
     a.insert("a_loads".into(), g.a_loads_per_warp as f64);
@@ -376,7 +377,7 @@ fn flash(
     launch: Option<&FlashProblem>,
 ) -> Result<ModelAnswer, String> {
     let what = format!("the fa2-{} counts program", t.style.name());
-    let cta = t.build("row", arch).map_err(sim)?;
+    let cta = t.build(&LayoutSpec::row(), arch).map_err(sim)?;
     if !warps_share_code(&cta) {
         return Err(format!(
             "the warps of {what} run different code: per-warp counts are undefined"

@@ -10,9 +10,10 @@
 //! ```
 //! use tilelab::sim::arch::Arch;
 //! use tilelab::sim::counts::dynamic_counts;
+//! use tilelab::sim::layout::LayoutSpec;
 //! use tilelab::sim::program::{FlashProblem, FlashStyle, FlashTiling, StageKind};
 //! let t = FlashTiling { style: FlashStyle::Torch, bm: 64, bn: 64, head_dim: 128, warps: 4, causal: true };
-//! let cta = t.build("row", Arch::Sm80).unwrap();
+//! let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
 //! let p = FlashProblem { batch: 2, heads: 16, seq: 1024 };
 //! let d = dynamic_counts(&t, &p, &cta.warps[0]).unwrap();
 //! let per_line = |k| d.stages.iter().find(|s| s.kind == k).unwrap().executions_per_line;
@@ -921,6 +922,7 @@ pub fn lines(prog: &WarpProgram, executions_per_stage: Option<&[u64]>) -> Vec<Li
 mod tests {
     use super::*;
     use crate::sim::arch::Arch;
+    use crate::sim::layout::LayoutSpec;
 
     fn fa(style: FlashStyle) -> FlashTiling {
         FlashTiling {
@@ -941,7 +943,7 @@ mod tests {
     #[test]
     fn torch_reproduces_seed_000() {
         let t = fa(FlashStyle::Torch);
-        let cta = t.build("row", Arch::Sm80).unwrap();
+        let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
         let s = static_counts(&cta.warps[0]);
         let c = s.per_copy.unwrap();
         assert_eq!((c.ldsm, c.ldsm_t, c.hmma, c.sts), (40, 32, 128, 0));
@@ -954,7 +956,7 @@ mod tests {
     #[test]
     fn triton_reproduces_seed_000() {
         let t = fa(FlashStyle::Triton);
-        let cta = t.build("row", Arch::Sm80).unwrap();
+        let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
         let s = static_counts(&cta.warps[0]);
         let c = s.per_copy.unwrap();
         assert_eq!((c.ldsm, c.ldsm_t, c.hmma, c.sts), (56, 8, 128, 16));
@@ -966,7 +968,7 @@ mod tests {
     fn dynamic_counts_reproduce_seed_000() {
         for style in [FlashStyle::Torch, FlashStyle::Triton] {
             let t = fa(style);
-            let cta = t.build("row", Arch::Sm80).unwrap();
+            let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
             let d = dynamic_counts(&t, &ARTICLE, &cta.warps[0]).unwrap();
             assert_eq!(d.ctas, 512);
             for s in &d.stages {
@@ -990,7 +992,7 @@ mod tests {
             warps: 4,
             split: Split::Rows,
         };
-        let cta = t.build("row", Arch::Sm80).unwrap();
+        let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
         let g = gemm_counts(&t, &cta);
         assert_eq!((g.a_loads_per_warp, g.b_loads_per_warp), (8, 32));
         assert_eq!((g.per_warp.ldsm, g.per_warp.hmma), (40, 64));
@@ -1002,14 +1004,16 @@ mod tests {
     #[test]
     fn bank_summary_scales_with_trips() {
         let t = fa(FlashStyle::Torch);
-        let cta = t.build("row", Arch::Sm80).unwrap();
+        let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
         let trips = vec![1, 1, 1, 1];
         let b = bank_summary(&cta, &trips);
         // Row-major 64x128 f16: every ldmatrix matrix is 8-way -> 32 wavefronts per LDSM.
         assert_eq!(b.per_iteration.requests, 4 * 72);
         assert_eq!(b.per_iteration.wavefronts, 4 * 72 * 32);
         assert_eq!(b.total.requests, 2 * b.per_iteration.requests);
-        let sw = t.build("swizzle:3,3,4", Arch::Sm80).unwrap();
+        let sw = t
+            .build(&"swizzle:3,3,4".parse().unwrap(), Arch::Sm80)
+            .unwrap();
         assert_eq!(bank_summary(&sw, &trips).total.conflicts, 0);
     }
 }

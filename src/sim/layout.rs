@@ -104,118 +104,16 @@ impl Layout {
         }
     }
 
-    /// Parses a layout string for an R×C tile of `elem_bytes`-byte elements.
-    ///
-    /// The grammar is strict: parts `row`, `col`, `trans`, `pad:N`, `swizzle:B,M,S` joined with
-    /// `+`, each kind at most once (`pad:0+pad:8` is an error, not `pad:8`), numbers as plain
-    /// decimal digits. Surrounding spaces are ignored.
+    /// Parses a layout string for an R×C tile of `elem_bytes`-byte elements: the tile's shape
+    /// is checked first, then the string ([`LayoutSpec::parse`]), then the footprint
+    /// ([`LayoutSpec::tile`]).
     ///
     /// # Errors
-    /// [`SimError::BadLayout`] quoting the string and listing the allowed forms (also for a
-    /// swizzle CuTe rejects, with [`SimError::BadSwizzle`]'s reason); [`SimError::NotAllowed`] for
-    /// zero-sized tiles or element sizes other than 1/2/4/8; [`SimError::LayoutTooLarge`] when
-    /// the footprint ([`Self::size_bytes`]) would not fit in 32 bits, so every byte offset of a
-    /// parsed layout is exact.
+    /// [`SimError::NotAllowed`] for zero-sized tiles or element sizes other than 1/2/4/8;
+    /// those of [`LayoutSpec::parse`] and [`LayoutSpec::tile`].
     pub fn parse(spec: &str, rows: u32, cols: u32, elem_bytes: u32) -> Result<Layout, SimError> {
-        for (param, v) in [("tile rows", rows), ("tile columns", cols)] {
-            if v == 0 {
-                return Err(SimError::NotAllowed {
-                    param,
-                    value: 0,
-                    allowed: "at least 1".into(),
-                });
-            }
-        }
-        if ![1, 2, 4, 8].contains(&elem_bytes) {
-            return Err(SimError::NotAllowed {
-                param: "element size",
-                value: elem_bytes.into(),
-                allowed: "1, 2, 4, 8 bytes".into(),
-            });
-        }
-        let bad = |reason: String| SimError::BadLayout {
-            spec: spec.to_string(),
-            reason,
-        };
-        let number = |what: &str, a: &str| -> Result<u32, SimError> {
-            let a = a.trim();
-            if a.is_empty() || !a.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad(format!("{what} '{a}' is not a whole number")));
-            }
-            a.parse()
-                .map_err(|_| bad(format!("{what} '{a}' is larger than {}", u32::MAX)))
-        };
-        let mut l = Layout::row_major(rows, cols, elem_bytes);
-        let (mut order_part, mut pad_part, mut swizzle_part) =
-            (None::<&str>, None::<&str>, None::<&str>);
-        if spec.trim().is_empty() {
-            return Err(bad("empty".into()));
-        }
-        for tok in spec.trim().split('+') {
-            let tok = tok.trim();
-            let (name, arg) = match tok.split_once(':') {
-                Some((n, a)) => (n.trim(), Some(a)),
-                None => (tok, None),
-            };
-            let twice = |kind: &str, first: &str| {
-                bad(format!("more than one {kind} ('{first}' and '{tok}')"))
-            };
-            match (name, arg) {
-                ("", None) => return Err(bad("an empty part between '+'".into())),
-                ("row" | "col" | "trans", None) => {
-                    if let Some(first) = order_part {
-                        return Err(twice("of row/col/trans", first));
-                    }
-                    order_part = Some(tok);
-                    l.order = if name == "row" {
-                        Order::Row
-                    } else {
-                        Order::Col
-                    };
-                }
-                ("row" | "col" | "trans", Some(_)) => {
-                    return Err(bad(format!("'{name}' takes no value, got '{tok}'")));
-                }
-                ("pad", Some(a)) => {
-                    if let Some(first) = pad_part {
-                        return Err(twice("pad", first));
-                    }
-                    pad_part = Some(tok);
-                    l.pad = number("pad", a)?;
-                }
-                ("swizzle", Some(a)) => {
-                    if let Some(first) = swizzle_part {
-                        return Err(twice("swizzle", first));
-                    }
-                    swizzle_part = Some(tok);
-                    let parts: Vec<&str> = a.split(',').collect();
-                    if parts.len() != 3 {
-                        return Err(bad(format!("swizzle '{a}' must be three numbers B,M,S")));
-                    }
-                    let v = parts
-                        .iter()
-                        .map(|p| number("swizzle number", p))
-                        .collect::<Result<Vec<u32>, _>>()?;
-                    l.swizzle =
-                        Some(Swizzle::new(v[0], v[1], v[2]).map_err(|e| bad(e.to_string()))?);
-                }
-                ("pad" | "swizzle", None) => {
-                    return Err(bad(format!(
-                        "'{name}' needs a value: pad:N or swizzle:B,M,S"
-                    )));
-                }
-                _ => return Err(bad(format!("unknown part '{tok}'"))),
-            }
-        }
-        if l.checked_size_bytes().is_none() {
-            return Err(SimError::LayoutTooLarge {
-                spec: spec.to_string(),
-                rows,
-                cols,
-                elem_bytes,
-            });
-        }
-        Ok(l)
+        check_tile_shape(rows, cols, elem_bytes)?;
+        LayoutSpec::parse(spec)?.tile(rows, cols, elem_bytes)
     }
 
     /// The footprint in bytes ([`Self::size_bytes`]) computed without overflow: `None` when it
@@ -293,6 +191,194 @@ impl Layout {
     }
 }
 
+/// Checks an R×C tile of `elem_bytes`-byte elements: both sizes at least 1, elements of 1, 2, 4
+/// or 8 bytes.
+fn check_tile_shape(rows: u32, cols: u32, elem_bytes: u32) -> Result<(), SimError> {
+    for (param, v) in [("tile rows", rows), ("tile columns", cols)] {
+        if v == 0 {
+            return Err(SimError::NotAllowed {
+                param,
+                value: 0,
+                allowed: "at least 1".into(),
+            });
+        }
+    }
+    if ![1, 2, 4, 8].contains(&elem_bytes) {
+        return Err(SimError::NotAllowed {
+            param: "element size",
+            value: elem_bytes.into(),
+            allowed: "1, 2, 4, 8 bytes".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A parsed layout string before it meets a tile: storage order, padding and swizzle
+/// (`row+pad:8`, `col+swizzle:3,3,3`, …). The tiling builders take one
+/// ([`crate::sim::program::GemmTiling::build`]), so a string is parsed once, where it enters;
+/// [`Self::tile`] gives the [`Layout`] of one R×C tile. Displays as the string it was parsed
+/// from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LayoutSpec {
+    /// Row- or column-major.
+    pub order: Order,
+    /// Padding in elements after each row (Row) or column (Col).
+    pub pad: u32,
+    /// Optional swizzle on the element offset.
+    pub swizzle: Option<Swizzle>,
+    /// The string as given, for messages.
+    text: String,
+}
+
+impl LayoutSpec {
+    /// Plain row-major storage (`row`).
+    pub fn row() -> LayoutSpec {
+        LayoutSpec {
+            order: Order::Row,
+            pad: 0,
+            swizzle: None,
+            text: "row".into(),
+        }
+    }
+
+    /// Parses a layout string.
+    ///
+    /// The grammar is strict: parts `row`, `col`, `trans`, `pad:N`, `swizzle:B,M,S` joined with
+    /// `+`, each kind at most once (`pad:0+pad:8` is an error, not `pad:8`), numbers as plain
+    /// decimal digits. Surrounding spaces are ignored.
+    ///
+    /// # Errors
+    /// [`SimError::BadLayout`] quoting the string and listing the allowed forms (also for a
+    /// swizzle CuTe rejects, with [`SimError::BadSwizzle`]'s reason).
+    pub fn parse(spec: &str) -> Result<LayoutSpec, SimError> {
+        let bad = |reason: String| SimError::BadLayout {
+            spec: spec.to_string(),
+            reason,
+        };
+        let number = |what: &str, a: &str| -> Result<u32, SimError> {
+            let a = a.trim();
+            if a.is_empty() || !a.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad(format!("{what} '{a}' is not a whole number")));
+            }
+            a.parse()
+                .map_err(|_| bad(format!("{what} '{a}' is larger than {}", u32::MAX)))
+        };
+        let mut l = LayoutSpec {
+            order: Order::Row,
+            pad: 0,
+            swizzle: None,
+            text: spec.to_string(),
+        };
+        let (mut order_part, mut pad_part, mut swizzle_part) =
+            (None::<&str>, None::<&str>, None::<&str>);
+        if spec.trim().is_empty() {
+            return Err(bad("empty".into()));
+        }
+        for tok in spec.trim().split('+') {
+            let tok = tok.trim();
+            let (name, arg) = match tok.split_once(':') {
+                Some((n, a)) => (n.trim(), Some(a)),
+                None => (tok, None),
+            };
+            let twice = |kind: &str, first: &str| {
+                bad(format!("more than one {kind} ('{first}' and '{tok}')"))
+            };
+            match (name, arg) {
+                ("", None) => return Err(bad("an empty part between '+'".into())),
+                ("row" | "col" | "trans", None) => {
+                    if let Some(first) = order_part {
+                        return Err(twice("of row/col/trans", first));
+                    }
+                    order_part = Some(tok);
+                    l.order = if name == "row" {
+                        Order::Row
+                    } else {
+                        Order::Col
+                    };
+                }
+                ("row" | "col" | "trans", Some(_)) => {
+                    return Err(bad(format!("'{name}' takes no value, got '{tok}'")));
+                }
+                ("pad", Some(a)) => {
+                    if let Some(first) = pad_part {
+                        return Err(twice("pad", first));
+                    }
+                    pad_part = Some(tok);
+                    l.pad = number("pad", a)?;
+                }
+                ("swizzle", Some(a)) => {
+                    if let Some(first) = swizzle_part {
+                        return Err(twice("swizzle", first));
+                    }
+                    swizzle_part = Some(tok);
+                    let parts: Vec<&str> = a.split(',').collect();
+                    if parts.len() != 3 {
+                        return Err(bad(format!("swizzle '{a}' must be three numbers B,M,S")));
+                    }
+                    let v = parts
+                        .iter()
+                        .map(|p| number("swizzle number", p))
+                        .collect::<Result<Vec<u32>, _>>()?;
+                    l.swizzle =
+                        Some(Swizzle::new(v[0], v[1], v[2]).map_err(|e| bad(e.to_string()))?);
+                }
+                ("pad" | "swizzle", None) => {
+                    return Err(bad(format!(
+                        "'{name}' needs a value: pad:N or swizzle:B,M,S"
+                    )));
+                }
+                _ => return Err(bad(format!("unknown part '{tok}'"))),
+            }
+        }
+        Ok(l)
+    }
+
+    /// The string it was parsed from.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The layout of an R×C tile of `elem_bytes`-byte elements stored this way.
+    ///
+    /// # Errors
+    /// [`SimError::NotAllowed`] for zero-sized tiles or element sizes other than 1/2/4/8;
+    /// [`SimError::LayoutTooLarge`] when the footprint ([`Layout::size_bytes`]) would not fit in
+    /// 32 bits, so every byte offset of the layout is exact.
+    pub fn tile(&self, rows: u32, cols: u32, elem_bytes: u32) -> Result<Layout, SimError> {
+        check_tile_shape(rows, cols, elem_bytes)?;
+        let l = Layout {
+            rows,
+            cols,
+            elem_bytes,
+            order: self.order,
+            pad: self.pad,
+            swizzle: self.swizzle,
+        };
+        if l.checked_size_bytes().is_none() {
+            return Err(SimError::LayoutTooLarge {
+                spec: self.text.clone(),
+                rows,
+                cols,
+                elem_bytes,
+            });
+        }
+        Ok(l)
+    }
+}
+
+impl fmt::Display for LayoutSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::str::FromStr for LayoutSpec {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        LayoutSpec::parse(s)
+    }
+}
+
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (shape, stride) = match self.order {
@@ -321,6 +407,37 @@ mod tests {
         }
         assert_eq!(l.byte_offset(1, 8), 128);
         assert_eq!(l.to_string(), "Sw<3,3,3> o (64,64):(64,1)");
+    }
+
+    #[test]
+    fn a_spec_parses_once_and_serves_every_tile_shape() {
+        let spec = LayoutSpec::parse("row+pad:8").unwrap();
+        assert_eq!(spec.to_string(), "row+pad:8");
+        // The same spec on the Q (64x128) and P (64x64) tiles of a tiling: 272- and 144-byte rows.
+        assert_eq!(spec.tile(64, 128, 2).unwrap().byte_offset(1, 0), 272);
+        assert_eq!(spec.tile(64, 64, 2).unwrap().byte_offset(1, 0), 144);
+        assert_eq!(
+            spec.tile(64, 128, 2).unwrap(),
+            Layout::parse("row+pad:8", 64, 128, 2).unwrap()
+        );
+        assert_eq!(
+            LayoutSpec::row().tile(8, 8, 4).unwrap(),
+            Layout::row_major(8, 8, 4)
+        );
+        // Shape errors belong to the tile, grammar errors to the string.
+        assert!(matches!(
+            spec.tile(0, 8, 2),
+            Err(SimError::NotAllowed { value: 0, .. })
+        ));
+        assert!(matches!(
+            "row+diag".parse::<LayoutSpec>(),
+            Err(SimError::BadLayout { .. })
+        ));
+        let big = LayoutSpec::parse("pad:4294967232").unwrap();
+        assert!(matches!(
+            big.tile(2, 64, 2),
+            Err(SimError::LayoutTooLarge { .. })
+        ));
     }
 
     #[test]

@@ -65,7 +65,7 @@ mod tests {
             warps: 4,
             split: Split::Rows,
         };
-        let cta = t.build("pad:8", Arch::Sm90).unwrap();
+        let cta = t.build(&"pad:8".parse().unwrap(), Arch::Sm90).unwrap();
         let s = source(&t, &cta).unwrap();
         assert!(s.contains("#define TL_MW 16\n") && s.contains("#define TL_PITCH_A 136\n"));
         assert!(s.contains(&format!(

@@ -10,6 +10,7 @@ use crate::gpu::sass;
 use crate::gpu::source::FA2_FWD_CU;
 use crate::sim::arch::Arch;
 use crate::sim::counts;
+use crate::sim::layout::LayoutSpec;
 use crate::sim::program::{CtaProgram, FlashProblem, FlashStyle, FlashTiling};
 
 /// The group.
@@ -116,7 +117,7 @@ pub const PROBLEM: FlashProblem = FlashProblem {
 /// A case the simulator rejects for `arch`.
 pub fn program(i: usize, arch: Arch) -> anyhow::Result<(FlashTiling, CtaProgram)> {
     let t = CASES[i].tiling();
-    let cta = t.build(CASES[i].layout(), arch)?;
+    let cta = t.build(&LayoutSpec::parse(CASES[i].layout())?, arch)?;
     Ok((t, cta))
 }
 

@@ -12,6 +12,7 @@ use crate::gpu::sass;
 use crate::gpu::source::gemm::source;
 use crate::sim::arch::Arch;
 use crate::sim::counts;
+use crate::sim::layout::LayoutSpec;
 use crate::sim::program::{CtaProgram, GemmTiling, Split};
 
 /// The group.
@@ -50,7 +51,7 @@ pub fn case(i: usize, arch: Arch) -> anyhow::Result<(GemmTiling, CtaProgram, Str
         warps,
         split,
     };
-    let cta = t.build(layout, arch)?;
+    let cta = t.build(&LayoutSpec::parse(layout)?, arch)?;
     let name = format!("gemm {m}x{n}x{k} {warps}w {split:?} {layout}");
     Ok((t, cta, name))
 }

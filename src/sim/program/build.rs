@@ -7,7 +7,7 @@ use crate::sim::arch::Arch;
 use crate::sim::bank::SharedMemoryConfig;
 use crate::sim::error::SimError;
 use crate::sim::exec::check_request;
-use crate::sim::layout::Layout;
+use crate::sim::layout::{Layout, LayoutSpec};
 use crate::sim::placement::place_tiles;
 
 pub(super) fn check_multiple(flag: &'static str, v: u32, why: &str) -> Result<(), SimError> {
@@ -49,7 +49,7 @@ pub(super) fn check_warps(warps: u32) -> Result<(), SimError> {
 /// Places tiles (rows, cols) with the layout `spec` by [`place_tiles`]' rule, and checks that
 /// every 16-byte row chunk stays contiguous and aligned (ldmatrix reads whole 16-byte rows).
 pub(super) fn place_program_tiles(
-    spec: &str,
+    spec: &LayoutSpec,
     arch: Arch,
     shapes: &[(TileId, u32, u32)],
 ) -> Result<(Vec<SmemTile>, u32), SimError> {
@@ -75,7 +75,7 @@ pub(super) fn place_program_tiles(
     }
     let mut layouts = Vec::with_capacity(shapes.len());
     for &(id, rows, cols) in shapes {
-        let layout = Layout::parse(spec, rows, cols, ELEM_BYTES)?;
+        let layout = spec.tile(rows, cols, ELEM_BYTES)?;
         check_row_chunks(spec, id, &layout)?;
         layouts.push((id, layout));
     }
@@ -92,7 +92,7 @@ pub(super) fn place_program_tiles(
     Ok((tiles, placed.end))
 }
 
-pub(super) fn check_row_chunks(spec: &str, id: TileId, l: &Layout) -> Result<(), SimError> {
+pub(super) fn check_row_chunks(spec: &LayoutSpec, id: TileId, l: &Layout) -> Result<(), SimError> {
     for r in 0..l.rows {
         for c in (0..l.cols).step_by(8) {
             if !l.byte_offset(r, c).is_multiple_of(16) || !l.is_contiguous(r, c, 8, true) {

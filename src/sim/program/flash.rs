@@ -8,6 +8,7 @@ use super::emit::{ASource, BSource, WarpGemm, sts_acc_half};
 use super::{CtaProgram, Product, SmemTile, Stage, StageKind, TileId, WarpInstr, WarpProgram};
 use crate::sim::arch::Arch;
 use crate::sim::error::SimError;
+use crate::sim::layout::LayoutSpec;
 
 /// How a FlashAttention forward kernel splits its work among warps (seed 000).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -210,9 +211,10 @@ impl FlashTiling {
     /// no shared-memory or tensor-core instruction).
     ///
     /// # Errors
-    /// Those of [`Self::validate`]; a bad `layout` spec or one that breaks 16-byte rows; tiles over
-    /// the per-block shared memory of `arch`.
-    pub fn build(&self, layout: &str, arch: Arch) -> Result<CtaProgram, SimError> {
+    /// Those of [`Self::validate`]; a `layout` whose tiles are too large
+    /// ([`LayoutSpec::tile`]) or break ldmatrix's 16-byte rows; tiles over the per-block shared
+    /// memory of `arch`.
+    pub fn build(&self, layout: &LayoutSpec, arch: Arch) -> Result<CtaProgram, SimError> {
         self.validate()?;
         let (bm, bn, d) = (self.bm, self.bn, self.head_dim);
         let mut shapes = vec![(TileId::Q, bm, d), (TileId::K, bn, d), (TileId::V, bn, d)];
@@ -427,7 +429,9 @@ mod tests {
 
     #[test]
     fn swizzle_removes_the_q_conflicts() {
-        let cta = torch().build("swizzle:3,3,4", Arch::Sm80).unwrap();
+        let cta = torch()
+            .build(&"swizzle:3,3,4".parse().unwrap(), Arch::Sm80)
+            .unwrap();
         for w in &cta.warps {
             for i in &w.stages[1].instrs {
                 if let WarpInstr::Smem(op) = i {
@@ -439,7 +443,7 @@ mod tests {
 
     #[test]
     fn torch_warps_own_disjoint_rows() {
-        let cta = torch().build("row", Arch::Sm80).unwrap();
+        let cta = torch().build(&LayoutSpec::row(), Arch::Sm80).unwrap();
         for (w, prog) in cta.warps.iter().enumerate() {
             for i in &prog.stages[1].instrs {
                 if let WarpInstr::Mma(m) = i {
@@ -498,9 +502,15 @@ mod tests {
         t.warps = 4;
         t.bn = 24;
         assert!(t.validate().unwrap_err().to_string().contains("--bn 24"));
-        let e = torch().build("col", Arch::Sm80).unwrap_err().to_string();
+        let e = torch()
+            .build(&"col".parse().unwrap(), Arch::Sm80)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'col'") && e.contains("allowed"), "{e}");
-        let e = torch().build("pad:4", Arch::Sm80).unwrap_err().to_string();
+        let e = torch()
+            .build(&"pad:4".parse().unwrap(), Arch::Sm80)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("16-byte"), "{e}");
         let big = FlashTiling {
             bm: 128,
@@ -508,7 +518,10 @@ mod tests {
             head_dim: 256,
             ..torch()
         };
-        let e = big.build("row", Arch::Sm75).unwrap_err().to_string();
+        let e = big
+            .build(&LayoutSpec::row(), Arch::Sm75)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sm_75") && e.contains("65536"), "{e}");
     }
 }

@@ -8,6 +8,7 @@ use super::emit::{ASource, BSource, WarpGemm};
 use super::{CtaProgram, Product, Stage, StageKind, TileId, WarpProgram};
 use crate::sim::arch::Arch;
 use crate::sim::error::SimError;
+use crate::sim::layout::LayoutSpec;
 
 /// How the warps of a GEMM CTA share the output (seed 000: with K ≠ 16 the accumulation must stay
 /// inside one warp, so only rows or only columns are split).
@@ -137,9 +138,10 @@ impl GemmTiling {
     /// Builds the CTA program: one `Body` stage per warp.
     ///
     /// # Errors
-    /// Those of [`Self::validate`]; a bad `layout` spec ([`crate::sim::layout::Layout::parse`], or one that breaks
-    /// 16-byte rows); tiles over the per-block shared memory of `arch`.
-    pub fn build(&self, layout: &str, arch: Arch) -> Result<CtaProgram, SimError> {
+    /// Those of [`Self::validate`]; a `layout` whose tiles are too large
+    /// ([`LayoutSpec::tile`]) or break ldmatrix's 16-byte rows; tiles over the per-block shared
+    /// memory of `arch`.
+    pub fn build(&self, layout: &LayoutSpec, arch: Arch) -> Result<CtaProgram, SimError> {
         self.validate()?;
         let (tiles, smem) = place_program_tiles(
             layout,

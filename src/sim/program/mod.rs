@@ -26,8 +26,9 @@
 //! use tilelab::sim::arch::Arch;
 //! use tilelab::sim::program::{FlashStyle, FlashTiling};
 //! use tilelab::sim::counts::ClassCounts;
+//! use tilelab::sim::layout::LayoutSpec;
 //! let t = FlashTiling { style: FlashStyle::Torch, bm: 64, bn: 64, head_dim: 128, warps: 4, causal: true };
-//! let cta = t.build("row", Arch::Sm80).unwrap();
+//! let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
 //! let copy = ClassCounts::of(&cta.warps[0].stages[1].instrs);
 //! assert_eq!((copy.ldsm, copy.ldsm_t, copy.hmma), (40, 32, 128)); // seed 000
 //! ```
