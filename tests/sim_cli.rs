@@ -240,21 +240,75 @@ fn ldmatrix_json_gives_every_lane_register_half() {
 
 #[test]
 fn mma_json_maps_and_functional_check() {
-    for (shape, dtype, a_regs) in [
-        ("m16n8k16", "f16", 4),
-        ("m16n8k16", "bf16", 4),
-        ("m16n8k8", "f16", 2),
+    // (shape, dtype, acc, A registers, C/D registers, SASS); registers per PTX ISA §9.7.14.5.7,
+    // .8 and .10; D's error on uniform(-1,1) inputs is D's one rounding to the accumulator.
+    for (shape, dtype, acc, a_regs, c_regs, sass, tol) in [
+        ("m16n8k16", "f16", "f32", 4, 4, "HMMA.16816.F32", 1e-5),
+        ("m16n8k16", "bf16", "f32", 4, 4, "HMMA.16816.F32.BF16", 1e-5),
+        ("m16n8k8", "f16", "f32", 2, 4, "HMMA.1688.F32", 1e-5),
+        ("m16n8k16", "f16", "f16", 4, 2, "HMMA.16816.F16", 1e-2),
+        ("m16n8k32", "s8", "s32", 4, 4, "IMMA.16832.S8.S8", 0.0),
+        ("m16n8k32", "u8", "s32", 4, 4, "IMMA.16832.U8.U8", 0.0),
+        (
+            "m16n8k32",
+            "e4m3",
+            "f32",
+            4,
+            4,
+            "QMMA.16832.F32.E4M3.E4M3",
+            1e-5,
+        ),
+        (
+            "m16n8k32",
+            "e5m2",
+            "f16",
+            4,
+            2,
+            "QMMA.16832.F16.E5M2.E5M2",
+            1e-2,
+        ),
     ] {
-        let v = json(&["sim", "mma", "--shape", shape, "--dtype", dtype, "--json"]);
+        let v = json(&[
+            "sim", "mma", "--shape", shape, "--dtype", dtype, "--acc", acc, "--json",
+        ]);
+        assert_eq!(
+            v["ptx"],
+            format!("mma.sync.aligned.{shape}.row.col.{acc}.{dtype}.{dtype}.{acc}")
+        );
+        assert_eq!(v["sass"], sass);
+        assert_eq!(
+            v["sass_note"].is_null(),
+            acc == "f32" && dtype.contains("f16")
+        );
         let ops = v["operands"].as_array().unwrap();
         assert_eq!(ops[0]["regs_per_lane"], a_regs);
-        assert_eq!(v["check"]["small_integer_max_abs_error"], 0.0);
-        assert!(v["check"]["random_max_abs_error"].as_f64().unwrap() < 1e-5);
-        // C/D: c0 = (g, 2t) for lane 6 -> (1, 4).
+        assert_eq!(ops[2]["regs_per_lane"], c_regs);
+        assert_eq!(
+            v["check"]["small_integer_max_abs_error"], 0.0,
+            "{shape} {dtype} {acc}"
+        );
+        assert!(
+            v["check"]["random_max_abs_error"].as_f64().unwrap() <= tol,
+            "{v}"
+        );
+        // C/D: c0 = (g, 2t) for lane 6 -> (1, 4), in register 0 whatever the accumulator.
         let c = ops[2]["fragments"].as_array().unwrap();
-        let x = c.iter().find(|x| x["lane"] == 6 && x["reg"] == 0).unwrap();
+        let x = c
+            .iter()
+            .find(|x| x["lane"] == 6 && x["reg"] == 0 && x["half"] == 0)
+            .unwrap();
         assert_eq!((x["row"].as_u64(), x["col"].as_u64()), (Some(1), Some(4)));
     }
+    // Defaults that work: m16n8k32 alone means s8 with s32 accumulators.
+    let v = json(&["sim", "mma", "--shape", "m16n8k32", "--json"]);
+    assert_eq!(v["ptx"], "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
+    // m16n8k32 A, lane 6 (g 1, t 2), a13 = register 3 byte 1 -> (9, 25) (§9.7.14.5.10).
+    let a = v["operands"][0]["fragments"].as_array().unwrap();
+    let x = a
+        .iter()
+        .find(|x| x["lane"] == 6 && x["reg"] == 3 && x["half"] == 1)
+        .unwrap();
+    assert_eq!((x["row"].as_u64(), x["col"].as_u64()), (Some(9), Some(25)));
 }
 
 #[test]
@@ -413,8 +467,26 @@ fn bad_inputs_give_one_line_errors() {
         ),
         (vec!["sim", "ldmatrix", "--num"], "--num"),
         (vec!["sim", "ldmatrix", "--num", "3"], "--num 3"),
-        (vec!["sim", "mma", "--shape", "m16n8k32"], "'m16n8k32'"),
+        (vec!["sim", "mma", "--shape", "m16n8k64"], "'m16n8k64'"),
         (vec!["sim", "mma", "--dtype", "tf32"], "'tf32'"),
+        (
+            vec!["sim", "mma", "--dtype", "s8"],
+            "m16n8k16 with --dtype s8",
+        ),
+        (
+            vec!["sim", "mma", "--shape", "m16n8k32", "--dtype", "f16"],
+            "m16n8k32 with --dtype f16",
+        ),
+        (
+            vec!["sim", "mma", "--shape", "m16n8k32", "--acc", "f32"],
+            "s8 inputs and f32",
+        ),
+        (vec!["sim", "mma", "--acc", "s32"], "f16 inputs and s32"),
+        (
+            vec!["sim", "mma", "--dtype", "bf16", "--acc", "f16"],
+            "bf16 inputs and f16",
+        ),
+        (vec!["sim", "mma", "--acc", "f64"], "'f64'"),
         (
             vec!["sim", "mma", "--shape", "m16n8k8", "--dtype", "bf16"],
             "m16n8k8",

@@ -14,7 +14,7 @@ use ndarray::Array2;
 use serde::Serialize;
 use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
-use tilelab::sim::mma::{self, MmaDtype, MmaShape, Operand};
+use tilelab::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape, Operand};
 
 use super::out;
 
@@ -38,12 +38,17 @@ pub struct LdmatrixArgs {
 /// Arguments of `tilelab sim mma`.
 #[derive(clap::Args, Debug)]
 pub struct MmaArgs {
-    /// Shape: m16n8k16 or m16n8k8.
+    /// Shape: m16n8k16, m16n8k8 or m16n8k32.
     #[arg(long, default_value = "m16n8k16")]
     pub shape: String,
-    /// Input type of A and B: f16 or bf16 (accumulators are f32).
-    #[arg(long, default_value = "f16")]
-    pub dtype: String,
+    /// Input type of A and B: f16 or bf16 (m16n8k16, m16n8k8), s8, u8, e4m3 or e5m2
+    /// (m16n8k32). Default: f16, or s8 for m16n8k32.
+    #[arg(long)]
+    pub dtype: Option<String>,
+    /// Accumulator type of C and D: f32 or f16 (f16, e4m3, e5m2 inputs), s32 (s8, u8).
+    /// Default: s32 for s8/u8, f32 otherwise.
+    #[arg(long)]
+    pub acc: Option<String>,
     /// Show only one operand: a, b or c (C and D share a layout).
     #[arg(long)]
     pub operand: Option<String>,
@@ -197,6 +202,8 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
 struct MmaFrag {
     lane: u32,
     reg: u32,
+    /// Position in the register, 0 = lowest bits: the half for 16-bit elements, the byte for
+    /// 8-bit ones, 0 for 32-bit ones.
     half: u32,
     row: u32,
     col: u32,
@@ -205,9 +212,12 @@ struct MmaFrag {
 #[derive(Serialize)]
 struct OperandReport {
     operand: String,
+    /// PTX element type (`f16`, `e4m3`, `s32`, …).
+    dtype: String,
     rows: u32,
     cols: u32,
     regs_per_lane: u32,
+    elements_per_register: u32,
     fragments: Vec<MmaFrag>,
 }
 
@@ -221,6 +231,9 @@ struct Check {
 struct MmaReport {
     ptx: String,
     sass: String,
+    /// Where the SASS name comes from when tilelab has not disassembled it; null otherwise.
+    sass_note: Option<String>,
+    acc: String,
     operands: Vec<OperandReport>,
     check: Check,
 }
@@ -233,40 +246,69 @@ fn op_name(op: Operand) -> &'static str {
     }
 }
 
-/// Executes the mma on packed registers and compares with an ndarray f64 reference; returns
-/// the max absolute error. Inputs come from `gen(row, col, operand)`.
+/// Executes the mma on registers packed from `input(row, col, operand)` and returns max |D −
+/// reference|, the reference computed by ndarray in f64 from the input matrices after rounding
+/// each element to its type (never from the packed registers).
 pub fn functional_check(
-    shape: MmaShape,
-    dtype: MmaDtype,
-    input: &dyn Fn(usize, usize, u32) -> f32,
+    kind: MmaKind,
+    input: &dyn Fn(usize, usize, u32) -> f64,
 ) -> anyhow::Result<f64> {
-    let dims = |op| {
-        let (r, c) = shape.dims(op);
-        (r as usize, c as usize)
+    let matrix = |op: Operand, o: u32| {
+        let (r, c) = kind.shape.dims(op);
+        Array2::from_shape_fn((r as usize, c as usize), |(i, j)| {
+            let v = input(i, j, o);
+            match op {
+                Operand::C => kind.acc.decode(kind.acc.encode(v)),
+                _ => kind.dtype.decode(kind.dtype.encode(v)),
+            }
+        })
     };
-    let a = Array2::from_shape_fn(dims(Operand::A), |(i, j)| input(i, j, 0));
-    let b = Array2::from_shape_fn(dims(Operand::B), |(i, j)| input(i, j, 1));
-    let c = Array2::from_shape_fn(dims(Operand::C), |(i, j)| input(i, j, 2));
-    let regs = mma::pack(shape, dtype, &a, &b, &c)?;
-    let d = mma::execute(shape, dtype, &regs);
-    let mut regs_d = regs.clone();
-    regs_d.c = d;
-    let got = mma::unpack(shape, dtype, Operand::C, &regs_d);
-    // Reference in f64 on the rounded inputs.
-    let ar = mma::unpack(shape, dtype, Operand::A, &regs).mapv(f64::from);
-    let br = mma::unpack(shape, dtype, Operand::B, &regs).mapv(f64::from);
-    let want = ar.dot(&br) + c.mapv(f64::from);
+    let (a, b, c) = (
+        matrix(Operand::A, 0),
+        matrix(Operand::B, 1),
+        matrix(Operand::C, 2),
+    );
+    let regs = kind.pack(&a, &b, &c)?;
+    let mut out = regs.clone();
+    out.c = kind.execute(&regs);
+    let got = kind.unpack(Operand::C, &out);
+    let want = a.dot(&b) + &c;
     Ok(got
         .iter()
         .zip(want.iter())
-        .map(|(g, w)| (*g as f64 - w).abs())
+        .map(|(g, w)| (g - w).abs())
         .fold(0.0, f64::max))
 }
 
-pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
+/// Resolves `--shape`, `--dtype` and `--acc` into a checked [`MmaKind`], with the defaults
+/// (f16, or s8 for m16n8k32; the input type's usual accumulator).
+fn mma_kind(a: &MmaArgs) -> anyhow::Result<MmaKind> {
     let shape = MmaShape::parse(&a.shape)?;
-    let dtype = MmaDtype::parse(&a.dtype)?;
+    let dtype = match &a.dtype {
+        Some(d) => MmaDtype::parse(d)?,
+        None if shape == MmaShape::M16N8K32 => MmaDtype::S8,
+        None => MmaDtype::F16,
+    };
     shape.check_dtype(dtype)?;
+    let acc = match &a.acc {
+        Some(c) => MmaAcc::parse(c)?,
+        None => dtype.default_acc(),
+    };
+    Ok(MmaKind::new(shape, dtype, acc)?)
+}
+
+/// Label of one register position in the grids: `l`/`h` for halves, `b0`..`b3` for bytes,
+/// nothing for 32-bit elements.
+fn pos_label(per_reg: u32, pos: u32) -> String {
+    match per_reg {
+        1 => String::new(),
+        2 => (if pos == 0 { "l" } else { "h" }).to_string(),
+        _ => format!("b{pos}"),
+    }
+}
+
+pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
+    let kind = mma_kind(&a)?;
     let ops: Vec<Operand> = match a.operand.as_deref() {
         None => vec![Operand::A, Operand::B, Operand::C],
         Some("a" | "A") => vec![Operand::A],
@@ -276,8 +318,10 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("unknown operand '{o}'; allowed: a, b, c (C and D share a layout)")
         }
     };
-    let small = functional_check(shape, dtype, &|i, j, o| {
-        ((i * 3 + j * 5 + o as usize) % 7) as f32 - 3.0
+    let unsigned = kind.dtype == MmaDtype::U8;
+    let small = functional_check(kind, &|i, j, o| {
+        let v = ((i * 3 + j * 5 + o as usize) % 7) as f64;
+        if unsigned && o < 2 { v } else { v - 3.0 }
     })?;
     let mut seed = 0x2545F4914F6CDD1Du64;
     let mut next = move || {
@@ -286,24 +330,31 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         seed ^= seed << 17;
         (seed >> 11) as f64 / (1u64 << 53) as f64
     };
-    let randoms: Vec<f32> = (0..3 * 256).map(|_| (next() * 2.0 - 1.0) as f32).collect();
-    let random = functional_check(shape, dtype, &|i, j, o| {
-        randoms[(o as usize * 256 + i * 16 + j) % randoms.len()]
+    let randoms: Vec<f64> = (0..3 * 512).map(|_| next() * 2.0 - 1.0).collect();
+    let random = functional_check(kind, &|i, j, o| {
+        randoms[(o as usize * 512 + i * 32 + j) % randoms.len()]
     })?;
+    let elem_type = |op: Operand| match op {
+        Operand::C => kind.acc.name(),
+        _ => kind.dtype.name(),
+    };
     let reports: Vec<OperandReport> = ops
         .iter()
         .map(|&op| {
-            let (rows, cols) = shape.dims(op);
+            let (rows, cols) = kind.shape.dims(op);
+            let per_reg = kind.elems_per_reg(op);
             OperandReport {
                 operand: op_name(op).to_string(),
+                dtype: elem_type(op).to_string(),
                 rows,
                 cols,
-                regs_per_lane: shape.regs(op),
+                regs_per_lane: kind.regs(op),
+                elements_per_register: per_reg,
                 fragments: (0..32)
                     .flat_map(|lane| {
-                        (0..shape.regs(op)).flat_map(move |reg| {
-                            (0..shape.halves(op)).map(move |half| {
-                                let (row, col) = mma::fragment(shape, op, lane, reg, half);
+                        (0..kind.regs(op)).flat_map(move |reg| {
+                            (0..per_reg).map(move |half| {
+                                let (row, col) = kind.fragment(op, lane, reg, half);
                                 MmaFrag {
                                     lane,
                                     reg,
@@ -318,64 +369,65 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
             }
         })
         .collect();
+    // Per operand: the label of the (lane, register, position) owning each element and its
+    // register (for colour), row-major.
+    let grids: Vec<(Vec<String>, Vec<u32>)> = reports
+        .iter()
+        .map(|rep| {
+            let n = (rep.rows * rep.cols) as usize;
+            let (mut label, mut reg) = (vec![String::new(); n], vec![0u32; n]);
+            for f in &rep.fragments {
+                let at = (f.row * rep.cols + f.col) as usize;
+                label[at] = format!(
+                    "T{}.{}{}",
+                    f.lane,
+                    f.reg,
+                    pos_label(rep.elements_per_register, f.half)
+                );
+                reg[at] = f.reg;
+            }
+            (label, reg)
+        })
+        .collect();
     if let Some(path) = &a.svg {
-        // Per operand: rows, cols and the (lane, reg) owning each element, row-major.
-        type Owners = (Operand, u32, u32, Vec<(u32, u32)>);
-        let owners: Vec<Owners> = ops
-            .iter()
-            .map(|&op| {
-                let (rows, cols) = shape.dims(op);
-                let mut owner = vec![(0u32, 0u32); (rows * cols) as usize];
-                for lane in 0..32 {
-                    for reg in 0..shape.regs(op) {
-                        for h in 0..shape.halves(op) {
-                            let (r, c) = mma::fragment(shape, op, lane, reg, h);
-                            owner[(r * cols + c) as usize] = (lane, reg);
-                        }
-                    }
-                }
-                (op, rows, cols, owner)
-            })
-            .collect();
         type Cell<'a> = Box<dyn Fn(u32, u32) -> String + 'a>;
         type Colour<'a> = Box<dyn Fn(u32, u32) -> usize + 'a>;
-        let fns: Vec<(Cell, Colour)> = owners
+        let fns: Vec<(Cell, Colour)> = reports
             .iter()
-            .map(|(op, _, cols, owner)| {
-                let letter = op_name(*op).chars().next().unwrap().to_ascii_lowercase();
-                let cols = *cols;
-                let label: Cell = Box::new(move |r, c| {
-                    let (l, reg) = owner[(r * cols + c) as usize];
-                    format!("T{l}.{letter}{reg}")
-                });
-                let group: Colour = Box::new(move |r, c| owner[(r * cols + c) as usize].1 as usize);
-                (label, group)
+            .zip(&grids)
+            .map(|(rep, (label, reg))| {
+                let cols = rep.cols;
+                let cell: Cell = Box::new(move |r, c| label[(r * cols + c) as usize].clone());
+                let colour: Colour = Box::new(move |r, c| reg[(r * cols + c) as usize] as usize);
+                (cell, colour)
             })
             .collect();
-        let maps: Vec<tilelab::viz::FragmentMap> = owners
+        let maps: Vec<tilelab::viz::FragmentMap> = reports
             .iter()
             .zip(&fns)
-            .map(
-                |((op, rows, cols, _), (label, group))| tilelab::viz::FragmentMap {
-                    title: format!(
-                        "{} {} ({rows}x{cols}): element -> lane.register",
-                        shape.ptx(dtype),
-                        op_name(*op)
-                    ),
-                    rows: *rows,
-                    cols: *cols,
-                    label: label.as_ref(),
-                    group: group.as_ref(),
-                },
-            )
+            .map(|(rep, (cell, colour))| tilelab::viz::FragmentMap {
+                title: format!(
+                    "{} {} ({}x{}): element -> lane.register",
+                    kind.ptx(),
+                    rep.operand,
+                    rep.rows,
+                    rep.cols
+                ),
+                rows: rep.rows,
+                cols: rep.cols,
+                label: cell.as_ref(),
+                group: colour.as_ref(),
+            })
             .collect();
         std::fs::write(path, tilelab::viz::fragment_maps(&maps))
             .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
     }
     if a.json {
         out::emit_json(&MmaReport {
-            ptx: shape.ptx(dtype),
-            sass: shape.sass(dtype).to_string(),
+            ptx: kind.ptx(),
+            sass: kind.sass().to_string(),
+            sass_note: kind.sass_note().map(str::to_string),
+            acc: kind.acc.name().to_string(),
             operands: reports,
             check: Check {
                 small_integer_max_abs_error: small,
@@ -384,67 +436,57 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{} {}  (SASS {})",
+    let mut o = String::new();
+    outln!(
+        o,
+        "{} {}  (SASS {}{})",
         out::bold("==>"),
-        shape.ptx(dtype),
-        shape.sass(dtype)
+        kind.ptx(),
+        kind.sass(),
+        kind.sass_note().map_or(String::new(), |n| format!("; {n}"))
     );
-    println!(
-        "D = A·B + C; groupID g = lane/4, threadID_in_group t = lane%4 (PTX ISA mma fragment figures)"
+    outln!(
+        o,
+        "D = A·B + C; groupID g = lane/4, threadID_in_group t = lane%4 (PTX ISA §9.7.14.5 mma fragment figures)"
     );
-    for (op, rep) in ops.iter().zip(&reports) {
-        println!(
-            "\n{} ({}x{}, {} register(s) per lane{}): element -> T<lane>.<reg>{}",
-            out::bold(op_name(*op)),
+    for (rep, (label, reg)) in reports.iter().zip(&grids) {
+        let per_reg = rep.elements_per_register;
+        outln!(
+            o,
+            "\n{} ({}x{}, {} register(s) per lane of {} {}): element -> T<lane>.<reg>{}",
+            out::bold(&rep.operand),
             rep.rows,
             rep.cols,
             rep.regs_per_lane,
-            if *op == Operand::C {
-                " of f32"
-            } else {
-                " of two 16-bit values"
-            },
-            if *op == Operand::C {
-                ""
-            } else {
-                " (.h = half)"
+            per_reg,
+            rep.dtype,
+            match per_reg {
+                1 => "",
+                2 => " l|h (low or high half)",
+                _ => " b0-b3 (byte)",
             }
         );
-        let mut grid = vec![String::new(); (rep.rows * rep.cols) as usize];
-        for f in &rep.fragments {
-            grid[(f.row * rep.cols + f.col) as usize] = if *op == Operand::C {
-                format!("T{}.{}", f.lane, f.reg)
-            } else {
-                format!(
-                    "T{}.{}{}",
-                    f.lane,
-                    f.reg,
-                    if f.half == 0 { "l" } else { "h" }
-                )
-            };
-        }
-        print!("      ");
+        let w = 1 + label.iter().map(String::len).max().unwrap_or(0).max(4);
+        o.push_str("      ");
         for c in 0..rep.cols {
-            print!("{:>7}", format!("c{c}"));
+            o.push_str(&format!("{:>w$}", format!("c{c}")));
         }
-        println!();
+        outln!(o);
         for r in 0..rep.rows {
-            print!("  r{r:<2} ");
+            o.push_str(&format!("  r{r:<2} "));
             for c in 0..rep.cols {
-                let s = format!("{:>7}", grid[(r * rep.cols + c) as usize]);
-                let reg = rep
-                    .fragments
-                    .iter()
-                    .find(|f| f.row == r && f.col == c)
-                    .map_or(0, |f| f.reg);
-                print!("{}", out::paint(&s, out::wavefront_color(reg as usize)));
+                let at = (r * rep.cols + c) as usize;
+                let s = format!("{:>w$}", label[at]);
+                o.push_str(&out::paint(&s, out::wavefront_color(reg[at] as usize)));
             }
-            println!();
+            outln!(o);
         }
     }
-    println!(
-        "\nfunctional check (CPU, registers packed by these maps): max |D - reference| = {small} on small integers, {random:.3e} on uniform(-1,1) inputs"
+    outln!(
+        o,
+        "\nfunctional check (CPU, registers packed by these maps, reference from the input matrices): max |D - reference| = {small} on small integers, {random:.3e} on uniform(-1,1) inputs rounded to {}",
+        kind.dtype.name()
     );
+    out::emit(&o)?;
     Ok(ExitCode::SUCCESS)
 }

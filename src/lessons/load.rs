@@ -802,13 +802,15 @@ fn parse_mma(s: &str) -> Option<(MmaShape, MmaDtype)> {
             let shape = MmaShape::parse(shape).ok()?;
             let dtype = MmaDtype::parse(dt).ok()?;
             shape.check_dtype(dtype).ok()?;
-            Some((shape, dtype))
+            // Lessons draw 16-bit fragments with f32 accumulators only.
+            (dtype.bits() == 16).then_some((shape, dtype))
         }
         ["sync", "aligned", shape, "row", "col", "f32", a, b, "f32"] if a == b => {
             let shape = MmaShape::parse(shape).ok()?;
             let dtype = MmaDtype::parse(a).ok()?;
             shape.check_dtype(dtype).ok()?;
-            Some((shape, dtype))
+            // Lessons draw 16-bit fragments with f32 accumulators only.
+            (dtype.bits() == 16).then_some((shape, dtype))
         }
         _ => None,
     }

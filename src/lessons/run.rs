@@ -177,7 +177,7 @@ pub fn run_step(lesson: &Lesson, step: usize, layout: usize) -> Result<StepRun, 
             for op in [Operand::A, Operand::B, Operand::C] {
                 for lane in 0..WARP_SIZE as u32 {
                     for reg in 0..shape.regs(op) {
-                        for half in 0..shape.halves(op) {
+                        for half in 0..shape.elems_per_reg(op) {
                             let (row, col) = mma::fragment(*shape, op, lane, reg, half);
                             regs.push(RegElem {
                                 lane,

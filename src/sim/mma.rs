@@ -1,18 +1,32 @@
-//! `mma.sync.aligned.{m16n8k16,m16n8k8}.row.col.f32.{f16,bf16}.{f16,bf16}.f32` (PTX ISA
-//! §9.7.13.5.8 "Matrix Fragments for mma.m16n8k16" and §9.7.13.5.7 for m16n8k8): the fragment
-//! maps of A, B, C/D and functional execution on per-lane registers.
+//! `mma.sync.aligned.{m16n8k16,m16n8k8,m16n8k32}.row.col.<dtype>.<atype>.<btype>.<ctype>`: the
+//! fragment maps of A, B, C/D and functional execution on per-lane registers.
 //!
-//! D = A·B + C with A M×K (row), B K×N (col), C and D M×N in f32. The seed article writes the same
-//! product as A·Bᵀ with B stored N×K. With groupID = lane/4 and threadID_in_group = lane%4
-//! (g, t below), element units are elements of each operand:
+//! Sources: PTX ISA 9.0 §9.7.14.5.7 "Matrix Fragments for mma.m16n8k8", §9.7.14.5.8 "Matrix
+//! Fragments for mma.m16n8k16 with floating point type", §9.7.14.5.10 "Matrix Fragments for
+//! mma.m16n8k32". The same tables, written independently from the ISA by
+//! `scripts/gen_ptx_isa_tables.py`, are `tests/data/ptx_isa/mma_*.json`; the tests compare every
+//! entry.
+//!
+//! D = A·B + C with A M×K (row), B K×N (col), C and D M×N. The seed article writes the same
+//! product as A·Bᵀ with B stored N×K. The ISA numbers each lane's elements a0, a1, … "low to
+//! high": element i sits in register i / e, position i % e, where e is the number of elements a
+//! 32-bit register holds (2 of 16 bits, 4 of 8 bits, 1 of 32 bits). With groupID g = lane/4 and
+//! threadID_in_group t = lane%4, element units of each operand:
 //!
 //! ```text
-//! A (m16 x k16), 4 regs .f16x2:  a0:(g, 2t+h)  a1:(g+8, 2t+h)  a2:(g, 2t+8+h)  a3:(g+8, 2t+8+h)
-//! B (k16 x n8),  2 regs .f16x2:  b0:(2t+h, g)  b1:(2t+8+h, g)
-//! C,D (m16 x n8), 4 regs f32:    c0:(g, 2t)    c1:(g, 2t+1)     c2:(g+8, 2t)   c3:(g+8, 2t+1)
-//! m16n8k8: A has a0, a1 only (k < 8), B has b0 only.
+//! m16n8k16 f16/bf16: A ai: row g (+8 for i in 2,3,6,7), col 2t + (i&1) (+8 for i >= 4)
+//!                    B bi: row 2t + (i&1) (+8 for i >= 2), col g
+//! m16n8k8  f16/bf16: A ai: row g (+8 for i >= 2), col 2t + (i&1);  B bi: row 2t + i, col g
+//! m16n8k32 8-bit:    A ai: row g (+8 for i in 4..8, 12..16), col 4t + (i&3) (+16 for i >= 8)
+//!                    B bi: row 4t + (i&3) (+16 for i >= 4), col g
+//! C/D, every shape:  ci: row g (+8 for i >= 2), col 2t + (i&1)
+//!                    4 registers of .f32/.s32, or 2 registers of .f16x2 (f16 accumulators)
 //! ```
-//! SASS: `HMMA.16816.F32` (m16n8k16, f16), `HMMA.16816.F32.BF16` (bf16), `HMMA.1688.F32` (m16n8k8).
+//!
+//! Main types: [`MmaKind`] (shape, input type, accumulator type: one PTX instruction) with
+//! [`MmaKind::pack`], [`MmaKind::execute`] and [`MmaKind::unpack`] on raw 32-bit registers
+//! ([`RawRegs`]). The older [`pack`]/[`execute`]/[`unpack`] functions are the f32-accumulator
+//! special case with C/D held as `f32`.
 
 use half::{bf16, f16};
 use ndarray::Array2;
@@ -22,19 +36,40 @@ use super::error::SimError;
 /// The mma shapes modelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum MmaShape {
-    /// m16n8k16: A 16x16, B 16x8, C/D 16x8.
+    /// m16n8k16: A 16x16, B 16x8, C/D 16x8 (f16, bf16 inputs).
     M16N8K16,
     /// m16n8k8: A 16x8, B 8x8, C/D 16x8 (f16 inputs only here).
     M16N8K8,
+    /// m16n8k32: A 16x32, B 32x8, C/D 16x8 (8-bit inputs: s8, u8, e4m3, e5m2).
+    M16N8K32,
 }
 
-/// Input element type of A and B.
+/// Input element type of A and B (both operands have the same type here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum MmaDtype {
     /// IEEE half.
     F16,
     /// bfloat16.
     Bf16,
+    /// Signed 8-bit integer (accumulates in s32).
+    S8,
+    /// Unsigned 8-bit integer (accumulates in s32).
+    U8,
+    /// OCP FP8 E4M3 (sm_89+): bias 7, no infinities, NaN = S.1111.111, largest finite 448.
+    E4m3,
+    /// OCP FP8 E5M2 (sm_89+): bias 15, IEEE-like (infinities and NaNs), largest finite 57344.
+    E5m2,
+}
+
+/// Element type of the accumulators C and D.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum MmaAcc {
+    /// `.f32`: four registers of one f32.
+    F32,
+    /// `.f16`: two `.f16x2` registers of two f16 (c0, c1 in the first; c2, c3 in the second).
+    F16,
+    /// `.s32`: four registers of one s32 (integer inputs).
+    S32,
 }
 
 /// Which operand a fragment belongs to.
@@ -44,24 +79,35 @@ pub enum Operand {
     A,
     /// B, K×N.
     B,
-    /// C and D, M×N f32.
+    /// C and D, M×N (same layout).
     C,
 }
 
 impl MmaShape {
-    /// Parses `m16n8k16` or `m16n8k8`.
+    /// Every shape, in the order the CLI lists them.
+    pub const ALL: [MmaShape; 3] = [MmaShape::M16N8K16, MmaShape::M16N8K8, MmaShape::M16N8K32];
+
+    /// Parses `m16n8k16`, `m16n8k8` or `m16n8k32`.
     ///
     /// # Errors
     /// [`SimError::Unknown`] naming the value and the allowed shapes.
     pub fn parse(s: &str) -> Result<MmaShape, SimError> {
-        match s {
-            "m16n8k16" => Ok(MmaShape::M16N8K16),
-            "m16n8k8" => Ok(MmaShape::M16N8K8),
-            _ => Err(SimError::Unknown {
+        MmaShape::ALL
+            .into_iter()
+            .find(|sh| sh.name() == s)
+            .ok_or_else(|| SimError::Unknown {
                 what: "mma shape",
                 given: s.to_string(),
-                allowed: "m16n8k16, m16n8k8",
-            }),
+                allowed: "m16n8k16, m16n8k8, m16n8k32",
+            })
+    }
+
+    /// `m16n8k16`, `m16n8k8` or `m16n8k32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaShape::M16N8K16 => "m16n8k16",
+            MmaShape::M16N8K8 => "m16n8k8",
+            MmaShape::M16N8K32 => "m16n8k32",
         }
     }
 
@@ -70,6 +116,7 @@ impl MmaShape {
         match self {
             MmaShape::M16N8K16 => (16, 8, 16),
             MmaShape::M16N8K8 => (16, 8, 8),
+            MmaShape::M16N8K32 => (16, 8, 32),
         }
     }
 
@@ -83,118 +130,556 @@ impl MmaShape {
         }
     }
 
-    /// 32-bit registers per lane for an operand (A 4/2, B 2/1, C 4).
+    /// Elements per lane of an operand: (rows · cols) / 32 (A 8/4/16, B 4/2/8, C/D 4).
+    pub fn elems_per_lane(self, op: Operand) -> u32 {
+        let (r, c) = self.dims(op);
+        r * c / 32
+    }
+
+    /// 32-bit registers per lane for an operand with 32-bit accumulators (f32 or s32): A 4/2/4,
+    /// B 2/1/2, C 4. f16 accumulators take two: [`MmaKind::regs`].
     pub fn regs(self, op: Operand) -> u32 {
+        self.elems_per_lane(op) / self.elems_per_reg(op)
+    }
+
+    /// Elements one 32-bit register holds with 32-bit accumulators: A and B 2 (16-bit inputs)
+    /// or 4 (m16n8k32, 8-bit inputs), C/D 1.
+    pub fn elems_per_reg(self, op: Operand) -> u32 {
         match (self, op) {
-            (MmaShape::M16N8K16, Operand::A) => 4,
-            (MmaShape::M16N8K8, Operand::A) => 2,
-            (MmaShape::M16N8K16, Operand::B) => 2,
-            (MmaShape::M16N8K8, Operand::B) => 1,
-            (_, Operand::C) => 4,
+            (_, Operand::C) => 1,
+            (MmaShape::M16N8K32, _) => 4,
+            _ => 2,
         }
     }
 
-    /// Elements per register: 2 (packed 16-bit) for A and B, 1 (f32) for C/D.
-    pub fn halves(self, op: Operand) -> u32 {
-        if op == Operand::C { 1 } else { 2 }
-    }
-
-    /// PTX name, e.g. `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`.
+    /// PTX name with the default accumulator of `dtype` (f32, or s32 for integer inputs), e.g.
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`.
     pub fn ptx(self, dtype: MmaDtype) -> String {
-        let t = dtype.name();
-        let s = match self {
-            MmaShape::M16N8K16 => "m16n8k16",
-            MmaShape::M16N8K8 => "m16n8k8",
-        };
-        format!("mma.sync.aligned.{s}.row.col.f32.{t}.{t}.f32")
+        MmaKind::unchecked(self, dtype, dtype.default_acc()).ptx()
     }
 
-    /// SASS mnemonic on sm_80/sm_90.
+    /// SASS mnemonic with the default accumulator: see [`MmaKind::sass`].
     pub fn sass(self, dtype: MmaDtype) -> &'static str {
-        match (self, dtype) {
-            (MmaShape::M16N8K16, MmaDtype::F16) => "HMMA.16816.F32",
-            (MmaShape::M16N8K16, MmaDtype::Bf16) => "HMMA.16816.F32.BF16",
-            (MmaShape::M16N8K8, MmaDtype::F16) => "HMMA.1688.F32",
-            (MmaShape::M16N8K8, MmaDtype::Bf16) => "HMMA.1688.F32.BF16",
-        }
+        MmaKind::unchecked(self, dtype, dtype.default_acc()).sass()
     }
 
-    /// Checks the (shape, dtype) pair is one this model covers (m16n8k8 is f16 only).
+    /// Checks the (shape, dtype) pair is one this model covers: m16n8k16 with f16 or bf16,
+    /// m16n8k8 with f16, m16n8k32 with s8, u8, e4m3 or e5m2.
     ///
     /// # Errors
-    /// [`SimError::Unsupported`] for m16n8k8 with bf16.
+    /// [`SimError::Unsupported`] naming the pair and listing the allowed ones.
     pub fn check_dtype(self, dtype: MmaDtype) -> Result<(), SimError> {
-        if self == MmaShape::M16N8K8 && dtype == MmaDtype::Bf16 {
-            return Err(SimError::Unsupported {
-                what: "mma m16n8k8 with --dtype bf16".into(),
-                allowed: "--dtype f16 with m16n8k8, f16 or bf16 with m16n8k16",
-            });
+        let ok = match self {
+            MmaShape::M16N8K16 => matches!(dtype, MmaDtype::F16 | MmaDtype::Bf16),
+            MmaShape::M16N8K8 => dtype == MmaDtype::F16,
+            MmaShape::M16N8K32 => dtype.bits() == 8,
+        };
+        if ok {
+            return Ok(());
         }
-        Ok(())
+        Err(SimError::Unsupported {
+            what: format!("mma {} with --dtype {}", self.name(), dtype.name()),
+            allowed: "m16n8k16 with f16 or bf16, m16n8k8 with f16, m16n8k32 with s8, u8, e4m3 or e5m2",
+        })
     }
 }
 
 impl MmaDtype {
-    /// Parses `f16` or `bf16`.
+    /// Every input type.
+    pub const ALL: [MmaDtype; 6] = [
+        MmaDtype::F16,
+        MmaDtype::Bf16,
+        MmaDtype::S8,
+        MmaDtype::U8,
+        MmaDtype::E4m3,
+        MmaDtype::E5m2,
+    ];
+
+    /// Parses `f16`, `bf16`, `s8`, `u8`, `e4m3` or `e5m2`.
     ///
     /// # Errors
     /// [`SimError::Unknown`] naming the value and the allowed types.
     pub fn parse(s: &str) -> Result<MmaDtype, SimError> {
-        match s {
-            "f16" => Ok(MmaDtype::F16),
-            "bf16" => Ok(MmaDtype::Bf16),
-            _ => Err(SimError::Unknown {
+        MmaDtype::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| SimError::Unknown {
                 what: "mma dtype",
                 given: s.to_string(),
-                allowed: "f16, bf16",
-            }),
-        }
+                allowed: "f16, bf16, s8, u8, e4m3, e5m2",
+            })
     }
 
-    /// `f16` or `bf16`.
+    /// The PTX type name without the dot: `f16`, `bf16`, `s8`, `u8`, `e4m3`, `e5m2`.
     pub fn name(self) -> &'static str {
         match self {
             MmaDtype::F16 => "f16",
             MmaDtype::Bf16 => "bf16",
+            MmaDtype::S8 => "s8",
+            MmaDtype::U8 => "u8",
+            MmaDtype::E4m3 => "e4m3",
+            MmaDtype::E5m2 => "e5m2",
         }
     }
 
-    /// Rounds an f32 to this type and returns its bits.
+    /// Bits per element: 16 or 8.
+    pub fn bits(self) -> u32 {
+        match self {
+            MmaDtype::F16 | MmaDtype::Bf16 => 16,
+            _ => 8,
+        }
+    }
+
+    /// The accumulator PTX pairs with this input when none is named: s32 for s8/u8, f32 else.
+    pub fn default_acc(self) -> MmaAcc {
+        match self {
+            MmaDtype::S8 | MmaDtype::U8 => MmaAcc::S32,
+            _ => MmaAcc::F32,
+        }
+    }
+
+    /// Rounds `v` to this type and returns its bit pattern (low [`Self::bits`] bits): f16 and
+    /// bf16 round to nearest even (the `half` crate); s8/u8 round to nearest and saturate (as
+    /// `cvt.rni.sat`); e4m3/e5m2 round to nearest even and saturate to the largest finite value
+    /// (as `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`, PTX ISA §9.7.9.21); NaN stays NaN.
+    pub fn encode(self, v: f64) -> u32 {
+        match self {
+            MmaDtype::F16 => f16::from_f64(v).to_bits() as u32,
+            MmaDtype::Bf16 => bf16::from_f64(v).to_bits() as u32,
+            MmaDtype::S8 => (v.round_ties_even().clamp(-128.0, 127.0) as i8) as u8 as u32,
+            MmaDtype::U8 => v.round_ties_even().clamp(0.0, 255.0) as u8 as u32,
+            MmaDtype::E4m3 | MmaDtype::E5m2 => encode_fp8(self, v),
+        }
+    }
+
+    /// Value of the low [`Self::bits`] bits of `bits` as this type (exact in f64). FP8 follows
+    /// the OCP 8-bit floating point specification (OFP8, rev. 1.0): e4m3 has no infinities and
+    /// one NaN pattern per sign (S.1111.111); e5m2 has IEEE infinities (S.11111.00) and NaNs.
+    pub fn decode(self, bits: u32) -> f64 {
+        match self {
+            MmaDtype::F16 => f16::from_bits(bits as u16).to_f64(),
+            MmaDtype::Bf16 => bf16::from_bits(bits as u16).to_f64(),
+            MmaDtype::S8 => (bits as u8 as i8) as f64,
+            MmaDtype::U8 => (bits as u8) as f64,
+            MmaDtype::E4m3 => decode_fp8(bits as u8, 4, 3),
+            MmaDtype::E5m2 => decode_fp8(bits as u8, 5, 2),
+        }
+    }
+
+    /// Rounds an f32 to this type and returns its bits ([`Self::encode`]).
     pub fn to_bits(self, v: f32) -> u16 {
-        match self {
-            MmaDtype::F16 => f16::from_f32(v).to_bits(),
-            MmaDtype::Bf16 => bf16::from_f32(v).to_bits(),
-        }
+        self.encode(v as f64) as u16
     }
 
-    /// Value of a 16-bit pattern of this type.
+    /// Value of a bit pattern of this type, as f32 ([`Self::decode`]; exact for every input
+    /// type).
     pub fn from_bits(self, b: u16) -> f32 {
+        self.decode(b as u32) as f32
+    }
+}
+
+/// Decodes an OCP FP8 value with `e` exponent bits and `m` mantissa bits (bias 2^(e-1) − 1).
+fn decode_fp8(b: u8, e: u32, m: u32) -> f64 {
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exp = ((b >> m) as u32) & ((1 << e) - 1);
+    let man = (b as u32) & ((1 << m) - 1);
+    let bias = (1i32 << (e - 1)) - 1;
+    let all_ones = (1 << e) - 1;
+    if e == 4 && exp == all_ones && man == (1 << m) - 1 {
+        return f64::NAN; // e4m3: S.1111.111 is NaN; S.1111.000-110 are normal numbers
+    }
+    if e == 5 && exp == all_ones {
+        return if man == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    let frac = man as f64 / (1u32 << m) as f64;
+    if exp == 0 {
+        sign * frac * 2f64.powi(1 - bias) // subnormal
+    } else {
+        sign * (1.0 + frac) * 2f64.powi(exp as i32 - bias)
+    }
+}
+
+/// Encodes `v` as FP8 by searching the finite codes for the nearest (ties to the even code),
+/// saturating to the largest finite magnitude; NaN gives the canonical NaN (0x7f).
+fn encode_fp8(t: MmaDtype, v: f64) -> u32 {
+    if v.is_nan() {
+        return 0x7f;
+    }
+    let sign = if v.is_sign_negative() { 0x80 } else { 0 };
+    let mag = v.abs();
+    let mut best = (f64::INFINITY, 0u32);
+    for code in 0u32..0x80 {
+        let x = t.decode(code);
+        if !x.is_finite() {
+            continue;
+        }
+        let d = (x - mag).abs();
+        if d < best.0 || (d == best.0 && code % 2 == 0 && best.1 % 2 == 1) {
+            best = (d, code);
+        }
+    }
+    best.1 | sign
+}
+
+impl MmaAcc {
+    /// Parses `f32`, `f16` or `s32`.
+    ///
+    /// # Errors
+    /// [`SimError::Unknown`] naming the value and the allowed types.
+    pub fn parse(s: &str) -> Result<MmaAcc, SimError> {
+        match s {
+            "f32" => Ok(MmaAcc::F32),
+            "f16" => Ok(MmaAcc::F16),
+            "s32" => Ok(MmaAcc::S32),
+            _ => Err(SimError::Unknown {
+                what: "mma accumulator type",
+                given: s.to_string(),
+                allowed: "f32, f16, s32",
+            }),
+        }
+    }
+
+    /// `f32`, `f16` or `s32`.
+    pub fn name(self) -> &'static str {
         match self {
-            MmaDtype::F16 => f16::from_bits(b).to_f32(),
-            MmaDtype::Bf16 => bf16::from_bits(b).to_f32(),
+            MmaAcc::F32 => "f32",
+            MmaAcc::F16 => "f16",
+            MmaAcc::S32 => "s32",
+        }
+    }
+
+    /// Elements per 32-bit register: 2 for f16, 1 otherwise.
+    pub fn elems_per_reg(self) -> u32 {
+        if self == MmaAcc::F16 { 2 } else { 1 }
+    }
+
+    /// Bit pattern of `v` rounded to this type (f32/f16: to nearest even; s32: `v` must be an
+    /// integer and is wrapped modulo 2^32), in the low 16 bits for f16.
+    pub fn encode(self, v: f64) -> u32 {
+        match self {
+            MmaAcc::F32 => (v as f32).to_bits(),
+            MmaAcc::F16 => f16::from_f64(v).to_bits() as u32,
+            MmaAcc::S32 => (v as i64) as i32 as u32,
+        }
+    }
+
+    /// Value of the low bits of `bits` as this type.
+    pub fn decode(self, bits: u32) -> f64 {
+        match self {
+            MmaAcc::F32 => f32::from_bits(bits) as f64,
+            MmaAcc::F16 => f16::from_bits(bits as u16).to_f64(),
+            MmaAcc::S32 => bits as i32 as f64,
         }
     }
 }
 
-/// The (row, col) of `op` held by `lane` in register `reg`, half `half` (0 = low 16 bits;
-/// always 0 for C/D). PTX ISA §9.7.13.5.8 fragment figures.
-pub fn fragment(shape: MmaShape, op: Operand, lane: u32, reg: u32, half: u32) -> (u32, u32) {
+/// The (row, col) of element i of `op` held by `lane`, the ISA's formulas by element index (see
+/// the module docs). `i` < [`MmaShape::elems_per_lane`].
+pub fn element(shape: MmaShape, op: Operand, lane: u32, i: u32) -> (u32, u32) {
     let (g, t) = (lane / 4, lane % 4);
-    match op {
-        Operand::A => {
-            // a0 (g, 2t+h), a1 (g+8, ..), a2 (g, 2t+8+h), a3 (g+8, 2t+8+h)
-            let row = g + 8 * (reg % 2);
-            let col = 2 * t + half + 8 * (reg / 2);
-            let _ = shape;
-            (row, col)
-        }
-        Operand::B => (2 * t + half + 8 * reg, g),
-        Operand::C => (g + 8 * (reg / 2), 2 * t + reg % 2),
+    match (shape, op) {
+        (_, Operand::C) => (g + 8 * (i / 2), 2 * t + i % 2),
+        (MmaShape::M16N8K16, Operand::A) => (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4)),
+        (MmaShape::M16N8K16, Operand::B) => (2 * t + i % 2 + 8 * (i / 2), g),
+        (MmaShape::M16N8K8, Operand::A) => (g + 8 * (i / 2), 2 * t + i % 2),
+        (MmaShape::M16N8K8, Operand::B) => (2 * t + i, g),
+        (MmaShape::M16N8K32, Operand::A) => (g + 8 * ((i / 4) % 2), 4 * t + i % 4 + 16 * (i / 8)),
+        (MmaShape::M16N8K32, Operand::B) => (4 * t + i % 4 + 16 * (i / 4), g),
     }
 }
 
-/// Per-lane registers of one mma: A and B packed two 16-bit elements per register (low half =
-/// lower element index), C/D as f32.
+/// The (row, col) of `op` held by `lane` in register `reg`, position `half` (0 = lowest bits;
+/// for m16n8k32 A/B the byte 0..4; always 0 for C/D), with 32-bit accumulators. PTX ISA
+/// §9.7.14.5.7/8/10 fragment figures.
+pub fn fragment(shape: MmaShape, op: Operand, lane: u32, reg: u32, half: u32) -> (u32, u32) {
+    element(shape, op, lane, reg * shape.elems_per_reg(op) + half)
+}
+
+/// One mma instruction: shape, input type of A and B, accumulator type of C and D.
+/// Combinations modelled: m16n8k16 f16→f32/f16, bf16→f32; m16n8k8 f16→f32/f16; m16n8k32
+/// s8/u8→s32, e4m3/e5m2→f32/f16 (all PTX ISA §9.7.14.5.14 "mma" forms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct MmaKind {
+    /// Shape.
+    pub shape: MmaShape,
+    /// Type of A and B.
+    pub dtype: MmaDtype,
+    /// Type of C and D.
+    pub acc: MmaAcc,
+}
+
+/// Per-lane registers of one mma as raw 32-bit patterns: A and B packed low element first, C/D
+/// as f32/s32 bits or two f16 (low half = lower element index). Registers beyond the kind's
+/// count are 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawRegs {
+    /// `a[lane][reg]`.
+    pub a: [[u32; 4]; 32],
+    /// `b[lane][reg]`.
+    pub b: [[u32; 2]; 32],
+    /// `c[lane][reg]` (C on input, D after [`MmaKind::execute`]).
+    pub c: [[u32; 4]; 32],
+}
+
+impl RawRegs {
+    /// All registers zero.
+    pub fn zero() -> RawRegs {
+        RawRegs {
+            a: [[0; 4]; 32],
+            b: [[0; 2]; 32],
+            c: [[0; 4]; 32],
+        }
+    }
+
+    /// Register `reg` of `op` of `lane`.
+    pub fn get(&self, op: Operand, lane: u32, reg: u32) -> u32 {
+        let (l, r) = (lane as usize, reg as usize);
+        match op {
+            Operand::A => self.a[l][r],
+            Operand::B => self.b[l][r],
+            Operand::C => self.c[l][r],
+        }
+    }
+
+    fn slot(&mut self, op: Operand, lane: u32, reg: u32) -> &mut u32 {
+        let (l, r) = (lane as usize, reg as usize);
+        match op {
+            Operand::A => &mut self.a[l][r],
+            Operand::B => &mut self.b[l][r],
+            Operand::C => &mut self.c[l][r],
+        }
+    }
+}
+
+impl MmaKind {
+    /// The kind, checked.
+    ///
+    /// # Errors
+    /// [`SimError::Unsupported`] for a (shape, dtype) pair [`MmaShape::check_dtype`] refuses, or
+    /// an accumulator the ISA does not pair with the input type (s32 only with s8/u8; bf16 only
+    /// with f32), naming the values and what is allowed.
+    pub fn new(shape: MmaShape, dtype: MmaDtype, acc: MmaAcc) -> Result<MmaKind, SimError> {
+        shape.check_dtype(dtype)?;
+        let ok = match dtype {
+            MmaDtype::S8 | MmaDtype::U8 => acc == MmaAcc::S32,
+            MmaDtype::Bf16 => acc == MmaAcc::F32,
+            MmaDtype::F16 | MmaDtype::E4m3 | MmaDtype::E5m2 => acc != MmaAcc::S32,
+        };
+        if !ok {
+            return Err(SimError::Unsupported {
+                what: format!(
+                    "mma with {} inputs and {} accumulators (not a PTX form)",
+                    dtype.name(),
+                    acc.name()
+                ),
+                allowed: "f16 with f32 or f16, bf16 with f32, s8/u8 with s32, e4m3/e5m2 with f32 or f16",
+            });
+        }
+        Ok(MmaKind { shape, dtype, acc })
+    }
+
+    fn unchecked(shape: MmaShape, dtype: MmaDtype, acc: MmaAcc) -> MmaKind {
+        MmaKind { shape, dtype, acc }
+    }
+
+    /// Elements one 32-bit register of `op` holds: 32 / element bits.
+    pub fn elems_per_reg(&self, op: Operand) -> u32 {
+        match op {
+            Operand::C => self.acc.elems_per_reg(),
+            _ => 32 / self.dtype.bits(),
+        }
+    }
+
+    /// 32-bit registers per lane of `op` (A 4/2/4, B 2/1/2, C/D 4, or 2 with f16 accumulators).
+    pub fn regs(&self, op: Operand) -> u32 {
+        self.shape.elems_per_lane(op) / self.elems_per_reg(op)
+    }
+
+    /// The (row, col) that `lane` holds in register `reg`, position `pos` (0 = lowest bits).
+    pub fn fragment(&self, op: Operand, lane: u32, reg: u32, pos: u32) -> (u32, u32) {
+        element(self.shape, op, lane, reg * self.elems_per_reg(op) + pos)
+    }
+
+    /// PTX name, e.g. `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16`.
+    pub fn ptx(&self) -> String {
+        let (t, c) = (self.dtype.name(), self.acc.name());
+        format!(
+            "mma.sync.aligned.{}.row.col.{c}.{t}.{t}.{c}",
+            self.shape.name()
+        )
+    }
+
+    /// SASS mnemonic: `HMMA.16816.F32`, `HMMA.16816.F32.BF16`, `HMMA.1688.F32`, `HMMA.16816.F16`,
+    /// `HMMA.1688.F16` (sm_80/sm_90), `IMMA.16832.S8.S8`, `IMMA.16832.U8.U8` (sm_80+),
+    /// `QMMA.16832.F32.E4M3.E4M3`, `QMMA.16832.F32.E5M2.E5M2` (sm_89, sm_120); with f16
+    /// accumulators `QMMA.16832.F16.E4M3.E4M3` / `.E5M2.E5M2`. Not measured by this project:
+    /// taken from public `cuobjdump -sass` listings (see [`Self::sass_note`]).
+    pub fn sass(&self) -> &'static str {
+        use MmaAcc as C;
+        use MmaDtype as D;
+        use MmaShape as S;
+        match (self.shape, self.dtype, self.acc) {
+            (S::M16N8K16, D::Bf16, _) => "HMMA.16816.F32.BF16",
+            (S::M16N8K16, _, C::F16) => "HMMA.16816.F16",
+            (S::M16N8K16, _, _) => "HMMA.16816.F32",
+            (S::M16N8K8, D::Bf16, _) => "HMMA.1688.F32.BF16",
+            (S::M16N8K8, _, C::F16) => "HMMA.1688.F16",
+            (S::M16N8K8, _, _) => "HMMA.1688.F32",
+            (S::M16N8K32, D::U8, _) => "IMMA.16832.U8.U8",
+            (S::M16N8K32, D::E4m3, C::F16) => "QMMA.16832.F16.E4M3.E4M3",
+            (S::M16N8K32, D::E4m3, _) => "QMMA.16832.F32.E4M3.E4M3",
+            (S::M16N8K32, D::E5m2, C::F16) => "QMMA.16832.F16.E5M2.E5M2",
+            (S::M16N8K32, D::E5m2, _) => "QMMA.16832.F32.E5M2.E5M2",
+            (S::M16N8K32, _, _) => "IMMA.16832.S8.S8",
+        }
+    }
+
+    /// Where the SASS name comes from and where it does not hold, for the forms this project
+    /// has not compiled itself (`None` for the f16/bf16 f32-accumulator forms, which
+    /// `tilelab verify` disassembles on the H200).
+    pub fn sass_note(&self) -> Option<&'static str> {
+        match (self.dtype, self.acc) {
+            (MmaDtype::F16 | MmaDtype::Bf16, MmaAcc::F32) => None,
+            (MmaDtype::F16, _) => {
+                Some("SASS from public cuobjdump listings; not disassembled by tilelab")
+            }
+            (MmaDtype::S8 | MmaDtype::U8, _) => Some(
+                "SASS from public cuobjdump listings (sm_80, sm_86, sm_120); not disassembled by tilelab",
+            ),
+            _ => Some(
+                "SASS on sm_89 and sm_120 per public cuobjdump listings (unverified here); on sm_90 ptxas is reported to convert FP8 to f16 (F2FP) and issue HMMA.16816 instead",
+            ),
+        }
+    }
+
+    fn check_dims(&self, name: &'static str, op: Operand, m: &Array2<f64>) -> Result<(), SimError> {
+        let want = self.shape.dims(op);
+        if m.dim() != (want.0 as usize, want.1 as usize) {
+            return Err(SimError::OperandShape {
+                operand: name,
+                rows: m.nrows(),
+                cols: m.ncols(),
+                want_rows: want.0,
+                want_cols: want.1,
+            });
+        }
+        Ok(())
+    }
+
+    fn elem_encode(&self, op: Operand, v: f64) -> u32 {
+        match op {
+            Operand::C => self.acc.encode(v),
+            _ => self.dtype.encode(v),
+        }
+    }
+
+    fn elem_decode(&self, op: Operand, bits: u32) -> f64 {
+        match op {
+            Operand::C => self.acc.decode(bits),
+            _ => self.dtype.decode(bits),
+        }
+    }
+
+    fn elem_bits(&self, op: Operand) -> u32 {
+        32 / self.elems_per_reg(op)
+    }
+
+    /// Packs A (M×K), B (K×N) and C (M×N) into per-lane registers by the fragment tables,
+    /// rounding each element to its operand's type ([`MmaDtype::encode`], [`MmaAcc::encode`]).
+    ///
+    /// # Errors
+    /// [`SimError::OperandShape`] if a matrix has the wrong shape.
+    pub fn pack(
+        &self,
+        a: &Array2<f64>,
+        b: &Array2<f64>,
+        c: &Array2<f64>,
+    ) -> Result<RawRegs, SimError> {
+        self.check_dims("A", Operand::A, a)?;
+        self.check_dims("B", Operand::B, b)?;
+        self.check_dims("C", Operand::C, c)?;
+        let mut r = RawRegs::zero();
+        for (op, m) in [(Operand::A, a), (Operand::B, b), (Operand::C, c)] {
+            let (bits, mask) = (self.elem_bits(op), u32::MAX >> (32 - self.elem_bits(op)));
+            for lane in 0..32u32 {
+                for reg in 0..self.regs(op) {
+                    let mut word = 0u32;
+                    for pos in 0..self.elems_per_reg(op) {
+                        let (i, j) = self.fragment(op, lane, reg, pos);
+                        let v = self.elem_encode(op, m[[i as usize, j as usize]]);
+                        word |= (v & mask) << (bits * pos);
+                    }
+                    *r.slot(op, lane, reg) = word;
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Gathers operand `op` back from the registers as values (inverse of [`Self::pack`] up to
+    /// the rounding; exact in f64 for every type).
+    pub fn unpack(&self, op: Operand, regs: &RawRegs) -> Array2<f64> {
+        let (rows, cols) = self.shape.dims(op);
+        let mut m = Array2::<f64>::zeros((rows as usize, cols as usize));
+        let bits = self.elem_bits(op);
+        for lane in 0..32u32 {
+            for reg in 0..self.regs(op) {
+                let word = regs.get(op, lane, reg);
+                for pos in 0..self.elems_per_reg(op) {
+                    let (i, j) = self.fragment(op, lane, reg, pos);
+                    m[[i as usize, j as usize]] = self.elem_decode(op, word >> (bits * pos));
+                }
+            }
+        }
+        m
+    }
+
+    /// Executes the mma: every lane's D registers in the C/D fragment layout (as raw bits).
+    ///
+    /// Each D element is C plus the K products, summed in f64 and rounded once to the
+    /// accumulator type (f32 or f16, to nearest even); integer inputs sum exactly and wrap
+    /// modulo 2^32 into s32 (the form without `.satfinite`). NaN and infinite inputs propagate
+    /// as IEEE arithmetic does. The hardware accumulates at least to f32 precision for f16/bf16
+    /// inputs (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8
+    /// tensor cores are reported to keep fewer bits while accumulating, which this model does
+    /// not reproduce (results that are exact in f32 agree).
+    pub fn execute(&self, regs: &RawRegs) -> [[u32; 4]; 32] {
+        let a = self.unpack(Operand::A, regs);
+        let b = self.unpack(Operand::B, regs);
+        let c = self.unpack(Operand::C, regs);
+        let (_, _, k) = self.shape.mnk();
+        let mut d = RawRegs::zero();
+        let bits = self.elem_bits(Operand::C);
+        for lane in 0..32u32 {
+            for reg in 0..self.regs(Operand::C) {
+                let mut word = 0u32;
+                for pos in 0..self.elems_per_reg(Operand::C) {
+                    let (i, j) = self.fragment(Operand::C, lane, reg, pos);
+                    let (i, j) = (i as usize, j as usize);
+                    let v = if self.acc == MmaAcc::S32 {
+                        let dot: i64 = (0..k as usize)
+                            .map(|kk| a[[i, kk]] as i64 * b[[kk, j]] as i64)
+                            .sum();
+                        (c[[i, j]] as i64).wrapping_add(dot) as f64
+                    } else {
+                        (0..k as usize).fold(c[[i, j]], |s, kk| s + a[[i, kk]] * b[[kk, j]])
+                    };
+                    let mask = u32::MAX >> (32 - bits);
+                    word |= (self.acc.encode(v) & mask) << (bits * pos);
+                }
+                *d.slot(Operand::C, lane, reg) = word;
+            }
+        }
+        d.c
+    }
+}
+
+/// Per-lane registers of one mma with f32 accumulators: A and B packed two 16-bit (or four
+/// 8-bit) elements per register (low bits = lower element index), C/D as f32.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MmaRegs {
     /// `a[lane][reg]`, regs beyond the shape's count are 0.
@@ -205,25 +690,26 @@ pub struct MmaRegs {
     pub c: [[f32; 4]; 32],
 }
 
-fn check_dims(name: &'static str, m: &Array2<f32>, want: (u32, u32)) -> Result<(), SimError> {
-    if m.dim() != (want.0 as usize, want.1 as usize) {
-        return Err(SimError::OperandShape {
-            operand: name,
-            rows: m.nrows(),
-            cols: m.ncols(),
-            want_rows: want.0,
-            want_cols: want.1,
-        });
+impl MmaRegs {
+    fn raw(&self) -> RawRegs {
+        RawRegs {
+            a: self.a,
+            b: self.b,
+            c: self.c.map(|l| l.map(f32::to_bits)),
+        }
     }
-    Ok(())
+}
+
+fn f32_kind(shape: MmaShape, dtype: MmaDtype) -> MmaKind {
+    MmaKind::unchecked(shape, dtype, MmaAcc::F32)
 }
 
 /// Packs A (M×K), B (K×N) and C (M×N) into per-lane registers by the fragment tables, rounding A
-/// and B to `dtype`.
+/// and B to `dtype`, C/D in f32 ([`MmaKind::pack`] with f32 accumulators).
 ///
 /// # Errors
 /// [`SimError::OperandShape`] if a matrix has the wrong shape, [`SimError::Unsupported`] if the
-/// dtype is not modelled for the shape.
+/// dtype is not modelled for the shape or does not accumulate in f32 (s8, u8: use [`MmaKind`]).
 pub fn pack(
     shape: MmaShape,
     dtype: MmaDtype,
@@ -231,81 +717,28 @@ pub fn pack(
     b: &Array2<f32>,
     c: &Array2<f32>,
 ) -> Result<MmaRegs, SimError> {
-    shape.check_dtype(dtype)?;
-    check_dims("A", a, shape.dims(Operand::A))?;
-    check_dims("B", b, shape.dims(Operand::B))?;
-    check_dims("C", c, shape.dims(Operand::C))?;
-    let mut r = MmaRegs {
-        a: [[0; 4]; 32],
-        b: [[0; 2]; 32],
-        c: [[0.0; 4]; 32],
-    };
-    for lane in 0..32u32 {
-        let l = lane as usize;
-        for reg in 0..shape.regs(Operand::A) {
-            for h in 0..2 {
-                let (i, j) = fragment(shape, Operand::A, lane, reg, h);
-                r.a[l][reg as usize] |=
-                    (dtype.to_bits(a[[i as usize, j as usize]]) as u32) << (16 * h);
-            }
-        }
-        for reg in 0..shape.regs(Operand::B) {
-            for h in 0..2 {
-                let (i, j) = fragment(shape, Operand::B, lane, reg, h);
-                r.b[l][reg as usize] |=
-                    (dtype.to_bits(b[[i as usize, j as usize]]) as u32) << (16 * h);
-            }
-        }
-        for reg in 0..4 {
-            let (i, j) = fragment(shape, Operand::C, lane, reg, 0);
-            r.c[l][reg as usize] = c[[i as usize, j as usize]];
-        }
-    }
-    Ok(r)
+    let kind = MmaKind::new(shape, dtype, MmaAcc::F32)?;
+    let r = kind.pack(&a.mapv(f64::from), &b.mapv(f64::from), &c.mapv(f64::from))?;
+    Ok(MmaRegs {
+        a: r.a,
+        b: r.b,
+        c: r.c.map(|l| l.map(f32::from_bits)),
+    })
 }
 
-/// Gathers an operand back from the registers (inverse of [`pack`]).
+/// Gathers an operand back from f32-accumulator registers (inverse of [`pack`]).
 pub fn unpack(shape: MmaShape, dtype: MmaDtype, op: Operand, regs: &MmaRegs) -> Array2<f32> {
-    let (rows, cols) = shape.dims(op);
-    let mut m = Array2::<f32>::zeros((rows as usize, cols as usize));
-    for lane in 0..32u32 {
-        let l = lane as usize;
-        for reg in 0..shape.regs(op) {
-            for h in 0..shape.halves(op) {
-                let (i, j) = fragment(shape, op, lane, reg, h);
-                let v = match op {
-                    Operand::A => dtype.from_bits((regs.a[l][reg as usize] >> (16 * h)) as u16),
-                    Operand::B => dtype.from_bits((regs.b[l][reg as usize] >> (16 * h)) as u16),
-                    Operand::C => regs.c[l][reg as usize],
-                };
-                m[[i as usize, j as usize]] = v;
-            }
-        }
-    }
-    m
+    f32_kind(shape, dtype)
+        .unpack(op, &regs.raw())
+        .mapv(|v| v as f32)
 }
 
-/// Executes the mma on per-lane registers: every lane's D registers, in the C/D fragment layout.
-///
-/// Each D element is the exact sum of the K products and C computed in f64 and rounded once to
-/// f32 (the hardware accumulates at least to f32 precision: measured within 1e-6 of f64 on
-/// N(0,1) inputs, exact on small integers).
+/// Executes the mma with f32 accumulators: every lane's D registers, in the C/D fragment layout
+/// ([`MmaKind::execute`]).
 pub fn execute(shape: MmaShape, dtype: MmaDtype, regs: &MmaRegs) -> [[f32; 4]; 32] {
-    let a = unpack(shape, dtype, Operand::A, regs);
-    let b = unpack(shape, dtype, Operand::B, regs);
-    let (_, _, k) = shape.mnk();
-    let mut d = [[0f32; 4]; 32];
-    for lane in 0..32u32 {
-        for reg in 0..4 {
-            let (i, j) = fragment(shape, Operand::C, lane, reg, 0);
-            let mut acc = regs.c[lane as usize][reg as usize] as f64;
-            for kk in 0..k as usize {
-                acc += a[[i as usize, kk]] as f64 * b[[kk, j as usize]] as f64;
-            }
-            d[lane as usize][reg as usize] = acc as f32;
-        }
-    }
-    d
+    f32_kind(shape, dtype)
+        .execute(&regs.raw())
+        .map(|l| l.map(f32::from_bits))
 }
 
 #[cfg(test)]
@@ -314,16 +747,14 @@ mod tests {
 
     #[test]
     fn fragment_tables_cover_every_element_once() {
-        for shape in [MmaShape::M16N8K16, MmaShape::M16N8K8] {
+        for shape in MmaShape::ALL {
             for op in [Operand::A, Operand::B, Operand::C] {
                 let (r, c) = shape.dims(op);
                 let mut seen = vec![0; (r * c) as usize];
                 for lane in 0..32 {
-                    for reg in 0..shape.regs(op) {
-                        for h in 0..shape.halves(op) {
-                            let (i, j) = fragment(shape, op, lane, reg, h);
-                            seen[(i * c + j) as usize] += 1;
-                        }
+                    for i in 0..shape.elems_per_lane(op) {
+                        let (row, col) = element(shape, op, lane, i);
+                        seen[(row * c + col) as usize] += 1;
                     }
                 }
                 assert!(seen.iter().all(|&n| n == 1), "{shape:?} {op:?}");
@@ -338,5 +769,33 @@ mod tests {
         assert_eq!(fragment(MmaShape::M16N8K16, Operand::A, 6, 3, 1), (9, 13));
         assert_eq!(fragment(MmaShape::M16N8K16, Operand::B, 6, 1, 1), (13, 1));
         assert_eq!(fragment(MmaShape::M16N8K16, Operand::C, 6, 2, 0), (9, 4));
+        // m16n8k32 A: lane 6, a13 = register 3, byte 1: row g+8 = 9, col 4t + 1 + 16 = 25.
+        assert_eq!(fragment(MmaShape::M16N8K32, Operand::A, 6, 3, 1), (9, 25));
+    }
+
+    #[test]
+    fn fp8_special_values_follow_the_ocp_spec() {
+        let e4 = MmaDtype::E4m3;
+        assert_eq!(e4.decode(0x7e), 448.0); // S.1111.110: largest finite
+        assert!(e4.decode(0x7f).is_nan() && e4.decode(0xff).is_nan());
+        assert_eq!(e4.decode(0x78), 256.0); // S.1111.000 is a number, not infinity
+        assert_eq!(e4.decode(0x01), 2f64.powi(-9)); // smallest subnormal
+        assert_eq!(e4.decode(0x08), 2f64.powi(-6)); // smallest normal
+        assert_eq!(e4.decode(0x80), 0.0);
+        assert!(e4.decode(0x80).is_sign_negative());
+        assert_eq!(e4.decode(0xb8), -1.0);
+        let e5 = MmaDtype::E5m2;
+        assert_eq!(e5.decode(0x7b), 57344.0);
+        assert_eq!(e5.decode(0x7c), f64::INFINITY);
+        assert_eq!(e5.decode(0xfc), f64::NEG_INFINITY);
+        assert!(e5.decode(0x7d).is_nan() && e5.decode(0x7e).is_nan() && e5.decode(0x7f).is_nan());
+        assert_eq!(e5.decode(0x01), 2f64.powi(-16));
+        assert_eq!(e5.decode(0x3c), 1.0);
+        // Round to nearest even and satfinite.
+        assert_eq!(e4.encode(1000.0), 0x7e);
+        assert_eq!(e4.encode(-1000.0), 0xfe);
+        assert_eq!(e5.encode(1e9), 0x7b);
+        assert_eq!(e4.encode(1.0625), 0x38); // halfway between 1.0 (0x38) and 1.125: even
+        assert_eq!(e4.encode(1.1875), 0x3a); // halfway between 1.125 (0x39) and 1.25: even
     }
 }
