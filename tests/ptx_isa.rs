@@ -464,3 +464,91 @@ fn legacy_f32_api_agrees_with_the_tables() {
         assert_eq!(got, a.dot(&b) + &c, "{shape:?} {dtype:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The warp executor (sim::exec) against the same tables.
+
+#[test]
+fn exec_stmatrix_and_ldmatrix_move_what_the_tables_name() {
+    use tilelab::sim::exec::{WarpOp, execute};
+    for (num, trans) in [1u32, 2, 4]
+        .into_iter()
+        .flat_map(|n| [(n, false), (n, true)])
+    {
+        let count = MatrixCount::from_count(num).unwrap();
+        let st = isa::stmatrix_file()
+            .forms
+            .into_iter()
+            .find(|f| f.num == num && f.trans == trans)
+            .unwrap();
+        let mut addrs = [0u32; 32];
+        for &[lane, m, row] in &st.address_lanes {
+            addrs[lane as usize] = 1024 * m + 48 * row + 16 * (row % 3);
+        }
+        // Lane l's register r, half h holds the tag 1 + 64 l + 2 r + h.
+        let tag = |lane: u32, reg: u32, half: u32| 1 + 64 * lane + 2 * reg + half;
+        let data = std::array::from_fn(|l| {
+            std::array::from_fn(|r| tag(l as u32, r as u32, 0) | tag(l as u32, r as u32, 1) << 16)
+        });
+        let mut smem = SharedMemory::zeroed(8192);
+        execute(&mut smem, &WarpOp::stmatrix(count, trans, addrs, data)).unwrap();
+        let addr_of = |m: u32, row: u32, col: u32| {
+            let lane = st
+                .address_lanes
+                .iter()
+                .find(|a| a[1] == m && a[2] == row)
+                .unwrap()[0];
+            addrs[lane as usize] + 2 * col
+        };
+        for &[lane, reg, half, m, row, col] in &st.fragments {
+            let got = smem.read_u16(addr_of(m, row, col)).unwrap() as u32;
+            assert_eq!(
+                got,
+                tag(lane, reg, half),
+                "{} lane {lane} r{reg}.{half}",
+                st.ptx
+            );
+        }
+        // ldmatrix of the same rows reads every tag back into the register it came from.
+        let back = execute(&mut smem, &WarpOp::ldmatrix(count, trans, addrs)).unwrap();
+        let ld = isa::ldmatrix_form(num, trans);
+        for &[lane, reg, half, ..] in &ld.fragments {
+            let got = (back.regs[lane as usize][reg as usize] >> (16 * half)) & 0xffff;
+            assert_eq!(
+                got,
+                tag(lane, reg, half),
+                "{} lane {lane} r{reg}.{half}",
+                ld.ptx
+            );
+        }
+    }
+}
+
+#[test]
+fn exec_mma_uses_the_default_accumulator_of_each_input_type() {
+    use tilelab::sim::exec::{WarpOp, execute};
+    // s8 inputs accumulate in s32: D = A·B + C with a C that is not exact in f32 (2^24 + 1).
+    let kind = MmaKind::new(MmaShape::M16N8K32, MmaDtype::S8, MmaAcc::S32).unwrap();
+    let (ta, tb, tc) = tables(kind);
+    let a = Array2::from_shape_fn((16, 32), |(i, j)| ((i * 7 + j) % 255) as f64 - 127.0);
+    let b = Array2::from_shape_fn((32, 8), |(i, j)| ((i * 3 + j * 5) % 200) as f64 - 100.0);
+    let c = Array2::from_shape_fn((16, 8), |(i, j)| 16_777_217.0 + (i * 8 + j) as f64);
+    let widen = |r: Vec<Vec<u32>>| -> [[u32; 4]; 32] {
+        std::array::from_fn(|l| std::array::from_fn(|j| r[l].get(j).copied().unwrap_or(0)))
+    };
+    let op = WarpOp::Mma {
+        shape: kind.shape,
+        dtype: kind.dtype,
+        a: widen(isa::pack_by_table(&ta, &a, &*isa::encoder("s8"))),
+        b: widen(isa::pack_by_table(&tb, &b, &*isa::encoder("s8"))),
+        c: widen(isa::pack_by_table(&tc, &c, &*isa::encoder("s32"))),
+    };
+    let step = execute(&mut SharedMemory::zeroed(0), &op).unwrap();
+    assert_eq!(step.regs_per_lane, 4);
+    let got = isa::unpack_by_table(
+        &tc,
+        &|l, r| step.regs[l as usize][r as usize],
+        &*isa::decoder("s32"),
+    );
+    assert_eq!(got, a.dot(&b) + &c);
+}

@@ -16,7 +16,8 @@
 //! * `cp.async.{ca,cg}.shared.global` of 4, 8 or 16 bytes: the shared side only; the caller
 //!   supplies each lane's source bytes as registers (little-endian, like a store);
 //! * `mma.sync.aligned` of every [`MmaShape`] and [`MmaDtype`] that [`super::mma`] models, on
-//!   per-lane registers (A, B, C as raw 32-bit words; C and D f32 bit patterns).
+//!   per-lane registers (A, B, C as raw 32-bit words; C and D in the input type's default
+//!   accumulator, [`MmaDtype::default_acc`]: f32 bit patterns, s32 for s8/u8).
 //!
 //! Costs come from [`WarpRequest::cost`], which allocates nothing; the per-wavefront detail
 //! ([`super::bank::schedule`]) is for callers that display it. Nothing on the ld/st/ldmatrix/
@@ -56,7 +57,7 @@ use super::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
 use super::error::SimError;
 use super::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
 use super::ldmatrix;
-use super::mma::{self, MmaDtype, MmaRegs, MmaShape, Operand};
+use super::mma::{MmaDtype, MmaKind, MmaShape, Operand, RawRegs};
 use super::smem::SharedMemory;
 
 /// Per-lane 32-bit registers, lane 0 first, up to 4 per lane (unused ones 0).
@@ -80,18 +81,19 @@ pub enum WarpOp {
         /// Each lane's source registers for stores; the source bytes for `cp.async`.
         data: LaneRegs,
     },
-    /// `mma.sync.aligned.<shape>.row.col.f32.<dtype>.<dtype>.f32`: D = A·B + C on the fragments of
-    /// [`super::mma::fragment`]. Registers beyond the shape's count are ignored.
+    /// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` with the default accumulator
+    /// (f32; s32 for s8/u8): D = A·B + C on the fragments of [`super::mma::fragment`]. Registers
+    /// beyond the shape's count are ignored.
     Mma {
-        /// m16n8k16 or m16n8k8.
+        /// m16n8k16, m16n8k8 or m16n8k32.
         shape: MmaShape,
         /// Type of A and B.
         dtype: MmaDtype,
-        /// A fragments (packed 16-bit pairs, low half = lower element index).
+        /// A fragments (packed 16-bit pairs or 8-bit quads, lowest bits = lower element index).
         a: LaneRegs,
         /// B fragments.
         b: LaneRegs,
-        /// C fragments, f32 bit patterns.
+        /// C fragments, f32 (s32 for s8/u8) bit patterns.
         c: LaneRegs,
     },
 }
@@ -177,7 +179,8 @@ pub struct WarpStep {
     pub request: Option<WarpRequest>,
     /// Its wavefronts and ideal count ([`WarpRequest::cost`]); zero for an mma.
     pub cost: RequestCost,
-    /// Registers written, per lane: loaded data (ld, ldmatrix) or D (mma, f32 bit patterns).
+    /// Registers written, per lane: loaded data (ld, ldmatrix) or D (mma: f32 bit patterns, s32
+    /// for s8/u8 inputs).
     pub regs: LaneRegs,
     /// How many of each lane's registers were written (0 for stores).
     pub regs_per_lane: usize,
@@ -405,18 +408,17 @@ fn execute_mma(
     b: &LaneRegs,
     c: &LaneRegs,
 ) -> Result<WarpStep, SimError> {
-    shape.check_dtype(dtype)?;
-    let regs = MmaRegs {
+    let kind = MmaKind::new(shape, dtype, dtype.default_acc())?;
+    let regs = RawRegs {
         a: *a,
         b: b.map(|r| [r[0], r[1]]),
-        c: c.map(|r| r.map(f32::from_bits)),
+        c: *c,
     };
-    let d = mma::execute(shape, dtype, &regs);
     Ok(WarpStep {
         request: None,
         cost: RequestCost::default(),
-        regs: d.map(|r| r.map(f32::to_bits)),
-        regs_per_lane: shape.regs(Operand::C) as usize,
+        regs: kind.execute(&regs),
+        regs_per_lane: kind.regs(Operand::C) as usize,
         reg_lanes: u32::MAX,
         stored_lanes: 0,
     })
@@ -425,6 +427,7 @@ fn execute_mma(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::mma;
     use ndarray::Array2;
 
     /// 512 bytes where byte `a` holds `a % 256`: every loaded byte names its address.
