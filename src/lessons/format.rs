@@ -78,7 +78,7 @@ pub struct RawStep {
     pub tile: Option<String>,
     /// How lanes address the tile.
     #[serde(default)]
-    pub access: Option<RawAccess>,
+    pub access: Option<RawLanePattern>,
     /// The variant the step belongs to.
     #[serde(default)]
     pub variant: Option<String>,
@@ -102,7 +102,7 @@ pub struct RawStep {
 /// `access = { kind = ..., ... }`.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum RawAccess {
+pub enum RawLanePattern {
     /// Consecutive elements in row order from (row, col), `stride` elements apart.
     Sweep {
         /// Row, in elements.

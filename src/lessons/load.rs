@@ -9,11 +9,11 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use super::format::{RawAccess, RawArithmetic, RawLesson, RawStep};
+use super::format::{RawArithmetic, RawLanePattern, RawLesson, RawStep};
 use super::hooks::{ModelClaim, ModelKind, ModelQuery};
 use super::{
-    Access, AffineExpr, ArithKind, Arithmetic, DEFAULT_VARIANT, Expect, Feed, Lesson, Spot, Step,
-    StepOp, Tile,
+    AffineExpr, ArithKind, Arithmetic, DEFAULT_VARIANT, Expect, Feed, LanePattern, Lesson, Spot,
+    Step, StepOp, Tile,
 };
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::instr::Instruction;
@@ -697,17 +697,17 @@ impl Validator<'_> {
     fn access(
         &self,
         f: &str,
-        raw: &RawAccess,
+        raw: &RawLanePattern,
         instruction: Instruction,
-    ) -> Result<Access, LessonError> {
+    ) -> Result<LanePattern, LessonError> {
         let is_ldm = matches!(instruction, Instruction::Ldmatrix { .. });
         let a = match raw {
-            RawAccess::Sweep { row, col, stride } => Access::Sweep {
+            RawLanePattern::Sweep { row, col, stride } => LanePattern::Sweep {
                 row: *row,
                 col: *col,
                 stride: stride.unwrap_or(0),
             },
-            RawAccess::Column { row, col, period } => {
+            RawLanePattern::Column { row, col, period } => {
                 let p = period.unwrap_or(32);
                 if !(1..=32).contains(&p) {
                     return Err(self.err(
@@ -715,17 +715,17 @@ impl Validator<'_> {
                         format!("{p} is not allowed; allowed: 1..=32"),
                     ));
                 }
-                Access::Column {
+                LanePattern::Column {
                     row: *row,
                     col: *col,
                     period: p,
                 }
             }
-            RawAccess::Broadcast { row, col } => Access::Broadcast {
+            RawLanePattern::Broadcast { row, col } => LanePattern::Broadcast {
                 row: *row,
                 col: *col,
             },
-            RawAccess::Ldmatrix { matrices } => {
+            RawLanePattern::Ldmatrix { matrices } => {
                 let Instruction::Ldmatrix { num, .. } = instruction else {
                     return Err(self.err(
                         format!("{f}.kind"),
@@ -740,11 +740,11 @@ impl Validator<'_> {
                         format!("{instruction} loads {} matrices; give that many [row, col] origins, got {}", num.count(), matrices.len()),
                     ));
                 }
-                Access::Ldmatrix {
+                LanePattern::Ldmatrix {
                     matrices: matrices.iter().map(|m| (m[0], m[1])).collect(),
                 }
             }
-            RawAccess::Affine { row, col } => {
+            RawLanePattern::Affine { row, col } => {
                 let conv =
                     |name: &str, e: &super::format::RawAffine| -> Result<AffineExpr, LessonError> {
                         let mut terms = Vec::new();
@@ -764,12 +764,12 @@ impl Validator<'_> {
                             terms,
                         })
                     };
-                Access::Affine {
+                LanePattern::Affine {
                     row: conv("row", row)?,
                     col: conv("col", col)?,
                 }
             }
-            RawAccess::Coords { coords } => {
+            RawLanePattern::Coords { coords } => {
                 if coords.len() != WARP_SIZE {
                     return Err(self.err(
                         format!("{f}.coords"),
@@ -779,13 +779,13 @@ impl Validator<'_> {
                         ),
                     ));
                 }
-                Access::Coords(coords.iter().map(|c| (c[0], c[1])).collect())
+                LanePattern::Coords(coords.iter().map(|c| (c[0], c[1])).collect())
             }
         };
         if is_ldm
             && !matches!(
                 a,
-                Access::Ldmatrix { .. } | Access::Coords(_) | Access::Affine { .. }
+                LanePattern::Ldmatrix { .. } | LanePattern::Coords(_) | LanePattern::Affine { .. }
             )
         {
             return Err(self.err(format!("{f}.kind"), "ldmatrix steps use kind = \"ldmatrix\" (or \"affine\"/\"coords\" giving row addresses)"));

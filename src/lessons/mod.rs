@@ -4,8 +4,8 @@
 //! A lesson is a short narrative (Markdown), a few named shared-memory [`Tile`]s, the layouts to
 //! compare (`row`, `pad:8`, `swizzle:3,3,3`, … as [`crate::sim::layout::Layout::parse`] reads
 //! them), and a list of [`Step`]s. Each step is **one warp instruction**: a shared-memory access
-//! (`ld.shared.*`, `st.shared.*`, `ldmatrix.*`) whose 32 lane addresses come from an [`Access`]
-//! pattern over a tile, or an `mma.sync` whose fragments are shown. Each shared-memory step
+//! (`ld.shared.*`, `st.shared.*`, `ldmatrix.*`) whose 32 lane addresses come from a [`LanePattern`]
+//! over a tile (the file's `access` table), or an `mma.sync` whose fragments are shown. Each shared-memory step
 //! carries the numbers the simulator must give for every layout (wavefronts, bank conflicts);
 //! `tests/lessons.rs` checks them all.
 //!
@@ -131,7 +131,7 @@ pub enum StepOp {
         /// Index into [`Lesson::tiles`].
         tile: usize,
         /// Where each lane points.
-        access: Access,
+        access: LanePattern,
     },
     /// `mma.sync.aligned.<shape>.row.col.f32.<dtype>.<dtype>.f32`.
     Mma {
@@ -167,11 +167,13 @@ impl Step {
     }
 }
 
-/// How the 32 lanes of a step pick tile elements. Coordinates are `(row, col)` in elements of
+/// How the 32 lanes of a step pick tile elements (a step's `access` in the lesson file; not to
+/// be confused with [`crate::sim::access::Access`], the whole-tile read patterns of
+/// `tilelab sim bank-conflicts`). Coordinates are `(row, col)` in elements of
 /// the step's tile; each lane's access starts at its element and covers `width / elem_bytes`
 /// elements along the row (`ldmatrix`: one 16-byte matrix row).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Access {
+pub enum LanePattern {
     /// Row-major sweep: lane `i` reads linear element `row*cols + col + i*stride` (stride in
     /// elements, default the elements one access covers), wrapping to the next rows.
     Sweep {
@@ -237,14 +239,14 @@ impl AffineExpr {
     }
 }
 
-impl Access {
+impl LanePattern {
     /// The `(row, col)` element each address lane points at; `None` for lanes whose address the
     /// instruction ignores (ldmatrix .x1/.x2 beyond the matrices).
     pub fn coords(&self, tile: &Tile, elems_per_access: u32) -> [Option<(u32, u32)>; 32] {
         std::array::from_fn(|lane| {
             let l = lane as u32;
             Some(match self {
-                Access::Sweep { row, col, stride } => {
+                LanePattern::Sweep { row, col, stride } => {
                     let s = if *stride == 0 {
                         elems_per_access
                     } else {
@@ -253,15 +255,15 @@ impl Access {
                     let idx = row * tile.cols + col + l * s;
                     (idx / tile.cols, idx % tile.cols)
                 }
-                Access::Column { row, col, period } => (row + l % period, *col),
-                Access::Broadcast { row, col } => (*row, *col),
-                Access::Ldmatrix { matrices } => {
+                LanePattern::Column { row, col, period } => (row + l % period, *col),
+                LanePattern::Broadcast { row, col } => (*row, *col),
+                LanePattern::Ldmatrix { matrices } => {
                     let (m, r) = (lane / 8, l % 8);
                     let &(r0, c0) = matrices.get(m)?;
                     (r0 + r, c0)
                 }
-                Access::Affine { row, col } => (row.eval(l), col.eval(l)),
-                Access::Coords(c) => c[lane],
+                LanePattern::Affine { row, col } => (row.eval(l), col.eval(l)),
+                LanePattern::Coords(c) => c[lane],
             })
         })
     }

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::hooks::{self, ModelAnswer};
-use super::{Access, Feed, Lesson, LessonError, Spot, StepOp, Tile};
+use super::{Feed, LanePattern, Lesson, LessonError, Spot, StepOp, Tile};
 use crate::sim::arch::Arch;
 use crate::sim::bank::{RequestCost, RequestReport, WARP_SIZE, WarpRequest, schedule};
 use crate::sim::exec::{self, WarpOp};
@@ -221,7 +221,7 @@ fn run_shared(
     ins: Instruction,
     tile_index: usize,
     t: &Tile,
-    access: &Access,
+    access: &LanePattern,
     placed: PlacedTile,
     layout: usize,
 ) -> Result<StepRun, LessonError> {

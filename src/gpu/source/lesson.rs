@@ -28,7 +28,7 @@
 use std::fmt::Write;
 
 use crate::lessons::run::{PlacedTile, place_tiles};
-use crate::lessons::{Access, AffineExpr, Feed, Lesson, StepOp, Tile};
+use crate::lessons::{AffineExpr, Feed, LanePattern, Lesson, StepOp, Tile};
 use crate::sim::instr::{AccessWidth, Instruction};
 use crate::sim::layout::Order;
 use crate::sim::mma::{MmaDtype, MmaShape, Operand};
@@ -293,9 +293,9 @@ impl Operands {
     }
 }
 
-fn emit_coords(s: &mut String, access: &Access, cols: u32, n: u32) {
+fn emit_coords(s: &mut String, access: &LanePattern, cols: u32, n: u32) {
     match access {
-        Access::Sweep { row, col, stride } => {
+        LanePattern::Sweep { row, col, stride } => {
             let st = if *stride == 0 { n } else { *stride };
             let _ = writeln!(
                 s,
@@ -303,13 +303,13 @@ fn emit_coords(s: &mut String, access: &Access, cols: u32, n: u32) {
                 row * cols + col
             );
         }
-        Access::Column { row, col, period } => {
+        LanePattern::Column { row, col, period } => {
             let _ = writeln!(s, "            r = {row}u + lane % {period}u; c = {col}u;");
         }
-        Access::Broadcast { row, col } => {
+        LanePattern::Broadcast { row, col } => {
             let _ = writeln!(s, "            r = {row}u; c = {col}u;");
         }
-        Access::Ldmatrix { matrices } => {
+        LanePattern::Ldmatrix { matrices } => {
             let rows: Vec<String> = matrices.iter().map(|m| format!("{}u", m.0)).collect();
             let cs: Vec<String> = matrices.iter().map(|m| format!("{}u", m.1)).collect();
             let k = matrices.len();
@@ -320,7 +320,7 @@ fn emit_coords(s: &mut String, access: &Access, cols: u32, n: u32) {
                 cs.join(", ")
             );
         }
-        Access::Affine { row, col } => {
+        LanePattern::Affine { row, col } => {
             let expr = |e: &AffineExpr| {
                 let mut t = format!("{}u", e.base);
                 for &(per, div, m) in &e.terms {
@@ -330,7 +330,7 @@ fn emit_coords(s: &mut String, access: &Access, cols: u32, n: u32) {
             };
             let _ = writeln!(s, "            r = {}; c = {};", expr(row), expr(col));
         }
-        Access::Coords(c) => {
+        LanePattern::Coords(c) => {
             let rs: Vec<String> = c.iter().map(|x| format!("{}u", x.0)).collect();
             let cs: Vec<String> = c.iter().map(|x| format!("{}u", x.1)).collect();
             let _ = writeln!(
