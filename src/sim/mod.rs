@@ -5,7 +5,7 @@
 //! * [`addr`]: address expressions over `lane` (`(lane%8)*132+(lane/8)*4`);
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
-//! * [`ldmatrix`], [`mma`]: fragment tables and execution;
+//! * [`ldmatrix`], [`mma`]: fragment tables and execution; [`stmatrix`]: its store twin (sm_90);
 //! * [`exec`]: the warp executor, one instruction on shared memory and registers (ld/st,
 //!   ldmatrix, stmatrix, cp.async, mma): the request, its cost, the register and memory writes;
 //! * [`smem`]: the byte array it executes against;
@@ -15,7 +15,9 @@
 //! * [`program`]: the warp program of a tiled kernel (GEMM, FlashAttention-2 torch/triton styles);
 //! * [`counts`]: static and dynamic instruction counts, bank conflicts and the articles' formulas;
 //! * [`traffic`]: global-memory bytes of the FlashAttention v1 and v2 loop orders;
-//! * [`occupancy`]: blocks per SM, active warps and the limiting resource.
+//! * [`occupancy`]: blocks per SM, active warps and the limiting resource;
+//! * [`tma`]: where a TMA box lands in shared memory under each swizzle mode (sm_90);
+//! * [`wgmma`]: warpgroup MMA matrix descriptors, canonical layouts, fragments and execution (sm_90a).
 
 pub mod access;
 pub mod addr;
@@ -33,6 +35,9 @@ pub mod placement;
 pub mod program;
 pub mod smem;
 pub mod stats;
+pub mod stmatrix;
+pub mod tma;
 pub mod traffic;
+pub mod wgmma;
 
 pub use error::SimError;

@@ -1,0 +1,389 @@
+//! The Tensor Memory Accelerator's 2-D tile copy, `cp.async.bulk.tensor.2d.shared::cluster.global
+//! .mbarrier::complete_tx::bytes` (SASS `UTMALDG.2D`), with a `CUtensorMap` built by the driver's
+//! `cuTensorMapEncodeTiled`: **where each element of the box lands in shared memory** for every
+//! swizzle mode.
+//!
+//! A box of `rows × cols` elements (`boxDim[1] × boxDim[0]`; `cols` is the inner, contiguous
+//! dimension) of `elem_bytes`-byte elements is written row after row from the destination address
+//! `base`, each row taking `pitch` bytes: the row's own `cols * elem_bytes` bytes, **padded to the
+//! swizzle span** (32, 64 or 128 bytes) when a swizzled row is narrower. Then the swizzle permutes
+//! **16-byte chunks** by XOR-ing bits of the *shared-memory address itself*:
+//!
+//! ```text
+//!   pitch   = max(cols * elem_bytes, span)        (span: NONE 0, 32B 32, 64B 64, 128B 128)
+//!   linear  = base + row * pitch + col * elem_bytes                    (bytes)
+//!   address = linear ^ (((linear >> 7) & mask) << 4)
+//!   mask:  SWIZZLE_NONE 0,  SWIZZLE_32B 1,  SWIZZLE_64B 3,  SWIZZLE_128B 7
+//! ```
+//!
+//! i.e. the 16-byte chunk index (address bits 4..) is XOR-ed with the 128-byte line index (bits
+//! 7..) modulo 2, 4 or 8: CuTe's `Swizzle<1,4,3>`, `Swizzle<2,4,3>`, `Swizzle<3,4,3>` on **byte**
+//! addresses (CUTLASS `cute/atom/mma_traits_sm90_gmma.hpp`, `Layout_K_SW{32,64,128}_Atom_Bits`
+//! composed with `Swizzle<B,4,3>`). On *element* offsets of `e`-byte elements the same map is
+//! `Swizzle<B, 4 - log2(e), 3>`: `Swizzle<3,3,3>` for f16 in 128B mode, the swizzle
+//! [`super::layout::Swizzle`] and `tilelab sim bank-conflicts --layout swizzle:3,3,3` use. The
+//! pattern repeats every 256, 512 or 1024 bytes (the repeat, [`TmaSwizzle::repeat_bytes`]).
+//!
+//! Measured on an H200 (`tests/data/h200_tma_2026-11-30.json`, 107 boxes, every byte of every
+//! footprint): the padding of narrow rows (e.g. 16-byte rows under 128B swizzle land 128 bytes
+//! apart, the other 112 bytes of each line untouched), and that the XOR uses the absolute address:
+//! a 128B-swizzled box at 128, 256 or 512 mod 1024 starts in phase 1, 2 or 4 of the pattern (so
+//! a tile a `wgmma` descriptor with base offset 0 reads must sit on the repeat, as CUTLASS aligns
+//! it; tilelab allows the others and shows where the data lands).
+//!
+//! Rules checked (CUDA driver API, `cuTensorMapEncodeTiled`, and the driver's answers in the
+//! measured file; PTX ISA, `cp.async.bulk.tensor`): `boxDim[i]` in 1..=256; `boxDim[0] *
+//! elem_bytes` a multiple of 16 bytes; with a swizzle, the inner box bytes at most the swizzle span
+//! (the driver returns `CUDA_ERROR_INVALID_VALUE` otherwise); the destination 128-byte aligned.
+
+use std::fmt;
+
+use super::error::SimError;
+use super::layout::Swizzle;
+
+/// Largest `boxDim` entry the driver accepts (elements).
+pub const MAX_BOX_DIM: u32 = 256;
+/// Alignment the PTX ISA requires of a bulk tensor copy's shared-memory destination (bytes).
+pub const DST_ALIGN: u32 = 128;
+
+/// `CUtensorMapSwizzle` (and, with another numbering, the `wgmma` descriptor's layout type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum TmaSwizzle {
+    /// `CU_TENSOR_MAP_SWIZZLE_NONE`.
+    None,
+    /// `CU_TENSOR_MAP_SWIZZLE_32B`: 16-byte chunks swizzled within 32-byte spans.
+    B32,
+    /// `CU_TENSOR_MAP_SWIZZLE_64B`: 16-byte chunks swizzled within 64-byte spans.
+    B64,
+    /// `CU_TENSOR_MAP_SWIZZLE_128B`: 16-byte chunks swizzled within 128-byte spans.
+    B128,
+}
+
+/// Every spelling [`TmaSwizzle::parse`] accepts.
+pub const SWIZZLE_NAMES: &str = "none, 32B, 64B, 128B";
+
+impl TmaSwizzle {
+    /// All four modes, none first.
+    pub const ALL: [TmaSwizzle; 4] = [
+        TmaSwizzle::None,
+        TmaSwizzle::B32,
+        TmaSwizzle::B64,
+        TmaSwizzle::B128,
+    ];
+
+    /// Parses `none`, `32B`, `64B`, `128B` (also lower-case `b`, or a bare `0/32/64/128`).
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value and [`SWIZZLE_NAMES`].
+    pub fn parse(s: &str) -> Result<TmaSwizzle, SimError> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "none" | "0" => TmaSwizzle::None,
+            "32b" | "32" => TmaSwizzle::B32,
+            "64b" | "64" => TmaSwizzle::B64,
+            "128b" | "128" => TmaSwizzle::B128,
+            _ => {
+                return Err(SimError::Invalid(format!(
+                    "unknown swizzle mode '{s}'; allowed: {SWIZZLE_NAMES}"
+                )));
+            }
+        })
+    }
+
+    /// Number of XOR-ed bits B of `Swizzle<B,4,3>` (0 for none).
+    pub fn bits(self) -> u32 {
+        match self {
+            TmaSwizzle::None => 0,
+            TmaSwizzle::B32 => 1,
+            TmaSwizzle::B64 => 2,
+            TmaSwizzle::B128 => 3,
+        }
+    }
+
+    /// The span in bytes within which 16-byte chunks move (32/64/128; 16 for none: a chunk).
+    pub fn span_bytes(self) -> u32 {
+        16 << self.bits()
+    }
+
+    /// Bytes after which the pattern repeats: 128-byte lines × 2^B (256, 512, 1024; 16 for none).
+    pub fn repeat_bytes(self) -> u32 {
+        if self == TmaSwizzle::None {
+            16
+        } else {
+            128 << self.bits()
+        }
+    }
+
+    /// CuTe's `Swizzle<B,4,3>` on byte addresses (`None` for no swizzle).
+    pub fn cute_bytes(self) -> Option<Swizzle> {
+        (self != TmaSwizzle::None).then_some(Swizzle {
+            bits: self.bits(),
+            base: 4,
+            shift: 3,
+        })
+    }
+
+    /// The same swizzle on element offsets of `elem_bytes`-byte elements (1, 2, 4, 8, 16):
+    /// `Swizzle<B, 4 - log2(elem_bytes), 3>`.
+    pub fn cute_elements(self, elem_bytes: u32) -> Option<Swizzle> {
+        let base = 4u32.checked_sub(elem_bytes.trailing_zeros())?;
+        (self != TmaSwizzle::None && elem_bytes.is_power_of_two()).then_some(Swizzle {
+            bits: self.bits(),
+            base,
+            shift: 3,
+        })
+    }
+
+    /// Applies the swizzle to a shared-memory byte address.
+    pub fn apply(self, addr: u32) -> u32 {
+        let mask = (1u32 << self.bits()) - 1;
+        addr ^ (((addr >> 7) & mask) << 4)
+    }
+
+    /// The driver's enum name, e.g. `CU_TENSOR_MAP_SWIZZLE_128B`.
+    pub fn cu_name(self) -> &'static str {
+        match self {
+            TmaSwizzle::None => "CU_TENSOR_MAP_SWIZZLE_NONE",
+            TmaSwizzle::B32 => "CU_TENSOR_MAP_SWIZZLE_32B",
+            TmaSwizzle::B64 => "CU_TENSOR_MAP_SWIZZLE_64B",
+            TmaSwizzle::B128 => "CU_TENSOR_MAP_SWIZZLE_128B",
+        }
+    }
+
+    /// The driver's enum value (`CUtensorMapSwizzle`: 0, 1, 2, 3).
+    pub fn cu_value(self) -> u32 {
+        self.bits()
+    }
+}
+
+impl fmt::Display for TmaSwizzle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TmaSwizzle::None => "none",
+            TmaSwizzle::B32 => "32B",
+            TmaSwizzle::B64 => "64B",
+            TmaSwizzle::B128 => "128B",
+        })
+    }
+}
+
+/// One TMA box landing in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TmaBox {
+    /// `boxDim[1]`: rows (elements of the outer dimension).
+    pub rows: u32,
+    /// `boxDim[0]`: elements of the inner (contiguous) dimension.
+    pub cols: u32,
+    /// Bytes per element: 1, 2, 4 or 8.
+    pub elem_bytes: u32,
+    /// The tensor map's swizzle mode.
+    pub swizzle: TmaSwizzle,
+    /// Shared-memory byte address of the destination.
+    pub base: u32,
+}
+
+impl TmaBox {
+    /// Checks the tensor map and destination rules of the module docs.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the offending value and what is allowed.
+    pub fn new(
+        rows: u32,
+        cols: u32,
+        elem_bytes: u32,
+        swizzle: TmaSwizzle,
+        base: u32,
+    ) -> Result<TmaBox, SimError> {
+        let bad = |m: String| Err(SimError::Invalid(m));
+        if ![1, 2, 4, 8].contains(&elem_bytes) {
+            return bad(format!(
+                "element size {elem_bytes} bytes is not allowed; allowed: 1, 2, 4, 8"
+            ));
+        }
+        for (name, v) in [("rows (boxDim[1])", rows), ("columns (boxDim[0])", cols)] {
+            if v == 0 || v > MAX_BOX_DIM {
+                return bad(format!(
+                    "box {name} {v} is not allowed; allowed: 1..={MAX_BOX_DIM} elements"
+                ));
+            }
+        }
+        let inner = cols * elem_bytes;
+        if !inner.is_multiple_of(16) {
+            return bad(format!(
+                "box inner dimension {cols} x {elem_bytes} B = {inner} bytes is not allowed; it must be a multiple of 16 bytes"
+            ));
+        }
+        if swizzle != TmaSwizzle::None && inner > swizzle.span_bytes() {
+            return bad(format!(
+                "box inner dimension {inner} bytes is not allowed with swizzle {swizzle}; allowed: at most {} bytes (the swizzle span)",
+                swizzle.span_bytes()
+            ));
+        }
+        if !base.is_multiple_of(DST_ALIGN) {
+            return bad(format!(
+                "destination address {base} is not allowed; it must be a multiple of {DST_ALIGN} bytes"
+            ));
+        }
+        let pitch = inner.max(if swizzle == TmaSwizzle::None { 0 } else { swizzle.span_bytes() });
+        let size = (rows as u64) * (pitch as u64);
+        if base as u64 + size > u32::MAX as u64 {
+            return bad(format!(
+                "destination {base} + {size} bytes does not fit in the 32-bit shared window"
+            ));
+        }
+        Ok(TmaBox {
+            rows,
+            cols,
+            elem_bytes,
+            swizzle,
+            base,
+        })
+    }
+
+    /// Bytes of one box row in shared memory (`cols * elem_bytes`).
+    pub fn inner_bytes(&self) -> u32 {
+        self.cols * self.elem_bytes
+    }
+
+    /// Bytes the box's data has (`rows * inner_bytes`): the transaction count the mbarrier
+    /// expects (`mbarrier.arrive.expect_tx`).
+    pub fn size_bytes(&self) -> u32 {
+        self.rows * self.inner_bytes()
+    }
+
+    /// Bytes between consecutive box rows in shared memory: the inner bytes, padded to the
+    /// swizzle span when narrower.
+    pub fn pitch(&self) -> u32 {
+        match self.swizzle {
+            TmaSwizzle::None => self.inner_bytes(),
+            s => self.inner_bytes().max(s.span_bytes()),
+        }
+    }
+
+    /// Bytes of shared memory the box spans from `base` (`rows * pitch`); padding bytes inside
+    /// it are not written.
+    pub fn footprint_bytes(&self) -> u32 {
+        self.rows * self.pitch()
+    }
+
+    /// 16-byte chunks per box row.
+    pub fn chunks_per_row(&self) -> u32 {
+        self.inner_bytes() / 16
+    }
+
+    /// Shared-memory byte address of element `(row, col)` (no bounds check beyond debug).
+    pub fn byte_address(&self, row: u32, col: u32) -> u32 {
+        debug_assert!(row < self.rows && col < self.cols);
+        let linear = self.base + row * self.pitch() + col * self.elem_bytes;
+        self.swizzle.apply(linear)
+    }
+
+    /// Shared-memory byte address of the 16-byte chunk `chunk` of box row `row`.
+    pub fn chunk_address(&self, row: u32, chunk: u32) -> u32 {
+        self.swizzle
+            .apply(self.base + row * self.pitch() + chunk * 16)
+    }
+
+    /// The inverse map over the footprint: for each 16-byte chunk of shared memory from `base`,
+    /// the box `(row, chunk)` it holds (`None` for padding).
+    pub fn smem_chunks(&self) -> Vec<Option<(u32, u32)>> {
+        let n = (self.footprint_bytes() / 16) as usize;
+        let mut out = vec![None; n];
+        for r in 0..self.rows {
+            for c in 0..self.chunks_per_row() {
+                let i = ((self.chunk_address(r, c) - self.base) / 16) as usize;
+                out[i] = Some((r, c));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::layout::Layout;
+
+    #[test]
+    fn swizzle_128b_is_cute_343_on_bytes_and_333_on_f16_offsets() {
+        let b = TmaBox::new(64, 64, 2, TmaSwizzle::B128, 0).unwrap();
+        let l = Layout::parse("swizzle:3,3,3", 64, 64, 2).unwrap();
+        let s343 = TmaSwizzle::B128.cute_bytes().unwrap();
+        assert_eq!((s343.bits, s343.base, s343.shift), (3, 4, 3));
+        for r in 0..64 {
+            for c in 0..64 {
+                let a = b.byte_address(r, c);
+                assert_eq!(a, l.byte_offset(r, c), "({r},{c})");
+                assert_eq!(a, s343.apply(r * 128 + c * 2));
+            }
+        }
+        // Row 1's first chunk moves to chunk 1 of its line, row 7's to chunk 7 (PTX ISA's
+        // 128B swizzle figure: line i holds chunk j at j ^ i).
+        assert_eq!(b.chunk_address(1, 0), 128 + 16);
+        assert_eq!(b.chunk_address(7, 2), 7 * 128 + (2 ^ 7) * 16);
+    }
+
+    #[test]
+    fn smaller_modes_are_cute_143_and_243() {
+        for (sw, bits) in [(TmaSwizzle::B32, 1), (TmaSwizzle::B64, 2)] {
+            let s = sw.cute_bytes().unwrap();
+            assert_eq!((s.bits, s.base, s.shift), (bits, 4, 3));
+            let e = sw.cute_elements(4).unwrap();
+            assert_eq!((e.bits, e.base, e.shift), (bits, 2, 3));
+        }
+        // 32B mode, f32, 8-element rows (32 bytes): rows 4..7 (bit 7 set) swap their two chunks.
+        let b = TmaBox::new(8, 8, 4, TmaSwizzle::B32, 0).unwrap();
+        assert_eq!(b.chunk_address(3, 0), 96);
+        assert_eq!(b.chunk_address(4, 0), 128 + 16);
+        assert_eq!(b.chunk_address(4, 1), 128);
+    }
+
+    #[test]
+    fn every_placement_is_a_permutation_of_the_box_bytes() {
+        for sw in TmaSwizzle::ALL {
+            for e in [1, 2, 4] {
+                for inner in [16, 32, 64, 128] {
+                    if sw != TmaSwizzle::None && inner > sw.span_bytes() {
+                        continue;
+                    }
+                    // Every chunk is placed once, inside the footprint.
+                    let b = TmaBox::new(24, inner / e, e, sw, 2048).unwrap();
+                    let mut seen: Vec<(u32, u32)> = b.smem_chunks().into_iter().flatten().collect();
+                    seen.sort();
+                    let want: Vec<(u32, u32)> = (0..24)
+                        .flat_map(|r| (0..inner / 16).map(move |c| (r, c)))
+                        .collect();
+                    assert_eq!(seen, want, "{sw} e{e} inner{inner}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn narrow_rows_are_padded_to_the_span() {
+        // 16-byte rows under 128B swizzle: one row per 128-byte line, chunk 0 of row r at
+        // chunk r % 8 of line r.
+        let b = TmaBox::new(8, 8, 2, TmaSwizzle::B128, 0).unwrap();
+        assert_eq!((b.pitch(), b.footprint_bytes(), b.size_bytes()), (128, 1024, 128));
+        for r in 0..8 {
+            assert_eq!(b.chunk_address(r, 0), r * 128 + r * 16);
+        }
+        // Without swizzle rows stay packed.
+        assert_eq!(TmaBox::new(8, 8, 2, TmaSwizzle::None, 0).unwrap().pitch(), 16);
+        // The XOR uses the address: a box at 128 starts in phase 1.
+        let c = TmaBox::new(2, 64, 2, TmaSwizzle::B128, 128).unwrap();
+        assert_eq!(c.chunk_address(0, 0), 128 + 16);
+    }
+
+    #[test]
+    fn rule_violations_name_the_value() {
+        let e = |r, c, b, s, base| TmaBox::new(r, c, b, s, base).unwrap_err().to_string();
+        assert!(e(64, 128, 2, TmaSwizzle::B128, 0).contains("256 bytes"));
+        assert!(e(64, 128, 2, TmaSwizzle::B128, 0).contains("at most 128"));
+        assert!(e(64, 4, 2, TmaSwizzle::None, 0).contains("multiple of 16"));
+        assert!(e(257, 8, 2, TmaSwizzle::None, 0).contains("1..=256"));
+        assert!(e(8, 64, 2, TmaSwizzle::B128, 64).contains("multiple of 128"));
+        assert!(e(8, 8, 2, TmaSwizzle::None, 64).contains("multiple of 128"));
+        assert!(e(8, 8, 3, TmaSwizzle::None, 0).contains("allowed: 1, 2, 4, 8"));
+        assert!(TmaSwizzle::parse("96B").unwrap_err().to_string().contains("'96B'"));
+    }
+}

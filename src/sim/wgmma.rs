@@ -1,0 +1,631 @@
+//! `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` (PTX ISA "Asynchronous
+//! Warpgroup Level Matrix Multiply-Accumulate", sm_90a; SASS `HGMMA.64xNx16.F32[.BF16]`): a
+//! warpgroup of 128 threads (4 consecutive warps) computes D (64×N, f32, in registers) += A (64×16)
+//! · B (16×N), N = 8, 16, …, 256, with A and B read from shared memory through 64-bit **matrix
+//! descriptors** (A may instead come from registers).
+//!
+//! # Matrix descriptor (PTX ISA "Matrix Descriptor Format"; CUTLASS `cute/arch/mma_sm90_desc.hpp`)
+//! ```text
+//!   bits  0..14  start address >> 4          bits 32..46  stride byte offset (SBO) >> 4
+//!   bits 16..30  leading byte offset (LBO) >> 4   bits 49..52  base offset (0 here)
+//!   bits 62..64  layout type: 0 no swizzle (interleave), 1 128B, 2 64B, 3 32B
+//! ```
+//!
+//! # Canonical layouts (bytes; `e` = element bytes = 2, `W` = swizzle span 32/64/128)
+//! Operands are made of **core matrices** of 8 rows × 16 bytes. For one k16 block, element
+//! `(mn, k)` of A (mn = m) or B (mn = n) is read at `start + offset`, the swizzle of the mode then
+//! applied to that *address* (CuTe `Swizzle<1|2|3,4,3>`, as in [`super::tma`]):
+//! ```text
+//! K-major  none:  (mn/8)*SBO + (k/8)*LBO + (mn%8)*16 + (k%8)*e
+//! K-major  W:     (mn/8)*SBO + (mn%8)*W  + k*e                      (LBO unused)
+//! MN-major none:  (mn/8)*SBO + (k/8)*LBO + (k%8)*16 + (mn%8)*e
+//! MN-major W:     (mn/(W/e))*LBO + (k/8)*SBO + (k%8)*W + (mn%(W/e))*e
+//! ```
+//! (CUTLASS `cute/atom/mma_traits_sm90_gmma.hpp`, `make_gmma_desc`: note that LBO and SBO swap
+//! roles between the no-swizzle and swizzled MN-major forms.) K-major is PTX's non-transposed
+//! operand (`imm-trans-a/b` = 0): A row-major M×K, B column-major K×N.
+//!
+//! # Accumulator fragment (PTX ISA "wgmma .m64nNk16 register fragment layout for D")
+//! Thread `t` of the warpgroup, warp `w = t/32`, `g = (t%32)/4`, `q = t%4`, register `d[i]`
+//! (i < N/2): row `16w + g + 8*((i%4)/2)`, column `8*(i/4) + 2q + i%2`. A in registers follows
+//! `mma.m16n8k16`'s A fragment, rows offset by 16w: `a0:(g, 2q+h) a1:(g+8, 2q+h) a2:(g, 2q+8+h)
+//! a3:(g+8, 2q+8+h)`. Checked on an H200, register by register (`tests/data/h200_wgmma_*.json`).
+
+use std::fmt;
+
+use half::{bf16, f16};
+
+use super::error::SimError;
+use super::mma::MmaDtype;
+use super::smem::SharedMemory;
+use super::tma::TmaSwizzle;
+
+/// Threads in a warpgroup.
+pub const WARPGROUP_THREADS: usize = 128;
+/// Rows of A and D.
+pub const M: u32 = 64;
+/// K of one instruction (f16/bf16).
+pub const K: u32 = 16;
+/// Largest byte value a 14-bit descriptor field holds (`(2^14 - 1) << 4`).
+pub const FIELD_MAX_BYTES: u32 = ((1 << 14) - 1) << 4;
+
+/// Which dimension is contiguous in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Major {
+    /// K-major: elements adjacent in K are adjacent in memory (`imm-trans` = 0).
+    K,
+    /// MN-major: elements adjacent in M (A) or N (B) are adjacent (`imm-trans` = 1).
+    Mn,
+}
+
+impl Major {
+    /// Parses `k` or `mn`.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value.
+    pub fn parse(s: &str) -> Result<Major, SimError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "k" => Ok(Major::K),
+            "mn" | "m" | "n" => Ok(Major::Mn),
+            _ => Err(SimError::Invalid(format!(
+                "unknown major '{s}'; allowed: k, mn"
+            ))),
+        }
+    }
+
+    /// PTX's `imm-trans` immediate: 0 for K-major, 1 for MN-major.
+    pub fn imm_trans(self) -> u32 {
+        match self {
+            Major::K => 0,
+            Major::Mn => 1,
+        }
+    }
+}
+
+impl fmt::Display for Major {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Major::K => "K-major",
+            Major::Mn => "MN-major",
+        })
+    }
+}
+
+/// The descriptor's 2-bit layout type of a swizzle mode (0 none, 1 128B, 2 64B, 3 32B).
+pub fn layout_type(s: TmaSwizzle) -> u64 {
+    match s {
+        TmaSwizzle::None => 0,
+        TmaSwizzle::B128 => 1,
+        TmaSwizzle::B64 => 2,
+        TmaSwizzle::B32 => 3,
+    }
+}
+
+/// A shared-memory matrix descriptor, fields in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct MatrixDescriptor {
+    /// Shared-memory byte address of the operand's first core matrix (multiple of 16).
+    pub start_address: u32,
+    /// Leading dimension byte offset (multiple of 16).
+    pub leading_byte_offset: u32,
+    /// Stride dimension byte offset (multiple of 16).
+    pub stride_byte_offset: u32,
+    /// Matrix base offset (bits 49..52); only 0 is modelled.
+    pub base_offset: u32,
+    /// Swizzle mode (layout type).
+    pub swizzle: TmaSwizzle,
+}
+
+impl MatrixDescriptor {
+    /// Packs the 64-bit descriptor.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] for a field that is not a multiple of 16 or exceeds 14 bits after
+    /// the shift, or a base offset other than 0.
+    pub fn encode(&self) -> Result<u64, SimError> {
+        let field = |name: &str, v: u32| -> Result<u64, SimError> {
+            if !v.is_multiple_of(16) || v > FIELD_MAX_BYTES {
+                return Err(SimError::Invalid(format!(
+                    "descriptor {name} {v} bytes is not allowed; allowed: multiples of 16 up to {FIELD_MAX_BYTES}"
+                )));
+            }
+            Ok((v >> 4) as u64)
+        };
+        if self.base_offset != 0 {
+            return Err(SimError::Invalid(format!(
+                "descriptor base offset {} is not modelled; allowed: 0 (tiles aligned to the swizzle repeat)",
+                self.base_offset
+            )));
+        }
+        Ok(field("start address", self.start_address)?
+            | field("leading byte offset", self.leading_byte_offset)? << 16
+            | field("stride byte offset", self.stride_byte_offset)? << 32
+            | layout_type(self.swizzle) << 62)
+    }
+
+    /// Unpacks a 64-bit descriptor (unused bits ignored).
+    pub fn decode(d: u64) -> MatrixDescriptor {
+        let f = |shift: u32| (((d >> shift) & 0x3fff) as u32) << 4;
+        MatrixDescriptor {
+            start_address: f(0),
+            leading_byte_offset: f(16),
+            stride_byte_offset: f(32),
+            base_offset: ((d >> 49) & 7) as u32,
+            swizzle: match d >> 62 {
+                1 => TmaSwizzle::B128,
+                2 => TmaSwizzle::B64,
+                3 => TmaSwizzle::B32,
+                _ => TmaSwizzle::None,
+            },
+        }
+    }
+
+    /// Byte address of element `(mn, k)` (`mn` < 64 for A or < N for B, `k` < 16) of a 2-byte
+    /// operand of the given major (module docs' formulas).
+    pub fn element_address(&self, major: Major, mn: u32, k: u32) -> u32 {
+        let e = 2;
+        let (lbo, sbo) = (self.leading_byte_offset, self.stride_byte_offset);
+        let off = match (major, self.swizzle) {
+            (Major::K, TmaSwizzle::None) => {
+                (mn / 8) * sbo + (k / 8) * lbo + (mn % 8) * 16 + (k % 8) * e
+            }
+            (Major::K, s) => (mn / 8) * sbo + (mn % 8) * s.span_bytes() + k * e,
+            (Major::Mn, TmaSwizzle::None) => {
+                (mn / 8) * sbo + (k / 8) * lbo + (k % 8) * 16 + (mn % 8) * e
+            }
+            (Major::Mn, s) => {
+                let w = s.span_bytes();
+                let per = w / e;
+                (mn / per) * lbo + (k / 8) * sbo + (k % 8) * w + (mn % per) * e
+            }
+        };
+        self.swizzle.apply(self.start_address.wrapping_add(off))
+    }
+
+    /// The 8 row addresses (16 bytes each) of the core matrix holding element `(mn, k)`: the
+    /// shared-memory footprint the tensor core reads for it. Rows run along MN for K-major and
+    /// along K for MN-major operands.
+    pub fn core_matrix_rows(&self, major: Major, mn: u32, k: u32) -> [u32; 8] {
+        let (mn0, k0) = match major {
+            Major::K => (mn / 8 * 8, k / 8 * 8),
+            Major::Mn => (mn / 8 * 8, k / 8 * 8),
+        };
+        std::array::from_fn(|r| {
+            let r = r as u32;
+            match major {
+                Major::K => self.element_address(major, mn0 + r, k0) & !15,
+                Major::Mn => self.element_address(major, mn0, k0 + r) & !15,
+            }
+        })
+    }
+}
+
+/// How atoms (8 rows × span bytes; core matrices without swizzle) are tiled over an operand tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum AtomOrder {
+    /// Atoms adjacent along MN first (CuTe's `tile_to_shape` default, column-major over (MN, K)).
+    MnFirst,
+    /// Atoms adjacent along K first.
+    KFirst,
+}
+
+/// An operand tile of `mn × k` 2-byte elements stored in a canonical layout, and the descriptors
+/// that read its k16 blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct OperandTile {
+    /// Contiguous dimension.
+    pub major: Major,
+    /// Swizzle mode.
+    pub swizzle: TmaSwizzle,
+    /// Rows of A (64) or columns of B (N).
+    pub mn: u32,
+    /// K extent (a multiple of 16).
+    pub k: u32,
+    /// Shared-memory byte address of the tile (aligned to the swizzle repeat).
+    pub base: u32,
+    /// Atom tiling order.
+    pub order: AtomOrder,
+}
+
+impl OperandTile {
+    /// Builds and checks a tile.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] when `mn` or `k` do not fill whole atoms (K-major: `mn % 8 == 0`,
+    /// `k*2 % span == 0`; MN-major: `mn*2 % span == 0`, `k % 8 == 0`; always `k % 16 == 0`), or
+    /// the base is not aligned to the swizzle repeat.
+    pub fn new(
+        major: Major,
+        swizzle: TmaSwizzle,
+        mn: u32,
+        k: u32,
+        base: u32,
+        order: AtomOrder,
+    ) -> Result<OperandTile, SimError> {
+        let w = swizzle.span_bytes();
+        let bad = |m: String| Err(SimError::Invalid(m));
+        if mn == 0 || k == 0 || !k.is_multiple_of(16) || mn > 256 || k > 256 {
+            return bad(format!(
+                "operand tile {mn}x{k} is not allowed; allowed: MN 8..=256, K a multiple of 16 up to 256"
+            ));
+        }
+        let (mn_ok, k_ok) = match major {
+            Major::K => (mn.is_multiple_of(8), (k * 2).is_multiple_of(w)),
+            Major::Mn => ((mn * 2).is_multiple_of(w.max(16)), k.is_multiple_of(8)),
+        };
+        if !mn_ok || !k_ok {
+            return bad(format!(
+                "operand tile {mn}x{k} ({major}) does not fill whole {w}-byte swizzle atoms; allowed: {}",
+                match major {
+                    Major::K => format!("MN a multiple of 8 and K a multiple of {}", w / 2),
+                    Major::Mn => format!("MN a multiple of {} and K a multiple of 8", w.max(16) / 2),
+                }
+            ));
+        }
+        let align = swizzle.repeat_bytes().max(16);
+        if !base.is_multiple_of(align) {
+            return bad(format!(
+                "tile address {base} is not allowed with swizzle {swizzle}; it must be a multiple of {align} bytes"
+            ));
+        }
+        let t = OperandTile {
+            major,
+            swizzle,
+            mn,
+            k,
+            base,
+            order,
+        };
+        // Fields must fit the descriptor.
+        let (lbo, sbo) = t.offsets();
+        let end = base as u64 + t.size_bytes() as u64;
+        if lbo.max(sbo) > FIELD_MAX_BYTES || end > FIELD_MAX_BYTES as u64 + 16 {
+            return bad(format!(
+                "tile {mn}x{k} at {base} needs offsets or addresses beyond the descriptor's {FIELD_MAX_BYTES} bytes"
+            ));
+        }
+        Ok(t)
+    }
+
+    /// Bytes of one atom row: the swizzle span (16 without swizzle).
+    fn row_bytes(&self) -> u32 {
+        self.swizzle.span_bytes()
+    }
+
+    /// Atoms along MN and along K.
+    fn atoms(&self) -> (u32, u32) {
+        let w = self.row_bytes();
+        match self.major {
+            Major::K => (self.mn / 8, self.k * 2 / w),
+            Major::Mn => (self.mn * 2 / w, self.k / 8),
+        }
+    }
+
+    /// Byte offset of atom `(i, j)` (i along MN, j along K); an atom is 8 rows of span bytes.
+    fn atom_offset(&self, i: u32, j: u32) -> u32 {
+        let (nm, nk) = self.atoms();
+        let idx = match self.order {
+            AtomOrder::MnFirst => i + j * nm,
+            AtomOrder::KFirst => j + i * nk,
+        };
+        idx * 8 * self.row_bytes()
+    }
+
+    /// (LBO, SBO) of this tile's descriptors, in bytes (LBO of swizzled K-major tiles is unused
+    /// and set to 16, CUTLASS's "assumed 1").
+    pub fn offsets(&self) -> (u32, u32) {
+        let (dmn, dk) = (self.atom_offset(1, 0), self.atom_offset(0, 1));
+        match (self.major, self.swizzle) {
+            (Major::K, TmaSwizzle::None) => (dk, dmn),
+            (Major::K, _) => (16, dmn),
+            (Major::Mn, TmaSwizzle::None) => (dk, dmn),
+            (Major::Mn, _) => (dmn, dk),
+        }
+    }
+
+    /// Bytes the tile occupies.
+    pub fn size_bytes(&self) -> u32 {
+        self.mn * self.k * 2
+    }
+
+    /// Number of k16 blocks (`k / 16`).
+    pub fn k_blocks(&self) -> u32 {
+        self.k / K
+    }
+
+    /// Where element `(mn, k)` of the tile is stored (byte address, swizzle applied).
+    pub fn byte_address(&self, mn: u32, k: u32) -> u32 {
+        let w = self.row_bytes();
+        let lin = match self.major {
+            Major::K => {
+                let (i, r) = (mn / 8, mn % 8);
+                let kb = k * 2;
+                self.atom_offset(i, kb / w) + r * w + kb % w
+            }
+            Major::Mn => {
+                let per = w / 2;
+                let (i, c) = (mn / per, mn % per);
+                let (j, r) = (k / 8, k % 8);
+                self.atom_offset(i, j) + r * w + c * 2
+            }
+        };
+        self.swizzle.apply(self.base + lin)
+    }
+
+    /// The descriptor of k16 block `kb` (< `k_blocks()`).
+    pub fn descriptor(&self, kb: u32) -> MatrixDescriptor {
+        let (lbo, sbo) = self.offsets();
+        let start = match self.major {
+            // k-block kb starts 32*kb bytes into the K extent.
+            Major::K => {
+                let w = self.row_bytes();
+                let kbytes = kb * K * 2;
+                if self.swizzle == TmaSwizzle::None {
+                    self.base + self.atom_offset(0, kbytes / 16)
+                } else {
+                    self.base + self.atom_offset(0, kbytes / w) + kbytes % w
+                }
+            }
+            Major::Mn => self.base + self.atom_offset(0, kb * 2),
+        };
+        MatrixDescriptor {
+            start_address: start,
+            leading_byte_offset: lbo,
+            stride_byte_offset: sbo,
+            base_offset: 0,
+            swizzle: self.swizzle,
+        }
+    }
+}
+
+/// The operand tiles of one `m64nNk16` problem over K = `k` as `tilelab sim wgmma` and the H200
+/// checks place them: A (64 × k) at byte 0, B (n × k) at the next multiple of
+/// `max(1024, repeat)` bytes after A. Returns (A, B, shared-memory bytes used).
+///
+/// # Errors
+/// Those of [`check_n`] and [`OperandTile::new`].
+pub fn operand_tiles(
+    n: u32,
+    major_a: Major,
+    major_b: Major,
+    swizzle: TmaSwizzle,
+    k: u32,
+    order: AtomOrder,
+) -> Result<(OperandTile, OperandTile, u32), SimError> {
+    check_n(n)?;
+    let ta = OperandTile::new(major_a, swizzle, M, k, 0, order)?;
+    let b_base = ta
+        .size_bytes()
+        .next_multiple_of(swizzle.repeat_bytes().max(1024));
+    let tb = OperandTile::new(major_b, swizzle, n, k, b_base, order)?;
+    Ok((ta, tb, b_base + tb.size_bytes()))
+}
+
+/// Checks `n` is a legal wgmma N for f16/bf16 (8..=256, multiple of 8).
+///
+/// # Errors
+/// [`SimError::Invalid`] naming the value.
+pub fn check_n(n: u32) -> Result<(), SimError> {
+    if n == 0 || n > 256 || !n.is_multiple_of(8) {
+        return Err(SimError::Invalid(format!(
+            "wgmma N = {n} is not allowed; allowed: 8, 16, ..., 256 (multiples of 8)"
+        )));
+    }
+    Ok(())
+}
+
+/// The PTX name, e.g. `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`.
+pub fn ptx(n: u32, dtype: MmaDtype) -> String {
+    let t = dtype.name();
+    format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t}")
+}
+
+/// The SASS mnemonic, e.g. `HGMMA.64x64x16.F32` (`.BF16` appended for bf16 inputs), as
+/// cuobjdump prints it for sm_90a.
+pub fn sass(n: u32, dtype: MmaDtype) -> String {
+    match dtype {
+        MmaDtype::F16 => format!("HGMMA.64x{n}x16.F32"),
+        MmaDtype::Bf16 => format!("HGMMA.64x{n}x16.F32.BF16"),
+    }
+}
+
+/// `(row, col)` of D held by thread `thread` (0..128) in accumulator register `reg` (0..N/2).
+pub fn acc_fragment(thread: u32, reg: u32) -> (u32, u32) {
+    let (w, lane) = (thread / 32, thread % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    let (j, i) = (reg / 4, reg % 4);
+    (16 * w + g + 8 * (i / 2), 8 * j + 2 * q + i % 2)
+}
+
+/// `(row, k)` of A held by thread `thread` in A register `reg` (0..4), half `half` (0 = low 16
+/// bits), when A comes from registers.
+pub fn a_fragment(thread: u32, reg: u32, half: u32) -> (u32, u32) {
+    let (w, lane) = (thread / 32, thread % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    (16 * w + g + 8 * (reg % 2), 2 * q + half + 8 * (reg / 2))
+}
+
+/// Where A comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ASource {
+    /// Shared memory through a descriptor, with its major.
+    Smem(MatrixDescriptor, Major),
+    /// Registers: `regs[thread][r]`, r < 4, two 16-bit values each (low half first).
+    Registers(Box<[[u32; 4]; WARPGROUP_THREADS]>),
+}
+
+fn to_f32(bits: u16, dtype: MmaDtype) -> f32 {
+    match dtype {
+        MmaDtype::F16 => f16::from_bits(bits).to_f32(),
+        MmaDtype::Bf16 => bf16::from_bits(bits).to_f32(),
+    }
+}
+
+/// Executes one `wgmma` (scale-d = 1: D += A·B) on the accumulators `acc[thread][reg]`
+/// (`reg < n/2`), reading A and B from `smem`. Products are summed in f64 and added to the f32
+/// accumulator once (exact for the small integers the checks use).
+///
+/// # Errors
+/// Illegal N, accumulator arrays of the wrong size, or operand addresses outside `smem`.
+pub fn execute(
+    n: u32,
+    dtype: MmaDtype,
+    a: &ASource,
+    b: &MatrixDescriptor,
+    b_major: Major,
+    smem: &SharedMemory,
+    acc: &mut [Vec<f32>],
+) -> Result<(), SimError> {
+    check_n(n)?;
+    if acc.len() != WARPGROUP_THREADS || acc.iter().any(|r| r.len() != (n / 2) as usize) {
+        return Err(SimError::Invalid(format!(
+            "accumulators must be 128 threads x {} registers for N = {n}",
+            n / 2
+        )));
+    }
+    let mut av = vec![[0f32; K as usize]; M as usize];
+    match a {
+        ASource::Smem(d, major) => {
+            for (m, row) in av.iter_mut().enumerate() {
+                for (k, v) in row.iter_mut().enumerate() {
+                    let addr = d.element_address(*major, m as u32, k as u32);
+                    *v = to_f32(smem.read_u16(addr)?, dtype);
+                }
+            }
+        }
+        ASource::Registers(regs) => {
+            for (t, tr) in regs.iter().enumerate() {
+                for (r, &v) in tr.iter().enumerate() {
+                    for h in 0..2 {
+                        let (m, k) = a_fragment(t as u32, r as u32, h);
+                        av[m as usize][k as usize] = to_f32((v >> (16 * h)) as u16, dtype);
+                    }
+                }
+            }
+        }
+    }
+    let mut bv = vec![[0f32; K as usize]; n as usize];
+    for (col, row) in bv.iter_mut().enumerate() {
+        for (k, v) in row.iter_mut().enumerate() {
+            let addr = b.element_address(b_major, col as u32, k as u32);
+            *v = to_f32(smem.read_u16(addr)?, dtype);
+        }
+    }
+    for (t, regs) in acc.iter_mut().enumerate() {
+        for (r, d) in regs.iter_mut().enumerate() {
+            let (row, col) = acc_fragment(t as u32, r as u32);
+            let dot: f64 = (0..K as usize)
+                .map(|k| av[row as usize][k] as f64 * bv[col as usize][k] as f64)
+                .sum();
+            *d = (*d as f64 + dot) as f32;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_bits_round_trip_and_match_cutlass_fields() {
+        let d = MatrixDescriptor {
+            start_address: 0x400,
+            leading_byte_offset: 16,
+            stride_byte_offset: 1024,
+            base_offset: 0,
+            swizzle: TmaSwizzle::B128,
+        };
+        let bits = d.encode().unwrap();
+        // start 0x400>>4 = 0x40; LBO 1; SBO 64 (the "SBO = 64" of 128B K-major tiles); type 1.
+        assert_eq!(bits, 0x40 | 1 << 16 | 64u64 << 32 | 1u64 << 62);
+        assert_eq!(MatrixDescriptor::decode(bits), d);
+        let e = MatrixDescriptor { start_address: 8, ..d }.encode().unwrap_err();
+        assert!(e.to_string().contains("start address 8"), "{e}");
+        assert_eq!(layout_type(TmaSwizzle::B32), 3);
+    }
+
+    #[test]
+    fn accumulator_map_covers_d_once() {
+        for n in [8u32, 24, 256] {
+            let mut seen = vec![0u8; (64 * n) as usize];
+            for t in 0..128 {
+                for r in 0..n / 2 {
+                    let (row, col) = acc_fragment(t, r);
+                    seen[(row * n + col) as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&c| c == 1), "n = {n}");
+        }
+        // PTX figure: thread 0 holds (0,0),(0,1),(8,0),(8,1); thread 37 (warp 1, g 1, q 1)
+        // register 5 holds row 16+1, column 8+2+1.
+        assert_eq!(acc_fragment(0, 2), (8, 0));
+        assert_eq!(acc_fragment(37, 5), (17, 11));
+    }
+
+    #[test]
+    fn every_tile_descriptor_reads_what_the_tile_stores() {
+        for major in [Major::K, Major::Mn] {
+            for sw in TmaSwizzle::ALL {
+                for order in [AtomOrder::MnFirst, AtomOrder::KFirst] {
+                    let t = OperandTile::new(major, sw, 64, 64, 1024, order).unwrap();
+                    for kb in 0..t.k_blocks() {
+                        let d = t.descriptor(kb);
+                        for mn in 0..64 {
+                            for k in 0..16 {
+                                assert_eq!(
+                                    d.element_address(major, mn, k),
+                                    t.byte_address(mn, 16 * kb + k),
+                                    "{major} {sw} {order:?} kb{kb} ({mn},{k})"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tile_bytes_are_a_permutation() {
+        for major in [Major::K, Major::Mn] {
+            for sw in TmaSwizzle::ALL {
+                let t = OperandTile::new(major, sw, 128, 64, 0, AtomOrder::MnFirst).unwrap();
+                let mut a: Vec<u32> = (0..128)
+                    .flat_map(|mn| (0..64).map(move |k| t.byte_address(mn, k)))
+                    .collect();
+                a.sort();
+                assert!(a.iter().enumerate().all(|(i, &x)| x == 2 * i as u32), "{major} {sw}");
+            }
+        }
+    }
+
+    #[test]
+    fn k_major_128b_matches_tma_box_of_the_same_tile() {
+        // A 64x64 f16 K-major tile with 128B swizzle is exactly what a TMA box 64x64 with
+        // CU_TENSOR_MAP_SWIZZLE_128B writes: the FlashAttention-3 pairing.
+        let t = OperandTile::new(Major::K, TmaSwizzle::B128, 64, 64, 0, AtomOrder::MnFirst).unwrap();
+        let b = crate::sim::tma::TmaBox::new(64, 64, 2, TmaSwizzle::B128, 0).unwrap();
+        for m in 0..64 {
+            for k in 0..64 {
+                assert_eq!(t.byte_address(m, k), b.byte_address(m, k));
+            }
+        }
+        assert_eq!(t.offsets(), (16, 1024));
+    }
+
+    #[test]
+    fn bad_shapes_name_the_value() {
+        let e = OperandTile::new(Major::K, TmaSwizzle::B128, 64, 16, 0, AtomOrder::MnFirst)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("64x16") && e.contains("multiple of 64"), "{e}");
+        assert!(check_n(12).unwrap_err().to_string().contains("N = 12"));
+        assert!(
+            OperandTile::new(Major::Mn, TmaSwizzle::B64, 64, 16, 256, AtomOrder::MnFirst)
+                .unwrap_err()
+                .to_string()
+                .contains("multiple of 512")
+        );
+    }
+}
