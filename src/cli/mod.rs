@@ -21,6 +21,7 @@ pub mod out;
 mod sim_bank;
 mod sim_counts;
 mod sim_frag;
+mod sim_hopper;
 mod sim_replay;
 mod sim_traffic;
 mod tui_cmd;
@@ -69,8 +70,14 @@ pub enum SimCommand {
     Replay(sim_replay::ReplayArgs),
     /// ldmatrix fragment maps (lane -> elements, element -> lane).
     Ldmatrix(sim_frag::LdmatrixArgs),
+    /// stmatrix fragment maps (which lane's register lands in which row and column).
+    Stmatrix(sim_frag::LdmatrixArgs),
     /// mma.sync fragment maps of A, B, C/D.
     Mma(sim_frag::MmaArgs),
+    /// Where a TMA box lands in shared memory under a swizzle mode, and how it reads back.
+    Tma(sim_hopper::TmaArgs),
+    /// wgmma: matrix descriptors, core matrices, the accumulator map and a functional check.
+    Wgmma(sim_hopper::WgmmaArgs),
     /// LDSM / LDSM.T / HMMA counts of tiled kernels (GEMM, FlashAttention-2).
     Counts(sim_counts::CountsArgs),
     /// Global-memory traffic of FlashAttention v1 vs v2 loop orders.
@@ -218,7 +225,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             SimCommand::BankConflicts(a) => sim_bank::run(a),
             SimCommand::Replay(a) => sim_replay::run(a),
             SimCommand::Ldmatrix(a) => sim_frag::run_ldmatrix(a),
+            SimCommand::Stmatrix(a) => sim_frag::run_stmatrix(a),
             SimCommand::Mma(a) => sim_frag::run_mma(a),
+            SimCommand::Tma(a) => sim_hopper::run_tma(a),
+            SimCommand::Wgmma(a) => sim_hopper::run_wgmma(a),
             SimCommand::Counts(a) => sim_counts::run_counts(a),
             SimCommand::Traffic(a) => sim_traffic::run(a),
             SimCommand::Occupancy(a) => sim_counts::run_occupancy(a),

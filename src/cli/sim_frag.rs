@@ -1,4 +1,4 @@
-//! `tilelab sim ldmatrix` and `tilelab sim mma`: fragment maps both ways, as the PTX ISA's
+//! `tilelab sim ldmatrix`, `tilelab sim stmatrix` and `tilelab sim mma`: fragment maps both ways, as the PTX ISA's
 //! figures draw them.
 //!
 //! `--json` of `ldmatrix`: `{"instruction", "sass", "address_lanes": [{"matrix", "row", "lane"}],
@@ -14,6 +14,7 @@ use ndarray::Array2;
 use serde::Serialize;
 use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
+use tilelab::sim::stmatrix;
 use tilelab::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape, Operand};
 
 use super::out;
@@ -87,11 +88,28 @@ struct LdsmReport {
 }
 
 pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
+    run_matrix_frag(a, false)
+}
+
+/// `tilelab sim stmatrix`: the same maps as ldmatrix, read as "register -> where it is written".
+pub fn run_stmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
+    run_matrix_frag(a, true)
+}
+
+fn run_matrix_frag(a: LdmatrixArgs, store: bool) -> anyhow::Result<ExitCode> {
     let num = MatrixCount::from_count(a.num)
         .ok_or_else(|| anyhow::anyhow!("--num {} is not allowed; allowed: 1, 2, 4", a.num))?;
     let ins = Instruction::Ldmatrix {
         num,
         trans: a.trans,
+    };
+    let (name, sass) = if store {
+        (
+            format!("stmatrix.x{}{}", num.count(), if a.trans { ".trans" } else { "" }),
+            stmatrix::sass(num, a.trans).to_string(),
+        )
+    } else {
+        (ins.to_string(), ins.sass().to_string())
     };
     let n = num.count() as u32;
     let frags: Vec<LdsmFrag> = (0..32)
@@ -120,10 +138,19 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
             })
         })
         .collect();
-    let ptx = format!(
-        "ldmatrix.sync.aligned.m8n8.x{n}{}.shared.b16",
-        if a.trans { ".trans" } else { "" }
-    );
+    let ptx = if store {
+        stmatrix::ptx(num, a.trans)
+    } else {
+        format!(
+            "ldmatrix.sync.aligned.m8n8.x{n}{}.shared.b16",
+            if a.trans { ".trans" } else { "" }
+        )
+    };
+    let (verb, arrow) = if store {
+        ("sends", "register -> element written")
+    } else {
+        ("receives", "element -> lane T.half")
+    };
     if let Some(path) = &a.svg {
         // Matrices side by side: 8 rows x 8n columns.
         let label = |r: u32, c: u32| {
@@ -145,19 +172,19 @@ pub fn run_ldmatrix(a: LdmatrixArgs) -> anyhow::Result<ExitCode> {
     }
     if a.json {
         out::emit_json(&LdsmReport {
-            instruction: ins.to_string(),
+            instruction: name,
             ptx,
-            sass: ins.sass().to_string(),
+            sass,
             address_lanes: addr,
             fragments: frags,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut o = String::new();
-    outln!(o, "{} {ptx}  (SASS {})", out::bold("==>"), ins.sass());
+    outln!(o, "{} {ptx}  (SASS {sass})", out::bold("==>"));
     outln!(
         o,
-        "row addresses: lanes 0-{} (lane 8m+r gives row r of matrix m); every lane receives {n} register(s) of two b16",
+        "row addresses: lanes 0-{} (lane 8m+r gives row r of matrix m); every lane {verb} {n} register(s) of two b16 ({arrow})",
         8 * n - 1
     );
     outln!(
