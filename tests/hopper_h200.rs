@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 use tilelab::sim::bank::WarpRequest;
+use tilelab::sim::exec::{self, LaneRegs, WarpOp};
 use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::mma::MmaDtype;
 use tilelab::sim::smem::SharedMemory;
@@ -39,9 +40,8 @@ fn stsm_form(name: &str) -> (MatrixCount, bool) {
 
 #[test]
 fn stmatrix_wavefronts_follow_the_ldmatrix_rule_on_every_record() {
-    // The model: one unit per 8x8 matrix, each costing its rows' largest number of distinct
-    // words in one bank, as ldmatrix (bank.rs). Until the executor's Instruction::Stmatrix lands
-    // the request is costed as the ldmatrix of the same form and addresses.
+    // The model (bank.rs): one unit per 8x8 matrix, each costing its rows' largest number of
+    // distinct words in one bank, as ldmatrix.
     let recs = load("h200_stmatrix_2026-11-30.json");
     let recs = recs.as_array().unwrap();
     assert_eq!(recs.len(), 570);
@@ -50,7 +50,7 @@ fn stmatrix_wavefronts_follow_the_ldmatrix_rule_on_every_record() {
     for r in recs {
         let (num, trans) = stsm_form(r["instruction"].as_str().unwrap());
         let offs: [u32; 32] = u32s(&r["lane_byte_offsets"]).try_into().unwrap();
-        let cost = WarpRequest::new(Instruction::Ldmatrix { num, trans }, offs).cost();
+        let cost = WarpRequest::new(Instruction::Stmatrix { num, trans }, offs).cost();
         let (w, c) = (
             r["wavefronts"].as_u64().unwrap() as u32,
             r["bank_conflicts"].as_u64().unwrap() as u32,
@@ -65,12 +65,20 @@ fn stmatrix_wavefronts_follow_the_ldmatrix_rule_on_every_record() {
             ));
         }
     }
-    assert!(bad.is_empty(), "{} mismatches: {:?}", bad.len(), &bad[..bad.len().min(5)]);
-    assert!(conflicted > 100, "the records must exercise conflicts ({conflicted})");
+    assert!(
+        bad.is_empty(),
+        "{} mismatches: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    assert!(
+        conflicted > 100,
+        "the records must exercise conflicts ({conflicted})"
+    );
 }
 
 #[test]
-fn stmatrix_writes_every_register_where_the_fragment_map_says() {
+fn stmatrix_writes_every_register_where_the_executor_writes_it() {
     let data = load("h200_stmatrix_smem_2026-11-30.json");
     let recs = data["records"].as_array().unwrap();
     assert_eq!(recs.len(), 570);
@@ -87,36 +95,114 @@ fn stmatrix_writes_every_register_where_the_fragment_map_says() {
             .collect();
         let n = num.count() as u32;
         assert_eq!(slots.len() as u32, 32 * n * 2, "{name}");
-        let mut writers: HashMap<u32, u32> = HashMap::new();
-        let mut dest = Vec::new();
+        // The probe's registers: 0x8000 | lane<<3 | reg<<1 | half.
+        let value = |lane: u32, reg: u32, h: u32| 0x8000 | lane << 3 | reg << 1 | h;
+        let data: LaneRegs = std::array::from_fn(|l| {
+            std::array::from_fn(|j| {
+                value(l as u32, j as u32, 0) | value(l as u32, j as u32, 1) << 16
+            })
+        });
+        let mut smem = SharedMemory::zeroed(48 * 1024);
+        let step = exec::execute(&mut smem, &WarpOp::stmatrix(num, trans, offs, data)).unwrap();
+        assert_eq!(
+            step.cost,
+            WarpRequest::new(Instruction::Stmatrix { num, trans }, offs).cost()
+        );
+        // Who writes where, by the fragment map; what the H200 left there.
+        let mut writers: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut measured: HashMap<u32, u32> = HashMap::new();
+        let mut i = 0;
         for lane in 0..32 {
             for reg in 0..n {
                 for h in 0..2 {
                     let d = stmatrix::destination(trans, &offs, lane, reg, h);
-                    *writers.entry(d).or_default() += 1;
-                    dest.push(d);
+                    writers.entry(d).or_default().push(value(lane, reg, h));
+                    if slots[i] >= 0 {
+                        assert_eq!(slots[i] as u32, d, "{name}: lane {lane} reg {reg} half {h}");
+                        measured.insert(d, value(lane, reg, h));
+                    }
+                    i += 1;
                 }
             }
         }
-        for (i, (&got, &want)) in slots.iter().zip(&dest).enumerate() {
-            if got < 0 {
-                // Lost: only where another register was written to the same address.
-                assert!(writers[&want] > 1, "{name}: slot {i} missing at {want}");
-                collisions += 1;
+        assert_eq!(
+            r["written"].as_u64().unwrap() as usize,
+            writers.len(),
+            "{name}: words written"
+        );
+        for (addr, w) in &writers {
+            let sim = smem.read_u16(*addr).unwrap() as u32;
+            let hw = *measured
+                .get(addr)
+                .unwrap_or_else(|| panic!("{name}: nothing survived at {addr}"));
+            if w.len() == 1 {
+                assert_eq!((sim, hw), (w[0], w[0]), "{name}: address {addr}");
             } else {
-                assert_eq!(got as u32, want, "{name}: slot {i}");
+                // Several registers to one address: the H200 keeps one of them (no fixed lane
+                // order), so does the executor.
+                assert!(
+                    w.contains(&sim) && w.contains(&hw),
+                    "{name}: address {addr}"
+                );
+                collisions += 1;
             }
         }
-        // Nothing else was written, and every address written holds one of its writers.
-        assert_eq!(r["written"].as_u64().unwrap() as usize, writers.len(), "{name}");
-        for a in writers.keys() {
-            assert!(
-                slots.iter().zip(&dest).any(|(&g, d)| d == a && g >= 0),
-                "{name}: no writer survived at {a}"
-            );
-        }
+        // Nothing outside the destinations was written.
+        let nonzero = smem.bytes().chunks(2).filter(|c| c != &[0, 0]).count();
+        assert_eq!(nonzero, writers.len(), "{name}");
     }
     assert!(collisions > 0, "the records must include overlapping rows");
+}
+
+#[test]
+fn cp_async_ca_costs_match_every_record_with_contiguous_sources() {
+    // bank.rs: the units of a store of the copy width, same-word writes not merged. The H200's
+    // count for LDGSTS is l1tex__data_pipe_lsu_wavefronts_mem_shared.sum minus the launch's
+    // op_misc wavefronts (neither op_st nor op_ld move), equal to the SASS-attributed
+    // ..._op_ldgsts count.
+    let data = load("h200_cpasync_2026-11-30.json");
+    let mut checked = 0;
+    for r in data["records"].as_array().unwrap() {
+        let ins = r["instruction"].as_str().unwrap();
+        let c = &r["counters"];
+        let n = |k: &str| c[k].as_i64().unwrap();
+        if !ins.starts_with("cp.async") {
+            continue;
+        }
+        assert_eq!(
+            (
+                n("wavefronts_op_st"),
+                n("wavefronts_op_ld"),
+                n("inst_ldgsts")
+            ),
+            (0, 0, 1),
+            "{}",
+            r["name"]
+        );
+        if !ins.starts_with("cp.async.ca") || r["src_stride"] != r["size"] {
+            continue;
+        }
+        let offs: [u32; 32] = u32s(&r["lane_byte_offsets"]).try_into().unwrap();
+        let mut req = WarpRequest::new(Instruction::parse(ins).unwrap(), offs);
+        req.active_mask = r["active_mask"].as_u64().unwrap() as u32;
+        let cost = req.cost();
+        let measured = n("wavefronts_all") - n("wavefronts_op_misc");
+        assert_eq!(cost.wavefronts as i64, measured, "{}", r["name"]);
+        assert_eq!(
+            cost.wavefronts as i64,
+            n("sass_wavefronts_ldgsts"),
+            "{}",
+            r["name"]
+        );
+        assert_eq!(
+            cost.bank_conflicts() as i64,
+            n("bank_conflicts_op_ldgsts"),
+            "{}",
+            r["name"]
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 73);
 }
 
 #[test]
@@ -128,11 +214,19 @@ fn tma_places_every_measured_chunk_and_rejects_what_the_driver_rejects() {
     for c in cases {
         let g = |k: &str| c[k].as_i64().unwrap_or_else(|| panic!("field {k}"));
         let sw = TmaSwizzle::ALL[g("swizzle") as usize];
-        let (rows, cols, e, dst) = (g("rows") as u32, g("cols") as u32, g("elem_bytes") as u32, g("dst") as u32);
+        let (rows, cols, e, dst) = (
+            g("rows") as u32,
+            g("cols") as u32,
+            g("elem_bytes") as u32,
+            g("dst") as u32,
+        );
         let model = TmaBox::new(rows, cols, e, sw, dst);
         let what = format!("box {rows}x{cols} e{e} {sw} dst {dst}");
         if g("encode_status") != 0 {
-            assert!(model.is_err(), "{what}: the driver rejected it, the model accepts it");
+            assert!(
+                model.is_err(),
+                "{what}: the driver rejected it, the model accepts it"
+            );
             rejected += 1;
             continue;
         }
@@ -141,7 +235,12 @@ fn tma_places_every_measured_chunk_and_rejects_what_the_driver_rejects() {
         assert_eq!(g("stray_bytes"), 0, "{what}");
         let (x0, y0, grows) = (g("x0"), g("y0"), g("global_rows"));
         let chunk0 = x0 * e as i64 / 16;
-        let got: Vec<i64> = c["chunks"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+        let got: Vec<i64> = c["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
         let want: Vec<i64> = b
             .smem_chunks()
             .iter()
@@ -155,8 +254,15 @@ fn tma_places_every_measured_chunk_and_rejects_what_the_driver_rejects() {
         seen.insert((sw.bits(), e));
         placed += 1;
     }
-    assert!(placed >= 100 && rejected >= 7, "{placed} placed, {rejected} rejected");
-    assert_eq!(seen.len(), 12, "every swizzle mode with 1, 2 and 4-byte elements");
+    assert!(
+        placed >= 100 && rejected >= 7,
+        "{placed} placed, {rejected} rejected"
+    );
+    assert_eq!(
+        seen.len(),
+        12,
+        "every swizzle mode with 1, 2 and 4-byte elements"
+    );
 }
 
 /// `tilelab sim wgmma` arguments as recorded with each case.
@@ -196,7 +302,13 @@ fn parse_args(s: &str) -> WgArgs {
             "--major-b" => a.mb = Major::parse(v).unwrap(),
             "--swizzle" => a.sw = TmaSwizzle::parse(v).unwrap(),
             "--k" => a.k = v.parse().unwrap(),
-            "--order" => a.order = if v == "k" { AtomOrder::KFirst } else { AtomOrder::MnFirst },
+            "--order" => {
+                a.order = if v == "k" {
+                    AtomOrder::KFirst
+                } else {
+                    AtomOrder::MnFirst
+                }
+            }
             "--dtype" => a.dtype = MmaDtype::parse(v).unwrap(),
             "--a-regs" => {
                 a.a_regs = true;
@@ -241,7 +353,8 @@ fn wgmma_descriptors_and_accumulators_match_the_h200() {
     for c in cases {
         let name = c["name"].as_str().unwrap();
         let a = parse_args(c["args"].as_str().unwrap());
-        let (ta, tb, smem_bytes) = wgmma::operand_tiles(a.n, a.ma, a.mb, a.sw, a.k, a.order).unwrap();
+        let (ta, tb, smem_bytes) =
+            wgmma::operand_tiles(a.n, a.ma, a.mb, a.sw, a.k, a.order).unwrap();
         // The kernel the case ran encodes N, dtype, A source and the transposes.
         let kernel = c["kernel"].as_str().unwrap();
         let ta_imm = if a.a_regs { 0 } else { a.ma.imm_trans() };
@@ -267,14 +380,24 @@ fn wgmma_descriptors_and_accumulators_match_the_h200() {
                 let regs = std::array::from_fn(|t| {
                     std::array::from_fn(|j| {
                         let key = 0x4000_0000u32 + ((kb * 128 + t as u32) * 4 + j as u32) * 2;
-                        bits(small(key), a.dtype) as u32 | (bits(small(key + 1), a.dtype) as u32) << 16
+                        bits(small(key), a.dtype) as u32
+                            | (bits(small(key + 1), a.dtype) as u32) << 16
                     })
                 });
                 ASource::Registers(Box::new(regs))
             } else {
                 ASource::Smem(ta.descriptor(kb), a.ma)
             };
-            wgmma::execute(a.n, a.dtype, &src, &tb.descriptor(kb), a.mb, &smem, &mut acc).unwrap();
+            wgmma::execute(
+                a.n,
+                a.dtype,
+                &src,
+                &tb.descriptor(kb),
+                a.mb,
+                &smem,
+                &mut acc,
+            )
+            .unwrap();
         }
         let model: Vec<i32> = acc.iter().flatten().map(|&v| v as i32).collect();
         assert!(acc.iter().flatten().all(|v| v.fract() == 0.0));
@@ -333,15 +456,32 @@ fn wgmma_case_descriptors_decode_to_their_tiles() {
 #[test]
 fn sass_names_are_the_ones_cuobjdump_printed() {
     let data = load("h200_wgmma_2026-11-30.json");
-    let sass: Vec<&str> = data["sass"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let sass: Vec<&str> = data["sass"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     for n in [8, 24, 64, 128, 256] {
-        assert!(sass.contains(&wgmma::sass(n, MmaDtype::F16).as_str()), "{n}");
+        assert!(
+            sass.contains(&wgmma::sass(n, MmaDtype::F16).as_str()),
+            "{n}"
+        );
     }
     assert!(sass.contains(&wgmma::sass(64, MmaDtype::Bf16).as_str()));
     for num in [MatrixCount::X1, MatrixCount::X2, MatrixCount::X4] {
         for trans in [false, true] {
-            assert!(sass.contains(&stmatrix::sass(num, trans)));
+            assert!(sass.contains(&Instruction::Stmatrix { num, trans }.sass()));
         }
+    }
+    for k in [
+        "ca.shared.global.4",
+        "ca.shared.global.8",
+        "ca.shared.global.16",
+        "cg.shared.global.16",
+    ] {
+        let ins = Instruction::parse(&format!("cp.async.{k}")).unwrap();
+        assert!(sass.contains(&ins.sass()), "{k}: {}", ins.sass());
     }
     assert!(sass.contains(&"UTMALDG.2D") && sass.contains(&"LDGSTS.E.BYPASS.128"));
 }

@@ -14,8 +14,8 @@ use ndarray::Array2;
 use serde::Serialize;
 use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
-use tilelab::sim::stmatrix;
 use tilelab::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape, Operand};
+use tilelab::sim::stmatrix;
 
 use super::out;
 
@@ -103,14 +103,15 @@ fn run_matrix_frag(a: LdmatrixArgs, store: bool) -> anyhow::Result<ExitCode> {
         num,
         trans: a.trans,
     };
-    let (name, sass) = if store {
-        (
-            format!("stmatrix.x{}{}", num.count(), if a.trans { ".trans" } else { "" }),
-            stmatrix::sass(num, a.trans).to_string(),
-        )
+    let ins = if store {
+        Instruction::Stmatrix {
+            num,
+            trans: a.trans,
+        }
     } else {
-        (ins.to_string(), ins.sass().to_string())
+        ins
     };
+    let (name, sass) = (ins.to_string(), ins.sass().to_string());
     let n = num.count() as u32;
     let frags: Vec<LdsmFrag> = (0..32)
         .flat_map(|lane| {

@@ -27,10 +27,21 @@
 //!   load record in `tests/data/` (1,160 records where it decides the count);
 //! * `ldmatrix.x{1,2,4}[.trans]`: each 8x8 matrix (the eight 16-byte rows whose addresses lanes
 //!   8m..8m+7 give) is a unit, so even eight identical row addresses cost one wavefront per matrix;
-//! * `stmatrix.x{1,2,4}[.trans]` (sm_90): like `ldmatrix`, one unit per matrix — the expected
-//!   rule, **not yet measured** (see `unit_rule` in this file);
-//! * `cp.async` of 4, 8 or 16 bytes: its shared-side write is costed as an `st.shared` of that
-//!   width (no packing) — **not yet measured** (see `unit_rule` in this file).
+//! * `stmatrix.x{1,2,4}[.trans]` (sm_90): like `ldmatrix`, one unit per matrix (measured: all
+//!   570 records of `tests/data/h200_stmatrix_2026-11-30.json`, wavefronts in
+//!   `..._mem_shared_op_st.sum`);
+//! * `cp.async` of 4, 8 or 16 bytes (`LDGSTS`): the units of an `st.shared` of that width (no
+//!   packing), but **writes of different lanes to the same word are not merged**: a unit costs the
+//!   largest number of lane writes landing in one bank (32 lanes copying to one address: 32
+//!   wavefronts, where `st.shared` takes 1). Measured for `.ca` on the H200
+//!   (`tests/data/h200_cpasync_2026-11-30.json`): all 73 records whose global sources are
+//!   contiguous at the copy size (lane `l` reads `src + size·l`, the usual tile copy). Not
+//!   modelled: sources spread over more 128-byte lines than that cost more (e.g. 4-byte copies
+//!   from sources 16 bytes apart: at least one wavefront per 8 lanes); and `.cg`
+//!   (`LDGSTS.E.BYPASS.128`), whose shared-side writes no L1TEX counter sees (its SASS-attributed
+//!   count follows another pattern); `.cg` is costed like `.ca`, unconfirmed. ncu books LDGSTS
+//!   wavefronts neither in `..._op_st` nor `..._op_ld` but in `l1tex__data_pipe_lsu_wavefronts_
+//!   mem_shared.sum` and `..._op_ldgsts` (see `docs/wavefront-model.md`).
 //!
 //! Nsight Compute's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum` is then
 //! `wavefronts − units` (one wavefront per unit is the ideal): for a full warp without packing
@@ -377,6 +388,7 @@ impl WarpRequest {
     /// for sweeps and benchmarks). Equal to `schedule(self).wavefront_count()`.
     pub fn wavefront_count(&self) -> u32 {
         let width = self.instruction.bytes_per_address();
+        let merge = merges_same_word(self.instruction);
         let (units, n) = self.units_fixed();
         let mut total = 0;
         for &umask in &units[..n] {
@@ -392,8 +404,8 @@ impl WarpRequest {
                 for word in a / BANK_BYTES..=(a + width - 1) / BANK_BYTES {
                     let b = (word as usize) % NUM_BANKS;
                     let c = count[b] as usize;
-                    if !words[b][..c].contains(&word) {
-                        words[b][c] = word;
+                    if !merge || !words[b][..c].contains(&word) {
+                        words[b][c.min(31)] = word;
                         count[b] += 1;
                         worst = worst.max(count[b]);
                     }
@@ -423,13 +435,21 @@ fn unit_rule(ins: Instruction) -> (usize, bool) {
         // ldmatrix: every matrix is a unit even when its rows coincide (measured: x4
         // rowstride0 = 4 wavefronts).
         Instruction::Ldmatrix { .. } => (8, false),
-        // stmatrix: modelled like ldmatrix, one unit per 8x8 matrix. Expected, NOT YET MEASURED
-        // (ncu books STSM wavefronts under `..._mem_shared_op_st.sum`; shared/GPU-NOTES.md).
+        // stmatrix: like ldmatrix, one unit per 8x8 matrix (measured on the H200: 570 records,
+        // wavefronts under `..._mem_shared_op_st.sum`).
         Instruction::Stmatrix { .. } => (8, false),
-        // cp.async (LDGSTS), shared side: costed as a store of cp-size bytes per lane, never
-        // packed. NOT YET MEASURED: change this line when the H200 says otherwise.
+        // cp.async (LDGSTS), shared side: the units of a store of cp-size bytes per lane, never
+        // packed; same-word writes are not merged (`merges_same_word`). Measured for .ca with
+        // contiguous sources (73 records); .cg unconfirmed (module docs).
         Instruction::CpAsync(k) => (by_width(k.bytes()), false),
     }
+}
+
+/// Whether lanes touching the same 4-byte word share one bank access (broadcast for loads, one
+/// write for stores). Not for `cp.async`: each lane's write is its own bank access (measured on
+/// the H200: 32 lanes copying into one word take 32 wavefronts; module docs).
+fn merges_same_word(ins: Instruction) -> bool {
+    !matches!(ins, Instruction::CpAsync(_))
 }
 
 /// Runs the request model on one warp request.
@@ -455,13 +475,14 @@ pub fn simulate(req: &WarpRequest, smem: &SharedMemoryConfig) -> Result<RequestR
 /// The model without validation (callers that built addresses from a checked layout).
 pub fn schedule(req: &WarpRequest) -> RequestReport {
     let width = req.instruction.bytes_per_address();
+    let merge = merges_same_word(req.instruction);
     let units = req.units();
     let mut wavefronts = Vec::new();
     for (ui, &umask) in units.iter().enumerate() {
-        // Distinct words per bank, in lane order of first touch.
+        // Distinct words per bank (every lane write, for cp.async), in lane order of first touch.
         let mut bank_lists: [Vec<u32>; NUM_BANKS] = Default::default();
-        // (lane, word) pairs to attribute lanes to wavefronts.
-        let mut touches: Vec<(usize, u32)> = Vec::with_capacity(WARP_SIZE * 4);
+        // (lane, word, pass) triples to attribute lanes to wavefronts.
+        let mut touches: Vec<(usize, u32, usize)> = Vec::with_capacity(WARP_SIZE * 4);
         for lane in 0..WARP_SIZE {
             if umask >> lane & 1 == 0 {
                 continue;
@@ -471,10 +492,14 @@ pub fn schedule(req: &WarpRequest) -> RequestReport {
             let last = (a + width - 1) / BANK_BYTES;
             for word in first..=last {
                 let list = &mut bank_lists[(word as usize) % NUM_BANKS];
-                if !list.contains(&word) {
-                    list.push(word);
-                }
-                touches.push((lane, word));
+                let pass = match list.iter().position(|&w| w == word) {
+                    Some(j) if merge => j,
+                    _ => {
+                        list.push(word);
+                        list.len() - 1
+                    }
+                };
+                touches.push((lane, word, pass));
             }
         }
         let n = bank_lists.iter().map(Vec::len).max().unwrap_or(0).max(1);
@@ -491,9 +516,8 @@ pub fn schedule(req: &WarpRequest) -> RequestReport {
                 bank_lanes: [0; NUM_BANKS],
             });
         }
-        for (lane, word) in touches {
+        for (lane, word, j) in touches {
             let b = (word as usize) % NUM_BANKS;
-            let j = bank_lists[b].iter().position(|&w| w == word).unwrap_or(0);
             wavefronts[base + j].lanes |= 1 << lane;
             wavefronts[base + j].bank_lanes[b] |= 1 << lane;
         }
@@ -664,6 +688,23 @@ mod tests {
         let replays: Vec<usize> = (0..8).map(|w| r.replay(w)).collect();
         assert_eq!(replays, vec![0, 1, 0, 1, 0, 1, 0, 1]);
         assert_eq!(r.replay(99), 0);
+    }
+
+    /// cp.async.ca records of `tests/data/h200_cpasync_2026-11-30.json` (sources contiguous):
+    /// `same.src4` 32 wavefronts, `pairs_same.src8` 4, `contiguous.src16` (16 B) 4.
+    #[test]
+    fn cp_async_writes_to_one_word_are_not_merged() {
+        let r = req("cp.async.ca.shared.global.4", |_| 1024);
+        assert_eq!((r.cost().wavefronts, r.cost().ideal), (32, 1));
+        assert_eq!(schedule(&r).wavefront_count(), 32);
+        assert_eq!(schedule(&r).wavefronts[5].lanes, 1 << 5);
+        let r = req("cp.async.ca.shared.global.8", |l| 4096 + (l / 2) * 8);
+        assert_eq!(r.cost().wavefronts, 4);
+        assert_eq!(schedule(&r).cost(), r.cost());
+        let r = req("cp.async.ca.shared.global.16", |l| 1024 + 16 * l);
+        assert_eq!(r.cost().wavefronts, 4);
+        // The same addresses as st.shared.b32: one wavefront.
+        assert_eq!(req("st.shared.b32", |_| 1024).cost().wavefronts, 1);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! `(row l/4, col 2*(l%4) + h)`, transposed by `.trans`. This is how an epilogue writes an
 //! `mma`/`wgmma` accumulator tile (converted to 16-bit) to shared memory, 16 bytes per row.
 //!
-//! The placement and the wavefronts (one unit per 8x8 matrix, as for `ldmatrix`) are checked
-//! on an H200 in `tests/data/h200_stmatrix_*.json`.
+//! The instruction itself (SASS name, cost, execution) is [`super::instr::Instruction::Stmatrix`]
+//! and [`super::exec`]. The placement and the wavefronts (one unit per 8x8 matrix, as for
+//! `ldmatrix`) are checked on an H200 in `tests/data/h200_stmatrix_*.json`.
 
 use super::instr::MatrixCount;
 use super::ldmatrix::{self, MatrixElem};
@@ -25,19 +26,6 @@ pub fn ptx(num: MatrixCount, trans: bool) -> String {
         num.count(),
         if trans { ".trans" } else { "" }
     )
-}
-
-/// The SASS mnemonic nvcc 13.0 emits for sm_90a (`STSM.16.M88.4`, `STSM.16.MT88.2`, …;
-/// read with cuobjdump from `kernels/hopper_probe.cu`).
-pub fn sass(num: MatrixCount, trans: bool) -> &'static str {
-    match (num, trans) {
-        (MatrixCount::X1, false) => "STSM.16.M88",
-        (MatrixCount::X2, false) => "STSM.16.M88.2",
-        (MatrixCount::X4, false) => "STSM.16.M88.4",
-        (MatrixCount::X1, true) => "STSM.16.MT88",
-        (MatrixCount::X2, true) => "STSM.16.MT88.2",
-        (MatrixCount::X4, true) => "STSM.16.MT88.4",
-    }
 }
 
 /// Byte address each (lane, register, half) is written to, for row addresses `lane_byte_offsets`
@@ -65,6 +53,5 @@ mod tests {
         assert_eq!(destination(false, &offs, 5, 0, 1), 16 + 6);
         // .trans: lane 5 register 2 half 1 -> matrix 2 row 3 col 1 (address lane 19).
         assert_eq!(destination(true, &offs, 5, 2, 1), 19 * 16 + 2);
-        assert_eq!(sass(MatrixCount::X4, true), "STSM.16.MT88.4");
     }
 }

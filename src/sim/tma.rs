@@ -223,7 +223,11 @@ impl TmaBox {
                 "destination address {base} is not allowed; it must be a multiple of {DST_ALIGN} bytes"
             ));
         }
-        let pitch = inner.max(if swizzle == TmaSwizzle::None { 0 } else { swizzle.span_bytes() });
+        let pitch = inner.max(if swizzle == TmaSwizzle::None {
+            0
+        } else {
+            swizzle.span_bytes()
+        });
         let size = (rows as u64) * (pitch as u64);
         if base as u64 + size > u32::MAX as u64 {
             return bad(format!(
@@ -363,12 +367,18 @@ mod tests {
         // 16-byte rows under 128B swizzle: one row per 128-byte line, chunk 0 of row r at
         // chunk r % 8 of line r.
         let b = TmaBox::new(8, 8, 2, TmaSwizzle::B128, 0).unwrap();
-        assert_eq!((b.pitch(), b.footprint_bytes(), b.size_bytes()), (128, 1024, 128));
+        assert_eq!(
+            (b.pitch(), b.footprint_bytes(), b.size_bytes()),
+            (128, 1024, 128)
+        );
         for r in 0..8 {
             assert_eq!(b.chunk_address(r, 0), r * 128 + r * 16);
         }
         // Without swizzle rows stay packed.
-        assert_eq!(TmaBox::new(8, 8, 2, TmaSwizzle::None, 0).unwrap().pitch(), 16);
+        assert_eq!(
+            TmaBox::new(8, 8, 2, TmaSwizzle::None, 0).unwrap().pitch(),
+            16
+        );
         // The XOR uses the address: a box at 128 starts in phase 1.
         let c = TmaBox::new(2, 64, 2, TmaSwizzle::B128, 128).unwrap();
         assert_eq!(c.chunk_address(0, 0), 128 + 16);
@@ -384,6 +394,11 @@ mod tests {
         assert!(e(8, 64, 2, TmaSwizzle::B128, 64).contains("multiple of 128"));
         assert!(e(8, 8, 2, TmaSwizzle::None, 64).contains("multiple of 128"));
         assert!(e(8, 8, 3, TmaSwizzle::None, 0).contains("allowed: 1, 2, 4, 8"));
-        assert!(TmaSwizzle::parse("96B").unwrap_err().to_string().contains("'96B'"));
+        assert!(
+            TmaSwizzle::parse("96B")
+                .unwrap_err()
+                .to_string()
+                .contains("'96B'")
+        );
     }
 }

@@ -258,7 +258,8 @@ impl OperandTile {
                 "operand tile {mn}x{k} ({major}) does not fill whole {w}-byte swizzle atoms; allowed: {}",
                 match major {
                     Major::K => format!("MN a multiple of 8 and K a multiple of {}", w / 2),
-                    Major::Mn => format!("MN a multiple of {} and K a multiple of 8", w.max(16) / 2),
+                    Major::Mn =>
+                        format!("MN a multiple of {} and K a multiple of 8", w.max(16) / 2),
                 }
             ));
         }
@@ -540,7 +541,12 @@ mod tests {
         // start 0x400>>4 = 0x40; LBO 1; SBO 64 (the "SBO = 64" of 128B K-major tiles); type 1.
         assert_eq!(bits, 0x40 | 1 << 16 | 64u64 << 32 | 1u64 << 62);
         assert_eq!(MatrixDescriptor::decode(bits), d);
-        let e = MatrixDescriptor { start_address: 8, ..d }.encode().unwrap_err();
+        let e = MatrixDescriptor {
+            start_address: 8,
+            ..d
+        }
+        .encode()
+        .unwrap_err();
         assert!(e.to_string().contains("start address 8"), "{e}");
         assert_eq!(layout_type(TmaSwizzle::B32), 3);
     }
@@ -595,7 +601,10 @@ mod tests {
                     .flat_map(|mn| (0..64).map(move |k| t.byte_address(mn, k)))
                     .collect();
                 a.sort();
-                assert!(a.iter().enumerate().all(|(i, &x)| x == 2 * i as u32), "{major} {sw}");
+                assert!(
+                    a.iter().enumerate().all(|(i, &x)| x == 2 * i as u32),
+                    "{major} {sw}"
+                );
             }
         }
     }
@@ -604,7 +613,8 @@ mod tests {
     fn k_major_128b_matches_tma_box_of_the_same_tile() {
         // A 64x64 f16 K-major tile with 128B swizzle is exactly what a TMA box 64x64 with
         // CU_TENSOR_MAP_SWIZZLE_128B writes: the FlashAttention-3 pairing.
-        let t = OperandTile::new(Major::K, TmaSwizzle::B128, 64, 64, 0, AtomOrder::MnFirst).unwrap();
+        let t =
+            OperandTile::new(Major::K, TmaSwizzle::B128, 64, 64, 0, AtomOrder::MnFirst).unwrap();
         let b = crate::sim::tma::TmaBox::new(64, 64, 2, TmaSwizzle::B128, 0).unwrap();
         for m in 0..64 {
             for k in 0..64 {
