@@ -161,12 +161,23 @@ fn cp_async_ca_costs_match_every_record_with_contiguous_sources() {
     // op_misc wavefronts (neither op_st nor op_ld move), equal to the SASS-attributed
     // ..._op_ldgsts count.
     let data = load("h200_cpasync_2026-11-30.json");
-    let mut checked = 0;
+    let (mut checked, mut stores) = (0, 0);
     for r in data["records"].as_array().unwrap() {
         let ins = r["instruction"].as_str().unwrap();
         let c = &r["counters"];
         let n = |k: &str| c[k].as_i64().unwrap();
         if !ins.starts_with("cp.async") {
+            // The st.shared of the same addresses, for comparison: the existing store rule.
+            let offs: [u32; 32] = u32s(&r["lane_byte_offsets"]).try_into().unwrap();
+            let mut req = WarpRequest::new(Instruction::parse(ins).unwrap(), offs);
+            req.active_mask = r["active_mask"].as_u64().unwrap() as u32;
+            assert_eq!(
+                req.cost().wavefronts as i64,
+                n("wavefronts_op_st"),
+                "{}",
+                r["name"]
+            );
+            stores += 1;
             continue;
         }
         assert_eq!(
@@ -202,7 +213,7 @@ fn cp_async_ca_costs_match_every_record_with_contiguous_sources() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 73);
+    assert_eq!((checked, stores), (73, 129));
 }
 
 #[test]
