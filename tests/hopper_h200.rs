@@ -340,8 +340,8 @@ fn small(x: u32) -> f32 {
 
 fn bits(v: f32, dtype: MmaDtype) -> u16 {
     match dtype {
-        MmaDtype::F16 => half::f16::from_f32(v).to_bits(),
         MmaDtype::Bf16 => half::bf16::from_f32(v).to_bits(),
+        _ => half::f16::from_f32(v).to_bits(),
     }
 }
 

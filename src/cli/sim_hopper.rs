@@ -442,14 +442,15 @@ fn small(i: usize, j: usize, salt: usize) -> f32 {
 
 fn bits(v: f32, dtype: MmaDtype) -> u16 {
     match dtype {
-        MmaDtype::F16 => half::f16::from_f32(v).to_bits(),
         MmaDtype::Bf16 => half::bf16::from_f32(v).to_bits(),
+        _ => half::f16::from_f32(v).to_bits(),
     }
 }
 
 pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     wgmma::check_n(a.n)?;
     let dtype = MmaDtype::parse(&a.dtype)?;
+    wgmma::check_dtype(dtype)?;
     let ma = Major::parse(a.major_a.as_deref().unwrap_or(&a.major))?;
     let mb = Major::parse(a.major_b.as_deref().unwrap_or(&a.major))?;
     let sw = TmaSwizzle::parse(&a.swizzle)?;

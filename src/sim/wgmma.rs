@@ -415,6 +415,20 @@ pub fn check_n(n: u32) -> Result<(), SimError> {
     Ok(())
 }
 
+/// Checks the input type is one this model covers (f16 or bf16; k16 shapes).
+///
+/// # Errors
+/// [`SimError::Invalid`] naming the type.
+pub fn check_dtype(dtype: MmaDtype) -> Result<(), SimError> {
+    match dtype {
+        MmaDtype::F16 | MmaDtype::Bf16 => Ok(()),
+        other => Err(SimError::Invalid(format!(
+            "wgmma input type {} is not modelled; allowed: f16, bf16 (m64nNk16)",
+            other.name()
+        ))),
+    }
+}
+
 /// The PTX name, e.g. `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`.
 pub fn ptx(n: u32, dtype: MmaDtype) -> String {
     let t = dtype.name();
@@ -425,8 +439,8 @@ pub fn ptx(n: u32, dtype: MmaDtype) -> String {
 /// cuobjdump prints it for sm_90a.
 pub fn sass(n: u32, dtype: MmaDtype) -> String {
     match dtype {
-        MmaDtype::F16 => format!("HGMMA.64x{n}x16.F32"),
         MmaDtype::Bf16 => format!("HGMMA.64x{n}x16.F32.BF16"),
+        _ => format!("HGMMA.64x{n}x16.F32"),
     }
 }
 
@@ -455,10 +469,11 @@ pub enum ASource {
     Registers(Box<[[u32; 4]; WARPGROUP_THREADS]>),
 }
 
+/// A 16-bit operand value (f16 unless bf16; [`execute`] refuses other types first).
 fn to_f32(bits: u16, dtype: MmaDtype) -> f32 {
     match dtype {
-        MmaDtype::F16 => f16::from_bits(bits).to_f32(),
         MmaDtype::Bf16 => bf16::from_bits(bits).to_f32(),
+        _ => f16::from_bits(bits).to_f32(),
     }
 }
 
@@ -467,7 +482,8 @@ fn to_f32(bits: u16, dtype: MmaDtype) -> f32 {
 /// accumulator once (exact for the small integers the checks use).
 ///
 /// # Errors
-/// Illegal N, accumulator arrays of the wrong size, or operand addresses outside `smem`.
+/// Illegal N, an input type other than f16/bf16, accumulator arrays of the wrong size, or
+/// operand addresses outside `smem`.
 pub fn execute(
     n: u32,
     dtype: MmaDtype,
@@ -478,6 +494,7 @@ pub fn execute(
     acc: &mut [Vec<f32>],
 ) -> Result<(), SimError> {
     check_n(n)?;
+    check_dtype(dtype)?;
     if acc.len() != WARPGROUP_THREADS || acc.iter().any(|r| r.len() != (n / 2) as usize) {
         return Err(SimError::Invalid(format!(
             "accumulators must be 128 threads x {} registers for N = {n}",
