@@ -4,10 +4,13 @@
 //! * [`gpu`]: running the same tiling on an NVIDIA GPU (cudarc, loaded at run time);
 //! * [`lessons`]: the lesson files (`lessons/*.toml`), loaded and run on [`sim`];
 //! * [`tui`]: the terminal walkthrough;
-//! * [`viz`]: SVG pictures of bank grids and fragment maps.
+//! * [`viz`]: SVG pictures of bank grids and fragment maps;
+//! * [`records`], [`provenance`]: measured warp requests (the replay format) and where a measured
+//!   file came from.
 
 pub mod gpu;
 pub mod lessons;
+pub mod provenance;
 pub mod records;
 pub mod sim;
 pub mod tui;

@@ -1,9 +1,19 @@
 //! The comparison logic of `tilelab verify`, without a GPU: a deliberately wrong simulator
 //! answer must be caught, and `verify` itself must skip cleanly where there is no GPU.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
 use ndarray::Array2;
-use tilelab::gpu::compare;
+use tilelab::gpu::compare::{self, L1texBand};
+use tilelab::gpu::tools::Tools;
+use tilelab::gpu::verify::{
+    self, Check, Collect, Context, DeviceFacts, GROUPS, Plan, Tally, Verdict, kernel,
+};
 use tilelab::gpu::{ncu, sass};
+use tilelab::provenance;
+use tilelab::records::Record;
+use tilelab::sim::arch::Arch;
 use tilelab::sim::instr::MatrixCount;
 use tilelab::sim::ldmatrix::{self, MatrixElem};
 use tilelab::sim::mma::{self, MmaDtype, MmaShape};
@@ -129,4 +139,605 @@ fn kernel_wavefront_verdicts_use_the_per_instruction_count() {
     assert_eq!(verdicts((2560, 2585, 0), (2560, 0)), (true, false));
     // Fewer wavefronts than simulated is never explained.
     assert_eq!(verdicts((2560, 2550, 0), (2560, 0)), (true, false));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The L1TEX surplus bands (issue #15): within the largest surplus measured on the H200 passes,
+// above it warns, more than 3x above it fails.
+
+/// Band of (per-instruction, L1TEX, L1TEX conflicts) measured against (wavefronts, conflicts)
+/// simulated.
+fn band((per_instruction, l1tex, l1tex_conflicts): (i64, i64, i64), sim: (i64, i64)) -> L1texBand {
+    let m = compare::KernelWavefronts {
+        per_instruction,
+        l1tex,
+        l1tex_conflicts,
+    };
+    compare::l1tex_band(&m, sim.0, sim.1)
+}
+
+#[test]
+fn every_measured_surplus_is_within_the_bound() {
+    // GEMM 64x64x128, 4 warps, 4 CTAs, pad:8: 2,585-2,588 of 2,560 in five runs (H200,
+    // 2026-11-29, docs/verify-h200.md and docs/wavefront-model.md); 2,588 is the bound itself.
+    for l1tex in [2585, 2586, 2587, 2588] {
+        let s = l1tex - 2560;
+        assert_eq!(
+            band((2560, l1tex, s), (2560, 0)),
+            L1texBand::WithinMeasured,
+            "{l1tex}"
+        );
+    }
+    // swizzle:3,3,3 (2-way, 2,560 conflicts simulated): 5,140 and 5,144 of 5,120.
+    for l1tex in [5140, 5144] {
+        let c = 2560 + l1tex - 5120;
+        assert_eq!(
+            band((5120, l1tex, c), (5120, 2560)),
+            L1texBand::WithinMeasured
+        );
+    }
+    // The FA2 bm = 128 build with register spills: 82,353 of 81,920 and 51,708 of 51,200.
+    assert_eq!(
+        band((81920, 82353, 433), (81920, 0)),
+        L1texBand::WithinMeasured
+    );
+    assert_eq!(
+        band((51200, 51708, 508), (51200, 0)),
+        L1texBand::WithinMeasured
+    );
+    // One warp, or the current FA2 builds: exact.
+    assert_eq!(band((8192, 8192, 7168), (8192, 7168)), L1texBand::Exact);
+    assert_eq!(
+        compare::L1TEX_SURPLUS_MEASURED_MAX,
+        (28, 2560),
+        "the bound is the largest surplus measured (docs/wavefront-model.md)"
+    );
+}
+
+#[test]
+fn a_surplus_above_the_bound_warns_and_far_above_fails() {
+    // 29 of 2,560 (1.13%) is above 28 of 2,560: a warning.
+    assert_eq!(band((2560, 2589, 29), (2560, 0)), L1texBand::AboveMeasured);
+    // Up to 3 x 28 = 84 of 2,560 warns; 85 fails.
+    assert_eq!(band((2560, 2644, 84), (2560, 0)), L1texBand::AboveMeasured);
+    assert_eq!(band((2560, 2645, 85), (2560, 0)), L1texBand::FarAbove);
+    // The audit's 10x surplus, booked as conflicts, no longer passes.
+    assert_eq!(
+        band((2560, 2560 + 280, 280), (2560, 0)),
+        L1texBand::FarAbove
+    );
+    assert_eq!(
+        verdicts_of((2560, 2840, 280), (2560, 0)),
+        (true, false),
+        "far above is not explained"
+    );
+    // A surplus not booked as conflicts, a deficit, a wrong per-instruction count: unexplained.
+    assert_eq!(band((2560, 2585, 0), (2560, 0)), L1texBand::Unexplained);
+    assert_eq!(band((2560, 2550, 0), (2560, 0)), L1texBand::Unexplained);
+    assert_eq!(band((2561, 2561, 0), (2560, 0)), L1texBand::Unexplained);
+}
+
+fn verdicts_of((p, l, c): (i64, i64, i64), sim: (i64, i64)) -> (bool, bool) {
+    let m = compare::KernelWavefronts {
+        per_instruction: p,
+        l1tex: l,
+        l1tex_conflicts: c,
+    };
+    compare::kernel_wavefront_verdicts(&m, sim.0, sim.1)
+}
+
+/// The rows verify prints for each band: pass, pass with a warning, fail.
+#[test]
+fn kernel_rows_carry_the_band() {
+    let row = |l1tex: f64, conflicts: f64| {
+        let m: BTreeMap<String, f64> = [
+            (ncu::SASS_WAVEFRONTS_LDSM.to_string(), 2560.0),
+            (ncu::WAVEFRONTS_LD.to_string(), l1tex),
+            (ncu::BANK_CONFLICTS_LD.to_string(), conflicts),
+        ]
+        .into();
+        let rows = kernel::wavefront_checks("gemm", "gemm pad:8", &m, 2560, 0, "4 CTAs");
+        assert_eq!(rows[0].verdict, Verdict::Pass, "per instruction exact");
+        rows[1].clone()
+    };
+    assert_eq!(row(2588.0, 28.0).verdict, Verdict::Pass);
+    let warn = row(2600.0, 40.0);
+    assert_eq!(warn.verdict, Verdict::Warn);
+    assert!(
+        warn.detail.contains("WARNING") && warn.detail.contains("1.09%"),
+        "{}",
+        warn.detail
+    );
+    let fail = row(2840.0, 280.0);
+    assert_eq!(fail.verdict, Verdict::Fail);
+    assert!(fail.detail.contains("far above"), "{}", fail.detail);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nsight Compute and cuobjdump as the suite sees them, faked: a tool that is missing is SKIPPED,
+// a tool that fails is a failure, and what ncu measured is what --save-measured writes.
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("tilelab-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An executable shell script `name` in `dir` with `body`.
+fn fake_tool(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// A fake ncu: `--version` prints ncu 2025.3.1's version line; anything else writes its
+/// arguments to `args` and prints `csv` (then exits with `status`).
+fn fake_ncu(dir: &Path, csv: &Path, status: i32) -> PathBuf {
+    fake_tool(
+        dir,
+        "ncu",
+        &format!(
+            "if [ \"$1\" = --version ]; then\n  echo 'NVIDIA (R) Nsight Compute Command Line Profiler'\n  echo 'Version 2025.3.1.0 (build 36398880) (public-release)'\n  exit 0\nfi\necho \"$@\" > '{}'\ncat '{}'\nexit {status}",
+            dir.join("args").display(),
+            csv.display()
+        ),
+    )
+}
+
+/// The records `tests/data/ncu_probe_planted.csv` measured, as verify's plan holds them (names
+/// `h200.*`, no measured values).
+fn planted_records() -> Vec<Record> {
+    let all: Vec<Record> =
+        serde_json::from_str(&std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap())
+            .unwrap();
+    ["b32.stride1w", "b32.stride32w", "b32.stride8w"]
+        .iter()
+        .map(|n| {
+            let r = all.iter().find(|r| r.name == *n).unwrap();
+            Record {
+                name: format!("h200.{n}"),
+                wavefronts: None,
+                bank_conflicts: None,
+                ..r.clone()
+            }
+        })
+        .collect()
+}
+
+fn plan_of(records: Vec<Record>, dir: &Path, no_ncu: bool) -> Plan {
+    Plan {
+        lessons: Vec::new(),
+        records,
+        no_ncu,
+        mismatches: dir.join("mismatches.json"),
+        save_measured: Some(dir.join("measured.json")),
+        command: "tilelab verify --save-measured measured.json".into(),
+    }
+}
+
+fn facts() -> DeviceFacts {
+    DeviceFacts {
+        card: "NVIDIA H200 (sm_90)".into(),
+        driver: "580.159.04".into(),
+        cuda: "13.0".into(),
+    }
+}
+
+/// Runs `group` without a GPU with these tools.
+fn run_group(group: &str, tools: Tools, plan: &Plan) -> (Vec<Check>, Collect) {
+    let g = GROUPS.iter().find(|g| g.name == group).unwrap();
+    let mut progress = Collect::default();
+    let mut ctx = Context::without_gpu(
+        Arch::Sm90,
+        facts(),
+        tools,
+        PathBuf::from("/opt/tilelab/tilelab"),
+        &mut progress,
+    );
+    let rows = (g.run)(&mut ctx, plan).unwrap();
+    (rows, progress)
+}
+
+/// `tests/data/ncu_probe_planted.csv` is ncu's `--csv --metrics` output (the shape ncu 2025.3.1
+/// printed on the H200) for three probe launches: `b32.stride1w` and `b32.stride32w` with the
+/// values the H200 measured (1 wavefront / 0 conflicts, 32 / 31), and `b32.stride8w` with a
+/// planted 9 / 8 where the H200 measured 8 / 7 and the model says 8 / 7. If --save-measured
+/// wrote the simulator's values, the third record would read 8 / 7.
+#[test]
+fn save_measured_writes_what_ncu_measured() {
+    let dir = TempDir::new("save-measured");
+    let ncu = fake_ncu(
+        &dir.0,
+        Path::new("tests/data/ncu_probe_planted.csv")
+            .canonicalize()
+            .unwrap()
+            .as_path(),
+        0,
+    );
+    let plan = plan_of(planted_records(), &dir.0, false);
+    let tools = Tools {
+        ncu: Some(ncu),
+        cuobjdump: None,
+    };
+    let (rows, progress) = run_group("wavefronts", tools, &plan);
+    // ncu was run on this binary's probe mode, for the probe kernel, with the clock unlocked.
+    let args = std::fs::read_to_string(dir.0.join("args")).unwrap();
+    for want in [
+        "--clock-control none",
+        "--csv",
+        "regex:smem_probe",
+        "/opt/tilelab/tilelab verify --probe-file",
+    ] {
+        assert!(args.contains(want), "ncu args {args:?} lack {want:?}");
+    }
+    // The planted record disagrees: the summary row fails and a row names it.
+    assert_eq!(rows[0].name, "3 warp requests under ncu");
+    assert_eq!(
+        (rows[0].simulated.as_str(), rows[0].verdict),
+        ("2 agree", Verdict::Fail)
+    );
+    assert_eq!(rows[2].name, "h200.b32.stride8w ld.shared.b32");
+    assert_eq!(
+        (rows[2].simulated.as_str(), rows[2].measured.as_str()),
+        ("8", "9")
+    );
+    // The saved file holds ncu's values, record for record.
+    let saved: Vec<Record> =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("measured.json")).unwrap())
+            .unwrap();
+    let got: Vec<(Option<u32>, Option<u32>)> = saved
+        .iter()
+        .map(|r| (r.wavefronts, r.bank_conflicts))
+        .collect();
+    assert_eq!(
+        got,
+        [(Some(1), Some(0)), (Some(32), Some(31)), (Some(9), Some(8))]
+    );
+    assert_eq!(
+        saved[2].lane_byte_offsets,
+        plan.records[2].lane_byte_offsets
+    );
+    // So does the mismatch file, and the user is told where it is.
+    let mm: Vec<Record> =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("mismatches.json")).unwrap())
+            .unwrap();
+    assert_eq!((mm.len(), mm[0].wavefronts), (1, Some(9)));
+    assert!(
+        progress
+            .events
+            .iter()
+            .any(|e| e.contains("1 records disagree")),
+        "{progress:?}"
+    );
+    // The provenance sidecar says what measured it.
+    let p = provenance::load_for(&dir.0.join("measured.json"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(p.records, 3);
+    assert_eq!(p.card, "NVIDIA H200 (sm_90)");
+    assert_eq!(p.tools["ncu"], "2025.3.1.0");
+    assert_eq!(p.command, plan.command);
+    assert_eq!(p.commit, provenance::BUILD_COMMIT);
+    assert!(p.reconstructed.is_none());
+}
+
+/// ncu that cannot read the counters (the message ncu prints without permission) is a failed
+/// check, not a skipped one.
+#[test]
+fn an_ncu_failure_fails() {
+    let dir = TempDir::new("ncu-fails");
+    let err = dir.0.join("err.txt");
+    std::fs::write(
+        &err,
+        "==PROF== Connected to process 4242 (/opt/tilelab/tilelab)\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0.\nlaunched 3\n",
+    )
+    .unwrap();
+    let tools = Tools {
+        ncu: Some(fake_ncu(&dir.0, &err, 1)),
+        cuobjdump: None,
+    };
+    let plan = plan_of(planted_records(), &dir.0, false);
+    let (rows, _) = run_group("wavefronts", tools.clone(), &plan);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].verdict, Verdict::Fail);
+    assert!(
+        rows[0].detail.contains("ERR_NVGPUCTRPERM"),
+        "{}",
+        rows[0].detail
+    );
+    assert_eq!(Tally::of(&rows).failed, 1);
+    assert!(
+        !dir.0.join("measured.json").exists(),
+        "nothing measured, nothing saved"
+    );
+    // The kernel groups' ncu runs fail the same way.
+    let mut progress = Collect::default();
+    let mut ctx = Context::without_gpu(Arch::Sm90, facts(), tools, "tilelab".into(), &mut progress);
+    let row = kernel::metrics(
+        &mut ctx,
+        &plan,
+        "gemm",
+        "GEMM",
+        "gemm_tile",
+        "--probe-gemm",
+        7,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (row.verdict, row.measured.as_str()),
+        (Verdict::Fail, "0 rows")
+    );
+    assert!(row.detail.contains("ERR_NVGPUCTRPERM"), "{}", row.detail);
+}
+
+/// Without ncu, or with --no-ncu, the checks are SKIPPED (and counted as skipped), and ncu is
+/// not run.
+#[test]
+fn without_ncu_the_checks_are_skipped() {
+    let dir = TempDir::new("no-ncu");
+    let (rows, _) = run_group(
+        "wavefronts",
+        Tools::default(),
+        &plan_of(planted_records(), &dir.0, false),
+    );
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].verdict, Verdict::Skip);
+    assert!(
+        rows[0].detail.contains("ncu not found"),
+        "{}",
+        rows[0].detail
+    );
+    let tools = Tools {
+        ncu: Some(fake_tool(
+            &dir.0,
+            "ncu",
+            &format!("touch '{}'", dir.0.join("ran").display()),
+        )),
+        cuobjdump: None,
+    };
+    let (rows, _) = run_group(
+        "wavefronts",
+        tools,
+        &plan_of(planted_records(), &dir.0, true),
+    );
+    assert_eq!(
+        (rows[0].verdict, rows[0].detail.contains("--no-ncu given")),
+        (Verdict::Skip, true)
+    );
+    assert!(!dir.0.join("ran").exists(), "--no-ncu must not run ncu");
+    let t = Tally::of(&rows);
+    assert_eq!((t.passed, t.failed, t.skipped), (0, 0, 1));
+}
+
+/// cuobjdump missing: the SASS checks are one SKIPPED row; cuobjdump failing: a failed row;
+/// working: its listing.
+#[test]
+fn sass_rows_never_vanish() {
+    let dir = TempDir::new("cuobjdump");
+    let mut progress = Collect::default();
+    let ctx = Context::without_gpu(
+        Arch::Sm90,
+        facts(),
+        Tools::default(),
+        "tilelab".into(),
+        &mut progress,
+    );
+    let row = verify::sass_listing(&ctx, "lesson banks: SASS", b"\x7fELF", "t").unwrap_err();
+    assert_eq!((row.group.as_str(), row.verdict), ("sass", Verdict::Skip));
+    drop(ctx);
+    let listing = dir.0.join("listing.txt");
+    std::fs::write(
+        &listing,
+        "\tFunction : lesson_banks\n        /*0320*/                   LDS R4, [R3+UR4] ;   /* 0x0 */\n",
+    )
+    .unwrap();
+    let good = fake_tool(&dir.0, "cuobjdump", &format!("cat '{}'", listing.display()));
+    let tools = Tools {
+        ncu: None,
+        cuobjdump: Some(good),
+    };
+    let mut progress = Collect::default();
+    let ctx = Context::without_gpu(Arch::Sm90, facts(), tools, "tilelab".into(), &mut progress);
+    let l = verify::sass_listing(&ctx, "lesson banks: SASS", b"\x7fELF", "t").unwrap();
+    assert_eq!(sass::count(&l, "lesson_banks", "LDS"), 1);
+    drop(ctx);
+    let bad = fake_tool(
+        &dir.0,
+        "cuobjdump-bad",
+        "echo 'cuobjdump fatal   : Could not open input file' >&2; exit 1",
+    );
+    let tools = Tools {
+        ncu: None,
+        cuobjdump: Some(bad),
+    };
+    let mut progress = Collect::default();
+    let ctx = Context::without_gpu(Arch::Sm90, facts(), tools, "tilelab".into(), &mut progress);
+    let row = verify::sass_listing(&ctx, "lesson banks: SASS", b"\x7fELF", "t").unwrap_err();
+    assert_eq!(row.verdict, Verdict::Fail);
+    assert!(
+        row.detail.contains("Could not open input file"),
+        "{}",
+        row.detail
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measured data: every file has its provenance, and the requests of every set can be made again.
+
+/// The measured replay files of `tests/data/` (not their sidecars).
+fn measured_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir("tests/data")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("h200_") && n.ends_with(".json") && !n.ends_with(".provenance.json")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every `fuzz.<seed>.*` record of a measured file is what `verify --fuzz N --seed S` generates
+/// today (same instruction, offsets and mask, in order), so `tilelab verify --fuzz N --seed S
+/// --save-measured` measures the same requests again.
+#[test]
+fn fuzz_sets_are_regenerated_by_their_seed() {
+    for f in measured_files() {
+        let recs: Vec<Record> =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let mut by_seed: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+        for r in &recs {
+            let mut parts = r.name.split('.');
+            if parts.next() == Some("fuzz") {
+                let seed: u64 = parts.next().unwrap().parse().unwrap();
+                by_seed.entry(seed).or_default().push(r);
+            }
+        }
+        for (seed, stored) in by_seed {
+            let fresh = tilelab::gpu::fuzz::records(stored.len(), seed);
+            for (s, g) in stored.iter().zip(&fresh) {
+                assert_eq!(
+                    (&s.name, &s.instruction, &s.lane_byte_offsets, s.active_mask),
+                    (&g.name, &g.instruction, &g.lane_byte_offsets, g.active_mask),
+                    "{}: seed {seed}",
+                    f.display()
+                );
+            }
+        }
+    }
+}
+
+/// Every `h200.*` record of a measured file is the built-in record of that name (the same
+/// request measured again), and measured the same: two re-measurements of
+/// `tests/data/h200_wavefronts.json` on the same card.
+#[test]
+fn h200_sets_are_the_built_in_records() {
+    let built_in: Vec<Record> =
+        serde_json::from_str(&std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap())
+            .unwrap();
+    let built_in: BTreeMap<String, &Record> = built_in
+        .iter()
+        .map(|r| (format!("h200.{}", r.name), r))
+        .collect();
+    let mut seen = 0;
+    for f in measured_files() {
+        let recs: Vec<Record> =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        for s in recs.iter().filter(|r| r.name.starts_with("h200.")) {
+            let b = built_in[&s.name];
+            assert_eq!(
+                (
+                    &s.instruction,
+                    &s.lane_byte_offsets,
+                    s.active_mask,
+                    s.wavefronts
+                ),
+                (
+                    &b.instruction,
+                    &b.lane_byte_offsets,
+                    b.active_mask,
+                    b.wavefronts
+                ),
+                "{}: {}",
+                f.display(),
+                s.name
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 2 * 237, "seed 5 and seed 6 each hold all 237");
+}
+
+/// Every measured file has a provenance sidecar with every field, for as many records as the
+/// file holds; the ones written after the fact say from what they were reconstructed.
+#[test]
+fn measured_files_carry_their_provenance() {
+    let files = measured_files();
+    assert_eq!(files.len(), 7, "{files:?}");
+    for f in files {
+        let p = provenance::load_for(&f).unwrap().unwrap_or_else(|| {
+            panic!(
+                "{} has no {}",
+                f.display(),
+                provenance::sidecar_path(&f).display()
+            )
+        });
+        let n = serde_json::from_str::<Vec<Record>>(&std::fs::read_to_string(&f).unwrap())
+            .unwrap()
+            .len();
+        assert_eq!(p.records, n, "{}", f.display());
+        assert_eq!(
+            (p.card.as_str(), p.cuda.as_str()),
+            ("NVIDIA H200 (sm_90)", "13.0")
+        );
+        for field in [&p.driver, &p.date, &p.command, &p.generator, &p.commit] {
+            assert!(!field.is_empty(), "{}", f.display());
+        }
+        assert!(!p.tools.is_empty(), "{}", f.display());
+        assert!(
+            p.reconstructed
+                .as_deref()
+                .is_some_and(|r| r.contains("git history")),
+            "{}: written before verify wrote provenance, so reconstructed",
+            f.display()
+        );
+    }
+}
+
+/// `--json` prints JSON on stdout like every other `--json` (no value: the file is
+/// `--json-out FILE`); without a GPU stdout stays empty and the one line goes to stderr.
+#[test]
+fn verify_json_goes_to_stdout_and_json_out_to_a_file() {
+    let bin = env!("CARGO_BIN_EXE_tilelab");
+    let o = std::process::Command::new(bin)
+        .args(["verify", "--json", "out.json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("out.json"), "{err}");
+    let dir = TempDir::new("json-out");
+    let file = dir.0.join("verify.json");
+    let o = std::process::Command::new(bin)
+        .args(["verify", "--no-ncu", "--json", "--json-out"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    match o.status.code() {
+        Some(3) => {
+            assert!(out.is_empty(), "stdout must stay empty: {out}");
+            assert!(err.contains("no GPU"), "{err}");
+            assert!(!file.exists());
+        }
+        Some(0 | 1) => {
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert!(
+                v["checks"].as_array().is_some_and(|c| !c.is_empty()),
+                "{out}"
+            );
+            let f: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            assert_eq!(f["checks"], v["checks"]);
+        }
+        c => panic!("verify exited {c:?}: {err}{out}"),
+    }
 }

@@ -5,20 +5,21 @@
 //! input; 3 no usable GPU ([`super::EXIT_NO_GPU`]: no driver, no device, no NVRTC, or an
 //! architecture the simulator does not know — printed in one line).
 //!
-//! `--json FILE` writes `{"device", "driver_version", "arch", "date", "checks": [{"group", "name",
-//! "simulated", "measured", "verdict", "pass", "skipped", "detail"}], "passed", "failed",
-//! "skipped", "warnings"}`.
+//! `--json` prints the result (`tilelab::gpu::verify::Report`: `{"device", "driver_version",
+//! "arch", "date", "checks": [{"group", "name", "simulated", "measured", "verdict", "pass",
+//! "skipped", "detail"}], "passed", "failed", "skipped", "warnings"}`) on stdout instead of the
+//! table, like every other `--json`; `--json-out FILE` writes it to FILE beside the table.
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use serde::Serialize;
 use tilelab::gpu::GpuError;
 use tilelab::gpu::device::Gpu;
 use tilelab::gpu::tools::Tools;
-use tilelab::gpu::verify::{self, Check, Options, Plan, Probe, Progress, Tally, Verdict};
+use tilelab::gpu::verify::{self, Check, Options, Plan, Probe, Progress, Report, Tally, Verdict};
+use tilelab::provenance;
 
 use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
 
@@ -42,9 +43,12 @@ pub struct VerifyArgs {
     /// Also measure the records of this replay file (repeatable).
     #[arg(long)]
     pub records: Vec<PathBuf>,
-    /// Write all results as JSON to FILE.
+    /// Print the result as JSON on stdout instead of the table (progress goes to stderr).
     #[arg(long)]
-    pub json: Option<PathBuf>,
+    pub json: bool,
+    /// Also write the result as JSON to FILE (the same document as --json).
+    #[arg(long, value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
     /// Where to write the wavefront records that disagree, in replay format.
     #[arg(long, default_value = "verify-mismatches.json")]
     pub mismatches: PathBuf,
@@ -88,26 +92,26 @@ impl VerifyArgs {
             no_ncu: self.no_ncu,
             mismatches: self.mismatches.clone(),
             save_measured: self.save_measured.clone(),
+            command: std::env::args()
+                .map(|a| {
+                    if a.contains(char::is_whitespace) {
+                        format!("'{a}'")
+                    } else {
+                        a
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }
 
-#[derive(Serialize)]
-struct Summary<'a> {
-    device: &'a str,
-    driver_version: i32,
-    arch: String,
-    date: String,
-    checks: &'a [Check],
-    #[serde(flatten)]
-    tally: Tally,
-}
-
-/// An indicatif spinner on stderr for each long step; notes printed on stdout (the first
-/// write error is kept for the end of the run).
+/// An indicatif spinner on stderr for each long step; notes printed on stdout, or on stderr
+/// when stdout carries JSON (the first write error is kept for the end of the run).
 #[derive(Default)]
 struct Spinner {
     bar: Option<indicatif::ProgressBar>,
+    notes_to_stderr: bool,
     error: Option<anyhow::Error>,
 }
 
@@ -124,7 +128,9 @@ impl Progress for Spinner {
         }
     }
     fn note(&mut self, line: &str) {
-        if self.error.is_none() {
+        if self.notes_to_stderr {
+            eprintln!("{line}");
+        } else if self.error.is_none() {
             self.error = out::line(format_args!("{line}")).err();
         }
     }
@@ -147,36 +153,43 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_NO_GPU));
         }
     };
-    out::line(format_args!(
-        "{} {} ({}), CUDA driver {}",
-        out::bold("device:"),
-        gpu.name,
-        gpu.arch,
-        gpu.driver_version_string()
-    ))?;
+    if !a.json {
+        out::line(format_args!(
+            "{} {} ({}), CUDA driver {}",
+            out::bold("device:"),
+            gpu.name,
+            gpu.arch,
+            gpu.driver_version_string()
+        ))?;
+    }
     let exe = std::env::current_exe().context("cannot find the tilelab executable")?;
-    let mut spinner = Spinner::default();
+    let mut spinner = Spinner {
+        notes_to_stderr: a.json,
+        ..Spinner::default()
+    };
     let mut ctx = verify::Context::new(&gpu, Tools::find(), exe, &mut spinner);
     let rows = verify::run(&plan, &mut ctx)?;
     if let Some(e) = spinner.error.take() {
         return Err(e);
     }
-    print_table(&rows)?;
-    let tally = Tally::of(&rows);
-    out::line(format_args!("\n{tally}"))?;
-    if let Some(p) = &a.json {
-        let s = Summary {
-            device: &gpu.name,
-            driver_version: gpu.driver_version,
-            arch: gpu.arch.to_string(),
-            date: date_utc(),
-            checks: &rows,
-            tally,
-        };
-        std::fs::write(p, serde_json::to_string_pretty(&s)?)
+    let report = Report {
+        device: &gpu.name,
+        driver_version: gpu.driver_version,
+        arch: gpu.arch.to_string(),
+        date: provenance::utc_now(),
+        checks: &rows,
+        tally: Tally::of(&rows),
+    };
+    if a.json {
+        out::emit_json(&report)?;
+    } else {
+        out::emit(&table(&rows))?;
+    }
+    if let Some(p) = &a.json_out {
+        std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("cannot write '{}'", p.display()))?;
     }
-    Ok(if tally.failed > 0 {
+    Ok(if report.tally.failed > 0 {
         ExitCode::from(EXIT_MISMATCH)
     } else {
         ExitCode::SUCCESS
@@ -184,27 +197,34 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The table: group, name (as wide as the longest, at most 80 characters), simulated, measured,
-/// verdict, and the detail of every row that did not simply pass.
-fn print_table(rows: &[Check]) -> anyhow::Result<()> {
+/// verdict (`ok`, `ok (warning)`, `MISMATCH`, `SKIPPED`), the detail of every row that did not
+/// simply pass; then `N passed, N failed, N skipped` (and `, N warnings`).
+fn table(rows: &[Check]) -> String {
     let w = rows
         .iter()
         .map(|c| c.name.chars().count())
         .max()
         .unwrap_or(4)
         .clamp(4, 80);
-    out::line(format_args!(
+    let mut s = String::new();
+    outln!(
+        s,
         "\n{:<11} {:<w$} {:>12} {:>12}  verdict",
-        "check", "name", "simulated", "measured"
-    ))?;
+        "check",
+        "name",
+        "simulated",
+        "measured"
+    );
     for c in rows {
         let verdict = match c.verdict {
-            Verdict::Skip => out::paint("skipped", crossterm::style::Color::Yellow),
+            Verdict::Skip => out::paint("SKIPPED", crossterm::style::Color::Yellow),
             Verdict::Warn => out::paint("ok (warning)", crossterm::style::Color::Yellow),
             Verdict::Pass => out::paint("ok", crossterm::style::Color::Green),
             Verdict::Fail => out::paint("MISMATCH", crossterm::style::Color::Red),
         };
         let name: String = c.name.chars().take(w).collect();
-        out::line(format_args!(
+        outln!(
+            s,
             "{:<11} {:<w$} {:>12} {:>12}  {}{}",
             c.group,
             name,
@@ -216,16 +236,60 @@ fn print_table(rows: &[Check]) -> anyhow::Result<()> {
             } else {
                 format!("  ({})", c.detail)
             }
-        ))?;
+        );
     }
-    Ok(())
+    outln!(s, "\n{}", Tally::of(rows));
+    s
 }
 
-fn date_utc() -> String {
-    Command::new("date")
-        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every verdict has its word, skipped rows say why, and the summary counts them apart.
+    #[test]
+    fn the_table_shows_skips_and_warnings() {
+        let rows = [
+            Check::new(
+                "fragments",
+                "ldmatrix.x4 16x16 tile",
+                "128 regs",
+                "128 equal",
+                true,
+                "all registers equal",
+            ),
+            Check::new(
+                "gemm",
+                "gemm 64x64x128 4w Rows pad:8: LDSM executed",
+                640,
+                600,
+                false,
+                "differs",
+            ),
+            Check::skipped("sass", "cuobjdump -sass", "-", "-", "cuobjdump not found"),
+            Check::new(
+                "gemm",
+                "L1TEX",
+                2560,
+                "2620 (+60)",
+                true,
+                "above the measured bound",
+            )
+            .with_verdict(Verdict::Warn),
+        ];
+        let t = table(&rows);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[2].ends_with("  ok"), "{t}");
+        assert!(lines[3].contains("MISMATCH  (differs)"), "{t}");
+        assert!(lines[4].contains("SKIPPED  (cuobjdump not found)"), "{t}");
+        assert!(
+            lines[5].contains("ok (warning)  (above the measured bound)"),
+            "{t}"
+        );
+        assert_eq!(
+            lines.last(),
+            Some(&"2 passed, 1 failed, 1 skipped, 1 warning"),
+            "{t}"
+        );
+    }
 }

@@ -47,6 +47,37 @@ pub fn profile<S: AsRef<OsStr>>(
     Ok((table, o))
 }
 
+/// ncu's version (`ncu --version`'s `Version 2025.3.1.0 (build …)` line: `2025.3.1.0`), or
+/// `unknown` with the reason.
+pub fn version(ncu: &Path) -> String {
+    match Command::new(ncu).arg("--version").output() {
+        Ok(o) => version_of(&String::from_utf8_lossy(&o.stdout))
+            .unwrap_or_else(|| "unknown (no Version line in ncu --version)".into()),
+        Err(e) => format!("unknown (cannot run {}: {e})", ncu.display()),
+    }
+}
+
+/// The version number in `ncu --version` output.
+pub fn version_of(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("Version "))
+        .and_then(|v| v.split_whitespace().next())
+        .map(str::to_string)
+}
+
+/// Why ncu's output holds no per-launch rows: its first error line (e.g. `==ERROR==
+/// ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance
+/// Counters …`), or its exit status.
+pub fn why_no_rows(o: &Output) -> String {
+    let text = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    text.lines()
+        .chain(err.lines())
+        .find(|l| l.contains("ERR") || l.contains("rror"))
+        .map(|l| l.trim().to_string())
+        .unwrap_or_else(|| format!("no per-launch metrics in ncu's output ({})", o.status))
+}
+
 /// Parses `ncu --csv --metrics …` output into, per kernel launch ID (in launch order), the value
 /// of each metric. Lines that are not CSV rows (ncu's `==PROF==` notes, the program's own
 /// output) are skipped.

@@ -22,13 +22,22 @@ pub fn count(listing: &Listing, function: &str, mnemonic: &str) -> u32 {
 /// `cuobjdump -sass` (`tool`) on it; `tag` names the temporary file.
 ///
 /// # Errors
-/// The temporary file cannot be written or `cuobjdump` cannot be started.
+/// The temporary file cannot be written, `cuobjdump` cannot be started or exits with an error.
 pub fn of_cubin(tool: &Path, cubin: &[u8], tag: &str) -> anyhow::Result<Listing> {
     let p = std::env::temp_dir().join(format!("tilelab-{}-{tag}.cubin", std::process::id()));
     std::fs::write(&p, cubin).with_context(|| format!("cannot write '{}'", p.display()))?;
     let o = Command::new(tool).arg("-sass").arg(&p).output();
     let _ = std::fs::remove_file(&p);
     let o = o.with_context(|| format!("cannot run {}", tool.display()))?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        anyhow::bail!(
+            "{} -sass exited with {}: {}",
+            tool.display(),
+            o.status,
+            err.lines().next().unwrap_or("").trim()
+        );
+    }
     Ok(count_mnemonics(&String::from_utf8_lossy(&o.stdout)))
 }
 

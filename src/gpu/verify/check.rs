@@ -1,5 +1,5 @@
-//! One row of the verify table ([`Check`]), its [`Verdict`], and the counts of a whole run
-//! ([`Tally`]).
+//! One row of the verify table ([`Check`]), its [`Verdict`], the counts of a whole run
+//! ([`Tally`]), and the machine-readable result ([`Report`], what `verify --json` prints).
 
 use serde::Serialize;
 use serde::ser::SerializeStruct;
@@ -145,5 +145,58 @@ impl std::fmt::Display for Tally {
             1 => write!(f, ", 1 warning"),
             n => write!(f, ", {n} warnings"),
         }
+    }
+}
+
+/// The result of a run, as `tilelab verify --json` prints it and `--json-out FILE` writes it:
+///
+/// ```json
+/// {"device": "NVIDIA H200", "driver_version": 13000, "arch": "sm_90",
+///  "date": "2026-11-30T12:00:00Z",
+///  "checks": [{"group": "fragments", "name": "ldmatrix.x1 16x16 tile", "simulated": "32 regs",
+///              "measured": "32 equal", "verdict": "pass", "pass": true, "skipped": false,
+///              "detail": "all registers equal"}],
+///  "passed": 156, "failed": 0, "skipped": 0, "warnings": 0}
+/// ```
+#[derive(Clone, Debug, Serialize)]
+pub struct Report<'a> {
+    /// Device name.
+    pub device: &'a str,
+    /// `cuDriverGetVersion` (13000 = CUDA 13.0).
+    pub driver_version: i32,
+    /// The device's architecture, `sm_XY`.
+    pub arch: String,
+    /// When the run ended, UTC.
+    pub date: String,
+    /// Every row, in table order.
+    pub checks: &'a [Check],
+    /// The counts.
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skipped_and_warned_rows_are_counted_apart() {
+        let rows = [
+            Check::new("fragments", "a", 1, 1, true, ""),
+            Check::new("gemm", "b", 1, 2, false, "differs"),
+            Check::skipped("sass", "c", "-", "-", "cuobjdump not found"),
+            Check::new("fa2", "d", 1, 1, true, "").with_verdict(Verdict::Warn),
+        ];
+        let t = Tally::of(&rows);
+        assert_eq!((t.passed, t.failed, t.skipped, t.warnings), (2, 1, 1, 1));
+        assert_eq!(t.to_string(), "2 passed, 1 failed, 1 skipped, 1 warning");
+        let json = serde_json::to_value(&rows[2]).unwrap();
+        assert_eq!(json["verdict"], "skip");
+        assert_eq!(json["skipped"], true);
+        let json = serde_json::to_value(&rows[1]).unwrap();
+        assert_eq!(
+            (json["verdict"].as_str(), json["pass"].as_bool()),
+            (Some("fail"), Some(false))
+        );
     }
 }

@@ -247,10 +247,11 @@ fn sass_checks(
     cta: &CtaProgram,
     name: &str,
 ) -> anyhow::Result<Vec<Check>> {
-    let Some(tool) = &ctx.tools.cuobjdump else {
-        return Ok(Vec::new());
-    };
-    let listing = sass::of_cubin(tool, &c.cubin, &format!("fa2_{i}"))?;
+    let listing =
+        match super::sass_listing(ctx, &format!("{name}: SASS"), &c.cubin, &format!("fa2_{i}")) {
+            Ok(l) => l,
+            Err(row) => return Ok(vec![*row]),
+        };
     let want = counts::static_counts(&cta.warps[0]).per_kernel;
     Ok([
         ("LDSM.16.M88.4", want.ldsm),
@@ -282,9 +283,9 @@ fn dynamic_checks(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Chec
         "fa2_fwd",
         "--probe-fa2",
         CASES.len(),
-    )? {
+    ) {
         Ok(t) => t,
-        Err(skip) => return Ok(vec![skip]),
+        Err(why) => return Ok(vec![*why]),
     };
     let mut out = Vec::new();
     for i in 0..CASES.len() {

@@ -167,27 +167,12 @@ fn mma_checks(gpu: &Gpu, frags: &Compiled) -> anyhow::Result<Vec<Check>> {
 
 /// The SASS of the probe and fragment kernels holds exactly the mnemonics the simulator names.
 fn sass_checks(ctx: &Context<'_>, probe_cubin: &[u8], frag_cubin: &[u8]) -> Vec<Check> {
-    let Some(tool) = &ctx.tools.cuobjdump else {
-        return vec![Check::skipped(
-            "sass",
-            "cuobjdump -sass",
-            "-",
-            "-",
-            "cuobjdump not found",
-        )];
-    };
-    let (Ok(pl), Ok(fl)) = (
-        sass::of_cubin(tool, probe_cubin, "probe"),
-        sass::of_cubin(tool, frag_cubin, "frag"),
-    ) else {
-        return vec![Check::new(
-            "sass",
-            "cuobjdump -sass",
-            "-",
-            "-",
-            false,
-            "cuobjdump failed",
-        )];
+    let (pl, fl) = match (
+        super::sass_listing(ctx, "smem_probe SASS", probe_cubin, "probe"),
+        super::sass_listing(ctx, "mma_dump SASS", frag_cubin, "frag"),
+    ) {
+        (Ok(p), Ok(f)) => (p, f),
+        (p, f) => return p.err().into_iter().chain(f.err()).map(|b| *b).collect(),
     };
     let get = |l: &sass::Listing, f: &str, m: &str| sass::count(l, f, m);
     let mut rows = Vec::new();

@@ -151,17 +151,11 @@ fn sass_checks(
     cta: &CtaProgram,
     name: &str,
 ) -> anyhow::Result<Vec<Check>> {
-    let Some(tool) = &ctx.tools.cuobjdump else {
-        return Ok(vec![Check::skipped(
-            "sass",
-            name,
-            "-",
-            "-",
-            "cuobjdump not found",
-        )]);
+    let listing = match super::sass_listing(ctx, name, &c.cubin, &format!("gemm{i}")) {
+        Ok(l) => l,
+        Err(row) => return Ok(vec![*row]),
     };
     let gc = counts::gemm_counts(t, cta);
-    let listing = sass::of_cubin(tool, &c.cubin, &format!("gemm{i}"))?;
     let mut out = Vec::new();
     for (m, want) in [
         ("LDSM.16.M88.4", gc.per_warp.ldsm),
@@ -190,9 +184,9 @@ fn dynamic_checks(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Chec
         "gemm_tile",
         "--probe-gemm",
         CASES.len(),
-    )? {
+    ) {
         Ok(t) => t,
-        Err(skip) => return Ok(vec![skip]),
+        Err(why) => return Ok(vec![*why]),
     };
     let mut out = Vec::new();
     for i in 0..CASES.len() {

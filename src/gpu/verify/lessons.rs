@@ -57,10 +57,17 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
     for lesson in &plan.lessons {
         let fname = lesson.kernel_function();
         let compiled = gpu.compile(&lesson.kernel, &kernel_source(lesson))?;
-        if let Some(tool) = &ctx.tools.cuobjdump {
-            let listing = sass::of_cubin(tool, &compiled.cubin, &fname)?;
-            out.push(sass_check(lesson, &listing));
-        }
+        out.push(
+            match super::sass_listing(
+                ctx,
+                &format!("lesson {}: SASS", lesson.name),
+                &compiled.cubin,
+                &fname,
+            ) {
+                Ok(listing) => sass_check(lesson, &listing),
+                Err(row) => *row,
+            },
+        );
         let kernel = LessonKernel::load(gpu, &compiled, &fname)?;
         out.extend(register_check(gpu, lesson, &kernel, &smem)?);
     }
@@ -71,7 +78,7 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
 /// simulated step's SASS mnemonic appears as often as the steps say. Shared-memory and
 /// tensor-core instructions only; the prologue's index fill is `STS.U16` (not a lesson step
 /// unless a step stores u16).
-fn sass_check(lesson: &Lesson, listing: &sass::Listing) -> Check {
+pub fn sass_check(lesson: &Lesson, listing: &sass::Listing) -> Check {
     let fname = lesson.kernel_function();
     let mut want: BTreeMap<String, u32> = BTreeMap::new();
     for v in 0..lesson.variants.len().max(1) {

@@ -32,7 +32,7 @@ pub mod check;
 pub mod fa2;
 pub mod fragments;
 pub mod gemm;
-mod kernel;
+pub mod kernel;
 pub mod lessons;
 pub mod occupancy;
 pub mod plan;
@@ -40,7 +40,7 @@ pub mod progress;
 pub mod timing;
 pub mod wavefronts;
 
-pub use check::{Check, Tally, Verdict};
+pub use check::{Check, Report, Tally, Verdict};
 pub use plan::{Options, Plan};
 pub use progress::{Collect, Progress, Silent};
 
@@ -69,6 +69,41 @@ pub const GROUPS: &[Group] = &[
     timing::GROUP,
 ];
 
+/// What a run's measurements are labelled with (the provenance of measured files).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceFacts {
+    /// The card and its architecture, e.g. `NVIDIA H200 (sm_90)`.
+    pub card: String,
+    /// The NVIDIA driver version (`nvidia-smi`), e.g. `580.159.04`.
+    pub driver: String,
+    /// The CUDA version of the driver API, e.g. `13.0`.
+    pub cuda: String,
+}
+
+impl DeviceFacts {
+    /// The facts of `gpu`; the driver version from `nvidia-smi` when it can be run.
+    pub fn of(gpu: &Gpu) -> DeviceFacts {
+        let driver = std::process::Command::new("nvidia-smi")
+            .args(["--query-gpu=driver_version", "--format=csv,noheader"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .next()
+                    .map(|l| l.trim().to_string())
+            })
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| "unknown (nvidia-smi not available)".into());
+        DeviceFacts {
+            card: format!("{} ({})", gpu.name, gpu.arch),
+            driver,
+            cuda: gpu.driver_version_string(),
+        }
+    }
+}
+
 /// What the groups share during a run.
 pub struct Context<'a> {
     /// The GPU; `None` only in tests of groups that measure in a child process (wavefronts).
@@ -81,6 +116,8 @@ pub struct Context<'a> {
     pub exe: PathBuf,
     /// Where progress goes.
     pub progress: &'a mut dyn Progress,
+    /// What the measurements are labelled with.
+    pub device: DeviceFacts,
     compiled: BTreeMap<String, Rc<Compiled>>,
 }
 
@@ -98,13 +135,16 @@ impl<'a> Context<'a> {
             tools,
             exe,
             progress,
+            device: DeviceFacts::of(gpu),
             compiled: BTreeMap::new(),
         }
     }
 
-    /// A context without a GPU (groups that need one fail with an error saying so).
+    /// A context without a GPU (groups that need one fail with an error saying so), for the
+    /// groups that measure in a child process; `device` labels what they measure.
     pub fn without_gpu(
         arch: Arch,
+        device: DeviceFacts,
         tools: Tools,
         exe: PathBuf,
         progress: &'a mut dyn Progress,
@@ -115,6 +155,7 @@ impl<'a> Context<'a> {
             tools,
             exe,
             progress,
+            device,
             compiled: BTreeMap::new(),
         }
     }
@@ -145,6 +186,27 @@ impl<'a> Context<'a> {
         self.compiled.insert(key.to_string(), c.clone());
         Ok(c)
     }
+}
+
+/// The SASS listing of `cubin` by `cuobjdump -sass`, or the row that stands for the SASS checks
+/// `name` when there is none: skipped without cuobjdump, failed when it fails.
+pub fn sass_listing(
+    ctx: &Context<'_>,
+    name: &str,
+    cubin: &[u8],
+    tag: &str,
+) -> Result<super::sass::Listing, Box<Check>> {
+    let Some(tool) = &ctx.tools.cuobjdump else {
+        return Err(Box::new(Check::skipped(
+            "sass",
+            name,
+            "-",
+            "-",
+            "cuobjdump not found on PATH or in /usr/local/cuda/bin",
+        )));
+    };
+    super::sass::of_cubin(tool, cubin, tag)
+        .map_err(|e| Box::new(Check::new("sass", name, "-", "-", false, format!("{e:#}"))))
 }
 
 /// Runs every group of [`GROUPS`] and returns all rows, in order.

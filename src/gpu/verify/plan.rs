@@ -28,6 +28,8 @@ pub struct Options {
     pub mismatches: PathBuf,
     /// Where every measured wavefront record is written (replay format), if anywhere.
     pub save_measured: Option<PathBuf>,
+    /// The command line, as the provenance of measured files records it.
+    pub command: String,
 }
 
 /// A resolved run.
@@ -45,6 +47,8 @@ pub struct Plan {
     pub mismatches: PathBuf,
     /// Where every measured wavefront record is written.
     pub save_measured: Option<PathBuf>,
+    /// The command line (for the provenance of measured files).
+    pub command: String,
 }
 
 impl Plan {
@@ -75,6 +79,7 @@ impl Plan {
             no_ncu: o.no_ncu,
             mismatches: o.mismatches.clone(),
             save_measured: o.save_measured.clone(),
+            command: o.command.clone(),
         })
     }
 }

@@ -7,13 +7,14 @@ use std::path::Path;
 
 use anyhow::{Context as _, bail};
 
-use super::{Check, Context, Group, Plan};
+use super::{Check, Context, Group, Plan, kernel};
 use crate::gpu::device::Gpu;
 use crate::gpu::fuzz;
 use crate::gpu::launch::SmemProbe;
 use crate::gpu::ncu;
 use crate::gpu::source::SMEM_PROBE_CU;
-use crate::records;
+use crate::provenance;
+use crate::records::{self, Record};
 use crate::sim::bank::schedule;
 
 /// The group.
@@ -43,24 +44,18 @@ pub fn probe(gpu: &Gpu, file: &Path) -> anyhow::Result<String> {
 
 fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
     let recs = &plan.records;
-    let ncu_path = if plan.no_ncu {
-        None
-    } else {
-        ctx.tools.ncu.clone()
-    };
-    let Some(ncu_path) = ncu_path else {
-        let why = if plan.no_ncu {
-            "--no-ncu given"
-        } else {
-            "ncu not found on PATH or in /usr/local/cuda/bin"
-        };
-        return Ok(vec![Check::skipped(
-            "wavefronts",
-            format!("{} records", recs.len()),
-            "-",
-            "-",
-            format!("{why}; wavefronts not measured, see the timing checks (clock64)"),
-        )]);
+    let what = format!("{} records", recs.len());
+    let ncu_path = match kernel::ncu_for(ctx, plan) {
+        Ok(p) => p,
+        Err(why) => {
+            return Ok(vec![Check::skipped(
+                "wavefronts",
+                what,
+                "-",
+                "-",
+                format!("{why}; wavefronts not measured, see the timing checks (clock64)"),
+            )]);
+        }
     };
     let tmp = std::env::temp_dir().join(format!("tilelab-probe-{}.json", std::process::id()));
     std::fs::write(&tmp, serde_json::to_string(recs)?)
@@ -82,77 +77,33 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
     );
     ctx.progress.finish();
     let _ = std::fs::remove_file(&tmp);
-    let (table, o) = profiled.with_context(|| format!("cannot run {}", ncu_path.display()))?;
-    if table.len() != recs.len() {
-        let text = String::from_utf8_lossy(&o.stdout);
-        let err = String::from_utf8_lossy(&o.stderr);
-        let why = text
-            .lines()
-            .chain(err.lines())
-            .find(|l| l.contains("ERR") || l.contains("rror"))
-            .unwrap_or("no per-launch metrics in ncu's output");
-        return Ok(vec![Check::skipped(
+    let failed = |measured: String, why: String| {
+        Ok(vec![Check::new(
             "wavefronts",
             format!("{} records", recs.len()),
-            "-",
+            format!("{} launches", recs.len()),
+            measured,
+            false,
+            format!("{why} (--no-ncu skips these checks)"),
+        )])
+    };
+    let (table, o) = match profiled {
+        Ok(x) => x,
+        Err(e) => {
+            return failed(
+                "-".into(),
+                format!("cannot run {}: {e}", ncu_path.display()),
+            );
+        }
+    };
+    if table.len() != recs.len() {
+        return failed(
             format!("{} rows", table.len()),
-            format!("ncu could not read counters: {why}; falling back to clock64 timing"),
-        )]);
+            format!("ncu could not read counters: {}", ncu::why_no_rows(&o)),
+        );
     }
-    let mut checks = Vec::new();
-    let mut measured_all = Vec::new();
-    let mut mismatches = Vec::new();
-    let (mut ok, mut ok_conf) = (0, 0);
-    for (i, r) in recs.iter().enumerate() {
-        let m = &table[&(i as u64)];
-        let wf = (m.get(ncu::WAVEFRONTS_LD).copied().unwrap_or(0.0)
-            + m.get(ncu::WAVEFRONTS_ST).copied().unwrap_or(0.0)) as u32;
-        let bc = m.get(ncu::BANK_CONFLICTS).copied().unwrap_or(0.0) as u32;
-        let rep = schedule(&r.request()?);
-        let mut mr = r.clone();
-        mr.wavefronts = Some(wf);
-        mr.bank_conflicts = Some(bc);
-        let agree = rep.wavefront_count() == wf;
-        ok += agree as usize;
-        ok_conf += (agree && rep.bank_conflicts() == bc) as usize;
-        if !agree || rep.bank_conflicts() != bc {
-            mismatches.push(mr.clone());
-        }
-        // A row per record only for those whose wavefronts disagree.
-        if !agree {
-            checks.push(Check::new(
-                "wavefronts",
-                format!("{} {}", r.name, r.instruction),
-                rep.wavefront_count(),
-                wf,
-                false,
-                format!("bank conflicts sim {} / ncu {}", rep.bank_conflicts(), bc),
-            ));
-        }
-        measured_all.push(mr);
-    }
-    checks.insert(
-        0,
-        Check::new(
-            "wavefronts",
-            format!("{} warp requests under ncu", recs.len()),
-            format!("{ok} agree"),
-            format!("{} total", recs.len()),
-            ok == recs.len(),
-            "",
-        ),
-    );
-    checks.insert(
-        1,
-        Check::new(
-            "wavefronts",
-            "bank conflicts (ncu counter) where wavefronts agree",
-            format!("{ok_conf} agree"),
-            format!("{ok} total"),
-            ok_conf == ok,
-            "",
-        ),
-    );
+    let measured = measured_records(recs, &table);
+    let (checks, mismatches) = compare_records(recs, &measured)?;
     if !mismatches.is_empty() {
         std::fs::write(&plan.mismatches, serde_json::to_string_pretty(&mismatches)?)
             .with_context(|| format!("cannot write '{}'", plan.mismatches.display()))?;
@@ -163,8 +114,117 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
         ));
     }
     if let Some(p) = &plan.save_measured {
-        std::fs::write(p, serde_json::to_string(&measured_all)?)
+        std::fs::write(p, serde_json::to_string(&measured)?)
             .with_context(|| format!("cannot write '{}'", p.display()))?;
+        provenance::write_for(p, &provenance_of(ctx, plan, &ncu_path, measured.len()))?;
+        ctx.progress.note(&format!(
+            "{} measured records written to {} (provenance: {})",
+            measured.len(),
+            p.display(),
+            provenance::sidecar_path(p).display()
+        ));
     }
     Ok(checks)
 }
+
+/// The records with ncu's values: launch `i` of `table` measured record `i` (wavefronts =
+/// load + store wavefronts; bank conflicts). A metric missing from a row counts as 0.
+pub fn measured_records(recs: &[Record], table: &ncu::LaunchMetrics) -> Vec<Record> {
+    recs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let m = table.get(&(i as u64));
+            let get = |k: &str| m.and_then(|m| m.get(k)).copied().unwrap_or(0.0);
+            Record {
+                wavefronts: Some((get(ncu::WAVEFRONTS_LD) + get(ncu::WAVEFRONTS_ST)) as u32),
+                bank_conflicts: Some(get(ncu::BANK_CONFLICTS) as u32),
+                ..r.clone()
+            }
+        })
+        .collect()
+}
+
+/// The rows for the measured records (`measured[i]` is `recs[i]` with ncu's values): two summary
+/// rows (wavefronts; bank conflicts where the wavefronts agree) and one row per record whose
+/// wavefronts disagree; and every record that disagrees in either, with its measured values.
+///
+/// # Errors
+/// A record that is not a valid request.
+pub fn compare_records(
+    recs: &[Record],
+    measured: &[Record],
+) -> anyhow::Result<(Vec<Check>, Vec<Record>)> {
+    let mut rows = Vec::new();
+    let mut mismatches = Vec::new();
+    let (mut ok, mut ok_conf) = (0, 0);
+    for (r, mr) in recs.iter().zip(measured) {
+        let (wf, bc) = (mr.wavefronts.unwrap_or(0), mr.bank_conflicts.unwrap_or(0));
+        let rep = schedule(&r.request()?);
+        let agree = rep.wavefront_count() == wf;
+        ok += agree as usize;
+        ok_conf += (agree && rep.bank_conflicts() == bc) as usize;
+        if !agree || rep.bank_conflicts() != bc {
+            mismatches.push(mr.clone());
+        }
+        if !agree {
+            rows.push(Check::new(
+                "wavefronts",
+                format!("{} {}", r.name, r.instruction),
+                rep.wavefront_count(),
+                wf,
+                false,
+                format!("bank conflicts sim {} / ncu {}", rep.bank_conflicts(), bc),
+            ));
+        }
+    }
+    rows.insert(
+        0,
+        Check::new(
+            "wavefronts",
+            format!("{} warp requests under ncu", recs.len()),
+            format!("{ok} agree"),
+            format!("{} total", recs.len()),
+            ok == recs.len(),
+            "",
+        ),
+    );
+    rows.insert(
+        1,
+        Check::new(
+            "wavefronts",
+            "bank conflicts (ncu counter) where wavefronts agree",
+            format!("{ok_conf} agree"),
+            format!("{ok} total"),
+            ok_conf == ok,
+            "",
+        ),
+    );
+    Ok((rows, mismatches))
+}
+
+/// The provenance of a `--save-measured` file: the device of the context, ncu's version, now,
+/// the plan's command, this binary's commit.
+fn provenance_of(
+    ctx: &Context<'_>,
+    plan: &Plan,
+    ncu_path: &Path,
+    records: usize,
+) -> provenance::Provenance {
+    let mut tools = std::collections::BTreeMap::new();
+    tools.insert("ncu".to_string(), ncu::version(ncu_path));
+    provenance::Provenance {
+        records,
+        card: ctx.device.card.clone(),
+        driver: ctx.device.driver.clone(),
+        cuda: ctx.device.cuda.clone(),
+        tools,
+        date: provenance::utc_now(),
+        command: plan.command.clone(),
+        generator: GENERATOR.to_string(),
+        commit: provenance::BUILD_COMMIT.to_string(),
+        reconstructed: None,
+    }
+}
+
+/// Where the records `tilelab verify` measures come from, by name.
+pub const GENERATOR: &str = "tilelab verify: h200.* = tests/data/h200_wavefronts.json (built in), lesson.* = one request per lesson step and layout (lessons/*.toml, gpu::verify::lessons::requests), fuzz.<seed>.* = --fuzz N --seed S (gpu::fuzz::records), any other name = the --records files given (their own generators); the command above measures them again";

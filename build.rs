@@ -1,0 +1,32 @@
+//! Records the commit the binary is built from (`TILELAB_COMMIT`, read by
+//! `tilelab::provenance::BUILD_COMMIT`) so `tilelab verify --save-measured` can write it into the
+//! provenance of what it measures. Outside a git checkout nothing is set ("unknown").
+
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let o = Command::new("git").args(args).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let Some(commit) = git(&["rev-parse", "HEAD"]) else {
+        return;
+    };
+    println!("cargo:rustc-env=TILELAB_COMMIT={commit}");
+    // Rebuild when HEAD moves: HEAD itself (checkout), the branch it points at (commit), the
+    // packed refs. Only files that exist: a missing one would rerun this script on every build.
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    let watched = ["HEAD", branch.as_deref().unwrap_or("HEAD"), "packed-refs"];
+    for name in watched {
+        if let Some(p) = git(&["rev-parse", "--git-path", name])
+            && std::path::Path::new(&p).exists()
+        {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Select records from a replay file by name prefix (e.g. one measured set out of everything
+`tilelab verify --save-measured` wrote).
+
+    python3 scripts/select_records.py MEASURED.json PREFIX [--strip] > OUT.json
+
+PREFIX: records whose name starts with it (`h200.`, `lesson.`, `fuzz.5.`, `fuzz1400.`,
+`targeted.`, `pairs.`). --strip removes PREFIX from the names (verify names the built-in
+`tests/data/h200_wavefronts.json` records `h200.<name>`). Output: a JSON array of records, in
+input order, fields as in the input.
+"""
+import json
+import sys
+
+
+def main(argv):
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    strip = "--strip" in argv[1:]
+    unknown = [a for a in argv[1:] if a.startswith("--") and a != "--strip"]
+    if len(args) != 2 or unknown:
+        sys.exit(__doc__.strip().splitlines()[3].strip())
+    path, prefix = args
+    with open(path) as f:
+        records = json.load(f)
+    out = []
+    for r in records:
+        if r["name"].startswith(prefix):
+            if strip:
+                r = dict(r, name=r["name"][len(prefix):])
+            out.append(r)
+    if not out:
+        sys.exit(f"select_records.py: no record of {path} starts with '{prefix}'")
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
