@@ -578,8 +578,8 @@ fn sass_rows_never_vanish() {
 // ---------------------------------------------------------------------------------------------
 // Measured data: every file has its provenance, and the requests of every set can be made again.
 
-/// The measured replay files of `tests/data/` (not their sidecars).
-fn measured_files() -> Vec<PathBuf> {
+/// The measured files of `tests/data/` (`h200_*.json`, not their sidecars).
+fn h200_files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir("tests/data")
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -590,6 +590,16 @@ fn measured_files() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// The measured replay files (a plain JSON array of replay records).
+fn measured_files() -> Vec<PathBuf> {
+    h200_files()
+        .into_iter()
+        .filter(|f| {
+            serde_json::from_str::<Vec<Record>>(&std::fs::read_to_string(f).unwrap()).is_ok()
+        })
+        .collect()
 }
 
 /// Every `fuzz.<seed>.*` record of a measured file is what `verify --fuzz N --seed S` generates
@@ -663,21 +673,23 @@ fn h200_sets_are_the_built_in_records() {
     assert_eq!(seen, 2 * 237, "seed 5 and seed 6 each hold all 237");
 }
 
-/// Every measured file has a provenance sidecar with every field, for as many records as the
-/// file holds; the ones written after the fact say from what they were reconstructed.
+/// Every measured replay file has a provenance sidecar with every field, for as many records as
+/// the file holds; the ones written after the fact say from what they were reconstructed. The
+/// other measured files (Hopper fragments, TMA boxes, wgmma registers: not replay records) carry
+/// their provenance inside, as `{"provenance": {"card", "date", "command", …}, …}`.
 #[test]
 fn measured_files_carry_their_provenance() {
     let files = measured_files();
-    assert_eq!(files.len(), 7, "{files:?}");
-    for f in files {
-        let p = provenance::load_for(&f).unwrap().unwrap_or_else(|| {
+    assert_eq!(files.len(), 8, "{files:?}");
+    for f in &files {
+        let p = provenance::load_for(f).unwrap().unwrap_or_else(|| {
             panic!(
                 "{} has no {}",
                 f.display(),
-                provenance::sidecar_path(&f).display()
+                provenance::sidecar_path(f).display()
             )
         });
-        let n = serde_json::from_str::<Vec<Record>>(&std::fs::read_to_string(&f).unwrap())
+        let n = serde_json::from_str::<Vec<Record>>(&std::fs::read_to_string(f).unwrap())
             .unwrap()
             .len();
         assert_eq!(p.records, n, "{}", f.display());
@@ -696,6 +708,17 @@ fn measured_files_carry_their_provenance() {
             "{}: written before verify wrote provenance, so reconstructed",
             f.display()
         );
+    }
+    for f in h200_files().iter().filter(|f| !files.contains(f)) {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        for key in ["card", "date", "command"] {
+            assert!(
+                v["provenance"][key].as_str().is_some_and(|s| !s.is_empty()),
+                "{}: no provenance.{key}",
+                f.display()
+            );
+        }
     }
 }
 
