@@ -38,4 +38,13 @@ pub const FILES: &[(&str, &str)] = &[
         "10-fa-v1-v2.toml",
         include_str!("../../lessons/10-fa-v1-v2.toml"),
     ),
+    (
+        "11-stmatrix-epilogue.toml",
+        include_str!("../../lessons/11-stmatrix-epilogue.toml"),
+    ),
+    (
+        "12-hopper-swizzle.toml",
+        include_str!("../../lessons/12-hopper-swizzle.toml"),
+    ),
+    ("13-wgmma.toml", include_str!("../../lessons/13-wgmma.toml")),
 ];

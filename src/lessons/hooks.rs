@@ -39,20 +39,49 @@
 //!   `28672` or `28K`; 0), `regs` (per thread; not a limit when left out). Keys
 //!   `blocks_per_sm`, `occupancy_pct`, `active_warps`, `warps_per_block`,
 //!   `smem_allocated_bytes`.
+//! * `tma` ([`TmaBox`], sm_90): params `rows`, `cols`, `elem_bytes`, `swizzle` (`none`, `32B`,
+//!   `64B`, `128B`); optional `base` (0), `layout` (a [`Layout`] string of the same tile, e.g.
+//!   `swizzle:3,3,3`). Keys `size_bytes`, `pitch`, `footprint_bytes`, `repeat_bytes`, `cute_b`,
+//!   `cute_m`, `cute_s` (the `Swizzle<B,M,S>` on byte addresses), `chunk.R.C` (shared-memory byte
+//!   address of 16-byte chunk C of box row R), `ldmatrix_x4_requests`, `ldmatrix_x4_wavefronts`,
+//!   `ldmatrix_x4_conflicts` (reading 16-row x 32-byte blocks back, lane 8m+r: row (m%2)*8+r,
+//!   chunk m/2), `core_matrices`, `core_matrix_wavefronts` (8 rows x 16 bytes, each as one
+//!   unit); with `layout`: `layout_disagreements` (elements whose byte address differs from the
+//!   layout's plus `base`).
+//! * `wgmma` ([`wgmma`], sm_90a, f16): params `n`; optional `major` (`k`), `major_a`, `major_b`,
+//!   `swizzle` (`128B`), `k` (one swizzle span of K-major rows, at least 16), `order` (`mn` | `k`).
+//!   Keys `k_blocks`, `smem_bytes`, `regs_per_thread`, `layout_type`, `lbo_a`, `sbo_a`, `lbo_b`,
+//!   `sbo_b`, `start_a.KB`, `start_b.KB` (descriptor start addresses of k-block KB),
+//!   `core_matrix_wavefronts_a`, `_b` (k-block 0's core matrices, each as one 8-row unit),
+//!   `acc.T.R.row`, `acc.T.R.col` (the accumulator map), `max_abs_error` (D through the
+//!   descriptors against ndarray's A·Bᵀ on small integers).
+//! * `request` ([`WarpRequest::cost`]): one warp request of any instruction the simulator knows,
+//!   `stmatrix` and `cp.async` included (which lesson steps cannot run yet). Params
+//!   `instruction` (e.g. `stmatrix.x4`), `addr` (an [`AddrExpr`] over `lane`, e.g.
+//!   `(lane%8)*128+(lane/8)*16`); optional `mask` (active lanes, default all). Keys
+//!   `wavefronts`, `ideal`, `conflicts`.
 
 use std::collections::BTreeMap;
 
+use ndarray::Array2;
+
+use crate::sim::addr::AddrExpr;
 use crate::sim::arch::Arch;
+use crate::sim::bank::{SharedMemoryConfig, WarpRequest};
 use crate::sim::counts::{dynamic_counts, gemm_counts, static_counts, warps_share_code};
 use crate::sim::error::SimError;
 use crate::sim::instr::{Instruction, MatrixCount};
+use crate::sim::layout::Layout;
 use crate::sim::layout::LayoutSpec;
 use crate::sim::mma::{MmaDtype, MmaShape};
 use crate::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
 use crate::sim::program::{
     FlashProblem, FlashStyle, FlashTiling, GemmTiling, Split, Stage, StageKind,
 };
+use crate::sim::smem::SharedMemory;
+use crate::sim::tma::{TmaBox, TmaSwizzle};
 use crate::sim::traffic::{self, LoopOrder, TensorTraffic, TrafficProblem};
+use crate::sim::wgmma::{self, ASource, AtomOrder, Major, OperandTile};
 
 /// What part of the counts model a claim needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -63,6 +92,12 @@ pub enum ModelKind {
     Traffic,
     /// Resident blocks per SM and theoretical occupancy (`tilelab sim occupancy`).
     Occupancy,
+    /// Where a TMA box lands in shared memory (`tilelab sim tma`).
+    Tma,
+    /// wgmma descriptors, layouts and fragments (`tilelab sim wgmma`).
+    Wgmma,
+    /// One warp request's wavefronts (`tilelab sim bank-conflicts --addr`).
+    Request,
 }
 
 impl ModelKind {
@@ -72,6 +107,9 @@ impl ModelKind {
             "counts" => ModelKind::Counts,
             "traffic" => ModelKind::Traffic,
             "occupancy" => ModelKind::Occupancy,
+            "tma" => ModelKind::Tma,
+            "wgmma" => ModelKind::Wgmma,
+            "request" => ModelKind::Request,
             _ => return None,
         })
     }
@@ -82,6 +120,9 @@ impl ModelKind {
             ModelKind::Counts => "counts",
             ModelKind::Traffic => "traffic",
             ModelKind::Occupancy => "occupancy",
+            ModelKind::Tma => "tma",
+            ModelKind::Wgmma => "wgmma",
+            ModelKind::Request => "request",
         }
     }
 }
@@ -139,6 +180,26 @@ pub enum ModelQuery {
     },
     /// `occupancy`.
     Occupancy(OccupancyInput),
+    /// `tma`: a box, and optionally a tile layout to compare it with.
+    Tma {
+        /// The box (checked against the tensor-map rules).
+        tma_box: TmaBox,
+        /// `layout`, parsed for the box's rows, columns and element size.
+        layout: Option<Layout>,
+    },
+    /// `wgmma`: one m64nNk16 problem's operand tiles.
+    Wgmma {
+        /// N.
+        n: u32,
+        /// The A tile (64 x k).
+        a: OperandTile,
+        /// The B tile (n x k).
+        b: OperandTile,
+        /// Shared-memory bytes of both.
+        smem_bytes: u32,
+    },
+    /// `request`: one warp request.
+    Request(WarpRequest),
 }
 
 impl ModelQuery {
@@ -164,6 +225,9 @@ impl ModelQuery {
             },
             ModelKind::Traffic => traffic_query(&p),
             ModelKind::Occupancy => occupancy_query(&p),
+            ModelKind::Tma => tma_query(&p),
+            ModelKind::Wgmma => wgmma_query(&p),
+            ModelKind::Request => request_query(&p),
         }
     }
 
@@ -173,6 +237,9 @@ impl ModelQuery {
             ModelQuery::Gemm { .. } | ModelQuery::Flash { .. } => ModelKind::Counts,
             ModelQuery::Traffic { .. } => ModelKind::Traffic,
             ModelQuery::Occupancy(_) => ModelKind::Occupancy,
+            ModelQuery::Tma { .. } => ModelKind::Tma,
+            ModelQuery::Wgmma { .. } => ModelKind::Wgmma,
+            ModelQuery::Request(_) => ModelKind::Request,
         }
     }
 
@@ -193,6 +260,21 @@ impl ModelQuery {
                 l2_kv_reuse,
             } => traffic_model(*order, problem, *l2_kv_reuse),
             ModelQuery::Occupancy(input) => occupancy_model(input),
+            ModelQuery::Tma { tma_box, layout } => Ok(tma_model(tma_box, layout.as_ref())),
+            ModelQuery::Wgmma {
+                n,
+                a,
+                b,
+                smem_bytes,
+            } => wgmma_model(*n, a, b, *smem_bytes),
+            ModelQuery::Request(r) => {
+                let c = r.cost();
+                Ok(ModelAnswer::from([
+                    ("wavefronts".into(), c.wavefronts as f64),
+                    ("ideal".into(), c.ideal as f64),
+                    ("conflicts".into(), c.bank_conflicts() as f64),
+                ]))
+            }
         }
     }
 }
@@ -512,6 +594,209 @@ fn occupancy_model(input: &OccupancyInput) -> Result<ModelAnswer, String> {
             r.smem_allocated_per_block_bytes as f64,
         ),
     ]))
+}
+
+fn request_query(p: &Params) -> Result<ModelQuery, String> {
+    p.only("the request model", &["instruction", "addr", "mask"])?;
+    let ins = Instruction::parse(p.str("instruction")?).map_err(sim)?;
+    let offs = AddrExpr::parse(p.str("addr")?)
+        .and_then(|e| e.lanes())
+        .map_err(sim)?;
+    let mut r = WarpRequest::new(ins, offs);
+    if let Some(m) = p.opt_str("mask") {
+        let v = m
+            .strip_prefix("0x")
+            .map_or_else(|| m.parse(), |h| u32::from_str_radix(h, 16));
+        r.active_mask =
+            v.map_err(|_| format!("params.mask '{m}' is not a 32-bit lane mask (e.g. 0xffff)"))?;
+    }
+    r.validate(&SharedMemoryConfig::default()).map_err(sim)?;
+    Ok(ModelQuery::Request(r))
+}
+
+fn tma_query(p: &Params) -> Result<ModelQuery, String> {
+    p.only(
+        "the tma model",
+        &["rows", "cols", "elem_bytes", "swizzle", "base", "layout"],
+    )?;
+    let sw = TmaSwizzle::parse(p.str("swizzle")?).map_err(sim)?;
+    let (rows, cols, e) = (p.u32("rows")?, p.u32("cols")?, p.u32("elem_bytes")?);
+    let tma_box = TmaBox::new(rows, cols, e, sw, p.opt_u32("base")?.unwrap_or(0)).map_err(sim)?;
+    let layout = p
+        .opt_str("layout")
+        .map(|spec| Layout::parse(spec, rows, cols, e).map_err(sim))
+        .transpose()?;
+    Ok(ModelQuery::Tma { tma_box, layout })
+}
+
+/// Wavefronts of reading 8 rows of 16 bytes (one ldmatrix matrix, one wgmma core matrix).
+fn eight_rows(rows: [u32; 8]) -> u32 {
+    let x1 = Instruction::Ldmatrix {
+        num: MatrixCount::X1,
+        trans: false,
+    };
+    WarpRequest::new(x1, std::array::from_fn(|l| rows[l % 8]))
+        .cost()
+        .wavefronts
+}
+
+fn tma_model(b: &TmaBox, layout: Option<&Layout>) -> ModelAnswer {
+    let mut a = ModelAnswer::new();
+    a.insert("size_bytes".into(), b.size_bytes() as f64);
+    a.insert("pitch".into(), b.pitch() as f64);
+    a.insert("footprint_bytes".into(), b.footprint_bytes() as f64);
+    a.insert("repeat_bytes".into(), b.swizzle.repeat_bytes() as f64);
+    if let Some(c) = b.swizzle.cute_bytes() {
+        a.insert("cute_b".into(), c.bits as f64);
+        a.insert("cute_m".into(), c.base as f64);
+        a.insert("cute_s".into(), c.shift as f64);
+    }
+    let cpr = b.chunks_per_row();
+    for r in 0..b.rows {
+        for c in 0..cpr {
+            a.insert(format!("chunk.{r}.{c}"), b.chunk_address(r, c) as f64);
+        }
+    }
+    if b.rows >= 16 && cpr >= 2 {
+        let (mut n, mut w, mut ideal) = (0u32, 0u32, 0u32);
+        for r0 in (0..b.rows - 15).step_by(16) {
+            for c0 in (0..cpr - 1).step_by(2) {
+                let offs = std::array::from_fn(|l| {
+                    let (m, r) = (l as u32 / 8, l as u32 % 8);
+                    b.chunk_address(r0 + (m % 2) * 8 + r, c0 + m / 2)
+                });
+                let cost = WarpRequest::new(Instruction::LDSM_X4, offs).cost();
+                n += 1;
+                w += cost.wavefronts;
+                ideal += cost.ideal;
+            }
+        }
+        a.insert("ldmatrix_x4_requests".into(), n as f64);
+        a.insert("ldmatrix_x4_wavefronts".into(), w as f64);
+        a.insert("ldmatrix_x4_conflicts".into(), (w - ideal) as f64);
+    }
+    if b.rows >= 8 {
+        let (mut n, mut w) = (0u32, 0u32);
+        for r0 in (0..b.rows - 7).step_by(8) {
+            for ch in 0..cpr {
+                n += 1;
+                w += eight_rows(std::array::from_fn(|r| b.chunk_address(r0 + r as u32, ch)));
+            }
+        }
+        a.insert("core_matrices".into(), n as f64);
+        a.insert("core_matrix_wavefronts".into(), w as f64);
+    }
+    if let Some(l) = layout {
+        let mut bad = 0u32;
+        for r in 0..b.rows {
+            for c in 0..b.cols {
+                let want = b.base as u64 + l.byte_offset(r, c) as u64;
+                bad += (b.byte_address(r, c) as u64 != want) as u32;
+            }
+        }
+        a.insert("layout_disagreements".into(), bad as f64);
+    }
+    a
+}
+
+fn wgmma_query(p: &Params) -> Result<ModelQuery, String> {
+    p.only(
+        "the wgmma model",
+        &["n", "major", "major_a", "major_b", "swizzle", "k", "order"],
+    )?;
+    let major = |key: &str| -> Result<Major, String> {
+        Major::parse(p.opt_str(key).or(p.opt_str("major")).unwrap_or("k")).map_err(sim)
+    };
+    let sw = TmaSwizzle::parse(p.opt_str("swizzle").unwrap_or("128B")).map_err(sim)?;
+    let k = p.opt_u32("k")?.unwrap_or((sw.span_bytes() / 2).max(16));
+    let order = match p.opt_str("order").unwrap_or("mn") {
+        "mn" => AtomOrder::MnFirst,
+        "k" => AtomOrder::KFirst,
+        o => return Err(format!("params.order '{o}' is not allowed; allowed: mn, k")),
+    };
+    let n = p.u32("n")?;
+    let (a, b, smem_bytes) =
+        wgmma::operand_tiles(n, major("major_a")?, major("major_b")?, sw, k, order).map_err(sim)?;
+    Ok(ModelQuery::Wgmma {
+        n,
+        a,
+        b,
+        smem_bytes,
+    })
+}
+
+fn wgmma_model(
+    n: u32,
+    ta: &OperandTile,
+    tb: &OperandTile,
+    smem_bytes: u32,
+) -> Result<ModelAnswer, String> {
+    let mut a = ModelAnswer::new();
+    a.insert("k_blocks".into(), ta.k_blocks() as f64);
+    a.insert("smem_bytes".into(), smem_bytes as f64);
+    a.insert("regs_per_thread".into(), (n / 2) as f64);
+    a.insert("layout_type".into(), wgmma::layout_type(ta.swizzle) as f64);
+    for (name, t) in [("a", ta), ("b", tb)] {
+        let (lbo, sbo) = t.offsets();
+        a.insert(format!("lbo_{name}"), lbo as f64);
+        a.insert(format!("sbo_{name}"), sbo as f64);
+        for kb in 0..t.k_blocks() {
+            let start = t.descriptor(kb).start_address;
+            a.insert(format!("start_{name}.{kb}"), start as f64);
+        }
+        let d = t.descriptor(0);
+        let mut w = 0u32;
+        for mn in (0..t.mn).step_by(8) {
+            for kk in (0..wgmma::K).step_by(8) {
+                w += eight_rows(d.core_matrix_rows(t.major, mn, kk));
+            }
+        }
+        a.insert(format!("core_matrix_wavefronts_{name}"), w as f64);
+    }
+    for t in 0..wgmma::WARPGROUP_THREADS as u32 {
+        for r in 0..n / 2 {
+            let (row, col) = wgmma::acc_fragment(t, r);
+            a.insert(format!("acc.{t}.{r}.row"), row as f64);
+            a.insert(format!("acc.{t}.{r}.col"), col as f64);
+        }
+    }
+    // D through the descriptors against ndarray's product, on small integers.
+    let small = |i: usize, j: usize, s: usize| ((i * 7 + j * 3 + s * 5) % 7) as f32 - 3.0;
+    let (k, nu) = (ta.k as usize, n as usize);
+    let am = Array2::from_shape_fn((64, k), |(i, j)| small(i, j, 0));
+    let bm = Array2::from_shape_fn((nu, k), |(i, j)| small(i, j, 1));
+    let mut smem = SharedMemory::zeroed(smem_bytes);
+    let bits = |v: f32| half::f16::from_f32(v).to_bits();
+    for (t, m) in [(ta, &am), (tb, &bm)] {
+        for ((i, j), v) in m.indexed_iter() {
+            smem.write_u16(t.byte_address(i as u32, j as u32), bits(*v))
+                .map_err(sim)?;
+        }
+    }
+    let mut acc = vec![vec![0f32; nu / 2]; wgmma::WARPGROUP_THREADS];
+    for kb in 0..ta.k_blocks() {
+        let src = ASource::Smem(ta.descriptor(kb), ta.major);
+        wgmma::execute(
+            n,
+            MmaDtype::F16,
+            &src,
+            &tb.descriptor(kb),
+            tb.major,
+            &smem,
+            &mut acc,
+        )
+        .map_err(sim)?;
+    }
+    let want = am.mapv(f64::from).dot(&bm.mapv(f64::from).t());
+    let mut err = 0f64;
+    for (t, regs) in acc.iter().enumerate() {
+        for (r, v) in regs.iter().enumerate() {
+            let (row, col) = wgmma::acc_fragment(t as u32, r as u32);
+            err = err.max((*v as f64 - want[[row as usize, col as usize]]).abs());
+        }
+    }
+    a.insert("max_abs_error".into(), err);
+    Ok(a)
 }
 
 #[cfg(test)]

@@ -331,7 +331,7 @@ impl Validator<'_> {
                     self.err(
                         format!("{f}.kind"),
                         format!(
-                            "'{}' is not allowed; allowed: counts, traffic, occupancy",
+                            "'{}' is not allowed; allowed: counts, traffic, occupancy, tma, wgmma, request",
                             m.kind
                         ),
                     )
