@@ -175,6 +175,119 @@ impl Gpu {
         })
     }
 
+    /// JIT-compiles PTX text to a CUBIN for this device through the driver's linker
+    /// (`cuLinkCreate`, `cuLinkAddData` with `CU_JIT_INPUT_PTX`, `cuLinkComplete`), with the
+    /// driver's default options, plus `CU_JIT_GENERATE_LINE_INFO` when `line_info` (a line table
+    /// from the PTX's `.loc` directives, for Nsight Compute's source view; the SASS is the same).
+    /// Loaded with [`Gpu::load_cubin`], the CUBIN is what runs, and what `cuobjdump -sass` reads:
+    /// the path the PTX fixtures of `tests/data/ptx/` were measured on. `name` labels errors.
+    ///
+    /// # Errors
+    /// [`GpuError::BadName`] for PTX with a NUL byte; [`GpuError::Compile`] with the JIT's log
+    /// when it rejects the PTX; [`GpuError::Driver`] for another failing call.
+    pub fn jit_ptx(&self, name: &str, ptx: &str, line_info: bool) -> Result<Vec<u8>, GpuError> {
+        use cudarc::driver::sys::{self, CUjit_option, CUjitInputType, CUresult};
+        let src = c_string(&format!("the PTX of '{}'", name.escape_default()), ptx)?;
+        let cname = c_string("a PTX module name", name)?;
+        self.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
+        let mut log = vec![0u8; 1 << 16];
+        let mut opts = vec![
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut vals: Vec<*mut std::ffi::c_void> = vec![
+            log.as_mut_ptr().cast(),
+            std::ptr::without_provenance_mut(log.len()),
+        ];
+        if line_info {
+            opts.push(CUjit_option::CU_JIT_GENERATE_LINE_INFO);
+            vals.push(std::ptr::without_provenance_mut(1));
+        }
+        let check = |r: CUresult, call: &'static str| {
+            if r == CUresult::CUDA_SUCCESS {
+                Ok(())
+            } else {
+                Err(GpuError::Driver(call, format!("{r:?}")))
+            }
+        };
+        let mut state: sys::CUlinkState = std::ptr::null_mut();
+        // SAFETY: `opts` and `vals` have the same length and live across the link; the log
+        // buffer outlives the state, whose size is passed with it; option values that are
+        // numbers are passed in the pointer, as the driver API specifies.
+        check(
+            unsafe {
+                sys::cuLinkCreate_v2(
+                    opts.len() as u32,
+                    opts.as_mut_ptr(),
+                    vals.as_mut_ptr(),
+                    &mut state,
+                )
+            },
+            "cuLinkCreate",
+        )?;
+        let log_text = |log: &[u8]| {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            String::from_utf8_lossy(&log[..end]).replace('\n', " ")
+        };
+        let bytes = src.as_bytes_with_nul();
+        // SAFETY: `state` is a live link state; `bytes` is the NUL-terminated PTX, its length
+        // given; `cname` is a C string.
+        let added = unsafe {
+            sys::cuLinkAddData_v2(
+                state,
+                CUjitInputType::CU_JIT_INPUT_PTX,
+                bytes.as_ptr() as *mut std::ffi::c_void,
+                bytes.len(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        let mut out: *mut std::ffi::c_void = std::ptr::null_mut();
+        let mut size = 0usize;
+        let result = if added != CUresult::CUDA_SUCCESS {
+            Err(GpuError::Compile(
+                name.to_string(),
+                format!("{added:?}: {}", log_text(&log)),
+            ))
+        } else {
+            // SAFETY: `state` is live; `out` and `size` receive the CUBIN the state owns.
+            match unsafe { sys::cuLinkComplete(state, &mut out, &mut size) } {
+                CUresult::CUDA_SUCCESS if !out.is_null() => {
+                    // SAFETY: the driver returned `size` readable bytes at `out`, valid until
+                    // cuLinkDestroy below; they are copied first.
+                    Ok(unsafe { std::slice::from_raw_parts(out as *const u8, size) }.to_vec())
+                }
+                r => Err(GpuError::Compile(
+                    name.to_string(),
+                    format!("{r:?}: {}", log_text(&log)),
+                )),
+            }
+        };
+        // SAFETY: destroys the state once; the CUBIN was copied.
+        let destroyed = unsafe { sys::cuLinkDestroy(state) };
+        let cubin = result?;
+        check(destroyed, "cuLinkDestroy")?;
+        Ok(cubin)
+    }
+
+    /// Loads a CUBIN (e.g. from [`Gpu::jit_ptx`]) as a module (`cuModuleLoadData`). `name`
+    /// labels errors.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when the driver rejects it.
+    pub fn load_cubin(&self, name: &str, cubin: Vec<u8>) -> Result<PtxModule, GpuError> {
+        let module = self
+            .ctx
+            .load_module(Ptx::from_binary(cubin))
+            .map_err(derr("cuModuleLoadData (CUBIN)"))?;
+        Ok(PtxModule {
+            module,
+            name: name.to_string(),
+        })
+    }
+
     /// Looks up a kernel by name in a compiled module.
     ///
     /// # Errors

@@ -520,6 +520,31 @@ impl PtxKernel {
         &self.name
     }
 
+    /// Allows `bytes` of dynamic shared memory per block
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`; needed above 48 KiB).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`], e.g. above the device's per-block limit.
+    pub fn set_max_dynamic_shared(&self, bytes: u32) -> Result<(), GpuError> {
+        let b = i32::try_from(bytes).map_err(|_| {
+            GpuError::Unsupported(format!("{bytes} bytes of dynamic shared memory"))
+        })?;
+        self.f
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                b,
+            )
+            .map_err(derr("cuFuncSetAttribute"))
+    }
+
+    /// Registers per thread the JIT gave the entry.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn num_regs(&self) -> Result<u32, GpuError> {
+        num_regs(&self.f)
+    }
+
     /// Launches with `params` (one pointer per parameter into the packed buffer, as
     /// `cuLaunchKernel`'s `kernelParams` takes them) and waits for the kernel to finish.
     ///

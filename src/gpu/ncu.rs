@@ -78,6 +78,47 @@ pub fn why_no_rows(o: &Output) -> String {
         .unwrap_or_else(|| format!("no per-launch metrics in ncu's output ({})", o.status))
 }
 
+/// Runs `program args…` under `ncu --clock-control none --section SourceCounters
+/// --import-source yes -k regex:KERNEL -f -o REPORT` (REPORT: `report`, without the
+/// `.ncu-rep` ncu adds), then prints the report's source page with
+/// `ncu -i REPORT.ncu-rep --page source --csv --print-source cuda,sass`: per kernel, its source
+/// file's lines with the counters of their SASS instructions (read by
+/// [`super::source_view::parse_source_page`]). Returns the page (empty when there is no report)
+/// and the profiling run's output, which explains an empty page. The report file is removed.
+///
+/// # Errors
+/// `ncu` could not be started.
+pub fn profile_source<S: AsRef<OsStr>>(
+    ncu: &Path,
+    kernel_regex: &str,
+    program: &Path,
+    args: &[S],
+    report: &Path,
+) -> std::io::Result<(String, Output)> {
+    let run = Command::new(ncu)
+        .args(["--clock-control", "none", "--section", "SourceCounters"])
+        .args(["--import-source", "yes", "-f", "-o"])
+        .arg(report)
+        .arg("-k")
+        .arg(format!("regex:{kernel_regex}"))
+        .arg(program)
+        .args(args)
+        .output()?;
+    let mut rep = report.as_os_str().to_owned();
+    rep.push(".ncu-rep");
+    let rep = std::path::PathBuf::from(rep);
+    if !rep.is_file() {
+        return Ok((String::new(), run));
+    }
+    let page = Command::new(ncu)
+        .arg("-i")
+        .arg(&rep)
+        .args(["--page", "source", "--csv", "--print-source", "cuda,sass"])
+        .output();
+    let _ = std::fs::remove_file(&rep);
+    Ok((String::from_utf8_lossy(&page?.stdout).into_owned(), run))
+}
+
 /// Parses `ncu --csv --metrics …` output into, per kernel launch ID (in launch order), the value
 /// of each metric. Lines that are not CSV rows (ncu's `==PROF==` notes, the program's own
 /// output) are skipped.
