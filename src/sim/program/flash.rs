@@ -16,7 +16,8 @@ use crate::sim::layout::LayoutSpec;
 pub enum FlashStyle {
     /// PyTorch's FlashAttention-2 (`flash_fwd_kernel.h`): parallel over Q rows. Warp w owns
     /// `bm/warps` rows of Q, S and O; loads its Q rows and all of K (`LDSM`), keeps P in registers
-    /// and loads all of V with `LDSM.T`. The masking loop is unrolled `ceil(bm/bn)` times when
+    /// and loads all of V with `LDSM.T`. The masking loop is unrolled `ceil(bm/bn)` times (when
+    /// bn divides bm or bm divides bn; [`FlashTiling::masked_copies`] in general) when
     /// causal (one peeled iteration when not), then one unmasked loop.
     Torch,
     /// The simple Triton kernel (seed 000; loop structure of the Triton tutorial `_attn_fwd`):
@@ -107,11 +108,25 @@ pub struct KvVisit {
 }
 
 impl FlashTiling {
-    /// Number of unrolled masked copies (FlashAttention-2's `n_masking_steps`: `ceil(bm/bn)` when
-    /// causal, 1 otherwise) for the torch style; 1 (a loop) or 0 for Triton.
+    /// Number of unrolled masked copies for the torch style (FlashAttention-2's
+    /// `n_masking_steps`); 1 (a loop) or 0 for Triton.
+    ///
+    /// Torch, causal: the most key blocks that hold a masked element for one bm-row query block,
+    /// `ceil((bm + bn − gcd(bm, bn)) / bn)` (a block starting `ρ` keys before the block's first
+    /// query row, ρ a multiple of gcd(bm, bn) up to bn − gcd, meets `ceil((ρ + bm)/bn)` of them).
+    /// When one of bm, bn divides the other, as in every FlashAttention-2 tile (kBlockM 64 or 128,
+    /// kBlockN 32 to 256), this is `flash_fwd_kernel.h`'s `ceil_div(kBlockM, kBlockN)`; for other
+    /// pairs (bm 32, bn 48) that formula leaves a diagonal block unmasked, so the model does not
+    /// use it. Checked against a brute force over the mask (`tests/program_oracles.rs`). Torch,
+    /// not causal: 1 (FA2 peels one masking iteration for the sequence boundary).
     pub fn masked_copies(&self) -> u32 {
         match (self.style, self.causal) {
-            (FlashStyle::Torch, true) => self.bm.div_ceil(self.bn),
+            (FlashStyle::Torch, true) => {
+                let (bm, bn) = (self.bm as u64, self.bn as u64);
+                let g = gcd(self.bm, self.bn) as u64;
+                // At most bm/bn + 2: fits in u32 whatever bm and bn are.
+                (bm + bn - g).div_ceil(bn) as u32
+            }
             (FlashStyle::Torch, false) => 1,
             (FlashStyle::Triton, true) => 1,
             (FlashStyle::Triton, false) => 0,

@@ -270,7 +270,7 @@ pub struct Stage {
     /// Its place in the loop structure.
     pub kind: StageKind,
     /// For a masked copy unrolled once per masking step (FlashAttention-2 unrolls
-    /// `ceil(bm/bn)` of them), which step; `None` for a copy that loops.
+    /// [`super::FlashTiling::masked_copies`] of them), which step; `None` for a copy that loops.
     pub step: Option<u32>,
     /// The instructions, in issue order.
     pub instrs: Vec<WarpInstr>,
