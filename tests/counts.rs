@@ -177,6 +177,7 @@ mod article {
             threads_per_block: 128,
             smem_per_block_bytes: 28 * 1024,
             regs_per_thread: None,
+            smem_opt_in: true,
         })
         .unwrap();
         assert_eq!((r.blocks_per_sm, r.active_warps, r.max_warps), (2, 8, 32));
@@ -190,6 +191,7 @@ mod article {
             threads_per_block: 128,
             smem_per_block_bytes: 4 * floats,
             regs_per_thread: None,
+            smem_opt_in: true,
         })
         .unwrap();
         assert_eq!(
@@ -691,34 +693,8 @@ mod cli {
                 "'pad:3'",
             ),
             (
-                &[
-                    "sim",
-                    "occupancy",
-                    "--arch",
-                    "sm_75",
-                    "--threads",
-                    "128",
-                    "--smem",
-                    "70KB",
-                ],
-                "per-block limit",
-            ),
-            (
                 &["sim", "occupancy", "--arch", "sm_70", "--threads", "128"],
                 "'sm_70'",
-            ),
-            (
-                &[
-                    "sim",
-                    "occupancy",
-                    "--arch",
-                    "sm_80",
-                    "--threads",
-                    "1024",
-                    "--regs",
-                    "255",
-                ],
-                "registers per block",
             ),
             (&["sim", "traffic", "flash-attn", "--version", "v3"], "'v3'"),
             (

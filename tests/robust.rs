@@ -11,7 +11,8 @@
 //! 7. `conventions`: `--color`, `NO_COLOR`, `--json` everywhere.
 //!
 //! And what the first users missed: `addr` (an access pattern as one expression over `lane`),
-//! `defaults` (every `--access` works with the default layout and dtype).
+//! `defaults` (every `--access` works with the default layout and dtype), `occupancy` (a block
+//! that does not fit is a result; the 48 KB limit without the opt-in).
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
@@ -650,6 +651,132 @@ mod defaults {
                 "trans",
             ],
             &["vec16", "use a row-major layout"],
+        );
+    }
+}
+
+mod occupancy {
+    use super::*;
+
+    fn json(args: &[&str]) -> serde_json::Value {
+        let o = tilelab(args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// Kernels that do not fit used to be "bad input" (exit 2). They are results: 0 blocks per
+    /// SM and the reason (CUDA C++ Programming Guide, Table "Memory Information per Compute
+    /// Capability": sm_75 64 KB per block, sm_80 65,536 registers per block).
+    #[test]
+    fn a_block_that_does_not_fit_is_a_result() {
+        let j = json(&[
+            "sim",
+            "occupancy",
+            "--arch",
+            "sm_75",
+            "--threads",
+            "128",
+            "--smem",
+            "70KB",
+            "--json",
+        ]);
+        assert_eq!(j["blocks_per_sm"], 0);
+        assert_eq!(j["occupancy"], 0.0);
+        assert_eq!(j["limiting"], serde_json::json!(["shared_memory"]));
+        assert!(
+            j["reason"]
+                .as_str()
+                .unwrap()
+                .contains("at most 65536 (64 KB)"),
+            "{j}"
+        );
+        // 255 registers: 8192 per warp, 32 warps: 262144 > 65536 per block.
+        let j = json(&[
+            "sim",
+            "occupancy",
+            "--arch",
+            "sm_80",
+            "--threads",
+            "1024",
+            "--regs",
+            "255",
+            "--json",
+        ]);
+        assert_eq!(j["blocks_per_sm"], 0);
+        assert!(
+            j["reason"]
+                .as_str()
+                .unwrap()
+                .contains("262144 registers per block"),
+            "{j}"
+        );
+        let t = tilelab(&["sim", "occupancy", "--arch", "sm_80", "--threads", "2048"]);
+        assert_eq!(t.status.code(), Some(0));
+        assert!(
+            String::from_utf8_lossy(&t.stdout).contains("blocks per SM 0: the block does not fit")
+        );
+        // A fitting kernel has no reason.
+        let j = json(&[
+            "sim",
+            "occupancy",
+            "--arch",
+            "sm_75",
+            "--threads",
+            "128",
+            "--smem",
+            "28KB",
+            "--json",
+        ]);
+        assert_eq!(j["reason"], serde_json::Value::Null);
+    }
+
+    /// 48 KB per block without the opt-in; the default (opt-in) is stated in the output.
+    #[test]
+    fn no_opt_in_limits_a_block_to_48_kb() {
+        let base = [
+            "sim",
+            "occupancy",
+            "--arch",
+            "sm_90",
+            "--threads",
+            "128",
+            "--smem",
+            "64KB",
+        ];
+        let j = json(&[&base[..], &["--json"]].concat());
+        assert_eq!(j["input"]["smem_opt_in"], true);
+        assert_eq!(j["smem_per_block_limit_bytes"], 232_448);
+        assert_eq!(j["blocks_per_sm"], 3);
+        let j = json(&[&base[..], &["--no-opt-in", "--json"]].concat());
+        assert_eq!(j["smem_per_block_limit_bytes"], 49_152);
+        assert_eq!(j["blocks_per_sm"], 0);
+        let t = tilelab(&base);
+        assert!(String::from_utf8_lossy(&t.stdout).contains("with the opt-in to more than 48 KB"));
+    }
+
+    #[test]
+    fn values_no_kernel_has_are_errors() {
+        assert_error(
+            &["sim", "occupancy", "--arch", "sm_90", "--threads", "0"],
+            &["--threads 0"],
+        );
+        assert_error(
+            &[
+                "sim",
+                "occupancy",
+                "--arch",
+                "sm_90",
+                "--threads",
+                "32",
+                "--regs",
+                "256",
+            ],
+            &["--regs 256", "1..=255"],
         );
     }
 }

@@ -14,9 +14,12 @@
 //!   smem_bytes, static: {stages: [{label, kind, step, counts}], loop_copies, per_copy,
 //!   per_kernel}, checks, dynamic: {ctas, warps_per_cta, stages: [{label, kind, step, lines,
 //!   executions_per_line}], total, lines, mean_line_executions}, dynamic_checks, bank, lines}`;
-//! * `occupancy`: `{input, warps_per_block, regs_per_warp, smem_allocated_per_block_bytes,
-//!   smem_per_sm_bytes, limits: {warps, blocks, registers, shared_memory}, blocks_per_sm,
-//!   active_warps, max_warps, occupancy, limiting}`.
+//! * `occupancy`: `{input: {arch, threads_per_block, smem_per_block_bytes, regs_per_thread,
+//!   smem_opt_in}, warps_per_block, regs_per_warp, smem_per_block_limit_bytes,
+//!   smem_allocated_per_block_bytes, smem_per_sm_bytes, limits: {warps, blocks, registers,
+//!   shared_memory}, blocks_per_sm, active_warps, max_warps, occupancy, limiting, reason}`;
+//!   a block that does not fit is a result: `blocks_per_sm` 0 and `reason` says why (null
+//!   when it fits).
 
 use std::process::ExitCode;
 
@@ -146,6 +149,11 @@ pub struct OccupancyArgs {
     /// Registers per thread (left out: registers are not counted as a limit).
     #[arg(long)]
     pub regs: Option<u32>,
+    /// The kernel does not opt in to more than 48 KB of shared memory per block
+    /// (cudaFuncAttributeMaxDynamicSharedMemorySize): a block gets at most 48 KB. Default: it
+    /// opts in and gets the architecture's per-block limit.
+    #[arg(long)]
+    pub no_opt_in: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -605,6 +613,7 @@ pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
         threads_per_block: a.threads,
         smem_per_block_bytes: parse_bytes(&a.smem)?,
         regs_per_thread: a.regs,
+        smem_opt_in: !a.no_opt_in,
     };
     let r = occupancy(&inp)?;
     if a.json {
@@ -621,7 +630,7 @@ pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
             inp.threads_per_block,
             r.warps_per_block,
             group(inp.smem_per_block_bytes as u64),
-            group(r.smem_allocated_per_block_bytes as u64),
+            group(r.smem_allocated_per_block_bytes),
             match (inp.regs_per_thread, r.regs_per_warp) {
                 (Some(n), Some(w)) => format!("{n} registers per thread ({w} per warp)"),
                 _ => "registers not given".to_string(),
@@ -654,6 +663,17 @@ pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
             tilelab::sim::occupancy::Limiter::SharedMemory,
         ),
     ];
+    outln!(
+        o,
+        "shared memory per block: at most {} B ({} KB){}",
+        group(r.smem_per_block_limit_bytes as u64),
+        r.smem_per_block_limit_bytes / 1024,
+        if inp.smem_opt_in {
+            " with the opt-in to more than 48 KB (cudaFuncAttributeMaxDynamicSharedMemorySize; --no-opt-in for 48 KB)"
+        } else {
+            " without the opt-in (--no-opt-in)"
+        }
+    );
     outln!(o, "  {:<32} {:>10}", "limit", "blocks/SM");
     for (label, v, which) in rows {
         let mark = if r.limiting.contains(&which) {
@@ -664,15 +684,21 @@ pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
         outln!(o, "  {label:<32} {:>10}{mark}", lim(v));
     }
     let names: Vec<&str> = r.limiting.iter().map(|x| x.name()).collect();
-    outln!(
-        o,
-        "blocks per SM {}, active warps {} of {}, theoretical occupancy {:.1}% (limited by {})",
-        r.blocks_per_sm,
-        r.active_warps,
-        r.max_warps,
-        100.0 * r.occupancy,
-        names.join(" and ")
-    );
+    match &r.reason {
+        Some(why) => outln!(
+            o,
+            "blocks per SM 0: the block does not fit ({why}); theoretical occupancy 0%"
+        ),
+        None => outln!(
+            o,
+            "blocks per SM {}, active warps {} of {}, theoretical occupancy {:.1}% (limited by {})",
+            r.blocks_per_sm,
+            r.active_warps,
+            r.max_warps,
+            100.0 * r.occupancy,
+            names.join(" and ")
+        ),
+    }
     outln!(
         o,
         "sources: CUDA C++ Programming Guide, Technical Specifications per Compute Capability; cuda_occupancy.h (allocation granularities)"

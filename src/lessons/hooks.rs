@@ -579,6 +579,7 @@ fn occupancy_query(p: &Params) -> Result<ModelQuery, String> {
         threads_per_block: p.u32("threads")?,
         smem_per_block_bytes: parse_bytes(p.opt_str("smem_bytes").unwrap_or("0")).map_err(sim)?,
         regs_per_thread: p.opt_u32("regs")?,
+        smem_opt_in: true,
     }))
 }
 

@@ -2,7 +2,7 @@
 //! the occupancy limits of each SM.
 //!
 //! Sources: CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
-//! (table 'Technical Specifications per Compute Capability', columns 7.5, 8.0, 8.6, 8.9, 9.0:
+//! (CUDA 13: §5.1.3, Tables 30 and 31; columns 7.5, 8.0, 8.6, 8.9, 9.0:
 //! resident blocks, warps and threads per SM, registers per SM/block/thread, shared memory per SM
 //! and per block, and the 1 KB of shared memory reserved per block from 8.0 on) and the CUDA
 //! Occupancy Calculator as shipped in `cuda_occupancy.h` (`cudaOccSMemAllocationGranularity`:
@@ -168,6 +168,42 @@ impl fmt::Display for Arch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CUDA C++ Programming Guide (CUDA 13), §5.1.3, Table 30 "Device and Streaming
+    /// Multiprocessor (SM) Information per Compute Capability" (resident blocks, warps and
+    /// threads per SM) and Table 31 "Memory Information per Compute Capability" (shared memory
+    /// per SM and per block, KB = 1024 bytes; registers).
+    #[test]
+    fn limits_are_the_programming_guides_table() {
+        const KB: u32 = 1024;
+        // arch, blocks/SM, warps/SM, threads/SM, smem/SM, smem/block
+        for (a, blocks, warps, threads, sm, block) in [
+            (Arch::Sm75, 16, 32, 1024, 64 * KB, 64 * KB),
+            (Arch::Sm80, 32, 64, 2048, 164 * KB, 163 * KB),
+            (Arch::Sm86, 16, 48, 1536, 100 * KB, 99 * KB),
+            (Arch::Sm89, 24, 48, 1536, 100 * KB, 99 * KB),
+            (Arch::Sm90, 32, 64, 2048, 228 * KB, 227 * KB),
+        ] {
+            let l = a.limits();
+            assert_eq!(
+                (
+                    l.max_blocks_per_sm,
+                    l.max_warps_per_sm,
+                    l.max_threads_per_sm,
+                    l.smem_per_sm_bytes,
+                    l.smem_per_block_bytes
+                ),
+                (blocks, warps, threads, sm, block),
+                "{a}"
+            );
+            assert_eq!(
+                (l.regs_per_sm, l.max_regs_per_block, l.max_regs_per_thread),
+                (64 * KB, 64 * KB, 255),
+                "{a}"
+            );
+            assert_eq!(l.max_threads_per_block, 1024, "{a}");
+        }
+    }
 
     #[test]
     fn hopper_block_limit_is_227_kib() {

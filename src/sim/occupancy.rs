@@ -19,7 +19,7 @@
 //! use tilelab::sim::arch::Arch;
 //! use tilelab::sim::occupancy::{occupancy, Limiter, OccupancyInput};
 //! let r = occupancy(&OccupancyInput { arch: Arch::Sm75, threads_per_block: 128,
-//!     smem_per_block_bytes: 28 * 1024, regs_per_thread: None }).unwrap();
+//!     smem_per_block_bytes: 28 * 1024, regs_per_thread: None, smem_opt_in: true }).unwrap();
 //! assert_eq!((r.blocks_per_sm, r.active_warps), (2, 8));
 //! assert_eq!(r.occupancy, 0.25);
 //! assert_eq!(r.limiting, vec![Limiter::SharedMemory]);
@@ -42,6 +42,10 @@ pub struct OccupancyInput {
     pub smem_per_block_bytes: u32,
     /// 32-bit registers per thread; `None` leaves registers out of the limits.
     pub regs_per_thread: Option<u32>,
+    /// The kernel opts in to more than 48 KB of (dynamic) shared memory per block
+    /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`); without it a block gets at most
+    /// [`SMEM_PER_BLOCK_WITHOUT_OPT_IN_BYTES`].
+    pub smem_opt_in: bool,
 }
 
 fn arch_name<S: serde::Serializer>(a: &Arch, s: S) -> Result<S::Ok, S::Error> {
@@ -99,13 +103,17 @@ pub struct OccupancyReport {
     pub warps_per_block: u32,
     /// Registers allocated per warp (`regs·32` rounded up to 256), if registers were given.
     pub regs_per_warp: Option<u32>,
-    /// Shared memory allocated per block: `smem + reserved`, rounded up to the allocation unit.
-    pub smem_allocated_per_block_bytes: u32,
+    /// The most shared memory one block may use, bytes: the architecture's limit with the
+    /// opt-in, [`SMEM_PER_BLOCK_WITHOUT_OPT_IN_BYTES`] without.
+    pub smem_per_block_limit_bytes: u32,
+    /// Shared memory allocated per block: `smem + reserved`, rounded up to the allocation unit
+    /// (u64: it is computed for any requested size, also one that does not fit).
+    pub smem_allocated_per_block_bytes: u64,
     /// Shared memory per SM the blocks share (the largest carve-out), bytes.
     pub smem_per_sm_bytes: u32,
     /// Blocks per SM allowed by each resource.
     pub limits: Limits,
-    /// Resident blocks per SM: the least of the limits.
+    /// Resident blocks per SM: the least of the limits, 0 when a block does not fit at all.
     pub blocks_per_sm: u32,
     /// Resident warps per SM.
     pub active_warps: u32,
@@ -114,30 +122,62 @@ pub struct OccupancyReport {
     /// `active_warps / max_warps`, 0..=1.
     pub occupancy: f64,
     /// Every resource whose limit equals `blocks_per_sm`, in the order warps, blocks, registers,
-    /// shared memory.
+    /// shared memory; for a block that does not fit, the resources it exceeds.
     pub limiting: Vec<Limiter>,
+    /// Why no block fits (`None` when one does): each exceeded limit with the numbers.
+    pub reason: Option<String>,
 }
+
+/// Shared memory one block may use without opting in, bytes: 48 KB. More needs dynamic shared
+/// memory and `cudaFuncSetAttribute(…, cudaFuncAttributeMaxDynamicSharedMemorySize, …)` (CUDA
+/// C++ Programming Guide, "Technical Specifications per Compute Capability", footnote to
+/// "Maximum amount of shared memory per thread block").
+pub const SMEM_PER_BLOCK_WITHOUT_OPT_IN_BYTES: u32 = 48 * 1024;
 
 /// Computes the theoretical occupancy.
 ///
+/// A block that cannot be resident at all — more threads than a block may have, more registers
+/// per block than the SM has, more shared memory than the per-block limit (with or without the
+/// opt-in, [`OccupancyInput::smem_opt_in`]) — is a result, not an error: `blocks_per_sm` 0,
+/// occupancy 0, the resource in `limiting` and the why in `reason`.
+///
 /// # Errors
-/// [`SimError::NotAllowed`] when the block cannot launch at all: 0 or more than 1024 threads;
-/// more than 255 registers per thread or 0; more shared memory than the per-block limit;
-/// [`SimError::OverLimit`] for more registers per block than the architecture has. Each message
-/// names the value and the limit.
+/// [`SimError::NotAllowed`] for values no kernel has: 0 threads, 0 registers or more than the
+/// 255 per thread ptxas can allocate.
 pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     let l = inp.arch.limits();
     let arch = inp.arch;
     let t = inp.threads_per_block;
-    if t == 0 || t > l.max_threads_per_block {
+    if t == 0 {
         return Err(SimError::NotAllowed {
             param: "--threads",
-            value: t.into(),
+            value: 0,
             allowed: format!(
                 "1..={} threads per block on {arch}",
                 l.max_threads_per_block
             ),
         });
+    }
+    if let Some(r) = inp.regs_per_thread
+        && (r == 0 || r > l.max_regs_per_thread)
+    {
+        return Err(SimError::NotAllowed {
+            param: "--regs",
+            value: r.into(),
+            allowed: format!(
+                "1..={} registers per thread on {arch}",
+                l.max_regs_per_thread
+            ),
+        });
+    }
+    let mut reasons = Vec::new();
+    let mut blocked = Vec::new();
+    if t > l.max_threads_per_block {
+        reasons.push(format!(
+            "{t} threads per block; {arch} launches at most {} per block",
+            l.max_threads_per_block
+        ));
+        blocked.push(Limiter::Warps);
     }
     let warps = t.div_ceil(32);
     let by_warps = l.max_warps_per_sm / warps;
@@ -145,88 +185,96 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     let (by_regs, regs_per_warp) = match inp.regs_per_thread {
         None => (None, None),
         Some(r) => {
-            if r == 0 || r > l.max_regs_per_thread {
-                return Err(SimError::NotAllowed {
-                    param: "--regs",
-                    value: r.into(),
-                    allowed: format!(
-                        "1..={} registers per thread on {arch}",
-                        l.max_regs_per_thread
-                    ),
-                });
-            }
             let per_warp = (r * 32).next_multiple_of(l.reg_alloc_unit);
             // The hardware check assumes every sub-partition allocates at once.
-            let assumed = per_warp * warps.next_multiple_of(l.reg_sub_partitions);
-            if assumed > l.max_regs_per_block {
-                return Err(SimError::OverLimit {
-                    what: format!("--regs {r} with --threads {t}"),
-                    needed: format!(
-                        "{assumed} registers per block ({per_warp} per warp, warps rounded up to {})",
-                        l.reg_sub_partitions
-                    ),
-                    limit: format!("{} per block", l.max_regs_per_block),
-                    arch: arch.to_string(),
-                    hint: "use fewer registers or threads",
-                });
+            let assumed =
+                u64::from(per_warp) * u64::from(warps.next_multiple_of(l.reg_sub_partitions));
+            if assumed > u64::from(l.max_regs_per_block) {
+                reasons.push(format!(
+                    "{r} registers per thread with {t} threads need {assumed} registers per block ({per_warp} per warp, warps rounded up to {}); {arch} has {} per block",
+                    l.reg_sub_partitions, l.max_regs_per_block
+                ));
+                blocked.push(Limiter::Registers);
             }
             let per_sub = (l.regs_per_sm / l.reg_sub_partitions) / per_warp;
             (Some(per_sub * l.reg_sub_partitions / warps), Some(per_warp))
         }
     };
     let s = inp.smem_per_block_bytes;
-    if s > l.smem_per_block_bytes {
-        return Err(SimError::NotAllowed {
-            param: "--smem",
-            value: s.into(),
-            allowed: format!(
-                "0..={0} bytes ({arch}'s per-block limit of {0} bytes, {1} KB)",
+    let per_block_limit = if inp.smem_opt_in {
+        l.smem_per_block_bytes
+    } else {
+        SMEM_PER_BLOCK_WITHOUT_OPT_IN_BYTES.min(l.smem_per_block_bytes)
+    };
+    if s > per_block_limit {
+        reasons.push(if inp.smem_opt_in || s > l.smem_per_block_bytes {
+            format!(
+                "{s} bytes of shared memory per block; {arch} allows at most {} ({} KB) per block",
                 l.smem_per_block_bytes,
                 l.smem_per_block_bytes / 1024
-            ),
+            )
+        } else {
+            format!(
+                "{s} bytes of shared memory per block; without the opt-in a block gets at most {SMEM_PER_BLOCK_WITHOUT_OPT_IN_BYTES} (48 KB); {arch} allows {} ({} KB) with it",
+                l.smem_per_block_bytes,
+                l.smem_per_block_bytes / 1024
+            )
         });
+        blocked.push(Limiter::SharedMemory);
     }
+    // u64: `s` may be any u32 here.
     let alloc = if s == 0 {
         0
     } else {
-        (s + l.smem_reserved_per_block_bytes).next_multiple_of(l.smem_alloc_unit_bytes)
+        (u64::from(s) + u64::from(l.smem_reserved_per_block_bytes))
+            .next_multiple_of(u64::from(l.smem_alloc_unit_bytes))
     };
-    let by_smem = l.smem_per_sm_bytes.checked_div(alloc);
-    let blocks = [Some(by_warps), Some(by_blocks), by_regs, by_smem]
-        .into_iter()
-        .flatten()
-        .min()
-        .expect("warps and blocks always limit");
-    let mut limiting = Vec::new();
-    for (lim, v) in [
-        (Limiter::Warps, Some(by_warps)),
-        (Limiter::Blocks, Some(by_blocks)),
-        (Limiter::Registers, by_regs),
-        (Limiter::SharedMemory, by_smem),
-    ] {
-        if v == Some(blocks) {
-            limiting.push(lim);
+    let by_smem = u64::from(l.smem_per_sm_bytes)
+        .checked_div(alloc)
+        .map(|b| b as u32);
+    let limits = Limits {
+        warps: by_warps,
+        blocks: by_blocks,
+        registers: by_regs,
+        shared_memory: by_smem,
+    };
+    let (blocks, limiting) = if blocked.is_empty() {
+        let blocks = [Some(by_warps), Some(by_blocks), by_regs, by_smem]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("warps and blocks always limit");
+        let mut limiting = Vec::new();
+        for (lim, v) in [
+            (Limiter::Warps, Some(by_warps)),
+            (Limiter::Blocks, Some(by_blocks)),
+            (Limiter::Registers, by_regs),
+            (Limiter::SharedMemory, by_smem),
+        ] {
+            if v == Some(blocks) {
+                limiting.push(lim);
+            }
         }
-    }
+        (blocks, limiting)
+    } else {
+        (0, blocked)
+    };
     let active = blocks * warps;
     Ok(OccupancyReport {
         input: *inp,
         limits_table: l,
         warps_per_block: warps,
         regs_per_warp,
+        smem_per_block_limit_bytes: per_block_limit,
         smem_allocated_per_block_bytes: alloc,
         smem_per_sm_bytes: l.smem_per_sm_bytes,
-        limits: Limits {
-            warps: by_warps,
-            blocks: by_blocks,
-            registers: by_regs,
-            shared_memory: by_smem,
-        },
+        limits,
         blocks_per_sm: blocks,
         active_warps: active,
         max_warps: l.max_warps_per_sm,
         occupancy: active as f64 / l.max_warps_per_sm as f64,
         limiting,
+        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
     })
 }
 
@@ -274,6 +322,7 @@ mod tests {
             threads_per_block: t,
             smem_per_block_bytes: s,
             regs_per_thread: r,
+            smem_opt_in: true,
         })
         .unwrap()
     }
@@ -312,21 +361,80 @@ mod tests {
     }
 
     #[test]
-    fn impossible_blocks_are_errors() {
-        let e = |a, t, s, r| {
+    fn values_no_kernel_has_are_errors() {
+        let e = |t, r| {
             occupancy(&OccupancyInput {
-                arch: a,
+                arch: Arch::Sm80,
                 threads_per_block: t,
-                smem_per_block_bytes: s,
+                smem_per_block_bytes: 0,
                 regs_per_thread: r,
+                smem_opt_in: true,
             })
             .unwrap_err()
             .to_string()
         };
-        assert!(e(Arch::Sm75, 128, 70 * 1024, None).contains("sm_75's per-block limit of 65536"));
-        assert!(e(Arch::Sm80, 2048, 0, None).contains("--threads 2048"));
-        assert!(e(Arch::Sm80, 1024, 0, Some(128)).contains("registers per block"));
-        assert!(e(Arch::Sm80, 128, 0, Some(300)).contains("--regs 300"));
+        assert!(e(0, None).contains("--threads 0"));
+        assert!(e(128, Some(300)).contains("--regs 300"));
+        assert!(e(128, Some(0)).contains("--regs 0"));
+    }
+
+    /// Issue #16: a kernel that does not fit is a result (0 blocks and the reason).
+    #[test]
+    fn blocks_that_do_not_fit_are_results() {
+        let r = occ(Arch::Sm75, 128, 70 * 1024, None);
+        assert_eq!((r.blocks_per_sm, r.occupancy), (0, 0.0));
+        assert_eq!(r.limiting, vec![Limiter::SharedMemory]);
+        assert!(
+            r.reason
+                .unwrap()
+                .contains("sm_75 allows at most 65536 (64 KB) per block")
+        );
+        let r = occ(Arch::Sm80, 2048, 0, None);
+        assert_eq!((r.blocks_per_sm, r.limiting), (0, vec![Limiter::Warps]));
+        assert!(r.reason.unwrap().contains("2048 threads per block"));
+        // 128 registers x 32 lanes = 4096 per warp, 32 warps: 131072 > 65536 per block.
+        let r = occ(Arch::Sm80, 1024, 0, Some(128));
+        assert_eq!((r.blocks_per_sm, r.limiting), (0, vec![Limiter::Registers]));
+        assert!(
+            r.reason
+                .unwrap()
+                .contains("need 131072 registers per block")
+        );
+        // Any u32 size: no overflow, a reason.
+        let r = occ(Arch::Sm90, 128, u32::MAX, None);
+        assert_eq!(r.blocks_per_sm, 0);
+        assert_eq!(r.smem_allocated_per_block_bytes, 4_294_968_320);
+    }
+
+    /// Without the opt-in a block gets 48 KB (49,152 bytes), with it sm_90's 227 KB.
+    #[test]
+    fn the_48_kb_limit_without_opt_in() {
+        let no = |s| {
+            occupancy(&OccupancyInput {
+                arch: Arch::Sm90,
+                threads_per_block: 128,
+                smem_per_block_bytes: s,
+                regs_per_thread: None,
+                smem_opt_in: false,
+            })
+            .unwrap()
+        };
+        // 48 KB + 1 KB reserved = 50176 B per block; 228 KB = 233472 B per SM: 4 blocks.
+        let r = no(48 * 1024);
+        assert_eq!((r.blocks_per_sm, r.smem_per_block_limit_bytes), (4, 49_152));
+        let r = no(48 * 1024 + 1);
+        assert_eq!(r.blocks_per_sm, 0);
+        assert!(
+            r.reason
+                .unwrap()
+                .contains("without the opt-in a block gets at most 49152")
+        );
+        // With the opt-in 64 KB fits: 66560 B per block, 3 blocks.
+        let r = occ(Arch::Sm90, 128, 64 * 1024, None);
+        assert_eq!(
+            (r.blocks_per_sm, r.smem_per_block_limit_bytes),
+            (3, 232_448)
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ fn run(ctx: &mut Context<'_>, _plan: &Plan) -> anyhow::Result<Vec<Check>> {
             threads_per_block: threads,
             smem_per_block_bytes: cta.smem_bytes,
             regs_per_thread: Some(regs),
+            smem_opt_in: true,
         })?;
         out.push(Check::new(
             "occupancy",
