@@ -375,46 +375,263 @@ impl WarpRequest {
         pairs_agree(1) || pairs_agree(2)
     }
 
-    /// Wavefronts and units of this request (no validation, no allocation). Equal to
-    /// `schedule(self)`'s `wavefront_count()` and `ideal()`.
+    /// Wavefronts and units of this request: the numbers every command counts with (no
+    /// validation, no allocation, no per-lane detail). Equal to `schedule(self)`'s
+    /// `wavefront_count()` and `ideal()` for every request, aligned or not (property-tested in
+    /// `tests/model_props.rs`).
+    ///
+    /// How: with natural alignment a lane's access lies in one *chunk* of `max(width, 4)` bytes
+    /// whose words sit in `max(width, 4) / 4` adjacent banks, and two chunks share banks exactly
+    /// when their chunk indices agree modulo `128 / max(width, 4)` (the chunk's *slot*). So a
+    /// unit's wavefronts are the most distinct chunk indices (*keys*, one per lane) in any one
+    /// slot. On x86-64 CPUs with AVX2 (detected at run time) the keys of in-range requests are
+    /// compared 16 lanes per instruction; elsewhere [`Self::cost_portable`] runs, which gives the
+    /// same numbers. Misaligned requests (never produced by a validated request) are counted
+    /// word by word.
     pub fn cost(&self) -> RequestCost {
+        #[cfg(target_arch = "x86_64")]
+        if merges_same_word(self.instruction) && std::is_x86_feature_detected!("avx2") {
+            let (units, n) = self.units_fixed();
+            let width = self.instruction.bytes_per_address();
+            // SAFETY: AVX2 is present (checked just above).
+            let w = unsafe {
+                avx2::wavefronts(
+                    &self.lane_byte_offsets,
+                    self.address_lanes(),
+                    width,
+                    &units[..n],
+                )
+            };
+            if let Some(wavefronts) = w {
+                return RequestCost {
+                    wavefronts,
+                    ideal: n as u32,
+                };
+            }
+        }
+        self.cost_portable()
+    }
+
+    /// [`Self::cost`] without SIMD: the scalar path, on every CPU. Gives the same numbers as
+    /// [`Self::cost`] (property-tested); public so that tests and benchmarks can compare the two.
+    ///
+    /// For each unit one pass over its lanes builds the 32-bit mask of slots that more than one
+    /// lane uses; only those slots are examined for distinct keys.
+    pub fn cost_portable(&self) -> RequestCost {
+        let (units, n) = self.units_fixed();
+        let merge = merges_same_word(self.instruction);
+        let mut wavefronts = 0;
+        match self.chunk_keys() {
+            Some(k) => {
+                for &u in &units[..n] {
+                    wavefronts += unit_wavefronts(&k.keys, u, k.slot_mask, merge);
+                }
+            }
+            None => {
+                let width = self.instruction.bytes_per_address();
+                for &u in &units[..n] {
+                    wavefronts += unit_wavefronts_words(&self.lane_byte_offsets, u, width, merge);
+                }
+            }
+        }
         RequestCost {
-            wavefronts: self.wavefront_count(),
-            ideal: self.units_fixed().1 as u32,
+            wavefronts,
+            ideal: n as u32,
         }
     }
 
-    /// The wavefront count alone, without building the schedule (no allocation; the fast path
-    /// for sweeps and benchmarks). Equal to `schedule(self).wavefront_count()`.
-    pub fn wavefront_count(&self) -> u32 {
+    /// Each lane's chunk index (`offset / max(width, 4)`) and the slot mask, or `None` when an
+    /// address lane is not aligned to the access width.
+    #[inline]
+    fn chunk_keys(&self) -> Option<ChunkKeys> {
         let width = self.instruction.bytes_per_address();
-        let merge = merges_same_word(self.instruction);
-        let (units, n) = self.units_fixed();
-        let mut total = 0;
-        for &umask in &units[..n] {
-            // Per bank, the distinct words seen (a unit touches at most 32 words per bank).
-            let mut words = [[0u32; 32]; NUM_BANKS];
-            let mut count = [0u8; NUM_BANKS];
-            let mut worst = 1u8;
-            let mut m = umask;
-            while m != 0 {
-                let lane = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let a = self.lane_byte_offsets[lane];
-                for word in a / BANK_BYTES..=(a + width - 1) / BANK_BYTES {
-                    let b = (word as usize) % NUM_BANKS;
-                    let c = count[b] as usize;
-                    if !merge || !words[b][..c].contains(&word) {
-                        words[b][c.min(31)] = word;
-                        count[b] += 1;
-                        worst = worst.max(count[b]);
-                    }
-                }
-            }
-            total += worst as u32;
+        let lanes = self.address_lanes();
+        let mut misaligned = 0;
+        // Chunk = max(width, 4) bytes: shift 2 (u8/u16/b32), 3 (v2), 4 (v4, ldmatrix rows).
+        let shift = width.max(BANK_BYTES).trailing_zeros();
+        let mut keys = [0u32; WARP_SIZE];
+        for (lane, (k, &a)) in keys.iter_mut().zip(&self.lane_byte_offsets).enumerate() {
+            misaligned |= (a & (width - 1)) * (lanes >> lane & 1);
+            *k = a >> shift;
         }
-        total
+        (misaligned == 0).then_some(ChunkKeys {
+            keys,
+            slot_mask: (NUM_BANKS as u32 >> (shift - 2)) - 1,
+        })
     }
+
+    /// The wavefront count alone: `self.cost().wavefronts`.
+    pub fn wavefront_count(&self) -> u32 {
+        self.cost().wavefronts
+    }
+}
+
+/// Chunk indices of an aligned request (see [`WarpRequest::cost`]).
+struct ChunkKeys {
+    /// Per lane, `offset / max(width, 4)`.
+    keys: [u32; WARP_SIZE],
+    /// `128 / max(width, 4) - 1`: two keys share banks when they agree under this mask.
+    slot_mask: u32,
+}
+
+/// The AVX2 path of [`WarpRequest::cost`].
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{BANK_BYTES, NUM_BANKS, WARP_SIZE};
+    use std::arch::x86_64::*;
+
+    /// Sum over `units` of each unit's most distinct chunk indices (keys) in one slot (see
+    /// [`super::WarpRequest::cost`]), or `None` when an address lane (`lanes`) is not aligned to
+    /// `width` or its key is 2^16 or more (the caller then takes the scalar path).
+    ///
+    /// The 32 keys are held as 16-bit lanes of two registers. Per lane one broadcast and two
+    /// compares give the 32-bit mask of lanes with the same key; the lane represents its key
+    /// when no earlier lane of its unit has that key, and representatives are counted per slot.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn wavefronts(
+        offsets: &[u32; WARP_SIZE],
+        lanes: u32,
+        width: u32,
+        units: &[u32],
+    ) -> Option<u32> {
+        let shift = width.max(BANK_BYTES).trailing_zeros();
+        let slot_mask = ((NUM_BANKS as u32 >> (shift - 2)) - 1) & 31;
+        let bit_of_lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        let align = _mm256_set1_epi32((width - 1) as i32);
+        let count = _mm_cvtsi32_si128(shift as i32);
+        let mut keys = [0u32; WARP_SIZE];
+        let mut k = [_mm256_setzero_si256(); 4];
+        let mut bad = _mm256_setzero_si256();
+        for (j, kj) in k.iter_mut().enumerate() {
+            // SAFETY: lanes 8j..8j+8 of a 32-lane array.
+            let o = unsafe { _mm256_loadu_si256(offsets.as_ptr().add(8 * j).cast()) };
+            let m = _mm256_and_si256(_mm256_set1_epi32((lanes >> (8 * j)) as i32), bit_of_lane);
+            let active = _mm256_cmpeq_epi32(m, bit_of_lane);
+            *kj = _mm256_srl_epi32(o, count);
+            // Misaligned address bits, and key bits from 2^16 up, of active lanes.
+            let b = _mm256_or_si256(_mm256_and_si256(o, align), _mm256_srli_epi32(*kj, 16));
+            bad = _mm256_or_si256(bad, _mm256_and_si256(b, active));
+            // SAFETY: as above.
+            unsafe { _mm256_storeu_si256(keys.as_mut_ptr().add(8 * j).cast(), *kj) };
+        }
+        if _mm256_testz_si256(bad, bad) == 0 {
+            return None;
+        }
+        // `packus` interleaves 128-bit halves; after `permute4x64` `lo` holds lanes 0-7 and
+        // 16-23, `hi` lanes 8-15 and 24-31, so that packing two compare results leaves byte i
+        // for lane i.
+        let lo = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[0], k[2]), 0xd8);
+        let hi = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[1], k[3]), 0xd8);
+        let mut total = 0;
+        for &unit in units {
+            let mut per_slot = [0u8; 32];
+            let mut done = 0u32;
+            let mut m = unit;
+            while m != 0 {
+                let lane = m.trailing_zeros();
+                m &= m - 1;
+                let key = keys[lane as usize];
+                let b = _mm256_set1_epi16(key as i16);
+                let eq = _mm256_packs_epi16(_mm256_cmpeq_epi16(lo, b), _mm256_cmpeq_epi16(hi, b));
+                let same = _mm256_movemask_epi8(eq) as u32;
+                per_slot[(key & slot_mask) as usize] += (same & done == 0) as u8;
+                done |= 1 << lane;
+            }
+            // SAFETY: 32 bytes.
+            let c = unsafe { _mm256_loadu_si256(per_slot.as_ptr().cast()) };
+            let c = _mm256_max_epu8(c, _mm256_permute2x128_si256(c, c, 1));
+            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 8));
+            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 4));
+            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 2));
+            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 1));
+            total += (_mm256_cvtsi256_si32(c) & 0xff) as u32;
+        }
+        Some(total)
+    }
+}
+
+/// Wavefronts of one unit of an aligned request: the largest number of distinct `keys` (chunk
+/// indices, one per lane) among the unit's lanes that share a slot (`key & slot_mask`); at
+/// least 1 for a unit with a lane, 0 for an empty one.
+#[inline]
+///
+/// Without `merge` (`cp.async`), every lane is its own bank access: the most lanes in one slot.
+fn unit_wavefronts(keys: &[u32; WARP_SIZE], unit: u32, slot_mask: u32, merge: bool) -> u32 {
+    // One pass: each slot's lanes, and the slots that more than one lane uses.
+    let mut slot_lanes = [0u32; NUM_BANKS];
+    let (mut seen, mut multi) = (0u32, 0u32);
+    let mut m = unit;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let slot = (keys[lane] & slot_mask) as usize;
+        multi |= seen & (1 << slot);
+        seen |= 1 << slot;
+        slot_lanes[slot] |= 1 << lane;
+    }
+    let mut worst = (unit != 0) as u32;
+    if !merge {
+        return slot_lanes.iter().map(|l| l.count_ones()).max().unwrap_or(0);
+    }
+    // Only shared slots can need more than one wavefront; count their distinct keys.
+    while multi != 0 {
+        let slot = multi.trailing_zeros() as usize;
+        multi &= multi - 1;
+        let mut left = slot_lanes[slot];
+        if left.count_ones() <= worst {
+            continue;
+        }
+        let mut distinct = 0;
+        while left != 0 {
+            let key = keys[left.trailing_zeros() as usize];
+            // Drop every lane of this slot that reads the same chunk (a broadcast).
+            let mut rest = left;
+            while rest != 0 {
+                let lane = rest.trailing_zeros();
+                rest &= rest - 1;
+                left &= !(((keys[lane as usize] == key) as u32) << lane);
+            }
+            distinct += 1;
+        }
+        worst = worst.max(distinct);
+    }
+    worst
+}
+
+/// Wavefronts of one unit, word by word (any alignment): the most distinct 4-byte words the
+/// unit's lanes touch in one bank; at least 1 for a unit with a lane. Addresses are taken in
+/// 64 bits, so an access running past `u32::MAX` cannot overflow.
+///
+/// Without `merge` (`cp.async`), every lane's touch of a word counts.
+fn unit_wavefronts_words(offsets: &[u32; WARP_SIZE], unit: u32, width: u32, merge: bool) -> u32 {
+    // At most 32 lanes x 5 words (a misaligned 16-byte access).
+    let mut words = [0u64; WARP_SIZE * 5];
+    let mut n = 0;
+    let mut m = unit;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let a = offsets[lane] as u64;
+        for word in a / BANK_BYTES as u64..=(a + width as u64 - 1) / BANK_BYTES as u64 {
+            words[n] = word;
+            n += 1;
+        }
+    }
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u32; NUM_BANKS];
+    let mut worst = (unit != 0) as u32;
+    for (i, &w) in words.iter().enumerate() {
+        if !merge || i == 0 || words[i - 1] != w {
+            let b = &mut per_bank[(w % NUM_BANKS as u64) as usize];
+            *b += 1;
+            worst = worst.max(*b);
+        }
+    }
+    worst
 }
 
 /// **The unit rules, in one place**: how many consecutive lanes form one unit of `ins` (32, 16
@@ -489,7 +706,8 @@ pub fn schedule(req: &WarpRequest) -> RequestReport {
             }
             let a = req.lane_byte_offsets[lane];
             let first = a / BANK_BYTES;
-            let last = (a + width - 1) / BANK_BYTES;
+            // In 64 bits: an unvalidated access may run past u32::MAX.
+            let last = ((a as u64 + width as u64 - 1) / BANK_BYTES as u64) as u32;
             for word in first..=last {
                 let list = &mut bank_lists[(word as usize) % NUM_BANKS];
                 let pass = match list.iter().position(|&w| w == word) {

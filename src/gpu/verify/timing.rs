@@ -6,7 +6,7 @@ use super::{Check, Context, Group, Plan};
 use crate::gpu::launch::BankTime;
 use crate::gpu::source::BANK_TIME_CU;
 use crate::sim::access::{self, Access};
-use crate::sim::bank::{WarpRequest, schedule};
+use crate::sim::bank::WarpRequest;
 use crate::sim::instr::Instruction;
 use crate::sim::layout::Layout;
 
@@ -63,7 +63,7 @@ fn run(ctx: &mut Context<'_>, _plan: &Plan) -> anyhow::Result<Vec<Check>> {
             .iter()
             .map(|&c| c as f64 / (32.0 * 8.0 * iters as f64))
             .fold(f64::MAX, f64::min);
-        measured.push((label, lay, schedule(&req).wavefront_count(), best));
+        measured.push((label, lay, req.cost().wavefronts, best));
     }
     let mut out = Vec::new();
     for &(label, lay, wf, cyc) in &measured {

@@ -15,7 +15,6 @@ use crate::gpu::ncu;
 use crate::gpu::source::SMEM_PROBE_CU;
 use crate::provenance;
 use crate::records::{self, Record};
-use crate::sim::bank::schedule;
 
 /// The group.
 pub const GROUP: Group = Group {
@@ -159,8 +158,8 @@ pub fn compare_records(
     let (mut ok, mut ok_conf) = (0, 0);
     for (r, mr) in recs.iter().zip(measured) {
         let (wf, bc) = (mr.wavefronts.unwrap_or(0), mr.bank_conflicts.unwrap_or(0));
-        let rep = schedule(&r.request()?);
-        let agree = rep.wavefront_count() == wf;
+        let rep = r.request()?.cost();
+        let agree = rep.wavefronts == wf;
         ok += agree as usize;
         ok_conf += (agree && rep.bank_conflicts() == bc) as usize;
         if !agree || rep.bank_conflicts() != bc {
@@ -170,7 +169,7 @@ pub fn compare_records(
             rows.push(Check::new(
                 "wavefronts",
                 format!("{} {}", r.name, r.instruction),
-                rep.wavefront_count(),
+                rep.wavefronts,
                 wf,
                 false,
                 format!("bank conflicts sim {} / ncu {}", rep.bank_conflicts(), bc),
