@@ -3,7 +3,7 @@
 
 use ndarray::Array2;
 use proptest::prelude::*;
-use tilelab::sim::bank::{NUM_BANKS, WarpRequest, bank_of, schedule};
+use tilelab::sim::bank::{NUM_BANKS, RequestCost, WarpRequest, bank_of, schedule};
 use tilelab::sim::instr::{AccessWidth, Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{self, MmaDtype, MmaShape, Operand};
@@ -53,6 +53,36 @@ fn request() -> impl Strategy<Value = WarpRequest> {
         })
 }
 
+/// Any request, valid or not: offsets aligned below 16 KiB, aligned anywhere in 32 bits (chunk
+/// indices of 2^16 and more), or arbitrary (misaligned, up to `u32::MAX`); a few distinct
+/// addresses shared among the lanes or not; any mask.
+fn any_request() -> impl Strategy<Value = WarpRequest> {
+    (
+        instruction(),
+        prop::array::uniform32(any::<u32>()),
+        0u8..3,
+        any::<u32>(),
+        1usize..=32,
+        any::<bool>(),
+    )
+        .prop_map(|(ins, raw, kind, mask, pool, share)| {
+            let a = ins.alignment();
+            let mut offs = match kind {
+                0 => raw.map(|x| x % 16384 / a * a),
+                1 => raw.map(|x| x / a * a),
+                _ => raw,
+            };
+            if share {
+                for l in 0..32 {
+                    offs[l] = offs[l % pool];
+                }
+            }
+            let mut r = WarpRequest::new(ins, offs);
+            r.active_mask = mask;
+            r
+        })
+}
+
 fn distinct_words_per_bank(r: &WarpRequest, lanes: u32) -> usize {
     let w = r.instruction.bytes_per_address();
     let mut per_bank: Vec<Vec<u32>> = vec![Vec::new(); NUM_BANKS];
@@ -68,6 +98,19 @@ fn distinct_words_per_bank(r: &WarpRequest, lanes: u32) -> usize {
         }
     }
     per_bank.iter().map(Vec::len).max().unwrap_or(0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    /// The counting path every command uses (`cost`, AVX2 where the CPU has it), its scalar
+    /// twin and the readable reference (`schedule`) agree on every request.
+    #[test]
+    fn cost_paths_agree_with_the_schedule(r in any_request()) {
+        let s = schedule(&r);
+        let want = RequestCost { wavefronts: s.wavefront_count(), ideal: s.ideal() };
+        prop_assert_eq!(r.cost_portable(), want, "scalar path");
+        prop_assert_eq!(r.cost(), want, "dispatched path");
+    }
 }
 
 proptest! {
@@ -217,4 +260,70 @@ fn a_swapped_fragment_row_is_detected() {
         regs.a[l].swap(0, 1);
     }
     assert_ne!(mma::execute(shape, MmaDtype::F16, &regs), good);
+}
+
+/// Replay files fuzzed: valid record arrays with random bytes replaced, inserted or cut. The
+/// streaming reader never panics, and it accepts exactly what `serde_json` parses as a whole
+/// (an array of records, or an object whose "records" field is one), with the same records.
+mod replay_json {
+    use super::*;
+    use tilelab::records::{Record, stream_from};
+
+    fn reference(bytes: &[u8]) -> Option<Vec<Record>> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        let arr = match v {
+            serde_json::Value::Array(_) => v,
+            serde_json::Value::Object(mut m) => m.remove("records")?,
+            _ => return None,
+        };
+        serde_json::from_value(arr).ok()
+    }
+
+    fn valid_file() -> impl Strategy<Value = Vec<u8>> {
+        (1usize..4, any::<bool>()).prop_map(|(n, envelope)| {
+            let recs: Vec<String> = (0..n)
+                .map(|i| {
+                    let offs: Vec<String> = (0..32).map(|l| (l * 16 * (i + 1)).to_string()).collect();
+                    format!(
+                        r#"{{"name": "r{i}", "instruction": "ld.shared.v4.b32", "lane_byte_offsets": [{}], "active_mask": 255, "wavefronts": 2}}"#,
+                        offs.join(", ")
+                    )
+                })
+                .collect();
+            let arr = format!("[{}]", recs.join(",\n"));
+            if envelope {
+                format!(r#"{{"provenance": {{"card": "H200"}}, "records": {arr}}}"#).into_bytes()
+            } else {
+                arr.into_bytes()
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn mutated_files_are_read_exactly_as_serde_json_reads_them(
+            file in valid_file(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b"[]{}\",:0 9x\\-e.\n\0".to_vec())), 0..4),
+        ) {
+            let mut b = file;
+            for (at, kind, byte) in edits {
+                let i = at.index(b.len() + 1);
+                match kind {
+                    0 if i < b.len() => b[i] = byte,
+                    1 => b.insert(i, byte),
+                    _ => b.truncate(i),
+                }
+            }
+            let mut got = Vec::new();
+            let r = stream_from(&b[..], |rec| { got.push(rec); Ok(()) });
+            match reference(&b) {
+                Some(want) => {
+                    prop_assert!(r.is_ok(), "{}: {:?}", String::from_utf8_lossy(&b), r);
+                    prop_assert_eq!(got, want);
+                }
+                None => prop_assert!(r.is_err(), "accepted: {}", String::from_utf8_lossy(&b)),
+            }
+        }
+    }
 }

@@ -661,3 +661,67 @@ fn missing_subcommand_lists_the_allowed_ones() {
         assert!(err.starts_with(want), "{err}");
     }
 }
+
+/// Input that is not a regular file: `/dev/zero` is refused at its first byte; a FIFO fed
+/// endless blanks (never a record) ends in an error once 64 MiB pass without a record, and the
+/// process stays small (bounded memory), instead of reading forever.
+#[cfg(unix)]
+#[test]
+fn replay_refuses_endless_input() {
+    let o = tilelab(&["sim", "replay", "/dev/zero"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("expected '[' or '{' at byte 0"), "{err}");
+    assert!(o.stdout.is_empty());
+
+    let dir = std::env::temp_dir().join(format!("tilelab-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("endless");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        panic!("mkfifo is needed for this test");
+    }
+    let path = fifo.clone();
+    // Writes blanks until the reader goes away (then the write fails and the thread ends).
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let blanks = vec![b' '; 1 << 16];
+        while f.write_all(&blanks).is_ok() {}
+    });
+    let o = tilelab(&["sim", "replay", fifo.to_str().unwrap()]);
+    writer.join().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no complete record within 64 MiB"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--json --mismatches` prints only the records that do not match.
+#[test]
+fn replay_json_honours_mismatches() {
+    let dir = std::env::temp_dir().join(format!("tilelab-mm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(MEASURED).unwrap();
+    let mut recs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    recs.truncate(5);
+    let w = recs[3]["wavefronts"].as_u64().unwrap();
+    recs[3]["wavefronts"] = (w + 1).into();
+    let p = dir.join("mm.json");
+    std::fs::write(&p, serde_json::to_string(&recs).unwrap()).unwrap();
+    let o = tilelab(&[
+        "sim",
+        "replay",
+        p.to_str().unwrap(),
+        "--json",
+        "--mismatches",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = v.as_array().unwrap();
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0]["name"], recs[3]["name"]);
+    assert_eq!(v[0]["match"], false);
+    let _ = std::fs::remove_dir_all(&dir);
+}

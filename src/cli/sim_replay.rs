@@ -1,10 +1,15 @@
 //! `tilelab sim replay FILE`: predicted vs measured wavefronts for recorded warp requests.
 //!
-//! FILE is a JSON array of records (the format of `shared/hw/h200_wavefronts.json`):
+//! FILE is a JSON array of records (the format of `tests/data/h200_wavefronts.json`):
 //! `{"name": str, "instruction": str, "lane_byte_offsets": [32 ints], "active_mask": int
-//! (optional, bit i = lane i, default all 32), "wavefronts": int (optional, measured)}`.
+//! (optional, bit i = lane i, default all 32), "wavefronts": int (optional, measured),
+//! "bank_conflicts": int (optional, measured)}`, or an object whose `"records"` field is such an
+//! array (other fields, e.g. `"provenance"`, are skipped). Records are read, predicted and
+//! printed one at a time, so any size of file (or a pipe) works in bounded memory; a bad
+//! record stops the run at that record.
 //!
-//! `--json` prints an array with one object per record:
+//! `--json` prints an array with one object per record (with `--mismatches`, per record that
+//! does not match):
 //! `{"name", "instruction", "active_mask", "wavefronts" (predicted), "ideal", "bank_conflicts",
 //! "measured" (or null), "measured_bank_conflicts" (or null), "match" (or null)}`; "match"
 //! compares wavefronts, and bank conflicts too where the record has them.
@@ -19,7 +24,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 use tilelab::records::{self, Record};
-use tilelab::sim::bank::{SharedMemoryConfig, simulate};
+use tilelab::sim::bank::SharedMemoryConfig;
 
 use super::out;
 
@@ -51,86 +56,136 @@ pub struct Prediction {
     matches: Option<bool>,
 }
 
-/// Predicts one record.
+/// Predicts one record (validated first, then [`WarpRequest::cost`](tilelab::sim::bank::WarpRequest::cost)).
 ///
 /// # Errors
 /// The record's instruction, offsets or mask are invalid (message names the record).
-pub fn predict(r: &Record, smem: &SharedMemoryConfig) -> anyhow::Result<Prediction> {
+pub fn predict(r: Record, smem: &SharedMemoryConfig) -> anyhow::Result<Prediction> {
     let req = r.request()?;
-    let rep = simulate(&req, smem).with_context(|| format!("record '{}'", r.name))?;
-    let w = rep.wavefront_count();
+    req.validate(smem)
+        .with_context(|| format!("record '{}'", out::clip(&r.name, out::NAME_MAX)))?;
+    let c = req.cost();
     Ok(Prediction {
-        name: r.name.clone(),
+        name: r.name,
         instruction: req.instruction.to_string(),
         active_mask: req.active_mask,
-        wavefronts: w,
-        ideal: rep.ideal(),
-        bank_conflicts: rep.bank_conflicts(),
+        wavefronts: c.wavefronts,
+        ideal: c.ideal,
+        bank_conflicts: c.bank_conflicts(),
         measured: r.wavefronts,
         measured_bank_conflicts: r.bank_conflicts,
         matches: r
             .wavefronts
-            .map(|m| m == w && r.bank_conflicts.is_none_or(|c| c == rep.bank_conflicts())),
+            .map(|m| m == c.wavefronts && r.bank_conflicts.is_none_or(|b| b == c.bank_conflicts())),
     })
 }
 
-pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let recs = records::load(&a.file)?;
-    let smem = SharedMemoryConfig::default();
-    let preds: Vec<Prediction> = recs
-        .iter()
-        .map(|r| predict(r, &smem))
-        .collect::<anyhow::Result<_>>()?;
-    let status = if preds.iter().any(|p| p.matches == Some(false)) {
-        ExitCode::from(super::EXIT_MISMATCH)
-    } else {
-        ExitCode::SUCCESS
-    };
-    if a.json {
-        out::emit_json(&preds)?;
-        return Ok(status);
+/// Appends `n` spaces.
+fn pad(s: &mut String, n: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut n = n;
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        s.push_str(&SPACES[..k]);
+        n -= k;
     }
-    let width = out::column_width(preds.iter().map(|p| p.name.as_str()), 4, out::NAME_MAX);
+}
+
+/// Width of the table's name column, in characters ([`out::NAME_MAX`]): every measured record
+/// name in `tests/data/` fits; longer names are clipped ([`out::clip`]). Fixed, because rows
+/// are printed as records are read.
+const NAME_COLUMN: usize = out::NAME_MAX;
+
+/// Runs `tilelab sim replay`: records are read, predicted and printed one at a time (memory
+/// does not grow with the file), the output buffered.
+///
+/// # Errors
+/// A bad file or record (after the rows before it were printed), or a failed write.
+pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let smem = SharedMemoryConfig::default();
     // Rows go out as they are made; once the reader has gone (`| head`), the rest are only
     // counted: the exit status still says whether every record matched.
     let mut o = out::Out::new();
-    writeln!(
-        o,
-        "{:width$}  {:18}  {:>9}  {:>8}  {:>5}  {:>9}",
-        "name", "instruction", "predicted", "measured", "ideal", "conflicts"
-    )?;
-    let (mut with_meas, mut ok) = (0, 0);
-    for p in &preds {
+    let width = NAME_COLUMN;
+    let (mut with_meas, mut ok, mut shown) = (0u64, 0u64, 0u64);
+    let mut row = String::new();
+    // The header goes out with the first good record, so that a file whose first record is
+    // bad prints nothing but the error.
+    let header = |o: &mut out::Out| -> std::io::Result<()> {
+        if a.json {
+            o.write_all(b"[")
+        } else {
+            writeln!(
+                o,
+                "{:width$}  {:18}  {:>9}  {:>8}  {:>5}  {:>9}",
+                "name", "instruction", "predicted", "measured", "ideal", "conflicts"
+            )
+        }
+    };
+    let mut started = false;
+    let total = records::stream(&a.file, |r| {
+        let p = predict(r, &smem)?;
+        if !started {
+            header(&mut o)?;
+            started = true;
+        }
         if let Some(m) = p.matches {
             with_meas += 1;
-            ok += m as usize;
+            ok += m as u64;
         }
         if o.is_closed() || (a.mismatches && p.matches != Some(false)) {
-            continue;
+            return Ok(());
         }
-        let meas = p.measured.map_or("-".to_string(), |m| m.to_string());
+        if a.json {
+            o.write_all(if shown == 0 { b"\n" } else { b",\n" })?;
+            serde_json::to_writer(&mut o, &p)?;
+            shown += 1;
+            return Ok(());
+        }
+        let meas = p.measured.map_or_else(String::new, |m| m.to_string());
         let verdict = match p.matches {
             Some(true) => out::paint("ok", crossterm::style::Color::Green),
             Some(false) => out::paint("MISMATCH", crossterm::style::Color::Red),
             None => String::new(),
         };
-        writeln!(
-            o,
-            "{:width$}  {:18}  {:>9}  {:>8}  {:>5}  {:>9}  {}",
-            out::clip(&p.name, out::NAME_MAX),
-            p.instruction,
-            p.wavefronts,
-            meas,
-            p.ideal,
-            p.bank_conflicts,
-            verdict
-        )?;
+        // One row built by hand (padding through `format!` costs more than the model), one
+        // write.
+        row.clear();
+        let name = out::clip(&p.name, width);
+        row.push_str(&name);
+        pad(&mut row, width + 2 - name.chars().count().min(width));
+        row.push_str(&p.instruction);
+        pad(&mut row, 20 - p.instruction.len().min(18));
+        for (v, w) in [
+            (p.wavefronts.to_string(), 9),
+            (meas, 8),
+            (p.ideal.to_string(), 5),
+            (p.bank_conflicts.to_string(), 9),
+        ] {
+            let v = if v.is_empty() { "-".to_string() } else { v };
+            pad(&mut row, w - v.len().min(w));
+            row.push_str(&v);
+            row.push_str("  ");
+        }
+        row.push_str(&verdict);
+        row.push('\n');
+        o.write_all(row.as_bytes())?;
+        Ok(())
+    })?;
+    let status = if ok < with_meas {
+        ExitCode::from(super::EXIT_MISMATCH)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if !started {
+        header(&mut o)?;
     }
-    if with_meas == 0 {
+    if a.json {
+        o.write_all(b"\n]\n")?;
+    } else if with_meas == 0 {
         writeln!(
             o,
-            "{} records, none with measured wavefronts: nothing to compare",
-            preds.len()
+            "{total} records, none with measured wavefronts: nothing to compare"
         )?;
     } else {
         writeln!(o, "{ok}/{with_meas} records match")?;
