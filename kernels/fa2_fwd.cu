@@ -1,24 +1,26 @@
 // FlashAttention-2 forward with the tiling of `tilelab sim counts flash-attn --style torch
-// --bm FA_BM --bn 64 --warps 4` (warp w owns query rows w*FA_BM/4 .. (w+1)*FA_BM/4 - 1), fp16 in,
-// fp32 accumulate. Compile-time parameters: FA_D (64 or 128), FA_BM (64 or 128), FA_CAUSAL (0/1).
+// --bm FA_BM --bn FA_BN --warps 4` (warp w owns query rows w*FA_BM/4 .. (w+1)*FA_BM/4 - 1), fp16
+// in, fp32 accumulate. Compile-time parameters: FA_D (64 or 128), FA_BM (64 or 128), FA_BN (64 or
+// 128), FA_CAUSAL (0/1).
 //
 //   grid (S / FA_BM, B * H), 128 threads; q, k, v, o: [B, H, S, D] contiguous f16;
-//   S % FA_BM == 0; dynamic shared memory (FA_BM + 4 * 64) * D * 2 bytes.
-//   Shared memory: Q (FA_BM x D) and two (K, V) buffers of 64 x D f16; each row's 16-byte chunks
+//   S % FA_BM == 0 and S % FA_BN == 0; dynamic shared memory (FA_BM + 4 * FA_BN) * D * 2 bytes.
+//   Shared memory: Q (FA_BM x D) and two (K, V) buffers of FA_BN x D f16; each row's 16-byte chunks
 //   are XOR-swizzled with (row % 8): element (r, c) at r*D + ((c/8) ^ (r%8))*8 + c%8, i.e. CuTe
 //   Swizzle<3,3,3> on the tile's element offsets for D = 64 and Swizzle<3,3,4> for D = 128
 //   (`--layout swizzle:3,3,4`).
 //   Per key block, per warp (the simulator's warp program):
-//     S = Q·Kᵀ: (FA_BM/64)·(D/16) ldmatrix.x4 of Q (A), (64/16)·(D/16) ldmatrix.x4 of K (B stored
-//               n×k), (FA_BM/64)·(64/8)·(D/16) mma.m16n8k16;
+//     S = Q·Kᵀ: (FA_BM/64)·(D/16) ldmatrix.x4 of Q (A), (FA_BN/16)·(D/16) ldmatrix.x4 of K (B
+//               stored n×k), (FA_BM/64)·(FA_BN/8)·(D/16) mma.m16n8k16;
 //     online softmax in registers (exp2, row max/sum over the 4 lanes of a quad);
 //     O += P·V: P stays in registers (the S accumulators repacked as A fragments),
-//               (64/16)·(D/16) ldmatrix.x4.trans of V, (FA_BM/64)·(D/8)·(64/16) mma.m16n8k16.
+//               (FA_BN/16)·(D/16) ldmatrix.x4.trans of V, (FA_BM/64)·(D/8)·(FA_BN/16) mma.m16n8k16.
 //   Addresses: each lane keeps one byte offset per operand (its row and 16-byte chunk for k-step
 //   0); the chunk of k-step kk is that chunk XOR 2kk, so every ldmatrix address is
 //   base ^ (kk << 5) plus a constant (folded into LDSM's immediate), with no per-k-step register.
-//   Copies of that body: causal, FA_BM/64 masked diagonal blocks (unrolled) and the unmasked
-//   loop; not causal, one peeled block and the loop, as in PyTorch's FA2. Block j - 1's K and V
+//   Copies of that body: causal, ceil(FA_BM/FA_BN) masked diagonal blocks (unrolled; PyTorch's
+//   FA2 n_masking_steps) and the unmasked loop; not causal, one peeled block and the loop, as in
+//   PyTorch's FA2. A query block sees ceil((q_block+1)·FA_BM / FA_BN) key blocks when causal. Block j - 1's K and V
 //   arrive by cp.async (double buffer) while block j is computed.
 
 #ifndef FA_D
@@ -30,7 +32,9 @@
 #ifndef FA_CAUSAL
 #define FA_CAUSAL 1
 #endif
+#ifndef FA_BN
 #define FA_BN 64
+#endif
 #define FA_WARPS 4
 #define FA_NEG_INF __int_as_float(0xff800000u) // -inf without <math.h> (NVRTC)
 #define FA_MT (FA_BM / 16 / FA_WARPS) // m16 tiles per warp
@@ -230,7 +234,7 @@ extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
     fa2_fwd(const unsigned short *q, const unsigned short *k, const unsigned short *v, unsigned short *o,
             int seq, float softmax_scale)
 {
-    // Dynamic shared memory: Q (FA_BM x D), then two (K, V) buffers of 64 x D each (f16).
+    // Dynamic shared memory: Q (FA_BM x D), then two (K, V) buffers of FA_BN x D each (f16).
     extern __shared__ __align__(1024) unsigned char fa_smem[];
     constexpr unsigned tile = FA_BN * FA_D * 2;
     const unsigned sq = (unsigned)__cvta_generic_to_shared(fa_smem);
@@ -240,7 +244,7 @@ extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
     v += head;
     // Longest-running query blocks first (causal: the last blocks see the most keys).
     const unsigned qb = FA_CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x, q_row0 = qb * FA_BM;
-    const int nblocks = FA_CAUSAL ? (int)((q_row0 + FA_BM) / FA_BN) : seq / FA_BN;
+    const int nblocks = FA_CAUSAL ? (int)((q_row0 + FA_BM + FA_BN - 1) / FA_BN) : seq / FA_BN;
     const float scale_log2 = softmax_scale * 1.4426950408889634f;
 
     const FaLane ln = fa_lane_offsets();
@@ -256,14 +260,14 @@ extern "C" __global__ void __launch_bounds__(FA_WARPS * 32, 1)
     }
 
     // Key blocks from the last down to 0; block j - 1 is fetched into the other buffer while
-    // block j is computed. Causal: the FA_BM / 64 blocks on the diagonal are masked, each its
+    // block j is computed. Causal: the ceil(FA_BM / FA_BN) blocks on the diagonal are masked, each its
     // own copy of the body (unrolled, as PyTorch's FA2 does); otherwise the first block is
     // peeled. Then one loop copy without masking.
     int j = nblocks - 1;
     unsigned buf = 0;
     fa_load_tile<FA_BM>(sq, q + head, q_row0);
     fa_fetch(skv0, 0, k, v, j);
-    constexpr int first = FA_CAUSAL ? FA_BM / FA_BN : 1;
+    constexpr int first = FA_CAUSAL ? (FA_BM + FA_BN - 1) / FA_BN : 1;
 #pragma unroll
     for (int f = 0; f < first; ++f, --j, buf ^= 1u) {
         fa_cp_wait<0>();

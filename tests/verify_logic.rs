@@ -56,26 +56,83 @@ fn a_swapped_ldmatrix_row_is_caught() {
     }
 }
 
+/// The inputs of the mma checks below: small integers, exact in f16.
+fn mma_inputs() -> [Array2<f32>; 3] {
+    [
+        Array2::from_shape_fn((16, 16), |(i, j)| ((i * 7 + j * 3) % 5) as f32 - 2.0),
+        Array2::from_shape_fn((16, 8), |(i, j)| ((i + 2 * j) % 3) as f32 - 1.0),
+        Array2::from_shape_fn((16, 8), |(i, j)| (i * 8 + j) as f32),
+    ]
+}
+
 #[test]
 fn a_swapped_mma_fragment_row_is_caught() {
     let shape = MmaShape::M16N8K16;
-    let a = Array2::from_shape_fn((16, 16), |(i, j)| ((i * 7 + j * 3) % 5) as f32 - 2.0);
-    let b = Array2::from_shape_fn((16, 8), |(i, j)| ((i + 2 * j) % 3) as f32 - 1.0);
-    let c = Array2::from_shape_fn((16, 8), |(i, j)| (i * 8 + j) as f32);
+    let [a, b, c] = mma_inputs();
     let regs = mma::pack(shape, MmaDtype::F16, &a, &b, &c).unwrap();
-    // The GPU computes with the true registers.
+    // Right registers: the GPU's D is A·B + C exactly.
     let gpu_d = mma::execute(shape, MmaDtype::F16, &regs);
-    let good = compare::mma_check(shape, MmaDtype::F16, &regs, &gpu_d);
+    let good = compare::mma_check(shape, MmaDtype::F16, [&a, &b, &c], &regs, &gpu_d);
     assert_eq!(good.max_err_vs_reference, 0.0);
-    // A simulator whose A table swapped rows g and g+8 packs different registers.
+    // A simulator whose A table swapped rows g and g+8 packs (and uploads) other registers;
+    // the GPU computes with what it got, and the reference from A, B, C disagrees.
     let mut wrong = regs.clone();
     for l in 0..32 {
         wrong.a[l].swap(0, 1);
         wrong.a[l].swap(2, 3);
     }
-    let bad = compare::mma_check(shape, MmaDtype::F16, &wrong, &gpu_d);
+    let gpu_d = mma::execute(shape, MmaDtype::F16, &wrong);
+    let bad = compare::mma_check(shape, MmaDtype::F16, [&a, &b, &c], &wrong, &gpu_d);
     assert!(bad.max_err_vs_reference > 0.5, "{bad:?}");
-    assert!(bad.max_err_vs_sim > 0.5, "{bad:?}");
+}
+
+/// Issue #15: a packer that drops (zeroes) the high half of every A and B register survived
+/// when the reference was unpacked from the same registers (it was A·B + C of the damaged
+/// values, which is what the GPU computed). From the inputs, it is caught.
+#[test]
+fn a_packer_that_loses_half_of_each_register_is_caught() {
+    let shape = MmaShape::M16N8K16;
+    let [a, b, c] = mma_inputs();
+    let mut damaged = mma::pack(shape, MmaDtype::F16, &a, &b, &c).unwrap();
+    for l in 0..32 {
+        for r in damaged.a[l].iter_mut() {
+            *r &= 0xffff;
+        }
+        for r in damaged.b[l].iter_mut() {
+            *r &= 0xffff;
+        }
+    }
+    let gpu_d = mma::execute(shape, MmaDtype::F16, &damaged);
+    let m = compare::mma_check(shape, MmaDtype::F16, [&a, &b, &c], &damaged, &gpu_d);
+    assert!(m.max_err_vs_reference >= 1.0, "{m:?}");
+    assert_eq!(
+        m.max_err_vs_sim, 0.0,
+        "the simulator agrees with what the GPU computed"
+    );
+}
+
+/// The C/D table the check uses, against the PTX ISA's own description (m16n8k16, f32
+/// accumulators): c0, c1 of lane 0 at row 0, columns 0-1; c2, c3 at row 8; lane 31 holds
+/// (7, 6), (7, 7), (15, 6), (15, 7); every element once.
+#[test]
+fn the_cd_table_is_the_ptx_isas() {
+    assert_eq!(compare::cd_element(0, 0), (0, 0));
+    assert_eq!(compare::cd_element(0, 1), (0, 1));
+    assert_eq!(compare::cd_element(0, 2), (8, 0));
+    assert_eq!(compare::cd_element(0, 3), (8, 1));
+    assert_eq!(
+        (0..4)
+            .map(|r| compare::cd_element(31, r))
+            .collect::<Vec<_>>(),
+        [(7, 6), (7, 7), (15, 6), (15, 7)]
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for lane in 0..32 {
+        for reg in 0..4 {
+            assert!(seen.insert(compare::cd_element(lane, reg)));
+        }
+    }
+    assert_eq!(seen.len(), 128);
 }
 
 #[test]
@@ -763,4 +820,82 @@ fn verify_json_goes_to_stdout_and_json_out_to_a_file() {
         }
         c => panic!("verify exited {c:?}: {err}{out}"),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// FlashAttention-2 cases (issue #15: cases with bm != bn, bm < bn and bm % bn != 0).
+
+/// What the kernel's header (`kernels/fa2_fwd.cu`) says one warp runs per key block, and how
+/// many copies of that body its SASS holds, written out from the header rather than from the
+/// simulator: LDSM = (bm/64)(d/16) of Q + (bn/16)(d/16) of K; LDSM.T = (bn/16)(d/16) of V; HMMA
+/// = (bm/64)(bn/8)(d/16) + (bm/64)(d/8)(bn/16); copies = ceil(bm/bn) masked + 1 when causal, 1
+/// peeled + 1 when not.
+fn fa2_header_counts(d: u64, bm: u64, bn: u64, causal: bool) -> ([u64; 3], u64) {
+    let mt = bm / 64;
+    let per_block = [
+        mt * (d / 16) + (bn / 16) * (d / 16),
+        (bn / 16) * (d / 16),
+        mt * (bn / 8) * (d / 16) + mt * (d / 8) * (bn / 16),
+    ];
+    let copies = if causal { bm.div_ceil(bn) + 1 } else { 2 };
+    (per_block, copies)
+}
+
+/// verify's FA2 table has cases with bm > bn, bm < bn and bm % bn != 0; for every case the SASS
+/// counts it expects (the simulator's static counts) are the header's, and the LDSM it expects
+/// executed under ncu (the simulator's dynamic counts) is the header's per-block count times the
+/// key blocks every CTA visits, counted here by brute force: query block q sees the key blocks
+/// that hold a key <= its last row when causal, all S/bn otherwise.
+#[test]
+fn fa2_cases_expect_the_kernels_counts() {
+    use tilelab::gpu::verify::fa2;
+    use tilelab::sim::counts;
+    let cases = fa2::CASES;
+    assert!(cases.iter().any(|c| c.bm > c.bn));
+    assert!(
+        cases
+            .iter()
+            .any(|c| c.bm < c.bn && c.bm % c.bn != 0 && c.causal)
+    );
+    let p = fa2::PROBLEM;
+    for (i, c) in cases.iter().enumerate() {
+        let (t, cta) = fa2::program(i, Arch::Sm90).unwrap();
+        let (per_block, copies) =
+            fa2_header_counts(c.head_dim as u64, c.bm as u64, c.bn as u64, c.causal);
+        let sc = counts::static_counts(&cta.warps[0]).per_kernel;
+        assert_eq!(
+            [sc.ldsm, sc.ldsm_t, sc.hmma],
+            per_block.map(|n| n * copies),
+            "{}: SASS LDSM.16.M88.4, LDSM.16.MT88.4, HMMA.16816.F32",
+            c.name()
+        );
+        let (seq, bm, bn) = (p.seq as u64, c.bm as u64, c.bn as u64);
+        let blocks: u64 = (0..seq / bm)
+            .map(|q| {
+                (0..seq / bn)
+                    .filter(|&j| !c.causal || j * bn < (q + 1) * bm)
+                    .count() as u64
+            })
+            .sum::<u64>()
+            * (p.batch * p.heads) as u64;
+        let dynamic = counts::dynamic_counts(&t, &p, &cta.warps[0]).unwrap();
+        assert_eq!(
+            dynamic.total.ldsm + dynamic.total.ldsm_t,
+            blocks * (per_block[0] + per_block[1]) * 4,
+            "{}: LDSM + LDSM.T executed (4 warps)",
+            c.name()
+        );
+        assert!(c.smem_bytes() <= 227 * 1024, "{}", c.name());
+    }
+    // The bm < bn causal case in numbers: d = 64, 16 CTAs; key blocks 1,1,2,2,3,3,4,4 per head
+    // (40 in all) of 36 + 32 LDSM per warp: 10,880; its SASS 72 LDSM, 64 LDSM.T, 256 HMMA.
+    let i = cases
+        .iter()
+        .position(|c| (c.head_dim, c.bm, c.bn, c.causal) == (64, 64, 128, true))
+        .unwrap();
+    let (t, cta) = fa2::program(i, Arch::Sm90).unwrap();
+    let d = counts::dynamic_counts(&t, &p, &cta.warps[0]).unwrap();
+    assert_eq!(d.total.ldsm + d.total.ldsm_t, 10_880);
+    let s = counts::static_counts(&cta.warps[0]).per_kernel;
+    assert_eq!((s.ldsm, s.ldsm_t, s.hmma), (72, 64, 256));
 }

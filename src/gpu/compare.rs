@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use crate::sim::instr::MatrixCount;
 use crate::sim::ldmatrix::MatrixElem;
-use crate::sim::mma::{self, MmaDtype, MmaRegs, MmaShape, Operand};
+use ndarray::Array2;
+
+use crate::sim::mma::{self, MmaDtype, MmaRegs, MmaShape};
 use crate::sim::smem::SharedMemory;
 
 /// A register that differs: lane, register, expected and measured bits.
@@ -93,17 +95,35 @@ pub fn describe_diffs(d: &[RegDiff]) -> String {
 /// Result of checking one mma on the GPU.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct MmaCheck {
-    /// max |D_gpu − D_sim| over the 16×8 result.
+    /// max |D_gpu − D_sim| over the 16×8 result (D_sim: the simulator executing the registers
+    /// that were uploaded).
     pub max_err_vs_sim: f64,
-    /// max |D_gpu − (A·B + C)| with an f64 reference on the rounded inputs, D_gpu unpacked with
-    /// the simulator's C/D table. A wrong A/B/C table shows up here.
+    /// max |D_gpu − (A·B + C)|, the reference in f64 from the matrices the check generated (A and
+    /// B rounded to the input type), never from the simulator's registers; D_gpu placed by the
+    /// PTX ISA's C/D table ([`cd_element`]). A packer that puts a value in the wrong register or
+    /// loses half of one shows up here.
     pub max_err_vs_reference: f64,
 }
 
-/// Compares the GPU's D registers with the simulator and with the f64 reference.
+/// Where lane `lane`'s accumulator register `reg` (0-3) sits in the 16×8 C/D matrix of
+/// `mma.m16n8k16` / `mma.m16n8k8` with f32 accumulators: (row, col) = (groupID + 8·(reg / 2),
+/// 2·threadID_in_group + reg % 2), groupID = lane / 4, threadID_in_group = lane % 4 (PTX ISA,
+/// "Matrix Fragments for mma.m16n8k16", accumulators C/D; the same for m16n8k8). Written out here
+/// rather than taken from `sim::mma`, so the check does not lean on the code it checks.
+pub fn cd_element(lane: usize, reg: usize) -> (usize, usize) {
+    (lane / 4 + 8 * (reg / 2), 2 * (lane % 4) + reg % 2)
+}
+
+/// Compares the GPU's D registers (`gpu_d`, `[lane][reg]` f32) with the simulator executing
+/// `regs` (what was uploaded) and with an f64 reference `A·B + C` from the inputs `[a, b, c]`
+/// themselves: A (M×K) and B (K×N) rounded to `dtype` as the registers hold them, C (M×N) f32.
+///
+/// # Panics
+/// If the inputs are not the shape's M×K, K×N, M×N.
 pub fn mma_check(
     shape: MmaShape,
     dtype: MmaDtype,
+    [a, b, c]: [&Array2<f32>; 3],
     regs: &MmaRegs,
     gpu_d: &[[f32; 4]; 32],
 ) -> MmaCheck {
@@ -112,20 +132,19 @@ pub fn mma_check(
         .iter()
         .flatten()
         .zip(gpu_d.iter().flatten())
-        .map(|(a, b)| (*a as f64 - *b as f64).abs())
+        .map(|(s, g)| (*s as f64 - *g as f64).abs())
         .fold(0.0, f64::max);
-    let mut got = regs.clone();
-    got.c = *gpu_d;
-    let d = mma::unpack(shape, dtype, Operand::C, &got);
-    let a = mma::unpack(shape, dtype, Operand::A, regs).mapv(f64::from);
-    let b = mma::unpack(shape, dtype, Operand::B, regs).mapv(f64::from);
-    let c = mma::unpack(shape, dtype, Operand::C, regs).mapv(f64::from);
-    let want = a.dot(&b) + c;
-    let max_err_vs_reference = d
-        .iter()
-        .zip(want.iter())
-        .map(|(g, w)| (*g as f64 - w).abs())
-        .fold(0.0, f64::max);
+    let round = |x: &f32| dtype.from_bits(dtype.to_bits(*x)) as f64;
+    let want = a.map(round).dot(&b.map(round)) + c.mapv(f64::from);
+    let (m, n) = (want.nrows(), want.ncols());
+    assert_eq!((m, n), (16, 8), "mma_check: C/D must be 16x8");
+    let mut max_err_vs_reference = 0.0f64;
+    for (lane, d) in gpu_d.iter().enumerate() {
+        for (reg, &v) in d.iter().enumerate() {
+            let (r, col) = cd_element(lane, reg);
+            max_err_vs_reference = max_err_vs_reference.max((v as f64 - want[(r, col)]).abs());
+        }
+    }
     MmaCheck {
         max_err_vs_sim,
         max_err_vs_reference,

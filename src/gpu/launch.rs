@@ -22,7 +22,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
 
 use super::GpuError;
 use super::device::{Compiled, Gpu, PtxModule};
-use super::params::ParamBuffer;
+use super::params::{Param, ParamBuffer, entry_param_sizes};
 use crate::sim::instr::MatrixCount;
 use crate::sim::mma::{MmaDtype, MmaShape};
 
@@ -123,6 +123,42 @@ impl LdsmDump {
         .map_err(derr("cuLaunchKernel ldsm_dump"))?;
         let out: Vec<u32> = s.clone_dtoh(&d_out).map_err(derr("cuMemcpyDtoH"))?;
         Ok(lanes4(&out))
+    }
+
+    /// The same dump through the path `verify --ptx` takes: `ldsm_dump` looked up by name in
+    /// `module` (PTX `ptx` the driver's JIT compiled), its four parameters packed by
+    /// [`ParamBuffer`] and checked against the PTX `.entry` declaration, launched raw.
+    ///
+    /// # Errors
+    /// [`GpuError::Params`] when the declaration is not `(u64, u32, u32, u64)`;
+    /// [`GpuError::Driver`].
+    pub fn run_ptx(
+        gpu: &Gpu,
+        module: &PtxModule,
+        ptx: &str,
+        (num, trans): (MatrixCount, bool),
+        offs: &[u32; 32],
+        smem_bytes: u32,
+    ) -> Result<[[u32; 4]; 32], GpuError> {
+        let kernel = PtxKernel::load(module, "ldsm_dump")?;
+        let offs_bytes: Vec<u8> = offs.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let d_offs = DeviceBuffer::from_host(gpu, &offs_bytes)?;
+        let d_out = DeviceBuffer::zeroed(gpu, 128 * 4)?;
+        let mut p = ParamBuffer::new();
+        p.push(Param::U64(d_offs.addr(gpu)))
+            .push(Param::S32(Self::kind(num, trans)))
+            .push(Param::U32(smem_bytes / 2))
+            .push(Param::U64(d_out.addr(gpu)));
+        p.check_declared("ldsm_dump", &entry_param_sizes(ptx, "ldsm_dump")?)?;
+        // SAFETY: the parameters match the declaration just checked; offs holds 32 words and out
+        // 128, what ldsm_dump reads and writes; n_b16 halfwords fit the dynamic shared memory.
+        unsafe { kernel.launch(gpu, one_warp(smem_bytes), &p) }?;
+        let out = d_out.to_host(gpu)?;
+        let words: Vec<u32> = out
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok(lanes4(&words))
     }
 }
 

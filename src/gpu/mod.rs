@@ -71,4 +71,7 @@ pub enum GpuError {
     /// A kernel was asked for something it does not implement.
     #[error("{0}")]
     Unsupported(String),
+    /// Kernel parameters that do not fit the kernel's declaration.
+    #[error(transparent)]
+    Params(#[from] params::ParamError),
 }

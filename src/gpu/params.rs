@@ -118,6 +118,14 @@ pub enum ParamError {
         /// Parameters given.
         given: usize,
     },
+    /// The PTX has no such `.entry`, or its parameter list does not parse.
+    #[error("PTX entry '{entry}': {reason}")]
+    Entry {
+        /// Entry name.
+        entry: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A parameter of another size than declared.
     #[error(
         "kernel '{kernel}' parameter {index} is {declared} bytes, '{given}' is {given_bytes} bytes"
@@ -263,6 +271,67 @@ impl ParamBuffer {
     }
 }
 
+/// The sizes (bytes) of the parameters the PTX `.entry NAME(...)` declares, in order: `.param
+/// .u32 x` is 4 bytes, `.param .u64 p` (pointers too) 8, `.param .align A .b8 s[N]` N (PTX ISA,
+/// "Kernel Function Parameters"). Only the parameter list is read; a full PTX parser is `src/ptx/`.
+///
+/// # Errors
+/// [`ParamError::Entry`] when the entry is missing or a parameter's type is not one of the
+/// scalar `.b/.u/.s/.f` types or a `.b8` array.
+pub fn entry_param_sizes(ptx: &str, entry: &str) -> Result<Vec<usize>, ParamError> {
+    let err = |reason: String| ParamError::Entry {
+        entry: entry.to_string(),
+        reason,
+    };
+    let start = ptx
+        .match_indices(".entry")
+        .map(|(i, _)| i + ".entry".len())
+        .find(|&i| {
+            let rest = ptx[i..].trim_start();
+            rest.strip_prefix(entry)
+                .is_some_and(|r| r.trim_start().starts_with('('))
+        })
+        .ok_or_else(|| err("no such .entry in the PTX".into()))?;
+    let open = start + ptx[start..].find('(').ok_or_else(|| err("no '('".into()))? + 1;
+    let close = open
+        + ptx[open..]
+            .find(')')
+            .ok_or_else(|| err("no ')' closing the parameter list".into()))?;
+    let list = ptx[open..close].trim();
+    if list.is_empty() {
+        return Ok(Vec::new());
+    }
+    list.split(',')
+        .map(|decl| {
+            let words: Vec<&str> = decl.split_whitespace().collect();
+            let bad = || err(format!("cannot read parameter '{}'", decl.trim()));
+            if words.first() != Some(&".param") {
+                return Err(bad());
+            }
+            if words.contains(&".align") {
+                // .param .align A .b8 name[N]
+                let last = words.last().ok_or_else(bad)?;
+                let n = last
+                    .split_once('[')
+                    .and_then(|(_, n)| n.strip_suffix(']'))
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .ok_or_else(bad)?;
+                return Ok(n);
+            }
+            let ty = words.get(1).ok_or_else(bad)?;
+            let bits: usize = ty
+                .strip_prefix(".b")
+                .or_else(|| ty.strip_prefix(".u"))
+                .or_else(|| ty.strip_prefix(".s"))
+                .or_else(|| ty.strip_prefix(".f"))
+                .and_then(|b| b.parse().ok())
+                .filter(|b| [8, 16, 32, 64].contains(b))
+                .ok_or_else(bad)?;
+            Ok(bits / 8)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +382,20 @@ mod tests {
             let e = bad.parse::<Param>().unwrap_err().to_string();
             assert!(e.contains(says) && e.contains(bad), "{bad}: {e}");
         }
+    }
+
+    /// The parameter list as NVRTC 13.0 writes it for `kernels/fragments.cu` (`int` is
+    /// `.u32`), and a struct parameter.
+    #[test]
+    fn entry_parameters_are_read_from_ptx() {
+        let ptx = "//\n.version 9.0\n.target sm_90\n.address_size 64\n\n\t// .globl\tldsm_dump\n.extern .shared .align 16 .b8 sm16[];\n\n.visible .entry ldsm_dump(\n\t.param .u64 ldsm_dump_param_0,\n\t.param .u32 ldsm_dump_param_1,\n\t.param .u32 ldsm_dump_param_2,\n\t.param .u64 ldsm_dump_param_3\n)\n{\n\tret;\n}\n.visible .entry mma_dump(\n\t.param .u32 mma_dump_param_0,\n\t.param .u64 mma_dump_param_1,\n\t.param .align 8 .b8 mma_dump_param_2[24]\n)\n{\n}\n.visible .entry empty()\n{\n}\n";
+        assert_eq!(entry_param_sizes(ptx, "ldsm_dump"), Ok(vec![8, 4, 4, 8]));
+        assert_eq!(entry_param_sizes(ptx, "mma_dump"), Ok(vec![4, 8, 24]));
+        assert_eq!(entry_param_sizes(ptx, "empty"), Ok(vec![]));
+        let e = entry_param_sizes(ptx, "ldsm").unwrap_err().to_string();
+        assert_eq!(e, "PTX entry 'ldsm': no such .entry in the PTX");
+        let e = entry_param_sizes(".entry k(.param .q32 x)", "k").unwrap_err();
+        assert!(e.to_string().contains("'.param .q32 x'"), "{e}");
     }
 
     #[test]

@@ -88,13 +88,16 @@ impl Fa2Case {
     /// The kernel source with this case's `#define`s.
     pub fn source(&self) -> String {
         format!(
-            "#define FA_D {}\n#define FA_BM {}\n#define FA_CAUSAL {}\n{}",
-            self.head_dim, self.bm, self.causal as u32, FA2_FWD_CU
+            "#define FA_D {}\n#define FA_BM {}\n#define FA_BN {}\n#define FA_CAUSAL {}\n{}",
+            self.head_dim, self.bm, self.bn, self.causal as u32, FA2_FWD_CU
         )
     }
 }
 
-/// The kernel's variants verify builds.
+/// The kernel's variants verify builds: bm = bn = 64; bm = 128 > bn = 64 (two masked copies
+/// when causal); bm = 64 < bn = 128, where bm is not a multiple of bn (one masked copy,
+/// `ceil(bm/bn)`, and query block q sees `ceil((q+1)·bm/bn)` key blocks: a floor would drop the
+/// diagonal block of every even q).
 pub const CASES: &[Fa2Case] = &[
     Fa2Case::new(64, 64, 64, false),
     Fa2Case::new(64, 64, 64, true),
@@ -102,6 +105,10 @@ pub const CASES: &[Fa2Case] = &[
     Fa2Case::new(128, 64, 64, true),
     Fa2Case::new(128, 128, 64, false),
     Fa2Case::new(128, 128, 64, true),
+    Fa2Case::new(64, 64, 128, false),
+    Fa2Case::new(64, 64, 128, true),
+    Fa2Case::new(128, 64, 128, false),
+    Fa2Case::new(128, 64, 128, true),
 ];
 
 /// The problem every case runs on (small, so the CPU reference is quick).

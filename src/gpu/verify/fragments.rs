@@ -131,7 +131,8 @@ impl MmaInputs {
     }
 }
 
-/// mma results: small integers (exact) and N(0,1)-like inputs (tolerance 1e-5 absolute).
+/// mma results: small integers (exact) and N(0,1)-like inputs (tolerance 1e-5 absolute), against
+/// an f64 reference from the generated matrices (never from the packed registers).
 fn mma_checks(gpu: &Gpu, frags: &Compiled) -> anyhow::Result<Vec<Check>> {
     let dump = MmaDump::load(gpu, frags)?;
     let mut inputs = MmaInputs {
@@ -143,7 +144,7 @@ fn mma_checks(gpu: &Gpu, frags: &Compiled) -> anyhow::Result<Vec<Check>> {
             let [a, b, c] = inputs.operands(shape, random);
             let regs = mma::pack(shape, dtype, &a, &b, &c)?;
             let d = dump.run(gpu, shape, dtype, &regs.a, &regs.b, &regs.c)?;
-            let m = compare::mma_check(shape, dtype, &regs, &d);
+            let m = compare::mma_check(shape, dtype, [&a, &b, &c], &regs, &d);
             let (tol, what) = if random {
                 (1e-5, "N(0,1) inputs, tol 1e-5")
             } else {

@@ -15,7 +15,8 @@
 //! and the pure comparison logic in [`crate::gpu::compare`] (tested without a GPU). A kernel
 //! measured under ncu launches itself in a child process: add a [`Probe`] variant. PTX kernels
 //! (hand-written or from `src/ptx/`) load through [`Gpu::load_ptx`] and launch by name with
-//! packed parameters ([`crate::gpu::launch::PtxKernel`], [`crate::gpu::params`]). Hopper checks (`stmatrix`, `cp.async`, TMA, `wgmma`) are new groups
+//! packed parameters ([`crate::gpu::launch::PtxKernel`], [`crate::gpu::params`]); the [`ptx`]
+//! group checks that path end to end and is where `verify --ptx FILE` belongs. Hopper checks (`stmatrix`, `cp.async`, TMA, `wgmma`) are new groups
 //! the same way.
 
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ pub mod lessons;
 pub mod occupancy;
 pub mod plan;
 pub mod progress;
+pub mod ptx;
 pub mod timing;
 pub mod wavefronts;
 
@@ -67,6 +69,7 @@ pub const GROUPS: &[Group] = &[
     occupancy::GROUP,
     fa2::GROUP,
     timing::GROUP,
+    ptx::GROUP,
 ];
 
 /// What a run's measurements are labelled with (the provenance of measured files).
