@@ -537,8 +537,7 @@ fn exec_mma_uses_the_default_accumulator_of_each_input_type() {
         std::array::from_fn(|l| std::array::from_fn(|j| r[l].get(j).copied().unwrap_or(0)))
     };
     let op = WarpOp::Mma {
-        shape: kind.shape,
-        dtype: kind.dtype,
+        kind,
         a: widen(isa::pack_by_table(&ta, &a, &*isa::encoder("s8"))),
         b: widen(isa::pack_by_table(&tb, &b, &*isa::encoder("s8"))),
         c: widen(isa::pack_by_table(&tc, &c, &*isa::encoder("s32"))),

@@ -15,9 +15,9 @@
 //!   sm_90): one register per 8x8 b16 matrix, the fragment table of [`super::ldmatrix::fragment`];
 //! * `cp.async.{ca,cg}.shared.global` of 4, 8 or 16 bytes: the shared side only; the caller
 //!   supplies each lane's source bytes as registers (little-endian, like a store);
-//! * `mma.sync.aligned` of every [`MmaShape`] and [`MmaDtype`] that [`super::mma`] models, on
-//!   per-lane registers (A, B, C as raw 32-bit words; C and D in the input type's default
-//!   accumulator, [`MmaDtype::default_acc`]: f32 bit patterns, s32 for s8/u8).
+//! * `mma.sync.aligned` of every [`MmaKind`] (shape, input type, accumulator type) that
+//!   [`super::mma`] models, on per-lane registers (A, B, C and D as raw 32-bit words: f32 or
+//!   s32 bit patterns, or f16 pairs with f16 accumulators).
 //!
 //! Costs come from [`WarpRequest::cost`], which allocates nothing; the per-wavefront detail
 //! ([`super::bank::schedule`]) is for callers that display it. Nothing on the ld/st/ldmatrix/
@@ -57,7 +57,7 @@ use super::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
 use super::error::SimError;
 use super::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
 use super::ldmatrix;
-use super::mma::{MmaDtype, MmaKind, MmaShape, Operand, RawRegs};
+use super::mma::{MmaKind, Operand, RawRegs};
 use super::smem::SharedMemory;
 
 /// Per-lane 32-bit registers, lane 0 first, up to 4 per lane (unused ones 0).
@@ -81,19 +81,18 @@ pub enum WarpOp {
         /// Each lane's source registers for stores; the source bytes for `cp.async`.
         data: LaneRegs,
     },
-    /// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` with the default accumulator
-    /// (f32; s32 for s8/u8): D = A·B + C on the fragments of [`super::mma::fragment`]. Registers
-    /// beyond the shape's count are ignored.
+    /// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>`: D = A·B + C on the
+    /// fragments of [`MmaKind::fragment`]. Registers beyond the kind's count are ignored.
     Mma {
-        /// m16n8k16, m16n8k8 or m16n8k32.
-        shape: MmaShape,
-        /// Type of A and B.
-        dtype: MmaDtype,
+        /// Shape, input type of A and B, accumulator type of C and D (built with
+        /// [`MmaKind::new`]; [`execute`] checks the combination again).
+        kind: MmaKind,
         /// A fragments (packed 16-bit pairs or 8-bit quads, lowest bits = lower element index).
         a: LaneRegs,
         /// B fragments.
         b: LaneRegs,
-        /// C fragments, f32 (s32 for s8/u8) bit patterns.
+        /// C fragments: f32 or s32 bit patterns, or two f16 per register (low half = lower
+        /// element index).
         c: LaneRegs,
     },
 }
@@ -307,21 +306,15 @@ pub fn check_request(
 /// An mma touches no memory. Nothing is written when an error is returned.
 ///
 /// # Errors
-/// Those of [`check_request`]; for an mma, a shape and type pair that [`super::mma`] does not
-/// model ([`MmaShape::check_dtype`]).
+/// Those of [`check_request`]; for an mma, a kind that [`MmaKind::new`] refuses (a shape, input
+/// and accumulator combination that is not a PTX form or not modelled).
 pub fn execute(smem: &mut SharedMemory, op: &WarpOp) -> Result<WarpStep, SimError> {
     match op {
         WarpOp::Shared { request, data } if request.instruction.is_store() => {
             store(smem, request, data)
         }
         WarpOp::Shared { request, .. } => load(smem, request),
-        WarpOp::Mma {
-            shape,
-            dtype,
-            a,
-            b,
-            c,
-        } => execute_mma(*shape, *dtype, a, b, c),
+        WarpOp::Mma { kind, a, b, c } => execute_mma(*kind, a, b, c),
     }
 }
 
@@ -402,13 +395,12 @@ fn store(
 }
 
 fn execute_mma(
-    shape: MmaShape,
-    dtype: MmaDtype,
+    kind: MmaKind,
     a: &LaneRegs,
     b: &LaneRegs,
     c: &LaneRegs,
 ) -> Result<WarpStep, SimError> {
-    let kind = MmaKind::new(shape, dtype, dtype.default_acc())?;
+    let kind = MmaKind::new(kind.shape, kind.dtype, kind.acc)?;
     let regs = RawRegs {
         a: *a,
         b: b.map(|r| [r[0], r[1]]),
@@ -427,7 +419,7 @@ fn execute_mma(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::mma;
+    use crate::sim::mma::{self, MmaAcc, MmaDtype, MmaShape};
     use ndarray::Array2;
 
     /// 512 bytes where byte `a` holds `a % 256`: every loaded byte names its address.
@@ -761,8 +753,7 @@ mod tests {
             let want = a.dot(&b) + &c;
             let p = mma::pack(shape, dtype, &a, &b, &c).unwrap();
             let op = WarpOp::Mma {
-                shape,
-                dtype,
+                kind: MmaKind::new(shape, dtype, MmaAcc::F32).unwrap(),
                 a: p.a,
                 b: p.b.map(|r| [r[0], r[1], 0, 0]),
                 c: p.c.map(|r| r.map(f32::to_bits)),
@@ -778,14 +769,55 @@ mod tests {
                 }
             }
         }
+        // A kind built by hand that is not a PTX form: refused, not computed.
         let op = WarpOp::Mma {
-            shape: MmaShape::M16N8K8,
-            dtype: MmaDtype::Bf16,
+            kind: MmaKind {
+                shape: MmaShape::M16N8K16,
+                dtype: MmaDtype::Bf16,
+                acc: MmaAcc::F16,
+            },
             a: [[0; 4]; 32],
             b: [[0; 4]; 32],
             c: [[0; 4]; 32],
         };
         assert!(execute(&mut SharedMemory::zeroed(0), &op).is_err());
+    }
+
+    #[test]
+    fn mma_with_f16_accumulators_packs_d_in_two_registers() {
+        // m16n8k16 f16 -> f16: C and D are two .f16x2 registers per lane (c0, c1 | c2, c3).
+        // Small integers, exact in f16: A = (i + j) % 3, B = (2i + j) % 4, C = 10 i + j.
+        let kind = MmaKind::new(MmaShape::M16N8K16, MmaDtype::F16, MmaAcc::F16).unwrap();
+        let a = Array2::from_shape_fn((16, 16), |(i, j)| ((i + j) % 3) as f32);
+        let b = Array2::from_shape_fn((16, 8), |(i, j)| ((2 * i + j) % 4) as f32);
+        let c = Array2::from_shape_fn((16, 8), |(i, j)| (10 * i + j) as f32);
+        let want = a.dot(&b) + &c;
+        let p = mma::pack(MmaShape::M16N8K16, MmaDtype::F16, &a, &b, &c).unwrap();
+        // C as f16 pairs: lane (g, t) holds (g, 2t), (g, 2t+1) in c0 and rows g+8 in c1.
+        let half = |v: f32| half::f16::from_f32(v).to_bits() as u32;
+        let c16: LaneRegs = std::array::from_fn(|lane| {
+            let (g, t) = (lane / 4, lane % 4);
+            let r = |row: usize| half(c[[row, 2 * t]]) | half(c[[row, 2 * t + 1]]) << 16;
+            [r(g), r(g + 8), 0, 0]
+        });
+        let op = WarpOp::Mma {
+            kind,
+            a: p.a,
+            b: p.b.map(|r| [r[0], r[1], 0, 0]),
+            c: c16,
+        };
+        let step = execute(&mut SharedMemory::zeroed(0), &op).unwrap();
+        assert_eq!(step.regs_per_lane, 2);
+        for lane in 0..32usize {
+            let (g, t) = (lane / 4, lane % 4);
+            for (reg, row) in [(0, g), (1, g + 8)] {
+                for pos in 0..2 {
+                    let bits = (step.regs[lane][reg] >> (16 * pos)) as u16;
+                    let got = half::f16::from_bits(bits).to_f32();
+                    assert_eq!(got, want[[row, 2 * t + pos]], "lane {lane} reg {reg}");
+                }
+            }
+        }
     }
 
     #[test]
