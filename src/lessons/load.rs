@@ -208,6 +208,47 @@ impl Validator<'_> {
     }
 
     fn lesson(&self, raw: RawLesson) -> Result<Lesson, LessonError> {
+        self.header(&raw)?;
+        let variants = if raw.variants.is_empty() {
+            vec![DEFAULT_VARIANT.to_string()]
+        } else {
+            raw.variants.clone()
+        };
+        let tiles = self.tiles(&raw)?;
+        let steps = self.steps(&raw, &tiles, &variants)?;
+        self.sass_counts(&raw, &variants)?;
+        let model = self.model(&raw)?;
+        let arithmetic = raw.arithmetic.iter().cloned().map(arithmetic).collect();
+        let lesson = Lesson {
+            name: raw.name,
+            title: raw.title,
+            summary: raw.summary,
+            claims: raw.claims,
+            kernel: raw.kernel,
+            narrative: raw.narrative,
+            layouts: raw.layouts,
+            variants,
+            tiles,
+            steps,
+            sass_counts: raw.sass_counts,
+            model,
+            arithmetic,
+            source: self.file.to_string(),
+        };
+        // Every layout must place every access inside shared memory, aligned and contiguous.
+        for li in 0..lesson.layouts.len() {
+            for si in 0..lesson.steps.len() {
+                super::run::run_step(&lesson, si, li).map_err(|e| match e {
+                    LessonError::Invalid { field, message, .. } => self.err(field, message),
+                    other => other,
+                })?;
+            }
+        }
+        Ok(lesson)
+    }
+
+    /// Name, title, summary, narrative, claims, kernel file and layouts.
+    fn header(&self, raw: &RawLesson) -> Result<(), LessonError> {
         if raw.name.is_empty()
             || !raw
                 .name
@@ -258,12 +299,11 @@ impl Validator<'_> {
                 return Err(self.err(format!("layouts[{i}]"), format!("'{l}' is listed twice")));
             }
         }
-        let variants = if raw.variants.is_empty() {
-            vec![DEFAULT_VARIANT.to_string()]
-        } else {
-            raw.variants.clone()
-        };
-        // Tiles.
+        Ok(())
+    }
+
+    /// The tiles, each with every layout it takes checked.
+    fn tiles(&self, raw: &RawLesson) -> Result<Vec<Tile>, LessonError> {
         if raw.tiles.is_empty() {
             return Err(self.err("tiles", "declare at least one [[tiles]]"));
         }
@@ -292,13 +332,22 @@ impl Validator<'_> {
                 fixed_layout: t.layout.clone(),
             });
         }
-        // Steps.
+        Ok(tiles)
+    }
+
+    /// The steps, and every variant has some.
+    fn steps(
+        &self,
+        raw: &RawLesson,
+        tiles: &[Tile],
+        variants: &[String],
+    ) -> Result<Vec<Step>, LessonError> {
         if raw.steps.is_empty() {
             return Err(self.err("steps", "declare at least one [[steps]]"));
         }
         let mut steps = Vec::new();
         for (i, s) in raw.steps.iter().enumerate() {
-            steps.push(self.step(i, s, &tiles, &raw.layouts, &variants)?);
+            steps.push(self.step(i, s, tiles, &raw.layouts, variants)?);
         }
         for (vi, v) in variants.iter().enumerate() {
             let n = steps
@@ -312,7 +361,11 @@ impl Validator<'_> {
                 ));
             }
         }
-        // SASS counts.
+        Ok(steps)
+    }
+
+    /// `sass_counts` names only variants.
+    fn sass_counts(&self, raw: &RawLesson, variants: &[String]) -> Result<(), LessonError> {
         for k in raw.sass_counts.keys() {
             if !variants.contains(k) {
                 return Err(self.err(
@@ -321,7 +374,12 @@ impl Validator<'_> {
                 ));
             }
         }
-        let model = raw
+        Ok(())
+    }
+
+    /// The `[[model]]` claims, their parameters typed.
+    fn model(&self, raw: &RawLesson) -> Result<Vec<ModelClaim>, LessonError> {
+        raw
             .model
             .iter()
             .enumerate()
@@ -358,85 +416,7 @@ impl Validator<'_> {
                     tolerance: m.tolerance.unwrap_or(0.0),
                 })
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let arithmetic = raw
-            .arithmetic
-            .iter()
-            .map(|a| match a.clone() {
-                RawArithmetic::Product {
-                    label,
-                    source,
-                    factors,
-                    equals,
-                } => Arithmetic {
-                    label,
-                    source,
-                    kind: ArithKind::Product(factors),
-                    equals,
-                },
-                RawArithmetic::Sum {
-                    label,
-                    source,
-                    terms,
-                    equals,
-                } => Arithmetic {
-                    label,
-                    source,
-                    kind: ArithKind::Sum(terms),
-                    equals,
-                },
-                RawArithmetic::Mean {
-                    label,
-                    source,
-                    values,
-                    equals,
-                } => Arithmetic {
-                    label,
-                    source,
-                    kind: ArithKind::Mean(values),
-                    equals,
-                },
-                RawArithmetic::Quotient {
-                    label,
-                    source,
-                    num,
-                    den,
-                    equals,
-                    decimals,
-                } => Arithmetic {
-                    label,
-                    source,
-                    kind: ArithKind::Quotient { num, den, decimals },
-                    equals,
-                },
-            })
-            .collect();
-        let lesson = Lesson {
-            name: raw.name,
-            title: raw.title,
-            summary: raw.summary,
-            claims: raw.claims,
-            kernel: raw.kernel,
-            narrative: raw.narrative,
-            layouts: raw.layouts,
-            variants,
-            tiles,
-            steps,
-            sass_counts: raw.sass_counts,
-            model,
-            arithmetic,
-            source: self.file.to_string(),
-        };
-        // Every layout must place every access inside shared memory, aligned and contiguous.
-        for li in 0..lesson.layouts.len() {
-            for si in 0..lesson.steps.len() {
-                super::run::run_step(&lesson, si, li).map_err(|e| match e {
-                    LessonError::Invalid { field, message, .. } => self.err(field, message),
-                    other => other,
-                })?;
-            }
-        }
-        Ok(lesson)
+            .collect()
     }
 
     fn step(
@@ -459,7 +439,34 @@ impl Validator<'_> {
                 format!("'{v}' is not declared; allowed: {}", variants.join(", ")),
             ));
         }
-        let op = if let Some(m) = s.instruction.strip_prefix("mma.") {
+        let op = self.step_op(&f, s, tiles)?;
+        let expect = self.expectations(&f, s, &op, layouts)?;
+        let feeds = self.feeds(&f, s, &op)?;
+        let checks = self.spots(&f, s, &op)?;
+        let mma_regs = match (&op, &s.mma_regs) {
+            (StepOp::Mma { .. }, Some(r)) => Some((r.a, r.b, r.c)),
+            (StepOp::Mma { .. }, None) => None,
+            (_, Some(_)) => {
+                return Err(self.err(format!("{f}.mma_regs"), "only mma steps have mma_regs"));
+            }
+            (_, None) => None,
+        };
+        Ok(Step {
+            title: s.title.clone(),
+            note: s.note.clone(),
+            op,
+            variant: s.variant.clone(),
+            expect,
+            measured: s.measured.clone(),
+            feeds,
+            checks,
+            mma_regs,
+        })
+    }
+
+    /// The step's instruction: an mma (registers only) or a shared-memory access over a tile.
+    fn step_op(&self, f: &str, s: &RawStep, tiles: &[Tile]) -> Result<StepOp, LessonError> {
+        Ok(if let Some(m) = s.instruction.strip_prefix("mma.") {
             let (shape, dtype) = parse_mma(m).ok_or_else(|| {
                 self.err(
                     format!("{f}.instruction"),
@@ -533,8 +540,18 @@ impl Validator<'_> {
                 tile,
                 access,
             }
-        };
-        // Expectations.
+        })
+    }
+
+    /// Wavefronts and conflicts per layout (every layout for shared-memory steps, none for mma);
+    /// `measured` names only layouts.
+    fn expectations(
+        &self,
+        f: &str,
+        s: &RawStep,
+        op: &StepOp,
+        layouts: &[String],
+    ) -> Result<BTreeMap<String, Expect>, LessonError> {
         let shared = matches!(op, StepOp::Shared { .. });
         let mut expect = BTreeMap::new();
         for (k, e) in &s.expect {
@@ -579,6 +596,11 @@ impl Validator<'_> {
                 ));
             }
         }
+        Ok(expect)
+    }
+
+    /// Which ldmatrix registers feed which mma operand.
+    fn feeds(&self, f: &str, s: &RawStep, op: &StepOp) -> Result<Vec<Feed>, LessonError> {
         let is_ldmatrix = matches!(
             op,
             StepOp::Shared {
@@ -637,6 +659,11 @@ impl Validator<'_> {
                 matches: fd.matches,
             });
         }
+        Ok(feeds)
+    }
+
+    /// Spot checks of single register halves.
+    fn spots(&self, f: &str, s: &RawStep, op: &StepOp) -> Result<Vec<Spot>, LessonError> {
         let mut checks = Vec::new();
         for (j, c) in s.check.iter().enumerate() {
             let ff = format!("{f}.check[{j}]");
@@ -673,25 +700,7 @@ impl Validator<'_> {
                 col: c.col,
             });
         }
-        let mma_regs = match (&op, &s.mma_regs) {
-            (StepOp::Mma { .. }, Some(r)) => Some((r.a, r.b, r.c)),
-            (StepOp::Mma { .. }, None) => None,
-            (_, Some(_)) => {
-                return Err(self.err(format!("{f}.mma_regs"), "only mma steps have mma_regs"));
-            }
-            (_, None) => None,
-        };
-        Ok(Step {
-            title: s.title.clone(),
-            note: s.note.clone(),
-            op,
-            variant: s.variant.clone(),
-            expect,
-            measured: s.measured.clone(),
-            feeds,
-            checks,
-            mma_regs,
-        })
+        Ok(checks)
     }
 
     fn access(
@@ -791,6 +800,58 @@ impl Validator<'_> {
             return Err(self.err(format!("{f}.kind"), "ldmatrix steps use kind = \"ldmatrix\" (or \"affine\"/\"coords\" giving row addresses)"));
         }
         Ok(a)
+    }
+}
+
+/// An `[[arithmetic]]` fact as the lesson holds it.
+fn arithmetic(a: RawArithmetic) -> Arithmetic {
+    match a {
+        RawArithmetic::Product {
+            label,
+            source,
+            factors,
+            equals,
+        } => Arithmetic {
+            label,
+            source,
+            kind: ArithKind::Product(factors),
+            equals,
+        },
+        RawArithmetic::Sum {
+            label,
+            source,
+            terms,
+            equals,
+        } => Arithmetic {
+            label,
+            source,
+            kind: ArithKind::Sum(terms),
+            equals,
+        },
+        RawArithmetic::Mean {
+            label,
+            source,
+            values,
+            equals,
+        } => Arithmetic {
+            label,
+            source,
+            kind: ArithKind::Mean(values),
+            equals,
+        },
+        RawArithmetic::Quotient {
+            label,
+            source,
+            num,
+            den,
+            equals,
+            decimals,
+        } => Arithmetic {
+            label,
+            source,
+            kind: ArithKind::Quotient { num, den, decimals },
+            equals,
+        },
     }
 }
 
