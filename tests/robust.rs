@@ -206,6 +206,7 @@ mod write_errors {
             vec!["sim", "replay", measured, "--json"],
             vec!["sim", "ldmatrix"],
             vec!["sim", "ldmatrix", "--json"],
+            vec!["sim", "mma"],
             vec!["sim", "mma", "--json"],
             vec![
                 "sim", "counts", "gemm", "--m", "64", "--n", "64", "--k", "64",
@@ -262,6 +263,40 @@ mod write_errors {
             assert_eq!(status.code(), Some(want), "{err}");
             assert!(err.is_empty(), "{err}");
         }
+    }
+}
+
+/// Every command whose reader goes away at once: exit 0 and nothing on stderr (no panic of a
+/// `println!`, which the panic hook used to recognise by its text).
+#[test]
+fn every_command_is_quiet_on_a_closed_pipe() {
+    for args in [
+        vec!["lessons"],
+        vec!["lessons", "show", "fa2-counts"],
+        vec!["lessons", "kernel", "banks", "--json"],
+        vec!["sim", "bank-conflicts", "--lanes"],
+        vec!["sim", "ldmatrix", "--num", "4"],
+        vec!["sim", "mma"],
+        vec!["sim", "counts", "flash-attn", "--style", "torch", "--lines"],
+        vec!["--help"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
     }
 }
 
