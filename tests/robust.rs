@@ -8,7 +8,11 @@
 //! 3. `long_names`: tables clip names, so one huge name neither panics nor multiplies output;
 //! 5. `strict`: layout strings and instruction names are parsed strictly;
 //! 6. `empty`: a lesson directory without lessons is an error;
-//! 7. `conventions`: `--color`, `NO_COLOR`, `--json` everywhere.
+//! 7. `conventions`: `--color`, `NO_COLOR`, `--json` everywhere;
+//!
+//! `fuzz`: random layout strings, instruction names and mutated lesson TOML through the binary
+//! and the library, each against an oracle written here: no panic, no hang, exit 0 only on
+//! valid input.
 //!
 //! And what the first users missed: `addr` (an access pattern as one expression over `lane`),
 //! `defaults` (every `--access` works with the default layout and dtype), `occupancy` (a block
@@ -813,5 +817,237 @@ mod occupancy {
             ],
             &["--regs 256", "1..=255"],
         );
+    }
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The layout grammar, checked independently of `sim::layout`: `Some((pitch_pad, swizzle,
+    /// col))` for a valid string.
+    fn layout_oracle(s: &str) -> Option<(u64, Option<(u32, u32, u32)>, bool)> {
+        let (mut order, mut pad, mut sw) = (None, None, None);
+        if s.trim().is_empty() {
+            return None;
+        }
+        for part in s.trim().split('+').map(str::trim) {
+            let digits = |t: &str| -> Option<u64> {
+                let t = t.trim();
+                (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| t.parse::<u64>().ok())
+                    .flatten()
+                    .filter(|&v| v <= u32::MAX as u64)
+            };
+            if ["row", "col", "trans"].contains(&part) {
+                if order.replace(part != "row").is_some() {
+                    return None;
+                }
+            } else if let Some(v) = part.strip_prefix("pad:") {
+                if pad.replace(digits(v)?).is_some() {
+                    return None;
+                }
+            } else if let Some(v) = part.strip_prefix("swizzle:") {
+                let n: Vec<u64> = v.split(',').map(digits).collect::<Option<_>>()?;
+                if n.len() != 3 || n[2] < n[0] || n[0] + n[1] + n[2] > 31 {
+                    return None;
+                }
+                if sw
+                    .replace((n[0] as u32, n[1] as u32, n[2] as u32))
+                    .is_some()
+                {
+                    return None;
+                }
+            } else {
+                return None;
+            }
+        }
+        Some((pad.unwrap_or(0), sw, order.unwrap_or(false)))
+    }
+
+    fn layout_text() -> impl Strategy<Value = String> {
+        let part = prop_oneof![
+            Just("row".to_string()),
+            Just("col".to_string()),
+            Just("trans".to_string()),
+            Just("diag".to_string()),
+            Just(String::new()),
+            (0u64..40).prop_map(|n| format!("pad:{n}")),
+            any::<u64>().prop_map(|n| format!("pad:{n}")),
+            "[0-9+ -]{0,4}".prop_map(|t| format!("pad:{t}")),
+            (0u32..8, 0u32..8, 0u32..8).prop_map(|(b, m, s)| format!("swizzle:{b},{m},{s}")),
+            "[0-9,]{0,7}".prop_map(|t| format!("swizzle:{t}")),
+        ];
+        prop::collection::vec(part, 1..4).prop_map(|v| v.join("+"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// `sim bank-conflicts --layout S` (32x64 f32, scalar column reads: always aligned):
+        /// exit 0 exactly for a valid string whose footprint fits sm_90's 232,448 bytes.
+        #[test]
+        fn layout_strings(s in layout_text()) {
+            let o = tilelab(&["sim", "bank-conflicts", "--layout", &s, "--json"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert!(!err.contains("panicked"), "{}: {}", s, err);
+            let fits = layout_oracle(&s).is_some_and(|(pad, sw, col)| {
+                let (lines, len) = if col { (64u128, 32u128) } else { (32, 64) };
+                let mut n = lines * (len + pad as u128);
+                if let Some((b, m, z)) = sw {
+                    let p = 1u128 << (b + m + z);
+                    n = n.div_ceil(p) * p;
+                }
+                n * 4 <= 232_448
+            });
+            if fits {
+                prop_assert_eq!(o.status.code(), Some(0), "{}: {}", s, err);
+            } else {
+                prop_assert_eq!(o.status.code(), Some(2), "{}", s);
+                prop_assert_eq!(err.lines().count(), 1, "{}", err);
+            }
+        }
+
+        /// Instruction names in a replay record: `ldmatrix`/`stmatrix` qualifiers are valid only
+        /// once each, in PTX order, with exactly one count; a valid name replays (exit 0), any
+        /// other is one line and exit 2.
+        #[test]
+        fn instruction_names(
+            head in prop::sample::select(vec!["ldmatrix", "stmatrix", "ld.shared", "st.shared", "ldmatrix.sync.aligned"]),
+            quals in prop::collection::vec(prop::sample::select(vec![
+                "x1", "x2", "x4", "trans", "m8n8", "shared", "b16", "b32", "v4", "sync", "x3", ""
+            ]), 0..5),
+        ) {
+            let name = std::iter::once(head).chain(quals.iter().copied()).collect::<Vec<_>>().join(".");
+            let rank = |q: &str| match q {
+                "sync" => Some(0), "aligned" => Some(1), "m8n8" => Some(2),
+                "x1" | "x2" | "x4" => Some(3), "trans" => Some(4), "shared" => Some(5),
+                "b16" => Some(6), _ => None,
+            };
+            let parts: Vec<&str> = name.split('.').collect();
+            let valid = match parts[0] {
+                "ldmatrix" | "stmatrix" => {
+                    let r: Option<Vec<u8>> = parts[1..].iter().map(|q| rank(q)).collect();
+                    r.is_some_and(|r| r.windows(2).all(|w| w[0] < w[1]) && r.contains(&3))
+                }
+                // ld.shared / st.shared take exactly one type suffix of the PTX ISA.
+                _ => ["b16", "b32", "v4.b32"].contains(&parts[2..].join(".").as_str()),
+            };
+            let p = temp_dir("names").join(format!("{}.json", name.len() * 1000 + quals.len()));
+            let offs = (0..32).map(|l| (l * 16).to_string()).collect::<Vec<_>>().join(",");
+            std::fs::write(&p, format!(r#"[{{"name":"n","instruction":"{name}","lane_byte_offsets":[{offs}]}}]"#)).unwrap();
+            let o = tilelab(&["sim", "replay", p.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert!(!err.contains("panicked"), "{}: {}", name, err);
+            if valid {
+                prop_assert_eq!(o.status.code(), Some(0), "{}: {}", name, err);
+            } else {
+                prop_assert_eq!(o.status.code(), Some(2), "{}", name);
+                prop_assert!(err.contains(&format!("'{name}'")), "{}", err);
+            }
+        }
+    }
+
+    /// A built-in lesson with one mutation: an integer replaced by an extreme value, a line
+    /// dropped, or a string value replaced.
+    fn mutated_lesson() -> impl Strategy<Value = String> {
+        let files: Vec<&'static str> = tilelab::lessons::embedded::FILES
+            .iter()
+            .map(|(_, t)| *t)
+            .collect();
+        (
+            prop::sample::select(files),
+            0usize..10_000,
+            0usize..4,
+            prop::sample::select(vec![
+                "0",
+                "-1",
+                "1",
+                "7",
+                "4294967295",
+                "4294967296",
+                "65536",
+                "18446744073709551616",
+                "1e9",
+                "\"x\"",
+                "[]",
+                "{}",
+            ]),
+        )
+            .prop_map(|(text, at, how, val)| {
+                let lines: Vec<&str> = text.lines().collect();
+                let i = at % lines.len();
+                let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                match how {
+                    0 => {
+                        out.remove(i);
+                    }
+                    1 | 2 => {
+                        // The first integer at or after line i.
+                        if let Some((k, l)) = out
+                            .iter()
+                            .enumerate()
+                            .skip(i)
+                            .find(|(_, l)| l.bytes().any(|b| b.is_ascii_digit()))
+                        {
+                            let start = l.find(|c: char| c.is_ascii_digit()).unwrap();
+                            let end = l[start..]
+                                .find(|c: char| !c.is_ascii_digit())
+                                .map_or(l.len(), |e| start + e);
+                            out[k] = format!("{}{val}{}", &l[..start], &l[end..]);
+                        }
+                    }
+                    _ => {
+                        if let Some((k, l)) = out
+                            .iter()
+                            .enumerate()
+                            .skip(i)
+                            .find(|(_, l)| l.contains(" = \""))
+                        {
+                            let start = l.find(" = \"").unwrap() + 4;
+                            let end = l[start..].find('"').map_or(l.len(), |e| start + e);
+                            out[k] = format!("{}{}{}", &l[..start], "zz:9", &l[end..]);
+                        }
+                    }
+                }
+                out.join("\n")
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// Loading and checking a mutated lesson never panics (every step under every layout).
+        #[test]
+        fn lesson_toml_in_the_library(text in mutated_lesson()) {
+            if let Ok(l) = tilelab::lessons::parse_lesson(&text, "fuzz.toml") {
+                let _ = tilelab::lessons::run::check_lesson(&l, None);
+                for si in 0..l.steps.len() {
+                    for li in 0..l.layouts.len() {
+                        let _ = tilelab::lessons::run::run_step(&l, si, li);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// `lessons check --dir` on a mutated lesson: 0 (passes), 1 (a number disagrees) or a
+        /// one-line error (2); never a panic.
+        #[test]
+        fn lesson_toml_through_the_binary(text in mutated_lesson(), n in 0u32..1_000_000) {
+            let d = temp_dir(&format!("toml-{n}"));
+            std::fs::write(d.join("fuzz.toml"), &text).unwrap();
+            let o = tilelab(&["lessons", "check", "--dir", d.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert!(!err.contains("panicked"), "{}", err);
+            prop_assert!(matches!(o.status.code(), Some(0..=2)), "{:?}: {}", o.status, err);
+            if o.status.code() == Some(2) {
+                prop_assert_eq!(err.lines().count(), 1, "{}", err);
+            }
+            let _ = std::fs::remove_dir_all(&d);
+        }
     }
 }

@@ -228,20 +228,26 @@ pub struct AffineExpr {
 }
 
 impl AffineExpr {
-    /// Value for `lane`.
+    /// Value for `lane`, saturating at `u32::MAX` (then it is outside every tile, and the step
+    /// is rejected as reading outside its tile rather than wrapping to a believable element).
     pub fn eval(&self, lane: u32) -> u32 {
-        self.base
-            + self
-                .terms
-                .iter()
-                .map(|&(per, div, m)| per * ((lane / div) % m))
-                .sum::<u32>()
+        let v = self
+            .terms
+            .iter()
+            .fold(u64::from(self.base), |acc, &(per, div, m)| {
+                let t = u64::from(per) * u64::from(lane.checked_div(div).unwrap_or(0) % m.max(1));
+                acc.saturating_add(t)
+            });
+        saturate(v)
     }
 }
 
 impl LanePattern {
     /// The `(row, col)` element each address lane points at; `None` for lanes whose address the
     /// instruction ignores (ldmatrix .x1/.x2 beyond the matrices).
+    ///
+    /// Computed in u64 and saturated at `u32::MAX`: a pattern reaching past 32 bits yields a
+    /// coordinate outside every tile (which the step runner rejects), never a wrapped one.
     pub fn coords(&self, tile: &Tile, elems_per_access: u32) -> [Option<(u32, u32)>; 32] {
         std::array::from_fn(|lane| {
             let l = lane as u32;
@@ -252,21 +258,30 @@ impl LanePattern {
                     } else {
                         *stride
                     };
-                    let idx = row * tile.cols + col + l * s;
-                    (idx / tile.cols, idx % tile.cols)
+                    let cols = u64::from(tile.cols.max(1));
+                    let idx =
+                        u64::from(*row) * cols + u64::from(*col) + u64::from(l) * u64::from(s);
+                    (saturate(idx / cols), saturate(idx % cols))
                 }
-                LanePattern::Column { row, col, period } => (row + l % period, *col),
+                LanePattern::Column { row, col, period } => {
+                    (row.saturating_add(l % (*period).max(1)), *col)
+                }
                 LanePattern::Broadcast { row, col } => (*row, *col),
                 LanePattern::Ldmatrix { matrices } => {
                     let (m, r) = (lane / 8, l % 8);
                     let &(r0, c0) = matrices.get(m)?;
-                    (r0 + r, c0)
+                    (r0.saturating_add(r), c0)
                 }
                 LanePattern::Affine { row, col } => (row.eval(l), col.eval(l)),
                 LanePattern::Coords(c) => c[lane],
             })
         })
     }
+}
+
+/// `v` as u32, `u32::MAX` when it does not fit.
+fn saturate(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// Expected numbers of one shared-memory step under one layout.
