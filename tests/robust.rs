@@ -824,9 +824,12 @@ mod fuzz {
     use super::*;
     use proptest::prelude::*;
 
-    /// The layout grammar, checked independently of `sim::layout`: `Some((pitch_pad, swizzle,
-    /// col))` for a valid string.
-    fn layout_oracle(s: &str) -> Option<(u64, Option<(u32, u32, u32)>, bool)> {
+    /// `Swizzle<B,M,S>` as (B, M, S).
+    type Sw = (u32, u32, u32);
+
+    /// The layout grammar, checked independently of `sim::layout`: `Some((pad, swizzle, col))`
+    /// for a valid string.
+    fn layout_oracle(s: &str) -> Option<(u64, Option<Sw>, bool)> {
         let (mut order, mut pad, mut sw) = (None, None, None);
         if s.trim().is_empty() {
             return None;
