@@ -533,7 +533,7 @@ mod cli {
             j["article"][1]["comparison"]["measured_below_compulsory"],
             true
         );
-        let v2 = json(&["sim", "traffic", "flash-attn", "--version", "v2"]);
+        let v2 = json(&["sim", "traffic", "flash-attn", "--algorithm", "v2"]);
         assert_eq!(v2["reports"].as_array().unwrap().len(), 2);
         let t = stdout(&["sim", "traffic", "flash-attn"]);
         assert!(t.contains("11.58 GB") && t.contains("412.18 MB"), "{t}");
@@ -696,7 +696,10 @@ mod cli {
                 &["sim", "occupancy", "--arch", "sm_70", "--threads", "128"],
                 "'sm_70'",
             ),
-            (&["sim", "traffic", "flash-attn", "--version", "v3"], "'v3'"),
+            (
+                &["sim", "traffic", "flash-attn", "--algorithm", "v3"],
+                "'v3'",
+            ),
             (
                 &["sim", "traffic", "flash-attn", "--block", "48"],
                 "--block 48",

@@ -529,9 +529,20 @@ fn bad_inputs_give_one_line_errors() {
             ],
             "do not fit in 64 bits",
         ),
+        // Closed form, no block cap: only a count past 64 bits is refused.
         (
-            vec!["sim", "traffic", "flash-attn", "--seq", "4294967264"],
-            "allows at most 16384",
+            vec![
+                "sim",
+                "traffic",
+                "flash-attn",
+                "--seq",
+                "4294967264",
+                "--block",
+                "1",
+                "--batch",
+                "4294967295",
+            ],
+            "do not fit in 64 bits",
         ),
         (
             vec![

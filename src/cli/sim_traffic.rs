@@ -35,7 +35,7 @@ pub enum TrafficKernel {
 #[derive(clap::Args, Debug)]
 pub struct TrafficFlashArgs {
     /// Loop order: v1 (K/V outer, Q and O reloaded) or v2 (Q outer, held on chip); both if omitted.
-    #[arg(long = "version")]
+    #[arg(long = "algorithm", value_name = "v1|v2")]
     pub order: Option<String>,
     /// Batch size B.
     #[arg(long, default_value_t = 10)]
@@ -330,8 +330,8 @@ mod tests {
     }
 
     #[test]
-    fn traffic_takes_a_version_flag() {
-        let c = parse(&["sim", "traffic", "flash-attn", "--version", "v2"]);
+    fn traffic_takes_an_algorithm_flag() {
+        let c = parse(&["sim", "traffic", "flash-attn", "--algorithm", "v2"]);
         let Command::Sim {
             cmd:
                 SimCommand::Traffic(TrafficArgs {

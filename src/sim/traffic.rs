@@ -102,7 +102,7 @@ impl LoopOrder {
             "v1" | "1" => Ok(LoopOrder::V1),
             "v2" | "2" => Ok(LoopOrder::V2),
             _ => Err(SimError::Unknown {
-                what: "version",
+                what: "loop order",
                 given: s.to_string(),
                 allowed: "v1, v2",
             }),
@@ -156,9 +156,6 @@ pub struct TrafficReport {
 
 /// Largest `head_dim` and `block` [`TrafficProblem::validate`] accepts (elements).
 pub const MAX_DIM: u32 = 1 << 16;
-/// Most blocks per sequence (`seq / block`) [`simulate`] walks: it visits every (Q block, K/V
-/// block) pair, 2^28 of them at this limit.
-pub const MAX_BLOCKS: u32 = 1 << 14;
 
 impl TrafficProblem {
     /// Checks the problem.
@@ -166,8 +163,7 @@ impl TrafficProblem {
     /// # Errors
     /// [`SimError::NotAllowed`] for a zero size, a head dimension or block over [`MAX_DIM`], or
     /// element sizes other than 2 or 4 bytes; [`SimError::NotMultiple`] for a sequence that is
-    /// not a multiple of the block; [`SimError::WalkTooLong`] for more than [`MAX_BLOCKS`] blocks
-    /// per sequence (the walk visits every pair of blocks).
+    /// not a multiple of the block.
     pub fn validate(&self) -> Result<(), SimError> {
         for (flag, v) in [
             ("--batch", self.batch),
@@ -200,15 +196,6 @@ impl TrafficProblem {
                     allowed: format!("1..={MAX_DIM}"),
                 });
             }
-        }
-        let nb = self.seq / self.block;
-        if nb > MAX_BLOCKS {
-            return Err(SimError::WalkTooLong {
-                what: format!("--seq {} / --block {}", self.seq, self.block),
-                value: nb.into(),
-                unit: "blocks per sequence",
-                max: MAX_BLOCKS.into(),
-            });
         }
         for (flag, v) in [
             ("--elem-bytes", self.elem_bytes),
@@ -252,20 +239,78 @@ impl TrafficProblem {
     }
 }
 
-#[derive(Default)]
+/// Bytes of one tensor: (read, written, L2 hits).
+type Bytes3 = (u64, u64, u64);
+
+/// Per (batch, head): bytes of Q, K, V, O and m,l, and inner steps.
+#[derive(Default, Debug, PartialEq, Eq)]
 struct Acc {
-    q: (u64, u64, u64),
-    k: (u64, u64, u64),
-    v: (u64, u64, u64),
-    o: (u64, u64, u64),
-    ml: (u64, u64, u64),
+    q: Bytes3,
+    k: Bytes3,
+    v: Bytes3,
+    o: Bytes3,
+    ml: Bytes3,
+    steps: u64,
 }
 
-/// Walks the loops of `order` for one (batch, head) — every (batch, head) runs the same loops —
-/// and scales by B·N_h.
+/// The bytes of `order`'s loops for one (batch, head) in closed form (O(1) in the sequence
+/// length), `None` on `u64` overflow. With `n = S/Bc` blocks per sequence, a Q or K/V tile of
+/// `t = Bc·D·elem` bytes and `s = 2·Bc·stat` bytes of m and l per Q block:
+///
+/// * v1 (K/V block outer, Q block inner): `n²` steps; K and V read `n·t` each (every block
+///   once, so L2 reuse changes nothing); Q read, O read and O written `n²·t` each; m,l read and
+///   written `n²·s` each.
+/// * v2 (Q block outer): `n²` steps; Q read and O written `n·t` each; K and V read `n²·t` each
+///   from DRAM, or with L2 reuse `n·t` from DRAM (the first Q block's pass) and `(n−1)·n·t` from
+///   L2.
+///
+/// Equal to walking the loops (`walk`, kept as the test oracle).
+fn closed_form(p: &TrafficProblem, order: LoopOrder, l2_kv_reuse: bool) -> Option<Acc> {
+    let n = (p.seq / p.block) as u64;
+    let tile = (p.block as u64)
+        .checked_mul(p.head_dim as u64)?
+        .checked_mul(p.elem_bytes as u64)?;
+    let stats = 2 * p.block as u64 * p.stat_bytes as u64;
+    let steps = n.checked_mul(n)?;
+    let once = n.checked_mul(tile)?;
+    let every = steps.checked_mul(tile)?;
+    Some(match order {
+        LoopOrder::V1 => {
+            let ml = steps.checked_mul(stats)?;
+            Acc {
+                q: (every, 0, 0),
+                k: (once, 0, 0),
+                v: (once, 0, 0),
+                o: (every, every, 0),
+                ml: (ml, ml, 0),
+                steps,
+            }
+        }
+        LoopOrder::V2 => {
+            let kv = if l2_kv_reuse {
+                (once, 0, every - once)
+            } else {
+                (every, 0, 0)
+            };
+            Acc {
+                q: (once, 0, 0),
+                k: kv,
+                v: kv,
+                o: (0, once, 0),
+                ml: (0, 0, 0),
+                steps,
+            }
+        }
+    })
+}
+
+/// The traffic of `order` over the whole grid: the per-(batch, head) bytes in closed form
+/// (every (batch, head) runs the same loops), scaled by B·N_h. Constant time in every size; any
+/// count that would not fit in `u64` is an error before anything is summed.
 ///
 /// # Errors
-/// Those of [`TrafficProblem::validate`].
+/// Those of [`TrafficProblem::validate`]; [`SimError::Overflow`] when a byte count does not fit
+/// in 64 bits.
 pub fn simulate(
     p: &TrafficProblem,
     order: LoopOrder,
@@ -273,54 +318,13 @@ pub fn simulate(
 ) -> Result<TrafficReport, SimError> {
     p.validate()?;
     let nb = (p.seq / p.block) as u64;
-    let tile = p.block as u64 * p.head_dim as u64 * p.elem_bytes as u64;
-    let stats = 2 * p.block as u64 * p.stat_bytes as u64;
     let bh = p.batch as u64 * p.heads as u64;
-    let mut a = Acc::default();
-    // K/V blocks of this (batch, head) already in L2.
-    let mut cached = vec![false; nb as usize];
-    let mut load_kv = |a: &mut Acc, j: usize| {
-        if l2_kv_reuse && cached[j] {
-            a.k.2 += tile;
-            a.v.2 += tile;
-        } else {
-            a.k.0 += tile;
-            a.v.0 += tile;
-            cached[j] = true;
-        }
-    };
-    let mut steps = 0u64;
-    match order {
-        LoopOrder::V1 => {
-            for j in 0..nb as usize {
-                load_kv(&mut a, j);
-                for _i in 0..nb {
-                    a.q.0 += tile;
-                    a.o.0 += tile;
-                    a.ml.0 += stats;
-                    a.o.1 += tile;
-                    a.ml.1 += stats;
-                    steps += 1;
-                }
-            }
-        }
-        LoopOrder::V2 => {
-            for _i in 0..nb {
-                a.q.0 += tile;
-                for j in 0..nb as usize {
-                    load_kv(&mut a, j);
-                    steps += 1;
-                }
-                a.o.1 += tile;
-            }
-        }
-    }
-    // Per (batch, head) the sums stay below 2^64 under the validate limits; scaled by B·N_h
-    // they may not.
     let overflow = || SimError::Overflow {
         problem: format!("--batch {} --heads {} --seq {}", p.batch, p.heads, p.seq),
         quantity: "byte counts",
     };
+    let a = closed_form(p, order, l2_kv_reuse).ok_or_else(overflow)?;
+    let steps = a.steps;
     let mul = |x: u64| x.checked_mul(bh).ok_or_else(overflow);
     let mut tensors = Vec::with_capacity(5);
     for (tensor, (r, w, h)) in [
@@ -438,6 +442,108 @@ pub fn compare(r: &TrafficReport, m: &Measured) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The loops of `order` for one (batch, head), walked block by block: the oracle the
+    /// closed form is checked against.
+    fn walk(p: &TrafficProblem, order: LoopOrder, l2_kv_reuse: bool) -> Acc {
+        let nb = (p.seq / p.block) as u64;
+        let tile = p.block as u64 * p.head_dim as u64 * p.elem_bytes as u64;
+        let stats = 2 * p.block as u64 * p.stat_bytes as u64;
+        let mut a = Acc::default();
+        // K/V blocks of this (batch, head) already in L2.
+        let mut cached = vec![false; nb as usize];
+        let mut load_kv = |a: &mut Acc, j: usize| {
+            if l2_kv_reuse && cached[j] {
+                a.k.2 += tile;
+                a.v.2 += tile;
+            } else {
+                a.k.0 += tile;
+                a.v.0 += tile;
+                cached[j] = true;
+            }
+        };
+        match order {
+            LoopOrder::V1 => {
+                for j in 0..nb as usize {
+                    load_kv(&mut a, j);
+                    for _i in 0..nb {
+                        a.q.0 += tile;
+                        a.o.0 += tile;
+                        a.ml.0 += stats;
+                        a.o.1 += tile;
+                        a.ml.1 += stats;
+                        a.steps += 1;
+                    }
+                }
+            }
+            LoopOrder::V2 => {
+                for _i in 0..nb {
+                    a.q.0 += tile;
+                    for j in 0..nb as usize {
+                        load_kv(&mut a, j);
+                        a.steps += 1;
+                    }
+                    a.o.1 += tile;
+                }
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn closed_form_equals_the_walk() {
+        for seq in [1u32, 2, 3, 8, 12, 64, 96, 1024] {
+            for block in [1u32, 2, 3, 4, 8, 32, 64] {
+                if block > seq || !seq.is_multiple_of(block) {
+                    continue;
+                }
+                for (d, e) in [(1, 2), (64, 4), (128, 2)] {
+                    let p = TrafficProblem {
+                        batch: 1,
+                        heads: 1,
+                        seq,
+                        head_dim: d,
+                        block,
+                        elem_bytes: e,
+                        stat_bytes: 4,
+                    };
+                    for order in [LoopOrder::V1, LoopOrder::V2] {
+                        for l2 in [false, true] {
+                            assert_eq!(
+                                closed_form(&p, order, l2).unwrap(),
+                                walk(&p, order, l2),
+                                "{p:?} {order:?} l2 {l2}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// No block cap: S = 2^28 with 16-row blocks (2^24 blocks, 2^48 block pairs) is answered
+    /// at once; counts beyond 64 bits are an error, not a wrap.
+    #[test]
+    fn long_sequences_are_closed_form() {
+        let mut p = TrafficProblem {
+            seq: 1 << 28,
+            block: 16,
+            batch: 1,
+            heads: 1,
+            head_dim: 64,
+            elem_bytes: 2,
+            stat_bytes: 4,
+        };
+        let r = simulate(&p, LoopOrder::V2, true).unwrap();
+        let n = 1u64 << 24;
+        assert_eq!(r.inner_steps, n * n);
+        // Q read once, K and V once from DRAM: 3 tensors of S·D·2 bytes.
+        assert_eq!(r.read_bytes, 3 * (1u64 << 28) * 64 * 2);
+        p.batch = u32::MAX;
+        p.heads = u32::MAX;
+        let e = simulate(&p, LoopOrder::V1, false).unwrap_err().to_string();
+        assert!(e.contains("do not fit in 64 bits"), "{e}");
+    }
 
     #[test]
     fn v1_reproduces_the_measured_writes_and_the_article_arithmetic() {
