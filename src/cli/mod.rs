@@ -22,6 +22,7 @@ mod sim_bank;
 mod sim_counts;
 mod sim_frag;
 mod sim_hopper;
+mod sim_occupancy;
 mod sim_replay;
 mod sim_traffic;
 mod tui_cmd;
@@ -83,7 +84,7 @@ pub enum SimCommand {
     /// Global-memory traffic of FlashAttention v1 vs v2 loop orders.
     Traffic(sim_traffic::TrafficArgs),
     /// Blocks per SM, active warps and occupancy from per-architecture limits.
-    Occupancy(sim_counts::OccupancyArgs),
+    Occupancy(sim_occupancy::OccupancyArgs),
 }
 
 /// Parses the command line. Help and version go to stdout as clap writes them (a write error
@@ -231,7 +232,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             SimCommand::Wgmma(a) => sim_hopper::run_wgmma(a),
             SimCommand::Counts(a) => sim_counts::run_counts(a),
             SimCommand::Traffic(a) => sim_traffic::run(a),
-            SimCommand::Occupancy(a) => sim_counts::run_occupancy(a),
+            SimCommand::Occupancy(a) => sim_occupancy::run_occupancy(a),
         },
         Command::Tui(a) => tui_cmd::run(a),
         Command::Verify(a) => verify::run(a),
