@@ -35,13 +35,13 @@ pub struct VerifyArgs {
     pub lesson: Option<String>,
     /// Also measure N random warp requests (every instruction kind, partial masks, shared
     /// addresses) under ncu and compare each with the model.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub fuzz: usize,
     /// Seed of the --fuzz requests.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Also measure the records of this replay file (repeatable).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub records: Vec<PathBuf>,
     /// Print the result as JSON on stdout instead of the table (progress goes to stderr).
     #[arg(long)]
@@ -50,12 +50,15 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
     /// Where to write the wavefront records that disagree, in replay format.
-    #[arg(long, default_value = "verify-mismatches.json")]
+    #[arg(long, value_name = "FILE", default_value = "verify-mismatches.json")]
     pub mismatches: PathBuf,
-    /// Write every measured wavefront record (replay format, with measured values) to FILE.
-    #[arg(long)]
+    /// Write every measured wavefront record (replay format, ncu's values) to FILE, and its
+    /// provenance (card, driver, CUDA, ncu, date, command, commit) beside it: m.json ->
+    /// m.provenance.json.
+    #[arg(long, value_name = "FILE")]
     pub save_measured: Option<PathBuf>,
-    /// Do not run Nsight Compute (wavefronts are then only timed with clock64()).
+    /// Do not run Nsight Compute: its checks are SKIPPED (wavefronts are then only timed with
+    /// clock64()).
     #[arg(long)]
     pub no_ncu: bool,
     /// Internal: launch the probe kernel once per record of FILE (run under ncu by verify).
