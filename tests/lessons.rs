@@ -317,3 +317,129 @@ fn p_stays_in_registers() {
         }
     }
 }
+
+/// The `sass_counts` tables of the lessons against the SASS the H200 compiled from the lesson
+/// kernels: `sass_static.opcodes` of the measured launches in `tests/data/ptx/` (cuobjdump of
+/// the CUBIN the driver JIT-compiled; every variant's code is in the one module, so the table is
+/// summed over variants). The kernels' index fill (`STS.U16`, not a lesson step) is left out.
+/// In `tilelab lessons check` the tables are only compared with the lessons' own steps
+/// (`Basis::Consistency`); this is the comparison with hardware.
+#[test]
+fn sass_tables_equal_the_h200_listings() {
+    let mut checked = 0;
+    for l in lessons::builtin().unwrap() {
+        if l.sass_counts.is_empty() {
+            continue;
+        }
+        let module = l.kernel_function();
+        let Some(fixture) = std::fs::read_dir("tests/data/ptx")
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().to_string();
+                n.starts_with(&format!("{module}.")) && n.ends_with(".json")
+            })
+            .min()
+        else {
+            // Lessons added after the H200 fixture run (stmatrix, Hopper swizzle, wgmma).
+            println!("{}: no H200 listing of {module} in tests/data/ptx", l.name);
+            continue;
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+        let mut want: BTreeMap<String, u64> = BTreeMap::new();
+        for table in l.sass_counts.values() {
+            for (m, n) in table {
+                *want.entry(m.clone()).or_default() += *n as u64;
+            }
+        }
+        let fill_is_extra = !want.contains_key("STS.U16");
+        let got: BTreeMap<String, u64> = v["sass_static"]["opcodes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| {
+                ["LDS", "STS", "HMMA", "LDSM", "STSM"]
+                    .iter()
+                    .any(|p| m.starts_with(p))
+                    && !(fill_is_extra && m.as_str() == "STS.U16")
+            })
+            .map(|(m, n)| (m.clone(), n.as_u64().unwrap()))
+            .collect();
+        assert_eq!(
+            want,
+            got,
+            "{}: sass_counts vs {}",
+            l.name,
+            fixture.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked}");
+}
+
+/// Arithmetic restated from an article and a lesson's tables against its own steps are reported
+/// as such, not as checks of the model.
+#[test]
+fn checks_say_what_they_compare_with() {
+    use tilelab::lessons::run::Basis;
+    let hw = hw();
+    let mut by = BTreeMap::new();
+    for l in lessons::builtin().unwrap() {
+        for c in check_lesson(&l, Some(&hw)) {
+            let expected = if !l.arithmetic.is_empty()
+                && l.arithmetic.iter().any(|a| c.what.starts_with(&a.label))
+            {
+                Basis::Arithmetic
+            } else if c.what.contains(": SASS counts ") {
+                Basis::Consistency
+            } else if c.what.contains("is hardware record") {
+                Basis::Measured
+            } else if l.model.iter().any(|m| c.what.starts_with(&m.label)) {
+                Basis::Model
+            } else {
+                Basis::Simulator
+            };
+            assert_eq!(c.basis, expected, "{}: {}", l.name, c.what);
+            *by.entry(format!("{expected:?}")).or_insert(0) += 1;
+        }
+    }
+    println!("{by:?}");
+    assert!(by["Arithmetic"] > 0 && by["Consistency"] > 0 && by["Simulator"] > 100);
+}
+
+/// `tilelab lessons check` counts the checks that involve no model apart from the others.
+#[test]
+fn lessons_check_summary_separates_model_checks() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(["lessons", "check"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last = text.lines().last().unwrap();
+    // The number just before each marker.
+    let before = |marker: &str| -> u64 {
+        let head = &last[..last
+            .find(marker)
+            .unwrap_or_else(|| panic!("{marker}: {last}"))];
+        head.trim_end()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .trim_start_matches('(')
+            .parse()
+            .unwrap()
+    };
+    let nums = [
+        before(" passed,"),
+        before(" failed,"),
+        before(" pending:"),
+        before(" test the model"),
+        before(" are the lessons'"),
+        before(" passed)"),
+    ];
+    assert_eq!(nums[0] + nums[1] + nums[2], nums[3] + nums[4], "{last}");
+    assert!(last.contains("no model involved"), "{last}");
+    assert!(nums[4] >= 40 && nums[3] > nums[4], "{last}");
+}

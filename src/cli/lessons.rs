@@ -7,7 +7,10 @@
 //!   the fragment map for ldmatrix and mma steps (both for ldmatrix);
 //! * `tilelab lessons check [NAME]… [--hw FILE] [--json]`: every expected number against the
 //!   simulator, kernel-level `[[model]]` claims against the counts model (exit 1 on a
-//!   mismatch); `measured` links are checked against the built-in H200 records, or `--hw FILE`;
+//!   mismatch); `measured` links are checked against the built-in H200 records, or `--hw FILE`.
+//!   Each check carries its basis (`--json`: `"basis"`): `simulator`, `measured`, `model` test
+//!   the model; `arithmetic` (an article's formula re-evaluated) and `consistency` (a lesson's
+//!   SASS table against its own steps) do not, and the summary counts them apart;
 //! * `tilelab lessons kernel NAME`: the lesson's CUDA C kernel (`kernels/lesson_NAME.cu`);
 //!   with `--json`, `{name, kernel, kernel_function, source}`.
 //!
@@ -450,9 +453,15 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
     let mut report = BTreeMap::new();
     let mut o = String::new();
     let (mut pass, mut fail, mut pending) = (0, 0, 0);
+    // Checks that involve no model (the lesson's arithmetic, its tables against its own steps).
+    let (mut own_pass, mut own) = (0, 0);
     for l in chosen {
         let checks = check_lesson(l, hw.as_ref());
         for c in &checks {
+            if !c.basis.tests_the_model() {
+                own += 1;
+                own_pass += usize::from(c.status == CheckStatus::Pass);
+            }
             match c.status {
                 CheckStatus::Pass => pass += 1,
                 CheckStatus::Fail => fail += 1,
@@ -471,7 +480,11 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         out::emit_json(&report)?;
     } else {
-        outln!(o, "{pass} passed, {fail} failed, {pending} pending");
+        outln!(
+            o,
+            "{pass} passed, {fail} failed, {pending} pending: {} test the model (the simulator against the lessons' sourced numbers, H200 records, printed results); {own} are the lessons' own arithmetic and SASS tables, no model involved ({own_pass} passed)",
+            pass + fail + pending - own
+        );
         out::emit(&o)?;
     }
     Ok(if fail > 0 {

@@ -425,9 +425,41 @@ pub struct Check {
     pub what: String,
     /// Passed, failed or pending.
     pub status: CheckStatus,
+    /// What the lesson's number is compared with; only [`Basis::tests_the_model`] checks say
+    /// anything about the simulator.
+    pub basis: Basis,
     /// On failure, what the simulator says instead; on pending, why; on a passed model claim,
     /// the model's values ([`check_model`]).
     pub detail: String,
+}
+
+/// What a [`Check`] compares the lesson's number with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The simulator's answer for a step (wavefronts, conflicts, registers, fragment owners)
+    /// against the number the lesson states (taken from the articles or the PTX ISA figures).
+    Simulator,
+    /// The simulator's wavefronts against a request measured on the H200 (`measured` links).
+    Measured,
+    /// The counts model of a whole kernel (counts, traffic, occupancy, …) against the numbers
+    /// the lesson cites from an article or an H200 run (`[[model]]`).
+    Model,
+    /// The lesson's own arithmetic: an article's formula re-evaluated against the result the
+    /// article (or the lesson) states. No model is involved.
+    Arithmetic,
+    /// The lesson file against itself: its SASS table against the mnemonics of its own steps.
+    /// No model is involved (`tilelab verify` checks the steps' mnemonics against the kernel's
+    /// cuobjdump listing, and `tests/lessons.rs` against the H200 listings in `tests/data/ptx`).
+    Consistency,
+}
+
+impl Basis {
+    /// True when the check compares the simulator or the counts model with something outside
+    /// it (the lesson's sourced number, a measurement, a printed result).
+    pub fn tests_the_model(self) -> bool {
+        matches!(self, Basis::Simulator | Basis::Measured | Basis::Model)
+    }
 }
 
 /// Status of a [`Check`].
@@ -456,6 +488,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                 Err(e) => {
                     push(
                         &mut out,
+                        Basis::Simulator,
                         format!("{label} under '{spec}' runs"),
                         Err(e.to_string()),
                     );
@@ -466,6 +499,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                 let got = (cost.wavefronts, cost.bank_conflicts());
                 push(
                     &mut out,
+                    Basis::Simulator,
                     format!(
                         "{label} under '{spec}': wavefronts {}, conflicts {}",
                         e.wavefronts, e.conflicts
@@ -486,9 +520,15 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                     None => out.push(Check {
                         what,
                         status: CheckStatus::Pending,
+                        basis: Basis::Measured,
                         detail: "no hardware records given".into(),
                     }),
-                    Some(None) => push(&mut out, what, Err("no such record".into())),
+                    Some(None) => push(
+                        &mut out,
+                        Basis::Measured,
+                        what,
+                        Err("no such record".into()),
+                    ),
                     Some(Some(rec)) => {
                         let req = run.request.as_ref().expect("shared step");
                         let same_ins = req.instruction.to_string()
@@ -499,6 +539,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                         let wf = run.cost.map(|c| c.wavefronts);
                         push(
                             &mut out,
+                            Basis::Measured,
                             what,
                             if same_ins && same_addr && wf == Some(rec.wavefronts) {
                                 Ok(())
@@ -518,6 +559,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                     let verb = if feed.matches { "is" } else { "is not" };
                     push(
                         &mut out,
+                        Basis::Simulator,
                         format!(
                             "{label} feeds[{fi}]: regs {:?} {verb} the m16n8k16 {:?} fragment",
                             feed.regs, feed.operand
@@ -533,6 +575,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                 for spot in &step.checks {
                     push(
                         &mut out,
+                        Basis::Simulator,
                         format!(
                             "{label}: lane {} reg {} half {} holds ({}, {})",
                             spot.lane, spot.reg, spot.half, spot.row, spot.col
@@ -548,6 +591,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                     );
                     push(
                         &mut out,
+                        Basis::Simulator,
                         format!("{label}: registers per lane A {a}, B {b}, C/D {c}"),
                         if got == (a, b, c) {
                             Ok(())
@@ -564,6 +608,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
             let got = sass_counts(lesson, vi);
             push(
                 &mut out,
+                Basis::Consistency,
                 format!("variant '{v}': SASS counts {want:?}"),
                 if &got == want {
                     Ok(())
@@ -576,6 +621,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
     for a in &lesson.arithmetic {
         push(
             &mut out,
+            Basis::Arithmetic,
             format!("{} ({})", a.label, a.source),
             if a.holds() {
                 Ok(())
@@ -600,11 +646,13 @@ pub fn check_model(m: &hooks::ModelClaim) -> Check {
         Ok(values) => Check {
             what,
             status: CheckStatus::Pass,
+            basis: Basis::Model,
             detail: values,
         },
         Err(detail) => Check {
             what,
             status: CheckStatus::Fail,
+            basis: Basis::Model,
             detail,
         },
     }
@@ -646,16 +694,18 @@ impl super::Step {
     }
 }
 
-fn push(out: &mut Vec<Check>, what: String, ok: Result<(), String>) {
+fn push(out: &mut Vec<Check>, basis: Basis, what: String, ok: Result<(), String>) {
     out.push(match ok {
         Ok(()) => Check {
             what,
             status: CheckStatus::Pass,
+            basis,
             detail: String::new(),
         },
         Err(d) => Check {
             what,
             status: CheckStatus::Fail,
+            basis,
             detail: d,
         },
     })
