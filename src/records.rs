@@ -6,8 +6,12 @@
 //!  "lane_byte_offsets": [0, 32, 64, ...32 values],
 //!  "active_mask": 4294967295,        // optional, bit i = lane i, default all 32
 //!  "wavefronts": 8,                  // optional, measured
-//!  "bank_conflicts": 4}              // optional, measured
+//!  "bank_conflicts": 4,              // optional, measured
+//!  "global_addresses": [4096, ...]}  // cp.async only: each lane's global source address
 //! ```
+//!
+//! A `cp.async.ca` record without `global_addresses` is not modelled (its cost depends on the
+//! 128-byte lines of its sources; [`crate::sim::bank::NotModelled`]), nor is any `cp.async.cg`.
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -38,6 +42,10 @@ pub struct Record {
     /// Measured bank conflicts (`l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bank_conflicts: Option<u32>,
+    /// `cp.async` only: 32 global source byte addresses, lane 0 first
+    /// ([`WarpRequest::global_addrs`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_addresses: Option<Vec<u64>>,
 }
 
 impl Record {
@@ -56,7 +64,22 @@ impl Record {
                 })
                 .with_context(ctx)?,
         };
-        WarpRequest::from_slice(ins, &self.lane_byte_offsets, mask).with_context(ctx)
+        let mut req =
+            WarpRequest::from_slice(ins, &self.lane_byte_offsets, mask).with_context(ctx)?;
+        if let Some(g) = &self.global_addresses {
+            let g: [u64; 32] = g
+                .as_slice()
+                .try_into()
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "global_addresses has {} values; give exactly 32 (one per lane)",
+                        g.len()
+                    )
+                })
+                .with_context(ctx)?;
+            req.global_addrs = Some(Box::new(g));
+        }
+        Ok(req)
     }
 
     /// A record from a request (no measurements).
@@ -68,6 +91,7 @@ impl Record {
             active_mask: (r.active_mask != u32::MAX).then_some(r.active_mask as u64),
             wavefronts: None,
             bank_conflicts: None,
+            global_addresses: r.global_addrs.as_ref().map(|g| g.to_vec()),
         }
     }
 }

@@ -736,3 +736,69 @@ fn replay_json_honours_mismatches() {
     assert_eq!(v[0]["match"], false);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// cp.async in replay records: with `global_addresses` the model costs it (the H200's
+/// `cp.async.ca.shared.global.4.pairs_same.src16`: 5 wavefronts, 4 conflicts), without them or
+/// for `.cg` every output says `not modelled` and gives no number.
+#[test]
+fn replay_costs_cp_async_with_sources_and_says_not_modelled_otherwise() {
+    let offs: Vec<u32> = (0..32).map(|l| 4096 + (l / 2) * 4).collect();
+    let src: Vec<u64> = (0..32).map(|l| 16 * l).collect();
+    let recs = serde_json::json!([
+        {"name": "pairs_same.src16", "instruction": "cp.async.ca.shared.global.4",
+         "lane_byte_offsets": offs, "global_addresses": src, "wavefronts": 5, "bank_conflicts": 4},
+        {"name": "no_sources", "instruction": "cp.async.ca.shared.global.4",
+         "lane_byte_offsets": offs, "wavefronts": 5},
+        {"name": "bypass", "instruction": "cp.async.cg.shared.global.16",
+         "lane_byte_offsets": (0..32).map(|l| 16 * l).collect::<Vec<u32>>(), "global_addresses": src},
+    ]);
+    let dir = std::env::temp_dir().join(format!("tilelab-cpasync-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("cp.json");
+    std::fs::write(&f, recs.to_string()).unwrap();
+    let f = f.to_str().unwrap();
+    let o = tilelab(&["sim", "replay", f]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("1/1 records match"), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[2].contains("not modelled") && !lines[2].contains(" 0 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 record(s) not modelled: cp.async.cg"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 record(s) not modelled: cp.async.ca's shared-side cost depends"),
+        "{out}"
+    );
+    let v = json(&["sim", "replay", f, "--json"]);
+    assert_eq!(
+        (v[0]["wavefronts"].as_u64(), v[0]["bank_conflicts"].as_u64()),
+        (Some(5), Some(4))
+    );
+    for r in &v.as_array().unwrap()[1..] {
+        assert!(r["wavefronts"].is_null() && r["match"].is_null(), "{r}");
+        assert!(
+            r["not_modelled"]
+                .as_str()
+                .unwrap()
+                .starts_with("not modelled"),
+            "{r}"
+        );
+    }
+    // A wrong count of sources is a one-line error naming the record.
+    let bad = serde_json::json!([{"name": "short", "instruction": "cp.async.ca.shared.global.4",
+        "lane_byte_offsets": offs, "global_addresses": [0, 4]}]);
+    std::fs::write(dir.join("bad.json"), bad.to_string()).unwrap();
+    let o = tilelab(&["sim", "replay", dir.join("bad.json").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("record 'short'") && err.contains("global_addresses has 2 values"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

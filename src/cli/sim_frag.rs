@@ -15,7 +15,6 @@ use serde::Serialize;
 use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape, Operand};
-use tilelab::sim::stmatrix;
 
 use super::out;
 
@@ -139,14 +138,7 @@ fn run_matrix_frag(a: LdmatrixArgs, store: bool) -> anyhow::Result<ExitCode> {
             })
         })
         .collect();
-    let ptx = if store {
-        stmatrix::ptx(num, a.trans)
-    } else {
-        format!(
-            "ldmatrix.sync.aligned.m8n8.x{n}{}.shared.b16",
-            if a.trans { ".trans" } else { "" }
-        )
-    };
+    let ptx = ins.full_ptx();
     let (verb, arrow) = if store {
         ("sends", "register -> element written")
     } else {

@@ -3,7 +3,8 @@
 //! FILE is a JSON array of records (the format of `tests/data/h200_wavefronts.json`):
 //! `{"name": str, "instruction": str, "lane_byte_offsets": [32 ints], "active_mask": int
 //! (optional, bit i = lane i, default all 32), "wavefronts": int (optional, measured),
-//! "bank_conflicts": int (optional, measured)}`, or an object whose `"records"` field is such an
+//! "bank_conflicts": int (optional, measured), "global_addresses": [32 ints] (cp.async only: each
+//! lane's global source address)}`, or an object whose `"records"` field is such an
 //! array (other fields, e.g. `"provenance"`, are skipped). Records are read, predicted and
 //! printed one at a time, so any size of file (or a pipe) works in bounded memory; a bad
 //! record stops the run at that record.
@@ -11,11 +12,16 @@
 //! `--json` prints an array with one object per record (with `--mismatches`, per record that
 //! does not match):
 //! `{"name", "instruction", "active_mask", "wavefronts" (predicted), "ideal", "bank_conflicts",
-//! "measured" (or null), "measured_bank_conflicts" (or null), "match" (or null)}`; "match"
-//! compares wavefronts, and bank conflicts too where the record has them.
+//! "measured" (or null), "measured_bank_conflicts" (or null), "match" (or null), "not_modelled"
+//! (null, or why the model has no count)}`; "match" compares wavefronts, and bank conflicts too
+//! where the record has them.
 //!
-//! Exit status: 0 when every record with measured values matches (or none has any), 1
-//! ([`super::EXIT_MISMATCH`]) when one does not, 2 for a bad file.
+//! A request the model cannot cost (`cp.async.cg`; `cp.async.ca` without `global_addresses`)
+//! gets no numbers: its row says `not modelled` (predicted, ideal and conflicts `-`, JSON
+//! `null`), the summary gives the reason, and it is neither a match nor a mismatch.
+//!
+//! Exit status: 0 when every record with measured values that the model covers matches (or none
+//! has any), 1 ([`super::EXIT_MISMATCH`]) when one does not, 2 for a bad file.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -47,13 +53,14 @@ pub struct Prediction {
     name: String,
     instruction: String,
     active_mask: u32,
-    wavefronts: u32,
-    ideal: u32,
-    bank_conflicts: u32,
+    wavefronts: Option<u32>,
+    ideal: Option<u32>,
+    bank_conflicts: Option<u32>,
     measured: Option<u32>,
     measured_bank_conflicts: Option<u32>,
     #[serde(rename = "match")]
     matches: Option<bool>,
+    not_modelled: Option<String>,
 }
 
 /// Predicts one record (validated first, then [`WarpRequest::cost`](tilelab::sim::bank::WarpRequest::cost)).
@@ -64,19 +71,23 @@ pub fn predict(r: Record, smem: &SharedMemoryConfig) -> anyhow::Result<Predictio
     let req = r.request()?;
     req.validate(smem)
         .with_context(|| format!("record '{}'", out::clip(&r.name, out::NAME_MAX)))?;
-    let c = req.cost();
+    let c = req.cost().modelled();
+    let c = c.as_ref().ok();
     Ok(Prediction {
         name: r.name,
         instruction: req.instruction.to_string(),
         active_mask: req.active_mask,
-        wavefronts: c.wavefronts,
-        ideal: c.ideal,
-        bank_conflicts: c.bank_conflicts(),
+        wavefronts: c.map(|c| c.wavefronts),
+        ideal: c.map(|c| c.ideal),
+        bank_conflicts: c.map(|c| c.bank_conflicts()),
         measured: r.wavefronts,
         measured_bank_conflicts: r.bank_conflicts,
-        matches: r
-            .wavefronts
-            .map(|m| m == c.wavefronts && r.bank_conflicts.is_none_or(|b| b == c.bank_conflicts())),
+        matches: c.and_then(|c| {
+            r.wavefronts.map(|m| {
+                m == c.wavefronts && r.bank_conflicts.is_none_or(|b| b == c.bank_conflicts())
+            })
+        }),
+        not_modelled: req.cost().not_modelled.map(|w| w.to_string()),
     })
 }
 
@@ -108,6 +119,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut o = out::Out::new();
     let width = NAME_COLUMN;
     let (mut with_meas, mut ok, mut shown) = (0u64, 0u64, 0u64);
+    let mut unmodelled: std::collections::BTreeMap<String, u64> = Default::default();
     let mut row = String::new();
     // The header goes out with the first good record, so that a file whose first record is
     // bad prints nothing but the error.
@@ -133,6 +145,9 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             with_meas += 1;
             ok += m as u64;
         }
+        if let Some(why) = &p.not_modelled {
+            *unmodelled.entry(why.clone()).or_default() += 1;
+        }
         if o.is_closed() || (a.mismatches && p.matches != Some(false)) {
             return Ok(());
         }
@@ -146,8 +161,12 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         let verdict = match p.matches {
             Some(true) => out::paint("ok", crossterm::style::Color::Green),
             Some(false) => out::paint("MISMATCH", crossterm::style::Color::Red),
+            None if p.not_modelled.is_some() => {
+                out::paint("not modelled", crossterm::style::Color::Yellow)
+            }
             None => String::new(),
         };
+        let num = |v: Option<u32>| v.map_or_else(String::new, |v| v.to_string());
         // One row built by hand (padding through `format!` costs more than the model), one
         // write.
         row.clear();
@@ -157,10 +176,10 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         row.push_str(&p.instruction);
         pad(&mut row, 20 - p.instruction.len().min(18));
         for (v, w) in [
-            (p.wavefronts.to_string(), 9),
+            (num(p.wavefronts), 9),
             (meas, 8),
-            (p.ideal.to_string(), 5),
-            (p.bank_conflicts.to_string(), 9),
+            (num(p.ideal), 5),
+            (num(p.bank_conflicts), 9),
         ] {
             let v = if v.is_empty() { "-".to_string() } else { v };
             pad(&mut row, w - v.len().min(w));
@@ -182,7 +201,13 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     if a.json {
         o.write_all(b"\n]\n")?;
-    } else if with_meas == 0 {
+        o.finish()?;
+        return Ok(status);
+    }
+    for (why, n) in &unmodelled {
+        writeln!(o, "{n} record(s) {why}")?;
+    }
+    if with_meas == 0 {
         writeln!(
             o,
             "{total} records, none with measured wavefronts: nothing to compare"

@@ -58,8 +58,10 @@
 //! * `request` ([`WarpRequest::cost`]): one warp request of any instruction the simulator knows,
 //!   `stmatrix` and `cp.async` included (which lesson steps cannot run yet). Params
 //!   `instruction` (e.g. `stmatrix.x4`), `addr` (an [`AddrExpr`] over `lane`, e.g.
-//!   `(lane%8)*128+(lane/8)*16`); optional `mask` (active lanes, default all). Keys
-//!   `wavefronts`, `ideal`, `conflicts`.
+//!   `(lane%8)*128+(lane/8)*16`); optional `mask` (active lanes, default all) and, for
+//!   `cp.async`, `src` (each lane's global source address, an [`AddrExpr`]: without it a
+//!   `cp.async.ca` is not modelled). Keys `wavefronts`, `ideal`, `conflicts`; a request the model
+//!   cannot cost (`cp.async.cg`, or no `src`) fails its claim with the reason.
 
 use std::collections::BTreeMap;
 
@@ -268,7 +270,7 @@ impl ModelQuery {
                 smem_bytes,
             } => wgmma_model(*n, a, b, *smem_bytes),
             ModelQuery::Request(r) => {
-                let c = r.cost();
+                let c = r.cost().modelled().map_err(|why| why.to_string())?;
                 Ok(ModelAnswer::from([
                     ("wavefronts".into(), c.wavefronts as f64),
                     ("ideal".into(), c.ideal as f64),
@@ -598,7 +600,7 @@ fn occupancy_model(input: &OccupancyInput) -> Result<ModelAnswer, String> {
 }
 
 fn request_query(p: &Params) -> Result<ModelQuery, String> {
-    p.only("the request model", &["instruction", "addr", "mask"])?;
+    p.only("the request model", &["instruction", "addr", "mask", "src"])?;
     let ins = Instruction::parse(p.str("instruction")?).map_err(sim)?;
     let offs = AddrExpr::parse(p.str("addr")?)
         .and_then(|e| e.lanes())
@@ -610,6 +612,10 @@ fn request_query(p: &Params) -> Result<ModelQuery, String> {
             .map_or_else(|| m.parse(), |h| u32::from_str_radix(h, 16));
         r.active_mask =
             v.map_err(|_| format!("params.mask '{m}' is not a 32-bit lane mask (e.g. 0xffff)"))?;
+    }
+    if let Some(src) = p.opt_str("src") {
+        let g = AddrExpr::parse(src).and_then(|e| e.lanes()).map_err(sim)?;
+        r.global_addrs = Some(Box::new(g.map(u64::from)));
     }
     r.validate(&SharedMemoryConfig::default()).map_err(sim)?;
     Ok(ModelQuery::Request(r))

@@ -30,18 +30,26 @@
 //! * `stmatrix.x{1,2,4}[.trans]` (sm_90): like `ldmatrix`, one unit per matrix (measured: all
 //!   570 records of `tests/data/h200_stmatrix_2026-11-30.json`, wavefronts in
 //!   `..._mem_shared_op_st.sum`);
-//! * `cp.async` of 4, 8 or 16 bytes (`LDGSTS`): the units of an `st.shared` of that width (no
-//!   packing), but **writes of different lanes to the same word are not merged**: a unit costs the
-//!   largest number of lane writes landing in one bank (32 lanes copying to one address: 32
-//!   wavefronts, where `st.shared` takes 1). Measured for `.ca` on the H200
-//!   (`tests/data/h200_cpasync_2026-11-30.json`): all 73 records whose global sources are
-//!   contiguous at the copy size (lane `l` reads `src + size·l`, the usual tile copy). Not
-//!   modelled: sources spread over more 128-byte lines than that cost more (e.g. 4-byte copies
-//!   from sources 16 bytes apart: at least one wavefront per 8 lanes); and `.cg`
-//!   (`LDGSTS.E.BYPASS.128`), whose shared-side writes no L1TEX counter sees (its SASS-attributed
-//!   count follows another pattern); `.cg` is costed like `.ca`, unconfirmed. ncu books LDGSTS
-//!   wavefronts neither in `..._op_st` nor `..._op_ld` but in `l1tex__data_pipe_lsu_wavefronts_
-//!   mem_shared.sum` and `..._op_ldgsts` (see `docs/wavefront-model.md`).
+//! * `cp.async.ca` of 4, 8 or 16 bytes (`LDGSTS.E[.64|.128]`): the units of an `st.shared` of
+//!   that width (never packed), and inside a unit the lanes are grouped by the **128-byte global
+//!   line their source lies in** ([`WarpRequest::global_addrs`]; groups in the order of their
+//!   lowest lane). A group is written in passes, one write per bank per pass, and writes of
+//!   different lanes to the same word are **not merged** (32 lanes copying into one word: 32
+//!   passes, where `st.shared` takes 1). Group `g` starts one wavefront after group `g - 1`
+//!   started, or later: not before every earlier group of the unit that writes one of its banks
+//!   has finished. The unit costs until its last group finishes; units follow one another. With
+//!   the usual tile copy (lane `l` reads `src + size·l`, `src` 128-byte aligned) each unit is one
+//!   line, and this is the store rule without merging. Measured on the H200
+//!   (`tests/data/h200_cpasync_2026-11-30.json`): all 129 `.ca` records, 56 of them with sources
+//!   spread over several lines per unit; bank conflicts = wavefronts − units. Without the global
+//!   source addresses the cost is **not modelled** ([`NotModelled::CpAsyncSourcesUnknown`]).
+//! * `cp.async.cg` (`LDGSTS.E.BYPASS.128`): **not modelled** ([`NotModelled::CpAsyncCg`]): on the
+//!   H200 no L1TEX shared-memory wavefront counter moves for it (41 records: the launch's
+//!   `l1tex__data_pipe_lsu_wavefronts_mem_shared.sum` is only the kernel's 4 `op_misc`
+//!   wavefronts), so there is no measured count to model; ncu's SASS-attributed `..._op_ldgsts`
+//!   count for it follows the global sectors, not the banks. ncu books `.ca` wavefronts neither
+//!   in `..._op_st` nor `..._op_ld` but in `l1tex__data_pipe_lsu_wavefronts_mem_shared.sum` (see
+//!   `docs/wavefront-model.md`).
 //!
 //! Nsight Compute's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum` is then
 //! `wavefronts − units` (one wavefront per unit is the ideal): for a full warp without packing
@@ -57,7 +65,7 @@
 
 use super::arch::Arch;
 use super::error::SimError;
-use super::instr::Instruction;
+use super::instr::{CpAsyncKind, Instruction};
 
 /// Lanes in a warp.
 pub const WARP_SIZE: usize = 32;
@@ -71,6 +79,31 @@ pub fn bank_of(byte_addr: u32) -> usize {
     ((byte_addr / BANK_BYTES) as usize) % NUM_BANKS
 }
 
+/// Why the model gives no wavefront count for a request (`cp.async` only; every other request
+/// is modelled). Commands show the reason ([`NotModelled`]'s `Display`) instead of a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NotModelled {
+    /// `cp.async.cg` (`LDGSTS.E.BYPASS.128`): no L1TEX shared-memory wavefront counter moves for
+    /// it on the H200 (41 records of `tests/data/h200_cpasync_2026-11-30.json`).
+    CpAsyncCg,
+    /// `cp.async.ca` without each lane's global source address: its shared-side cost depends on
+    /// which 128-byte lines the sources lie in.
+    CpAsyncSourcesUnknown,
+}
+
+impl std::fmt::Display for NotModelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NotModelled::CpAsyncCg => {
+                "not modelled: cp.async.cg's shared-side writes move no L1TEX shared-memory wavefront counter on the H200 (41 measured records), so there is no count to model"
+            }
+            NotModelled::CpAsyncSourcesUnknown => {
+                "not modelled: cp.async.ca's shared-side cost depends on which 128-byte global lines the lanes' sources lie in; give each lane's global source address"
+            }
+        })
+    }
+}
+
 /// One warp-wide shared-memory instruction with its 32 lane addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WarpRequest {
@@ -81,6 +114,11 @@ pub struct WarpRequest {
     pub lane_byte_offsets: [u32; WARP_SIZE],
     /// Active lanes, bit `i` = lane `i`. `ldmatrix` requires all 32.
     pub active_mask: u32,
+    /// `cp.async` only: each lane's global source byte address (lane 0 first; inactive lanes
+    /// ignored). Its 128-byte line decides the shared-side cost (module docs). `None`: unknown,
+    /// and a `cp.async.ca` is then not modelled ([`NotModelled::CpAsyncSourcesUnknown`]).
+    /// Ignored by every other instruction.
+    pub global_addrs: Option<Box<[u64; WARP_SIZE]>>,
 }
 
 /// The shared memory being modelled: its size in bytes and the architecture it comes from.
@@ -132,8 +170,10 @@ pub struct RequestReport {
     pub active_mask: u32,
     /// Lane masks of the units, in issue order.
     pub units: Vec<u32>,
-    /// Wavefronts in issue order.
+    /// Wavefronts in issue order (none when the request is not modelled).
     pub wavefronts: Vec<Wavefront>,
+    /// Why there is no count (then `units` and `wavefronts` are empty).
+    pub not_modelled: Option<NotModelled>,
 }
 
 impl RequestReport {
@@ -158,6 +198,7 @@ impl RequestReport {
         RequestCost {
             wavefronts: self.wavefront_count(),
             ideal: self.ideal(),
+            not_modelled: self.not_modelled,
         }
     }
 
@@ -207,18 +248,54 @@ impl RequestReport {
 /// What one request costs, without the per-lane detail: the numbers Nsight Compute reports
 /// for it. Computed by [`WarpRequest::cost`], the one function every command uses; the
 /// per-wavefront lanes ([`schedule`]) are built only where they are displayed.
+///
+/// When `not_modelled` is set the numbers are 0 and mean nothing: show the reason instead
+/// ([`RequestCost::modelled`] turns it into an error).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RequestCost {
-    /// Wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum` for this request).
+    /// Wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum` for this request;
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared.sum` minus the launch's `op_misc` for
+    /// `cp.async.ca`).
     pub wavefronts: u32,
     /// Units that have an active lane: the conflict-free wavefront count.
     pub ideal: u32,
+    /// Why the model has no count for this request (`cp.async` only).
+    pub not_modelled: Option<NotModelled>,
 }
 
 impl RequestCost {
+    /// A modelled cost.
+    pub fn new(wavefronts: u32, ideal: u32) -> RequestCost {
+        RequestCost {
+            wavefronts,
+            ideal,
+            not_modelled: None,
+        }
+    }
+
+    /// A request the model cannot cost, and why.
+    pub fn unmodelled(why: NotModelled) -> RequestCost {
+        RequestCost {
+            wavefronts: 0,
+            ideal: 0,
+            not_modelled: Some(why),
+        }
+    }
+
     /// Bank conflicts as Nsight Compute counts them: `wavefronts - ideal`.
     pub fn bank_conflicts(self) -> u32 {
         self.wavefronts.saturating_sub(self.ideal)
+    }
+
+    /// The cost, or why there is none.
+    ///
+    /// # Errors
+    /// The [`NotModelled`] reason.
+    pub fn modelled(self) -> Result<RequestCost, NotModelled> {
+        match self.not_modelled {
+            None => Ok(self),
+            Some(why) => Err(why),
+        }
     }
 }
 
@@ -229,6 +306,7 @@ impl WarpRequest {
             instruction,
             lane_byte_offsets,
             active_mask: u32::MAX,
+            global_addrs: None,
         }
     }
 
@@ -261,6 +339,7 @@ impl WarpRequest {
             instruction,
             lane_byte_offsets: o,
             active_mask,
+            global_addrs: None,
         })
     }
 
@@ -299,6 +378,16 @@ impl WarpRequest {
                     offset: off as u64,
                     align: ins.alignment(),
                     instruction: ins.to_string(),
+                });
+            }
+            if let (Instruction::CpAsync(_), Some(src)) = (ins, &self.global_addrs)
+                && !src[lane].is_multiple_of(width as u64)
+            {
+                return Err(SimError::Misaligned {
+                    lane,
+                    offset: src[lane],
+                    align: width,
+                    instruction: format!("{ins} (global source address)"),
                 });
             }
             let end = off as u64 + width as u64;
@@ -389,6 +478,9 @@ impl WarpRequest {
     /// same numbers. Misaligned requests (never produced by a validated request) are counted
     /// word by word.
     pub fn cost(&self) -> RequestCost {
+        if let Instruction::CpAsync(k) = self.instruction {
+            return self.cp_async_cost(k);
+        }
         #[cfg(target_arch = "x86_64")]
         if merges_same_word(self.instruction) && std::is_x86_feature_detected!("avx2") {
             let (units, n) = self.units_fixed();
@@ -403,10 +495,7 @@ impl WarpRequest {
                 )
             };
             if let Some(wavefronts) = w {
-                return RequestCost {
-                    wavefronts,
-                    ideal: n as u32,
-                };
+                return RequestCost::new(wavefronts, n as u32);
             }
         }
         self.cost_portable()
@@ -418,6 +507,9 @@ impl WarpRequest {
     /// For each unit one pass over its lanes builds the 32-bit mask of slots that more than one
     /// lane uses; only those slots are examined for distinct keys.
     pub fn cost_portable(&self) -> RequestCost {
+        if let Instruction::CpAsync(k) = self.instruction {
+            return self.cp_async_cost(k);
+        }
         let (units, n) = self.units_fixed();
         let merge = merges_same_word(self.instruction);
         let mut wavefronts = 0;
@@ -434,10 +526,25 @@ impl WarpRequest {
                 }
             }
         }
-        RequestCost {
-            wavefronts,
-            ideal: n as u32,
+        RequestCost::new(wavefronts, n as u32)
+    }
+
+    /// The cost of a `cp.async` (module docs): not modelled for `.cg` or without the global
+    /// source addresses; otherwise the sum over units of [`cp_async_unit`]'s wavefronts.
+    fn cp_async_cost(&self, kind: CpAsyncKind) -> RequestCost {
+        if kind == CpAsyncKind::Cg16 {
+            return RequestCost::unmodelled(NotModelled::CpAsyncCg);
         }
+        let Some(src) = &self.global_addrs else {
+            return RequestCost::unmodelled(NotModelled::CpAsyncSourcesUnknown);
+        };
+        let (units, n) = self.units_fixed();
+        let width = kind.bytes();
+        let wavefronts = units[..n]
+            .iter()
+            .map(|&u| cp_async_unit(&self.lane_byte_offsets, src, u, width, |_, _, _| {}))
+            .sum();
+        RequestCost::new(wavefronts, n as u32)
     }
 
     /// Each lane's chunk index (`offset / max(width, 4)`) and the slot mask, or `None` when an
@@ -634,6 +741,82 @@ fn unit_wavefronts_words(offsets: &[u32; WARP_SIZE], unit: u32, width: u32, merg
     worst
 }
 
+/// Bytes of the global-memory line `cp.async` sources are grouped by (an L1 cache line).
+pub const GLOBAL_LINE_BYTES: u64 = 128;
+
+/// Wavefronts of one unit of a `cp.async.ca` (module docs): the unit's active lanes grouped by
+/// the 128-byte line of their global source (`src`), in the order of each group's lowest lane;
+/// a group's passes are the most writes landing in one of its banks (no merging); group `g`
+/// starts at `start[g-1] + 1`, or when the last earlier group sharing a bank with it ends.
+/// `visit(lane, word, wavefront)` is called for every 4-byte word a lane writes, with the
+/// wavefront (within the unit, from 0) that writes it. Addresses are taken in 64 bits.
+fn cp_async_unit(
+    offsets: &[u32; WARP_SIZE],
+    src: &[u64; WARP_SIZE],
+    unit: u32,
+    width: u32,
+    mut visit: impl FnMut(usize, u64, u32),
+) -> u32 {
+    let mut lines = [0u64; WARP_SIZE];
+    let mut group_lanes = [0u32; WARP_SIZE];
+    let mut ng = 0;
+    let mut m = unit;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let line = src[lane] / GLOBAL_LINE_BYTES;
+        match lines[..ng].iter().position(|&l| l == line) {
+            Some(g) => group_lanes[g] |= 1 << lane,
+            None => {
+                lines[ng] = line;
+                group_lanes[ng] = 1 << lane;
+                ng += 1;
+            }
+        }
+    }
+    let words = |lane: usize| {
+        let a = offsets[lane] as u64;
+        a / BANK_BYTES as u64..=(a + width as u64 - 1) / BANK_BYTES as u64
+    };
+    let (mut start, mut passes, mut banks) =
+        ([0u32; WARP_SIZE], [0u32; WARP_SIZE], [0u32; WARP_SIZE]);
+    let mut end = 0;
+    for g in 0..ng {
+        let mut per_bank = [0u32; NUM_BANKS];
+        let mut lanes = group_lanes[g];
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            for w in words(lane) {
+                let b = (w % NUM_BANKS as u64) as usize;
+                per_bank[b] += 1;
+                banks[g] |= 1 << b;
+            }
+        }
+        passes[g] = per_bank.iter().copied().max().unwrap_or(0);
+        let mut s = if g == 0 { 0 } else { start[g - 1] + 1 };
+        for h in 0..g {
+            if banks[h] & banks[g] != 0 {
+                s = s.max(start[h] + passes[h]);
+            }
+        }
+        start[g] = s;
+        end = end.max(s + passes[g]);
+        let mut seen = [0u32; NUM_BANKS];
+        let mut lanes = group_lanes[g];
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            for w in words(lane) {
+                let b = (w % NUM_BANKS as u64) as usize;
+                visit(lane, w, s + seen[b]);
+                seen[b] += 1;
+            }
+        }
+    }
+    end
+}
+
 /// **The unit rules, in one place**: how many consecutive lanes form one unit of `ins` (32, 16
 /// or 8), and whether sibling units may be packed into one (vector loads only; see the module
 /// docs). A new instruction's cost is decided here.
@@ -656,8 +839,8 @@ fn unit_rule(ins: Instruction) -> (usize, bool) {
         // wavefronts under `..._mem_shared_op_st.sum`).
         Instruction::Stmatrix { .. } => (8, false),
         // cp.async (LDGSTS), shared side: the units of a store of cp-size bytes per lane, never
-        // packed; same-word writes are not merged (`merges_same_word`). Measured for .ca with
-        // contiguous sources (73 records); .cg unconfirmed (module docs).
+        // packed; inside a unit, groups by global line (`cp_async_unit`). Measured for .ca (129
+        // records); .cg not modelled (module docs).
         Instruction::CpAsync(k) => (by_width(k.bytes()), false),
     }
 }
@@ -691,6 +874,9 @@ pub fn simulate(req: &WarpRequest, smem: &SharedMemoryConfig) -> Result<RequestR
 
 /// The model without validation (callers that built addresses from a checked layout).
 pub fn schedule(req: &WarpRequest) -> RequestReport {
+    if let Instruction::CpAsync(_) = req.instruction {
+        return schedule_cp_async(req);
+    }
     let width = req.instruction.bytes_per_address();
     let merge = merges_same_word(req.instruction);
     let units = req.units();
@@ -745,6 +931,54 @@ pub fn schedule(req: &WarpRequest) -> RequestReport {
         active_mask: req.active_mask,
         units,
         wavefronts,
+        not_modelled: None,
+    }
+}
+
+/// [`schedule`] of a `cp.async`: the wavefronts of [`cp_async_unit`], unit after unit; no
+/// wavefronts and the reason when it is not modelled.
+fn schedule_cp_async(req: &WarpRequest) -> RequestReport {
+    let empty = |why| RequestReport {
+        instruction: req.instruction,
+        active_mask: req.active_mask,
+        units: Vec::new(),
+        wavefronts: Vec::new(),
+        not_modelled: Some(why),
+    };
+    let (Instruction::CpAsync(kind), Some(src)) = (req.instruction, &req.global_addrs) else {
+        return empty(NotModelled::CpAsyncSourcesUnknown);
+    };
+    if kind == CpAsyncKind::Cg16 {
+        return empty(NotModelled::CpAsyncCg);
+    }
+    let width = kind.bytes();
+    let units = req.units();
+    let mut wavefronts: Vec<Wavefront> = Vec::new();
+    for (ui, &u) in units.iter().enumerate() {
+        let n = cp_async_unit(&req.lane_byte_offsets, src, u, width, |_, _, _| {});
+        let base = wavefronts.len();
+        wavefronts.extend((0..n).map(|_| Wavefront {
+            unit: ui,
+            lanes: 0,
+            bank_words: [None; NUM_BANKS],
+            bank_lanes: [0; NUM_BANKS],
+        }));
+        cp_async_unit(&req.lane_byte_offsets, src, u, width, |lane, word, t| {
+            let w = &mut wavefronts[base + t as usize];
+            let b = (word % NUM_BANKS as u64) as usize;
+            w.lanes |= 1 << lane;
+            w.bank_lanes[b] |= 1 << lane;
+            // One word per bank per wavefront (groups in flight together share no bank); the
+            // word index is kept in 32 bits as for every request (validated addresses fit).
+            w.bank_words[b] = Some(word as u32);
+        });
+    }
+    RequestReport {
+        instruction: req.instruction,
+        active_mask: req.active_mask,
+        units,
+        wavefronts,
+        not_modelled: None,
     }
 }
 
@@ -886,13 +1120,7 @@ mod tests {
         }
         // 128-byte row stride ldmatrix: 8 wavefronts per matrix, 4 units.
         let r = req("ldmatrix.x4", |l| l * 128);
-        assert_eq!(
-            r.cost(),
-            RequestCost {
-                wavefronts: 32,
-                ideal: 4
-            }
-        );
+        assert_eq!(r.cost(), RequestCost::new(32, 4));
     }
 
     #[test]
@@ -912,6 +1140,13 @@ mod tests {
     /// `same.src4` 32 wavefronts, `pairs_same.src8` 4, `contiguous.src16` (16 B) 4.
     #[test]
     fn cp_async_writes_to_one_word_are_not_merged() {
+        // Sources contiguous at the copy size (lane l reads 8192 + size * l).
+        let req = |ins: &str, f: fn(u32) -> u32| {
+            let mut r = req(ins, f);
+            let w = r.instruction.bytes_per_address() as u64;
+            r.global_addrs = Some(Box::new(std::array::from_fn(|l| 8192 + w * l as u64)));
+            r
+        };
         let r = req("cp.async.ca.shared.global.4", |_| 1024);
         assert_eq!((r.cost().wavefronts, r.cost().ideal), (32, 1));
         assert_eq!(schedule(&r).wavefront_count(), 32);
@@ -923,6 +1158,43 @@ mod tests {
         assert_eq!(r.cost().wavefronts, 4);
         // The same addresses as st.shared.b32: one wavefront.
         assert_eq!(req("st.shared.b32", |_| 1024).cost().wavefronts, 1);
+    }
+
+    /// Spread sources: `cp.async.ca.shared.global.4.pairs_same.src16` of
+    /// `tests/data/h200_cpasync_2026-11-30.json` (lanes 2k, 2k+1 write word k, sources 16 bytes
+    /// apart: four lines of 8 lanes) measured 5 wavefronts, 4 conflicts: line g starts one
+    /// wavefront after line g-1 (no shared bank), each takes 2 passes. `8.perm.src16` measured 5:
+    /// in the second half-warp the second line shares banks with the first, which takes 2 passes,
+    /// so it waits (2 + 3).
+    #[test]
+    fn cp_async_groups_by_source_line() {
+        let mut r = WarpRequest::new(
+            Instruction::parse("cp.async.ca.shared.global.4").unwrap(),
+            std::array::from_fn(|l| 4096 + (l as u32 / 2) * 4),
+        );
+        r.global_addrs = Some(Box::new(std::array::from_fn(|l| 16 * l as u64)));
+        assert_eq!((r.cost().wavefronts, r.cost().bank_conflicts()), (5, 4));
+        let s = schedule(&r);
+        assert_eq!(s.cost(), r.cost());
+        // Wavefront 1: the second pass of line 0 (lanes 1, 3, 5, 7) and line 1's first pass.
+        assert_eq!(s.wavefronts[1].lanes, 0b1010_1010 | 0b0101_0101 << 8);
+        let perm = [
+            12, 3, 0, 9, 20, 21, 29, 1, 23, 16, 26, 17, 2, 15, 28, 24, 11, 19, 10, 30, 31, 27, 8,
+            22, 14, 4, 13, 5, 7, 6, 18, 25,
+        ];
+        let mut r = WarpRequest::new(
+            Instruction::parse("cp.async.ca.shared.global.8").unwrap(),
+            std::array::from_fn(|l| 2048 + perm[l] * 8),
+        );
+        r.global_addrs = Some(Box::new(std::array::from_fn(|l| 16 * l as u64)));
+        assert_eq!((r.cost().wavefronts, r.cost().bank_conflicts()), (5, 3));
+        // .cg, and .ca without sources: no number.
+        r.global_addrs = None;
+        assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSourcesUnknown));
+        assert!(schedule(&r).wavefronts.is_empty());
+        r.instruction = Instruction::parse("cp.async.cg.shared.global.16").unwrap();
+        r.global_addrs = Some(Box::new([0; 32]));
+        assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncCg));
     }
 
     #[test]

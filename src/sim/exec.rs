@@ -14,14 +14,16 @@
 //! * `ldmatrix.x1/.x2/.x4[.trans]` (PTX ISA §9.7.14.5.15) and its inverse `stmatrix` (§9.7.14.5.16,
 //!   sm_90): one register per 8x8 b16 matrix, the fragment table of [`super::ldmatrix::fragment`];
 //! * `cp.async.{ca,cg}.shared.global` of 4, 8 or 16 bytes: the shared side only; the caller
-//!   supplies each lane's source bytes as registers (little-endian, like a store);
+//!   supplies each lane's source bytes as registers (little-endian, like a store) and their
+//!   global addresses (the cost depends on their 128-byte lines; `.cg` is executed but not
+//!   costed, see [`super::bank::NotModelled`]);
 //! * `mma.sync.aligned` of every [`MmaKind`] (shape, input type, accumulator type) that
 //!   [`super::mma`] models, on per-lane registers (A, B, C and D as raw 32-bit words: f32 or
 //!   s32 bit patterns, or f16 pairs with f16 accumulators).
 //!
 //! Costs come from [`WarpRequest::cost`], which allocates nothing; the per-wavefront detail
 //! ([`super::bank::schedule`]) is for callers that display it. Nothing on the ld/st/ldmatrix/
-//! stmatrix/cp.async path allocates.
+//! stmatrix path allocates (a cp.async op boxes its 32 global source addresses).
 //!
 //! # Which bytes a register holds
 //! [`register_segments`] is the table, shared by loads and stores: register `r` of lane `l` is
@@ -144,14 +146,19 @@ impl WarpOp {
     }
 
     /// The shared side of `cp.async`: each lane of `mask` writes its `kind.bytes()` source bytes
-    /// (`src`, little-endian words) at its shared byte address.
+    /// (`src`, little-endian words), read from global byte address `src_addrs[lane]`, at its
+    /// shared byte address `addrs[lane]`. The global addresses decide the cost (which 128-byte
+    /// lines the lanes read: [`super::bank`]).
     pub fn cp_async(
         kind: CpAsyncKind,
         addrs: [u32; WARP_SIZE],
         mask: u32,
+        src_addrs: [u64; WARP_SIZE],
         src: LaneRegs,
     ) -> WarpOp {
-        WarpOp::store(request(Instruction::CpAsync(kind), addrs, mask), src)
+        let mut r = request(Instruction::CpAsync(kind), addrs, mask);
+        r.global_addrs = Some(Box::new(src_addrs));
+        WarpOp::store(r, src)
     }
 
     /// The shared-memory request, `None` for an mma.
@@ -168,6 +175,7 @@ fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> Warp
         instruction,
         lane_byte_offsets: addrs,
         active_mask: mask,
+        global_addrs: None,
     }
 }
 
@@ -176,7 +184,9 @@ fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> Warp
 pub struct WarpStep {
     /// The shared-memory request (`None` for an mma).
     pub request: Option<WarpRequest>,
-    /// Its wavefronts and ideal count ([`WarpRequest::cost`]); zero for an mma.
+    /// Its wavefronts and ideal count ([`WarpRequest::cost`]); zero for an mma. For a `cp.async`
+    /// the model cannot cost (`.cg`, or no global source addresses) the data still move and
+    /// `cost.not_modelled` says why: show that, not the zero counts.
     pub cost: RequestCost,
     /// Registers written, per lane: loaded data (ld, ldmatrix) or D (mma: f32 bit patterns, s32
     /// for s8/u8 inputs).
@@ -282,6 +292,22 @@ pub fn register_segments(ins: Instruction, lane: usize, reg: usize) -> RegSegmen
         }
     }
     out
+}
+
+/// The shared-memory byte address of byte `byte` (0-3) of register `reg` of `lane` in request
+/// `req` ([`register_segments`] applied to the lanes' addresses): where a store writes that
+/// byte, or where a load takes it from. `None` when the register or byte does not exist (or the
+/// address overflows). For `stmatrix`, half `h` of a register is bytes `2h, 2h + 1`:
+/// `register_byte_address(req, l, r, 2 * h)` is where lane `l`'s register `r`, half `h` lands.
+pub fn register_byte_address(req: &WarpRequest, lane: usize, reg: usize, byte: u32) -> Option<u32> {
+    let mut skip = byte;
+    for s in register_segments(req.instruction, lane, reg).as_slice() {
+        if skip < s.len as u32 {
+            return req.lane_byte_offsets[s.addr_lane as usize].checked_add(s.offset as u32 + skip);
+        }
+        skip -= s.len as u32;
+    }
+    None
 }
 
 /// Validates `req` against shared memory of `smem` and returns its cost: what [`execute`] does
@@ -610,9 +636,11 @@ mod tests {
         let mut smem = SharedMemory::zeroed(1024);
         let src = std::array::from_fn(|l| std::array::from_fn(|w| (l * 4 + w) as u32));
         let addrs = std::array::from_fn(|l| 16 * l as u32);
+        // Lane l reads global bytes 4096 + 16 l: the usual tile copy.
+        let global: [u64; 32] = std::array::from_fn(|l| 4096 + 16 * l as u64);
         let step = execute(
             &mut smem,
-            &WarpOp::cp_async(CpAsyncKind::Cg16, addrs, u32::MAX, src),
+            &WarpOp::cp_async(CpAsyncKind::Cg16, addrs, u32::MAX, global, src),
         )
         .unwrap();
         assert_eq!(smem.read_u32(16 * 5 + 8).unwrap(), 22);
@@ -620,23 +648,72 @@ mod tests {
             step.request.unwrap().instruction.sass(),
             "LDGSTS.E.BYPASS.128"
         );
+        // .cg: the data move, the cost is not modelled (no L1TEX counter sees it).
+        assert_eq!(
+            step.cost.modelled(),
+            Err(crate::sim::bank::NotModelled::CpAsyncCg)
+        );
         // Same addresses for every lane: a 16-byte cp.async writes each lane's 16 bytes in its
         // own pass, 32 wavefronts (measured on the H200: `cp.async.ca.shared.global.16.same.src16`
         // in tests/data/h200_cpasync_2026-11-30.json), a 16-byte load 2 (packed).
         let st = execute(
             &mut smem,
-            &WarpOp::cp_async(CpAsyncKind::Ca16, [0; 32], u32::MAX, src),
+            &WarpOp::cp_async(CpAsyncKind::Ca16, [0; 32], u32::MAX, global, src),
         )
         .unwrap();
         let ld = execute(&mut smem, &WarpOp::ld(AccessWidth::V4, [0; 32], u32::MAX)).unwrap();
         assert_eq!((st.cost.wavefronts, ld.cost.wavefronts), (32, 2));
+        // Without the global addresses a .ca is not modelled either, but still executes.
+        let mut r = st.request.clone().unwrap();
+        r.global_addrs = None;
+        let unknown = execute(&mut smem, &WarpOp::store(r, src)).unwrap();
+        assert_eq!(
+            unknown.cost.modelled(),
+            Err(crate::sim::bank::NotModelled::CpAsyncSourcesUnknown)
+        );
         let ca4 = execute(
             &mut smem,
-            &WarpOp::cp_async(CpAsyncKind::Ca4, addrs.map(|a| a / 4), 0b1, src),
+            &WarpOp::cp_async(
+                CpAsyncKind::Ca4,
+                addrs.map(|a| a / 4),
+                0b1,
+                global.map(|g| g / 4),
+                src,
+            ),
         )
         .unwrap();
         assert_eq!(ca4.writes().collect::<Vec<_>>(), vec![(0, 0..4)]);
         assert_eq!(smem.read_u32(0).unwrap(), 0);
+    }
+
+    #[test]
+    fn register_bytes_land_where_the_fragment_table_says() {
+        // stmatrix, rows 16 bytes apart: lane 5 (g=1, t=1) register 0 -> matrix 0 row 1 cols
+        // 2, 3 (address lane 1); .trans: lane 5 register 2 half 1 -> matrix 2 row 3 col 1
+        // (address lane 19). PTX ISA §9.7.14.5.16 (the ldmatrix fragment table).
+        let offs = std::array::from_fn(|l| l as u32 * 16);
+        let plain = WarpRequest::new(
+            Instruction::Stmatrix {
+                num: MatrixCount::X4,
+                trans: false,
+            },
+            offs,
+        );
+        assert_eq!(register_byte_address(&plain, 5, 0, 0), Some(16 + 4));
+        assert_eq!(register_byte_address(&plain, 5, 0, 2), Some(16 + 6));
+        let t = WarpRequest::new(
+            Instruction::Stmatrix {
+                num: MatrixCount::X4,
+                trans: true,
+            },
+            offs,
+        );
+        assert_eq!(register_byte_address(&t, 5, 2, 2), Some(19 * 16 + 2));
+        assert_eq!(register_byte_address(&t, 5, 4, 0), None);
+        // ld.shared.v4: register 3 of lane 2 = bytes 12..16 of its access.
+        let v4 = WarpRequest::new(Instruction::Ld(AccessWidth::V4), offs);
+        assert_eq!(register_byte_address(&v4, 2, 3, 1), Some(32 + 13));
+        assert_eq!(register_byte_address(&v4, 2, 3, 4), None);
     }
 
     #[test]
@@ -707,7 +784,7 @@ mod tests {
         // The largest aligned address: its end does not wrap.
         let e = execute(
             &mut smem,
-            &WarpOp::cp_async(CpAsyncKind::Ca16, [u32::MAX - 15; 32], 1, data),
+            &WarpOp::cp_async(CpAsyncKind::Ca16, [u32::MAX - 15; 32], 1, [0; 32], data),
         )
         .unwrap_err();
         assert!(matches!(e, SimError::OutOfRange { lane: 0, .. }), "{e}");

@@ -174,7 +174,10 @@ pub enum Instruction {
     /// inverse of `ldmatrix`. Lanes `8i..8i+7` give the 16-byte row addresses of matrix `i`; lane
     /// `l`'s register `i` holds row `l/4`, columns `2(l%4)` and `2(l%4)+1` of matrix `i` (with
     /// `.trans`, column `l/4`, rows `2(l%4)`, `2(l%4)+1`): the fragment table of
-    /// [`super::ldmatrix::fragment`].
+    /// [`super::ldmatrix::fragment`]. SASS `STSM.16.M88[.2|.4]`, `STSM.16.MT88[.2|.4]`. This is
+    /// how an epilogue writes an `mma`/`wgmma` accumulator tile (converted to 16-bit) to shared
+    /// memory, 16 bytes per row. Placement ([`super::exec::register_byte_address`]) and cost (one
+    /// unit per matrix, as `ldmatrix`) checked on an H200: `tests/data/h200_stmatrix_*.json`.
     Stmatrix {
         /// `.x1`, `.x2` or `.x4`.
         num: MatrixCount,
@@ -414,6 +417,29 @@ impl Instruction {
                 CpAsyncKind::Ca16 => "LDGSTS.E.128",
                 CpAsyncKind::Cg16 => "LDGSTS.E.BYPASS.128",
             },
+        }
+    }
+}
+
+impl Instruction {
+    /// The full PTX spelling of an `ldmatrix`/`stmatrix` (e.g.
+    /// `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16`); the short name ([`fmt::Display`]) for
+    /// every other instruction.
+    pub fn full_ptx(self) -> String {
+        match self {
+            Instruction::Ldmatrix { num, trans } | Instruction::Stmatrix { num, trans } => {
+                format!(
+                    "{}.sync.aligned.m8n8.x{}{}.shared.b16",
+                    if self.is_store() {
+                        "stmatrix"
+                    } else {
+                        "ldmatrix"
+                    },
+                    num.count(),
+                    if trans { ".trans" } else { "" }
+                )
+            }
+            _ => self.to_string(),
         }
     }
 }

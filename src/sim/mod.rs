@@ -5,7 +5,8 @@
 //! * [`addr`]: address expressions over `lane` (`(lane%8)*132+(lane/8)*4`);
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
-//! * [`ldmatrix`], [`mma`]: fragment tables and execution; [`stmatrix`]: its store twin (sm_90);
+//! * [`ldmatrix`], [`mma`]: fragment tables and execution (`stmatrix`, ldmatrix's store twin on
+//!   sm_90, is an [`instr::Instruction`] the executor runs through the ldmatrix table);
 //! * [`exec`]: the warp executor, one instruction on shared memory and registers (ld/st,
 //!   ldmatrix, stmatrix, cp.async, mma): the request, its cost, the register and memory writes;
 //! * [`smem`]: the byte array it executes against;
@@ -35,7 +36,6 @@ pub mod placement;
 pub mod program;
 pub mod smem;
 pub mod stats;
-pub mod stmatrix;
 pub mod tma;
 pub mod traffic;
 pub mod wgmma;

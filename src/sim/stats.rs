@@ -101,18 +101,9 @@ mod tests {
     fn sums_costs_as_nsight_compute_does() {
         // Seed 004's column read of a 64-wide f32 K tile: 32 wavefronts per request (31
         // conflicts), beside a conflict-free request.
-        let s: AccessStats = [
-            RequestCost {
-                wavefronts: 32,
-                ideal: 1,
-            },
-            RequestCost {
-                wavefronts: 1,
-                ideal: 1,
-            },
-        ]
-        .into_iter()
-        .sum();
+        let s: AccessStats = [RequestCost::new(32, 1), RequestCost::new(1, 1)]
+            .into_iter()
+            .sum();
         assert_eq!(
             (s.requests, s.wavefronts, s.ideal, s.conflicts),
             (2, 33, 2, 31)
