@@ -11,6 +11,8 @@
 //   offset offs[lane] with cp.async.{ca,cg}.shared.global (kind 0 ca 4 B, 1 ca 8 B, 2 ca 16 B,
 //   3 cg 16 B) or, for comparison, store the same bytes with st.shared (kind 4 b32, 5 v2, 6 v4);
 //   out[lane] = first 4 bytes read back at offs[lane].
+// cpasync_src_count: as cpasync_count (kinds 0-3 only), but lane l reads src + src_offs[l], so the
+//   global sources can lie in any 128-byte lines (tilelab verify's cp.async group, under ncu).
 // tma_probe: one CTA of 128 threads fills `out_bytes` of shared memory with 0xA5, copies the box
 //   at (x0, y0) of `map` to shared offset dst_off with cp.async.bulk.tensor.2d (one thread,
 //   mbarrier expect_tx = nbytes), waits, and copies the `out_bytes` back to `out`.
@@ -150,6 +152,26 @@ extern "C" __global__ void cpasync_count(const unsigned char *src, const unsigne
                   asm volatile("st.shared.v2.b32 [%0], {%1,%2};" :: "r"(addr), "r"(v.x), "r"(v.y) : "memory"); } break;
         case 6: { uint4 v = *reinterpret_cast<const uint4 *>(g);
                   asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" :: "r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory"); } break;
+        default: break;
+        }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    out[lane] = lane;
+}
+
+extern "C" __global__ void cpasync_src_count(const unsigned char *src, const unsigned *src_offs, const unsigned *offs, unsigned mask, int kind, unsigned *out)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(smem) + offs[lane];
+    const unsigned char *g = src + src_offs[lane];
+    if ((mask >> lane) & 1u) {
+        switch (kind) {
+        case 0: asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(addr), "l"(g) : "memory"); break;
+        case 1: asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"(addr), "l"(g) : "memory"); break;
+        case 2: asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(addr), "l"(g) : "memory"); break;
+        case 3: asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(addr), "l"(g) : "memory"); break;
         default: break;
         }
     }

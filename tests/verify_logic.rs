@@ -383,6 +383,10 @@ fn plan_of(records: Vec<Record>, dir: &Path, no_ncu: bool) -> Plan {
         mismatches: dir.join("mismatches.json"),
         save_measured: Some(dir.join("measured.json")),
         command: "tilelab verify --save-measured measured.json".into(),
+        groups: Vec::new(),
+        stmatrix_records: Vec::new(),
+        cp_async_records: Vec::new(),
+        save_hopper: None,
     }
 }
 

@@ -61,6 +61,18 @@ pub struct VerifyArgs {
     /// clock64()).
     #[arg(long)]
     pub no_ncu: bool,
+    /// Run only this group (repeatable): fragments, lessons, wavefronts, gemm, occupancy, fa2,
+    /// timing, ptx, stmatrix, cp.async, tma, wgmma. Default: all.
+    #[arg(long = "group", value_name = "NAME")]
+    pub groups: Vec<String>,
+    /// Random stmatrix and cp.async requests (each) that the Hopper groups measure beside their
+    /// structured ones (seed --seed).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub hopper_fuzz: usize,
+    /// Write what the Hopper groups measured to DIR (stmatrix.json, cpasync.json, tma.json,
+    /// wgmma.json, each with its provenance).
+    #[arg(long, value_name = "DIR")]
+    pub save_hopper: Option<PathBuf>,
     /// Internal: launch the probe kernel once per record of FILE (run under ncu by verify).
     #[arg(long, hide = true)]
     pub probe_file: Option<PathBuf>,
@@ -70,6 +82,12 @@ pub struct VerifyArgs {
     /// Internal: launch every FlashAttention-2 variant once (run under ncu by verify).
     #[arg(long, hide = true)]
     pub probe_fa2: bool,
+    /// Internal: launch stsm_count once per record of FILE (run under ncu by verify).
+    #[arg(long, hide = true)]
+    pub probe_stmatrix: Option<PathBuf>,
+    /// Internal: launch cpasync_src_count once per record of FILE (run under ncu by verify).
+    #[arg(long, hide = true)]
+    pub probe_cpasync: Option<PathBuf>,
 }
 
 impl VerifyArgs {
@@ -81,8 +99,10 @@ impl VerifyArgs {
             Some(Probe::Gemm)
         } else if self.probe_fa2 {
             Some(Probe::Fa2)
+        } else if let Some(f) = &self.probe_stmatrix {
+            Some(Probe::Stmatrix(f.clone()))
         } else {
-            None
+            self.probe_cpasync.clone().map(Probe::CpAsync)
         }
     }
 
@@ -95,6 +115,9 @@ impl VerifyArgs {
             no_ncu: self.no_ncu,
             mismatches: self.mismatches.clone(),
             save_measured: self.save_measured.clone(),
+            groups: self.groups.clone(),
+            hopper_fuzz: self.hopper_fuzz,
+            save_hopper: self.save_hopper.clone(),
             command: std::env::args()
                 .map(|a| {
                     if a.contains(char::is_whitespace) {

@@ -138,7 +138,23 @@ impl Gpu {
         src: &str,
         extra: &[&str],
     ) -> Result<Compiled, GpuError> {
-        let cubin = self.nvrtc(name, src, extra, NvrtcOutput::Cubin)?;
+        self.compile_for(name, src, &self.arch.to_string(), extra)
+    }
+
+    /// [`Self::compile_with`] for another NVRTC target than the device's own architecture:
+    /// `arch` is what `--gpu-architecture=` takes, e.g. `sm_90a` (the architecture-specific
+    /// target `wgmma` needs; its CUBIN runs only on sm_90 devices).
+    ///
+    /// # Errors
+    /// As [`Self::compile`]; NVRTC's log says when it does not know `arch`.
+    pub fn compile_for(
+        &self,
+        name: &str,
+        src: &str,
+        arch: &str,
+        extra: &[&str],
+    ) -> Result<Compiled, GpuError> {
+        let cubin = self.nvrtc(name, src, arch, extra, NvrtcOutput::Cubin)?;
         let module = self
             .ctx
             .load_module(Ptx::from_binary(cubin.clone()))
@@ -152,7 +168,7 @@ impl Gpu {
     /// # Errors
     /// [`GpuError::Compile`] with NVRTC's log.
     pub fn compile_to_ptx(&self, name: &str, src: &str) -> Result<String, GpuError> {
-        let bytes = self.nvrtc(name, src, &[], NvrtcOutput::Ptx)?;
+        let bytes = self.nvrtc(name, src, &self.arch.to_string(), &[], NvrtcOutput::Ptx)?;
         String::from_utf8(bytes)
             .map_err(|e| GpuError::Compile(name.to_string(), format!("PTX is not UTF-8: {e}")))
     }
@@ -297,11 +313,12 @@ impl Gpu {
         load_function(&c.module, name)
     }
 
-    /// Runs NVRTC on `src` for this device's architecture.
+    /// Runs NVRTC on `src` for `arch` (`--gpu-architecture=`).
     fn nvrtc(
         &self,
         name: &str,
         src: &str,
+        arch: &str,
         extra: &[&str],
         want: NvrtcOutput,
     ) -> Result<Vec<u8>, GpuError> {
@@ -315,7 +332,7 @@ impl Gpu {
         let prog =
             result::create_program(&csrc, Some(&cname)).map_err(|e| cerr(format!("{e:?}")))?;
         let mut opts = vec![
-            format!("--gpu-architecture={}", self.arch),
+            format!("--gpu-architecture={arch}"),
             "-default-device".to_string(),
         ];
         opts.extend(extra.iter().map(|s| s.to_string()));

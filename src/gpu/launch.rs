@@ -13,6 +13,10 @@
 //! | [`Fa2Fwd`] | `fa2_fwd` (`kernels/fa2_fwd.cu`) |
 //! | [`BankTime`] | `bank_time` (`kernels/bank_time.cu`) |
 //! | [`PtxKernel`] | any `.entry` of a PTX module, with [`ParamBuffer`] parameters |
+//! | [`StsmProbe`] | `stsm_probe`, `stsm_count` (`kernels/hopper_probe.cu`, sm_90) |
+//! | [`CpAsyncProbe`] | `cpasync_src_count` (`kernels/hopper_probe.cu`) |
+//! | [`TmaProbe`] | `tma_probe` (`kernels/hopper_probe.cu`) and `cuTensorMapEncodeTiled` |
+//! | [`WgmmaProbe`] | `wgmma_n<N>_<type>_<ss|rs>_t<A><B>` (`kernels/wgmma_probe.cu`, sm_90a) |
 
 use std::ffi::c_void;
 
@@ -25,6 +29,7 @@ use super::device::{Compiled, Gpu, PtxModule};
 use super::params::{Param, ParamBuffer, entry_param_sizes};
 use crate::sim::instr::MatrixCount;
 use crate::sim::mma::{MmaDtype, MmaShape};
+use crate::sim::tma::TmaSwizzle;
 
 fn derr(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> GpuError {
     move |e| GpuError::Driver(call, format!("{e:?}"))
@@ -621,5 +626,381 @@ impl PtxKernel {
         gpu.stream
             .synchronize()
             .map_err(derr("cuStreamSynchronize"))
+    }
+}
+
+/// `stsm_probe(const unsigned *offs, int kind, unsigned *dump)` and `stsm_count(const unsigned
+/// *offs, int kind, unsigned *out)` (`kernels/hopper_probe.cu`): one warp, one
+/// `stmatrix` (`kind`: the index into [`super::fuzz::STSM_KINDS`]) with lane `l`'s row address
+/// `offs[l]` into [`Self::SMEM_BYTES`] of dynamic shared memory. The probe zeroes shared memory
+/// first, gives lane `l`'s register `r` the halves `0x8000 | l<<3 | r<<1 | h`, and lists the
+/// nonzero 16-bit words afterwards; the count kernel runs the instruction alone (for ncu).
+pub struct StsmProbe {
+    dump: CudaFunction,
+    count: CudaFunction,
+}
+
+impl StsmProbe {
+    /// Dynamic shared memory of every launch, bytes.
+    pub const SMEM_BYTES: u32 = 48 * 1024;
+
+    /// Finds both kernels in `kernels/hopper_probe.cu`'s module.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when one is missing.
+    pub fn load(gpu: &Gpu, c: &Compiled) -> Result<StsmProbe, GpuError> {
+        Ok(StsmProbe {
+            dump: gpu.function(c, "stsm_probe")?,
+            count: gpu.function(c, "stsm_count")?,
+        })
+    }
+
+    /// Runs the probe; returns how many 16-bit words are nonzero afterwards and the first 512 of
+    /// them as (byte offset, value), in address order.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn dump(
+        &self,
+        gpu: &Gpu,
+        offs: &[u32; 32],
+        kind: usize,
+    ) -> Result<(u32, Vec<(u32, u16)>), GpuError> {
+        let s = &gpu.stream;
+        let d_offs = s.clone_htod(offs).map_err(derr("cuMemcpyHtoD"))?;
+        let mut d_dump = s.alloc_zeros::<u32>(513).map_err(derr("cuMemAlloc"))?;
+        let k = kind as i32;
+        // SAFETY: arguments match stsm_probe(const unsigned*, int, unsigned*); offs holds 32
+        // words, dump 513; row addresses were checked against the shared memory given.
+        unsafe {
+            s.launch_builder(&self.dump)
+                .arg(&d_offs)
+                .arg(&k)
+                .arg(&mut d_dump)
+                .launch(one_warp(Self::SMEM_BYTES))
+        }
+        .map_err(derr("cuLaunchKernel stsm_probe"))?;
+        let d: Vec<u32> = s.clone_dtoh(&d_dump).map_err(derr("cuMemcpyDtoH"))?;
+        let n = d[0];
+        let words = d[1..=(n.min(512) as usize)]
+            .iter()
+            .map(|&w| (w >> 16, (w & 0xffff) as u16))
+            .collect();
+        Ok((n, words))
+    }
+
+    /// Runs the instruction alone and waits (one launch for ncu).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn count(&self, gpu: &Gpu, offs: &[u32; 32], kind: usize) -> Result<(), GpuError> {
+        let s = &gpu.stream;
+        let d_offs = s.clone_htod(offs).map_err(derr("cuMemcpyHtoD"))?;
+        let mut d_out = s.alloc_zeros::<u32>(32).map_err(derr("cuMemAlloc"))?;
+        let k = kind as i32;
+        // SAFETY: arguments match stsm_count(const unsigned*, int, unsigned*); offs and out
+        // hold 32 words.
+        unsafe {
+            s.launch_builder(&self.count)
+                .arg(&d_offs)
+                .arg(&k)
+                .arg(&mut d_out)
+                .launch(one_warp(Self::SMEM_BYTES))
+        }
+        .map_err(derr("cuLaunchKernel stsm_count"))?;
+        s.synchronize().map_err(derr("cuStreamSynchronize"))
+    }
+}
+
+/// `cpasync_src_count(const unsigned char *src, const unsigned *src_offs, const unsigned *offs,
+/// unsigned mask, int kind, unsigned *out)` (`kernels/hopper_probe.cu`): the active lanes of
+/// one warp copy with one `cp.async` (`kind`: the index into [`super::fuzz::CP_ASYNC_KINDS`])
+/// from `src + src_offs[l]` to shared offset `offs[l]`, then commit and wait.
+pub struct CpAsyncProbe(CudaFunction);
+
+impl CpAsyncProbe {
+    /// Dynamic shared memory of every launch, bytes.
+    pub const SMEM_BYTES: u32 = 48 * 1024;
+
+    /// Finds the kernel in `kernels/hopper_probe.cu`'s module.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] when it is missing.
+    pub fn load(gpu: &Gpu, c: &Compiled) -> Result<CpAsyncProbe, GpuError> {
+        Ok(CpAsyncProbe(gpu.function(c, "cpasync_src_count")?))
+    }
+
+    /// Launches once and waits. `src` must hold every `src_offs[l] + size` bytes.
+    ///
+    /// # Errors
+    /// [`GpuError::Unsupported`] for a source offset past `src`; [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        src: &DeviceBuffer,
+        (src_offs, offs): (&[u32; 32], &[u32; 32]),
+        mask: u32,
+        kind: usize,
+    ) -> Result<(), GpuError> {
+        let len = src.0.len() as u64;
+        if let Some(o) = src_offs.iter().find(|&&o| o as u64 + 16 > len) {
+            return Err(GpuError::Unsupported(format!(
+                "cp.async source offset {o} is outside the {len}-byte source buffer"
+            )));
+        }
+        let s = &gpu.stream;
+        let d_src_offs = s.clone_htod(src_offs).map_err(derr("cuMemcpyHtoD"))?;
+        let d_offs = s.clone_htod(offs).map_err(derr("cuMemcpyHtoD"))?;
+        let mut d_out = s.alloc_zeros::<u32>(32).map_err(derr("cuMemAlloc"))?;
+        let k = kind as i32;
+        // SAFETY: arguments match cpasync_src_count(const unsigned char*, const unsigned*,
+        // const unsigned*, unsigned, int, unsigned*); every source offset + 16 lies in `src`
+        // (checked above), shared offsets were checked against the shared memory given, out
+        // holds 32 words.
+        unsafe {
+            s.launch_builder(&self.0)
+                .arg(&src.0)
+                .arg(&d_src_offs)
+                .arg(&d_offs)
+                .arg(&mask)
+                .arg(&k)
+                .arg(&mut d_out)
+                .launch(one_warp(Self::SMEM_BYTES))
+        }
+        .map_err(derr("cuLaunchKernel cpasync_src_count"))?;
+        s.synchronize().map_err(derr("cuStreamSynchronize"))
+    }
+}
+
+/// A `CUtensorMap` as the kernel parameter takes it (128 bytes, by value).
+pub type TensorMap = [u64; 16];
+
+/// `tma_probe(const __grid_constant__ TmaMap map, int x0, int y0, unsigned dst_off, unsigned
+/// nbytes, unsigned char *out, unsigned out_bytes)` (`kernels/hopper_probe.cu`): one CTA of 128
+/// threads fills `out_bytes` of shared memory (from a 1024-byte aligned base) with `0xA5`, one
+/// thread copies the box at element coordinates `(x0, y0)` to `base + dst_off` with
+/// `cp.async.bulk.tensor.2d` (mbarrier, `nbytes` expected), and the block copies the
+/// `out_bytes` back.
+pub struct TmaProbe(CudaFunction);
+
+impl TmaProbe {
+    /// Dynamic shared memory of every launch, bytes (64 KiB and the alignment slack).
+    pub const SMEM_BYTES: u32 = 64 * 1024 + 1024;
+
+    /// Finds the kernel and allows it [`Self::SMEM_BYTES`] of dynamic shared memory.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn load(gpu: &Gpu, c: &Compiled) -> Result<TmaProbe, GpuError> {
+        let f = gpu.function(c, "tma_probe")?;
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            Self::SMEM_BYTES as i32,
+        )
+        .map_err(derr("cuFuncSetAttribute"))?;
+        Ok(TmaProbe(f))
+    }
+
+    /// `cuTensorMapEncodeTiled` of a 2-D tensor at `global` (row-major, `dims = [columns, rows]`
+    /// in elements of `elem_bytes` = 1, 2 or 4 bytes, rows `row_stride` bytes apart), box `[box
+    /// columns, box rows]`, `swizzle`; no interleave, no L2 promotion, zero fill. `Ok(Err(..))`
+    /// names the driver's refusal (a result the checks compare with the model, not an error).
+    ///
+    /// # Errors
+    /// [`GpuError::Unsupported`] for another element size.
+    pub fn encode(
+        gpu: &Gpu,
+        global: &DeviceBuffer,
+        elem_bytes: u32,
+        dims: [u64; 2],
+        row_stride: u64,
+        box_dims: [u32; 2],
+        swizzle: TmaSwizzle,
+    ) -> Result<Result<TensorMap, String>, GpuError> {
+        use cudarc::driver::sys::{
+            self, CUresult, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
+            CUtensorMapL2promotion, CUtensorMapSwizzle,
+        };
+        let dt = match elem_bytes {
+            1 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            2 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            4 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            e => {
+                return Err(GpuError::Unsupported(format!(
+                    "TMA element size {e} bytes; the probe takes 1, 2 or 4"
+                )));
+            }
+        };
+        let sw = match swizzle {
+            TmaSwizzle::None => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            TmaSwizzle::B32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            TmaSwizzle::B64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            TmaSwizzle::B128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        };
+        gpu.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
+        // The driver wants the map 64-byte aligned: cudarc's CUtensorMap is (128 for CUDA 13).
+        let mut map = sys::CUtensorMap { opaque: [0; 16] };
+        let strides = [row_stride];
+        let elem_strides = [1u32, 1];
+        // SAFETY: `map` is a writable, aligned CUtensorMap; the dimension, stride, box and
+        // element-stride arrays hold rank (2) or rank - 1 entries; `global` is a live device
+        // allocation whose address the driver only records.
+        let r = unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut map,
+                dt,
+                2,
+                global.addr(gpu) as *mut std::ffi::c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                box_dims.as_ptr(),
+                elem_strides.as_ptr(),
+                CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                sw,
+                CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        };
+        Ok(if r == CUresult::CUDA_SUCCESS {
+            Ok(map.opaque)
+        } else {
+            Err(format!("{r:?}"))
+        })
+    }
+
+    /// Launches the probe with `map` (from [`Self::encode`], over memory that is still alive)
+    /// and returns the `out_bytes` of shared memory from the aligned base.
+    ///
+    /// # Errors
+    /// [`GpuError::Unsupported`] when `out_bytes` does not fit; [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        map: &TensorMap,
+        (x0, y0): (i32, i32),
+        dst_off: u32,
+        nbytes: u32,
+        out_bytes: u32,
+    ) -> Result<Vec<u8>, GpuError> {
+        if out_bytes > Self::SMEM_BYTES - 1024 {
+            return Err(GpuError::Unsupported(format!(
+                "{out_bytes} bytes of shared memory read back; the probe has {}",
+                Self::SMEM_BYTES - 1024
+            )));
+        }
+        let s = &gpu.stream;
+        let mut d_out = s
+            .alloc_zeros::<u8>(out_bytes as usize)
+            .map_err(derr("cuMemAlloc"))?;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: Self::SMEM_BYTES,
+        };
+        // SAFETY: arguments match tma_probe(TmaMap (128 bytes by value), int, int, unsigned,
+        // unsigned, unsigned char*, unsigned); the map describes live device memory; out holds
+        // out_bytes, which fit the shared memory given past the alignment slack.
+        unsafe {
+            s.launch_builder(&self.0)
+                .arg(map)
+                .arg(&x0)
+                .arg(&y0)
+                .arg(&dst_off)
+                .arg(&nbytes)
+                .arg(&mut d_out)
+                .arg(&out_bytes)
+                .launch(cfg)
+        }
+        .map_err(derr("cuLaunchKernel tma_probe"))?;
+        s.clone_dtoh(&d_out).map_err(derr("cuMemcpyDtoH"))
+    }
+}
+
+/// The kernels of `kernels/wgmma_probe.cu` (`wgmma_n<N>_<f16|bf16>_<ss|rs>_t<A><B>`, sm_90a):
+/// `(const uint4 *img, unsigned img_words16, const unsigned long long *desc, int kblocks, const
+/// unsigned *aregs, float *out)`, one warpgroup (128 threads): the image is copied to dynamic
+/// shared memory from a 1024-byte aligned base, then `kblocks` wgmma with descriptors
+/// `desc[2kb]` (A) and `desc[2kb + 1]` (B) (start addresses relative to the base), A from
+/// registers `aregs[(kb*128 + thread)*4 + j]` for `rs` kernels; `out[thread*(N/2) + i]` = the
+/// accumulators.
+pub struct WgmmaProbe;
+
+impl WgmmaProbe {
+    /// The kernel's name for N, input type, A from registers or not, and the transposes
+    /// (`imm-trans-a`, `imm-trans-b`: 1 for MN-major; A's is 0 when it comes from registers).
+    pub fn kernel_name(n: u32, dtype: MmaDtype, a_regs: bool, ta: u32, tb: u32) -> String {
+        format!(
+            "wgmma_n{n}_{}_{}_t{}{tb}",
+            dtype.name(),
+            if a_regs { "rs" } else { "ss" },
+            if a_regs { 0 } else { ta }
+        )
+    }
+
+    /// Runs kernel `name` of `c` on the shared-memory image `img` (a multiple of 16 bytes) with
+    /// the descriptors `desc` (two per k block) and, for `rs` kernels, A registers `aregs` (`kb
+    /// * 128 * 4` words); returns the 128 threads' `n / 2` accumulators, thread-major.
+    ///
+    /// # Errors
+    /// [`GpuError::Unsupported`] for an image that is not whole 16-byte words or too large,
+    /// descriptors or registers of the wrong count; [`GpuError::Driver`].
+    pub fn run(
+        gpu: &Gpu,
+        c: &Compiled,
+        name: &str,
+        (img, desc, aregs): (&[u8], &[u64], Option<&[u32]>),
+        n: u32,
+    ) -> Result<Vec<f32>, GpuError> {
+        let kblocks = desc.len() / 2;
+        let bad = |what: String| Err(GpuError::Unsupported(what));
+        if img.is_empty() || img.len() % 16 != 0 || img.len() > 200 * 1024 {
+            return bad(format!("wgmma image of {} bytes", img.len()));
+        }
+        if desc.len() % 2 != 0 || kblocks == 0 {
+            return bad(format!(
+                "{} wgmma descriptors (two per k block)",
+                desc.len()
+            ));
+        }
+        if aregs.is_some_and(|a| a.len() != kblocks * 128 * 4) {
+            return bad(format!("A registers for {kblocks} k blocks"));
+        }
+        let f = gpu.function(c, name)?;
+        let dyn_smem = img.len() as u32 + 1024;
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            dyn_smem as i32,
+        )
+        .map_err(derr("cuFuncSetAttribute"))?;
+        let s = &gpu.stream;
+        let d_img = s.clone_htod(img).map_err(derr("cuMemcpyHtoD"))?;
+        let d_desc = s.clone_htod(desc).map_err(derr("cuMemcpyHtoD"))?;
+        let d_a = match aregs {
+            Some(a) => Some(s.clone_htod(a).map_err(derr("cuMemcpyHtoD"))?),
+            None => None,
+        };
+        let mut d_out = s
+            .alloc_zeros::<f32>(128 * (n / 2) as usize)
+            .map_err(derr("cuMemAlloc"))?;
+        let (words, kb) = ((img.len() / 16) as u32, kblocks as i32);
+        let null = 0u64;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: dyn_smem,
+        };
+        let mut b = s.launch_builder(&f);
+        b.arg(&d_img).arg(&words).arg(&d_desc).arg(&kb);
+        match &d_a {
+            Some(a) => b.arg(a),
+            None => b.arg(&null),
+        };
+        b.arg(&mut d_out);
+        // SAFETY: arguments match the kernels' (const uint4*, unsigned, const unsigned long
+        // long*, int, const unsigned*, float*); img holds `words` 16-byte words (the dynamic
+        // shared memory has them plus the alignment slack), desc two per k block, aregs (or
+        // null for ss kernels, which do not read it) kblocks*128*4 words, out 128 * n/2 floats.
+        unsafe { b.launch(cfg) }.map_err(derr("cuLaunchKernel wgmma"))?;
+        s.clone_dtoh(&d_out).map_err(derr("cuMemcpyDtoH"))
     }
 }

@@ -14,7 +14,8 @@
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
 //! * [`fuzz`]: random warp requests for `verify --fuzz N`;
 //! * [`source_view`]: per-PTX-line counters from Nsight Compute's source page;
-//! * [`ptx_check`]: `verify --ptx`'s verdicts, simulated CTA against measured counters.
+//! * [`ptx_check`]: `verify --ptx`'s verdicts, simulated CTA against measured counters;
+//! * [`hopper_check`]: the Hopper groups' cases, expected results and comparisons (pure).
 //!
 //! Kernels (`kernels/*.cu`) are compiled into the binary with `include_str!` and built by NVRTC
 //! for the device's own architecture.
@@ -22,6 +23,7 @@
 pub mod compare;
 pub mod device;
 pub mod fuzz;
+pub mod hopper_check;
 pub mod launch;
 pub mod ncu;
 pub mod params;

@@ -16,8 +16,11 @@
 //! measured under ncu launches itself in a child process: add a [`Probe`] variant. PTX kernels
 //! (hand-written or from `src/ptx/`) load through [`Gpu::load_ptx`] and launch by name with
 //! packed parameters ([`crate::gpu::launch::PtxKernel`], [`crate::gpu::params`]); the [`ptx`]
-//! group checks that path end to end and is where `verify --ptx FILE` belongs. Hopper checks (`stmatrix`, `cp.async`, TMA, `wgmma`) are new groups
-//! the same way.
+//! group checks that path end to end and is where `verify --ptx FILE` belongs.
+//!
+//! The Hopper groups (`stmatrix`, `cp.async`, `tma`, `wgmma`; shared parts in [`hopper`], the
+//! pure comparisons in [`crate::gpu::hopper_check`]) run only on an sm_90 device; elsewhere each
+//! is one SKIPPED row. `--group NAME` (repeatable) runs only the named groups.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,17 +33,22 @@ use super::tools::Tools;
 use crate::sim::arch::Arch;
 
 pub mod check;
+pub mod cpasync;
 pub mod fa2;
 pub mod fragments;
 pub mod gemm;
+pub mod hopper;
 pub mod kernel;
 pub mod lessons;
 pub mod occupancy;
 pub mod plan;
 pub mod progress;
 pub mod ptx;
+pub mod stmatrix;
 pub mod timing;
+pub mod tma;
 pub mod wavefronts;
+pub mod wgmma;
 
 pub use check::{Check, Report, Tally, Verdict};
 pub use plan::{Options, Plan};
@@ -70,7 +78,16 @@ pub const GROUPS: &[Group] = &[
     fa2::GROUP,
     timing::GROUP,
     ptx::GROUP,
+    stmatrix::GROUP,
+    cpasync::GROUP,
+    tma::GROUP,
+    wgmma::GROUP,
 ];
+
+/// The names of [`GROUPS`], comma-separated (for messages).
+pub fn group_names() -> String {
+    GROUPS.iter().map(|g| g.name).collect::<Vec<_>>().join(", ")
+}
 
 /// What a run's measurements are labelled with (the provenance of measured files).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -212,7 +229,8 @@ pub fn sass_listing(
         .map_err(|e| Box::new(Check::new("sass", name, "-", "-", false, format!("{e:#}"))))
 }
 
-/// Runs every group of [`GROUPS`] and returns all rows, in order.
+/// Runs every group of [`GROUPS`] (those of `plan.groups` when it names any) and returns all
+/// rows, in order.
 ///
 /// # Errors
 /// The first group that could not run (a driver error, a kernel that does not compile); checks
@@ -220,6 +238,9 @@ pub fn sass_listing(
 pub fn run(plan: &Plan, ctx: &mut Context<'_>) -> anyhow::Result<Vec<Check>> {
     let mut rows = Vec::new();
     for g in GROUPS {
+        if !plan.groups.is_empty() && !plan.groups.iter().any(|n| n == g.name) {
+            continue;
+        }
         rows.extend((g.run)(ctx, plan).with_context(|| format!("verify group {}", g.name))?);
     }
     Ok(rows)
@@ -235,6 +256,10 @@ pub enum Probe {
     Gemm,
     /// `--probe-fa2`: every FlashAttention-2 case once ([`fa2::CASES`]).
     Fa2,
+    /// `--probe-stmatrix FILE`: `stsm_count` once per record of FILE ([`stmatrix::probe`]).
+    Stmatrix(PathBuf),
+    /// `--probe-cpasync FILE`: `cpasync_src_count` once per record of FILE ([`cpasync::probe`]).
+    CpAsync(PathBuf),
 }
 
 /// Runs a probe on the GPU; returns a line for stdout (ncu skips it).
@@ -247,5 +272,7 @@ pub fn run_probe(p: &Probe) -> anyhow::Result<String> {
         Probe::Records(file) => wavefronts::probe(&gpu, file),
         Probe::Gemm => gemm::probe(&gpu),
         Probe::Fa2 => fa2::probe(&gpu),
+        Probe::Stmatrix(file) => stmatrix::probe(&gpu, file),
+        Probe::CpAsync(file) => cpasync::probe(&gpu, file),
     }
 }

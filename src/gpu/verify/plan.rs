@@ -30,6 +30,12 @@ pub struct Options {
     pub save_measured: Option<PathBuf>,
     /// The command line, as the provenance of measured files records it.
     pub command: String,
+    /// Run only these groups (names of [`super::GROUPS`]); empty: all.
+    pub groups: Vec<String>,
+    /// Random requests for each of the `stmatrix` and `cp.async` groups (seed [`Self::seed`]).
+    pub hopper_fuzz: usize,
+    /// Where the Hopper groups write what they measured (one JSON file per group), if anywhere.
+    pub save_hopper: Option<PathBuf>,
 }
 
 /// A resolved run.
@@ -49,15 +55,34 @@ pub struct Plan {
     pub save_measured: Option<PathBuf>,
     /// The command line (for the provenance of measured files).
     pub command: String,
+    /// The groups to run (empty: all).
+    pub groups: Vec<String>,
+    /// The `stmatrix` group's requests: the structured ones, then `hopper_fuzz` random ones
+    /// (`stsm.<seed>.*`).
+    pub stmatrix_records: Vec<Record>,
+    /// The `cp.async` group's requests (with `global_addresses`): the structured ones, then
+    /// `hopper_fuzz` random ones (`cpasync.<seed>.*`).
+    pub cp_async_records: Vec<Record>,
+    /// Where the Hopper groups write what they measured.
+    pub save_hopper: Option<PathBuf>,
 }
 
 impl Plan {
     /// Resolves the options.
     ///
     /// # Errors
-    /// An unknown lesson name; an unreadable or malformed `--records` file; a lesson step that
-    /// cannot be simulated.
+    /// An unknown lesson or group name; an unreadable or malformed `--records` file; a lesson
+    /// step that cannot be simulated.
     pub fn new(o: &Options) -> anyhow::Result<Plan> {
+        for g in &o.groups {
+            if !super::GROUPS.iter().any(|x| x.name == g) {
+                anyhow::bail!(
+                    "--group '{}' is not a group; allowed: {}",
+                    g.escape_default(),
+                    super::group_names()
+                );
+            }
+        }
         let mut lessons = lessons::builtin()?;
         if let Some(name) = &o.lesson {
             let one = lessons::find(&lessons, name)?.clone();
@@ -73,6 +98,10 @@ impl Plan {
         }
         recs.extend(super::lessons::requests(&lessons)?);
         recs.extend(fuzz::records(o.fuzz, o.seed));
+        let mut stmatrix_records = super::stmatrix::structured();
+        stmatrix_records.extend(fuzz::stmatrix_records(o.hopper_fuzz, o.seed));
+        let mut cp_async_records = super::cpasync::structured();
+        cp_async_records.extend(fuzz::cp_async_records(o.hopper_fuzz, o.seed));
         Ok(Plan {
             lessons,
             records: recs,
@@ -80,6 +109,10 @@ impl Plan {
             mismatches: o.mismatches.clone(),
             save_measured: o.save_measured.clone(),
             command: o.command.clone(),
+            groups: o.groups.clone(),
+            stmatrix_records,
+            cp_async_records,
+            save_hopper: o.save_hopper.clone(),
         })
     }
 }
