@@ -10,6 +10,7 @@
 // variants: all
 // step 0: st.shared.b32 - st.shared.b32: the C fragment's first column pair, rows 0-7
 // step 1: st.shared.b32 - st.shared.b32: the same pairs for rows 8-15
+// step 2: stmatrix.x4 - stmatrix.x4: the whole 16x16 block in one instruction
 
 // A tile layout, as tilelab's sim::layout::Layout: element (r, c) -> byte offset.
 struct Lay {
@@ -52,6 +53,7 @@ extern "C" __global__ void lesson_stmatrix_epilogue(unsigned *out, int step, int
     unsigned d[4] = {0u, 0u, 0u, 0u};
     unsigned s0[4] = {0u, 0u, 0u, 0u};
     unsigned s1[4] = {0u, 0u, 0u, 0u};
+    unsigned s2[4] = {0u, 0u, 0u, 0u};
     float acc[4][4] = {};
     unsigned s_packed[4] = {0u, 0u, 0u, 0u};
     (void)acc;
@@ -77,6 +79,15 @@ extern "C" __global__ void lesson_stmatrix_epilogue(unsigned *out, int step, int
             s1[1] = s1[2] = s1[3] = 0u;
             __syncwarp();
             for (int q = 0; q < 4; ++q) d[q] = s1[q];
+        }
+        if (step >= 2) { // stmatrix.x4: the whole 16x16 block in one instruction
+            unsigned r, c;
+            { const unsigned mr[4] = {0u, 8u, 0u, 8u}, mc[4] = {0u, 0u, 8u, 8u}; const unsigned m = (lane / 8) % 4u; r = mr[m] + lane % 8; c = mc[m]; }
+            const unsigned a = sbase + base0[layout] + lay_off(lay0[layout], r, c);
+            for (int q = 0; q < 4; ++q) s2[q] = q < 4 ? (lane << 16) | (unsigned)q : 0u;
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(s2[0]), "r"(s2[1]), "r"(s2[2]), "r"(s2[3]) : "memory");
+            __syncwarp();
+            for (int q = 0; q < 4; ++q) d[q] = s2[q];
         }
     }
     for (int q = 0; q < 4; ++q) out[lane * 4 + q] = d[q];

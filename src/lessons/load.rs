@@ -486,14 +486,11 @@ impl Validator<'_> {
         } else {
             let instruction = Instruction::parse(&s.instruction)
                 .map_err(|e| self.err(format!("{f}.instruction"), e.to_string()))?;
-            if matches!(
-                instruction,
-                Instruction::Stmatrix { .. } | Instruction::CpAsync(_)
-            ) {
+            if matches!(instruction, Instruction::CpAsync(_)) {
                 return Err(self.err(
                     format!("{f}.instruction"),
                     format!(
-                        "'{}' is not available in lessons yet; allowed: ld.shared.*, st.shared.*, ldmatrix.*, mma.*",
+                        "'{}' is not available in lessons (its cost needs global source addresses); allowed: ld.shared.*, st.shared.*, ldmatrix.*, stmatrix.*, mma.*",
                         s.instruction
                     ),
                 ));
@@ -709,7 +706,8 @@ impl Validator<'_> {
         raw: &RawLanePattern,
         instruction: Instruction,
     ) -> Result<LanePattern, LessonError> {
-        let is_ldm = matches!(instruction, Instruction::Ldmatrix { .. });
+        // ldmatrix and stmatrix: lanes give 16-byte row addresses of 8x8 matrices.
+        let is_ldm = instruction.matrices().is_some();
         let a = match raw {
             RawLanePattern::Sweep { row, col, stride } => LanePattern::Sweep {
                 row: *row,
@@ -735,11 +733,11 @@ impl Validator<'_> {
                 col: *col,
             },
             RawLanePattern::Ldmatrix { matrices } => {
-                let Instruction::Ldmatrix { num, .. } = instruction else {
+                let Some(num) = instruction.matrices() else {
                     return Err(self.err(
                         format!("{f}.kind"),
                         format!(
-                            "'ldmatrix' access needs an ldmatrix instruction, not {instruction}"
+                            "'ldmatrix' access needs an ldmatrix or stmatrix instruction, not {instruction}"
                         ),
                     ));
                 };
@@ -797,7 +795,7 @@ impl Validator<'_> {
                 LanePattern::Ldmatrix { .. } | LanePattern::Coords(_) | LanePattern::Affine { .. }
             )
         {
-            return Err(self.err(format!("{f}.kind"), "ldmatrix steps use kind = \"ldmatrix\" (or \"affine\"/\"coords\" giving row addresses)"));
+            return Err(self.err(format!("{f}.kind"), "ldmatrix and stmatrix steps use kind = \"ldmatrix\" (or \"affine\"/\"coords\" giving row addresses)"));
         }
         Ok(a)
     }

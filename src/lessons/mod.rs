@@ -154,14 +154,7 @@ impl Step {
     /// PTX spelling of the instruction.
     pub fn ptx(&self) -> String {
         match &self.op {
-            StepOp::Shared { instruction, .. } => match instruction {
-                Instruction::Ldmatrix { num, trans } => format!(
-                    "ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16",
-                    num.count(),
-                    if *trans { ".trans" } else { "" }
-                ),
-                i => i.to_string(),
-            },
+            StepOp::Shared { instruction, .. } => instruction.full_ptx(),
             StepOp::Mma { shape, dtype } => shape.ptx(*dtype),
         }
     }

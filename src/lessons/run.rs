@@ -239,13 +239,13 @@ fn run_shared(
             ),
         ));
     }
-    if matches!(ins, Instruction::Ldmatrix { .. }) && eb != 2 {
+    if ins.matrices().is_some() && eb != 2 {
         return Err(invalid(
             lesson,
             step,
             &spec,
             format!(
-                "ldmatrix loads b16 elements but tile '{}' has {eb}-byte elements",
+                "{ins} moves b16 elements but tile '{}' has {eb}-byte elements",
                 t.name
             ),
         ));

@@ -12,9 +12,10 @@
 //!   `sim::smem::SharedMemory::with_b16_indices`), so every loaded value names its address;
 //! * the warp then runs the steps of variant `variant` (index into the lesson's `variants`)
 //!   whose file index (0-based) is `<= step`, in order, under layout `layout` (index into the
-//!   lesson's `layouts`), with inline PTX `ld.shared`/`st.shared`/`ldmatrix`/`mma.sync`;
+//!   lesson's `layouts`), with inline PTX `ld.shared`/`st.shared`/`ldmatrix`/`stmatrix`/
+//!   `mma.sync` (a lesson with a `stmatrix` step compiles for sm_90 only);
 //! * `out[lane*4 + r]` receives register `r` of the last step run: the loaded registers for
-//!   loads, the source registers for stores (`lane << 16 | r`), the D registers (f32 bits) for
+//!   loads, the source registers for stores (`lane << 16 | r`, also for `stmatrix`), the D registers (f32 bits) for
 //!   mma. Unused registers are 0.
 //!
 //! # Which registers an mma uses
@@ -386,8 +387,20 @@ fn emit_shared(s: &mut String, ins: Instruction, si: usize) {
                 outs.join(", ")
             )
         }
-        // The loader rejects these in lessons; a kernel that names one does not compile.
-        Instruction::Stmatrix { .. } | Instruction::CpAsync(_) => {
+        // stmatrix (sm_90): every lane sends `lane << 16 | q` in register q, as st.shared does.
+        Instruction::Stmatrix { num, trans } => {
+            let t = if trans { ".trans" } else { "" };
+            let k = num.count();
+            let regs: Vec<String> = (1..=k).map(|i| format!("%{i}")).collect();
+            let ins: Vec<String> = (0..k).map(|i| format!("\"r\"({v}[{i}])")).collect();
+            format!(
+                "for (int q = 0; q < 4; ++q) {v}[q] = q < {k} ? (lane << 16) | (unsigned)q : 0u;\n            asm volatile(\"stmatrix.sync.aligned.m8n8.x{k}{t}.shared.b16 [%0], {{{}}};\" :: \"r\"(a), {} : \"memory\");\n            __syncwarp();",
+                regs.join(", "),
+                ins.join(", ")
+            )
+        }
+        // The loader rejects it in lessons; a kernel that names one does not compile.
+        Instruction::CpAsync(_) => {
             format!("#error \"{ins}: lesson kernels do not generate this instruction\"")
         }
     };

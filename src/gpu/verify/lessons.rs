@@ -2,7 +2,8 @@
 //! shared-memory and tensor-core instructions of its steps, and after every load step each
 //! lane's registers hold what the simulator says (shared memory filled with b16 indices, so
 //! each value names its address). The lessons' requests are measured by the `wavefronts` group
-//! ([`requests`]).
+//! ([`requests`]; stmatrix steps by the `stmatrix` group). A lesson with a `stmatrix` step is one
+//! SKIPPED row on a device that is not sm_90.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use crate::gpu::sass;
 use crate::gpu::source::lesson::kernel_source;
 use crate::lessons::{Lesson, StepOp, run};
 use crate::records::Record;
+use crate::sim::arch::Arch;
 use crate::sim::bank::WarpRequest;
 use crate::sim::instr::Instruction;
 use crate::sim::ldmatrix;
@@ -55,6 +57,28 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
     let smem = SharedMemory::with_b16_indices(64 * 1024);
     let mut out = Vec::new();
     for lesson in &plan.lessons {
+        let stsm = lesson.steps.iter().any(|st| {
+            matches!(
+                st.op,
+                StepOp::Shared {
+                    instruction: Instruction::Stmatrix { .. },
+                    ..
+                }
+            )
+        });
+        if stsm && ctx.arch != Arch::Sm90 {
+            out.push(Check::skipped(
+                "sass",
+                format!("lesson {}: SASS and registers", lesson.name),
+                "-",
+                "-",
+                format!(
+                    "its stmatrix step needs an sm_90 (Hopper) GPU; this device is {}",
+                    ctx.arch
+                ),
+            ));
+            continue;
+        }
         let fname = lesson.kernel_function();
         let compiled = gpu.compile(&lesson.kernel, &kernel_source(lesson))?;
         out.push(

@@ -45,7 +45,8 @@ pub struct Plan {
     pub lessons: Vec<Lesson>,
     /// Every warp request the wavefront checks measure under ncu, in order: the built-in H200
     /// records (named `h200.*`), the `--records` files, one request per (lesson step, layout)
-    /// (`lesson.*`), the `--fuzz` requests (`fuzz.<seed>.*`).
+    /// (`lesson.*`; stmatrix steps go to [`Self::stmatrix_records`]), the `--fuzz` requests
+    /// (`fuzz.<seed>.*`).
     pub records: Vec<Record>,
     /// Do not run Nsight Compute (its checks are skipped).
     pub no_ncu: bool,
@@ -57,8 +58,8 @@ pub struct Plan {
     pub command: String,
     /// The groups to run (empty: all).
     pub groups: Vec<String>,
-    /// The `stmatrix` group's requests: the structured ones, then `hopper_fuzz` random ones
-    /// (`stsm.<seed>.*`).
+    /// The `stmatrix` group's requests: the structured ones, the lessons' stmatrix steps
+    /// (`lesson.*`), then `hopper_fuzz` random ones (`stsm.<seed>.*`).
     pub stmatrix_records: Vec<Record>,
     /// The `cp.async` group's requests (with `global_addresses`): the structured ones, then
     /// `hopper_fuzz` random ones (`cpasync.<seed>.*`).
@@ -96,9 +97,16 @@ impl Plan {
         for p in &o.records {
             recs.extend(records::load(p)?);
         }
-        recs.extend(super::lessons::requests(&lessons)?);
+        // Lesson steps: ld/st/ldmatrix go to the probe of the wavefronts group, stmatrix steps
+        // (sm_90) to the stmatrix group.
+        let (lesson_stsm, lesson_other): (Vec<Record>, Vec<Record>) =
+            super::lessons::requests(&lessons)?
+                .into_iter()
+                .partition(|r| fuzz::kind_in(&fuzz::STSM_KINDS, &r.instruction).is_some());
+        recs.extend(lesson_other);
         recs.extend(fuzz::records(o.fuzz, o.seed));
         let mut stmatrix_records = super::stmatrix::structured();
+        stmatrix_records.extend(lesson_stsm);
         stmatrix_records.extend(fuzz::stmatrix_records(o.hopper_fuzz, o.seed));
         let mut cp_async_records = super::cpasync::structured();
         cp_async_records.extend(fuzz::cp_async_records(o.hopper_fuzz, o.seed));
