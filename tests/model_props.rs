@@ -3,7 +3,7 @@
 
 use ndarray::Array2;
 use proptest::prelude::*;
-use tilelab::sim::bank::{NUM_BANKS, RequestCost, WarpRequest, bank_of, schedule};
+use tilelab::sim::bank::{NUM_BANKS, NotModelled, RequestCost, WarpRequest, bank_of, schedule};
 use tilelab::sim::instr::{AccessWidth, Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{self, MmaDtype, MmaShape, Operand};
@@ -371,16 +371,31 @@ fn cp_async_request() -> impl Strategy<Value = (WarpRequest, bool)> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
-    /// cp.async: `cost` and the per-wavefront `schedule` agree; every lane write lands in
-    /// exactly one wavefront, no bank holds two words in one wavefront; when each unit reads
-    /// one 128-byte line the count is the no-merge store rule (the most lane writes in one bank,
-    /// per unit), written here independently.
+    /// cp.async: `cost` and the per-wavefront `schedule` agree; a request whose units do not
+    /// each read distinct pieces of one 128-byte line is not modelled (no wavefronts, no
+    /// number); otherwise every lane write lands in exactly one wavefront, no bank holds two
+    /// words in one wavefront, and the count is the no-merge store rule (the most lane writes in
+    /// one bank, per unit), written here independently.
     #[test]
     fn cp_async_schedule_agrees_and_one_line_units_are_the_store_rule((r, one_line) in cp_async_request()) {
         let s = schedule(&r);
         prop_assert_eq!(s.cost(), r.cost());
         prop_assert_eq!(r.cost_portable(), r.cost());
-        let w = r.instruction.bytes_per_address();
+        let w = r.instruction.bytes_per_address() as u64;
+        let g = r.global_addrs.as_ref().unwrap();
+        let unit = 128 / w as usize;
+        let in_class = (0..32).step_by(unit).all(|u| {
+            let act: Vec<usize> = (u..u + unit).filter(|&l| r.active_mask >> l & 1 == 1).collect();
+            act.iter().all(|&l| g[l] / 128 == g[act[0]] / 128)
+                && act.iter().enumerate().all(|(i, &l)| act[..i].iter().all(|&k| g[k] != g[l]))
+        });
+        prop_assert!(!one_line || in_class);
+        if !in_class {
+            prop_assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSpreadSources));
+            prop_assert!(s.wavefronts.is_empty());
+            return Ok(());
+        }
+        let w = w as u32;
         let mut seen = 0usize;
         for wf in &s.wavefronts {
             for b in 0..NUM_BANKS {
@@ -399,8 +414,7 @@ proptest! {
         }
         let active = (0..32).filter(|l| r.active_mask >> l & 1 == 1).count();
         prop_assert_eq!(seen, active * (w.max(4) / 4) as usize);
-        if one_line {
-            let unit = 128 / w as usize;
+        {
             let mut want = 0;
             for u in 0..32 / unit {
                 let mut per_bank = [0u32; 32];

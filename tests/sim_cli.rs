@@ -737,14 +737,18 @@ fn replay_json_honours_mismatches() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// cp.async in replay records: with `global_addresses` the model costs it (the H200's
-/// `cp.async.ca.shared.global.4.pairs_same.src16`: 5 wavefronts, 4 conflicts), without them or
-/// for `.cg` every output says `not modelled` and gives no number.
+/// cp.async in replay records: with `global_addresses` one line per unit the model costs it (the
+/// H200's `cp.async.ca.shared.global.4.pairs_same.src4`: 2 wavefronts, 1 conflict); with sources
+/// spread over lines (`pairs_same.src16`, measured 5), without sources, or for `.cg` every output
+/// says `not modelled` and gives no number.
 #[test]
 fn replay_costs_cp_async_with_sources_and_says_not_modelled_otherwise() {
     let offs: Vec<u32> = (0..32).map(|l| 4096 + (l / 2) * 4).collect();
     let src: Vec<u64> = (0..32).map(|l| 16 * l).collect();
+    let src4: Vec<u64> = (0..32).map(|l| 4 * l).collect();
     let recs = serde_json::json!([
+        {"name": "pairs_same.src4", "instruction": "cp.async.ca.shared.global.4",
+         "lane_byte_offsets": offs, "global_addresses": src4, "wavefronts": 2, "bank_conflicts": 1},
         {"name": "pairs_same.src16", "instruction": "cp.async.ca.shared.global.4",
          "lane_byte_offsets": offs, "global_addresses": src, "wavefronts": 5, "bank_conflicts": 4},
         {"name": "no_sources", "instruction": "cp.async.ca.shared.global.4",
@@ -774,10 +778,14 @@ fn replay_costs_cp_async_with_sources_and_says_not_modelled_otherwise() {
         out.contains("1 record(s) not modelled: cp.async.ca's shared-side cost depends"),
         "{out}"
     );
+    assert!(
+        out.contains("1 record(s) not modelled: a unit of this cp.async.ca reads from several"),
+        "{out}"
+    );
     let v = json(&["sim", "replay", f, "--json"]);
     assert_eq!(
         (v[0]["wavefronts"].as_u64(), v[0]["bank_conflicts"].as_u64()),
-        (Some(5), Some(4))
+        (Some(2), Some(1))
     );
     for r in &v.as_array().unwrap()[1..] {
         assert!(r["wavefronts"].is_null() && r["match"].is_null(), "{r}");

@@ -30,19 +30,18 @@
 //! * `stmatrix.x{1,2,4}[.trans]` (sm_90): like `ldmatrix`, one unit per matrix (measured: all
 //!   570 records of `tests/data/h200_stmatrix_2026-11-30.json`, wavefronts in
 //!   `..._mem_shared_op_st.sum`);
-//! * `cp.async.ca` of 4, 8 or 16 bytes (`LDGSTS.E[.64|.128]`): the units of an `st.shared` of
-//!   that width (never packed), and inside a unit the lanes are grouped by the **128-byte global
-//!   line their source lies in** ([`WarpRequest::global_addrs`]; groups in the order of their
-//!   lowest lane). A group is written in passes, one write per bank per pass, and writes of
-//!   different lanes to the same word are **not merged** (32 lanes copying into one word: 32
-//!   passes, where `st.shared` takes 1). Group `g` starts one wavefront after group `g - 1`
-//!   started, or later: not before every earlier group of the unit that writes one of its banks
-//!   has finished. The unit costs until its last group finishes; units follow one another. With
-//!   the usual tile copy (lane `l` reads `src + size·l`, `src` 128-byte aligned) each unit is one
-//!   line, and this is the store rule without merging. Measured on the H200
-//!   (`tests/data/h200_cpasync_2026-11-30.json`): all 129 `.ca` records, 56 of them with sources
-//!   spread over several lines per unit; bank conflicts = wavefronts − units. Without the global
-//!   source addresses the cost is **not modelled** ([`NotModelled::CpAsyncSourcesUnknown`]).
+//! * `cp.async.ca` of 4, 8 or 16 bytes (`LDGSTS.E[.64|.128]`), modelled **only when every unit
+//!   reads distinct `size`-byte pieces of one 128-byte global line** ([`WarpRequest::global_addrs`];
+//!   units as an `st.shared` of that width: warp, half-warps, quarter-warps, 128 bytes each):
+//!   the tile copy, where each unit reads one L1 line, every L1 bank at most once. Then a unit
+//!   costs the store rule **without merging**: the largest number of lane writes landing in one
+//!   bank (32 lanes copying into one word: 32 wavefronts, where `st.shared` takes 1); bank
+//!   conflicts = wavefronts − units. Measured on the H200: all 77 such records of
+//!   `tests/data/h200_cpasync_2026-11-30.json` and all 22 such random and structured requests of
+//!   `tests/data/h200_cpasync_verify_2026-11-30.json` (wavefronts and conflicts). Everything else
+//!   is **not modelled** ([`NotModelled`]): no sources given; a unit reading several lines or one
+//!   address twice. A rule grouping lanes by source line fitted all 129 records of the first
+//!   file but failed 29 of 77 random requests measured afterwards (docs/wavefront-model.md).
 //! * `cp.async.cg` (`LDGSTS.E.BYPASS.128`): **not modelled** ([`NotModelled::CpAsyncCg`]): on the
 //!   H200 no L1TEX shared-memory wavefront counter moves for it (41 records: the launch's
 //!   `l1tex__data_pipe_lsu_wavefronts_mem_shared.sum` is only the kernel's 4 `op_misc`
@@ -89,6 +88,10 @@ pub enum NotModelled {
     /// `cp.async.ca` without each lane's global source address: its shared-side cost depends on
     /// which 128-byte lines the sources lie in.
     CpAsyncSourcesUnknown,
+    /// `cp.async.ca` with a unit whose lanes read from more than one 128-byte global line, or
+    /// two of them the same bytes: measured on the H200, no rule found yet holds for these (a
+    /// source-line rule that fitted 129 records failed 29 of 77 random ones).
+    CpAsyncSpreadSources,
 }
 
 impl std::fmt::Display for NotModelled {
@@ -99,6 +102,9 @@ impl std::fmt::Display for NotModelled {
             }
             NotModelled::CpAsyncSourcesUnknown => {
                 "not modelled: cp.async.ca's shared-side cost depends on which 128-byte global lines the lanes' sources lie in; give each lane's global source address"
+            }
+            NotModelled::CpAsyncSpreadSources => {
+                "not modelled: a unit of this cp.async.ca reads from several 128-byte global lines or two lanes read the same bytes; only units reading distinct pieces of one line (the tile copy) are modelled (H200: 29 of 77 random spread requests broke the best rule found)"
             }
         })
     }
@@ -478,8 +484,8 @@ impl WarpRequest {
     /// same numbers. Misaligned requests (never produced by a validated request) are counted
     /// word by word.
     pub fn cost(&self) -> RequestCost {
-        if let Instruction::CpAsync(k) = self.instruction {
-            return self.cp_async_cost(k);
+        if let Some(why) = self.not_modelled() {
+            return RequestCost::unmodelled(why);
         }
         #[cfg(target_arch = "x86_64")]
         if merges_same_word(self.instruction) && std::is_x86_feature_detected!("avx2") {
@@ -507,8 +513,8 @@ impl WarpRequest {
     /// For each unit one pass over its lanes builds the 32-bit mask of slots that more than one
     /// lane uses; only those slots are examined for distinct keys.
     pub fn cost_portable(&self) -> RequestCost {
-        if let Instruction::CpAsync(k) = self.instruction {
-            return self.cp_async_cost(k);
+        if let Some(why) = self.not_modelled() {
+            return RequestCost::unmodelled(why);
         }
         let (units, n) = self.units_fixed();
         let merge = merges_same_word(self.instruction);
@@ -529,22 +535,34 @@ impl WarpRequest {
         RequestCost::new(wavefronts, n as u32)
     }
 
-    /// The cost of a `cp.async` (module docs): not modelled for `.cg` or without the global
-    /// source addresses; otherwise the sum over units of [`cp_async_unit`]'s wavefronts.
-    fn cp_async_cost(&self, kind: CpAsyncKind) -> RequestCost {
+    /// Why the model has no count for this request, or `None` when it has one: `cp.async.cg`;
+    /// a `cp.async.ca` without global source addresses; a `cp.async.ca` with a unit whose active
+    /// lanes do not read distinct `size`-byte pieces of one 128-byte global line (module docs).
+    pub fn not_modelled(&self) -> Option<NotModelled> {
+        let Instruction::CpAsync(kind) = self.instruction else {
+            return None;
+        };
         if kind == CpAsyncKind::Cg16 {
-            return RequestCost::unmodelled(NotModelled::CpAsyncCg);
+            return Some(NotModelled::CpAsyncCg);
         }
         let Some(src) = &self.global_addrs else {
-            return RequestCost::unmodelled(NotModelled::CpAsyncSourcesUnknown);
+            return Some(NotModelled::CpAsyncSourcesUnknown);
         };
         let (units, n) = self.units_fixed();
-        let width = kind.bytes();
-        let wavefronts = units[..n]
-            .iter()
-            .map(|&u| cp_async_unit(&self.lane_byte_offsets, src, u, width, |_, _, _| {}))
-            .sum();
-        RequestCost::new(wavefronts, n as u32)
+        for &u in &units[..n] {
+            let first = src[u.trailing_zeros() as usize] / GLOBAL_LINE_BYTES;
+            let mut m = u;
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                // Another lane of the unit reading the same address (`m` holds the later ones).
+                let dup = (0..WARP_SIZE).any(|k| m >> k & 1 == 1 && src[k] == src[lane]);
+                if src[lane] / GLOBAL_LINE_BYTES != first || dup {
+                    return Some(NotModelled::CpAsyncSpreadSources);
+                }
+            }
+        }
+        None
     }
 
     /// Each lane's chunk index (`offset / max(width, 4)`) and the slot mask, or `None` when an
@@ -741,81 +759,9 @@ fn unit_wavefronts_words(offsets: &[u32; WARP_SIZE], unit: u32, width: u32, merg
     worst
 }
 
-/// Bytes of the global-memory line `cp.async` sources are grouped by (an L1 cache line).
+/// Bytes of the global-memory line a `cp.async` unit must read from to be modelled (an L1
+/// cache line).
 pub const GLOBAL_LINE_BYTES: u64 = 128;
-
-/// Wavefronts of one unit of a `cp.async.ca` (module docs): the unit's active lanes grouped by
-/// the 128-byte line of their global source (`src`), in the order of each group's lowest lane;
-/// a group's passes are the most writes landing in one of its banks (no merging); group `g`
-/// starts at `start[g-1] + 1`, or when the last earlier group sharing a bank with it ends.
-/// `visit(lane, word, wavefront)` is called for every 4-byte word a lane writes, with the
-/// wavefront (within the unit, from 0) that writes it. Addresses are taken in 64 bits.
-fn cp_async_unit(
-    offsets: &[u32; WARP_SIZE],
-    src: &[u64; WARP_SIZE],
-    unit: u32,
-    width: u32,
-    mut visit: impl FnMut(usize, u64, u32),
-) -> u32 {
-    let mut lines = [0u64; WARP_SIZE];
-    let mut group_lanes = [0u32; WARP_SIZE];
-    let mut ng = 0;
-    let mut m = unit;
-    while m != 0 {
-        let lane = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let line = src[lane] / GLOBAL_LINE_BYTES;
-        match lines[..ng].iter().position(|&l| l == line) {
-            Some(g) => group_lanes[g] |= 1 << lane,
-            None => {
-                lines[ng] = line;
-                group_lanes[ng] = 1 << lane;
-                ng += 1;
-            }
-        }
-    }
-    let words = |lane: usize| {
-        let a = offsets[lane] as u64;
-        a / BANK_BYTES as u64..=(a + width as u64 - 1) / BANK_BYTES as u64
-    };
-    let (mut start, mut passes, mut banks) =
-        ([0u32; WARP_SIZE], [0u32; WARP_SIZE], [0u32; WARP_SIZE]);
-    let mut end = 0;
-    for g in 0..ng {
-        let mut per_bank = [0u32; NUM_BANKS];
-        let mut lanes = group_lanes[g];
-        while lanes != 0 {
-            let lane = lanes.trailing_zeros() as usize;
-            lanes &= lanes - 1;
-            for w in words(lane) {
-                let b = (w % NUM_BANKS as u64) as usize;
-                per_bank[b] += 1;
-                banks[g] |= 1 << b;
-            }
-        }
-        passes[g] = per_bank.iter().copied().max().unwrap_or(0);
-        let mut s = if g == 0 { 0 } else { start[g - 1] + 1 };
-        for h in 0..g {
-            if banks[h] & banks[g] != 0 {
-                s = s.max(start[h] + passes[h]);
-            }
-        }
-        start[g] = s;
-        end = end.max(s + passes[g]);
-        let mut seen = [0u32; NUM_BANKS];
-        let mut lanes = group_lanes[g];
-        while lanes != 0 {
-            let lane = lanes.trailing_zeros() as usize;
-            lanes &= lanes - 1;
-            for w in words(lane) {
-                let b = (w % NUM_BANKS as u64) as usize;
-                visit(lane, w, s + seen[b]);
-                seen[b] += 1;
-            }
-        }
-    }
-    end
-}
 
 /// **The unit rules, in one place**: how many consecutive lanes form one unit of `ins` (32, 16
 /// or 8), and whether sibling units may be packed into one (vector loads only; see the module
@@ -839,8 +785,8 @@ fn unit_rule(ins: Instruction) -> (usize, bool) {
         // wavefronts under `..._mem_shared_op_st.sum`).
         Instruction::Stmatrix { .. } => (8, false),
         // cp.async (LDGSTS), shared side: the units of a store of cp-size bytes per lane, never
-        // packed; inside a unit, groups by global line (`cp_async_unit`). Measured for .ca (129
-        // records); .cg not modelled (module docs).
+        // packed, same-word writes not merged; only units reading one global line are modelled
+        // (`WarpRequest::not_modelled`); .cg not modelled (module docs).
         Instruction::CpAsync(k) => (by_width(k.bytes()), false),
     }
 }
@@ -874,8 +820,14 @@ pub fn simulate(req: &WarpRequest, smem: &SharedMemoryConfig) -> Result<RequestR
 
 /// The model without validation (callers that built addresses from a checked layout).
 pub fn schedule(req: &WarpRequest) -> RequestReport {
-    if let Instruction::CpAsync(_) = req.instruction {
-        return schedule_cp_async(req);
+    if let Some(why) = req.not_modelled() {
+        return RequestReport {
+            instruction: req.instruction,
+            active_mask: req.active_mask,
+            units: Vec::new(),
+            wavefronts: Vec::new(),
+            not_modelled: Some(why),
+        };
     }
     let width = req.instruction.bytes_per_address();
     let merge = merges_same_word(req.instruction);
@@ -925,53 +877,6 @@ pub fn schedule(req: &WarpRequest) -> RequestReport {
             wavefronts[base + j].lanes |= 1 << lane;
             wavefronts[base + j].bank_lanes[b] |= 1 << lane;
         }
-    }
-    RequestReport {
-        instruction: req.instruction,
-        active_mask: req.active_mask,
-        units,
-        wavefronts,
-        not_modelled: None,
-    }
-}
-
-/// [`schedule`] of a `cp.async`: the wavefronts of [`cp_async_unit`], unit after unit; no
-/// wavefronts and the reason when it is not modelled.
-fn schedule_cp_async(req: &WarpRequest) -> RequestReport {
-    let empty = |why| RequestReport {
-        instruction: req.instruction,
-        active_mask: req.active_mask,
-        units: Vec::new(),
-        wavefronts: Vec::new(),
-        not_modelled: Some(why),
-    };
-    let (Instruction::CpAsync(kind), Some(src)) = (req.instruction, &req.global_addrs) else {
-        return empty(NotModelled::CpAsyncSourcesUnknown);
-    };
-    if kind == CpAsyncKind::Cg16 {
-        return empty(NotModelled::CpAsyncCg);
-    }
-    let width = kind.bytes();
-    let units = req.units();
-    let mut wavefronts: Vec<Wavefront> = Vec::new();
-    for (ui, &u) in units.iter().enumerate() {
-        let n = cp_async_unit(&req.lane_byte_offsets, src, u, width, |_, _, _| {});
-        let base = wavefronts.len();
-        wavefronts.extend((0..n).map(|_| Wavefront {
-            unit: ui,
-            lanes: 0,
-            bank_words: [None; NUM_BANKS],
-            bank_lanes: [0; NUM_BANKS],
-        }));
-        cp_async_unit(&req.lane_byte_offsets, src, u, width, |lane, word, t| {
-            let w = &mut wavefronts[base + t as usize];
-            let b = (word % NUM_BANKS as u64) as usize;
-            w.lanes |= 1 << lane;
-            w.bank_lanes[b] |= 1 << lane;
-            // One word per bank per wavefront (groups in flight together share no bank); the
-            // word index is kept in 32 bits as for every request (validated addresses fit).
-            w.bank_words[b] = Some(word as u32);
-        });
     }
     RequestReport {
         instruction: req.instruction,
@@ -1160,38 +1065,36 @@ mod tests {
         assert_eq!(req("st.shared.b32", |_| 1024).cost().wavefronts, 1);
     }
 
-    /// Spread sources: `cp.async.ca.shared.global.4.pairs_same.src16` of
-    /// `tests/data/h200_cpasync_2026-11-30.json` (lanes 2k, 2k+1 write word k, sources 16 bytes
-    /// apart: four lines of 8 lanes) measured 5 wavefronts, 4 conflicts: line g starts one
-    /// wavefront after line g-1 (no shared bank), each takes 2 passes. `8.perm.src16` measured 5:
-    /// in the second half-warp the second line shares banks with the first, which takes 2 passes,
-    /// so it waits (2 + 3).
+    /// Spread sources are not modelled: `cp.async.ca.shared.global.4.pairs_same.src16` of
+    /// `tests/data/h200_cpasync_2026-11-30.json` (sources 16 bytes apart: four lines) measured 5
+    /// wavefronts, and no rule found holds for such requests in general; two lanes of a unit
+    /// reading the same bytes, the same; the tile copy (one line per unit, distinct pieces) is
+    /// modelled, `.cg` is not.
     #[test]
-    fn cp_async_groups_by_source_line() {
+    fn cp_async_is_modelled_only_for_one_line_per_unit() {
         let mut r = WarpRequest::new(
             Instruction::parse("cp.async.ca.shared.global.4").unwrap(),
             std::array::from_fn(|l| 4096 + (l as u32 / 2) * 4),
         );
         r.global_addrs = Some(Box::new(std::array::from_fn(|l| 16 * l as u64)));
-        assert_eq!((r.cost().wavefronts, r.cost().bank_conflicts()), (5, 4));
-        let s = schedule(&r);
-        assert_eq!(s.cost(), r.cost());
-        // Wavefront 1: the second pass of line 0 (lanes 1, 3, 5, 7) and line 1's first pass.
-        assert_eq!(s.wavefronts[1].lanes, 0b1010_1010 | 0b0101_0101 << 8);
-        let perm = [
-            12, 3, 0, 9, 20, 21, 29, 1, 23, 16, 26, 17, 2, 15, 28, 24, 11, 19, 10, 30, 31, 27, 8,
-            22, 14, 4, 13, 5, 7, 6, 18, 25,
-        ];
-        let mut r = WarpRequest::new(
-            Instruction::parse("cp.async.ca.shared.global.8").unwrap(),
-            std::array::from_fn(|l| 2048 + perm[l] * 8),
+        assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSpreadSources));
+        assert!(schedule(&r).wavefronts.is_empty());
+        assert_eq!(
+            schedule(&r).not_modelled,
+            Some(NotModelled::CpAsyncSpreadSources)
         );
-        r.global_addrs = Some(Box::new(std::array::from_fn(|l| 16 * l as u64)));
-        assert_eq!((r.cost().wavefronts, r.cost().bank_conflicts()), (5, 3));
-        // .cg, and .ca without sources: no number.
+        // Sources 4 bytes apart in one line, reversed: modelled, pairs of writes to a word: 2.
+        r.global_addrs = Some(Box::new(std::array::from_fn(|l| 4 * (31 - l) as u64)));
+        assert_eq!((r.cost().wavefronts, r.cost().bank_conflicts()), (2, 1));
+        assert_eq!(schedule(&r).cost(), r.cost());
+        // Lanes 0 and 1 reading the same 4 bytes.
+        r.global_addrs = Some(Box::new(std::array::from_fn(|l| 4 * l.max(1) as u64)));
+        assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSpreadSources));
+        // ...unless lane 0 is inactive.
+        r.active_mask = !1;
+        assert!(r.cost().modelled().is_ok());
         r.global_addrs = None;
         assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSourcesUnknown));
-        assert!(schedule(&r).wavefronts.is_empty());
         r.instruction = Instruction::parse("cp.async.cg.shared.global.16").unwrap();
         r.global_addrs = Some(Box::new([0; 32]));
         assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncCg));
