@@ -10,6 +10,7 @@
 
 pub mod gpu;
 pub mod lessons;
+pub mod palette;
 pub mod provenance;
 pub mod records;
 pub mod sim;

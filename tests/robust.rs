@@ -16,7 +16,8 @@
 //!
 //! And what the first users missed: `addr` (an access pattern as one expression over `lane`),
 //! `defaults` (every `--access` works with the default layout and dtype), `occupancy` (a block
-//! that does not fit is a result; the 48 KB limit without the opt-in).
+//! that does not fit is a result; the 48 KB limit without the opt-in), `svg` (titles and
+//! captions stay on the canvas), `show_notes` (text mode carries every step's note).
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
@@ -1052,5 +1053,133 @@ mod fuzz {
             }
             let _ = std::fs::remove_dir_all(&d);
         }
+    }
+}
+
+mod svg {
+    use super::*;
+
+    /// Every `<text>` of an SVG document: (x, font size, anchor, text), `&lt;` etc. unescaped.
+    fn texts(doc: &str) -> Vec<(f64, f64, String, String)> {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            let k = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            Some(tag[k..k + tag[k..].find('"')?].to_string())
+        };
+        let mut out = Vec::new();
+        let mut rest = doc;
+        while let Some(i) = rest.find("<text") {
+            let open_end = i + rest[i..].find('>').unwrap();
+            let tag = &rest[i..open_end];
+            let close = open_end + rest[open_end..].find("</text>").unwrap();
+            let body = rest[open_end + 1..close]
+                .trim()
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            out.push((
+                attr(tag, "x").unwrap().parse().unwrap(),
+                attr(tag, "font-size").unwrap().parse().unwrap(),
+                attr(tag, "text-anchor").unwrap_or_else(|| "start".into()),
+                body,
+            ));
+            rest = &rest[close..];
+        }
+        out
+    }
+
+    /// Monospace text advances 0.6 em per character (a whole em for CJK): every text's extent
+    /// lies inside [0, width] of the document.
+    fn assert_on_canvas(what: &str, doc: &str) {
+        let w: f64 = {
+            let k = doc.find("width=\"").unwrap() + 7;
+            doc[k..k + doc[k..].find('"').unwrap()].parse().unwrap()
+        };
+        for (x, px, anchor, t) in texts(doc) {
+            let len: f64 = t
+                .chars()
+                .map(|c| if c >= '\u{2e80}' { 1.0 } else { 0.6 })
+                .sum::<f64>()
+                * px;
+            let (a, b) = match anchor.as_str() {
+                "middle" => (x - len / 2.0, x + len / 2.0),
+                "end" => (x - len, x),
+                _ => (x, x + len),
+            };
+            assert!(
+                a >= -0.5 && b <= w + 0.5,
+                "{what}: '{t}' spans {a:.0}..{b:.0}, canvas {w}"
+            );
+        }
+    }
+
+    #[test]
+    fn titles_and_captions_stay_on_the_canvas() {
+        let dir = temp_dir("svg");
+        let mut n = 0;
+        let mut run = |args: &[&str]| {
+            n += 1;
+            let p = dir.join(format!("{n}.svg"));
+            let mut a = args.to_vec();
+            a.extend(["--svg", p.to_str().unwrap()]);
+            let o = tilelab(&a);
+            assert!(
+                o.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_on_canvas(&format!("{args:?}"), &std::fs::read_to_string(&p).unwrap());
+        };
+        for shape in ["m16n8k16", "m16n8k8", "m16n8k32"] {
+            for op in ["a", "b", "c"] {
+                run(&["sim", "mma", "--shape", shape, "--operand", op]);
+            }
+            run(&["sim", "mma", "--shape", shape]);
+        }
+        run(&["sim", "ldmatrix", "--num", "1", "--trans"]);
+        run(&[
+            "sim",
+            "bank-conflicts",
+            "--access",
+            "ldmatrix.trans",
+            "--layout",
+            "col+pad:8",
+        ]);
+        run(&[
+            "sim",
+            "bank-conflicts",
+            "--addr",
+            &format!("{}lane*4", "0+".repeat(80)),
+        ]);
+        for l in tilelab::lessons::builtin().unwrap() {
+            for step in 1..=l.steps_of(0).len() {
+                run(&["lessons", "show", &l.name, "--step", &step.to_string()]);
+            }
+        }
+    }
+}
+
+/// `lessons show` dropped each step's `note`: every note line of every built-in lesson (every
+/// variant) now appears in the text, and in `--json` as `steps[].note`.
+#[test]
+fn show_notes() {
+    for l in tilelab::lessons::builtin().unwrap() {
+        for (vi, v) in l.variants.iter().enumerate() {
+            let o = tilelab(&["lessons", "show", &l.name, "--variant", v]);
+            assert!(o.status.success(), "{}", l.name);
+            let out = String::from_utf8_lossy(&o.stdout);
+            for &si in &l.steps_of(vi) {
+                for line in l.steps[si].note.lines().filter(|x| !x.trim().is_empty()) {
+                    assert!(
+                        out.contains(line.trim_end()),
+                        "{} {v}: note line {line:?} missing",
+                        l.name
+                    );
+                }
+            }
+        }
+        let o = tilelab(&["lessons", "show", &l.name, "--json"]);
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let first = &l.steps[l.steps_of(0)[0]];
+        assert_eq!(j["steps"][0]["note"], first.note.trim(), "{}", l.name);
     }
 }

@@ -6,7 +6,9 @@
 //!   wavefronts in cool foregrounds, bank-conflict replays on warm backgrounds;
 //! * `layout_switch_changes_the_counts`, `help_lists_every_key`, `survives_resizes`,
 //!   `menu_opens_a_lesson`, `zoomed_registers_show_the_fragment_map`,
-//!   `zoomed_counters_show_the_kernel_claims`.
+//!   `zoomed_counters_show_the_kernel_claims`;
+//! * `color_never_draws_without_colours`, `clipped_panes_show_a_more_marker_and_the_grid_a_legend`
+//!   (issue #16).
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -205,4 +207,60 @@ fn zoomed_counters_show_the_kernel_claims() {
     assert!(s.contains("4 of 4 agree with the counts model"), "{s}");
     assert!(s.contains("LDSM.16.M88.4 112"), "{s}");
     assert!(!s.contains("pending"), "{s}");
+}
+
+/// Issue #16: `--color never` reaches the TUI (`App::color`): no cell keeps a colour, and a
+/// conflict replay, which had a warm background, is drawn in reverse video instead.
+#[test]
+fn color_never_draws_without_colours() {
+    let mut app = open("strided");
+    update(&mut app, Msg::NextStep);
+    update(&mut app, Msg::NextStep);
+    app.color = false;
+    let t = draw(&app, 80, 24);
+    let buf = t.backend().buffer();
+    for c in &buf.content {
+        assert_eq!((c.fg, c.bg), (Color::Reset, Color::Reset), "{:?}", c);
+    }
+    // The replay in row 1 of bank 0 (see `conflict_colours`) stands out in reverse video.
+    let (x, y) = (7, 4);
+    assert_eq!(buf[(x, y)].symbol(), "1");
+    assert!(
+        buf[(x, y)]
+            .modifier
+            .contains(ratatui::style::Modifier::REVERSED)
+    );
+    assert!(
+        !buf[(x, y - 1)]
+            .modifier
+            .contains(ratatui::style::Modifier::REVERSED)
+    );
+}
+
+/// Issue #16: at 80x24 a clipped pane says so (`↓ more`), a pane that fits does not, and a
+/// scrolled one shows what is above; the bank grid has a legend for its fill characters.
+#[test]
+fn clipped_panes_show_a_more_marker_and_the_grid_a_legend() {
+    let app = open("banks");
+    let s = text(draw(&app, 80, 24).backend().buffer());
+    // The bottom border of the grid and the lanes pane: 33 lane lines in 7 rows are clipped.
+    let border = s
+        .lines()
+        .find(|l| l.contains("·=tile ░=pad"))
+        .expect("grid legend");
+    assert!(border.ends_with("↓ more ┘"), "{s}");
+    // Tall enough, the lanes fit and the marker goes away.
+    let s = text(draw(&app, 100, 90).backend().buffer());
+    let lanes_bottom = s
+        .lines()
+        .find(|l| l.contains("·=tile ░=pad"))
+        .expect("grid bottom border");
+    assert!(!lanes_bottom.contains("more"), "{s}");
+    // Scrolling the narrative shows that lines are hidden above too.
+    let mut app = open("banks");
+    update(&mut app, Msg::FocusNext);
+    update(&mut app, Msg::FocusNext);
+    update(&mut app, Msg::ScrollDown);
+    let s = text(draw(&app, 80, 24).backend().buffer());
+    assert!(s.contains("↕ more"), "{s}");
 }

@@ -18,8 +18,8 @@
 //!
 //! `--json` of the list prints an array of `{name, title, summary, claims, kernel, kernel_function,
 //! layouts, variants, steps, source}`; of `show`, `{name, title, narrative, layouts, variants,
-//! steps: [{index, title, instruction, sass, variant, results: {LAYOUT: {wavefronts, conflicts,
-//! ideal}}}]}`; with `--step`, also `lanes: [{lane, row, col, byte_offset, bank, wavefronts}]`
+//! steps: [{index, title, note, instruction, sass, variant, results: {LAYOUT: {wavefronts,
+//! conflicts, ideal}}}]}`; with `--step`, also `lanes: [{lane, row, col, byte_offset, bank, wavefronts}]`
 //! for the step under `--layout`.
 
 use std::collections::BTreeMap;
@@ -250,6 +250,8 @@ struct StepResult {
 struct StepJson {
     index: usize,
     title: String,
+    /// The step's explanation (Markdown), as the TUI's narrative pane shows it.
+    note: String,
     instruction: String,
     sass: String,
     variant: Option<String>,
@@ -292,6 +294,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         steps.push(StepJson {
             index: n + 1,
             title: st.title.clone(),
+            note: st.note.trim().to_string(),
             instruction: st.op_name(),
             sass: st.sass().to_string(),
             variant: st.variant.clone(),
@@ -321,6 +324,21 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                     .collect::<Vec<_>>()
             })
         }
+    };
+    // Each lane in the colour of the first wavefront serving it (palette::wavefront).
+    let lane_colours: Vec<tilelab::palette::Swatch> = match (a.step, &lanes) {
+        (Some(n), Some(rows)) => {
+            let run = run_step(l, step_index(l, vi, n)?, li)?;
+            let rep = run.report.as_ref().expect("shared step");
+            rows.iter()
+                .map(|x| {
+                    x.wavefronts.first().map_or(tilelab::palette::DIM, |&w| {
+                        tilelab::palette::wavefront(rep, w)
+                    })
+                })
+                .collect()
+        }
+        _ => Vec::new(),
     };
     if let Some(path) = &a.svg {
         let si = step_index(l, vi, a.step.unwrap_or(1))?;
@@ -379,7 +397,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                 Some(r) => {
                     let v = format!("{:>16}", format!("{}/{}", r.wavefronts, r.conflicts));
                     if r.conflicts > 0 {
-                        out::paint(&v, out::wavefront_color(2))
+                        out::paint(&v, out::BAD)
                     } else {
                         v
                     }
@@ -396,6 +414,20 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             vals.join(""),
             s.title
         );
+        // The note the TUI shows beside the step, indented under its row.
+        for line in s.note.lines() {
+            outln!(o, "      {}", line.trim_end());
+        }
+    }
+    let counts = tilelab::lessons::run::sass_counts(l, vi);
+    if !counts.is_empty() {
+        let by: Vec<String> = counts.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+        outln!(
+            o,
+            "
+instructions by SASS mnemonic: {}",
+            by.join(", ")
+        );
     }
     if let Some(lanes) = lanes {
         outln!(
@@ -404,7 +436,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             a.step.unwrap_or(1),
             l.layouts[li]
         );
-        for x in lanes {
+        for (x, colour) in lanes.into_iter().zip(lane_colours) {
             let wf: Vec<String> = x.wavefronts.iter().map(|w| w.to_string()).collect();
             let line = format!(
                 "lane {:>2}  ({:>3}, {:>3})  {:>6}  bank {:>2}  wavefront {}",
@@ -415,8 +447,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                 x.bank,
                 wf.join(",")
             );
-            let c = out::wavefront_color(x.wavefronts.first().copied().unwrap_or(0));
-            outln!(o, "{}", out::paint(&line, c));
+            outln!(o, "{}", out::paint(&line, colour));
         }
     }
     out::emit(&o)?;
@@ -469,8 +500,8 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
             }
             if !json && c.status != CheckStatus::Pass {
                 let tag = match c.status {
-                    CheckStatus::Fail => out::paint("FAIL", out::wavefront_color(2)),
-                    _ => out::paint("pending", out::wavefront_color(1)),
+                    CheckStatus::Fail => out::paint("FAIL", out::BAD),
+                    _ => out::paint("pending", tilelab::palette::replay(1)),
                 };
                 outln!(o, "{tag}  {}: {}  ({})", l.name, c.what, c.detail);
             }

@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::style::{Color, Stylize};
+use tilelab::palette::{self, Ansi, Swatch};
 
 static COLOR: AtomicBool = AtomicBool::new(false);
 
@@ -36,29 +37,34 @@ pub fn color() -> bool {
     COLOR.load(Ordering::Relaxed)
 }
 
-/// Colour of wavefront `i` (cycled), so a grid shows which accesses are served together.
-pub fn wavefront_color(i: usize) -> Color {
-    const C: [Color; 8] = [
-        Color::Green,
-        Color::Yellow,
-        Color::Red,
-        Color::Magenta,
-        Color::Cyan,
-        Color::Blue,
-        Color::DarkYellow,
-        Color::DarkRed,
-    ];
-    C[i % C.len()]
+/// The terminal colour of a [`palette`] swatch.
+pub fn ansi(a: Ansi) -> Color {
+    match a {
+        Ansi::Black => Color::Black,
+        Ansi::Green => Color::DarkGreen,
+        Ansi::Cyan => Color::DarkCyan,
+        Ansi::Blue => Color::DarkBlue,
+        Ansi::Magenta => Color::DarkMagenta,
+        Ansi::Yellow => Color::DarkYellow,
+        Ansi::LightRed => Color::Red,
+        Ansi::Red => Color::DarkRed,
+        Ansi::DarkGray => Color::DarkGrey,
+    }
 }
 
-/// `s` painted with `c` when colour is on.
-pub fn paint(s: &str, c: Color) -> String {
+/// `s` painted with the palette's swatch `c` when colour is on: [`palette::unit`] for units and
+/// registers, [`palette::replay`] for bank-conflict replays, [`palette::GOOD`] /
+/// [`palette::BAD`] for verdicts.
+pub fn paint(s: &str, c: Swatch) -> String {
     if color() {
-        s.with(c).to_string()
+        s.with(ansi(c.ansi)).to_string()
     } else {
         s.to_string()
     }
 }
+
+/// Re-exported so commands name colours by meaning.
+pub use palette::{BAD, GOOD};
 
 /// `s` in bold when colour is on.
 pub fn bold(s: &str) -> String {

@@ -269,7 +269,7 @@ fn print_grid(o: &mut String, r: &RequestReport) {
                 line.push_str(&if w.bank_lanes[b] == 0 {
                     cellstr
                 } else {
-                    out::paint(&cellstr, out::wavefront_color(i))
+                    out::paint(&cellstr, tilelab::palette::wavefront(r, i))
                 });
             }
             outln!(o, "{line}");

@@ -210,7 +210,7 @@ fn run_matrix_frag(a: LdmatrixArgs, store: bool) -> anyhow::Result<ExitCode> {
         for c in 0..8 {
             let (lane, h) = ldmatrix::owner(a.trans, r, c);
             let s = format!("{:>6}", format!("T{lane}.{h}"));
-            o.push_str(&out::paint(&s, out::wavefront_color((lane % 4) as usize)));
+            o.push_str(&out::paint(&s, tilelab::palette::unit((lane % 4) as usize)));
         }
         outln!(o);
     }
@@ -497,7 +497,7 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
             for c in 0..rep.cols {
                 let at = (r * rep.cols + c) as usize;
                 let s = format!("{:>w$}", label[at]);
-                o.push_str(&out::paint(&s, out::wavefront_color(reg[at] as usize)));
+                o.push_str(&out::paint(&s, tilelab::palette::unit(reg[at] as usize)));
             }
             outln!(o);
         }

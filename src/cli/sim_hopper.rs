@@ -246,7 +246,7 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
             match x {
                 Some(x) => {
                     let cell = format!("{:>8}", format!("{},{}", x.row, x.chunk));
-                    s.push_str(&out::paint(&cell, out::wavefront_color(x.chunk as usize)));
+                    s.push_str(&out::paint(&cell, tilelab::palette::unit(x.chunk as usize)));
                 }
                 None => s.push_str(&format!("{:>8}", "-")),
             }

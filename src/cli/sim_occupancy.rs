@@ -10,7 +10,6 @@
 
 use std::process::ExitCode;
 
-use crossterm::style::Color;
 use tilelab::sim::arch::Arch;
 use tilelab::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
 
@@ -112,7 +111,7 @@ pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
     outln!(o, "  {:<32} {:>10}", "limit", "blocks/SM");
     for (label, v, which) in rows {
         let mark = if r.limiting.contains(&which) {
-            out::paint("  <- limiting", Color::Yellow)
+            out::paint("  <- limiting", tilelab::palette::replay(1))
         } else {
             String::new()
         };

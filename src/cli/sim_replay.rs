@@ -159,11 +159,9 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         let meas = p.measured.map_or_else(String::new, |m| m.to_string());
         let verdict = match p.matches {
-            Some(true) => out::paint("ok", crossterm::style::Color::Green),
-            Some(false) => out::paint("MISMATCH", crossterm::style::Color::Red),
-            None if p.not_modelled.is_some() => {
-                out::paint("not modelled", crossterm::style::Color::Yellow)
-            }
+            Some(true) => out::paint("ok", out::GOOD),
+            Some(false) => out::paint("MISMATCH", out::BAD),
+            None if p.not_modelled.is_some() => out::paint("not modelled", tilelab::palette::HIGHLIGHT),
             None => String::new(),
         };
         let num = |v: Option<u32>| v.map_or_else(String::new, |v| v.to_string());

@@ -71,6 +71,8 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut app = App::new(all, start);
+    // `--color never` (or NO_COLOR with `auto`) draws without colours.
+    app.color = super::out::color();
     if start.is_some() {
         for _ in 0..vi {
             update(&mut app, Msg::NextVariant);

@@ -243,10 +243,10 @@ fn table(rows: &[Check]) -> String {
     );
     for c in rows {
         let verdict = match c.verdict {
-            Verdict::Skip => out::paint("SKIPPED", crossterm::style::Color::Yellow),
-            Verdict::Warn => out::paint("ok (warning)", crossterm::style::Color::Yellow),
-            Verdict::Pass => out::paint("ok", crossterm::style::Color::Green),
-            Verdict::Fail => out::paint("MISMATCH", crossterm::style::Color::Red),
+            Verdict::Skip => out::paint("SKIPPED", tilelab::palette::replay(1)),
+            Verdict::Warn => out::paint("ok (warning)", tilelab::palette::replay(1)),
+            Verdict::Pass => out::paint("ok", out::GOOD),
+            Verdict::Fail => out::paint("MISMATCH", out::BAD),
         };
         let name: String = c.name.chars().take(w).collect();
         outln!(

@@ -132,6 +132,9 @@ pub struct App {
     pub scroll: [u16; 5],
     /// Set by [`Msg::Quit`].
     pub should_quit: bool,
+    /// Draw in colour; `false` (`--color never`, or `NO_COLOR`) draws every cell in the
+    /// terminal's default colours, with reverse video where a colour marked a background.
+    pub color: bool,
     /// Indices into `Lesson::steps` of the current variant's steps.
     pub order: Vec<usize>,
     /// `runs[i]`: step `order[i]` under the current layout, from `sim`.
@@ -166,6 +169,7 @@ impl App {
             help: false,
             scroll: [0; 5],
             should_quit: false,
+            color: true,
             order: Vec::new(),
             runs: Vec::new(),
             tile_words: BTreeSet::new(),

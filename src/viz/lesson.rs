@@ -8,17 +8,29 @@ use std::fmt::Write;
 use crate::lessons::Lesson;
 use crate::lessons::StepOp;
 use crate::lessons::run::{Holder, StepRun};
+use crate::palette;
 use crate::sim::bank::NUM_BANKS;
 use crate::sim::mma::Operand;
 
 const CELL: u32 = 22;
-const UNIT: [&str; 4] = ["#2e9e44", "#1c9bb0", "#3b5bdb", "#ae3ec9"];
-const CONFLICT: [&str; 3] = ["#f2c94c", "#f2994a", "#eb5757"];
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+/// Writes one line of text at x = 10 and widens `width` as far as the text needs, so titles and
+/// captions stay on the canvas.
+fn text_line(body: &mut String, width: &mut u32, y: u32, px: u32, bold: bool, text: String) {
+    let need = 20 + super::text_width(&text, f64::from(px)).ceil() as u32;
+    *width = (*width).max(need);
+    let _ = writeln!(
+        body,
+        "<text x=\"10\" y=\"{y}\" font-size=\"{px}\"{}>{}</text>",
+        if bold { " font-weight=\"bold\"" } else { "" },
+        esc(&text)
+    );
 }
 
 /// The picture of `run` (a step of `lesson`): bank grid for shared-memory steps, fragment maps
@@ -29,27 +41,38 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
     let mut body = String::new();
     let mut y = 40u32;
     let mut width = 60 + CELL * NUM_BANKS as u32 + 20;
-    let _ = writeln!(
-        body,
-        "<text x=\"10\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}: step {} {} ({}), layout {}</text>",
-        esc(&lesson.title),
-        lesson
-            .steps_of(0)
-            .iter()
-            .position(|&s| s == run.step)
-            .map_or(run.step + 1, |p| p + 1),
-        esc(&step.op_name()),
-        esc(step.sass()),
-        esc(layout)
+    text_line(
+        &mut body,
+        &mut width,
+        24,
+        16,
+        true,
+        format!(
+            "{}: step {} {} ({}), layout {}",
+            lesson.title,
+            lesson
+                .steps_of(0)
+                .iter()
+                .position(|&s| s == run.step)
+                .map_or(run.step + 1, |p| p + 1),
+            step.op_name(),
+            step.sass(),
+            layout
+        ),
     );
     if let Some(rep) = &run.report {
-        let _ = writeln!(
-            body,
-            "<text x=\"10\" y=\"{}\" font-size=\"13\">{} wavefronts, ideal {}, {} bank conflicts; cell = 4-byte word, label = wavefront</text>",
+        text_line(
+            &mut body,
+            &mut width,
             y + 4,
-            rep.wavefront_count(),
-            rep.ideal(),
-            rep.bank_conflicts()
+            13,
+            false,
+            format!(
+                "{} wavefronts, ideal {}, {} bank conflicts; cell = 4-byte word, label = wavefront",
+                rep.wavefront_count(),
+                rep.ideal(),
+                rep.bank_conflicts()
+            ),
         );
         y += 24;
         for b in 0..NUM_BANKS as u32 {
@@ -83,9 +106,9 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
                 match words.get(&word) {
                     Some(&(w, unit, k)) => {
                         let fill = if k == 0 {
-                            UNIT[unit % 4]
+                            palette::unit(unit).hex()
                         } else {
-                            CONFLICT[(k - 1) % 3]
+                            palette::replay(k).hex()
                         };
                         let _ = writeln!(
                             body,
@@ -143,15 +166,20 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
             .max()
             .unwrap_or(0)
             .min(cols);
-        let _ = writeln!(
-            body,
-            "<text x=\"10\" y=\"{}\" font-size=\"13\">{} rows {}-{}, cols {}-{}: lane holding each element (colour = register)</text>",
+        text_line(
+            &mut body,
+            &mut width,
             y + 4,
-            esc(&name),
-            r0,
-            r0 + rows.saturating_sub(1),
-            c0,
-            c0 + cols.saturating_sub(1)
+            13,
+            false,
+            format!(
+                "{} rows {}-{}, cols {}-{}: lane holding each element (colour = register)",
+                name,
+                r0,
+                r0 + rows.saturating_sub(1),
+                c0,
+                c0 + cols.saturating_sub(1)
+            ),
         );
         y += 14;
         for e in &es {
@@ -160,7 +188,7 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
             let _ = writeln!(
                 body,
                 "<rect x=\"{x}\" y=\"{yy}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"{}\" stroke=\"#fff\"/><text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\" fill=\"#fff\">{}</text>",
-                UNIT[e.reg as usize % 4],
+                palette::unit(e.reg as usize).hex(),
                 x + CELL / 2,
                 yy + 15,
                 e.lane

@@ -8,10 +8,17 @@ use svg::node::element::{Group, Rectangle, Text};
 
 use crate::sim::bank::{NUM_BANKS, RequestReport};
 
-/// Fill colours of wavefronts 0, 1, 2, … (cycled); wavefront 0 is green, conflicts warm up.
-pub const WAVEFRONT_FILLS: [&str; 8] = [
-    "#8fd694", "#f4d35e", "#ee6c4d", "#c77dff", "#5bc0eb", "#3d5a80", "#e0a458", "#9e2a2b",
-];
+use crate::palette;
+
+/// Width in pixels a monospace `text` of `font_px` pixels needs: 0.6 em per character, a whole
+/// em for wide (CJK) characters. Pictures size their canvas with it so no title or caption runs
+/// off the edge.
+pub fn text_width(text: &str, font_px: f64) -> f64 {
+    text.chars()
+        .map(|c| if c >= '\u{2e80}' { 1.0 } else { 0.6 })
+        .sum::<f64>()
+        * font_px
+}
 
 fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str) -> Rectangle {
     Rectangle::new()
@@ -33,8 +40,9 @@ fn text(x: f64, y: f64, size: f64, s: &str) -> Text {
         .set("text-anchor", "middle")
 }
 
-/// A white `width`×`height` document with `title` centred at the top.
+/// A white document with `title` centred at the top, `width` wide or as wide as the title needs.
 fn canvas(width: f64, height: f64, title: &str) -> Document {
+    let width = width.max((text_width(title, 13.0) + 20.0).ceil());
     Document::new()
         .set("viewBox", (0, 0, width, height))
         .set("width", width)
@@ -44,7 +52,9 @@ fn canvas(width: f64, height: f64, title: &str) -> Document {
 }
 
 /// The bank grid of one request: 32 bank columns, one row per wavefront; each cell names the
-/// lowest lane served by that bank word (`+` when several lanes share it) and its word index.
+/// lowest lane served by that bank word (`+` when several lanes share it) and its word index,
+/// filled with [`palette::wavefront`]: the unit's colour for its first wavefront, a warm colour
+/// for each bank-conflict replay.
 pub fn bank_grid(report: &RequestReport, title: &str) -> String {
     let (cw, ch, top, left) = (34.0, 30.0, 48.0, 60.0);
     let rows = report.wavefronts.len().max(1);
@@ -73,17 +83,14 @@ pub fn bank_grid(report: &RequestReport, title: &str) -> String {
                         _ => format!("L{}+", lanes.trailing_zeros()),
                     };
                     doc = doc
-                        .add(cell(
-                            x,
-                            y,
-                            cw,
-                            ch,
-                            WAVEFRONT_FILLS[i % WAVEFRONT_FILLS.len()],
-                        ))
-                        .add(text(x + cw / 2.0, y + 12.0, 9.0, &label))
-                        .add(text(x + cw / 2.0, y + 24.0, 8.0, &format!("w{word}")));
+                        .add(cell(x, y, cw, ch, &palette::wavefront(report, i).hex()))
+                        .add(text(x + cw / 2.0, y + 12.0, 9.0, &label).set("fill", "#fff"))
+                        .add(
+                            text(x + cw / 2.0, y + 24.0, 8.0, &format!("w{word}"))
+                                .set("fill", "#fff"),
+                        );
                 }
-                None => doc = doc.add(cell(x, y, cw, ch, "#f3f3f3")),
+                None => doc = doc.add(cell(x, y, cw, ch, palette::EMPTY_RGB)),
             }
         }
     }
@@ -101,14 +108,14 @@ pub struct FragmentMap<'a> {
     pub cols: u32,
     /// Text of cell (r, c), e.g. `T5.1`.
     pub label: &'a dyn Fn(u32, u32) -> String,
-    /// Colour group of cell (r, c).
+    /// Colour group of cell (r, c), e.g. the register index: [`palette::unit`] of it.
     pub group: &'a dyn Fn(u32, u32) -> usize,
 }
 
 /// Draws `m` into a group at the origin; returns it with its width and height.
 fn fragment_group(m: &FragmentMap) -> (Group, f64, f64) {
     let (cw, ch, top, left) = (44.0, 22.0, 44.0, 36.0);
-    let width = left + cw * m.cols as f64 + 10.0;
+    let width = (left + cw * m.cols as f64 + 10.0).max((text_width(&m.title, 13.0) + 20.0).ceil());
     let height = top + ch * m.rows as f64 + 10.0;
     let mut g = Group::new()
         .add(cell(0.0, 0.0, width, height, "white").set("stroke", "none"))
@@ -126,13 +133,10 @@ fn fragment_group(m: &FragmentMap) -> (Group, f64, f64) {
         g = g.add(text(left / 2.0, y + ch * 0.65, 10.0, &r.to_string()));
         for c in 0..m.cols {
             let x = left + cw * c as f64;
-            let fill = WAVEFRONT_FILLS[(m.group)(r, c) % WAVEFRONT_FILLS.len()];
-            g = g.add(cell(x, y, cw, ch, fill)).add(text(
-                x + cw / 2.0,
-                y + ch * 0.65,
-                9.0,
-                &(m.label)(r, c),
-            ));
+            let fill = palette::unit((m.group)(r, c)).hex();
+            g = g
+                .add(cell(x, y, cw, ch, &fill))
+                .add(text(x + cw / 2.0, y + ch * 0.65, 9.0, &(m.label)(r, c)).set("fill", "#fff"));
         }
     }
     (g, width, height)

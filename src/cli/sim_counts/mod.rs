@@ -18,7 +18,6 @@
 
 use std::process::ExitCode;
 
-use crossterm::style::Color;
 use serde::Serialize;
 use tilelab::sim::arch::Arch;
 use tilelab::sim::counts::{AccessStats, BankSummary, FormulaCheck, Line};
@@ -60,9 +59,9 @@ pub fn run_counts(a: CountsArgs) -> anyhow::Result<ExitCode> {
 
 pub(super) fn verdict(ok: bool) -> String {
     if ok {
-        out::paint("ok", Color::Green)
+        out::paint("ok", out::GOOD)
     } else {
-        out::paint("DIFFERS", Color::Red)
+        out::paint("DIFFERS", out::BAD)
     }
 }
 
@@ -183,7 +182,7 @@ pub(super) fn print_bank(
     let paint_row = |label: &str, s: &AccessStats| {
         let line = format!("  {label:<16} {}", stats_cells(s));
         if s.conflicts > 0 {
-            out::paint(&line, Color::Yellow)
+            out::paint(&line, tilelab::palette::replay(1))
         } else {
             line
         }

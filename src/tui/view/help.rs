@@ -1,0 +1,53 @@
+//! The help overlay: the key table of [`crate::tui::keys`] and what the grid's characters mean.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget};
+
+use super::color;
+use crate::palette;
+use crate::tui::app::App;
+use crate::tui::keys;
+
+pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
+    let rows = keys::help_rows(app.screen);
+    let w = 64.min(area.width);
+    // The key rows, 3 lines on the grid, 2 borders.
+    let h = (rows.len() as u16 + 5).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    Clear.render(r, buf);
+    let mut lines: Vec<Line> = rows
+        .into_iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{k:>9}  "),
+                    Style::new().fg(color(palette::HIGHLIGHT)),
+                ),
+                Span::raw(what),
+            ])
+        })
+        .collect();
+    for text in [
+        "   bank grid: cell = 4-byte word, character = the wavefront",
+        "   serving it (0-9, a-z); warm background: a conflict replay",
+        "   · tile word, not read; ░ no tile (padding or slack)",
+    ] {
+        lines.push(Line::styled(text, Style::new().fg(color(palette::DIM))));
+    }
+    Paragraph::new(lines)
+        .block(
+            Block::new()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Double)
+                .title(" Keys "),
+        )
+        .render(r, buf);
+}
