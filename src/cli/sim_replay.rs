@@ -161,7 +161,9 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         let verdict = match p.matches {
             Some(true) => out::paint("ok", out::GOOD),
             Some(false) => out::paint("MISMATCH", out::BAD),
-            None if p.not_modelled.is_some() => out::paint("not modelled", tilelab::palette::HIGHLIGHT),
+            None if p.not_modelled.is_some() => {
+                out::paint("not modelled", tilelab::palette::HIGHLIGHT)
+            }
             None => String::new(),
         };
         let num = |v: Option<u32>| v.map_or_else(String::new, |v| v.to_string());
