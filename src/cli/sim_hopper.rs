@@ -25,6 +25,7 @@ use tilelab::sim::bank::WarpRequest;
 use tilelab::sim::instr::Instruction;
 use tilelab::sim::mma::MmaDtype;
 use tilelab::sim::smem::SharedMemory;
+use tilelab::sim::stats::AccessStats;
 use tilelab::sim::tma::{TmaBox, TmaSwizzle};
 use tilelab::sim::wgmma::{self, ASource, AtomOrder, Major, MatrixDescriptor, OperandTile};
 
@@ -60,12 +61,24 @@ struct ChunkRef {
     chunk: u32,
 }
 
+/// Totals of read-back requests, from `sim`'s one stats type ([`AccessStats`]).
 #[derive(Serialize)]
 struct CostJson {
-    requests: u32,
-    wavefronts: u32,
-    ideal: u32,
-    bank_conflicts: u32,
+    requests: u64,
+    wavefronts: u64,
+    ideal: u64,
+    bank_conflicts: u64,
+}
+
+impl From<AccessStats> for CostJson {
+    fn from(s: AccessStats) -> Self {
+        CostJson {
+            requests: s.requests,
+            wavefronts: s.wavefronts,
+            ideal: s.ideal,
+            bank_conflicts: s.conflicts,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -94,47 +107,31 @@ fn readback_costs(b: &TmaBox) -> (Option<CostJson>, Option<CostJson>) {
     let cpr = b.chunks_per_row();
     let mut x4 = None;
     if b.rows >= 16 && cpr >= 2 {
-        let mut c = CostJson {
-            requests: 0,
-            wavefronts: 0,
-            ideal: 0,
-            bank_conflicts: 0,
-        };
-        for r0 in (0..b.rows - 15).step_by(16) {
-            for c0 in (0..cpr - 1).step_by(2) {
+        let stats: AccessStats = (0..b.rows - 15)
+            .step_by(16)
+            .flat_map(|r0| (0..cpr - 1).step_by(2).map(move |c0| (r0, c0)))
+            .map(|(r0, c0)| {
                 let offs = std::array::from_fn(|l| {
                     let (m, r) = (l as u32 / 8, l as u32 % 8);
                     b.chunk_address(r0 + (m % 2) * 8 + r, c0 + m / 2)
                 });
-                let cost = WarpRequest::new(Instruction::LDSM_X4, offs).cost();
-                c.requests += 1;
-                c.wavefronts += cost.wavefronts;
-                c.ideal += cost.ideal;
-                c.bank_conflicts += cost.bank_conflicts();
-            }
-        }
-        x4 = Some(c);
+                WarpRequest::new(Instruction::LDSM_X4, offs).cost()
+            })
+            .sum();
+        x4 = Some(stats.into());
     }
     let mut core = None;
     if b.rows >= 8 {
-        let mut c = CostJson {
-            requests: 0,
-            wavefronts: 0,
-            ideal: 0,
-            bank_conflicts: 0,
-        };
         let x1 = Instruction::parse("ldmatrix.x1").expect("valid name");
-        for r0 in (0..b.rows - 7).step_by(8) {
-            for ch in 0..cpr {
+        let stats: AccessStats = (0..b.rows - 7)
+            .step_by(8)
+            .flat_map(|r0| (0..cpr).map(move |ch| (r0, ch)))
+            .map(|(r0, ch)| {
                 let offs = std::array::from_fn(|l| b.chunk_address(r0 + (l as u32 % 8), ch));
-                let cost = WarpRequest::new(x1, offs).cost();
-                c.requests += 1;
-                c.wavefronts += cost.wavefronts;
-                c.ideal += cost.ideal;
-                c.bank_conflicts += cost.bank_conflicts();
-            }
-        }
-        core = Some(c);
+                WarpRequest::new(x1, offs).cost()
+            })
+            .sum();
+        core = Some(stats.into());
     }
     (x4, core)
 }
