@@ -12,6 +12,7 @@ pub mod gpu;
 pub mod lessons;
 pub mod palette;
 pub mod provenance;
+pub mod ptx;
 pub mod records;
 pub mod sim;
 pub mod tui;

@@ -18,6 +18,7 @@ macro_rules! outln {
 
 mod lessons;
 pub mod out;
+mod ptx;
 mod sim_bank;
 mod sim_counts;
 mod sim_frag;
@@ -60,6 +61,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// List the lessons.
     Lessons(lessons::LessonsArgs),
+    /// Run one CTA of a PTX kernel on the simulator: per-line wavefronts, bank conflicts, SASS counts.
+    Ptx(ptx::PtxArgs),
 }
 
 /// `tilelab sim …` subcommands.
@@ -237,5 +240,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tui(a) => tui_cmd::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Lessons(a) => lessons::run(a),
+        Command::Ptx(a) => ptx::run(a),
     }
 }

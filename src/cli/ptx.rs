@@ -1,0 +1,217 @@
+//! `tilelab ptx FILE.ptx --grid X[,Y,Z] --block X[,Y,Z] …`: runs one CTA of a PTX kernel on
+//! the simulator ([`tilelab::ptx`]) and prints, per PTX line with a shared-memory or
+//! tensor-core instruction, its executions, wavefronts, ideal and bank conflicts, the worst
+//! lines first, and the per-CTA totals in Nsight Compute's counters. `--json`: the
+//! [`tilelab::ptx::Report`] (format in `src/ptx/report.rs`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use tilelab::ptx::{self, Launch, Report};
+
+use super::out;
+
+/// Arguments of `tilelab ptx`.
+#[derive(clap::Args, Debug)]
+pub struct PtxArgs {
+    /// PTX file (nvcc `-ptx`, Triton `.asm["ptx"]`).
+    pub file: PathBuf,
+    /// Kernel (`.entry`) to run; needed when the file has several.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Grid size in CTAs: X[,Y,Z].
+    #[arg(long, value_parser = parse_dim3)]
+    pub grid: [u32; 3],
+    /// Block size in threads: X[,Y,Z].
+    #[arg(long, value_parser = parse_dim3)]
+    pub block: [u32; 3],
+    /// The CTA to simulate: X[,Y,Z] (default 0,0,0).
+    #[arg(long, value_parser = parse_dim3_zero, default_value = "0")]
+    pub cta: [u32; 3],
+    /// A parameter value: NAME=VALUE or INDEX=VALUE (repeatable). Pointers need none.
+    #[arg(long = "arg", value_parser = parse_arg)]
+    pub args: Vec<(String, String)>,
+    /// Dynamic shared memory in bytes (default: up to sm_90's 232,448 bytes per block).
+    #[arg(long)]
+    pub dynamic_smem: Option<u32>,
+    /// Stop after this many warp instructions (runaway loops).
+    #[arg(long, default_value_t = 200_000_000)]
+    pub max_instructions: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("'{s}': expected X, X,Y or X,Y,Z"));
+    }
+    let mut out = [1u32; 3];
+    if min == 0 {
+        out = [0; 3];
+    }
+    for (i, p) in parts.iter().enumerate() {
+        let v: u32 = p
+            .parse()
+            .map_err(|_| format!("'{s}': '{p}' is not a whole number; expected X, X,Y or X,Y,Z"))?;
+        if v < min {
+            return Err(format!("'{s}': every dimension must be at least {min}"));
+        }
+        out[i] = v;
+    }
+    Ok(out)
+}
+
+fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
+    parse_dims(s, 1)
+}
+
+fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
+    parse_dims(s, 0)
+}
+
+fn parse_arg(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(format!(
+            "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096"
+        )),
+    }
+}
+
+/// Runs `tilelab ptx`.
+pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
+    let src = std::fs::read_to_string(&a.file)
+        .with_context(|| format!("cannot read PTX file '{}'", a.file.display()))?;
+    let launch = Launch {
+        grid: a.grid,
+        block: a.block,
+        cta: a.cta,
+        args: a.args.clone(),
+        dynamic_smem: a.dynamic_smem,
+        max_instructions: a.max_instructions,
+    };
+    let report = match ptx::simulate(&src, a.kernel.as_deref(), &launch) {
+        Ok(r) => r,
+        Err(e) => bail!("{}: {e}", a.file.display()),
+    };
+    if a.json {
+        out::print_json(&report)?;
+    } else {
+        print_human(&report, &launch);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dims(d: [u32; 3]) -> String {
+    format!("({},{},{})", d[0], d[1], d[2])
+}
+
+fn print_human(r: &Report, l: &Launch) {
+    let t = &r.totals;
+    let threads = l.block.iter().product::<u32>();
+    println!(
+        "kernel {}: CTA {} of grid {}, block {} ({} warps); {} warp instructions; shared memory {} bytes, {} touched",
+        r.kernel,
+        dims(r.cta),
+        dims(l.grid),
+        dims(r.block),
+        threads.div_ceil(32),
+        t.warp_instructions,
+        t.smem_bytes,
+        t.smem_touched
+    );
+    let mut worst: Vec<_> = r.lines.iter().filter(|x| x.bank_conflicts > 0).collect();
+    worst.sort_by(|a, b| {
+        b.bank_conflicts
+            .cmp(&a.bank_conflicts)
+            .then(a.line.cmp(&b.line))
+    });
+    println!();
+    if worst.is_empty() {
+        println!("no bank conflicts on any line");
+    } else {
+        println!("{}", out::bold("worst lines (bank conflicts):"));
+        for x in worst.iter().take(5) {
+            let ways = if x.ideal > 0 {
+                format!(
+                    ", {:.1} wavefronts per ideal one",
+                    x.wavefronts as f64 / x.ideal as f64
+                )
+            } else {
+                String::new()
+            };
+            println!(
+                "  line {}: {} conflicts in {} executions{ways}  {}",
+                x.line, x.bank_conflicts, x.executions, x.ptx
+            );
+        }
+    }
+    println!();
+    println!(
+        "{:>6}  {:<6} {:>10} {:>11} {:>9} {:>9}  ptx",
+        "line", "sass", "executions", "wavefronts", "ideal", "conflicts"
+    );
+    for x in &r.lines {
+        let c = if x.bank_conflicts > 0 {
+            out::paint(
+                &format!("{:>9}", x.bank_conflicts),
+                crossterm::style::Color::Red,
+            )
+        } else {
+            format!("{:>9}", x.bank_conflicts)
+        };
+        println!(
+            "{:>6}  {:<6} {:>10} {:>11} {:>9} {c}  {}",
+            x.line, x.sass, x.executions, x.wavefronts, x.ideal, x.ptx
+        );
+    }
+    println!();
+    println!(
+        "shared loads (LDS+LDSM): {} wavefronts, {} bank conflicts; shared stores (STS+STSM): {} wavefronts, {} bank conflicts; cp.async shared side: {} wavefronts",
+        t.shared_ld_wavefronts,
+        t.shared_ld_bank_conflicts,
+        t.shared_st_wavefronts,
+        t.shared_st_bank_conflicts,
+        t.ldgsts_wavefronts
+    );
+    let s = &t.sass;
+    println!(
+        "SASS: LDS {} STS {} LDSM {} STSM {} HMMA {} LDGSTS {}{}",
+        s.LDS,
+        s.STS,
+        s.LDSM,
+        s.STSM,
+        s.HMMA,
+        s.LDGSTS,
+        if t.atoms > 0 {
+            format!(" ATOMS {}", t.atoms)
+        } else {
+            String::new()
+        }
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_parse() {
+        assert_eq!(parse_dim3("64").unwrap(), [64, 1, 1]);
+        assert_eq!(parse_dim3("2,3").unwrap(), [2, 3, 1]);
+        assert_eq!(parse_dim3_zero("1,0,2").unwrap(), [1, 0, 2]);
+        assert!(parse_dim3("0").is_err());
+        assert!(parse_dim3("1,2,3,4").is_err());
+        assert!(parse_dim3("x").unwrap_err().contains("'x'"));
+        assert_eq!(
+            parse_arg("seq=4096").unwrap(),
+            ("seq".into(), "4096".into())
+        );
+        assert!(parse_arg("seq").is_err());
+    }
+}

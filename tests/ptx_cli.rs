@@ -1,0 +1,279 @@
+//! `tilelab ptx`, run as a user would, on small hand-written PTX kernels whose counts follow
+//! from the PTX semantics and the bank rule (`tests/data/ptx_hand/*.ptx`, each file says how),
+//! and on one Triton 3.6 kernel whose counts follow from its PTX text; one-line errors for bad
+//! PTX, unknown kernels, missing arguments, unsupported instructions, deadlocks, runaway loops.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const HAND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hand");
+
+fn tilelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run tilelab")
+}
+
+fn file(name: &str) -> String {
+    format!("{HAND}/{name}")
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let o = tilelab(&a);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("valid JSON")
+}
+
+/// The one-line error of a failing run (exit 2, nothing on stdout).
+fn error(args: &[&str]) -> String {
+    let o = tilelab(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?} should fail");
+    assert!(o.stdout.is_empty());
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+fn line(r: &Value, n: u64) -> &Value {
+    r["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["line"] == n)
+        .unwrap_or_else(|| panic!("no line {n} in {r}"))
+}
+
+/// (executions, wavefronts, ideal, bank_conflicts) of a line.
+fn counts(r: &Value, n: u64) -> [u64; 4] {
+    let l = line(r, n);
+    ["executions", "wavefronts", "ideal", "bank_conflicts"].map(|k| l[k].as_u64().unwrap())
+}
+
+#[test]
+fn the_tid_and_15_column_read_is_a_16_way_conflict_and_kt_fixes_it() {
+    let f = file("col16.ptx");
+    let r = json(&[
+        "ptx", &f, "--kernel", "col16", "--grid", "1", "--block", "32",
+    ]);
+    // 16 rows 256 bytes apart in bank 0, lanes l and l+16 broadcast: 16 wavefronts, 1 ideal.
+    assert_eq!(counts(&r, 21), [1, 16, 1, 15]);
+    let t = &r["totals"];
+    assert_eq!(t["shared_ld_wavefronts"], 16);
+    assert_eq!(t["shared_ld_bank_conflicts"], 15);
+    assert_eq!(t["sass"]["LDS"], 1);
+    assert_eq!(r["kernel"], "col16");
+    assert_eq!(r["block"], serde_json::json!([32, 1, 1]));
+    let kt = json(&[
+        "ptx", &f, "--kernel", "col16_kt", "--grid", "1", "--block", "32",
+    ]);
+    assert_eq!(counts(&kt, 36), [1, 1, 1, 0]);
+    // The human report names the conflicting line first.
+    let o = tilelab(&[
+        "ptx", &f, "--kernel", "col16", "--grid", "1", "--block", "32",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let worst = out
+        .lines()
+        .skip_while(|l| !l.starts_with("worst"))
+        .nth(1)
+        .unwrap();
+    assert!(worst.contains("line 21: 15 conflicts"), "{out}");
+}
+
+#[test]
+fn a_transposed_store_conflicts_32_ways_and_padding_removes_it() {
+    let r = json(&[
+        "ptx",
+        &file("transpose_store.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "transpose_store_param_0=7",
+    ]);
+    assert_eq!(counts(&r, 23), [2, 64, 2, 62]);
+    assert_eq!(counts(&r, 26), [2, 2, 2, 0]);
+    let t = &r["totals"];
+    assert_eq!(t["shared_st_wavefronts"], 66);
+    assert_eq!(t["shared_st_bank_conflicts"], 62);
+    assert_eq!(t["sass"]["STS"], 4);
+    assert_eq!(t["shared_ld_wavefronts"], 0);
+}
+
+#[test]
+fn divergent_loops_and_nested_ifs_reconverge() {
+    let r = json(&[
+        "ptx",
+        &file("divergence.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "32",
+    ]);
+    // Loop load: 4 trips (32, 24, 16, 8 lanes), one wavefront each.
+    assert_eq!(counts(&r, 23), [4, 4, 4, 0]);
+    // After the loop, the nested ifs and their join: once each.
+    for l in [27, 32, 34, 36] {
+        assert_eq!(counts(&r, l)[0], 1, "line {l}");
+    }
+}
+
+#[test]
+fn ldmatrix_mma_and_shfl_compute_what_the_ptx_isa_says() {
+    let r = json(&[
+        "ptx",
+        &file("ldmatrix_mma.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "32",
+    ]);
+    // Rows 128 bytes apart: 8 wavefronts per 8x8 matrix.
+    assert_eq!(counts(&r, 20), [1, 32, 4, 28]);
+    let t = &r["totals"];
+    assert_eq!(t["sass"]["HMMA"], 2);
+    assert_eq!(t["sass"]["LDSM"], 1);
+    // Each store runs only if the mma gave 16.0 (plus C) and shfl.bfly gave lane ^ 1.
+    assert_eq!(counts(&r, 33)[0], 1);
+    assert_eq!(counts(&r, 40)[0], 1);
+}
+
+#[test]
+fn a_triton_matmul_counts_its_loop() {
+    // Triton 3.6, tl_matmul BM = BN = BK = 32, K = 256, 2 warps (scripts/ptx_fixtures of the
+    // fixtures work): its loop body has 6 ldmatrix and 8 mma.sync and runs K / BK = 8 times
+    // in each of the 2 warps.
+    let r = json(&[
+        "ptx",
+        &file("triton_matmul_2w.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "3=256",
+        "--arg",
+        "4=256",
+        "--arg",
+        "5=32",
+        "--arg",
+        "6=32",
+        "--dynamic-smem",
+        "8192",
+    ]);
+    let t = &r["totals"];
+    assert_eq!(t["sass"]["LDSM"], 96);
+    assert_eq!(t["sass"]["HMMA"], 128);
+    assert_eq!(counts(&r, 219)[0], 16);
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let dir = std::env::temp_dir().join(format!("tilelab-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let head = ".version 8.7\n.target sm_90\n.address_size 64\n";
+    let bad = write(
+        "bad.ptx",
+        &format!(
+            "{head}.visible .entry k()\n{{\n.reg .b32 %r<2>;\nadd.s32 %r1, , %r0;\nret;\n}}\n"
+        ),
+    );
+    let e = error(&["ptx", &bad, "--grid", "1", "--block", "32"]);
+    assert!(e.contains("line 7: expected"), "{e}");
+    let unsup = write(
+        "unsup.ptx",
+        &format!(
+            "{head}.visible .entry k()\n{{\n.reg .b32 %r<2>;\n.reg .pred %p<2>;\nbrev.b32 %r1, %r0;\ntestp.finite.f32 %p1, %r0;\nret;\n}}\n"
+        ),
+    );
+    let e = error(&["ptx", &unsup, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("line 9: unsupported instruction 'testp.finite.f32'"),
+        "{e}"
+    );
+    let spin = write(
+        "spin.ptx",
+        &format!("{head}.visible .entry k()\n{{\n$L:\nbra $L;\n}}\n"),
+    );
+    let e = error(&[
+        "ptx",
+        &spin,
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--max-instructions",
+        "1000",
+    ]);
+    assert!(
+        e.contains("stopped after 1000 warp instructions") && e.contains("line 7"),
+        "{e}"
+    );
+    let oob = write(
+        "oob.ptx",
+        &format!(
+            "{head}.visible .entry k(.param .u64 .ptr p)\n{{\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\nld.param.u64 %rd0, [p];\nld.global.u32 %r0, [%rd0+-4];\nret;\n}}\n"
+        ),
+    );
+    let e = error(&["ptx", &oob, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("line 9:") && e.contains("outside every buffer"),
+        "{e}"
+    );
+
+    let f = file("col16.ptx");
+    let e = error(&[
+        "ptx", &f, "--kernel", "nope", "--grid", "1", "--block", "32",
+    ]);
+    assert!(
+        e.contains("no kernel 'nope'") && e.contains("col16, col16_kt"),
+        "{e}"
+    );
+    let e = error(&[
+        "ptx",
+        &file("transpose_store.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "64",
+    ]);
+    assert!(
+        e.contains("missing value for parameter transpose_store_param_0"),
+        "{e}"
+    );
+    let e = error(&["ptx", &file("deadlock.ptx"), "--grid", "1", "--block", "64"]);
+    assert!(
+        e.contains("deadlock") && e.contains("line 14") && e.contains("line 17"),
+        "{e}"
+    );
+    let e = error(&[
+        "ptx", &f, "--kernel", "col16", "--grid", "1", "--block", "32", "--cta", "1",
+    ]);
+    assert!(e.contains("--cta 1,0,0 is outside the grid"), "{e}");
+    let e = error(&[
+        "ptx",
+        &format!("{HAND}/missing.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "32",
+    ]);
+    assert!(e.contains("cannot read PTX file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
