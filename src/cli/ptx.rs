@@ -100,9 +100,9 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         Err(e) => bail!("{}: {e}", a.file.display()),
     };
     if a.json {
-        out::print_json(&report)?;
+        out::emit_json(&report)?;
     } else {
-        print_human(&report, &launch);
+        out::emit(&render(&report, &launch))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -111,10 +111,12 @@ fn dims(d: [u32; 3]) -> String {
     format!("({},{},{})", d[0], d[1], d[2])
 }
 
-fn print_human(r: &Report, l: &Launch) {
+fn render(r: &Report, l: &Launch) -> String {
+    let mut o = String::new();
     let t = &r.totals;
     let threads = l.block.iter().product::<u32>();
-    println!(
+    outln!(
+        o,
         "kernel {}: CTA {} of grid {}, block {} ({} warps); {} warp instructions; shared memory {} bytes, {} touched",
         r.kernel,
         dims(r.cta),
@@ -131,11 +133,11 @@ fn print_human(r: &Report, l: &Launch) {
             .cmp(&a.bank_conflicts)
             .then(a.line.cmp(&b.line))
     });
-    println!();
+    outln!(o);
     if worst.is_empty() {
-        println!("no bank conflicts on any line");
+        outln!(o, "no bank conflicts on any line");
     } else {
-        println!("{}", out::bold("worst lines (bank conflicts):"));
+        outln!(o, "{}", out::bold("worst lines (bank conflicts):"));
         for x in worst.iter().take(5) {
             let ways = if x.ideal > 0 {
                 format!(
@@ -145,16 +147,26 @@ fn print_human(r: &Report, l: &Launch) {
             } else {
                 String::new()
             };
-            println!(
+            outln!(
+                o,
                 "  line {}: {} conflicts in {} executions{ways}  {}",
-                x.line, x.bank_conflicts, x.executions, x.ptx
+                x.line,
+                x.bank_conflicts,
+                x.executions,
+                x.ptx
             );
         }
     }
-    println!();
-    println!(
+    outln!(o);
+    outln!(
+        o,
         "{:>6}  {:<6} {:>10} {:>11} {:>9} {:>9}  ptx",
-        "line", "sass", "executions", "wavefronts", "ideal", "conflicts"
+        "line",
+        "sass",
+        "executions",
+        "wavefronts",
+        "ideal",
+        "conflicts"
     );
     for x in &r.lines {
         let c = if x.bank_conflicts > 0 {
@@ -165,13 +177,20 @@ fn print_human(r: &Report, l: &Launch) {
         } else {
             format!("{:>9}", x.bank_conflicts)
         };
-        println!(
+        outln!(
+            o,
             "{:>6}  {:<6} {:>10} {:>11} {:>9} {c}  {}",
-            x.line, x.sass, x.executions, x.wavefronts, x.ideal, x.ptx
+            x.line,
+            x.sass,
+            x.executions,
+            x.wavefronts,
+            x.ideal,
+            x.ptx
         );
     }
-    println!();
-    println!(
+    outln!(o);
+    outln!(
+        o,
         "shared loads (LDS+LDSM): {} wavefronts, {} bank conflicts; shared stores (STS+STSM): {} wavefronts, {} bank conflicts; cp.async shared side: {} wavefronts",
         t.shared_ld_wavefronts,
         t.shared_ld_bank_conflicts,
@@ -180,7 +199,8 @@ fn print_human(r: &Report, l: &Launch) {
         t.ldgsts_wavefronts
     );
     let s = &t.sass;
-    println!(
+    outln!(
+        o,
         "SASS: LDS {} STS {} LDSM {} STSM {} HMMA {} LDGSTS {}{}",
         s.LDS,
         s.STS,
@@ -194,6 +214,7 @@ fn print_human(r: &Report, l: &Launch) {
             String::new()
         }
     );
+    o
 }
 
 #[cfg(test)]

@@ -800,6 +800,9 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     let specials: Vec<(u32, Special)> = d.specials.iter().map(|(s, r)| (*r, *s)).collect();
     let global_addrs: Vec<(u32, usize)> = d.global_regs.iter().map(|(g, r)| (*r, *g)).collect();
     let nregs = d.nregs;
+    let param_regs = std::mem::take(&mut d.param_regs);
+    drop(d);
+    mark_pointers(&insts, &param_regs, &mut param_info);
     let reconverge = super::cfg::reconvergence(&insts);
     Ok(Program {
         name: kernel.name.clone(),
@@ -1814,5 +1817,79 @@ impl Decoder<'_> {
             b,
             c,
         })
+    }
+}
+
+/// Marks as pointers the 64-bit parameters whose value reaches the address of a global or
+/// generic memory access, through `mov`, `cvta`, integer add/sub/mad (nvcc's pointers carry no
+/// `.ptr`; its kernels often add offsets and use the result in `cp.async` or `ld.global` without
+/// `cvta.to.global`).
+fn mark_pointers(insts: &[Inst], param_regs: &HashMap<u32, usize>, params: &mut [ParamInfo]) {
+    // Which parameter each register is derived from (the first one found).
+    let mut from: HashMap<u32, usize> = param_regs.clone();
+    let src_param = |from: &HashMap<u32, usize>, s: &Src| match s {
+        Src::Reg(r) => from.get(r).copied(),
+        Src::Imm(_) => None,
+    };
+    let mut changed = true;
+    let mut rounds = 0;
+    while changed && rounds < 64 {
+        changed = false;
+        rounds += 1;
+        for i in insts {
+            let (d, srcs): (u32, Vec<&Src>) = match &i.op {
+                Op::Mov { d, a, .. } => (*d, vec![a]),
+                Op::Un {
+                    k: Un::CvtaToShared | Un::CvtaFromShared,
+                    ..
+                } => continue,
+                Op::Bin {
+                    k: Bin::Add | Bin::Sub,
+                    d,
+                    a,
+                    b,
+                    ty,
+                } if ty.bits() == 64 => (*d, vec![a, b]),
+                Op::Tern {
+                    k: Tern::MadLo | Tern::MadWide,
+                    d,
+                    c,
+                    ty,
+                    ..
+                } if !ty.is_float() => (*d, vec![c]),
+                _ => continue,
+            };
+            if from.contains_key(&d) {
+                continue;
+            }
+            if let Some(p) = srcs.iter().find_map(|s| src_param(&from, s)) {
+                from.insert(d, p);
+                changed = true;
+            }
+        }
+    }
+    for i in insts {
+        let addr = match &i.op {
+            Op::Ld {
+                space: Space::Global | Space::Generic,
+                addr,
+                ..
+            }
+            | Op::St {
+                space: Space::Global | Space::Generic,
+                addr,
+                ..
+            }
+            | Op::Atom {
+                space: Space::Global | Space::Generic,
+                addr,
+                ..
+            }
+            | Op::CpAsync { src: addr, .. } => addr,
+            _ => continue,
+        };
+        if let Some(p) = src_param(&from, &addr.base) {
+            params[p].pointer = true;
+        }
     }
 }

@@ -36,7 +36,7 @@ use super::decode::{
 use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 use super::warp_ops::{self, LaneRegs, SharedKind, Smem, Step};
 use crate::sim::bank::WARP_SIZE;
-use crate::sim::instr::{AccessWidth, MatrixCount};
+use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
 
 /// Errors of a run (launch arguments, or an instruction that cannot execute).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -91,6 +91,8 @@ pub struct Launch {
 pub struct InstStats {
     /// Warp-level executions (issued with at least one lane on the path, guard or not).
     pub executions: u64,
+    /// Executions with at least one lane's guard true (Nsight Compute's `_pred_on_any`).
+    pub pred_on: u64,
     /// Shared-memory wavefronts.
     pub wavefronts: u64,
     /// Conflict-free wavefronts (units).
@@ -651,6 +653,9 @@ impl<'p> Machine<'p> {
                     g & top.mask
                 }
             };
+            if mask != 0 {
+                self.stats[pc].pred_on += 1;
+            }
             match &inst.op {
                 Op::Bra { target } => {
                     let target = *target;
@@ -1179,9 +1184,9 @@ impl<'p> Machine<'p> {
                 src,
                 src_size,
                 ignore,
-                ..
+                cg,
             } => {
-                let size = *size;
+                let (cg, size) = (*cg, *size);
                 let Resolved::Shared(saddrs) =
                     self.resolve_space(w, Space::Shared, dst, mask, size)?
                 else {
@@ -1211,8 +1216,14 @@ impl<'p> Machine<'p> {
                     }
                     data[l] = regs_of(&bytes);
                 }
-                let width = width_of(size)?;
-                let step = self.shared_op(pc, SharedKind::CpAsync(width), saddrs, mask, &data)?;
+                let kind = match (cg, size) {
+                    (false, 4) => CpAsyncKind::Ca4,
+                    (false, 8) => CpAsyncKind::Ca8,
+                    (false, _) => CpAsyncKind::Ca16,
+                    (true, 16) => CpAsyncKind::Cg16,
+                    (true, n) => return Err(format!("cp.async.cg copies 16 bytes; found {n}")),
+                };
+                let step = self.shared_op(pc, SharedKind::CpAsync(kind), saddrs, mask, &data)?;
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
             Op::Mma {
@@ -1242,8 +1253,8 @@ impl<'p> Machine<'p> {
                         rc[l][i] = v!(regs, *s, l) as u32;
                     }
                 }
-                let out =
-                    warp_ops::mma(*shape, *dtype, &ra, &rb, &rc).map_err(|e| e.to_string())?;
+                let out = warp_ops::mma(&mut self.smem, *shape, *dtype, &ra, &rb, &rc)
+                    .map_err(|e| e.to_string())?;
                 for l in 0..WARP_SIZE {
                     for (i, r) in d.iter().enumerate() {
                         set!(regs, *r, l, out[l][i] as u64);
@@ -1320,7 +1331,7 @@ impl<'p> Machine<'p> {
         let st = &mut self.stats[pc];
         st.wavefronts += step.cost.wavefronts as u64;
         st.ideal += step.cost.ideal as u64;
-        let lanes = step.request.address_lanes();
+        let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
         let width = kind.bytes_per_address();
         for (l, &a) in addrs.iter().enumerate() {
             if lanes >> l & 1 == 1 {

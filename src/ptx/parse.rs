@@ -630,7 +630,9 @@ fn operand(i: &mut &str) -> ModalResult<Operand> {
                 .map(|(a, _, _, _, b): (&str, _, _, _, &str)| Operand::Pair(a.into(), b.into())),
             (
                 '_',
-                winnow::combinator::not(one_of(|c: char| c.is_ascii_alphanumeric())),
+                winnow::combinator::not(one_of(|c: char| {
+                    c.is_ascii_alphanumeric() || c == '_' || c == '$'
+                })),
             )
                 .map(|_| Operand::Sink),
             reg_name.map(|n: &str| Operand::Name(n.into())),

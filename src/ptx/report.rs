@@ -113,15 +113,18 @@ pub fn class_of(op: &Op) -> Option<Class> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[allow(non_snake_case)]
 pub struct Sass {
-    /// `smsp__inst_executed_op_shared_ld.sum`.
+    /// `smsp__inst_executed_op_shared_ld_pred_on_any.sum`: executions with a lane's guard on
+    /// (ptxas adds predicated-off `LDS` beside `cp.async` that no PTX line asks for, which the
+    /// plain `…op_shared_ld.sum` also counts; `tests/data/ptx/README.md`).
     pub LDS: u64,
-    /// `smsp__inst_executed_op_shared_st.sum`.
+    /// `smsp__inst_executed_op_shared_st_pred_on_any.sum`.
     pub STS: u64,
     /// `smsp__inst_executed_op_ldsm.sum`.
     pub LDSM: u64,
-    /// STSM executions (no counter of its own on sm_90).
+    /// `smsp__inst_executed_op_shared_stsm.sum`.
     pub STSM: u64,
-    /// `smsp__inst_executed_pipe_tensor_op_hmma.sum`.
+    /// `smsp__inst_executed_pipe_tensor_op_hmma.sum` minus its `HFMA2.MMA` part
+    /// (`…_hmma_type_hfma2.sum`: register moves ptxas runs on the tensor pipe).
     pub HMMA: u64,
     /// `sm__sass_inst_executed_op_ldgsts.sum`.
     pub LDGSTS: u64,
@@ -269,8 +272,8 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
             Class::Hmma | Class::Atoms => {}
         }
         match class {
-            Class::Lds => t.sass.LDS += s.executions,
-            Class::Sts => t.sass.STS += s.executions,
+            Class::Lds => t.sass.LDS += s.pred_on,
+            Class::Sts => t.sass.STS += s.pred_on,
             Class::Ldsm => t.sass.LDSM += s.executions,
             Class::Stsm => t.sass.STSM += s.executions,
             Class::Hmma => t.sass.HMMA += s.executions,
