@@ -8,7 +8,7 @@ use crate::sim::bank::WARP_SIZE;
 use crate::sim::error::SimError;
 use crate::sim::exec::{self, WarpOp};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
-use crate::sim::mma::{MmaDtype, MmaShape};
+use crate::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape};
 
 pub use crate::sim::exec::{LaneRegs, WarpStep as Step};
 pub use crate::sim::smem::SharedMemory as Smem;
@@ -87,8 +87,7 @@ pub fn mma(
     c: &LaneRegs,
 ) -> Result<LaneRegs, SimError> {
     let op = WarpOp::Mma {
-        shape,
-        dtype,
+        kind: MmaKind::new(shape, dtype, MmaAcc::F32)?,
         a: *a,
         b: *b,
         c: *c,
