@@ -170,16 +170,18 @@ fn render(r: &Report, l: &Launch) -> String {
     );
     for x in &r.lines {
         let c = if x.bank_conflicts > 0 {
-            out::paint(
-                &format!("{:>9}", x.bank_conflicts),
-                crossterm::style::Color::Red,
-            )
+            out::paint(&format!("{:>9}", x.bank_conflicts), out::BAD)
         } else {
             format!("{:>9}", x.bank_conflicts)
         };
+        let note = if x.not_modelled > 0 {
+            format!("  [{} executions not modelled]", x.not_modelled)
+        } else {
+            String::new()
+        };
         outln!(
             o,
-            "{:>6}  {:<6} {:>10} {:>11} {:>9} {c}  {}",
+            "{:>6}  {:<6} {:>10} {:>11} {:>9} {c}  {}{note}",
             x.line,
             x.sass,
             x.executions,
@@ -191,12 +193,18 @@ fn render(r: &Report, l: &Launch) -> String {
     outln!(o);
     outln!(
         o,
-        "shared loads (LDS+LDSM): {} wavefronts, {} bank conflicts; shared stores (STS+STSM): {} wavefronts, {} bank conflicts; cp.async shared side: {} wavefronts",
+        "shared loads (LDS+LDSM): {} wavefronts, {} bank conflicts; shared stores (STS+STSM): {} wavefronts, {} bank conflicts; cp.async shared side: {}",
         t.shared_ld_wavefronts,
         t.shared_ld_bank_conflicts,
         t.shared_st_wavefronts,
         t.shared_st_bank_conflicts,
-        t.ldgsts_wavefronts
+        match t.ldgsts_wavefronts {
+            Some(w) => format!("{w} wavefronts"),
+            None => format!(
+                "not modelled ({} executions copy from spread or repeated sources, or .cg; see docs/wavefront-model.md)",
+                t.ldgsts_not_modelled
+            ),
+        }
     );
     let s = &t.sass;
     outln!(

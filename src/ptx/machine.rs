@@ -97,6 +97,9 @@ pub struct InstStats {
     pub wavefronts: u64,
     /// Conflict-free wavefronts (units).
     pub ideal: u64,
+    /// Executions whose cost the request model does not give (`cp.async` outside the measured
+    /// tile-copy class: `RequestCost::not_modelled`); their wavefronts are not in `wavefronts`.
+    pub not_modelled: u64,
 }
 
 /// What a run counted.
@@ -1080,8 +1083,14 @@ impl<'p> Machine<'p> {
                     }
                     Resolved::Shared(addrs) => {
                         let width = width_of(total)?;
-                        let step =
-                            self.shared_op(pc, SharedKind::Ld(width), addrs, mask, &[[0; 4]; 32])?;
+                        let step = self.shared_op(
+                            pc,
+                            SharedKind::Ld(width),
+                            addrs,
+                            mask,
+                            &[[0; 4]; 32],
+                            &[0; 32],
+                        )?;
                         let regs = &mut self.warps[w].regs;
                         each!(|l| {
                             let bytes = lane_bytes(&step.regs[l]);
@@ -1131,7 +1140,14 @@ impl<'p> Machine<'p> {
                             }
                             data[l] = regs_of(&bytes);
                         });
-                        let step = self.shared_op(pc, SharedKind::St(width), addrs, mask, &data)?;
+                        let step = self.shared_op(
+                            pc,
+                            SharedKind::St(width),
+                            addrs,
+                            mask,
+                            &data,
+                            &[0; 32],
+                        )?;
                         observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
                     }
                 }
@@ -1150,6 +1166,7 @@ impl<'p> Machine<'p> {
                     addrs,
                     mask,
                     &[[0; 4]; 32],
+                    &[0; 32],
                 )?;
                 let regs = &mut self.warps[w].regs;
                 for l in 0..WARP_SIZE {
@@ -1174,8 +1191,14 @@ impl<'p> Machine<'p> {
                         lane[i] = v!(regs, *src, l) as u32;
                     }
                 }
-                let step =
-                    self.shared_op(pc, SharedKind::Stmatrix(n, *trans), addrs, mask, &data)?;
+                let step = self.shared_op(
+                    pc,
+                    SharedKind::Stmatrix(n, *trans),
+                    addrs,
+                    mask,
+                    &data,
+                    &[0; 32],
+                )?;
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
             Op::CpAsync {
@@ -1194,6 +1217,7 @@ impl<'p> Machine<'p> {
                 };
                 let regs = &self.warps[w].regs;
                 let mut data = [[0u32; 4]; 32];
+                let mut src_addrs = [0u64; 32];
                 let mut m = mask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -1212,7 +1236,12 @@ impl<'p> Machine<'p> {
                         let a = addr_value(regs, src, l);
                         let a = u64::try_from(a)
                             .map_err(|_| format!("lane {l}: negative global address {a}"))?;
+                        src_addrs[l] = a;
                         self.global.read(a, &mut bytes[..n as usize])?;
+                    } else {
+                        // An ignored source (src-size 0) is read from nowhere; its address
+                        // still places the lane for the cost model.
+                        src_addrs[l] = u64::try_from(addr_value(regs, src, l)).unwrap_or(0);
                     }
                     data[l] = regs_of(&bytes);
                 }
@@ -1223,7 +1252,14 @@ impl<'p> Machine<'p> {
                     (true, 16) => CpAsyncKind::Cg16,
                     (true, n) => return Err(format!("cp.async.cg copies 16 bytes; found {n}")),
                 };
-                let step = self.shared_op(pc, SharedKind::CpAsync(kind), saddrs, mask, &data)?;
+                let step = self.shared_op(
+                    pc,
+                    SharedKind::CpAsync(kind),
+                    saddrs,
+                    mask,
+                    &data,
+                    &src_addrs,
+                )?;
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
             Op::Mma {
@@ -1325,12 +1361,16 @@ impl<'p> Machine<'p> {
         addrs: [u32; 32],
         mask: u32,
         data: &LaneRegs,
+        src_addrs: &[u64; 32],
     ) -> Result<Step, String> {
-        let step =
-            warp_ops::shared(&mut self.smem, kind, addrs, mask, data).map_err(|e| e.to_string())?;
+        let step = warp_ops::shared(&mut self.smem, kind, addrs, mask, data, src_addrs)
+            .map_err(|e| e.to_string())?;
         let st = &mut self.stats[pc];
         st.wavefronts += step.cost.wavefronts as u64;
         st.ideal += step.cost.ideal as u64;
+        if step.cost.not_modelled.is_some() {
+            st.not_modelled += 1;
+        }
         let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
         let width = kind.bytes_per_address();
         for (l, &a) in addrs.iter().enumerate() {

@@ -143,8 +143,12 @@ pub struct Totals {
     pub shared_st_bank_conflicts: u64,
     /// SASS counts.
     pub sass: Sass,
-    /// Wavefronts of cp.async's shared side (not in the store totals).
-    pub ldgsts_wavefronts: u64,
+    /// Wavefronts of cp.async's shared side (not in the store totals); `None` when some
+    /// execution falls outside what the model costs (see `ldgsts_not_modelled`).
+    pub ldgsts_wavefronts: Option<u64>,
+    /// cp.async executions the request model does not cost (sources spread over several
+    /// 128-byte lines or repeated, `.cg`: `docs/wavefront-model.md`).
+    pub ldgsts_not_modelled: u64,
     /// Executions of `atom/red.shared` (their wavefronts are not modelled).
     pub atoms: u64,
     /// Warp instructions executed (all PTX instructions).
@@ -172,6 +176,9 @@ pub struct LineReport {
     pub ideal: u64,
     /// wavefronts − ideal.
     pub bank_conflicts: u64,
+    /// Executions whose cost the model does not give (cp.async only); when non-zero the line's
+    /// wavefronts count only the other executions.
+    pub not_modelled: u64,
 }
 
 /// `tilelab ptx`'s report.
@@ -250,6 +257,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         warp_instructions: r.instructions,
         smem_bytes: r.smem_bytes,
         smem_touched: r.smem_touched,
+        ldgsts_wavefronts: Some(0),
         ..Totals::default()
     };
     let mut lines: Vec<LineReport> = Vec::new();
@@ -268,7 +276,13 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                 t.shared_st_wavefronts += s.wavefronts;
                 t.shared_st_bank_conflicts += conflicts;
             }
-            Class::Ldgsts => t.ldgsts_wavefronts += s.wavefronts,
+            Class::Ldgsts => {
+                t.ldgsts_not_modelled += s.not_modelled;
+                t.ldgsts_wavefronts = t
+                    .ldgsts_wavefronts
+                    .filter(|_| s.not_modelled == 0)
+                    .map(|w| w + s.wavefronts);
+            }
             Class::Hmma | Class::Atoms => {}
         }
         match class {
@@ -286,6 +300,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                 l.wavefronts += s.wavefronts;
                 l.ideal += s.ideal;
                 l.bank_conflicts += conflicts;
+                l.not_modelled += s.not_modelled;
             }
             _ => lines.push(LineReport {
                 line: inst.line,
@@ -295,6 +310,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                 wavefronts: s.wavefronts,
                 ideal: s.ideal,
                 bank_conflicts: conflicts,
+                not_modelled: s.not_modelled,
             }),
         }
     }

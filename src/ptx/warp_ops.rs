@@ -40,7 +40,8 @@ impl SharedKind {
 }
 
 /// Executes one warp shared-memory instruction through the executor: loads fill the step's
-/// registers, stores write `data` (registers little-endian, as the executor's table says).
+/// registers, stores write `data` (registers little-endian, as the executor's table says);
+/// `src_addrs` are `cp.async`'s global source byte addresses per lane (ignored by the others).
 ///
 /// # Errors
 /// The executor's: misaligned or out-of-range addresses, a partial mask for ldmatrix/stmatrix.
@@ -50,6 +51,7 @@ pub fn shared(
     addrs: [u32; WARP_SIZE],
     mask: u32,
     data: &LaneRegs,
+    src_addrs: &[u64; WARP_SIZE],
 ) -> Result<Step, SimError> {
     let op = match kind {
         SharedKind::Ld(w) => WarpOp::ld(w, addrs, mask),
@@ -68,7 +70,7 @@ pub fn shared(
             }
             op
         }
-        SharedKind::CpAsync(k) => WarpOp::cp_async(k, addrs, mask, *data),
+        SharedKind::CpAsync(k) => WarpOp::cp_async(k, addrs, mask, *src_addrs, *data),
     };
     exec::execute(smem, &op)
 }
