@@ -64,7 +64,7 @@ fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
     Ok(out)
 }
 
-fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
+pub(super) fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     parse_dims(s, 1)
 }
 
@@ -72,7 +72,7 @@ fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
     parse_dims(s, 0)
 }
 
-fn parse_arg(s: &str) -> Result<(String, String), String> {
+pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
             Ok((k.trim().to_string(), v.trim().to_string()))

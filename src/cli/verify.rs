@@ -88,12 +88,69 @@ pub struct VerifyArgs {
     /// Internal: launch cpasync_src_count once per record of FILE (run under ncu by verify).
     #[arg(long, hide = true)]
     pub probe_cpasync: Option<PathBuf>,
+    /// Check a PTX kernel instead of the suite: simulate every CTA of the launch (as
+    /// `tilelab ptx` does one), run the same launch on the GPU under Nsight Compute, and compare
+    /// per counter and per PTX line. Takes the launch flags below.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["all", "lesson", "fuzz", "records"])]
+    pub ptx: Option<PathBuf>,
+    /// --ptx: the kernel (`.entry`), needed when the file has several.
+    #[arg(long, requires = "ptx")]
+    pub kernel: Option<String>,
+    /// --ptx: grid size in CTAs, X[,Y,Z] (every CTA is simulated and measured).
+    #[arg(long, requires = "ptx", value_parser = super::ptx::parse_dim3)]
+    pub grid: Option<[u32; 3]>,
+    /// --ptx: block size in threads, X[,Y,Z].
+    #[arg(long, requires = "ptx", value_parser = super::ptx::parse_dim3)]
+    pub block: Option<[u32; 3]>,
+    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable); pointers take none:
+    /// each gets its own zero-filled buffer, in the simulator and on the GPU.
+    #[arg(long = "arg", requires = "ptx", value_parser = super::ptx::parse_arg)]
+    pub args: Vec<(String, String)>,
+    /// --ptx: dynamic shared memory in bytes (on the GPU: 0 when not given).
+    #[arg(long, requires = "ptx")]
+    pub dynamic_smem: Option<u32>,
+    /// --ptx: stop the simulation of a CTA after this many warp instructions.
+    #[arg(long, default_value_t = 200_000_000)]
+    pub max_instructions: u64,
+    /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
+    /// inside it).
+    #[arg(long, default_value_t = verify::ptx_file::POINTER_BYTES)]
+    pub pointer_bytes: u64,
+    /// Internal: launch the --ptx kernel once (run under ncu by verify --ptx).
+    #[arg(long, hide = true, requires = "ptx")]
+    pub probe_ptx: bool,
+    /// Internal: with --probe-ptx, give the PTX its own line table.
+    #[arg(long, hide = true, requires = "probe_ptx")]
+    pub line_info: bool,
 }
 
 impl VerifyArgs {
+    /// The --ptx run the flags describe.
+    ///
+    /// # Errors
+    /// --grid or --block missing.
+    fn ptx_run(&self, file: &std::path::Path) -> anyhow::Result<verify::ptx_file::PtxRun> {
+        let need = |v: Option<[u32; 3]>, flag: &str| {
+            v.with_context(|| format!("verify --ptx needs {flag} X[,Y,Z]"))
+        };
+        Ok(verify::ptx_file::PtxRun {
+            file: file.to_path_buf(),
+            kernel: self.kernel.clone(),
+            grid: need(self.grid, "--grid")?,
+            block: need(self.block, "--block")?,
+            args: self.args.clone(),
+            dynamic_smem: self.dynamic_smem,
+            max_instructions: self.max_instructions,
+            pointer_bytes: self.pointer_bytes,
+        })
+    }
+
     /// The probe this invocation asks for, if any.
-    fn probe(&self) -> Option<Probe> {
-        if let Some(f) = &self.probe_file {
+    fn probe(&self) -> anyhow::Result<Option<Probe>> {
+        if let (Some(f), true) = (&self.ptx, self.probe_ptx) {
+            return Ok(Some(Probe::Ptx(self.ptx_run(f)?, self.line_info)));
+        }
+        Ok(if let Some(f) = &self.probe_file {
             Some(Probe::Records(f.clone()))
         } else if self.probe_gemm {
             Some(Probe::Gemm)
@@ -103,7 +160,7 @@ impl VerifyArgs {
             Some(Probe::Stmatrix(f.clone()))
         } else {
             self.probe_cpasync.clone().map(Probe::CpAsync)
-        }
+        })
     }
 
     fn options(&self) -> Options {
@@ -163,21 +220,18 @@ impl Progress for Spinner {
 }
 
 pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
-    if let Some(p) = a.probe() {
+    if let Some(p) = a.probe()? {
         out::line(format_args!("{}", verify::run_probe(&p)?))?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(f) = &a.ptx {
+        let run = a.ptx_run(f)?;
+        return run_ptx(&a, &run);
+    }
     let plan = Plan::new(&a.options())?;
-    let gpu = match Gpu::open() {
+    let gpu = match open_gpu() {
         Ok(g) => g,
-        Err(e @ GpuError::UnknownArch { .. }) => {
-            eprintln!("tilelab: verify: skipped, unsupported GPU: {e}");
-            return Ok(ExitCode::from(EXIT_NO_GPU));
-        }
-        Err(e) => {
-            eprintln!("tilelab: verify: skipped, no GPU: {e}");
-            return Ok(ExitCode::from(EXIT_NO_GPU));
-        }
+        Err(code) => return Ok(code),
     };
     if !a.json {
         out::line(format_args!(
@@ -198,18 +252,23 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = spinner.error.take() {
         return Err(e);
     }
+    finish(&a, &gpu, &rows)
+}
+
+/// Prints the rows (table, or JSON with --json), writes --json-out, and picks the exit code.
+fn finish(a: &VerifyArgs, gpu: &Gpu, rows: &[Check]) -> anyhow::Result<ExitCode> {
     let report = Report {
         device: &gpu.name,
         driver_version: gpu.driver_version,
         arch: gpu.arch.to_string(),
         date: provenance::utc_now(),
-        checks: &rows,
-        tally: Tally::of(&rows),
+        checks: rows,
+        tally: Tally::of(rows),
     };
     if a.json {
         out::emit_json(&report)?;
     } else {
-        out::emit(&table(&rows))?;
+        out::emit(&table(rows))?;
     }
     if let Some(p) = &a.json_out {
         std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")
@@ -220,6 +279,72 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The GPU, or the exit code after saying in one line why there is none.
+fn open_gpu() -> Result<Gpu, ExitCode> {
+    match Gpu::open() {
+        Ok(g) => Ok(g),
+        Err(e @ GpuError::UnknownArch { .. }) => {
+            eprintln!("tilelab: verify: skipped, unsupported GPU: {e}");
+            Err(ExitCode::from(EXIT_NO_GPU))
+        }
+        Err(e) => {
+            eprintln!("tilelab: verify: skipped, no GPU: {e}");
+            Err(ExitCode::from(EXIT_NO_GPU))
+        }
+    }
+}
+
+/// `verify --ptx`: simulate (input errors surface before the GPU is touched), then measure and
+/// compare.
+fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<ExitCode> {
+    let mut spinner = Spinner {
+        notes_to_stderr: a.json,
+        ..Spinner::default()
+    };
+    let sim = run.simulate(&mut spinner)?;
+    let gpu = match open_gpu() {
+        Ok(g) => g,
+        Err(code) => return Ok(code),
+    };
+    if !a.json {
+        out::line(format_args!(
+            "{} {} ({}), CUDA driver {}",
+            out::bold("device:"),
+            gpu.name,
+            gpu.arch,
+            gpu.driver_version_string()
+        ))?;
+        let d = |v: [u32; 3]| format!("({},{},{})", v[0], v[1], v[2]);
+        out::line(format_args!(
+            "{} {} in {}: grid {}, block {}; {} CTA(s) simulated, the launch measured",
+            out::bold("kernel:"),
+            sim.kernel,
+            run.file.display(),
+            d(run.grid),
+            d(run.block),
+            sim.ctas
+        ))?;
+    }
+    let exe = std::env::current_exe().context("cannot find the tilelab executable")?;
+    let tools = Tools::find();
+    let rows = if a.no_ncu || tools.ncu.is_none() {
+        let why = if a.no_ncu {
+            "--no-ncu given"
+        } else {
+            "ncu not found on PATH or in /usr/local/cuda/bin"
+        };
+        vec![Check::skipped("ptx", "counters (ncu)", "-", "-", why)]
+    } else {
+        let mut ctx = verify::Context::new(&gpu, tools, exe, &mut spinner);
+        let m = verify::ptx_file::measure(&mut ctx, run, &sim.kernel)?;
+        verify::ptx_file::checks(&sim, &m)
+    };
+    if let Some(e) = spinner.error.take() {
+        return Err(e);
+    }
+    finish(a, &gpu, &rows)
 }
 
 /// The table: group, name (as wide as the longest, at most 80 characters), simulated, measured,
@@ -316,6 +441,71 @@ mod tests {
             lines.last(),
             Some(&"2 passed, 1 failed, 1 skipped, 1 warning"),
             "{t}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod ptx_tests {
+    use clap::Parser;
+
+    use super::super::{Cli, Command};
+    use super::*;
+
+    fn args(argv: &[&str]) -> VerifyArgs {
+        match Cli::try_parse_from(argv).expect("parses").cmd {
+            Command::Verify(a) => a,
+            _ => panic!("not verify"),
+        }
+    }
+
+    /// The child ncu runs gets exactly the launch the parent simulated.
+    #[test]
+    fn the_probe_flags_carry_the_same_launch() {
+        let a = args(&[
+            "tilelab",
+            "verify",
+            "--ptx",
+            "k.ptx",
+            "--kernel",
+            "tl_fa_v1",
+            "--grid",
+            "2,3",
+            "--block",
+            "128",
+            "--arg",
+            "n_ctx=64",
+            "--arg",
+            "7=0.125",
+            "--dynamic-smem",
+            "32768",
+            "--pointer-bytes",
+            "4096",
+        ]);
+        let run = a.ptx_run(a.ptx.as_deref().unwrap()).unwrap();
+        assert_eq!((run.grid, run.block), ([2, 3, 1], [128, 1, 1]));
+        for line_info in [false, true] {
+            let child: Vec<String> = std::iter::once("tilelab".to_string())
+                .chain(
+                    run.child_args(line_info)
+                        .iter()
+                        .map(|s| s.to_string_lossy().into()),
+                )
+                .collect();
+            let c = args(&child.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(c.probe().unwrap(), Some(Probe::Ptx(run.clone(), line_info)));
+        }
+    }
+
+    #[test]
+    fn ptx_flags_need_the_file_and_the_grid() {
+        assert!(Cli::try_parse_from(["tilelab", "verify", "--grid", "1"]).is_err());
+        let a = args(&["tilelab", "verify", "--ptx", "k.ptx", "--block", "32"]);
+        let e = a.ptx_run(a.ptx.as_deref().unwrap()).unwrap_err();
+        assert_eq!(e.to_string(), "verify --ptx needs --grid X[,Y,Z]");
+        assert!(
+            Cli::try_parse_from(["tilelab", "verify", "--ptx", "k.ptx", "--lesson", "banks"])
+                .is_err()
         );
     }
 }

@@ -44,6 +44,7 @@ pub mod occupancy;
 pub mod plan;
 pub mod progress;
 pub mod ptx;
+pub mod ptx_file;
 pub mod stmatrix;
 pub mod timing;
 pub mod tma;
@@ -260,6 +261,9 @@ pub enum Probe {
     Stmatrix(PathBuf),
     /// `--probe-cpasync FILE`: `cpasync_src_count` once per record of FILE ([`cpasync::probe`]).
     CpAsync(PathBuf),
+    /// `--ptx FILE … --probe-ptx [--line-info]`: the PTX kernel once ([`ptx_file::probe`]), with
+    /// the PTX's own line table when the flag is set.
+    Ptx(ptx_file::PtxRun, bool),
 }
 
 /// Runs a probe on the GPU; returns a line for stdout (ncu skips it).
@@ -274,5 +278,6 @@ pub fn run_probe(p: &Probe) -> anyhow::Result<String> {
         Probe::Fa2 => fa2::probe(&gpu),
         Probe::Stmatrix(file) => stmatrix::probe(&gpu, file),
         Probe::CpAsync(file) => cpasync::probe(&gpu, file),
+        Probe::Ptx(run, line_info) => ptx_file::probe(&gpu, run, *line_info),
     }
 }
