@@ -614,6 +614,19 @@ fn replay_verify_seed6_agreement() {
     check_measured_file(f, 2326);
 }
 
+/// 1,337 requests of `tilelab verify --fuzz 1000 --hopper-fuzz 200 --seed 7` on the H200
+/// (2026-11-30 23:14 UTC, commit f9bcdcf, after the single warp executor landed): 1,000 fresh
+/// fuzz records, the lesson requests and the records of `h200_wavefronts.json`. Measured after
+/// the model was fixed; none of it was used to build the model.
+#[test]
+fn replay_verify_seed7_agreement() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200_verify_seed7_2026-11-30.json"
+    );
+    check_measured_file(f, 1337);
+}
+
 /// `sim replay` exits 1 when a measured record disagrees (here: one record's wavefronts off by
 /// one), 0 when all agree, and says so when a file has nothing measured.
 #[test]
