@@ -264,3 +264,40 @@ fn clipped_panes_show_a_more_marker_and_the_grid_a_legend() {
     let s = text(draw(&app, 80, 24).backend().buffer());
     assert!(s.contains("↕ more"), "{s}");
 }
+
+/// `e` opens the glossary of the current step's terms (issue #18): the banks lesson explains
+/// bank and wavefront with their sources; `e` again (or Esc) closes it.
+#[test]
+fn glossary_overlay_explains_the_steps_terms() {
+    let mut app = open("banks");
+    let key = |c| {
+        ratatui::crossterm::event::KeyEvent::new(c, ratatui::crossterm::event::KeyModifiers::NONE)
+    };
+    use ratatui::crossterm::event::KeyCode;
+    let m = keys::msg_for_overlay(key(KeyCode::Char('e')), app.screen, false, false).unwrap();
+    assert_eq!(m, Msg::ToggleGlossary);
+    update(&mut app, m);
+    assert!(app.glossary_open);
+    let names: Vec<&str> = app
+        .step_glossary()
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert!(
+        names.contains(&"bank") && names.contains(&"wavefront"),
+        "{names:?}"
+    );
+    let s = text(draw(&app, 80, 24).backend().buffer());
+    assert!(s.contains("Glossary"), "{s}");
+    assert!(
+        s.contains("warp: 32 threads that issue one instruction together"),
+        "{s}"
+    );
+    // While open, Esc closes the glossary instead of quitting.
+    let m = keys::msg_for_overlay(key(KeyCode::Esc), app.screen, false, true).unwrap();
+    assert_eq!(m, Msg::ToggleGlossary);
+    update(&mut app, Msg::NextLane);
+    assert_eq!(app.glossary_scroll, 3);
+    update(&mut app, m);
+    assert!(!app.glossary_open && !app.should_quit);
+}

@@ -16,6 +16,7 @@ macro_rules! outln {
     }};
 }
 
+mod explain;
 mod lessons;
 pub mod out;
 mod ptx;
@@ -61,6 +62,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// List the lessons.
     Lessons(lessons::LessonsArgs),
+    /// Explain a term the lessons use (warp, bank, wavefront, ldmatrix, Swizzle<B,M,S>, ...), with its sources.
+    Explain(explain::ExplainArgs),
     /// Run one CTA of a PTX kernel on the simulator: per-line wavefronts, bank conflicts, SASS counts.
     Ptx(ptx::PtxArgs),
 }
@@ -241,5 +244,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::run(a),
         Command::Lessons(a) => lessons::run(a),
         Command::Ptx(a) => ptx::run(a),
+        Command::Explain(a) => explain::run(a),
     }
 }

@@ -13,7 +13,7 @@ use super::lessons::{layout_index, load, step_index, variant_index};
 /// Arguments of `tilelab tui`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, ? help, q quit.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 2 --svg step2.svg   write a picture, no terminal UI"
+    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, ? help, q quit.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 2 --svg step2.svg   write a picture, no terminal UI"
 )]
 pub struct TuiArgs {
     /// Lesson name (see `tilelab lessons`); without it, a list to pick from.

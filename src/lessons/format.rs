@@ -43,6 +43,9 @@ pub struct RawLesson {
     /// Arithmetic checks of the narrative's numbers.
     #[serde(default)]
     pub arithmetic: Vec<RawArithmetic>,
+    /// Glossary terms the lesson uses.
+    #[serde(default)]
+    pub terms: Vec<String>,
 }
 
 /// `[[tiles]]`.
@@ -97,6 +100,9 @@ pub struct RawStep {
     /// Expected registers per lane of A, B and C (mma steps).
     #[serde(default)]
     pub mma_regs: Option<RawMmaRegs>,
+    /// Glossary terms the step uses.
+    #[serde(default)]
+    pub terms: Vec<String>,
 }
 
 /// `access = { kind = ..., ... }`.

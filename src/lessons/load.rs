@@ -209,6 +209,10 @@ impl Validator<'_> {
 
     fn lesson(&self, raw: RawLesson) -> Result<Lesson, LessonError> {
         self.header(&raw)?;
+        self.terms("terms", &raw.terms)?;
+        for (i, s) in raw.steps.iter().enumerate() {
+            self.terms(&format!("steps[{i}].terms"), &s.terms)?;
+        }
         let variants = if raw.variants.is_empty() {
             vec![DEFAULT_VARIANT.to_string()]
         } else {
@@ -234,6 +238,7 @@ impl Validator<'_> {
             model,
             arithmetic,
             source: self.file.to_string(),
+            terms: raw.terms.clone(),
         };
         // Every layout must place every access inside shared memory, aligned and contiguous.
         for li in 0..lesson.layouts.len() {
@@ -245,6 +250,19 @@ impl Validator<'_> {
             }
         }
         Ok(lesson)
+    }
+
+    /// Glossary terms: non-empty, one line, each once.
+    fn terms(&self, field: &str, terms: &[String]) -> Result<(), LessonError> {
+        for (i, t) in terms.iter().enumerate() {
+            if t.trim().is_empty() || t.contains('\n') {
+                return Err(self.err(format!("{field}[{i}]"), "a term is one non-empty line"));
+            }
+            if terms[..i].iter().any(|o| o.eq_ignore_ascii_case(t)) {
+                return Err(self.err(format!("{field}[{i}]"), format!("'{t}' is listed twice")));
+            }
+        }
+        Ok(())
     }
 
     /// Name, title, summary, narrative, claims, kernel file and layouts.
@@ -461,6 +479,7 @@ impl Validator<'_> {
             feeds,
             checks,
             mma_regs,
+            terms: s.terms.clone(),
         })
     }
 

@@ -17,6 +17,7 @@
 //!   [`crate::sim::occupancy`];
 //! * the CUDA C kernel of a lesson, generated from the same data, is GPU code: it lives in
 //!   [`crate::gpu::source::lesson`];
+//! * [`glossary`]: the terms the lessons use, each with its source (`tilelab explain TERM`);
 //! * [`embedded`]: the lessons built into the binary.
 //!
 //! This module does file I/O only in [`load::load_dir`] and [`load::load_file`]; `sim` stays pure.
@@ -37,6 +38,7 @@ use crate::sim::mma::{MmaDtype, MmaShape, Operand};
 
 pub mod embedded;
 pub mod format;
+pub mod glossary;
 pub mod hooks;
 pub mod load;
 pub mod run;
@@ -80,6 +82,8 @@ pub struct Lesson {
     pub arithmetic: Vec<Arithmetic>,
     /// Where the lesson came from (file path or `builtin:NAME.toml`).
     pub source: String,
+    /// Glossary terms the whole lesson uses (names or aliases of [`glossary`] entries).
+    pub terms: Vec<String>,
 }
 
 /// A tile of `rows x cols` elements of `elem_bytes` bytes in shared memory.
@@ -119,6 +123,8 @@ pub struct Step {
     pub checks: Vec<Spot>,
     /// mma steps: expected 32-bit registers per lane of A, B and C/D.
     pub mma_regs: Option<(u32, u32, u32)>,
+    /// Glossary terms this step introduces or uses (the TUI's `e` shows their entries).
+    pub terms: Vec<String>,
 }
 
 /// The instruction of a step.
@@ -408,6 +414,23 @@ impl Lesson {
     /// Index of the tile named `name`.
     pub fn tile_index(&self, name: &str) -> Option<usize> {
         self.tiles.iter().position(|t| t.name == name)
+    }
+
+    /// The glossary terms of step `step` (an index into [`Self::steps`]) followed by the
+    /// lesson's own, each once, in that order.
+    pub fn terms_of(&self, step: usize) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        let own = self
+            .steps
+            .get(step)
+            .map(|s| s.terms.as_slice())
+            .unwrap_or(&[]);
+        for t in own.iter().chain(&self.terms) {
+            if !out.iter().any(|o| o.eq_ignore_ascii_case(t)) {
+                out.push(t);
+            }
+        }
+        out
     }
 
     /// The kernel function name in [`Self::kernel`]: `lesson_` + name with `-` as `_`.

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lessons::Lesson;
+use crate::lessons::glossary::{Entry, Glossary};
 use crate::lessons::run::{Check, StepRun, check_model, place_tiles, run_step};
 use crate::sim::mma::Operand;
 use crate::sim::stats::AccessStats;
@@ -85,6 +86,8 @@ pub enum Msg {
     ScrollUp,
     /// Help overlay on/off.
     ToggleHelp,
+    /// Glossary overlay (the current step's terms) on/off.
+    ToggleGlossary,
     /// Back to the lesson list.
     Menu,
     /// Menu: previous entry.
@@ -128,6 +131,13 @@ pub struct App {
     pub zoom: bool,
     /// Whether the help overlay is open.
     pub help: bool,
+    /// Whether the glossary overlay (entries of the current step's terms) is open.
+    pub glossary_open: bool,
+    /// Lines the glossary overlay is scrolled by.
+    pub glossary_scroll: u16,
+    /// The glossary ([`crate::lessons::glossary::builtin`]; empty if it failed to load, which
+    /// `tests/glossary.rs` rules out for the built-in file).
+    pub glossary: Glossary,
     /// Scroll offset (lines) of each pane, by [`Pane::ALL`] index.
     pub scroll: [u16; 5],
     /// Set by [`Msg::Quit`].
@@ -167,6 +177,11 @@ impl App {
             focus: Pane::Banks,
             zoom: false,
             help: false,
+            glossary_open: false,
+            glossary_scroll: 0,
+            glossary: crate::lessons::glossary::builtin().unwrap_or(Glossary {
+                entries: Vec::new(),
+            }),
             scroll: [0; 5],
             should_quit: false,
             color: true,
@@ -189,6 +204,24 @@ impl App {
     /// The run of the current step.
     pub fn run(&self) -> &StepRun {
         &self.runs[self.pos]
+    }
+
+    /// The glossary entries of the current step's terms, then the lesson's
+    /// ([`Lesson::terms_of`]); terms without an entry are skipped.
+    pub fn step_glossary(&self) -> Vec<&Entry> {
+        let l = self.current();
+        let Some(&si) = self.order.get(self.pos) else {
+            return Vec::new();
+        };
+        l.terms_of(si)
+            .into_iter()
+            .filter_map(|t| self.glossary.find(t).ok())
+            .fold(Vec::new(), |mut v, e| {
+                if !v.iter().any(|o: &&Entry| o.name == e.name) {
+                    v.push(e);
+                }
+                v
+            })
     }
 
     /// Whether the current step is the lesson's last.
@@ -266,6 +299,23 @@ pub fn update(app: &mut App, msg: Msg) {
     }
     if msg == Msg::ToggleHelp {
         app.help = !app.help;
+        return;
+    }
+    if msg == Msg::ToggleGlossary {
+        app.glossary_open = !app.glossary_open && app.screen == Screen::Lesson;
+        app.glossary_scroll = 0;
+        return;
+    }
+    if app.glossary_open {
+        match msg {
+            Msg::ScrollDown | Msg::NextLane => {
+                app.glossary_scroll = app.glossary_scroll.saturating_add(3)
+            }
+            Msg::ScrollUp | Msg::PrevLane => {
+                app.glossary_scroll = app.glossary_scroll.saturating_sub(3)
+            }
+            _ => {}
+        }
         return;
     }
     match app.screen {
@@ -348,7 +398,12 @@ fn lesson_update(app: &mut App, msg: Msg) {
                 app.open(app.lesson - 1);
             }
         }
-        Msg::MenuUp | Msg::MenuDown | Msg::Open | Msg::Quit | Msg::ToggleHelp => {}
+        Msg::MenuUp
+        | Msg::MenuDown
+        | Msg::Open
+        | Msg::Quit
+        | Msg::ToggleHelp
+        | Msg::ToggleGlossary => {}
     }
 }
 

@@ -141,7 +141,7 @@ pub const BINDINGS: &[Binding] = &[
         msg: Msg::ToggleZoom,
         help: "zoom the focused pane (fragment map when zoomed)",
         scope: Scope::Lesson,
-        footer: true,
+        footer: false,
     },
     Binding {
         keys: &[KeyCode::PageDown, KeyCode::Char('J')],
@@ -208,6 +208,14 @@ pub const BINDINGS: &[Binding] = &[
         footer: true,
     },
     Binding {
+        keys: &[KeyCode::Char('e')],
+        label: "e",
+        msg: Msg::ToggleGlossary,
+        help: "explain this step's terms (glossary; j/k scroll, e Esc close)",
+        scope: Scope::Lesson,
+        footer: true,
+    },
+    Binding {
         keys: &[KeyCode::Char('?'), KeyCode::F(1)],
         label: "?",
         msg: Msg::ToggleHelp,
@@ -235,8 +243,21 @@ fn applies(scope: Scope, screen: Screen) -> bool {
 
 /// The message for a key on `screen`; while the help overlay is open, Esc and `?` close it.
 pub fn msg_for(key: KeyEvent, screen: Screen, help_open: bool) -> Option<Msg> {
+    msg_for_overlay(key, screen, help_open, false)
+}
+
+/// [`msg_for`] when the glossary overlay may be open: then Esc and `e` close it.
+pub fn msg_for_overlay(
+    key: KeyEvent,
+    screen: Screen,
+    help_open: bool,
+    glossary_open: bool,
+) -> Option<Msg> {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
         return Some(Msg::Quit);
+    }
+    if glossary_open && !help_open && matches!(key.code, KeyCode::Esc | KeyCode::Char('e')) {
+        return Some(Msg::ToggleGlossary);
     }
     if help_open && matches!(key.code, KeyCode::Esc | KeyCode::Char('?') | KeyCode::F(1)) {
         return Some(Msg::ToggleHelp);
@@ -276,6 +297,7 @@ pub fn footer(screen: Screen) -> Vec<(&'static str, &'static str)> {
                 Msg::FocusNext => "pane",
                 Msg::ToggleZoom => "zoom",
                 Msg::ToggleHelp => "help",
+                Msg::ToggleGlossary => "explain",
                 Msg::Quit => "quit",
                 Msg::MenuUp | Msg::MenuDown => "choose",
                 Msg::Open => "open",

@@ -101,7 +101,8 @@ pub fn run(mut app: App) -> io::Result<()> {
         }
         match event::read()? {
             Event::Key(k) if k.kind == KeyEventKind::Press => {
-                if let Some(msg) = keys::msg_for(k, app.screen, app.help) {
+                if let Some(msg) = keys::msg_for_overlay(k, app.screen, app.help, app.glossary_open)
+                {
                     update(&mut app, msg);
                 }
             }

@@ -13,9 +13,9 @@ use crate::tui::keys;
 
 pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = keys::help_rows(app.screen);
-    let w = 64.min(area.width);
-    // The key rows, 3 lines on the grid, 2 borders.
-    let h = (rows.len() as u16 + 5).min(area.height);
+    let w = 76.min(area.width);
+    // The key rows, 1 line on the grid, 2 borders (fits 80x24 with 21 key rows).
+    let h = (rows.len() as u16 + 3).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -35,13 +35,10 @@ pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
-    for text in [
-        "   bank grid: cell = 4-byte word, character = the wavefront",
-        "   serving it (0-9, a-z); warm background: a conflict replay",
-        "   · tile word, not read; ░ no tile (padding or slack)",
-    ] {
-        lines.push(Line::styled(text, Style::new().fg(color(palette::DIM))));
-    }
+    lines.push(Line::styled(
+        "  grid: 0-9,a-z = wavefront of a word, warm = replay, · unread, ░ no tile",
+        Style::new().fg(color(palette::DIM)),
+    ));
     Paragraph::new(lines)
         .block(
             Block::new()

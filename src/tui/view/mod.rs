@@ -4,7 +4,7 @@
 //! * [`menu`]: the lesson list;
 //! * [`banks`]: the bank grid; [`lanes`]: the 32 lanes; [`narrative`]: the lesson text and the
 //!   step's note; [`registers`]: registers and fragment maps; [`counters`]: running counts;
-//! * [`help`]: the key overlay.
+//! * [`help`]: the key overlay; [`glossary`]: the current step's terms explained.
 //!
 //! Colours come from [`crate::palette`] (also checked by `tests/tui.rs`): in the bank grid each
 //! accessed word shows the number of the wavefront that reads it; the first wavefront of each
@@ -17,6 +17,7 @@
 
 mod banks;
 mod counters;
+mod glossary;
 mod help;
 mod lanes;
 mod menu;
@@ -98,6 +99,9 @@ impl Widget for &App {
         match self.screen {
             Screen::Menu => menu::render_menu(self, area, buf),
             Screen::Lesson => render_lesson(self, area, buf),
+        }
+        if self.glossary_open && self.screen == Screen::Lesson {
+            glossary::render_glossary(self, area, buf);
         }
         if self.help {
             help::render_help(self, area, buf);
