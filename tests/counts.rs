@@ -288,6 +288,87 @@ mod agreement {
     }
 }
 
+/// The overflow check `sim counts flash-attn` makes before it walks the grid
+/// (`counts::check_dynamic_fit`, closed form) refuses exactly the problems whose walk overflows:
+/// the sum of all executions times 32 must fit in u64. The walk of a one-head problem gives the
+/// executions per head `e`; then B·H = ⌊u64::MAX / (32·e)⌋ heads fit and one more batch does not.
+mod overflow {
+    use super::*;
+    use tilelab::sim::counts::check_dynamic_fit;
+    use tilelab::sim::error::SimError;
+
+    #[test]
+    fn refused_before_the_walk_exactly_where_the_walk_overflows() {
+        for t in [
+            article_fa(FlashStyle::Torch),
+            article_fa(FlashStyle::Triton),
+            FlashTiling {
+                bm: 48,
+                bn: 32,
+                warps: 1,
+                ..article_fa(FlashStyle::Torch)
+            },
+            FlashTiling {
+                bm: 32,
+                bn: 128,
+                warps: 2,
+                causal: false,
+                ..article_fa(FlashStyle::Torch)
+            },
+        ] {
+            let cta = t.build(&LayoutSpec::row(), Arch::Sm90).unwrap();
+            let prog = &cta.warps[0];
+            let seq = 3 * (t.bm * t.bn / gcd(t.bm, t.bn));
+            let one = FlashProblem {
+                batch: 1,
+                heads: 1,
+                seq,
+            };
+            let per_head = dynamic_counts(&t, &one, prog).unwrap().total.total() as u128;
+            let heads = 1u32 << 20;
+            let bh_max = u64::MAX as u128 / (32 * per_head);
+            let batch = u32::try_from(bh_max / heads as u128).unwrap();
+            let fits = FlashProblem { batch, heads, seq };
+            let over = FlashProblem {
+                batch: batch + 1,
+                ..fits
+            };
+            assert!(check_dynamic_fit(&t, &fits, prog).is_ok(), "{t:?}");
+            assert!(dynamic_counts(&t, &fits, prog).is_ok(), "{t:?}");
+            for r in [
+                check_dynamic_fit(&t, &over, prog),
+                dynamic_counts(&t, &over, prog).map(|_| ()),
+            ] {
+                assert!(matches!(r, Err(SimError::Overflow { .. })), "{t:?}: {r:?}");
+            }
+        }
+    }
+
+    /// A sequence near 2^32 (2^26 Q blocks of 64 rows: the walk took 1.9 s in a release build, and
+    /// then refused) is refused by the closed form, which walks nothing.
+    #[test]
+    fn a_sequence_near_2_pow_32_is_refused_without_walking() {
+        let t = article_fa(FlashStyle::Torch);
+        let cta = t.build(&LayoutSpec::row(), Arch::Sm90).unwrap();
+        let p = FlashProblem {
+            batch: 2,
+            heads: 16,
+            seq: 4_294_967_232,
+        };
+        let e = check_dynamic_fit(&t, &p, &cta.warps[0]).unwrap_err();
+        assert!(matches!(e, SimError::Overflow { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .contains("--batch 2 --heads 16 --seq 4294967232"),
+            "{e}"
+        );
+    }
+
+    fn gcd(a: u32, b: u32) -> u32 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;

@@ -474,3 +474,50 @@ fn fa2_masked_steps_are_ceil_bm_over_bn_when_one_divides_the_other() {
         );
     }
 }
+
+/// `FlashTiling::kv_visits` (closed form, what `sim counts flash-attn` checks for overflow
+/// before it walks the grid) against the walk of `kv_runs` over every Q block, for every valid
+/// (style, bm, bn, causal) of the brute force above and every sequence length up to 8 lcm(bm, bn).
+#[test]
+fn kv_visits_in_closed_form_equal_the_walk() {
+    let sizes = [16u32, 32, 48, 64, 80, 96, 128];
+    let mut cases = 0;
+    for style in [FlashStyle::Torch, FlashStyle::Triton] {
+        for &bm in &sizes {
+            for &bn in &sizes {
+                for causal in [false, true] {
+                    let t = flash(style, bm, bn, 16, 1, causal);
+                    if t.validate().is_err() {
+                        continue;
+                    }
+                    let l = bm / gcd(bm, bn) * bn;
+                    for seq in (l..=8 * l).step_by(l as usize) {
+                        let walked: u128 = (0..seq / bm)
+                            .flat_map(|qb| t.kv_runs(qb, seq))
+                            .map(|r| r.count as u128)
+                            .sum();
+                        assert_eq!(t.kv_visits(seq), walked, "{t:?} seq {seq}");
+                        cases += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases > 1_000, "{cases}");
+    // Large sequences, the walk over 2^16 Q blocks against the closed form (the walk in u128).
+    for (style, bm, bn) in [
+        (FlashStyle::Torch, 64, 64),
+        (FlashStyle::Torch, 48, 32),
+        (FlashStyle::Torch, 32, 48),
+        (FlashStyle::Triton, 128, 64),
+    ] {
+        let t = flash(style, bm, bn, 16, 1, true);
+        let seq = (1u32 << 16) * bm;
+        let seq = seq - seq % (bm / gcd(bm, bn) * bn);
+        let walked: u128 = (0..seq / bm)
+            .flat_map(|qb| t.kv_runs(qb, seq))
+            .map(|r| r.count as u128)
+            .sum();
+        assert_eq!(t.kv_visits(seq), walked, "{t:?} seq {seq}");
+    }
+}

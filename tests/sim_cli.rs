@@ -529,6 +529,20 @@ fn bad_inputs_give_one_line_errors() {
             ],
             "do not fit in 64 bits",
         ),
+        // Refused before the grid walk (2^26 Q blocks), not after it.
+        (
+            vec![
+                "sim",
+                "counts",
+                "flash-attn",
+                "--style",
+                "torch",
+                "--causal",
+                "--seq",
+                "4294967232",
+            ],
+            "do not fit in 64 bits",
+        ),
         // Closed form, no block cap: only a count past 64 bits is refused.
         (
             vec![

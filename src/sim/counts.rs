@@ -29,7 +29,7 @@ use serde::Serialize;
 use super::error::SimError;
 use super::program::{
     CtaProgram, FlashProblem, FlashStyle, FlashTiling, GemmCase, GemmTiling, InstrClass, Product,
-    Split, StageKind, TileId, WarpInstr, WarpProgram,
+    Split, Stage, StageKind, TileId, WarpInstr, WarpProgram,
 };
 
 /// How many instructions of each class (static lines or dynamic executions).
@@ -693,6 +693,58 @@ pub struct DynamicCounts {
     pub mean_line_executions: f64,
 }
 
+/// Refuses, before any loop runs, a problem whose dynamic counts cannot fit: the CTA count
+/// `B·H·(S/bm)` in `u64`, and the executions of all lines summed over every class, times 32 (the
+/// most wavefronts one request takes), in `u64`. The sum is taken in closed form from
+/// [`FlashTiling::kv_visits`] (blocks visited per head) with the smallest loop copy, so it is
+/// exact whenever the loop copies hold equal counts (every program [`FlashTiling::build`]
+/// makes) and a lower bound otherwise: a problem refused here would overflow in
+/// [`dynamic_counts`]' walk, and one that passes is walked (whose own checks still apply).
+/// O(stages + log S).
+///
+/// # Errors
+/// [`SimError::Overflow`] naming `--batch --heads --seq`.
+pub fn check_dynamic_fit(
+    t: &FlashTiling,
+    p: &FlashProblem,
+    prog: &WarpProgram,
+) -> Result<(), SimError> {
+    let overflow = || SimError::Overflow {
+        problem: format!("--batch {} --heads {} --seq {}", p.batch, p.heads, p.seq),
+        quantity: "instruction counts",
+    };
+    let bh = p.batch as u128 * p.heads as u128;
+    let nq = p.seq.checked_div(t.bm).unwrap_or(0) as u128;
+    if bh * nq > u64::MAX as u128 {
+        return Err(overflow());
+    }
+    let class_sum = |s: &Stage| ClassCounts::of(&s.instrs).total() as u128;
+    let outside: u128 = prog
+        .stages
+        .iter()
+        .filter(|s| !s.is_loop_copy())
+        .map(class_sum)
+        .sum();
+    let min_copy = prog
+        .stages
+        .iter()
+        .filter(|s| s.is_loop_copy())
+        .map(class_sum)
+        .min()
+        .unwrap_or(0);
+    // Per head: nq runs of the stages outside the loop, kv_visits runs of one copy each.
+    let least = nq
+        .checked_mul(outside)
+        .and_then(|o| t.kv_visits(p.seq).checked_mul(min_copy)?.checked_add(o))
+        .and_then(|per_head| per_head.checked_mul(bh))
+        .and_then(|n| n.checked_mul(t.warps as u128))
+        .and_then(|n| n.checked_mul(32));
+    match least {
+        Some(n) if n <= u64::MAX as u128 => Ok(()),
+        _ => Err(overflow()),
+    }
+}
+
 /// Runs the kernel's loop for every CTA of the grid and counts how often each stage of `prog`
 /// runs. The grid is B·H·(S/bm) CTAs; CTAs with the same Q block follow the same schedule, so the
 /// schedule is walked once per Q block and counted B·H times. Each warp of a CTA runs every stage
@@ -711,6 +763,7 @@ pub fn dynamic_counts(
         problem: format!("--batch {} --heads {} --seq {}", p.batch, p.heads, p.seq),
         quantity: "instruction counts",
     };
+    check_dynamic_fit(t, p, prog)?;
     // Σ over CTAs in u128 (B·H·(S/bm) CTAs, each at most S/bn trips: < 2^96), checked to u64 below.
     let bh = p.batch as u128 * p.heads as u128;
     let nq = p.seq / t.bm;

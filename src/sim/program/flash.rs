@@ -400,6 +400,38 @@ impl FlashTiling {
         out
     }
 
+    /// Blocks of K/V visited by all the Q-block CTAs of one (batch, head) of a sequence of `seq`
+    /// keys: Σ over `q_block < seq/bm` of the block count of [`Self::kv_runs`], in closed form
+    /// (O(log seq), no walk over the Q blocks) so that a problem too large to count is refused
+    /// before any loop runs. Per Q block the count is `min(seq/bn, ⌊(a·q_block + b)/bn⌋)`:
+    ///
+    /// * not causal: `seq/bn` (every block);
+    /// * torch causal: `n_block_max = min(seq/bn, ⌈(q_block+1)·bm/bn⌉)`: `a = bm`, `b = bm + bn − 1`;
+    /// * triton causal: `⌊q_block·bm/bn⌋` off the diagonal plus the `⌊bm/bn⌋` diagonal blocks,
+    ///   at most `seq/bn`: `a = bm`, `b = bn·⌊bm/bn⌋`.
+    ///
+    /// Exact: at most `2^32 · 2^32` blocks, so it fits in `u128` (`tests/program_oracles.rs`
+    /// compares it with the walk of [`Self::kv_runs`]).
+    pub fn kv_visits(&self, seq: u32) -> u128 {
+        let (bm, bn) = (self.bm as u128, self.bn as u128);
+        if bm == 0 || bn == 0 {
+            return 0;
+        }
+        let (nq, n_kv) = ((seq / self.bm) as u128, (seq / self.bn) as u128);
+        let b = match (self.style, self.causal) {
+            (_, false) => return nq * n_kv,
+            (FlashStyle::Torch, true) => bm + bn - 1,
+            (FlashStyle::Triton, true) => bn * (bm / bn),
+        };
+        // f(q) = ⌊(bm·q + b)/bn⌋ is non-decreasing: below q* it is < n_kv, from q* on it is capped.
+        let q_star = if n_kv * bn <= b {
+            0
+        } else {
+            (n_kv * bn - b).div_ceil(bm).min(nq)
+        };
+        floor_sum(q_star, bn, bm, b) + (nq - q_star) * n_kv
+    }
+
     /// [`Self::kv_runs`] one block at a time.
     pub fn kv_schedule(&self, q_block: u32, seq: u32) -> Vec<KvVisit> {
         self.kv_runs(q_block, seq)
@@ -415,6 +447,30 @@ impl FlashTiling {
                 })
             })
             .collect()
+    }
+}
+
+/// `Σ_{i < n} ⌊(a·i + b)/m⌋` for `m > 0` in O(log m) steps (the Euclid-like reduction: take
+/// `⌊a/m⌋` and `⌊b/m⌋` out, then swap the roles of `a` and `m`). Callers keep every term below
+/// 2^66 and `n` below 2^33, so nothing overflows `u128`.
+fn floor_sum(mut n: u128, mut m: u128, mut a: u128, mut b: u128) -> u128 {
+    let mut sum = 0u128;
+    loop {
+        if a >= m {
+            sum += n * (n.saturating_sub(1)) / 2 * (a / m);
+            a %= m;
+        }
+        if b >= m {
+            sum += n * (b / m);
+            b %= m;
+        }
+        let y_max = a * n + b;
+        if y_max < m {
+            return sum;
+        }
+        n = y_max / m;
+        b = y_max % m;
+        std::mem::swap(&mut m, &mut a);
     }
 }
 
