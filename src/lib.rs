@@ -15,5 +15,6 @@ pub mod provenance;
 pub mod ptx;
 pub mod records;
 pub mod sim;
+pub mod sources;
 pub mod tui;
 pub mod viz;

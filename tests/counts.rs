@@ -42,7 +42,8 @@ mod article {
     use super::*;
     use tilelab::sim::occupancy::{Limiter, OccupancyInput, occupancy};
     use tilelab::sim::traffic::{
-        ARTICLE_PROBLEM as TRAFFIC, ARTICLE_V1, ARTICLE_V2, LoopOrder, compare, simulate,
+        ARTICLE_PROBLEM as TRAFFIC, ARTICLE_V1, ARTICLE_V2, LoopOrder, TrafficProblem, compare,
+        simulate,
     };
 
     fn gemm(m: u32, n: u32, k: u32, warps: u32, split: Split) -> (GemmCase, u64, u64, u64) {
@@ -167,6 +168,67 @@ mod article {
         // Without L2 reuse v2 would read K and V once per Q block.
         let v2_no = simulate(&TRAFFIC, LoopOrder::V2, false).unwrap();
         assert_eq!(v2_no.read_bytes, 167_772_160 * (1 + 2 * 32));
+    }
+
+    /// Separate B_r (--bm) and B_c (--bn) against the FlashAttention papers' I/O analysis, on the
+    /// article's problem (one tensor x = B·N_h·S·D·4 = 167,772,160 bytes):
+    /// * v1 (FlashAttention, Algorithm 1: K/V outer over T_c = S/B_c blocks): K and V read once;
+    ///   Q read, O read and O written once per outer step, T_c times; m and ℓ (one f32 each per
+    ///   row) read and written T_c times: none of it depends on B_r;
+    /// * v2 (FlashAttention-2, Algorithm 1: Q outer over T_r = S/B_r blocks, one thread block
+    ///   each): grid (T_r, B·N_h); Q read and O written once; K and V read T_r times without L2
+    ///   (once with it); the logsumexp L written once: 4 bytes per row, 4·S per head;
+    /// * both: T_r·T_c inner steps per head.
+    #[test]
+    fn traffic_with_bm_and_bn_follows_the_papers_io_analysis() {
+        let x: u64 = 167_772_160;
+        let rows: u64 = 10 * 64 * 1024; // B·N_h·S query rows
+        let tensor = |r: &tilelab::sim::traffic::TrafficReport, name: &str| {
+            let t = r.tensors.iter().find(|t| t.tensor == name).unwrap();
+            (t.read_bytes, t.written_bytes, t.l2_hit_bytes)
+        };
+        for (bm, bn) in [
+            (32u32, 32u32),
+            (64, 32),
+            (32, 64),
+            (128, 64),
+            (16, 128),
+            (256, 16),
+        ] {
+            let p = TrafficProblem { bm, bn, ..TRAFFIC };
+            let (tr, tc) = (1024 / bm as u64, 1024 / bn as u64);
+            let v1 = simulate(&p, LoopOrder::V1, false).unwrap();
+            assert_eq!(tensor(&v1, "K"), (x, 0, 0), "{bm} {bn}");
+            assert_eq!(tensor(&v1, "Q"), (tc * x, 0, 0), "{bm} {bn}");
+            assert_eq!(tensor(&v1, "O"), (tc * x, tc * x, 0), "{bm} {bn}");
+            assert_eq!(tensor(&v1, "m,l"), (tc * 8 * rows, tc * 8 * rows, 0));
+            assert_eq!(tensor(&v1, "L"), (0, 0, 0));
+            assert_eq!((v1.grid, v1.inner_steps), ([10, 64], tr * tc * 640));
+            let v2 = simulate(&p, LoopOrder::V2, false).unwrap();
+            assert_eq!(tensor(&v2, "Q"), (x, 0, 0), "{bm} {bn}");
+            assert_eq!(tensor(&v2, "K"), (tr * x, 0, 0), "{bm} {bn}");
+            assert_eq!(tensor(&v2, "V"), (tr * x, 0, 0), "{bm} {bn}");
+            assert_eq!(tensor(&v2, "O"), (0, x, 0), "{bm} {bn}");
+            assert_eq!(tensor(&v2, "L"), (0, 4 * rows, 0), "{bm} {bn}");
+            assert_eq!(v2.written_bytes, x + 4 * rows);
+            assert_eq!((v2.grid, v2.blocks), ([tr, 640], tr * 640));
+            assert_eq!(v2.inner_steps, tr * tc * 640);
+            let v2l2 = simulate(&p, LoopOrder::V2, true).unwrap();
+            assert_eq!(tensor(&v2l2, "K"), (x, 0, (tr - 1) * x), "{bm} {bn}");
+            assert_eq!(v2l2.read_bytes, 3 * x);
+        }
+        // The numbers for B_r = 64, B_c = 32: v2 reads K and V 16 times (2.68 GB each), writes
+        // 167.77 MB of O and 2.62 MB of logsumexp; v1 reads Q 32 times (5.37 GB).
+        let p = TrafficProblem {
+            bm: 64,
+            bn: 32,
+            ..TRAFFIC
+        };
+        let v2 = simulate(&p, LoopOrder::V2, false).unwrap();
+        assert_eq!(tensor(&v2, "K").0, 2_684_354_560);
+        assert_eq!(v2.written_bytes, 167_772_160 + 2_621_440);
+        let v1 = simulate(&p, LoopOrder::V1, false).unwrap();
+        assert_eq!(tensor(&v1, "Q").0, 5_368_709_120);
     }
 
     /// Seed 004: ~28 KB per block, 4 warps on sm_75 -> 2 blocks per SM, 25% occupancy.
@@ -616,6 +678,32 @@ mod cli {
         );
         let v2 = json(&["sim", "traffic", "flash-attn", "--algorithm", "v2"]);
         assert_eq!(v2["reports"].as_array().unwrap().len(), 2);
+        // B_r and B_c apart: v2 launches S/B_r blocks per head and writes the logsumexp.
+        let v2 = json(&[
+            "sim",
+            "traffic",
+            "flash-attn",
+            "--algorithm",
+            "v2",
+            "--bm",
+            "64",
+            "--bn",
+            "32",
+        ]);
+        assert_eq!(
+            (v2["problem"]["bm"].clone(), v2["problem"]["bn"].clone()),
+            (64.into(), 32.into())
+        );
+        assert_eq!(v2["reports"][0]["grid"], serde_json::json!([16, 640]));
+        assert_eq!(
+            v2["reports"][0]["written_bytes"],
+            167_772_160u64 + 2_621_440
+        );
+        let lse = &v2["reports"][0]["tensors"][5];
+        assert_eq!(
+            (lse["tensor"].as_str(), lse["written_bytes"].as_u64()),
+            (Some("L"), Some(2_621_440))
+        );
         let t = stdout(&["sim", "traffic", "flash-attn"]);
         assert!(t.contains("11.58 GB") && t.contains("412.18 MB"), "{t}");
         assert!(t.contains("20,480") && t.contains("assumptions:"), "{t}");
@@ -783,7 +871,11 @@ mod cli {
             ),
             (
                 &["sim", "traffic", "flash-attn", "--block", "48"],
-                "--block 48",
+                "--bm 48",
+            ),
+            (
+                &["sim", "traffic", "flash-attn", "--bm", "64", "--bn", "48"],
+                "--seq 1024 is not a positive multiple of --bn 48",
             ),
         ];
         for (args, needle) in cases {

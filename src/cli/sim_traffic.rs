@@ -31,7 +31,7 @@ pub enum TrafficKernel {
     FlashAttn(TrafficFlashArgs),
 }
 
-/// Arguments of `tilelab sim traffic flash-attn`. Defaults are seed 004's setting.
+/// Arguments of `tilelab sim traffic flash-attn`. Defaults are the v1 → v2 article's setting.
 #[derive(clap::Args, Debug)]
 pub struct TrafficFlashArgs {
     /// Loop order: v1 (K/V outer, Q and O reloaded) or v2 (Q outer, held on chip); both if omitted.
@@ -49,9 +49,15 @@ pub struct TrafficFlashArgs {
     /// Head dimension D.
     #[arg(long, default_value_t = 64)]
     pub head_dim: u32,
-    /// Block size Br = Bc (rows of Q and of K/V per block).
+    /// Block size for both B_r and B_c (rows of Q and of K/V per block); --bm and --bn override it.
     #[arg(long, default_value_t = 32)]
     pub block: u32,
+    /// B_r: rows of Q per block (one v2 thread block per Q block) [default: --block].
+    #[arg(long)]
+    pub bm: Option<u32>,
+    /// B_c: rows of K and V per block [default: --block].
+    #[arg(long)]
+    pub bn: Option<u32>,
     /// Bytes per element of Q, K, V, O: 4 (fp32, the article's kernels) or 2 (fp16/bf16).
     #[arg(long, default_value_t = 4)]
     pub elem_bytes: u32,
@@ -126,7 +132,8 @@ pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
         heads: a.heads,
         seq: a.seq,
         head_dim: a.head_dim,
-        block: a.block,
+        bm: a.bm.unwrap_or(a.block),
+        bn: a.bn.unwrap_or(a.block),
         elem_bytes: a.elem_bytes,
         stat_bytes: 4,
     };
@@ -168,8 +175,8 @@ pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
         o,
         "{}",
         out::bold(&format!(
-            "FlashAttention forward DRAM traffic: B {}, N_h {}, S {}, D {}, Bc = Br = {}, {}-byte elements",
-            p.batch, p.heads, p.seq, p.head_dim, p.block, p.elem_bytes
+            "FlashAttention forward DRAM traffic: B {}, N_h {}, S {}, D {}, B_r {}, B_c {}, {}-byte elements",
+            p.batch, p.heads, p.seq, p.head_dim, p.bm, p.bn, p.elem_bytes
         ))
     );
     outln!(
@@ -233,8 +240,9 @@ pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
     if is_article {
         outln!(
             o,
-            "seed 004's measurements (Nsight Compute) beside the model with L2 reuse:"
+            "the v1 → v2 article's measurements (Nsight Compute) beside the model with L2 reuse:"
         );
+        outln!(o, "  source: {}", tilelab::sources::FA_ARCHAEOLOGY.cite());
         for (r, c) in reports
             .iter()
             .filter(|r| r.l2_kv_reuse)
@@ -342,7 +350,10 @@ mod tests {
             panic!("not traffic")
         };
         assert_eq!(t.order.as_deref(), Some("v2"));
-        assert_eq!((t.batch, t.heads, t.block), (10, 64, 32));
+        assert_eq!(
+            (t.batch, t.heads, t.block, t.bm, t.bn),
+            (10, 64, 32, None, None)
+        );
     }
 
     #[test]

@@ -1,14 +1,21 @@
-//! Global-memory traffic of the FlashAttention forward loop orders of seed 004: bytes read and
-//! written by v1 (outer loop over K/V blocks, inner over Q blocks, Q and O reloaded every inner
-//! step) and v2 (Q block outer and held on chip, accumulator in registers, O written once), with
-//! and without L2 reuse of K/V, and the grid each order launches.
+//! Global-memory traffic of the FlashAttention forward loop orders the v1 → v2 article
+//! ([`crate::sources::FA_ARCHAEOLOGY`]) compares: bytes read and written by v1 (outer loop over
+//! K/V blocks of B_c rows, inner over Q blocks of B_r rows, Q and O reloaded every inner step)
+//! and v2 (Q block outer and held on chip, accumulator in registers, O and the logsumexp written
+//! once), with and without L2 reuse of K/V, and the grid each order launches.
+//!
+//! The I/O analysis is the FlashAttention papers': v1 reads K and V once and Q and O once per
+//! K/V block (`T_c = S/B_c` times); v2 reads Q once and K and V once per Q block (`T_r = S/B_r`
+//! times, when L2 does not serve the re-reads) and writes O and the logsumexp `L = m + log ℓ`
+//! (one f32 per query row: 4·S bytes per head) once, as FlashAttention-2 (Dao, 2023, Algorithm 1)
+//! and Triton's fused-attention tutorial do.
 //!
 //! The bytes come from walking each order's loops ([`simulate`]) and adding the loads and stores
 //! it issues; K/V loads are served by L2 after their first DRAM read of a (batch, head) when
 //! `l2_kv_reuse` is set. [`assumptions`] lists what the model takes for granted, and [`compare`]
 //! sets a result beside the article's measurements.
 //!
-//! # Example: seed 004's grid sizes
+//! # Example: the article's grid sizes
 //! ```
 //! use tilelab::sim::traffic::{simulate, LoopOrder, ARTICLE_PROBLEM};
 //! let v1 = simulate(&ARTICLE_PROBLEM, LoopOrder::V1, false).unwrap();
@@ -32,21 +39,24 @@ pub struct TrafficProblem {
     pub seq: u32,
     /// Head dimension D.
     pub head_dim: u32,
-    /// Block size: Br = Bc rows of Q and of K/V per block.
-    pub block: u32,
+    /// B_r: rows of Q per block (`--bm`; a Q block is one v2 thread block).
+    pub bm: u32,
+    /// B_c: rows of K and V per block (`--bn`).
+    pub bn: u32,
     /// Bytes per element of Q, K, V, O (4: the article's Triton kernels compute in fp32).
     pub elem_bytes: u32,
     /// Bytes per softmax statistic (m and l, one each per query row), f32.
     pub stat_bytes: u32,
 }
 
-/// Seed 004's setting: B = 10, N_h = 64, S = 1024, D = 64, Bc = 32, fp32.
+/// The v1 → v2 article's setting: B = 10, N_h = 64, S = 1024, D = 64, B_r = B_c = 32, fp32.
 pub const ARTICLE_PROBLEM: TrafficProblem = TrafficProblem {
     batch: 10,
     heads: 64,
     seq: 1024,
     head_dim: 64,
-    block: 32,
+    bm: 32,
+    bn: 32,
     elem_bytes: 4,
     stat_bytes: 4,
 };
@@ -63,21 +73,21 @@ pub struct Measured {
     pub rounding_bytes: u64,
 }
 
-/// Seed 004, v1: "读取：11.58 GB，写入：5.54 GB".
+/// The v1 → v2 article, v1: "读取：11.58 GB，写入：5.54 GB".
 pub const ARTICLE_V1: Measured = Measured {
     read_bytes: Some(11_580_000_000),
     written_bytes: Some(5_540_000_000),
     rounding_bytes: 5_000_000,
 };
 
-/// Seed 004, v2: "内存读取：从11.58 GB减少到412.18 MB" (writes not quoted).
+/// The v1 → v2 article, v2: "内存读取：从11.58 GB减少到412.18 MB" (writes not quoted).
 pub const ARTICLE_V2: Measured = Measured {
     read_bytes: Some(412_180_000),
     written_bytes: None,
     rounding_bytes: 5_000,
 };
 
-/// The reduction in reads seed 004 quotes for v1 → v2, percent ("减少92.98%").
+/// The reduction in reads the v1 → v2 article quotes for v1 → v2, percent ("减少92.98%").
 pub const ARTICLE_READ_REDUCTION_PERCENT: f64 = 92.98;
 
 /// Which loop order.
@@ -87,8 +97,9 @@ pub enum LoopOrder {
     /// FlashAttention v1 (paper's Algorithm 1): grid (B, N_h); `for j in K/V blocks { load K_j,
     /// V_j; for i in Q blocks { load Q_i, O_i, l_i, m_i; update; store O_i, l_i, m_i } }`.
     V1,
-    /// FlashAttention v2: grid (S/Bc, B·N_h); `load Q_i; for j in K/V blocks { load K_j, V_j;
-    /// update registers }; store O_i` (m and l stay in registers).
+    /// FlashAttention v2: grid (S/B_r, B·N_h); `load Q_i; for j in K/V blocks { load K_j, V_j;
+    /// update registers }; store O_i, L_i` (m and ℓ stay in registers; the logsumexp
+    /// `L_i = m_i + log ℓ_i`, one f32 per row, is written for the backward pass).
     V2,
 }
 
@@ -121,7 +132,7 @@ impl LoopOrder {
 /// Bytes moved for one tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct TensorTraffic {
-    /// `Q`, `K`, `V`, `O` or `m,l`.
+    /// `Q`, `K`, `V`, `O`, `m,l` (v1's running statistics) or `L` (v2's logsumexp).
     pub tensor: &'static str,
     /// Bytes read from DRAM.
     pub read_bytes: u64,
@@ -140,7 +151,7 @@ pub struct TrafficReport {
     pub problem: TrafficProblem,
     /// Whether K/V loads after the first of each (batch, head) hit L2.
     pub l2_kv_reuse: bool,
-    /// Grid as the article writes it: (B, N_h) for v1, (S/Bc, B·N_h) for v2.
+    /// Grid as the article writes it: (B, N_h) for v1, (S/B_r, B·N_h) for v2.
     pub grid: [u64; 2],
     /// Thread blocks launched (product of `grid`).
     pub blocks: u64,
@@ -154,7 +165,7 @@ pub struct TrafficReport {
     pub written_bytes: u64,
 }
 
-/// Largest `head_dim` and `block` [`TrafficProblem::validate`] accepts (elements).
+/// Largest `head_dim`, `bm` and `bn` [`TrafficProblem::validate`] accepts (elements).
 pub const MAX_DIM: u32 = 1 << 16;
 
 impl TrafficProblem {
@@ -163,14 +174,15 @@ impl TrafficProblem {
     /// # Errors
     /// [`SimError::NotAllowed`] for a zero size, a head dimension or block over [`MAX_DIM`], or
     /// element sizes other than 2 or 4 bytes; [`SimError::NotMultiple`] for a sequence that is
-    /// not a multiple of the block.
+    /// not a multiple of both block sizes.
     pub fn validate(&self) -> Result<(), SimError> {
         for (flag, v) in [
             ("--batch", self.batch),
             ("--heads", self.heads),
             ("--seq", self.seq),
             ("--head-dim", self.head_dim),
-            ("--block", self.block),
+            ("--bm", self.bm),
+            ("--bn", self.bn),
         ] {
             if v == 0 {
                 return Err(SimError::NotAllowed {
@@ -180,15 +192,21 @@ impl TrafficProblem {
                 });
             }
         }
-        if !self.seq.is_multiple_of(self.block) {
-            return Err(SimError::NotMultiple {
-                param: "--seq",
-                value: self.seq.into(),
-                of: format!("--block {}", self.block),
-                allowed: "a block that divides the sequence".into(),
-            });
+        for (flag, b) in [("--bm", self.bm), ("--bn", self.bn)] {
+            if !self.seq.is_multiple_of(b) {
+                return Err(SimError::NotMultiple {
+                    param: "--seq",
+                    value: self.seq.into(),
+                    of: format!("{flag} {b}"),
+                    allowed: "block sizes that divide the sequence".into(),
+                });
+            }
         }
-        for (flag, v) in [("--head-dim", self.head_dim), ("--block", self.block)] {
+        for (flag, v) in [
+            ("--head-dim", self.head_dim),
+            ("--bm", self.bm),
+            ("--bn", self.bn),
+        ] {
             if v > MAX_DIM {
                 return Err(SimError::NotAllowed {
                     param: flag,
@@ -242,7 +260,7 @@ impl TrafficProblem {
 /// Bytes of one tensor: (read, written, L2 hits).
 type Bytes3 = (u64, u64, u64);
 
-/// Per (batch, head): bytes of Q, K, V, O and m,l, and inner steps.
+/// Per (batch, head): bytes of Q, K, V, O, m,l and L, and inner steps.
 #[derive(Default, Debug, PartialEq, Eq)]
 struct Acc {
     q: Bytes3,
@@ -250,54 +268,57 @@ struct Acc {
     v: Bytes3,
     o: Bytes3,
     ml: Bytes3,
+    lse: Bytes3,
     steps: u64,
 }
 
 /// The bytes of `order`'s loops for one (batch, head) in closed form (O(1) in the sequence
-/// length), `None` on `u64` overflow. With `n = S/Bc` blocks per sequence, a Q or K/V tile of
-/// `t = Bc·D·elem` bytes and `s = 2·Bc·stat` bytes of m and l per Q block:
+/// length), `None` on `u64` overflow. With `T_r = S/B_r` Q blocks, `T_c = S/B_c` K/V blocks,
+/// `x = S·D·elem` bytes per tensor of one head, and `s = 2·S·stat` bytes of m and ℓ per head:
 ///
-/// * v1 (K/V block outer, Q block inner): `n²` steps; K and V read `n·t` each (every block
-///   once, so L2 reuse changes nothing); Q read, O read and O written `n²·t` each; m,l read and
-///   written `n²·s` each.
-/// * v2 (Q block outer): `n²` steps; Q read and O written `n·t` each; K and V read `n²·t` each
-///   from DRAM, or with L2 reuse `n·t` from DRAM (the first Q block's pass) and `(n−1)·n·t` from
-///   L2.
+/// * v1 (K/V block outer, Q block inner): `T_r·T_c` steps; K and V read `x` each (every block
+///   once, so L2 reuse changes nothing); Q read, O read and O written `T_c·x` each (every Q
+///   block once per K/V block); m,ℓ read and written `T_c·s` each.
+/// * v2 (Q block outer): `T_r·T_c` steps; Q read and O written `x` each; K and V read `T_r·x`
+///   each from DRAM, or with L2 reuse `x` from DRAM (the first Q block's pass) and `(T_r−1)·x`
+///   from L2; the logsumexp written once, `S·stat` bytes.
 ///
 /// Equal to walking the loops (`walk`, kept as the test oracle).
 fn closed_form(p: &TrafficProblem, order: LoopOrder, l2_kv_reuse: bool) -> Option<Acc> {
-    let n = (p.seq / p.block) as u64;
-    let tile = (p.block as u64)
+    let (tr, tc) = ((p.seq / p.bm) as u64, (p.seq / p.bn) as u64);
+    let x = (p.seq as u64)
         .checked_mul(p.head_dim as u64)?
         .checked_mul(p.elem_bytes as u64)?;
-    let stats = 2 * p.block as u64 * p.stat_bytes as u64;
-    let steps = n.checked_mul(n)?;
-    let once = n.checked_mul(tile)?;
-    let every = steps.checked_mul(tile)?;
+    let stats = p.seq as u64 * p.stat_bytes as u64;
+    let steps = tr.checked_mul(tc)?;
     Some(match order {
         LoopOrder::V1 => {
-            let ml = steps.checked_mul(stats)?;
+            let every = tc.checked_mul(x)?;
+            let ml = tc.checked_mul(2 * stats)?;
             Acc {
                 q: (every, 0, 0),
-                k: (once, 0, 0),
-                v: (once, 0, 0),
+                k: (x, 0, 0),
+                v: (x, 0, 0),
                 o: (every, every, 0),
                 ml: (ml, ml, 0),
+                lse: (0, 0, 0),
                 steps,
             }
         }
         LoopOrder::V2 => {
+            let every = tr.checked_mul(x)?;
             let kv = if l2_kv_reuse {
-                (once, 0, every - once)
+                (x, 0, every - x)
             } else {
                 (every, 0, 0)
             };
             Acc {
-                q: (once, 0, 0),
+                q: (x, 0, 0),
                 k: kv,
                 v: kv,
-                o: (0, once, 0),
+                o: (0, x, 0),
                 ml: (0, 0, 0),
+                lse: (0, stats, 0),
                 steps,
             }
         }
@@ -317,7 +338,7 @@ pub fn simulate(
     l2_kv_reuse: bool,
 ) -> Result<TrafficReport, SimError> {
     p.validate()?;
-    let nb = (p.seq / p.block) as u64;
+    let tr = (p.seq / p.bm) as u64;
     let bh = p.batch as u64 * p.heads as u64;
     let overflow = || SimError::Overflow {
         problem: format!("--batch {} --heads {} --seq {}", p.batch, p.heads, p.seq),
@@ -326,13 +347,14 @@ pub fn simulate(
     let a = closed_form(p, order, l2_kv_reuse).ok_or_else(overflow)?;
     let steps = a.steps;
     let mul = |x: u64| x.checked_mul(bh).ok_or_else(overflow);
-    let mut tensors = Vec::with_capacity(5);
+    let mut tensors = Vec::with_capacity(6);
     for (tensor, (r, w, h)) in [
         ("Q", a.q),
         ("K", a.k),
         ("V", a.v),
         ("O", a.o),
         ("m,l", a.ml),
+        ("L", a.lse),
     ] {
         tensors.push(TensorTraffic {
             tensor,
@@ -352,7 +374,7 @@ pub fn simulate(
     p.compulsory_read_bytes_checked().ok_or_else(overflow)?;
     let grid = match order {
         LoopOrder::V1 => [p.batch as u64, p.heads as u64],
-        LoopOrder::V2 => [nb, bh],
+        LoopOrder::V2 => [tr, bh],
     };
     Ok(TrafficReport {
         order,
@@ -382,8 +404,8 @@ pub fn assumptions(order: LoopOrder) -> Vec<&'static str> {
             "v1: K_j and V_j are read once per outer step, so L2 reuse of K/V changes nothing; Q/O re-reads are assumed to miss L2 (each (batch, head) re-reads 2·S·D·elem bytes per outer step, and the resident blocks together exceed L2)",
         ]),
         LoopOrder::V2 => v.extend([
-            "v2: each thread block reads its Q block once and writes its O block once; m and l stay in registers and are not written",
-            "v2: without L2 reuse each of the S/Bc thread blocks of a (batch, head) reads all of K and V from DRAM",
+            "v2: each thread block reads its Q block once and writes its O block once; m and l stay in registers; the logsumexp L = m + log l is written once, one f32 per query row (4·S bytes per head), as FlashAttention-2 and Triton's fused attention do",
+            "v2: without L2 reuse each of the S/B_r thread blocks of a (batch, head) reads all of K and V from DRAM",
         ]),
     }
     v
@@ -446,44 +468,48 @@ mod tests {
     /// The loops of `order` for one (batch, head), walked block by block: the oracle the
     /// closed form is checked against.
     fn walk(p: &TrafficProblem, order: LoopOrder, l2_kv_reuse: bool) -> Acc {
-        let nb = (p.seq / p.block) as u64;
-        let tile = p.block as u64 * p.head_dim as u64 * p.elem_bytes as u64;
-        let stats = 2 * p.block as u64 * p.stat_bytes as u64;
+        let (n_q, n_kv) = ((p.seq / p.bm) as u64, (p.seq / p.bn) as u64);
+        // One block's bytes: B_r (or B_c) rows of D elements; m and l: one f32 each per row.
+        let q_tile = p.bm as u64 * p.head_dim as u64 * p.elem_bytes as u64;
+        let kv_tile = p.bn as u64 * p.head_dim as u64 * p.elem_bytes as u64;
+        let stats = 2 * p.bm as u64 * p.stat_bytes as u64;
+        let lse = p.bm as u64 * p.stat_bytes as u64;
         let mut a = Acc::default();
         // K/V blocks of this (batch, head) already in L2.
-        let mut cached = vec![false; nb as usize];
+        let mut cached = vec![false; n_kv as usize];
         let mut load_kv = |a: &mut Acc, j: usize| {
             if l2_kv_reuse && cached[j] {
-                a.k.2 += tile;
-                a.v.2 += tile;
+                a.k.2 += kv_tile;
+                a.v.2 += kv_tile;
             } else {
-                a.k.0 += tile;
-                a.v.0 += tile;
+                a.k.0 += kv_tile;
+                a.v.0 += kv_tile;
                 cached[j] = true;
             }
         };
         match order {
             LoopOrder::V1 => {
-                for j in 0..nb as usize {
+                for j in 0..n_kv as usize {
                     load_kv(&mut a, j);
-                    for _i in 0..nb {
-                        a.q.0 += tile;
-                        a.o.0 += tile;
+                    for _i in 0..n_q {
+                        a.q.0 += q_tile;
+                        a.o.0 += q_tile;
                         a.ml.0 += stats;
-                        a.o.1 += tile;
+                        a.o.1 += q_tile;
                         a.ml.1 += stats;
                         a.steps += 1;
                     }
                 }
             }
             LoopOrder::V2 => {
-                for _i in 0..nb {
-                    a.q.0 += tile;
-                    for j in 0..nb as usize {
+                for _i in 0..n_q {
+                    a.q.0 += q_tile;
+                    for j in 0..n_kv as usize {
                         load_kv(&mut a, j);
                         a.steps += 1;
                     }
-                    a.o.1 += tile;
+                    a.o.1 += q_tile;
+                    a.lse.1 += lse;
                 }
             }
         }
@@ -492,33 +518,40 @@ mod tests {
 
     #[test]
     fn closed_form_equals_the_walk() {
-        for seq in [1u32, 2, 3, 8, 12, 64, 96, 1024] {
-            for block in [1u32, 2, 3, 4, 8, 32, 64] {
-                if block > seq || !seq.is_multiple_of(block) {
-                    continue;
-                }
-                for (d, e) in [(1, 2), (64, 4), (128, 2)] {
-                    let p = TrafficProblem {
-                        batch: 1,
-                        heads: 1,
-                        seq,
-                        head_dim: d,
-                        block,
-                        elem_bytes: e,
-                        stat_bytes: 4,
-                    };
-                    for order in [LoopOrder::V1, LoopOrder::V2] {
-                        for l2 in [false, true] {
-                            assert_eq!(
-                                closed_form(&p, order, l2).unwrap(),
-                                walk(&p, order, l2),
-                                "{p:?} {order:?} l2 {l2}"
-                            );
+        let blocks = [1u32, 2, 3, 4, 8, 32, 48, 64];
+        let mut cases = 0;
+        for seq in [1u32, 2, 3, 8, 12, 64, 96, 192, 1024] {
+            for bm in blocks {
+                for bn in blocks {
+                    if !seq.is_multiple_of(bm) || !seq.is_multiple_of(bn) {
+                        continue;
+                    }
+                    for (d, e) in [(1, 2), (64, 4), (128, 2)] {
+                        let p = TrafficProblem {
+                            batch: 1,
+                            heads: 1,
+                            seq,
+                            head_dim: d,
+                            bm,
+                            bn,
+                            elem_bytes: e,
+                            stat_bytes: 4,
+                        };
+                        for order in [LoopOrder::V1, LoopOrder::V2] {
+                            for l2 in [false, true] {
+                                assert_eq!(
+                                    closed_form(&p, order, l2).unwrap(),
+                                    walk(&p, order, l2),
+                                    "{p:?} {order:?} l2 {l2}"
+                                );
+                                cases += 1;
+                            }
                         }
                     }
                 }
             }
         }
+        assert!(cases > 500, "{cases}");
     }
 
     /// No block cap: S = 2^28 with 16-row blocks (2^24 blocks, 2^48 block pairs) is answered
@@ -527,7 +560,8 @@ mod tests {
     fn long_sequences_are_closed_form() {
         let mut p = TrafficProblem {
             seq: 1 << 28,
-            block: 16,
+            bm: 16,
+            bn: 16,
             batch: 1,
             heads: 1,
             head_dim: 64,
@@ -577,7 +611,8 @@ mod tests {
         let l2 = simulate(&ARTICLE_PROBLEM, LoopOrder::V2, true).unwrap();
         assert_eq!(no.read_bytes, tb + 32 * 2 * tb);
         assert_eq!(l2.read_bytes, 3 * tb);
-        assert_eq!(l2.written_bytes, tb);
+        // O and the logsumexp: 4 bytes per query row, B·N_h·S rows.
+        assert_eq!(l2.written_bytes, tb + 4 * 10 * 64 * 1024);
         assert_eq!(no.grid, [32, 640]);
         let c = compare(&l2, &ARTICLE_V2);
         assert!(c.measured_below_compulsory);
@@ -588,10 +623,14 @@ mod tests {
     #[test]
     fn bad_problems_are_named() {
         let mut p = ARTICLE_PROBLEM;
-        p.block = 48;
+        p.bn = 48;
         let e = simulate(&p, LoopOrder::V1, false).unwrap_err().to_string();
-        assert!(e.contains("--seq 1024") && e.contains("--block 48"), "{e}");
-        p.block = 32;
+        assert!(e.contains("--seq 1024") && e.contains("--bn 48"), "{e}");
+        p.bn = 32;
+        p.bm = 0;
+        let e = simulate(&p, LoopOrder::V2, false).unwrap_err().to_string();
+        assert!(e.contains("--bm"), "{e}");
+        p.bm = 32;
         p.elem_bytes = 3;
         assert!(
             simulate(&p, LoopOrder::V2, false)
