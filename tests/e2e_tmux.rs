@@ -3,6 +3,9 @@
 //! alternate screen. Skipped, with a printed reason, when tmux is not installed
 //! (`apt-get install -y tmux`).
 
+#[path = "common/skip.rs"]
+mod skip;
+
 use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -56,7 +59,11 @@ impl Session {
 fn walk_through_a_lesson_and_quit_cleanly() {
     let _one_at_a_time = TMUX.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("tmux").arg("-V").output().is_err() {
-        println!("skipped: tmux is not installed (apt-get install -y tmux)");
+        skip::skip(
+            "e2e_tmux::walk_through_a_lesson_and_quit_cleanly",
+            "tmux",
+            "tmux is not installed (apt-get install -y tmux)",
+        );
         return;
     }
     let bin = env!("CARGO_BIN_EXE_tilelab");
@@ -107,7 +114,11 @@ fn walk_through_a_lesson_and_quit_cleanly() {
 fn sigterm_restores_the_terminal() {
     let _one_at_a_time = TMUX.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("tmux").arg("-V").output().is_err() {
-        println!("skipped: tmux is not installed (apt-get install -y tmux)");
+        skip::skip(
+            "e2e_tmux::sigterm_restores_the_terminal",
+            "tmux",
+            "tmux is not installed (apt-get install -y tmux)",
+        );
         return;
     }
     let bin = env!("CARGO_BIN_EXE_tilelab");
