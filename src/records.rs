@@ -1,5 +1,5 @@
 //! The replay record format: one warp shared-memory request per record, as in
-//! `shared/hw/h200_wavefronts.json` and `tests/data/*.json`.
+//! `tests/data/h200_wavefronts.json` and `tests/data/*.json`.
 //!
 //! ```json
 //! {"name": "v4.stride2", "instruction": "ld.shared.v4.b32",
@@ -20,7 +20,7 @@ use crate::sim::bank::WarpRequest;
 use crate::sim::instr::Instruction;
 
 /// The 237 records measured on an H200 (`tests/data/h200_wavefronts.json`, a copy of
-/// `shared/hw/h200_wavefronts.json`), built into the binary.
+/// `tests/data/h200_wavefronts.json`), built into the binary.
 pub const MEASURED_H200_JSON: &str = include_str!("../tests/data/h200_wavefronts.json");
 
 /// One recorded warp request.

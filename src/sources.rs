@@ -34,7 +34,7 @@ impl Source {
 /// PyTorch (LDSM / LDSM.T / HMMA per loop copy and per kernel; 2048 / 15360 / 8704 executions;
 /// GEMM counting rules for m16n8k16 with ldmatrix.x4).
 pub const FA2_COUNTS: Source = Source {
-    short: "FA2 instruction-count article",
+    short: "FA2 counts article",
     title: "从零开始写Qwen3 (Writing Qwen3 from scratch): FlashAttention-2 forward, Triton vs PyTorch, \
             seen from the SASS (LDSM/HMMA counts)",
     author: "author not named in the copy the project has",
@@ -45,7 +45,7 @@ pub const FA2_COUNTS: Source = Source {
 /// The article on FlashAttention v1 → v2 in Triton (loop orders and their DRAM traffic, grid
 /// sizes, the `tl.trans(k)` bank conflicts measured with Nsight Compute, occupancy on sm_75).
 pub const FA_ARCHAEOLOGY: Source = Source {
-    short: "FA v1→v2 archaeology article",
+    short: "FA v1→v2 article",
     title: "FlashAttention的Triton性能考古学：从v1到v2的GPU内核演进分析 (FlashAttention performance \
             archaeology in Triton: from v1 to v2)",
     author: "blog.hotdry.top",
@@ -75,6 +75,12 @@ pub const FA1_PAPER: Source = Source {
 /// Every source, in the order the README lists them.
 pub const ALL: [Source; 4] = [FA2_COUNTS, FA_ARCHAEOLOGY, FA1_PAPER, FA2_PAPER];
 
+/// The sources whose short name occurs in `text` (in [`ALL`]'s order): what a lesson's claims,
+/// narrative and notes cite.
+pub fn cited_in(text: &str) -> Vec<Source> {
+    ALL.into_iter().filter(|s| text.contains(s.short)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +93,9 @@ mod tests {
             assert!(c.contains(s.title) && c.contains(s.author), "{c}");
         }
         assert!(FA_ARCHAEOLOGY.cite().contains("https://blog.hotdry.top/"));
+        assert_eq!(
+            cited_in("(FA v1→v2 article) and the FA2 counts article"),
+            vec![FA2_COUNTS, FA_ARCHAEOLOGY]
+        );
     }
 }

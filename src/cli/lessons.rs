@@ -268,6 +268,25 @@ struct ShowJson<'a> {
     steps: Vec<StepJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lanes: Option<Vec<out::LaneRow>>,
+    /// The articles and papers the lesson cites, in full.
+    sources: Vec<tilelab::sources::Source>,
+}
+
+/// What lesson `l` cites: the sources named in its claims, narrative, step notes and the
+/// sources of its arithmetic and model claims.
+fn lesson_sources(l: &Lesson) -> Vec<tilelab::sources::Source> {
+    let mut text = l.claims.join("\n");
+    text.push_str(&l.narrative);
+    for st in &l.steps {
+        text.push_str(&st.note);
+    }
+    for a in &l.arithmetic {
+        text.push_str(&a.source);
+    }
+    for m in &l.model {
+        text.push_str(&m.source);
+    }
+    tilelab::sources::cited_in(&text)
 }
 
 fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
@@ -357,6 +376,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             variants: &l.variants,
             steps,
             lanes,
+            sources: lesson_sources(l),
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -417,6 +437,13 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         // The note the TUI shows beside the step, indented under its row.
         for line in s.note.lines() {
             outln!(o, "      {}", line.trim_end());
+        }
+    }
+    let cited = lesson_sources(l);
+    if !cited.is_empty() {
+        outln!(o, "\nsources:");
+        for c in cited {
+            outln!(o, "  {}: {}", c.short, c.cite());
         }
     }
     let counts = tilelab::lessons::run::sass_counts(l, vi);

@@ -73,7 +73,7 @@ pub enum Command {
 pub enum SimCommand {
     /// A warp reading a tile: bank grid, wavefronts per request, conflict rate.
     BankConflicts(sim_bank::BankArgs),
-    /// Predict wavefronts for recorded requests (JSON, the format of shared/hw/h200_wavefronts.json).
+    /// Predict wavefronts for recorded requests (JSON, the format of tests/data/h200_wavefronts.json).
     Replay(sim_replay::ReplayArgs),
     /// ldmatrix fragment maps (lane -> elements, element -> lane).
     Ldmatrix(sim_frag::LdmatrixArgs),

@@ -32,7 +32,7 @@ pub struct BankArgs {
     /// for ldmatrix (it loads b16 elements).
     #[arg(long)]
     pub dtype: Option<String>,
-    /// Tile size RxC in elements (default: seed 004's K block, Bc=32 rows by D=64 columns).
+    /// Tile size RxC in elements (default: the FA v1→v2 article's K block, Bc=32 rows by D=64 columns).
     #[arg(long, default_value = "32x64")]
     pub tile: String,
     /// How the warp reads the tile: row, col, col16 (tid & 15), vec8, vec16, ldmatrix, ldmatrix.trans.

@@ -2,7 +2,7 @@
 //! FlashAttention-2, global-memory traffic of FlashAttention v1 vs v2, occupancy.
 //!
 //! Lessons state these claims as data (`[[model]]` in a lesson file: a kind, parameters, the
-//! expected numbers from `shared/seeds/NOTES.md`). [`counts_model`] answers them with the counts
+//! expected numbers from the two articles (README, Sources)). [`counts_model`] answers them with the counts
 //! model (the same functions as `tilelab sim counts | traffic | occupancy`): it builds the warp
 //! programs of [`crate::sim::program`] and counts them by walking their instructions
 //! ([`crate::sim::counts`]), walks the loop orders of [`crate::sim::traffic`], or computes
@@ -136,7 +136,7 @@ pub struct ModelClaim {
     pub kind: ModelKind,
     /// What the numbers are ("PyTorch FA2, one copy of the loop body, per warp").
     pub label: String,
-    /// Where they come from (`seed 000`).
+    /// Where they come from (`FA2 counts article`).
     pub source: String,
     /// The parameters as the lesson file writes them, for display (`d = "128"`).
     pub params: BTreeMap<String, String>,
@@ -288,7 +288,7 @@ pub type ModelAnswer = BTreeMap<String, f64>;
 /// typed parameters allow (see the module docs), each computed from the generated programs or
 /// loops. `Err` carries the simulator's reason when it refuses the tiling or problem.
 ///
-/// # Example: seed 000's FlashAttention-2 Q·Kᵀ per warp
+/// # Example: the FA2 counts article's FlashAttention-2 Q·Kᵀ per warp
 /// ```
 /// use tilelab::lessons::hooks::{ModelClaim, ModelKind, ModelQuery, counts_model};
 /// let params = [("program", "gemm"), ("m", "64"), ("n", "64"), ("k", "128"), ("warps", "4")];
@@ -297,7 +297,7 @@ pub type ModelAnswer = BTreeMap<String, f64>;
 /// let claim = ModelClaim {
 ///     kind: ModelKind::Counts,
 ///     label: "Q·Kᵀ".into(),
-///     source: "seed 000".into(),
+///     source: "FA2 counts article".into(),
 ///     query: ModelQuery::from_params(ModelKind::Counts, &params).unwrap(),
 ///     params,
 ///     expect: Default::default(),
@@ -368,7 +368,7 @@ fn sim(e: SimError) -> String {
     e.to_string()
 }
 
-/// Instructions by SASS mnemonic, walking `stages`; the three mnemonics seed 000 counts are
+/// Instructions by SASS mnemonic, walking `stages`; the three mnemonics FA2 counts article counts are
 /// always present (0 when the program has none).
 fn by_sass<'a>(stages: impl IntoIterator<Item = &'a Stage>) -> ModelAnswer {
     let mut a: ModelAnswer = [

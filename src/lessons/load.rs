@@ -296,7 +296,7 @@ impl Validator<'_> {
         if raw.claims.is_empty() {
             return Err(self.err(
                 "claims",
-                "list at least one claim of shared/seeds/NOTES.md that the lesson covers",
+                "list at least one claim of the two articles (README, Sources) that the lesson covers",
             ));
         }
         let want_kernel = format!("kernels/lesson_{}.cu", raw.name.replace('-', "_"));

@@ -57,7 +57,7 @@ pub struct Lesson {
     pub title: String,
     /// One-line summary for `tilelab lessons`.
     pub summary: String,
-    /// The claims of `shared/seeds/NOTES.md` this lesson covers, in words.
+    /// The claims of the two articles (README, Sources) this lesson covers, in words.
     pub claims: Vec<String>,
     /// CUDA C file, relative to the repository root (`kernels/lesson_banks.cu`), holding one
     /// `extern "C" __global__` kernel `lesson_<name with '_'>` with the same tiling.
@@ -114,7 +114,7 @@ pub struct Step {
     pub variant: Option<String>,
     /// Expected wavefronts and bank conflicts per layout string (shared-memory steps).
     pub expect: BTreeMap<String, Expect>,
-    /// Per layout string, the name of a record of `shared/hw/h200_wavefronts.json` with the same
+    /// Per layout string, the name of a record of `tests/data/h200_wavefronts.json` with the same
     /// lane addresses (so the hardware measured this very request).
     pub measured: BTreeMap<String, String>,
     /// ldmatrix steps: which registers form which mma operand fragment.
@@ -184,7 +184,7 @@ pub enum LanePattern {
         stride: u32,
     },
     /// Column read: lane `i` reads `(row + i % period, col)`; `period` 16 gives the
-    /// `tid & 15` pattern of seed 004 (lanes 16-31 repeat lanes 0-15).
+    /// `tid & 15` pattern of FA v1→v2 article (lanes 16-31 repeat lanes 0-15).
     Column {
         /// Start row.
         row: u32,
@@ -332,7 +332,7 @@ pub struct Spot {
 pub struct Arithmetic {
     /// What it is.
     pub label: String,
-    /// Where it comes from (`seed 000`).
+    /// Where it comes from (`FA2 counts article`).
     pub source: String,
     /// The computation.
     pub kind: ArithKind,

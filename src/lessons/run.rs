@@ -405,7 +405,7 @@ pub fn sass_counts(lesson: &Lesson, variant: usize) -> BTreeMap<String, u32> {
     m
 }
 
-/// One hardware record, as `shared/hw/h200_wavefronts.json` holds it.
+/// One hardware record, as `tests/data/h200_wavefronts.json` holds it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct HwRecord {
     /// Record name.

@@ -5,7 +5,7 @@
 //! * `row`: scalar loads, lane i reads element i of the tile in row order (32 consecutive
 //!   elements of a row per request, wrapping to the next row);
 //! * `col`: scalar loads down a column (lane i reads row i), the way `tl.trans(kj)` reads K;
-//! * `col16`: the column read seed 004 measured in Triton's PTX: only 16 distinct addresses
+//! * `col16`: the column read FA v1→v2 article measured in Triton's PTX: only 16 distinct addresses
 //!   (`tid & 15`), lanes 16-31 repeat lanes 0-15;
 //! * `vec8`, `vec16`: 64- and 128-bit vector loads (`ld.shared.v2.b32`, `ld.shared.v4.b32`) of
 //!   consecutive elements along rows;

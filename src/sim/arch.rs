@@ -17,7 +17,7 @@ use super::error::SimError;
 /// A GPU architecture (compute capability) the simulator knows the limits of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arch {
-    /// Turing, compute capability 7.5 (e.g. RTX 2080, T4): the card of seed article 004.
+    /// Turing, compute capability 7.5 (e.g. RTX 2080, T4): the card of the FA v1→v2 article.
     Sm75,
     /// Ampere A100, compute capability 8.0.
     Sm80,

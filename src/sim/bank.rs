@@ -3,7 +3,7 @@
 //! conflicts** Nsight Compute reports for it.
 //!
 //! Shared memory has [`NUM_BANKS`] = 32 banks of [`BANK_BYTES`] = 4 bytes; byte address `a`
-//! lives in bank `(a / 4) % 32` (seed 004: `bank = floor(byte_address / 4) mod 32`). A
+//! lives in bank `(a / 4) % 32` (FA v1→v2 article: `bank = floor(byte_address / 4) mod 32`). A
 //! *wavefront* is one pass through the banks in which every bank delivers at most one 4-byte
 //! word; any number of lanes may receive the same word (broadcast).
 //!
@@ -57,7 +57,7 @@
 //! reading different words of the same banks: 2 wavefronts, 1 conflict). It held for every
 //! record measured, full or partial mask.
 //!
-//! Sources: measured `shared/hw/h200_wavefronts.json` (237 records, all reproduced) and the
+//! Sources: measured `tests/data/h200_wavefronts.json` (237 records, all reproduced) and the
 //! records `tilelab verify` took on an H200 with `kernels/smem_probe.cu` under `ncu`
 //! (`tests/data/h200_*.json`, 5,460 records, all reproduced); `docs/wavefront-model.md` tells
 //! how each rule was checked.

@@ -1,12 +1,12 @@
 //! Counting a warp program: static instruction counts per stage, per loop copy and per kernel;
 //! dynamic execution counts per SASS line, from the kernel's loop simulated CTA by CTA; bank
-//! conflicts of every shared access; and the seed articles' closed-form formulas beside them.
+//! conflicts of every shared access; and the two articles' closed-form formulas beside them.
 //!
 //! Every count here comes from walking a [`CtaProgram`] built by [`super::program`]. The
 //! formulas ([`gemm_formulas`], [`flash_formulas`], [`flash_dynamic_formulas`]) are the
 //! explanation, computed independently; the tests check that both agree over sweeps of tilings.
 //!
-//! # Example: seed 000's dynamic counts
+//! # Example: the FA2 counts article's dynamic counts
 //! ```
 //! use tilelab::sim::arch::Arch;
 //! use tilelab::sim::counts::dynamic_counts;
@@ -248,7 +248,7 @@ pub fn gemm_counts(t: &GemmTiling, cta: &CtaProgram) -> GemmCounts {
 // ---------------------------------------------------------------------------------------------
 // Formulas
 
-/// A closed-form count, as the seed article writes it, with the numbers substituted.
+/// A closed-form count, as the FA2 counts article writes it, with the numbers substituted.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Formula {
     /// What it counts, e.g. `LDSM per warp per copy`.
@@ -274,10 +274,10 @@ fn formula(quantity: &str, class: Option<InstrClass>, sym: &str, sub: String, v:
     }
 }
 
-/// Seed 000's GEMM counting rules for the case of `t` (per warp): A loads, B loads, their sum,
+/// The FA2 counts article's GEMM counting rules for the case of `t` (per warp): A loads, B loads, their sum,
 /// and HMMA. With `n` warps only one dimension is split (rows: A is divided; cols: B is).
 ///
-/// Source: seed 000, "张量核指令数量计算" (the four cases). The seed's text lost its `+` signs;
+/// Source: FA2 counts article, "张量核指令数量计算" (the four cases). The article's text lost its `+` signs;
 /// the loads of the n-warp case are `M/(16·n) + N/16` (a sum, as `8 + 32 = 40` shows).
 pub fn gemm_formulas(t: &GemmTiling) -> Vec<Formula> {
     let (m, n, k, w) = (t.m as u64, t.n as u64, t.k as u64, t.warps as u64);
@@ -353,7 +353,7 @@ pub fn gemm_formulas(t: &GemmTiling) -> Vec<Formula> {
     ]
 }
 
-/// Seed 000's per-copy counts of one FlashAttention loop body, per warp, and the per-kernel
+/// The FA2 counts article's per-copy counts of one FlashAttention loop body, per warp, and the per-kernel
 /// totals (copies × per copy). Symbols: bm, bn, d = head dim, w = warps.
 ///
 /// * torch: `LDSM = bm·d/(16·16·w) + bn·d/(16·16)`, `LDSM.T = bn·d/(16·16)`,
@@ -442,19 +442,19 @@ pub fn flash_formulas(t: &FlashTiling) -> Vec<Formula> {
     v
 }
 
-/// Closed forms of the dynamic counts of [`dynamic_counts`] (seed 000): executions of each line
+/// Closed forms of the dynamic counts of [`dynamic_counts`] (FA2 counts article): executions of each line
 /// of each stage, summed over all warps of all CTAs. `None` where no closed form is given here
 /// (causal with bm not a multiple of bn).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DynamicFormulas {
-    /// Lines outside the loop: `B·H·(S/bm)·w` (seed 000: `2·16·16·4 = 2048`).
+    /// Lines outside the loop: `B·H·(S/bm)·w` (FA2 counts article: `2·16·16·4 = 2048`).
     pub outside: Formula,
     /// Each line of a masked copy (each unrolled step for torch).
     pub masked: Option<Formula>,
-    /// Each line of the unmasked copy (seed 000: `2048·(16 − 1)/2 = 15360`).
+    /// Each line of the unmasked copy (FA2 counts article: `2048·(16 − 1)/2 = 15360`).
     pub unmasked: Option<Formula>,
     /// Mean executions over the lines of the loop copies, which all hold the same number of
-    /// lines (seed 000: `(2048 + 15360)/2 = 8704`).
+    /// lines (FA2 counts article: `(2048 + 15360)/2 = 8704`).
     pub mean: Option<Formula>,
 }
 
@@ -1037,7 +1037,7 @@ mod tests {
 
     #[test]
     fn gemm_torch_qk_is_the_article_example() {
-        // Q·Kᵀ of seed 000: 64x128 by 64x128 with 4 warps split over rows: 8 + 32 LDSM, 64 HMMA.
+        // Q·Kᵀ of FA2 counts article: 64x128 by 64x128 with 4 warps split over rows: 8 + 32 LDSM, 64 HMMA.
         let t = GemmTiling {
             m: 64,
             n: 64,

@@ -10,7 +10,7 @@
 //! ```
 //! where "row" is the memory row whose 16-byte address lane `8r + row` supplied and h = 0 is the
 //! low 16 bits of the register: groupID = lane/4 selects the row and threadID_in_group = lane%4
-//! the column pair (swapped by `.trans`). Measured on the H200 (shared/hw/README.md).
+//! the column pair (swapped by `.trans`). Measured on the H200 (the H200 measurements, tests/data/h200_wavefronts.json).
 
 use super::bank::{RequestCost, WarpRequest};
 use super::error::SimError;

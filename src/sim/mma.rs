@@ -7,7 +7,7 @@
 //! `scripts/gen_ptx_isa_tables.py`, are `tests/data/ptx_isa/mma_*.json`; the tests compare every
 //! entry.
 //!
-//! D = A·B + C with A M×K (row), B K×N (col), C and D M×N. The seed article writes the same
+//! D = A·B + C with A M×K (row), B K×N (col), C and D M×N. The FA2 counts article writes the same
 //! product as A·Bᵀ with B stored N×K. The ISA numbers each lane's elements a0, a1, … "low to
 //! high": element i sits in register i / e, position i % e, where e is the number of elements a
 //! 32-bit register holds (2 of 16 bits, 4 of 8 bits, 1 of 32 bits). With groupID g = lane/4 and

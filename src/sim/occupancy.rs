@@ -14,7 +14,7 @@
 //! * shared memory: a block gets `smem + reserved` (1 KB from sm_80 on) rounded up to the
 //!   allocation unit (256 B on sm_75, 128 B later); blocks = `smem_per_sm / that`.
 //!
-//! # Example: seed 004's v1 kernel on a Turing card
+//! # Example: the FA v1→v2 article's v1 kernel on a Turing card
 //! ```
 //! use tilelab::sim::arch::Arch;
 //! use tilelab::sim::occupancy::{occupancy, Limiter, OccupancyInput};

@@ -34,7 +34,7 @@ impl From<RequestCost> for AccessStats {
 }
 
 impl AccessStats {
-    /// Conflicts as a fraction of wavefronts (seed 004's "63.64% of wavefronts"); 0 when empty.
+    /// Conflicts as a fraction of wavefronts (the FA v1→v2 article's "63.64% of wavefronts"); 0 when empty.
     pub fn conflict_rate(&self) -> f64 {
         if self.wavefronts == 0 {
             0.0
@@ -43,7 +43,7 @@ impl AccessStats {
         }
     }
 
-    /// Mean wavefronts per request (the "n-way" of seed 004); 0 when empty.
+    /// Mean wavefronts per request (the "n-way" of FA v1→v2 article); 0 when empty.
     pub fn wavefronts_per_request(&self) -> f64 {
         if self.requests == 0 {
             0.0
@@ -99,7 +99,7 @@ mod tests {
 
     #[test]
     fn sums_costs_as_nsight_compute_does() {
-        // Seed 004's column read of a 64-wide f32 K tile: 32 wavefronts per request (31
+        // The FA v1→v2 article's column read of a 64-wide f32 K tile: 32 wavefronts per request (31
         // conflicts), beside a conflict-free request.
         let s: AccessStats = [RequestCost::new(32, 1), RequestCost::new(1, 1)]
             .into_iter()

@@ -1,5 +1,5 @@
 //! `tilelab sim counts flash-attn`: FlashAttention-2 forward in the torch or triton style,
-//! static counts per code copy, dynamic executions per line, seed 000's formulas, bank
+//! static counts per code copy, dynamic executions per line, the FA2 counts article's formulas, bank
 //! conflicts and (with `--lines`) the program.
 
 use std::process::ExitCode;
@@ -160,11 +160,12 @@ pub(super) fn run(a: FlashArgs) -> anyhow::Result<ExitCode> {
         .filter(|&c| st.per_kernel.get(c) > 0)
         .collect();
     print_static(&mut o, &st, &classes);
-    print_checks(&mut o, "seed 000's formulas:", &checks);
+    print_checks(&mut o, "the FA2 counts article's formulas:", &checks);
+    outln!(o, "  source: {}", tilelab::sources::FA2_COUNTS.cite());
     print_dynamic(&mut o, &dynamic, t.warps, &classes);
     print_checks(
         &mut o,
-        "seed 000's formulas (executions per line):",
+        "the FA2 counts article's formulas (executions per line):",
         &dchecks,
     );
     let iteration = format!("one kv iteration of a CTA, all {} warps", t.warps);

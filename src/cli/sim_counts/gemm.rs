@@ -1,4 +1,4 @@
-//! `tilelab sim counts gemm`: one CTA computing `C = A·Bᵀ`, its counts beside seed 000's
+//! `tilelab sim counts gemm`: one CTA computing `C = A·Bᵀ`, its counts beside the FA2 counts article's
 //! formulas, its bank conflicts and (with `--lines`) its program.
 
 use std::process::ExitCode;
@@ -123,7 +123,12 @@ pub(super) fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
     ] {
         outln!(o, "  {label:<12} {:>10} {:>10}", group(w), group(c));
     }
-    print_checks(&mut o, "seed 000's formulas (per warp):", &checks);
+    print_checks(
+        &mut o,
+        "the FA2 counts article's formulas (per warp):",
+        &checks,
+    );
+    outln!(o, "  source: {}", tilelab::sources::FA2_COUNTS.cite());
     print_bank(
         &mut o,
         &bank,

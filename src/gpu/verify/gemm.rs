@@ -22,7 +22,7 @@ pub const GROUP: Group = Group {
     run,
 };
 
-/// The GEMM cases: (M, N, K, warps, split, layout). Seed article 000's four cases (one warp
+/// The GEMM cases: (M, N, K, warps, split, layout). The FA2 counts article's four cases (one warp
 /// K = 16; n warps; K != 16; n warps with K != 16) and the 64x64x128 tile under three
 /// shared-memory layouts.
 pub const CASES: &[(u32, u32, u32, u32, Split, &str)] = &[

@@ -430,7 +430,7 @@ mod tests {
     use crate::gpu::verify::Silent;
     use crate::gpu::verify::Verdict;
 
-    /// The fixture launch of seed 004's FA v1 kernel (`tests/data/ptx/triton_fa_v1_trans.json`).
+    /// The fixture launch of the FA v1→v2 article's FA v1 kernel (`tests/data/ptx/triton_fa_v1_trans.json`).
     fn fa_v1() -> PtxRun {
         PtxRun {
             file: format!(

@@ -10,7 +10,7 @@ use crate::sim::arch::Arch;
 use crate::sim::error::SimError;
 use crate::sim::layout::LayoutSpec;
 
-/// How a FlashAttention forward kernel splits its work among warps (seed 000).
+/// How a FlashAttention forward kernel splits its work among warps (FA2 counts article).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FlashStyle {
@@ -20,7 +20,7 @@ pub enum FlashStyle {
     /// bn divides bm or bm divides bn; [`FlashTiling::masked_copies`] in general) when
     /// causal (one peeled iteration when not), then one unmasked loop.
     Torch,
-    /// The simple Triton kernel (seed 000; loop structure of the Triton tutorial `_attn_fwd`):
+    /// The simple Triton kernel (FA2 counts article; loop structure of the Triton tutorial `_attn_fwd`):
     /// parallel over K. Warp w owns `bn/warps` columns of S (its keys) and `d/warps` columns of O;
     /// loads all of Q and its K rows, stores its P slab to shared memory (`st.shared.b32`),
     /// reloads all of P (`LDSM`) and its V columns (`LDSM.T`). Causal: an off-band unmasked loop

@@ -1,4 +1,4 @@
-//! GEMM: one CTA computing `C = A·Bᵀ` with both tiles whole in shared memory (seed 000's four
+//! GEMM: one CTA computing `C = A·Bᵀ` with both tiles whole in shared memory (the FA2 counts article's four
 //! counting cases).
 
 use serde::Serialize;
@@ -10,7 +10,7 @@ use crate::sim::arch::Arch;
 use crate::sim::error::SimError;
 use crate::sim::layout::LayoutSpec;
 
-/// How the warps of a GEMM CTA share the output (seed 000: with K ≠ 16 the accumulation must stay
+/// How the warps of a GEMM CTA share the output (FA2 counts article: with K ≠ 16 the accumulation must stay
 /// inside one warp, so only rows or only columns are split).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -39,7 +39,7 @@ impl Split {
     }
 }
 
-/// The four cases of seed 000's counting rules.
+/// The four cases of the FA2 counts article's counting rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GemmCase {

@@ -8,9 +8,9 @@
 //! of a FlashAttention CTA is [`FlashTiling::kv_schedule`]. Both builders emit their
 //! instructions with `emit.rs` (ldmatrix.x4 operand orders, the warp-level product) and check
 //! and place their tiles with `build.rs`. Counting lives in [`super::counts`]: every count there is
-//! obtained by walking these programs, and the seed articles' closed forms only check them.
+//! obtained by walking these programs, and the two articles' closed forms only check them.
 //!
-//! Instructions modelled (seed 000):
+//! Instructions modelled (FA2 counts article):
 //! * `ldmatrix.sync.aligned.m8n8.x4.shared.b16` (SASS `LDSM.16.M88.4`) and its `.trans` form
 //!   (`LDSM.16.MT88.4`), PTX ISA §9.7.14.5.15; each loads one 16x16 f16 block;
 //! * `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (`HMMA.16816.F32`), PTX ISA §9.7.13.5.8;
@@ -30,7 +30,7 @@
 //! let t = FlashTiling { style: FlashStyle::Torch, bm: 64, bn: 64, head_dim: 128, warps: 4, causal: true };
 //! let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
 //! let copy = ClassCounts::of(&cta.warps[0].stages[1].instrs);
-//! assert_eq!((copy.ldsm, copy.ldsm_t, copy.hmma), (40, 32, 128)); // seed 000
+//! assert_eq!((copy.ldsm, copy.ldsm_t, copy.hmma), (40, 32, 128)); // FA2 counts article
 //! ```
 
 use std::fmt;
