@@ -1056,6 +1056,117 @@ mod fuzz {
     }
 }
 
+/// Lessons made invalid on purpose, one certain fault each, at a random place of a random
+/// built-in lesson: the library refuses them and the binary exits 2 with one line naming the
+/// fault, never 0 (the mutations of `fuzz` may leave a lesson valid, so they cannot show this).
+mod invalid_lessons {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// (lesson text, a word the error must contain).
+    fn invalid_lesson() -> impl Strategy<Value = (String, String)> {
+        let files: Vec<&'static str> = tilelab::lessons::embedded::FILES
+            .iter()
+            .map(|(_, t)| *t)
+            .collect();
+        (
+            prop::sample::select(files),
+            0usize..10_000,
+            0usize..5,
+            prop::sample::select(vec![
+                "pad:0+pad:8",
+                "swizzle:10,10,11",
+                "pad:4294967232",
+                "zz:9",
+                "row+row",
+                "swizzle:3,3",
+                "",
+            ]),
+            prop::sample::select(vec![
+                "ldmatrix.x2.x4",
+                "ldmatrix.x4.trans.trans",
+                "ld.shared.v3.b32",
+                "ldmatrix.x3",
+                "mma.sync",
+                "LDSM.16.M88.4",
+            ]),
+        )
+            .prop_map(|(text, at, how, layout, instr)| {
+                let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+                let pick = |pred: &dyn Fn(&str) -> bool, lines: &[String]| -> Option<usize> {
+                    let hits: Vec<usize> = (0..lines.len()).filter(|&i| pred(&lines[i])).collect();
+                    (!hits.is_empty()).then(|| hits[at % hits.len()])
+                };
+                let instr_line = pick(&|l| l.starts_with("instruction = \""), &lines);
+                match (how, instr_line) {
+                    // A key no table has, after a random table header (or at the top).
+                    (0, _) | (2, None) => {
+                        let i = pick(&|l| l.starts_with("[["), &lines).map_or(0, |i| i + 1);
+                        lines.insert(i, "zz_unknown_key = 1".into());
+                        (lines.join("\n"), "zz_unknown_key".into())
+                    }
+                    (1, _) => {
+                        let i = pick(&|l| l.starts_with("layouts = ["), &lines).unwrap();
+                        lines[i] = lines[i].replacen(
+                            "layouts = [",
+                            &format!("layouts = [\"{layout}\", "),
+                            1,
+                        );
+                        let word = if layout.is_empty() { "layout" } else { layout };
+                        (lines.join("\n"), word.into())
+                    }
+                    (2, Some(i)) => {
+                        lines[i] = format!("instruction = \"{instr}\"");
+                        (lines.join("\n"), instr.into())
+                    }
+                    // A top-level key given twice.
+                    (3, _) => {
+                        lines.insert(1, "title = \"again\"".into());
+                        (lines.join("\n"), "duplicate key".into())
+                    }
+                    // A required key dropped.
+                    _ => {
+                        let i = lines.iter().position(|l| l.starts_with("name = ")).unwrap();
+                        lines.remove(i);
+                        (lines.join("\n"), "name".into())
+                    }
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn the_library_refuses_them((text, word) in invalid_lesson()) {
+            match tilelab::lessons::parse_lesson(&text, "bad.toml") {
+                Ok(l) => prop_assert!(false, "accepted ({word}): {}", l.name),
+                Err(e) => prop_assert!(e.to_string().contains(&word), "{word}: {e}"),
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        #[test]
+        fn the_binary_exits_2((text, word) in invalid_lesson(), n in 0u32..1_000_000) {
+            let d = temp_dir(&format!("bad-toml-{n}"));
+            std::fs::write(d.join("bad.toml"), &text).unwrap();
+            for cmd in [vec!["lessons", "check"], vec!["lessons"]] {
+                let mut args = cmd.clone();
+                args.extend(["--dir", d.to_str().unwrap()]);
+                let o = tilelab(&args);
+                let err = String::from_utf8_lossy(&o.stderr);
+                prop_assert_eq!(o.status.code(), Some(2), "{:?} ({}): {}", args, word, err);
+                prop_assert_eq!(err.lines().count(), 1, "{}", err);
+                prop_assert!(err.contains(&word), "{}: {}", word, err);
+            }
+            let _ = std::fs::remove_dir_all(&d);
+        }
+    }
+}
+
 mod svg {
     use super::*;
 
