@@ -492,10 +492,18 @@ fn kv_visits_in_closed_form_equal_the_walk() {
                     }
                     let l = bm / gcd(bm, bn) * bn;
                     for seq in (l..=8 * l).step_by(l as usize) {
-                        let walked: u128 = (0..seq / bm)
-                            .flat_map(|qb| t.kv_runs(qb, seq))
-                            .map(|r| r.count as u128)
-                            .sum();
+                        let runs: Vec<_> =
+                            (0..seq / bm).flat_map(|qb| t.kv_runs(qb, seq)).collect();
+                        // A run is one or more consecutive blocks through one stage, at most
+                        // masked_copies() + 1 of them per Q block.
+                        assert!(
+                            runs.iter().all(|r| r.count > 0),
+                            "{t:?} seq {seq}: empty run"
+                        );
+                        for qb in 0..seq / bm {
+                            assert!(t.kv_runs(qb, seq).len() as u32 <= t.masked_copies() + 1);
+                        }
+                        let walked: u128 = runs.iter().map(|r| r.count as u128).sum();
                         assert_eq!(t.kv_visits(seq), walked, "{t:?} seq {seq}");
                         cases += 1;
                     }
