@@ -171,3 +171,50 @@ fn unknown_lesson_exits_2_listing_the_known_ones() {
         "{err}"
     );
 }
+
+/// Issue 17: `tilelab tui --ptx` on a Triton fixture, `c` to the first instruction with bank
+/// conflicts (line 402, the `tid & 15` read: 32 wavefronts of which 4 ideal, as the H200's
+/// source view measured it, docs/ptx.md), `:` to a line, then `q`: exit 0, terminal restored.
+#[test]
+fn ptx_view_jumps_to_the_first_conflict_and_quits_cleanly() {
+    let _one_at_a_time = TMUX.lock().unwrap_or_else(|e| e.into_inner());
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skipped: tmux is not installed (apt-get install -y tmux)");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_tilelab");
+    let ptx = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ptx/triton_fa_v1_trans.ptx"
+    );
+    let name = format!("tilelab-ptx-{}", std::process::id());
+    let script = format!(
+        "'{bin}' tui --ptx '{ptx}' --grid 1 --block 128 --dynamic-smem 32768 --arg 6=64 --arg 7=0.125; echo \"tilelab exited $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 60"
+    );
+    let ok = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
+        .arg(&script)
+        .env("TERM", "xterm-256color")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tmux new-session");
+    let s = Session(name);
+    let screen = s.wait_for("Banks ·");
+    assert!(screen.contains("step 1/"), "{screen}");
+    assert!(screen.contains("line 163 STS"), "{screen}");
+    s.keys(&["c"]);
+    let screen = s.wait_for("line 402 LDS");
+    assert!(screen.contains("Banks · 32 wf, 28 conflicts"), "{screen}");
+    s.keys(&[":", "4", "0", "6", "Enter"]);
+    s.wait_for("line 406 LDS");
+    s.keys(&["q"]);
+    let screen = s.wait_for("tilelab exited");
+    assert!(screen.contains("tilelab exited 0"), "{screen}");
+    let modes = s.wait_for("icanon");
+    assert!(
+        !modes.contains("-icanon") && !modes.contains("-echo "),
+        "{modes}"
+    );
+    assert!(!modes.contains("Banks ·"), "{modes}");
+}

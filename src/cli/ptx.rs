@@ -68,7 +68,7 @@ pub(super) fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     parse_dims(s, 1)
 }
 
-fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
+pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
     parse_dims(s, 0)
 }
 

@@ -13,7 +13,7 @@ use super::lessons::{layout_index, load, step_index, variant_index};
 /// Arguments of `tilelab tui`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, ? help, q quit.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 2 --svg step2.svg   write a picture, no terminal UI"
+    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, ? help, q quit.\nWith --ptx: c/C next/previous instruction with bank conflicts, : go to a PTX line, f only conflicting, F only this line.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 2 --svg step2.svg   write a picture, no terminal UI\n  tilelab tui --ptx tests/data/ptx_hand/col16.ptx --kernel col16 --grid 1 --block 32\n  tilelab tui --ptx tests/data/ptx/triton_fa_v1_trans.ptx --grid 1 --block 128 --dynamic-smem 32768 \\\n      --arg 6=64 --arg 7=0.125 --warp 0 --line 402"
 )]
 pub struct TuiArgs {
     /// Lesson name (see `tilelab lessons`); without it, a list to pick from.
@@ -33,9 +33,103 @@ pub struct TuiArgs {
     /// Load lessons from DIR (*.toml) instead of the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Step through one warp of your own PTX kernel instead of a lesson: one CTA simulated as
+    /// `tilelab ptx` does (same launch flags), then that warp's shared-memory and mma
+    /// instructions one at a time.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["lesson", "step", "layout", "variant", "svg", "dir"])]
+    pub ptx: Option<PathBuf>,
+    /// --ptx: kernel (`.entry`) to run; needed when the file has several.
+    #[arg(long, value_name = "K", requires = "ptx")]
+    pub kernel: Option<String>,
+    /// --ptx: grid size in CTAs, X[,Y,Z].
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx")]
+    pub grid: Option<[u32; 3]>,
+    /// --ptx: block size in threads, X[,Y,Z].
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx")]
+    pub block: Option<[u32; 3]>,
+    /// --ptx: the CTA to simulate, X[,Y,Z] (default 0,0,0).
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero, requires = "ptx")]
+    pub cta: Option<[u32; 3]>,
+    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable); pointers need none.
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg, requires = "ptx")]
+    pub args: Vec<(String, String)>,
+    /// --ptx: dynamic shared memory in bytes.
+    #[arg(long, value_name = "B", requires = "ptx")]
+    pub dynamic_smem: Option<u32>,
+    /// --ptx: stop after this many warp instructions (runaway loops).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 200_000_000,
+        requires = "ptx"
+    )]
+    pub max_instructions: u64,
+    /// --ptx: the warp to follow (0-based, within the CTA).
+    #[arg(long, value_name = "W", default_value_t = 0, requires = "ptx")]
+    pub warp: u32,
+    /// --ptx: start at the first instruction of this PTX line.
+    #[arg(long, value_name = "N", requires = "ptx")]
+    pub line: Option<u32>,
+    /// --ptx: keep at most N of the warp's steps (later ones are counted, not shown).
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::trace::DEFAULT_CAP, requires = "ptx")]
+    pub max_steps: usize,
+}
+
+fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let (Some(grid), Some(block)) = (a.grid, a.block) else {
+        anyhow::bail!(
+            "--ptx needs --grid X[,Y,Z] and --block X[,Y,Z] (the launch, as for `tilelab ptx`)"
+        );
+    };
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read PTX file '{}'", file.display()))?;
+    let launch = tilelab::ptx::Launch {
+        grid,
+        block,
+        cta: a.cta.unwrap_or([0; 3]),
+        args: a.args.clone(),
+        dynamic_smem: a.dynamic_smem,
+        max_instructions: a.max_instructions,
+    };
+    let state = tilelab::tui::ptx::PtxState::load(
+        file.display().to_string(),
+        &text,
+        a.kernel.as_deref(),
+        &launch,
+        a.warp,
+        a.max_steps,
+        a.line,
+    )
+    .map_err(anyhow::Error::msg)?;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "tilelab tui needs a terminal; for plain text use `tilelab ptx {} …` with the same launch flags",
+            file.display()
+        );
+    }
+    let mut app = App::new_ptx(state);
+    app.color = super::out::color();
+    tilelab::tui::run(app).context("terminal error")?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
+    if let Some(file) = &a.ptx {
+        return run_ptx(&a, file);
+    }
+    // clap does not enforce `requires = "ptx"` when a lesson (which conflicts with --ptx) is named.
+    if a.kernel.is_some()
+        || a.grid.is_some()
+        || a.block.is_some()
+        || a.cta.is_some()
+        || !a.args.is_empty()
+        || a.dynamic_smem.is_some()
+        || a.line.is_some()
+    {
+        anyhow::bail!(
+            "--kernel, --grid, --block, --cta, --arg, --dynamic-smem and --line go with --ptx FILE"
+        );
+    }
     let all = load(a.dir.as_ref())?;
     let start = match &a.lesson {
         None => None,

@@ -1,7 +1,7 @@
 //! PTX kernels on the simulator: [`parse`] reads the text, [`decode`] turns one kernel into a
 //! compact program, [`cfg`] finds each branch's reconvergence point, [`machine`] runs one CTA
 //! (every warp, lockstep per warp) and [`report`] sums what it did per PTX line in Nsight
-//! Compute's terms. Every warp-level shared-memory and tensor-core instruction goes through
+//! Compute's terms; [`trace`] records one warp's steps for the TUI. Every warp-level shared-memory and tensor-core instruction goes through
 //! [`warp_ops`], the one door to `sim`. Pure: no I/O.
 //!
 //! ```
@@ -19,6 +19,7 @@ pub mod decode;
 pub mod machine;
 pub mod parse;
 pub mod report;
+pub mod trace;
 pub mod types;
 pub mod warp_ops;
 

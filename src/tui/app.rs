@@ -14,6 +14,8 @@ use crate::lessons::run::{Check, StepRun, check_model, place_tiles, run_step};
 use crate::sim::mma::Operand;
 use crate::sim::stats::AccessStats;
 
+use super::ptx::PtxState;
+
 /// Which screen is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Screen {
@@ -21,6 +23,8 @@ pub enum Screen {
     Menu,
     /// One lesson, step by step.
     Lesson,
+    /// `tilelab tui --ptx`: one warp of a simulated PTX kernel, step by step.
+    Ptx,
 }
 
 /// The panes of the lesson screen, in focus order.
@@ -100,6 +104,24 @@ pub enum Msg {
     NextLesson,
     /// Open the previous lesson.
     PrevLesson,
+    /// PTX: next instruction with bank conflicts.
+    NextConflict,
+    /// PTX: previous instruction with bank conflicts.
+    PrevConflict,
+    /// PTX: open the go-to-line prompt.
+    GotoLine,
+    /// PTX: show only instructions with bank conflicts (toggle).
+    FilterConflicts,
+    /// PTX: show only the current instruction's line (toggle).
+    FilterLine,
+    /// Prompt: a typed character.
+    PromptChar(char),
+    /// Prompt: delete the last character.
+    PromptBack,
+    /// Prompt: accept.
+    PromptEnter,
+    /// Prompt: close without acting.
+    PromptCancel,
     /// Leave the TUI.
     Quit,
 }
@@ -155,6 +177,8 @@ pub struct App {
     /// The open lesson's kernel-level claims (`[[model]]`), each checked against the counts
     /// model when the lesson opens.
     pub model_checks: Vec<Check>,
+    /// `tilelab tui --ptx`: the simulated kernel and the followed warp's steps.
+    pub ptx: Option<Box<PtxState>>,
 }
 
 impl App {
@@ -189,11 +213,48 @@ impl App {
             runs: Vec::new(),
             tile_words: BTreeSet::new(),
             model_checks: Vec::new(),
+            ptx: None,
         };
         if let Some(i) = start {
             app.open(i);
         }
         app
+    }
+
+    /// An app showing a PTX kernel's warp (`tilelab tui --ptx`); no lessons.
+    pub fn new_ptx(state: PtxState) -> App {
+        App {
+            lessons: Vec::new(),
+            screen: Screen::Ptx,
+            menu: 0,
+            lesson: 0,
+            variant: 0,
+            layout: 0,
+            pos: 0,
+            lane: 0,
+            operand: Operand::A,
+            focus: Pane::Banks,
+            zoom: false,
+            help: false,
+            scroll: [0; 5],
+            should_quit: false,
+            color: true,
+            order: Vec::new(),
+            runs: Vec::new(),
+            tile_words: BTreeSet::new(),
+            model_checks: Vec::new(),
+            glossary_open: false,
+            glossary_scroll: 0,
+            glossary: crate::lessons::glossary::Glossary {
+                entries: Vec::new(),
+            },
+            ptx: Some(Box::new(state)),
+        }
+    }
+
+    /// Whether the go-to-line prompt is open (keys then type into it).
+    pub fn prompt_open(&self) -> bool {
+        self.ptx.as_ref().is_some_and(|p| p.prompt.is_some())
     }
 
     /// The open lesson.
@@ -328,6 +389,69 @@ pub fn update(app: &mut App, msg: Msg) {
             _ => {}
         },
         Screen::Lesson => lesson_update(app, msg),
+        Screen::Ptx => ptx_update(app, msg),
+    }
+}
+
+fn ptx_update(app: &mut App, msg: Msg) {
+    let Some(p) = app.ptx.as_deref_mut() else {
+        return;
+    };
+    if p.prompt.is_some() {
+        match msg {
+            Msg::PromptChar(c) if c.is_ascii_digit() => {
+                if let Some(t) = p.prompt.as_mut().filter(|t| t.len() < 9) {
+                    t.push(c);
+                }
+            }
+            Msg::PromptBack => {
+                if let Some(t) = p.prompt.as_mut() {
+                    t.pop();
+                }
+            }
+            Msg::PromptEnter => {
+                let t = p.prompt.take().unwrap_or_default();
+                match t.parse::<u32>() {
+                    Ok(n) if n >= 1 => p.goto_line(n),
+                    _ => p.status = Some(format!("'{t}' is not a line number (1 or more)")),
+                }
+            }
+            Msg::PromptCancel => p.prompt = None,
+            _ => {}
+        }
+        return;
+    }
+    p.status = None;
+    match msg {
+        Msg::NextStep => p.next(),
+        Msg::PrevStep => p.prev(),
+        Msg::FirstStep => p.first(),
+        Msg::LastStep => p.last(),
+        Msg::NextConflict => p.next_conflict(),
+        Msg::PrevConflict => p.prev_conflict(),
+        Msg::GotoLine => p.prompt = Some(String::new()),
+        Msg::FilterConflicts => p.toggle_conflicts(),
+        Msg::FilterLine => p.toggle_line(),
+        Msg::NextLane => app.lane = (app.lane + 1) % 32,
+        Msg::PrevLane => app.lane = (app.lane + 31) % 32,
+        Msg::NextOperand => {
+            app.operand = match app.operand {
+                Operand::A => Operand::B,
+                Operand::B => Operand::C,
+                Operand::C => Operand::A,
+            }
+        }
+        Msg::FocusNext => app.focus = Pane::ALL[(app.focus.index() + 1) % Pane::ALL.len()],
+        Msg::ToggleZoom => app.zoom = !app.zoom,
+        Msg::ScrollDown => {
+            let s = &mut app.scroll[app.focus.index()];
+            *s = s.saturating_add(3);
+        }
+        Msg::ScrollUp => {
+            let s = &mut app.scroll[app.focus.index()];
+            *s = s.saturating_sub(3);
+        }
+        _ => {}
     }
 }
 
@@ -403,7 +527,16 @@ fn lesson_update(app: &mut App, msg: Msg) {
         | Msg::Open
         | Msg::Quit
         | Msg::ToggleHelp
-        | Msg::ToggleGlossary => {}
+        | Msg::ToggleGlossary
+        | Msg::NextConflict
+        | Msg::PrevConflict
+        | Msg::GotoLine
+        | Msg::FilterConflicts
+        | Msg::FilterLine
+        | Msg::PromptChar(_)
+        | Msg::PromptBack
+        | Msg::PromptEnter
+        | Msg::PromptCancel => {}
     }
 }
 

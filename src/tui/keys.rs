@@ -3,13 +3,17 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{Msg, Screen};
+use super::app::{App, Msg, Screen};
 
 /// Where a binding applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
     /// Lesson screen only.
     Lesson,
+    /// The lesson screen and the PTX screen (stepping, lanes, panes).
+    Stepping,
+    /// PTX screen only (`tilelab tui --ptx`).
+    Ptx,
     /// Menu only.
     Menu,
     /// Both screens.
@@ -52,7 +56,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "→ n space",
         msg: Msg::NextStep,
         help: "next warp instruction",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: true,
     },
     Binding {
@@ -60,7 +64,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "← p",
         msg: Msg::PrevStep,
         help: "previous warp instruction",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: true,
     },
     Binding {
@@ -68,7 +72,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "Home g",
         msg: Msg::FirstStep,
         help: "first step",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: false,
     },
     Binding {
@@ -76,7 +80,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "End G",
         msg: Msg::LastStep,
         help: "last step",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: false,
     },
     Binding {
@@ -108,7 +112,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "↓ j",
         msg: Msg::NextLane,
         help: "select next lane",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: true,
     },
     Binding {
@@ -116,7 +120,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "↑ k",
         msg: Msg::PrevLane,
         help: "select previous lane",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: false,
     },
     Binding {
@@ -124,7 +128,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "o",
         msg: Msg::NextOperand,
         help: "fragment map: operand A → B → C",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: false,
     },
     Binding {
@@ -132,7 +136,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "Tab",
         msg: Msg::FocusNext,
         help: "focus next pane",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: true,
     },
     Binding {
@@ -140,7 +144,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "z Enter",
         msg: Msg::ToggleZoom,
         help: "zoom the focused pane (fragment map when zoomed)",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: false,
     },
     Binding {
@@ -148,7 +152,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "PgDn J",
         msg: Msg::ScrollDown,
         help: "scroll the focused pane down",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: false,
     },
     Binding {
@@ -156,7 +160,7 @@ pub const BINDINGS: &[Binding] = &[
         label: "PgUp K",
         msg: Msg::ScrollUp,
         help: "scroll the focused pane up",
-        scope: Scope::Lesson,
+        scope: Scope::Stepping,
         footer: false,
     },
     Binding {
@@ -216,6 +220,46 @@ pub const BINDINGS: &[Binding] = &[
         footer: true,
     },
     Binding {
+        keys: &[KeyCode::Char('c')],
+        label: "c",
+        msg: Msg::NextConflict,
+        help: "next instruction with bank conflicts",
+        scope: Scope::Ptx,
+        footer: true,
+    },
+    Binding {
+        keys: &[KeyCode::Char('C')],
+        label: "C",
+        msg: Msg::PrevConflict,
+        help: "previous instruction with bank conflicts",
+        scope: Scope::Ptx,
+        footer: false,
+    },
+    Binding {
+        keys: &[KeyCode::Char(':'), KeyCode::Char('L')],
+        label: ": L",
+        msg: Msg::GotoLine,
+        help: "go to a PTX line (type the number, Enter)",
+        scope: Scope::Ptx,
+        footer: true,
+    },
+    Binding {
+        keys: &[KeyCode::Char('f')],
+        label: "f",
+        msg: Msg::FilterConflicts,
+        help: "filter: only instructions with conflicts (toggle)",
+        scope: Scope::Ptx,
+        footer: true,
+    },
+    Binding {
+        keys: &[KeyCode::Char('F')],
+        label: "F",
+        msg: Msg::FilterLine,
+        help: "filter: only this PTX line (toggle)",
+        scope: Scope::Ptx,
+        footer: false,
+    },
+    Binding {
         keys: &[KeyCode::Char('?'), KeyCode::F(1)],
         label: "?",
         msg: Msg::ToggleHelp,
@@ -237,6 +281,8 @@ fn applies(scope: Scope, screen: Screen) -> bool {
     match scope {
         Scope::Both => true,
         Scope::Lesson => screen == Screen::Lesson,
+        Scope::Stepping => matches!(screen, Screen::Lesson | Screen::Ptx),
+        Scope::Ptx => screen == Screen::Ptx,
         Scope::Menu => screen == Screen::Menu,
     }
 }
@@ -274,6 +320,24 @@ pub fn msg_for_overlay(
     None
 }
 
+/// The message for a key given the whole app: while the go-to-line prompt is open, digits type
+/// into it, Backspace deletes, Enter accepts and Esc closes it; otherwise [`msg_for`].
+pub fn msg_for_app(key: KeyEvent, app: &App) -> Option<Msg> {
+    if app.prompt_open() {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            return Some(Msg::Quit);
+        }
+        return match key.code {
+            KeyCode::Char(c) => Some(Msg::PromptChar(c)),
+            KeyCode::Backspace => Some(Msg::PromptBack),
+            KeyCode::Enter => Some(Msg::PromptEnter),
+            KeyCode::Esc => Some(Msg::PromptCancel),
+            _ => None,
+        };
+    }
+    msg_for_overlay(key, app.screen, app.help, app.glossary_open)
+}
+
 /// `(keys, what)` rows of the help overlay for `screen`.
 pub fn help_rows(screen: Screen) -> Vec<(&'static str, &'static str)> {
     BINDINGS
@@ -301,6 +365,9 @@ pub fn footer(screen: Screen) -> Vec<(&'static str, &'static str)> {
                 Msg::Quit => "quit",
                 Msg::MenuUp | Msg::MenuDown => "choose",
                 Msg::Open => "open",
+                Msg::NextConflict => "conflict",
+                Msg::GotoLine => "line",
+                Msg::FilterConflicts => "filter",
                 _ => b.help,
             };
             (b.label.split(' ').next().unwrap_or(b.label), short)
@@ -354,7 +421,7 @@ mod tests {
 
     #[test]
     fn no_key_is_bound_twice_on_one_screen() {
-        for screen in [Screen::Menu, Screen::Lesson] {
+        for screen in [Screen::Menu, Screen::Lesson, Screen::Ptx] {
             let mut seen = Vec::new();
             for b in BINDINGS.iter().filter(|b| applies(b.scope, screen)) {
                 for k in b.keys {

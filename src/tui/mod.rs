@@ -1,4 +1,6 @@
-//! Terminal UI (ratatui + crossterm): step through the warp instructions of a lesson's tile.
+//! Terminal UI (ratatui + crossterm): step through the warp instructions of a lesson's tile,
+//! or of one warp of your own PTX kernel simulated by [`crate::ptx`] (`tilelab tui --ptx`,
+//! state in [`ptx`]).
 //!
 //! Elm style: [`app::App`] is the state, [`app::Msg`] the messages, [`app::update`] the only
 //! place state changes, [`view`] draws `&App`; [`keys::BINDINGS`] is the one key table (it also
@@ -13,6 +15,7 @@
 
 pub mod app;
 pub mod keys;
+pub mod ptx;
 pub mod view;
 
 use std::io::{self, Stdout};
@@ -101,8 +104,7 @@ pub fn run(mut app: App) -> io::Result<()> {
         }
         match event::read()? {
             Event::Key(k) if k.kind == KeyEventKind::Press => {
-                if let Some(msg) = keys::msg_for_overlay(k, app.screen, app.help, app.glossary_open)
-                {
+                if let Some(msg) = keys::msg_for_app(k, &app) {
                     update(&mut app, msg);
                 }
             }

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::{color, more_marker, pane_block, wavefront_char, wavefront_style};
 use crate::lessons::run::StepRun;
 use crate::palette;
-use crate::sim::bank::{NUM_BANKS, RequestReport};
+use crate::sim::bank::{NUM_BANKS, RequestReport, WarpRequest};
 use crate::tui::app::{App, Pane};
 
 /// What the grid's two fill characters mean, short enough for the grid's bottom border at 80
@@ -42,6 +42,20 @@ pub(super) fn render_banks(app: &App, area: Rect, buf: &mut Buffer) {
         .title_bottom(Line::styled(LEGEND, Style::new().fg(color(palette::DIM))));
     let inner = block.inner(area);
     let (lines, sel_line) = bank_grid_lines(app, run, report, inner.width);
+    draw_grid(app, block, lines, sel_line, area, buf);
+}
+
+/// Draws grid `lines` (header first) in `block`, scrolled by the banks pane's offset and so that
+/// row `sel_line` stays visible, with a more-marker when rows are hidden.
+pub(super) fn draw_grid(
+    app: &App,
+    block: ratatui::widgets::Block<'static>,
+    lines: Vec<Line<'static>>,
+    sel_line: Option<usize>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let inner = block.inner(area);
     // One header line, then `rows` lines of which `h` fit.
     let h = (inner.height as usize).saturating_sub(1);
     let rows = lines.len() - 1;
@@ -77,6 +91,37 @@ pub fn bank_grid_lines(
     report: &RequestReport,
     width: u16,
 ) -> (Vec<Line<'static>>, Option<usize>) {
+    let sel_words: std::collections::BTreeSet<u32> = run
+        .request
+        .as_ref()
+        .map(|req| lane_words(req, app.lane))
+        .unwrap_or_default();
+    grid_lines(report, &sel_words, |w| app.tile_words.contains(&w), width)
+}
+
+/// The 4-byte words (byte offset / 4) that `lane` addresses in `req`; empty when the lane gives
+/// no address.
+pub fn lane_words(req: &WarpRequest, lane: u32) -> std::collections::BTreeSet<u32> {
+    let a = req.lane_byte_offsets[lane as usize];
+    let width = req.instruction.bytes_per_address();
+    if req.address_lanes() >> lane & 1 == 1 {
+        (a / 4..=(a + width - 1) / 4).collect()
+    } else {
+        Default::default()
+    }
+}
+
+/// The bank grid of `report`: a header, then one line per 128-byte row the request touches,
+/// each word labelled with its wavefront ([`wavefront_char`], coloured by
+/// [`wavefront_style`]); `sel_words` underlined; words not read drawn `·` where `is_tile_word`
+/// says they hold data, `░` elsewhere. Also the index among the rows of the first row of
+/// `sel_words`. Shared by the lesson screen and `tilelab tui --ptx`.
+pub fn grid_lines(
+    report: &RequestReport,
+    sel_words: &std::collections::BTreeSet<u32>,
+    is_tile_word: impl Fn(u32) -> bool,
+    width: u16,
+) -> (Vec<Line<'static>>, Option<usize>) {
     const LABEL: usize = 6;
     let cell = ((width as usize).saturating_sub(LABEL) / NUM_BANKS).clamp(1, 3);
     // word -> wavefront
@@ -86,20 +131,6 @@ pub fn bank_grid_lines(
             wf_of.entry(*word).or_insert(w);
         }
     }
-    let sel_words: std::collections::BTreeSet<u32> = run
-        .request
-        .as_ref()
-        .map(|req| {
-            let a = req.lane_byte_offsets[app.lane as usize];
-            let width = req.instruction.bytes_per_address();
-            let lanes = req.address_lanes();
-            if lanes >> app.lane & 1 == 1 {
-                (a / 4..=(a + width - 1) / 4).collect()
-            } else {
-                Default::default()
-            }
-        })
-        .unwrap_or_default();
     let mut rows: Vec<u32> = wf_of.keys().map(|w| w / NUM_BANKS as u32).collect();
     rows.dedup();
     let lines_rows = rows.clone();
@@ -134,9 +165,7 @@ pub fn bank_grid_lines(
             let word = r * NUM_BANKS as u32 + b;
             let (ch, mut style) = match wf_of.get(&word) {
                 Some(&w) => (wavefront_char(w), wavefront_style(report, w)),
-                None if app.tile_words.contains(&word) => {
-                    ('·', Style::new().fg(color(palette::DIM)))
-                }
+                None if is_tile_word(word) => ('·', Style::new().fg(color(palette::DIM))),
                 None => ('░', Style::new().fg(color(palette::DIM))),
             };
             if sel_words.contains(&word) {

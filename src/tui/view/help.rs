@@ -36,7 +36,11 @@ pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
         })
         .collect();
     lines.push(Line::styled(
-        "  grid: 0-9,a-z = wavefront of a word, warm = replay, · unread, ░ no tile",
+        if app.screen == crate::tui::app::Screen::Ptx {
+            "  grid: 0-9,a-z = wavefront of a word, warm = replay, · word not accessed"
+        } else {
+            "  grid: 0-9,a-z = wavefront of a word, warm = replay, · unread, ░ no tile"
+        },
         Style::new().fg(color(palette::DIM)),
     ));
     Paragraph::new(lines)

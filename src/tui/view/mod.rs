@@ -4,6 +4,8 @@
 //! * [`menu`]: the lesson list;
 //! * [`banks`]: the bank grid; [`lanes`]: the 32 lanes; [`narrative`]: the lesson text and the
 //!   step's note; [`registers`]: registers and fragment maps; [`counters`]: running counts;
+//! * [`ptx`]: `tilelab tui --ptx`, the same panes for one warp of a PTX kernel (the source
+//!   around the current line in the narrative's place);
 //! * [`help`]: the key overlay; [`glossary`]: the current step's terms explained.
 //!
 //! Colours come from [`crate::palette`] (also checked by `tests/tui.rs`): in the bank grid each
@@ -22,10 +24,12 @@ mod help;
 mod lanes;
 mod menu;
 mod narrative;
+mod ptx;
 mod registers;
 
 pub use banks::{LEGEND, bank_grid_lines};
 pub use narrative::markdown;
+pub use ptx::{PTX_LEGEND, ptx_register_lines};
 pub use registers::{fragment_map, register_lines};
 
 use ratatui::buffer::Buffer;
@@ -99,6 +103,7 @@ impl Widget for &App {
         match self.screen {
             Screen::Menu => menu::render_menu(self, area, buf),
             Screen::Lesson => render_lesson(self, area, buf),
+            Screen::Ptx => ptx::render_ptx(self, area, buf),
         }
         if self.glossary_open && self.screen == Screen::Lesson {
             glossary::render_glossary(self, area, buf);
@@ -158,7 +163,7 @@ pub fn wrapped_more(
 }
 
 pub(super) fn pane_block(app: &App, pane: Pane, title: String) -> Block<'static> {
-    let focused = app.focus == pane && app.screen == Screen::Lesson;
+    let focused = app.focus == pane && app.screen != Screen::Menu;
     Block::new()
         .borders(Borders::ALL)
         .border_type(if focused {
