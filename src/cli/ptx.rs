@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use tilelab::ptx::machine::ALL_WARPS;
+use tilelab::ptx::trace::WorstOfLine;
 use tilelab::ptx::{self, Launch, Report};
 
 use super::out;
@@ -41,6 +43,13 @@ pub struct PtxArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write the bank grid of line --line's worst execution (most bank conflicts, then most
+    /// wavefronts, over every warp of the CTA) to FILE as an SVG picture.
+    #[arg(long, value_name = "FILE", requires = "line")]
+    pub svg: Option<PathBuf>,
+    /// The PTX line (1-based) that --svg draws.
+    #[arg(long, value_name = "N", requires = "svg")]
+    pub line: Option<u32>,
 }
 
 fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
@@ -95,16 +104,90 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         dynamic_smem: a.dynamic_smem,
         max_instructions: a.max_instructions,
     };
-    let report = match ptx::simulate(&src, a.kernel.as_deref(), &launch) {
+    let prog = match ptx::report::load(&src, a.kernel.as_deref()) {
+        Ok(p) => p,
+        Err(e) => bail!("{}: {e}", a.file.display()),
+    };
+    let mut worst = WorstOfLine::new(a.line.unwrap_or(0));
+    let observer: Option<(u32, &mut dyn ptx::Observer)> = match a.line {
+        Some(_) => Some((ALL_WARPS, &mut worst)),
+        None => None,
+    };
+    let report = match ptx::report::simulate_program(&prog, &launch, observer) {
         Ok(r) => r,
         Err(e) => bail!("{}: {e}", a.file.display()),
     };
+    if let (Some(path), Some(line)) = (&a.svg, a.line) {
+        write_svg(path, line, &a.file, &prog, &worst)?;
+    }
     if a.json {
         out::emit_json(&report)?;
     } else {
         out::emit(&render(&report, &launch))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the bank grid of `line`'s worst execution; errors name the line and why it has no
+/// picture (never ran, an mma, a cp.async the model does not cost, not a shared access).
+fn write_svg(
+    path: &std::path::Path,
+    line: u32,
+    file: &std::path::Path,
+    prog: &ptx::decode::Program,
+    w: &WorstOfLine,
+) -> anyhow::Result<()> {
+    let Some((warp, r)) = &w.worst else {
+        if w.saw_mma {
+            bail!(
+                "--line {line}: an mma reads registers only; there is no shared-memory access to draw"
+            );
+        }
+        let mut shared: Vec<u32> = prog
+            .insts
+            .iter()
+            .filter(|i| ptx::report::class_of(&i.op).is_some_and(|c| c.name() != "HMMA"))
+            .map(|i| i.line)
+            .collect();
+        shared.dedup();
+        let list: Vec<String> = shared.iter().take(12).map(u32::to_string).collect();
+        bail!(
+            "--line {line}: no shared-memory instruction of {} ran there; lines with one: {}{}",
+            file.display(),
+            list.join(", "),
+            if shared.len() > 12 { ", …" } else { "" }
+        );
+    };
+    let req = r
+        .step
+        .request
+        .as_ref()
+        .context("a shared-memory step has a request")?;
+    let rep = tilelab::sim::bank::schedule(req);
+    if let Some(why) = rep.not_modelled {
+        bail!("--line {line}: the request model does not cost this cp.async ({why}); no picture");
+    }
+    let text = prog.texts.get(r.pc as usize).cloned().unwrap_or_default();
+    let title = format!(
+        "{} line {line}, warp {warp} (worst of {} executions): {} wavefronts, {} bank conflicts · {text}",
+        file.file_name().map_or_else(
+            || file.display().to_string(),
+            |n| n.to_string_lossy().into_owned()
+        ),
+        w.executions,
+        rep.wavefront_count(),
+        rep.bank_conflicts()
+    );
+    std::fs::write(path, tilelab::viz::bank_grid(&rep, &title))
+        .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
+    eprintln!(
+        "wrote {}: line {line}, warp {warp}: {} wavefronts, {} bank conflicts (worst of {} executions)",
+        path.display(),
+        rep.wavefront_count(),
+        rep.bank_conflicts(),
+        w.executions
+    );
+    Ok(())
 }
 
 fn dims(d: [u32; 3]) -> String {

@@ -140,6 +140,9 @@ pub struct TraceEvent<'a> {
     pub kind: TraceKind<'a>,
 }
 
+/// The warp number that traces every warp of the CTA (each event names its warp).
+pub const ALL_WARPS: u32 = u32::MAX;
+
 /// Receives the traced warp's shared-memory and tensor-core instructions.
 pub trait Observer {
     /// Called once per execution, in program order of that warp.
@@ -535,7 +538,7 @@ impl<'p> Machine<'p> {
             for w in 0..self.warps.len() {
                 if self.warps[w].state == WState::Run {
                     let o = match obs.as_mut() {
-                        Some((tw, o)) if *tw as usize == w => Some(&mut **o),
+                        Some((tw, o)) if *tw as usize == w || *tw == ALL_WARPS => Some(&mut **o),
                         _ => None,
                     };
                     self.run_warp(w, o)?;

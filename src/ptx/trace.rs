@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use tilelab::ptx::{self, Launch, trace::Recorder};
-//! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r1];\nret;\n}\n";
+//! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r2+4];\nret;\n}\n";
 //! let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], args: vec![],
 //!     dynamic_smem: None, max_instructions: 1_000_000 };
 //! let prog = ptx::report::load(src, None).unwrap();
@@ -103,5 +103,63 @@ impl Observer for Recorder {
             mask: ev.mask,
             step,
         });
+    }
+}
+
+/// The worst execution of one PTX line over every warp it is given (trace with
+/// [`super::machine::ALL_WARPS`]): the most bank conflicts, then the most wavefronts, the
+/// earliest on ties. Feeds `tilelab ptx --svg FILE --line N`.
+#[derive(Clone, Debug)]
+pub struct WorstOfLine {
+    /// The PTX line watched.
+    pub line: u32,
+    /// Executions of the line seen (shared-memory and mma).
+    pub executions: u64,
+    /// The worst shared-memory execution so far, with its warp.
+    pub worst: Option<(u32, Recorded)>,
+    /// Whether the line ran an mma (no shared-memory access to picture).
+    pub saw_mma: bool,
+}
+
+impl WorstOfLine {
+    /// Watches `line`.
+    pub fn new(line: u32) -> WorstOfLine {
+        WorstOfLine {
+            line,
+            executions: 0,
+            worst: None,
+            saw_mma: false,
+        }
+    }
+}
+
+impl Observer for WorstOfLine {
+    fn event(&mut self, ev: &TraceEvent<'_>) {
+        if ev.line != self.line {
+            return;
+        }
+        self.executions += 1;
+        let TraceKind::Shared(s) = ev.kind else {
+            self.saw_mma = true;
+            return;
+        };
+        let key = |c: &crate::sim::bank::RequestCost| {
+            (c.wavefronts.saturating_sub(c.ideal), c.wavefronts)
+        };
+        if self
+            .worst
+            .as_ref()
+            .is_none_or(|(_, r)| key(&s.cost) > key(&r.step.cost))
+        {
+            self.worst = Some((
+                ev.warp,
+                Recorded {
+                    pc: ev.pc,
+                    line: ev.line,
+                    mask: ev.mask,
+                    step: s.clone(),
+                },
+            ));
+        }
     }
 }
