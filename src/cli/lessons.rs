@@ -270,6 +270,23 @@ struct ShowJson<'a> {
     lanes: Option<Vec<out::LaneRow>>,
     /// The articles and papers the lesson cites, in full.
     sources: Vec<tilelab::sources::Source>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ptx: Vec<PtxJson>,
+}
+
+/// A `[[ptx]]` part as `lessons show` prints it.
+#[derive(serde::Serialize)]
+struct PtxJson {
+    label: String,
+    launch: String,
+    module: String,
+    note: String,
+    /// The flags of `tilelab ptx` / `tilelab tui --ptx` / `tilelab verify --ptx`.
+    flags: String,
+    /// The counters the lesson states (measured on the H200).
+    counters: BTreeMap<String, u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<[u64; 4]>,
 }
 
 /// What lesson `l` cites: the sources named in its claims, narrative, step notes and the
@@ -367,6 +384,24 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
+    let mut ptx_parts = Vec::new();
+    for p in &l.ptx {
+        let r = p
+            .resolve()
+            .map_err(|e| anyhow::anyhow!("lesson {}: ptx '{}': {e}", l.name, p.label))?;
+        ptx_parts.push(PtxJson {
+            label: p.label.clone(),
+            launch: p.launch.clone(),
+            module: r.ptx_path.clone(),
+            note: p.note.trim().to_string(),
+            flags: r.flags(),
+            counters: p.counters.clone(),
+            line: p
+                .line
+                .as_ref()
+                .map(|x| [u64::from(x.line), x.executions, x.wavefronts, x.conflicts]),
+        });
+    }
     if json {
         out::emit_json(&ShowJson {
             name: &l.name,
@@ -377,6 +412,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             steps,
             lanes,
             sources: lesson_sources(l),
+            ptx: ptx_parts,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -455,6 +491,24 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
 instructions by SASS mnemonic: {}",
             by.join(", ")
         );
+    }
+    for (i, p) in ptx_parts.iter().enumerate() {
+        outln!(o);
+        outln!(o, "{}", out::bold(&format!("PTX {}: {}", i + 1, p.label)));
+        outln!(o, "  {}", p.note);
+        outln!(o, "  tilelab tui --ptx {} {}", p.module, p.flags);
+        let c: Vec<String> = p
+            .counters
+            .iter()
+            .map(|(k, v)| format!("{} {v}", k.trim_end_matches(".sum")))
+            .collect();
+        outln!(o, "  measured on the H200 ({}): {}", p.launch, c.join(", "));
+        if let Some([line, e, w, cf]) = p.line {
+            outln!(
+                o,
+                "  line {line} (ncu source view): {e} executions, {w} wavefronts, {cf} bank conflicts"
+            );
+        }
     }
     if let Some(lanes) = lanes {
         outln!(

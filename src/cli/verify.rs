@@ -61,7 +61,7 @@ pub struct VerifyArgs {
     /// clock64()).
     #[arg(long)]
     pub no_ncu: bool,
-    /// Run only this group (repeatable): fragments, lessons, wavefronts, gemm, occupancy, fa2,
+    /// Run only this group (repeatable): fragments, lessons, lesson-ptx, wavefronts, gemm, occupancy, fa2,
     /// timing, ptx, stmatrix, cp.async, tma, wgmma. Default: all.
     #[arg(long = "group", value_name = "NAME")]
     pub groups: Vec<String>,

@@ -47,4 +47,8 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../lessons/12-hopper-swizzle.toml"),
     ),
     ("13-wgmma.toml", include_str!("../../lessons/13-wgmma.toml")),
+    (
+        "14-reading-triton-ptx.toml",
+        include_str!("../../lessons/14-reading-triton-ptx.toml"),
+    ),
 ];

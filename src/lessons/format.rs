@@ -46,6 +46,43 @@ pub struct RawLesson {
     /// Glossary terms the lesson uses.
     #[serde(default)]
     pub terms: Vec<String>,
+    /// Real kernels' PTX, by launch file (`super::ptx`).
+    #[serde(default)]
+    pub ptx: Vec<RawPtxPart>,
+}
+
+/// `[[ptx]]`: a PTX fixture's launch and the counters the lesson states.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawPtxPart {
+    /// What it shows.
+    pub label: String,
+    /// The launch file, `tests/data/ptx/NAME.json`.
+    pub launch: String,
+    /// Markdown.
+    #[serde(default)]
+    pub note: String,
+    /// Stated counters of the launch.
+    #[serde(default)]
+    pub counters: BTreeMap<String, u64>,
+    /// One line's stated numbers.
+    pub line: Option<RawLineClaim>,
+}
+
+/// `line = { … }` of a `[[ptx]]` part.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawLineClaim {
+    /// 1-based PTX line.
+    pub line: u32,
+    /// Warp-level executions.
+    pub executions: u64,
+    /// Shared-memory wavefronts.
+    pub wavefronts: u64,
+    /// Bank conflicts (excessive wavefronts).
+    pub conflicts: u64,
+    /// The ncu source page that measured them.
+    pub source_page: String,
 }
 
 /// `[[tiles]]`.

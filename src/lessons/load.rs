@@ -223,6 +223,7 @@ impl Validator<'_> {
         self.sass_counts(&raw, &variants)?;
         let model = self.model(&raw)?;
         let arithmetic = raw.arithmetic.iter().cloned().map(arithmetic).collect();
+        let ptx = self.ptx_parts(&raw)?;
         let lesson = Lesson {
             name: raw.name,
             title: raw.title,
@@ -237,6 +238,7 @@ impl Validator<'_> {
             sass_counts: raw.sass_counts,
             model,
             arithmetic,
+            ptx,
             source: self.file.to_string(),
             terms: raw.terms.clone(),
         };
@@ -263,6 +265,52 @@ impl Validator<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `[[ptx]]` parts: a label, a `.json` launch file, counters the launch files hold.
+    fn ptx_parts(&self, raw: &RawLesson) -> Result<Vec<super::ptx::PtxPart>, LessonError> {
+        raw.ptx
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if p.label.trim().is_empty() {
+                    return Err(self.err(format!("ptx[{i}].label"), "must not be empty"));
+                }
+                if !p.launch.ends_with(".json") {
+                    return Err(self.err(
+                        format!("ptx[{i}].launch"),
+                        format!(
+                            "'{}' is not a launch file; expected tests/data/ptx/NAME.json",
+                            p.launch
+                        ),
+                    ));
+                }
+                for k in p.counters.keys() {
+                    if !super::ptx::COUNTERS.contains(&k.as_str()) {
+                        return Err(self.err(
+                            format!("ptx[{i}].counters"),
+                            format!(
+                                "'{k}' is not a counter a lesson can state; allowed: {}",
+                                super::ptx::COUNTERS.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                Ok(super::ptx::PtxPart {
+                    label: p.label.clone(),
+                    launch: p.launch.clone(),
+                    note: p.note.clone(),
+                    counters: p.counters.clone(),
+                    line: p.line.as_ref().map(|l| super::ptx::LineClaim {
+                        line: l.line,
+                        executions: l.executions,
+                        wavefronts: l.wavefronts,
+                        conflicts: l.conflicts,
+                        source_page: l.source_page.clone(),
+                    }),
+                })
+            })
+            .collect()
     }
 
     /// Name, title, summary, narrative, claims, kernel file and layouts.

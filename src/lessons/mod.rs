@@ -18,6 +18,8 @@
 //! * the CUDA C kernel of a lesson, generated from the same data, is GPU code: it lives in
 //!   [`crate::gpu::source::lesson`];
 //! * [`glossary`]: the terms the lessons use, each with its source (`tilelab explain TERM`);
+//! * [`ptx`]: a lesson's real-kernel parts (`[[ptx]]`): PTX fixtures, their launches and the
+//!   H200's counters;
 //! * [`embedded`]: the lessons built into the binary.
 //!
 //! This module does file I/O only in [`load::load_dir`] and [`load::load_file`]; `sim` stays pure.
@@ -41,6 +43,7 @@ pub mod format;
 pub mod glossary;
 pub mod hooks;
 pub mod load;
+pub mod ptx;
 pub mod run;
 
 pub use load::{LessonError, builtin, find, load_dir, load_file, parse_lesson};
@@ -80,6 +83,9 @@ pub struct Lesson {
     pub model: Vec<hooks::ModelClaim>,
     /// Arithmetic facts of the articles (products, ratios) checked as written.
     pub arithmetic: Vec<Arithmetic>,
+    /// Real kernels' PTX (`[[ptx]]`): launch files of `tests/data/ptx/` and the counters the
+    /// lesson states about them ([`ptx`]).
+    pub ptx: Vec<ptx::PtxPart>,
     /// Where the lesson came from (file path or `builtin:NAME.toml`).
     pub source: String,
     /// Glossary terms the whole lesson uses (names or aliases of [`glossary`] entries).

@@ -635,6 +635,9 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
         );
     }
     out.extend(lesson.model.iter().map(check_model));
+    for p in &lesson.ptx {
+        out.extend(super::ptx::check_part(p));
+    }
     out
 }
 

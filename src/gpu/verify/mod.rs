@@ -39,6 +39,7 @@ pub mod fragments;
 pub mod gemm;
 pub mod hopper;
 pub mod kernel;
+pub mod lesson_ptx;
 pub mod lessons;
 pub mod occupancy;
 pub mod plan;
@@ -73,6 +74,7 @@ pub struct Group {
 pub const GROUPS: &[Group] = &[
     fragments::GROUP,
     lessons::GROUP,
+    lesson_ptx::GROUP,
     wavefronts::GROUP,
     gemm::GROUP,
     occupancy::GROUP,

@@ -66,6 +66,8 @@ pub struct Plan {
     pub cp_async_records: Vec<Record>,
     /// Where the Hopper groups write what they measured.
     pub save_hopper: Option<PathBuf>,
+    /// The lessons' real kernels (`[[ptx]]` parts), for the `lesson-ptx` group.
+    pub lesson_ptx: Vec<super::lesson_ptx::LessonPtx>,
 }
 
 impl Plan {
@@ -108,6 +110,7 @@ impl Plan {
         let mut stmatrix_records = super::stmatrix::structured();
         stmatrix_records.extend(lesson_stsm);
         stmatrix_records.extend(fuzz::stmatrix_records(o.hopper_fuzz, o.seed));
+        let lesson_ptx = super::lesson_ptx::parts(&lessons)?;
         let mut cp_async_records = super::cpasync::structured();
         cp_async_records.extend(fuzz::cp_async_records(o.hopper_fuzz, o.seed));
         Ok(Plan {
@@ -121,6 +124,7 @@ impl Plan {
             stmatrix_records,
             cp_async_records,
             save_hopper: o.save_hopper.clone(),
+            lesson_ptx,
         })
     }
 }
