@@ -393,7 +393,8 @@ fn checks_say_what_they_compare_with() {
                 Basis::Arithmetic
             } else if c.what.contains(": SASS counts ") {
                 Basis::Consistency
-            } else if c.what.contains("is hardware record") {
+            } else if c.what.contains("is hardware record") || c.what.starts_with("ptx '") {
+                // H200 records, and `[[ptx]]` parts against their launch files (issue 17).
                 Basis::Measured
             } else if l.model.iter().any(|m| c.what.starts_with(&m.label)) {
                 Basis::Model
@@ -442,4 +443,56 @@ fn lessons_check_summary_separates_model_checks() {
     assert_eq!(nums[0] + nums[1] + nums[2], nums[3] + nums[4], "{last}");
     assert!(last.contains("no model involved"), "{last}");
     assert!(nums[4] >= 40 && nums[3] > nums[4], "{last}");
+}
+
+/// Issue 17: a `[[ptx]]` part's numbers are checked against the H200 launch file and the
+/// simulated CTA; a number the H200 did not measure fails with the file's value, a counter name
+/// the files do not hold is a one-line load error.
+#[test]
+fn ptx_parts_are_checked_against_the_launch_files() {
+    let part = r#"
+[[ptx]]
+label = "FA v1"
+launch = "tests/data/ptx/triton_fa_v1_trans.json"
+counters = { "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum" = 14336 }
+line = { line = 402, executions = 16, wavefronts = 512, conflicts = 448, source_page = "tests/data/ncu_source_page_h200_2026-11-30.csv" }
+"#;
+    let l = parse_lesson(&format!("{GOOD}{part}"), "lessons/tiny.toml").unwrap();
+    let checks = check_lesson(&l, None);
+    let ptx: Vec<_> = checks
+        .iter()
+        .filter(|c| c.what.starts_with("ptx 'FA v1'"))
+        .collect();
+    assert_eq!(ptx.len(), 4, "{ptx:?}");
+    assert!(ptx.iter().all(|c| c.status == CheckStatus::Pass), "{ptx:?}");
+    // The seed article's 6.3-way average is not this kernel's count: 14,000 fails.
+    let wrong = part
+        .replace("= 14336", "= 14000")
+        .replace("wavefronts = 512", "wavefronts = 500");
+    let l = parse_lesson(&format!("{GOOD}{wrong}"), "lessons/tiny.toml").unwrap();
+    let fails: Vec<_> = check_lesson(&l, None)
+        .into_iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .collect();
+    // The stated numbers fail; the simulator against the H200 still passes.
+    assert_eq!(fails.len(), 2, "{fails:?}");
+    assert!(
+        fails[0].detail.contains("the launch file says 14336"),
+        "{fails:?}"
+    );
+    assert!(
+        fails.iter().any(|c| c
+            .detail
+            .contains("the source page says 16 times, 512 wavefronts, 448 excessive")),
+        "{fails:?}"
+    );
+    let e = err_of(&format!(
+        "{GOOD}{}",
+        part.replace("op_ld.sum\" = 14336", "op_xx.sum\" = 1")
+    ));
+    assert!(
+        e.contains("ptx[0].counters")
+            && e.contains("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
+        "{e}"
+    );
 }

@@ -277,3 +277,58 @@ fn bad_input_is_one_line() {
     assert!(e.contains("cannot read PTX file"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 17: `--svg FILE --line N` draws line N's worst execution. col16.ptx line 21 is the
+/// `tid & 15` column read: 16 wavefronts, 15 conflicts (the file's own arithmetic); an mma-free
+/// line without shared traffic is a one-line error listing the lines that have some.
+#[test]
+fn svg_of_one_line() {
+    let dir = std::env::temp_dir().join(format!("tilelab-svg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("line21.svg");
+    let col16 = file("col16.ptx");
+    let o = tilelab(&[
+        "ptx",
+        &col16,
+        "--kernel",
+        "col16",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--line",
+        "21",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("line 21, warp 0: 16 wavefronts, 15 bank conflicts (worst of 1 executions)"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "{text:.80}");
+    assert!(text.contains("16 wavefronts, 15 bank conflicts"));
+    let e = error(&[
+        "ptx",
+        &col16,
+        "--kernel",
+        "col16",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--line",
+        "1",
+    ]);
+    assert!(e.contains("--line 1: no shared-memory instruction"), "{e}");
+    assert!(e.contains("lines with one: 21"), "{e}");
+    let o = tilelab(&[
+        "ptx", &col16, "--grid", "1", "--block", "32", "--line", "21",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

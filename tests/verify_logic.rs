@@ -395,6 +395,7 @@ fn plan_of(records: Vec<Record>, dir: &Path, no_ncu: bool) -> Plan {
         stmatrix_records: Vec::new(),
         cp_async_records: Vec::new(),
         save_hopper: None,
+        lesson_ptx: Vec::new(),
     }
 }
 
@@ -911,4 +912,60 @@ fn fa2_cases_expect_the_kernels_counts() {
     assert_eq!(d.total.ldsm + d.total.ldsm_t, 10_880);
     let s = counts::static_counts(&cta.warps[0]).per_kernel;
     assert_eq!((s.ldsm, s.ldsm_t, s.hmma), (72, 64, 256));
+}
+
+/// Issue 17: `verify --lesson reading-triton-ptx` plans the lesson's three PTX parts with the
+/// launches of their H200 launch files, and without ncu the `lesson-ptx` group gives one SKIPPED
+/// row per part (saying why) after simulating it: never a pass.
+#[test]
+fn lesson_ptx_parts_are_planned_and_skipped_without_ncu() {
+    let plan = Plan::new(&verify::Options {
+        lesson: Some("reading-triton-ptx".into()),
+        no_ncu: true,
+        groups: vec!["lesson-ptx".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let names: Vec<&str> = plan
+        .lesson_ptx
+        .iter()
+        .map(|p| p.resolved.kernel.as_str())
+        .collect();
+    assert_eq!(names, ["tl_fa_v1", "tl_fa_v1_kt", "tl_attn_fwd"]);
+    let fa = &plan.lesson_ptx[0].resolved;
+    // tests/data/ptx/triton_fa_v1_trans.json: block 128, 32,768 bytes of dynamic shared memory,
+    // n_ctx (param 6) 64, sm_scale (param 7) 0.125; the eight pointers take no value.
+    assert_eq!(fa.launch.block, [128, 1, 1]);
+    assert_eq!(fa.launch.dynamic_smem, Some(32768));
+    assert_eq!(
+        fa.launch.args,
+        [
+            ("6".to_string(), "64".to_string()),
+            ("7".to_string(), "0.125".to_string())
+        ]
+    );
+    assert_eq!(
+        fa.flags(),
+        "--kernel tl_fa_v1 --grid 1 --block 128 --dynamic-smem 32768 --arg 6=64 --arg 7=0.125"
+    );
+    let run =
+        verify::lesson_ptx::ptx_run(fa, PathBuf::from("tests/data/ptx/triton_fa_v1_trans.ptx"));
+    let args: Vec<String> = run
+        .child_args(false)
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert!(args.join(" ").contains("--kernel tl_fa_v1 --grid 1,1,1 --block 128,1,1 --arg 6=64 --arg 7=0.125 --dynamic-smem 32768"), "{args:?}");
+    let (rows, _) = run_group("lesson-ptx", Tools::default(), &plan);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r.verdict, Verdict::Skip, "{r:?}");
+    }
+    // The simulated column still says what the simulator found (the H200's 22,144 for FA v1).
+    assert!(rows[0].simulated.contains("22144"), "{:?}", rows[0]);
+    assert!(
+        rows[0]
+            .name
+            .starts_with("reading-triton-ptx: FA v1 with tl.trans(k)")
+    );
 }

@@ -312,6 +312,10 @@ pub fn check_part(p: &PtxPart) -> Vec<Check> {
     let report = ptx::simulate(&r.ptx_text, Some(&r.kernel), &r.launch);
     for (name, &stated) in &p.counters {
         let what = format!("{label}: {} = {stated}", short(name));
+        let sim_what = format!(
+            "{label}: {}: the simulated CTA agrees with the H200",
+            short(name)
+        );
         let measured = r.counters.get(name).copied();
         out.push(check(
             Basis::Measured,
@@ -328,7 +332,7 @@ pub fn check_part(p: &PtxPart) -> Vec<Check> {
             .and_then(|rep| simulated(rep, name).ok_or_else(|| "not a simulated counter".into()));
         out.push(check(
             Basis::Measured,
-            format!("{what}: the simulated CTA agrees with the H200"),
+            sim_what,
             match (sim, measured_for_sim(&r, name)) {
                 (Ok(s), Some(m)) if s as f64 == m => Ok(()),
                 (Ok(s), Some(m)) => Err(format!("simulated {s}, measured {m}")),
@@ -375,7 +379,10 @@ pub fn check_part(p: &PtxPart) -> Vec<Check> {
         });
         out.push(check(
             Basis::Measured,
-            format!("{what}: the simulated CTA agrees with the H200"),
+            format!(
+                "{label}: line {}: the simulated CTA agrees with ncu's source view",
+                lc.line
+            ),
             match (sim, measured) {
                 (Ok(s), Ok(m)) if s == m => Ok(()),
                 (Ok(s), Ok(m)) => Err(format!(
