@@ -113,7 +113,8 @@ fn group_filter_names_known_groups_only() {
     );
     // The plan's Hopper requests: structured ones, then the random ones; cp.async with sources.
     let p = plan(&[], 10);
-    assert_eq!(p.stmatrix_records.len(), 36 + 2 + 10); // + lesson 11's stmatrix step, 2 layouts
+    // + the stmatrix steps of lessons 11 and 14, 2 layouts each
+    assert_eq!(p.stmatrix_records.len(), 36 + 2 + 2 + 10);
     assert_eq!(p.cp_async_records.len(), 24 + 10);
     assert!(
         p.cp_async_records
