@@ -1,7 +1,8 @@
 //! `tilelab ptx`, run as a user would, on small hand-written PTX kernels whose counts follow
 //! from the PTX semantics and the bank rule (`tests/data/ptx_hand/*.ptx`, each file says how),
 //! and on one Triton 3.6 kernel whose counts follow from its PTX text; one-line errors for bad
-//! PTX, unknown kernels, missing arguments, unsupported instructions, deadlocks, runaway loops.
+//! PTX, unknown kernels, missing arguments, unsupported instructions, deadlocks, runaway loops,
+//! local accesses outside the thread's frame.
 
 use std::process::{Command, Output};
 
@@ -179,6 +180,29 @@ fn a_triton_matmul_counts_its_loop() {
 }
 
 #[test]
+fn local_frames_are_private_to_each_thread_and_not_shared_memory() {
+    let r = json(&[
+        "ptx",
+        &file("local_frame.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "64",
+    ]);
+    // Warp 0 reads back 128*lane (bank 0 for all 32 lanes), warp 1 reads back 0 (one word).
+    assert_eq!(counts(&r, 35), [2, 33, 2, 31]);
+    // 4*lane written through cvta.local's generic address, read through it and through
+    // cvta.to.local: one wavefront per warp.
+    assert_eq!(counts(&r, 37), [2, 2, 2, 0]);
+    assert_eq!(counts(&r, 40), [2, 2, 2, 0]);
+    let t = &r["totals"];
+    assert_eq!(t["shared_ld_wavefronts"], 37);
+    assert_eq!(t["shared_st_wavefronts"], 0);
+    assert_eq!(t["sass"]["LDS"], 6);
+    assert_eq!(t["sass"]["STS"], 0);
+}
+
+#[test]
 fn bad_input_is_one_line() {
     let dir = std::env::temp_dir().join(format!("tilelab-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -234,6 +258,47 @@ fn bad_input_is_one_line() {
     let e = error(&["ptx", &oob, "--grid", "1", "--block", "32"]);
     assert!(
         e.contains("line 9:") && e.contains("outside every buffer"),
+        "{e}"
+    );
+
+    let frame = |body: &str| {
+        format!(
+            "{head}.visible .entry k()\n{{\n.local .align 4 .b8 d[16];\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\nmov.u64 %rd0, d;\n{body}\nret;\n}}\n"
+        )
+    };
+    let past = write("past.ptx", &frame("ld.local.u32 %r0, [%rd0+16];"));
+    let e = error(&["ptx", &past, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("line 10: lane 0: local address 16 (4 bytes) is outside the thread's .local frame of 16 bytes"),
+        "{e}"
+    );
+    let below = write(
+        "below.ptx",
+        &frame("st.local.v2.u32 [%rd0+-8], {%r0, %r1};"),
+    );
+    let e = error(&["ptx", &below, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("line 10: lane 0: local address -8 (8 bytes)"),
+        "{e}"
+    );
+    let generic = write(
+        "generic.ptx",
+        &frame("cvta.local.u64 %rd1, %rd0;\nld.u32 %r0, [%rd1+14];"),
+    );
+    let e = error(&["ptx", &generic, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("line 11: lane 0: generic address 0x20000000000000e: local address 14 (4 bytes) is outside"),
+        "{e}"
+    );
+    let huge = write(
+        "huge.ptx",
+        &format!("{head}.visible .entry k()\n{{\n.local .align 4 .b8 d[524289];\nret;\n}}\n"),
+    );
+    let e = error(&["ptx", &huge, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains(
+            "line 6: local variable 'd' of 524289 bytes makes the frame exceed 524288 bytes"
+        ),
         "{e}"
     );
 

@@ -70,7 +70,10 @@ pub enum Space {
     Shared,
     /// `.param` (kernel parameters).
     Param,
-    /// No state space: a generic address.
+    /// `.local`: the thread's own frame (nvcc's `__local_depot0` stack).
+    Local,
+    /// No state space: a generic address (PTX ISA §6.4.1.1: global unless it falls in the
+    /// shared window at [`SHARED_WINDOW`] or the local window at [`LOCAL_WINDOW`]).
     Generic,
 }
 
@@ -180,6 +183,10 @@ pub enum Un {
     CvtaToShared,
     /// cvta.shared: shared → generic
     CvtaFromShared,
+    /// cvta.to.local: generic → local (subtracts [`LOCAL_WINDOW`])
+    CvtaToLocal,
+    /// cvta.local: local → generic (adds [`LOCAL_WINDOW`])
+    CvtaFromLocal,
 }
 
 /// Three-operand operations.
@@ -607,6 +614,9 @@ pub struct Program {
     pub static_smem: u32,
     /// Byte offset where `.extern .shared` (dynamic) arrays start; `None` if there are none.
     pub dynamic_smem_offset: Option<u32>,
+    /// Bytes of each thread's `.local` frame (every `.local` variable, aligned, in order;
+    /// local address 0 is the frame's first byte). 0 when the kernel declares none.
+    pub local_frame: u32,
     /// Module `.global`/`.const` variables.
     pub globals: Vec<GlobalVar>,
     /// `.reqntid` of the kernel.
@@ -618,6 +628,17 @@ pub struct Program {
 
 /// Base of the generic-address window that maps to shared memory (`cvta.shared`).
 pub const SHARED_WINDOW: u64 = 1 << 56;
+/// Base of the generic-address window that maps to the executing thread's `.local` frame
+/// (`cvta.local`): generic `LOCAL_WINDOW + a` is local address `a` (PTX ISA §6.4.1.1, "Generic
+/// Addressing": a window's generic address minus its base is the address in its state space).
+/// Generic addresses from here to [`LOCAL_WINDOW_BYTES`] above it are local: one past the
+/// frame is an out-of-frame error, not a global access.
+pub const LOCAL_WINDOW: u64 = 1 << 57;
+/// Span of the local window in the generic address space, in bytes (4 GiB).
+pub const LOCAL_WINDOW_BYTES: u64 = 1 << 32;
+/// The largest `.local` frame accepted, in bytes per thread (CUDA's 512 KiB of local memory
+/// per thread).
+pub const LOCAL_FRAME_LIMIT: u32 = 512 * 1024;
 /// Base address of global buffer `k` (a pointer parameter or a global variable): `(k + 1) << 40`.
 pub fn buffer_base(k: usize) -> u64 {
     (k as u64 + 1) << 40
@@ -629,6 +650,7 @@ struct Decoder<'a> {
     nregs: u32,
     specials: HashMap<Special, u32>,
     shared_syms: HashMap<String, u32>,
+    local_syms: HashMap<String, u32>,
     global_syms: HashMap<String, usize>,
     global_regs: HashMap<usize, u32>,
     params: HashMap<String, usize>,
@@ -687,6 +709,8 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     });
     let mut globals = Vec::new();
     let mut global_syms = HashMap::new();
+    let mut local_syms = HashMap::new();
+    let mut local_frame = 0u32;
     for v in module.vars.iter().chain(body_vars) {
         match v.space.as_str() {
             "shared" => match v.size {
@@ -727,10 +751,23 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                 });
             }
             "local" => {
-                return Err(derr(
-                    v.line,
-                    format!("local memory ('.local {}') is not supported", v.name),
-                ));
+                // Each thread's frame: the variables in declaration order, each aligned.
+                let a = v.align.max(1);
+                let size = v.size.unwrap_or(0);
+                let at = local_frame
+                    .checked_next_multiple_of(a)
+                    .filter(|&o| u64::from(o) + size <= u64::from(LOCAL_FRAME_LIMIT));
+                let Some(at) = at else {
+                    return Err(derr(
+                        v.line,
+                        format!(
+                            "local variable '{}' of {size} bytes makes the frame exceed {LOCAL_FRAME_LIMIT} bytes per thread (CUDA's local-memory limit)",
+                            v.name
+                        ),
+                    ));
+                };
+                local_syms.insert(v.name.clone(), at);
+                local_frame = at + size as u32;
             }
             _ => {}
         }
@@ -754,6 +791,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         nregs: 0,
         specials: HashMap::new(),
         shared_syms,
+        local_syms,
         global_syms,
         global_regs: HashMap::new(),
         params: HashMap::new(),
@@ -815,6 +853,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         param_bytes,
         static_smem,
         dynamic_smem_offset,
+        local_frame,
         globals,
         reqntid: kernel.reqntid,
         reconverge,
@@ -906,6 +945,8 @@ impl Decoder<'_> {
                     Src::Reg(r)
                 } else if let Some(&o) = self.shared_syms.get(n) {
                     Src::Imm(o as u64)
+                } else if let Some(&o) = self.local_syms.get(n) {
+                    Src::Imm(o as u64)
                 } else if let Some(&g) = self.global_syms.get(n) {
                     Src::Reg(self.global_reg(g))
                 } else {
@@ -977,6 +1018,8 @@ impl Decoder<'_> {
                         if let Some(r) = self.lookup(n) {
                             Src::Reg(r)
                         } else if let Some(&o) = self.shared_syms.get(n) {
+                            Src::Imm(o as u64)
+                        } else if let Some(&o) = self.local_syms.get(n) {
                             Src::Imm(o as u64)
                         } else if let Some(&p) = self.params.get(n) {
                             Src::Imm(self.param_info[p].offset as u64)
@@ -1110,6 +1153,17 @@ impl Decoder<'_> {
                             Un::CvtaToShared
                         } else {
                             Un::CvtaFromShared
+                        },
+                        ty: t,
+                        d,
+                        a,
+                    }
+                } else if has("local") {
+                    Op::Un {
+                        k: if to {
+                            Un::CvtaToLocal
+                        } else {
+                            Un::CvtaFromLocal
                         },
                         ty: t,
                         d,
@@ -1704,7 +1758,8 @@ impl Decoder<'_> {
                 "global" | "const" => space = Space::Global,
                 "shared" | "shared::cta" => space = Space::Shared,
                 "param" | "param::entry" => space = Space::Param,
-                "local" | "shared::cluster" => {
+                "local" => space = Space::Local,
+                "shared::cluster" => {
                     return Err(derr(
                         line,
                         format!("unsupported state space '.{m}' in '{}'", i.opcode.join(".")),
@@ -1840,7 +1895,7 @@ fn mark_pointers(insts: &[Inst], param_regs: &HashMap<u32, usize>, params: &mut 
             let (d, srcs): (u32, Vec<&Src>) = match &i.op {
                 Op::Mov { d, a, .. } => (*d, vec![a]),
                 Op::Un {
-                    k: Un::CvtaToShared | Un::CvtaFromShared,
+                    k: Un::CvtaToShared | Un::CvtaFromShared | Un::CvtaToLocal | Un::CvtaFromLocal,
                     ..
                 } => continue,
                 Op::Bin {

@@ -20,6 +20,12 @@
 //!   variable) is its own zero-filled buffer at [`buffer_base`], allocated lazily in 64 KiB
 //!   pages; an address outside every buffer is an error naming the line. `cp.async` completes
 //!   at issue (a legal schedule: PTX only promises completion by `cp.async.wait_group`).
+//!   Local memory (`.local`, nvcc's `__local_depot0` stack frame): each thread its own
+//!   zero-filled frame of [`Program::local_frame`] bytes, local address 0 its first byte;
+//!   `ld/st.local` and generic addresses in the local window ([`LOCAL_WINDOW`], reached through
+//!   `cvta.local`) read and write the executing lane's frame, and an access past it is an error
+//!   naming the line. Local accesses never touch shared memory or its counters (Nsight Compute
+//!   books them as local, `LDL`/`STL`).
 //! * **Budget**: `max_instructions` warp instructions, then an error (runaway loops).
 //!
 //! An optional [`Observer`] sees, for one chosen warp, every shared-memory and tensor-core
@@ -30,8 +36,8 @@ use std::collections::HashMap;
 use thiserror::Error;
 
 use super::decode::{
-    Addr, AtomOp, Bin, BoolOp, Cmp, Inst, Op, Program, SHARED_WINDOW, ShflMode, Space, Special,
-    Src, Tern, Un, buffer_base,
+    Addr, AtomOp, Bin, BoolOp, Cmp, Inst, LOCAL_WINDOW, LOCAL_WINDOW_BYTES, Op, Program,
+    SHARED_WINDOW, ShflMode, Space, Special, Src, Tern, Un, buffer_base,
 };
 use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 use super::warp_ops::{self, LaneRegs, SharedKind, Smem, Step};
@@ -233,6 +239,9 @@ enum WState {
 
 struct Warp {
     regs: Vec<u64>,
+    /// The 32 lanes' `.local` frames, lane `l`'s at `l · frame`; empty until the warp's first
+    /// local access (zero-filled then).
+    local: Vec<u8>,
     stack: Vec<Entry>,
     state: WState,
     live: u32,
@@ -506,6 +515,7 @@ impl<'p> Machine<'p> {
             }
             warps.push(Warp {
                 regs,
+                local: Vec::new(),
                 stack,
                 state: if prog.insts.is_empty() {
                     WState::Done
@@ -1084,6 +1094,25 @@ impl<'p> Machine<'p> {
                             }
                         });
                     }
+                    Resolved::Local(addrs) => {
+                        let frame = self.prog.local_frame as usize;
+                        let warp = &mut self.warps[w];
+                        if warp.local.is_empty() {
+                            warp.local = vec![0u8; frame * WARP_SIZE];
+                        }
+                        let (regs, local) = (&mut warp.regs, &warp.local);
+                        each!(|l| {
+                            let base = l * frame + addrs[l] as usize;
+                            for (i, dst) in d.iter().enumerate() {
+                                let o = base + i * eb as usize;
+                                let mut b = [0u8; 8];
+                                b[..eb as usize].copy_from_slice(&local[o..o + eb as usize]);
+                                if let Some(r) = dst {
+                                    set!(regs, *r, l, extend(ty, u64::from_le_bytes(b)));
+                                }
+                            }
+                        });
+                    }
                     Resolved::Shared(addrs) => {
                         let width = width_of(total)?;
                         let step = self.shared_op(
@@ -1116,6 +1145,23 @@ impl<'p> Machine<'p> {
                 let total = eb * s.len() as u32;
                 match self.resolve_space(w, space, addr, mask, total)? {
                     Resolved::Param => return Err("st.param is not supported in a kernel".into()),
+                    Resolved::Local(addrs) => {
+                        let frame = self.prog.local_frame as usize;
+                        let warp = &mut self.warps[w];
+                        if warp.local.is_empty() {
+                            warp.local = vec![0u8; frame * WARP_SIZE];
+                        }
+                        let (regs, local) = (&warp.regs, &mut warp.local);
+                        each!(|l| {
+                            let base = l * frame + addrs[l] as usize;
+                            for (i, src) in s.iter().enumerate() {
+                                let o = base + i * eb as usize;
+                                local[o..o + eb as usize].copy_from_slice(
+                                    &v!(regs, *src, l).to_le_bytes()[..eb as usize],
+                                );
+                            }
+                        });
+                    }
                     Resolved::Global(addrs) => {
                         let regs = &self.warps[w].regs;
                         let mut m = mask;
@@ -1333,6 +1379,11 @@ impl<'p> Machine<'p> {
                         }
                         Resolved::Global(a) => self.global.read(a[l], &mut buf[..eb as usize])?,
                         Resolved::Param => return Err("atom on .param".into()),
+                        Resolved::Local(_) => {
+                            return Err(format!(
+                                "lane {l}: a generic atom/red address falls in the local window (atomics act on global or shared memory)"
+                            ));
+                        }
                     }
                     let old = u64::from_le_bytes(buf);
                     let new = atomic(*op, *ty, old, bv, cv);
@@ -1344,7 +1395,7 @@ impl<'p> Machine<'p> {
                                 .copy_from_slice(&nb[..eb as usize]);
                         }
                         Resolved::Global(a) => self.global.write(a[l], &nb[..eb as usize])?,
-                        Resolved::Param => {}
+                        Resolved::Param | Resolved::Local(_) => {}
                     }
                     if let Some(d) = d {
                         self.warps[w].regs[*d as usize * WARP_SIZE + l] = extend(*ty, old);
@@ -1415,10 +1466,22 @@ impl<'p> Machine<'p> {
                 }
                 Ok(Resolved::Shared(out))
             }
+            Space::Local => {
+                let mut out = [0u32; 32];
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    out[l] = local_addr(addr_value(regs, addr, l), bytes, self.prog.local_frame)
+                        .map_err(|e| format!("lane {l}: {e}"))?;
+                }
+                Ok(Resolved::Local(out))
+            }
             Space::Global | Space::Generic => {
                 let mut g = [0u64; 32];
                 let mut s = [0u32; 32];
-                let (mut any_s, mut any_g) = (false, false);
+                let mut loc = [0u32; 32];
+                let (mut any_s, mut any_g, mut any_l) = (false, false, false);
                 let mut m = mask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -1431,6 +1494,13 @@ impl<'p> Machine<'p> {
                     {
                         s[l] = (a - SHARED_WINDOW) as u32;
                         any_s = true;
+                    } else if space == Space::Generic
+                        && (LOCAL_WINDOW..LOCAL_WINDOW + LOCAL_WINDOW_BYTES).contains(&a)
+                    {
+                        loc[l] =
+                            local_addr(i128::from(a - LOCAL_WINDOW), bytes, self.prog.local_frame)
+                                .map_err(|e| format!("lane {l}: generic address {a:#x}: {e}"))?;
+                        any_l = true;
                     } else {
                         self.global
                             .check(a, bytes as u64)
@@ -1439,12 +1509,19 @@ impl<'p> Machine<'p> {
                         any_g = true;
                     }
                 }
-                match (any_s, any_g) {
-                    (true, true) => Err(
-                        "a generic access mixes shared and global addresses across lanes".into(),
-                    ),
-                    (true, false) => Ok(Resolved::Shared(s)),
-                    _ => Ok(Resolved::Global(g)),
+                match (any_s, any_g, any_l) {
+                    (true, false, false) => Ok(Resolved::Shared(s)),
+                    (false, false, true) => Ok(Resolved::Local(loc)),
+                    (false, _, false) => Ok(Resolved::Global(g)),
+                    _ => Err(format!(
+                        "a generic access mixes {} addresses across lanes",
+                        [(any_g, "global"), (any_s, "shared"), (any_l, "local")]
+                            .iter()
+                            .filter(|x| x.0)
+                            .map(|x| x.1)
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    )),
                 }
             }
         }
@@ -1455,6 +1532,8 @@ enum Resolved {
     Param,
     Shared([u32; 32]),
     Global([u64; 32]),
+    /// Byte offsets into each lane's own frame, checked against its size.
+    Local([u32; 32]),
 }
 
 fn observe<'o>(
@@ -1504,6 +1583,16 @@ fn shared_addr(a: i128, l: usize, size: u32) -> Result<u32, String> {
     u32::try_from(a).map_err(|_| {
         format!("lane {l}: shared address {a} is outside shared memory of {size} bytes")
     })
+}
+
+/// A local address `a` of an access of `n` bytes, checked against the thread's frame.
+fn local_addr(a: i128, n: u32, frame: u32) -> Result<u32, String> {
+    match a.checked_add(i128::from(n)) {
+        Some(end) if a >= 0 && end <= i128::from(frame) => Ok(a as u32),
+        _ => Err(format!(
+            "local address {a} ({n} bytes) is outside the thread's .local frame of {frame} bytes"
+        )),
+    }
 }
 
 fn read_bytes(buf: &[u8], o: i128, n: u32) -> Option<u64> {
@@ -1565,6 +1654,8 @@ fn unary(k: Un, ty: Ty, x: u64) -> u64 {
         Un::Tanh => float1(ty, x, f32::tanh, f64::tanh),
         Un::CvtaToShared => ty.trunc(x.wrapping_sub(SHARED_WINDOW)),
         Un::CvtaFromShared => ty.trunc((x & 0xffff_ffff).wrapping_add(SHARED_WINDOW)),
+        Un::CvtaToLocal => ty.trunc(x.wrapping_sub(LOCAL_WINDOW)),
+        Un::CvtaFromLocal => ty.trunc((x & 0xffff_ffff).wrapping_add(LOCAL_WINDOW)),
     }
 }
 
