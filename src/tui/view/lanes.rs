@@ -5,7 +5,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 use super::{color, more_marker, pane_block, unit_color, wavefront_char, wavefront_style};
 use crate::palette;
@@ -15,7 +15,6 @@ use crate::tui::app::{App, Pane};
 pub(super) fn render_lanes(app: &App, area: Rect, buf: &mut Buffer) {
     let run = app.run();
     let block = pane_block(app, Pane::Lanes, " Lanes ".into());
-    let inner = block.inner(area);
     let mut lines = Vec::new();
     match (&run.request, &run.report) {
         (Some(req), Some(rep)) => {
@@ -50,28 +49,47 @@ pub(super) fn render_lanes(app: &App, area: Rect, buf: &mut Buffer) {
                 lines.push(Line::styled(text, style));
             }
         }
-        _ => {
-            lines.push(Line::styled(
-                "ln groupID threadID_in_group",
-                Style::new().fg(color(palette::DIM)),
-            ));
-            for lane in 0..32u32 {
-                let mut style = Style::new().fg(unit_color((lane / 4) as usize));
-                if lane == app.lane {
-                    style = style.add_modifier(Modifier::REVERSED);
-                }
-                lines.push(Line::styled(
-                    format!("{lane:>2}    g={}    t={}", lane / 4, lane % 4),
-                    style,
-                ));
-            }
-        }
+        _ => lines = mma_lane_lines(app.lane),
     }
+    render_lane_lines(lines, app.lane, block, area, buf);
+}
+
+/// The mma view of the lanes: a header, then each lane's groupID and threadID_in_group (PTX
+/// ISA, mma fragments: groupID = lane / 4, threadID_in_group = lane % 4), coloured by group,
+/// the `selected` lane reversed.
+pub(super) fn mma_lane_lines(selected: u32) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(
+        "ln groupID threadID_in_group",
+        Style::new().fg(color(palette::DIM)),
+    )];
+    for lane in 0..32u32 {
+        let mut style = Style::new().fg(unit_color((lane / 4) as usize));
+        if lane == selected {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        lines.push(Line::styled(
+            format!("{lane:>2}    g={}    t={}", lane / 4, lane % 4),
+            style,
+        ));
+    }
+    lines
+}
+
+/// Draws a lanes pane: `lines` is a header line (never empty) then one line per lane; the body scrolls so
+/// that the `selected` lane stays visible, with "more" markers on `block` where lines are cut.
+pub(super) fn render_lane_lines(
+    lines: Vec<Line<'static>>,
+    selected: u32,
+    block: Block<'static>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let inner = block.inner(area);
     // Keep the selected lane (line lane+1) visible.
     let h = inner.height as usize;
-    // A header line, then 32 lane lines starting at `start`: h - 1 of them fit.
+    // A header line, then the lane lines starting at `start`: h - 1 of them fit.
     let rows = lines.len() - 1;
-    let want = app.lane as usize + 1;
+    let want = selected as usize + 1;
     let start = if want < h { 0 } else { want + 1 - h };
     let body: Vec<Line> = std::iter::once(lines[0].clone())
         .chain(lines.into_iter().skip(1 + start))

@@ -175,7 +175,6 @@ fn render_banks(app: &App, p: &PtxState, area: Rect, buf: &mut Buffer) {
 
 fn render_lanes(app: &App, p: &PtxState, area: Rect, buf: &mut Buffer) {
     let block = pane_block(app, Pane::Lanes, " Lanes ".into());
-    let inner = block.inner(area);
     let mut lines = Vec::new();
     let cur = p.current();
     match (cur.and_then(|r| r.step.request.as_ref()), cur) {
@@ -219,33 +218,9 @@ fn render_lanes(app: &App, p: &PtxState, area: Rect, buf: &mut Buffer) {
                 lines.push(Line::styled(text, style));
             }
         }
-        _ => {
-            lines.push(Line::styled(
-                "ln groupID threadID_in_group",
-                Style::new().fg(color(palette::DIM)),
-            ));
-            for lane in 0..32u32 {
-                let mut style = Style::new().fg(unit_color((lane / 4) as usize));
-                if lane == app.lane {
-                    style = style.add_modifier(Modifier::REVERSED);
-                }
-                lines.push(Line::styled(
-                    format!("{lane:>2}    g={}    t={}", lane / 4, lane % 4),
-                    style,
-                ));
-            }
-        }
+        _ => lines = super::lanes::mma_lane_lines(app.lane),
     }
-    let h = inner.height as usize;
-    let rows = lines.len() - 1;
-    let want = app.lane as usize + 1;
-    let start = if want < h { 0 } else { want + 1 - h };
-    let body: Vec<Line> = std::iter::once(lines[0].clone())
-        .chain(lines.into_iter().skip(1 + start))
-        .collect();
-    let shown = h.saturating_sub(1);
-    super::more_marker(block, start > 0, start + shown < rows).render(area, buf);
-    Paragraph::new(body).render(inner, buf);
+    super::lanes::render_lane_lines(lines, app.lane, block, area, buf);
 }
 
 /// The PTX text around the current line: line numbers (red where the CTA's report has bank
