@@ -167,7 +167,7 @@ fn unknown_lesson_exits_2_listing_the_known_ones() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains("unknown lesson 'bankz'; known lessons: banks, strided"),
+        err.contains("unknown lesson 'bankz'; known lessons: warps-and-banks, banks, strided"),
         "{err}"
     );
 }

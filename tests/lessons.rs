@@ -289,7 +289,7 @@ fn unknown_lesson_lists_the_known_ones() {
     assert!(matches!(e, LessonError::Unknown { .. }));
     let s = e.to_string();
     assert!(
-        s.starts_with("unknown lesson 'bankz'; known lessons: banks, strided"),
+        s.starts_with("unknown lesson 'bankz'; known lessons: warps-and-banks, banks, strided"),
         "{s}"
     );
 }

@@ -164,12 +164,12 @@ fn menu_opens_a_lesson_and_the_last_step_says_so() {
     update(&mut app, Msg::MenuDown);
     update(&mut app, Msg::Open);
     assert_eq!(app.screen, Screen::Lesson);
-    assert_eq!(app.current().name, "strided");
+    assert_eq!(app.current().name, "banks");
     update(&mut app, Msg::LastStep);
     let t = draw(&app, 80, 24);
     assert!(text(t.backend().buffer()).contains("✓ last step"));
     update(&mut app, Msg::NextLesson);
-    assert_eq!(app.current().name, "vectors");
+    assert_eq!(app.current().name, "strided");
     update(&mut app, Msg::Quit);
     assert!(app.should_quit);
 }
@@ -300,4 +300,50 @@ fn glossary_overlay_explains_the_steps_terms() {
     assert_eq!(app.glossary_scroll, 3);
     update(&mut app, m);
     assert!(!app.glossary_open && !app.should_quit);
+}
+
+/// `a` asks for an answer to the step's question; the simulator checks it (issue #18): a wrong
+/// layout is explained, the right one is recorded in the progress the run loop saves.
+#[test]
+fn answering_a_question_in_the_tui() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut app = open("warps-and-banks");
+    update(&mut app, Msg::NextStep);
+    update(&mut app, Msg::NextStep);
+    let s = text(draw(&app, 80, 24).backend().buffer());
+    assert!(s.contains("Exercise: Which of the layouts"), "{s}");
+    let type_keys = |app: &mut App, keys: &str| {
+        for c in keys.chars() {
+            let k = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+            let m = keys::msg_for_state(k, app.screen, false, false, app.input.is_some()).unwrap();
+            update(app, m);
+        }
+    };
+    type_keys(&mut app, "a");
+    assert_eq!(app.input.as_deref(), Some(""));
+    // While typing, 'q' is a character, not quit.
+    type_keys(&mut app, "rowq");
+    update(&mut app, Msg::InputBack);
+    assert_eq!(app.input.as_deref(), Some("row"));
+    update(&mut app, Msg::SubmitAnswer);
+    let v = app.verdict.clone().unwrap().unwrap();
+    assert!(
+        !v.correct && v.explanation.contains("31 bank conflicts"),
+        "{v:?}"
+    );
+    assert!(!app.answered_right());
+    type_keys(&mut app, "apad:1");
+    update(&mut app, Msg::SubmitAnswer);
+    assert!(app.verdict.clone().unwrap().unwrap().correct);
+    assert!(app.answered_right() && app.progress_dirty && !app.should_quit);
+    let s = text(draw(&app, 80, 24).backend().buffer());
+    assert!(s.contains("✓ Right"), "{s}");
+    let r = app.progress.get("warps-and-banks", 2).unwrap();
+    assert_eq!((r.correct, r.attempts), (true, 2));
+    // Esc cancels typing; moving on clears the verdict.
+    type_keys(&mut app, "a");
+    update(&mut app, Msg::CancelInput);
+    assert!(app.input.is_none());
+    update(&mut app, Msg::NextStep);
+    assert!(app.verdict.is_none());
 }

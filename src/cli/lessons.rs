@@ -62,6 +62,35 @@ pub enum LessonsCmd {
         /// Lesson name.
         name: String,
     },
+    /// Answer a step's question; the simulator checks it (exit 0 right, 1 wrong) and your progress is saved.
+    Answer(AnswerArgs),
+    /// Which exercises you have answered right (kept in $XDG_DATA_HOME/tilelab/progress.json).
+    Progress(ProgressArgs),
+}
+
+/// Arguments of `tilelab lessons answer`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  tilelab lessons answer warps-and-banks 3 pad:1\n  tilelab lessons answer mma 3 6          # which lane holds A(9, 3)\n  tilelab lessons answer swizzle 1 'Swizzle<3,3,3>'"
+)]
+pub struct AnswerArgs {
+    /// Lesson name (see `tilelab lessons`).
+    pub name: String,
+    /// Step number (1-based, as `tilelab lessons show` numbers them).
+    pub step: usize,
+    /// Your answer: a number, a layout (row, pad:8, swizzle:3,3,3) or a lane, as the question asks.
+    pub answer: String,
+    /// Variant whose steps are numbered (default the first).
+    #[arg(long, value_name = "VARIANT")]
+    pub variant: Option<String>,
+}
+
+/// Arguments of `tilelab lessons progress`.
+#[derive(clap::Args, Debug)]
+pub struct ProgressArgs {
+    /// Forget every answer (removes the progress file).
+    #[arg(long)]
+    pub reset: bool,
 }
 
 /// Arguments of `tilelab lessons show`.
@@ -175,6 +204,8 @@ pub fn run(a: LessonsArgs) -> anyhow::Result<ExitCode> {
         None => list(&all, a.json),
         Some(LessonsCmd::Show(s)) => show(&all, s, a.json),
         Some(LessonsCmd::Check(c)) => check(&all, c, a.json),
+        Some(LessonsCmd::Answer(x)) => answer(&all, x, a.json),
+        Some(LessonsCmd::Progress(p)) => progress(&all, p, a.json),
         Some(LessonsCmd::Kernel { name }) => {
             let l = lessons::find(&all, &name)?;
             let source = tilelab::gpu::source::lesson::kernel_source(l);
@@ -246,12 +277,35 @@ struct StepResult {
     ideal: u32,
 }
 
+/// A step's question as `show --json` lists it (never its answer: the simulator computes that
+/// when the learner answers).
+#[derive(Serialize)]
+struct ExerciseJson {
+    kind: &'static str,
+    question: String,
+    /// The layout the question is asked under.
+    layout: String,
+    /// What an answer looks like.
+    answer_form: &'static str,
+}
+
+fn exercise_json(l: &Lesson, ex: &tilelab::lessons::exercise::Exercise) -> ExerciseJson {
+    ExerciseJson {
+        kind: ex.kind.name(),
+        question: ex.question.trim().to_string(),
+        layout: l.layouts[ex.layout].clone(),
+        answer_form: ex.kind.answer_form(),
+    }
+}
+
 #[derive(Serialize)]
 struct StepJson {
     index: usize,
     title: String,
     /// The step's explanation (Markdown), as the TUI's narrative pane shows it.
     note: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exercise: Option<ExerciseJson>,
     instruction: String,
     sass: String,
     variant: Option<String>,
@@ -331,6 +385,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             index: n + 1,
             title: st.title.clone(),
             note: st.note.trim().to_string(),
+            exercise: st.exercise.as_ref().map(|e| exercise_json(l, e)),
             instruction: st.op_name(),
             sass: st.sass().to_string(),
             variant: st.variant.clone(),
@@ -474,6 +529,17 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         for line in s.note.lines() {
             outln!(o, "      {}", line.trim_end());
         }
+        if let Some(e) = &s.exercise {
+            outln!(
+                o,
+                "      {} {}  (answer: tilelab lessons answer {} {} ANSWER; {})",
+                out::bold("Exercise:"),
+                e.question.replace('\n', " "),
+                l.name,
+                s.index,
+                e.answer_form
+            );
+        }
     }
     let cited = lesson_sources(l);
     if !cited.is_empty() {
@@ -604,4 +670,214 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `lessons answer --json`.
+#[derive(Serialize)]
+struct AnswerJson<'a> {
+    lesson: &'a str,
+    step: usize,
+    question: &'a str,
+    #[serde(flatten)]
+    verdict: &'a tilelab::lessons::exercise::Verdict,
+    progress_file: String,
+}
+
+fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode> {
+    use tilelab::lessons::{exercise, progress};
+    let l = lessons::find(all, &a.name)?;
+    let vi = variant_index(l, a.variant.as_deref())?;
+    let si = step_index(l, vi, a.step)?;
+    let ex = l.steps[si].exercise.as_ref().ok_or_else(|| {
+        let with: Vec<String> = l
+            .steps_of(vi)
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| l.steps[**i].exercise.is_some())
+            .map(|(n, _)| (n + 1).to_string())
+            .collect();
+        anyhow::anyhow!(
+            "step {} of lesson '{}' asks no question; steps with one: {}",
+            a.step,
+            l.name,
+            if with.is_empty() {
+                "none".to_string()
+            } else {
+                with.join(", ")
+            }
+        )
+    })?;
+    let v = exercise::check_answer(l, si, &a.answer)?;
+    let path = progress::default_path()?;
+    let mut p = progress::Progress::load(&path)?;
+    p.record(&l.name, si, &v);
+    if json {
+        out::emit_json(&AnswerJson {
+            lesson: &l.name,
+            step: a.step,
+            question: ex.question.trim(),
+            verdict: &v,
+            progress_file: path.display().to_string(),
+        })?;
+    } else {
+        let mut o = String::new();
+        let tag = if v.correct {
+            out::paint("✓", tilelab::palette::GOOD)
+        } else {
+            out::paint("✗", tilelab::palette::BAD)
+        };
+        outln!(o, "{tag} {}", v.explanation);
+        let (right, total) = lesson_score(l, &p);
+        outln!(
+            o,
+            "{} of {} exercises of '{}' answered right (progress in {})",
+            right,
+            total,
+            l.name,
+            path.display()
+        );
+        out::emit(&o)?;
+    }
+    p.save(&path)?;
+    Ok(if v.correct {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::EXIT_MISMATCH)
+    })
+}
+
+/// (answered right, exercises) of lesson `l`.
+fn lesson_score(l: &Lesson, p: &tilelab::lessons::progress::Progress) -> (usize, usize) {
+    let with: Vec<usize> = (0..l.steps.len())
+        .filter(|&i| l.steps[i].exercise.is_some())
+        .collect();
+    let right = with
+        .iter()
+        .filter(|&&i| p.get(&l.name, i).is_some_and(|r| r.correct))
+        .count();
+    (right, with.len())
+}
+
+#[derive(Serialize)]
+struct ProgressStep {
+    /// 1-based position in the lesson file.
+    step: usize,
+    question: String,
+    correct: bool,
+    attempts: u32,
+}
+
+#[derive(Serialize)]
+struct ProgressLesson {
+    lesson: String,
+    exercises: usize,
+    right: usize,
+    steps: Vec<ProgressStep>,
+}
+
+#[derive(Serialize)]
+struct ProgressJson {
+    progress_file: String,
+    lessons: Vec<ProgressLesson>,
+}
+
+fn progress(all: &[Lesson], a: ProgressArgs, json: bool) -> anyhow::Result<ExitCode> {
+    use tilelab::lessons::progress;
+    let path = progress::default_path()?;
+    if a.reset {
+        let removed = progress::reset(&path)?;
+        if json {
+            out::emit_json(&serde_json::json!({
+                "progress_file": path.display().to_string(),
+                "removed": removed,
+            }))?;
+        } else if removed {
+            out::line(format_args!("progress reset: removed {}", path.display()))?;
+        } else {
+            out::line(format_args!(
+                "no progress to reset: {} does not exist",
+                path.display()
+            ))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let p = progress::Progress::load(&path)?;
+    let lessons: Vec<ProgressLesson> = all
+        .iter()
+        .map(|l| {
+            let steps: Vec<ProgressStep> = l
+                .steps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    let ex = s.exercise.as_ref()?;
+                    let r = p.get(&l.name, i).cloned().unwrap_or_default();
+                    Some(ProgressStep {
+                        step: i + 1,
+                        question: ex.question.trim().to_string(),
+                        correct: r.correct,
+                        attempts: r.attempts,
+                    })
+                })
+                .collect();
+            ProgressLesson {
+                lesson: l.name.clone(),
+                exercises: steps.len(),
+                right: steps.iter().filter(|s| s.correct).count(),
+                steps,
+            }
+        })
+        .collect();
+    if json {
+        out::emit_json(&ProgressJson {
+            progress_file: path.display().to_string(),
+            lessons,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let w = out::column_width(all.iter().map(|l| l.name.as_str()), 6, out::NAME_MAX);
+    let mut o = String::new();
+    outln!(
+        o,
+        "{}",
+        out::bold(&format!(
+            "{:w$}  right  steps (✓ right, ✗ tried, · not yet)",
+            "lesson"
+        ))
+    );
+    let (mut right, mut total) = (0, 0);
+    for pl in &lessons {
+        right += pl.right;
+        total += pl.exercises;
+        let marks: Vec<String> = pl
+            .steps
+            .iter()
+            .map(|s| {
+                let m = match (s.correct, s.attempts) {
+                    (true, _) => out::paint("✓", tilelab::palette::GOOD),
+                    (false, 0) => "·".to_string(),
+                    (false, _) => out::paint("✗", tilelab::palette::BAD),
+                };
+                format!("{} {m}", s.step)
+            })
+            .collect();
+        outln!(
+            o,
+            "{:w$}  {:>5}  {}",
+            out::clip(&pl.lesson, out::NAME_MAX),
+            format!("{}/{}", pl.right, pl.exercises),
+            if marks.is_empty() {
+                "(no exercises)".to_string()
+            } else {
+                marks.join("  ")
+            }
+        );
+    }
+    outln!(
+        o,
+        "\n{right} of {total} exercises answered right; progress in {} (`--reset` forgets it)",
+        path.display()
+    );
+    out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
 }

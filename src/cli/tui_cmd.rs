@@ -109,7 +109,8 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
     }
     let mut app = App::new_ptx(state);
     app.color = super::out::color();
-    tilelab::tui::run(app).context("terminal error")?;
+    // The PTX view asks no questions: no progress file to write.
+    tilelab::tui::run(app, None).context("terminal error")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -164,7 +165,15 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
             "tilelab tui needs a terminal; for plain text use `tilelab lessons show NAME`"
         );
     }
+    // Progress: read before the terminal is taken (a damaged file is a one-line error); a
+    // machine without a data directory runs without saving.
+    let progress_file = tilelab::lessons::progress::default_path().ok();
+    let progress = match &progress_file {
+        Some(p) => tilelab::lessons::progress::Progress::load(p)?,
+        None => Default::default(),
+    };
     let mut app = App::new(all, start);
+    app.progress = progress;
     // `--color never` (or NO_COLOR with `auto`) draws without colours.
     app.color = super::out::color();
     if start.is_some() {
@@ -176,6 +185,6 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
             update(&mut app, Msg::NextStep);
         }
     }
-    tilelab::tui::run(app).context("terminal error")?;
+    tilelab::tui::run(app, progress_file).context("terminal error")?;
     Ok(ExitCode::SUCCESS)
 }

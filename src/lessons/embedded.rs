@@ -4,6 +4,10 @@
 
 /// `(file name under lessons/, contents)`.
 pub const FILES: &[(&str, &str)] = &[
+    (
+        "00-warps-and-banks.toml",
+        include_str!("../../lessons/00-warps-and-banks.toml"),
+    ),
     ("01-banks.toml", include_str!("../../lessons/01-banks.toml")),
     (
         "02-strided.toml",

@@ -140,6 +140,47 @@ pub struct RawStep {
     /// Glossary terms the step uses.
     #[serde(default)]
     pub terms: Vec<String>,
+    /// A question for the learner (`[steps.exercise]`).
+    #[serde(default)]
+    pub exercise: Option<RawExercise>,
+}
+
+/// `[steps.exercise]`: a question the simulator answers.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawExercise {
+    /// What is asked: the model computes the answer.
+    pub kind: RawExerciseKind,
+    /// The question, as the learner reads it.
+    pub question: String,
+    /// The layout the question is asked under (default the lesson's first).
+    #[serde(default)]
+    pub layout: Option<String>,
+    /// `lane_of`: `[row, col]` of the element, elements.
+    #[serde(default)]
+    pub element: Option<[u32; 2]>,
+    /// `lane_of` on mma steps: `A`, `B` or `C`.
+    #[serde(default)]
+    pub operand: Option<String>,
+    /// Shown with a wrong answer.
+    #[serde(default)]
+    pub hint: Option<String>,
+}
+
+/// `kind` of a `[steps.exercise]`.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawExerciseKind {
+    /// How many wavefronts?
+    Wavefronts,
+    /// How many bank conflicts?
+    Conflicts,
+    /// Which layout makes it conflict-free?
+    ConflictFree,
+    /// Pick the swizzle.
+    Swizzle,
+    /// Which lane holds element (row, col)?
+    LaneOf,
 }
 
 /// `access = { kind = ..., ... }`.

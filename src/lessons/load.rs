@@ -9,7 +9,8 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use super::format::{RawArithmetic, RawLanePattern, RawLesson, RawStep};
+use super::exercise::{Exercise, ExerciseKind};
+use super::format::{RawArithmetic, RawExerciseKind, RawLanePattern, RawLesson, RawStep};
 use super::hooks::{ModelClaim, ModelKind, ModelQuery};
 use super::{
     AffineExpr, ArithKind, Arithmetic, DEFAULT_VARIANT, Expect, Feed, LanePattern, Lesson, Spot,
@@ -250,6 +251,11 @@ impl Validator<'_> {
                     other => other,
                 })?;
             }
+        }
+        // Every exercise must be answerable by the model.
+        for si in 0..lesson.steps.len() {
+            super::exercise::validate(&lesson, si)
+                .map_err(|m| self.err(format!("steps[{si}].exercise"), m))?;
         }
         Ok(lesson)
     }
@@ -506,6 +512,7 @@ impl Validator<'_> {
             ));
         }
         let op = self.step_op(&f, s, tiles)?;
+        let exercise = self.exercise(&f, s, &op, layouts)?;
         let expect = self.expectations(&f, s, &op, layouts)?;
         let feeds = self.feeds(&f, s, &op)?;
         let checks = self.spots(&f, s, &op)?;
@@ -528,7 +535,105 @@ impl Validator<'_> {
             checks,
             mma_regs,
             terms: s.terms.clone(),
+            exercise,
         })
+    }
+
+    /// The `[steps.exercise]` of a step: kind-specific fields present exactly where needed.
+    fn exercise(
+        &self,
+        f: &str,
+        s: &RawStep,
+        op: &StepOp,
+        layouts: &[String],
+    ) -> Result<Option<Exercise>, LessonError> {
+        let Some(x) = &s.exercise else {
+            return Ok(None);
+        };
+        let f = format!("{f}.exercise");
+        if x.question.trim().is_empty() {
+            return Err(self.err(format!("{f}.question"), "must not be empty"));
+        }
+        let layout = match &x.layout {
+            None => 0,
+            Some(l) => layouts.iter().position(|o| o == l).ok_or_else(|| {
+                self.err(
+                    format!("{f}.layout"),
+                    format!(
+                        "'{l}' is not one of the lesson's layouts; allowed: {}",
+                        layouts.join(", ")
+                    ),
+                )
+            })?,
+        };
+        let shared = matches!(op, StepOp::Shared { .. });
+        let kind = match x.kind {
+            RawExerciseKind::LaneOf => {
+                let [row, col] = x.element.ok_or_else(|| {
+                    self.err(
+                        format!("{f}.element"),
+                        "a lane_of question needs element = [row, col]",
+                    )
+                })?;
+                let operand = match (x.operand.as_deref(), shared) {
+                    (None, true) => None,
+                    (Some("A"), false) => Some(Operand::A),
+                    (Some("B"), false) => Some(Operand::B),
+                    (Some("C"), false) => Some(Operand::C),
+                    (Some(o), true) => {
+                        return Err(self.err(
+                            format!("{f}.operand"),
+                            format!("'{o}' is not allowed on a shared-memory step: element is a tile coordinate; remove operand"),
+                        ));
+                    }
+                    (o, false) => {
+                        return Err(self.err(
+                            format!("{f}.operand"),
+                            format!("{o:?} is not allowed; an mma step's question names operand = \"A\" | \"B\" | \"C\""),
+                        ));
+                    }
+                };
+                ExerciseKind::LaneOf { operand, row, col }
+            }
+            k => {
+                if !shared {
+                    return Err(self.err(
+                        format!("{f}.kind"),
+                        "an mma step has no wavefronts; its questions are kind = \"lane_of\"",
+                    ));
+                }
+                for (name, set) in [
+                    ("element", x.element.is_some()),
+                    ("operand", x.operand.is_some()),
+                ] {
+                    if set {
+                        return Err(self.err(
+                            format!("{f}.{name}"),
+                            "only lane_of questions take element and operand",
+                        ));
+                    }
+                }
+                match k {
+                    RawExerciseKind::Wavefronts => ExerciseKind::Wavefronts,
+                    RawExerciseKind::Conflicts => ExerciseKind::Conflicts,
+                    RawExerciseKind::ConflictFree => ExerciseKind::ConflictFree,
+                    _ => ExerciseKind::Swizzle,
+                }
+            }
+        };
+        if matches!(kind, ExerciseKind::ConflictFree | ExerciseKind::Swizzle) && x.layout.is_some()
+        {
+            return Err(self.err(
+                format!("{f}.layout"),
+                "the answer of this question is a layout: leave layout out",
+            ));
+        }
+        Ok(Some(Exercise {
+            kind,
+            question: x.question.clone(),
+            layout,
+            hint: x.hint.clone().unwrap_or_default(),
+        }))
     }
 
     /// The step's instruction: an mma (registers only) or a shared-memory access over a tile.

@@ -17,12 +17,14 @@
 //!   [`crate::sim::occupancy`];
 //! * the CUDA C kernel of a lesson, generated from the same data, is GPU code: it lives in
 //!   [`crate::gpu::source::lesson`];
+//! * [`exercise`]: questions a step asks, answered by the simulator (not by a stored answer);
+//!   [`progress`]: which the learner got right, kept in the user's data directory;
 //! * [`glossary`]: the terms the lessons use, each with its source (`tilelab explain TERM`);
 //! * [`ptx`]: a lesson's real-kernel parts (`[[ptx]]`): PTX fixtures, their launches and the
 //!   H200's counters;
 //! * [`embedded`]: the lessons built into the binary.
 //!
-//! This module does file I/O only in [`load::load_dir`] and [`load::load_file`]; `sim` stays pure.
+//! This module does file I/O only in [`load::load_dir`], [`load::load_file`] and [`progress`]; `sim` stays pure.
 //!
 //! # Example
 //! ```
@@ -39,10 +41,12 @@ use crate::sim::instr::Instruction;
 use crate::sim::mma::{MmaDtype, MmaShape, Operand};
 
 pub mod embedded;
+pub mod exercise;
 pub mod format;
 pub mod glossary;
 pub mod hooks;
 pub mod load;
+pub mod progress;
 pub mod ptx;
 pub mod run;
 
@@ -131,6 +135,8 @@ pub struct Step {
     pub mma_regs: Option<(u32, u32, u32)>,
     /// Glossary terms this step introduces or uses (the TUI's `e` shows their entries).
     pub terms: Vec<String>,
+    /// A question the step asks, answered by the simulator ([`exercise::check_answer`]).
+    pub exercise: Option<exercise::Exercise>,
 }
 
 /// The instruction of a step.

@@ -9,7 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lessons::Lesson;
+use crate::lessons::exercise::{Exercise, Verdict, check_answer};
 use crate::lessons::glossary::{Entry, Glossary};
+use crate::lessons::progress::Progress;
 use crate::lessons::run::{Check, StepRun, check_model, place_tiles, run_step};
 use crate::sim::mma::Operand;
 use crate::sim::stats::AccessStats;
@@ -92,6 +94,16 @@ pub enum Msg {
     ToggleHelp,
     /// Glossary overlay (the current step's terms) on/off.
     ToggleGlossary,
+    /// Start typing an answer to the current step's question.
+    StartAnswer,
+    /// A character typed into the answer.
+    InputChar(char),
+    /// Delete the last character of the answer.
+    InputBack,
+    /// Check the answer with the simulator.
+    SubmitAnswer,
+    /// Stop typing without answering.
+    CancelInput,
     /// Back to the lesson list.
     Menu,
     /// Menu: previous entry.
@@ -179,6 +191,16 @@ pub struct App {
     pub model_checks: Vec<Check>,
     /// `tilelab tui --ptx`: the simulated kernel and the followed warp's steps.
     pub ptx: Option<Box<PtxState>>,
+    /// The answer being typed (`a` opened it), if any.
+    pub input: Option<String>,
+    /// The simulator's verdict on the last answer to the current step's question, or a
+    /// one-line reason the answer could not be checked (`Err`).
+    pub verdict: Option<Result<Verdict, String>>,
+    /// The learner's progress: loaded by `tilelab tui`, updated here, written by the run loop
+    /// when [`Self::progress_dirty`] is set (this module does no I/O).
+    pub progress: Progress,
+    /// Set when an answer changed [`Self::progress`] since it was last written.
+    pub progress_dirty: bool,
 }
 
 impl App {
@@ -214,6 +236,10 @@ impl App {
             tile_words: BTreeSet::new(),
             model_checks: Vec::new(),
             ptx: None,
+            input: None,
+            verdict: None,
+            progress: Progress::default(),
+            progress_dirty: false,
         };
         if let Some(i) = start {
             app.open(i);
@@ -249,6 +275,10 @@ impl App {
                 entries: Vec::new(),
             },
             ptx: Some(Box::new(state)),
+            input: None,
+            verdict: None,
+            progress: Progress::default(),
+            progress_dirty: false,
         }
     }
 
@@ -285,6 +315,20 @@ impl App {
             })
     }
 
+    /// The current step's question, if it asks one.
+    pub fn exercise(&self) -> Option<&Exercise> {
+        let si = *self.order.get(self.pos)?;
+        self.current().steps[si].exercise.as_ref()
+    }
+
+    /// Whether the current step's question was answered right (now or in an earlier session).
+    pub fn answered_right(&self) -> bool {
+        self.order
+            .get(self.pos)
+            .and_then(|&si| self.progress.get(&self.current().name, si))
+            .is_some_and(|r| r.correct)
+    }
+
     /// Whether the current step is the lesson's last.
     pub fn at_end(&self) -> bool {
         self.pos + 1 == self.runs.len()
@@ -301,6 +345,8 @@ impl App {
         self.operand = Operand::A;
         self.scroll = [0; 5];
         self.zoom = false;
+        self.input = None;
+        self.verdict = None;
         self.model_checks = self.lessons[self.lesson]
             .model
             .iter()
@@ -360,6 +406,10 @@ pub fn update(app: &mut App, msg: Msg) {
     }
     if msg == Msg::ToggleHelp {
         app.help = !app.help;
+        return;
+    }
+    if app.input.is_some() {
+        input_update(app, msg);
         return;
     }
     if msg == Msg::ToggleGlossary {
@@ -455,9 +505,50 @@ fn ptx_update(app: &mut App, msg: Msg) {
     }
 }
 
+/// Keys while an answer is typed: characters, Backspace, Enter (check), Esc (cancel).
+fn input_update(app: &mut App, msg: Msg) {
+    let Some(buf) = app.input.as_mut() else {
+        return;
+    };
+    match msg {
+        Msg::InputChar(c) if buf.chars().count() < 40 && !c.is_control() => buf.push(c),
+        Msg::InputBack => {
+            buf.pop();
+        }
+        Msg::CancelInput => app.input = None,
+        Msg::SubmitAnswer => {
+            let answer = app.input.take().unwrap_or_default();
+            let si = app.order[app.pos];
+            let l = &app.lessons[app.lesson];
+            app.verdict = Some(match check_answer(l, si, &answer) {
+                Ok(v) => {
+                    app.progress.record(&l.name, si, &v);
+                    app.progress_dirty = true;
+                    Ok(v)
+                }
+                Err(e) => Err(e.to_string()),
+            });
+        }
+        _ => {}
+    }
+}
+
 fn lesson_update(app: &mut App, msg: Msg) {
     let n = app.runs.len();
+    if matches!(
+        msg,
+        Msg::NextStep | Msg::PrevStep | Msg::FirstStep | Msg::LastStep | Msg::NextVariant
+    ) {
+        app.verdict = None;
+    }
     match msg {
+        Msg::StartAnswer => {
+            if app.exercise().is_some() {
+                app.input = Some(String::new());
+                app.verdict = None;
+            }
+        }
+        Msg::InputChar(_) | Msg::InputBack | Msg::SubmitAnswer | Msg::CancelInput => {}
         Msg::NextStep => {
             if app.pos + 1 < n {
                 app.pos += 1;

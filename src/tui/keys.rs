@@ -212,6 +212,14 @@ pub const BINDINGS: &[Binding] = &[
         footer: true,
     },
     Binding {
+        keys: &[KeyCode::Char('a')],
+        label: "a",
+        msg: Msg::StartAnswer,
+        help: "answer the step's question (type, Enter checks, Esc cancels)",
+        scope: Scope::Lesson,
+        footer: false,
+    },
+    Binding {
         keys: &[KeyCode::Char('e')],
         label: "e",
         msg: Msg::ToggleGlossary,
@@ -299,8 +307,30 @@ pub fn msg_for_overlay(
     help_open: bool,
     glossary_open: bool,
 ) -> Option<Msg> {
+    msg_for_state(key, screen, help_open, glossary_open, false)
+}
+
+/// The message for a key in every state: while an answer is typed (`input_open`) characters
+/// go into it, Backspace deletes, Enter checks, Esc cancels; an open glossary closes on Esc and
+/// `e`; otherwise [`BINDINGS`].
+pub fn msg_for_state(
+    key: KeyEvent,
+    screen: Screen,
+    help_open: bool,
+    glossary_open: bool,
+    input_open: bool,
+) -> Option<Msg> {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
         return Some(Msg::Quit);
+    }
+    if input_open {
+        return match key.code {
+            KeyCode::Char(c) => Some(Msg::InputChar(c)),
+            KeyCode::Backspace => Some(Msg::InputBack),
+            KeyCode::Enter => Some(Msg::SubmitAnswer),
+            KeyCode::Esc => Some(Msg::CancelInput),
+            _ => None,
+        };
     }
     if glossary_open && !help_open && matches!(key.code, KeyCode::Esc | KeyCode::Char('e')) {
         return Some(Msg::ToggleGlossary);
@@ -321,7 +351,8 @@ pub fn msg_for_overlay(
 }
 
 /// The message for a key given the whole app: while the go-to-line prompt is open, digits type
-/// into it, Backspace deletes, Enter accepts and Esc closes it; otherwise [`msg_for`].
+/// into it, Backspace deletes, Enter accepts and Esc closes it; while an answer is typed (`a`),
+/// keys go into it ([`msg_for_state`]); otherwise [`msg_for`].
 pub fn msg_for_app(key: KeyEvent, app: &App) -> Option<Msg> {
     if app.prompt_open() {
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
@@ -335,7 +366,13 @@ pub fn msg_for_app(key: KeyEvent, app: &App) -> Option<Msg> {
             _ => None,
         };
     }
-    msg_for_overlay(key, app.screen, app.help, app.glossary_open)
+    msg_for_state(
+        key,
+        app.screen,
+        app.help,
+        app.glossary_open,
+        app.input.is_some(),
+    )
 }
 
 /// `(keys, what)` rows of the help overlay for `screen`.

@@ -64,11 +64,12 @@ fn install_panic_hook() {
     }));
 }
 
-/// Runs the TUI on the real terminal until the user quits.
+/// Runs the TUI on the real terminal until the user quits; answers are saved to
+/// `progress_file` (see [`crate::lessons::progress`]) as they are given.
 ///
 /// # Errors
 /// Terminal I/O errors (the terminal is restored first).
-pub fn run(mut app: App) -> io::Result<()> {
+pub fn run(mut app: App, progress_file: Option<std::path::PathBuf>) -> io::Result<()> {
     install_panic_hook();
     // SIGTERM and SIGHUP (a closed terminal, `kill`) end the loop like `q`, so the guard restores
     // the terminal; Ctrl-C arrives as a key in raw mode.
@@ -106,6 +107,15 @@ pub fn run(mut app: App) -> io::Result<()> {
             Event::Key(k) if k.kind == KeyEventKind::Press => {
                 if let Some(msg) = keys::msg_for_app(k, &app) {
                     update(&mut app, msg);
+                }
+                if app.progress_dirty {
+                    app.progress_dirty = false;
+                    if let Some(path) = &progress_file
+                        && let Err(e) = app.progress.save(path)
+                    {
+                        // Shown in the narrative pane; the terminal stays in raw mode.
+                        app.verdict = Some(Err(format!("answer checked but not saved: {e}")));
+                    }
                 }
             }
             Event::Resize(_, _) => terminal.autoresize()?,

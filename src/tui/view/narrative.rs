@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::{color, pane_block, wrapped_more};
+use crate::lessons::exercise::ExerciseKind;
 use crate::palette;
 use crate::tui::app::{App, Pane};
 
@@ -103,6 +104,7 @@ pub(super) fn render_narrative(app: &App, area: Rect, buf: &mut Buffer) {
             .add_modifier(Modifier::BOLD)
             .fg(color(palette::HIGHLIGHT)),
     )];
+    lines.extend(exercise_lines(app));
     if !step.note.trim().is_empty() {
         lines.extend(markdown(&step.note));
     }
@@ -115,4 +117,46 @@ pub(super) fn render_narrative(app: &App, area: Rect, buf: &mut Buffer) {
         .scroll((scroll, 0))
         .block(block)
         .render(area, buf);
+}
+
+/// The current step's question, and the answer being typed or the simulator's verdict.
+fn exercise_lines(app: &App) -> Vec<Line<'static>> {
+    let Some(ex) = app.exercise() else {
+        return Vec::new();
+    };
+    let l = app.current();
+    let accent = Style::new()
+        .add_modifier(Modifier::BOLD)
+        .fg(color(palette::ACCENT));
+    let mut head = vec![Span::styled("Exercise: ", accent)];
+    head.extend(md_line(ex.question.trim()).spans);
+    if matches!(ex.kind, ExerciseKind::ConflictFree) {
+        head.push(Span::raw(format!(" ({})", l.layouts.join(", "))));
+    }
+    let mut out = vec![Line::from(head)];
+    let good = Style::new().fg(color(palette::GOOD));
+    let bad = Style::new().fg(color(palette::BAD));
+    match (&app.input, &app.verdict) {
+        (Some(buf), _) => out.push(Line::from(vec![
+            Span::styled(format!("answer: {buf}▏"), accent),
+            Span::raw(format!(
+                "  {} · Enter check · Esc cancel",
+                ex.kind.answer_form()
+            )),
+        ])),
+        (None, Some(Ok(v))) => out.push(Line::styled(
+            format!("{} {}", if v.correct { "✓" } else { "✗" }, v.explanation),
+            if v.correct { good } else { bad },
+        )),
+        (None, Some(Err(e))) => out.push(Line::styled(format!("✗ {e}"), bad)),
+        (None, None) if app.answered_right() => out.push(Line::styled(
+            "✓ answered right · a to answer again".to_string(),
+            good,
+        )),
+        (None, None) => out.push(Line::styled(
+            format!("a: answer ({})", ex.kind.answer_form()),
+            Style::new().fg(color(palette::DIM)),
+        )),
+    }
+    out
 }

@@ -1,0 +1,533 @@
+//! Exercises: a lesson step may ask the learner a question, and the **simulator** answers it.
+//!
+//! Nothing here stores an answer. [`check_answer`] runs the step on the model
+//! ([`super::run::run_step`], i.e. [`crate::sim::exec::execute`]) and compares:
+//!
+//! | kind | question | the model's answer |
+//! |------|----------|--------------------|
+//! | [`ExerciseKind::Wavefronts`] | how many wavefronts will this request take (under `layout`)? | the request's wavefronts |
+//! | [`ExerciseKind::Conflicts`] | how many bank conflicts? | wavefronts − ideal |
+//! | [`ExerciseKind::ConflictFree`] | which layout makes this access conflict-free? | any layout string under which the step runs with 0 conflicts (the lesson's layouts are offered) |
+//! | [`ExerciseKind::Swizzle`] | pick the swizzle (`swizzle:B,M,S` or `Swizzle<B,M,S>`) | any swizzle under which the step runs with 0 conflicts |
+//! | [`ExerciseKind::LaneOf`] | which lane holds element (row, col) of the tile / of mma operand A, B or C? | the lane(s) whose registers hold it after the step ([`super::run::StepRun::regs`]) |
+//!
+//! A wrong answer comes with an explanation built from the model's report: the worst bank and
+//! the lanes fighting over it, the layout's counts, the lane's groupID and threadID_in_group.
+//! Progress (which exercises were answered right) is kept by [`super::progress`], not here:
+//! this module does no I/O.
+
+use super::run::{Holder, StepRun, run_step};
+use super::{Lesson, LessonError, StepOp};
+use crate::sim::bank::{NUM_BANKS, RequestReport, WARP_SIZE};
+use crate::sim::mma::Operand;
+
+/// What a step asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exercise {
+    /// The kind of question (and so how the model answers it).
+    pub kind: ExerciseKind,
+    /// The question as the learner reads it (Markdown-lite).
+    pub question: String,
+    /// Index into [`Lesson::layouts`] the question is asked under (wavefronts, conflicts,
+    /// lane_of); default 0.
+    pub layout: usize,
+    /// Shown with a wrong answer, after the model's explanation (may be empty).
+    pub hint: String,
+}
+
+/// The kinds of question.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExerciseKind {
+    /// "How many wavefronts will this request take?" Answer: a whole number.
+    Wavefronts,
+    /// "How many bank conflicts?" Answer: a whole number.
+    Conflicts,
+    /// "Which layout makes this access conflict-free?" Answer: a layout string.
+    ConflictFree,
+    /// "Pick the swizzle": answer `swizzle:B,M,S` or `Swizzle<B,M,S>`.
+    Swizzle,
+    /// "Which lane holds element (row, col)?" of the step's tile, or of an mma operand.
+    LaneOf {
+        /// The mma operand (mma steps); `None`: the step's tile.
+        operand: Option<Operand>,
+        /// Row, in elements.
+        row: u32,
+        /// Column, in elements.
+        col: u32,
+    },
+}
+
+impl ExerciseKind {
+    /// The name used in lesson files (`kind = "..."`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ExerciseKind::Wavefronts => "wavefronts",
+            ExerciseKind::Conflicts => "conflicts",
+            ExerciseKind::ConflictFree => "conflict_free",
+            ExerciseKind::Swizzle => "swizzle",
+            ExerciseKind::LaneOf { .. } => "lane_of",
+        }
+    }
+
+    /// What an answer looks like, for prompts and errors.
+    pub fn answer_form(&self) -> &'static str {
+        match self {
+            ExerciseKind::Wavefronts | ExerciseKind::Conflicts => "a whole number, e.g. 4",
+            ExerciseKind::ConflictFree => "a layout, e.g. row, col, pad:8, swizzle:3,3,3",
+            ExerciseKind::Swizzle => "a swizzle, e.g. swizzle:3,3,3 or Swizzle<3,3,3>",
+            ExerciseKind::LaneOf { .. } => "a lane number 0-31",
+        }
+    }
+}
+
+/// The outcome of one answer.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Verdict {
+    /// Whether the model agrees with the answer.
+    pub correct: bool,
+    /// The answer as understood (trimmed; `Swizzle<3,3,3>` as `swizzle:3,3,3`).
+    pub answer: String,
+    /// The model's answer in words (`32`, `pad:1 (of the lesson's layouts)`, `lane 6`).
+    pub expected: String,
+    /// Why: the model's numbers for the answer given and for the right one, one paragraph.
+    pub explanation: String,
+}
+
+/// Errors of [`check_answer`]: the question cannot be asked, or the answer has the wrong form.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ExerciseError {
+    /// The step asks no question.
+    #[error("step {step} of lesson '{lesson}' has no exercise; steps with one: {with}")]
+    NoExercise {
+        /// Lesson name.
+        lesson: String,
+        /// 1-based step number as given.
+        step: usize,
+        /// The steps that have one, comma-separated (1-based), or "none".
+        with: String,
+    },
+    /// The answer is not of the form the question takes.
+    #[error("answer '{answer}' is not {form}{why}")]
+    BadAnswer {
+        /// The answer given.
+        answer: String,
+        /// What is allowed ([`ExerciseKind::answer_form`]).
+        form: &'static str,
+        /// Details (e.g. the layout parser's reason), starting with "; " when present.
+        why: String,
+    },
+    /// Running the step failed (a lesson that did not validate).
+    #[error("{0}")]
+    Lesson(#[from] LessonError),
+}
+
+/// `Swizzle<B,M,S>` (any case) → `swizzle:B,M,S`; other strings trimmed.
+fn normalize_layout(s: &str) -> String {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    if let Some(inner) = lower
+        .strip_prefix("swizzle<")
+        .and_then(|r| r.strip_suffix('>'))
+    {
+        return format!("swizzle:{}", inner.replace(' ', ""));
+    }
+    t.to_string()
+}
+
+fn parse_count(answer: &str, kind: &ExerciseKind) -> Result<u32, ExerciseError> {
+    answer
+        .trim()
+        .parse::<u32>()
+        .map_err(|_| ExerciseError::BadAnswer {
+            answer: answer.to_string(),
+            form: kind.answer_form(),
+            why: String::new(),
+        })
+}
+
+fn parse_lane(answer: &str, kind: &ExerciseKind) -> Result<u32, ExerciseError> {
+    let t = answer.trim().to_ascii_lowercase();
+    let t = t.strip_prefix("lane").unwrap_or(&t).trim();
+    match t.parse::<u32>() {
+        Ok(l) if l < WARP_SIZE as u32 => Ok(l),
+        _ => Err(ExerciseError::BadAnswer {
+            answer: answer.to_string(),
+            form: kind.answer_form(),
+            why: String::new(),
+        }),
+    }
+}
+
+/// Runs step `step` of `lesson` under the layout string `spec` (one of the lesson's, or any
+/// other: the lesson is re-laid with that one layout). `Ok(Err(reason))` when the step cannot
+/// run under it (an access that is not contiguous, a tile that no longer fits).
+///
+/// # Errors
+/// [`ExerciseError::BadAnswer`] when `spec` is not a layout for the step's tile.
+pub fn run_under(
+    lesson: &Lesson,
+    step: usize,
+    spec: &str,
+    kind: &ExerciseKind,
+) -> Result<Result<StepRun, String>, ExerciseError> {
+    if let Some(i) = lesson.layouts.iter().position(|l| l == spec) {
+        return Ok(run_step(lesson, step, i).map_err(|e| e.to_string()));
+    }
+    if let StepOp::Shared { tile, .. } = &lesson.steps[step].op {
+        let t = &lesson.tiles[*tile];
+        crate::sim::layout::Layout::parse(spec, t.rows, t.cols, t.elem_bytes).map_err(|e| {
+            ExerciseError::BadAnswer {
+                answer: spec.to_string(),
+                form: kind.answer_form(),
+                why: format!("; {e}"),
+            }
+        })?;
+    }
+    let mut other = lesson.clone();
+    other.layouts = vec![spec.to_string()];
+    Ok(run_step(&other, step, 0).map_err(|e| match e {
+        LessonError::Invalid { message, .. } => message,
+        e => e.to_string(),
+    }))
+}
+
+/// One sentence on why `rep` costs what it does: its phases and its worst bank.
+pub fn why_cost(rep: &RequestReport, offsets: &[u32; WARP_SIZE]) -> String {
+    let (w, ideal) = (rep.wavefront_count(), rep.ideal());
+    let phases = match rep.units.len() {
+        1 => "one phase (the whole warp)".to_string(),
+        n => format!("{n} phases"),
+    };
+    let deg = rep.bank_degree();
+    let (bank, way) = deg
+        .iter()
+        .enumerate()
+        .max_by_key(|&(b, d)| (*d, std::cmp::Reverse(b)))
+        .map(|(b, d)| (b, *d))
+        .unwrap_or((0, 0));
+    if way <= 1 {
+        return format!(
+            "{w} wavefront{} = {phases}, each bank asked for at most one distinct 4-byte word per phase: no bank conflict",
+            if w == 1 { "" } else { "s" }
+        );
+    }
+    let mut lanes: Vec<usize> = (0..WARP_SIZE)
+        .filter(|&l| rep.active_mask >> l & 1 == 1 && (offsets[l] / 4) as usize % NUM_BANKS == bank)
+        .collect();
+    let more = lanes.len() > 6;
+    lanes.truncate(6);
+    let list = lanes
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{w} wavefronts for {phases} (ideal {ideal}): bank {bank} is asked for {way} different 4-byte words within one phase (lanes {list}{}), and a bank delivers one word per wavefront: {} bank conflict{}",
+        if more { ", …" } else { "" },
+        w - ideal,
+        if w - ideal == 1 { "" } else { "s" }
+    )
+}
+
+fn counts_of(run: &StepRun) -> Option<(u32, u32, String)> {
+    let rep = run.report.as_ref()?;
+    let req = run.request.as_ref()?;
+    Some((
+        rep.wavefront_count(),
+        rep.bank_conflicts(),
+        why_cost(rep, &req.lane_byte_offsets),
+    ))
+}
+
+/// The steps (1-based, in the order of variant 0, then the others' own steps) that ask a
+/// question, as "2, 5" or "none".
+fn steps_with(lesson: &Lesson) -> String {
+    let with: Vec<String> = lesson
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.exercise.is_some())
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    if with.is_empty() {
+        "none".into()
+    } else {
+        with.join(", ")
+    }
+}
+
+/// The lanes whose registers hold element `(row, col)` of `holder` after `run`, with the
+/// register and part: `(lane, reg, half)`.
+pub fn holders(run: &StepRun, holder: Holder, row: u32, col: u32) -> Vec<(u32, u32, u32)> {
+    run.regs
+        .iter()
+        .filter(|e| e.holder == holder && e.row == row && e.col == col)
+        .map(|e| (e.lane, e.reg, e.half))
+        .collect()
+}
+
+fn operand_reg_name(op: Option<Operand>, reg: u32) -> String {
+    match op {
+        Some(Operand::A) => format!("a{reg}"),
+        Some(Operand::B) => format!("b{reg}"),
+        Some(Operand::C) => format!("c{reg}"),
+        None => format!("register {reg}"),
+    }
+}
+
+/// Checks `answer` to the exercise of step `step` (an index into [`Lesson::steps`]) with the
+/// simulator.
+///
+/// # Errors
+/// [`ExerciseError::NoExercise`] when the step asks nothing; [`ExerciseError::BadAnswer`] for
+/// an answer of the wrong form (not a number, not a layout, a lane outside 0-31).
+pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdict, ExerciseError> {
+    let ex = lesson
+        .steps
+        .get(step)
+        .and_then(|s| s.exercise.as_ref())
+        .ok_or_else(|| ExerciseError::NoExercise {
+            lesson: lesson.name.clone(),
+            step: step + 1,
+            with: steps_with(lesson),
+        })?;
+    let spec = &lesson.layouts[ex.layout];
+    let verdict = |correct, answer: String, expected: String, explanation: String| Verdict {
+        correct,
+        answer,
+        expected,
+        explanation: if correct || ex.hint.trim().is_empty() {
+            explanation
+        } else {
+            format!("{explanation}. Hint: {}", ex.hint.trim())
+        },
+    };
+    match &ex.kind {
+        k @ (ExerciseKind::Wavefronts | ExerciseKind::Conflicts) => {
+            let n = parse_count(answer, k)?;
+            let run = run_step(lesson, step, ex.layout)?;
+            let (w, c, why) = counts_of(&run).ok_or_else(|| ExerciseError::BadAnswer {
+                answer: answer.into(),
+                form: "asked of a shared-memory step",
+                why: String::new(),
+            })?;
+            let (want, what) = if *k == ExerciseKind::Wavefronts {
+                (w, "wavefronts")
+            } else {
+                (c, "bank conflicts")
+            };
+            let head = if n == want {
+                format!("Right: {want} {what} under '{spec}'")
+            } else {
+                format!("Not {n}: the simulator gives {want} {what} under '{spec}'")
+            };
+            Ok(verdict(
+                n == want,
+                n.to_string(),
+                want.to_string(),
+                format!("{head}. {why}"),
+            ))
+        }
+        k @ (ExerciseKind::ConflictFree | ExerciseKind::Swizzle) => {
+            let a = normalize_layout(answer);
+            if a.is_empty() {
+                return Err(ExerciseError::BadAnswer {
+                    answer: answer.into(),
+                    form: k.answer_form(),
+                    why: String::new(),
+                });
+            }
+            let free: Vec<&str> = (0..lesson.layouts.len())
+                .filter(|&i| {
+                    run_step(lesson, step, i)
+                        .ok()
+                        .and_then(|r| r.cost)
+                        .is_some_and(|c| c.bank_conflicts() == 0)
+                })
+                .map(|i| lesson.layouts[i].as_str())
+                .filter(|l| *k == ExerciseKind::ConflictFree || l.contains("swizzle:"))
+                .collect();
+            let expected = if free.is_empty() {
+                "a layout with 0 bank conflicts".to_string()
+            } else {
+                format!("{} (of the lesson's layouts)", free.join(", "))
+            };
+            let run = match run_under(lesson, step, &a, k)? {
+                Ok(r) => r,
+                Err(reason) => {
+                    return Ok(verdict(
+                        false,
+                        a.clone(),
+                        expected,
+                        format!("The step cannot run under '{a}': {reason}"),
+                    ));
+                }
+            };
+            let (w, c, why) = counts_of(&run).unwrap_or((0, 0, String::new()));
+            let is_swizzle = a.contains("swizzle:");
+            if *k == ExerciseKind::Swizzle && !is_swizzle {
+                let tail = if c == 0 {
+                    "it removes the conflicts too, but by wasting bytes: the question asks for a swizzle, which moves data instead"
+                } else {
+                    "and it still conflicts"
+                };
+                return Ok(verdict(
+                    false,
+                    a.clone(),
+                    expected,
+                    format!("'{a}' is not a swizzle ({w} wavefronts, {c} bank conflicts): {tail}"),
+                ));
+            }
+            let correct = c == 0;
+            let head = if correct {
+                format!(
+                    "Right: under '{a}' the step takes {w} wavefront{}, no bank conflict",
+                    if w == 1 { "" } else { "s" }
+                )
+            } else {
+                format!("Not '{a}': the step still has {c} bank conflicts under it")
+            };
+            Ok(verdict(correct, a, expected, format!("{head}. {why}")))
+        }
+        k @ ExerciseKind::LaneOf { operand, row, col } => {
+            let lane = parse_lane(answer, k)?;
+            let run = run_step(lesson, step, ex.layout)?;
+            let holder = match (operand, &lesson.steps[step].op) {
+                (Some(op), _) => Holder::Operand(*op),
+                (None, StepOp::Shared { tile, .. }) => Holder::Tile(*tile),
+                (None, StepOp::Mma { .. }) => Holder::Operand(Operand::A),
+            };
+            let name = match operand {
+                Some(op) => format!("{op:?}({row}, {col})"),
+                None => match holder {
+                    Holder::Tile(t) => format!("{}({row}, {col})", lesson.tiles[t].name),
+                    Holder::Operand(op) => format!("{op:?}({row}, {col})"),
+                },
+            };
+            let who = holders(&run, holder, *row, *col);
+            let lanes: Vec<String> = who
+                .iter()
+                .map(|(l, r, h)| {
+                    format!(
+                        "lane {l} ({}, {} half)",
+                        operand_reg_name(*operand, *r),
+                        if *h == 0 { "low" } else { "high" }
+                    )
+                })
+                .collect();
+            let expected = who
+                .iter()
+                .map(|(l, _, _)| format!("lane {l}"))
+                .collect::<Vec<_>>()
+                .join(" or ");
+            let mma_words = |l: u32| {
+                if operand.is_some() {
+                    format!(
+                        " (groupID = {l} >> 2 = {}, threadID_in_group = {l} % 4 = {})",
+                        l >> 2,
+                        l % 4
+                    )
+                } else {
+                    String::new()
+                }
+            };
+            let correct = who.iter().any(|(l, _, _)| *l == lane);
+            if correct {
+                return Ok(verdict(
+                    true,
+                    format!("lane {lane}"),
+                    expected,
+                    format!(
+                        "Right: {name} is in {}{}",
+                        lanes.join(" and "),
+                        mma_words(lane)
+                    ),
+                ));
+            }
+            let mut held: Vec<String> = run
+                .regs
+                .iter()
+                .filter(|e| e.lane == lane && e.holder == holder)
+                .map(|e| format!("({}, {})", e.row, e.col))
+                .collect();
+            held.dedup();
+            let truth = who.first().map(|(l, _, _)| *l).unwrap_or(0);
+            Ok(verdict(
+                false,
+                format!("lane {lane}"),
+                expected,
+                format!(
+                    "Not lane {lane}: it holds {}{}; {name} is in {}{}",
+                    if held.is_empty() {
+                        "nothing of it".to_string()
+                    } else {
+                        held.join(" ")
+                    },
+                    mma_words(lane),
+                    lanes.join(" and "),
+                    mma_words(truth)
+                ),
+            ))
+        }
+    }
+}
+
+/// Checks that the model can answer the exercise of step `step`: its layout runs, a
+/// conflict_free question has both a conflicting and a conflict-free layout among the lesson's,
+/// a swizzle question has a conflicting first layout and a conflict-free swizzle among the
+/// lesson's, a lane_of element is held by some lane. `Err` is the rule broken (the loader names
+/// the file and field).
+pub fn validate(lesson: &Lesson, step: usize) -> Result<(), String> {
+    let Some(ex) = &lesson.steps[step].exercise else {
+        return Ok(());
+    };
+    let conflicts = |i: usize| {
+        run_step(lesson, step, i)
+            .ok()
+            .and_then(|r| r.cost)
+            .map(|c| c.bank_conflicts())
+    };
+    match &ex.kind {
+        ExerciseKind::Wavefronts | ExerciseKind::Conflicts => Ok(()),
+        ExerciseKind::ConflictFree => {
+            let all: Vec<Option<u32>> = (0..lesson.layouts.len()).map(conflicts).collect();
+            if !all.contains(&Some(0)) || !all.iter().any(|c| c.is_some_and(|c| c > 0)) {
+                return Err(format!(
+                    "a conflict_free question needs a layout with and one without bank conflicts among the lesson's layouts ({}); the model gives conflicts {all:?}",
+                    lesson.layouts.join(", ")
+                ));
+            }
+            Ok(())
+        }
+        ExerciseKind::Swizzle => {
+            let ok = (0..lesson.layouts.len())
+                .any(|i| lesson.layouts[i].contains("swizzle:") && conflicts(i) == Some(0));
+            if !ok || conflicts(0).unwrap_or(0) == 0 {
+                return Err(format!(
+                    "a swizzle question needs conflicts under the first layout and a conflict-free swizzle among the lesson's layouts ({})",
+                    lesson.layouts.join(", ")
+                ));
+            }
+            Ok(())
+        }
+        ExerciseKind::LaneOf { operand, row, col } => {
+            let run = run_step(lesson, step, ex.layout).map_err(|e| e.to_string())?;
+            let holder = match (operand, &lesson.steps[step].op) {
+                (Some(op), _) => Holder::Operand(*op),
+                (None, StepOp::Shared { tile, .. }) => Holder::Tile(*tile),
+                (None, StepOp::Mma { .. }) => {
+                    return Err(
+                        "a lane_of question on an mma step names operand = \"A\" | \"B\" | \"C\""
+                            .into(),
+                    );
+                }
+            };
+            if holders(&run, holder, *row, *col).is_empty() {
+                return Err(format!(
+                    "no lane holds element ({row}, {col}) after this step; pick one the step loads"
+                ));
+            }
+            Ok(())
+        }
+    }
+}
