@@ -167,6 +167,33 @@ const CASES: &[Case] = &[
         ],
     ),
     ("wgmma", 1, &["4"], &[("32", "gives 4 wavefronts")]),
+    // ncu's source view on the H200: line 402, 512 wavefronts in 16 executions = 32 each.
+    (
+        "reading-triton-ptx",
+        1,
+        &["32"],
+        &[("16", "gives 32 wavefronts"), ("4", "gives 32 wavefronts")],
+    ),
+    // 128-byte rows of f16: Swizzle<3,3,3> (H200-measured 4 wavefronts, lesson swizzle).
+    (
+        "reading-triton-ptx",
+        2,
+        &["swizzle:3,3,3", "Swizzle<3,3,3>"],
+        &[
+            ("swizzle:2,3,3", "bank conflicts under it"),
+            ("row", "is not a swizzle"),
+        ],
+    ),
+    // stmatrix.x4 of plain 128-byte rows: 32 wavefronts, 28 conflicts (H200 stmatrix record).
+    (
+        "reading-triton-ptx",
+        3,
+        &["28"],
+        &[
+            ("0", "gives 28 bank conflicts"),
+            ("31", "gives 28 bank conflicts"),
+        ],
+    ),
 ];
 
 /// Lessons of other engineers that may land before they ask a question (issue #18 asks every
