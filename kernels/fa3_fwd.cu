@@ -5,16 +5,21 @@
 // Compile-time parameters: FA_D (64 or 128), FA_CAUSAL (0/1), FA_BF16 (0: fp16, 1: bf16),
 // FA_STAGES (K/V buffers, 2), FA_OVERLAP (1), FA_PINGPONG (1; needs FA_OVERLAP). nvcc -arch=sm_90a.
 //
-//   grid (S / 128, B * H), 384 threads; q, k, v, o: [B, H, S, D] contiguous, viewed by the tensor
-//   maps as 2-D [B*H*S rows, D columns] (element 2 bytes, row pitch 2*D bytes), box {64 columns,
-//   128 rows} (64 for O), CU_TENSOR_MAP_SWIZZLE_128B; S % 128 == 0.
-//   Dynamic shared memory: FA3_SMEM_BYTES (+1024 for alignment): Q (128 x D), FA_STAGES K tiles
-//   and FA_STAGES V tiles (128 x D each). A tile is D/64 panels of 64 columns (128 bytes per row,
-//   rows 128 bytes apart, 16-byte chunk c of row r at chunk c ^ (r % 8): TMA's 128B swizzle,
-//   CuTe Swizzle<3,4,3> on byte offsets), panel p at p * 128 * 128 bytes.
-//   Warpgroup 0 (producer; one thread issues every copy): Q once, then per key block K and V
-//   (D/64 boxes each, cp.async.bulk.tensor.2d, SASS UTMALDG.2D) into stage it % FA_STAGES once
-//   both consumers released it. Warpgroup 1 + c (consumer c = 0, 1) owns query rows 64c..64c+63:
+//   Persistent: grid min(B*H*S/128, number of SMs) CTAs of 384 threads; CTA b computes the tiles
+//   (query block of 128 rows, head) t = b, b + gridDim.x, ... (fa3_tile: causal, longest first).
+//   q, k, v, o: [B, H, S, D] contiguous, viewed by the tensor maps as 2-D [B*H*S rows, D columns]
+//   (element 2 bytes, row pitch 2*D bytes), box {64 columns, 128 rows} (64 rows for O),
+//   CU_TENSOR_MAP_SWIZZLE_128B; S % 128 == 0; parameters seq = S, bh = B*H.
+//   Dynamic shared memory: FA3_SMEM_BYTES (+1024 for alignment): two Q buffers (128 x D; tile i of
+//   the CTA uses buffer i % 2, so the next tile's Q arrives while this one runs), O staging (128 x D),
+//   FA_STAGES K tiles and FA_STAGES V tiles (128 x D each). A tile is D/64 panels of 64 columns
+//   (128 bytes per row, rows 128 bytes apart, 16-byte chunk c of row r at chunk c ^ (r % 8): TMA's
+//   128B swizzle, CuTe Swizzle<3,4,3> on byte offsets), panel p at p * 128 * 128 bytes.
+//   Warpgroup 0 (producer; one thread issues every copy): per tile, Q (D/64 boxes) into its buffer
+//   once the last S = Q·Kᵀ of the tile before the previous one has read it, then per key block K and V (D/64 boxes each,
+//   cp.async.bulk.tensor.2d, SASS UTMALDG.2D) into stage g % FA_STAGES (g counts the key blocks of
+//   the CTA's tiles) once both consumers released it.
+//   Warpgroup 1 + c (consumer c = 0, 1) owns query rows 64c..64c+63 of each tile:
 //     S = Q·Kᵀ: D/16 wgmma.m64n128k16 (SASS HGMMA.64x128x16.F32), both operands K-major
 //               descriptors (LBO 16 B, SBO 1024 B, layout 128B swizzle), k-step kk at byte
 //               (kk / 4) * panel + (kk % 4) * 32;
@@ -22,8 +27,12 @@
 //     O += P·V: 128/16 wgmma.m64nDk16 (HGMMA.64xDx16.F32) with A = P in registers (the
 //               accumulators of S repacked to f16x2/bf16x2, as mma.sync's A fragment) and B = V
 //               MN-major (imm-trans-b 1; LBO = panel stride, SBO 1024 B), key step kt at kt*2048.
-//   Epilogue: O / l written as f16/bf16 into the consumer's own Q rows (same swizzle), then one TMA
-//   store per panel (cp.async.bulk.tensor.2d.global.shared::cta, SASS UTMASTG.2D).
+//   Code copies per tile: the first block's S = Q·Kᵀ; a loop over the other blocks issuing the
+//   block's S and the previous block's P·V; the last block's P·V.
+//   Epilogue: O / l written as f16/bf16 into the consumer's half of the O staging buffer (same
+//   swizzle; D/4 st.shared.b32 per thread), then one TMA store per panel
+//   (cp.async.bulk.tensor.2d.global.shared::cta, SASS UTMASTG.2D), left running while the next
+//   tile starts.
 //   Key blocks run from the last to the first; causal: a query block sees blocks 0..q_block and
 //   only the first one it runs (the diagonal) is masked.
 
@@ -55,7 +64,7 @@
 #define FA_KVPANEL (FA_BN * 128)                // bytes of one panel of K or V
 #define FA_QBYTES (FA_BM * FA_D * 2)
 #define FA_KVBYTES (FA_BN * FA_D * 2)
-#define FA3_SMEM_BYTES (FA_QBYTES + 2 * FA_STAGES * FA_KVBYTES)
+#define FA3_SMEM_BYTES (3 * FA_QBYTES + 2 * FA_STAGES * FA_KVBYTES)
 #define FA_NEG_INF __int_as_float(0xff800000u)
 
 // The tensor map, passed by value as a __grid_constant__ parameter (128 bytes, 64-byte aligned).
@@ -321,24 +330,46 @@ __device__ __forceinline__ void fa3_turn_pass(unsigned c, bool last)
 #endif
 }
 
+// Query block and head of tile t (of nq * bh tiles): causal, the longest tiles (last query blocks)
+// first, every head in turn; otherwise one head after another, so the CTAs running at the same
+// time share K and V in L2.
+__device__ __forceinline__ void fa3_tile(int t, int nq, int bh, int &qb, int &head)
+{
+    if (FA_CAUSAL) {
+        qb = nq - 1 - t / bh;
+        head = t % bh;
+    } else {
+        qb = t % nq;
+        head = t / nq;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(384, 1)
     fa3_fwd(const __grid_constant__ Fa3Map mq, const __grid_constant__ Fa3Map mk, const __grid_constant__ Fa3Map mv,
-            const __grid_constant__ Fa3Map mo, int seq, float softmax_scale)
+            const __grid_constant__ Fa3Map mo, int seq, int bh, float softmax_scale)
 {
     extern __shared__ __align__(1024) unsigned char fa3_smem[];
-    __shared__ __align__(8) unsigned long long bars[1 + 4 * FA_STAGES];
+    __shared__ __align__(8) unsigned long long bars[4 + 4 * FA_STAGES];
     const unsigned raw = (unsigned)__cvta_generic_to_shared(fa3_smem);
     const unsigned sq = raw + ((1024u - (raw & 1023u)) & 1023u);
-    const unsigned sk0 = sq + FA_QBYTES, sv0 = sk0 + FA_STAGES * FA_KVBYTES;
+    // Two Q buffers (tile ti uses ti % 2: the next tile's Q loads while this one runs), then the O
+    // staging buffer for the TMA store (same layout as Q).
+    const unsigned so = sq + 2 * FA_QBYTES;
+    const unsigned sk0 = so + FA_QBYTES, sv0 = sk0 + FA_STAGES * FA_KVBYTES;
     const unsigned bar0 = (unsigned)__cvta_generic_to_shared(bars);
-    // bars: [0] Q full, [1 + s] K full, [1 + S + s] V full, [1 + 2S + s] K empty, [1 + 3S + s] V empty
-    const unsigned bar_q = bar0;
-#define FA3_KFULL(s) (bar0 + 8u * (1u + (s)))
-#define FA3_VFULL(s) (bar0 + 8u * (1u + FA_STAGES + (s)))
-#define FA3_KEMPTY(s) (bar0 + 8u * (1u + 2 * FA_STAGES + (s)))
-#define FA3_VEMPTY(s) (bar0 + 8u * (1u + 3 * FA_STAGES + (s)))
+    // bars: [b] Q full and [2 + b] Q empty of Q buffer b, [4 + s] K full, [4 + S + s] V full,
+    // [4 + 2S + s] K empty, [4 + 3S + s] V empty
+#define FA3_QFULL(b) (bar0 + 8u * (b))
+#define FA3_QEMPTY(b) (bar0 + 8u * (2u + (b)))
+#define FA3_KFULL(s) (bar0 + 8u * (4u + (s)))
+#define FA3_VFULL(s) (bar0 + 8u * (4u + FA_STAGES + (s)))
+#define FA3_KEMPTY(s) (bar0 + 8u * (4u + 2 * FA_STAGES + (s)))
+#define FA3_VEMPTY(s) (bar0 + 8u * (4u + 3 * FA_STAGES + (s)))
     if (threadIdx.x == 0) {
-        fa3_bar_init(bar_q, 1);
+        for (unsigned b = 0; b < 2; ++b) {
+            fa3_bar_init(FA3_QFULL(b), 1);
+            fa3_bar_init(FA3_QEMPTY(b), 8); // one arrive per consumer warp after the tile's last S = Q·Kᵀ
+        }
         for (unsigned s = 0; s < FA_STAGES; ++s) {
             fa3_bar_init(FA3_KFULL(s), 1);
             fa3_bar_init(FA3_VFULL(s), 1);
@@ -349,11 +380,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     }
     __syncthreads();
 
-    // Longest-running query blocks first (causal: the last blocks see the most keys).
-    const int qb = FA_CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
-    const int q_row0 = qb * FA_BM;
-    const int row_base = (int)blockIdx.y * seq; // this head's first row in the [B*H*S, D] view
-    const int nblocks = FA_CAUSAL ? qb + 1 : seq / FA_BN;
+    const int nq = seq / FA_BM, tiles = nq * bh;
     // Warp-uniform by construction (a shuffle from lane 0), so that the compiler keeps it and every
     // address derived from it (the wgmma descriptors) in uniform registers.
     const unsigned wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
@@ -361,22 +388,32 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
         if (threadIdx.x == 0) {
-            fa3_bar_expect_tx(bar_q, FA_QBYTES);
-#pragma unroll
-            for (int p = 0; p < FA_PANELS; ++p) fa3_tma_load(sq + p * FA_QPANEL, &mq, 64 * p, row_base + q_row0, bar_q);
-            for (int it = 0; it < nblocks; ++it) {
-                const int j = nblocks - 1 - it;
-                const unsigned s = it % FA_STAGES, ph = (it / FA_STAGES) & 1;
-                fa3_bar_wait(FA3_KEMPTY(s), ph ^ 1u);
-                fa3_bar_expect_tx(FA3_KFULL(s), FA_KVBYTES);
-#pragma unroll
-                for (int p = 0; p < FA_PANELS; ++p)
-                    fa3_tma_load(sk0 + s * FA_KVBYTES + p * FA_KVPANEL, &mk, 64 * p, row_base + j * FA_BN, FA3_KFULL(s));
-                fa3_bar_wait(FA3_VEMPTY(s), ph ^ 1u);
-                fa3_bar_expect_tx(FA3_VFULL(s), FA_KVBYTES);
+            unsigned gb = 0; // key blocks loaded so far: stage gb % FA_STAGES, phase (gb / FA_STAGES) & 1
+            unsigned ti = 0;
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++ti) {
+                int qb, head;
+                fa3_tile(t, nq, bh, qb, head);
+                const int row_base = head * seq, nblocks = FA_CAUSAL ? qb + 1 : seq / FA_BN;
+                const unsigned qbuf = ti & 1u, qph = (ti >> 1) & 1u;
+                fa3_bar_wait(FA3_QEMPTY(qbuf), qph ^ 1u); // the last S two tiles ago has read it
+                fa3_bar_expect_tx(FA3_QFULL(qbuf), FA_QBYTES);
 #pragma unroll
                 for (int p = 0; p < FA_PANELS; ++p)
-                    fa3_tma_load(sv0 + s * FA_KVBYTES + p * FA_KVPANEL, &mv, 64 * p, row_base + j * FA_BN, FA3_VFULL(s));
+                    fa3_tma_load(sq + qbuf * FA_QBYTES + p * FA_QPANEL, &mq, 64 * p, row_base + qb * FA_BM, FA3_QFULL(qbuf));
+                for (int it = 0; it < nblocks; ++it, ++gb) {
+                    const int j = nblocks - 1 - it;
+                    const unsigned s = gb % FA_STAGES, ph = (gb / FA_STAGES) & 1;
+                    fa3_bar_wait(FA3_KEMPTY(s), ph ^ 1u);
+                    fa3_bar_expect_tx(FA3_KFULL(s), FA_KVBYTES);
+#pragma unroll
+                    for (int p = 0; p < FA_PANELS; ++p)
+                        fa3_tma_load(sk0 + s * FA_KVBYTES + p * FA_KVPANEL, &mk, 64 * p, row_base + j * FA_BN, FA3_KFULL(s));
+                    fa3_bar_wait(FA3_VEMPTY(s), ph ^ 1u);
+                    fa3_bar_expect_tx(FA3_VFULL(s), FA_KVBYTES);
+#pragma unroll
+                    for (int p = 0; p < FA_PANELS; ++p)
+                        fa3_tma_load(sv0 + s * FA_KVBYTES + p * FA_KVPANEL, &mv, 64 * p, row_base + j * FA_BN, FA3_VFULL(s));
+                }
             }
         }
         return;
@@ -385,114 +422,143 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
     const unsigned c = wg - 1;                  // consumer index: query rows 64c..64c+63 of the block
     const unsigned lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
-    const unsigned sq_rows = sq + c * 64 * 128; // this consumer's rows in every Q panel
+    const unsigned so_rows = so + c * 64 * 128;
     const int row0 = (int)(c * 64 + warp * 16); // first row of this warp in the block
     const float scale_log2 = softmax_scale * 1.4426950408889634f;
+    const bool leader = (threadIdx.x & 127) == 0; // issues this consumer's TMA stores
 
-    float o[FA_D / 2]; // written first by the first P·V (scale-d 0)
-    float m[2] = {FA_NEG_INF, FA_NEG_INF}, l[2] = {0.f, 0.f}, corr[2];
+    float o[FA_D / 2]; // written first by each tile's first P·V (scale-d 0)
     float s[FA_BN / 2];
     unsigned p[FA_BN / 4];
 
 #if FA_PINGPONG
     if (c == 1) asm volatile("bar.arrive 3, 256;" ::: "memory"); // the first consumer goes first
 #endif
-    fa3_bar_wait(bar_q, 0);
-    // First block (the diagonal one when causal).
-    fa3_bar_wait(FA3_KFULL(0), 0);
-    fa3_turn_wait(c);
-    fa3_issue_s(s, sq_rows, sk0);
-    fa3_turn_pass(c, false);
-    fa3_wg_wait<0>();
-    fa3_pin(s);
-    if (lane == 0) fa3_bar_arrive(FA3_KEMPTY(0));
-    fa3_softmax<FA_CAUSAL != 0>(s, m, l, corr, scale_log2, row0);
-    fa3_pack_p(s, p);
-    fa3_pin(p);
-#if FA_OVERLAP
-    for (int it = 1; it < nblocks; ++it) {
-        const unsigned st = it % FA_STAGES, ph = (it / FA_STAGES) & 1;
-        const unsigned pst = (it - 1) % FA_STAGES, pph = ((it - 1) / FA_STAGES) & 1;
-        fa3_bar_wait(FA3_KFULL(st), ph);
-        fa3_bar_wait(FA3_VFULL(pst), pph);
-        fa3_turn_wait(c);
-        fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
-        fa3_issue_pv<false>(o, p, sv0 + pst * FA_KVBYTES, it == 1);
-        fa3_turn_pass(c, false);
-        fa3_wg_wait<1>(); // S of block it is done; P·V of block it - 1 may still run
-        fa3_pin(s);
-        if (lane == 0) fa3_bar_arrive(FA3_KEMPTY(st));
-        fa3_softmax<false>(s, m, l, corr, scale_log2, row0);
-        fa3_wg_wait<0>();
-        // P is read by the P·V wgmma until this wait: pinning it here keeps it in its registers
-        // until then; the next P is packed only now.
-        fa3_pin(p);
-        fa3_pin(o);
-        if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(pst));
-        fa3_rescale(o, corr);
-        fa3_pack_p(s, p);
-        // O and P are final before the next block's first wgmma is issued: ptxas serializes every
-        // wgmma of a stage in which a non-wgmma instruction writes one of their input registers.
-        fa3_pin(o);
-        fa3_pin(p);
-    }
-    {
-        const unsigned pst = (nblocks - 1) % FA_STAGES, pph = ((nblocks - 1) / FA_STAGES) & 1;
-        fa3_bar_wait(FA3_VFULL(pst), pph);
-        fa3_turn_wait(c);
-        fa3_issue_pv<true>(o, p, sv0 + pst * FA_KVBYTES, nblocks == 1);
-        fa3_turn_pass(c, true);
-        fa3_wg_wait<0>();
-        fa3_pin(o);
-        if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(pst));
-    }
-#else
-    for (int it = 0;; ++it) {
-        const unsigned st = it % FA_STAGES, ph = (it / FA_STAGES) & 1;
-        if (it > 0) {
+    unsigned gb = 0, ti = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++ti) {
+        int qb, head;
+        fa3_tile(t, nq, bh, qb, head);
+        const int nblocks = FA_CAUSAL ? qb + 1 : seq / FA_BN;
+        const bool last_tile = t + (int)gridDim.x >= tiles;
+        float m[2] = {FA_NEG_INF, FA_NEG_INF}, l[2] = {0.f, 0.f}, corr[2];
+
+        const unsigned qbuf = ti & 1u;
+        const unsigned sq_rows = sq + qbuf * FA_QBYTES + c * 64 * 128; // this consumer's rows of Q
+        fa3_bar_wait(FA3_QFULL(qbuf), (ti >> 1) & 1u);
+        // First block (the diagonal one when causal).
+        {
+            const unsigned st = gb % FA_STAGES, ph = (gb / FA_STAGES) & 1;
             fa3_bar_wait(FA3_KFULL(st), ph);
+            fa3_turn_wait(c);
             fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
+            fa3_turn_pass(c, false);
             fa3_wg_wait<0>();
             fa3_pin(s);
-            if (lane == 0) fa3_bar_arrive(FA3_KEMPTY(st));
-            fa3_softmax<false>(s, m, l, corr, scale_log2, row0);
+            if (lane == 0) {
+                fa3_bar_arrive(FA3_KEMPTY(st));
+                if (nblocks == 1) fa3_bar_arrive(FA3_QEMPTY(qbuf));
+            }
+            fa3_softmax<FA_CAUSAL != 0>(s, m, l, corr, scale_log2, row0);
             fa3_pack_p(s, p);
+            fa3_pin(p);
         }
-        if (it > 0) fa3_rescale(o, corr);
-        fa3_bar_wait(FA3_VFULL(st), ph);
-        fa3_issue_pv<true>(o, p, sv0 + st * FA_KVBYTES, it == 0);
-        fa3_wg_wait<0>();
-        fa3_pin(o);
-        if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(st));
-        if (it + 1 >= nblocks) break;
-    }
+#if FA_OVERLAP
+        for (int it = 1; it < nblocks; ++it) {
+            const unsigned st = (gb + it) % FA_STAGES, ph = ((gb + it) / FA_STAGES) & 1;
+            const unsigned pst = (gb + it - 1) % FA_STAGES, pph = ((gb + it - 1) / FA_STAGES) & 1;
+            fa3_bar_wait(FA3_KFULL(st), ph);
+            fa3_bar_wait(FA3_VFULL(pst), pph);
+            fa3_turn_wait(c);
+            fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
+            fa3_issue_pv<false>(o, p, sv0 + pst * FA_KVBYTES, it == 1);
+            fa3_turn_pass(c, false);
+            fa3_wg_wait<1>(); // S of block it is done; P·V of block it - 1 may still run
+            fa3_pin(s);
+            if (lane == 0) {
+                fa3_bar_arrive(FA3_KEMPTY(st));
+                if (it == nblocks - 1) fa3_bar_arrive(FA3_QEMPTY(qbuf)); // Q is free again
+            }
+            fa3_softmax<false>(s, m, l, corr, scale_log2, row0);
+            fa3_wg_wait<0>();
+            // P is read by the P·V wgmma until this wait: pinning it here keeps it in its registers
+            // until then; the next P is packed only now.
+            fa3_pin(p);
+            fa3_pin(o);
+            if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(pst));
+            fa3_rescale(o, corr);
+            fa3_pack_p(s, p);
+            // O and P are final before the next block's first wgmma is issued: ptxas serializes every
+            // wgmma of a stage in which a non-wgmma instruction writes one of their input registers.
+            fa3_pin(o);
+            fa3_pin(p);
+        }
+        {
+            const unsigned pst = (gb + nblocks - 1) % FA_STAGES, pph = ((gb + nblocks - 1) / FA_STAGES) & 1;
+            fa3_bar_wait(FA3_VFULL(pst), pph);
+            fa3_turn_wait(c);
+            fa3_issue_pv<true>(o, p, sv0 + pst * FA_KVBYTES, nblocks == 1);
+            fa3_turn_pass(c, last_tile);
+            fa3_wg_wait<0>();
+            fa3_pin(o);
+            if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(pst));
+        }
+#else
+        for (int it = 0;; ++it) {
+            const unsigned st = (gb + it) % FA_STAGES, ph = ((gb + it) / FA_STAGES) & 1;
+            if (it > 0) {
+                fa3_bar_wait(FA3_KFULL(st), ph);
+                fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
+                fa3_wg_wait<0>();
+                fa3_pin(s);
+                if (lane == 0) {
+                    fa3_bar_arrive(FA3_KEMPTY(st));
+                    if (it == nblocks - 1) fa3_bar_arrive(FA3_QEMPTY(qbuf));
+                }
+                fa3_softmax<false>(s, m, l, corr, scale_log2, row0);
+                fa3_pack_p(s, p);
+            }
+            if (it > 0) fa3_rescale(o, corr);
+            fa3_bar_wait(FA3_VFULL(st), ph);
+            fa3_issue_pv<true>(o, p, sv0 + st * FA_KVBYTES, it == 0);
+            fa3_wg_wait<0>();
+            fa3_pin(o);
+            if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(st));
+            if (it + 1 >= nblocks) break;
+        }
 #endif
+        gb += nblocks;
 
-    // Epilogue: O / l into this consumer's Q rows (swizzled like the TMA box), then TMA stores.
-    const unsigned g = lane >> 2, q = lane & 3;
-    float inv[2];
+        // Epilogue: O / l into this consumer's half of the O staging buffer (swizzled like the TMA
+        // box) once the previous tile's store has read it, then TMA stores (not waited for: they
+        // overlap the next tile).
+        const unsigned g = lane >> 2, q = lane & 3;
+        float inv[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float t = l[h];
-        t += __shfl_xor_sync(0xffffffffu, t, 1);
-        t += __shfl_xor_sync(0xffffffffu, t, 2);
-        inv[h] = 1.f / t;
-    }
+        for (int h = 0; h < 2; ++h) {
+            float x = l[h];
+            x += __shfl_xor_sync(0xffffffffu, x, 1);
+            x += __shfl_xor_sync(0xffffffffu, x, 2);
+            inv[h] = 1.f / x;
+        }
+        if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
 #pragma unroll
-    for (int i = 0; i < FA_D / 2; i += 2) {
-        const unsigned r = warp * 16 + g + 8 * ((i % 4) / 2); // row within the consumer's 64
-        const unsigned col = 8 * (i / 4) + 2 * q;             // even column
-        const unsigned pnl = col / 64, cb = (col % 64) * 2;   // panel, byte in the 128-byte row
-        const unsigned addr = sq_rows + pnl * FA_QPANEL + r * 128 + ((((cb >> 4) ^ (r & 7)) << 4) | (cb & 15));
-        const unsigned v = fa3_pack(o[i] * inv[(i % 4) / 2], o[i + 1] * inv[(i % 4) / 2]);
-        asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-    }
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
-    if ((threadIdx.x & 127) == 0) {
+        for (int i = 0; i < FA_D / 2; i += 2) {
+            const unsigned r = warp * 16 + g + 8 * ((i % 4) / 2); // row within the consumer's 64
+            const unsigned col = 8 * (i / 4) + 2 * q;             // even column
+            const unsigned pnl = col / 64, cb = (col % 64) * 2;   // panel, byte in the 128-byte row
+            const unsigned addr = so_rows + pnl * FA_QPANEL + r * 128 + ((((cb >> 4) ^ (r & 7)) << 4) | (cb & 15));
+            const unsigned v = fa3_pack(o[i] * inv[(i % 4) / 2], o[i + 1] * inv[(i % 4) / 2]);
+            asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+        if (leader) {
 #pragma unroll
-        for (int pn = 0; pn < FA_PANELS; ++pn) fa3_tma_store(&mo, 64 * pn, row_base + q_row0 + (int)c * 64, sq_rows + pn * FA_QPANEL);
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+            for (int pn = 0; pn < FA_PANELS; ++pn)
+                fa3_tma_store(&mo, 64 * pn, head * seq + qb * FA_BM + (int)c * 64, so_rows + pn * FA_QPANEL);
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
     }
+    if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
