@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Requests for the cp.async.ca spread-source probe (tilelab issue 13). Writes requests.txt
+(cpasync_lab.cu's input: name kind mask warm src[32] dst[32]) and requests.json (the same as
+tilelab replay records, one per distinct request, with the replicate plan). Deterministic.
+Sets: structured (nlines, overlap, sector, straddle, dup, pipe, xunit, many), each cold x3 and
+warm x2; re-measurements of earlier records whose two wavefront counters disagreed (cold x3,
+warm x1); fresh random requests (seed 13, verify's pattern families; cold x2)."""
+import json, random, sys
+SRC, SMEM, LINE = 64 * 1024, 48 * 1024, 128
+KIND = {4: 0, 8: 1, 16: 2}
+FULL = 0xffffffff
+reqs = []  # (name, size, mask, src[32], dst[32])
+
+def add(name, size, src, dst, mask=FULL):
+    src = [int(s) for s in src]; dst = [int(d) for d in dst]
+    assert len(src) == 32 and len(dst) == 32
+    for l in range(32):
+        if mask >> l & 1:
+            assert src[l] % size == 0 and 0 <= src[l] <= SRC - size, (name, l, src[l])
+            assert dst[l] % size == 0 and 0 <= dst[l] <= SMEM - size, (name, l, dst[l])
+    reqs.append((name, size, mask, src, dst))
+
+C4 = [1024 + 4 * l for l in range(32)]
+def line(k, far=False):
+    return (16 + (37 * k if far else k)) % 500 * LINE
+
+# A/B: n lines, distinct L1 banks (lane l reads word l), conflict-free contiguous destination.
+for far in (False, True):
+    for n in (1, 2, 3, 4, 8, 16, 32):
+        add(f"nlines.inter.{n}.{'far' if far else 'adj'}", 4, [line(l % n, far) + 4 * l for l in range(32)], C4)
+for n in (2, 4, 8):
+    add(f"nlines.block.{n}", 4, [line(l // (32 // n)) + 4 * l for l in range(32)], C4)
+# 8 and 16 bytes: n lines per unit, distinct banks.
+for n in (2, 4):
+    add(f"nlines.inter8.{n}", 8, [line(l % n) + 8 * (l % 16) for l in range(32)], [1024 + 8 * l for l in range(32)])
+    add(f"nlines.inter16.{n}", 16, [line(l % n) + 16 * (l % 8) for l in range(32)], [1024 + 16 * l for l in range(32)])
+# C: two lines, lanes 16-31 read k banks that lanes 0-15 read (different words).
+for k in (0, 1, 2, 4, 8, 16):
+    for far in (False, True):
+        add(f"overlap.{k}.{'far' if far else 'adj'}", 4,
+            [line(0) + 4 * l if l < 16 else line(1, far) + 4 * (l - k) for l in range(32)], C4)
+# D: each 32-byte sector split between two (three) lines, banks distinct.
+add("sector.split2", 4, [line((l // 4) % 2) + 4 * l for l in range(32)], C4)
+add("sector.split3", 4, [line((l // 4) % 3) + 4 * l for l in range(32)], C4)
+add("sector.split2.8B", 8, [line((l // 2) % 2) + 8 * (l % 16) for l in range(32)], [1024 + 8 * l for l in range(32)])
+# E: contiguous runs that straddle a line boundary (the misaligned tile copy).
+for w in (4, 8, 16):
+    for s in sorted({w, 32, 64, 96, 128 - w}):
+        add(f"straddle.{w}.{s}", w, [line(0) + s + w * l for l in range(32)], [1024 + w * l for l in range(32)])
+# F: one line, k lanes read the same bytes (destinations distinct and conflict-free).
+for k in (2, 4, 8, 16, 32):
+    add(f"dup.{k}", 4, [line(0) + 4 * (0 if l < k else l) for l in range(32)], C4)
+add("dup.pairs", 4, [line(0) + 4 * (l // 2) for l in range(32)], C4)
+add("dup.pairs16", 16, [line(l // 8) + 16 * ((l % 8) // 2) for l in range(32)], [1024 + 16 * l for l in range(32)])
+# G: write pairs into one word (pairs_same) with lines blocked / interleaved, banks distinct or not.
+P = [4096 + 4 * (l // 2) for l in range(32)]
+add("pipe.2.block.distinct", 4, [line(l // 16) + 4 * l for l in range(32)], P)
+add("pipe.2.block.conflict", 4, [line(l // 16) + 4 * (l % 16) for l in range(32)], P)
+add("pipe.2.inter.distinct", 4, [line((l // 2) % 2) + 4 * l for l in range(32)], P)
+add("pipe.3.block.distinct", 4, [line(min(l // 11, 2)) + 4 * l for l in range(32)], P)
+add("pipe.4.block.conflict", 4, [line(l // 8) + 4 * (l % 8) for l in range(32)], P)
+add("pipe.4.block.distinct", 4, [line(l // 8) + 4 * l for l in range(32)], P)
+# H: 16-byte units sharing lines across units (halfline: units read 64-byte halves of lines 0-2).
+add("xunit.sameline", 16, [line(l // 16) + 16 * (l % 8) for l in range(32)], [1024 + 16 * l for l in range(32)])
+add("xunit.sameline.rev", 16, [line(l // 16) + 16 * (7 - l % 8) for l in range(32)], [1024 + 16 * l for l in range(32)])
+add("xunit.halfline", 16, [line((l // 8 + 1) // 2) + (64 * ((l // 8 + 1) % 2) + 16 * (l % 4) + 64 * ((l % 8) // 4)) % 128 for l in range(32)], [1024 + 16 * l for l in range(32)])
+# I: every lane its own line, distinct banks.
+add("many.4", 4, [line(l) + 4 * l for l in range(32)], C4)
+add("many.8", 8, [line(l) + 8 * (l % 16) for l in range(32)], [1024 + 8 * l for l in range(32)])
+add("many.16", 16, [line(l) + 16 * (l % 8) for l in range(32)], [1024 + 16 * l for l in range(32)])
+n_struct = len(reqs)
+
+# Earlier records whose two wavefront counters disagreed (W != S), re-measured.
+old = []
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    for r in d["measured"]:
+        ins = r["instruction"]
+        if not ins.startswith("cp.async.ca"):
+            continue
+        c = r["counters"]
+        W = c["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"] - c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc.sum"]
+        S = c["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"]
+        if W != S:
+            size = int(ins.split(".")[-1])
+            m = r.get("active_mask")
+            add("old." + r["name"], size, r["global_addresses"], r["lane_byte_offsets"], FULL if m is None else m)
+n_old = len(reqs) - n_struct
+
+# Fresh random requests (seed 13): verify's shared patterns and source families, .ca only.
+rng = random.Random(13)
+def rmask():
+    c = rng.random()
+    if c < 0.4: return FULL
+    if c < 0.6: return rng.getrandbits(32) or 1
+    if c < 0.7: return (1 << rng.randrange(1, 32)) - 1
+    if c < 0.8: return 1 << rng.randrange(32)
+    if c < 0.9: return rng.choice([0x0000ffff, 0xffff0000, 0x00ff00ff, 0xff00ff00, 0x0f0f0f0f, 0x55555555, 0xaaaaaaaa, 0xff, 0xff00])
+    return rng.getrandbits(32) & rng.getrandbits(32) or 1
+def pat(p, w, limit):
+    if p == 0:
+        r = rng.choice([64, 128, 256, 512, 1024, 4096, limit]); return [rng.randrange(r) for _ in range(32)]
+    if p == 1:
+        pool = [rng.randrange(8192) for _ in range(rng.randint(1, 8))]; return [rng.choice(pool) for _ in range(32)]
+    if p == 2:
+        s = rng.randint(0, 40) * w if rng.random() < 0.6 else rng.randint(0, 300); b = rng.randrange(4096)
+        return [b + s * l for l in range(32)]
+    if p == 3:
+        g = rng.choice([4, 8, 16]); a = [rng.randrange(2048) for _ in range(32 // g)]; return [a[l // g] for l in range(32)]
+    if p == 4:
+        g = rng.choice([8, 16]); b = [rng.randrange(64) * 128 + rng.choice([0, 64, 32, 16]) for _ in range(32 // g)]
+        st = rng.choice([w, 2 * w, 4]) if w < 16 else rng.choice([16, 32, 0])
+        return [b[l // g] + (l % g) * st for l in range(32)]
+    if p == 5:
+        base = rng.randrange(64) * 128; perm = list(range(32)); rng.shuffle(perm); return [base + perm[l] * w for l in range(32)]
+    s = rng.choice([64, 128, 136, 144, 256]); x = rng.choice([0, 1, 3, 7]); return [(l * s) ^ ((l & x) << 4) for l in range(32)]
+def srcs(q, w):
+    top = SRC - 32 * 512; base = rng.randrange(top // w) * w
+    ln = lambda: rng.randrange(SRC // 128 - 1) * 128
+    if q == 0: o = [base + w * l for l in range(32)]
+    elif q == 1:
+        st = [s for s in [w, 2 * w, 4 * w, 8 * w, 16, 32, 48, 64, 96, 128, 160, 256, 0] if s % w == 0]
+        s = rng.choice(st); o = [base + s * l for l in range(32)]
+    elif q == 2:
+        ls = [ln() for _ in range(rng.randint(1, 8))]; o = [rng.choice(ls) + rng.randrange(128 // w) * w for _ in range(32)]
+    elif q == 3:
+        perm = list(range(32)); rng.shuffle(perm); o = [base + w * perm[l] for l in range(32)]
+    elif q == 4:
+        g = rng.choice([2, 4, 8, 16]); st = [ln() + rng.randrange(128 // w) * w for _ in range(32 // g)]
+        o = [st[l // g] + (l % g) * w for l in range(32)]
+    elif q == 5: o = [base + w * (31 - l) for l in range(32)]
+    elif q == 6:
+        per = 128 // w; o = []
+        for _ in range(32 // per):
+            at = ln(); sl = list(range(per)); rng.shuffle(sl); o += [at + k * w for k in sl]
+    else:
+        at = min(ln(), SRC - 32 * 16 - 128); o = [at + w * l for l in range(32)]
+    return [(x % (SRC - 16)) // w * w for x in o]
+limit = SMEM - 16
+for i in range(110):
+    w = rng.choice([4, 8, 16]); m = rmask(); p = rng.randrange(7); q = rng.randrange(8)
+    dst = [(o % limit) // w * w for o in pat(p, w, limit)]
+    add(f"rand13.{i}.p{p}.s{q}", w, srcs(q, w), dst, m)
+n_rand = len(reqs) - n_struct - n_old
+
+plan = []
+for i, r in enumerate(reqs):
+    if i < n_struct: plan += [(r, 0, k) for k in range(3)] + [(r, 1, k) for k in range(2)]
+    elif i < n_struct + n_old: plan += [(r, 0, k) for k in range(3)] + [(r, 1, 0)]
+    else: plan += [(r, 0, k) for k in range(2)]
+# Three files (one ncu call each), in priority order.
+parts = {"a": [], "b": [], "c": []}
+for (r, warm, k) in plan:
+    name = r[0]
+    part = "c" if name.startswith("rand13") else "b" if name.startswith("old.") else "a"
+    parts[part].append(f"{name}#{'warm' if warm else 'cold'}{k} {KIND[r[1]]} {r[2]} {warm} " + " ".join(map(str, r[3])) + " " + " ".join(map(str, r[4])))
+for p, lines in parts.items():
+    open(f"requests_{p}.txt", "w").write("\n".join(lines) + "\n")
+recs = [{"name": n, "instruction": f"cp.async.ca.shared.global.{s}", "lane_byte_offsets": d,
+         "active_mask": m, "global_addresses": src} for (n, s, m, src, d) in reqs]
+json.dump({"note": "requests of .gpu/cpasync (gen.py); each launched cold (and warm) several times, see requests_*.txt", "records": recs}, open("requests.json", "w"))
+print(f"structured {n_struct}, old {n_old}, random {n_rand}; launches a {len(parts['a'])} b {len(parts['b'])} c {len(parts['c'])}")

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Reads what scripts/hopper/cpasync_lab/run.sh measured (ncu_{a,b,c}.csv with
+requests_{a,b,c}.txt, unpacked from cpasync_lab.tar.gz) and prints, per request, the counters of
+every launch: cold (caches flushed by ncu) and warm (sources loaded into L1 first), whether
+repeated launches agree, and whether the L1TEX and SASS-attributed wavefront counts agree.
+
+    python3 scripts/hopper/cpasync_probe_results.py DIR
+"""
+import collections
+import csv
+import io
+import os
+import sys
+
+W_ALL = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
+W_MISC = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_misc.sum"
+C_LDGSTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"
+S_LDGSTS = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
+
+
+def launches(d):
+    """Every measured launch, in order: dict with name, rep (cold0.., warm0..), size, mask,
+    src, dst, W, S, C, counters."""
+    out = []
+    for p in "abc":
+        csvf = os.path.join(d, f"ncu_{p}.csv")
+        if not os.path.exists(csvf):
+            continue
+        reqs = []
+        for line in open(os.path.join(d, f"requests_{p}.txt")):
+            t = line.split()
+            if not t:
+                continue
+            name, rep = t[0].split("#")
+            v = list(map(int, t[4:]))
+            reqs.append(dict(name=name, rep=rep, size=4 << int(t[1]), mask=int(t[2]),
+                             warm=int(t[3]), src=v[:32], dst=v[32:]))
+        rows = [l for l in open(csvf, errors="replace") if l.startswith('"')]
+        rd = csv.reader(io.StringIO("".join(rows)))
+        hdr = next(rd)
+        iid, im, iv = hdr.index("ID"), hdr.index("Metric Name"), hdr.index("Metric Value")
+        m = collections.defaultdict(dict)
+        for row in rd:
+            try:
+                m[int(row[iid])][row[im]] = float(row[iv].replace(",", ""))
+            except (ValueError, IndexError):
+                pass
+        ids = sorted(m)
+        if len(ids) != len(reqs):
+            print(f"part {p}: {len(ids)} launches measured for {len(reqs)} requests", file=sys.stderr)
+        for i, r in zip(ids, reqs):
+            c = m[i]
+            r.update(W=int(c[W_ALL] - c[W_MISC]), S=int(c[S_LDGSTS]), C=int(c[C_LDGSTS]), counters=c)
+            out.append(r)
+    return out
+
+
+def parse(d):
+    """Record sets for cpasync_hypotheses.py: the first cold launch of every request (structured
+    + re-measured + seed 13), keyed by set."""
+    sets = collections.defaultdict(list)
+    for r in launches(d):
+        if r["rep"] != "cold0":
+            continue
+        key = ("probe seed 13 (fresh random)" if r["name"].startswith("rand13")
+               else "probe old (re-measured W!=S)" if r["name"].startswith("old.")
+               else "probe structured")
+        sets[key].append(r)
+    return sets
+
+
+def main():
+    by = collections.defaultdict(list)
+    for r in launches(sys.argv[1]):
+        by[r["name"]].append(r)
+    n_det = n_ws = n_warm = 0
+    for name, rs in by.items():
+        cold = [(r["W"], r["S"], r["C"]) for r in rs if not r["warm"]]
+        warm = [(r["W"], r["S"], r["C"]) for r in rs if r["warm"]]
+        det = len(set(cold)) == 1
+        n_det += det
+        n_ws += all(w == s for w, s, _ in cold)
+        n_warm += bool(warm) and set(warm) == set(cold[:1])
+        print(f"{name:40s} size {rs[0]['size']:2d} cold (W,S,C) {cold} warm {warm}"
+              f"{'' if det else '  COLD VARIES'}")
+    print(f"{len(by)} requests: cold repeats agree {n_det}, W = S in every cold launch {n_ws}, "
+          f"warm = cold {n_warm}")
+
+
+if __name__ == "__main__":
+    main()
