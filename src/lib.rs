@@ -16,5 +16,6 @@ pub mod ptx;
 pub mod records;
 pub mod sim;
 pub mod sources;
+pub mod textfile;
 pub mod tui;
 pub mod viz;

@@ -53,6 +53,21 @@ impl Session {
             sleep(Duration::from_millis(100));
         }
     }
+
+    /// Waits up to 10 s for `what` to leave the screen.
+    fn wait_gone(&self, what: &str) {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if !s.contains(what) {
+                return;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                panic!("timed out waiting for {what:?} to go; screen:\n{s}");
+            }
+            sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 #[test]
@@ -89,9 +104,13 @@ fn walk_through_a_lesson_and_quit_cleanly() {
     s.keys(&["?"]);
     s.wait_for("Keys");
     s.keys(&["Escape"]);
+    // The help overlay's own text holds "last step" (End's key row): wait until the overlay is
+    // gone, then for the header, so that a slow machine cannot match the help text (it did, on
+    // 2 shared cores: the capture came before Escape was read).
+    s.wait_gone("Keys ═");
     s.keys(&["End"]);
-    let screen = s.wait_for("last step");
-    assert!(screen.contains("step 6/6"), "{screen}");
+    let screen = s.wait_for("step 6/6");
+    assert!(screen.contains("last step"), "{screen}");
     s.keys(&["q"]);
     let screen = s.wait_for("tilelab exited");
     assert!(screen.contains("tilelab exited 0"), "{screen}");

@@ -369,7 +369,7 @@ fn svg_of_one_line() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("line 21, warp 0: 16 wavefronts, 15 bank conflicts (worst of 1 executions)"),
+        err.contains("line 21, warp 0: 16 wavefronts, 15 bank conflicts (worst of 1 execution)"),
         "{err}"
     );
     let text = std::fs::read_to_string(&svg).unwrap();

@@ -98,6 +98,14 @@ fn fa_v1_first_conflict() {
     let s = screen(&app);
     insta::assert_snapshot!("ptx_fa_v1_step1", s);
     assert!(s.contains("tl_fa_v1"), "{s}");
+    // At 80 columns the footer keeps `? help` and `q quit` (the new-user trial found `q quit`
+    // cut off: the PTX view has more keys than the lesson view).
+    let foot = s.lines().last().unwrap();
+    assert!(
+        foot.contains("?  help") && foot.contains("q  quit"),
+        "{foot}"
+    );
+    assert!(foot.contains("c  conflict"), "{foot}");
     // The CTA's totals, as the H200 measured them (triton_fa_v1_trans.json).
     assert!(s.contains("loads 22144 wf / 14336 cf"), "{s}");
     update(&mut app, Msg::NextConflict);

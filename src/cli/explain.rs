@@ -20,11 +20,13 @@ use super::out;
 /// Arguments of `tilelab explain`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tilelab explain                 every term, one line each\n  tilelab explain wavefront\n  tilelab explain 'Swizzle<B,M,S>'\n  tilelab explain LDSM.16.MT88.4 --json"
+    after_help = "Examples:\n  tilelab explain                 every term, one line each\n  tilelab explain wavefront\n  tilelab explain bank conflict\n  tilelab explain 'Swizzle<B,M,S>'\n  tilelab explain LDSM.16.MT88.4 --json"
 )]
 pub struct ExplainArgs {
-    /// A term or one of its aliases (case ignored); without it, the list.
-    pub term: Option<String>,
+    /// A term or one of its aliases (case ignored; several words need no quotes:
+    /// `tilelab explain bank conflict`); without it, the list.
+    #[arg(num_args = 0.., value_name = "TERM")]
+    pub term: Vec<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -69,7 +71,8 @@ fn used_in(e: &Entry, all: &[Lesson]) -> Vec<Used> {
 
 pub fn run(a: ExplainArgs) -> anyhow::Result<ExitCode> {
     let g: Glossary = glossary::builtin()?;
-    let Some(term) = a.term else {
+    let term = (!a.term.is_empty()).then(|| a.term.join(" "));
+    let Some(term) = term else {
         if a.json {
             out::emit_json(&g.entries)?;
         } else {

@@ -609,8 +609,12 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
             Some(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
         }
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read hardware records '{}'", p.display()))?;
+            let text = tilelab::textfile::read_text(
+                p,
+                tilelab::records::MAX_RECORD_BYTES as u64,
+                "hardware record file",
+            )
+            .with_context(|| format!("cannot read hardware records '{}'", p.display()))?;
             let recs: Vec<HwRecord> = serde_json::from_str(&text).with_context(|| {
                 format!(
                     "'{}' is not a JSON array of {{name, instruction, lane_byte_offsets, wavefronts}}",

@@ -179,15 +179,21 @@ fn usage_error(e: &clap::Error) -> String {
             break;
         }
     }
-    msg + "; see 'tilelab --help'"
+    format!(
+        "{msg}; see '{} --help'",
+        command_path(std::env::args().skip(1)).0
+    )
 }
 
-/// "`tilelab sim` needs a subcommand; allowed: …" for the deepest command the arguments name.
-fn missing_subcommand() -> String {
+/// The deepest (sub)command the arguments name, as typed (`tilelab sim bank-conflicts`), and its
+/// clap definition: the help a usage error points to, the subcommands a missing one lists.
+fn command_path(args: impl Iterator<Item = String>) -> (String, clap::Command) {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
+    // Propagates global flags (`--color`) into the subcommands, so their values are skipped.
+    cmd.build();
     let mut path = vec![cmd.get_name().to_string()];
-    let mut args = std::env::args().skip(1);
+    let mut args = args;
     while let Some(arg) = args.next() {
         if let Some(long) = arg.strip_prefix("--") {
             // `--opt value` (not `--opt=value`) consumes the next argument.
@@ -211,16 +217,20 @@ fn missing_subcommand() -> String {
             None => break,
         }
     }
+    (path.join(" "), cmd)
+}
+
+/// "`tilelab sim` needs a subcommand; allowed: …" for the deepest command the arguments name.
+fn missing_subcommand() -> String {
+    let (path, cmd) = command_path(std::env::args().skip(1));
     let subs: Vec<&str> = cmd
         .get_subcommands()
         .map(|c| c.get_name())
         .filter(|n| *n != "help")
         .collect();
     format!(
-        "'{}' needs a subcommand; allowed: {}; see '{} --help'",
-        path.join(" "),
-        subs.join(", "),
-        path.join(" ")
+        "'{path}' needs a subcommand; allowed: {}; see '{path} --help'",
+        subs.join(", ")
     )
 }
 

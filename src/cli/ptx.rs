@@ -28,14 +28,14 @@ pub struct PtxArgs {
     /// Block size in threads: X[,Y,Z].
     #[arg(long, value_parser = parse_dim3)]
     pub block: [u32; 3],
-    /// The CTA to simulate: X[,Y,Z] (default 0,0,0).
-    #[arg(long, value_parser = parse_dim3_zero, default_value = "0")]
+    /// The CTA to simulate: X[,Y,Z].
+    #[arg(long, value_parser = parse_dim3_zero, default_value = "0,0,0")]
     pub cta: [u32; 3],
     /// A parameter value: NAME=VALUE or INDEX=VALUE (repeatable). Pointers need none.
     #[arg(long = "arg", value_parser = parse_arg)]
     pub args: Vec<(String, String)>,
-    /// Dynamic shared memory in bytes (default: up to sm_90's 232,448 bytes per block).
-    #[arg(long)]
+    /// Dynamic shared memory in bytes (default: what is left of sm_90's 232,448 bytes per block).
+    #[arg(long, value_parser = parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
     /// Stop after this many warp instructions (runaway loops).
     #[arg(long, default_value_t = 200_000_000)]
@@ -55,18 +55,29 @@ pub struct PtxArgs {
 fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("'{s}': expected X, X,Y or X,Y,Z"));
+        return Err("expected X, X,Y or X,Y,Z (one to three whole numbers)".to_string());
     }
     let mut out = [1u32; 3];
     if min == 0 {
         out = [0; 3];
     }
     for (i, p) in parts.iter().enumerate() {
-        let v: u32 = p
-            .parse()
-            .map_err(|_| format!("'{s}': '{p}' is not a whole number; expected X, X,Y or X,Y,Z"))?;
+        let v: u32 = match p.parse() {
+            Ok(v) => v,
+            Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
+                return Err(format!(
+                    "'{p}' is too large: each dimension is at most {} (u32), and a block at most 1024 threads",
+                    u32::MAX
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "'{p}' is not a whole number; expected X, X,Y or X,Y,Z"
+                ));
+            }
+        };
         if v < min {
-            return Err(format!("'{s}': every dimension must be at least {min}"));
+            return Err(format!("every dimension must be at least {min}"));
         }
         out[i] = v;
     }
@@ -79,6 +90,22 @@ pub(super) fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
 
 pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
     parse_dims(s, 0)
+}
+
+/// `--dynamic-smem B`: bytes, a whole number; a number past u32 is named as too large with
+/// the limit the simulator enforces (sm_90's 232,448 bytes per block), not as clap's "number too
+/// large to fit in target type".
+pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
+    let limit = tilelab::ptx::machine::SMEM_LIMIT;
+    match s.trim().parse::<u32>() {
+        Ok(v) => Ok(v),
+        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => Err(format!(
+            "too large: shared memory per block is at most {limit} bytes (sm_90)"
+        )),
+        Err(_) => Err(format!(
+            "not a whole number of bytes; allowed: 0 to {limit}, e.g. 32768"
+        )),
+    }
 }
 
 pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
@@ -94,7 +121,7 @@ pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
 
 /// Runs `tilelab ptx`.
 pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
-    let src = std::fs::read_to_string(&a.file)
+    let src = tilelab::textfile::read_text(&a.file, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
         .with_context(|| format!("cannot read PTX file '{}'", a.file.display()))?;
     let launch = Launch {
         grid: a.grid,
@@ -169,25 +196,34 @@ fn write_svg(
     }
     let text = prog.texts.get(r.pc as usize).cloned().unwrap_or_default();
     let title = format!(
-        "{} line {line}, warp {warp} (worst of {} executions): {} wavefronts, {} bank conflicts · {text}",
+        "{} line {line}, warp {warp} (worst of {}): {} wavefronts, {} bank conflicts · {text}",
         file.file_name().map_or_else(
             || file.display().to_string(),
             |n| n.to_string_lossy().into_owned()
         ),
-        w.executions,
+        plural(w.executions, "execution"),
         rep.wavefront_count(),
         rep.bank_conflicts()
     );
     std::fs::write(path, tilelab::viz::bank_grid(&rep, &title))
         .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
     eprintln!(
-        "wrote {}: line {line}, warp {warp}: {} wavefronts, {} bank conflicts (worst of {} executions)",
+        "wrote {}: line {line}, warp {warp}: {} wavefronts, {} bank conflicts (worst of {})",
         path.display(),
         rep.wavefront_count(),
         rep.bank_conflicts(),
-        w.executions
+        plural(w.executions, "execution")
     );
     Ok(())
+}
+
+/// "1 warp", "4 warps".
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 fn dims(d: [u32; 3]) -> String {
@@ -200,12 +236,12 @@ fn render(r: &Report, l: &Launch) -> String {
     let threads = l.block.iter().product::<u32>();
     outln!(
         o,
-        "kernel {}: CTA {} of grid {}, block {} ({} warps); {} warp instructions; shared memory {} bytes, {} touched",
+        "kernel {}: CTA {} of grid {}, block {} ({}); {} warp instructions; shared memory {} bytes, {} touched",
         r.kernel,
         dims(r.cta),
         dims(l.grid),
         dims(r.block),
-        threads.div_ceil(32),
+        plural(u64::from(threads.div_ceil(32)), "warp"),
         t.warp_instructions,
         t.smem_bytes,
         t.smem_touched
@@ -232,10 +268,10 @@ fn render(r: &Report, l: &Launch) -> String {
             };
             outln!(
                 o,
-                "  line {}: {} conflicts in {} executions{ways}  {}",
+                "  line {}: {} in {}{ways}  {}",
                 x.line,
-                x.bank_conflicts,
-                x.executions,
+                plural(x.bank_conflicts, "conflict"),
+                plural(x.executions, "execution"),
                 x.ptx
             );
         }
@@ -320,6 +356,17 @@ mod tests {
         assert!(parse_dim3("0").is_err());
         assert!(parse_dim3("1,2,3,4").is_err());
         assert!(parse_dim3("x").unwrap_err().contains("'x'"));
+        // A whole number past u32 is too large, not "not a whole number" (new-user trial).
+        let e = parse_dim3("99999999999999").unwrap_err();
+        assert!(e.contains("too large") && !e.contains("not a whole"), "{e}");
+        assert_eq!(parse_smem_bytes("32768").unwrap(), 32768);
+        let e = parse_smem_bytes("99999999999999999999999").unwrap_err();
+        assert!(e.contains("232448"), "{e}");
+        assert!(
+            parse_smem_bytes("1e9")
+                .unwrap_err()
+                .contains("whole number")
+        );
         assert_eq!(
             parse_arg("seq=4096").unwrap(),
             ("seq".into(), "4096".into())

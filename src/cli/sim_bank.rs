@@ -80,7 +80,10 @@ pub fn parse_tile(s: &str) -> anyhow::Result<(u32, u32)> {
         if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
-        t.parse().map_err(|_| bad())
+        // All digits: a parse failure is a number past u32, i.e. past the 4096 allowed.
+        t.parse().map_err(|_| {
+            anyhow::anyhow!("bad tile '{s}'; rows and columns must be 1..=4096, not {t}")
+        })
     };
     let (r, c) = (num(r)?, num(c)?);
     if r == 0 || c == 0 || r > 4096 || c > 4096 {

@@ -54,25 +54,20 @@ pub struct TuiArgs {
     #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg, requires = "ptx")]
     pub args: Vec<(String, String)>,
     /// --ptx: dynamic shared memory in bytes.
-    #[arg(long, value_name = "B", requires = "ptx")]
+    #[arg(long, value_name = "B", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
-    /// --ptx: stop after this many warp instructions (runaway loops).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 200_000_000,
-        requires = "ptx"
-    )]
-    pub max_instructions: u64,
-    /// --ptx: the warp to follow (0-based, within the CTA).
-    #[arg(long, value_name = "W", default_value_t = 0, requires = "ptx")]
-    pub warp: u32,
+    /// --ptx: stop after this many warp instructions (runaway loops) [default: 200000000].
+    #[arg(long, value_name = "N", requires = "ptx")]
+    pub max_instructions: Option<u64>,
+    /// --ptx: the warp to follow (0-based, within the CTA) [default: 0].
+    #[arg(long, value_name = "W", requires = "ptx")]
+    pub warp: Option<u32>,
     /// --ptx: start at the first instruction of this PTX line.
     #[arg(long, value_name = "N", requires = "ptx")]
     pub line: Option<u32>,
-    /// --ptx: keep at most N of the warp's steps (later ones are counted, not shown).
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::trace::DEFAULT_CAP, requires = "ptx")]
-    pub max_steps: usize,
+    /// --ptx: keep at most N of the warp's steps (later ones are counted, not shown) [default: 10000].
+    #[arg(long, value_name = "N", requires = "ptx")]
+    pub max_steps: Option<usize>,
 }
 
 fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
@@ -81,7 +76,7 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
             "--ptx needs --grid X[,Y,Z] and --block X[,Y,Z] (the launch, as for `tilelab ptx`)"
         );
     };
-    let text = std::fs::read_to_string(file)
+    let text = tilelab::textfile::read_text(file, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
         .with_context(|| format!("cannot read PTX file '{}'", file.display()))?;
     let launch = tilelab::ptx::Launch {
         grid,
@@ -89,15 +84,15 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
         cta: a.cta.unwrap_or([0; 3]),
         args: a.args.clone(),
         dynamic_smem: a.dynamic_smem,
-        max_instructions: a.max_instructions,
+        max_instructions: a.max_instructions.unwrap_or(200_000_000),
     };
     let state = tilelab::tui::ptx::PtxState::load(
         file.display().to_string(),
         &text,
         a.kernel.as_deref(),
         &launch,
-        a.warp,
-        a.max_steps,
+        a.warp.unwrap_or(0),
+        a.max_steps.unwrap_or(tilelab::ptx::trace::DEFAULT_CAP),
         a.line,
     )
     .map_err(anyhow::Error::msg)?;
@@ -126,9 +121,12 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         || !a.args.is_empty()
         || a.dynamic_smem.is_some()
         || a.line.is_some()
+        || a.warp.is_some()
+        || a.max_steps.is_some()
+        || a.max_instructions.is_some()
     {
         anyhow::bail!(
-            "--kernel, --grid, --block, --cta, --arg, --dynamic-smem and --line go with --ptx FILE"
+            "--kernel, --grid, --block, --cta, --arg, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE; a lesson takes --step, --layout and --variant"
         );
     }
     let all = load(a.dir.as_ref())?;

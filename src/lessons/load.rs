@@ -29,7 +29,7 @@ pub enum LessonError {
     Read {
         /// Path.
         file: String,
-        /// The OS error.
+        /// The OS error, or why the file is not a lesson (too large, not text).
         message: String,
     },
     /// The file is not valid TOML, or a value has the wrong type or an unknown key.
@@ -128,7 +128,8 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
 /// # Errors
 /// See [`parse_lesson`]; also unreadable files.
 pub fn load_file(path: &Path) -> Result<Lesson, LessonError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LessonError::Read {
+    let text = crate::textfile::read_text(path, crate::textfile::MAX_LESSON_BYTES, "lesson file")
+        .map_err(|e| LessonError::Read {
         file: path.display().to_string(),
         message: e.to_string(),
     })?;

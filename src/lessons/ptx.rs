@@ -125,7 +125,12 @@ pub fn read_data(path: &str) -> Result<String, String> {
     if let Some((_, t)) = EMBEDDED.iter().find(|(p, _)| *p == path) {
         return Ok((*t).to_string());
     }
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))
+    crate::textfile::read_text(
+        std::path::Path::new(path),
+        crate::textfile::MAX_PTX_BYTES,
+        "PTX module or launch file",
+    )
+    .map_err(|e| format!("cannot read '{path}': {e}"))
 }
 
 fn dim3(v: &Value, what: &str) -> Result<[u32; 3], String> {

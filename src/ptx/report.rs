@@ -199,9 +199,11 @@ pub struct Report {
 /// Parses `src`, picks `kernel` (or the only one) and decodes it.
 ///
 /// # Errors
-/// Parse and decode errors; an unknown kernel (listing the kernels), several kernels and none
+/// A text that does not begin with `.version` (not a PTX module, [`parse::check_module_start`]);
+/// parse and decode errors; an unknown kernel (listing the kernels), several kernels and none
 /// named, or no kernel.
 pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
+    parse::check_module_start(src)?;
     let m = parse::parse(src)?;
     let k = match kernel {
         Some(n) => m.kernels.iter().find(|k| k.name == n).ok_or_else(|| {

@@ -85,7 +85,7 @@ impl PtxRun {
     }
 
     fn source(&self) -> anyhow::Result<String> {
-        std::fs::read_to_string(&self.file)
+        crate::textfile::read_text(&self.file, crate::textfile::MAX_PTX_BYTES, "PTX module")
             .with_context(|| format!("cannot read '{}'", self.file.display()))
     }
 

@@ -192,6 +192,7 @@ pub(super) fn render_footer(
         line.render(area, buf);
         return;
     }
+    let hints = fit_hints(hints, usize::from(area.width));
     let mut spans = Vec::new();
     for (k, what) in hints {
         spans.push(Span::styled(
@@ -201,6 +202,31 @@ pub(super) fn render_footer(
         spans.push(Span::raw(format!(" {what} ")));
     }
     Line::from(spans).render(area, buf);
+}
+
+/// The footer hints that fit in `width` columns: `help` and `quit` always (a new user at 80x24
+/// must see how to leave), the others in order while they fit.
+fn fit_hints<'a>(hints: Vec<(&'a str, &'a str)>, width: usize) -> Vec<(&'a str, &'a str)> {
+    let cell = |(k, w): &(&str, &str)| Span::raw(format!(" {k}  {w} ")).width();
+    let must = |(_, w): &(&str, &str)| *w == "help" || *w == "quit";
+    let mut used: usize = hints.iter().filter(|h| must(h)).map(cell).sum();
+    let mut keep = vec![false; hints.len()];
+    let mut full = false;
+    for (i, h) in hints.iter().enumerate() {
+        if must(h) {
+            keep[i] = true;
+        } else if !full && used + cell(h) <= width {
+            used += cell(h);
+            keep[i] = true;
+        } else {
+            full = true;
+        }
+    }
+    hints
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(h, k)| k.then_some(h))
+        .collect()
 }
 
 fn render_lesson(app: &App, area: Rect, buf: &mut Buffer) {

@@ -1,0 +1,167 @@
+//! What stumbled in the new-user trial of 2026-12-01 (`docs/new-user-trial-2026-12-01.md`),
+//! run as the user ran it: each test is one stumble and the behaviour it has now.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+
+fn tilelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run tilelab")
+}
+
+/// The one-line error of a failing run (exit 2, nothing on stdout).
+fn error(args: &[&str]) -> String {
+    let o = tilelab(args);
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?} should fail: {e}");
+    assert!(o.stdout.is_empty(), "{args:?}");
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+    assert!(e.starts_with("tilelab: error: "), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+/// `tilelab ptx /dev/zero` read until the OOM killer ended it (exit 137, 24 GB machine); now
+/// at most 64 MiB are read and the error says why. The same path through `tui --ptx`.
+#[test]
+fn an_endless_file_is_refused_not_read_until_memory_runs_out() {
+    if !std::path::Path::new("/dev/zero").exists() {
+        return; // not a Unix-like system: nothing to read endlessly
+    }
+    let start = Instant::now();
+    let e = error(&["ptx", "/dev/zero", "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("/dev/zero") && e.contains("more than 67108864 bytes"),
+        "{e}"
+    );
+    assert!(e.contains("PTX module"), "{e}");
+    let e = error(&["tui", "--ptx", "/dev/zero", "--grid", "1", "--block", "32"]);
+    assert!(e.contains("more than 67108864 bytes"), "{e}");
+    // Reading 64 MiB of zeros is quick; the old read never ended.
+    assert!(start.elapsed() < Duration::from_secs(60));
+}
+
+/// A README, a TOML file or a binary given to `tilelab ptx` named a line deep inside it
+/// ("line 39: unterminated /* comment"); now the error says it is not PTX.
+#[test]
+fn a_file_that_is_not_ptx_says_so() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = format!("{root}/README.md");
+    let e = error(&["ptx", &readme, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("line 1: not a PTX module: PTX begins with a .version directive"),
+        "{e}"
+    );
+    assert!(e.contains("found '#'"), "{e}");
+    let toml = format!("{root}/Cargo.toml");
+    let e = error(&["ptx", &toml, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("not a PTX module") && e.contains("'[package]'"),
+        "{e}"
+    );
+    // A binary: not UTF-8.
+    let bin = env!("CARGO_BIN_EXE_tilelab");
+    let e = error(&["ptx", bin, "--grid", "1", "--block", "32"]);
+    assert!(e.contains("not text (invalid UTF-8 at byte"), "{e}");
+    // A CUDA source instead of its PTX.
+    let cu = format!("{root}/kernels/lesson_banks.cu");
+    let e = error(&["ptx", &cu, "--grid", "1", "--block", "32"]);
+    assert!(e.contains("not a PTX module"), "{e}");
+}
+
+/// Usage errors pointed every command to `tilelab --help`; they name the subcommand's own help.
+#[test]
+fn usage_errors_point_to_the_subcommands_help() {
+    let e = error(&["sim", "bank-conflicts", "--acess", "col16"]);
+    assert!(e.contains("'--access'"), "{e}");
+    assert!(
+        e.ends_with("see 'tilelab sim bank-conflicts --help'\n"),
+        "{e}"
+    );
+    let col16 = format!("{DATA}/ptx_hand/col16.ptx");
+    let e = error(&["ptx", &col16, "--grid", "1", "--block", "32", "--warp", "1"]);
+    assert!(e.ends_with("see 'tilelab ptx --help'\n"), "{e}");
+    // A global flag's value is not taken for a subcommand name.
+    let e = error(&["--color", "never", "lessons", "show", "--bogus"]);
+    assert!(e.ends_with("see 'tilelab lessons show --help'\n"), "{e}");
+    let e = error(&["simm"]);
+    assert!(e.ends_with("see 'tilelab --help'\n"), "{e}");
+}
+
+/// `--block 99999999999999` said "'99999999999999' is not a whole number"; `--dynamic-smem`
+/// past u32 printed Rust's "number too large to fit in target type".
+#[test]
+fn huge_numbers_are_named_too_large() {
+    let col16 = format!("{DATA}/ptx_hand/col16.ptx");
+    let e = error(&[
+        "ptx",
+        &col16,
+        "--kernel",
+        "col16",
+        "--grid",
+        "1",
+        "--block",
+        "99999999999999",
+    ]);
+    assert!(e.contains("'99999999999999' is too large"), "{e}");
+    assert!(!e.contains("not a whole number"), "{e}");
+    let e = error(&[
+        "ptx",
+        &col16,
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--dynamic-smem",
+        "99999999999999999999999",
+    ]);
+    assert!(
+        e.contains("too large: shared memory per block is at most 232448 bytes"),
+        "{e}"
+    );
+    let e = error(&["sim", "bank-conflicts", "--tile", "99999999999x4"]);
+    assert!(e.contains("must be 1..=4096, not 99999999999"), "{e}");
+}
+
+/// `tilelab tui swizzle --warp 2 --max-steps 5` opened the lesson and ignored both flags (exit 0).
+#[test]
+fn ptx_only_flags_with_a_lesson_are_an_error() {
+    for flag in [
+        ["--warp", "2"],
+        ["--max-steps", "5"],
+        ["--max-instructions", "9"],
+    ] {
+        let e = error(&["tui", "swizzle", flag[0], flag[1]]);
+        assert!(e.contains("go with --ptx FILE"), "{flag:?}: {e}");
+    }
+}
+
+/// `tilelab explain bank conflict` (two words, no quotes) was "unexpected argument 'conflict'".
+#[test]
+fn explain_takes_several_words() {
+    let o = tilelab(&["explain", "bank", "conflict"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.starts_with("bank conflict\n"), "{s}");
+}
+
+/// "(1 warps)" and "in 1 executions" in `tilelab ptx`'s report.
+#[test]
+fn one_warp_is_singular() {
+    let col16 = format!("{DATA}/ptx_hand/col16.ptx");
+    let o = tilelab(&[
+        "ptx", &col16, "--kernel", "col16", "--grid", "1", "--block", "32",
+    ]);
+    assert!(o.status.success());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("block (32,1,1) (1 warp);"), "{s}");
+    assert!(
+        s.contains("line 21: 15 conflicts in 1 execution, 16.0 wavefronts per ideal one"),
+        "{s}"
+    );
+}
