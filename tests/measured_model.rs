@@ -59,7 +59,11 @@ fn every_measured_record_is_reproduced_by_every_path_of_the_model() {
                 }
             }
             if fast.ideal != sched.ideal() || sched.cost() != fast {
-                bad.push(format!("{}: cost {fast:?} schedule {:?}", r.name, sched.cost()));
+                bad.push(format!(
+                    "{}: cost {fast:?} schedule {:?}",
+                    r.name,
+                    sched.cost()
+                ));
             }
             conflicted += (r.bank_conflicts.unwrap_or(0) > 0) as usize;
             partial += (req.active_mask != u32::MAX) as usize;
