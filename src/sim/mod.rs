@@ -15,6 +15,8 @@
 //! * [`stats`]: request totals (wavefronts, ideal, conflicts), the one type every report shows;
 //! * [`program`]: the warp program of a tiled kernel (GEMM, FlashAttention-2 torch/triton styles);
 //! * [`counts`]: static and dynamic instruction counts, bank conflicts and the articles' formulas;
+//! * [`fa3`]: the Hopper FlashAttention kernel's (`kernels/fa3_fwd.cu`) wgmma, TMA, mbarrier
+//!   and barrier counts per CTA of its persistent grid, and its predicted SASS counts;
 //! * [`traffic`]: global-memory bytes of the FlashAttention v1 and v2 loop orders;
 //! * [`occupancy`]: blocks per SM, active warps and the limiting resource;
 //! * [`tma`]: where a TMA box lands in shared memory under each swizzle mode (sm_90);
@@ -27,6 +29,7 @@ pub mod bank;
 pub mod counts;
 pub mod error;
 pub mod exec;
+pub mod fa3;
 pub mod instr;
 pub mod layout;
 pub mod ldmatrix;

@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
+use tilelab::sim::SimError;
 use tilelab::sim::arch::Arch;
 use tilelab::sim::counts::{
     self, BankSummary, DynamicCounts, FormulaCheck, Line, StaticCounts, bank_summary,
@@ -19,22 +20,23 @@ use crate::cli::out::{self, emit, emit_json, group};
 /// Arguments of `tilelab sim counts flash-attn`.
 #[derive(clap::Args, Debug)]
 pub struct FlashArgs {
-    /// Kernel style: torch (FlashAttention-2, warps split Q rows, P in registers) or triton
-    /// (warps split the keys, P through shared memory).
+    /// Kernel style: torch (FlashAttention-2, warps split Q rows, P in registers), triton
+    /// (warps split the keys, P through shared memory) or hopper (kernels/fa3_fwd.cu: TMA,
+    /// wgmma, a producer and two consumer warpgroups, persistent grid).
     #[arg(long)]
     pub style: String,
-    /// Q rows per CTA (BLOCK_M, a multiple of 16).
-    #[arg(long, default_value_t = 64)]
-    pub bm: u32,
-    /// K/V rows per loop iteration (BLOCK_N, a multiple of 16).
-    #[arg(long, default_value_t = 64)]
-    pub bn: u32,
-    /// Head dimension d (a multiple of 16).
+    /// Q rows per CTA (BLOCK_M, a multiple of 16; default 64, hopper 128, the only value it has).
+    #[arg(long)]
+    pub bm: Option<u32>,
+    /// K/V rows per loop iteration (BLOCK_N, a multiple of 16; default 64, hopper 128).
+    #[arg(long)]
+    pub bn: Option<u32>,
+    /// Head dimension d (a multiple of 16; hopper: 64 or 128).
     #[arg(long, default_value_t = 128)]
     pub head_dim: u32,
-    /// Warps per CTA (num_warps).
-    #[arg(long, default_value_t = 4)]
-    pub warps: u32,
+    /// Warps per CTA (num_warps; default 4; hopper: 12, three warpgroups).
+    #[arg(long)]
+    pub warps: Option<u32>,
     /// Batch size B (for the dynamic counts).
     #[arg(long, default_value_t = 2)]
     pub batch: u32,
@@ -47,13 +49,23 @@ pub struct FlashArgs {
     /// Causal masking.
     #[arg(long)]
     pub causal: bool,
-    /// Shared-memory layout of every tile: row, pad:N, swizzle:B,M,S (e.g. swizzle:3,3,4).
-    #[arg(long, default_value = "row")]
-    pub layout: String,
-    /// Architecture whose per-block shared memory must hold the tiles.
+    /// Shared-memory layout of every tile: row, pad:N, swizzle:B,M,S (e.g. swizzle:3,3,4;
+    /// default row; not for hopper, whose tiles are TMA 128B-swizzled).
+    #[arg(long)]
+    pub layout: Option<String>,
+    /// Architecture whose per-block shared memory must hold the tiles (hopper: sm_90 only).
     #[arg(long, default_value = "sm_90")]
     pub arch: String,
-    /// Also list every line of warp 0's program with its wavefronts and executions.
+    /// K/V buffers of the hopper kernel (FA_STAGES, default 2).
+    #[arg(long)]
+    pub stages: Option<u32>,
+    /// Input type of the hopper kernel: f16 (default) or bf16 (FA_BF16).
+    #[arg(long)]
+    pub dtype: Option<String>,
+    /// SMs the hopper kernel's persistent grid is sized for (default 132, an H200).
+    #[arg(long)]
+    pub sms: Option<u32>,
+    /// Also list every line of warp 0's program with its wavefronts and executions (not hopper).
     #[arg(long)]
     pub lines: bool,
     /// Print JSON instead of tables.
@@ -82,14 +94,32 @@ struct FlashJson<'a> {
 
 /// `tilelab sim counts flash-attn`.
 pub(super) fn run(a: FlashArgs) -> anyhow::Result<ExitCode> {
+    if matches!(a.style.as_str(), "hopper" | "fa3") {
+        return super::hopper::run(a);
+    }
+    let style = FlashStyle::parse(&a.style).map_err(|_| SimError::Unknown {
+        what: "style",
+        given: a.style.clone(),
+        allowed: "torch, triton, hopper",
+    })?;
+    for (flag, given) in [
+        ("--stages", a.stages.is_some()),
+        ("--dtype", a.dtype.is_some()),
+        ("--sms", a.sms.is_some()),
+    ] {
+        if given {
+            anyhow::bail!("{flag} applies only to --style hopper (kernels/fa3_fwd.cu)");
+        }
+    }
     let mut o = String::new();
     let arch = Arch::parse(&a.arch)?;
+    let layout_spec = a.layout.clone().unwrap_or_else(|| "row".into());
     let t = FlashTiling {
-        style: FlashStyle::parse(&a.style)?,
-        bm: a.bm,
-        bn: a.bn,
+        style,
+        bm: a.bm.unwrap_or(64),
+        bn: a.bn.unwrap_or(64),
         head_dim: a.head_dim,
-        warps: a.warps,
+        warps: a.warps.unwrap_or(4),
         causal: a.causal,
     };
     let p = FlashProblem {
@@ -99,7 +129,7 @@ pub(super) fn run(a: FlashArgs) -> anyhow::Result<ExitCode> {
     };
     t.validate()?;
     t.check_problem(&p)?;
-    let layout = LayoutSpec::parse(&a.layout)?;
+    let layout = LayoutSpec::parse(&layout_spec)?;
     let cta = t.build(&layout, arch)?;
     let w0 = &cta.warps[0];
     let st = static_counts(w0);
@@ -124,7 +154,7 @@ pub(super) fn run(a: FlashArgs) -> anyhow::Result<ExitCode> {
             kernel: "flash-attn",
             tiling: t,
             problem: p,
-            layout: &a.layout,
+            layout: &layout_spec,
             arch: arch.to_string(),
             tiles: tiles_json(&cta),
             smem_bytes: cta.smem_bytes,
@@ -153,7 +183,7 @@ pub(super) fn run(a: FlashArgs) -> anyhow::Result<ExitCode> {
             p.seq
         ))
     );
-    print_tiles(&mut o, &cta, &a.layout, arch);
+    print_tiles(&mut o, &cta, &layout_spec, arch);
     // The classes this kernel executes: the columns of both tables.
     let classes: Vec<InstrClass> = InstrClass::ALL
         .into_iter()
@@ -169,7 +199,13 @@ pub(super) fn run(a: FlashArgs) -> anyhow::Result<ExitCode> {
         &dchecks,
     );
     let iteration = format!("one kv iteration of a CTA, all {} warps", t.warps);
-    print_bank(&mut o, &bank, &a.layout, &iteration, Some("whole kernel"));
+    print_bank(
+        &mut o,
+        &bank,
+        &layout_spec,
+        &iteration,
+        Some("whole kernel"),
+    );
     if let Some(l) = &lines {
         print_lines(&mut o, l);
     }

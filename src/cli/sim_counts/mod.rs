@@ -27,6 +27,7 @@ use super::out::{self, group};
 
 mod flash;
 mod gemm;
+mod hopper;
 
 pub use flash::FlashArgs;
 pub use gemm::GemmArgs;
@@ -43,7 +44,8 @@ pub struct CountsArgs {
 pub enum CountsKernel {
     /// One CTA computing C (MxN) = A (MxK) · Bᵀ (B stored NxK) with ldmatrix.x4 and mma m16n8k16.
     Gemm(GemmArgs),
-    /// FlashAttention-2 forward: static counts per code copy and kernel, dynamic counts per line.
+    /// FlashAttention forward: FA2 torch/triton styles (static counts per code copy and kernel,
+    /// dynamic counts per line) or the Hopper kernel (wgmma, TMA, mbarriers per CTA).
     FlashAttn(FlashArgs),
 }
 
@@ -270,7 +272,7 @@ mod tests {
         else {
             panic!("not flash-attn")
         };
-        assert_eq!((f.bm, f.bn, f.head_dim, f.warps), (64, 64, 128, 4));
+        assert_eq!((f.bm, f.bn, f.head_dim, f.warps), (None, None, 128, None));
         assert_eq!((f.batch, f.heads, f.seq, f.causal), (2, 16, 1024, true));
     }
 
