@@ -72,7 +72,7 @@ fn plan(groups: &[&str], hopper_fuzz: usize) -> Plan {
 
 #[test]
 fn hopper_groups_are_registered_and_skipped_off_sm90() {
-    for name in ["stmatrix", "cp.async", "tma", "wgmma"] {
+    for name in ["stmatrix", "cp.async", "tma", "wgmma", "fa3"] {
         let g = GROUPS.iter().find(|g| g.name == name).expect(name);
         for arch in [Arch::Sm80, Arch::Sm89] {
             let mut progress = Collect::default();

@@ -17,6 +17,7 @@
 //! | [`CpAsyncProbe`] | `cpasync_src_count` (`kernels/hopper_probe.cu`) |
 //! | [`TmaProbe`] | `tma_probe` (`kernels/hopper_probe.cu`) and `cuTensorMapEncodeTiled` |
 //! | [`WgmmaProbe`] | `wgmma_n<N>_<type>_<ss|rs>_t<A><B>` (`kernels/wgmma_probe.cu`, sm_90a) |
+//! | [`Fa3Fwd`] | `fa3_fwd` (`kernels/fa3_fwd.cu`, sm_90a) and its four tensor maps |
 
 use std::ffi::c_void;
 
@@ -913,6 +914,130 @@ impl TmaProbe {
         }
         .map_err(derr("cuLaunchKernel tma_probe"))?;
         s.clone_dtoh(&d_out).map_err(derr("cuMemcpyDtoH"))
+    }
+}
+
+/// `fa3_fwd(Fa3Map mq, Fa3Map mk, Fa3Map mv, Fa3Map mo, int seq, int bh, float softmax_scale)`
+/// (`kernels/fa3_fwd.cu`, sm_90a): the Hopper FlashAttention forward, 384 threads per CTA, a
+/// persistent grid. Q, K, V, O are `[bh, seq, d]` of 2-byte elements (f16 or bf16, as the
+/// variant was compiled), each seen by its tensor map as `[bh·seq rows, d columns]`, box `{64,
+/// 128}` (`{64, 64}` for O), 128-byte swizzle, as `scripts/bench_fa3.py` encodes them.
+pub struct Fa3Fwd {
+    f: CudaFunction,
+    smem_bytes: u32,
+}
+
+impl Fa3Fwd {
+    /// Finds `fa3_fwd` in `c` and allows it `smem_bytes` of dynamic shared memory
+    /// (`FA3_SMEM_BYTES` + 1024 for the alignment).
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn load(gpu: &Gpu, c: &Compiled, smem_bytes: u32) -> Result<Fa3Fwd, GpuError> {
+        let f = gpu.function(c, "fa3_fwd")?;
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem_bytes as i32,
+        )
+        .map_err(derr("cuFuncSetAttribute"))?;
+        Ok(Fa3Fwd { f, smem_bytes })
+    }
+
+    /// The device's SM count (`CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`): the persistent
+    /// grid is `min(tiles, SMs)`.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn sms(gpu: &Gpu) -> Result<u32, GpuError> {
+        let n = gpu
+            .ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(derr("cuDeviceGetAttribute"))?;
+        Ok(n.max(1) as u32)
+    }
+
+    /// Runs the kernel on `[q, k, v]` (raw 2-byte values, `bh·seq·d` each) with `grid` CTAs;
+    /// returns O's raw values.
+    ///
+    /// # Errors
+    /// [`GpuError::Unsupported`] for inputs of the wrong length, a shape the kernel does not
+    /// take (`seq` not a multiple of 128, `d` not 64 or 128) or a tensor map the driver refuses;
+    /// [`GpuError::Driver`].
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        [q, k, v]: [&[u16]; 3],
+        (bh, seq, d): (u32, u32, u32),
+        scale: f32,
+        grid: u32,
+    ) -> Result<Vec<u16>, GpuError> {
+        let n = (bh as usize) * (seq as usize) * (d as usize);
+        if !seq.is_multiple_of(128) || seq == 0 || (d != 64 && d != 128) || grid == 0 {
+            return Err(GpuError::Unsupported(format!(
+                "fa3_fwd with seq {seq}, d {d}, grid {grid}: needs seq a multiple of 128, d 64 or 128"
+            )));
+        }
+        if [q, k, v].iter().any(|x| x.len() != n) {
+            return Err(GpuError::Unsupported(format!(
+                "fa3_fwd inputs of {}, {}, {} values; bh·seq·d = {n}",
+                q.len(),
+                k.len(),
+                v.len()
+            )));
+        }
+        let bytes = |x: &[u16]| x.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+        let bufs = [
+            DeviceBuffer::from_host(gpu, &bytes(q))?,
+            DeviceBuffer::from_host(gpu, &bytes(k))?,
+            DeviceBuffer::from_host(gpu, &bytes(v))?,
+            DeviceBuffer::zeroed(gpu, 2 * n)?,
+        ];
+        let rows = u64::from(bh) * u64::from(seq);
+        let mut maps = [[0u64; 16]; 4];
+        for (i, (buf, box_rows)) in bufs.iter().zip([128u32, 128, 128, 64]).enumerate() {
+            maps[i] = TmaProbe::encode(
+                gpu,
+                buf,
+                2,
+                [u64::from(d), rows],
+                u64::from(d) * 2,
+                [64, box_rows],
+                TmaSwizzle::B128,
+            )?
+            .map_err(|why| {
+                GpuError::Unsupported(format!("cuTensorMapEncodeTiled refused map {i}: {why}"))
+            })?;
+        }
+        let (seq_i, bh_i) = (seq as i32, bh as i32);
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (384, 1, 1),
+            shared_mem_bytes: self.smem_bytes,
+        };
+        let s = &gpu.stream;
+        // SAFETY: arguments match fa3_fwd(Fa3Map x4 (128 bytes each, by value), int, int,
+        // float); the maps describe the four live buffers of bh·seq·d 2-byte elements (O's
+        // boxes of 64 rows stay inside it since seq is a multiple of 128); the dynamic shared
+        // memory was allowed by load.
+        unsafe {
+            s.launch_builder(&self.f)
+                .arg(&maps[0])
+                .arg(&maps[1])
+                .arg(&maps[2])
+                .arg(&maps[3])
+                .arg(&seq_i)
+                .arg(&bh_i)
+                .arg(&scale)
+                .launch(cfg)
+        }
+        .map_err(derr("cuLaunchKernel fa3_fwd"))?;
+        let out = bufs[3].to_host(gpu)?;
+        Ok(out
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect())
     }
 }
 

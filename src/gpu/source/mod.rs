@@ -15,6 +15,9 @@ pub const SMEM_PROBE_CU: &str = include_str!("../../../kernels/smem_probe.cu");
 pub const FRAGMENTS_CU: &str = include_str!("../../../kernels/fragments.cu");
 /// `kernels/fa2_fwd.cu`: the FlashAttention-2 forward lesson kernel (torch tiling, `fa2_fwd`).
 pub const FA2_FWD_CU: &str = include_str!("../../../kernels/fa2_fwd.cu");
+/// `kernels/fa3_fwd.cu`: the Hopper FlashAttention forward (`fa3_fwd`, sm_90a; `FA_D`,
+/// `FA_CAUSAL`, `FA_BF16` select the variant).
+pub const FA3_FWD_CU: &str = include_str!("../../../kernels/fa3_fwd.cu");
 /// `kernels/bank_time.cu`: clock64 timing of one access pattern (`bank_time`).
 pub const BANK_TIME_CU: &str = include_str!("../../../kernels/bank_time.cu");
 /// `kernels/gemm_tile.cu`: the tiled GEMM lesson kernel, before [`gemm::source`] adds its

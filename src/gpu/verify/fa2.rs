@@ -142,19 +142,19 @@ pub fn inputs(i: usize, n: usize) -> [Vec<half::f16>; 3] {
     [draw(), draw(), draw()]
 }
 
-/// Relative error `‖O − O_ref‖₂ / ‖O_ref‖₂` of attention output `out` (f16) against an f64
-/// reference `softmax(scale · Q·Kᵀ [causal mask]) · V` computed from the f16 inputs. Shapes:
+/// Relative error `‖O − O_ref‖₂ / ‖O_ref‖₂` of attention output `out` (f16 or bf16) against an
+/// f64 reference `softmax(scale · Q·Kᵀ [causal mask]) · V` computed from the same-typed inputs. Shapes:
 /// `heads` heads of `seq` rows of `d` elements, contiguous.
-pub fn relative_error(
-    [q, k, v]: [&[half::f16]; 3],
-    out: &[half::f16],
+pub fn relative_error<T: Copy + Into<f64>>(
+    [q, k, v]: [&[T]; 3],
+    out: &[T],
     (heads, seq, d): (usize, usize, usize),
     causal: bool,
     scale: f64,
 ) -> f64 {
     let (mut num, mut den) = (0f64, 0f64);
     for head in 0..heads {
-        let at = |x: &[half::f16], r: usize, c: usize| x[(head * seq + r) * d + c].to_f64();
+        let at = |x: &[T], r: usize, c: usize| -> f64 { x[(head * seq + r) * d + c].into() };
         for r in 0..seq {
             let keys = if causal { r + 1 } else { seq };
             let sc: Vec<f64> = (0..keys)

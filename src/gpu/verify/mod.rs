@@ -18,7 +18,7 @@
 //! packed parameters ([`crate::gpu::launch::PtxKernel`], [`crate::gpu::params`]); the [`ptx`]
 //! group checks that path end to end and is where `verify --ptx FILE` belongs.
 //!
-//! The Hopper groups (`stmatrix`, `cp.async`, `tma`, `wgmma`; shared parts in [`hopper`], the
+//! The Hopper groups (`stmatrix`, `cp.async`, `tma`, `wgmma`, `fa3`; shared parts in [`hopper`], the
 //! pure comparisons in [`crate::gpu::hopper_check`]) run only on an sm_90 device; elsewhere each
 //! is one SKIPPED row. `--group NAME` (repeatable) runs only the named groups.
 
@@ -35,6 +35,7 @@ use crate::sim::arch::Arch;
 pub mod check;
 pub mod cpasync;
 pub mod fa2;
+pub mod fa3;
 pub mod fragments;
 pub mod gemm;
 pub mod hopper;
@@ -85,6 +86,7 @@ pub const GROUPS: &[Group] = &[
     cpasync::GROUP,
     tma::GROUP,
     wgmma::GROUP,
+    fa3::GROUP,
 ];
 
 /// The names of [`GROUPS`], comma-separated (for messages).
