@@ -54,13 +54,14 @@ fn request() -> impl Strategy<Value = WarpRequest> {
 }
 
 /// Any request, valid or not: offsets aligned below 16 KiB, aligned anywhere in 32 bits (chunk
-/// indices of 2^16 and more), or arbitrary (misaligned, up to `u32::MAX`); a few distinct
-/// addresses shared among the lanes or not; any mask.
+/// indices of 2^16 and more), aligned with chunk indices around 0xffff (where the AVX2 path hands
+/// over to the scalar one), or arbitrary (misaligned, up to `u32::MAX`); a few distinct addresses
+/// shared among the lanes or not; any mask.
 fn any_request() -> impl Strategy<Value = WarpRequest> {
     (
         instruction(),
         prop::array::uniform32(any::<u32>()),
-        0u8..3,
+        0u8..4,
         any::<u32>(),
         1usize..=32,
         any::<bool>(),
@@ -70,6 +71,16 @@ fn any_request() -> impl Strategy<Value = WarpRequest> {
             let mut offs = match kind {
                 0 => raw.map(|x| x % 16384 / a * a),
                 1 => raw.map(|x| x / a * a),
+                // Chunk indices 0xff7f..0xffff in steps of 32 (one bank or slot), or any of
+                // the 32 up to 0xffff, or (rarely) 0x10000.
+                2 => raw.map(|x| {
+                    let key = match x >> 16 & 15 {
+                        0 => 0x10000,
+                        1..=8 => 0xffff - 32 * (x % 5),
+                        _ => 0xffe0 + x % 32,
+                    };
+                    key * a.max(4)
+                }),
                 _ => raw,
             };
             if share {

@@ -489,17 +489,25 @@ impl WarpRequest {
         }
         #[cfg(target_arch = "x86_64")]
         if merges_same_word(self.instruction) && std::is_x86_feature_detected!("avx2") {
-            let (units, n) = self.units_fixed();
             let width = self.instruction.bytes_per_address();
-            // SAFETY: AVX2 is present (checked just above).
-            let w = unsafe {
-                avx2::wavefronts(
-                    &self.lane_byte_offsets,
-                    self.address_lanes(),
-                    width,
-                    &units[..n],
-                )
+            let lanes = self.address_lanes();
+            // The common unit shapes first: one 32-lane unit (accesses of at most 4 bytes) and
+            // four 8-lane units (16-byte accesses not packed).
+            let (group, may_pack) = unit_rule(self.instruction);
+            // SAFETY (both calls): AVX2 is present (checked just above).
+            let fast = match group {
+                32 => unsafe { avx2::warp_unit(&self.lane_byte_offsets, lanes, width) },
+                8 if width == 16 && !(may_pack && self.packed_return()) => unsafe {
+                    avx2::quarter_units(&self.lane_byte_offsets, lanes)
+                },
+                _ => None,
             };
+            if let Some((wavefronts, units)) = fast {
+                return RequestCost::new(wavefronts, units);
+            }
+            let (units, n) = self.units_fixed();
+            // SAFETY: AVX2 is present (checked just above).
+            let w = unsafe { avx2::wavefronts(&self.lane_byte_offsets, lanes, width, &units[..n]) };
             if let Some(wavefronts) = w {
                 return RequestCost::new(wavefronts, n as u32);
             }
@@ -604,6 +612,199 @@ struct ChunkKeys {
 mod avx2 {
     use super::{BANK_BYTES, NUM_BANKS, WARP_SIZE};
     use std::arch::x86_64::*;
+
+    /// Key of a lane outside the address lanes: never the key of an address lane (address
+    /// lanes with this key or larger take the scalar path).
+    const NO_KEY: u32 = 0xffff;
+
+    /// The 32 chunk indices (keys, `offset >> shift`) as 16-bit lanes in lane order, lanes 0-15
+    /// in the first register and 16-31 in the second; lanes outside `lanes` get [`NO_KEY`].
+    /// Also returns the keys as 32-bit values. `None` when an address lane is not aligned to
+    /// `width` or its key is [`NO_KEY`] or larger.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn keys16(
+        offsets: &[u32; WARP_SIZE],
+        lanes: u32,
+        width: u32,
+        shift: u32,
+    ) -> Option<(__m256i, __m256i, [u32; WARP_SIZE])> {
+        let bit_of_lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        let align = _mm256_set1_epi32((width - 1) as i32);
+        let count = _mm_cvtsi32_si128(shift as i32);
+        let none = _mm256_set1_epi32(NO_KEY as i32);
+        let one = _mm256_set1_epi32(1);
+        let mut keys = [0u32; WARP_SIZE];
+        let mut k = [_mm256_setzero_si256(); 4];
+        let mut bad = _mm256_setzero_si256();
+        for (j, kj) in k.iter_mut().enumerate() {
+            // SAFETY: lanes 8j..8j+8 of a 32-lane array.
+            let o = unsafe { _mm256_loadu_si256(offsets.as_ptr().add(8 * j).cast()) };
+            let m = _mm256_and_si256(_mm256_set1_epi32((lanes >> (8 * j)) as i32), bit_of_lane);
+            let active = _mm256_cmpeq_epi32(m, bit_of_lane);
+            let key = _mm256_srl_epi32(o, count);
+            // Misaligned address bits, and keys from NO_KEY up, of address lanes.
+            let big = _mm256_srli_epi32(_mm256_add_epi32(key, one), 16);
+            let b = _mm256_or_si256(_mm256_and_si256(o, align), big);
+            bad = _mm256_or_si256(bad, _mm256_and_si256(b, active));
+            *kj = _mm256_blendv_epi8(none, key, active);
+            // SAFETY: as above.
+            unsafe { _mm256_storeu_si256(keys.as_mut_ptr().add(8 * j).cast(), key) };
+        }
+        if _mm256_testz_si256(bad, bad) == 0 {
+            return None;
+        }
+        // `packus` interleaves 64-bit quarters (lanes 0-3, 8-11, 4-7, 12-15); `permute4x64`
+        // puts them back in order.
+        let a = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[0], k[1]), 0xd8);
+        let b = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[2], k[3]), 0xd8);
+        Some((a, b, keys))
+    }
+
+    /// Bit `i` set when 16-bit lane `i` of `(a, b)` (lanes 0-15, 16-31) equals lane `i` of
+    /// `(ra, rb)`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn eq_mask(a: __m256i, b: __m256i, ra: __m256i, rb: __m256i) -> u32 {
+        let e = _mm256_packs_epi16(_mm256_cmpeq_epi16(a, ra), _mm256_cmpeq_epi16(b, rb));
+        _mm256_movemask_epi8(_mm256_permute4x64_epi64(e, 0xd8)) as u32
+    }
+
+    /// Wavefronts and units of a request whose only unit is the whole warp (accesses of 1, 2
+    /// or 4 bytes): the most distinct keys (4-byte words) among `lanes` in one bank, 0 units
+    /// when `lanes` is empty. `None` when the scalar path must decide (see [`keys16`]).
+    ///
+    /// A lane is its key's representative when no earlier lane has the key: comparing the keys
+    /// with themselves rotated by r = 1..16 lanes finds every equal pair once (r and 32 - r
+    /// give the same pairs); the representatives are then counted per bank.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn warp_unit(
+        offsets: &[u32; WARP_SIZE],
+        lanes: u32,
+        width: u32,
+    ) -> Option<(u32, u32)> {
+        if lanes == 0 {
+            return Some((0, 0));
+        }
+        // SAFETY: AVX2 (this function's contract).
+        let (a, b, keys) = unsafe { keys16(offsets, lanes, width, 2)? };
+        // p = lanes 8-23, q = lanes 24-31 then 0-7: the 32 keys seen from lane 8 and lane 24.
+        let p = _mm256_permute2x128_si256(a, b, 0x21);
+        let q = _mm256_permute2x128_si256(b, a, 0x21);
+        let mut dup = 0u32;
+        // Keys rotated by r lanes: lane i of (ra, rb) holds lane (i + r) mod 32. Bit i of the
+        // equality mask pairs lane i with lane (i + r) mod 32: the later of the two is a
+        // duplicate.
+        macro_rules! rot {
+            ($r:literal, $ra:expr, $rb:expr) => {{
+                let e = eq_mask(a, b, $ra, $rb);
+                let wraps = !(u32::MAX >> $r);
+                dup |= ((e & !wraps) << $r) | (e & wraps);
+            }};
+        }
+        macro_rules! low {
+            ($r:literal) => {
+                rot!(
+                    $r,
+                    _mm256_alignr_epi8::<{ 2 * $r }>(p, a),
+                    _mm256_alignr_epi8::<{ 2 * $r }>(q, b)
+                )
+            };
+        }
+        macro_rules! high {
+            ($r:literal) => {
+                rot!(
+                    $r,
+                    _mm256_alignr_epi8::<{ 2 * ($r - 8) }>(b, p),
+                    _mm256_alignr_epi8::<{ 2 * ($r - 8) }>(a, q)
+                )
+            };
+        }
+        low!(1);
+        low!(2);
+        low!(3);
+        low!(4);
+        low!(5);
+        low!(6);
+        low!(7);
+        rot!(8, p, q);
+        high!(9);
+        high!(10);
+        high!(11);
+        high!(12);
+        high!(13);
+        high!(14);
+        high!(15);
+        rot!(16, b, a);
+        let mut per_bank = [0u8; NUM_BANKS];
+        let mut worst = 0;
+        let mut m = lanes & !dup;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let c = &mut per_bank[(keys[lane] % NUM_BANKS as u32) as usize];
+            *c += 1;
+            worst = worst.max(*c);
+        }
+        Some((worst as u32, 1))
+    }
+
+    /// Wavefronts and units of a 16-byte request split into four 8-lane units (quarter-warps of
+    /// `ld/st.shared.v4`, the matrices of `ldmatrix`/`stmatrix`), none packed: per unit the
+    /// most distinct 16-byte chunks among its `lanes` in one group of four banks. `None` when
+    /// the scalar path must decide (see [`keys16`]).
+    ///
+    /// As [`warp_unit`], with the keys rotated inside each unit (r = 1..4 lanes).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn quarter_units(
+        offsets: &[u32; WARP_SIZE],
+        lanes: u32,
+    ) -> Option<(u32, u32)> {
+        // SAFETY: AVX2 (this function's contract).
+        let (a, b, keys) = unsafe { keys16(offsets, lanes, 16, 4)? };
+        let mut dup = 0u32;
+        // Bit i pairs lane i with lane i + r of its unit (mod 8); the later one is a duplicate.
+        macro_rules! rot {
+            ($r:literal) => {{
+                let e = eq_mask(
+                    a,
+                    b,
+                    _mm256_alignr_epi8::<{ 2 * $r }>(a, a),
+                    _mm256_alignr_epi8::<{ 2 * $r }>(b, b),
+                );
+                let stays = 0x0101_0101u32 * ((1u32 << (8 - $r)) - 1);
+                dup |= ((e & stays) << $r) | (e & !stays);
+            }};
+        }
+        rot!(1);
+        rot!(2);
+        rot!(3);
+        rot!(4);
+        // Per unit, the representatives counted per slot (a 16-byte chunk spans 4 banks, so 8
+        // slots); index unit * 8 + slot.
+        let mut per_slot = [0u8; 32];
+        let mut worst = [0u8; 4];
+        let mut m = lanes & !dup;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let c = &mut per_slot[(lane & !7) | (keys[lane] & 7) as usize];
+            *c += 1;
+            let w = &mut worst[lane >> 3];
+            *w = (*w).max(*c);
+        }
+        let units = (0..4).filter(|u| lanes >> (8 * u) & 0xff != 0).count() as u32;
+        Some((worst.iter().map(|&w| w as u32).sum(), units))
+    }
 
     /// Sum over `units` of each unit's most distinct chunk indices (keys) in one slot (see
     /// [`super::WarpRequest::cost`]), or `None` when an address lane (`lanes`) is not aligned to
