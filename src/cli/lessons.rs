@@ -66,6 +66,24 @@ pub enum LessonsCmd {
     Answer(AnswerArgs),
     /// Which exercises you have answered right (kept in $XDG_DATA_HOME/tilelab/progress.json).
     Progress(ProgressArgs),
+    /// Write a lesson as a self-contained web page (inline SVG, a small script, no network).
+    Export(ExportArgs),
+}
+
+/// Arguments of `tilelab lessons export`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  tilelab lessons export warps-and-banks --html site/\n  tilelab lessons export fa2-counts --variant triton --html site/"
+)]
+pub struct ExportArgs {
+    /// Lesson name (see `tilelab lessons`).
+    pub name: String,
+    /// Directory to write LESSON.html into (created if missing).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub html: PathBuf,
+    /// Variant whose steps the page walks through (default the first).
+    #[arg(long, value_name = "VARIANT")]
+    pub variant: Option<String>,
 }
 
 /// Arguments of `tilelab lessons answer`.
@@ -206,6 +224,7 @@ pub fn run(a: LessonsArgs) -> anyhow::Result<ExitCode> {
         Some(LessonsCmd::Check(c)) => check(&all, c, a.json),
         Some(LessonsCmd::Answer(x)) => answer(&all, x, a.json),
         Some(LessonsCmd::Progress(p)) => progress(&all, p, a.json),
+        Some(LessonsCmd::Export(x)) => export(&all, x, a.json),
         Some(LessonsCmd::Kernel { name }) => {
             let l = lessons::find(&all, &name)?;
             let source = tilelab::gpu::source::lesson::kernel_source(l);
@@ -883,5 +902,29 @@ fn progress(all: &[Lesson], a: ProgressArgs, json: bool) -> anyhow::Result<ExitC
         path.display()
     );
     out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(all: &[Lesson], a: ExportArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let l = lessons::find(all, &a.name)?;
+    let vi = variant_index(l, a.variant.as_deref())?;
+    let page = tilelab::viz::html::lesson_page(l, vi)?;
+    std::fs::create_dir_all(&a.html)
+        .with_context(|| format!("cannot create directory '{}'", a.html.display()))?;
+    let path = a.html.join(format!("{}.html", l.name));
+    std::fs::write(&path, &page).with_context(|| format!("cannot write '{}'", path.display()))?;
+    if json {
+        out::emit_json(&serde_json::json!({
+            "lesson": l.name,
+            "file": path.display().to_string(),
+            "bytes": page.len(),
+        }))?;
+    } else {
+        out::line(format_args!(
+            "wrote {} ({} bytes): open it in a browser, no server needed",
+            path.display(),
+            page.len()
+        ))?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -472,6 +472,57 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
     }
 }
 
+/// The simulator's answer to the exercise of step `step`, in words (`32`, `pad:1`,
+/// `lane 5 (a1, high half)`), or `None` when the step asks nothing. For layout questions, the
+/// lesson's layouts that answer it. Computed, never read from the file.
+pub fn model_answer(lesson: &Lesson, step: usize) -> Option<String> {
+    let ex = lesson.steps.get(step)?.exercise.as_ref()?;
+    match &ex.kind {
+        ExerciseKind::Wavefronts | ExerciseKind::Conflicts => {
+            let run = run_step(lesson, step, ex.layout).ok()?;
+            let (w, c, why) = counts_of(&run)?;
+            let n = if ex.kind == ExerciseKind::Wavefronts {
+                w
+            } else {
+                c
+            };
+            Some(format!("{n}. {why}"))
+        }
+        ExerciseKind::ConflictFree | ExerciseKind::Swizzle => {
+            let free: Vec<&str> = (0..lesson.layouts.len())
+                .filter(|&i| {
+                    run_step(lesson, step, i)
+                        .ok()
+                        .and_then(|r| r.cost)
+                        .is_some_and(|c| c.bank_conflicts() == 0)
+                })
+                .map(|i| lesson.layouts[i].as_str())
+                .filter(|l| ex.kind == ExerciseKind::ConflictFree || l.contains("swizzle:"))
+                .collect();
+            Some(format!("{} (0 bank conflicts)", free.join(" or ")))
+        }
+        ExerciseKind::LaneOf { operand, row, col } => {
+            let run = run_step(lesson, step, ex.layout).ok()?;
+            let holder = match (operand, &lesson.steps[step].op) {
+                (Some(op), _) => Holder::Operand(*op),
+                (None, StepOp::Shared { tile, .. }) => Holder::Tile(*tile),
+                (None, StepOp::Mma { .. }) => return None,
+            };
+            let lanes: Vec<String> = holders(&run, holder, *row, *col)
+                .iter()
+                .map(|(l, r, h)| {
+                    format!(
+                        "lane {l} ({}, {} half)",
+                        operand_reg_name(*operand, *r),
+                        if *h == 0 { "low" } else { "high" }
+                    )
+                })
+                .collect();
+            Some(lanes.join(" and "))
+        }
+    }
+}
+
 /// Checks that the model can answer the exercise of step `step`: its layout runs, a
 /// conflict_free question has both a conflicting and a conflict-free layout among the lesson's,
 /// a swizzle question has a conflicting first layout and a conflict-free swizzle among the

@@ -1,6 +1,7 @@
 //! Pictures outside the terminal: SVG renderings of a request's bank grid and of fragment maps
 //! (here), and of a lesson step ([`lesson`]). Pure string builders (the caller writes the file).
 
+pub mod html;
 pub mod lesson;
 
 use svg::Document;

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Checks the exported lesson pages in a real headless browser (Chromium through chromedriver,
+spoken to over WebDriver's HTTP protocol with the standard library only).
+
+For each lesson given (default: every lesson `tilelab lessons --json` lists):
+  1. `tilelab lessons export LESSON --html DIR` and `tilelab lessons show LESSON --json`;
+  2. loads file://DIR/LESSON.html in headless Chromium; the browser log must hold no error
+     (console errors, script exceptions, failed loads);
+  3. for every layout (chosen in the page's select) and every step (reached by clicking the
+     page's "next" button): the shown wavefronts, ideal and bank conflicts equal
+     `show --json`'s steps[i].results[LAYOUT] ("-" for steps without a shared access), exactly
+     one picture is visible and it is a different one at every step;
+  4. "back" returns to the previous step;
+  5. with --screenshots DIR, saves a PNG of each step under each layout
+     (DIR/LESSON-LAYOUT-stepN.png, LAYOUT with `_` for other characters than letters and digits).
+
+Prints one line per lesson and ends `N passed, N failed`; exit 0 only when every lesson
+passed. Without chromium or chromedriver it prints `SKIPPED: ...` and exits 77: a skip is never
+a pass (.ci/run installs the browser and treats 77 as a failure).
+
+Before the lessons it loads a page that logs a console error and fails (exit 2) unless the log
+shows it, so a browser whose log cannot be read never passes the no-errors check.
+
+Usage: scripts/html_check.py [--bin target/release/tilelab] [--dir LESSONS] [--screenshots DIR]
+                             [--dump FILE] [LESSON...]
+Install the browser: apt-get install -y chromium chromium-driver
+"""
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+SKIP = 77
+
+
+def find(names):
+    for n in names:
+        p = shutil.which(n)
+        if p:
+            return p
+    return None
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Driver:
+    """The few WebDriver commands the check needs."""
+
+    def __init__(self, chromedriver, chromium):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [chromedriver, f"--port={self.port}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.base = f"http://127.0.0.1:{self.port}"
+        for _ in range(100):
+            try:
+                self.call("GET", "/status")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.1)
+        caps = {
+            "capabilities": {
+                "alwaysMatch": {
+                    "browserName": "chrome",
+                    "goog:chromeOptions": {
+                        "binary": chromium,
+                        "args": [
+                            "--headless=new",
+                            "--no-sandbox",
+                            "--disable-gpu",
+                            "--disable-dev-shm-usage",
+                            "--window-size=1400,1000",
+                        ],
+                    },
+                    "goog:loggingPrefs": {"browser": "ALL"},
+                }
+            }
+        }
+        self.session = self.call("POST", "/session", caps)["sessionId"]
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            self.base + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.loads(r.read().decode() or "{}").get("value")
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"webdriver {method} {path}: {e.read().decode()[:300]}") from None
+
+    def s(self, method, path, body=None):
+        return self.call(method, f"/session/{self.session}{path}", body)
+
+    def js(self, script, *args):
+        return self.s("POST", "/execute/sync", {"script": script, "args": list(args)})
+
+    def element(self, css):
+        v = self.s("POST", "/element", {"using": "css selector", "value": css})
+        return next(iter(v.values()))
+
+    def click(self, css):
+        self.s("POST", f"/element/{self.element(css)}/click", {})
+
+    def log(self):
+        return self.s("POST", "/se/log", {"type": "browser"}) or []
+
+    def quit(self):
+        try:
+            self.s("DELETE", "")
+        finally:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+SHOWN = """
+var figs = Array.prototype.filter.call(document.querySelectorAll('figure[data-step]'),
+  function (f) { return !f.hidden && f.offsetParent !== null; });
+return {
+  pos: document.getElementById('pos').textContent,
+  wf: document.getElementById('wf').textContent,
+  ideal: document.getElementById('ideal').textContent,
+  cf: document.getElementById('cf').textContent,
+  stated: document.getElementById('stated').textContent,
+  run_wf: document.getElementById('run-wf').textContent,
+  run_ideal: document.getElementById('run-ideal').textContent,
+  run_cf: document.getElementById('run-cf').textContent,
+  run_sass: document.getElementById('run-sass').textContent,
+  h1: document.querySelector('header h1').textContent,
+  scripts: document.scripts.length,
+  imgs: document.images.length,
+  visible: figs.length,
+  fig: figs.length ? figs[0].dataset.step + '/' + figs[0].dataset.layout : '',
+  svg: figs.length ? figs[0].innerHTML.length + ':' + figs[0].querySelector('svg text').textContent : '',
+  caption: figs.length && figs[0].querySelectorAll('svg text').length > 1 ?
+    figs[0].querySelectorAll('svg text')[1].textContent : ''
+};
+"""
+
+
+def check_lesson(d, tl, lesson, outdir, shots, dump):
+    subprocess.run(tl + ["export", lesson, "--html", outdir], check=True,
+                   stdout=subprocess.DEVNULL)
+    show = json.loads(subprocess.run(tl + ["show", lesson, "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    page = os.path.join(outdir, f"{lesson}.html")
+    d.s("POST", "/url", {"url": "file://" + os.path.abspath(page)})
+    problems = []
+    steps = show["steps"]
+    for li, layout in enumerate(show["layouts"]):
+        d.js("var s = document.getElementById('layout'); s.value = arguments[0];"
+             "s.dispatchEvent(new Event('change'));", str(li))
+        # back to step 1
+        for _ in range(len(steps)):
+            d.click("#prev") if d.js("return !document.getElementById('prev').disabled") else None
+        seen = set()
+        for i, st in enumerate(steps):
+            got = d.js(SHOWN)
+            dump.append(dict(got, lesson=lesson, layout=layout, step=i + 1))
+            r = st["results"].get(layout)
+            want = (str(r["wavefronts"]), str(r["ideal"]), str(r["conflicts"])) if r else ("-", "-", "-")
+            shown = (got["wf"], got["ideal"], got["cf"])
+            where = f"{lesson} step {i + 1} under '{layout}'"
+            if got["pos"] != f"step {i + 1} / {len(steps)}":
+                problems.append(f"{where}: position shows '{got['pos']}'")
+            if shown != want:
+                problems.append(f"{where}: page shows wavefronts/ideal/conflicts {shown}, "
+                                f"`lessons show --json` says {want}")
+            if got["visible"] != 1 or got["fig"] != f"{i}/{li}":
+                problems.append(f"{where}: {got['visible']} pictures visible ({got['fig']})")
+            if got["svg"] in seen:
+                problems.append(f"{where}: the picture did not change")
+            seen.add(got["svg"])
+            if shots:
+                png = base64.b64decode(d.s("GET", "/screenshot"))
+                slug = "".join(c if c.isalnum() else "_" for c in layout)
+                with open(os.path.join(shots, f"{lesson}-{slug}-step{i + 1}.png"), "wb") as f:
+                    f.write(png)
+            if i + 1 < len(steps):
+                d.click("#next")
+        if len(steps) > 1:
+            d.click("#prev")
+            back = d.js(SHOWN)
+            if back["pos"] != f"step {len(steps) - 1} / {len(steps)}":
+                problems.append(f"{lesson} under '{layout}': back shows '{back['pos']}'")
+    errors = [e for e in d.log() if e.get("level") in ("SEVERE", "ERROR")]
+    for e in errors:
+        problems.append(f"{lesson}: browser log: {e.get('message', '')[:200]}")
+    return problems, len(steps) * len(show["layouts"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default="target/release/tilelab")
+    ap.add_argument("--screenshots", metavar="DIR")
+    ap.add_argument("--dir", metavar="DIR", help="lessons from DIR (tilelab lessons --dir)")
+    ap.add_argument("--dump", metavar="FILE",
+                    help="write what the page showed at every (lesson, layout, step) as JSON")
+    ap.add_argument("lessons", nargs="*")
+    a = ap.parse_args()
+    chromium = find(["chromium", "chromium-browser", "google-chrome"])
+    chromedriver = find(["chromedriver"])
+    if not chromium or not chromedriver:
+        print("SKIPPED: the HTML export browser check needs chromium and chromedriver "
+              "(apt-get install -y chromium chromium-driver); nothing was checked")
+        return SKIP
+    if not os.path.exists(a.bin):
+        print(f"html_check: error: no tilelab binary at '{a.bin}' (cargo build --release, or --bin)")
+        return 2
+    tl = [a.bin, "lessons"] + (["--dir", a.dir] if a.dir else [])
+    names = a.lessons or [l["name"] for l in json.loads(subprocess.run(
+        tl + ["--json"], check=True, capture_output=True, text=True).stdout)]
+    if a.screenshots:
+        os.makedirs(a.screenshots, exist_ok=True)
+    d = Driver(chromedriver, chromium)
+    passed = failed = 0
+    dump = []
+    try:
+        # The check below reads console errors from the browser log: first prove it can see one.
+        probe = "<script>console.error('tilelab-log-probe')</script>"
+        d.s("POST", "/url", {"url": "data:text/html," + urllib.parse.quote(probe)})
+        if not any("tilelab-log-probe" in e.get("message", "") for e in d.log()):
+            print("html_check: error: the browser log shows no console error of a page that "
+                  "logs one; page errors would go unseen")
+            return 2
+        with tempfile.TemporaryDirectory() as out:
+            for name in names:
+                problems, views = check_lesson(d, tl, name, out, a.screenshots, dump)
+                if problems:
+                    failed += 1
+                    print(f"FAIL {name}:")
+                    for p in problems:
+                        print(f"  {p}")
+                else:
+                    passed += 1
+                    print(f"ok   {name}: {views} step/layout views match `lessons show --json`, no browser errors")
+    finally:
+        d.quit()
+    if a.dump:
+        with open(a.dump, "w") as f:
+            json.dump(dump, f, indent=1)
+    print(f"html_check: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+//! A lesson as one self-contained static web page (`tilelab lessons export LESSON --html DIR`):
+//! no server, no network, nothing fetched. The page holds, for every step of one variant under
+//! every layout, the SVG picture of [`super::lesson::step_svg`] (inline), the step's note, its
+//! counters and its question; a small inline script steps back and forth (buttons, ← →) and
+//! switches the layout (a select, `l` or 1-9), showing one picture at a time. The narrative is the
+//! lesson's Markdown rendered to HTML.
+//!
+//! Every number on the page comes from the simulator at export time ([`run_step`]); the ones a
+//! step shows (`#wf`, `#ideal`, `#cf`: wavefronts and bank conflicts in Nsight Compute's sense)
+//! are those of `tilelab lessons show LESSON --json` (`steps[].results[LAYOUT]`), the running
+//! ones (`#run-*`) those of the TUI's counters pane, and `#stated` compares the step with the
+//! lesson file's `expect` as the TUI's ✓/✗ does; `tests/export.rs` checks all of them in a
+//! headless Chromium (`scripts/html_check.py`) against the TUI drawn at the same step. The same
+//! numbers sit in a `<script type="application/json" id="tilelab-data">` block for anyone
+//! embedding the page. All lesson text is HTML-escaped ([`esc`]); the JSON block has `<`, `>`
+//! and `&` as `\u` escapes. Pure string building; the CLI writes the file.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::lessons::exercise;
+use crate::lessons::run::run_step;
+use crate::lessons::{Lesson, LessonError};
+
+/// `s` with `& < > " '` escaped for HTML text and attribute values.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Inline Markdown-lite (already escaped text): `code` and **bold**.
+fn inline(s: &str) -> String {
+    let mut out = String::new();
+    let (mut code, mut bold) = (false, false);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '`' {
+            out.push_str(if code { "</code>" } else { "<code>" });
+            code = !code;
+        } else if c == '*' && chars.peek() == Some(&'*') && !code {
+            chars.next();
+            out.push_str(if bold { "</strong>" } else { "<strong>" });
+            bold = !bold;
+        } else {
+            out.push(c);
+        }
+    }
+    if code {
+        out.push_str("</code>");
+    }
+    if bold {
+        out.push_str("</strong>");
+    }
+    out
+}
+
+/// Markdown-lite to HTML: `#` headings (one level below the page title), `-`/`*` bullets,
+/// paragraphs separated by blank lines, `code` and **bold**. Everything is escaped first.
+pub fn markdown_html(text: &str) -> String {
+    let mut out = String::new();
+    let mut para: Vec<String> = Vec::new();
+    let mut list: Vec<String> = Vec::new();
+    fn flush(out: &mut String, para: &mut Vec<String>, list: &mut Vec<String>) {
+        if !para.is_empty() {
+            let _ = writeln!(out, "<p>{}</p>", inline(&esc(&para.join(" "))));
+            para.clear();
+        }
+        if !list.is_empty() {
+            out.push_str("<ul>\n");
+            for item in list.iter() {
+                let _ = writeln!(out, "<li>{}</li>", inline(&esc(item)));
+            }
+            out.push_str("</ul>\n");
+            list.clear();
+        }
+    }
+    for raw in text.lines() {
+        let l = raw.trim_end();
+        if l.trim().is_empty() {
+            flush(&mut out, &mut para, &mut list);
+        } else if let Some(h) = l.strip_prefix('#') {
+            flush(&mut out, &mut para, &mut list);
+            let level = 2 + h.chars().take_while(|&c| c == '#').count().min(3);
+            let _ = writeln!(
+                out,
+                "<h{level}>{}</h{level}>",
+                inline(&esc(h.trim_start_matches('#').trim()))
+            );
+        } else if let Some(item) = l.strip_prefix("- ").or_else(|| l.strip_prefix("* ")) {
+            if !para.is_empty() {
+                flush(&mut out, &mut para, &mut Vec::new());
+            }
+            list.push(item.to_string());
+        } else if l.starts_with("  ") && !list.is_empty() {
+            let last = list.last_mut().expect("non-empty");
+            last.push(' ');
+            last.push_str(l.trim());
+        } else {
+            if !list.is_empty() {
+                flush(&mut out, &mut Vec::new(), &mut list);
+            }
+            para.push(l.trim().to_string());
+        }
+    }
+    flush(&mut out, &mut para, &mut list);
+    out
+}
+
+/// The numbers one step shows under one layout (`null` for registers-only mma steps).
+#[derive(Serialize, Clone, Copy)]
+struct Counts {
+    wavefronts: u32,
+    conflicts: u32,
+    ideal: u32,
+}
+
+/// Running totals over steps 1..=n under one layout (what the TUI's counters pane adds up;
+/// `u64`: a sum of `u32` per-step counts over a lesson's steps cannot overflow it).
+#[derive(Serialize, Clone, Default)]
+struct Running {
+    requests: u64,
+    wavefronts: u64,
+    ideal: u64,
+    conflicts: u64,
+    /// `LDS ×3, LDSM.16.M88.4 ×1`.
+    sass: String,
+}
+
+#[derive(Serialize)]
+struct StepData {
+    index: usize,
+    title: String,
+    instruction: String,
+    sass: String,
+    /// Per layout (the order of `layouts`): this step's numbers.
+    results: Vec<Option<Counts>>,
+    /// Per layout: totals over steps 1..=index.
+    running: Vec<Running>,
+    /// Per layout: the lesson file's own numbers for this step (`expect`), if it states them.
+    stated: Vec<Option<Stated>>,
+}
+
+/// What a lesson file states for a step under one layout (`expect.<layout>`).
+#[derive(Serialize, Clone, Copy)]
+struct Stated {
+    wavefronts: u32,
+    conflicts: u32,
+}
+
+#[derive(Serialize)]
+struct PageData<'a> {
+    name: &'a str,
+    title: &'a str,
+    variant: &'a str,
+    layouts: &'a [String],
+    steps: Vec<StepData>,
+}
+
+const STYLE: &str = r#"
+body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #fafafa; }
+header { padding: 12px 20px; background: #20303f; color: #fff; }
+header h1 { margin: 0; font-size: 1.4em; }
+header p { margin: 4px 0 0; color: #cde; }
+nav { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ddd; padding: 8px 20px; display: flex; gap: 12px; align-items: center; z-index: 1; }
+nav button { font-size: 1em; padding: 4px 12px; }
+main { display: grid; grid-template-columns: minmax(0, 1fr) 360px; gap: 16px; padding: 16px 20px; }
+figure { margin: 0; overflow-x: auto; background: #fff; border: 1px solid #ddd; }
+figure svg { display: block; max-width: none; }
+aside { background: #fff; border: 1px solid #ddd; padding: 12px; align-self: start; }
+aside table { border-collapse: collapse; width: 100%; margin: 8px 0; }
+aside td, aside th { text-align: left; padding: 2px 6px; border-bottom: 1px solid #eee; font-variant-numeric: tabular-nums; }
+.bad { color: #b03020; font-weight: bold; }
+.good { color: #207040; font-weight: bold; }
+.exercise { background: #fff6e0; border: 1px solid #e8c870; padding: 8px; margin-top: 8px; }
+article { grid-column: 1 / -1; background: #fff; border: 1px solid #ddd; padding: 4px 16px; }
+code { background: #f0f0f0; padding: 0 3px; }
+footer { padding: 8px 20px; color: #777; font-size: 0.9em; }
+[hidden] { display: none !important; }
+"#;
+
+const SCRIPT: &str = r#"
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("tilelab-data").textContent);
+  var n = data.steps.length, step = 0, layout = 0;
+  var sel = document.getElementById("layout");
+  function text(id, s) { document.getElementById(id).textContent = s; }
+  function show() {
+    var s = data.steps[step], r = s.results[layout], run = s.running[layout];
+    var figs = document.querySelectorAll("figure[data-step]");
+    for (var i = 0; i < figs.length; i++) {
+      figs[i].hidden = !(+figs[i].dataset.step === step && +figs[i].dataset.layout === layout);
+    }
+    var notes = document.querySelectorAll("[data-note]");
+    for (var j = 0; j < notes.length; j++) { notes[j].hidden = +notes[j].dataset.note !== step; }
+    text("pos", "step " + (step + 1) + " / " + n);
+    text("step-title", s.index + ". " + s.title);
+    text("instruction", s.instruction);
+    text("sass", s.sass);
+    text("wf", r ? String(r.wavefronts) : "-");
+    text("ideal", r ? String(r.ideal) : "-");
+    text("cf", r ? String(r.conflicts) : "-");
+    document.getElementById("cf").className = !r ? "" : r.conflicts > 0 ? "bad" : "good";
+    var st = s.stated[layout];
+    var agree = st && r && st.wavefronts === r.wavefronts && st.conflicts === r.conflicts;
+    text("stated", !st ? "-" : st.wavefronts + " wf, " + st.conflicts + " cf " +
+      (agree ? "\u2713" : "\u2717 the simulator disagrees"));
+    document.getElementById("stated").className = !st ? "" : agree ? "good" : "bad";
+    text("run-req", String(run.requests));
+    text("run-wf", String(run.wavefronts));
+    text("run-ideal", String(run.ideal));
+    text("run-cf", String(run.conflicts));
+    document.getElementById("run-cf").className = run.conflicts > 0 ? "bad" : "good";
+    text("run-sass", run.sass);
+    document.getElementById("prev").disabled = step === 0;
+    document.getElementById("next").disabled = step === n - 1;
+    sel.value = String(layout);
+    document.body.dataset.step = String(step);
+    document.body.dataset.layout = String(layout);
+  }
+  function go(d) { step = Math.max(0, Math.min(n - 1, step + d)); show(); }
+  document.getElementById("prev").addEventListener("click", function () { go(-1); });
+  document.getElementById("next").addEventListener("click", function () { go(1); });
+  sel.addEventListener("change", function () { layout = +sel.value; show(); });
+  document.addEventListener("keydown", function (e) {
+    if (e.target === sel) { return; }
+    if (e.key === "ArrowRight" || e.key === "n") { go(1); }
+    else if (e.key === "ArrowLeft" || e.key === "p") { go(-1); }
+    else if (e.key >= "1" && e.key <= "9" && +e.key <= data.layouts.length) { layout = +e.key - 1; show(); }
+    else if (e.key === "l") { layout = (layout + 1) % data.layouts.length; show(); }
+  });
+  show();
+})();
+"#;
+
+/// The whole page of `lesson`'s variant `variant` (index into [`Lesson::variants`]).
+///
+/// # Errors
+/// A step that does not run (the loader rules that out for validated lessons).
+pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonError> {
+    let order = lesson.steps_of(variant);
+    let nl = lesson.layouts.len();
+    let mut steps = Vec::new();
+    let mut figures = String::new();
+    let mut notes = String::new();
+    let mut running: Vec<Running> = vec![Running::default(); nl];
+    let mut sass: Vec<std::collections::BTreeMap<&str, u32>> = vec![Default::default(); nl];
+    for (n, &si) in order.iter().enumerate() {
+        let st = &lesson.steps[si];
+        let mut results = Vec::new();
+        for li in 0..nl {
+            let run = run_step(lesson, si, li)?;
+            let c = run.cost.map(|c| Counts {
+                wavefronts: c.wavefronts,
+                conflicts: c.bank_conflicts(),
+                ideal: c.ideal,
+            });
+            let r = &mut running[li];
+            *sass[li].entry(st.sass()).or_insert(0) += 1;
+            if let Some(c) = c {
+                r.requests += 1;
+                r.wavefronts += u64::from(c.wavefronts);
+                r.ideal += u64::from(c.ideal);
+                r.conflicts += u64::from(c.conflicts);
+            }
+            r.sass = sass[li]
+                .iter()
+                .map(|(k, v)| format!("{k} ×{v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            results.push(c);
+            let _ = writeln!(
+                figures,
+                "<figure data-step=\"{n}\" data-layout=\"{li}\"{}>\n{}</figure>",
+                if n == 0 && li == 0 { "" } else { " hidden" },
+                super::lesson::step_svg(lesson, &run)
+            );
+        }
+        let mut note = markdown_html(&st.note);
+        if let Some(ex) = &st.exercise {
+            let _ = write!(
+                note,
+                "<div class=\"exercise\"><strong>Exercise:</strong> {}<br><small>Answer with <code>tilelab lessons answer {} {} ANSWER{}</code> ({}); the simulator checks it.</small>",
+                inline(&esc(ex.question.trim())),
+                esc(&lesson.name),
+                n + 1,
+                if variant == 0 {
+                    String::new()
+                } else {
+                    format!(" --variant {}", esc(&lesson.variants[variant]))
+                },
+                esc(ex.kind.answer_form())
+            );
+            if let Some(a) = exercise::model_answer(lesson, si) {
+                let _ = write!(
+                    note,
+                    "<details><summary>The simulator's answer</summary>{}</details>",
+                    esc(&a)
+                );
+            }
+            note.push_str("</div>");
+        }
+        let _ = writeln!(
+            notes,
+            "<div data-note=\"{n}\"{}>{note}</div>",
+            if n == 0 { "" } else { " hidden" }
+        );
+        steps.push(StepData {
+            index: n + 1,
+            title: st.title.clone(),
+            instruction: st.op_name(),
+            sass: st.sass().to_string(),
+            results,
+            running: running.clone(),
+            stated: lesson
+                .layouts
+                .iter()
+                .map(|l| {
+                    st.expect.get(l).map(|e| Stated {
+                        wavefronts: e.wavefronts,
+                        conflicts: e.conflicts,
+                    })
+                })
+                .collect(),
+        });
+    }
+    let data = PageData {
+        name: &lesson.name,
+        title: &lesson.title,
+        variant: &lesson.variants[variant],
+        layouts: &lesson.layouts,
+        steps,
+    };
+    // Inside <script>, `</script>` or `<!--` in a string would end or confuse the block: every
+    // `<`, `>` and `&` (they only occur inside JSON strings) becomes a \u escape.
+    let json = serde_json::to_string(&data)
+        .expect("plain data serializes")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
+    let options: String = lesson
+        .layouts
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("<option value=\"{i}\">{}: {}</option>", i + 1, esc(l)))
+        .collect();
+    let variant_note = if lesson.variants.len() > 1 {
+        format!(
+            " · variant <code>{}</code> of {}",
+            esc(&lesson.variants[variant]),
+            esc(&lesson.variants.join(", "))
+        )
+    } else {
+        String::new()
+    };
+    Ok(format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · tilelab</title>
+<style>{STYLE}</style>
+</head>
+<body data-step="0" data-layout="0">
+<header><h1>{title}</h1><p>{summary}{variant_note}</p></header>
+<nav><button id="prev" type="button">← back</button><span id="pos">step 1</span><button id="next" type="button">next →</button>
+<label>layout <select id="layout">{options}</select></label><small>keys: ← → step, l or 1-9 layout</small></nav>
+<main>
+<section id="stage">
+{figures}</section>
+<aside>
+<h3 id="step-title"></h3>
+<table>
+<tr><th>instruction</th><td><code id="instruction"></code></td></tr>
+<tr><th>SASS</th><td><code id="sass"></code></td></tr>
+<tr><th>wavefronts</th><td id="wf"></td></tr>
+<tr><th>ideal</th><td id="ideal"></td></tr>
+<tr><th>bank conflicts</th><td id="cf"></td></tr>
+<tr><th>the lesson states</th><td id="stated"></td></tr>
+</table>
+<table>
+<tr><th colspan="2">steps 1 to this one</th></tr>
+<tr><th>shared requests</th><td id="run-req"></td></tr>
+<tr><th>wavefronts</th><td id="run-wf"></td></tr>
+<tr><th>ideal</th><td id="run-ideal"></td></tr>
+<tr><th>bank conflicts</th><td id="run-cf"></td></tr>
+<tr><th>by SASS</th><td id="run-sass"></td></tr>
+</table>
+{notes}</aside>
+<article>
+{narrative}</article>
+</main>
+<footer>Exported by tilelab from <code>{source}</code>: every number is the simulator's (wavefronts and bank conflicts as Nsight Compute counts them). Works offline; nothing is loaded from elsewhere.</footer>
+<script type="application/json" id="tilelab-data">{json}</script>
+<script>{SCRIPT}</script>
+</body>
+</html>
+"#,
+        title = esc(&lesson.title),
+        summary = esc(&lesson.summary),
+        source = esc(&lesson.source),
+        narrative = markdown_html(&lesson.narrative),
+    ))
+}

@@ -1,0 +1,452 @@
+//! `tilelab lessons export LESSON --html DIR` (issue #18): one self-contained page per lesson.
+//!
+//! * `the_page_is_self_contained_and_holds_every_step`: no external URL or file is referenced
+//!   (no `src=`/`href=` to anything, no `http`), one inline SVG per step and layout, the
+//!   narrative, the note and the question of every step, and the numbers of
+//!   `tilelab lessons show --json` in its data block;
+//! * `lesson_text_is_escaped`: a lesson whose title, summary, narrative, notes and question hold
+//!   `<script>`, `</script>`, `<img onerror>`, quotes and `&` comes out as text, never markup;
+//! * `browser_pages_show_the_tuis_numbers`: in headless Chromium (`scripts/html_check.py`, over
+//!   WebDriver) every page of every built-in lesson loads with no browser-log error, stepping
+//!   changes the picture, back goes back, and at every (layout, step) the page shows the numbers
+//!   the TUI's counters pane shows at that (layout, step) (drawn here into ratatui's
+//!   `TestBackend`): running wavefronts, ideal, bank conflicts and SASS counts, this step's
+//!   wavefronts and conflicts, and whether they agree with the lesson file (the H200's and the
+//!   articles' numbers); the picture's caption holds this step's numbers. The escaping lesson
+//!   shows its title as text, with no extra script or image. Without chromium, chromedriver or
+//!   python3 the test prints `SKIPPED` (tests/common/skip.rs); `TILELAB_REQUIRE=chromium` makes
+//!   that a failure (`.ci/run` sets it where the browser is installed);
+//! * `export_errors_are_one_line`.
+
+#[path = "common/skip.rs"]
+mod skip;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tilelab::lessons::{self, parse_lesson};
+use tilelab::tui::app::{App, Msg, update};
+
+fn tilelab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_page_is_self_contained_and_holds_every_step() {
+    let dir = std::env::temp_dir().join(format!("tilelab-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for lesson in ["warps-and-banks", "mma", "fa2-counts"] {
+        let o = tilelab(&["lessons", "export", lesson, "--html", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let page = std::fs::read_to_string(dir.join(format!("{lesson}.html"))).unwrap();
+        let show: serde_json::Value =
+            serde_json::from_slice(&tilelab(&["lessons", "show", lesson, "--json"]).stdout)
+                .unwrap();
+        let steps = show["steps"].as_array().unwrap();
+        let layouts = show["layouts"].as_array().unwrap();
+        // Self-contained: nothing fetched.
+        for bad in ["http://", "https://", " src=", " href=", "@import", "url("] {
+            let hits: Vec<&str> = page
+                .lines()
+                .filter(|l| l.contains(bad) && !l.contains("xmlns=\"http://www.w3.org/2000/svg\""))
+                .collect();
+            assert!(hits.is_empty(), "{lesson}: '{bad}' in {hits:?}");
+        }
+        assert_eq!(
+            page.matches("<svg ").count(),
+            steps.len() * layouts.len(),
+            "{lesson}: one picture per step and layout"
+        );
+        assert!(page.contains("<script>") && page.contains("id=\"tilelab-data\""));
+        // The data block holds show --json's numbers, step by step, layout by layout.
+        let start = page.find("id=\"tilelab-data\">").unwrap() + "id=\"tilelab-data\">".len();
+        let end = start + page[start..].find("</script>").unwrap();
+        let data: serde_json::Value =
+            serde_json::from_str(&page[start..end].replace("<\\/", "</")).unwrap();
+        let dsteps = data["steps"].as_array().unwrap();
+        assert_eq!(dsteps.len(), steps.len());
+        for (s, d) in steps.iter().zip(dsteps) {
+            for (li, l) in layouts.iter().enumerate() {
+                let want = &s["results"][l.as_str().unwrap()];
+                let got = &d["results"][li];
+                if want.is_null() {
+                    assert!(got.is_null(), "{lesson}: {d}");
+                } else {
+                    for k in ["wavefronts", "conflicts", "ideal"] {
+                        assert_eq!(got[k], want[k], "{lesson} step {} {l} {k}", s["index"]);
+                    }
+                }
+            }
+        }
+        // Every question, and every step's note, is on the page (their words: the Markdown's
+        // `code` and **bold** become tags, so compare the text between them).
+        let asked = steps.iter().filter(|s| s["exercise"].is_object()).count();
+        assert!(asked >= 1, "{lesson} asks nothing");
+        assert_eq!(
+            page.matches("<strong>Exercise:</strong>").count(),
+            asked,
+            "{lesson}"
+        );
+        for s in steps {
+            let mut texts = vec![s["note"].as_str().unwrap()];
+            if let Some(q) = s["exercise"]["question"].as_str() {
+                texts.push(q);
+            }
+            for t in texts {
+                for piece in t.split(['`', '*', '\n']).filter(|p| p.len() > 12) {
+                    let piece = piece
+                        .trim()
+                        .replace('&', "&amp;")
+                        .replace('<', "&lt;")
+                        .replace('>', "&gt;")
+                        .replace('"', "&quot;")
+                        .replace('\'', "&#39;");
+                    assert!(page.contains(&piece), "{lesson}: '{piece}' not on the page");
+                }
+            }
+        }
+    }
+    // The first lesson's column step: 32 wavefronts under row (H200 record b32.stride32w).
+    let page = std::fs::read_to_string(dir.join("warps-and-banks.html")).unwrap();
+    assert!(
+        page.contains("32 wavefronts, ideal 1, 31 bank conflicts"),
+        "bank grid caption"
+    );
+    assert!(page.contains("<h2>Warps and banks in five minutes</h2>"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn export_errors_are_one_line() {
+    let file = std::env::temp_dir().join(format!("tilelab-export-file-{}", std::process::id()));
+    std::fs::write(&file, "x").unwrap();
+    let o = tilelab(&[
+        "lessons",
+        "export",
+        "banks",
+        "--html",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.starts_with("tilelab: error: cannot create directory"),
+        "{e}"
+    );
+    let o = tilelab(&["lessons", "export", "bankz", "--html", "/tmp"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8(o.stderr)
+            .unwrap()
+            .contains("unknown lesson 'bankz'")
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
+/// A lesson whose every text field tries to break out of HTML.
+const EVIL: &str = r#"
+name = "evil"
+title = "<script>console.error('title ran')</script> & <img src=x onerror=alert(1)> \"q\" 'a'"
+summary = "</script><!-- & </style>"
+kernel = "kernels/lesson_evil.cu"
+claims = ["<b>banks</b>"]
+layouts = ["row", "pad:1"]
+narrative = """
+# <i>Heading</i> & more
+
+A **<script>alert(2)</script>** paragraph with `</script>` and <!-- a comment.
+
+- an item <img src=y onerror=alert(3)>
+"""
+
+[[tiles]]
+name = "S"
+rows = 32
+cols = 32
+elem_bytes = 4
+
+[[steps]]
+title = "column </script><script>alert(4)</script>"
+instruction = "ld.shared.b32"
+access = { kind = "column" }
+note = "a note with <b>tags</b> & \"quotes\" and </script>"
+expect = { row = { wavefronts = 32, conflicts = 31 }, "pad:1" = { wavefronts = 1, conflicts = 0 } }
+
+[steps.exercise]
+kind = "conflict_free"
+question = "Which <layout> </script> is conflict-free?"
+"#;
+
+#[test]
+fn lesson_text_is_escaped() {
+    let l = parse_lesson(EVIL, "lessons/evil.toml").unwrap();
+    let page = tilelab::viz::html::lesson_page(&l, 0).unwrap();
+    // Exactly the page's own two scripts, its own style, no image, no comment.
+    assert_eq!(page.matches("<script").count(), 2, "{page}");
+    assert_eq!(page.matches("</script>").count(), 2);
+    assert_eq!(page.matches("</style>").count(), 1);
+    assert!(!page.contains("<img"), "an image tag got through");
+    assert!(!page.contains("<!--"), "a comment got through");
+    for tag in ["<b>", "<i>"] {
+        assert!(!page.contains(tag), "{tag} got through");
+    }
+    // The text is there, escaped.
+    assert!(page.contains("&lt;script&gt;console.error(&#39;title ran&#39;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt; &quot;q&quot; &#39;a&#39;"));
+    assert!(page.contains("<strong>&lt;script&gt;alert(2)&lt;/script&gt;</strong>"));
+    assert!(page.contains("<code>&lt;/script&gt;</code>"));
+    assert!(page.contains("Which &lt;layout&gt; &lt;/script&gt; is conflict-free?"));
+}
+
+fn on_path(names: &[&str]) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|d| names.iter().any(|n| d.join(n).is_file()))
+}
+
+/// Runs `scripts/html_check.py` (extra `args`) and returns what the page showed, or `None` after
+/// reporting a skip when the browser is not there (the script's exit 77).
+fn browser_check(test: &str, args: &[&str], dump: &Path) -> Option<Vec<serde_json::Value>> {
+    let o = Command::new("python3")
+        .arg("scripts/html_check.py")
+        .args(["--bin", env!("CARGO_BIN_EXE_tilelab"), "--dump"])
+        .arg(dump)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if o.status.code() == Some(77) {
+        skip::skip(test, "chromium", out.trim());
+        return None;
+    }
+    assert!(o.status.success(), "scripts/html_check.py {args:?}:\n{out}");
+    let text = std::fs::read_to_string(dump).unwrap();
+    Some(serde_json::from_str(&text).unwrap())
+}
+
+/// The numbers of the TUI's counters pane: running (wavefronts, ideal, conflicts), this step's
+/// (wavefronts, conflicts) if it has a shared access, the lesson-file mark (✓ true, ✗ false),
+/// and the SASS counts as `LDS ×2, LDSM.16.M88.4 ×1`.
+#[derive(Debug, PartialEq)]
+struct TuiCounters {
+    running: (u64, u64, u64),
+    step: Option<(u32, u32)>,
+    agrees: Option<bool>,
+    sass: String,
+}
+
+fn tui_counters(app: &App) -> TuiCounters {
+    let mut t = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    let buf = t.backend().buffer();
+    let w = buf.area.width as usize;
+    let rows: Vec<String> = buf
+        .content
+        .chunks(w)
+        .map(|r| r.iter().map(|c| c.symbol()).collect::<String>())
+        .collect();
+    // The counters pane: the rows under its title (other panes may hold the same words).
+    let top = rows
+        .iter()
+        .position(|r| r.contains("Counters · steps 1-"))
+        .unwrap_or_else(|| panic!("no counters pane:\n{}", rows.join("\n")));
+    let inner = |prefix: &str| -> String {
+        let r = rows[top + 1..]
+            .iter()
+            .find(|r| r.starts_with(&format!("│{prefix}")))
+            .unwrap_or_else(|| panic!("no counters line '{prefix}':\n{}", rows.join("\n")));
+        r.trim_start_matches('│')
+            .trim_end()
+            .trim_end_matches('│')
+            .trim()
+            .to_string()
+    };
+    let num = |s: &str| -> u64 { s.trim().parse().unwrap_or_else(|_| panic!("'{s}'")) };
+    // "wavefronts 34 (ideal 3)  conflicts 31  │ this step 32 wf, 31 cf ✓"
+    let line = inner("wavefronts ");
+    let (left, right) = match line.split_once('│') {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (line.clone(), None),
+    };
+    let rest = left.strip_prefix("wavefronts ").unwrap();
+    let (wf, rest) = rest.split_once(" (ideal ").unwrap();
+    let (ideal, rest) = rest.split_once(')').unwrap();
+    let cf = rest.trim().strip_prefix("conflicts ").unwrap();
+    let (step, agrees) = match right {
+        None => (None, None),
+        Some(r) => {
+            let r = r.trim().strip_prefix("this step ").unwrap();
+            let (w, r) = r.split_once(" wf, ").unwrap();
+            let (c, mark) = r.split_once(" cf").unwrap();
+            let agrees = if mark.contains('✓') {
+                Some(true)
+            } else if mark.contains('✗') {
+                Some(false)
+            } else {
+                None
+            };
+            (Some((num(w) as u32, num(c) as u32)), agrees)
+        }
+    };
+    let sass = inner("SASS ");
+    let sass = sass
+        .strip_prefix("SASS ")
+        .unwrap()
+        .split("  ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ");
+    TuiCounters {
+        running: (num(wf), num(ideal), num(cf)),
+        step,
+        agrees,
+        sass,
+    }
+}
+
+/// The same numbers as the page showed them (one record of the dump).
+fn page_counters(v: &serde_json::Value) -> TuiCounters {
+    let s = |k: &str| {
+        v[k].as_str()
+            .unwrap_or_else(|| panic!("{k} in {v}"))
+            .to_string()
+    };
+    let num = |k: &str| -> u64 { s(k).parse().unwrap_or_else(|_| panic!("{k} in {v}")) };
+    let step = if s("wf") == "-" {
+        None
+    } else {
+        Some((num("wf") as u32, num("cf") as u32))
+    };
+    let stated = s("stated");
+    TuiCounters {
+        running: (num("run_wf"), num("run_ideal"), num("run_cf")),
+        step,
+        agrees: if stated == "-" {
+            None
+        } else {
+            Some(stated.ends_with('✓'))
+        },
+        sass: s("run_sass"),
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tilelab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn browser_pages_show_the_tuis_numbers() {
+    const TEST: &str = "export::browser_pages_show_the_tuis_numbers";
+    let missing: Vec<&str> = [
+        (
+            &["chromium", "chromium-browser", "google-chrome"][..],
+            "chromium",
+        ),
+        (&["chromedriver"][..], "chromedriver"),
+        (&["python3"][..], "python3"),
+    ]
+    .iter()
+    .filter(|(names, _)| !on_path(names))
+    .map(|(_, n)| *n)
+    .collect();
+    if !missing.is_empty() {
+        skip::skip(
+            TEST,
+            "chromium",
+            &format!(
+                "the browser test of the HTML export needs {} (apt-get install -y chromium chromium-driver python3)",
+                missing.join(", ")
+            ),
+        );
+        return;
+    }
+    let dir = tmp("browser");
+    let Some(dump) = browser_check(TEST, &[], &dir.join("dump.json")) else {
+        return;
+    };
+    let mut seen: BTreeMap<(String, String, u64), &serde_json::Value> = BTreeMap::new();
+    for v in &dump {
+        let key = (
+            v["lesson"].as_str().unwrap().to_string(),
+            v["layout"].as_str().unwrap().to_string(),
+            v["step"].as_u64().unwrap(),
+        );
+        assert!(seen.insert(key, v).is_none(), "twice: {v}");
+    }
+    let all = lessons::builtin().unwrap();
+    let mut views = 0;
+    for (i, l) in all.iter().enumerate() {
+        for (li, layout) in l.layouts.iter().enumerate() {
+            let mut app = App::new(all.clone(), Some(i));
+            update(&mut app, Msg::SetLayout(li));
+            for n in 0..app.runs.len() {
+                let key = (l.name.clone(), layout.clone(), n as u64 + 1);
+                let v = seen
+                    .get(&key)
+                    .unwrap_or_else(|| panic!("the browser never showed {key:?}"));
+                let tui = tui_counters(&app);
+                let page = page_counters(v);
+                assert_eq!(
+                    page, tui,
+                    "{key:?}: the page (left) and the TUI (right) differ"
+                );
+                assert_eq!(v["pos"], format!("step {} / {}", n + 1, app.runs.len()));
+                assert_eq!(v["visible"], 1, "{key:?}: one picture at a time");
+                if let Some((w, c)) = tui.step {
+                    let cap = v["caption"].as_str().unwrap();
+                    let want = format!(
+                        "{w} wavefronts, ideal {}, {c} bank conflicts",
+                        v["ideal"].as_str().unwrap()
+                    );
+                    assert!(
+                        cap.starts_with(&want),
+                        "{key:?}: caption '{cap}', want '{want}'"
+                    );
+                }
+                views += 1;
+                update(&mut app, Msg::NextStep);
+            }
+        }
+    }
+    assert_eq!(
+        views,
+        dump.len(),
+        "the browser showed views the TUI does not have"
+    );
+    assert!(views > 100, "{views}");
+
+    // A lesson made of markup: shown as text, no script or image of its own runs.
+    let evil = dir.join("evil");
+    std::fs::create_dir_all(&evil).unwrap();
+    std::fs::write(evil.join("evil.toml"), EVIL).unwrap();
+    let Some(dump) = browser_check(
+        TEST,
+        &["--dir", evil.to_str().unwrap()],
+        &dir.join("evil.json"),
+    ) else {
+        return;
+    };
+    let l = parse_lesson(EVIL, "evil.toml").unwrap();
+    assert_eq!(dump.len(), 2, "one step under two layouts");
+    for v in &dump {
+        assert_eq!(v["h1"].as_str().unwrap(), l.title, "the title, as text");
+        assert_eq!(v["scripts"], 2, "only the page's data and script blocks");
+        assert_eq!(v["imgs"], 0, "no image from the lesson's text");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
