@@ -4,19 +4,25 @@ spoken to over WebDriver's HTTP protocol with the standard library only).
 
 For each lesson given (default: every lesson `tilelab lessons --json` lists):
   1. `tilelab lessons export LESSON --html DIR` and `tilelab lessons show LESSON --json`;
-  2. loads file://DIR/LESSON.html in headless Chromium; the browser log must hold no error
-     (console errors, script exceptions, failed loads);
+  2. loads file://DIR/LESSON.html in headless Chromium; the browser log must hold no error or
+     warning (console errors, script exceptions, failed loads) and the page must have loaded
+     no resource (Performance API: 0 entries);
   3. for every layout (chosen in the page's select) and every step (reached by clicking the
      page's "next" button): the shown wavefronts, ideal and bank conflicts equal
      `show --json`'s steps[i].results[LAYOUT] ("-" for steps without a shared access), exactly
-     one picture is visible and it is a different one at every step;
-  4. "back" returns to the previous step;
-  5. with --screenshots DIR, saves a PNG of each step under each layout
-     (DIR/LESSON-LAYOUT-stepN.png, LAYOUT with `_` for other characters than letters and digits).
+     one picture is visible and it is a different one at every step (a hash of its SVG), and a
+     screenshot of the window is taken: a PNG, different from the previous step's;
+  4. "back" returns to the previous step, then the → key goes forward and ← back (a different
+     picture each time); the 1 and l keys switch to the first and the next layout;
+  5. with --screenshots DIR, saves the PNG of each step under each layout
+     (DIR/LESSON-LAYOUT-stepN.png, LAYOUT with `_` for other characters than letters and digits);
+  6. with --dump FILE, writes what the page showed at each (lesson, layout, step): tests/export.rs
+     compares it with the TUI's counters pane, the lesson files and the H200's measurements.
 
 Prints one line per lesson and ends `N passed, N failed`; exit 0 only when every lesson
 passed. Without chromium or chromedriver it prints `SKIPPED: ...` and exits 77: a skip is never
-a pass (.ci/run installs the browser and treats 77 as a failure).
+a pass (tests/export.rs reports it as SKIPPED, a failure under TILELAB_REQUIRE=chromium,
+which .ci/run sets where the browser is installed).
 
 Before the lessons it loads a page that logs a console error and fails (exit 2) unless the log
 shows it, so a browser whose log cannot be read never passes the no-errors check.
@@ -123,6 +129,16 @@ class Driver:
     def click(self, css):
         self.s("POST", f"/element/{self.element(css)}/click", {})
 
+    def key(self, value):
+        """Presses and releases one key (WebDriver actions: the page gets a real keydown)."""
+        self.s("POST", "/actions", {"actions": [{
+            "type": "key", "id": "keyboard",
+            "actions": [{"type": "keyDown", "value": value}, {"type": "keyUp", "value": value}],
+        }]})
+
+    def screenshot(self):
+        return base64.b64decode(self.s("GET", "/screenshot"))
+
     def log(self):
         return self.s("POST", "/se/log", {"type": "browser"}) or []
 
@@ -135,6 +151,11 @@ class Driver:
 
 
 SHOWN = """
+function hash(t) {
+  var h = 0;
+  for (var i = 0; i < t.length; i++) { h = (Math.imul(h, 31) + t.charCodeAt(i)) | 0; }
+  return t.length + ':' + (h >>> 0).toString(16);
+}
 var figs = Array.prototype.filter.call(document.querySelectorAll('figure[data-step]'),
   function (f) { return !f.hidden && f.offsetParent !== null; });
 return {
@@ -150,13 +171,25 @@ return {
   h1: document.querySelector('header h1').textContent,
   scripts: document.scripts.length,
   imgs: document.images.length,
+  resources: performance.getEntriesByType('resource').length,
   visible: figs.length,
   fig: figs.length ? figs[0].dataset.step + '/' + figs[0].dataset.layout : '',
-  svg: figs.length ? figs[0].innerHTML.length + ':' + figs[0].querySelector('svg text').textContent : '',
+  svg: figs.length ? hash(figs[0].innerHTML) : '',
+  layout_menu: document.getElementById('layout').value,
   caption: figs.length && figs[0].querySelectorAll('svg text').length > 1 ?
     figs[0].querySelectorAll('svg text')[1].textContent : ''
 };
 """
+
+
+ARROW_LEFT, ARROW_RIGHT = "\ue012", "\ue014"
+
+
+def png_size(png):
+    """(width, height) of a PNG, or None when `png` is not one."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
 def check_lesson(d, tl, lesson, outdir, shots, dump):
@@ -168,20 +201,31 @@ def check_lesson(d, tl, lesson, outdir, shots, dump):
     d.s("POST", "/url", {"url": "file://" + os.path.abspath(page)})
     problems = []
     steps = show["steps"]
-    for li, layout in enumerate(show["layouts"]):
+    layouts = show["layouts"]
+    for li, layout in enumerate(layouts):
         d.js("var s = document.getElementById('layout'); s.value = arguments[0];"
              "s.dispatchEvent(new Event('change'));", str(li))
         # back to step 1
         for _ in range(len(steps)):
             d.click("#prev") if d.js("return !document.getElementById('prev').disabled") else None
         seen = set()
+        last_png = None
         for i, st in enumerate(steps):
             got = d.js(SHOWN)
+            # A screenshot at every step: a PNG of the window, different from the step before.
+            png = d.screenshot()
+            size = png_size(png)
+            where = f"{lesson} step {i + 1} under '{layout}'"
+            if not size or size[0] < 800 or size[1] < 600:
+                problems.append(f"{where}: the screenshot is no PNG of the window ({size})")
+            if png == last_png:
+                problems.append(f"{where}: the screenshot equals the previous step's")
+            last_png = png
+            got["screenshot"] = {"bytes": len(png), "size": list(size or ())}
             dump.append(dict(got, lesson=lesson, layout=layout, step=i + 1))
             r = st["results"].get(layout)
             want = (str(r["wavefronts"]), str(r["ideal"]), str(r["conflicts"])) if r else ("-", "-", "-")
             shown = (got["wf"], got["ideal"], got["cf"])
-            where = f"{lesson} step {i + 1} under '{layout}'"
             if got["pos"] != f"step {i + 1} / {len(steps)}":
                 problems.append(f"{where}: position shows '{got['pos']}'")
             if shown != want:
@@ -191,9 +235,10 @@ def check_lesson(d, tl, lesson, outdir, shots, dump):
                 problems.append(f"{where}: {got['visible']} pictures visible ({got['fig']})")
             if got["svg"] in seen:
                 problems.append(f"{where}: the picture did not change")
+            if got["resources"] != 0:
+                problems.append(f"{where}: the page loaded {got['resources']} resources")
             seen.add(got["svg"])
             if shots:
-                png = base64.b64decode(d.s("GET", "/screenshot"))
                 slug = "".join(c if c.isalnum() else "_" for c in layout)
                 with open(os.path.join(shots, f"{lesson}-{slug}-step{i + 1}.png"), "wb") as f:
                     f.write(png)
@@ -204,10 +249,31 @@ def check_lesson(d, tl, lesson, outdir, shots, dump):
             back = d.js(SHOWN)
             if back["pos"] != f"step {len(steps) - 1} / {len(steps)}":
                 problems.append(f"{lesson} under '{layout}': back shows '{back['pos']}'")
-    errors = [e for e in d.log() if e.get("level") in ("SEVERE", "ERROR")]
+            # The keys: → forward, ← back, each changing the picture.
+            d.key(ARROW_RIGHT)
+            fwd = d.js(SHOWN)
+            if fwd["pos"] != f"step {len(steps)} / {len(steps)}" or fwd["svg"] == back["svg"]:
+                problems.append(f"{lesson} under '{layout}': → shows '{fwd['pos']}' "
+                                f"(picture changed: {fwd['svg'] != back['svg']})")
+            d.key(ARROW_LEFT)
+            bwd = d.js(SHOWN)
+            if bwd["pos"] != back["pos"] or bwd["svg"] != back["svg"]:
+                problems.append(f"{lesson} under '{layout}': ← shows '{bwd['pos']}'")
+    # The layout keys: l cycles to the next layout, 1 goes back to the first (same step).
+    if len(layouts) > 1:
+        d.key("1")
+        first = d.js(SHOWN)
+        d.key("l")
+        second = d.js(SHOWN)
+        step = first["fig"].split("/")[0]
+        if (first["layout_menu"], second["layout_menu"]) != ("0", "1") or \
+                second["fig"] != f"{step}/1":
+            problems.append(f"{lesson}: keys 1 and l show layouts {first['fig']} and "
+                            f"{second['fig']} (menu {first['layout_menu']}, {second['layout_menu']})")
+    errors = [e for e in d.log() if e.get("level") in ("SEVERE", "ERROR", "WARNING")]
     for e in errors:
         problems.append(f"{lesson}: browser log: {e.get('message', '')[:200]}")
-    return problems, len(steps) * len(show["layouts"])
+    return problems, len(steps) * len(layouts)
 
 
 def main():

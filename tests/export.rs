@@ -1,22 +1,27 @@
 //! `tilelab lessons export LESSON --html DIR` (issue #18): one self-contained page per lesson.
 //!
-//! * `the_page_is_self_contained_and_holds_every_step`: no external URL or file is referenced
-//!   (no `src=`/`href=` to anything, no `http`), one inline SVG per step and layout, the
-//!   narrative, the note and the question of every step, and the numbers of
+//! * `the_page_is_self_contained_and_holds_every_step`: `--all` writes one page per built-in
+//!   lesson; none references anything outside itself (no `http` but the SVG namespace, no
+//!   `src=`, `href=`, `url(`, `<link`, `<img`, ...), each holds one inline SVG per step and
+//!   layout, the narrative, the note and the question of every step, and the numbers of
 //!   `tilelab lessons show --json` in its data block;
 //! * `lesson_text_is_escaped`: a lesson whose title, summary, narrative, notes and question hold
 //!   `<script>`, `</script>`, `<img onerror>`, quotes and `&` comes out as text, never markup;
 //! * `browser_pages_show_the_tuis_numbers`: in headless Chromium (`scripts/html_check.py`, over
-//!   WebDriver) every page of every built-in lesson loads with no browser-log error, stepping
-//!   changes the picture, back goes back, and at every (layout, step) the page shows the numbers
-//!   the TUI's counters pane shows at that (layout, step) (drawn here into ratatui's
+//!   WebDriver) every page of every built-in lesson loads with no browser-log error and no
+//!   resource fetched, the buttons and the ← → keys step (the picture changes), 1 and l switch
+//!   the layout, a screenshot is taken at every (layout, step), and there the page shows the
+//!   numbers the TUI's counters pane shows at that (layout, step) (drawn here into ratatui's
 //!   `TestBackend`): running wavefronts, ideal, bank conflicts and SASS counts, this step's
-//!   wavefronts and conflicts, and whether they agree with the lesson file (the H200's and the
-//!   articles' numbers); the picture's caption holds this step's numbers. The escaping lesson
-//!   shows its title as text, with no extra script or image. Without chromium, chromedriver or
-//!   python3 the test prints `SKIPPED` (tests/common/skip.rs); `TILELAB_REQUIRE=chromium` makes
-//!   that a failure (`.ci/run` sets it where the browser is installed);
-//! * `export_errors_are_one_line`.
+//!   wavefronts and conflicts, and whether they agree with the lesson file. Apart from the
+//!   simulator, this step's numbers equal the lesson file's `expect` (the articles' and the
+//!   H200's numbers, written by hand) and, for the 22 requests the lessons cite, the wavefronts
+//!   measured on the H200 (`tests/data/h200_wavefronts.json`). The escaping lesson shows its
+//!   title as text, with no extra script or image. Without chromium, chromedriver or python3 the
+//!   test prints `SKIPPED` (tests/common/skip.rs); `TILELAB_REQUIRE=chromium` makes that a
+//!   failure (`.ci/run` sets it where the browser is installed);
+//! * `export_errors_are_one_line`: unknown lesson or variant, a page path that cannot be
+//!   written, bad arguments: one line on stderr, exit 2, nothing on stdout.
 
 #[path = "common/skip.rs"]
 mod skip;
@@ -42,23 +47,67 @@ fn tilelab(args: &[&str]) -> std::process::Output {
 fn the_page_is_self_contained_and_holds_every_step() {
     let dir = std::env::temp_dir().join(format!("tilelab-export-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    for lesson in ["warps-and-banks", "mma", "fa2-counts"] {
-        let o = tilelab(&["lessons", "export", lesson, "--html", dir.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // `--all`: one page per built-in lesson, and nothing else in DIR.
+    let o = tilelab(&[
+        "lessons",
+        "export",
+        "--all",
+        "--html",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let names: Vec<String> = lessons::builtin()
+        .unwrap()
+        .iter()
+        .map(|l| l.name.clone())
+        .collect();
+    assert_eq!(names.len(), 15, "the README's fifteen lessons");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    let mut want: Vec<String> = names.iter().map(|n| format!("{n}.html")).collect();
+    want.sort();
+    assert_eq!(files, want);
+    for lesson in names.iter().map(String::as_str) {
         let page = std::fs::read_to_string(dir.join(format!("{lesson}.html"))).unwrap();
         let show: serde_json::Value =
             serde_json::from_slice(&tilelab(&["lessons", "show", lesson, "--json"]).stdout)
                 .unwrap();
         let steps = show["steps"].as_array().unwrap();
         let layouts = show["layouts"].as_array().unwrap();
-        // Self-contained: nothing fetched.
-        for bad in ["http://", "https://", " src=", " href=", "@import", "url("] {
-            let hits: Vec<&str> = page
-                .lines()
-                .filter(|l| l.contains(bad) && !l.contains("xmlns=\"http://www.w3.org/2000/svg\""))
-                .collect();
+        // Self-contained: nothing fetched, nothing linked. The only URL is the SVG namespace
+        // (a name, never loaded); with it removed no `http` remains anywhere.
+        let lower = page
+            .replace("xmlns=\"http://www.w3.org/2000/svg\"", "")
+            .to_lowercase();
+        for bad in [
+            "http",
+            "src=",
+            "href=",
+            "url(",
+            "@import",
+            "<link",
+            "<img",
+            "<iframe",
+            "<object",
+            "<embed",
+            "<base",
+            "fetch(",
+            "xmlhttprequest",
+            "import(",
+            "file:",
+            "//cdn",
+        ] {
+            let hits: Vec<&str> = lower.lines().filter(|l| l.contains(bad)).collect();
             assert!(hits.is_empty(), "{lesson}: '{bad}' in {hits:?}");
         }
+        assert_eq!(
+            page.matches("<script").count(),
+            2,
+            "{lesson}: the data and the script"
+        );
         assert_eq!(
             page.matches("<svg ").count(),
             steps.len() * layouts.len(),
@@ -141,13 +190,54 @@ fn export_errors_are_one_line() {
         e.starts_with("tilelab: error: cannot create directory"),
         "{e}"
     );
-    let o = tilelab(&["lessons", "export", "bankz", "--html", "/tmp"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8(o.stderr)
-            .unwrap()
-            .contains("unknown lesson 'bankz'")
-    );
+    let dir = std::env::temp_dir().join(format!("tilelab-export-err-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("banks.html")).unwrap();
+    let d = dir.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["lessons", "export", "bankz", "--html", d],
+            "tilelab: error: unknown lesson 'bankz'; known lessons: warps-and-banks, banks,",
+        ),
+        (
+            &["lessons", "export", "banks", "--variant", "q", "--html", d],
+            "tilelab: error: variant 'q' is not one of lesson 'banks''s variants",
+        ),
+        // DIR exists but the page's path is a directory: nothing can be written there.
+        (
+            &["lessons", "export", "banks", "--html", d],
+            "tilelab: error: cannot write '",
+        ),
+        (
+            &["lessons", "export", "--all", "--html", d],
+            "tilelab: error: cannot write '",
+        ),
+        (
+            &["lessons", "export", "banks", "--all", "--html", d],
+            "tilelab: error: the argument '[NAME]' cannot be used with '--all'",
+        ),
+        (
+            &["lessons", "export", "banks"],
+            "tilelab: error: the following required arguments were not provided",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = tilelab(args);
+        let e = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(e.starts_with(want), "{args:?}: {e}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // `--all` writes in the list's order and stops at the first page it cannot write: the one
+    // before banks (warps-and-banks) is there, nothing after it.
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["banks.html", "warps-and-banks.html"]);
+    let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&file);
 }
 
@@ -388,17 +478,66 @@ fn browser_pages_show_the_tuis_numbers() {
         );
         assert!(seen.insert(key, v).is_none(), "twice: {v}");
     }
+    // What the H200 measured for the requests the lessons cite (`measured = { LAYOUT = RECORD }`):
+    // numbers from the hardware, not from the simulator.
+    let h200: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap())
+            .unwrap();
+    let h200: BTreeMap<&str, u64> = h200
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["wavefronts"].as_u64().unwrap(),
+            )
+        })
+        .collect();
     let all = lessons::builtin().unwrap();
     let mut views = 0;
+    let (mut stated_views, mut measured_views) = (0, 0);
     for (i, l) in all.iter().enumerate() {
+        let order = l.steps_of(0);
         for (li, layout) in l.layouts.iter().enumerate() {
             let mut app = App::new(all.clone(), Some(i));
             update(&mut app, Msg::SetLayout(li));
-            for n in 0..app.runs.len() {
+            assert_eq!(app.runs.len(), order.len(), "{}", l.name);
+            for (n, &si) in order.iter().enumerate() {
                 let key = (l.name.clone(), layout.clone(), n as u64 + 1);
                 let v = seen
                     .get(&key)
                     .unwrap_or_else(|| panic!("the browser never showed {key:?}"));
+                // The page's step numbers equal the lesson file's (the articles' and the H200's
+                // numbers, written by hand) and the H200 record the step cites.
+                let st = &l.steps[si];
+                if let Some(e) = st.expect.get(layout) {
+                    assert_eq!(
+                        (v["wf"].as_str(), v["cf"].as_str()),
+                        (
+                            Some(e.wavefronts.to_string().as_str()),
+                            Some(e.conflicts.to_string().as_str())
+                        ),
+                        "{key:?}: the page against the lesson file's expect"
+                    );
+                    stated_views += 1;
+                }
+                if let Some(rec) = st.measured.get(layout) {
+                    let hw = h200
+                        .get(rec.as_str())
+                        .unwrap_or_else(|| panic!("{key:?}: no H200 record '{rec}'"));
+                    assert_eq!(
+                        v["wf"].as_str(),
+                        Some(hw.to_string().as_str()),
+                        "{key:?}: the page against the H200's {rec}"
+                    );
+                    measured_views += 1;
+                }
+                // A screenshot was taken of this very view (a PNG of the window).
+                let shot = &v["screenshot"];
+                assert!(shot["bytes"].as_u64().unwrap() > 10_000, "{key:?}: {shot}");
+                assert!(shot["size"][0].as_u64().unwrap() >= 800, "{key:?}: {shot}");
+                assert_eq!(v["resources"], 0, "{key:?}: nothing loaded from elsewhere");
                 let tui = tui_counters(&app);
                 let page = page_counters(v);
                 assert_eq!(
@@ -429,6 +568,10 @@ fn browser_pages_show_the_tuis_numbers() {
         "the browser showed views the TUI does not have"
     );
     assert!(views > 100, "{views}");
+    // Every lesson-file number and every H200 record the lessons cite was on a page: 22 cited
+    // records (`grep -c` of `measured` entries by layout in lessons/*.toml).
+    assert_eq!(measured_views, 22);
+    assert!(stated_views > measured_views, "{stated_views}");
 
     // A lesson made of markup: shown as text, no script or image of its own runs.
     let evil = dir.join("evil");

@@ -73,11 +73,15 @@ pub enum LessonsCmd {
 /// Arguments of `tilelab lessons export`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tilelab lessons export warps-and-banks --html site/\n  tilelab lessons export fa2-counts --variant triton --html site/"
+    after_help = "Examples:\n  tilelab lessons export warps-and-banks --html site/\n  tilelab lessons export fa2-counts --variant triton --html site/\n  tilelab lessons export --all --html site/"
 )]
 pub struct ExportArgs {
     /// Lesson name (see `tilelab lessons`).
-    pub name: String,
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub name: Option<String>,
+    /// Every lesson, one page each (their first variants).
+    #[arg(long, conflicts_with = "variant")]
+    pub all: bool,
     /// Directory to write LESSON.html into (created if missing).
     #[arg(long, value_name = "DIR", required = true)]
     pub html: PathBuf,
@@ -906,25 +910,48 @@ fn progress(all: &[Lesson], a: ProgressArgs, json: bool) -> anyhow::Result<ExitC
 }
 
 fn export(all: &[Lesson], a: ExportArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let l = lessons::find(all, &a.name)?;
-    let vi = variant_index(l, a.variant.as_deref())?;
-    let page = tilelab::viz::html::lesson_page(l, vi)?;
+    // Every page is built before anything is written: a lesson that fails leaves no files.
+    let mut pages = Vec::new();
+    match &a.name {
+        Some(name) => {
+            let l = lessons::find(all, name)?;
+            let vi = variant_index(l, a.variant.as_deref())?;
+            pages.push((l, tilelab::viz::html::lesson_page(l, vi)?));
+        }
+        None => {
+            for l in all {
+                pages.push((l, tilelab::viz::html::lesson_page(l, 0)?));
+            }
+        }
+    }
     std::fs::create_dir_all(&a.html)
         .with_context(|| format!("cannot create directory '{}'", a.html.display()))?;
-    let path = a.html.join(format!("{}.html", l.name));
-    std::fs::write(&path, &page).with_context(|| format!("cannot write '{}'", path.display()))?;
-    if json {
-        out::emit_json(&serde_json::json!({
+    let mut written = Vec::new();
+    for (l, page) in &pages {
+        let path = a.html.join(format!("{}.html", l.name));
+        std::fs::write(&path, page)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+        written.push(serde_json::json!({
             "lesson": l.name,
             "file": path.display().to_string(),
             "bytes": page.len(),
-        }))?;
+        }));
+    }
+    // Reported once every page is written (a failure above prints only its error).
+    if !json {
+        for w in &written {
+            out::line(format_args!(
+                "wrote {} ({} bytes): open it in a browser, no server needed",
+                w["file"].as_str().unwrap_or_default(),
+                w["bytes"]
+            ))?;
+        }
     } else {
-        out::line(format_args!(
-            "wrote {} ({} bytes): open it in a browser, no server needed",
-            path.display(),
-            page.len()
-        ))?;
+        // One lesson: its object (as before `--all`); `--all`: the list.
+        match a.name {
+            Some(_) => out::emit_json(&written[0])?,
+            None => out::emit_json(&written)?,
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
