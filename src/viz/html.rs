@@ -165,14 +165,17 @@ body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #
 header { padding: 12px 20px; background: #20303f; color: #fff; }
 header h1 { margin: 0; font-size: 1.4em; }
 header p { margin: 4px 0 0; color: #cde; }
+header code { background: #3a4e62; color: #fff; }
 nav { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ddd; padding: 8px 20px; display: flex; gap: 12px; align-items: center; z-index: 1; }
 nav button { font-size: 1em; padding: 4px 12px; }
 main { display: grid; grid-template-columns: minmax(0, 1fr) 360px; gap: 16px; padding: 16px 20px; }
 figure { margin: 0; overflow-x: auto; background: #fff; border: 1px solid #ddd; }
-figure svg { display: block; max-width: none; }
+figure svg { display: block; max-width: 100%; height: auto; }
 aside { background: #fff; border: 1px solid #ddd; padding: 12px; align-self: start; }
 aside table { border-collapse: collapse; width: 100%; margin: 8px 0; }
 aside td, aside th { text-align: left; padding: 2px 6px; border-bottom: 1px solid #eee; font-variant-numeric: tabular-nums; }
+aside th { width: 10em; white-space: nowrap; }
+#run-sass span { white-space: nowrap; }
 .bad { color: #b03020; font-weight: bold; }
 .good { color: #207040; font-weight: bold; }
 .exercise { background: #fff6e0; border: 1px solid #e8c870; padding: 8px; margin-top: 8px; }
@@ -215,7 +218,15 @@ const SCRIPT: &str = r#"
     text("run-ideal", String(run.ideal));
     text("run-cf", String(run.conflicts));
     document.getElementById("run-cf").className = run.conflicts > 0 ? "bad" : "good";
-    text("run-sass", run.sass);
+    // One unbreakable item per SASS mnemonic ("LDSM.16.M88.4 ×2"); the text stays "A ×1, B ×2".
+    var rs = document.getElementById("run-sass");
+    rs.textContent = "";
+    run.sass.split(", ").forEach(function (item, k) {
+      if (k > 0) { rs.appendChild(document.createTextNode(", ")); }
+      var sp = document.createElement("span");
+      sp.textContent = item;
+      rs.appendChild(sp);
+    });
     document.getElementById("prev").disabled = step === 0;
     document.getElementById("next").disabled = step === n - 1;
     sel.value = String(layout);
@@ -389,7 +400,8 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
 <tr><th>wavefronts</th><td id="run-wf"></td></tr>
 <tr><th>ideal</th><td id="run-ideal"></td></tr>
 <tr><th>bank conflicts</th><td id="run-cf"></td></tr>
-<tr><th>by SASS</th><td id="run-sass"></td></tr>
+<tr><th colspan="2">by SASS</th></tr>
+<tr><td colspan="2" id="run-sass"></td></tr>
 </table>
 {notes}</aside>
 <article>

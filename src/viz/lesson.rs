@@ -105,14 +105,16 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
                 let x = 60 + b * CELL;
                 match words.get(&word) {
                     Some(&(w, unit, k)) => {
-                        let fill = if k == 0 {
-                            palette::unit(unit).hex()
+                        // Text on a replay's warm colour is black, as in the TUI: white on
+                        // yellow is unreadable.
+                        let (fill, ink) = if k == 0 {
+                            (palette::unit(unit).hex(), "#fff".to_string())
                         } else {
-                            palette::replay(k).hex()
+                            (palette::replay(k).hex(), palette::ON_REPLAY.hex())
                         };
                         let _ = writeln!(
                             body,
-                            "<rect x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"{fill}\" stroke=\"#fff\"/><text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#fff\">{w}</text>",
+                            "<rect x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"{fill}\" stroke=\"#fff\"/><text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{ink}\">{w}</text>",
                             x + CELL / 2,
                             y + 15
                         );

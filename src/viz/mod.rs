@@ -83,12 +83,18 @@ pub fn bank_grid(report: &RequestReport, title: &str) -> String {
                         1 => format!("L{}", lanes.trailing_zeros()),
                         _ => format!("L{}+", lanes.trailing_zeros()),
                     };
+                    // Black on a replay's warm colour, as in the TUI; white on a unit's.
+                    let ink = if report.replay(i) > 0 {
+                        palette::ON_REPLAY.hex()
+                    } else {
+                        "#fff".to_string()
+                    };
                     doc = doc
                         .add(cell(x, y, cw, ch, &palette::wavefront(report, i).hex()))
-                        .add(text(x + cw / 2.0, y + 12.0, 9.0, &label).set("fill", "#fff"))
+                        .add(text(x + cw / 2.0, y + 12.0, 9.0, &label).set("fill", ink.as_str()))
                         .add(
                             text(x + cw / 2.0, y + 24.0, 8.0, &format!("w{word}"))
-                                .set("fill", "#fff"),
+                                .set("fill", ink.as_str()),
                         );
                 }
                 None => doc = doc.add(cell(x, y, cw, ch, palette::EMPTY_RGB)),
