@@ -47,7 +47,7 @@ const CASES: &[Case] = &[
         &["pad:1", "col"],
         &[
             ("row", "31 bank conflicts"),
-            ("pad:2", "bank conflicts under it"),
+            ("pad:2", "still has 1 bank conflict under it"),
         ],
     ),
     // Stride 2 (H200 record b32.stride2w): 2 wavefronts.
@@ -57,7 +57,7 @@ const CASES: &[Case] = &[
         &["2"],
         &[("1", "gives 2 wavefronts"), ("32", "gives 2 wavefronts")],
     ),
-    ("banks", 4, &["1"], &[("0", "gives 1 bank conflicts")]),
+    ("banks", 4, &["1"], &[("0", "gives 1 bank conflict under")]),
     (
         "banks",
         5,

@@ -165,3 +165,112 @@ fn one_warp_is_singular() {
         "{s}"
     );
 }
+
+/// `tilelab lessons answer …` with its progress kept in a directory of its own.
+fn answer(args: &[&str]) -> (Option<i32>, String, String) {
+    let dir = std::env::temp_dir().join(format!("tilelab-new-user-{}", std::process::id()));
+    let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(["lessons", "answer"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", &dir)
+        .output()
+        .expect("run tilelab");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Trial 2026-12-01 (#18): T(0, 7) of the first lesson's f32 tile was "in lane 7 (register 0,
+/// low half)", but an f32 element is the whole register; a wrong lane "holds (0, 8)" without
+/// the tile's name.
+#[test]
+fn a_32_bit_element_is_the_whole_register() {
+    let (code, out, _) = answer(&["warps-and-banks", "1", "8"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.starts_with("✗ Not lane 8: it holds T(0, 8); T(0, 7) is in lane 7 (register 0)\n"),
+        "{out}"
+    );
+    assert!(!out.contains("half"), "{out}");
+    // 16-bit fragments keep their halves: A(9, 3) of mma m16n8k16 is a1's high half of lane 5.
+    let (code, out, _) = answer(&["mma", "3", "5"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("A(9, 3) is in lane 5 (a1, high half)"),
+        "{out}"
+    );
+}
+
+/// Trial 2026-12-01 (#18): answering the conflicts when the wavefronts were asked (31 for a
+/// 32-way read) got the same explanation as any wrong number; "1 bank conflicts"; and the
+/// first lessons' explanations spoke of a "phase" they had not introduced.
+#[test]
+fn a_wrong_count_that_is_the_other_count_says_so() {
+    let (code, out, _) = answer(&["banks", "5", "31"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("Not 31: the simulator gives 32 wavefronts under 'row' (31 is the number of bank conflicts; wavefronts = bank conflicts + ideal = 31 + 1)"),
+        "{out}"
+    );
+    assert!(out.contains("32 wavefronts where 1 would do: bank 0 is asked for 32 different 4-byte words (lanes 0, 1, 2"), "{out}");
+    assert!(!out.contains("phase"), "{out}");
+    let (code, out, _) = answer(&["banks", "4", "2"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("gives 1 bank conflict under 'row' (2 is the number of wavefronts; bank conflicts = wavefronts − ideal = 2 − 1)"),
+        "{out}"
+    );
+    let (_, out, _) = answer(&["warps-and-banks", "3", "pad:2"]);
+    assert!(out.contains("still has 1 bank conflict under it"), "{out}");
+    // Several phases keep the word: LDS.128 is served a quarter-warp at a time.
+    let (_, out, _) = answer(&["vectors", "2", "1"]);
+    assert!(out.contains("4 phases"), "{out}");
+}
+
+/// Trial 2026-12-01 (#18): `answer warps-and-banks 4 -1` was "unexpected argument '-1'", and
+/// a 20-digit answer "is not a whole number".
+#[test]
+fn negative_and_huge_answers_say_what_is_wrong() {
+    let (code, out, e) = answer(&["warps-and-banks", "4", "-1"]);
+    assert_eq!(code, Some(2), "{out}{e}");
+    assert_eq!(
+        e,
+        "tilelab: error: answer '-1' is not a whole number, e.g. 4; a count is never negative\n"
+    );
+    let (code, _, e) = answer(&["warps-and-banks", "4", "99999999999999999999"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("it is larger than 4294967295"), "{e}");
+    // Flags still work after the answer.
+    let (code, out, _) = answer(&["warps-and-banks", "4", "2", "--json"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("\"correct\": true"), "{out}");
+}
+
+/// Trial 2026-12-01 (#18): `explain bank-conflict`, `explain ld.shared.b32` (the lessons'
+/// instruction column) and `explain cf` (the `wf/cf` column) were unknown terms.
+#[test]
+fn explain_knows_the_spellings_the_lessons_show() {
+    for (term, entry) in [
+        ("bank-conflict", "bank conflict\n"),
+        ("bank_conflicts", "bank conflict\n"),
+        ("cf", "bank conflict\n"),
+        ("ld.shared.b32", "LDS\n"),
+        ("st.shared", "LDS\n"),
+        ("ld.shared.u16", "LDS\n"),
+    ] {
+        let o = tilelab(&["explain", term]);
+        let s = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{term}");
+        assert!(s.starts_with(entry), "{term}: {s}");
+    }
+    // The `wf/cf` columns of `lessons show` are spelled out.
+    let o = tilelab(&["lessons", "show", "warps-and-banks"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("wf/cf = wavefronts / bank conflicts of the step's request"),
+        "{s}"
+    );
+}

@@ -101,6 +101,7 @@ pub struct AnswerArgs {
     /// Step number (1-based, as `tilelab lessons show` numbers them).
     pub step: usize,
     /// Your answer: a number, a layout (row, pad:8, swizzle:3,3,3) or a lane, as the question asks.
+    #[arg(allow_negative_numbers = true)]
     pub answer: String,
     /// Variant whose steps are numbered (default the first).
     #[arg(long, value_name = "VARIANT")]
@@ -512,6 +513,10 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| format!(" {:>16}", format!("{s} wf/cf")))
         .collect();
+    outln!(
+        o,
+        "steps: per layout, wf/cf = wavefronts / bank conflicts of the step's request (`tilelab explain wavefront`)"
+    );
     outln!(
         o,
         "{}",

@@ -135,14 +135,22 @@ fn normalize_layout(s: &str) -> String {
 }
 
 fn parse_count(answer: &str, kind: &ExerciseKind) -> Result<u32, ExerciseError> {
-    answer
-        .trim()
-        .parse::<u32>()
-        .map_err(|_| ExerciseError::BadAnswer {
+    let t = answer.trim();
+    t.parse::<u32>().map_err(|_| {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let why = if digits(t) {
+            format!("; it is larger than {}", u32::MAX)
+        } else if t.strip_prefix('-').is_some_and(digits) {
+            "; a count is never negative".to_string()
+        } else {
+            String::new()
+        };
+        ExerciseError::BadAnswer {
             answer: answer.to_string(),
             form: kind.answer_form(),
-            why: String::new(),
-        })
+            why,
+        }
+    })
 }
 
 fn parse_lane(answer: &str, kind: &ExerciseKind) -> Result<u32, ExerciseError> {
@@ -194,10 +202,10 @@ pub fn run_under(
 /// One sentence on why `rep` costs what it does: its phases and its worst bank.
 pub fn why_cost(rep: &RequestReport, offsets: &[u32; WARP_SIZE]) -> String {
     let (w, ideal) = (rep.wavefront_count(), rep.ideal());
-    let phases = match rep.units.len() {
-        1 => "one phase (the whole warp)".to_string(),
-        n => format!("{n} phases"),
-    };
+    // One phase (every access of 4 bytes or less) is the whole warp: say so without the word,
+    // which the first lessons have not introduced yet.
+    let one = rep.units.len() == 1;
+    let phases = format!("{} phases", rep.units.len());
     let deg = rep.bank_degree();
     let (bank, way) = deg
         .iter()
@@ -206,6 +214,12 @@ pub fn why_cost(rep: &RequestReport, offsets: &[u32; WARP_SIZE]) -> String {
         .map(|(b, d)| (b, *d))
         .unwrap_or((0, 0));
     if way <= 1 {
+        if one {
+            return format!(
+                "{w} wavefront{}: the whole warp is served in one pass, each bank asked for at most one distinct 4-byte word: no bank conflict",
+                if w == 1 { "" } else { "s" }
+            );
+        }
         return format!(
             "{w} wavefront{} = {phases}, each bank asked for at most one distinct 4-byte word per phase: no bank conflict",
             if w == 1 { "" } else { "s" }
@@ -221,8 +235,13 @@ pub fn why_cost(rep: &RequestReport, offsets: &[u32; WARP_SIZE]) -> String {
         .map(|l| l.to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    let (whole, within) = if one {
+        (format!("where {ideal} would do"), "")
+    } else {
+        (format!("for {phases} (ideal {ideal})"), " within one phase")
+    };
     format!(
-        "{w} wavefronts for {phases} (ideal {ideal}): bank {bank} is asked for {way} different 4-byte words within one phase (lanes {list}{}), and a bank delivers one word per wavefront: {} bank conflict{}",
+        "{w} wavefronts {whole}: bank {bank} is asked for {way} different 4-byte words{within} (lanes {list}{}), and a bank delivers one word per wavefront: {} bank conflict{}",
         if more { ", …" } else { "" },
         w - ideal,
         if w - ideal == 1 { "" } else { "s" }
@@ -311,15 +330,29 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
                 form: "asked of a shared-memory step",
                 why: String::new(),
             })?;
-            let (want, what) = if *k == ExerciseKind::Wavefronts {
-                (w, "wavefronts")
-            } else {
-                (c, "bank conflicts")
+            let wavefronts = *k == ExerciseKind::Wavefronts;
+            let want = if wavefronts { w } else { c };
+            let what = match (wavefronts, want == 1) {
+                (true, true) => "wavefront",
+                (true, false) => "wavefronts",
+                (false, true) => "bank conflict",
+                (false, false) => "bank conflicts",
+            };
+            let ideal = w - c;
+            // The usual slip: the other number of the same request.
+            let mixed = match (wavefronts, n) {
+                (true, n) if n == c && c != w => format!(
+                    " ({n} is the number of bank conflicts; wavefronts = bank conflicts + ideal = {c} + {ideal})"
+                ),
+                (false, n) if n == w && c != w => format!(
+                    " ({n} is the number of wavefronts; bank conflicts = wavefronts − ideal = {w} − {ideal})"
+                ),
+                _ => String::new(),
             };
             let head = if n == want {
                 format!("Right: {want} {what} under '{spec}'")
             } else {
-                format!("Not {n}: the simulator gives {want} {what} under '{spec}'")
+                format!("Not {n}: the simulator gives {want} {what} under '{spec}'{mixed}")
             };
             Ok(verdict(
                 n == want,
@@ -385,7 +418,10 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
                     if w == 1 { "" } else { "s" }
                 )
             } else {
-                format!("Not '{a}': the step still has {c} bank conflicts under it")
+                format!(
+                    "Not '{a}': the step still has {c} bank conflict{} under it",
+                    if c == 1 { "" } else { "s" }
+                )
             };
             Ok(verdict(correct, a, expected, format!("{head}. {why}")))
         }
@@ -397,22 +433,34 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
                 (None, StepOp::Shared { tile, .. }) => Holder::Tile(*tile),
                 (None, StepOp::Mma { .. }) => Holder::Operand(Operand::A),
             };
-            let name = match operand {
-                Some(op) => format!("{op:?}({row}, {col})"),
+            let matrix = match operand {
+                Some(op) => format!("{op:?}"),
                 None => match holder {
-                    Holder::Tile(t) => format!("{}({row}, {col})", lesson.tiles[t].name),
-                    Holder::Operand(op) => format!("{op:?}({row}, {col})"),
+                    Holder::Tile(t) => lesson.tiles[t].name.clone(),
+                    Holder::Operand(op) => format!("{op:?}"),
                 },
             };
+            let name = format!("{matrix}({row}, {col})");
             let who = holders(&run, holder, *row, *col);
+            // A register holds two elements only for 16-bit data: an f32 element is the whole
+            // register, and "low half" would be wrong there.
+            let parts = run
+                .regs
+                .iter()
+                .filter(|e| e.holder == holder)
+                .map(|e| e.half)
+                .max()
+                .unwrap_or(0);
             let lanes: Vec<String> = who
                 .iter()
                 .map(|(l, r, h)| {
-                    format!(
-                        "lane {l} ({}, {} half)",
-                        operand_reg_name(*operand, *r),
-                        if *h == 0 { "low" } else { "high" }
-                    )
+                    let reg = operand_reg_name(*operand, *r);
+                    match (parts, h) {
+                        (0, _) => format!("lane {l} ({reg})"),
+                        (1, 0) => format!("lane {l} ({reg}, low half)"),
+                        (1, _) => format!("lane {l} ({reg}, high half)"),
+                        (_, h) => format!("lane {l} ({reg}, byte {h})"),
+                    }
                 })
                 .collect();
             let expected = who
@@ -448,7 +496,7 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
                 .regs
                 .iter()
                 .filter(|e| e.lane == lane && e.holder == holder)
-                .map(|e| format!("({}, {})", e.row, e.col))
+                .map(|e| format!("{matrix}({}, {})", e.row, e.col))
                 .collect();
             held.dedup();
             let truth = who.first().map(|(l, _, _)| *l).unwrap_or(0);

@@ -176,9 +176,17 @@ impl Glossary {
     /// [`GlossaryError::Unknown`] with up to five near matches ([`Self::near`]).
     pub fn find(&self, term: &str) -> Result<&Entry, GlossaryError> {
         let k = key(term);
+        // `bank-conflict`, `bank_conflict` and `bank conflict` are one term.
+        let loose = |s: &str| key(s).replace(['-', '_'], " ");
+        let l = loose(term);
         self.entries
             .iter()
             .find(|e| key(&e.name) == k || e.aliases.iter().any(|a| key(a) == k))
+            .or_else(|| {
+                self.entries
+                    .iter()
+                    .find(|e| loose(&e.name) == l || e.aliases.iter().any(|a| loose(a) == l))
+            })
             .ok_or_else(|| {
                 let near = self.near(term);
                 GlossaryError::Unknown {
