@@ -312,6 +312,9 @@ fn answering_a_question_in_the_tui() {
     update(&mut app, Msg::NextStep);
     let s = text(draw(&app, 80, 24).backend().buffer());
     assert!(s.contains("Exercise: Which of the layouts"), "{s}");
+    // The question names the layouts; they were appended a second time (trial 2026-12-01).
+    let wide = text(draw(&app, 200, 40).backend().buffer());
+    assert_eq!(wide.matches("(row, pad:1)").count(), 1, "{wide}");
     let type_keys = |app: &mut App, keys: &str| {
         for c in keys.chars() {
             let k = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);

@@ -37,9 +37,9 @@ pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
         .collect();
     lines.push(Line::styled(
         if app.screen == crate::tui::app::Screen::Ptx {
-            "  grid: 0-9,a-z = wavefront of a word, warm = replay, · word not accessed"
+            "  grid: 0-9,a-z = wavefront of a word, warm = conflict, · word not accessed"
         } else {
-            "  grid: 0-9,a-z = wavefront of a word, warm = replay, · unread, ░ no tile"
+            "  grid: 0-9,a-z = wavefront, warm = conflict, · unread, ░ no tile"
         },
         Style::new().fg(color(palette::DIM)),
     ));

@@ -130,8 +130,10 @@ fn exercise_lines(app: &App) -> Vec<Line<'static>> {
         .fg(color(palette::ACCENT));
     let mut head = vec![Span::styled("Exercise: ", accent)];
     head.extend(md_line(ex.question.trim()).spans);
-    if matches!(ex.kind, ExerciseKind::ConflictFree) {
-        head.push(Span::raw(format!(" ({})", l.layouts.join(", "))));
+    let offered = l.layouts.join(", ");
+    // The lesson's layouts, unless the question already names them.
+    if matches!(ex.kind, ExerciseKind::ConflictFree) && !ex.question.contains(&offered) {
+        head.push(Span::raw(format!(" ({offered})")));
     }
     let mut out = vec![Line::from(head)];
     let good = Style::new().fg(color(palette::GOOD));

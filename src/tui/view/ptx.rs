@@ -273,17 +273,31 @@ fn short_name(f: &str) -> &str {
 /// The registers pane's text for the selected lane of the current step.
 pub fn ptx_register_lines(app: &App, p: &PtxState) -> Vec<Line<'static>> {
     let lane = app.lane;
-    let mut lines = vec![Line::styled(
-        format!(
-            "lane {lane}: groupID {}, threadID_in_group {}",
-            lane / 4,
-            lane % 4
-        ),
-        Style::new().add_modifier(Modifier::BOLD),
-    )];
-    let Some(r) = p.current() else {
-        return lines;
+    let head = |fragments: bool| {
+        // groupID and threadID_in_group only mean something for fragments (mma, ldmatrix,
+        // stmatrix); beside a plain ld.shared they are jargon with nothing to explain.
+        Line::styled(
+            if fragments {
+                format!(
+                    "lane {lane}: groupID {}, threadID_in_group {}",
+                    lane / 4,
+                    lane % 4
+                )
+            } else {
+                format!("lane {lane}")
+            },
+            Style::new().add_modifier(Modifier::BOLD),
+        )
     };
+    let Some(r) = p.current() else {
+        return vec![head(false)];
+    };
+    let fragments = matches!(p.op(r), Some(Op::Mma { .. }))
+        || r.step
+            .request
+            .as_ref()
+            .is_some_and(|q| q.instruction.matrices().is_some());
+    let mut lines = vec![head(fragments)];
     let text = p.prog.texts.get(r.pc as usize).cloned().unwrap_or_default();
     match (&r.step.request, p.op(r)) {
         (None, Some(Op::Mma { shape, dtype, .. })) => {

@@ -36,15 +36,27 @@ pub fn register_lines(app: &App) -> Vec<Line<'static>> {
     let l = app.current();
     let run = app.run();
     let lane = app.lane;
+    let elems = run.lane_regs(lane);
+    // groupID / threadID_in_group pick a fragment's row and column: shown for mma and
+    // ldmatrix/stmatrix steps, not beside a plain ld.shared where nothing uses them.
+    let fragments = matches!(l.steps[run.step].op, StepOp::Mma { .. })
+        || elems.iter().any(|e| matches!(e.holder, Holder::Operand(_)))
+        || run
+            .request
+            .as_ref()
+            .is_some_and(|q| q.instruction.matrices().is_some());
     let mut lines = vec![Line::styled(
-        format!(
-            "lane {lane} · groupID {} · threadID_in_group {}",
-            lane / 4,
-            lane % 4
-        ),
+        if fragments {
+            format!(
+                "lane {lane} · groupID {} · threadID_in_group {}",
+                lane / 4,
+                lane % 4
+            )
+        } else {
+            format!("lane {lane}")
+        },
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    let elems = run.lane_regs(lane);
     let mut keys: Vec<(Holder, u32)> = Vec::new();
     for e in &elems {
         if !keys.contains(&(e.holder, e.reg)) {
