@@ -123,6 +123,14 @@ pub fn stream(
 ) -> anyhow::Result<u64> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot read replay file '{}'", path.display()))?;
+    // A directory opens on Unix and fails only at the first read, which would be reported as
+    // a malformed record file.
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!(
+            "cannot read replay file '{}': it is a directory; give a JSON file of records such as tests/data/h200_wavefronts.json",
+            path.display()
+        );
+    }
     stream_from(file, f).map_err(|e| match e {
         StreamError::Callback(e) => e,
         StreamError::Format(e) => e.context(format!("'{}' is not {FORMAT}", path.display())),

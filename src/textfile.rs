@@ -17,8 +17,9 @@ pub const MAX_LESSON_BYTES: u64 = 4 << 20;
 /// Why [`read_text`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TextError {
-    /// Opening or reading failed (missing file, a directory, no permission, ...).
-    #[error("{0}")]
+    /// Opening or reading failed (missing file, a directory, no permission, ...). Transparent,
+    /// so that the error chain does not print the I/O error twice.
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// More than `limit` bytes: not the kind of file asked for (or a device such as /dev/zero).
     #[error(

@@ -274,3 +274,38 @@ fn explain_knows_the_spellings_the_lessons_show() {
         "{s}"
     );
 }
+
+/// Trial 2026-12-01 (#16): a missing PTX file printed the OS error twice ("No such file or
+/// directory (os error 2): No such file or directory (os error 2)"); `sim replay DIR` said the
+/// directory "is not a JSON array of records … read error at byte 0".
+#[test]
+fn file_errors_say_it_once_and_name_a_directory() {
+    let e = error(&["ptx", "/nonexistent/k.ptx", "--grid", "1", "--block", "32"]);
+    assert_eq!(
+        e,
+        "tilelab: error: cannot read PTX file '/nonexistent/k.ptx': No such file or directory (os error 2)\n"
+    );
+    let e = error(&["tui", "--ptx", DATA, "--grid", "1", "--block", "32"]);
+    assert_eq!(e.matches("os error 21").count(), 1, "{e}");
+    let e = error(&["sim", "replay", DATA]);
+    assert!(e.contains("it is a directory"), "{e}");
+    assert!(!e.contains("JSON array"), "{e}");
+}
+
+/// Trial 2026-12-01 (#16): `tilelab --help` said `lessons` only lists them and `tui` only
+/// steps through a lesson; `tui --help`'s keys left out `a` (answer); `sim replay --help`
+/// sent the reader to `tilelab sim replay --help`.
+#[test]
+fn help_names_what_each_command_does() {
+    let o = tilelab(&["--help"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("answer its questions"), "{s}");
+    assert!(s.contains("one warp of your own PTX kernel (--ptx)"), "{s}");
+    let o = tilelab(&["tui", "--help"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("a answer the step's question"), "{s}");
+    let o = tilelab(&["sim", "replay", "--help"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(!s.contains("(see `tilelab sim replay --help`)"), "{s}");
+    assert!(s.contains("lane_byte_offsets[32]"), "{s}");
+}

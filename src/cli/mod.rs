@@ -56,11 +56,11 @@ pub enum Command {
         #[command(subcommand)]
         cmd: SimCommand,
     },
-    /// Step through a lesson's tile in the terminal.
+    /// Step through a lesson's tile in the terminal, or one warp of your own PTX kernel (--ptx).
     Tui(tui_cmd::TuiArgs),
-    /// Run the lessons' kernels on an NVIDIA GPU and check the simulator against the hardware.
+    /// Run the lessons' kernels (or your PTX kernel, --ptx) on an NVIDIA GPU and check the simulator against the hardware.
     Verify(verify::VerifyArgs),
-    /// List the lessons.
+    /// List the lessons; show one as text, check its numbers, answer its questions, see your progress.
     Lessons(lessons::LessonsArgs),
     /// Explain a term the lessons use (warp, bank, wavefront, ldmatrix, Swizzle<B,M,S>, ...), with its sources.
     Explain(explain::ExplainArgs),

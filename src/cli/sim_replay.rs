@@ -37,7 +37,7 @@ use super::out;
 /// Arguments of `tilelab sim replay`.
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
-    /// JSON file of records (see `tilelab sim replay --help`).
+    /// JSON file of records: an array of {name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?, bank_conflicts?}, as in tests/data/h200_wavefronts.json.
     pub file: PathBuf,
     /// Print a JSON array of per-record predictions instead of the table.
     #[arg(long)]
