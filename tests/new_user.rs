@@ -309,3 +309,67 @@ fn help_names_what_each_command_does() {
     assert!(!s.contains("(see `tilelab sim replay --help`)"), "{s}");
     assert!(s.contains("lane_byte_offsets[32]"), "{s}");
 }
+
+/// Trial 2026-12-01 (#17): the README showed the Triton FA v1 conflict but not its fix, nor
+/// where `--arg 6=64` comes from; the lesson said "16-way" while `tilelab ptx` says 8.0
+/// wavefronts per ideal one. The README's fix example prints what its comment promises, and
+/// the lesson's "8-way" is the report's number.
+#[test]
+fn the_triton_fix_is_in_the_readme_and_the_ways_agree() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    assert!(
+        readme.contains("tilelab ptx tests/data/ptx/triton_fa_v1_kt.ptx --grid 1 --block 128")
+            && readme.contains("# the fix, K stored transposed: no bank conflicts on any line"),
+        "README"
+    );
+    assert!(readme.contains("`--arg 6=64` is the seventh `.param`"));
+    let launch = [
+        "--grid",
+        "1",
+        "--block",
+        "128",
+        "--dynamic-smem",
+        "32768",
+        "--arg",
+        "6=64",
+        "--arg",
+        "7=0.125",
+    ];
+    let run = |fixture: &str| {
+        let f = format!("{DATA}/ptx/{fixture}");
+        let mut args = vec!["ptx", f.as_str()];
+        args.extend(launch);
+        let o = tilelab(&args);
+        assert!(o.status.success(), "{fixture}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let kt = run("triton_fa_v1_kt.ptx");
+    assert!(kt.contains("\nno bank conflicts on any line\n"), "{kt}");
+    assert!(
+        kt.contains("shared loads (LDS+LDSM): 7808 wavefronts, 0 bank conflicts"),
+        "{kt}"
+    );
+    let trans = run("triton_fa_v1_trans.ptx");
+    assert!(
+        trans.contains("line 402: 448 conflicts in 16 executions, 8.0 wavefronts per ideal one"),
+        "{trans}"
+    );
+    let o = tilelab(&["lessons", "show", "reading-triton-ptx"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("8-way, which `tilelab ptx` reports as *8.0 wavefronts per"),
+        "{s}"
+    );
+    // The article's 16-way is the 4-byte read: 16 wavefronts per request.
+    let o = tilelab(&[
+        "sim",
+        "bank-conflicts",
+        "--access",
+        "col16",
+        "--layout",
+        "row",
+    ]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("16.00 wavefronts per request on average"), "{s}");
+}
