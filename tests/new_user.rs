@@ -373,3 +373,14 @@ fn the_triton_fix_is_in_the_readme_and_the_ways_agree() {
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(s.contains("16.00 wavefronts per request on average"), "{s}");
 }
+
+/// Trial 2026-12-01 (#16): `--layout pad:-1` said "pad '-1' is not a whole number".
+#[test]
+fn a_negative_pad_is_named_negative() {
+    let e = error(&["sim", "bank-conflicts", "--layout", "pad:-1"]);
+    assert!(
+        e.contains("bad layout 'pad:-1': pad '-1' is negative; it counts elements, 0 or more"),
+        "{e}"
+    );
+    assert!(e.contains("allowed: row | col | trans | pad:N"), "{e}");
+}

@@ -192,6 +192,17 @@ fn goto_a_line_without_steps_says_so() {
     }
     update(&mut app, Msg::PromptEnter);
     assert!(screen(&app).contains("line 99999: no shared/mma step of warp 0 there or after it"));
+    // Letters are not taken: ':abc' Enter said "'' is not a line number" (trial 2026-12-01).
+    update(&mut app, Msg::GotoLine);
+    for c in "abc".chars() {
+        update(&mut app, Msg::PromptChar(c));
+    }
+    update(&mut app, Msg::PromptEnter);
+    let s = screen(&app);
+    assert!(
+        s.contains("no line number: ':' takes the digits of a PTX line, e.g. :402"),
+        "{s}"
+    );
 }
 
 #[test]

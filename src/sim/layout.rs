@@ -257,7 +257,13 @@ impl LayoutSpec {
         };
         let number = |what: &str, a: &str| -> Result<u32, SimError> {
             let a = a.trim();
-            if a.is_empty() || !a.bytes().all(|b| b.is_ascii_digit()) {
+            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+            if a.strip_prefix('-').is_some_and(digits) {
+                return Err(bad(format!(
+                    "{what} '{a}' is negative; it counts elements, 0 or more"
+                )));
+            }
+            if !digits(a) {
                 return Err(bad(format!("{what} '{a}' is not a whole number")));
             }
             a.parse()

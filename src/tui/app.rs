@@ -463,6 +463,11 @@ fn ptx_update(app: &mut App, msg: Msg) {
                 let t = p.prompt.take().unwrap_or_default();
                 match t.parse::<u32>() {
                     Ok(n) if n >= 1 => p.goto_line(n),
+                    // Letters are not taken, so ':abc' arrives empty: say what ':' wants.
+                    _ if t.is_empty() => p.status = Some(
+                        "no line number: ':' takes the digits of a PTX line, e.g. :402, then Enter"
+                            .into(),
+                    ),
                     _ => p.status = Some(format!("'{t}' is not a line number (1 or more)")),
                 }
             }
