@@ -347,6 +347,41 @@ fn bad_input_is_one_line() {
 /// `tid & 15` column read: 16 wavefronts, 15 conflicts (the file's own arithmetic); an mma-free
 /// line without shared traffic is a one-line error listing the lines that have some.
 #[test]
+fn files_that_are_not_utf8_or_are_cut_short_are_one_line() {
+    let dir = std::env::temp_dir().join(format!("tilelab-ptx-bytes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = dir.join("bytes.ptx");
+    std::fs::write(&bytes, b".version 8.7\n\xff\xfe garbage \x00\n").unwrap();
+    let bytes = bytes.to_string_lossy().into_owned();
+    let e = error(&["ptx", &bytes, "--grid", "1", "--block", "32"]);
+    assert!(e.ends_with("stream did not contain valid UTF-8\n"), "{e}");
+    // The FA2 lesson kernel cut in the middle of an mma's operand list.
+    let fa2 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ptx/fa2_d128_bm128_causal.ptx"
+    );
+    let cut = dir.join("cut.ptx");
+    std::fs::write(&cut, &std::fs::read(fa2).unwrap()[..20_000]).unwrap();
+    let cut = cut.to_string_lossy().into_owned();
+    let e = error(&[
+        "ptx",
+        &cut,
+        "--grid",
+        "32",
+        "--block",
+        "128",
+        "--arg",
+        "fa2_fwd_param_4=4096",
+        "--arg",
+        "fa2_fwd_param_5=0.088",
+    ]);
+    assert!(
+        e.contains("line 573: expected ';' after 'mma.sync.aligned.m16n8k16"),
+        "{e}"
+    );
+}
+
+#[test]
 fn svg_of_one_line() {
     let dir = std::env::temp_dir().join(format!("tilelab-svg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -24,7 +24,10 @@ pub fn reconvergence(insts: &[Inst]) -> Vec<u32> {
     for (i, ins) in insts.iter().enumerate() {
         match ins.op {
             Op::Bra { target } => {
-                leader[target as usize] = true;
+                // A label after the last instruction is the end of the body (index n).
+                if let Some(l) = leader.get_mut(target as usize) {
+                    *l = true;
+                }
                 leader[i + 1] = true;
             }
             Op::Exit => leader[i + 1] = true,
@@ -47,7 +50,9 @@ pub fn reconvergence(insts: &[Inst]) -> Vec<u32> {
         let fall = if e < n { block_of[e] } else { exit };
         match last.op {
             Op::Bra { target } => {
-                out.push(block_of[target as usize]);
+                // A branch to the end of the body leaves through the virtual exit, as falling
+                // off the end does (the machine exits the lanes there).
+                out.push(block_of.get(target as usize).copied().unwrap_or(exit));
                 if last.guard.is_some() {
                     out.push(fall);
                 }
@@ -189,6 +194,18 @@ mod tests {
         // 0: nop; 1: nop (loop head); 2: @p bra 1; 3: nop (after loop)
         let insts = vec![nop(), nop(), bra(1, true), nop()];
         assert_eq!(reconvergence(&insts)[2], 3);
+    }
+
+    #[test]
+    fn branch_to_a_label_after_the_last_instruction_goes_to_the_exit() {
+        // 0: @p bra 3 (a label just before the closing brace, the `ret` after it deleted);
+        // 1: nop; 2: nop. It indexed past the block table (a panic); the paths meet only at
+        // the exit.
+        let insts = vec![bra(3, true), nop(), nop()];
+        assert_eq!(reconvergence(&insts), vec![u32::MAX; 3]);
+        // An unguarded one: no fall-through successor, still no reconvergence point.
+        let insts = vec![nop(), bra(2, false)];
+        assert_eq!(reconvergence(&insts), vec![u32::MAX; 2]);
     }
 
     #[test]

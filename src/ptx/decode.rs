@@ -587,8 +587,11 @@ pub struct ParamInfo {
 pub struct GlobalVar {
     /// Name.
     pub name: String,
-    /// Initial bytes (zero-padded to its size).
+    /// Initial bytes: the initializer, cut to the variable's size; the bytes after them are
+    /// zero (never stored: a 1 GiB array costs nothing until it is written).
     pub bytes: Vec<u8>,
+    /// Size in bytes.
+    pub size: u64,
 }
 
 /// A kernel ready to run.
@@ -639,6 +642,9 @@ pub const LOCAL_WINDOW_BYTES: u64 = 1 << 32;
 /// The largest `.local` frame accepted, in bytes per thread (CUDA's 512 KiB of local memory
 /// per thread).
 pub const LOCAL_FRAME_LIMIT: u32 = 512 * 1024;
+/// The most bytes a kernel's parameters may take (CUDA 12.1 and later on Volta and newer:
+/// 32,764; older toolkits allow 4,096).
+pub const PARAM_LIMIT: u32 = 32_764;
 /// Base address of global buffer `k` (a pointer parameter or a global variable): `(k + 1) << 40`.
 pub fn buffer_base(k: usize) -> u64 {
     (k as u64 + 1) << 40
@@ -682,20 +688,29 @@ pub fn kernel_names(m: &Module) -> String {
 /// [`DecodeError`] for an unsupported instruction, an undeclared register, an unknown label or
 /// variable, naming the line.
 pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> {
-    // Parameters.
+    // Parameters, each at the next multiple of its alignment, within CUDA's limit.
     let mut params = Vec::new();
     let mut off = 0u32;
     for p in &kernel.params {
-        let align = p.align.max(1);
-        off = off.div_ceil(align).saturating_mul(align);
+        let at = off.checked_next_multiple_of(p.align.max(1));
+        let end = at.and_then(|a| a.checked_add(p.size));
+        let (Some(at), Some(end)) = (at, end.filter(|&e| e <= PARAM_LIMIT)) else {
+            return Err(derr(
+                kernel.line,
+                format!(
+                    "parameter '{}' (.align {}, {} bytes) ends past {PARAM_LIMIT} bytes, CUDA's limit for a kernel's parameters",
+                    p.name, p.align, p.size
+                ),
+            ));
+        };
         params.push(ParamInfo {
             name: p.name.clone(),
             ty: p.ty.clone(),
-            offset: off,
+            offset: at,
             size: p.size,
             pointer: p.ptr,
         });
-        off = off.saturating_add(p.size);
+        off = end;
     }
     let param_bytes = off;
     // Shared variables: module scope then body scope, static ones in order, extern at the end.
@@ -743,11 +758,12 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                     ));
                 }
                 let mut bytes = v.init.clone();
-                bytes.resize(size as usize, 0);
+                bytes.truncate(usize::try_from(size).unwrap_or(usize::MAX));
                 global_syms.insert(v.name.clone(), globals.len());
                 globals.push(GlobalVar {
                     name: v.name.clone(),
                     bytes,
+                    size,
                 });
             }
             "local" => {

@@ -356,7 +356,13 @@ impl<'p> Machine<'p> {
         let mut missing = Vec::new();
         for (i, p) in prog.params.iter().enumerate() {
             let o = p.offset as usize;
-            let dst = &mut params[o..o + p.size as usize];
+            // The decoder lays the parameters out inside `param_bytes`.
+            let Some(dst) = params.get_mut(o..o.saturating_add(p.size as usize)) else {
+                return bad(format!(
+                    "parameter '{}' lies outside the {} parameter bytes",
+                    p.name, prog.param_bytes
+                ));
+            };
             match (given[i], p.pointer) {
                 (None, true) => {
                     dst.copy_from_slice(&buffer_base(i).to_le_bytes()[..dst.len().min(8)])
@@ -1374,8 +1380,14 @@ impl<'p> Machine<'p> {
                                     a[l]
                                 ));
                             }
-                            buf[..eb as usize]
-                                .copy_from_slice(&self.smem.bytes()[o..o + eb as usize]);
+                            let Some(old) = self.smem.bytes().get(o..o + eb as usize) else {
+                                return Err(format!(
+                                    "lane {l}: bytes {o}..{} are outside shared memory of {} bytes",
+                                    o + eb as usize,
+                                    self.smem.len()
+                                ));
+                            };
+                            buf[..eb as usize].copy_from_slice(old);
                         }
                         Resolved::Global(a) => self.global.read(a[l], &mut buf[..eb as usize])?,
                         Resolved::Param => return Err("atom on .param".into()),

@@ -314,7 +314,7 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
                     if let Some((s, l)) = start.take() {
                         return Err(ParseError {
                             line: l,
-                            message: format!("expected ';' after '{}'", text(s, i)),
+                            message: format!("expected ';' after '{}'", shorten(text(s, i))),
                         });
                     }
                     out.push(Piece::Close(line));
