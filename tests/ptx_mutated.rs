@@ -466,11 +466,11 @@ mod regressions {
         // A line of a Triton file's DWARF `.section` swapped to the top: the section's
         // `.b8 …` lines became one statement ending at `}`, and the error quoted all of them,
         // newlines and comments included.
-        let src = ".b8 1 // Abbreviation Code\n.b8 17 // DW_TAG_compile_unit\n}\n";
+        let src = ".version 8.7\n.b8 1 // Abbreviation Code\n.b8 17 // DW_TAG_compile_unit\n}\n";
         let e = ptx::simulate(src, None, &launch(32)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "line 1: expected ';' after '.b8 1 // Abbreviation Code .b8 17 // DW_TAG_compile_unit'"
+            "line 2: expected ';' after '.b8 1 // Abbreviation Code .b8 17 // DW_TAG_compile_unit'"
         );
     }
 
