@@ -168,7 +168,9 @@ fn one_warp_is_singular() {
 
 /// `tilelab lessons answer …` with its progress kept in a directory of its own.
 fn answer(args: &[&str]) -> (Option<i32>, String, String) {
-    let dir = std::env::temp_dir().join(format!("tilelab-new-user-{}", std::process::id()));
+    // Inside target/ (CARGO_TARGET_TMPDIR), not /tmp: nothing is left behind outside the build.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tilelab-new-user-{}", std::process::id()));
     let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
         .args(["lessons", "answer"])
         .args(args)

@@ -436,3 +436,47 @@ fn svg_of_one_line() {
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--top N` keeps the N costliest lines of the per-line table (the H200 measured 448 bank
+/// conflicts on each of lines 402-433 of the FA v1 `tl.trans(k)` kernel, docs/verify-h200.md),
+/// and a long table names the worst line again at its end.
+#[test]
+fn top_keeps_the_costliest_lines_and_a_long_table_repeats_the_worst() {
+    let fa_v1 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ptx/triton_fa_v1_trans.ptx"
+    );
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "ptx", fa_v1, "--grid", "1", "--block", "128", "--arg", "6=64", "--arg", "7=0.125",
+        ];
+        a.extend_from_slice(extra);
+        let o = tilelab(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let rows = |s: &str| -> Vec<u32> {
+        s.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() > 6 && f[1] == "LDS" || f.len() > 6 && f[1] == "STS")
+                    .then(|| f[0].parse().ok())
+                    .flatten()
+            })
+            .collect()
+    };
+    let top = run(&["--top", "3"]);
+    assert_eq!(rows(&top), [402, 403, 404], "{top}");
+    assert!(top.contains("(3 of "), "{top}");
+    assert!(top.contains("shared loads (LDS+LDSM): 22144 wavefronts, 14336 bank conflicts"));
+    let all = run(&[]);
+    assert!(rows(&all).len() > 20);
+    assert!(
+        all.trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("worst line: 402 (448 conflicts in 16 executions"),
+        "{all}"
+    );
+}

@@ -40,7 +40,8 @@ use super::out;
     after_help = "Examples:\n  tilelab lessons\n  tilelab lessons show swizzle --step 1 --layout swizzle:3,3,3\n  tilelab lessons show ldmatrix --step 2 --svg ldmatrix.svg\n  tilelab lessons check\n  tilelab tui banks"
 )]
 pub struct LessonsArgs {
-    /// Print JSON (the list, or with `show`/`check` their results).
+    /// Print the result of the subcommand as JSON instead of text (the lesson list, a step,
+    /// the checks, an answer, progress, a kernel's source with its file name).
     #[arg(long, global = true)]
     pub json: bool,
     /// Load lessons from DIR (*.toml) instead of the built-in ones.

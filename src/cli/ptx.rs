@@ -40,6 +40,10 @@ pub struct PtxArgs {
     /// Stop after this many warp instructions (runaway loops).
     #[arg(long, default_value_t = 200_000_000)]
     pub max_instructions: u64,
+    /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
+    /// per-line table, in line order; 0 prints every line. Totals always count every line.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub top: usize,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -150,7 +154,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         out::emit_json(&report)?;
     } else {
-        out::emit(&render(&report, &launch))?;
+        out::emit(&render(&report, &launch, a.top))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -230,7 +234,9 @@ fn dims(d: [u32; 3]) -> String {
     format!("({},{},{})", d[0], d[1], d[2])
 }
 
-fn render(r: &Report, l: &Launch) -> String {
+/// The text report; `top` > 0 keeps only that many lines (most bank conflicts, then most
+/// wavefronts) in the per-line table.
+fn render(r: &Report, l: &Launch, top: usize) -> String {
     let mut o = String::new();
     let t = &r.totals;
     let threads = l.block.iter().product::<u32>();
@@ -287,7 +293,18 @@ fn render(r: &Report, l: &Launch) -> String {
         "ideal",
         "conflicts"
     );
-    for x in &r.lines {
+    let shown: Vec<_> = if top > 0 && top < r.lines.len() {
+        let mut by_cost: Vec<_> = r.lines.iter().collect();
+        by_cost.sort_by(|a, b| {
+            (b.bank_conflicts, b.wavefronts, a.line).cmp(&(a.bank_conflicts, a.wavefronts, b.line))
+        });
+        by_cost.truncate(top);
+        by_cost.sort_by_key(|x| x.line);
+        by_cost
+    } else {
+        r.lines.iter().collect()
+    };
+    for x in &shown {
         let c = if x.bank_conflicts > 0 {
             out::paint(&format!("{:>9}", x.bank_conflicts), out::BAD)
         } else {
@@ -307,6 +324,14 @@ fn render(r: &Report, l: &Launch) -> String {
             x.wavefronts,
             x.ideal,
             x.ptx
+        );
+    }
+    if shown.len() < r.lines.len() {
+        outln!(
+            o,
+            "  ({} of {} lines shown: --top {top}; totals below count every line)",
+            shown.len(),
+            r.lines.len()
         );
     }
     outln!(o);
@@ -341,6 +366,18 @@ fn render(r: &Report, l: &Launch) -> String {
             String::new()
         }
     );
+    // A long table scrolls the worst lines off the screen: name the worst one again last.
+    if shown.len() > 20
+        && let Some(w) = worst.first()
+    {
+        outln!(
+            o,
+            "worst line: {} ({} in {}; the list at the top has the others, --top N shortens the table)",
+            w.line,
+            plural(w.bank_conflicts, "conflict"),
+            plural(w.executions, "execution")
+        );
+    }
     o
 }
 

@@ -14,8 +14,14 @@ use crate::tui::keys;
 pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = keys::help_rows(app.screen);
     let w = 76.min(area.width);
-    // The key rows, 1 line on the grid, 2 borders (fits 80x24 with 21 key rows).
-    let h = (rows.len() as u16 + 3).min(area.height);
+    // The key rows, 1 line on the grid (2 on lesson screens: the counters' ✓), 2 borders
+    // (fits 80x24 with 20 key rows).
+    let legend = if app.screen == crate::tui::app::Screen::Ptx {
+        1
+    } else {
+        2
+    };
+    let h = (rows.len() as u16 + legend + 2).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -43,6 +49,12 @@ pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
         },
         Style::new().fg(color(palette::DIM)),
     ));
+    if app.screen != crate::tui::app::Screen::Ptx {
+        lines.push(Line::styled(
+            "  counters: ✓ = the step's numbers equal the lesson file's (measured) ones",
+            Style::new().fg(color(palette::DIM)),
+        ));
+    }
     Paragraph::new(lines)
         .block(
             Block::new()
