@@ -423,6 +423,27 @@ impl<R: std::io::Read> Scanner<R> {
         }
     }
 
+    /// Parses the record at `pos` (= `mark`) and moves `pos` past it. Parsed straight from the
+    /// buffer; only a record that runs past the bytes read so far (once per chunk) is first
+    /// delimited by [`Self::value_end`], which reads on until it ends, and then parsed.
+    fn record(&mut self, index: u64) -> Result<Record, StreamError> {
+        let fail = |e: serde_json::Error, at: u64| bad(format!("record {index} (byte {at}): {e}"));
+        let at = self.offset + self.mark as u64;
+        let mut values =
+            serde_json::Deserializer::from_slice(&self.buf[self.pos..]).into_iter::<Record>();
+        match values.next() {
+            Some(Ok(rec)) => {
+                self.pos += values.byte_offset();
+                Ok(rec)
+            }
+            Some(Err(e)) if !e.is_eof() => Err(fail(e, at)),
+            _ => {
+                self.value_end()?;
+                serde_json::from_slice(&self.buf[self.mark..self.pos]).map_err(|e| fail(e, at))
+            }
+        }
+    }
+
     /// Reads the array at `pos` (`[` next), handing each element to `f` as a [`Record`].
     fn array(
         &mut self,
@@ -444,15 +465,7 @@ impl<R: std::io::Read> Scanner<R> {
             };
             // The record starts here (`fill` keeps `buf[mark..]` in place).
             self.mark = self.pos;
-            self.value_end()?;
-            let rec: Record =
-                serde_json::from_slice(&self.buf[self.mark..self.pos]).map_err(|e| {
-                    bad(format!(
-                        "record {} (byte {}): {e}",
-                        *count,
-                        self.offset + self.mark as u64
-                    ))
-                })?;
+            let rec = self.record(*count)?;
             *count += 1;
             f(rec).map_err(StreamError::Callback)?;
             self.mark = self.pos;
@@ -567,7 +580,8 @@ mod tests {
                 b'x',
                 "no complete record within 1 MiB",
             ),
-            (&b"[[[["[..], b'[', "no complete record within 1 MiB"),
+            // Nested arrays are no record: refused at the first element, before the limit.
+            (&b"[[[["[..], b'[', "record 0 (byte 1): invalid type: sequence"),
         ] {
             let mut e = Endless {
                 head,

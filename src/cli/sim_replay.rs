@@ -71,7 +71,9 @@ pub fn predict(r: Record, smem: &SharedMemoryConfig) -> anyhow::Result<Predictio
     let req = r.request()?;
     req.validate(smem)
         .with_context(|| format!("record '{}'", out::clip(&r.name, out::NAME_MAX)))?;
-    let c = req.cost().modelled();
+    let cost = req.cost();
+    let not_modelled = cost.not_modelled.map(|w| w.to_string());
+    let c = cost.modelled();
     let c = c.as_ref().ok();
     Ok(Prediction {
         name: r.name,
@@ -87,7 +89,7 @@ pub fn predict(r: Record, smem: &SharedMemoryConfig) -> anyhow::Result<Predictio
                 m == c.wavefronts && r.bank_conflicts.is_none_or(|b| b == c.bank_conflicts())
             })
         }),
-        not_modelled: req.cost().not_modelled.map(|w| w.to_string()),
+        not_modelled,
     })
 }
 
@@ -106,6 +108,21 @@ fn pad(s: &mut String, n: usize) {
 /// name in `tests/data/` fits; longer names are clipped ([`out::clip`]). Fixed, because rows
 /// are printed as records are read.
 const NAME_COLUMN: usize = out::NAME_MAX;
+
+/// `v` in decimal, written into `buf` (10 digits hold any `u32`).
+fn decimal(mut v: u32, buf: &mut [u8; 10]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[i..]).unwrap_or("?")
+}
 
 /// Runs `tilelab sim replay`: records are read, predicted and printed one at a time (memory
 /// does not grow with the file), the output buffered.
@@ -135,6 +152,12 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut started = false;
+    // The verdicts, painted once.
+    let (v_ok, v_bad, v_nm) = (
+        out::paint("ok", out::GOOD),
+        out::paint("MISMATCH", out::BAD),
+        out::paint("not modelled", tilelab::palette::HIGHLIGHT),
+    );
     let total = records::stream(&a.file, |r| {
         let p = predict(r, &smem)?;
         if !started {
@@ -157,18 +180,14 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             shown += 1;
             return Ok(());
         }
-        let meas = p.measured.map_or_else(String::new, |m| m.to_string());
         let verdict = match p.matches {
-            Some(true) => out::paint("ok", out::GOOD),
-            Some(false) => out::paint("MISMATCH", out::BAD),
-            None if p.not_modelled.is_some() => {
-                out::paint("not modelled", tilelab::palette::HIGHLIGHT)
-            }
-            None => String::new(),
+            Some(true) => v_ok.as_str(),
+            Some(false) => v_bad.as_str(),
+            None if p.not_modelled.is_some() => v_nm.as_str(),
+            None => "",
         };
-        let num = |v: Option<u32>| v.map_or_else(String::new, |v| v.to_string());
         // One row built by hand (padding through `format!` costs more than the model), one
-        // write.
+        // write, no allocation.
         row.clear();
         let name = out::clip(&p.name, width);
         row.push_str(&name);
@@ -176,17 +195,21 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         row.push_str(&p.instruction);
         pad(&mut row, 20 - p.instruction.len().min(18));
         for (v, w) in [
-            (num(p.wavefronts), 9),
-            (meas, 8),
-            (num(p.ideal), 5),
-            (num(p.bank_conflicts), 9),
+            (p.wavefronts, 9),
+            (p.measured, 8),
+            (p.ideal, 5),
+            (p.bank_conflicts, 9),
         ] {
-            let v = if v.is_empty() { "-".to_string() } else { v };
+            let mut digits = [0u8; 10];
+            let v = match v {
+                Some(v) => decimal(v, &mut digits),
+                None => "-",
+            };
             pad(&mut row, w - v.len().min(w));
-            row.push_str(&v);
+            row.push_str(v);
             row.push_str("  ");
         }
-        row.push_str(&verdict);
+        row.push_str(verdict);
         row.push('\n');
         o.write_all(row.as_bytes())?;
         Ok(())

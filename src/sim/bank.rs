@@ -619,8 +619,7 @@ mod avx2 {
 
     /// The 32 chunk indices (keys, `offset >> shift`) as 16-bit lanes in lane order, lanes 0-15
     /// in the first register and 16-31 in the second; lanes outside `lanes` get [`NO_KEY`].
-    /// Also returns the keys as 32-bit values. `None` when an address lane is not aligned to
-    /// `width` or its key is [`NO_KEY`] or larger.
+    /// `None` when an address lane is not aligned to `width` or its key is [`NO_KEY`] or larger.
     ///
     /// # Safety
     /// The CPU must support AVX2.
@@ -631,13 +630,12 @@ mod avx2 {
         lanes: u32,
         width: u32,
         shift: u32,
-    ) -> Option<(__m256i, __m256i, [u32; WARP_SIZE])> {
+    ) -> Option<(__m256i, __m256i)> {
         let bit_of_lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
         let align = _mm256_set1_epi32((width - 1) as i32);
         let count = _mm_cvtsi32_si128(shift as i32);
         let none = _mm256_set1_epi32(NO_KEY as i32);
         let one = _mm256_set1_epi32(1);
-        let mut keys = [0u32; WARP_SIZE];
         let mut k = [_mm256_setzero_si256(); 4];
         let mut bad = _mm256_setzero_si256();
         for (j, kj) in k.iter_mut().enumerate() {
@@ -651,8 +649,6 @@ mod avx2 {
             let b = _mm256_or_si256(_mm256_and_si256(o, align), big);
             bad = _mm256_or_si256(bad, _mm256_and_si256(b, active));
             *kj = _mm256_blendv_epi8(none, key, active);
-            // SAFETY: as above.
-            unsafe { _mm256_storeu_si256(keys.as_mut_ptr().add(8 * j).cast(), key) };
         }
         if _mm256_testz_si256(bad, bad) == 0 {
             return None;
@@ -661,7 +657,7 @@ mod avx2 {
         // puts them back in order.
         let a = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[0], k[1]), 0xd8);
         let b = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[2], k[3]), 0xd8);
-        Some((a, b, keys))
+        Some((a, b))
     }
 
     /// Bit `i` set when 16-bit lane `i` of `(a, b)` (lanes 0-15, 16-31) equals lane `i` of
@@ -693,7 +689,7 @@ mod avx2 {
             return Some((0, 0));
         }
         // SAFETY: AVX2 (this function's contract).
-        let (a, b, keys) = unsafe { keys16(offsets, lanes, width, 2)? };
+        let (a, b) = unsafe { keys16(offsets, lanes, width, 2)? };
         // p = lanes 8-23, q = lanes 24-31 then 0-7: the 32 keys seen from lane 8 and lane 24.
         let p = _mm256_permute2x128_si256(a, b, 0x21);
         let q = _mm256_permute2x128_si256(b, a, 0x21);
@@ -742,17 +738,47 @@ mod avx2 {
         high!(14);
         high!(15);
         rot!(16, b, a);
-        let mut per_bank = [0u8; NUM_BANKS];
-        let mut worst = 0;
-        let mut m = lanes & !dup;
-        while m != 0 {
-            let lane = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let c = &mut per_bank[(keys[lane] % NUM_BANKS as u32) as usize];
-            *c += 1;
-            worst = worst.max(*c);
+        // Representatives per bank (at most 32 each), then the largest count.
+        let bank = _mm256_set1_epi16(31);
+        let banks = lane_bytes(_mm256_and_si256(a, bank), _mm256_and_si256(b, bank));
+        Some((max_byte(&count_bytes(&banks, lanes & !dup)), 1))
+    }
+
+    /// The 32 16-bit lanes of `(a, b)` (lanes 0-15, 16-31; each below 256) as bytes in lane
+    /// order.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn lane_bytes(a: __m256i, b: __m256i) -> [u8; 32] {
+        // `packus` interleaves 64-bit quarters (lanes 0-7, 16-23, 8-15, 24-31).
+        let bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xd8);
+        let mut out = [0u8; 32];
+        // SAFETY: 32 bytes.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), bytes) };
+        out
+    }
+
+    /// How many lanes of `lanes` have each index (`index[lane] & 31`), without branches.
+    #[inline]
+    fn count_bytes(index: &[u8; 32], lanes: u32) -> [u8; 32] {
+        let mut count = [0u8; 32];
+        for (lane, &i) in index.iter().enumerate() {
+            count[(i & 31) as usize] += (lanes >> lane & 1) as u8;
         }
-        Some((worst as u32, 1))
+        count
+    }
+
+    /// The largest of 32 bytes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn max_byte(bytes: &[u8; 32]) -> u32 {
+        // SAFETY: 32 bytes.
+        let c = unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) };
+        let c = _mm256_max_epu8(c, _mm256_permute2x128_si256(c, c, 1));
+        let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 8));
+        let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 4));
+        let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 2));
+        let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 1));
+        (_mm256_cvtsi256_si32(c) & 0xff) as u32
     }
 
     /// Wavefronts and units of a 16-byte request split into four 8-lane units (quarter-warps of
@@ -770,7 +796,7 @@ mod avx2 {
         lanes: u32,
     ) -> Option<(u32, u32)> {
         // SAFETY: AVX2 (this function's contract).
-        let (a, b, keys) = unsafe { keys16(offsets, lanes, 16, 4)? };
+        let (a, b) = unsafe { keys16(offsets, lanes, 16, 4)? };
         let mut dup = 0u32;
         // Bit i pairs lane i with lane i + r of its unit (mod 8); the later one is a duplicate.
         macro_rules! rot {
@@ -791,19 +817,33 @@ mod avx2 {
         rot!(4);
         // Per unit, the representatives counted per slot (a 16-byte chunk spans 4 banks, so 8
         // slots); index unit * 8 + slot.
-        let mut per_slot = [0u8; 32];
-        let mut worst = [0u8; 4];
-        let mut m = lanes & !dup;
-        while m != 0 {
-            let lane = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let c = &mut per_slot[(lane & !7) | (keys[lane] & 7) as usize];
-            *c += 1;
-            let w = &mut worst[lane >> 3];
-            *w = (*w).max(*c);
-        }
-        let units = (0..4).filter(|u| lanes >> (8 * u) & 0xff != 0).count() as u32;
-        Some((worst.iter().map(|&w| w as u32).sum(), units))
+        // Index unit * 8 + slot; lanes 0-15 are units 0 and 1, lanes 16-31 units 2 and 3.
+        let unit_base = |u0: i16, u1: i16| {
+            _mm256_setr_epi16(
+                u0, u0, u0, u0, u0, u0, u0, u0, u1, u1, u1, u1, u1, u1, u1, u1,
+            )
+        };
+        let (base_a, base_b) = (unit_base(0, 8), unit_base(16, 24));
+        let seven = _mm256_set1_epi16(7);
+        let a_idx = _mm256_or_si256(_mm256_and_si256(a, seven), base_a);
+        let b_idx = _mm256_or_si256(_mm256_and_si256(b, seven), base_b);
+        let index = lane_bytes(a_idx, b_idx);
+        let per_slot = count_bytes(&index, lanes & !dup);
+        // The largest count of each unit's 8 bytes lands in its low byte; sum the four.
+        // SAFETY: 32 bytes.
+        let c = unsafe { _mm256_loadu_si256(per_slot.as_ptr().cast()) };
+        let c = _mm256_max_epu8(c, _mm256_srli_epi64(c, 32));
+        let c = _mm256_max_epu8(c, _mm256_srli_epi64(c, 16));
+        let c = _mm256_max_epu8(c, _mm256_srli_epi64(c, 8));
+        let low = _mm256_and_si256(c, _mm256_set1_epi64x(0xff));
+        let s = _mm256_sad_epu8(low, _mm256_setzero_si256());
+        let s = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        let wavefronts = (_mm_cvtsi128_si32(s) + _mm_extract_epi32(s, 2)) as u32;
+        let units = [0xffu32, 0xff00, 0xff_0000, 0xff00_0000]
+            .iter()
+            .filter(|&&u| lanes & u != 0)
+            .count() as u32;
+        Some((wavefronts, units))
     }
 
     /// Sum over `units` of each unit's most distinct chunk indices (keys) in one slot (see
