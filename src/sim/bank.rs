@@ -848,7 +848,8 @@ mod avx2 {
 
     /// Sum over `units` of each unit's most distinct chunk indices (keys) in one slot (see
     /// [`super::WarpRequest::cost`]), or `None` when an address lane (`lanes`) is not aligned to
-    /// `width` or its key is 2^16 or more (the caller then takes the scalar path).
+    /// `width` or its key is [`NO_KEY`] or more (the caller then takes the scalar path). Used for
+    /// the unit shapes [`warp_unit`] and [`quarter_units`] do not take (`.v2`, packed loads).
     ///
     /// The 32 keys are held as 16-bit lanes of two registers. Per lane one broadcast and two
     /// compares give the 32-bit mask of lanes with the same key; the lane represents its key
@@ -865,32 +866,14 @@ mod avx2 {
     ) -> Option<u32> {
         let shift = width.max(BANK_BYTES).trailing_zeros();
         let slot_mask = ((NUM_BANKS as u32 >> (shift - 2)) - 1) & 31;
-        let bit_of_lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-        let align = _mm256_set1_epi32((width - 1) as i32);
-        let count = _mm_cvtsi32_si128(shift as i32);
-        let mut keys = [0u32; WARP_SIZE];
-        let mut k = [_mm256_setzero_si256(); 4];
-        let mut bad = _mm256_setzero_si256();
-        for (j, kj) in k.iter_mut().enumerate() {
-            // SAFETY: lanes 8j..8j+8 of a 32-lane array.
-            let o = unsafe { _mm256_loadu_si256(offsets.as_ptr().add(8 * j).cast()) };
-            let m = _mm256_and_si256(_mm256_set1_epi32((lanes >> (8 * j)) as i32), bit_of_lane);
-            let active = _mm256_cmpeq_epi32(m, bit_of_lane);
-            *kj = _mm256_srl_epi32(o, count);
-            // Misaligned address bits, and key bits from 2^16 up, of active lanes.
-            let b = _mm256_or_si256(_mm256_and_si256(o, align), _mm256_srli_epi32(*kj, 16));
-            bad = _mm256_or_si256(bad, _mm256_and_si256(b, active));
-            // SAFETY: as above.
-            unsafe { _mm256_storeu_si256(keys.as_mut_ptr().add(8 * j).cast(), *kj) };
+        // SAFETY: AVX2 (this function's contract).
+        let (a, b) = unsafe { keys16(offsets, lanes, width, shift)? };
+        let mut keys = [0u16; WARP_SIZE];
+        // SAFETY: 2 x 16 lanes of 2 bytes.
+        unsafe {
+            _mm256_storeu_si256(keys.as_mut_ptr().cast(), a);
+            _mm256_storeu_si256(keys.as_mut_ptr().add(16).cast(), b);
         }
-        if _mm256_testz_si256(bad, bad) == 0 {
-            return None;
-        }
-        // `packus` interleaves 128-bit halves; after `permute4x64` `lo` holds lanes 0-7 and
-        // 16-23, `hi` lanes 8-15 and 24-31, so that packing two compare results leaves byte i
-        // for lane i.
-        let lo = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[0], k[2]), 0xd8);
-        let hi = _mm256_permute4x64_epi64(_mm256_packus_epi32(k[1], k[3]), 0xd8);
         let mut total = 0;
         for &unit in units {
             let mut per_slot = [0u8; 32];
@@ -899,21 +882,13 @@ mod avx2 {
             while m != 0 {
                 let lane = m.trailing_zeros();
                 m &= m - 1;
-                let key = keys[lane as usize];
-                let b = _mm256_set1_epi16(key as i16);
-                let eq = _mm256_packs_epi16(_mm256_cmpeq_epi16(lo, b), _mm256_cmpeq_epi16(hi, b));
-                let same = _mm256_movemask_epi8(eq) as u32;
-                per_slot[(key & slot_mask) as usize] += (same & done == 0) as u8;
+                let key = keys[(lane & 31) as usize];
+                let k = _mm256_set1_epi16(key as i16);
+                let same = eq_mask(a, b, k, k);
+                per_slot[(u32::from(key) & slot_mask) as usize] += (same & done == 0) as u8;
                 done |= 1 << lane;
             }
-            // SAFETY: 32 bytes.
-            let c = unsafe { _mm256_loadu_si256(per_slot.as_ptr().cast()) };
-            let c = _mm256_max_epu8(c, _mm256_permute2x128_si256(c, c, 1));
-            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 8));
-            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 4));
-            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 2));
-            let c = _mm256_max_epu8(c, _mm256_srli_si256(c, 1));
-            total += (_mm256_cvtsi256_si32(c) & 0xff) as u32;
+            total += max_byte(&per_slot);
         }
         Some(total)
     }
