@@ -581,7 +581,11 @@ mod tests {
                 "no complete record within 1 MiB",
             ),
             // Nested arrays are no record: refused at the first element, before the limit.
-            (&b"[[[["[..], b'[', "record 0 (byte 1): invalid type: sequence"),
+            (
+                &b"[[[["[..],
+                b'[',
+                "record 0 (byte 1): invalid type: sequence",
+            ),
         ] {
             let mut e = Endless {
                 head,

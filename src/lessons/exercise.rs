@@ -260,6 +260,21 @@ fn counts_of(run: &StepRun) -> Option<(u32, u32, String)> {
 
 /// The steps (1-based, in the order of variant 0, then the others' own steps) that ask a
 /// question, as "2, 5" or "none".
+/// The lesson's layouts under which `step` runs without a bank conflict, in lesson order; for a
+/// [`ExerciseKind::Swizzle`] question only the swizzles among them.
+fn free_layouts<'a>(lesson: &'a Lesson, step: usize, kind: &ExerciseKind) -> Vec<&'a str> {
+    (0..lesson.layouts.len())
+        .filter(|&i| {
+            run_step(lesson, step, i)
+                .ok()
+                .and_then(|r| r.cost)
+                .is_some_and(|c| c.bank_conflicts() == 0)
+        })
+        .map(|i| lesson.layouts[i].as_str())
+        .filter(|l| *kind == ExerciseKind::ConflictFree || l.contains("swizzle:"))
+        .collect()
+}
+
 fn steps_with(lesson: &Lesson) -> String {
     let with: Vec<String> = lesson
         .steps
@@ -370,16 +385,7 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
                     why: String::new(),
                 });
             }
-            let free: Vec<&str> = (0..lesson.layouts.len())
-                .filter(|&i| {
-                    run_step(lesson, step, i)
-                        .ok()
-                        .and_then(|r| r.cost)
-                        .is_some_and(|c| c.bank_conflicts() == 0)
-                })
-                .map(|i| lesson.layouts[i].as_str())
-                .filter(|l| *k == ExerciseKind::ConflictFree || l.contains("swizzle:"))
-                .collect();
+            let free = free_layouts(lesson, step, k);
             let expected = if free.is_empty() {
                 "a layout with 0 bank conflicts".to_string()
             } else {
@@ -537,16 +543,7 @@ pub fn model_answer(lesson: &Lesson, step: usize) -> Option<String> {
             Some(format!("{n}. {why}"))
         }
         ExerciseKind::ConflictFree | ExerciseKind::Swizzle => {
-            let free: Vec<&str> = (0..lesson.layouts.len())
-                .filter(|&i| {
-                    run_step(lesson, step, i)
-                        .ok()
-                        .and_then(|r| r.cost)
-                        .is_some_and(|c| c.bank_conflicts() == 0)
-                })
-                .map(|i| lesson.layouts[i].as_str())
-                .filter(|l| ex.kind == ExerciseKind::ConflictFree || l.contains("swizzle:"))
-                .collect();
+            let free = free_layouts(lesson, step, &ex.kind);
             Some(format!("{} (0 bank conflicts)", free.join(" or ")))
         }
         ExerciseKind::LaneOf { operand, row, col } => {
