@@ -28,15 +28,9 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_fa2 import Kernel as Fa2Kernel  # noqa: E402
+from bench_fa2 import Kernel as Fa2Kernel, check, cuda  # noqa: E402
 
-cuda = ctypes.CDLL("libcuda.so.1")
 BM, BN = 128, 128
-
-
-def check(r, what):
-    if r != 0:
-        raise RuntimeError(f"{what} failed with CUDA error {r}")
 
 
 class TensorMap(ctypes.Structure):
@@ -94,21 +88,6 @@ class Fa3Kernel:
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.fn, min(s // BM * b * h, self.sms), 1, 1, 384, 1, 1, self.smem, stream, args, None), "cuLaunchKernel")
         return o
-
-
-def time_ms(fn, reps=100, warmup=20):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
 
 
 def time_interleaved(fns, rounds=12, reps=8):
