@@ -11,7 +11,10 @@
 //! * `answer_and_progress_cli`: `tilelab lessons answer` exit codes, `lessons progress`,
 //!   `--reset`, in a scratch `XDG_DATA_HOME`.
 
+#[path = "common/tiny_lesson.rs"]
+mod tiny_lesson;
 use std::process::Command;
+use tiny_lesson::TINY_LESSON;
 
 use tilelab::lessons::exercise::{ExerciseError, check_answer};
 use tilelab::lessons::{self, parse_lesson};
@@ -289,30 +292,8 @@ fn answers_of_the_wrong_form_are_one_line_errors() {
     );
 }
 
-const TINY: &str = r#"
-name = "tiny"
-title = "Tiny"
-summary = "one step"
-kernel = "kernels/lesson_tiny.cu"
-claims = ["banks"]
-layouts = ["row", "pad:1"]
-narrative = "text"
-
-[[tiles]]
-name = "S"
-rows = 32
-cols = 32
-elem_bytes = 4
-
-[[steps]]
-title = "column"
-instruction = "ld.shared.b32"
-access = { kind = "column" }
-expect = { row = { wavefronts = 32, conflicts = 31 }, "pad:1" = { wavefronts = 1, conflicts = 0 } }
-"#;
-
 fn err_of(extra: &str) -> String {
-    let e = parse_lesson(&format!("{TINY}{extra}"), "lessons/bad.toml")
+    let e = parse_lesson(&format!("{TINY_LESSON}{extra}"), "lessons/bad.toml")
         .unwrap_err()
         .to_string();
     assert!(!e.contains('\n'), "one line: {e}");
@@ -323,9 +304,9 @@ fn err_of(extra: &str) -> String {
 #[test]
 fn malformed_exercises_name_file_and_field() {
     // Without an exercise the lesson loads (lessons of other authors may not have one yet).
-    assert!(parse_lesson(TINY, "lessons/tiny.toml").is_ok());
+    assert!(parse_lesson(TINY_LESSON, "lessons/tiny.toml").is_ok());
     let ok = "\n[steps.exercise]\nkind = \"conflict_free\"\nquestion = \"which?\"\n";
-    assert!(parse_lesson(&format!("{TINY}{ok}"), "lessons/tiny.toml").is_ok());
+    assert!(parse_lesson(&format!("{TINY_LESSON}{ok}"), "lessons/tiny.toml").is_ok());
     let e = err_of("\n[steps.exercise]\nkind = \"guess\"\nquestion = \"q\"\n");
     assert!(
         e.contains("field 'steps[0].exercise.kind'") && e.contains("conflict_free"),

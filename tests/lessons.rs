@@ -12,8 +12,11 @@
 //! * `unknown_lesson_lists_the_known_ones`;
 //! * `p_stays_in_registers`: the C fragment of two n8 mmas is the A fragment of the next mma.
 
+#[path = "common/tiny_lesson.rs"]
+mod tiny_lesson;
 use std::collections::BTreeMap;
 use std::path::Path;
+use tiny_lesson::TINY_LESSON;
 
 use tilelab::lessons::run::{CheckStatus, HwRecord, check_lesson, check_model};
 use tilelab::lessons::{self, LessonError, parse_lesson};
@@ -111,18 +114,18 @@ expect = { "LDSM.16.M88.4" = 40, "HMMA.16816.F32" = 64 }
 
 #[test]
 fn a_wrong_model_claim_fails_with_the_models_number() {
-    let ok = parse_lesson(&format!("{GOOD}{MODEL}"), "lessons/tiny.toml").unwrap();
+    let ok = parse_lesson(&format!("{TINY_LESSON}{MODEL}"), "lessons/tiny.toml").unwrap();
     let c = check_model(&ok.model[0]);
     assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
     assert!(c.detail.contains("LDSM.16.M88.4 40"), "{c:?}");
-    let wrong = format!("{GOOD}{MODEL}").replace("= 40,", "= 41,");
+    let wrong = format!("{TINY_LESSON}{MODEL}").replace("= 40,", "= 41,");
     let l = parse_lesson(&wrong, "lessons/tiny.toml").unwrap();
     let c = check_model(&l.model[0]);
     assert_eq!(c.status, CheckStatus::Fail);
     assert!(c.detail.contains("model 40, lesson 41"), "{c:?}");
     // A parameter the model does not know is an error when the lesson loads (parameters are
     // typed there), naming the allowed ones, not a silent default.
-    let typo = format!("{GOOD}{MODEL}").replace("split = ", "splt = ");
+    let typo = format!("{TINY_LESSON}{MODEL}").replace("split = ", "splt = ");
     let e = parse_lesson(&typo, "lessons/tiny.toml")
         .unwrap_err()
         .to_string();
@@ -133,7 +136,7 @@ fn a_wrong_model_claim_fails_with_the_models_number() {
         "{e}"
     );
     // A tiling the simulator refuses: its message, as the CLI would print it.
-    let bad = format!("{GOOD}{MODEL}").replace("m = 64", "m = 60");
+    let bad = format!("{TINY_LESSON}{MODEL}").replace("m = 64", "m = 60");
     let l = parse_lesson(&bad, "lessons/tiny.toml").unwrap();
     let c = check_model(&l.model[0]);
     assert_eq!(c.status, CheckStatus::Fail);
@@ -183,28 +186,6 @@ fn every_lesson_names_its_kernel_file() {
     }
 }
 
-const GOOD: &str = r#"
-name = "tiny"
-title = "Tiny"
-summary = "one step"
-kernel = "kernels/lesson_tiny.cu"
-claims = ["banks"]
-layouts = ["row", "pad:1"]
-narrative = "text"
-
-[[tiles]]
-name = "S"
-rows = 32
-cols = 32
-elem_bytes = 4
-
-[[steps]]
-title = "column"
-instruction = "ld.shared.b32"
-access = { kind = "column" }
-expect = { row = { wavefronts = 32, conflicts = 31 }, "pad:1" = { wavefronts = 1, conflicts = 0 } }
-"#;
-
 fn err_of(text: &str) -> String {
     let e = parse_lesson(text, "lessons/bad.toml").unwrap_err();
     let s = e.to_string();
@@ -215,13 +196,13 @@ fn err_of(text: &str) -> String {
 
 #[test]
 fn a_good_file_parses_and_a_wrong_number_is_caught() {
-    let l = parse_lesson(GOOD, "lessons/tiny.toml").unwrap();
+    let l = parse_lesson(TINY_LESSON, "lessons/tiny.toml").unwrap();
     assert!(
         check_lesson(&l, None)
             .iter()
             .all(|c| c.status == CheckStatus::Pass)
     );
-    let wrong = GOOD.replace(
+    let wrong = TINY_LESSON.replace(
         "wavefronts = 32, conflicts = 31",
         "wavefronts = 8, conflicts = 7",
     );
@@ -241,31 +222,31 @@ fn a_good_file_parses_and_a_wrong_number_is_caught() {
 #[test]
 fn malformed_files_name_file_field_and_what_is_allowed() {
     // Unknown access kind: serde lists the allowed kinds.
-    let e = err_of(&GOOD.replace("kind = \"column\"", "kind = \"diagonal\""));
+    let e = err_of(&TINY_LESSON.replace("kind = \"column\"", "kind = \"diagonal\""));
     assert!(e.contains("steps[0].access") && e.contains("sweep"), "{e}");
     // Misspelt key.
-    let e = err_of(&GOOD.replace("elem_bytes = 4", "elem_size = 4"));
+    let e = err_of(&TINY_LESSON.replace("elem_bytes = 4", "elem_size = 4"));
     assert!(e.contains("tiles[0]") && e.contains("elem_bytes"), "{e}");
     // Unknown instruction.
-    let e = err_of(&GOOD.replace("ld.shared.b32", "ld.shared.b48"));
+    let e = err_of(&TINY_LESSON.replace("ld.shared.b32", "ld.shared.b48"));
     assert!(
         e.contains("steps[0].instruction") && e.contains("allowed"),
         "{e}"
     );
     // Layout that does not parse.
-    let e = err_of(&GOOD.replace("\"pad:1\"]", "\"pad:x\"]"));
+    let e = err_of(&TINY_LESSON.replace("\"pad:1\"]", "\"pad:x\"]"));
     assert!(e.contains("tiles[0]") && e.contains("allowed"), "{e}");
     // Missing expectation for a layout.
-    let e = err_of(&GOOD.replace(", \"pad:1\" = { wavefronts = 1, conflicts = 0 }", ""));
+    let e = err_of(&TINY_LESSON.replace(", \"pad:1\" = { wavefronts = 1, conflicts = 0 }", ""));
     assert!(e.contains("steps[0].expect") && e.contains("pad:1"), "{e}");
     // Access outside the tile.
-    let e = err_of(&GOOD.replace("kind = \"column\"", "kind = \"column\", col = 40"));
+    let e = err_of(&TINY_LESSON.replace("kind = \"column\"", "kind = \"column\", col = 40"));
     assert!(
         e.contains("steps[0].access") && e.contains("outside tile"),
         "{e}"
     );
     // Kernel file name convention.
-    let e = err_of(&GOOD.replace("lesson_tiny.cu", "tiny.cu"));
+    let e = err_of(&TINY_LESSON.replace("lesson_tiny.cu", "tiny.cu"));
     assert!(
         e.contains("field 'kernel'") && e.contains("kernels/lesson_tiny.cu"),
         "{e}"
@@ -274,7 +255,7 @@ fn malformed_files_name_file_field_and_what_is_allowed() {
     let e = err_of("name = ");
     assert!(e.contains("lessons/bad.toml:"), "{e}");
     // A 16-byte access that is not contiguous under a column-major layout.
-    let v4 = GOOD
+    let v4 = TINY_LESSON
         .replace("ld.shared.b32", "ld.shared.v4.b32")
         .replace("[\"row\", \"pad:1\"]", "[\"row\", \"col\"]")
         .replace("\"pad:1\" = { wavefronts = 1", "col = { wavefronts = 1");
@@ -457,7 +438,7 @@ launch = "tests/data/ptx/triton_fa_v1_trans.json"
 counters = { "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum" = 14336 }
 line = { line = 402, executions = 16, wavefronts = 512, conflicts = 448, source_page = "tests/data/ncu_source_page_h200_2026-11-30.csv" }
 "#;
-    let l = parse_lesson(&format!("{GOOD}{part}"), "lessons/tiny.toml").unwrap();
+    let l = parse_lesson(&format!("{TINY_LESSON}{part}"), "lessons/tiny.toml").unwrap();
     let checks = check_lesson(&l, None);
     let ptx: Vec<_> = checks
         .iter()
@@ -469,7 +450,7 @@ line = { line = 402, executions = 16, wavefronts = 512, conflicts = 448, source_
     let wrong = part
         .replace("= 14336", "= 14000")
         .replace("wavefronts = 512", "wavefronts = 500");
-    let l = parse_lesson(&format!("{GOOD}{wrong}"), "lessons/tiny.toml").unwrap();
+    let l = parse_lesson(&format!("{TINY_LESSON}{wrong}"), "lessons/tiny.toml").unwrap();
     let fails: Vec<_> = check_lesson(&l, None)
         .into_iter()
         .filter(|c| c.status == CheckStatus::Fail)
@@ -487,7 +468,7 @@ line = { line = 402, executions = 16, wavefronts = 512, conflicts = 448, source_
         "{fails:?}"
     );
     let e = err_of(&format!(
-        "{GOOD}{}",
+        "{TINY_LESSON}{}",
         part.replace("op_ld.sum\" = 14336", "op_xx.sum\" = 1")
     ));
     assert!(

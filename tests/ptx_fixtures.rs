@@ -9,11 +9,9 @@ use std::path::Path;
 use serde_json::Value;
 use tilelab::ptx::{self, Launch};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx");
-
-fn dim(v: &Value) -> [u32; 3] {
-    std::array::from_fn(|i| v[i].as_u64().unwrap() as u32)
-}
+#[path = "common/fixture_launch.rs"]
+mod fixture_launch;
+use fixture_launch::{DIR, dim};
 
 /// (fixture, counter, simulated, measured) for every disagreement of one launch file.
 fn check(path: &Path) -> Vec<(String, String, u64, u64)> {
@@ -21,18 +19,7 @@ fn check(path: &Path) -> Vec<(String, String, u64, u64)> {
     let name = f["fixture"].as_str().unwrap().to_string();
     let src = std::fs::read_to_string(Path::new(DIR).join(f["ptx"].as_str().unwrap())).unwrap();
     let l = &f["launch"];
-    let args = l["params"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["value"] != "pointer")
-        .map(|p| {
-            (
-                p["name"].as_str().unwrap().to_string(),
-                p["value"].to_string(),
-            )
-        })
-        .collect();
+    let args = fixture_launch::args(l);
     let counters = if f["cta0_by_difference"].is_object() {
         &f["cta0_by_difference"]["counters"]
     } else if dim(&l["grid"]) == [1, 1, 1] {

@@ -22,7 +22,9 @@ use serde_json::Value;
 use tilelab::ptx::report::PtxError;
 use tilelab::ptx::{self, Launch};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx");
+#[path = "common/fixture_launch.rs"]
+mod fixture_launch;
+use fixture_launch::{DIR, dim};
 /// Warp instructions per run: every lesson kernel, `triton_softmax`, `triton_transpose`,
 /// `triton_matmul_2w` and the small GEMMs finish within it, the others stop at it past their
 /// first `ldmatrix`/`mma`; a debug build runs 2,000 in 1 to 350 ms.
@@ -40,10 +42,6 @@ struct Fixture {
     /// The file's tokens (runs of name and number characters; opcodes split at their dots), for
     /// token replacement.
     tokens: Vec<String>,
-}
-
-fn dim(v: &Value) -> [u32; 3] {
-    std::array::from_fn(|i| v[i].as_u64().and_then(|x| u32::try_from(x).ok()).unwrap())
 }
 
 fn is_token_char(c: char) -> bool {
@@ -89,18 +87,7 @@ fn fixtures() -> &'static [Fixture] {
             }
             let src = std::fs::read_to_string(Path::new(DIR).join(ptx_name)).unwrap();
             let l = &f["launch"];
-            let args = l["params"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|p| p["value"] != "pointer")
-                .map(|p| {
-                    (
-                        p["name"].as_str().unwrap().to_string(),
-                        p["value"].to_string(),
-                    )
-                })
-                .collect();
+            let args = fixture_launch::args(l);
             let launch = Launch {
                 grid: dim(&l["grid"]),
                 block: dim(&l["block"]),
