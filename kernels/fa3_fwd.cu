@@ -5,8 +5,12 @@
 // Compile-time parameters: FA_D (64 or 128), FA_CAUSAL (0/1), FA_BF16 (0: fp16, 1: bf16),
 // FA_STAGES (K/V buffers, 2), FA_OVERLAP (1), FA_PINGPONG (1; needs FA_OVERLAP). nvcc -arch=sm_90a.
 //
-//   Persistent: grid min(B*H*S/128, number of SMs) CTAs of 384 threads; CTA b computes the tiles
-//   (query block of 128 rows, head) t = b, b + gridDim.x, ... (fa3_tile: causal, longest first).
+//   Persistent: grid min(B*H*S/128, number of SMs) CTAs of 384 threads; CTA b computes tile b first
+//   (a tile: query block of 128 rows, head; fa3_tile), then whichever tile its producer claims next
+//   from a global counter (sched[0], atomicAdd) when it has issued the loads of its current tile:
+//   tiles go to the CTAs that are ahead, in the order of t, which keeps the K and V that the CTAs
+//   read at a time in L2 and, causal, hands out the longest tiles first (fa3_tile). sched: two zero
+//   words on the first launch; the CTA that finishes last zeroes them again.
 //   q, k, v, o: [B, H, S, D] contiguous, viewed by the tensor maps as 2-D [B*H*S rows, D columns]
 //   (element 2 bytes, row pitch 2*D bytes), box {64 columns, 128 rows} (64 rows for O),
 //   CU_TENSOR_MAP_SWIZZLE_128B; S % 128 == 0; parameters seq = S, bh = B*H.
@@ -53,6 +57,12 @@
 #endif
 #ifndef FA_PINGPONG
 #define FA_PINGPONG 1
+#endif
+#ifndef FA_RED
+#define FA_RED 4 // partial maxima / sums per row in the softmax (1, 2, 4, 8)
+#endif
+#ifndef FA_LAZY
+#define FA_LAZY 0 // 1: a warp skips rescaling O when no row's maximum changed (corr = 1 exactly)
 #endif
 #if FA_PINGPONG && !FA_OVERLAP
 #error "FA_PINGPONG needs FA_OVERLAP"
@@ -266,7 +276,17 @@ __device__ __forceinline__ void fa3_softmax(float (&s)[FA_BN / 2], float (&m)[2]
                                             float scale_log2, int row0)
 {
     const unsigned lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-    float mx[2] = {FA_NEG_INF, FA_NEG_INF};
+    // Row max and row sum over FA_RED independent partials per row (element i goes to partial
+    // (i / 4) % FA_RED), combined at the end: one chain of 32 dependent fmax/add per row would wait
+    // out the full latency of each.
+    float mxp[2][FA_RED], smp[2][FA_RED];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int r = 0; r < FA_RED; ++r) {
+            mxp[h][r] = FA_NEG_INF;
+            smp[h][r] = 0.f;
+        }
 #pragma unroll
     for (int i = 0; i < FA_BN / 2; ++i) {
         if (MASK) {
@@ -274,9 +294,18 @@ __device__ __forceinline__ void fa3_softmax(float (&s)[FA_BN / 2], float (&m)[2]
             const int col = 8 * (i / 4) + 2 * (int)q + (i % 2);
             if (col > row) s[i] = FA_NEG_INF;
         }
-        mx[(i % 4) / 2] = fmaxf(mx[(i % 4) / 2], s[i]);
+        float &x = mxp[(i % 4) / 2][(i / 4) % FA_RED];
+        x = fmaxf(x, s[i]);
     }
-    float base[2], sum[2] = {0.f, 0.f};
+    float mx[2], base[2], sum[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int w = FA_RED / 2; w >= 1; w /= 2)
+#pragma unroll
+            for (int r = 0; r < w; ++r) mxp[h][r] = fmaxf(mxp[h][r], mxp[h][r + w]);
+        mx[h] = mxp[h][0];
+    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
@@ -289,10 +318,17 @@ __device__ __forceinline__ void fa3_softmax(float (&s)[FA_BN / 2], float (&m)[2]
 #pragma unroll
     for (int i = 0; i < FA_BN / 2; ++i) {
         s[i] = exp2f(fmaf(s[i], scale_log2, -base[(i % 4) / 2]));
-        sum[(i % 4) / 2] += s[i];
+        smp[(i % 4) / 2][(i / 4) % FA_RED] += s[i];
     }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) l[h] = l[h] * corr[h] + sum[h];
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int w = FA_RED / 2; w >= 1; w /= 2)
+#pragma unroll
+            for (int r = 0; r < w; ++r) smp[h][r] += smp[h][r + w];
+        sum[h] = smp[h][0];
+        l[h] = l[h] * corr[h] + sum[h];
+    }
 }
 
 // P for P·V: the probabilities packed to f16x2/bf16x2 in the order of the A fragment (PTX ISA
@@ -308,6 +344,9 @@ __device__ __forceinline__ void fa3_pack_p(const float (&s)[FA_BN / 2], unsigned
 
 __device__ __forceinline__ void fa3_rescale(float (&o)[FA_D / 2], const float (&corr)[2])
 {
+#if FA_LAZY
+    if (__all_sync(0xffffffffu, corr[0] == 1.f && corr[1] == 1.f)) return; // o * 1 == o
+#endif
 #pragma unroll
     for (int i = 0; i < FA_D / 2; ++i) o[i] *= corr[(i % 4) / 2];
 }
@@ -321,35 +360,59 @@ __device__ __forceinline__ void fa3_turn_wait(unsigned c)
     asm volatile("bar.sync %0, 256;" ::"r"(3 + c) : "memory");
 #endif
 }
-__device__ __forceinline__ void fa3_turn_pass(unsigned c, bool last)
+__device__ __forceinline__ void fa3_turn_pass(unsigned c)
 {
 #if FA_PINGPONG
-    // The second consumer passed a turn before its first phase; it skips its last pass so both
-    // barriers see as many arrivals as syncs.
-    if (!(last && c == 1)) asm volatile("bar.arrive %0, 256;" ::"r"(3 + (c ^ 1)) : "memory");
+    asm volatile("bar.arrive %0, 256;" ::"r"(3 + (c ^ 1)) : "memory");
 #endif
 }
 
-// Query block and head of tile t (of nq * bh tiles): causal, the longest tiles (last query blocks)
-// first, every head in turn; otherwise one head after another, so the CTAs running at the same
-// time share K and V in L2.
-__device__ __forceinline__ void fa3_tile(int t, int nq, int bh, int &qb, int &head)
+// Query block and head of tile t (of nq * bh tiles). Not causal: one head after another, so the
+// CTAs running at the same time share K and V in L2. Causal: the heads in groups, group 0 of r heads
+// and the others of gh (r <= gh), and inside a group the longest tiles (last query blocks) first,
+// every head of the group in turn. Groups are as small as keeps the claims balanced and as large as
+// the L2 allows (fa3_groups), so the K and V the CTAs read at a time stay in L2. (Every head in
+// turn made the S = 16384 kernel read 30x more DRAM than cuDNN's and run at a lower clock, a group
+// of uneven size at the end left CTAs idle: docs/perf-h200.md.)
+__device__ __forceinline__ void fa3_tile(int t, int nq, int gh, int r, int &qb, int &head)
 {
     if (FA_CAUSAL) {
-        qb = nq - 1 - t / bh;
-        head = t % bh;
+        int i = t, n = r, h0 = 0;
+        if (t >= nq * r) {
+            const int u = t - nq * r, g = u / (nq * gh);
+            i = u - g * nq * gh;
+            n = gh;
+            h0 = r + g * gh;
+        }
+        qb = nq - 1 - i / n;
+        head = h0 + i % n;
     } else {
         qb = t % nq;
         head = t / nq;
     }
 }
 
+// The causal head groups of fa3_tile: at least ceil(2 * grid / nq) heads (two tiles per CTA) and
+// at most what keeps their K and V (seq * D * 4 bytes a head) within 24 MiB of the 50 MB L2, never
+// more than bh; then ng = bh / that groups of gh = ceil(bh / ng) heads, the remainder r in group 0.
+__device__ __forceinline__ void fa3_groups(int nq, int bh, int seq, int &gh, int &r)
+{
+    const int l2_heads = (int)max(1ull, (24ull << 20) / ((unsigned long long)seq * FA_D * 4ull));
+    const int want = min(bh, max(1, min(l2_heads, (2 * (int)gridDim.x + nq - 1) / nq)));
+    const int ng = bh / want;
+    gh = (bh + ng - 1) / ng;
+    r = bh - ((bh + gh - 1) / gh - 1) * gh;
+}
+
 extern "C" __global__ void __launch_bounds__(384, 1)
     fa3_fwd(const __grid_constant__ Fa3Map mq, const __grid_constant__ Fa3Map mk, const __grid_constant__ Fa3Map mv,
-            const __grid_constant__ Fa3Map mo, int seq, int bh, float softmax_scale)
+            const __grid_constant__ Fa3Map mo, int seq, int bh, float softmax_scale, unsigned *sched)
 {
     extern __shared__ __align__(1024) unsigned char fa3_smem[];
     __shared__ __align__(8) unsigned long long bars[4 + 4 * FA_STAGES];
+    // The tile of Q buffer b, written by the producer before it arrives on Q full (b): tiles >= nq*bh
+    // mean no more tiles.
+    __shared__ volatile int tile_of[2];
     const unsigned raw = (unsigned)__cvta_generic_to_shared(fa3_smem);
     const unsigned sq = raw + ((1024u - (raw & 1023u)) & 1023u);
     // Two Q buffers (tile ti uses ti % 2: the next tile's Q loads while this one runs), then the O
@@ -381,6 +444,8 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     __syncthreads();
 
     const int nq = seq / FA_BM, tiles = nq * bh;
+    int gh = 1, r = 1; // causal head groups (fa3_tile)
+    if (FA_CAUSAL) fa3_groups(nq, bh, seq, gh, r);
     // Warp-uniform by construction (a shuffle from lane 0), so that the compiler keeps it and every
     // address derived from it (the wgmma descriptors) in uniform registers.
     const unsigned wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
@@ -389,13 +454,18 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
         if (threadIdx.x == 0) {
             unsigned gb = 0; // key blocks loaded so far: stage gb % FA_STAGES, phase (gb / FA_STAGES) & 1
-            unsigned ti = 0;
-            for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++ti) {
-                int qb, head;
-                fa3_tile(t, nq, bh, qb, head);
-                const int row_base = head * seq, nblocks = FA_CAUSAL ? qb + 1 : seq / FA_BN;
+            int t = blockIdx.x;
+            for (unsigned ti = 0;; ++ti) {
                 const unsigned qbuf = ti & 1u, qph = (ti >> 1) & 1u;
                 fa3_bar_wait(FA3_QEMPTY(qbuf), qph ^ 1u); // the last S two tiles ago has read it
+                tile_of[qbuf] = t;
+                if (t >= tiles) {
+                    fa3_bar_arrive(FA3_QFULL(qbuf)); // no more tiles: the consumers stop here
+                    break;
+                }
+                int qb, head;
+                fa3_tile(t, nq, gh, r, qb, head);
+                const int row_base = head * seq, nblocks = FA_CAUSAL ? qb + 1 : seq / FA_BN;
                 fa3_bar_expect_tx(FA3_QFULL(qbuf), FA_QBYTES);
 #pragma unroll
                 for (int p = 0; p < FA_PANELS; ++p)
@@ -414,6 +484,14 @@ extern "C" __global__ void __launch_bounds__(384, 1)
                     for (int p = 0; p < FA_PANELS; ++p)
                         fa3_tma_load(sv0 + s * FA_KVBYTES + p * FA_KVPANEL, &mv, 64 * p, row_base + j * FA_BN, FA3_VFULL(s));
                 }
+                t = (int)gridDim.x + (int)atomicAdd(sched, 1u); // the next tile no CTA has taken
+            }
+            // Every CTA counts itself out after its last claim; the last one zeroes the counters
+            // for the next launch (all claims of this one are done by then).
+            __threadfence();
+            if (atomicAdd(sched + 1, 1u) == gridDim.x - 1) {
+                atomicExch(sched, 0u);
+                atomicExch(sched + 1, 0u);
             }
         }
         return;
@@ -434,24 +512,27 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 #if FA_PINGPONG
     if (c == 1) asm volatile("bar.arrive 3, 256;" ::: "memory"); // the first consumer goes first
 #endif
-    unsigned gb = 0, ti = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++ti) {
+    unsigned gb = 0;
+    for (unsigned ti = 0;; ++ti) {
+        const unsigned qbuf = ti & 1u;
+        fa3_bar_wait(FA3_QFULL(qbuf), (ti >> 1) & 1u);
+        // Warp-uniform by construction (as wg), so the loop counters and descriptors derived from
+        // it stay in uniform registers (see fa3_issue_s).
+        const int t = __shfl_sync(0xffffffffu, tile_of[qbuf], 0);
+        if (t >= tiles) break;
         int qb, head;
-        fa3_tile(t, nq, bh, qb, head);
+        fa3_tile(t, nq, gh, r, qb, head);
         const int nblocks = FA_CAUSAL ? qb + 1 : seq / FA_BN;
-        const bool last_tile = t + (int)gridDim.x >= tiles;
         float m[2] = {FA_NEG_INF, FA_NEG_INF}, l[2] = {0.f, 0.f}, corr[2];
 
-        const unsigned qbuf = ti & 1u;
         const unsigned sq_rows = sq + qbuf * FA_QBYTES + c * 64 * 128; // this consumer's rows of Q
-        fa3_bar_wait(FA3_QFULL(qbuf), (ti >> 1) & 1u);
         // First block (the diagonal one when causal).
         {
             const unsigned st = gb % FA_STAGES, ph = (gb / FA_STAGES) & 1;
             fa3_bar_wait(FA3_KFULL(st), ph);
             fa3_turn_wait(c);
             fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
-            fa3_turn_pass(c, false);
+            fa3_turn_pass(c);
             fa3_wg_wait<0>();
             fa3_pin(s);
             if (lane == 0) {
@@ -471,7 +552,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             fa3_turn_wait(c);
             fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
             fa3_issue_pv<false>(o, p, sv0 + pst * FA_KVBYTES, it == 1);
-            fa3_turn_pass(c, false);
+            fa3_turn_pass(c);
             fa3_wg_wait<1>(); // S of block it is done; P·V of block it - 1 may still run
             fa3_pin(s);
             if (lane == 0) {
@@ -497,7 +578,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             fa3_bar_wait(FA3_VFULL(pst), pph);
             fa3_turn_wait(c);
             fa3_issue_pv<true>(o, p, sv0 + pst * FA_KVBYTES, nblocks == 1);
-            fa3_turn_pass(c, last_tile);
+            fa3_turn_pass(c);
             fa3_wg_wait<0>();
             fa3_pin(o);
             if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(pst));
@@ -560,5 +641,10 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
     }
+#if FA_PINGPONG
+    // The second consumer passed a turn before its first phase and so one more than the first took:
+    // the first takes it here, so both barriers see as many arrivals as syncs.
+    if (c == 0) asm volatile("bar.sync 3, 256;" ::: "memory");
+#endif
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }

@@ -7,7 +7,7 @@ Build (from the repository root, on the GPU machine), then run:
       nvcc -O3 -arch=sm_90a --use_fast_math -cubin -DFA_D=$d -DFA_CAUSAL=$c -DFA_BF16=$t \
            -o DIR/fa3_d${d}_c${c}_t${t}.cubin kernels/fa3_fwd.cu; done; done; done
     (and the FA2 lesson kernel's cubins as in scripts/bench_fa2.py)
-    python3 scripts/bench_fa3.py DIR [--quick] [--seqs 1024,4096,16384]
+    python3 scripts/bench_fa3.py DIR [--quick] [--seqs 1024,4096,16384] [--dtypes fp16,bf16]
 
 Tensor maps (cuTensorMapEncodeTiled through ctypes): [B*H*S rows, D columns] of 2-byte elements,
 box {64, 128} for Q/K/V and {64, 64} for O, 128-byte swizzle; the kernel is persistent: one CTA per
@@ -75,6 +75,9 @@ class Fa3Kernel:
         regs = ctypes.c_int()
         check(cuda.cuFuncGetAttribute(ctypes.byref(regs), 4, self.fn), "cuFuncGetAttribute")
         self.regs = regs.value
+        # The tile scheduler's two words (next tile, CTAs done): zero now, zeroed again by the
+        # kernel's last CTA, so one buffer serves every launch (and every graph replay).
+        self.sched = torch.zeros(2, dtype=torch.int32, device="cuda")
 
     def __call__(self, q, k, v, o=None):
         b, h, s, d = q.shape
@@ -83,7 +86,8 @@ class Fa3Kernel:
         bf16 = q.dtype == torch.bfloat16
         maps = [tensor_map(q, BM, bf16), tensor_map(k, BN, bf16), tensor_map(v, BN, bf16), tensor_map(o, 64, bf16)]
         seq, nbh, scale = ctypes.c_int(s), ctypes.c_int(b * h), ctypes.c_float(1.0 / math.sqrt(d))
-        vals = (*maps, seq, nbh, scale)
+        sched = ctypes.c_void_p(self.sched.data_ptr())
+        vals = (*maps, seq, nbh, scale, sched)
         args = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         check(cuda.cuLaunchKernel(self.fn, min(s // BM * b * h, self.sms), 1, 1, 384, 1, 1, self.smem, stream, args, None), "cuLaunchKernel")
@@ -140,9 +144,12 @@ def main():
     d_ = sys.argv[1]
     quick = "--quick" in sys.argv
     seqs = [1024, 4096, 16384]
+    dtypes = (0, 1)  # 0 fp16, 1 bf16
     for i, a in enumerate(sys.argv):
         if a == "--seqs":
             seqs = [int(x) for x in sys.argv[i + 1].split(",")]
+        if a == "--dtypes":
+            dtypes = tuple({"fp16": 0, "bf16": 1}[x] for x in sys.argv[i + 1].split(","))
     torch.manual_seed(0)
     torch.zeros(1, device="cuda")
     fa3 = {}
@@ -182,7 +189,7 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     B, H = 2, 16
     shapes = [(4096, d, c, 0) for d in (64, 128) for c in (0, 1)] if quick else \
-        [(s, d, c, t) for s in seqs for d in (64, 128) for c in (0, 1) for t in (0, 1)]
+        [(s, d, c, t) for s in seqs for d in (64, 128) for c in (0, 1) for t in dtypes]
     for (S, D, c, t) in shapes:
         dt = torch.bfloat16 if t else torch.float16
         causal = bool(c)

@@ -62,7 +62,7 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub no_ncu: bool,
     /// Run only this group (repeatable): fragments, lessons, lesson-ptx, wavefronts, gemm, occupancy, fa2,
-    /// timing, ptx, stmatrix, cp.async, tma, wgmma. Default: all.
+    /// timing, ptx, stmatrix, cp.async, tma, wgmma, fa3. Default: all.
     #[arg(long = "group", value_name = "NAME")]
     pub groups: Vec<String>,
     /// Random stmatrix and cp.async requests (each) that the Hopper groups measure beside their

@@ -917,14 +917,17 @@ impl TmaProbe {
     }
 }
 
-/// `fa3_fwd(Fa3Map mq, Fa3Map mk, Fa3Map mv, Fa3Map mo, int seq, int bh, float softmax_scale)`
-/// (`kernels/fa3_fwd.cu`, sm_90a): the Hopper FlashAttention forward, 384 threads per CTA, a
-/// persistent grid. Q, K, V, O are `[bh, seq, d]` of 2-byte elements (f16 or bf16, as the
+/// `fa3_fwd(Fa3Map mq, Fa3Map mk, Fa3Map mv, Fa3Map mo, int seq, int bh, float softmax_scale,
+/// unsigned *sched)` (`kernels/fa3_fwd.cu`, sm_90a): the Hopper FlashAttention forward, 384
+/// threads per CTA, a persistent grid whose CTAs claim tiles from `sched[0]` (two `u32` words,
+/// zero before the first launch; the kernel zeroes them again as it ends, so one buffer serves
+/// every launch). Q, K, V, O are `[bh, seq, d]` of 2-byte elements (f16 or bf16, as the
 /// variant was compiled), each seen by its tensor map as `[bh·seq rows, d columns]`, box `{64,
 /// 128}` (`{64, 64}` for O), 128-byte swizzle, as `scripts/bench_fa3.py` encodes them.
 pub struct Fa3Fwd {
     f: CudaFunction,
     smem_bytes: u32,
+    sched: DeviceBuffer,
 }
 
 impl Fa3Fwd {
@@ -940,7 +943,25 @@ impl Fa3Fwd {
             smem_bytes as i32,
         )
         .map_err(derr("cuFuncSetAttribute"))?;
-        Ok(Fa3Fwd { f, smem_bytes })
+        let sched = DeviceBuffer::zeroed(gpu, 8)?;
+        Ok(Fa3Fwd {
+            f,
+            smem_bytes,
+            sched,
+        })
+    }
+
+    /// The tile scheduler's two words (`sched[0]`: tiles claimed beyond the first `grid`,
+    /// `sched[1]`: CTAs done) as they are now: `[0, 0]` after every complete launch.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`].
+    pub fn sched_words(&self, gpu: &Gpu) -> Result<[u32; 2], GpuError> {
+        let b = self.sched.to_host(gpu)?;
+        Ok([
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        ])
     }
 
     /// The device's SM count (`CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`): the persistent
@@ -1018,7 +1039,7 @@ impl Fa3Fwd {
         };
         let s = &gpu.stream;
         // SAFETY: arguments match fa3_fwd(Fa3Map x4 (128 bytes each, by value), int, int,
-        // float); the maps describe the four live buffers of bh·seq·d 2-byte elements (O's
+        // float, unsigned *: the 8-byte scheduler buffer of this Fa3Fwd); the maps describe the four live buffers of bh·seq·d 2-byte elements (O's
         // boxes of 64 rows stay inside it since seq is a multiple of 128); the dynamic shared
         // memory was allowed by load.
         unsafe {
@@ -1030,6 +1051,7 @@ impl Fa3Fwd {
                 .arg(&seq_i)
                 .arg(&bh_i)
                 .arg(&scale)
+                .arg(&self.sched.0)
                 .launch(cfg)
         }
         .map_err(derr("cuLaunchKernel fa3_fwd"))?;

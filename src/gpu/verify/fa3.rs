@@ -362,6 +362,18 @@ fn launch(gpu: &Gpu, c: &Compiled, i: usize, case: &Fa3Case) -> anyhow::Result<V
             ),
         ));
     }
+    // The CTA that ends last zeroes the scheduler's words, so the same buffer serves the next
+    // launch (both launches above used it: a word left over would have skipped tiles in the
+    // second, and the error row would show it too).
+    let words = f.sched_words(gpu)?;
+    rows.push(Check::new(
+        G,
+        format!("{}: tile scheduler words after the launches", case.name()),
+        "0 0".to_string(),
+        format!("{} {}", words[0], words[1]),
+        words == [0, 0],
+        "sched[0] tiles claimed, sched[1] CTAs done: zeroed by the last CTA".to_string(),
+    ));
     Ok(rows)
 }
 
@@ -406,7 +418,7 @@ mod tests {
             line("HGMMA.64x128x16.F32", 32),
             line("UTMALDG.2D", 6),
             line("UTMASTG.2D", 2),
-            line("STS", 32),
+            line("STS", 33),
             line("SYNCS.ARRIVE.TRANS64.A1T0", 3)
         );
         let case = Fa3Case::new(128, false, false);
