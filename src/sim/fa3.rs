@@ -8,10 +8,14 @@
 //! and `FA_PINGPONG` = 1, the defaults the benchmarks and `tilelab verify --group fa3` build):
 //!
 //! * persistent grid: `min(B·H·S/128, SMs)` CTAs of 384 threads (warpgroup 0 the producer,
-//!   warpgroups 1 and 2 the consumers); CTA `b` computes tiles `t = b, b + grid, …`; tile `t` is
-//!   (query block `qb`, head `h`): causal `qb = nq − 1 − t / bh`, `h = t % bh` (longest first),
-//!   otherwise `qb = t % nq`, `h = t / nq` (`fa3_tile`); a tile runs `qb + 1` key blocks when
-//!   causal, `S / 128` otherwise;
+//!   warpgroups 1 and 2 the consumers); CTA `b` computes tile `b` first, then the tiles its
+//!   producer claims from a global counter (`atomicAdd`) once it has issued its current tile's
+//!   loads, in the order of `t` ([`Fa3Tiling::schedule`] models who gets which: every key block
+//!   taking the same time, ties to the lower CTA); tile `t` is (query block `qb`, head `h`)
+//!   (`fa3_tile`): not causal `qb = t % nq`, `h = t / nq`; causal, the heads in groups (group
+//!   0 of `r` heads, the others of `gh`, [`Fa3Tiling::head_groups`]) and inside a group of `n`
+//!   heads, `i` tiles into it, `qb = nq − 1 − i / n`, `h = first head + i % n` (longest first);
+//!   a tile runs `qb + 1` key blocks when causal, `S / 128` otherwise;
 //! * per key block, each consumer warpgroup issues `D/16` `wgmma.m64n128k16` (S = Q·Kᵀ, both
 //!   operands from shared memory) and `128/16 = 8` `wgmma.m64nDk16` (O += P·V, P from
 //!   registers); the producer's one thread issues `D/64` TMA boxes of K and of V
@@ -41,7 +45,8 @@
 //! assert_eq!(r.cta0.hgmma_by_sass()["HGMMA.64x128x16.F32"], 2 * 256 * 16);
 //! ```
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::Serialize;
 
@@ -134,13 +139,16 @@ pub struct MbarrierCounts {
     /// `mbarrier.arrive.expect_tx` (producer: 1 per tile for Q, 2 per key block for K and V).
     pub arrive_expect_tx: u64,
     /// `mbarrier.arrive` (lane 0 of each consumer warp: K empty and V empty per key block, Q
-    /// empty per tile; 8 consumer warps).
+    /// empty per tile; 8 consumer warps; and the producer's one arrive on Q full per CTA that
+    /// tells the consumers there are no more tiles).
     pub arrive: u64,
-    /// Wait calls of the producer thread (Q empty per tile, K and V empty per key block): the
-    /// fewest `mbarrier.try_wait` executions.
+    /// Wait calls of the producer thread (Q empty per tile and once more before its last
+    /// claim's "no more tiles", K and V empty per key block): the fewest `mbarrier.try_wait`
+    /// executions.
     pub wait_producer: u64,
-    /// Wait calls of the consumer warps (Q full per tile, K full and V full per key block, in
-    /// each of the 8 warps): the fewest `mbarrier.try_wait` warp executions.
+    /// Wait calls of the consumer warps (Q full per tile and once more for "no more tiles", K
+    /// full and V full per key block, in each of the 8 warps): the fewest `mbarrier.try_wait`
+    /// warp executions.
     pub wait_consumer_warps: u64,
 }
 
@@ -150,10 +158,11 @@ pub struct BarrierCounts {
     /// `__syncthreads()` after the mbarrier init: 12 warps once per CTA.
     pub syncthreads: u64,
     /// Ping-pong turns, `bar.sync 3+c, 256`: per consumer `key blocks + tiles` (one per wgmma
-    /// issue point: the first block, each loop iteration, the last P·V), 4 warps each.
+    /// issue point: the first block, each loop iteration, the last P·V), 4 warps each; and
+    /// consumer 0's one more at the end of the CTA (taking consumer 1's last pass).
     pub turn_sync: u64,
     /// Ping-pong hand-overs, `bar.arrive 3+(c^1), 256`: as many as the syncs (consumer 1 arrives
-    /// once before its first turn and skips its very last pass).
+    /// once before its first turn, then after each of its turns).
     pub turn_arrive: u64,
     /// Epilogue `bar.sync 1+c, 128`: 2 per consumer per tile, 4 warps each.
     pub epilogue_sync: u64,
@@ -179,9 +188,15 @@ pub struct Fa3Counts {
     pub mbarrier: MbarrierCounts,
     /// Named barriers.
     pub barriers: BarrierCounts,
-    /// `st.shared.b32` warp instructions of the epilogue (SASS `STS`): `D/4` per consumer warp
-    /// per tile. The kernel has no `ldmatrix` / `stmatrix` (LDSM / STSM: 0).
+    /// Shared stores (SASS `STS`, warp instructions): the epilogue's `st.shared.b32`, `D/4` per
+    /// consumer warp per tile, and the producer's tile number for the consumers, one per tile
+    /// and one "no more tiles" per CTA. The kernel has no `ldmatrix` / `stmatrix` (LDSM / STSM:
+    /// 0).
     pub sts: u64,
+    /// Global `atomicAdd` of the tile scheduler (producer thread): one claim after each tile
+    /// (the last one finds no tile) and one count-out per CTA. (The CTA that counts out last
+    /// also zeroes the two words, two `atomicExch`, not counted.)
+    pub atomics: u64,
 }
 
 impl Fa3Counts {
@@ -220,7 +235,7 @@ pub struct Fa3Static {
     /// `UTMASTG.2D` lines: `D/64` (the epilogue's panel loop).
     pub utmastg: u64,
     /// `STS` lines: `D/4` `st.shared.b32` of the epilogue (prediction: no vectorising, their
-    /// addresses are not contiguous).
+    /// addresses are not contiguous) and the producer's one store of the tile number.
     pub sts: u64,
 }
 
@@ -235,7 +250,14 @@ pub struct Fa3Schedule {
     pub tiles: u64,
     /// CTAs, `min(tiles, SMs)`.
     pub grid: u64,
-    /// Tiles and key blocks of every CTA, CTA 0 first.
+    /// Heads per group of the causal tile order (`gh` of `fa3_tile`, see
+    /// [`Fa3Tiling::head_groups`]); 1 when not causal (one head after another).
+    pub heads_per_group: u64,
+    /// Heads of the first group (`r` of `fa3_tile`, `1..=gh`); 1 when not causal.
+    pub first_group_heads: u64,
+    /// Tiles and key blocks of every CTA, CTA 0 first: the model of the kernel's dynamic
+    /// claims (each key block taking the same time; the hardware's order may differ where
+    /// CTAs finish together, the grid's totals may not).
     pub per_cta: Vec<CtaWork>,
 }
 
@@ -441,12 +463,44 @@ impl Fa3Tiling {
             hgmma,
             utmaldg: 3 * panels,
             utmastg: panels,
-            sts: u64::from(self.head_dim / 4),
+            sts: u64::from(self.head_dim / 4) + 1,
         }
     }
 
-    /// The persistent grid's schedule on `sms` SMs, walking each CTA's tiles as the kernel's
-    /// loops do (`for t = blockIdx.x; t < tiles; t += gridDim.x`, `fa3_tile`).
+    /// The causal tile order's head groups (`fa3_groups` of the kernel) for `nq` query blocks
+    /// per head, `bh` heads, `grid` CTAs and `seq` keys: `(gh, r)`, groups of `gh` heads but
+    /// the first, of `r` (`1..=gh`). The wanted size is at least `⌈2·grid/nq⌉` heads (two
+    /// tiles per CTA, so the claims even out) and at most the heads whose K and V
+    /// (`seq·D·4` bytes each) fit in 24 MiB of the H200's 50 MB L2, within `1..=bh`; then
+    /// `ng = ⌊bh / wanted⌋` groups of `gh = ⌈bh / ng⌉`, the remainder first.
+    pub fn head_groups(&self, nq: u64, bh: u64, grid: u64, seq: u64) -> (u64, u64) {
+        let l2_heads = ((24u64 << 20) / (seq * u64::from(self.head_dim) * 4)).max(1);
+        let want = l2_heads.min((2 * grid).div_ceil(nq)).clamp(1, bh);
+        let ng = bh / want;
+        let gh = bh.div_ceil(ng);
+        (gh, bh - (bh.div_ceil(gh) - 1) * gh)
+    }
+
+    /// Query block and head of tile `t` (`fa3_tile` of the kernel), for `nq` query blocks per
+    /// head and causal groups `(gh, r)` ([`Self::head_groups`]).
+    fn tile(&self, t: u64, nq: u64, (gh, r): (u64, u64)) -> (u64, u64) {
+        if !self.causal {
+            return (t % nq, t / nq);
+        }
+        let (i, n, h0) = if t < nq * r {
+            (t, r, 0)
+        } else {
+            let u = t - nq * r;
+            let g = u / (nq * gh);
+            (u - g * nq * gh, gh, r + g * gh)
+        };
+        (nq - 1 - i / n, h0 + i % n)
+    }
+
+    /// The persistent grid's schedule on `sms` SMs. CTA `b` runs tile `b` first; every later
+    /// tile, in the order of `t`, goes to the CTA whose claim comes first, modelled as the CTA
+    /// with the fewest key blocks so far (the producer claims when it has issued its tile's
+    /// loads, a fixed lead over the consumers' finish), the lower index on a tie.
     ///
     /// # Errors
     /// Those of [`Self::validate`] and [`Self::check_problem`]; [`SimError::NotAllowed`] for
@@ -467,36 +521,51 @@ impl Fa3Tiling {
             .ok_or_else(|| overflow(p))?;
         let tiles = nq.checked_mul(bh).ok_or_else(|| overflow(p))?;
         let grid = tiles.min(u64::from(sms));
+        // grid ≤ i32::MAX, so 2·grid + nq fits; seq·D·4 < 2^31·2^9.
+        let groups = if self.causal {
+            self.head_groups(nq, bh, grid, u64::from(p.seq))
+        } else {
+            (1, 1)
+        };
         let full = u64::from(p.seq / self.bn);
-        let mut per_cta = Vec::with_capacity(grid as usize);
-        for b in 0..grid {
-            let mut w = CtaWork {
+        let blocks = |t: u64| {
+            if self.causal {
+                self.tile(t, nq, groups).0 + 1
+            } else {
+                full
+            }
+        };
+        let mut per_cta = vec![
+            CtaWork {
                 tiles: 0,
                 key_blocks: 0,
             };
-            let mut t = b;
-            while t < tiles {
-                // fa3_tile: causal qb = nq - 1 - t / bh (head t % bh); else qb = t % nq.
-                let nblocks = if self.causal {
-                    let qb = nq - 1 - t / bh;
-                    qb + 1
-                } else {
-                    full
-                };
-                w.tiles += 1;
-                w.key_blocks = w
-                    .key_blocks
-                    .checked_add(nblocks)
-                    .ok_or_else(|| overflow(p))?;
-                t += grid;
-            }
-            per_cta.push(w);
+            grid as usize
+        ];
+        // Min-heap of (key blocks so far, CTA): the next claim's owner.
+        let mut ready = BinaryHeap::with_capacity(grid as usize);
+        for t in 0..tiles {
+            let b = if t < grid {
+                t
+            } else {
+                let Reverse((_, b)) = ready.pop().expect("grid > 0 CTAs in the heap");
+                b
+            };
+            let w = &mut per_cta[b as usize];
+            w.tiles += 1;
+            w.key_blocks = w
+                .key_blocks
+                .checked_add(blocks(t))
+                .ok_or_else(|| overflow(p))?;
+            ready.push(Reverse((w.key_blocks, b)));
         }
         Ok(Fa3Schedule {
             nq,
             bh,
             tiles,
             grid,
+            heads_per_group: groups.0,
+            first_group_heads: groups.1,
             per_cta,
         })
     }
@@ -550,19 +619,22 @@ impl Fa3Tiling {
             o_stores,
             store_bytes: mul(o_stores, box_o)?,
         };
-        // Producer: per tile one Q wait + expect_tx, per key block K and V each.
+        // Producer: per tile one Q wait + expect_tx, per key block K and V each; per CTA one
+        // more Q wait and a plain arrive for "no more tiles".
         let producer_ops = add(tiles, mul(key_blocks, 2)?)?;
         // Each consumer warp: per tile Q (arrive on Q empty; wait on Q full), per key block K
-        // and V (arrive on K/V empty; wait on K/V full).
+        // and V (arrive on K/V empty; wait on K/V full); per CTA one more Q full wait.
         let per_warp_ops = add(tiles, mul(key_blocks, 2)?)?;
         let mbarrier = MbarrierCounts {
             init: mul(ctas, 4 + 4 * u64::from(self.stages))?,
             arrive_expect_tx: producer_ops,
-            arrive: mul(per_warp_ops, consumer_warps)?,
-            wait_producer: producer_ops,
-            wait_consumer_warps: mul(per_warp_ops, consumer_warps)?,
+            arrive: add(mul(per_warp_ops, consumer_warps)?, ctas)?,
+            wait_producer: add(producer_ops, ctas)?,
+            wait_consumer_warps: mul(add(per_warp_ops, ctas)?, consumer_warps)?,
         };
-        let turns = mul(add(key_blocks, tiles)?, consumer_warps)?;
+        // Both consumers: key blocks + tiles turns, 4 warps each; consumer 0's last sync and
+        // consumer 1's first arrive: 4 warps per CTA each.
+        let turns = add(mul(add(key_blocks, tiles)?, consumer_warps)?, mul(ctas, 4)?)?;
         let barriers = BarrierCounts {
             syncthreads: mul(ctas, u64::from(FA3_THREADS / 32))?,
             turn_sync: turns,
@@ -578,7 +650,8 @@ impl Fa3Tiling {
             tma,
             mbarrier,
             barriers,
-            sts: mul(mul(tiles, d / 4)?, consumer_warps)?,
+            sts: add(mul(mul(tiles, d / 4)?, consumer_warps)?, add(tiles, ctas)?)?,
+            atomics: add(tiles, ctas)?,
         })
     }
 
@@ -663,11 +736,12 @@ mod tests {
 
     #[test]
     fn static_d64_splits_shapes() {
-        // D=64: S is m64n128k16, 64/16 = 4 per copy, 2 copies; P·V m64n64k16, 8 per copy, 2 copies.
+        // D=64: S is m64n128k16, 64/16 = 4 per copy, 2 copies; P·V m64n64k16, 8 per copy, 2 copies;
+        // STS: 64/4 = 16 of the epilogue and the producer's tile number.
         let st = Fa3Tiling::new(64, false).static_counts();
         assert_eq!(st.hgmma["HGMMA.64x128x16.F32"], 8);
         assert_eq!(st.hgmma["HGMMA.64x64x16.F32"], 16);
-        assert_eq!((st.utmaldg, st.utmastg, st.sts), (3, 1, 16));
+        assert_eq!((st.utmaldg, st.utmastg, st.sts), (3, 1, 17));
     }
 
     #[test]

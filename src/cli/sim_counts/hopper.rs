@@ -4,10 +4,11 @@
 //! operations, named barriers, shared stores) of CTA 0, the busiest CTA and the grid.
 //!
 //! `--json` prints `{kernel: "flash-attn", style: "hopper", tiling, problem, sms,
-//! dynamic_smem_bytes, schedule: {nq, bh, tiles, grid, per_cta: [{tiles, key_blocks}]}, static:
+//! dynamic_smem_bytes, schedule: {nq, bh, tiles, grid, heads_per_group, first_group_heads,
+//! per_cta: [{tiles, key_blocks}]}, static:
 //! {copies, hgmma, utmaldg, utmastg, sts}, cta0, busiest_index, busiest, grid}`, each count
 //! block `{ctas, tiles, key_blocks, hgmma: [{role, ptx, sass, per_consumer, total,
-//! warp_executions}], wgmma_groups_per_consumer, tma, mbarrier, barriers, sts}`.
+//! warp_executions}], wgmma_groups_per_consumer, tma, mbarrier, barriers, sts, atomics}`.
 
 use std::process::ExitCode;
 
@@ -141,6 +142,19 @@ fn print(o: &mut String, r: &Fa3Report) {
         FA3_THREADS,
         group(r.dynamic_smem_bytes)
     );
+    if r.tiling.causal {
+        outln!(
+            o,
+            "  tile order: heads in groups of {} (the first of {}), each group's longest tiles first; tiles claimed by the CTAs as they get ahead (modelled: every key block the same time)",
+            s.heads_per_group,
+            s.first_group_heads
+        );
+    } else {
+        outln!(
+            o,
+            "  tile order: one head after another; tiles claimed by the CTAs as they get ahead (modelled: every key block the same time)"
+        );
+    }
     outln!(
         o,
         "  per CTA: {} tiles, {} key blocks; CTA 0: {} tiles, {} key blocks; busiest CTA {}: {} tiles, {} key blocks",
@@ -175,7 +189,7 @@ fn print(o: &mut String, r: &Fa3Report) {
     outln!(o, "  {:<34} {:>8}  (O: D/64)", "UTMASTG.2D", st.utmastg);
     outln!(
         o,
-        "  {:<34} {:>8}  (epilogue st.shared.b32: D/4)",
+        "  {:<34} {:>8}  (epilogue st.shared.b32: D/4; the producer's tile number: 1)",
         "STS",
         st.sts
     );
@@ -273,6 +287,10 @@ fn rows(r: &Fa3Report) -> Vec<(String, Getter)> {
     v.push((
         "STS (st.shared.b32, warps); LDSM, STSM: 0".into(),
         Box::new(|c: &Fa3Counts| c.sts),
+    ));
+    v.push((
+        "atomicAdd: tile claims and count-outs (producer)".into(),
+        Box::new(|c: &Fa3Counts| c.atomics),
     ));
     v
 }
