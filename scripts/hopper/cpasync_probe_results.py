@@ -57,9 +57,12 @@ def launches(d):
 
 def parse(d):
     """Record sets for cpasync_hypotheses.py: the first cold launch of every request (structured
-    + re-measured + seed 13), keyed by set."""
+    + re-measured + seed 13), keyed by set, and the first warm launch of the structured ones."""
     sets = collections.defaultdict(list)
     for r in launches(d):
+        if r["rep"] == "warm0" and not r["name"].startswith("old."):
+            sets["probe structured, warm"].append(r)
+            continue
         if r["rep"] != "cold0":
             continue
         key = ("probe seed 13 (fresh random)" if r["name"].startswith("rand13")
@@ -69,9 +72,51 @@ def parse(d):
     return sets
 
 
+def units(r):
+    """Units with an active lane (warp, half-warps or quarter-warps for 4, 8, 16 bytes)."""
+    g = 128 // r["size"]
+    return sum(1 for k in range(0, 32, g) if r["mask"] >> k & ((1 << g) - 1))
+
+
+def counters_moved(ls):
+    """Per counter, cold and warm: the values seen (value: launches)."""
+    keys = sorted({k for r in ls for k in r["counters"]})
+    for k in keys:
+        for warm in (0, 1):
+            c = collections.Counter(int(r["counters"][k]) for r in ls if r["warm"] == warm)
+            if c:
+                vals = ", ".join(f"{v}: {n}" for v, n in sorted(c.items())[:8])
+                more = " ..." if len(c) > 8 else ""
+                print(f"  {k:70s} {'warm' if warm else 'cold'} {vals}{more}")
+
+
+def decomposition(ls):
+    """W (L1TEX all - misc), S (SASS-attributed), K = C + units (what the conflicts imply), per
+    launch kind: how often they agree, and the cold surplus X = W - K."""
+    SC = "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"
+    for warm in (0, 1):
+        rs = [r for r in ls if r["warm"] == warm]
+        if not rs:
+            continue
+        k = [r["C"] + units(r) for r in rs]
+        print(f"  {'warm' if warm else 'cold'} {len(rs)} launches: W = S {sum(r['W'] == r['S'] for r in rs)}, "
+              f"W = K {sum(r['W'] == x for r, x in zip(rs, k))}, S = K {sum(r['S'] == x for r, x in zip(rs, k))}, "
+              f"SASS conflicts = S - units {sum(int(r['counters'][SC]) == r['S'] - units(r) for r in rs)}, "
+              f"W > S {sum(r['W'] > r['S'] for r in rs)}, S > W {sum(r['S'] > r['W'] for r in rs)}, "
+              f"X = W - K: {sorted(collections.Counter(r['W'] - x for r, x in zip(rs, k)).items())}")
+
+
 def main():
+    ls = launches(sys.argv[1])
+    missing = [p for p in "abc" if not os.path.exists(os.path.join(sys.argv[1], f"ncu_{p}.csv"))]
+    if missing:
+        print(f"parts not measured (no ncu_<part>.csv): {', '.join(missing)}")
+    print("counters (value: launches):")
+    counters_moved(ls)
+    print("wavefront counters against each other:")
+    decomposition(ls)
     by = collections.defaultdict(list)
-    for r in launches(sys.argv[1]):
+    for r in ls:
         by[r["name"]].append(r)
     n_det = n_ws = n_warm = 0
     for name, rs in by.items():

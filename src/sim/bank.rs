@@ -42,6 +42,11 @@
 //!   is **not modelled** ([`NotModelled`]): no sources given; a unit reading several lines or one
 //!   address twice. A rule grouping lanes by source line fitted all 129 records of the first
 //!   file but failed 29 of 77 random requests measured afterwards (docs/wavefront-model.md).
+//!   The cold/warm probe of 2026-12-01 (`tests/data/h200_cpasync_lab_2026-12-01.json`, 570
+//!   launches) matched the one-line rule on all 119 launches of the class (47 fresh random
+//!   requests) and showed that a cold launch's L1TEX count can carry a miss-path surplus the
+//!   banks do not explain; the two rules fitted on its 65 structured spread requests predict
+//!   only 35 of 63 fresh random ones, so the spread class stays not modelled.
 //! * `cp.async.cg` (`LDGSTS.E.BYPASS.128`): **not modelled** ([`NotModelled::CpAsyncCg`]): on the
 //!   H200 no L1TEX shared-memory wavefront counter moves for it (41 records: the launch's
 //!   `l1tex__data_pipe_lsu_wavefronts_mem_shared.sum` is only the kernel's 4 `op_misc`
@@ -90,7 +95,8 @@ pub enum NotModelled {
     CpAsyncSourcesUnknown,
     /// `cp.async.ca` with a unit whose lanes read from more than one 128-byte global line, or
     /// two of them the same bytes: measured on the H200, no rule found yet holds for these (a
-    /// source-line rule that fitted 129 records failed 29 of 77 random ones).
+    /// source-line rule that fitted 129 records failed 29 of 77 random ones; the best rules of
+    /// the 2026-12-01 cold/warm probe, `tests/data/h200_cpasync_lab_2026-12-01.json`, 35 of 63).
     CpAsyncSpreadSources,
 }
 

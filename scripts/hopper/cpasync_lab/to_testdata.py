@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Turns what cpasync_lab/run.sh measured on the H200 (ncu_{a,b,c}.csv with the
+requests_{a,b,c}.txt they measured, unpacked from cpasync_lab.tar.gz into DIR; a part whose CSV
+is missing was not run and is skipped) into a tilelab record file in the `--save-hopper` format
+(`{"measured": [...], "provenance": {...}}`): one record per launch, named `<request>#<launch>`
+(cold0.., warm0..), with ncu's counters, plus `warm` (true: the sources were loaded into L1 by the
+same warp before the copy).
+
+    python3 scripts/hopper/cpasync_lab/to_testdata.py DIR OUT.json DATE_UTC
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from cpasync_probe_results import launches  # noqa: E402
+
+
+def main():
+    d, out, date = sys.argv[1:4]
+    log = open(os.path.join(d, "log.txt")).read().splitlines()
+    driver = log[1].split(",")[1].strip()
+    cuda = log[2].split("release")[1].split(",")[0].strip()
+    ncu = log[4].split()[1]
+    parts = [p for p in "abc" if os.path.exists(os.path.join(d, f"ncu_{p}.csv"))]
+    measured = []
+    for r in launches(d):
+        measured.append({
+            "name": f"{r['name']}#{r['rep']}",
+            "instruction": f"cp.async.ca.shared.global.{r['size']}",
+            "lane_byte_offsets": r["dst"],
+            "active_mask": r["mask"],
+            "global_addresses": r["src"],
+            "warm": bool(r["warm"]),
+            "counters": {k: v for k, v in sorted(r["counters"].items())},
+        })
+    prov = {
+        "card": "NVIDIA H200 (sm_90)",
+        "driver": driver,
+        "cuda": cuda,
+        "tools": {"ncu": ncu},
+        "date": date,
+        "command": "bash scripts/hopper/cpasync_lab/run.sh (per part: ncu --clock-control none "
+                   "--cache-control all --csv --metrics <11 metrics> -k regex:cpasync_lab "
+                   "./lab requests_<part>.txt)",
+        "generator": "scripts/hopper/cpasync_lab/gen.py tests/data/h200_cpasync_verify_2026-11-30.json "
+                     "tests/data/h200_cpasync_verify_seed7_2026-11-30.json (structured sets: cold x3, "
+                     "warm x2; rand13.*: seed 13, cold x2); kernel scripts/hopper/cpasync_lab/cpasync_lab.cu",
+        "commit": "f5cd6e29423d3c0d6aafe849efb69df936b3e65e",
+        "parts": parts,
+        "note": "part b (re-measurement of earlier W != S records) was not run",
+    }
+    json.dump({"measured": measured, "provenance": prov}, open(out, "w"), indent=None, separators=(",", ":"))
+    print(f"{len(measured)} launches ({', '.join(parts)}) -> {out}")
+
+
+if __name__ == "__main__":
+    main()
