@@ -138,6 +138,17 @@ fn d128_not_causal_s4096() {
     assert_eq!(j["dynamic_smem_bytes"], 230400);
 }
 
+/// (tiles, key blocks) of every CTA of a printed schedule.
+fn tiles_and_blocks(schedule: &serde_json::Value) -> Vec<(u64, u64)> {
+    let field = |w: &serde_json::Value, k: &str| w[k].as_u64().unwrap();
+    schedule["per_cta"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (field(w, "tiles"), field(w, "key_blocks")))
+        .collect()
+}
+
 /// The kernel's tile claims replayed by brute force, independently of the library: the tiles
 /// listed in the causal order written out (per head group, query blocks from the last down,
 /// every head of the group in turn), then a clock that ticks one key block at a time; at each
@@ -183,17 +194,7 @@ fn d128_causal_s4096() {
         (&s["heads_per_group"], &s["first_group_heads"]),
         (&11.into(), &10.into())
     );
-    let per_cta: Vec<(u64, u64)> = s["per_cta"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| {
-            (
-                w["tiles"].as_u64().unwrap(),
-                w["key_blocks"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let per_cta = tiles_and_blocks(s);
     assert_eq!(per_cta, brute_force_claims(32, &[10, 11, 11], 132));
     assert_eq!(per_cta.iter().map(|w| w.0).sum::<u64>(), 1024);
     assert_eq!(per_cta.iter().map(|w| w.1).sum::<u64>(), 16896);
@@ -260,17 +261,7 @@ fn causal_head_groups() {
         "--head-dim",
         "64",
     ]);
-    let per_cta: Vec<(u64, u64)> = j["schedule"]["per_cta"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| {
-            (
-                w["tiles"].as_u64().unwrap(),
-                w["key_blocks"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let per_cta = tiles_and_blocks(&j["schedule"]);
     assert_eq!(per_cta, brute_force_claims(128, &[2, 4, 4], 132));
 }
 
