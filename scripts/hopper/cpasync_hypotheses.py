@@ -7,10 +7,12 @@ sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum, and bank confl
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum against prediction - units).
 
 Research code, not the model: the model is src/sim/bank.rs. Run from the repository root:
-    python3 scripts/hopper/cpasync_hypotheses.py [RESULTS_DIR]
-RESULTS_DIR (optional): the files of the .gpu/cpasync probe (ncu_{a,b,c}.csv, requests_*.txt;
-a part without its CSV is skipped). Its sets: the first cold launch of each request, and the
-first warm launch of the structured ones ("probe structured, warm").
+    python3 scripts/hopper/cpasync_hypotheses.py [RESULTS_DIR] [--sweep]
+RESULTS_DIR (optional): the files of the .gpu/cpasync probe (ncu_{a,b,c,d}.csv, requests_*.txt;
+a part without its CSV is skipped; the two runs' parts may share one DIR). Its sets: the first
+cold launch of each request, the first warm launch of the structured ones ("probe structured,
+warm") and of part d's ("probe part d, warm, old" / "..., seed 13"). --sweep scores the rule
+family of the sweep instead (family()).
 
 Terms: a *unit* is the lanes of an st.shared of the copy width (4 B: the warp, 8 B: half-warps,
 16 B: quarter-warps); a lane reads `size` bytes at its global source and writes them at its
@@ -293,6 +295,104 @@ def degree_no_broadcast(r):
     return total
 
 
+def family_groups(r, u, item, max_lines, fit, same_word_free):
+    """The rule family of the sweep (2026-12-01): items are lanes, source lines, or source lines
+    with the k-th read of an address in the line's k-th layer (H7); an item joins the first group
+    (fit "first") or the last one (fit "seq") if the group then reads at most max_lines lines
+    (None: any) and each L1 bank serves one word (same_word_free: two lanes reading one word
+    share the bank) or one lane read (not same_word_free); otherwise it opens a new group."""
+    its, seen = {}, Counter()
+    for k, l in enumerate(u):
+        a = r["src"][l]
+        key = k if item == "lane" else (a // 128, seen[a] if item == "linedup" else 0)
+        its.setdefault(key, []).append(l)
+        seen[a] += 1
+    groups = []  # [lanes, L1 bank -> words read, lines]
+    for lanes in its.values():
+        rb = defaultdict(list)
+        for l in lanes:
+            for x, _ in words(r, l):
+                rb[x % 32].append(x)
+        lines = {line(r, l) for l in lanes}
+
+        def fits(G):
+            if max_lines is not None and len(G[2] | lines) > max_lines:
+                return False
+            for b, xs in rb.items():
+                both = G[1].get(b, []) + xs
+                if len(set(both) if same_word_free else both) > 1:
+                    return False
+            return True
+
+        for G in groups if fit == "first" else groups[-1:]:
+            if fits(G):
+                G[0].extend(lanes)
+                G[2] |= lines
+                for b, xs in rb.items():
+                    G[1].setdefault(b, []).extend(xs)
+                break
+        else:
+            groups.append([list(lanes), {b: list(xs) for b, xs in rb.items()}, set(lines)])
+    return [G[0] for G in groups]
+
+
+def fifo(r, groups):
+    """Schedule of the sweep: group g issues in wavefront g; each of its lane writes takes the
+    first free wavefront >= g of its shared bank; the unit costs the last one used."""
+    total = 0
+    for u in units(r):
+        nxt, end = Counter(), 0
+        for gi, g in enumerate(groups(r, u)):
+            for l in g:
+                for _, s in words(r, l):
+                    t = max(gi, nxt[s % 32])
+                    nxt[s % 32] = t + 1
+                    end = max(end, t + 1)
+        total += end
+    return total
+
+
+def series(r, groups):
+    """Schedule of the sweep: groups one after another, each its most writes in one bank."""
+    return sum(max(Counter(s % 32 for l in g for _, s in words(r, l)).values())
+               for u in units(r) for g in groups(r, u))
+
+
+def family():
+    """The 180 rules of the sweep: item x max lines x fit x same word free x schedule. H7 is
+    (linedup, None, first, False, pipe), H8 (lane, None, first, False, pipe)."""
+    import itertools
+    sched = {"pipe": pipelined, "fifo": fifo, "series": series}
+    out = {}
+    for item, ml, fit, swf, sc in itertools.product(
+            ["lane", "line", "linedup"], [1, 2, 3, 4, None], ["first", "seq"], [True, False], sched):
+        g = (lambda item, ml, fit, swf: lambda r, u: family_groups(r, u, item, ml, fit, swf))(item, ml, fit, swf)
+        out[(item, ml, fit, swf, sc)] = (lambda g, f: lambda r: f(r, g))(g, sched[sc])
+    return out
+
+
+def sweep(sets):
+    """Every rule of the family scored on the spread requests of part d warm (W, S, C), part a
+    warm (W) and, over the five sets of distinct requests with a cold launch (f1, s11, s7, part
+    a, part c), S (which is the same cold and warm in every request measured both ways)."""
+    d = [r for k, v in sets.items() if k.startswith("probe part d") for r in v if not one_line(r)]
+    a = [r for r in sets.get("probe structured, warm", []) if not one_line(r)]
+    s_keys = [k for k in sets if k.split()[0] in ("f1", "s11", "s7") or k in ("probe structured", "probe seed 13 (fresh random)")]
+    s_recs = [r for k in s_keys for r in sets[k] if not one_line(r)]
+    rows = []
+    for key, rule in family().items():
+        p = [rule(r) for r in d]
+        rows.append((sum(x == r["W"] for x, r in zip(p, d)), sum(x == r["S"] for x, r in zip(p, d)),
+                     sum(x - len(units(r)) == r["C"] for x, r in zip(p, d)),
+                     sum(rule(r) == r["W"] for r in a), sum(rule(r) == r["S"] for r in s_recs), key))
+    print(f"== family sweep ({len(rows)} rules): part d warm spread ({len(d)}) W / S / C, part a warm "
+          f"spread ({len(a)}) W, S over the {len(s_recs)} spread requests with a cold launch")
+    for order, what in ((0, "part d warm W"), (1, "part d warm S"), (4, "S, all sets")):
+        print(f"  best by {what}:")
+        for row in sorted(rows, key=lambda x: (-x[order], -x[0] - x[1]))[:5]:
+            print(f"    {row[5]}: part d W {row[0]} S {row[1]} C {row[2]} | part a W {row[3]} | S {row[4]}")
+
+
 RULES = {
     "H0 store rule without merging (the one-line rule applied to all)": lambda r: sum(
         max(Counter(s % 32 for l in u for _, s in words(r, l)).values()) for u in units(r)),
@@ -327,12 +427,16 @@ def score_split(recs, rule):
 
 
 def main():
+    args = [a for a in sys.argv[1:] if a != "--sweep"]
     sets = {k: load(p) for k, p in FILES.items()}
-    if len(sys.argv) > 1:
+    if args:
         sys.path.insert(0, os.path.dirname(__file__))
         from cpasync_probe_results import parse  # noqa: E402
-        for key, recs in parse(sys.argv[1]).items():
+        for key, recs in parse(args[0]).items():
             sets[key] = recs
+    if "--sweep" in sys.argv:
+        sweep(sets)
+        return
     for key, recs in sets.items():
         spread = [r for r in recs if not one_line(r)]
         agree = [r for r in spread if r["W"] == r["S"]]

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Reads what scripts/hopper/cpasync_lab/run.sh measured (ncu_{a,b,c}.csv with
-requests_{a,b,c}.txt, unpacked from cpasync_lab.tar.gz) and prints, per request, the counters of
+"""Reads what scripts/hopper/cpasync_lab/run.sh measured (ncu_{a,b,c,d}.csv with
+requests_{a,b,c,d}.txt, unpacked from cpasync_lab.tar.gz; the parts of two runs may be put into
+one DIR) and prints, per request, the counters of
 every launch: cold (caches flushed by ncu) and warm (sources loaded into L1 first), whether
 repeated launches agree, and whether the L1TEX and SASS-attributed wavefront counts agree.
 
@@ -19,10 +20,10 @@ S_LDGSTS = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
 
 
 def launches(d):
-    """Every measured launch, in order: dict with name, rep (cold0.., warm0..), size, mask,
-    src, dst, W, S, C, counters."""
+    """Every measured launch, in order: dict with name, rep (cold0.., warm0..), part (a-d),
+    size, mask, src, dst, W, S, C, counters."""
     out = []
-    for p in "abc":
+    for p in "abcd":
         csvf = os.path.join(d, f"ncu_{p}.csv")
         if not os.path.exists(csvf):
             continue
@@ -33,7 +34,7 @@ def launches(d):
                 continue
             name, rep = t[0].split("#")
             v = list(map(int, t[4:]))
-            reqs.append(dict(name=name, rep=rep, size=4 << int(t[1]), mask=int(t[2]),
+            reqs.append(dict(name=name, rep=rep, part=p, size=4 << int(t[1]), mask=int(t[2]),
                              warm=int(t[3]), src=v[:32], dst=v[32:]))
         rows = [l for l in open(csvf, errors="replace") if l.startswith('"')]
         rd = csv.reader(io.StringIO("".join(rows)))
@@ -56,10 +57,16 @@ def launches(d):
 
 
 def parse(d):
-    """Record sets for cpasync_hypotheses.py: the first cold launch of every request (structured
-    + re-measured + seed 13), keyed by set, and the first warm launch of the structured ones."""
+    """Record sets for cpasync_hypotheses.py: the first cold launch of every request of parts
+    a-c (structured + re-measured + seed 13), keyed by set, the first warm launch of the
+    structured ones, and the first warm launch of part d's requests (the re-measured and the
+    seed-13 ones, 2026-12-01 08:48 UTC)."""
     sets = collections.defaultdict(list)
     for r in launches(d):
+        if r["part"] == "d":
+            if r["rep"] == "warm0":
+                sets["probe part d, warm, " + ("seed 13" if r["name"].startswith("rand13") else "old")].append(r)
+            continue
         if r["rep"] == "warm0" and not r["name"].startswith("old."):
             sets["probe structured, warm"].append(r)
             continue
@@ -108,7 +115,7 @@ def decomposition(ls):
 
 def main():
     ls = launches(sys.argv[1])
-    missing = [p for p in "abc" if not os.path.exists(os.path.join(sys.argv[1], f"ncu_{p}.csv"))]
+    missing = [p for p in "abcd" if not os.path.exists(os.path.join(sys.argv[1], f"ncu_{p}.csv"))]
     if missing:
         print(f"parts not measured (no ncu_<part>.csv): {', '.join(missing)}")
     print("counters (value: launches):")
@@ -118,18 +125,21 @@ def main():
     by = collections.defaultdict(list)
     for r in ls:
         by[r["name"]].append(r)
-    n_det = n_ws = n_warm = 0
+    n_det = n_ws = n_warm = n_both = n_s = 0
     for name, rs in by.items():
         cold = [(r["W"], r["S"], r["C"]) for r in rs if not r["warm"]]
         warm = [(r["W"], r["S"], r["C"]) for r in rs if r["warm"]]
-        det = len(set(cold)) == 1
+        det = len(set(cold)) <= 1
         n_det += det
         n_ws += all(w == s for w, s, _ in cold)
         n_warm += bool(warm) and set(warm) == set(cold[:1])
+        if cold and warm:
+            n_both += 1
+            n_s += len({x[1] for x in cold + warm}) == 1
         print(f"{name:40s} size {rs[0]['size']:2d} cold (W,S,C) {cold} warm {warm}"
               f"{'' if det else '  COLD VARIES'}")
     print(f"{len(by)} requests: cold repeats agree {n_det}, W = S in every cold launch {n_ws}, "
-          f"warm = cold {n_warm}")
+          f"warm = cold {n_warm}; measured cold and warm {n_both}, S the same in all their launches {n_s}")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,10 @@
 //!   launches) matched the one-line rule on all 119 launches of the class (47 fresh random
 //!   requests) and showed that a cold launch's L1TEX count can carry a miss-path surplus the
 //!   banks do not explain; the two rules fitted on its 65 structured spread requests predict
-//!   only 35 of 63 fresh random ones, so the spread class stays not modelled.
+//!   only 35 of 63 fresh random ones. Its second run
+//!   (`tests/data/h200_cpasync_lab_d_2026-12-01.json`, 520 launches) measured 113 spread
+//!   requests warm: they predict 80 (L1TEX) and 79 (SASS-attributed) of them, and warm the two
+//!   counters disagree on 44, so the spread class stays not modelled.
 //! * `cp.async.cg` (`LDGSTS.E.BYPASS.128`): **not modelled** ([`NotModelled::CpAsyncCg`]): on the
 //!   H200 no L1TEX shared-memory wavefront counter moves for it (41 records: the launch's
 //!   `l1tex__data_pipe_lsu_wavefronts_mem_shared.sum` is only the kernel's 4 `op_misc`
@@ -96,7 +99,8 @@ pub enum NotModelled {
     /// `cp.async.ca` with a unit whose lanes read from more than one 128-byte global line, or
     /// two of them the same bytes: measured on the H200, no rule found yet holds for these (a
     /// source-line rule that fitted 129 records failed 29 of 77 random ones; the best rules of
-    /// the 2026-12-01 cold/warm probe, `tests/data/h200_cpasync_lab_2026-12-01.json`, 35 of 63).
+    /// the 2026-12-01 cold/warm probe, `tests/data/h200_cpasync_lab_2026-12-01.json`, 35 of 63
+    /// cold, and warm, `tests/data/h200_cpasync_lab_d_2026-12-01.json`, 80 of 113).
     CpAsyncSpreadSources,
 }
 

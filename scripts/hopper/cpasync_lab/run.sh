@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # cp.async.ca spread-source probe (tilelab issue 13). One call on the H200, from a folder holding
-# this script, cpasync_lab.cu and the requests_{a,b,c}.txt + requests.json that gen.py writes
+# this script, cpasync_lab.cu and the requests_{a,b,c,d}.txt + requests.json that gen.py writes
 # (python3 gen.py tests/data/h200_cpasync_verify_2026-11-30.json
 #  tests/data/h200_cpasync_verify_seed7_2026-11-30.json):
-#   bash run.sh
-# Builds cpasync_lab.cu with nvcc (sm_90), checks its SASS, then measures requests_{a,b,c}.txt
+#   bash run.sh                 (parts a b c: the first run, 2026-12-01 08:15 UTC)
+#   PARTS="b d" bash run.sh     (the second run, 08:48 UTC: re-measured records, then part d)
+# Builds cpasync_lab.cu with nvcc (sm_90), checks its SASS, then measures requests_<part>.txt
 # (one LDGSTS per launch, cold = caches flushed by ncu, warm = sources loaded into L1 by the same
 # warp first) under ncu --clock-control none --cache-control all. Writes $OUT/log.txt and
 # $OUT/cpasync_lab.tar.gz (CSV per part, the launch order, SASS excerpt). No Rust needed.
@@ -24,11 +25,12 @@ prof() {  # part, metrics
   timeout 170 ncu --clock-control none --cache-control all --csv --metrics "$m" -k regex:cpasync_lab ./lab "requests_$p.txt" > "$o" 2> "$R/ncu_$p.err"
   local rc=$?; echo "part $p rc $rc rows $(grep -c '^\"' "$o") launches $(wc -l < requests_$p.txt)"; return $rc
 }
-for p in a b c; do
+PARTS=${PARTS:-a b c}
+for p in $PARTS; do
   time { prof $p "$M" || prof $p "$M7"; }
 done
-tail -c 400 "$R/ncu_a.err"
-cp requests_a.txt requests_b.txt requests_c.txt requests.json gen.py cpasync_lab.cu "$R/"
+for p in $PARTS; do tail -c 400 "$R/ncu_$p.err"; done
+cp requests_*.txt requests.json gen.py cpasync_lab.cu "$R/"
 gzip -f "$R/sass.txt"
 tar czf "$OUT/cpasync_lab.tar.gz" -C "$R" . && rm -rf "$R"
 ls -la "$OUT"; date -u

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Turns what cpasync_lab/run.sh measured on the H200 (ncu_{a,b,c}.csv with the
-requests_{a,b,c}.txt they measured, unpacked from cpasync_lab.tar.gz into DIR; a part whose CSV
+"""Turns what cpasync_lab/run.sh measured on the H200 (ncu_{a,b,c,d}.csv with the
+requests_{a,b,c,d}.txt they measured, unpacked from cpasync_lab.tar.gz into DIR; a part whose CSV
 is missing was not run and is skipped) into a tilelab record file in the `--save-hopper` format
 (`{"measured": [...], "provenance": {...}}`): one record per launch, named `<request>#<launch>`
 (cold0.., warm0..), with ncu's counters, plus `warm` (true: the sources were loaded into L1 by the
 same warp before the copy).
 
-    python3 scripts/hopper/cpasync_lab/to_testdata.py DIR OUT.json DATE_UTC
+    python3 scripts/hopper/cpasync_lab/to_testdata.py DIR OUT.json DATE_UTC [COMMIT]
+
+COMMIT: the commit whose gen.py wrote the requests (default f5cd6e2, the first run's).
+tests/data/h200_cpasync_lab_2026-12-01.json: the first run (parts a, c; 08:15 UTC);
+tests/data/h200_cpasync_lab_d_2026-12-01.json: the second (parts b, d; 08:48 UTC, COMMIT
+246b2d0c7f69c420e4dec38eb404285949467421).
 """
 import json
 import os
@@ -18,11 +23,12 @@ from cpasync_probe_results import launches  # noqa: E402
 
 def main():
     d, out, date = sys.argv[1:4]
+    commit = sys.argv[4] if len(sys.argv) > 4 else "f5cd6e29423d3c0d6aafe849efb69df936b3e65e"
     log = open(os.path.join(d, "log.txt")).read().splitlines()
     driver = log[1].split(",")[1].strip()
     cuda = log[2].split("release")[1].split(",")[0].strip()
     ncu = log[4].split()[1]
-    parts = [p for p in "abc" if os.path.exists(os.path.join(d, f"ncu_{p}.csv"))]
+    parts = [p for p in "abcd" if os.path.exists(os.path.join(d, f"ncu_{p}.csv"))]
     measured = []
     for r in launches(d):
         measured.append({
@@ -40,15 +46,17 @@ def main():
         "cuda": cuda,
         "tools": {"ncu": ncu},
         "date": date,
-        "command": "bash scripts/hopper/cpasync_lab/run.sh (per part: ncu --clock-control none "
+        "command": f"PARTS=\"{' '.join(parts)}\" bash scripts/hopper/cpasync_lab/run.sh (per part: ncu --clock-control none "
                    "--cache-control all --csv --metrics <11 metrics> -k regex:cpasync_lab "
                    "./lab requests_<part>.txt)",
         "generator": "scripts/hopper/cpasync_lab/gen.py tests/data/h200_cpasync_verify_2026-11-30.json "
-                     "tests/data/h200_cpasync_verify_seed7_2026-11-30.json (structured sets: cold x3, "
-                     "warm x2; rand13.*: seed 13, cold x2); kernel scripts/hopper/cpasync_lab/cpasync_lab.cu",
-        "commit": "f5cd6e29423d3c0d6aafe849efb69df936b3e65e",
+                     "tests/data/h200_cpasync_verify_seed7_2026-11-30.json (part a: structured sets, cold x3, "
+                     "warm x2; part b: old.* = earlier records whose W != S, cold x3, warm x1; part c: "
+                     "rand13.* = seed 13, cold x2; part d: old.* and rand13.*, warm x2); kernel "
+                     "scripts/hopper/cpasync_lab/cpasync_lab.cu",
+        "commit": commit,
         "parts": parts,
-        "note": "part b (re-measurement of earlier W != S records) was not run",
+        "note": "parts not in this run: " + (", ".join(p for p in "abcd" if p not in parts) or "none"),
     }
     json.dump({"measured": measured, "provenance": prov}, open(out, "w"), indent=None, separators=(",", ":"))
     print(f"{len(measured)} launches ({', '.join(parts)}) -> {out}")
