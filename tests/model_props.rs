@@ -327,7 +327,7 @@ mod replay_json {
                 }
             }
             let mut got = Vec::new();
-            let r = stream_from(&b[..], |rec| { got.push(rec); Ok(()) });
+            let r = stream_from(&b[..], |rec| { got.push(rec.to_record()); Ok(()) });
             match reference(&b) {
                 Some(want) => {
                     prop_assert!(r.is_ok(), "{}: {:?}", String::from_utf8_lossy(&b), r);

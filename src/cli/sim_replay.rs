@@ -29,7 +29,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
-use tilelab::records::{self, Record};
+use tilelab::records::{self, RecordRef};
 use tilelab::sim::bank::SharedMemoryConfig;
 
 use super::out;
@@ -49,8 +49,8 @@ pub struct ReplayArgs {
 
 /// One output record.
 #[derive(Serialize, Debug)]
-pub struct Prediction {
-    name: String,
+pub struct Prediction<'a> {
+    name: &'a str,
     instruction: String,
     active_mask: u32,
     wavefronts: Option<u32>,
@@ -67,10 +67,10 @@ pub struct Prediction {
 ///
 /// # Errors
 /// The record's instruction, offsets or mask are invalid (message names the record).
-pub fn predict(r: Record, smem: &SharedMemoryConfig) -> anyhow::Result<Prediction> {
+pub fn predict<'a>(r: RecordRef<'a>, smem: &SharedMemoryConfig) -> anyhow::Result<Prediction<'a>> {
     let req = r.request()?;
     req.validate(smem)
-        .with_context(|| format!("record '{}'", out::clip(&r.name, out::NAME_MAX)))?;
+        .with_context(|| format!("record '{}'", out::clip(r.name, out::NAME_MAX)))?;
     let cost = req.cost();
     let not_modelled = cost.not_modelled.map(|w| w.to_string());
     let c = cost.modelled();
@@ -189,7 +189,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         // One row built by hand (padding through `format!` costs more than the model), one
         // write, no allocation.
         row.clear();
-        let name = out::clip(&p.name, width);
+        let name = out::clip(p.name, width);
         row.push_str(&name);
         pad(&mut row, width + 2 - name.chars().count().min(width));
         row.push_str(&p.instruction);
