@@ -110,8 +110,18 @@ impl RecordRef<'_> {
     /// # Errors
     /// Unknown instruction, not 32 offsets, offsets or mask too large; the message names the record.
     pub fn request(&self) -> anyhow::Result<WarpRequest> {
+        let ins = Instruction::parse(self.instruction)
+            .with_context(|| format!("record '{}'", self.name))?;
+        self.request_as(ins)
+    }
+
+    /// [`Self::request`] for `ins`, the instruction [`Self::instruction`] names, already parsed
+    /// (a reader that meets the same name many times parses it once).
+    ///
+    /// # Errors
+    /// Not 32 offsets, offsets or mask too large; the message names the record.
+    pub fn request_as(&self, ins: Instruction) -> anyhow::Result<WarpRequest> {
         let ctx = || format!("record '{}'", self.name);
-        let ins = Instruction::parse(self.instruction).with_context(ctx)?;
         let mask = match self.active_mask {
             None => u32::MAX,
             Some(m) => u32::try_from(m)

@@ -23,6 +23,7 @@
 //! Exit status: 0 when every record with measured values that the model covers matches (or none
 //! has any), 1 ([`super::EXIT_MISMATCH`]) when one does not, 2 for a bad file.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +32,7 @@ use anyhow::Context;
 use serde::Serialize;
 use tilelab::records::{self, RecordRef};
 use tilelab::sim::bank::SharedMemoryConfig;
+use tilelab::sim::instr::Instruction;
 
 use super::out;
 
@@ -51,7 +53,7 @@ pub struct ReplayArgs {
 #[derive(Serialize, Debug)]
 pub struct Prediction<'a> {
     name: &'a str,
-    instruction: String,
+    instruction: Cow<'a, str>,
     active_mask: u32,
     wavefronts: Option<u32>,
     ideal: Option<u32>,
@@ -63,21 +65,55 @@ pub struct Prediction<'a> {
     not_modelled: Option<String>,
 }
 
+/// The instruction names a file has used, as written, with the instruction each names and its
+/// canonical name (what rows print): a file names a few instructions many times, and parsing
+/// and `Display` cost more than the model. Keeps the first [`Self::MAX`] names.
+#[derive(Default, Debug)]
+pub struct Instructions(Vec<(String, Instruction, String)>);
+
+impl Instructions {
+    /// Most names kept.
+    const MAX: usize = 64;
+}
+
 /// Predicts one record (validated first, then [`WarpRequest::cost`](tilelab::sim::bank::WarpRequest::cost)).
 ///
 /// # Errors
 /// The record's instruction, offsets or mask are invalid (message names the record).
-pub fn predict<'a>(r: RecordRef<'a>, smem: &SharedMemoryConfig) -> anyhow::Result<Prediction<'a>> {
-    let req = r.request()?;
+pub fn predict<'a>(
+    r: RecordRef<'a>,
+    smem: &SharedMemoryConfig,
+    known: &'a mut Instructions,
+) -> anyhow::Result<Prediction<'a>> {
+    let hit = known.0.iter().position(|(w, ..)| w == r.instruction);
+    let req = match hit {
+        Some(i) => r.request_as(known.0[i].1)?,
+        None => r.request()?,
+    };
     req.validate(smem)
         .with_context(|| format!("record '{}'", out::clip(r.name, out::NAME_MAX)))?;
+    let hit = match hit {
+        None if known.0.len() < Instructions::MAX => {
+            let canonical = req.instruction.to_string();
+            known
+                .0
+                .push((r.instruction.to_string(), req.instruction, canonical));
+            Some(known.0.len() - 1)
+        }
+        hit => hit,
+    };
+    let known: &'a Instructions = known;
+    let instruction = match hit {
+        Some(i) => Cow::Borrowed(known.0[i].2.as_str()),
+        None => Cow::Owned(req.instruction.to_string()),
+    };
     let cost = req.cost();
     let not_modelled = cost.not_modelled.map(|w| w.to_string());
     let c = cost.modelled();
     let c = c.as_ref().ok();
     Ok(Prediction {
         name: r.name,
-        instruction: req.instruction.to_string(),
+        instruction,
         active_mask: req.active_mask,
         wavefronts: c.map(|c| c.wavefronts),
         ideal: c.map(|c| c.ideal),
@@ -158,8 +194,9 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         out::paint("MISMATCH", out::BAD),
         out::paint("not modelled", tilelab::palette::HIGHLIGHT),
     );
+    let mut known = Instructions::default();
     let total = records::stream(&a.file, |r| {
-        let p = predict(r, &smem)?;
+        let p = predict(r, &smem, &mut known)?;
         if !started {
             header(&mut o)?;
             started = true;
