@@ -174,6 +174,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let (mut with_meas, mut ok, mut shown) = (0u64, 0u64, 0u64);
     let mut unmodelled: std::collections::BTreeMap<String, u64> = Default::default();
     let mut row = String::new();
+    let mut json_row: Vec<u8> = Vec::new();
     // The header goes out with the first good record, so that a file whose first record is
     // bad prints nothing but the error.
     let header = |o: &mut out::Out| -> std::io::Result<()> {
@@ -212,8 +213,12 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             return Ok(());
         }
         if a.json {
-            o.write_all(if shown == 0 { b"\n" } else { b",\n" })?;
-            serde_json::to_writer(&mut o, &p)?;
+            // Serialized into `row` first and written once: `serde_json` writes a record in
+            // dozens of pieces, each a call through the output's layers.
+            json_row.clear();
+            json_row.extend_from_slice(if shown == 0 { b"\n" } else { b",\n" });
+            serde_json::to_writer(&mut json_row, &p)?;
+            o.write_all(&json_row)?;
             shown += 1;
             return Ok(());
         }
