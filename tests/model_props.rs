@@ -3,7 +3,11 @@
 
 use ndarray::Array2;
 use proptest::prelude::*;
-use tilelab::sim::bank::{NUM_BANKS, NotModelled, RequestCost, WarpRequest, bank_of, schedule};
+use tilelab::sim::arch::Arch;
+use tilelab::sim::bank::{
+    NUM_BANKS, NotModelled, RequestCost, SharedMemoryConfig, WarpRequest, bank_of, schedule,
+};
+use tilelab::sim::error::SimError;
 use tilelab::sim::instr::{AccessWidth, Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{self, MmaDtype, MmaShape, Operand};
@@ -109,6 +113,73 @@ fn distinct_words_per_bank(r: &WarpRequest, lanes: u32) -> usize {
         }
     }
     per_bank.iter().map(Vec::len).max().unwrap_or(0)
+}
+
+/// What `validate` must answer, from its definition: the first address lane (lane order) whose
+/// offset is misaligned or runs past the end of shared memory, as (fault, lane); ldmatrix with
+/// a partial mask first.
+fn first_fault(r: &WarpRequest, size: u32) -> Option<(&'static str, usize)> {
+    let ins = r.instruction;
+    if ins.is_warp_collective() && r.active_mask != u32::MAX {
+        return Some(("partial", 0));
+    }
+    let w = ins.bytes_per_address();
+    (0..32)
+        .filter(|l| r.address_lanes() >> l & 1 == 1)
+        .find_map(|l| {
+            let off = r.lane_byte_offsets[l];
+            if !off.is_multiple_of(ins.alignment()) {
+                Some(("misaligned", l))
+            } else if off as u64 + w as u64 > size as u64 {
+                Some(("range", l))
+            } else {
+                None
+            }
+        })
+}
+
+/// A request for shared memory of `size` bytes, at the edge of valid: each lane's offset
+/// aligned inside, aligned around the last place an access fits, misaligned (odd) inside, or
+/// anything; all lanes or a random mask.
+fn edge_request() -> impl Strategy<Value = (WarpRequest, u32)> {
+    (
+        instruction(),
+        prop::sample::select(vec![232_448u32, 16_384, 4_096, 100, 16, 15, 0]),
+        prop::array::uniform32((0u8..8, any::<u32>())),
+        prop_oneof![Just(u32::MAX), any::<u32>()],
+    )
+        .prop_map(|(ins, size, raw, mask)| {
+            let (a, w) = (ins.alignment(), ins.bytes_per_address());
+            let last = size.saturating_sub(w) / a * a;
+            let offs = raw.map(|(kind, x)| match kind {
+                0..=3 => x % size.max(1) / a * a,
+                4 => (last + a * (x % 3)).saturating_sub(a),
+                5 => (x % size.max(1)) | 1,
+                6 => last + w,
+                _ => x,
+            });
+            let mut r = WarpRequest::new(ins, offs);
+            r.active_mask = mask;
+            (r, size)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// `validate` (whose usual case, every lane fine, is checked for all lanes at once) names
+    /// the fault its definition names.
+    #[test]
+    fn validate_names_the_first_lane_at_fault((r, size) in edge_request()) {
+        let smem = SharedMemoryConfig { arch: Arch::Sm90, size_bytes: size };
+        let got = match r.validate(&smem) {
+            Ok(()) => None,
+            Err(SimError::PartialLdmatrix { .. }) => Some(("partial", 0)),
+            Err(SimError::Misaligned { lane, .. }) => Some(("misaligned", lane)),
+            Err(SimError::OutOfRange { lane, .. }) => Some(("range", lane)),
+            Err(e) => panic!("{e}"),
+        };
+        prop_assert_eq!(got, first_fault(&r, size));
+    }
 }
 
 proptest! {
@@ -327,7 +398,7 @@ mod replay_json {
                 }
             }
             let mut got = Vec::new();
-            let r = stream_from(&b[..], |rec| { got.push(rec); Ok(()) });
+            let r = stream_from(&b[..], |rec| { got.push(rec.to_record()); Ok(()) });
             match reference(&b) {
                 Some(want) => {
                     prop_assert!(r.is_ok(), "{}: {:?}", String::from_utf8_lossy(&b), r);

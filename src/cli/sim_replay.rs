@@ -23,14 +23,16 @@
 //! Exit status: 0 when every record with measured values that the model covers matches (or none
 //! has any), 1 ([`super::EXIT_MISMATCH`]) when one does not, 2 for a bad file.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
-use tilelab::records::{self, Record};
+use tilelab::records::{self, RecordRef};
 use tilelab::sim::bank::SharedMemoryConfig;
+use tilelab::sim::instr::Instruction;
 
 use super::out;
 
@@ -49,9 +51,9 @@ pub struct ReplayArgs {
 
 /// One output record.
 #[derive(Serialize, Debug)]
-pub struct Prediction {
-    name: String,
-    instruction: String,
+pub struct Prediction<'a> {
+    name: &'a str,
+    instruction: Cow<'a, str>,
     active_mask: u32,
     wavefronts: Option<u32>,
     ideal: Option<u32>,
@@ -63,21 +65,55 @@ pub struct Prediction {
     not_modelled: Option<String>,
 }
 
+/// The instruction names a file has used, as written, with the instruction each names and its
+/// canonical name (what rows print): a file names a few instructions many times, and parsing
+/// and `Display` cost more than the model. Keeps the first [`Self::MAX`] names.
+#[derive(Default, Debug)]
+pub struct Instructions(Vec<(String, Instruction, String)>);
+
+impl Instructions {
+    /// Most names kept.
+    const MAX: usize = 64;
+}
+
 /// Predicts one record (validated first, then [`WarpRequest::cost`](tilelab::sim::bank::WarpRequest::cost)).
 ///
 /// # Errors
 /// The record's instruction, offsets or mask are invalid (message names the record).
-pub fn predict(r: Record, smem: &SharedMemoryConfig) -> anyhow::Result<Prediction> {
-    let req = r.request()?;
+pub fn predict<'a>(
+    r: RecordRef<'a>,
+    smem: &SharedMemoryConfig,
+    known: &'a mut Instructions,
+) -> anyhow::Result<Prediction<'a>> {
+    let hit = known.0.iter().position(|(w, ..)| w == r.instruction);
+    let req = match hit {
+        Some(i) => r.request_as(known.0[i].1)?,
+        None => r.request()?,
+    };
     req.validate(smem)
-        .with_context(|| format!("record '{}'", out::clip(&r.name, out::NAME_MAX)))?;
+        .with_context(|| format!("record '{}'", out::clip(r.name, out::NAME_MAX)))?;
+    let hit = match hit {
+        None if known.0.len() < Instructions::MAX => {
+            let canonical = req.instruction.to_string();
+            known
+                .0
+                .push((r.instruction.to_string(), req.instruction, canonical));
+            Some(known.0.len() - 1)
+        }
+        hit => hit,
+    };
+    let known: &'a Instructions = known;
+    let instruction = match hit {
+        Some(i) => Cow::Borrowed(known.0[i].2.as_str()),
+        None => Cow::Owned(req.instruction.to_string()),
+    };
     let cost = req.cost();
     let not_modelled = cost.not_modelled.map(|w| w.to_string());
     let c = cost.modelled();
     let c = c.as_ref().ok();
     Ok(Prediction {
         name: r.name,
-        instruction: req.instruction.to_string(),
+        instruction,
         active_mask: req.active_mask,
         wavefronts: c.map(|c| c.wavefronts),
         ideal: c.map(|c| c.ideal),
@@ -138,6 +174,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let (mut with_meas, mut ok, mut shown) = (0u64, 0u64, 0u64);
     let mut unmodelled: std::collections::BTreeMap<String, u64> = Default::default();
     let mut row = String::new();
+    let mut json_row: Vec<u8> = Vec::new();
     // The header goes out with the first good record, so that a file whose first record is
     // bad prints nothing but the error.
     let header = |o: &mut out::Out| -> std::io::Result<()> {
@@ -158,8 +195,9 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         out::paint("MISMATCH", out::BAD),
         out::paint("not modelled", tilelab::palette::HIGHLIGHT),
     );
+    let mut known = Instructions::default();
     let total = records::stream(&a.file, |r| {
-        let p = predict(r, &smem)?;
+        let p = predict(r, &smem, &mut known)?;
         if !started {
             header(&mut o)?;
             started = true;
@@ -175,8 +213,12 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             return Ok(());
         }
         if a.json {
-            o.write_all(if shown == 0 { b"\n" } else { b",\n" })?;
-            serde_json::to_writer(&mut o, &p)?;
+            // Serialized into `row` first and written once: `serde_json` writes a record in
+            // dozens of pieces, each a call through the output's layers.
+            json_row.clear();
+            json_row.extend_from_slice(if shown == 0 { b"\n" } else { b",\n" });
+            serde_json::to_writer(&mut json_row, &p)?;
+            o.write_all(&json_row)?;
             shown += 1;
             return Ok(());
         }
@@ -189,7 +231,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         // One row built by hand (padding through `format!` costs more than the model), one
         // write, no allocation.
         row.clear();
-        let name = out::clip(&p.name, width);
+        let name = out::clip(p.name, width);
         row.push_str(&name);
         pad(&mut row, width + 2 - name.chars().count().min(width));
         row.push_str(&p.instruction);

@@ -341,6 +341,19 @@ impl WarpRequest {
             return Err(SimError::LaneCount(offsets.len()));
         }
         let mut o = [0u32; WARP_SIZE];
+        // Every offset fits (the usual case): converted at once. Otherwise the loop names the
+        // first that does not.
+        if offsets.iter().fold(0, |m, &v| m | v) <= u64::from(u32::MAX) {
+            for (o, &v) in o.iter_mut().zip(offsets) {
+                *o = v as u32;
+            }
+            return Ok(WarpRequest {
+                instruction,
+                lane_byte_offsets: o,
+                active_mask,
+                global_addrs: None,
+            });
+        }
         for (lane, &v) in offsets.iter().enumerate() {
             o[lane] = u32::try_from(v).map_err(|_| SimError::OutOfRange {
                 lane,
@@ -383,6 +396,23 @@ impl WarpRequest {
         }
         let width = ins.bytes_per_address();
         let lanes = self.address_lanes();
+        // The usual case, every address lane aligned and in range, checked for all lanes at once:
+        // their offsets ORed (the alignment is a power of two) and the largest. The loop below
+        // finds the first lane at fault, and checks cp.async's global sources.
+        let align = ins.alignment();
+        if align.is_power_of_two() && !matches!(ins, Instruction::CpAsync(_)) {
+            let (mut or, mut max) = (0u32, 0u32);
+            for (lane, &off) in self.lane_byte_offsets.iter().enumerate() {
+                let off = off & 0u32.wrapping_sub(lanes >> lane & 1);
+                or |= off;
+                max = max.max(off);
+            }
+            if or & (align - 1) == 0
+                && u64::from(max) + u64::from(width) <= u64::from(smem.size_bytes)
+            {
+                return Ok(());
+            }
+        }
         for lane in 0..WARP_SIZE {
             if lanes >> lane & 1 == 0 {
                 continue;
