@@ -3,7 +3,8 @@
 // registers for O += P·V, a producer warpgroup and two consumer warpgroups synchronised by
 // mbarriers, and (FA_OVERLAP) the softmax of key block j overlapped with the P·V wgmma of block j-1.
 // Compile-time parameters: FA_D (64 or 128), FA_CAUSAL (0/1), FA_BF16 (0: fp16, 1: bf16),
-// FA_STAGES (K/V buffers, 2), FA_OVERLAP (1), FA_PINGPONG (1; needs FA_OVERLAP). nvcc -arch=sm_90a.
+// FA_STAGES (K/V buffers, 2), FA_OVERLAP (1), FA_PINGPONG (1; needs FA_OVERLAP), FA_RED (softmax partials
+// per row, 4), FA_EARLY (0; 1: O rescaled while S = Q·Kᵀ runs), FA_LAZY (0). nvcc -arch=sm_90a.
 //
 //   Persistent: grid min(B*H*S/128, number of SMs) CTAs of 384 threads; CTA b computes tile b first
 //   (a tile: query block of 128 rows, head; fa3_tile), then whichever tile its producer claims next
@@ -60,6 +61,9 @@
 #endif
 #ifndef FA_RED
 #define FA_RED 4 // partial maxima / sums per row in the softmax (1, 2, 4, 8)
+#endif
+#ifndef FA_EARLY
+#define FA_EARLY 0 // 1: O is rescaled after S = Q·Kᵀ is issued, before P·V (FlashAttention-3's order; faster in one A/B, docs/perf-h200.md, not yet verified); 0: after P·V
 #endif
 #ifndef FA_LAZY
 #define FA_LAZY 0 // 1: a warp skips rescaling O when no row's maximum changed (corr = 1 exactly)
@@ -551,6 +555,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             fa3_bar_wait(FA3_VFULL(pst), pph);
             fa3_turn_wait(c);
             fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
+#if FA_EARLY
+            fa3_rescale(o, corr); // while S runs (at it = 1 O is not yet written: overwritten below)
+#endif
             fa3_issue_pv<false>(o, p, sv0 + pst * FA_KVBYTES, it == 1);
             fa3_turn_pass(c);
             fa3_wg_wait<1>(); // S of block it is done; P·V of block it - 1 may still run
@@ -566,7 +573,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             fa3_pin(p);
             fa3_pin(o);
             if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(pst));
+#if !FA_EARLY
             fa3_rescale(o, corr);
+#endif
             fa3_pack_p(s, p);
             // O and P are final before the next block's first wgmma is issued: ptxas serializes every
             // wgmma of a stage in which a non-wgmma instruction writes one of their input registers.
@@ -577,6 +586,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             const unsigned pst = (gb + nblocks - 1) % FA_STAGES, pph = ((gb + nblocks - 1) / FA_STAGES) & 1;
             fa3_bar_wait(FA3_VFULL(pst), pph);
             fa3_turn_wait(c);
+#if FA_EARLY
+            fa3_rescale(o, corr);
+#endif
             fa3_issue_pv<true>(o, p, sv0 + pst * FA_KVBYTES, nblocks == 1);
             fa3_turn_pass(c);
             fa3_wg_wait<0>();
