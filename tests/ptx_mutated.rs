@@ -430,8 +430,8 @@ proptest! {
     }
 }
 
-/// What the property found, and what reading the code beside it found, kept as plain tests
-/// (each fixed in `src/ptx`).
+/// What the property found and what reading the code beside it found (each fixed in
+/// `src/ptx`), and what mutation testing found unchecked (docs/mutants.md), kept as plain tests.
 mod regressions {
     use super::*;
 
@@ -546,5 +546,23 @@ mod regressions {
         let r = ptx::simulate(&src, None, &launch(32)).unwrap();
         assert_eq!(r.totals.smem_touched, 260);
         assert_eq!(r.totals.sass.LDS, 2);
+    }
+
+    #[test]
+    fn an_mma_in_a_kernel_writes_its_d_registers() {
+        // Found by mutation testing (docs/mutants.md): nothing read the interpreter's mma result
+        // back, so an mma writing zeros went unseen. A = B = all 1.0 (f16 0x3c00), C = 0: every
+        // D element is K = 16, f32 bits 0x41800000; those bits >> 20 (0x418 = 1048) are used
+        // as a shared address, so one past the highest byte loaded is 1052 (4 were D zero).
+        let src = format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .f32 %f<5>;\n.reg .b32 %r<5>;\n\
+             .shared .align 4 .b8 s[2048];\nmov.b32 %r1, 0x3c003c00;\nmov.f32 %f1, 0f00000000;\n\
+             mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{%f1, %f2, %f3, %f4}}, \
+             {{%r1, %r1, %r1, %r1}}, {{%r1, %r1}}, {{%f1, %f1, %f1, %f1}};\n\
+             mov.b32 %r2, %f4;\nshr.u32 %r3, %r2, 20;\nld.shared.u32 %r4, [%r3];\nret;\n}}\n"
+        );
+        let r = ptx::simulate(&src, None, &launch(32)).unwrap();
+        assert_eq!(r.totals.smem_touched, 1052);
+        assert_eq!(r.totals.shared_ld_wavefronts, 1);
     }
 }

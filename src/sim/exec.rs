@@ -931,4 +931,41 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_register_within_one_row_is_one_segment() {
+        // PTX ISA §9.7.14.5.15: without .trans, register r of lane l holds row l/4 of matrix r,
+        // columns 2(l%4) and 2(l%4) + 1: four adjacent bytes of the row address lane 8r + l/4
+        // gave, so one 4-byte segment. With .trans it holds column l/4 of rows 2(l%4) and
+        // 2(l%4) + 1: two bytes from each of two rows, two segments, the low half first.
+        // Lane 13 (l/4 = 3, l%4 = 1), register 2.
+        let seg = |addr_lane, offset, len| Segment {
+            addr_lane,
+            offset,
+            len,
+        };
+        for (trans, want) in [
+            (false, vec![seg(8 * 2 + 3, 2 * 2, 4)]),
+            (
+                true,
+                vec![seg(8 * 2 + 2, 2 * 3, 2), seg(8 * 2 + 3, 2 * 3, 2)],
+            ),
+        ] {
+            for ins in [
+                Instruction::Ldmatrix {
+                    num: MatrixCount::X4,
+                    trans,
+                },
+                Instruction::Stmatrix {
+                    num: MatrixCount::X4,
+                    trans,
+                },
+            ] {
+                assert_eq!(register_segments(ins, 13, 2).as_slice(), &want[..], "{ins}");
+            }
+        }
+        // ld.shared.v2.b32: register 1 of lane 7 is bytes 4..8 of lane 7's own access.
+        let v2 = Instruction::Ld(AccessWidth::V2);
+        assert_eq!(register_segments(v2, 7, 1).as_slice(), &[seg(7, 4, 4)]);
+    }
 }

@@ -798,4 +798,65 @@ mod tests {
         assert_eq!(e4.encode(1.0625), 0x38); // halfway between 1.0 (0x38) and 1.125: even
         assert_eq!(e4.encode(1.1875), 0x3a); // halfway between 1.125 (0x39) and 1.25: even
     }
+
+    #[test]
+    fn execute_sums_in_the_accumulator_type() {
+        // Every A element `a`, every B element `b`, every C element `c`: each D element is
+        // c + K * a * b (K = 16 for m16n8k16, 32 for m16n8k32), worked out by hand.
+        // f16 0.5 = 0x3800, e4m3 0.5 = 0x30 (exponent field 6, bias 7): 0.25 + 16 * 0.25 = 4.25
+        // and 0.25 + 32 * 0.25 = 8.25, exact in f32 (integer-valued inputs cannot tell a float
+        // sum from an integer one). s8 3 and -2 (0xfe), c = 5: 5 - 32 * 6 = -187. s8 127 * 127
+        // from c = 2^31 - 1: 2^31 - 1 + 32 * 16129 = 2,147,999,775, wrapped modulo 2^32 into
+        // s32 (PTX ISA §9.7.14.5.14, no .satfinite): -2,146,967,521.
+        let f = |x: f32| x.to_bits();
+        for (shape, dtype, acc, a, b, c, want) in [
+            (
+                MmaShape::M16N8K16,
+                MmaDtype::F16,
+                MmaAcc::F32,
+                0x3800_3800u32,
+                0x3800_3800u32,
+                f(0.25),
+                f(4.25),
+            ),
+            (
+                MmaShape::M16N8K32,
+                MmaDtype::E4m3,
+                MmaAcc::F32,
+                0x3030_3030,
+                0x3030_3030,
+                f(0.25),
+                f(8.25),
+            ),
+            (
+                MmaShape::M16N8K32,
+                MmaDtype::S8,
+                MmaAcc::S32,
+                0x0303_0303,
+                0xfefe_fefe,
+                5,
+                -187i32 as u32,
+            ),
+            (
+                MmaShape::M16N8K32,
+                MmaDtype::S8,
+                MmaAcc::S32,
+                0x7f7f_7f7f,
+                0x7f7f_7f7f,
+                i32::MAX as u32,
+                -2_146_967_521i32 as u32,
+            ),
+        ] {
+            let kind = MmaKind::new(shape, dtype, acc).unwrap();
+            let mut regs = RawRegs::zero();
+            for lane in 0..32 {
+                regs.a[lane] = [a; 4];
+                regs.b[lane] = [b; 2];
+                regs.c[lane] = [c; 4];
+            }
+            for (lane, d) in kind.execute(&regs).iter().enumerate() {
+                assert_eq!(d, &[want; 4], "{shape:?} {dtype:?} lane {lane}");
+            }
+        }
+    }
 }
