@@ -4,7 +4,7 @@
 // mbarriers, and (FA_OVERLAP) the softmax of key block j overlapped with the P·V wgmma of block j-1.
 // Compile-time parameters: FA_D (64 or 128), FA_CAUSAL (0/1), FA_BF16 (0: fp16, 1: bf16),
 // FA_STAGES (K/V buffers, 2), FA_OVERLAP (1), FA_PINGPONG (1; needs FA_OVERLAP), FA_RED (softmax partials
-// per row, 4), FA_EARLY (0; 1: O rescaled while S = Q·Kᵀ runs), FA_LAZY (0). nvcc -arch=sm_90a.
+// per row, 4), FA_EARLY (1: O rescaled while S = Q·Kᵀ runs; 0: after P·V), FA_XTILE (1), FA_LAZY (0). nvcc -arch=sm_90a.
 //
 //   Persistent: grid min(B*H*S/128, number of SMs) CTAs of 384 threads; CTA b computes tile b first
 //   (a tile: query block of 128 rows, head; fa3_tile), then whichever tile its producer claims next
@@ -32,8 +32,10 @@
 //     O += P·V: 128/16 wgmma.m64nDk16 (HGMMA.64xDx16.F32) with A = P in registers (the
 //               accumulators of S repacked to f16x2/bf16x2, as mma.sync's A fragment) and B = V
 //               MN-major (imm-trans-b 1; LBO = panel stride, SBO 1024 B), key step kt at kt*2048.
-//   Code copies per tile: the first block's S = Q·Kᵀ; a loop over the other blocks issuing the
-//   block's S and the previous block's P·V; the last block's P·V.
+//   Code copies: the CTA's first S = Q·Kᵀ (before the tile loop); a loop over a tile's other
+//   blocks issuing the block's S and the previous block's P·V; the last block's P·V together
+//   with the next tile's first S (FA_XTILE; after the CTA's last tile an S of stale shared memory,
+//   discarded), which runs during the epilogue.
 //   Epilogue: O / l written as f16/bf16 into the consumer's half of the O staging buffer (same
 //   swizzle; D/4 st.shared.b32 per thread), then one TMA store per panel
 //   (cp.async.bulk.tensor.2d.global.shared::cta, SASS UTMASTG.2D), left running while the next
@@ -63,7 +65,10 @@
 #define FA_RED 4 // partial maxima / sums per row in the softmax (1, 2, 4, 8)
 #endif
 #ifndef FA_EARLY
-#define FA_EARLY 0 // 1: O is rescaled after S = Q·Kᵀ is issued, before P·V (FlashAttention-3's order; faster in one A/B, docs/perf-h200.md, not yet verified); 0: after P·V
+#define FA_EARLY 1 // 1: O is rescaled after S = Q·Kᵀ is issued, before P·V (FlashAttention-3's order: the rescale runs while the tensor cores compute S); 0: after P·V
+#endif
+#ifndef FA_XTILE
+#define FA_XTILE 1 // 1: the next tile's first S = Q·Kᵀ is issued with the tile's last P·V and runs during its epilogue (docs/perf-h200.md); 0: at the start of its tile
 #endif
 #ifndef FA_LAZY
 #define FA_LAZY 0 // 1: a warp skips rescaling O when no row's maximum changed (corr = 1 exactly)
@@ -517,12 +522,29 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     if (c == 1) asm volatile("bar.arrive 3, 256;" ::: "memory"); // the first consumer goes first
 #endif
     unsigned gb = 0;
+#if FA_XTILE
+    // The first tile's first S = Q·Kᵀ; every later tile's is issued with the last P·V of the tile
+    // before it (below). The CTA has at least one tile (grid <= tiles).
+    int t_next;
+    {
+        fa3_bar_wait(FA3_QFULL(0), 0);
+        t_next = __shfl_sync(0xffffffffu, tile_of[0], 0);
+        fa3_bar_wait(FA3_KFULL(0), 0);
+        fa3_turn_wait(c);
+        fa3_issue_s(s, sq + c * 64 * 128, sk0);
+        fa3_turn_pass(c);
+    }
+#endif
     for (unsigned ti = 0;; ++ti) {
         const unsigned qbuf = ti & 1u;
+#if FA_XTILE
+        const int t = t_next;
+#else
         fa3_bar_wait(FA3_QFULL(qbuf), (ti >> 1) & 1u);
         // Warp-uniform by construction (as wg), so the loop counters and descriptors derived from
         // it stay in uniform registers (see fa3_issue_s).
         const int t = __shfl_sync(0xffffffffu, tile_of[qbuf], 0);
+#endif
         if (t >= tiles) break;
         int qb, head;
         fa3_tile(t, nq, gh, r, qb, head);
@@ -532,11 +554,14 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         const unsigned sq_rows = sq + qbuf * FA_QBYTES + c * 64 * 128; // this consumer's rows of Q
         // First block (the diagonal one when causal).
         {
-            const unsigned st = gb % FA_STAGES, ph = (gb / FA_STAGES) & 1;
+            const unsigned st = gb % FA_STAGES;
+#if !FA_XTILE
+            const unsigned ph = (gb / FA_STAGES) & 1;
             fa3_bar_wait(FA3_KFULL(st), ph);
             fa3_turn_wait(c);
             fa3_issue_s(s, sq_rows, sk0 + st * FA_KVBYTES);
             fa3_turn_pass(c);
+#endif
             fa3_wg_wait<0>();
             fa3_pin(s);
             if (lane == 0) {
@@ -585,13 +610,27 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         {
             const unsigned pst = (gb + nblocks - 1) % FA_STAGES, pph = ((gb + nblocks - 1) / FA_STAGES) & 1;
             fa3_bar_wait(FA3_VFULL(pst), pph);
+#if FA_XTILE
+            // The next tile (its Q was loaded long ago) and its first K block; with no next tile
+            // the S below reads stale shared memory and is discarded (no wait: nothing is loaded).
+            const unsigned nqbuf = qbuf ^ 1u, nst = (gb + nblocks) % FA_STAGES;
+            fa3_bar_wait(FA3_QFULL(nqbuf), ((ti + 1) >> 1) & 1u);
+            t_next = __shfl_sync(0xffffffffu, tile_of[nqbuf], 0);
+            if (t_next < tiles) fa3_bar_wait(FA3_KFULL(nst), ((gb + nblocks) / FA_STAGES) & 1);
+#endif
             fa3_turn_wait(c);
 #if FA_EARLY
             fa3_rescale(o, corr);
 #endif
             fa3_issue_pv<true>(o, p, sv0 + pst * FA_KVBYTES, nblocks == 1);
+#if FA_XTILE
+            fa3_issue_s(s, sq + nqbuf * FA_QBYTES + c * 64 * 128, sk0 + nst * FA_KVBYTES);
+            fa3_turn_pass(c);
+            fa3_wg_wait<1>(); // P·V done; the next tile's S runs through the epilogue
+#else
             fa3_turn_pass(c);
             fa3_wg_wait<0>();
+#endif
             fa3_pin(o);
             if (lane == 0) fa3_bar_arrive(FA3_VEMPTY(pst));
         }
@@ -653,6 +692,10 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
     }
+#if FA_XTILE
+    fa3_wg_wait<0>(); // the discarded S issued with the last tile's P·V
+    fa3_pin(s);
+#endif
 #if FA_PINGPONG
     // The second consumer passed a turn before its first phase and so one more than the first took:
     // the first takes it here, so both barriers see as many arrivals as syncs.

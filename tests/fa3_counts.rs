@@ -56,9 +56,10 @@ fn d128_not_causal_s4096() {
     assert_eq!(per_cta[100]["tiles"], 7);
 
     let c = &j["cta0"];
-    // S = Q·Kᵀ: D/16 = 8 wgmma.m64n128k16 per key block per consumer: 256·8 = 2048.
-    assert_eq!(hgmma(c, 0, "per_consumer"), 2048);
-    assert_eq!(hgmma(c, 0, "total"), 4096);
+    // S = Q·Kᵀ: D/16 = 8 wgmma.m64n128k16 per key block per consumer, and 8 for the S issued
+    // with the last tile's P·V (discarded): 257·8 = 2056.
+    assert_eq!(hgmma(c, 0, "per_consumer"), 2056);
+    assert_eq!(hgmma(c, 0, "total"), 4112);
     assert_eq!(c["hgmma"][0]["sass"], "HGMMA.64x128x16.F32");
     assert_eq!(
         c["hgmma"][0]["ptx"],
@@ -67,13 +68,13 @@ fn d128_not_causal_s4096() {
     // O += P·V: 128/16 = 8 wgmma.m64n128k16 (N = D = 128) per key block per consumer.
     assert_eq!(hgmma(c, 1, "per_consumer"), 2048);
     assert_eq!(c["hgmma"][1]["sass"], "HGMMA.64x128x16.F32");
-    // Each warpgroup instruction runs in 4 warps: (4096 + 4096)·4.
+    // Each warpgroup instruction runs in 4 warps: (4112 + 4096)·4.
     assert_eq!(
         hgmma(c, 0, "warp_executions") + hgmma(c, 1, "warp_executions"),
-        32768
+        32832
     );
-    // One commit group for S and one for P·V per key block.
-    assert_eq!(c["wgmma_groups_per_consumer"], 512);
+    // One commit group for S and one for P·V per key block, one for the discarded S.
+    assert_eq!(c["wgmma_groups_per_consumer"], 513);
     // TMA: D/64 = 2 boxes of {64, 128} (16384 B) per Q tile and per K / V block.
     let t = &c["tma"];
     assert_eq!((&t["q_loads"], &t["k_loads"]), (&16.into(), &512.into()));
@@ -98,13 +99,13 @@ fn d128_not_causal_s4096() {
     assert_eq!(m["wait_producer"], 521);
     assert_eq!(m["arrive"], 8 * 520 + 1);
     assert_eq!(m["wait_consumer_warps"], 8 * 521);
-    // Ping-pong: a turn per issue point (first block, 31 loop iterations, last P·V = 33 per
-    // tile = key blocks + 1), 8 warps: 8·(256 + 8), and 4 warps once more (consumer 0 takes
-    // consumer 1's last pass; consumer 1 passed once before its first turn); epilogue 2
-    // bar.sync per tile: 8·2·8.
+    // Ping-pong: a turn per issue point (the CTA's first S; per tile 31 loop iterations and the
+    // last P·V with the next tile's first S = 32 = key blocks), 8 warps: 8·(1 + 256), and 4
+    // warps once more (consumer 0 takes consumer 1's last pass; consumer 1 passed once before
+    // its first turn); epilogue 2 bar.sync per tile: 8·2·8.
     let b = &c["barriers"];
-    assert_eq!(b["turn_sync"], 8 * 264 + 4);
-    assert_eq!(b["turn_arrive"], 8 * 264 + 4);
+    assert_eq!(b["turn_sync"], 8 * 257 + 4);
+    assert_eq!(b["turn_arrive"], 8 * 257 + 4);
     assert_eq!(b["epilogue_sync"], 128);
     assert_eq!(b["syncthreads"], 12);
     // Epilogue: D/4 = 32 st.shared.b32 per thread per tile: 8 tiles · 32 · 8 warps; the
@@ -116,8 +117,12 @@ fn d128_not_causal_s4096() {
     let g = &j["grid"];
     assert_eq!(g["key_blocks"], 32768);
     // 2 consumers · 16 wgmma per key block · 32768 key blocks = 1,048,576; each is
-    // 2·64·128·16 flop: 1,048,576 · 262,144 = 2.749e11 = 4·B·H·S²·D.
-    assert_eq!(hgmma(g, 0, "total") + hgmma(g, 1, "total"), 1_048_576);
+    // 2·64·128·16 flop: 1,048,576 · 262,144 = 2.749e11 = 4·B·H·S²·D. Plus the discarded S:
+    // 2 consumers · 8 · 132 CTAs = 2112.
+    assert_eq!(
+        hgmma(g, 0, "total") + hgmma(g, 1, "total"),
+        1_048_576 + 2112
+    );
     assert_eq!(1_048_576u64 * 2 * 64 * 128 * 16, 4 * 32 * 4096 * 4096 * 128);
     // O is written once: B·H·S·D·2 bytes; Q read once, K and V once per tile.
     assert_eq!(g["tma"]["store_bytes"], 32u64 * 4096 * 128 * 2);
@@ -126,8 +131,9 @@ fn d128_not_causal_s4096() {
     assert_eq!(g["mbarrier"]["init"], 132 * 12);
 
     let st = &j["static"];
-    // Two code copies hold S (first block, loop body): 2·8; two hold P·V (loop, last): 2·8.
-    assert_eq!(st["hgmma"]["HGMMA.64x128x16.F32"], 32);
+    // Three code copies hold S (the CTA's first, loop body, last block + next tile's first):
+    // 3·8; two hold P·V (loop, last): 2·8.
+    assert_eq!(st["hgmma"]["HGMMA.64x128x16.F32"], 40);
     assert_eq!(st["hgmma"].as_object().unwrap().len(), 1);
     // STS: 32 of the epilogue, 1 of the producer's tile number.
     assert_eq!(
@@ -210,19 +216,22 @@ fn d128_causal_s4096() {
     let c = &j["cta0"];
     let (tiles0, kb0) = per_cta[0];
     assert_eq!(c["key_blocks"], kb0);
-    assert_eq!(hgmma(c, 0, "per_consumer"), kb0 * 8);
+    assert_eq!(hgmma(c, 0, "per_consumer"), (kb0 + 1) * 8);
     assert_eq!(hgmma(c, 1, "per_consumer"), kb0 * 8);
     assert_eq!(c["tma"]["k_bytes"], kb0 * 32768);
     assert_eq!(c["tma"]["load_bytes"], tiles0 * 32768 + 2 * kb0 * 32768);
     assert_eq!(c["mbarrier"]["arrive_expect_tx"], tiles0 + 2 * kb0);
-    assert_eq!(c["barriers"]["turn_sync"], 8 * (kb0 + tiles0) + 4);
+    assert_eq!(c["barriers"]["turn_sync"], 8 * (kb0 + 1) + 4);
     let g = &j["grid"];
     assert_eq!(g["key_blocks"], 16896);
-    assert_eq!(hgmma(g, 0, "total") + hgmma(g, 1, "total"), 2 * 16 * 16896);
+    assert_eq!(
+        hgmma(g, 0, "total") + hgmma(g, 1, "total"),
+        2 * 16 * 16896 + 2 * 8 * 132
+    );
     // Claims: one per tile, one count-out per CTA.
     assert_eq!(g["atomics"], 1024 + 132);
     // Causality does not change the code: the same static counts.
-    assert_eq!(j["static"]["hgmma"]["HGMMA.64x128x16.F32"], 32);
+    assert_eq!(j["static"]["hgmma"]["HGMMA.64x128x16.F32"], 40);
 }
 
 /// S = 16384, D = 128, B = 2, H = 16 causal: the L2 allows 24 MiB / 8 MiB = 3 heads, the claims
@@ -293,7 +302,7 @@ fn small_d64_causal_bf16() {
     // S: 64/16 = 4 m64n128k16 per block; P·V: 8 m64n64k16 per block (N = D = 64).
     assert_eq!(c["hgmma"][0]["sass"], "HGMMA.64x128x16.F32.BF16");
     assert_eq!(c["hgmma"][1]["sass"], "HGMMA.64x64x16.F32.BF16");
-    assert_eq!(hgmma(c, 0, "per_consumer"), 8);
+    assert_eq!(hgmma(c, 0, "per_consumer"), (2 + 1) * 4);
     assert_eq!(hgmma(c, 1, "per_consumer"), 16);
     // D/64 = 1 box per tensor: Q 1, K 2, V 2 boxes of 16384 B; O 1 box per consumer.
     assert_eq!(c["tma"]["loads"], 5);
@@ -301,7 +310,8 @@ fn small_d64_causal_bf16() {
     assert_eq!(c["tma"]["o_stores"], 2);
     assert_eq!(c["tma"]["store_bytes"], 16384);
     let st = &j["static"];
-    assert_eq!(st["hgmma"]["HGMMA.64x128x16.F32.BF16"], 8);
+    // S in 3 code copies (the CTA's first, loop, last block + next tile's first): 3·4.
+    assert_eq!(st["hgmma"]["HGMMA.64x128x16.F32.BF16"], 12);
     assert_eq!(st["hgmma"]["HGMMA.64x64x16.F32.BF16"], 16);
     assert_eq!(
         (&st["utmaldg"], &st["utmastg"], &st["sts"]),

@@ -20,7 +20,13 @@
 //!   operands from shared memory) and `128/16 = 8` `wgmma.m64nDk16` (O += P·V, P from
 //!   registers); the producer's one thread issues `D/64` TMA boxes of K and of V
 //!   (`{64 columns, 128 rows}`, 16 KiB each), and per tile `D/64` boxes of Q; each consumer's
-//!   leader thread stores its 64 rows of O in `D/64` boxes of `{64, 64}` (8 KiB each).
+//!   leader thread stores its 64 rows of O in `D/64` boxes of `{64, 64}` (8 KiB each);
+//! * a tile's first S = Q·Kᵀ is issued in the same ping-pong turn as the last P·V of the tile
+//!   before it (`FA_XTILE` = 1), so it runs while that tile's epilogue writes O; a CTA's first
+//!   tile issues it on its own, and after a CTA's last tile each consumer issues one S that
+//!   reads stale shared memory and is discarded (no branch around a wgmma: ptxas would
+//!   serialize the pipeline): `D/16` S wgmma and one commit group per consumer per CTA more
+//!   than the key blocks need.
 //!
 //! Counts of instructions a warpgroup issues (`wgmma`) are per warpgroup instruction; the SASS
 //! `HGMMA` runs in each of the warpgroup's 4 warps, so Nsight Compute's warp-level
@@ -41,8 +47,9 @@
 //! let p = FlashProblem { batch: 2, heads: 16, seq: 4096 };
 //! let r = t.report(&p, H200_SMS).unwrap();
 //! assert_eq!((r.schedule.tiles, r.schedule.grid), (1024, 132));
-//! // CTA 0: 8 tiles of 32 key blocks; each consumer: 256 · (8 + 8) HGMMA.64x128x16.F32.
-//! assert_eq!(r.cta0.hgmma_by_sass()["HGMMA.64x128x16.F32"], 2 * 256 * 16);
+//! // CTA 0: 8 tiles of 32 key blocks; each consumer: 256 · (8 + 8) HGMMA.64x128x16.F32 and
+//! // the 8 of the discarded S after the last tile.
+//! assert_eq!(r.cta0.hgmma_by_sass()["HGMMA.64x128x16.F32"], 2 * (256 * 16 + 8));
 //! ```
 
 use std::cmp::Reverse;
@@ -157,9 +164,10 @@ pub struct MbarrierCounts {
 pub struct BarrierCounts {
     /// `__syncthreads()` after the mbarrier init: 12 warps once per CTA.
     pub syncthreads: u64,
-    /// Ping-pong turns, `bar.sync 3+c, 256`: per consumer `key blocks + tiles` (one per wgmma
-    /// issue point: the first block, each loop iteration, the last P·V), 4 warps each; and
-    /// consumer 0's one more at the end of the CTA (taking consumer 1's last pass).
+    /// Ping-pong turns, `bar.sync 3+c, 256`: per consumer `key blocks + 1` per CTA (one per
+    /// wgmma issue point: the CTA's first S, each loop iteration, each tile's last P·V with
+    /// the next tile's first S), 4 warps each; and consumer 0's one more at the end of the CTA
+    /// (taking consumer 1's last pass).
     pub turn_sync: u64,
     /// Ping-pong hand-overs, `bar.arrive 3+(c^1), 256`: as many as the syncs (consumer 1 arrives
     /// once before its first turn, then after each of its turns).
@@ -179,8 +187,8 @@ pub struct Fa3Counts {
     pub key_blocks: u64,
     /// wgmma per role (S, then P·V).
     pub hgmma: Vec<HgmmaCount>,
-    /// `wgmma.commit_group` per consumer warpgroup (2 per key block: S and P·V); `wgmma.fence`
-    /// and `wgmma.wait_group` as many.
+    /// `wgmma.commit_group` per consumer warpgroup (2 per key block: S and P·V, and the
+    /// discarded S once per CTA); `wgmma.fence` and `wgmma.wait_group` as many.
     pub wgmma_groups_per_consumer: u64,
     /// TMA copies and bytes.
     pub tma: TmaCounts,
@@ -214,7 +222,7 @@ impl Fa3Counts {
 /// One code copy of the consumer loop (the kernel's `FA_OVERLAP` structure).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Fa3Copy {
-    /// `first block`, `loop body`, `last block`.
+    /// `first tile's first block`, `loop body`, `last block + next tile's first`.
     pub label: &'static str,
     /// S = Q·Kᵀ wgmma in the copy (`D/16`, or 0).
     pub s_hgmma: u64,
@@ -225,10 +233,10 @@ pub struct Fa3Copy {
 /// Static counts of one compiled variant (SASS lines), predicted from the code structure.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Fa3Static {
-    /// The consumer's code copies: the first block's S, the loop (S of block it, P·V of block
-    /// it − 1), the last block's P·V.
+    /// The consumer's code copies: the CTA's first S (before the tile loop), the loop (S of
+    /// block it, P·V of block it − 1), the last block's P·V with the next tile's first S.
     pub copies: Vec<Fa3Copy>,
-    /// `HGMMA` lines by SASS name (S's `D/16` per copy × 2 copies; P·V's 8 × 2).
+    /// `HGMMA` lines by SASS name (S's `D/16` per copy × 3 copies; P·V's 8 × 2).
     pub hgmma: BTreeMap<String, u64>,
     /// `UTMALDG.2D` lines: `D/64` each for Q, K and V (the panel loops unrolled).
     pub utmaldg: u64,
@@ -436,7 +444,7 @@ impl Fa3Tiling {
         let [s, pv] = self.per_block();
         let copies = vec![
             Fa3Copy {
-                label: "first block",
+                label: "first tile's first block",
                 s_hgmma: s,
                 pv_hgmma: 0,
             },
@@ -446,8 +454,8 @@ impl Fa3Tiling {
                 pv_hgmma: pv,
             },
             Fa3Copy {
-                label: "last block",
-                s_hgmma: 0,
+                label: "last block + next tile's first",
+                s_hgmma: s,
                 pv_hgmma: pv,
             },
         ];
@@ -589,8 +597,11 @@ impl Fa3Tiling {
         let panels = d / 64;
         let consumer_warps = FA3_CONSUMERS * 4;
         let mut hgmma = Vec::new();
-        for ((role, n), per) in self.shapes().into_iter().zip(self.per_block()) {
-            let per_consumer = mul(key_blocks, per)?;
+        // S runs once per key block and once more per CTA (the discarded S after its last
+        // tile); P·V once per key block.
+        let s_issues = add(key_blocks, ctas)?;
+        for (i, ((role, n), per)) in self.shapes().into_iter().zip(self.per_block()).enumerate() {
+            let per_consumer = mul(if i == 0 { s_issues } else { key_blocks }, per)?;
             let total = mul(per_consumer, FA3_CONSUMERS)?;
             hgmma.push(HgmmaCount {
                 role,
@@ -632,9 +643,9 @@ impl Fa3Tiling {
             wait_producer: add(producer_ops, ctas)?,
             wait_consumer_warps: mul(add(per_warp_ops, ctas)?, consumer_warps)?,
         };
-        // Both consumers: key blocks + tiles turns, 4 warps each; consumer 0's last sync and
+        // Both consumers: key blocks + 1 turns per CTA, 4 warps each; consumer 0's last sync and
         // consumer 1's first arrive: 4 warps per CTA each.
-        let turns = add(mul(add(key_blocks, tiles)?, consumer_warps)?, mul(ctas, 4)?)?;
+        let turns = add(mul(s_issues, consumer_warps)?, mul(ctas, 4)?)?;
         let barriers = BarrierCounts {
             syncthreads: mul(ctas, u64::from(FA3_THREADS / 32))?,
             turn_sync: turns,
@@ -646,7 +657,7 @@ impl Fa3Tiling {
             tiles,
             key_blocks,
             hgmma,
-            wgmma_groups_per_consumer: mul(key_blocks, 2)?,
+            wgmma_groups_per_consumer: add(key_blocks, s_issues)?,
             tma,
             mbarrier,
             barriers,
@@ -736,10 +747,10 @@ mod tests {
 
     #[test]
     fn static_d64_splits_shapes() {
-        // D=64: S is m64n128k16, 64/16 = 4 per copy, 2 copies; P·V m64n64k16, 8 per copy, 2 copies;
+        // D=64: S is m64n128k16, 64/16 = 4 per copy, 3 copies; P·V m64n64k16, 8 per copy, 2 copies;
         // STS: 64/4 = 16 of the epilogue and the producer's tile number.
         let st = Fa3Tiling::new(64, false).static_counts();
-        assert_eq!(st.hgmma["HGMMA.64x128x16.F32"], 8);
+        assert_eq!(st.hgmma["HGMMA.64x128x16.F32"], 12);
         assert_eq!(st.hgmma["HGMMA.64x64x16.F32"], 16);
         assert_eq!((st.utmaldg, st.utmastg, st.sts), (3, 1, 17));
     }

@@ -398,7 +398,7 @@ mod tests {
         assert_eq!(tiles, vec![3, 3, 2]);
     }
 
-    /// A listing with the predicted lines of d128 f16 (2 copies x 8 S + 2 x 8 P·V = 32
+    /// A listing with the predicted lines of d128 f16 (3 copies x 8 S + 2 x 8 P·V = 40
     /// HGMMA.64x128x16.F32; 3 x 2 UTMALDG.2D; 2 UTMASTG.2D; 128/4 = 32 STS) passes every row; one
     /// planted HGMMA of another shape fails exactly the "other shapes" row.
     #[test]
@@ -415,7 +415,7 @@ mod tests {
         };
         let text = format!(
             "\tFunction : fa3_fwd\n{}{}{}{}{}",
-            line("HGMMA.64x128x16.F32", 32),
+            line("HGMMA.64x128x16.F32", 40),
             line("UTMALDG.2D", 6),
             line("UTMASTG.2D", 2),
             line("STS", 33),
