@@ -1364,4 +1364,162 @@ mod tests {
         r.active_mask = 0;
         assert_eq!(schedule(&r).wavefront_count(), 0);
     }
+
+    // Third mutation round (2026-12-01): expected values below are derived by hand from the
+    // rule in the module docs, never from the code under test.
+
+    #[test]
+    fn not_modelled_messages_name_the_reason() {
+        let cg = NotModelled::CpAsyncCg.to_string();
+        assert!(cg.starts_with("not modelled: cp.async.cg"), "{cg}");
+        let src = NotModelled::CpAsyncSourcesUnknown.to_string();
+        assert!(
+            src.contains("give each lane's global source address"),
+            "{src}"
+        );
+        let spread = NotModelled::CpAsyncSpreadSources.to_string();
+        assert!(spread.contains("several 128-byte global lines"), "{spread}");
+    }
+
+    /// Lanes 0-15 read words 0-15 and lanes 16-31 words 32-47: banks 0-15 hold two distinct
+    /// words each (a 2-way conflict), banks 16-31 none. The first wavefront serves the words
+    /// met first in lane order (lanes 0-15), the second lanes 16-31 (lane 7 off: below).
+    #[test]
+    fn lane_wavefronts_and_bank_degree_of_a_two_way_conflict() {
+        let mut r = req("ld.shared.b32", |l| (l % 16) * 4 + (l / 16) * 128);
+        r.active_mask = !(1 << 7); // lane 7 inactive: in no wavefront
+        assert_eq!(r.wavefront_count(), 2);
+        let rep = schedule(&r);
+        assert_eq!(rep.wavefront_count(), 2);
+        for lane in 0..WARP_SIZE {
+            // Wavefront j serves each bank's j-th distinct word: with lane 7 off, lane 23's
+            // word is bank 7's only one.
+            let want: Vec<usize> = match lane {
+                7 => vec![],
+                0..=15 | 23 => vec![0],
+                _ => vec![1],
+            };
+            assert_eq!(rep.lane_wavefronts(lane), want, "lane {lane}");
+        }
+        let deg = rep.bank_degree();
+        for (b, &d) in deg.iter().enumerate() {
+            // Bank 7 keeps its second word (lane 23) with lane 7 off: degree 1.
+            let want = match b {
+                7 => 1,
+                0..=15 => 2,
+                _ => 0,
+            };
+            assert_eq!(d, want, "bank {b}");
+        }
+    }
+
+    #[test]
+    fn from_slice_names_the_first_offset_past_32_bits() {
+        let ins = Instruction::parse("ld.shared.b32").unwrap();
+        let mut offs = [0u64; WARP_SIZE];
+        // Two offsets with the same high word: their OR, AND and XOR differ; only the first
+        // at fault is named.
+        offs[3] = (1 << 32) + 16;
+        offs[5] = (1 << 32) + 16;
+        match WarpRequest::from_slice(ins, &offs, u32::MAX) {
+            Err(SimError::OutOfRange { lane, offset, .. }) => {
+                assert_eq!((lane, offset), (3, (1 << 32) + 16))
+            }
+            other => panic!("{other:?}"),
+        }
+        offs[3] = 0;
+        offs[5] = u64::MAX;
+        assert!(matches!(
+            WarpRequest::from_slice(ins, &offs, u32::MAX),
+            Err(SimError::OutOfRange { lane: 5, .. })
+        ));
+        let fits: Vec<u64> = (0..32).map(|l| u64::from(u32::MAX) - 3 - l).collect();
+        let r = WarpRequest::from_slice(ins, &fits, 0xffff).unwrap();
+        assert_eq!(r.lane_byte_offsets[31], u32::MAX - 34);
+        assert_eq!(r.active_mask, 0xffff);
+    }
+
+    #[test]
+    fn validate_rejects_what_the_fast_check_must_not_pass() {
+        let smem = SharedMemoryConfig::default();
+        // b32 at bytes 1 and 2: misaligned although the offsets' OR is 3 = alignment - 1.
+        let r = req("ld.shared.b32", |l| match l {
+            0 => 1,
+            1 => 2,
+            _ => 0,
+        });
+        assert!(matches!(
+            r.validate(&smem),
+            Err(SimError::Misaligned { lane: 0, .. })
+        ));
+        // A u8 one byte past the end: offset + 1 > size although offset · 1 <= size.
+        let end = smem.size_bytes;
+        let r = req("ld.shared.u8", |l| if l == 9 { end } else { 0 });
+        assert!(matches!(
+            r.validate(&smem),
+            Err(SimError::OutOfRange { lane: 9, .. })
+        ));
+        let r = req("ld.shared.u8", |l| if l == 9 { end - 1 } else { 0 });
+        assert!(r.validate(&smem).is_ok());
+        // cp.async.ca.16 with aligned shared offsets and one global source 8 bytes off.
+        let mut r = req("cp.async.ca.shared.global.16", |l| 16 * l);
+        let mut src: [u64; WARP_SIZE] = std::array::from_fn(|l| 4096 + 16 * l as u64);
+        src[12] += 8;
+        r.global_addrs = Some(Box::new(src));
+        assert!(matches!(
+            r.validate(&smem),
+            Err(SimError::Misaligned {
+                lane: 12,
+                offset: 4296,
+                ..
+            })
+        ));
+        // The same with lane 12 inactive, and an inactive lane's misaligned shared offset:
+        // nothing to check.
+        r.active_mask = !(1 << 12);
+        r.lane_byte_offsets[12] = 3;
+        assert!(r.validate(&smem).is_ok());
+    }
+
+    /// `ld.shared.v4` with lanes n and n^1 reading the same 16 bytes, pair k at 16·k: each
+    /// quarter-warp reads 64 contiguous bytes, and the packed return puts two quarter-warps in
+    /// one 128-byte unit: 2 wavefronts, not 4 (lesson 03's packed case).
+    #[test]
+    fn packed_v4_loads_cost_two_wavefronts_on_every_path() {
+        let r = req("ld.shared.v4.b32", |l| (l / 2) * 16);
+        assert_eq!(r.cost().wavefronts, 2);
+        assert_eq!(r.cost_portable().wavefronts, 2);
+        // Not packed (every lane its own 16 bytes): four quarter-warps of 128 bytes, 4.
+        let r = req("ld.shared.v4.b32", |l| l * 16);
+        assert_eq!(r.cost().wavefronts, 4);
+        assert_eq!(r.cost_portable().wavefronts, 4);
+    }
+
+    /// Requests `validate` rejects as misaligned still get the word-by-word count (the API
+    /// allows costing without validating): the most distinct 4-byte words of one bank per unit.
+    #[test]
+    fn misaligned_requests_are_counted_word_by_word() {
+        // b32 at 4l + 2: lane l touches words l and l + 1, words 0..=32; bank 0 holds 0 and 32.
+        let r = req("ld.shared.b32", |l| 4 * l + 2);
+        assert_eq!(r.cost_portable().wavefronts, 2);
+        assert_eq!(r.cost().wavefronts, 2);
+        // Every lane at byte 2: words 0 and 1, read by all lanes, merged: 1.
+        let r = req("ld.shared.b32", |_| 2);
+        assert_eq!(r.cost_portable().wavefronts, 1);
+        assert_eq!(r.cost().wavefronts, 1);
+        // v4 at 16l + 2: five words per lane (4l..=4l+4), per quarter-warp words 8q..=8q+32 of
+        // which 8q and 8q+32 share a bank: 2 per unit, 4 units: 8.
+        let r = req("ld.shared.v4.b32", |l| 16 * l + 2);
+        assert_eq!(r.cost_portable().wavefronts, 8);
+        assert_eq!(r.cost().wavefronts, 8);
+        // cp.async (no merging of one word's writes): 4-byte copies to byte 2 from distinct
+        // pieces of one line: every lane writes words 0 and 1: 32 writes in bank 0.
+        let mut r = req("cp.async.ca.shared.global.4", |_| 2);
+        r.global_addrs = Some(Box::new(std::array::from_fn(|l| 8192 + 4 * l as u64)));
+        assert_eq!(r.cost_portable().wavefronts, 32);
+        assert_eq!(r.cost().wavefronts, 32);
+        // Half the lanes: 16.
+        r.active_mask = 0xffff;
+        assert_eq!(r.cost().wavefronts, 16);
+    }
 }
