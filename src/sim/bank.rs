@@ -1401,6 +1401,10 @@ mod tests {
             };
             assert_eq!(rep.lane_wavefronts(lane), want, "lane {lane}");
         }
+        // Which lanes each wavefront serves in bank 3: lane 3's word, then lane 19's.
+        assert_eq!(rep.wavefronts[0].bank_lanes[3], 1 << 3);
+        assert_eq!(rep.wavefronts[1].bank_lanes[3], 1 << 19);
+        assert_eq!(rep.wavefronts[0].bank_lanes[20], 0);
         let deg = rep.bank_degree();
         for (b, &d) in deg.iter().enumerate() {
             // Bank 7 keeps its second word (lane 23) with lane 7 off: degree 1.
@@ -1461,6 +1465,13 @@ mod tests {
         ));
         let r = req("ld.shared.u8", |l| if l == 9 { end - 1 } else { 0 });
         assert!(r.validate(&smem).is_ok());
+        // One active lane at u32::MAX - 4: misaligned, and past the end.
+        let mut r = req("ld.shared.b32", |_| u32::MAX - 4);
+        r.active_mask = 1;
+        assert!(matches!(
+            r.validate(&smem),
+            Err(SimError::Misaligned { lane: 0, .. })
+        ));
         // cp.async.ca.16 with aligned shared offsets and one global source 8 bytes off.
         let mut r = req("cp.async.ca.shared.global.16", |l| 16 * l);
         let mut src: [u64; WARP_SIZE] = std::array::from_fn(|l| 4096 + 16 * l as u64);
@@ -1503,6 +1514,10 @@ mod tests {
         let r = req("ld.shared.b32", |l| 4 * l + 2);
         assert_eq!(r.cost_portable().wavefronts, 2);
         assert_eq!(r.cost().wavefronts, 2);
+        // Only lane 0 misaligned (byte 2: words 0 and 1), the others at 4l: words 0..=31, one
+        // per bank: 1 (lane 31's access ends at byte 127, word 31).
+        let r = req("ld.shared.b32", |l| if l == 0 { 2 } else { 4 * l });
+        assert_eq!(r.cost_portable().wavefronts, 1);
         // Every lane at byte 2: words 0 and 1, read by all lanes, merged: 1.
         let r = req("ld.shared.b32", |_| 2);
         assert_eq!(r.cost_portable().wavefronts, 1);

@@ -968,4 +968,20 @@ mod tests {
         let v2 = Instruction::Ld(AccessWidth::V2);
         assert_eq!(register_segments(v2, 7, 1).as_slice(), &[seg(7, 4, 4)]);
     }
+
+    #[test]
+    fn request_is_the_shared_request_and_none_for_an_mma() {
+        let addrs: [u32; WARP_SIZE] = std::array::from_fn(|l| 8 * l as u32);
+        let op = WarpOp::ld(AccessWidth::V2, addrs, 0x0f0f);
+        let r = op.request().expect("a shared request");
+        assert_eq!(r.instruction, Instruction::Ld(AccessWidth::V2));
+        assert_eq!((r.lane_byte_offsets, r.active_mask), (addrs, 0x0f0f));
+        let mma = WarpOp::Mma {
+            kind: MmaKind::new(MmaShape::M16N8K16, MmaDtype::F16, MmaAcc::F32).unwrap(),
+            a: [[0; 4]; WARP_SIZE],
+            b: [[0; 4]; WARP_SIZE],
+            c: [[0; 4]; WARP_SIZE],
+        };
+        assert!(mma.request().is_none());
+    }
 }
