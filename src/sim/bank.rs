@@ -1465,8 +1465,8 @@ mod tests {
         ));
         let r = req("ld.shared.u8", |l| if l == 9 { end - 1 } else { 0 });
         assert!(r.validate(&smem).is_ok());
-        // One active lane at u32::MAX - 4: misaligned, and past the end.
-        let mut r = req("ld.shared.b32", |_| u32::MAX - 4);
+        // One active lane at u32::MAX - 4 (the inactive ones at 0): misaligned, and past the end.
+        let mut r = req("ld.shared.b32", |l| if l == 0 { u32::MAX - 4 } else { 0 });
         r.active_mask = 1;
         assert!(matches!(
             r.validate(&smem),
