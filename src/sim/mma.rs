@@ -859,4 +859,114 @@ mod tests {
             }
         }
     }
+
+    // Third mutation round (2026-12-01): names and register counts from the PTX ISA (§9.7.14.5,
+    // the mma fragment tables), SASS names as disassembled by `tilelab verify` on the H200
+    // (f16/bf16) or public listings (s8), roundings worked out by hand.
+
+    #[test]
+    fn names_parse_and_register_counts_follow_the_ptx_isa() {
+        use MmaShape as S;
+        use Operand::{A, B, C};
+        for (name, sh, a, b) in [
+            ("m16n8k16", S::M16N8K16, 4, 2),
+            ("m16n8k8", S::M16N8K8, 2, 1),
+            ("m16n8k32", S::M16N8K32, 4, 2),
+        ] {
+            assert_eq!(MmaShape::parse(name).unwrap(), sh);
+            assert_eq!(sh.name(), name);
+            assert_eq!((sh.regs(A), sh.regs(B), sh.regs(C)), (a, b, 4), "{name}");
+        }
+        assert!(matches!(
+            MmaShape::parse("m16n8k4"),
+            Err(SimError::Unknown { given, .. }) if given == "m16n8k4"
+        ));
+        for name in ["f16", "bf16", "s8", "u8", "e4m3", "e5m2"] {
+            assert_eq!(MmaDtype::parse(name).unwrap().name(), name);
+        }
+        assert!(MmaDtype::parse("tf32").is_err());
+        for (name, acc) in [
+            ("f32", MmaAcc::F32),
+            ("f16", MmaAcc::F16),
+            ("s32", MmaAcc::S32),
+        ] {
+            assert_eq!(MmaAcc::parse(name).unwrap(), acc);
+            assert_eq!(acc.name(), name);
+        }
+        assert!(matches!(
+            MmaAcc::parse("f64"),
+            Err(SimError::Unknown { given, .. }) if given == "f64"
+        ));
+        assert_eq!(
+            S::M16N8K16.ptx(MmaDtype::F16),
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+        );
+        assert_eq!(
+            S::M16N8K32.ptx(MmaDtype::S8),
+            "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"
+        );
+        assert_eq!(
+            S::M16N8K32.ptx(MmaDtype::E4m3),
+            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"
+        );
+        assert_eq!(S::M16N8K16.sass(MmaDtype::F16), "HMMA.16816.F32");
+        assert_eq!(S::M16N8K16.sass(MmaDtype::Bf16), "HMMA.16816.F32.BF16");
+        assert_eq!(S::M16N8K8.sass(MmaDtype::F16), "HMMA.1688.F32");
+        assert_eq!(S::M16N8K32.sass(MmaDtype::S8), "IMMA.16832.S8.S8");
+        for d in MmaDtype::ALL {
+            let want = matches!(d, MmaDtype::S8 | MmaDtype::U8);
+            assert_eq!(d.default_acc() == MmaAcc::S32, want, "{d:?}");
+            assert_eq!(d.default_acc() == MmaAcc::F32, !want, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn check_dtype_takes_the_modelled_pairs_only() {
+        use MmaDtype as D;
+        use MmaShape as S;
+        let ok = |s: S, d: D| s.check_dtype(d).is_ok();
+        assert!(ok(S::M16N8K16, D::F16) && ok(S::M16N8K16, D::Bf16));
+        assert!(!ok(S::M16N8K16, D::S8) && !ok(S::M16N8K16, D::E4m3));
+        assert!(ok(S::M16N8K8, D::F16) && !ok(S::M16N8K8, D::Bf16));
+        for d in [D::S8, D::U8, D::E4m3, D::E5m2] {
+            assert!(ok(S::M16N8K32, d), "{d:?}");
+        }
+        assert!(!ok(S::M16N8K32, D::F16));
+        let e = S::M16N8K16.check_dtype(D::S8).unwrap_err().to_string();
+        assert!(e.contains("mma m16n8k16 with --dtype s8"), "{e}");
+    }
+
+    #[test]
+    fn encode_and_bits_round_to_nearest_even_and_saturate() {
+        use MmaDtype as D;
+        // s8/u8: round to nearest even, saturate (cvt.rni.sat).
+        assert_eq!(D::S8.encode(-3.0), 0xfd);
+        assert_eq!(D::S8.encode(-2.5), 0xfe);
+        assert_eq!(D::S8.encode(2.5), 2);
+        assert_eq!(D::S8.encode(-200.0), 0x80);
+        assert_eq!(D::S8.encode(200.0), 0x7f);
+        assert_eq!(D::U8.encode(3.5), 4);
+        assert_eq!(D::U8.encode(300.0), 255);
+        assert_eq!(D::U8.encode(-5.0), 0);
+        // IEEE half 1.0 = 0x3c00, -2.0 = 0xc000; bfloat16 1.0 = 0x3f80, -2.0 = 0xc000.
+        assert_eq!(D::F16.to_bits(1.0), 0x3c00);
+        assert_eq!(D::F16.to_bits(-2.0), 0xc000);
+        assert_eq!(D::Bf16.to_bits(1.0), 0x3f80);
+        assert_eq!(D::F16.from_bits(0x3c00), 1.0);
+        assert_eq!(D::Bf16.from_bits(0xc000), -2.0);
+        // OFP8: e4m3 1.0 = 0.0111.000 (bias 7), 1.125 = 0x39, 1.25 = 0x3a, largest 448 = 0x7e;
+        // e5m2 1.0 = 0.01111.00 (bias 15), largest 57344 = 0x7b.
+        assert_eq!(D::E4m3.from_bits(0x38), 1.0);
+        assert_eq!(D::E4m3.from_bits(0xb8), -1.0);
+        assert_eq!(D::E5m2.from_bits(0x3c), 1.0);
+        assert_eq!(D::E4m3.encode(1.0625), 0x38); // halfway 1.0 / 1.125: the even code
+        assert_eq!(D::E4m3.encode(1.1875), 0x3a); // halfway 1.125 / 1.25: the even code
+        assert_eq!(D::E4m3.encode(1.07), 0x39);
+        assert_eq!(D::E4m3.encode(-1.07), 0xb9);
+        assert_eq!(D::E4m3.encode(1000.0), 0x7e);
+        assert_eq!(D::E4m3.encode(-1000.0), 0xfe);
+        assert_eq!(D::E5m2.encode(1e6), 0x7b);
+        assert_eq!(D::E4m3.encode(f64::NAN), 0x7f);
+        assert_eq!(D::E5m2.to_bits(1.0), 0x3c);
+    }
 }
