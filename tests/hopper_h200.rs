@@ -251,6 +251,17 @@ fn cp_async_seed7_requests_match_where_modelled() {
     );
 }
 
+/// `tilelab verify --fuzz 1000 --hopper-fuzz 200 --seed 21` on the H200 (2026-12-01 11:14-11:18
+/// UTC; 200 random requests of seed 21 never seen before, whole suite 1798 passed, 0 failed, 1
+/// skipped = the spread class): all 81 modelled cp.async requests match; 96 spread, 47 .cg.
+#[test]
+fn cp_async_seed21_requests_match_where_modelled() {
+    assert_eq!(
+        cp_async_classes("h200_cpasync_verify_seed21_2026-12-01.json", 224),
+        (81, 96, 47)
+    );
+}
+
 /// `scripts/hopper/cpasync_lab` on the H200 (2026-12-01, tests/data/h200_cpasync_lab_2026-12-01.json,
 /// one record per launch): 70 structured requests launched cold three times and warm (sources
 /// loaded into L1 by the same warp first) twice, and 110 random ones of seed 13 (none seen before)
@@ -460,6 +471,13 @@ fn stmatrix_fresh_requests_follow_the_ldmatrix_rule() {
 #[test]
 fn stmatrix_seed7_requests_follow_the_ldmatrix_rule() {
     stmatrix_file_follows_the_ldmatrix_rule("h200_stmatrix_verify_seed7_2026-11-30.json", 238);
+}
+
+/// The 240 stmatrix requests of the same run with seed 21 (2026-12-01, 200 random never seen
+/// before).
+#[test]
+fn stmatrix_seed21_requests_follow_the_ldmatrix_rule() {
+    stmatrix_file_follows_the_ldmatrix_rule("h200_stmatrix_verify_seed21_2026-12-01.json", 240);
 }
 
 fn stmatrix_file_follows_the_ldmatrix_rule(file: &str, len: usize) {

@@ -19,7 +19,7 @@ def _rec(name, instr, mask, src, dst, S, W):
 
 def load_all():
     """returns dict file_tag -> list of distinct requests (by key), each with S."""
-    out = OrderedDict((k, OrderedDict()) for k in ["f1", "s11", "s7", "a", "c", "d"])
+    out = OrderedDict((k, OrderedDict()) for k in ["f1", "s11", "s7", "a", "c", "d", "s21"])
     def add(tag, r):
         key = (r["size"], r["mask"], tuple(r["src"]), tuple(r["dst"]))
         if key in out[tag]:
@@ -32,7 +32,8 @@ def load_all():
         c = r["counters"]
         add("f1", _rec(r["name"], r["instruction"], r.get("active_mask"), [r["src_stride"] * l for l in range(32)],
                        r["lane_byte_offsets"], c["sass_wavefronts_ldgsts"], c["wavefronts_all"] - c["wavefronts_op_misc"]))
-    for tag, f in (("s11", "h200_cpasync_verify_2026-11-30.json"), ("s7", "h200_cpasync_verify_seed7_2026-11-30.json")):
+    for tag, f in (("s11", "h200_cpasync_verify_2026-11-30.json"), ("s7", "h200_cpasync_verify_seed7_2026-11-30.json"),
+                   ("s21", "h200_cpasync_verify_seed21_2026-12-01.json")):
         for r in json.load(open(D + f))["measured"]:
             if not r["instruction"].startswith("cp.async.ca"): continue
             c = r["counters"]
