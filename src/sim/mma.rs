@@ -969,4 +969,64 @@ mod tests {
         assert_eq!(D::E4m3.encode(f64::NAN), 0x7f);
         assert_eq!(D::E5m2.to_bits(1.0), 0x3c);
     }
+
+    #[test]
+    fn sass_notes_say_which_names_were_not_disassembled_here() {
+        let note =
+            |d: MmaDtype, c: MmaAcc, sh: MmaShape| MmaKind::new(sh, d, c).unwrap().sass_note();
+        assert_eq!(note(MmaDtype::F16, MmaAcc::F32, MmaShape::M16N8K16), None);
+        assert_eq!(note(MmaDtype::Bf16, MmaAcc::F32, MmaShape::M16N8K16), None);
+        let f16acc = note(MmaDtype::F16, MmaAcc::F16, MmaShape::M16N8K16).unwrap();
+        assert!(f16acc.contains("not disassembled by tilelab"), "{f16acc}");
+        assert!(!f16acc.contains("sm_80"), "{f16acc}");
+        let s8 = note(MmaDtype::S8, MmaAcc::S32, MmaShape::M16N8K32).unwrap();
+        assert!(s8.contains("sm_80, sm_86, sm_120"), "{s8}");
+        let fp8 = note(MmaDtype::E4m3, MmaAcc::F32, MmaShape::M16N8K32).unwrap();
+        assert!(fp8.contains("F2FP"), "{fp8}");
+    }
+
+    /// The free `pack`/`execute` pair (f32 accumulators): D read through the PTX ISA's C/D
+    /// fragment (§9.7.14.5.8: c0, c1 at row groupID, columns 2·threadID_in_group + 0/1; c2, c3
+    /// eight rows below) equals A·B + C computed with ndarray from the input matrices.
+    #[test]
+    fn free_execute_gives_d_in_the_c_fragment_layout() {
+        let a = Array2::from_shape_fn((16, 16), |(i, j)| i as f32 - j as f32);
+        let b = Array2::from_shape_fn((16, 8), |(i, j)| ((i + 2 * j) % 5) as f32);
+        let c = Array2::from_shape_fn((16, 8), |(i, j)| (100 * i + j) as f32);
+        let want = a.dot(&b) + &c;
+        let regs = pack(MmaShape::M16N8K16, MmaDtype::F16, &a, &b, &c).unwrap();
+        let d = execute(MmaShape::M16N8K16, MmaDtype::F16, &regs);
+        for (lane, r) in d.iter().enumerate() {
+            let (g, t) = (lane / 4, lane % 4);
+            for (i, &v) in r.iter().enumerate() {
+                let (row, col) = (g + 8 * (i / 2), 2 * t + i % 2);
+                assert_eq!(v, want[(row, col)], "lane {lane} c{i}");
+            }
+        }
+        // A matrix of the wrong shape is named.
+        let e = pack(MmaShape::M16N8K16, MmaDtype::F16, &b, &b, &c).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SimError::OperandShape {
+                    operand: "A",
+                    rows: 16,
+                    cols: 8,
+                    want_rows: 16,
+                    want_cols: 16
+                }
+            ),
+            "{e}"
+        );
+        let e = pack(MmaShape::M16N8K16, MmaDtype::F16, &a, &a, &c).unwrap_err();
+        assert!(
+            matches!(e, SimError::OperandShape { operand: "B", .. }),
+            "{e}"
+        );
+        let e = pack(MmaShape::M16N8K16, MmaDtype::F16, &a, &b, &b.t().to_owned()).unwrap_err();
+        assert!(
+            matches!(e, SimError::OperandShape { operand: "C", .. }),
+            "{e}"
+        );
+    }
 }
