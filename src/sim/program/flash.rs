@@ -595,4 +595,42 @@ mod tests {
             .to_string();
         assert!(e.contains("sm_75") && e.contains("65536"), "{e}");
     }
+
+    #[test]
+    fn styles_parse_with_their_aliases() {
+        for s in ["torch", "pytorch", "fa2"] {
+            assert_eq!(FlashStyle::parse(s).unwrap(), FlashStyle::Torch, "{s}");
+        }
+        assert_eq!(FlashStyle::parse("triton").unwrap(), FlashStyle::Triton);
+        assert!(FlashStyle::parse("cudnn").is_err());
+        assert_eq!(
+            (FlashStyle::Torch.name(), FlashStyle::Triton.name()),
+            ("torch", "triton")
+        );
+    }
+
+    /// Triton style gives each warp whole 16-key slabs of the block and 16-column slabs of V:
+    /// bn = 16 has one key slab, too few for 2 warps; D = 16 one column slab.
+    #[test]
+    fn triton_style_needs_a_slab_per_warp() {
+        let t = |bn, head_dim| FlashTiling {
+            style: FlashStyle::Triton,
+            bm: 64,
+            bn,
+            head_dim,
+            warps: 2,
+            causal: false,
+        };
+        let e = t(16, 64).validate().unwrap_err();
+        assert!(
+            matches!(&e, SimError::WarpSplit { warps: 2, slabs: 1, slab, .. } if slab == "16-key"),
+            "{e}"
+        );
+        let e = t(64, 16).validate().unwrap_err();
+        assert!(
+            matches!(&e, SimError::WarpSplit { warps: 2, slabs: 1, slab, .. } if slab == "16-column"),
+            "{e}"
+        );
+        assert!(t(32, 32).validate().is_ok());
+    }
 }

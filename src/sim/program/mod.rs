@@ -325,3 +325,100 @@ impl CtaProgram {
         self.tiles.iter().find(|t| t.id == id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Third mutation round (2026-12-01): the names the tables print, spelled as PTX and SASS
+    // spell them (SASS as disassembled on the H200 by `tilelab verify`).
+
+    #[test]
+    fn names_of_tiles_classes_products_and_stages() {
+        let tiles = [
+            TileId::A,
+            TileId::B,
+            TileId::Q,
+            TileId::K,
+            TileId::V,
+            TileId::P,
+        ];
+        let names: Vec<String> = tiles.iter().map(|t| t.to_string()).collect();
+        assert_eq!(names, ["A", "B", "Q", "K", "V", "P"]);
+        assert_eq!(TileId::V.name(), "V");
+        let short: Vec<&str> = InstrClass::ALL.iter().map(|c| c.short()).collect();
+        assert_eq!(short, ["LDSM", "LDSM.T", "HMMA", "STS", "LDS"]);
+        assert_eq!(
+            [Product::AB, Product::QK, Product::PV].map(Product::name),
+            ["A·Bᵀ", "Q·Kᵀ", "P·V"]
+        );
+        let stage = |kind, step| Stage {
+            kind,
+            step,
+            instrs: vec![],
+        };
+        assert_eq!(stage(StageKind::Prologue, None).label(), "prologue");
+        assert_eq!(
+            stage(StageKind::Masked, Some(1)).label(),
+            "masked diagonal step 1"
+        );
+        assert_eq!(stage(StageKind::Masked, None).label(), "masked diagonal");
+        assert_eq!(stage(StageKind::Unmasked, None).label(), "unmasked");
+        assert_eq!(stage(StageKind::Body, None).label(), "body");
+        assert_eq!(stage(StageKind::Epilogue, None).label(), "epilogue");
+    }
+
+    #[test]
+    fn instructions_spell_their_ptx_and_sass() {
+        let tile = SmemTile {
+            id: TileId::K,
+            layout: Layout::row_major(64, 64, 2),
+            base_byte: 4096,
+        };
+        // 64 x 64 f16, no padding: 8192 bytes; element (3, 5) at 4096 + (3·64 + 5)·2.
+        assert_eq!(tile.size_bytes(), 8192);
+        assert_eq!(tile.byte_addr(3, 5), 4096 + (3 * 64 + 5) * 2);
+        let ld = WarpInstr::Smem(ldsm_x4(&tile, true, 0, 0, X4_ORDER_B_KN_TRANS));
+        assert_eq!(
+            (ld.ptx(), ld.sass()),
+            ("ldmatrix.x4.trans".into(), "LDSM.16.MT88.4")
+        );
+        assert_eq!(ld.class(), InstrClass::LdsmT);
+        let st = WarpInstr::Smem(sts_acc_half(&tile, 8, 16));
+        assert_eq!((st.ptx(), st.sass()), ("st.shared.b32".into(), "STS"));
+        let mma = WarpInstr::Mma(MmaOp {
+            product: Product::QK,
+            m: 0,
+            n: 0,
+            k: 0,
+        });
+        assert_eq!(
+            (mma.ptx(), mma.sass()),
+            (
+                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32".into(),
+                "HMMA.16816.F32"
+            )
+        );
+    }
+
+    /// `st.shared.b32` of half an accumulator tile (PTX ISA §9.7.13.5.8, C fragment): lane
+    /// (g = lane / 4, t = lane % 4) writes element (row0 + g, col0 + 2t).
+    #[test]
+    fn sts_acc_half_puts_lane_g_t_at_row_g_column_2t() {
+        let tile = SmemTile {
+            id: TileId::P,
+            layout: Layout::row_major(64, 64, 2),
+            base_byte: 0,
+        };
+        let op = sts_acc_half(&tile, 8, 16);
+        assert_eq!((op.tile, op.row, op.col), (TileId::P, 8, 16));
+        for lane in 0..32u32 {
+            let (row, col) = (8 + lane / 4, 16 + 2 * (lane % 4));
+            assert_eq!(
+                op.request.lane_byte_offsets[lane as usize],
+                (row * 64 + col) * 2,
+                "lane {lane}"
+            );
+        }
+    }
+}
