@@ -633,4 +633,39 @@ mod tests {
         );
         assert!(t(32, 32).validate().is_ok());
     }
+
+    /// Zero batch or heads is named; the sequence must be a positive multiple of lcm(bm, bn)
+    /// (64 and 64: 64; 64 and 48: 192).
+    #[test]
+    fn check_problem_names_the_bad_value() {
+        let p = |batch, heads, seq| FlashProblem { batch, heads, seq };
+        let t = torch();
+        assert!(t.check_problem(&p(1, 1, 64)).is_ok());
+        assert!(matches!(
+            t.check_problem(&p(0, 4, 64)),
+            Err(SimError::NotAllowed {
+                param: "--batch",
+                ..
+            })
+        ));
+        assert!(matches!(
+            t.check_problem(&p(2, 0, 64)),
+            Err(SimError::NotAllowed {
+                param: "--heads",
+                ..
+            })
+        ));
+        assert!(matches!(
+            t.check_problem(&p(1, 1, 0)),
+            Err(SimError::NotMultiple { param: "--seq", .. })
+        ));
+        assert!(matches!(
+            t.check_problem(&p(1, 1, 96)),
+            Err(SimError::NotMultiple { param: "--seq", .. })
+        ));
+        let odd = FlashTiling { bn: 48, ..torch() };
+        assert!(odd.check_problem(&p(1, 1, 192)).is_ok());
+        let e = odd.check_problem(&p(1, 1, 128)).unwrap_err().to_string();
+        assert!(e.contains("192"), "{e}");
+    }
 }
