@@ -668,4 +668,17 @@ mod tests {
         let e = odd.check_problem(&p(1, 1, 128)).unwrap_err().to_string();
         assert!(e.contains("192"), "{e}");
     }
+
+    /// A zero block size has nothing to visit (and must not divide by zero).
+    #[test]
+    fn kv_visits_of_a_zero_block_is_zero() {
+        assert_eq!(FlashTiling { bm: 0, ..torch() }.kv_visits(128), 0);
+        assert_eq!(FlashTiling { bn: 0, ..torch() }.kv_visits(128), 0);
+        // Not causal, bm = bn = 64, 128 keys: 2 Q blocks x 2 K/V blocks.
+        let full = FlashTiling {
+            causal: false,
+            ..torch()
+        };
+        assert_eq!(full.kv_visits(128), 4);
+    }
 }
