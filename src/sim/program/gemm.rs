@@ -180,3 +180,67 @@ impl GemmTiling {
         finish(tiles, smem, arch, warps)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(m: u32, n: u32, k: u32, warps: u32, split: Split) -> GemmTiling {
+        GemmTiling {
+            m,
+            n,
+            k,
+            warps,
+            split,
+        }
+    }
+
+    // Third mutation round (2026-12-01): the article's four cases and the CLI's spellings.
+
+    #[test]
+    fn split_parses_its_aliases() {
+        for s in ["rows", "row", "m"] {
+            assert_eq!(Split::parse(s).unwrap(), Split::Rows, "{s}");
+        }
+        for s in ["cols", "col", "n"] {
+            assert_eq!(Split::parse(s).unwrap(), Split::Cols, "{s}");
+        }
+        assert!(Split::parse("k").is_err());
+    }
+
+    #[test]
+    fn the_four_cases_of_the_article() {
+        let case = |warps, k| t(64, 64, k, warps, Split::Rows).case();
+        assert_eq!(case(1, 16), GemmCase::OneWarpK16);
+        assert_eq!(case(4, 16), GemmCase::WarpsK16);
+        assert_eq!(case(1, 64), GemmCase::OneWarpK);
+        assert_eq!(case(4, 64), GemmCase::WarpsK);
+        assert_eq!(GemmCase::OneWarpK16.describe(), "one warp, K = 16");
+        assert_eq!(GemmCase::WarpsK16.describe(), "n warps, K = 16");
+        assert_eq!(GemmCase::OneWarpK.describe(), "one warp, K ≠ 16");
+        assert_eq!(GemmCase::WarpsK.describe(), "n warps, K ≠ 16");
+    }
+
+    /// M = 64 by rows over 4 warps: 16 rows each, all 32 columns; N = 32 by columns: 8 each.
+    /// 2 warps cannot share M = 16 (one 16-row slab) or N = 16.
+    #[test]
+    fn warps_share_whole_slabs() {
+        assert_eq!(t(64, 32, 16, 4, Split::Rows).warp_share(), (16, 32));
+        assert_eq!(t(64, 32, 16, 4, Split::Cols).warp_share(), (64, 8));
+        assert!(t(64, 32, 16, 4, Split::Rows).validate().is_ok());
+        let e = t(16, 64, 16, 2, Split::Rows).validate().unwrap_err();
+        assert!(
+            matches!(&e, SimError::WarpSplit { warps: 2, slabs: 1, slab, .. } if slab == "16-row"),
+            "{e}"
+        );
+        let e = t(64, 16, 16, 2, Split::Cols).validate().unwrap_err();
+        assert!(
+            matches!(&e, SimError::WarpSplit { warps: 2, slabs: 1, slab, .. } if slab == "16-column"),
+            "{e}"
+        );
+        assert!(matches!(
+            t(24, 64, 16, 1, Split::Rows).validate(),
+            Err(SimError::NotMultiple { param: "--m", .. })
+        ));
+    }
+}
