@@ -648,4 +648,18 @@ mod tests {
             }
         }
     }
+
+    /// Column-major (`col`): element (r, c) at c·R + r, so a column's elements are consecutive
+    /// and a row's are R apart (third mutation round).
+    #[test]
+    fn columns_of_a_column_major_tile_are_contiguous() {
+        let l = Layout::parse("col", 16, 8, 2).unwrap();
+        assert_eq!(l.byte_offset(3, 2), (2 * 16 + 3) * 2);
+        assert!(l.is_contiguous(2, 5, 8, false));
+        assert!(!l.is_contiguous(2, 5, 2, true));
+        assert!(l.is_contiguous(8, 7, 8, false));
+        let r = Layout::row_major(16, 8, 2);
+        assert!(r.is_contiguous(3, 0, 8, true));
+        assert!(!r.is_contiguous(3, 0, 2, false));
+    }
 }
