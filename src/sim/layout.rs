@@ -662,4 +662,21 @@ mod tests {
         assert!(r.is_contiguous(3, 0, 8, true));
         assert!(!r.is_contiguous(3, 0, 2, false));
     }
+
+    /// An empty or bare-sign number is "not a whole number" (not "negative", not "too large"),
+    /// and a spec remembers the text it came from.
+    #[test]
+    fn empty_numbers_are_not_whole_numbers() {
+        for spec in ["pad:", "pad:-", "pad: "] {
+            let e = LayoutSpec::parse(spec).unwrap_err().to_string();
+            assert!(e.contains("is not a whole number"), "{spec}: {e}");
+        }
+        let e = LayoutSpec::parse("pad:-3").unwrap_err().to_string();
+        assert!(e.contains("is negative"), "{e}");
+        assert_eq!(LayoutSpec::parse("pad:8").unwrap().as_str(), "pad:8");
+        assert_eq!(
+            LayoutSpec::parse("swizzle:3,3,3").unwrap().as_str(),
+            "swizzle:3,3,3"
+        );
+    }
 }
