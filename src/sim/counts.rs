@@ -102,15 +102,6 @@ impl ClassCounts {
     pub fn total(&self) -> u64 {
         InstrClass::ALL.iter().map(|&c| self.get(c)).sum()
     }
-
-    /// Every count multiplied by `f`.
-    pub fn scaled(self, f: u64) -> ClassCounts {
-        let mut c = ClassCounts::default();
-        for k in InstrClass::ALL {
-            c.add_n(k, self.get(k) * f);
-        }
-        c
-    }
 }
 
 impl Add for ClassCounts {
@@ -1068,5 +1059,84 @@ mod tests {
             .build(&"swizzle:3,3,4".parse().unwrap(), Arch::Sm80)
             .unwrap();
         assert_eq!(bank_summary(&sw, &trips).total.conflicts, 0);
+    }
+
+    // Third mutation round (2026-12-01): programs built by hand, counts by hand.
+
+    fn mma() -> WarpInstr {
+        WarpInstr::Mma(crate::sim::program::MmaOp {
+            product: crate::sim::program::Product::AB,
+            m: 0,
+            n: 0,
+            k: 0,
+        })
+    }
+
+    fn stage(kind: StageKind, instrs: Vec<WarpInstr>) -> crate::sim::program::Stage {
+        crate::sim::program::Stage {
+            kind,
+            step: None,
+            instrs,
+        }
+    }
+
+    /// Loop copies with different instructions (a masked copy of 2 HMMA, an unmasked one of
+    /// 1) have no single per-copy count; the kernel's count is their sum.
+    #[test]
+    fn copies_that_differ_have_no_per_copy_count() {
+        let w = WarpProgram {
+            warp: 0,
+            stages: vec![
+                stage(StageKind::Masked, vec![mma(), mma()]),
+                stage(StageKind::Unmasked, vec![mma()]),
+            ],
+        };
+        let s = static_counts(&w);
+        assert_eq!(s.per_copy, None);
+        assert_eq!(s.loop_copies, 2);
+        assert_eq!(s.per_kernel.hmma, 3);
+        assert_eq!(s.per_kernel.total(), 3);
+        let same = WarpProgram {
+            warp: 0,
+            stages: vec![
+                stage(StageKind::Masked, vec![mma()]),
+                stage(StageKind::Unmasked, vec![mma()]),
+            ],
+        };
+        assert_eq!(static_counts(&same).per_copy.map(|c| c.hmma), Some(1));
+    }
+
+    /// Warps whose stages hold different instruction classes cannot be one SASS kernel.
+    #[test]
+    fn warps_with_different_code_do_not_share_it() {
+        let w = |warp, n| WarpProgram {
+            warp,
+            stages: vec![stage(StageKind::Body, vec![mma(); n])],
+        };
+        let cta = |b| CtaProgram {
+            tiles: vec![],
+            warps: vec![w(0, 2), w(1, b)],
+            smem_bytes: 0,
+        };
+        assert!(warps_share_code(&cta(2)));
+        assert!(!warps_share_code(&cta(3)));
+    }
+
+    #[test]
+    fn checked_arithmetic_of_class_counts() {
+        let mut c = ClassCounts::default();
+        c.add_n(InstrClass::Ldsm, 3);
+        c.add_n(InstrClass::Hmma, 5);
+        assert_eq!(c.total(), 8);
+        assert_eq!(
+            c.checked_scaled(4).map(|x| (x.ldsm, x.hmma)),
+            Some((12, 20))
+        );
+        assert_eq!(c.checked_scaled(u64::MAX), None);
+        let d = c.checked_add(c).unwrap();
+        assert_eq!((d.ldsm, d.hmma, d.lds), (6, 10, 0));
+        let mut big = ClassCounts::default();
+        big.add_n(InstrClass::Lds, u64::MAX);
+        assert_eq!(big.checked_add(big), None);
     }
 }
