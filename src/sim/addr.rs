@@ -371,6 +371,33 @@ impl Parser<'_> {
 mod tests {
     use super::*;
 
+    // Third mutation round (2026-12-01).
+
+    #[test]
+    fn limits_positions_and_text() {
+        let at = |t: &str| match AddrExpr::parse(t) {
+            Err(SimError::AddrSyntax { at, .. }) => at,
+            other => panic!("{t}: {other:?}"),
+        };
+        // Exactly MAX_EXPR_LEN bytes (spaces pad) parse; one more is refused at that byte.
+        let pad = |n: usize| format!("lane{}", " ".repeat(n - 4));
+        assert!(AddrExpr::parse(&pad(MAX_EXPR_LEN)).is_ok());
+        assert_eq!(at(&pad(MAX_EXPR_LEN + 1)), MAX_EXPR_LEN);
+        // A cut-short expression is reported at its end.
+        assert_eq!(at("lane +"), 6);
+        assert_eq!(at("lane * (4 +"), 11);
+        // Parentheses side by side do not add up to the nesting limit.
+        let flat = vec!["(1)"; MAX_DEPTH + 5].join(" + ");
+        assert_eq!(
+            AddrExpr::parse(&flat).unwrap().eval(0).unwrap(),
+            MAX_DEPTH as u32 + 5
+        );
+        assert_eq!(
+            AddrExpr::parse("lane * 4 + 8").unwrap().to_string(),
+            "lane * 4 + 8"
+        );
+    }
+
     fn lanes(s: &str) -> [u32; 32] {
         AddrExpr::parse(s).unwrap().lanes().unwrap()
     }
