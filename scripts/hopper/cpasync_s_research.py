@@ -6,6 +6,8 @@ delayed by the most distinct words per shared bank of the group), M4 (per-lane t
 Run: python3 scripts/hopper/cpasync_s_research.py"""
 # ---- cpa_load ----
 import json, sys
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+from cpasync_hypotheses import one_line, units, words  # noqa: E402  (same record fields)
 from collections import Counter, defaultdict, OrderedDict
 import os
 D = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data") + "/"
@@ -50,21 +52,6 @@ def load_all():
         add("d", _rec(base, r["instruction"], r.get("active_mask"), r["global_addresses"], r["lane_byte_offsets"], c[S_K], c[W_ALL] - c[W_MISC]))
     return {k: list(v.values()) for k, v in out.items()}
 
-def units(r):
-    g = {4: 32, 8: 16, 16: 8}[r["size"]]
-    us = [[l for l in range(k, k + g) if r["mask"] >> l & 1] for k in range(0, 32, g)]
-    return [u for u in us if u]
-
-def words(r, l):
-    return [(r["src"][l] // 4 + i, r["dst"][l] // 4 + i) for i in range(r["size"] // 4)]
-
-def one_line(r):
-    for u in units(r):
-        s = [r["src"][l] for l in u]
-        if len({x // 128 for x in s}) > 1 or len(set(s)) < len(s):
-            return False
-    return True
-
 def spread_sets():
     a = load_all()
     return {k: [r for r in v if not one_line(r)] for k, v in a.items()}
@@ -72,27 +59,25 @@ def spread_sets():
 # ---- cpa_rules ----
 
 
-def groups_nobcast(r, u):
+def greedy_groups(r, u, side):
+    """Lanes in lane order into groups in which no bank of `side` (0: the L1 bank of the global
+    word read, 1: the shared bank written) is used twice; a lane that clashes waits for the next."""
     rem, out = list(u), []
     while rem:
-        rb, g, nxt = set(), [], []
+        used, g, nxt = set(), [], []
         for l in rem:
-            bs = {x % 32 for x, _ in words(r, l)}
-            if bs & rb: nxt.append(l)
-            else: rb |= bs; g.append(l)
+            bs = {w[side] % 32 for w in words(r, l)}
+            if bs & used: nxt.append(l)
+            else: used |= bs; g.append(l)
         out.append(g); rem = nxt
     return out
 
+def groups_nobcast(r, u):
+    return greedy_groups(r, u, 0)
+
 def pipelined_unit(r, gs):
-    start, passes, banks, end = [], [], [], 0
-    for gi, g in enumerate(gs):
-        pb = Counter(s % 32 for l in g for _, s in words(r, l))
-        p, b = max(pb.values()), set(pb)
-        s = start[-1] + 1 if gi else 0
-        for h in range(gi):
-            if banks[h] & b: s = max(s, start[h] + passes[h])
-        start.append(s); passes.append(p); banks.append(b); end = max(end, s + p)
-    return end
+    """H4's pipeline over groups gs, a group's passes = the most writes in one shared bank."""
+    return pipe_generic(r, gs, WK, WK)
 
 def H8(r):
     return sum(pipelined_unit(r, groups_nobcast(r, u)) for u in units(r))
@@ -202,15 +187,7 @@ def mkw(unitf, groupf=groups_nobcast, unitsf=whole):
 # ---- cpa_try4 ----
 
 def groups_write(r,u):
-    rem,out=list(u),[]
-    while rem:
-        wb,g,nxt=set(),[],[]
-        for l in rem:
-            bs={s%32 for _,s in words(r,l)}
-            if bs&wb: nxt.append(l)
-            else: wb|=bs; g.append(l)
-        out.append(g); rem=nxt
-    return out
+    return greedy_groups(r, u, 1)
 def pipe_generic(r, gs, passkey, bankkey):
     start, passes, banks, end = [], [], [], 0
     for gi, g in enumerate(gs):
