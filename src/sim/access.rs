@@ -304,4 +304,41 @@ mod tests {
                 .contains("col16")
         );
     }
+
+    /// Row order walks the tile element by element, 32 lanes a request; column order walks down
+    /// the columns. 4×16 tile of 4-byte elements, row-major: lane i of request 0 reads element
+    /// (i / 16, i % 16) at byte 4i (row) or (i % 4, i / 4) at byte (16·(i % 4) + i / 4)·4 (col).
+    /// (Third mutation round, 2026-12-01.)
+    #[test]
+    fn row_and_column_walks() {
+        let l = Layout::row_major(4, 16, 4);
+        let row = requests(Access::Row, &l).unwrap();
+        assert_eq!(row.len(), 2);
+        assert_eq!(row[0].label, "row (0,0)..(1,15)");
+        let col = requests(Access::Col, &l).unwrap();
+        assert_eq!(col[1].label, "col (0,8)..(3,15)");
+        for i in 0..32u32 {
+            let lane = i as usize;
+            assert_eq!(row[0].elems[lane], Some((i / 16, i % 16)));
+            assert_eq!(row[0].request.lane_byte_offsets[lane], 4 * i);
+            assert_eq!(col[0].elems[lane], Some((i % 4, i / 4)));
+            assert_eq!(
+                col[0].request.lane_byte_offsets[lane],
+                (16 * (i % 4) + i / 4) * 4
+            );
+        }
+        for (text, a) in [
+            ("row", Access::Row),
+            ("v2", Access::Vec { bytes: 8 }),
+            ("vec16", Access::Vec { bytes: 16 }),
+            ("ldsm.trans", Access::Ldmatrix { trans: true }),
+        ] {
+            assert_eq!(Access::parse(text).unwrap(), a, "{text}");
+        }
+        assert_eq!(Access::Vec { bytes: 8 }.to_string(), "vec8");
+        assert_eq!(
+            Access::Ldmatrix { trans: true }.to_string(),
+            "ldmatrix.trans"
+        );
+    }
 }
