@@ -4,8 +4,9 @@
 //! bytes, mbarrier operations, named-barrier syncs and shared stores; and the static counts of
 //! one compiled variant's SASS.
 //!
-//! Everything here is read off the kernel source (its header comment and code; `FA_OVERLAP` = 1
-//! and `FA_PINGPONG` = 1, the defaults the benchmarks and `tilelab verify --group fa3` build):
+//! Everything here is read off the kernel source (its header comment and code; `FA_OVERLAP`,
+//! `FA_PINGPONG`, `FA_EARLY` and `FA_XTILE` = 1, the defaults the benchmarks and `tilelab verify
+//! --group fa3` build):
 //!
 //! * persistent grid: `min(B·H·S/128, SMs)` CTAs of 384 threads (warpgroup 0 the producer,
 //!   warpgroups 1 and 2 the consumers); CTA `b` computes tile `b` first, then the tiles its
@@ -600,8 +601,10 @@ impl Fa3Tiling {
         // S runs once per key block and once more per CTA (the discarded S after its last
         // tile); P·V once per key block.
         let s_issues = add(key_blocks, ctas)?;
-        for (i, ((role, n), per)) in self.shapes().into_iter().zip(self.per_block()).enumerate() {
-            let per_consumer = mul(if i == 0 { s_issues } else { key_blocks }, per)?;
+        let issues = [s_issues, key_blocks];
+        for (((role, n), per), times) in self.shapes().into_iter().zip(self.per_block()).zip(issues)
+        {
+            let per_consumer = mul(times, per)?;
             let total = mul(per_consumer, FA3_CONSUMERS)?;
             hgmma.push(HgmmaCount {
                 role,
