@@ -184,6 +184,8 @@ impl GemmTiling {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::arch::Arch;
+    use crate::sim::layout::LayoutSpec;
 
     fn t(m: u32, n: u32, k: u32, warps: u32, split: Split) -> GemmTiling {
         GemmTiling {
@@ -242,5 +244,66 @@ mod tests {
             t(24, 64, 16, 1, Split::Rows).validate(),
             Err(SimError::NotMultiple { param: "--m", .. })
         ));
+    }
+
+    // Tile placement and warp limits (build.rs), through GemmTiling::build / validate.
+
+    /// sm_90 allows 227 KiB = 232,448 bytes per block. A 16×32 f16 (1,024 bytes, so B starts at
+    /// 1,024, a multiple of the 1,024-byte tile alignment) and B 3616×32 (231,424 bytes),
+    /// row-major without padding: exactly the limit, accepted. N = 3632 is 1,024 bytes over, and
+    /// refused from the unpadded sizes already.
+    #[test]
+    fn tiles_exactly_at_the_limit_fit() {
+        let cta = t(16, 3616, 32, 1, Split::Rows)
+            .build(&LayoutSpec::row(), Arch::Sm90)
+            .unwrap();
+        assert_eq!(cta.smem_bytes, 232_448);
+        let e = t(16, 3632, 32, 1, Split::Rows)
+            .build(&LayoutSpec::row(), Arch::Sm90)
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SimError::SharedMemory {
+                    needed: 233_472,
+                    lower_bound: true,
+                    limit: 232_448,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    /// A tile far too large is refused from its unpadded size (a lower bound), before any layout
+    /// is built: A 2^20 × 1024 f16 alone is 2 GiB.
+    #[test]
+    fn huge_tiles_fail_on_the_unpadded_size() {
+        let e = t(1 << 20, 16, 1024, 1, Split::Rows)
+            .build(&LayoutSpec::row(), Arch::Sm90)
+            .unwrap_err();
+        let want: u128 = 2 * (1 << 20) * 1024 + 2 * 16 * 1024;
+        assert!(
+            matches!(e, SimError::SharedMemory { needed, lower_bound: true, .. } if needed == want),
+            "{e}"
+        );
+    }
+
+    /// 1..=32 warps (1,024 threads): M = 512 has 32 slabs of 16 rows.
+    #[test]
+    fn warps_from_1_to_32() {
+        assert!(t(512, 16, 16, 32, Split::Rows).validate().is_ok());
+        for w in [0, 33] {
+            assert!(
+                matches!(
+                    t(512, 16, 16, w, Split::Rows).validate(),
+                    Err(SimError::NotAllowed {
+                        param: "--warps",
+                        ..
+                    })
+                ),
+                "{w}"
+            );
+        }
     }
 }
