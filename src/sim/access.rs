@@ -341,4 +341,59 @@ mod tests {
             "ldmatrix.trans"
         );
     }
+
+    /// col16 on a 20-row tile: lane t reads row r0 + (t & 15) mod (rows left), so the last
+    /// request of a column covers rows 16..19 four times over. vec16 on 2x16 f16: one request,
+    /// 4 lanes, one 16-byte vector each at bytes 0, 16, 32, 48 (vec8: 8 lanes); vec16 on 24-byte
+    /// rows and a 4-byte "vector" are errors. ldmatrix.x4 on a 16x16 f16 tile: lanes 8m..8m+7
+    /// give the rows of matrix m, which is rows 8(m % 2).., columns 8(m / 2).. (the order of the
+    /// m16n8k16 A fragment, PTX ISA 9.7.14.5.8: a0a1 rows 0-7, a2a3 rows 8-15, a4a5 rows 0-7 of
+    /// k 8-15, a6a7 rows 8-15 of k 8-15); a 16x24 tile is refused. (Third mutation round.)
+    #[test]
+    fn col16_vector_and_ldmatrix_lane_maps() {
+        let l = Layout::row_major(20, 2, 4);
+        let reqs = requests(Access::Col16, &l).unwrap();
+        assert_eq!(reqs.len(), 4);
+        assert_eq!(reqs[1].label, "col 0, rows 16..19 (tid & 15)");
+        for t in 0..32u32 {
+            let lane = t as usize;
+            assert_eq!(reqs[0].elems[lane], Some((t % 16, 0)), "lane {t}");
+            let r = 16 + (t % 16) % 4;
+            assert_eq!(reqs[1].elems[lane], Some((r, 0)), "lane {t}");
+            assert_eq!(reqs[1].request.lane_byte_offsets[lane], r * 8);
+        }
+
+        let l = Layout::row_major(2, 16, 2);
+        let v = requests(Access::Vec { bytes: 16 }, &l).unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].label, "vec16 (0,0)..(1,15)");
+        assert_eq!(v[0].request.active_mask, 0b1111);
+        assert_eq!(v[0].request.lane_byte_offsets[..4], [0, 16, 32, 48]);
+        assert_eq!(v[0].elems[3], Some((1, 8)));
+        let v8 = requests(Access::Vec { bytes: 8 }, &l).unwrap();
+        assert_eq!(v8[0].request.active_mask, 0xff);
+        assert!(requests(Access::Vec { bytes: 4 }, &l).is_err());
+        let narrow = Layout::row_major(2, 12, 2);
+        let e = requests(Access::Vec { bytes: 16 }, &narrow).unwrap_err();
+        assert!(e.to_string().contains("a row has 24 bytes"), "{e}");
+
+        let l = Layout::row_major(16, 16, 2);
+        let m = requests(Access::Ldmatrix { trans: false }, &l).unwrap();
+        assert_eq!(m.len(), 1);
+        for lane in 0..32u32 {
+            let (mat, r) = (lane / 8, lane % 8);
+            let (row, col) = (8 * (mat % 2) + r, 8 * (mat / 2));
+            assert_eq!(m[0].elems[lane as usize], Some((row, col)), "lane {lane}");
+            assert_eq!(
+                m[0].request.lane_byte_offsets[lane as usize],
+                row * 32 + col * 2
+            );
+        }
+        let e = requests(
+            Access::Ldmatrix { trans: false },
+            &Layout::row_major(16, 24, 2),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("16x24"), "{e}");
+    }
 }

@@ -326,6 +326,61 @@ mod tests {
         assert_eq!(b.chunk_address(7, 2), 7 * 128 + (2 ^ 7) * 16);
     }
 
+    /// Every spelling `parse` takes, the driver's names and values (CUDA driver API,
+    /// `CUtensorMapSwizzle`: `CU_TENSOR_MAP_SWIZZLE_NONE` 0, `_32B` 1, `_64B` 2, `_128B` 3), the
+    /// shown name; CuTe's element form exists only for a swizzle on a power-of-two element size;
+    /// the inverse map has one entry per 16-byte chunk of the footprint (64x64 f16, 128B: 64 rows
+    /// of 128 bytes, 512 chunks; row 1's chunk c sits at position c ^ 1 of line 1).
+    /// (Third mutation round, 2026-12-01.)
+    #[test]
+    fn names_values_spellings_and_the_chunk_map() {
+        let rows = [
+            (
+                ["none", "0", " NONE "],
+                TmaSwizzle::None,
+                "CU_TENSOR_MAP_SWIZZLE_NONE",
+                0,
+                "none",
+            ),
+            (
+                ["32B", "32", "32b"],
+                TmaSwizzle::B32,
+                "CU_TENSOR_MAP_SWIZZLE_32B",
+                1,
+                "32B",
+            ),
+            (
+                ["64B", "64", "64b"],
+                TmaSwizzle::B64,
+                "CU_TENSOR_MAP_SWIZZLE_64B",
+                2,
+                "64B",
+            ),
+            (
+                ["128B", "128", "128b"],
+                TmaSwizzle::B128,
+                "CU_TENSOR_MAP_SWIZZLE_128B",
+                3,
+                "128B",
+            ),
+        ];
+        for (texts, sw, name, value, shown) in rows {
+            for t in texts {
+                assert_eq!(TmaSwizzle::parse(t).unwrap(), sw, "{t}");
+            }
+            assert_eq!((sw.cu_name(), sw.cu_value()), (name, value));
+            assert_eq!(sw.to_string(), shown);
+        }
+        assert!(TmaSwizzle::parse("16B").is_err());
+        assert!(TmaSwizzle::None.cute_elements(2).is_none());
+        assert!(TmaSwizzle::B128.cute_elements(3).is_none());
+        let m = TmaBox::new(64, 64, 2, TmaSwizzle::B128, 0)
+            .unwrap()
+            .smem_chunks();
+        assert_eq!(m.len(), 512);
+        assert_eq!((m[8], m[9]), (Some((1, 1)), Some((1, 0))));
+    }
+
     #[test]
     fn smaller_modes_are_cute_143_and_243() {
         for (sw, bits) in [(TmaSwizzle::B32, 1), (TmaSwizzle::B64, 2)] {
