@@ -568,6 +568,51 @@ mod tests {
         assert_eq!(layout_type(TmaSwizzle::B32), 3);
     }
 
+    /// A 14-bit field of `address >> 4` holds at most 16383 · 16 = 262128 bytes: that value
+    /// encodes (all ones in bits 16..29 for the LBO), 262144 does not; decode reads layout types
+    /// 2 and 3 as 64B and 32B (PTX ISA "Matrix Descriptor Format"). `k`/`mn` (and `m`, `n`) parse,
+    /// with PTX's `imm-trans` 0 for K-major and 1 for MN-major. (Third mutation round, 2026-12-01.)
+    #[test]
+    fn descriptor_field_limits_layout_types_and_major_names() {
+        assert_eq!(FIELD_MAX_BYTES, 262_128);
+        let d = MatrixDescriptor {
+            start_address: 0,
+            leading_byte_offset: 262_128,
+            stride_byte_offset: 0,
+            base_offset: 0,
+            swizzle: TmaSwizzle::None,
+        };
+        assert_eq!(d.encode().unwrap(), 0x3fff << 16);
+        let e = MatrixDescriptor {
+            leading_byte_offset: 262_144,
+            ..d
+        }
+        .encode()
+        .unwrap_err();
+        assert!(e.to_string().contains("262144"), "{e}");
+        for (t, sw) in [
+            (2u64, TmaSwizzle::B64),
+            (3, TmaSwizzle::B32),
+            (0, TmaSwizzle::None),
+        ] {
+            assert_eq!(MatrixDescriptor::decode(t << 62 | 0x10).swizzle, sw);
+            assert_eq!(layout_type(sw), t);
+        }
+        for (texts, major, imm, shown) in [
+            (&["k", " K "][..], Major::K, 0, "K-major"),
+            (&["mn", "m", "N"][..], Major::Mn, 1, "MN-major"),
+        ] {
+            for t in texts {
+                assert_eq!(Major::parse(t).unwrap(), major, "{t}");
+            }
+            assert_eq!(
+                (major.imm_trans(), major.to_string()),
+                (imm, shown.to_string())
+            );
+        }
+        assert!(Major::parse("row").is_err());
+    }
+
     #[test]
     fn accumulator_map_covers_d_once() {
         for n in [8u32, 24, 256] {
