@@ -23,7 +23,7 @@ def launches(d):
     """Every measured launch, in order: dict with name, rep (cold0.., warm0..), part (a-d),
     size, mask, src, dst, W, S, C, counters."""
     out = []
-    for p in "abcd":
+    for p in "abcde":
         csvf = os.path.join(d, f"ncu_{p}.csv")
         if not os.path.exists(csvf):
             continue
@@ -115,7 +115,7 @@ def decomposition(ls):
 
 def main():
     ls = launches(sys.argv[1])
-    missing = [p for p in "abcd" if not os.path.exists(os.path.join(sys.argv[1], f"ncu_{p}.csv"))]
+    missing = [p for p in "abcde" if not os.path.exists(os.path.join(sys.argv[1], f"ncu_{p}.csv"))]
     if missing:
         print(f"parts not measured (no ncu_<part>.csv): {', '.join(missing)}")
     print("counters (value: launches):")

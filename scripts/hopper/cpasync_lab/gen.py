@@ -4,7 +4,8 @@
 tilelab replay records, one per distinct request, with the replicate plan). Deterministic.
 Sets: structured (nlines, overlap, sector, straddle, dup, pipe, xunit, many), each cold x3 and
 warm x2; re-measurements of earlier records whose two wavefront counters disagreed (cold x3,
-warm x1); fresh random requests (seed 13, verify's pattern families; cold x2)."""
+warm x1); fresh random requests (seed 13, verify's pattern families; cold x2); part e (the
+targeted probe of issue 13 and 60 fresh random spread requests of seed 29, cold x1 and warm x1)."""
 import json, random, sys
 SRC, SMEM, LINE = 64 * 1024, 48 * 1024, 128
 KIND = {4: 0, 8: 1, 16: 2}
@@ -160,6 +161,130 @@ parts["d"] = []
 for i, r in enumerate(reqs[n_struct:]):
     for k in range(2):
         parts["d"].append(f"{r[0]}#warm{k} {KIND[r[1]]} {r[2]} 1 " + " ".join(map(str, r[3])) + " " + " ".join(map(str, r[4])))
+# Part e (2026-12-01, issue 13's targeted probe, "What the misses suggest for the next probe" in
+# docs/wavefront-model.md): structured requests e.* and 60 fresh random spread requests rand29.*
+# (seed 29, kept aside as the held-out test); every request cold x1 then warm x1. Added after
+# parts a-d are fixed, so their files are unchanged.
+n_e0 = len(reqs)
+A, B = line(100), line(101)
+def lanes_req(name, size, ls):
+    """ls: (src, dst) of lanes 0, 1, ...; the rest inactive."""
+    src = [s for s, _ in ls] + [0] * (32 - len(ls)); dst = [d for _, d in ls] + [0] * (32 - len(ls))
+    add(name, size, src, dst, (1 << len(ls)) - 1)
+# e1: two group-0 lanes P, Q writing one shared bank (bank 5): the same word or different words;
+# optional E (bank 7, one write) before or after them; a group-1 lane G (reads line B word 0, the
+# L1 bank of P's line-A word 0) writing a bank shared with nobody (20), the conflict bank (5,
+# another word) or E's bank (7, another word). P, Q, E read words 0, 1, 2 of line A.
+for same in (True, False):
+    P = (A + 0, 1024 + 20); Q = (A + 4, 1024 + 20 if same else 1024 + 20 + 128); E = (A + 8, 1024 + 28)
+    tag = "same" if same else "diff"
+    for order, ls in (("PQ", [P, Q]), ("EPQ", [E, P, Q]), ("PQE", [P, Q, E])):
+        lanes_req(f"e.wpass.{tag}.{order}.nog1", 4, ls)
+        g1s = [("none", 1024 + 80), ("conf", 1024 + 20 + 256)] + ([("e", 1024 + 28 + 256)] if "E" in order else [])
+        for g, d in g1s:
+            lanes_req(f"e.wpass.{tag}.{order}.g1{g}", 4, ls + [(B, d)])
+    # three writers to bank 5, G writes bank 20
+    R = (A + 12, 1024 + 20 if same else 1024 + 20 + 512)
+    lanes_req(f"e.wpass.{tag}.PQR.g1none", 4, [P, Q, R, (B, 1024 + 80)])
+    # the conflict in group 1: lane 0 reads A word 0 (bank 9); lanes 1, 2 read B words 0, 1 (lane 2
+    # fits group 0 by L1 bank, line B by line) writing bank 5
+    lanes_req(f"e.wpass.{tag}.g1pair", 4, [(A, 1024 + 36), (B, 1024 + 20), (B + 4, 1024 + 20 if same else 1024 + 20 + 128)])
+    # 8 bytes (a half-warp; P, Q read banks 0-1, 2-3 of A, write banks 14-15; G reads B 0-1, writes 4-5)
+    lanes_req(f"e.wpass8.{tag}.g1none", 8, [(A, 1024 + 56), (A + 8, 1024 + 56 if same else 1024 + 56 + 128), (B, 1024 + 16)])
+    lanes_req(f"e.wpass8.{tag}.nog1", 8, [(A, 1024 + 56), (A + 8, 1024 + 56 if same else 1024 + 56 + 128)])
+    # 16 bytes (a quarter-warp; P, Q read banks 0-3, 4-7 of A, write banks 0-3; G reads B 0-3, writes 8-11)
+    lanes_req(f"e.wpass16.{tag}.g1none", 16, [(A, 1024), (A + 16, 1024 if same else 1024 + 128), (B, 1024 + 32)])
+# e2: the 11.9 pattern (lane pairs read words 9 and 25 of 16 consecutive lines) writing nb banks,
+# 32 / nb lanes per bank (blocked by lane), k distinct words per bank (interleaved: lane j of a
+# bank's block writes word j % k; "blk": word j // (n / k)).
+BANKS9 = [14, 23, 16, 30, 5, 9, 27, 1]
+src9 = [line(200 + l // 2) + (36 if l % 2 == 0 else 100) for l in range(32)]
+for nb in (2, 4, 8):
+    n = 32 // nb
+    for k in (1, 2, 4, 8):
+        if k > n: continue
+        for mode in (("il", "blk") if nb == 4 and k in (2, 4) else ("il",)):
+            dst = []
+            for l in range(32):
+                b, j = BANKS9[l // n], l % n
+                w = j % k if mode == "il" else j // (n // k)
+                dst.append(4 * (b + 32 * w))
+            add(f"e.p9.{nb}b.{k}w.{mode}", 4, src9, dst)
+# e3: adjacent-word lane pairs (lanes 2i, 2i+1 read words o_i, o_i + 1) on k lines (pair i on line
+# i mod k), random lines against consecutive ones, the same word offsets; conflict-free writes.
+erng = random.Random(1301)
+offs = [erng.randrange(31) for _ in range(16)]
+rlines = erng.sample(range(20, 500), 16)
+for k in (2, 4, 8, 16):
+    for kind, ls in (("rand", rlines[:k]), ("consec", [300 + j for j in range(k)])):
+        add(f"e.adj.{k}.{kind}", 4, [ls[(l // 2) % k] * LINE + 4 * (offs[l // 2] + l % 2) for l in range(32)], C4)
+olds = {}
+for f in sys.argv[1:]:
+    for r in json.load(open(f))["measured"]:
+        olds[r["name"]] = r
+r32 = olds["cpasync.11.32.p0.s4"]
+s32 = r32["global_addresses"]
+ln32 = list(dict.fromkeys(a // LINE for a in s32))
+c32 = [(300 + ln32.index(a // LINE)) * LINE + a % LINE for a in s32]
+add("e.adj.11_32.c4", 4, s32, C4)
+add("e.adj.11_32.consec", 4, c32, r32["lane_byte_offsets"])
+add("e.adj.11_32.consec.c4", 4, c32, C4)
+# e4: 16-byte one-line duplicates: k lanes of a quarter-warp read chunk 4 of one line, the others
+# distinct chunks; conflict-free destinations (16 B apart) unless said.
+D16 = [1024 + 16 * l for l in range(32)]
+L = line(120)
+def dupq(k, spread=False):
+    """8 chunk indices: k lanes on chunk 4 (lanes 0..k-1, or spread 0, 7, ...), the rest distinct."""
+    pos = list(range(k)) if not spread else [0, 7, 3, 5, 1, 6, 2, 4][:k]
+    rest = [c for c in range(8) if c != 4]
+    out, it = [], iter(rest)
+    for l in range(8):
+        out.append(4 if l in pos else next(it))
+    return out
+for k in (2, 3, 4, 8):
+    add(f"e.dup16.q0.{k}", 16, [L + 16 * c for c in dupq(k)] + [0] * 24, D16, 0xff)
+add("e.dup16.q0.2.far", 16, [L + 16 * c for c in dupq(2, True)] + [0] * 24, D16, 0xff)
+for k in (2, 4):
+    add(f"e.dup16.all.{k}.sameline", 16, [L + 16 * c for c in dupq(k)] * 4, D16)
+    add(f"e.dup16.all.{k}.ownline", 16, [line(121 + u) + 16 * c for u in range(4) for c in dupq(k)], D16)
+# two duplicates writing one bank (different words) against distinct banks
+add("e.dup16.q0.2.wconf", 16, [L + 16 * c for c in dupq(2)] + [0] * 24, [1024, 1024 + 128] + D16[2:], 0xff)
+add("e.dup16.q0.2.wsame", 16, [L + 16 * c for c in dupq(2)] + [0] * 24, [1024, 1024] + D16[2:], 0xff)
+r75 = olds["cpasync.11.75.p0.s2"]
+s75 = r75["global_addresses"]
+add("e.dup16.11_75.d16", 16, s75, D16, r75["active_mask"])
+u75 = []  # the same, every repeated read of an address moved to an unused chunk of the line
+for u in range(4):
+    q = s75[8 * u: 8 * u + 8]; free = [L2 for L2 in range(8) if (q[0] // LINE) * LINE + 16 * L2 not in q]
+    seen = set()
+    for a in q:
+        if a in seen: a = (a // LINE) * LINE + 16 * free.pop(0)
+        seen.add(a); u75.append(a)
+add("e.dup16.11_75.nodup", 16, u75, r75["lane_byte_offsets"], r75["active_mask"])
+for k in (2, 4):
+    add(f"e.dup8.h0.{k}", 8, [L + 8 * (0 if l < k else l) for l in range(16)] + [0] * 16, [1024 + 8 * l for l in range(32)], 0xffff)
+n_e = len(reqs) - n_e0
+# fresh random spread requests, seed 29 (the families of part c); one-line-class ones are skipped.
+def one_line_req(size, mask, src):
+    g = 128 // size
+    for k in range(0, 32, g):
+        s = [src[l] for l in range(k, k + g) if mask >> l & 1]
+        if len({x // LINE for x in s}) > 1 or len(set(s)) < len(s): return False
+    return True
+rng = random.Random(29)
+i = 0
+while len(reqs) - n_e0 - n_e < 60:
+    w = rng.choice([4, 8, 16]); m = rmask(); p = rng.randrange(7); q = rng.randrange(8)
+    dst = [(o % limit) // w * w for o in pat(p, w, limit)]
+    s = srcs(q, w)
+    if not one_line_req(w, m, s):
+        add(f"rand29.{i}.p{p}.s{q}", w, s, dst, m)
+    i += 1
+parts["e"] = []
+for warm in (0, 1):
+    for r in reqs[n_e0:]:
+        parts["e"].append(f"{r[0]}#{'warm' if warm else 'cold'}0 {KIND[r[1]]} {r[2]} {warm} " + " ".join(map(str, r[3])) + " " + " ".join(map(str, r[4])))
+print(f"part e: {n_e} structured, {len(reqs) - n_e0 - n_e} random spread (seed 29, {i} drawn)")
 for p, lines in parts.items():
     open(f"requests_{p}.txt", "w").write("\n".join(lines) + "\n")
 recs = [{"name": n, "instruction": f"cp.async.ca.shared.global.{s}", "lane_byte_offsets": d,
