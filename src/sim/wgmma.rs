@@ -570,8 +570,9 @@ mod tests {
 
     /// A 14-bit field of `address >> 4` holds at most 16383 · 16 = 262128 bytes: that value
     /// encodes (all ones in bits 16..29 for the LBO), 262144 does not; decode reads layout types
-    /// 2 and 3 as 64B and 32B (PTX ISA "Matrix Descriptor Format"). `k`/`mn` (and `m`, `n`) parse,
-    /// with PTX's `imm-trans` 0 for K-major and 1 for MN-major. (Third mutation round, 2026-12-01.)
+    /// 2 and 3 as 64B and 32B and bits 49..51 as the base offset (PTX ISA "Matrix Descriptor
+    /// Format"). `k`/`mn` (and `m`, `n`) parse, with PTX's `imm-trans` 0 for K-major and 1 for
+    /// MN-major. (Third mutation round, 2026-12-01.)
     #[test]
     fn descriptor_field_limits_layout_types_and_major_names() {
         assert_eq!(FIELD_MAX_BYTES, 262_128);
@@ -611,6 +612,9 @@ mod tests {
             );
         }
         assert!(Major::parse("row").is_err());
+        // Bits 49..51 are the base offset (3 bits): decoded even though encode refuses non-zero.
+        assert_eq!(MatrixDescriptor::decode(5u64 << 49 | 0x10).base_offset, 5);
+        assert_eq!(MatrixDescriptor::decode(u64::MAX).base_offset, 7);
     }
 
     #[test]
