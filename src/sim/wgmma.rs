@@ -617,6 +617,35 @@ mod tests {
         assert_eq!(MatrixDescriptor::decode(u64::MAX).base_offset, 7);
     }
 
+    /// The 8 16-byte rows of a core matrix, from the module docs' no-swizzle formulas with
+    /// start 0x1000, LBO 128, SBO 256: K-major element (9, 3) is in the core matrix of rows
+    /// mn 8..15, k 0..7, row r at SBO + 16r; MN-major element (9, 11) in the one of k 8..15,
+    /// mn 8..15, row r (k = 8 + r) at SBO + LBO + 16r. With 128B swizzle, K-major rows are 128
+    /// bytes apart and row r's 16-byte chunk 0 moves to chunk r (the TMA 128B pattern).
+    #[test]
+    fn core_matrix_rows_of_both_majors() {
+        let d = MatrixDescriptor {
+            start_address: 0x1000,
+            leading_byte_offset: 128,
+            stride_byte_offset: 256,
+            base_offset: 0,
+            swizzle: TmaSwizzle::None,
+        };
+        let k: Vec<u32> = (0..8).map(|r| 0x1000 + 256 + 16 * r).collect();
+        assert_eq!(d.core_matrix_rows(Major::K, 9, 3).to_vec(), k);
+        let mn: Vec<u32> = (0..8).map(|r| 0x1000 + 256 + 128 + 16 * r).collect();
+        assert_eq!(d.core_matrix_rows(Major::Mn, 9, 11).to_vec(), mn);
+        let s = MatrixDescriptor {
+            start_address: 0,
+            leading_byte_offset: 16,
+            stride_byte_offset: 1024,
+            swizzle: TmaSwizzle::B128,
+            ..d
+        };
+        let sw: Vec<u32> = (0..8).map(|r| 1024 + 128 * r + 16 * r).collect();
+        assert_eq!(s.core_matrix_rows(Major::K, 8, 0).to_vec(), sw);
+    }
+
     #[test]
     fn accumulator_map_covers_d_once() {
         for n in [8u32, 24, 256] {
