@@ -689,19 +689,54 @@ mod tests {
 
     #[test]
     fn tile_bytes_are_a_permutation() {
-        for major in [Major::K, Major::Mn] {
+        for (major, order) in [Major::K, Major::Mn]
+            .into_iter()
+            .flat_map(|m| [(m, AtomOrder::MnFirst), (m, AtomOrder::KFirst)])
+        {
             for sw in TmaSwizzle::ALL {
-                let t = OperandTile::new(major, sw, 128, 64, 0, AtomOrder::MnFirst).unwrap();
+                let t = OperandTile::new(major, sw, 128, 64, 0, order).unwrap();
                 let mut a: Vec<u32> = (0..128)
                     .flat_map(|mn| (0..64).map(move |k| t.byte_address(mn, k)))
                     .collect();
                 a.sort();
                 assert!(
                     a.iter().enumerate().all(|(i, &x)| x == 2 * i as u32),
-                    "{major} {sw}"
+                    "{major} {sw} {order:?}"
                 );
             }
         }
+    }
+
+    /// Atoms of 8 rows × 16 bytes (no swizzle) on a 16x32 tile (MN 16, K 32: 2 atoms along MN,
+    /// 4 along K in both majors) tiled K first: atom (i, j) at (j + 4i)·128 bytes. K-major element
+    /// (8, 8) is row 0 of atom (1, 1): byte 640 (MN first: (1 + 2·1)·128 = 384); MN-major element
+    /// (9, 10) is atom (1, 1), row k % 8 = 2, column mn % 8 = 1: 640 + 32 + 2 = 674. K first, the
+    /// K-major descriptor's LBO is the K step 128 and its SBO the MN step 512. A 64x64 tile is
+    /// 8192 bytes and 4 k16 blocks; `operand_tiles` puts B (64x64) at 8192, 16384 bytes in all.
+    #[test]
+    fn k_first_atoms_sizes_and_operand_placement() {
+        let k = OperandTile::new(Major::K, TmaSwizzle::None, 16, 32, 0, AtomOrder::KFirst).unwrap();
+        assert_eq!(k.byte_address(8, 8), 640);
+        assert_eq!(k.offsets(), (128, 512));
+        let kmn =
+            OperandTile::new(Major::K, TmaSwizzle::None, 16, 32, 0, AtomOrder::MnFirst).unwrap();
+        assert_eq!(kmn.byte_address(8, 8), 384);
+        let mn =
+            OperandTile::new(Major::Mn, TmaSwizzle::None, 16, 32, 0, AtomOrder::KFirst).unwrap();
+        assert_eq!(mn.byte_address(9, 10), 674);
+        let (a, b, used) = operand_tiles(
+            64,
+            Major::K,
+            Major::K,
+            TmaSwizzle::B128,
+            64,
+            AtomOrder::MnFirst,
+        )
+        .unwrap();
+        assert_eq!(
+            (a.size_bytes(), a.k_blocks(), b.base, used),
+            (8192, 4, 8192, 16384)
+        );
     }
 
     #[test]
