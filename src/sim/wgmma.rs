@@ -761,6 +761,13 @@ mod tests {
             .to_string();
         assert!(e.contains("64x16") && e.contains("multiple of 64"), "{e}");
         assert!(check_n(12).unwrap_err().to_string().contains("N = 12"));
+        // PTX ISA: N = 8, 16, ..., 256 for .f16/.bf16 inputs.
+        for n in [8, 136, 256] {
+            assert!(check_n(n).is_ok(), "{n}");
+        }
+        for n in [0, 4, 264, 512] {
+            assert!(check_n(n).is_err(), "{n}");
+        }
         assert!(
             OperandTile::new(Major::Mn, TmaSwizzle::B64, 64, 16, 256, AtomOrder::MnFirst)
                 .unwrap_err()
