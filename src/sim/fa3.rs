@@ -748,6 +748,25 @@ mod tests {
         );
     }
 
+    /// B=1 H=2 S=256 not causal on 2 SMs: each CTA runs 2 tiles of 2 key blocks. Per consumer
+    /// (module docs): S = (4 key blocks + 1 discarded) · D/16 wgmma, P·V = 4 · 8. D = 64: S
+    /// `m64n128k16` 5 · 4 = 20, P·V `m64n64k16` 32; D = 128: one shape, 5 · 8 + 32 = 72; both
+    /// consumers summed.
+    #[test]
+    fn hgmma_by_sass_sums_both_consumers_by_shape() {
+        let p = prob(1, 2, 256);
+        let d64 = Fa3Tiling::new(64, false).report(&p, 2).unwrap();
+        let want: BTreeMap<String, u64> = [
+            ("HGMMA.64x128x16.F32".to_string(), 40),
+            ("HGMMA.64x64x16.F32".to_string(), 64),
+        ]
+        .into();
+        assert_eq!(d64.cta0.hgmma_by_sass(), want);
+        let d128 = Fa3Tiling::new(128, false).report(&p, 2).unwrap();
+        let want: BTreeMap<String, u64> = [("HGMMA.64x128x16.F32".to_string(), 144)].into();
+        assert_eq!(d128.cta0.hgmma_by_sass(), want);
+    }
+
     #[test]
     fn static_d64_splits_shapes() {
         // D=64: S is m64n128k16, 64/16 = 4 per copy, 3 copies; P·V m64n64k16, 8 per copy, 2 copies;
