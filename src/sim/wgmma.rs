@@ -646,6 +646,28 @@ mod tests {
         assert_eq!(s.core_matrix_rows(Major::K, 8, 0).to_vec(), sw);
     }
 
+    /// PTX names (PTX ISA, `wgmma.mma_async`: `.m64nNk16`, `.f32` D, `.f16`/`.bf16` A and B) and
+    /// the SASS cuobjdump printed for sm_90a (`tests/data/h200_wgmma_2026-11-30.json`:
+    /// `HGMMA.64x64x16.F32`, `.BF16` appended for bf16); only f16 and bf16 inputs are modelled.
+    #[test]
+    fn names_and_modelled_types() {
+        assert_eq!(
+            ptx(64, MmaDtype::F16),
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"
+        );
+        assert_eq!(
+            ptx(256, MmaDtype::Bf16),
+            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
+        );
+        assert_eq!(sass(64, MmaDtype::F16), "HGMMA.64x64x16.F32");
+        assert_eq!(sass(128, MmaDtype::Bf16), "HGMMA.64x128x16.F32.BF16");
+        assert!(check_dtype(MmaDtype::F16).is_ok() && check_dtype(MmaDtype::Bf16).is_ok());
+        for t in [MmaDtype::S8, MmaDtype::E4m3] {
+            let e = check_dtype(t).unwrap_err().to_string();
+            assert!(e.contains(t.name()) && e.contains("f16, bf16"), "{e}");
+        }
+    }
+
     #[test]
     fn accumulator_map_covers_d_once() {
         for n in [8u32, 24, 256] {
