@@ -668,6 +668,100 @@ mod tests {
         }
     }
 
+    /// PTX ISA's A register fragment of `wgmma` (`.m64nNk16`, A in registers): warp w's rows
+    /// 16w.., then as `mma.m16n8k16`'s A: register 0 row g, k 2q + half; register 1 row g + 8;
+    /// registers 2 and 3 the same at k + 8 (g = groupID, q = threadID_in_group). Every element of
+    /// the 64x16 A once.
+    #[test]
+    fn a_fragment_is_the_ptx_table() {
+        assert_eq!(a_fragment(0, 0, 0), (0, 0));
+        assert_eq!(a_fragment(37, 3, 1), (25, 11));
+        assert_eq!(a_fragment(127, 2, 1), (55, 15));
+        assert_eq!(a_fragment(66, 1, 0), (32 + 8, 4));
+        let mut seen = [[0u8; 16]; 64];
+        for t in 0..128 {
+            for r in 0..4 {
+                for h in 0..2 {
+                    let (m, k) = a_fragment(t, r, h);
+                    seen[m as usize][k as usize] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().flatten().all(|&c| c == 1));
+    }
+
+    /// One m64n8k16 on small integers, D starting at 1: A[m][k] = (m + 2k) % 5 − 2 and
+    /// B[n][k] = (3n + k) % 7 − 3 written to shared memory (K-major, no swizzle), the reference
+    /// summed here from those two formulas, each thread's registers read through the PTX ISA's D
+    /// figure written out here (register i: row 16w + g + 8·((i % 4) / 2), column 2q + i % 2). A
+    /// from shared memory and from registers (the A table written out here too), f16 and bf16;
+    /// accumulators of the wrong shape are refused.
+    #[test]
+    fn execute_small_integers_from_smem_and_registers() {
+        let (ta, tb, used) = operand_tiles(
+            8,
+            Major::K,
+            Major::K,
+            TmaSwizzle::None,
+            16,
+            AtomOrder::MnFirst,
+        )
+        .unwrap();
+        let a = |m: u32, k: u32| ((m + 2 * k) % 5) as f32 - 2.0;
+        let b = |n: u32, k: u32| ((3 * n + k) % 7) as f32 - 3.0;
+        let want = |row: u32, col: u32| 1.0 + (0..16).map(|k| a(row, k) * b(col, k)).sum::<f32>();
+        let wgq = |t: u32| (t / 32, (t % 32) / 4, t % 4);
+        for dtype in [MmaDtype::F16, MmaDtype::Bf16] {
+            let bits = |v: f32| match dtype {
+                MmaDtype::Bf16 => bf16::from_f32(v).to_bits(),
+                _ => f16::from_f32(v).to_bits(),
+            };
+            let mut smem = SharedMemory::zeroed(used);
+            for m in 0..64 {
+                for k in 0..16 {
+                    smem.write_u16(ta.byte_address(m, k), bits(a(m, k)))
+                        .unwrap();
+                }
+            }
+            for n in 0..8 {
+                for k in 0..16 {
+                    smem.write_u16(tb.byte_address(n, k), bits(b(n, k)))
+                        .unwrap();
+                }
+            }
+            let regs: Box<[[u32; 4]; WARPGROUP_THREADS]> = Box::new(std::array::from_fn(|t| {
+                let (w, g, q) = wgq(t as u32);
+                std::array::from_fn(|r| {
+                    let (m, k) = (16 * w + g + 8 * (r as u32 % 2), 2 * q + 8 * (r as u32 / 2));
+                    u32::from(bits(a(m, k))) | u32::from(bits(a(m, k + 1))) << 16
+                })
+            }));
+            let bd = tb.descriptor(0);
+            for src in [
+                ASource::Smem(ta.descriptor(0), Major::K),
+                ASource::Registers(regs),
+            ] {
+                let mut acc = vec![vec![1.0f32; 4]; WARPGROUP_THREADS];
+                execute(8, dtype, &src, &bd, Major::K, &smem, &mut acc).unwrap();
+                for t in 0..128u32 {
+                    let (w, g, q) = wgq(t);
+                    for i in 0..4u32 {
+                        let (row, col) = (16 * w + g + 8 * (i / 2), 2 * q + i % 2);
+                        assert_eq!(
+                            acc[t as usize][i as usize],
+                            want(row, col),
+                            "{dtype:?} t{t} d{i}"
+                        );
+                    }
+                }
+                for bad in [vec![vec![0.0; 3]; 128], vec![vec![0.0; 4]; 127]] {
+                    let mut bad = bad;
+                    assert!(execute(8, dtype, &src, &bd, Major::K, &smem, &mut bad).is_err());
+                }
+            }
+        }
+    }
+
     #[test]
     fn accumulator_map_covers_d_once() {
         for n in [8u32, 24, 256] {
