@@ -777,6 +777,33 @@ mod tests {
         assert_eq!((st.utmaldg, st.utmastg, st.sts), (3, 1, 17));
     }
 
+    /// Shared memory at D = 128 (module docs: 3 Q-sized buffers + 2·stages K/V tiles of
+    /// 128·128·2 = 32768 B, + 1024): 2 stages 229,376 + 1,024 = 230,400 B fits sm_90's 232,448;
+    /// 3 stages 295,936 does not, and the error names the tile. Problems: S a positive multiple
+    /// of 128 and B·H·S ≤ i32::MAX rows (1024·16·131072 = 2^31 is one too many).
+    #[test]
+    fn shared_memory_and_problem_limits() {
+        let mut t = Fa3Tiling::new(128, false);
+        assert_eq!(t.dynamic_smem_bytes(), Some(230_400));
+        assert!(t.validate().is_ok());
+        t.stages = 3;
+        let e = t.validate().unwrap_err().to_string();
+        assert!(e.contains("295936") && e.contains("3 x 32768 B"), "{e}");
+        let t = Fa3Tiling::new(64, true);
+        assert!(t.check_problem(&prob(2, 3, 256)).is_ok());
+        for bad in [
+            prob(0, 1, 128),
+            prob(1, 0, 128),
+            prob(1, 1, 0),
+            prob(1, 1, 100),
+        ] {
+            assert!(t.check_problem(&bad).is_err(), "{bad:?}");
+        }
+        assert!(t.check_problem(&prob(1024, 16, 131_072 - 128)).is_ok());
+        let e = t.check_problem(&prob(1024, 16, 131_072)).unwrap_err();
+        assert!(e.to_string().contains("2147483648"), "{e}");
+    }
+
     #[test]
     fn rejects_what_the_kernel_does_not_build() {
         let mut t = Fa3Tiling::new(96, false);
