@@ -619,8 +619,9 @@ mod tests {
 
     /// The 8 16-byte rows of a core matrix, from the module docs' no-swizzle formulas with
     /// start 0x1000, LBO 128, SBO 256: K-major element (9, 3) is in the core matrix of rows
-    /// mn 8..15, k 0..7, row r at SBO + 16r; MN-major element (9, 11) in the one of k 8..15,
-    /// mn 8..15, row r (k = 8 + r) at SBO + LBO + 16r. With 128B swizzle, K-major rows are 128
+    /// mn 8..15, k 0..7, row r at SBO + 16r, element (9, 11) in the next one along K (+ LBO);
+    /// MN-major element (9, 11) in the one of k 8..15, mn 8..15, row r (k = 8 + r) at SBO + LBO
+    /// + 16r, element (17, 11) at 2·SBO + LBO + 16r. With 128B swizzle, K-major rows are 128
     /// bytes apart and row r's 16-byte chunk 0 moves to chunk r (the TMA 128B pattern).
     #[test]
     fn core_matrix_rows_of_both_majors() {
@@ -633,8 +634,12 @@ mod tests {
         };
         let k: Vec<u32> = (0..8).map(|r| 0x1000 + 256 + 16 * r).collect();
         assert_eq!(d.core_matrix_rows(Major::K, 9, 3).to_vec(), k);
+        let k11: Vec<u32> = (0..8).map(|r| 0x1000 + 256 + 128 + 16 * r).collect();
+        assert_eq!(d.core_matrix_rows(Major::K, 9, 11).to_vec(), k11);
         let mn: Vec<u32> = (0..8).map(|r| 0x1000 + 256 + 128 + 16 * r).collect();
         assert_eq!(d.core_matrix_rows(Major::Mn, 9, 11).to_vec(), mn);
+        let mn17: Vec<u32> = (0..8).map(|r| 0x1000 + 512 + 128 + 16 * r).collect();
+        assert_eq!(d.core_matrix_rows(Major::Mn, 17, 11).to_vec(), mn17);
         let s = MatrixDescriptor {
             start_address: 0,
             leading_byte_offset: 16,
