@@ -804,6 +804,18 @@ mod tests {
         assert!(e.to_string().contains("2147483648"), "{e}");
     }
 
+    /// Causal head groups by the doc's rule, worked by hand at D = 128. S = 4096 (nq 32), 32
+    /// heads, 132 CTAs: L2 holds 24 MiB / (4096·128·4 B) = 12 heads, two tiles per CTA want
+    /// ⌈264/32⌉ = 9, so 9; ⌊32/9⌋ = 3 groups of ⌈32/3⌉ = 11, the first 32 − 2·11 = 10. With
+    /// seq 16384 (nq 16 passed), 31 heads: L2 holds 3 (the grid wants 17), ⌊31/3⌋ = 10 groups of
+    /// ⌈31/10⌉ = 4, the first 31 − 7·4 = 3.
+    #[test]
+    fn head_groups_by_hand() {
+        let t = Fa3Tiling::new(128, true);
+        assert_eq!(t.head_groups(32, 32, 132, 4096), (11, 10));
+        assert_eq!(t.head_groups(16, 31, 132, 16384), (4, 3));
+    }
+
     #[test]
     fn rejects_what_the_kernel_does_not_build() {
         let mut t = Fa3Tiling::new(96, false);
