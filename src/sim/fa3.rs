@@ -816,6 +816,32 @@ mod tests {
         assert_eq!(t.head_groups(16, 31, 132, 16384), (4, 3));
     }
 
+    /// `fa3_tile` by the module docs, worked by hand with nq = 4. Not causal: t = 9 is query
+    /// block 9 % 4 = 1 of head 9 / 4 = 2. Causal with groups (gh 3, r 2): group 0 (heads 0, 1)
+    /// holds tiles 0..8 longest first, two heads at a time: t 0 → (3, 0), 1 → (3, 1), 2 → (2, 0),
+    /// 7 → (0, 1); group 1 (heads 2..4) starts at t 8 → (3, 2); t 13 is 5 tiles into it → (2, 4);
+    /// group 2 (heads 5..7) starts at t 20 → (3, 5); t 23 → (2, 5).
+    #[test]
+    fn tile_order_by_hand() {
+        assert_eq!(Fa3Tiling::new(64, false).tile(9, 4, (1, 1)), (1, 2));
+        let t = Fa3Tiling::new(64, true);
+        let got: Vec<_> = [0, 1, 2, 7, 8, 13, 20, 23]
+            .iter()
+            .map(|&i| t.tile(i, 4, (3, 2)))
+            .collect();
+        let want = [
+            (3, 0),
+            (3, 1),
+            (2, 0),
+            (0, 1),
+            (3, 2),
+            (2, 4),
+            (3, 5),
+            (2, 5),
+        ];
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn rejects_what_the_kernel_does_not_build() {
         let mut t = Fa3Tiling::new(96, false);
