@@ -842,6 +842,19 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// `--sms` is 1..=i32::MAX (the kernel's `int` grid): 0 and 2^31 are refused, i32::MAX runs
+    /// (a 4-tile problem then has a grid of 4).
+    #[test]
+    fn sms_range() {
+        let t = Fa3Tiling::new(128, false);
+        let p = prob(1, 2, 256);
+        assert_eq!(t.schedule(&p, i32::MAX as u32).unwrap().grid, 4);
+        for bad in [0, 1 << 31] {
+            let e = t.schedule(&p, bad).unwrap_err().to_string();
+            assert!(e.contains("--sms") && e.contains(&bad.to_string()), "{e}");
+        }
+    }
+
     #[test]
     fn rejects_what_the_kernel_does_not_build() {
         let mut t = Fa3Tiling::new(96, false);

@@ -151,6 +151,15 @@ impl SharedMemory {
 mod tests {
     use super::*;
 
+    /// Sizes: empty only at 0 bytes; sm_90's per-block array is 227 KiB = 232,448 bytes.
+    #[test]
+    fn sizes() {
+        assert!(SharedMemory::zeroed(0).is_empty());
+        let m = SharedMemory::zeroed(2);
+        assert!(!m.is_empty() && m.len() == 2);
+        assert_eq!(SharedMemory::for_arch(Arch::Sm90).len(), 232_448);
+    }
+
     #[test]
     fn typed_reads_are_little_endian() {
         let mut m = SharedMemory::zeroed(64);
