@@ -571,6 +571,31 @@ mod tests {
         );
     }
 
+    /// Byte counts to widths (the `ld.shared` widths: u8 1, u16 2, b32 4, v2.b32 8, v4.b32 16)
+    /// and ldmatrix's `.x1/.x2/.x4` from 1, 2, 4; anything else is `None`.
+    #[test]
+    fn widths_and_matrix_counts_from_numbers() {
+        for (n, w) in [
+            (1, AccessWidth::U8),
+            (2, AccessWidth::U16),
+            (4, AccessWidth::B32),
+            (8, AccessWidth::V2),
+            (16, AccessWidth::V4),
+        ] {
+            assert_eq!(AccessWidth::from_bytes(n), Some(w), "{n}");
+        }
+        assert_eq!(AccessWidth::from_bytes(3), None);
+        for (n, m) in [
+            (1, MatrixCount::X1),
+            (2, MatrixCount::X2),
+            (4, MatrixCount::X4),
+        ] {
+            assert_eq!(MatrixCount::from_count(n), Some(m), "{n}");
+            assert_eq!(m.count(), n as usize);
+        }
+        assert_eq!(MatrixCount::from_count(3), None);
+    }
+
     #[test]
     fn rejects_unknown_names_listing_allowed() {
         for s in [

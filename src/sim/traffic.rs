@@ -620,6 +620,25 @@ mod tests {
         assert!((passes - 0.728).abs() < 0.001, "{passes}");
     }
 
+    /// Head dimension and blocks up to 2^16 = 65536 are taken, 65537 is not; the loop orders
+    /// parse as `v1`/`1`, `v2`/`2` and print as `v1`, `v2`.
+    #[test]
+    fn dimension_limit_and_loop_order_names() {
+        let mut p = ARTICLE_PROBLEM;
+        p.head_dim = 65_536;
+        assert!(p.validate().is_ok());
+        p.head_dim = 65_537;
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("--head-dim") && e.contains("1..=65536"), "{e}");
+        for (texts, o) in [(["v1", "1"], LoopOrder::V1), (["v2", "2"], LoopOrder::V2)] {
+            for t in texts {
+                assert_eq!(LoopOrder::parse(t).unwrap(), o, "{t}");
+            }
+            assert_eq!(o.name(), texts[0]);
+        }
+        assert!(LoopOrder::parse("v3").is_err());
+    }
+
     #[test]
     fn bad_problems_are_named() {
         let mut p = ARTICLE_PROBLEM;
