@@ -620,8 +620,8 @@ mod tests {
     /// The 8 16-byte rows of a core matrix, from the module docs' no-swizzle formulas with
     /// start 0x1000, LBO 128, SBO 256: K-major element (9, 3) is in the core matrix of rows
     /// mn 8..15, k 0..7, row r at SBO + 16r, element (9, 11) in the next one along K (+ LBO);
-    /// MN-major element (9, 11) in the one of k 8..15, mn 8..15, row r (k = 8 + r) at SBO + LBO
-    /// + 16r, element (17, 11) at 2·SBO + LBO + 16r. With 128B swizzle, K-major rows are 128
+    /// MN-major element (9, 11) in the one of k 8..15, mn 8..15, row r (k = 8 + r) at
+    /// SBO + LBO + 16r, element (17, 11) at 2·SBO + LBO + 16r. With 128B swizzle, K-major rows are 128
     /// bytes apart and row r's 16-byte chunk 0 moves to chunk r (the TMA 128B pattern).
     #[test]
     fn core_matrix_rows_of_both_majors() {
