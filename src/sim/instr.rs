@@ -571,6 +571,29 @@ mod tests {
         );
     }
 
+    /// The full PTX spellings (PTX ISA: `ldmatrix.sync.aligned.shape.num{.trans}{.ss}.type`,
+    /// the same for `stmatrix`); other instructions keep their short name.
+    #[test]
+    fn full_ptx_names() {
+        let st = Instruction::Stmatrix {
+            num: MatrixCount::X4,
+            trans: true,
+        };
+        assert_eq!(
+            st.full_ptx(),
+            "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
+        );
+        let ld = Instruction::Ldmatrix {
+            num: MatrixCount::X1,
+            trans: false,
+        };
+        assert_eq!(ld.full_ptx(), "ldmatrix.sync.aligned.m8n8.x1.shared.b16");
+        assert_eq!(
+            Instruction::Ld(AccessWidth::V4).full_ptx(),
+            "ld.shared.v4.b32"
+        );
+    }
+
     /// Byte counts to widths (the `ld.shared` widths: u8 1, u16 2, b32 4, v2.b32 8, v4.b32 16)
     /// and ldmatrix's `.x1/.x2/.x4` from 1, 2, 4; anything else is `None`.
     #[test]

@@ -620,6 +620,45 @@ mod tests {
         assert!((passes - 0.728).abs() < 0.001, "{passes}");
     }
 
+    /// The comparison's numbers by hand for the article's problem (tensor 10·64·1024·64·4 =
+    /// 167,772,160 B; 655,360 query rows; 32 K/V blocks). v1 writes O 32 times and m, l (two
+    /// f32 per row) 32 times: 5,368,709,120 + 167,772,160 = 5,536,481,280 B, so the measured
+    /// 5.54 GB is 3,518,720 above; reads 11.58 GB − 11,240,734,720 = 339,265,280 B, 1.0111 passes
+    /// over K and V (2 tensors). "Below compulsory" means strictly below Q + K + V =
+    /// 503,316,480 B. Each order lists 7 assumptions.
+    #[test]
+    fn comparison_gaps_and_the_compulsory_edge() {
+        let v1 = simulate(&ARTICLE_PROBLEM, LoopOrder::V1, false).unwrap();
+        assert_eq!(v1.written_bytes, 5_536_481_280);
+        let c = compare(&v1, &ARTICLE_V1);
+        assert_eq!(c.written_gap_bytes, Some(3_518_720));
+        assert_eq!(c.read_gap_bytes, Some(339_265_280));
+        let passes = c.read_gap_kv_passes.unwrap();
+        assert!(
+            (passes - 339_265_280.0 / 335_544_320.0).abs() < 1e-9,
+            "{passes}"
+        );
+        assert_eq!(
+            (c.tensor_bytes, c.compulsory_read_bytes),
+            (167_772_160, 503_316_480)
+        );
+        assert!(!c.measured_below_compulsory && c.implied_kv_passes.is_none());
+        let v2 = simulate(&ARTICLE_PROBLEM, LoopOrder::V2, true).unwrap();
+        for (reads, below) in [(503_316_480, false), (503_316_479, true)] {
+            let m = Measured {
+                read_bytes: Some(reads),
+                written_bytes: None,
+                rounding_bytes: 0,
+            };
+            assert_eq!(compare(&v2, &m).measured_below_compulsory, below, "{reads}");
+        }
+        for o in [LoopOrder::V1, LoopOrder::V2] {
+            let a = assumptions(o);
+            assert_eq!(a.len(), 7);
+            assert!(a.iter().any(|s| s.starts_with(o.name())), "{o:?}");
+        }
+    }
+
     /// Head dimension and blocks up to 2^16 = 65536 are taken, 65537 is not; the loop orders
     /// parse as `v1`/`1`, `v2`/`2` and print as `v1`, `v2`.
     #[test]
