@@ -205,6 +205,41 @@ mod tests {
         }
     }
 
+    /// Every spelling, the compute capability both ways, and the shared-memory allocation
+    /// details: 256-byte units and no reserved bytes on sm_75, 128-byte units and 1 KB reserved
+    /// per block from sm_80 on (the CUDA Occupancy Calculator's GPU data; the Programming
+    /// Guide's compute-capability sections for 8.x and 9.0 reserve 1 KB per block for the
+    /// system).
+    #[test]
+    fn spellings_capabilities_and_allocation_units() {
+        for (a, cc, texts) in [
+            (Arch::Sm75, 75, ["sm_75", "75", "7.5"]),
+            (Arch::Sm80, 80, ["sm_80", "80", "SM80"]),
+            (Arch::Sm86, 86, ["sm_86", "86", "8.6"]),
+            (Arch::Sm89, 89, ["sm_89", "89", "sm89"]),
+            (Arch::Sm90, 90, ["sm_90", "sm_90a", "9.0"]),
+        ] {
+            for t in texts {
+                assert_eq!(Arch::parse(t).unwrap(), a, "{t}");
+            }
+            assert_eq!(a.cc(), cc);
+            assert_eq!(Arch::from_cc((cc / 10) as i32, (cc % 10) as i32), Some(a));
+            assert_eq!(a.to_string(), format!("sm_{cc}"));
+            let l = a.limits();
+            let (unit, reserved) = if a == Arch::Sm75 {
+                (256, 0)
+            } else {
+                (128, 1024)
+            };
+            assert_eq!(
+                (l.smem_alloc_unit_bytes, l.smem_reserved_per_block_bytes),
+                (unit, reserved),
+                "{a}"
+            );
+        }
+        assert_eq!(Arch::from_cc(7, 0), None);
+    }
+
     #[test]
     fn hopper_block_limit_is_227_kib() {
         assert_eq!(Arch::Sm90.limits().smem_per_block_bytes, 232_448);

@@ -446,6 +446,21 @@ mod tests {
         }
     }
 
+    /// The limiters' names as the report prints them.
+    #[test]
+    fn limiter_names() {
+        let names: Vec<&str> = [
+            Limiter::Warps,
+            Limiter::Blocks,
+            Limiter::Registers,
+            Limiter::SharedMemory,
+        ]
+        .iter()
+        .map(|l| l.name())
+        .collect();
+        assert_eq!(names, ["warps", "blocks", "registers", "shared memory"]);
+    }
+
     #[test]
     fn parses_sizes() {
         assert_eq!(parse_bytes("28KB").unwrap(), 28672);
