@@ -435,6 +435,19 @@ mod tests {
             (r.blocks_per_sm, r.smem_per_block_limit_bytes),
             (3, 232_448)
         );
+        // Without the opt-in, up to sm_90's own 227 KB (232,448 B) the opt-in is the advice;
+        // beyond it no opt-in helps, and the reason says what the arch allows.
+        let opt_in_advice = "without the opt-in";
+        for (s, advice) in [(232_448, true), (232_449, false), (300_000, false)] {
+            let why = no(s).reason.unwrap();
+            assert_eq!(why.contains(opt_in_advice), advice, "{s}: {why}");
+            if !advice {
+                assert!(
+                    why.contains("sm_90 allows at most 232448 (227 KB)"),
+                    "{why}"
+                );
+            }
+        }
     }
 
     #[test]
