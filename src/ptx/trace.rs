@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use tilelab::ptx::{self, Launch, trace::Recorder};
-//! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r2+4];\nret;\n}\n";
+//! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r2+4];\nand.b32 %r5, %r1, 31;\nshl.b32 %r5, %r5, 2;\nld.shared.b32 %r0, [%r5];\nret;\n}\n";
 //! let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], args: vec![],
 //!     dynamic_smem: None, max_instructions: 1_000_000 };
 //! let prog = ptx::report::load(src, None).unwrap();
@@ -161,5 +161,67 @@ impl Observer for WorstOfLine {
                 },
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx::{self, Launch, machine::ALL_WARPS};
+
+    /// Two warps; lane l of warp w loads the word at byte `l << (2 + 5w)` (PTX lines 13 and
+    /// 14): warp 0 reads 32 consecutive words (1 wavefront, no conflict), warp 1 rows 128
+    /// bytes apart, every lane in bank 0 (32 wavefronts, 31 conflicts). Line 14 adds 4 bytes.
+    /// Line 17: both warps read words 0..31 (1 wavefront each, a tie).
+    const SRC: &str = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<6>;\n.shared .align 4 .b8 s[16384];\nmov.u32 %r1, %tid.x;\nshr.u32 %r3, %r1, 5;\nmul.lo.u32 %r4, %r3, 5;\nadd.u32 %r4, %r4, 2;\nshl.b32 %r2, %r1, %r4;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r2+4];\nand.b32 %r5, %r1, 31;\nshl.b32 %r5, %r5, 2;\nld.shared.b32 %r0, [%r5];\nret;\n}\n";
+
+    fn run(warp: u32, obs: &mut dyn Observer) {
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            cta: [0, 0, 0],
+            args: vec![],
+            dynamic_smem: None,
+            max_instructions: 1_000_000,
+        };
+        let prog = ptx::report::load(SRC, None).unwrap();
+        ptx::report::simulate_program(&prog, &launch, Some((warp, obs))).unwrap();
+    }
+
+    #[test]
+    fn recorder_keeps_the_followed_warp_up_to_its_cap() {
+        let mut all = Recorder::new(5);
+        run(1, &mut all);
+        assert_eq!((all.steps.len(), all.dropped), (3, 0));
+        let lines: Vec<u32> = all.steps.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [13, 14, 17]);
+        let s = &all.steps[0];
+        assert_eq!((s.step.cost.wavefronts, s.bank_conflicts()), (32, 31));
+        assert!(!s.is_mma() && s.mask == u32::MAX);
+        let mut one = Recorder::new(1);
+        run(0, &mut one);
+        assert_eq!((one.steps.len(), one.dropped), (1, 2));
+        assert_eq!(one.steps[0].bank_conflicts(), 0);
+        let mut none = Recorder::new(0);
+        run(0, &mut none);
+        assert_eq!((none.steps.len(), none.dropped), (0, 3));
+    }
+
+    #[test]
+    fn worst_of_a_line_is_the_warp_with_the_most_conflicts() {
+        let mut w = WorstOfLine::new(14);
+        run(ALL_WARPS, &mut w);
+        assert_eq!(w.executions, 2);
+        let (warp, r) = w.worst.as_ref().unwrap();
+        assert_eq!((*warp, r.line, r.bank_conflicts()), (1, 14, 31));
+        assert!(!w.saw_mma);
+        // A tie keeps the earliest warp.
+        let mut tie = WorstOfLine::new(17);
+        run(ALL_WARPS, &mut tie);
+        let (warp, r) = tie.worst.as_ref().unwrap();
+        assert_eq!((tie.executions, *warp, r.step.cost.wavefronts), (2, 0, 1));
+        let mut other = WorstOfLine::new(12);
+        run(ALL_WARPS, &mut other);
+        assert_eq!((other.executions, other.worst.is_none()), (0, true));
     }
 }
