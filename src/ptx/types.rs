@@ -206,6 +206,75 @@ pub fn fma(ty: Ty, a: u64, b: u64, c: u64) -> u64 {
 mod tests {
     use super::*;
 
+    /// PTX ISA §5.2.2 "Fundamental Types": every type suffix, its width in bits, signedness and
+    /// whether it is a float (predicates: 1 bit, counted as 1 byte here).
+    #[test]
+    fn every_fundamental_type() {
+        let table = [
+            ("b8", Ty::B(8), 8u32, false, false),
+            ("b16", Ty::B(16), 16, false, false),
+            ("b32", Ty::B(32), 32, false, false),
+            ("b64", Ty::B(64), 64, false, false),
+            ("u8", Ty::U(8), 8, false, false),
+            ("u16", Ty::U(16), 16, false, false),
+            ("u32", Ty::U(32), 32, false, false),
+            ("u64", Ty::U(64), 64, false, false),
+            ("s8", Ty::S(8), 8, true, false),
+            ("s16", Ty::S(16), 16, true, false),
+            ("s32", Ty::S(32), 32, true, false),
+            ("s64", Ty::S(64), 64, true, false),
+            ("f16", Ty::F16, 16, false, true),
+            ("bf16", Ty::Bf16, 16, false, true),
+            ("f32", Ty::F32, 32, false, true),
+            ("f64", Ty::F64, 64, false, true),
+            ("f16x2", Ty::F16x2, 32, false, true),
+            ("bf16x2", Ty::Bf16x2, 32, false, true),
+            ("pred", Ty::Pred, 1, false, false),
+        ];
+        for (text, ty, bits, signed, float) in table {
+            assert_eq!(Ty::parse(text), Some(ty), "{text}");
+            assert_eq!((ty.bits(), ty.bytes()), (bits, bits.div_ceil(8)), "{text}");
+            assert_eq!((ty.signed(), ty.is_float()), (signed, float), "{text}");
+        }
+        assert_eq!(Ty::parse("f8"), None);
+        assert_eq!(Ty::U(8).trunc(0x1ff), 0xff);
+        assert_eq!(Ty::B(64).trunc(u64::MAX), u64::MAX);
+        assert_eq!(Ty::U(16).int(0x1_8000), 0x8000);
+    }
+
+    /// 2·3 + 1 = 7 in every float type, one rounding (IEEE bit patterns: f16 7.0 = 0x4700,
+    /// bf16 7.0 = 0x40e0, f32 0x40e0_0000); 1.5 + 2.25 = 3.75 (f32 0x4070_0000, bf16 0x4070);
+    /// negation per half of a packed pair (bf16 1.0 = 0x3f80, −1.0 = 0xbf80).
+    #[test]
+    fn float_arithmetic_in_every_type() {
+        let (f16_, bf16_) = (
+            |x: f64| from_f64(Ty::F16, x),
+            |x: f64| from_f64(Ty::Bf16, x),
+        );
+        assert_eq!((f16_(7.0), bf16_(7.0)), (0x4700, 0x40e0));
+        assert_eq!(from_f64(Ty::F32, 7.0), 0x40e0_0000);
+        assert_eq!(to_f64(Ty::Bf16, 0x3f80), 1.0);
+        assert_eq!(to_f64(Ty::F32, 0x4070_0000), 3.75);
+        for ty in [Ty::F16, Ty::Bf16, Ty::F32, Ty::F64] {
+            let v = |x: f64| from_f64(ty, x);
+            assert_eq!(fma(ty, v(2.0), v(3.0), v(1.0)), v(7.0), "{ty:?}");
+            let sum = float2(ty, v(1.5), v(2.25), |a, b| a + b, |a, b| a + b);
+            assert_eq!(sum, v(3.75), "{ty:?}");
+            assert_eq!(float1(ty, v(1.5), |a| -a, |a| -a), v(-1.5), "{ty:?}");
+        }
+        let pair = |lo: u64, hi: u64| lo | hi << 16;
+        let (two, three, one) = (f16_(2.0), f16_(3.0), f16_(1.0));
+        assert_eq!(
+            fma(Ty::F16x2, pair(two, three), pair(three, two), pair(one, 0)),
+            pair(f16_(7.0), f16_(6.0))
+        );
+        assert_eq!(
+            float1(Ty::Bf16x2, pair(0x3f80, 0xbf80), |a| -a, |a| -a),
+            pair(0xbf80, 0x3f80)
+        );
+        assert_eq!(float2(Ty::U(32), 1, 2, |a, b| a + b, |a, b| a + b), 0);
+    }
+
     #[test]
     fn integer_views() {
         assert_eq!(Ty::S(32).int(0xffff_ffff), -1);
