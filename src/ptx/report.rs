@@ -348,6 +348,36 @@ mod tests {
         }
     }
 
+    /// `--kernel` picks the named entry of a module with two; without it, two kernels are an
+    /// error listing both, and an unknown name lists the kernels. The SASS class names are the
+    /// mnemonics cuobjdump prints (LDS, STS, LDSM, STSM, HMMA, LDGSTS, ATOMS).
+    #[test]
+    fn kernel_choice_and_class_names() {
+        let two = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry a()\n{\nret;\n}\n.visible .entry b()\n{\nret;\n}\n";
+        assert_eq!(load(two, Some("b")).unwrap().name, "b");
+        assert_eq!(load(two, Some("a")).unwrap().name, "a");
+        let e = load(two, None).unwrap_err().to_string();
+        assert!(e.contains("2 kernels") && e.contains("a, b"), "{e}");
+        let e = load(two, Some("c")).unwrap_err().to_string();
+        assert!(e.contains("no kernel 'c'"), "{e}");
+        let names: Vec<&str> = [
+            Class::Lds,
+            Class::Sts,
+            Class::Ldsm,
+            Class::Stsm,
+            Class::Hmma,
+            Class::Ldgsts,
+            Class::Atoms,
+        ]
+        .iter()
+        .map(|c| c.name())
+        .collect();
+        assert_eq!(
+            names,
+            ["LDS", "STS", "LDSM", "STSM", "HMMA", "LDGSTS", "ATOMS"]
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
         /// Mutated PTX (bytes deleted, replaced or inserted) never panics the parser, decoder or
