@@ -244,7 +244,7 @@ mod tests {
 
     /// 2·3 + 1 = 7 in every float type, one rounding (IEEE bit patterns: f16 7.0 = 0x4700,
     /// bf16 7.0 = 0x40e0, f32 0x40e0_0000); 1.5 + 2.25 = 3.75 (f32 0x4070_0000, bf16 0x4070);
-    /// negation per half of a packed pair (bf16 1.0 = 0x3f80, −1.0 = 0xbf80).
+    /// negation and doubling per half of a packed pair (bf16 1.0 = 0x3f80, −1.0 = 0xbf80).
     #[test]
     fn float_arithmetic_in_every_type() {
         let (f16_, bf16_) = (
@@ -272,6 +272,11 @@ mod tests {
             float1(Ty::Bf16x2, pair(0x3f80, 0xbf80), |a| -a, |a| -a),
             pair(0xbf80, 0x3f80)
         );
+        // Doubling tells the halves' format apart: bf16 1.0 → 2.0 = 0x4000 (0x3f80 read as f16
+        // is 1.875, whose double is f16 0x4380); f16 1.0 = 0x3c00 → 0x4000.
+        let twice = |ty| float1(ty, pair(0x3f80, 0xbf80), |a| 2.0 * a, |a| 2.0 * a);
+        assert_eq!(twice(Ty::Bf16x2), pair(0x4000, 0xc000));
+        assert_eq!(twice(Ty::F16x2), pair(0x4380, 0xc380));
         assert_eq!(float2(Ty::U(32), 1, 2, |a, b| a + b, |a, b| a + b), 0);
     }
 
