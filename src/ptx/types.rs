@@ -265,8 +265,13 @@ mod tests {
         let pair = |lo: u64, hi: u64| lo | hi << 16;
         let (two, three, one) = (f16_(2.0), f16_(3.0), f16_(1.0));
         assert_eq!(
-            fma(Ty::F16x2, pair(two, three), pair(three, two), pair(one, 0)),
-            pair(f16_(7.0), f16_(6.0))
+            fma(
+                Ty::F16x2,
+                pair(two, three),
+                pair(three, two),
+                pair(one, two)
+            ),
+            pair(f16_(7.0), f16_(8.0))
         );
         assert_eq!(
             float1(Ty::Bf16x2, pair(0x3f80, 0xbf80), |a| -a, |a| -a),
