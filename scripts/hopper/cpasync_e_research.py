@@ -51,8 +51,7 @@ def m5_unit(r, u, groups):
     hold later groups back. The unit costs the last end."""
     end, last_undelayed_end, hist = 0, 0, []  # hist: (shared banks, end)
     for g, lanes in enumerate(groups(r, u)):
-        pb = sr.Counter(b for l in lanes for b in sr.wbanks(r, l))
-        p, banks = max(pb.values()), set(pb)
+        p, banks = sr.write_passes(r, lanes)
         s = max([g, last_undelayed_end] + [e for b2, e in hist if b2 & banks])
         if s == g:
             last_undelayed_end = s + p
@@ -80,8 +79,7 @@ def m6_unit(r, u, groups):
     and E becomes s + p. The unit costs the last end; the request the sum over units."""
     end, E, hist = 0, None, []  # hist: (shared banks, end) of earlier groups
     for g, lanes in enumerate(groups(r, u)):
-        pb = sr.Counter(b for l in lanes for b in sr.wbanks(r, l))
-        p, banks = max(pb.values()), set(pb)
+        p, banks = sr.write_passes(r, lanes)
         s = max([g] + [e for b2, e in hist if b2 & banks])
         if s == g:
             if E is not None:

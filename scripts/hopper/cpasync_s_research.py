@@ -278,11 +278,17 @@ for gm,pm,sm in itertools.product(['ff','contig'],['max','ff','contig'],['series
 
 # ---- cpa_m2 ----
 
+def write_passes(r, lanes):
+    """(passes, shared banks) of a read group: the most lane writes in one shared bank, and
+    the banks its lanes write."""
+    pb=Counter(b for l in lanes for b in wbanks(r,l))
+    return max(pb.values()), set(pb)
+
 def m2_unit(r, u, gm='ff', readtime='index'):
     gs=grp(r,u,gm)
     start,ln,banks,end=[],[],[],0
     for gi,g in enumerate(gs):
-        pb=Counter(b for l in g for b in wbanks(r,l)); p=max(pb.values()); b=set(pb)
+        p,b=write_passes(r,g)
         s=gi
         for h in range(gi):
             if banks[h]&b: s=max(s,start[h]+ln[h])
