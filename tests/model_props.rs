@@ -473,7 +473,51 @@ proptest! {
         });
         prop_assert!(!one_line || in_class);
         if !in_class {
-            prop_assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSpreadSources));
+            // Spread sources: no L1TEX count, bounds on the SASS-attributed one, recomputed here
+            // another way: read groups formed in rounds (each round sweeps the lanes left, in
+            // lane order, taking every lane whose L1 banks the round has not read yet).
+            let words = w / 4;
+            let (mut lo, mut hi, mut units) = (0u32, 0u32, 0u32);
+            for u in (0..32).step_by(unit) {
+                let mut left: Vec<usize> = (u..u + unit).filter(|&l| r.active_mask >> l & 1 == 1).collect();
+                if left.is_empty() {
+                    continue;
+                }
+                units += 1;
+                let count = |bank: &dyn Fn(usize, u64) -> u64| {
+                    let mut c = [0u32; 32];
+                    for &l in &left {
+                        for i in 0..words {
+                            c[bank(l, i) as usize] += 1;
+                        }
+                    }
+                    *c.iter().max().unwrap()
+                };
+                let reads = count(&|l, i| (g[l] / 4 + i) % 32);
+                let writes = count(&|l, i| (r.lane_byte_offsets[l] as u64 / 4 + i) % 32);
+                let mut rounds = 0;
+                while !left.is_empty() {
+                    rounds += 1;
+                    let mut taken = [false; 32];
+                    left.retain(|&l| {
+                        let banks: Vec<usize> = (0..words).map(|i| ((g[l] / 4 + i) % 32) as usize).collect();
+                        if banks.iter().any(|&b| taken[b]) {
+                            return true;
+                        }
+                        banks.iter().for_each(|&b| taken[b] = true);
+                        false
+                    });
+                }
+                lo += reads.max(writes);
+                hi += rounds + writes - 1;
+            }
+            match r.cost().modelled() {
+                Err(NotModelled::CpAsyncSpreadSources(b)) => {
+                    prop_assert_eq!((b.lo, b.hi, b.units), (lo, hi, units));
+                    prop_assert!(b.lo <= b.hi);
+                }
+                other => prop_assert!(false, "{:?}", other),
+            }
             prop_assert!(s.wavefronts.is_empty());
             return Ok(());
         }

@@ -40,8 +40,11 @@
 //!   `tests/data/h200_cpasync_2026-11-30.json` and all 22 such random and structured requests of
 //!   `tests/data/h200_cpasync_verify_2026-11-30.json` (wavefronts and conflicts). Everything else
 //!   is **not modelled** ([`NotModelled`]): no sources given; a unit reading several lines or one
-//!   address twice. A rule grouping lanes by source line fitted all 129 records of the first
-//!   file but failed 29 of 77 random requests measured afterwards (docs/wavefront-model.md).
+//!   address twice. For the latter ("spread sources") the model gives [`SassBounds`] on the count
+//!   ncu attributes to the instruction, from the banks each unit reads and writes, and no L1TEX
+//!   count (that one depends on the cache state). A rule grouping lanes by source line fitted
+//!   all 129 records of the first file but failed 29 of 77 random requests measured afterwards
+//!   (docs/wavefront-model.md).
 //!   The cold/warm probe of 2026-12-01 (`tests/data/h200_cpasync_lab_2026-12-01.json`, 570
 //!   launches) matched the one-line rule on all 119 launches of the class (47 fresh random
 //!   requests) and showed that a cold launch's L1TEX count can carry a miss-path surplus the
@@ -97,11 +100,55 @@ pub enum NotModelled {
     /// which 128-byte lines the sources lie in.
     CpAsyncSourcesUnknown,
     /// `cp.async.ca` with a unit whose lanes read from more than one 128-byte global line, or
-    /// two of them the same bytes: measured on the H200, no rule found yet holds for these (a
-    /// source-line rule that fitted 129 records failed 29 of 77 random ones; the best rules of
-    /// the 2026-12-01 cold/warm probe, `tests/data/h200_cpasync_lab_2026-12-01.json`, 35 of 63
-    /// cold, and warm, `tests/data/h200_cpasync_lab_d_2026-12-01.json`, 80 of 113).
-    CpAsyncSpreadSources,
+    /// two of them the same bytes. Its L1TEX wavefronts and bank conflicts are not modelled: on
+    /// the H200 they depend on the cache state (the same request measured cold and warm gives
+    /// different counts, `tests/data/h200_cpasync_lab_d_2026-12-01.json`), and no exact rule for
+    /// ncu's SASS-attributed count held on held-out requests either (docs/wavefront-model.md).
+    /// What the model does give is the bounds on that SASS-attributed count ([`SassBounds`]).
+    CpAsyncSpreadSources(SassBounds),
+}
+
+/// Bounds on the wavefronts Nsight Compute attributes to one `cp.async.ca` instruction
+/// (`sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum`, the count its Source
+/// page shows; the same cold and warm on the H200). Its SASS-attributed bank conflicts
+/// (`sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum`) are that count −
+/// `units` in every launch measured.
+///
+/// Per unit (warp, half-warps or quarter-warps, as an `st.shared` of the copy width), with every
+/// lane's `size / 4` words counted:
+/// * `R` = the most lane words read from one L1 bank (global byte address / 4 mod 32; two lanes
+///   reading one word count twice: the read side does not broadcast);
+/// * `W` = the most lane words written to one shared bank (never merged);
+/// * `G` = read groups: lanes taken in lane order, each joining the first group none of whose
+///   lanes reads one of its L1 banks (a lane's words are read together).
+///
+/// The unit costs at least `max(R, W)` (one word per bank per wavefront, on each side) and at
+/// most `G + W − 1` (one read group per wavefront, every shared bank writing one waiting word
+/// per wavefront: a bank's last write then ends at most `W − 1` wavefronts after the last read
+/// group). `lo` and `hi` sum these over the units. When every unit reads one group (`G = 1`,
+/// which includes the one-line tile copy) the two meet: the count is exact.
+///
+/// Measured on the H200 (every distinct spread request of `tests/data/h200_cpasync_*.json`,
+/// 652, from 2026-11-30 and 2026-12-01): every SASS-attributed count lies within its bounds;
+/// `lo = hi` for 358 of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SassBounds {
+    /// The least SASS-attributed wavefronts (sum over units of `max(R, W)`).
+    pub lo: u32,
+    /// The most (sum over units of `G + W − 1`); at least `lo`.
+    pub hi: u32,
+    /// Units with an active lane: the conflict-free count.
+    pub units: u32,
+}
+
+impl std::fmt::Display for SassBounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.lo == self.hi {
+            write!(f, "{} wavefronts", self.lo)
+        } else {
+            write!(f, "between {} and {} wavefronts", self.lo, self.hi)
+        }
+    }
 }
 
 impl std::fmt::Display for NotModelled {
@@ -113,8 +160,11 @@ impl std::fmt::Display for NotModelled {
             NotModelled::CpAsyncSourcesUnknown => {
                 "not modelled: cp.async.ca's shared-side cost depends on which 128-byte global lines the lanes' sources lie in; give each lane's global source address"
             }
-            NotModelled::CpAsyncSpreadSources => {
-                "not modelled: a unit of this cp.async.ca reads from several 128-byte global lines or two lanes read the same bytes; only units reading distinct pieces of one line (the tile copy) are modelled (H200: 29 of 77 random spread requests broke the best rule found)"
+            NotModelled::CpAsyncSpreadSources(b) => {
+                return write!(
+                    f,
+                    "not modelled: a unit of this cp.async.ca reads from several 128-byte global lines or two lanes read the same bytes, and the L1TEX count then depends on the cache state; ncu's SASS-attributed count (..._op_ldgsts) is {b} (bounds from the banks read and written, docs/wavefront-model.md)"
+                );
             }
         })
     }
@@ -606,11 +656,53 @@ impl WarpRequest {
                 // Another lane of the unit reading the same address (`m` holds the later ones).
                 let dup = (0..WARP_SIZE).any(|k| m >> k & 1 == 1 && src[k] == src[lane]);
                 if src[lane] / GLOBAL_LINE_BYTES != first || dup {
-                    return Some(NotModelled::CpAsyncSpreadSources);
+                    return Some(NotModelled::CpAsyncSpreadSources(
+                        self.sass_bounds(src, &units[..n]),
+                    ));
                 }
             }
         }
         None
+    }
+
+    /// The [`SassBounds`] of a `cp.async.ca` whose lanes read `src` (global byte addresses,
+    /// lane 0 first), over `units` (lane masks).
+    fn sass_bounds(&self, src: &[u64; WARP_SIZE], units: &[u32]) -> SassBounds {
+        let words = (self.instruction.bytes_per_address() / BANK_BYTES).max(1);
+        let (mut lo, mut hi) = (0u32, 0u32);
+        for &u in units {
+            let (mut reads, mut writes) = ([0u32; NUM_BANKS], [0u32; NUM_BANKS]);
+            // Per read group, the L1 banks its lanes read (at most 32 groups: one per lane).
+            let mut groups: Vec<u32> = Vec::new();
+            let mut m = u;
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut read_banks = 0u32;
+                for i in 0..u64::from(words) {
+                    let rb = ((src[lane] / u64::from(BANK_BYTES) + i) % NUM_BANKS as u64) as usize;
+                    let wb = bank_of(self.lane_byte_offsets[lane]) + i as usize;
+                    reads[rb] += 1;
+                    writes[wb % NUM_BANKS] += 1;
+                    read_banks |= 1 << rb;
+                }
+                match groups.iter_mut().find(|g| **g & read_banks == 0) {
+                    Some(g) => *g |= read_banks,
+                    None => groups.push(read_banks),
+                }
+            }
+            let (r, w) = (
+                reads.iter().copied().max().unwrap_or(0),
+                writes.iter().copied().max().unwrap_or(0),
+            );
+            lo += r.max(w);
+            hi += groups.len() as u32 + w - 1;
+        }
+        SassBounds {
+            lo,
+            hi,
+            units: units.len() as u32,
+        }
     }
 
     /// Each lane's chunk index (`offset / max(width, 4)`) and the slot mask, or `None` when an
@@ -1333,19 +1425,33 @@ mod tests {
             std::array::from_fn(|l| 4096 + (l as u32 / 2) * 4),
         );
         r.global_addrs = Some(Box::new(std::array::from_fn(|l| 16 * l as u64)));
-        assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSpreadSources));
+        // Lane l reads word 4l: L1 banks 0, 4, ..., 28, each read by 4 lanes (R = 4, four read
+        // groups of 8 lanes); lane pairs write one word (W = 2). Bounds: max(4, 2) = 4 and
+        // 4 + 2 - 1 = 5; the H200 measured 5 (SASS-attributed and L1TEX).
+        let spread = NotModelled::CpAsyncSpreadSources(SassBounds {
+            lo: 4,
+            hi: 5,
+            units: 1,
+        });
+        assert_eq!(r.cost().modelled(), Err(spread));
         assert!(schedule(&r).wavefronts.is_empty());
-        assert_eq!(
-            schedule(&r).not_modelled,
-            Some(NotModelled::CpAsyncSpreadSources)
-        );
+        assert_eq!(schedule(&r).not_modelled, Some(spread));
         // Sources 4 bytes apart in one line, reversed: modelled, pairs of writes to a word: 2.
         r.global_addrs = Some(Box::new(std::array::from_fn(|l| 4 * (31 - l) as u64)));
         assert_eq!((r.cost().wavefronts, r.cost().bank_conflicts()), (2, 1));
         assert_eq!(schedule(&r).cost(), r.cost());
-        // Lanes 0 and 1 reading the same 4 bytes.
+        // Lanes 0 and 1 reading the same 4 bytes: bank 1 read twice (R = 2, two read groups:
+        // lanes 0 and 2-31, then lane 1), each of the 16 written words twice (W = 2): from 2 to
+        // 2 + 2 - 1 = 3.
         r.global_addrs = Some(Box::new(std::array::from_fn(|l| 4 * l.max(1) as u64)));
-        assert_eq!(r.cost().modelled(), Err(NotModelled::CpAsyncSpreadSources));
+        assert_eq!(
+            r.cost().modelled(),
+            Err(NotModelled::CpAsyncSpreadSources(SassBounds {
+                lo: 2,
+                hi: 3,
+                units: 1
+            }))
+        );
         // ...unless lane 0 is inactive.
         r.active_mask = !1;
         assert!(r.cost().modelled().is_ok());
@@ -1377,8 +1483,16 @@ mod tests {
             src.contains("give each lane's global source address"),
             "{src}"
         );
-        let spread = NotModelled::CpAsyncSpreadSources.to_string();
+        let b = SassBounds {
+            lo: 3,
+            hi: 5,
+            units: 2,
+        };
+        let spread = NotModelled::CpAsyncSpreadSources(b).to_string();
         assert!(spread.contains("several 128-byte global lines"), "{spread}");
+        assert!(spread.contains("is between 3 and 5 wavefronts"), "{spread}");
+        let exact = NotModelled::CpAsyncSpreadSources(SassBounds { hi: 3, ..b }).to_string();
+        assert!(exact.contains("is 3 wavefronts"), "{exact}");
     }
 
     /// Lanes 0-15 read words 0-15 and lanes 16-31 words 32-47: banks 0-15 hold two distinct
