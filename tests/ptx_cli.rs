@@ -112,6 +112,36 @@ fn a_transposed_store_conflicts_32_ways_and_padding_removes_it() {
     assert_eq!(t["shared_ld_wavefronts"], 0);
 }
 
+/// `cp_async_spread.ptx`: a cp.async.ca whose sources spread over four lines gets no L1TEX
+/// count but bounds on ncu's SASS-attributed one, worked out in the file (4..=5; the H200
+/// measured 5 for these addresses); the one-line copy beside it is costed (1 wavefront).
+#[test]
+fn a_spread_cp_async_gets_sass_bounds_and_a_tile_copy_a_count() {
+    let f = file("cp_async_spread.ptx");
+    let r = json(&["ptx", &f, "--grid", "1", "--block", "32"]);
+    assert_eq!(counts(&r, 28), [1, 0, 0, 0]);
+    assert_eq!(line(&r, 28)["not_modelled"], 1);
+    assert_eq!(line(&r, 28)["sass_wavefronts"], serde_json::json!([4, 5]));
+    assert_eq!(counts(&r, 33), [1, 1, 1, 0]);
+    assert_eq!(line(&r, 33)["sass_wavefronts"], serde_json::json!([1, 1]));
+    let t = &r["totals"];
+    assert_eq!(t["ldgsts_wavefronts"], Value::Null);
+    assert_eq!(t["ldgsts_sass_wavefronts"], serde_json::json!([5, 6]));
+    assert_eq!(t["sass"]["LDGSTS"], 2);
+    let o = tilelab(&["ptx", &f, "--grid", "1", "--block", "32"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(
+            "[1 execution not modelled; ncu's SASS-attributed count between 4 and 5 wavefronts]"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("no bank conflicts on any line the model costs (1 line not modelled"),
+        "{text}"
+    );
+}
+
 #[test]
 fn divergent_loops_and_nested_ifs_reconverge() {
     let r = json(&[

@@ -259,7 +259,14 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             .then(a.line.cmp(&b.line))
     });
     outln!(o);
-    if worst.is_empty() {
+    let unmodelled = r.lines.iter().filter(|x| x.not_modelled > 0).count();
+    if worst.is_empty() && unmodelled > 0 {
+        outln!(
+            o,
+            "no bank conflicts on any line the model costs ({} not modelled: see the table)",
+            plural(unmodelled as u64, "line")
+        );
+    } else if worst.is_empty() {
         outln!(o, "no bank conflicts on any line");
     } else {
         outln!(o, "{}", out::bold("worst lines (bank conflicts):"));
@@ -310,10 +317,14 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         } else {
             format!("{:>9}", x.bank_conflicts)
         };
-        let note = if x.not_modelled > 0 {
-            format!("  [{} executions not modelled]", x.not_modelled)
-        } else {
-            String::new()
+        let note = match (x.not_modelled, x.sass_wavefronts) {
+            (0, _) => String::new(),
+            (n, Some([lo, hi])) => format!(
+                "  [{} not modelled; ncu's SASS-attributed count {}]",
+                plural(n, "execution"),
+                span(lo, hi)
+            ),
+            (n, None) => format!("  [{} not modelled]", plural(n, "execution")),
         };
         outln!(
             o,
@@ -345,8 +356,18 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         match t.ldgsts_wavefronts {
             Some(w) => format!("{w} wavefronts"),
             None => format!(
-                "not modelled ({} executions copy from spread or repeated sources, or .cg; see docs/wavefront-model.md)",
-                t.ldgsts_not_modelled
+                "not modelled ({} from spread or repeated sources, or .cg; see docs/wavefront-model.md){}",
+                match t.ldgsts_not_modelled {
+                    1 => "1 execution copies".to_string(),
+                    n => format!("{n} executions copy"),
+                },
+                match t.ldgsts_sass_wavefronts {
+                    Some([lo, hi]) => format!(
+                        "; ncu's SASS-attributed count (..._op_ldgsts) {}",
+                        span(lo, hi)
+                    ),
+                    None => String::new(),
+                }
             ),
         }
     );
@@ -379,6 +400,15 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         );
     }
     o
+}
+
+/// `lo` and `hi` as a bound in words: "7 wavefronts" or "between 5 and 9 wavefronts".
+fn span(lo: u64, hi: u64) -> String {
+    if lo == hi {
+        format!("{lo} wavefronts")
+    } else {
+        format!("between {lo} and {hi} wavefronts")
+    }
 }
 
 #[cfg(test)]

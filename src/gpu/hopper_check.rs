@@ -148,11 +148,14 @@ pub const CP_ASYNC_METRICS: [&str; 7] = [
 /// * those `.ca`: how often ncu's SASS-attributed count equals the L1TEX count (a warning, not
 ///   a failure, when it does not: it is not the counter the model predicts);
 /// * `.cg`: not modelled, and no L1TEX shared counter may move (all − misc = 0, no conflict);
-/// * `.ca` the model does not cost (spread sources): counted in a SKIPPED row (their counters
-///   are kept by `--save-hopper`).
+/// * `.ca` with spread sources: ncu's SASS-attributed count within the model's [`SassBounds`]
+///   (one row per record outside, at most 20 rows in all with the ones above); their L1TEX
+///   count is not modelled, a SKIPPED row (their counters are kept by `--save-hopper`).
+///
+/// [`SassBounds`]: crate::sim::bank::SassBounds
 ///
 /// # Errors
-/// A record that is not a valid request.
+/// A record that is not a valid request, or a `.ca` one without global sources.
 pub fn cp_async_checks(
     recs: &[Record],
     rows: &[BTreeMap<String, f64>],
@@ -161,7 +164,7 @@ pub fn cp_async_checks(
     let get = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(-1.0) as i64;
     let (mut ca, mut ca_ok, mut bc_ok, mut sass_eq, mut cg, mut cg_quiet, mut inst_ok) =
         (0, 0, 0, 0, 0, 0, 0);
-    let mut spread = 0;
+    let (mut spread, mut spread_ok, mut spread_exact) = (0, 0, 0);
     let mut bad = Vec::new();
     let mut first_cg = String::new();
     for (r, m) in recs.iter().zip(rows) {
@@ -201,7 +204,27 @@ pub fn cp_async_checks(
                     );
                 }
             }
-            Err(_) => spread += 1,
+            Err(crate::sim::bank::NotModelled::CpAsyncSpreadSources(b)) => {
+                spread += 1;
+                let s = get(m, SASS_WAVEFRONTS_LDGSTS);
+                let within = (i64::from(b.lo)..=i64::from(b.hi)).contains(&s);
+                spread_ok += within as usize;
+                spread_exact += (b.lo == b.hi) as usize;
+                if !within && bad.len() < 20 {
+                    bad.push(Check::new(
+                        G,
+                        format!("{} {} (spread sources)", r.name, r.instruction),
+                        format!("{}..={}", b.lo, b.hi),
+                        s,
+                        false,
+                        format!("{SASS_WAVEFRONTS_LDGSTS} outside the bounds"),
+                    ));
+                }
+            }
+            Err(why) => {
+                // Every request of the group has its global sources.
+                anyhow::bail!("{}: {why}", r.name);
+            }
         }
     }
     let n = recs.len().min(rows.len());
@@ -256,14 +279,26 @@ pub fn cp_async_checks(
             },
         ),
     ];
+    out.push(Check::new(
+        G,
+        format!(
+            "{spread} cp.async.ca requests with spread sources: SASS-attributed wavefronts within the model's bounds"
+        ),
+        format!("{spread_ok} within"),
+        format!("{spread} total"),
+        spread_ok == spread,
+        format!(
+            "{SASS_WAVEFRONTS_LDGSTS}; bounds max(R, W) .. G + W - 1 per unit, exact (lo = hi) for {spread_exact} (docs/wavefront-model.md)"
+        ),
+    ));
     out.push(
         Check::new(
             G,
-            format!("{spread} cp.async.ca requests with spread sources: not modelled"),
+            format!("{spread} cp.async.ca requests with spread sources: L1TEX wavefronts and bank conflicts"),
             "not modelled",
             format!("{spread} measured"),
             true,
-            "units reading several 128-byte lines or one address twice; their counters are kept (--save-hopper)",
+            "units reading several 128-byte lines or one address twice: the L1TEX count depends on the cache state; their counters are kept (--save-hopper)",
         )
         .with_verdict(super::verify::Verdict::Skip),
     );

@@ -106,6 +106,13 @@ pub struct InstStats {
     /// Executions whose cost the request model does not give (`cp.async` outside the measured
     /// tile-copy class: `RequestCost::not_modelled`); their wavefronts are not in `wavefronts`.
     pub not_modelled: u64,
+    /// `cp.async` only: bounds on ncu's SASS-attributed wavefronts
+    /// (`sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum`), lowest and highest:
+    /// a modelled execution adds its wavefronts to both, a spread-source one its
+    /// [`crate::sim::bank::SassBounds`].
+    pub sass_bounds: [u64; 2],
+    /// `cp.async` executions without such bounds (`.cg`).
+    pub sass_unbounded: u64,
 }
 
 /// What a run counted.
@@ -1436,6 +1443,24 @@ impl<'p> Machine<'p> {
         st.ideal += step.cost.ideal as u64;
         if step.cost.not_modelled.is_some() {
             st.not_modelled += 1;
+        }
+        if matches!(
+            step.request.as_ref().map(|r| r.instruction),
+            Some(crate::sim::instr::Instruction::CpAsync(_))
+        ) {
+            match step.cost.not_modelled {
+                None => {
+                    let w = u64::from(step.cost.wavefronts);
+                    st.sass_bounds = [st.sass_bounds[0] + w, st.sass_bounds[1] + w];
+                }
+                Some(crate::sim::bank::NotModelled::CpAsyncSpreadSources(b)) => {
+                    st.sass_bounds = [
+                        st.sass_bounds[0] + u64::from(b.lo),
+                        st.sass_bounds[1] + u64::from(b.hi),
+                    ];
+                }
+                Some(_) => st.sass_unbounded += 1,
+            }
         }
         let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
         let width = kind.bytes_per_address();

@@ -149,6 +149,11 @@ pub struct Totals {
     /// cp.async executions the request model does not cost (sources spread over several
     /// 128-byte lines or repeated, `.cg`: `docs/wavefront-model.md`).
     pub ldgsts_not_modelled: u64,
+    /// Bounds `[lowest, highest]` on ncu's SASS-attributed cp.async wavefronts
+    /// (`sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum`): equal to
+    /// `ldgsts_wavefronts` when every execution is modelled, the sum of the spread-source
+    /// executions' `SassBounds` otherwise; `None` when a `.cg` ran (no bounds).
+    pub ldgsts_sass_wavefronts: Option<[u64; 2]>,
     /// Executions of `atom/red.shared` (their wavefronts are not modelled).
     pub atoms: u64,
     /// Warp instructions executed (all PTX instructions).
@@ -179,6 +184,10 @@ pub struct LineReport {
     /// Executions whose cost the model does not give (cp.async only); when non-zero the line's
     /// wavefronts count only the other executions.
     pub not_modelled: u64,
+    /// cp.async lines: bounds `[lowest, highest]` on ncu's SASS-attributed wavefronts (see
+    /// [`Totals::ldgsts_sass_wavefronts`]); absent for other lines and for `.cg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sass_wavefronts: Option<[u64; 2]>,
 }
 
 /// `tilelab ptx`'s report.
@@ -260,6 +269,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         smem_bytes: r.smem_bytes,
         smem_touched: r.smem_touched,
         ldgsts_wavefronts: Some(0),
+        ldgsts_sass_wavefronts: Some([0, 0]),
         ..Totals::default()
     };
     let mut lines: Vec<LineReport> = Vec::new();
@@ -284,6 +294,10 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                     .ldgsts_wavefronts
                     .filter(|_| s.not_modelled == 0)
                     .map(|w| w + s.wavefronts);
+                t.ldgsts_sass_wavefronts = t
+                    .ldgsts_sass_wavefronts
+                    .filter(|_| s.sass_unbounded == 0)
+                    .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]]);
             }
             Class::Hmma | Class::Atoms => {}
         }
@@ -303,6 +317,10 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                 l.ideal += s.ideal;
                 l.bank_conflicts += conflicts;
                 l.not_modelled += s.not_modelled;
+                l.sass_wavefronts = l
+                    .sass_wavefronts
+                    .filter(|_| s.sass_unbounded == 0)
+                    .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]]);
             }
             _ => lines.push(LineReport {
                 line: inst.line,
@@ -313,6 +331,8 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                 ideal: s.ideal,
                 bank_conflicts: conflicts,
                 not_modelled: s.not_modelled,
+                sass_wavefronts: (class == Class::Ldgsts && s.sass_unbounded == 0)
+                    .then_some(s.sass_bounds),
             }),
         }
     }

@@ -5,7 +5,8 @@ tilelab replay records, one per distinct request, with the replicate plan). Dete
 Sets: structured (nlines, overlap, sector, straddle, dup, pipe, xunit, many), each cold x3 and
 warm x2; re-measurements of earlier records whose two wavefront counters disagreed (cold x3,
 warm x1); fresh random requests (seed 13, verify's pattern families; cold x2); part e (the
-targeted probe of issue 13 and 60 fresh random spread requests of seed 29, cold x1 and warm x1)."""
+targeted probe of issue 13 and 60 fresh random spread requests of seed 29, cold x1 and warm x1);
+part f (requests that press on the upper bound of the SASS-attributed count, cold x1)."""
 import json, random, sys
 SRC, SMEM, LINE = 64 * 1024, 48 * 1024, 128
 KIND = {4: 0, 8: 1, 16: 2}
@@ -285,6 +286,65 @@ for warm in (0, 1):
     for r in reqs[n_e0:]:
         parts["e"].append(f"{r[0]}#{'warm' if warm else 'cold'}0 {KIND[r[1]]} {r[2]} {warm} " + " ".join(map(str, r[3])) + " " + " ".join(map(str, r[4])))
 print(f"part e: {n_e} structured, {len(reqs) - n_e0 - n_e} random spread (seed 29, {i} drawn)")
+# Part f (2026-12-01, after the bounds of docs/wavefront-model.md "Bounds" were written): requests
+# that press on the upper bound G + W - 1, cold x1 (S, the count bounded, is the same cold and
+# warm). f.grp.*: G read groups (lanes reading the same L1 banks of G lines), each group with k
+# lanes writing k distinct words of its own shared bank, so that groups run one after the other
+# would cost G*k where the bound says G + k - 1; the conflicting lanes first or last in their
+# group. rand31.*: random spread requests of seed 31 drawn to have many read groups and many
+# writes per bank (sources on few L1 banks of many lines, destinations on few banks).
+n_f0 = len(reqs)
+def grp_req(name, w, G, k, last, units=1):
+    per = 128 // w                      # lanes per unit
+    n = per // G                        # lanes per group
+    wpl = w // 4                        # words per lane
+    src, dst = [0] * 32, [0] * 32
+    mask = 0
+    for u in range(units):
+        cb = [(4 + 8 * g) % 32 for g in range(G)]   # conflict bank of group g (a multiple of 4)
+        free = [b for b in range(0, 32, wpl) if all(not (c <= b < c + wpl or b <= c < b + wpl) for c in cb)]
+        fi = 0
+        for g in range(G):
+            for j in range(n):
+                l = u * per + g * n + j
+                mask |= 1 << l
+                src[l] = line(200 + 8 * u + g) + w * j
+                conflict = (j >= n - k) if last else (j < k)
+                if conflict:
+                    jj = (j - (n - k)) if last else j
+                    dst[l] = 4096 * (1 + jj) + 4 * cb[g]
+                else:
+                    dst[l] = 40960 + 4 * free[fi % len(free)] + 128 * (fi // len(free)); fi += 1
+    add(name, w, src, dst, mask)
+for w, cases in ((4, [(2, 2), (2, 4), (2, 8), (3, 2), (3, 4), (4, 2), (4, 4), (4, 8), (8, 2), (8, 4)]),
+                 (8, [(2, 2), (2, 4), (4, 2), (4, 4), (8, 2)]),
+                 (16, [(2, 2), (2, 4), (4, 2)])):
+    for G, k in cases:
+        if k > 128 // w // G: continue
+        for last in (False, True):
+            grp_req(f"f.grp.{w}.G{G}.k{k}.{'last' if last else 'first'}", w, G, k, last)
+        if w > 4:
+            grp_req(f"f.grp.{w}.G{G}.k{k}.allunits", w, G, k, False, units=32 * w // 128)
+n_f = len(reqs) - n_f0
+rng = random.Random(31)
+i = 0
+while len(reqs) - n_f0 - n_f < 100:
+    w = rng.choice([4, 8, 16]); m = rmask() if rng.random() < 0.3 else FULL
+    nb = rng.choice([1, 2, 4, 8])                       # L1 banks the sources use (per lane start)
+    starts = rng.sample(range(0, 128, w), min(nb, 128 // w))
+    nl = rng.choice([2, 4, 8, 16, 32])
+    lines_ = [line(300 + rng.randrange(150)) for _ in range(nl)]
+    s = [rng.choice(lines_) + rng.choice(starts) for _ in range(32)]
+    wb = rng.choice([1, 2, 4, 8, 32])                   # shared bank slots the destinations use
+    slots = rng.sample(range(0, 128, w), min(wb, 128 // w))
+    d = [rng.randrange(2, 40) * 1024 + rng.choice(slots) for _ in range(32)]
+    if not one_line_req(w, m, s):
+        add(f"rand31.{i}.nb{nb}.nl{nl}.wb{wb}", w, s, d, m)
+    i += 1
+parts["f"] = []
+for r in reqs[n_f0:]:
+    parts["f"].append(f"{r[0]}#cold0 {KIND[r[1]]} {r[2]} 0 " + " ".join(map(str, r[3])) + " " + " ".join(map(str, r[4])))
+print(f"part f: {n_f} structured, {len(reqs) - n_f0 - n_f} random spread (seed 31, {i} drawn)")
 for p, lines in parts.items():
     open(f"requests_{p}.txt", "w").write("\n".join(lines) + "\n")
 recs = [{"name": n, "instruction": f"cp.async.ca.shared.global.{s}", "lane_byte_offsets": d,
