@@ -270,6 +270,19 @@ fn cp_async_seed21_requests_match_where_modelled() {
     );
 }
 
+/// `tilelab verify --fuzz 1000 --hopper-fuzz 300 --seed 43` on the H200 (2026-12-01 16:01-16:07
+/// UTC, the binary of 4892e38, after the spread-source bounds were written; 300 random requests
+/// of seed 43 never seen before; whole suite 1799 passed, 0 failed, 1 skipped = the spread class's
+/// L1TEX count): all 99 modelled cp.async requests match; the SASS-attributed count of all 152
+/// spread ones lies within the bounds (exact for 88); 73 .cg.
+#[test]
+fn cp_async_seed43_requests_match_where_modelled_and_within_bounds_where_spread() {
+    assert_eq!(
+        cp_async_classes("h200_cpasync_verify_seed43_2026-12-01.json", 324),
+        (99, 152, 73, 88)
+    );
+}
+
 /// `scripts/hopper/cpasync_lab` on the H200 (2026-12-01, tests/data/h200_cpasync_lab_2026-12-01.json,
 /// one record per launch): 70 structured requests launched cold three times and warm (sources
 /// loaded into L1 by the same warp first) twice, and 110 random ones of seed 13 (none seen before)
@@ -391,6 +404,39 @@ fn cp_async_lab_part_e_same_or_different_word_and_banks_not_words() {
             assert_eq!(s(&format!("e.p9.{banks}b.{w}w.il")), cost, "{banks}b {w}w");
         }
     }
+}
+
+/// The fourth run of `scripts/hopper/cpasync_lab` on the H200 (2026-12-01 16:01 UTC, part f,
+/// tests/data/h200_cpasync_lab_f_2026-12-01.json, cold once): 144 spread requests written to press
+/// on the upper bound of the SASS-attributed count. `f.grp.<size>.G<g>.k<k>.*`: g read groups (the
+/// lanes of g lines reading the same L1 banks), each with k lanes writing k distinct words of its
+/// own shared bank (bank 4 + 8j for group j, so with g = 8 groups j and j + 4 share one: W = 2k);
+/// run one after the other the groups would cost g·k, the bound says g + W − 1. Every count lies
+/// within the bounds; with g ≤ 4 every one is g + W − 1 per unit (the groups overlap as far as
+/// the bound allows), with g = 8 one less.
+#[test]
+fn cp_async_lab_part_f_presses_on_the_upper_bound_and_stays_within() {
+    let file = "h200_cpasync_lab_f_2026-12-01.json";
+    assert_eq!(cp_async_classes(file, 144), (0, 144, 0, 0));
+    let by_request = lab_requests(&lab_launches(file));
+    let mut grp = 0;
+    for (request, ls) in &by_request {
+        let Some(rest) = request.strip_prefix("f.grp.") else {
+            continue;
+        };
+        // f.grp.<size>.G<g>.k<k>.<first|last|allunits>
+        let f: Vec<&str> = rest.split('.').collect();
+        let size: u32 = f[0].parse().unwrap();
+        let g: i64 = f[1][1..].parse().unwrap();
+        let k: i64 = f[2][1..].parse().unwrap();
+        let units = if f[3] == "allunits" { size / 4 } else { 1 } as i64;
+        // Group j writes bank 4 + 8j mod 32: with g = 8, groups j and j + 4 share it (W = 2k).
+        let w = if g == 8 { 2 * k } else { k };
+        let per_unit = if g <= 4 { g + w - 1 } else { g + w - 2 };
+        assert_eq!(ls[0].1[1], units * per_unit, "{request}");
+        grp += 1;
+    }
+    assert_eq!((grp, by_request.len()), (44, 144));
 }
 
 /// One launch of a cpasync_lab record file.
@@ -539,6 +585,13 @@ fn stmatrix_seed7_requests_follow_the_ldmatrix_rule() {
 #[test]
 fn stmatrix_seed21_requests_follow_the_ldmatrix_rule() {
     stmatrix_file_follows_the_ldmatrix_rule("h200_stmatrix_verify_seed21_2026-12-01.json", 240);
+}
+
+/// The 340 stmatrix requests of `tilelab verify --fuzz 1000 --hopper-fuzz 300 --seed 43`
+/// (2026-12-01 16:01-16:07 UTC, 300 random never seen before).
+#[test]
+fn stmatrix_seed43_requests_follow_the_ldmatrix_rule() {
+    stmatrix_file_follows_the_ldmatrix_rule("h200_stmatrix_verify_seed43_2026-12-01.json", 340);
 }
 
 fn stmatrix_file_follows_the_ldmatrix_rule(file: &str, len: usize) {

@@ -12,7 +12,7 @@ use tilelab::records;
 use tilelab::sim::bank::{SharedMemoryConfig, schedule, simulate};
 
 /// (file, records): the record-format files with measured wavefronts on every record.
-const FILES: [(&str, usize); 10] = [
+const FILES: [(&str, usize); 11] = [
     ("h200_wavefronts.json", 237),
     ("h200_fuzz_1400.json", 1400),
     ("h200_probe_2026-11-29.json", 1734),
@@ -22,6 +22,7 @@ const FILES: [(&str, usize); 10] = [
     ("h200_verify_seed6_2026-11-29.json", 2326),
     ("h200_verify_seed7_2026-11-30.json", 1337),
     ("h200_verify_seed21_2026-12-01.json", 1349),
+    ("h200_verify_seed43_2026-12-01.json", 1349),
     ("h200_stmatrix_2026-11-30.json", 570),
 ];
 

@@ -23,7 +23,7 @@ def launches(d):
     """Every measured launch, in order: dict with name, rep (cold0.., warm0..), part (a-d),
     size, mask, src, dst, W, S, C, counters."""
     out = []
-    for p in "abcde":
+    for p in "abcdef":
         csvf = os.path.join(d, f"ncu_{p}.csv")
         if not os.path.exists(csvf):
             continue

@@ -477,7 +477,7 @@ pub enum Op {
         /// Row address.
         addr: Addr,
     },
-    /// cp.async.{ca,cg}.shared.global [dst], [src], cp-size[, src-size | ignore-src].
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], cp-size[, src-size | ignore-src]`.
     CpAsync {
         /// `.cg`.
         cg: bool,

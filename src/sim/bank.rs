@@ -128,9 +128,11 @@ pub enum NotModelled {
 /// group). `lo` and `hi` sum these over the units. When every unit reads one group (`G = 1`,
 /// which includes the one-line tile copy) the two meet: the count is exact.
 ///
-/// Measured on the H200 (every distinct spread request of `tests/data/h200_cpasync_*.json`,
-/// 652, from 2026-11-30 and 2026-12-01): every SASS-attributed count lies within its bounds;
-/// `lo = hi` for 358 of them.
+/// Measured on the H200: the 652 distinct spread requests of 2026-11-30 and 2026-12-01 before
+/// the bounds were written, and 290 measured after them (`tests/data/h200_cpasync_lab_f_2026-12-01.json`,
+/// written to press on `hi`, and `h200_cpasync_verify_seed43_2026-12-01.json`); 797 distinct
+/// requests in all, every SASS-attributed count within its bounds (`scripts/hopper/cpasync_bounds.py`;
+/// docs/wavefront-model.md, "Bounds on the SASS-attributed count").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SassBounds {
     /// The least SASS-attributed wavefronts (sum over units of `max(R, W)`).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Turns what cpasync_lab/run.sh measured on the H200 (ncu_{a,b,c,d,e}.csv with the
-requests_{a,b,c,d,e}.txt they measured, unpacked from cpasync_lab.tar.gz into DIR; a part whose CSV
+"""Turns what cpasync_lab/run.sh measured on the H200 (ncu_{a,...,f}.csv with the
+requests_{a,...,f}.txt they measured, unpacked from cpasync_lab.tar.gz into DIR; a part whose CSV
 is missing was not run and is skipped) into a tilelab record file in the `--save-hopper` format
 (`{"measured": [...], "provenance": {...}}`): one record per launch, named `<request>#<launch>`
 (cold0.., warm0..), with ncu's counters, plus `warm` (true: the sources were loaded into L1 by the
@@ -12,7 +12,9 @@ COMMIT: the commit whose gen.py wrote the requests (default f5cd6e2, the first r
 tests/data/h200_cpasync_lab_2026-12-01.json: the first run (parts a, c; 08:15 UTC);
 tests/data/h200_cpasync_lab_d_2026-12-01.json: the second (parts b, d; 08:48 UTC, COMMIT
 246b2d0c7f69c420e4dec38eb404285949467421); tests/data/h200_cpasync_lab_e_2026-12-01.json: the
-third (part e, with TMO=300; COMMIT: the commit that added part e to gen.py).
+third (part e, with TMO=300; COMMIT: the commit that added part e to gen.py);
+tests/data/h200_cpasync_lab_f_2026-12-01.json: the fourth (part f, 16:01 UTC, TMO=200; COMMIT: the
+commit that added part f to gen.py).
 """
 import json
 import os
@@ -29,7 +31,7 @@ def main():
     driver = log[1].split(",")[1].strip()
     cuda = log[2].split("release")[1].split(",")[0].strip()
     ncu = log[4].split()[1]
-    parts = [p for p in "abcde" if os.path.exists(os.path.join(d, f"ncu_{p}.csv"))]
+    parts = [p for p in "abcdef" if os.path.exists(os.path.join(d, f"ncu_{p}.csv"))]
     measured = []
     for r in launches(d):
         measured.append({
@@ -47,7 +49,7 @@ def main():
         "cuda": cuda,
         "tools": {"ncu": ncu},
         "date": date,
-        "command": f"PARTS=\"{' '.join(parts)}\"{' TMO=300' if parts == ['e'] else ''} bash scripts/hopper/cpasync_lab/run.sh (per part: ncu --clock-control none "
+        "command": f"PARTS=\"{' '.join(parts)}\"{' TMO=300' if parts == ['e'] else ' TMO=200' if parts == ['f'] else ''} bash scripts/hopper/cpasync_lab/run.sh (per part: ncu --clock-control none "
                    "--cache-control all --csv --metrics <11 metrics> -k regex:cpasync_lab "
                    "./lab requests_<part>.txt)",
         "generator": "scripts/hopper/cpasync_lab/gen.py tests/data/h200_cpasync_verify_2026-11-30.json "
@@ -55,11 +57,12 @@ def main():
                      "warm x2; part b: old.* = earlier records whose W != S, cold x3, warm x1; part c: "
                      "rand13.* = seed 13, cold x2; part d: old.* and rand13.*, warm x2; part e: e.* = issue 13's "
                      "targeted probe and rand29.* = 60 fresh random spread requests of seed 29, held out, "
-                     "each cold x1 then warm x1); kernel "
+                     "each cold x1 then warm x1; part f: f.grp.* and rand31.* = requests pressing on the "
+                     "upper bound of the SASS-attributed count, seed 31, cold x1); kernel "
                      "scripts/hopper/cpasync_lab/cpasync_lab.cu",
         "commit": commit,
         "parts": parts,
-        "note": "parts not in this run: " + (", ".join(p for p in "abcde" if p not in parts) or "none"),
+        "note": "parts not in this run: " + (", ".join(p for p in "abcdef" if p not in parts) or "none"),
     }
     json.dump({"measured": measured, "provenance": prov}, open(out, "w"), indent=None, separators=(",", ":"))
     print(f"{len(measured)} launches ({', '.join(parts)}) -> {out}")

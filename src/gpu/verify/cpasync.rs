@@ -17,7 +17,7 @@ use crate::sim::instr::Instruction;
 /// The group.
 pub const GROUP: Group = Group {
     name: "cp.async",
-    about: "cp.async counters under ncu against the source-line model; .cg moves no L1TEX shared counter; SASS names (sm_90)",
+    about: "cp.async counters under ncu against the model (tile copies exact, spread sources within the SASS-attributed bounds); .cg moves no L1TEX shared counter; SASS names (sm_90)",
     run,
 };
 
