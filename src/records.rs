@@ -119,7 +119,8 @@ impl RecordRef<'_> {
     /// (a reader that meets the same name many times parses it once).
     ///
     /// # Errors
-    /// Not 32 offsets, offsets or mask too large; the message names the record.
+    /// Not 32 offsets, offsets or mask too large, `global_addresses` not 32 values or given for
+    /// an instruction other than `cp.async`; the message names the record.
     pub fn request_as(&self, ins: Instruction) -> anyhow::Result<WarpRequest> {
         let ctx = || format!("record '{}'", self.name);
         let mask = match self.active_mask {
@@ -133,6 +134,12 @@ impl RecordRef<'_> {
         let mut req =
             WarpRequest::from_slice(ins, self.lane_byte_offsets, mask).with_context(ctx)?;
         if let Some(g) = self.global_addresses {
+            if !matches!(ins, Instruction::CpAsync(_)) {
+                return Err(anyhow::anyhow!(
+                    "global_addresses is for cp.async records only (this one is {ins}); remove it"
+                ))
+                .with_context(ctx);
+            }
             let g: [u64; 32] = g
                 .try_into()
                 .map_err(|_| {
@@ -476,7 +483,7 @@ fn parse_whole<'a>(bytes: &'a [u8], lanes: &'a mut Lanes) -> Result<Parsed<'a>, 
 pub const MAX_RECORD_BYTES: usize = 64 << 20;
 
 /// What a replay file must hold, for error messages.
-const FORMAT: &str = "a JSON array of records {name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?, bank_conflicts?} (or an object whose \"records\" field is one)";
+const FORMAT: &str = "a JSON array of records {name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?, bank_conflicts?, global_addresses[32]? (cp.async only)} (or an object whose \"records\" field is one)";
 
 /// Reads records one at a time from `path` and hands each to `f`, in file order, holding one
 /// record in memory at a time; returns how many there were. The file is either a JSON array of

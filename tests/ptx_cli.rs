@@ -114,32 +114,39 @@ fn a_transposed_store_conflicts_32_ways_and_padding_removes_it() {
 
 /// `cp_async_spread.ptx`: a cp.async.ca whose sources spread over four lines gets no L1TEX
 /// count but bounds on ncu's SASS-attributed one, worked out in the file (4..=5; the H200
-/// measured 5 for these addresses); the one-line copy beside it is costed (1 wavefront).
+/// measured 5 for these addresses); the one-line copy beside it is costed (1 wavefront); the
+/// same copy zero-filling lanes 0-3 (src-size below 4) is neither costed nor bounded.
 #[test]
 fn a_spread_cp_async_gets_sass_bounds_and_a_tile_copy_a_count() {
     let f = file("cp_async_spread.ptx");
-    let r = json(&["ptx", &f, "--grid", "1", "--block", "32"]);
-    assert_eq!(counts(&r, 28), [1, 0, 0, 0]);
-    assert_eq!(line(&r, 28)["not_modelled"], 1);
-    assert_eq!(line(&r, 28)["sass_wavefronts"], serde_json::json!([4, 5]));
-    assert_eq!(counts(&r, 33), [1, 1, 1, 0]);
-    assert_eq!(line(&r, 33)["sass_wavefronts"], serde_json::json!([1, 1]));
+    let run = |fill: &str| json(&["ptx", &f, "--grid", "1", "--block", "32", "--arg", fill]);
+    let r = run("1=0");
+    assert_eq!(counts(&r, 33), [1, 0, 0, 0]);
+    assert_eq!(line(&r, 33)["not_modelled"], 1);
+    assert_eq!(line(&r, 33)["sass_wavefronts"], serde_json::json!([4, 5]));
+    assert_eq!(counts(&r, 38), [1, 1, 1, 0]);
+    assert_eq!(line(&r, 38)["sass_wavefronts"], serde_json::json!([1, 1]));
     let t = &r["totals"];
     assert_eq!(t["ldgsts_wavefronts"], Value::Null);
     assert_eq!(t["ldgsts_sass_wavefronts"], serde_json::json!([5, 6]));
-    assert_eq!(t["sass"]["LDGSTS"], 2);
-    let o = tilelab(&["ptx", &f, "--grid", "1", "--block", "32"]);
+    assert_eq!(t["ldgsts_not_modelled"], 1);
+    // Parameter 1 set: line 42 zero-fills lanes 0-3.
+    let r = run("1=1");
+    assert_eq!(counts(&r, 42), [1, 0, 0, 0]);
+    assert_eq!(line(&r, 42)["not_modelled"], 1);
+    assert!(line(&r, 42).get("sass_wavefronts").is_none());
+    let t = &r["totals"];
+    assert_eq!(t["ldgsts_sass_wavefronts"], Value::Null);
+    assert_eq!(t["ldgsts_not_modelled"], 2);
+    let o = tilelab(&["ptx", &f, "--grid", "1", "--block", "32", "--arg", "1=1"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        text.contains(
-            "[1 execution not modelled; ncu's SASS-attributed count between 4 and 5 wavefronts]"
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("no bank conflicts on any line the model costs (1 line not modelled"),
-        "{text}"
-    );
+    for want in [
+        "[1 execution not modelled; the line's SASS-attributed count: between 4 and 5 wavefronts]",
+        "no bank conflicts on any line the model costs (2 lines not modelled: see the table)",
+        "or are .cg or zero-filled",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
 }
 
 #[test]
@@ -259,6 +266,18 @@ fn bad_input_is_one_line() {
     let e = error(&["ptx", &unsup, "--grid", "1", "--block", "32"]);
     assert!(
         e.contains("line 9: unsupported instruction 'testp.finite.f32'"),
+        "{e}"
+    );
+    // A cp.async size that PTX does not allow: the value named, not a Rust debug form.
+    let size2 = write(
+        "size2.ptx",
+        &format!(
+            "{head}.visible .entry k()\n{{\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n.shared .align 16 .b8 t[64];\ncp.async.ca.shared.global [t], [%rd1], 2;\nret;\n}}\n"
+        ),
+    );
+    let e = error(&["ptx", &size2, "--grid", "1", "--block", "32"]);
+    assert!(
+        e.contains("cp.async size must be 4, 8 or 16, found 2") && !e.contains("Int("),
         "{e}"
     );
     let spin = write(

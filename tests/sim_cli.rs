@@ -797,23 +797,26 @@ fn replay_costs_cp_async_with_sources_and_says_not_modelled_otherwise() {
         lines[2].contains("not modelled") && !lines[2].contains(" 0 "),
         "{out}"
     );
+    // Spread sources: the row gives the bounds on ncu's SASS-attributed count (L1 banks 0, 4,
+    // .., 28 read four times, lane pairs writing one word: max(4, 2) = 4 to 4 + 2 - 1 = 5).
     assert!(
-        out.contains("1 record(s) not modelled: cp.async.cg"),
+        lines[2].ends_with("not modelled (SASS-attributed: 4..=5)"),
         "{out}"
     );
-    assert!(
-        out.contains("1 record(s) not modelled: cp.async.ca's shared-side cost depends"),
-        "{out}"
-    );
-    assert!(
-        out.contains("1 record(s) not modelled: a unit of this cp.async.ca reads from several"),
-        "{out}"
-    );
+    for want in [
+        "1 record: not modelled: cp.async.cg",
+        "1 record: not modelled: cp.async.ca's shared-side cost depends",
+        "1 record: not modelled: a unit of this cp.async.ca reads from several",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
     let v = json(&["sim", "replay", f, "--json"]);
     assert_eq!(
         (v[0]["wavefronts"].as_u64(), v[0]["bank_conflicts"].as_u64()),
         (Some(2), Some(1))
     );
+    assert_eq!(v[1]["sass_wavefronts"], serde_json::json!([4, 5]));
+    assert!(v[0]["sass_wavefronts"].is_null() && v[2]["sass_wavefronts"].is_null());
     for r in &v.as_array().unwrap()[1..] {
         assert!(r["wavefronts"].is_null() && r["match"].is_null(), "{r}");
         assert!(
@@ -834,6 +837,27 @@ fn replay_costs_cp_async_with_sources_and_says_not_modelled_otherwise() {
     assert!(
         err.contains("record 'short'") && err.contains("global_addresses has 2 values"),
         "{err}"
+    );
+    // Sources on an instruction that reads none: refused, not ignored.
+    let bad = serde_json::json!([{"name": "st", "instruction": "st.shared.b32",
+        "lane_byte_offsets": offs, "global_addresses": src}]);
+    std::fs::write(dir.join("bad.json"), bad.to_string()).unwrap();
+    let o = tilelab(&["sim", "replay", dir.join("bad.json").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("record 'st'")
+            && err.contains("global_addresses is for cp.async records only"),
+        "{err}"
+    );
+    // Only records the model does not cost carry measured values: nothing to compare, said so.
+    let only = serde_json::json!([recs[1]]);
+    std::fs::write(dir.join("only.json"), only.to_string()).unwrap();
+    let o = tilelab(&["sim", "replay", dir.join("only.json").to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("1 record, 1 with measured wavefronts, none of them costed by the model: nothing to compare"),
+        "{}",
+        stdout(&o)
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

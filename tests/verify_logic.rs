@@ -740,7 +740,7 @@ fn h200_sets_are_the_built_in_records() {
             seen += 1;
         }
     }
-    assert_eq!(seen, 4 * 237, "seeds 5, 6, 7 and 21 each hold all 237");
+    assert_eq!(seen, 5 * 237, "seeds 5, 6, 7, 21 and 43 each hold all 237");
 }
 
 /// Every measured replay file has a provenance sidecar with every field, for as many records as
@@ -750,7 +750,7 @@ fn h200_sets_are_the_built_in_records() {
 #[test]
 fn measured_files_carry_their_provenance() {
     let files = measured_files();
-    assert_eq!(files.len(), 10, "{files:?}");
+    assert_eq!(files.len(), 11, "{files:?}");
     for f in &files {
         let p = provenance::load_for(f).unwrap().unwrap_or_else(|| {
             panic!(

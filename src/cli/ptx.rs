@@ -279,12 +279,20 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             } else {
                 String::new()
             };
+            let runs = if x.not_modelled > 0 {
+                format!(
+                    "{} of {} executions (the rest not modelled)",
+                    x.executions - x.not_modelled,
+                    x.executions
+                )
+            } else {
+                plural(x.executions, "execution")
+            };
             outln!(
                 o,
-                "  line {}: {} in {}{ways}  {}",
+                "  line {}: {} in {runs}{ways}  {}",
                 x.line,
                 plural(x.bank_conflicts, "conflict"),
-                plural(x.executions, "execution"),
                 x.ptx
             );
         }
@@ -312,28 +320,46 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         r.lines.iter().collect()
     };
     for x in &shown {
+        // A line none of whose executions the model costs has no counts: `-`, not 0.
+        let none = x.not_modelled > 0 && x.not_modelled == x.executions;
+        let num = |v: u64, w: usize| {
+            if none {
+                format!("{:>w$}", "-")
+            } else {
+                format!("{v:>w$}")
+            }
+        };
         let c = if x.bank_conflicts > 0 {
             out::paint(&format!("{:>9}", x.bank_conflicts), out::BAD)
         } else {
-            format!("{:>9}", x.bank_conflicts)
+            num(x.bank_conflicts, 9)
+        };
+        // Lines with an execution the model does not cost: how many, and the line's bounds on
+        // ncu's SASS-attributed count (every execution, costed or not).
+        let of = |n: u64| {
+            if n == x.executions {
+                plural(n, "execution")
+            } else {
+                format!("{n} of {} executions", x.executions)
+            }
         };
         let note = match (x.not_modelled, x.sass_wavefronts) {
             (0, _) => String::new(),
             (n, Some([lo, hi])) => format!(
-                "  [{} not modelled; ncu's SASS-attributed count {}]",
-                plural(n, "execution"),
+                "  [{} not modelled; the line's SASS-attributed count: {}]",
+                of(n),
                 span(lo, hi)
             ),
-            (n, None) => format!("  [{} not modelled]", plural(n, "execution")),
+            (n, None) => format!("  [{} not modelled]", of(n)),
         };
         outln!(
             o,
-            "{:>6}  {:<6} {:>10} {:>11} {:>9} {c}  {}{note}",
+            "{:>6}  {:<6} {:>10} {} {} {c}  {}{note}",
             x.line,
             x.sass,
             x.executions,
-            x.wavefronts,
-            x.ideal,
+            num(x.wavefronts, 11),
+            num(x.ideal, 9),
             x.ptx
         );
     }
@@ -356,10 +382,16 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         match t.ldgsts_wavefronts {
             Some(w) => format!("{w} wavefronts"),
             None => format!(
-                "not modelled ({} from spread or repeated sources, or .cg; see docs/wavefront-model.md){}",
+                "not modelled ({} from spread or repeated sources{}; see docs/wavefront-model.md){}",
                 match t.ldgsts_not_modelled {
                     1 => "1 execution copies".to_string(),
                     n => format!("{n} executions copy"),
+                },
+                // No bounds: a `.cg` or a zero-filled copy ran.
+                if t.ldgsts_sass_wavefronts.is_none() {
+                    ", or are .cg or zero-filled"
+                } else {
+                    ""
                 },
                 match t.ldgsts_sass_wavefronts {
                     Some([lo, hi]) => format!(
@@ -405,7 +437,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
 /// `lo` and `hi` as a bound in words: "7 wavefronts" or "between 5 and 9 wavefronts".
 fn span(lo: u64, hi: u64) -> String {
     if lo == hi {
-        format!("{lo} wavefronts")
+        plural(lo, "wavefront")
     } else {
         format!("between {lo} and {hi} wavefronts")
     }

@@ -13,12 +13,15 @@
 //! does not match):
 //! `{"name", "instruction", "active_mask", "wavefronts" (predicted), "ideal", "bank_conflicts",
 //! "measured" (or null), "measured_bank_conflicts" (or null), "match" (or null), "not_modelled"
-//! (null, or why the model has no count)}`; "match" compares wavefronts, and bank conflicts too
-//! where the record has them.
+//! (null, or why the model has no count), "sass_wavefronts" (`[lo, hi]`: for a `cp.async.ca`
+//! with spread sources, the bounds on ncu's SASS-attributed wavefronts; else null)}`; "match"
+//! compares wavefronts, and bank conflicts too where the record has them.
 //!
-//! A request the model cannot cost (`cp.async.cg`; `cp.async.ca` without `global_addresses`)
-//! gets no numbers: its row says `not modelled` (predicted, ideal and conflicts `-`, JSON
-//! `null`), the summary gives the reason, and it is neither a match nor a mismatch.
+//! A request the model cannot cost (`cp.async.cg`; `cp.async.ca` without `global_addresses`; the
+//! L1TEX count of a `cp.async.ca` with spread sources) gets no numbers: its row says `not
+//! modelled` (predicted, ideal and conflicts `-`, JSON `null`), followed for spread sources by
+//! the bounds on ncu's SASS-attributed count; the summary gives the reason, and it is neither a
+//! match nor a mismatch (a record's `wavefronts` is the L1TEX count).
 //!
 //! Exit status: 0 when every record with measured values that the model covers matches (or none
 //! has any), 1 ([`super::EXIT_MISMATCH`]) when one does not, 2 for a bad file.
@@ -31,7 +34,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 use tilelab::records::{self, RecordRef};
-use tilelab::sim::bank::SharedMemoryConfig;
+use tilelab::sim::bank::{NotModelled, SharedMemoryConfig};
 use tilelab::sim::instr::Instruction;
 
 use super::out;
@@ -39,7 +42,7 @@ use super::out;
 /// Arguments of `tilelab sim replay`.
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
-    /// JSON file of records: an array of {name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?, bank_conflicts?}, as in tests/data/h200_wavefronts.json.
+    /// JSON file of records: an array of {name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?, bank_conflicts?, global_addresses[32]? (cp.async only)}, as in tests/data/h200_wavefronts.json.
     pub file: PathBuf,
     /// Print a JSON array of per-record predictions instead of the table.
     #[arg(long)]
@@ -63,6 +66,12 @@ pub struct Prediction<'a> {
     #[serde(rename = "match")]
     matches: Option<bool>,
     not_modelled: Option<String>,
+    /// `cp.async.ca` with spread sources: bounds `[lowest, highest]` on ncu's SASS-attributed
+    /// wavefronts (`SassBounds`); `null` otherwise.
+    sass_wavefronts: Option<[u32; 2]>,
+    /// The reason as the summary groups it (spread sources: one line for all bounds).
+    #[serde(skip)]
+    summary_reason: Option<String>,
 }
 
 /// The instruction names a file has used, as written, with the instruction each names and its
@@ -109,6 +118,16 @@ pub fn predict<'a>(
     };
     let cost = req.cost();
     let not_modelled = cost.not_modelled.map(|w| w.to_string());
+    let sass_wavefronts = match cost.not_modelled {
+        Some(NotModelled::CpAsyncSpreadSources(b)) => Some([b.lo, b.hi]),
+        _ => None,
+    };
+    let summary_reason = match (cost.not_modelled, &not_modelled) {
+        (Some(NotModelled::CpAsyncSpreadSources(_)), _) => Some(
+            "not modelled: a unit of this cp.async.ca reads from several 128-byte global lines or two lanes read the same bytes, and the L1TEX count then depends on the cache state; each row gives the bounds on ncu's SASS-attributed count (docs/wavefront-model.md)".to_string(),
+        ),
+        (_, why) => why.clone(),
+    };
     let c = cost.modelled();
     let c = c.as_ref().ok();
     Ok(Prediction {
@@ -126,6 +145,8 @@ pub fn predict<'a>(
             })
         }),
         not_modelled,
+        sass_wavefronts,
+        summary_reason,
     })
 }
 
@@ -171,7 +192,7 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     // counted: the exit status still says whether every record matched.
     let mut o = out::Out::new();
     let width = NAME_COLUMN;
-    let (mut with_meas, mut ok, mut shown) = (0u64, 0u64, 0u64);
+    let (mut with_meas, mut ok, mut shown, mut measured_any) = (0u64, 0u64, 0u64, 0u64);
     let mut unmodelled: std::collections::BTreeMap<String, u64> = Default::default();
     let mut row = String::new();
     let mut json_row: Vec<u8> = Vec::new();
@@ -206,7 +227,8 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             with_meas += 1;
             ok += m as u64;
         }
-        if let Some(why) = &p.not_modelled {
+        measured_any += p.measured.is_some() as u64;
+        if let Some(why) = &p.summary_reason {
             *unmodelled.entry(why.clone()).or_default() += 1;
         }
         if o.is_closed() || (a.mismatches && p.matches != Some(false)) {
@@ -235,6 +257,8 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         row.push_str(&name);
         pad(&mut row, width + 2 - name.chars().count().min(width));
         row.push_str(&p.instruction);
+        // 18 characters hold every name but cp.async's (up to 28), whose rows shift right: a
+        // wider column would push every row past 120 characters.
         pad(&mut row, 20 - p.instruction.len().min(18));
         for (v, w) in [
             (p.wavefronts, 9),
@@ -252,6 +276,13 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             row.push_str("  ");
         }
         row.push_str(verdict);
+        if let Some([lo, hi]) = p.sass_wavefronts {
+            row.push_str(&if lo == hi {
+                format!(" (SASS-attributed: {lo})")
+            } else {
+                format!(" (SASS-attributed: {lo}..={hi})")
+            });
+        }
         row.push('\n');
         o.write_all(row.as_bytes())?;
         Ok(())
@@ -269,13 +300,27 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         o.finish()?;
         return Ok(status);
     }
+    let records = |n: u64| {
+        if n == 1 {
+            "1 record".to_string()
+        } else {
+            format!("{n} records")
+        }
+    };
     for (why, n) in &unmodelled {
-        writeln!(o, "{n} record(s) {why}")?;
+        writeln!(o, "{}: {why}", records(*n))?;
     }
-    if with_meas == 0 {
+    if with_meas == 0 && measured_any > 0 {
         writeln!(
             o,
-            "{total} records, none with measured wavefronts: nothing to compare"
+            "{}, {measured_any} with measured wavefronts, none of them costed by the model: nothing to compare",
+            records(total as u64)
+        )?;
+    } else if with_meas == 0 {
+        writeln!(
+            o,
+            "{}, none with measured wavefronts: nothing to compare",
+            records(total as u64)
         )?;
     } else {
         writeln!(o, "{ok}/{with_meas} records match")?;

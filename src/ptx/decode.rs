@@ -1612,9 +1612,14 @@ impl Decoder<'_> {
                 let size = match &ops[2] {
                     Operand::Int(v) if [4, 8, 16].contains(v) => *v as u32,
                     o => {
+                        let found = match o {
+                            Operand::Int(v) => v.to_string(),
+                            Operand::Name(n) => format!("'{n}' (it must be a literal)"),
+                            _ => "an operand that is not an integer literal".to_string(),
+                        };
                         return Err(derr(
                             line,
-                            format!("cp.async size must be 4, 8 or 16, found {o:?}"),
+                            format!("cp.async size must be 4, 8 or 16, found {found}"),
                         ));
                     }
                 };

@@ -41,7 +41,7 @@ use super::decode::{
 };
 use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 use super::warp_ops::{self, LaneRegs, SharedKind, Smem, Step};
-use crate::sim::bank::WARP_SIZE;
+use crate::sim::bank::{NotModelled, RequestCost, WARP_SIZE};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
 
 /// Errors of a run (launch arguments, or an instruction that cannot execute).
@@ -111,8 +111,16 @@ pub struct InstStats {
     /// a modelled execution adds its wavefronts to both, a spread-source one its
     /// [`crate::sim::bank::SassBounds`].
     pub sass_bounds: [u64; 2],
-    /// `cp.async` executions without such bounds (`.cg`).
+    /// `cp.async` executions without such bounds (`.cg`, zero-filled `.ca`).
     pub sass_unbounded: u64,
+}
+
+/// A `cp.async`'s global side, for [`Machine::shared_op`]: each lane's source address, and
+/// whether an active lane reads fewer bytes than it writes (`src-size` or `ignore-src`).
+#[derive(Clone, Copy)]
+struct CpSources<'a> {
+    addrs: &'a [u64; 32],
+    zero_fill: bool,
 }
 
 /// What a run counted.
@@ -1134,7 +1142,7 @@ impl<'p> Machine<'p> {
                             addrs,
                             mask,
                             &[[0; 4]; 32],
-                            &[0; 32],
+                            None,
                         )?;
                         let regs = &mut self.warps[w].regs;
                         each!(|l| {
@@ -1202,14 +1210,8 @@ impl<'p> Machine<'p> {
                             }
                             data[l] = regs_of(&bytes);
                         });
-                        let step = self.shared_op(
-                            pc,
-                            SharedKind::St(width),
-                            addrs,
-                            mask,
-                            &data,
-                            &[0; 32],
-                        )?;
+                        let step =
+                            self.shared_op(pc, SharedKind::St(width), addrs, mask, &data, None)?;
                         observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
                     }
                 }
@@ -1228,7 +1230,7 @@ impl<'p> Machine<'p> {
                     addrs,
                     mask,
                     &[[0; 4]; 32],
-                    &[0; 32],
+                    None,
                 )?;
                 let regs = &mut self.warps[w].regs;
                 for l in 0..WARP_SIZE {
@@ -1259,7 +1261,7 @@ impl<'p> Machine<'p> {
                     addrs,
                     mask,
                     &data,
-                    &[0; 32],
+                    None,
                 )?;
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
@@ -1280,6 +1282,7 @@ impl<'p> Machine<'p> {
                 let regs = &self.warps[w].regs;
                 let mut data = [[0u32; 4]; 32];
                 let mut src_addrs = [0u64; 32];
+                let mut zero_fill = false;
                 let mut m = mask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -1293,6 +1296,7 @@ impl<'p> Machine<'p> {
                     {
                         n = 0;
                     }
+                    zero_fill |= n < size;
                     let mut bytes = [0u8; 16];
                     if n > 0 {
                         let a = addr_value(regs, src, l);
@@ -1320,7 +1324,10 @@ impl<'p> Machine<'p> {
                     saddrs,
                     mask,
                     &data,
-                    &src_addrs,
+                    Some(CpSources {
+                        addrs: &src_addrs,
+                        zero_fill,
+                    }),
                 )?;
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
@@ -1434,10 +1441,16 @@ impl<'p> Machine<'p> {
         addrs: [u32; 32],
         mask: u32,
         data: &LaneRegs,
-        src_addrs: &[u64; 32],
+        copy: Option<CpSources>,
     ) -> Result<Step, String> {
-        let step = warp_ops::shared(&mut self.smem, kind, addrs, mask, data, src_addrs)
+        let (src_addrs, zero_fill) = copy.map_or((&[0u64; 32], false), |c| (c.addrs, c.zero_fill));
+        let mut step = warp_ops::shared(&mut self.smem, kind, addrs, mask, data, src_addrs)
             .map_err(|e| e.to_string())?;
+        // A `.ca` copy with an active lane reading fewer bytes than it writes: never measured,
+        // so neither counted nor bounded (`.cg` keeps its own reason).
+        if zero_fill && step.cost.not_modelled != Some(NotModelled::CpAsyncCg) {
+            step.cost = RequestCost::unmodelled(NotModelled::CpAsyncZeroFill);
+        }
         let st = &mut self.stats[pc];
         st.wavefronts += step.cost.wavefronts as u64;
         st.ideal += step.cost.ideal as u64;

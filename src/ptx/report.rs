@@ -147,12 +147,13 @@ pub struct Totals {
     /// execution falls outside what the model costs (see `ldgsts_not_modelled`).
     pub ldgsts_wavefronts: Option<u64>,
     /// cp.async executions the request model does not cost (sources spread over several
-    /// 128-byte lines or repeated, `.cg`: `docs/wavefront-model.md`).
+    /// 128-byte lines or repeated, `.cg`, zero-filled: `docs/wavefront-model.md`).
     pub ldgsts_not_modelled: u64,
     /// Bounds `[lowest, highest]` on ncu's SASS-attributed cp.async wavefronts
     /// (`sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum`): equal to
     /// `ldgsts_wavefronts` when every execution is modelled, the sum of the spread-source
-    /// executions' `SassBounds` otherwise; `None` when a `.cg` ran (no bounds).
+    /// executions' `SassBounds` otherwise; `None` when a `.cg` or a zero-filled `.ca` (an active
+    /// lane's `src-size` below the copy size) ran: no bounds.
     pub ldgsts_sass_wavefronts: Option<[u64; 2]>,
     /// Executions of `atom/red.shared` (their wavefronts are not modelled).
     pub atoms: u64,

@@ -106,6 +106,11 @@ pub enum NotModelled {
     /// ncu's SASS-attributed count held on held-out requests either (docs/wavefront-model.md).
     /// What the model does give is the bounds on that SASS-attributed count ([`SassBounds`]).
     CpAsyncSpreadSources(SassBounds),
+    /// `cp.async.ca` with an active lane that reads fewer bytes than it writes (PTX's `src-size`
+    /// operand below the copy size, or the `ignore-src` predicate set: the rest is zero-filled).
+    /// Set by `tilelab ptx`'s interpreter, which knows each lane's `src-size`; no such copy has
+    /// been measured, so neither a count nor bounds are given.
+    CpAsyncZeroFill,
 }
 
 /// Bounds on the wavefronts Nsight Compute attributes to one `cp.async.ca` instruction
@@ -146,7 +151,8 @@ pub struct SassBounds {
 impl std::fmt::Display for SassBounds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.lo == self.hi {
-            write!(f, "{} wavefronts", self.lo)
+            let s = if self.lo == 1 { "" } else { "s" };
+            write!(f, "{} wavefront{s}", self.lo)
         } else {
             write!(f, "between {} and {} wavefronts", self.lo, self.hi)
         }
@@ -161,6 +167,9 @@ impl std::fmt::Display for NotModelled {
             }
             NotModelled::CpAsyncSourcesUnknown => {
                 "not modelled: cp.async.ca's shared-side cost depends on which 128-byte global lines the lanes' sources lie in; give each lane's global source address"
+            }
+            NotModelled::CpAsyncZeroFill => {
+                "not modelled: an active lane of this cp.async.ca reads fewer bytes than it writes (src-size below the copy size, or ignore-src; the rest is zero-filled), and no such copy has been measured"
             }
             NotModelled::CpAsyncSpreadSources(b) => {
                 return write!(
@@ -437,7 +446,8 @@ impl WarpRequest {
     /// Checks alignment, range and (for ldmatrix and stmatrix) the full mask.
     ///
     /// # Errors
-    /// [`SimError::Misaligned`], [`SimError::OutOfRange`], [`SimError::PartialLdmatrix`].
+    /// [`SimError::Misaligned`], [`SimError::MisalignedSource`] (a `cp.async` global source),
+    /// [`SimError::OutOfRange`], [`SimError::PartialLdmatrix`].
     pub fn validate(&self, smem: &SharedMemoryConfig) -> Result<(), SimError> {
         let ins = self.instruction;
         if ins.is_warp_collective() && self.active_mask != u32::MAX {
@@ -481,11 +491,11 @@ impl WarpRequest {
             if let (Instruction::CpAsync(_), Some(src)) = (ins, &self.global_addrs)
                 && !src[lane].is_multiple_of(width as u64)
             {
-                return Err(SimError::Misaligned {
+                return Err(SimError::MisalignedSource {
                     lane,
-                    offset: src[lane],
+                    addr: src[lane],
                     align: width,
-                    instruction: format!("{ins} (global source address)"),
+                    instruction: ins.to_string(),
                 });
             }
             let end = off as u64 + width as u64;
@@ -1495,6 +1505,8 @@ mod tests {
         assert!(spread.contains("is between 3 and 5 wavefronts"), "{spread}");
         let exact = NotModelled::CpAsyncSpreadSources(SassBounds { hi: 3, ..b }).to_string();
         assert!(exact.contains("is 3 wavefronts"), "{exact}");
+        let one = SassBounds { lo: 1, hi: 1, ..b }.to_string();
+        assert_eq!(one, "1 wavefront");
     }
 
     /// Lanes 0-15 read words 0-15 and lanes 16-31 words 32-47: banks 0-15 hold two distinct
@@ -1595,9 +1607,9 @@ mod tests {
         r.global_addrs = Some(Box::new(src));
         assert!(matches!(
             r.validate(&smem),
-            Err(SimError::Misaligned {
+            Err(SimError::MisalignedSource {
                 lane: 12,
-                offset: 4296,
+                addr: 4296,
                 ..
             })
         ));

@@ -44,6 +44,21 @@ pub enum SimError {
         /// The accepted forms.
         allowed: &'static str,
     },
+    /// A `cp.async` lane's global source address is not a multiple of the copy size (PTX ISA
+    /// §9.7.9.25.3: the source must be aligned to cp-size).
+    #[error(
+        "lane {lane}: global source address {addr} is not aligned to {align} bytes, as {instruction} requires"
+    )]
+    MisalignedSource {
+        /// Lane (0-31) whose address is bad.
+        lane: usize,
+        /// The global byte address it gave.
+        addr: u64,
+        /// Required alignment in bytes (the copy size).
+        align: u32,
+        /// The instruction, as PTX.
+        instruction: String,
+    },
     /// A lane's byte address is not a multiple of the access width (PTX requires natural alignment).
     #[error(
         "lane {lane}: byte offset {offset} is not aligned to {align} bytes, as {instruction} requires"
