@@ -138,12 +138,13 @@ fn a_spread_cp_async_gets_sass_bounds_and_a_tile_copy_a_count() {
     let t = &r["totals"];
     assert_eq!(t["ldgsts_sass_wavefronts"], Value::Null);
     assert_eq!(t["ldgsts_not_modelled"], 2);
+    assert_eq!(t["ldgsts_unbounded"], 1);
     let o = tilelab(&["ptx", &f, "--grid", "1", "--block", "32", "--arg", "1=1"]);
     let text = String::from_utf8_lossy(&o.stdout);
     for want in [
         "[1 execution not modelled; the line's SASS-attributed count: between 4 and 5 wavefronts]",
         "no bank conflicts on any line the model costs (2 lines not modelled: see the table)",
-        "or are .cg or zero-filled",
+        "not modelled for 2 executions (1 with spread or repeated sources, 1 .cg or zero-filled;",
     ] {
         assert!(text.contains(want), "{want}: {text}");
     }

@@ -381,26 +381,28 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         t.shared_st_bank_conflicts,
         match t.ldgsts_wavefronts {
             Some(w) => format!("{w} wavefronts"),
-            None => format!(
-                "not modelled ({} from spread or repeated sources{}; see docs/wavefront-model.md){}",
-                match t.ldgsts_not_modelled {
-                    1 => "1 execution copies".to_string(),
-                    n => format!("{n} executions copy"),
-                },
-                // No bounds: a `.cg` or a zero-filled copy ran.
-                if t.ldgsts_sass_wavefronts.is_none() {
-                    ", or are .cg or zero-filled"
-                } else {
-                    ""
-                },
-                match t.ldgsts_sass_wavefronts {
-                    Some([lo, hi]) => format!(
-                        "; ncu's SASS-attributed count (..._op_ldgsts) {}",
-                        span(lo, hi)
-                    ),
-                    None => String::new(),
+            None => {
+                let spread = t.ldgsts_not_modelled - t.ldgsts_unbounded;
+                let mut parts = Vec::new();
+                if spread > 0 {
+                    parts.push(format!("{spread} with spread or repeated sources"));
                 }
-            ),
+                if t.ldgsts_unbounded > 0 {
+                    parts.push(format!("{} .cg or zero-filled", t.ldgsts_unbounded));
+                }
+                format!(
+                    "not modelled for {} ({}; see docs/wavefront-model.md){}",
+                    plural(t.ldgsts_not_modelled, "execution"),
+                    parts.join(", "),
+                    match t.ldgsts_sass_wavefronts {
+                        Some([lo, hi]) => format!(
+                            "; ncu's SASS-attributed count (..._op_ldgsts) {}",
+                            span(lo, hi)
+                        ),
+                        None => String::new(),
+                    }
+                )
+            }
         }
     );
     let s = &t.sass;

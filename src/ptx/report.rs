@@ -155,6 +155,9 @@ pub struct Totals {
     /// executions' `SassBounds` otherwise; `None` when a `.cg` or a zero-filled `.ca` (an active
     /// lane's `src-size` below the copy size) ran: no bounds.
     pub ldgsts_sass_wavefronts: Option<[u64; 2]>,
+    /// Of `ldgsts_not_modelled`, the executions with neither a count nor bounds (`.cg`,
+    /// zero-filled `.ca`); the rest have spread sources.
+    pub ldgsts_unbounded: u64,
     /// Executions of `atom/red.shared` (their wavefronts are not modelled).
     pub atoms: u64,
     /// Warp instructions executed (all PTX instructions).
@@ -291,6 +294,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
             }
             Class::Ldgsts => {
                 t.ldgsts_not_modelled += s.not_modelled;
+                t.ldgsts_unbounded += s.sass_unbounded;
                 t.ldgsts_wavefronts = t
                     .ldgsts_wavefronts
                     .filter(|_| s.not_modelled == 0)
