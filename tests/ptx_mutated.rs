@@ -549,6 +549,23 @@ mod regressions {
     }
 
     #[test]
+    fn only_active_lanes_count_towards_the_shared_bytes_touched() {
+        // Found by mutation testing (docs/mutants.md): nothing checked which lanes' addresses
+        // `smem_touched` takes. Lane l stores at 4 * (l ^ 5), lanes 16-31 guarded off: the
+        // active lanes reach words 0-15, the highest at lane 10 (10 ^ 5 = 15), so one past the
+        // last byte written is 64; the idle lanes' addresses (words 16-31) must not count.
+        let src = format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .pred %p<2>;\n.reg .b32 %r<4>;\n\
+             .shared .align 4 .b8 s[256];\nmov.u32 %r1, %tid.x;\nxor.b32 %r2, %r1, 5;\n\
+             shl.b32 %r3, %r2, 2;\nsetp.lt.u32 %p1, %r1, 16;\n@%p1 st.shared.u32 [%r3], %r1;\n\
+             ret;\n}}\n"
+        );
+        let r = ptx::simulate(&src, None, &launch(32)).unwrap();
+        assert_eq!(r.totals.smem_touched, 64);
+        assert_eq!(r.totals.shared_st_wavefronts, 1);
+    }
+
+    #[test]
     fn an_mma_in_a_kernel_writes_its_d_registers() {
         // Found by mutation testing (docs/mutants.md): nothing read the interpreter's mma result
         // back, so an mma writing zeros went unseen. A = B = all 1.0 (f16 0x3c00), C = 0: every

@@ -764,6 +764,104 @@ fn replay_json_honours_mismatches() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `sim bank-conflicts --addr ... --op cp.async.ca --src ...`: the H200's
+/// `cp.async.ca.shared.global.4.pairs_same` (lane pairs writing one word at 4096 + 4·(l/2)) with
+/// sources 4 bytes apart (one line: the store rule without merging, 2 wavefronts, measured 2)
+/// and 16 bytes apart (four lines: L1 banks 0, 4, .., 28 read four times each, so bounds
+/// max(4, 2) = 4 to 4 + 2 - 1 = 5, measured 5).
+#[test]
+fn addr_cp_async_gives_the_tile_copy_count_or_the_bounds() {
+    let one_line = json(&[
+        "sim",
+        "bank-conflicts",
+        "--addr",
+        "4096+(lane/2)*4",
+        "--op",
+        "cp.async.ca",
+        "--src",
+        "lane*4",
+        "--json",
+    ]);
+    assert_eq!(
+        (
+            one_line["wavefronts"].as_u64(),
+            one_line["bank_conflicts"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    assert_eq!(one_line["sass"], "LDGSTS.E");
+    let spread = json(&[
+        "sim",
+        "bank-conflicts",
+        "--addr",
+        "4096+(lane/2)*4",
+        "--op",
+        "cp.async.ca",
+        "--src",
+        "lane*16",
+        "--json",
+    ]);
+    assert_eq!(spread["sass_wavefronts"], serde_json::json!([4, 5]));
+    assert!(spread.get("wavefronts").is_none(), "{spread}");
+    let o = tilelab(&[
+        "sim",
+        "bank-conflicts",
+        "--addr",
+        "4096+(lane/2)*4",
+        "--op",
+        "cp.async.ca",
+        "--src",
+        "lane*16",
+    ]);
+    assert!(o.status.success());
+    assert!(
+        stdout(&o)
+            .contains("ncu's SASS-attributed count (..._op_ldgsts) is between 4 and 5 wavefronts"),
+        "{}",
+        stdout(&o)
+    );
+    // The default source is the contiguous copy: 16-byte lanes, one line per quarter-warp.
+    let tile = json(&[
+        "sim",
+        "bank-conflicts",
+        "--addr",
+        "lane*16",
+        "--op",
+        "cp.async.ca",
+        "--width",
+        "16",
+        "--json",
+    ]);
+    assert_eq!(
+        (tile["wavefronts"].as_u64(), tile["ideal"].as_u64()),
+        (Some(4), Some(4))
+    );
+    for (args, want) in [
+        (
+            vec!["--addr", "lane*4", "--src", "lane*4"],
+            "--src is for --op cp.async.ca",
+        ),
+        (
+            vec!["--addr", "lane*4", "--op", "cp.async.ca", "--width", "2"],
+            "--width 2 is not allowed with --op cp.async.ca; allowed: 4, 8, 16",
+        ),
+        (
+            vec!["--addr", "lane*4", "--op", "cp.async.ca", "--src", "lane*6"],
+            "global source address 6 is not aligned to 4 bytes",
+        ),
+    ] {
+        let mut a = vec!["sim", "bank-conflicts"];
+        a.extend(args);
+        let o = tilelab(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert!(
+            err.contains(want) && err.lines().count() == 1,
+            "{a:?}: {err}"
+        );
+    }
+}
+
 /// cp.async in replay records: with `global_addresses` one line per unit the model costs it (the
 /// H200's `cp.async.ca.shared.global.4.pairs_same.src4`: 2 wavefronts, 1 conflict); with sources
 /// spread over lines (`pairs_same.src16`, measured 5), without sources, or for `.cg` every output

@@ -65,9 +65,16 @@ pub struct BankArgs {
     /// Active lanes of the --addr request, bit i = lane i: hex (0xffff) or decimal. Default all 32.
     #[arg(long, value_name = "M", requires = "addr")]
     pub mask: Option<String>,
-    /// Load or store for the --addr request (ld.shared or st.shared). Default ld.
-    #[arg(long, value_name = "OP", value_parser = ["ld", "st"], requires = "addr")]
+    /// Load, store or async copy for the --addr request: ld (ld.shared), st (st.shared) or
+    /// cp.async.ca (cp.async.ca.shared.global of --width 4, 8 or 16 bytes, sources from --src).
+    /// Default ld.
+    #[arg(long, value_name = "OP", value_parser = ["ld", "st", "cp.async.ca"], requires = "addr")]
     pub op: Option<String>,
+    /// --op cp.async.ca: each lane's global source byte address, an expression over `lane` like
+    /// --addr (default `lane*W`, W = --width: the contiguous tile copy). Its 128-byte lines decide
+    /// the cost; sources spread over several lines give bounds, not a count.
+    #[arg(long, value_name = "EXPR", requires = "addr")]
+    pub src: Option<String>,
 }
 
 /// Parses `RxC`.
@@ -459,6 +466,60 @@ struct AddrReport {
     grid: Vec<GridRow>,
 }
 
+/// `--json` of `sim bank-conflicts --addr` for a request the model does not cost
+/// (`cp.async.ca` with spread sources).
+#[derive(Serialize)]
+struct AddrNotModelled {
+    addr: String,
+    instruction: String,
+    sass: String,
+    active_mask: u32,
+    /// Why there is no count.
+    not_modelled: String,
+    /// Spread sources: bounds `[lo, hi]` on ncu's SASS-attributed wavefronts.
+    sass_wavefronts: Option<[u32; 2]>,
+}
+
+/// `sim bank-conflicts --addr` for a request the model does not cost: the reason (with the
+/// bounds on ncu's SASS-attributed count where there are some), no grid.
+fn addr_not_modelled(
+    expr: &str,
+    a: &BankArgs,
+    ins: tilelab::sim::instr::Instruction,
+    mask: u32,
+    why: tilelab::sim::bank::NotModelled,
+) -> anyhow::Result<ExitCode> {
+    if a.svg.is_some() {
+        anyhow::bail!("--svg: no bank grid to draw, the model does not cost this request ({why})");
+    }
+    let bounds = match why {
+        tilelab::sim::bank::NotModelled::CpAsyncSpreadSources(b) => Some([b.lo, b.hi]),
+        _ => None,
+    };
+    if a.json {
+        out::emit_json(&AddrNotModelled {
+            addr: expr.to_string(),
+            instruction: ins.to_string(),
+            sass: ins.sass().to_string(),
+            active_mask: mask,
+            not_modelled: why.to_string(),
+            sass_wavefronts: bounds,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut o = String::new();
+    outln!(
+        o,
+        "{} {ins} ({}), address '{}', active mask {mask:#010x}",
+        out::bold("==>"),
+        ins.sass(),
+        out::clip(expr, 200)
+    );
+    outln!(o, "{why}");
+    out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 #[derive(Serialize)]
 struct AddrLane {
     lane: usize,
@@ -471,7 +532,7 @@ struct AddrLane {
 fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
     use tilelab::sim::addr::AddrExpr;
     use tilelab::sim::bank::WarpRequest;
-    use tilelab::sim::instr::{AccessWidth, Instruction};
+    use tilelab::sim::instr::{AccessWidth, CpAsyncKind, Instruction};
     let e = AddrExpr::parse(expr)?;
     let width = a.width.unwrap_or(4);
     let w = AccessWidth::from_bytes(width).ok_or_else(|| {
@@ -479,8 +540,22 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
     })?;
     let ins = match a.op.as_deref() {
         Some("st") => Instruction::St(w),
+        Some("cp.async.ca") => {
+            let kind = match width {
+                4 => CpAsyncKind::Ca4,
+                8 => CpAsyncKind::Ca8,
+                16 => CpAsyncKind::Ca16,
+                _ => anyhow::bail!(
+                    "--width {width} is not allowed with --op cp.async.ca; allowed: 4, 8, 16 bytes per lane"
+                ),
+            };
+            Instruction::CpAsync(kind)
+        }
         _ => Instruction::Ld(w),
     };
+    if a.src.is_some() && !matches!(ins, Instruction::CpAsync(_)) {
+        anyhow::bail!("--src is for --op cp.async.ca (global source addresses); {ins} reads none");
+    }
     let mask = a.mask.as_deref().map_or(Ok(u32::MAX), parse_mask)?;
     // Inactive lanes give no address: only active ones are evaluated (and may fail).
     let mut offs = [0u32; 32];
@@ -491,8 +566,23 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
     }
     let mut req = WarpRequest::new(ins, offs);
     req.active_mask = mask;
+    if matches!(ins, Instruction::CpAsync(_)) {
+        let default_src = format!("lane*{width}");
+        let src_expr = a.src.as_deref().unwrap_or(&default_src);
+        let se = AddrExpr::parse(src_expr).context("--src")?;
+        let mut src = [0u64; 32];
+        for (lane, g) in src.iter_mut().enumerate() {
+            if mask >> lane & 1 == 1 {
+                *g = u64::from(se.eval(lane as u32).context("--src")?);
+            }
+        }
+        req.global_addrs = Some(Box::new(src));
+    }
     let smem = SharedMemoryConfig::default();
     let rr = tilelab::sim::bank::simulate(&req, &smem)?;
+    if let Some(why) = rr.not_modelled {
+        return addr_not_modelled(expr, a, ins, mask, why);
+    }
     let lanes: Vec<AddrLane> = (0..32)
         .filter(|l| mask >> l & 1 == 1)
         .map(|lane| AddrLane {
