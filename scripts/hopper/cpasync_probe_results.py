@@ -23,7 +23,7 @@ def launches(d):
     """Every measured launch, in order: dict with name, rep (cold0.., warm0..), part (a-d),
     size, mask, src, dst, W, S, C, counters."""
     out = []
-    for p in "abcdef":
+    for p in "abcdefg":
         csvf = os.path.join(d, f"ncu_{p}.csv")
         if not os.path.exists(csvf):
             continue
@@ -34,7 +34,7 @@ def launches(d):
                 continue
             name, rep = t[0].split("#")
             v = list(map(int, t[4:]))
-            reqs.append(dict(name=name, rep=rep, part=p, size=4 << int(t[1]), mask=int(t[2]),
+            reqs.append(dict(name=name, rep=rep, part=p, size=16 if t[1] == "3" else 4 << int(t[1]), cg=t[1] == "3", mask=int(t[2]),
                              warm=int(t[3]), src=v[:32], dst=v[32:]))
         rows = [l for l in open(csvf, errors="replace") if l.startswith('"')]
         rd = csv.reader(io.StringIO("".join(rows)))

@@ -3,7 +3,7 @@
 //
 // requests.txt: one request per line:
 //   name kind mask warm src0..src31 dst0..dst31
-// kind 0/1/2 = cp.async.ca 4/8/16 B; src = byte offsets into a 64 KiB global buffer (256-byte
+// kind 0/1/2 = cp.async.ca 4/8/16 B, 3 = cp.async.cg 16 B (part g); src = byte offsets into a 64 KiB global buffer (256-byte
 // aligned by cudaMalloc); dst = shared byte offsets (48 KiB dynamic shared memory).
 // warm = 1: before the copy every active lane loads 4 bytes at its source with ld.global.ca (so the
 // sector is in L1) and the copy's shared address depends on the loaded value (times a runtime
@@ -25,6 +25,7 @@ __device__ __forceinline__ void copy(unsigned addr, const unsigned char *g, int 
     case 0: asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(addr), "l"(g) : "memory"); break;
     case 1: asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"(addr), "l"(g) : "memory"); break;
     case 2: asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(addr), "l"(g) : "memory"); break;
+    case 3: asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(addr), "l"(g) : "memory"); break;
     default: break;
     }
 }
@@ -78,8 +79,8 @@ int main(int argc, char **argv) {
         bool ok = true;
         for (int l = 0; l < 32; ++l) ok &= fscanf(f, "%u", &so[l]) == 1;
         for (int l = 0; l < 32; ++l) ok &= fscanf(f, "%u", &o[l]) == 1;
-        if (!ok || kind < 0 || kind > 2) { fprintf(stderr, "bad request %s\n", name); return 1; }
-        const unsigned w = 4u << kind;
+        if (!ok || kind < 0 || kind > 3) { fprintf(stderr, "bad request %s\n", name); return 1; }
+        const unsigned w = kind == 3 ? 16u : 4u << kind;
         for (int l = 0; l < 32; ++l)
             if (((mask >> l) & 1u) && (so[l] % w || so[l] + w > SRC || o[l] % w || o[l] + w > SMEM)) {
                 fprintf(stderr, "request %s lane %d out of range\n", name, l); return 1;

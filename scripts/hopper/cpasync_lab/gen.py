@@ -345,9 +345,56 @@ parts["f"] = []
 for r in reqs[n_f0:]:
     parts["f"].append(f"{r[0]}#cold0 {KIND[r[1]]} {r[2]} 0 " + " ".join(map(str, r[3])) + " " + " ".join(map(str, r[4])))
 print(f"part f: {n_f} structured, {len(reqs) - n_f0 - n_f} random spread (seed 31, {i} drawn)")
+# Part g (2026-12-01, 17:00 UTC): cp.async.cg 16 B (kind 3), whose SASS-attributed count moves
+# but no L1TEX counter does: the shared destinations' order varied with the sources fixed, and the
+# other way round, each cold x1 (ten of them twice, to see whether the count repeats).
+G_SRC = line(400)                    # 4 adjacent lines: lane l's chunk l is src + 16 * l
+G_DST = 8192
+perms = {
+    "id": list(range(32)), "rev": [31 - l for l in range(32)],
+    "revline": [8 * (l // 8) + 7 - l % 8 for l in range(32)],
+    "x1": [l ^ 1 for l in range(32)], "x2": [l ^ 2 for l in range(32)], "x4": [l ^ 4 for l in range(32)],
+    "x8": [l ^ 8 for l in range(32)], "x16": [l ^ 16 for l in range(32)],
+    "rotline": [8 * (l // 8) + (l + 1) % 8 for l in range(32)], "rot1": [(l + 1) % 32 for l in range(32)],
+    "t4x8": [(l % 4) * 8 + l // 4 for l in range(32)], "t8x4": [(l % 8) * 4 + l // 8 for l in range(32)],
+}
+grng = random.Random(37)
+for k in range(8):
+    p_ = list(range(32)); grng.shuffle(p_); perms[f"rand{k}"] = p_
+for k in range(4):
+    p_ = []
+    for q in range(4):
+        c = list(range(8 * q, 8 * q + 8)); grng.shuffle(c); p_ += c
+    perms[f"randline{k}"] = p_
+n_g0 = len(reqs)
+for nm, p_ in perms.items():
+    if nm == "id":
+        add("g.id", 16, [G_SRC + 16 * l for l in range(32)], [G_DST + 16 * l for l in range(32)])
+        continue
+    add(f"g.dst.{nm}", 16, [G_SRC + 16 * l for l in range(32)], [G_DST + 16 * p_[l] for l in range(32)])
+    add(f"g.src.{nm}", 16, [G_SRC + 16 * p_[l] for l in range(32)], [G_DST + 16 * l for l in range(32)])
+for k in range(4):
+    p_ = perms[f"rand{k}"]
+    add(f"g.both.rand{k}", 16, [G_SRC + 16 * p_[l] for l in range(32)], [G_DST + 16 * p_[l] for l in range(32)])
+for d in (2, 4, 8, 32):
+    add(f"g.dup{d}", 16, [G_SRC + 16 * l for l in range(32)], [G_DST + 16 * (l // d) for l in range(32)])
+for st in (32, 64, 128, 256):
+    add(f"g.dststride{st}", 16, [G_SRC + 16 * l for l in range(32)], [G_DST + st * l for l in range(32)])
+    add(f"g.srcstride{st}", 16, [G_SRC + st * l for l in range(32)], [G_DST + 16 * l for l in range(32)])
+for off in (16, 64):
+    add(f"g.dstoff{off}", 16, [G_SRC + 16 * l for l in range(32)], [G_DST + off + 16 * l for l in range(32)])
+    add(f"g.srcoff{off}", 16, [G_SRC + off + 16 * l for l in range(32)], [G_DST + 16 * l for l in range(32)])
+for nm, m in (("q0", 0xff), ("even", 0x55555555), ("odd", 0xaaaaaaaa), ("half", 0xffff), ("l0", 1), ("l0l8", 0x101)):
+    add(f"g.mask.{nm}", 16, [G_SRC + 16 * l for l in range(32)], [G_DST + 16 * l for l in range(32)], m)
+n_g = len(reqs) - n_g0
+parts["g"] = []
+for j, r in enumerate(reqs[n_g0:n_g0 + n_g]):
+    for k in range(2 if j < 10 else 1):
+        parts["g"].append(f"{r[0]}#cold{k} 3 {r[2]} 0 " + " ".join(map(str, r[3])) + " " + " ".join(map(str, r[4])))
+print(f"part g: {n_g} cp.async.cg requests, {len(parts['g'])} launches")
 for p, lines in parts.items():
     open(f"requests_{p}.txt", "w").write("\n".join(lines) + "\n")
-recs = [{"name": n, "instruction": f"cp.async.ca.shared.global.{s}", "lane_byte_offsets": d,
+recs = [{"name": n, "instruction": f"cp.async.{'cg' if n.startswith('g.') else 'ca'}.shared.global.{s}", "lane_byte_offsets": d,
          "active_mask": m, "global_addresses": src} for (n, s, m, src, d) in reqs]
 json.dump({"note": "requests of .gpu/cpasync (gen.py); each launched cold (and warm) several times, see requests_*.txt", "records": recs}, open("requests.json", "w"))
 print(f"structured {n_struct}, old {n_old}, random {n_rand}; launches " + " ".join(f"{p} {len(v)}" for p, v in parts.items()))

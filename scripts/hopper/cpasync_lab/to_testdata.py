@@ -14,7 +14,8 @@ tests/data/h200_cpasync_lab_d_2026-12-01.json: the second (parts b, d; 08:48 UTC
 246b2d0c7f69c420e4dec38eb404285949467421); tests/data/h200_cpasync_lab_e_2026-12-01.json: the
 third (part e, with TMO=300; COMMIT: the commit that added part e to gen.py);
 tests/data/h200_cpasync_lab_f_2026-12-01.json: the fourth (part f, 16:01 UTC, TMO=200; COMMIT: the
-commit that added part f to gen.py).
+commit that added part f to gen.py); tests/data/h200_cpasync_lab_g_2026-12-01.json: the fifth
+(part g, cp.async.cg, 16:57 UTC, TMO=200).
 """
 import json
 import os
@@ -31,12 +32,12 @@ def main():
     driver = log[1].split(",")[1].strip()
     cuda = log[2].split("release")[1].split(",")[0].strip()
     ncu = log[4].split()[1]
-    parts = [p for p in "abcdef" if os.path.exists(os.path.join(d, f"ncu_{p}.csv"))]
+    parts = [p for p in "abcdefg" if os.path.exists(os.path.join(d, f"ncu_{p}.csv"))]
     measured = []
     for r in launches(d):
         measured.append({
             "name": f"{r['name']}#{r['rep']}",
-            "instruction": f"cp.async.ca.shared.global.{r['size']}",
+            "instruction": f"cp.async.{'cg' if r.get('cg') else 'ca'}.shared.global.{r['size']}",
             "lane_byte_offsets": r["dst"],
             "active_mask": r["mask"],
             "global_addresses": r["src"],
@@ -49,7 +50,7 @@ def main():
         "cuda": cuda,
         "tools": {"ncu": ncu},
         "date": date,
-        "command": f"PARTS=\"{' '.join(parts)}\"{' TMO=300' if parts == ['e'] else ' TMO=200' if parts == ['f'] else ''} bash scripts/hopper/cpasync_lab/run.sh (per part: ncu --clock-control none "
+        "command": f"PARTS=\"{' '.join(parts)}\"{' TMO=300' if parts == ['e'] else ' TMO=200' if parts in (['f'], ['g']) else ''} bash scripts/hopper/cpasync_lab/run.sh (per part: ncu --clock-control none "
                    "--cache-control all --csv --metrics <11 metrics> -k regex:cpasync_lab "
                    "./lab requests_<part>.txt)",
         "generator": "scripts/hopper/cpasync_lab/gen.py tests/data/h200_cpasync_verify_2026-11-30.json "
@@ -58,11 +59,12 @@ def main():
                      "rand13.* = seed 13, cold x2; part d: old.* and rand13.*, warm x2; part e: e.* = issue 13's "
                      "targeted probe and rand29.* = 60 fresh random spread requests of seed 29, held out, "
                      "each cold x1 then warm x1; part f: f.grp.* and rand31.* = requests pressing on the "
-                     "upper bound of the SASS-attributed count, seed 31, cold x1); kernel "
+                     "upper bound of the SASS-attributed count, seed 31, cold x1; part g: g.* = cp.async.cg 16 B "
+                     "(kind 3), destination or source order varied, cold x1, the first ten x2); kernel "
                      "scripts/hopper/cpasync_lab/cpasync_lab.cu",
         "commit": commit,
         "parts": parts,
-        "note": "parts not in this run: " + (", ".join(p for p in "abcdef" if p not in parts) or "none"),
+        "note": "parts not in this run: " + (", ".join(p for p in "abcdefg" if p not in parts) or "none"),
     }
     json.dump({"measured": measured, "provenance": prov}, open(out, "w"), indent=None, separators=(",", ":"))
     print(f"{len(measured)} launches ({', '.join(parts)}) -> {out}")
