@@ -439,6 +439,62 @@ fn cp_async_lab_part_f_presses_on_the_upper_bound_and_stays_within() {
     assert_eq!((grp, by_request.len()), (44, 144));
 }
 
+/// The fifth run of `scripts/hopper/cpasync_lab` on the H200 (2026-12-01 16:57 UTC, part g,
+/// tests/data/h200_cpasync_lab_g_2026-12-01.json): 73 `cp.async.cg` (16 B) requests, the first
+/// ten launched twice. `.cg` stays not modelled; what the file shows: no L1TEX shared counter moves
+/// (as in every earlier `.cg` record) and its SASS-attributed bank conflicts stay 0, but the
+/// SASS-attributed wavefronts do move and repeat; permuting the destinations with the sources
+/// fixed costs exactly what permuting the sources the same way with the destinations fixed costs
+/// (23 permutations), and permuting both alike costs what the plain copy costs (4); duplicated
+/// destinations cost one per distinct 16-byte chunk written.
+#[test]
+fn cp_async_cg_part_g_counts_depend_on_the_source_to_destination_map() {
+    let data = load("h200_cpasync_lab_g_2026-12-01.json");
+    let recs = data["measured"].as_array().unwrap();
+    assert_eq!(recs.len(), 83);
+    let mut s: HashMap<String, i64> = HashMap::new();
+    for r in recs {
+        let name = r["name"].as_str().unwrap();
+        assert_eq!(r["instruction"], "cp.async.cg.shared.global.16", "{name}");
+        let [w, sass, c] = wsc(&r["counters"]);
+        assert_eq!((w, c), (0, 0), "{name}: no L1TEX shared counter moves");
+        let sass_bc =
+            r["counters"]["sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"]
+                .as_f64()
+                .unwrap();
+        assert_eq!(sass_bc, 0.0, "{name}");
+        let (request, _) = name.split_once('#').unwrap();
+        if let Some(&old) = s.get(request) {
+            assert_eq!(old, sass, "{name}: repeats");
+        }
+        s.insert(request.to_string(), sass);
+    }
+    assert_eq!(s.len(), 73);
+    let mut perms = 0;
+    for (request, &v) in &s {
+        if let Some(p) = request.strip_prefix("g.dst.") {
+            assert_eq!(v, s[&format!("g.src.{p}")], "{request}");
+            perms += 1;
+        }
+    }
+    assert_eq!(perms, 23);
+    for (request, want) in [
+        ("g.id", 4),
+        ("g.both.rand0", 4),
+        ("g.both.rand3", 4),
+        ("g.dst.revline", 4),
+        ("g.dst.rotline", 8),
+        ("g.dst.t4x8", 32),
+        ("g.dup2", 16),
+        ("g.dup4", 8),
+        ("g.dup8", 4),
+        ("g.dup32", 1),
+        ("g.mask.l0", 1),
+    ] {
+        assert_eq!(s[request], want, "{request}");
+    }
+}
+
 /// One launch of a cpasync_lab record file.
 struct LabLaunch {
     name: String,
