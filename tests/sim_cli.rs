@@ -802,6 +802,18 @@ fn addr_cp_async_gives_the_tile_copy_count_or_the_bounds() {
         "--json",
     ]);
     assert_eq!(spread["sass_wavefronts"], serde_json::json!([4, 5]));
+    assert_eq!(spread["sass_bank_conflicts"], serde_json::json!([3, 4]));
+    assert_eq!(spread["units"], 1);
+    assert_eq!(spread["src"], "lane*16");
+    // Lane 5 reads global byte 80 (L1 bank 20) and writes shared byte 4096 + 8 (bank 2).
+    assert_eq!(
+        (
+            spread["lanes"][5]["global_address"].as_u64(),
+            spread["lanes"][5]["l1_bank"].as_u64(),
+            spread["lanes"][5]["bank"].as_u64()
+        ),
+        (Some(80), Some(20), Some(2))
+    );
     assert!(spread.get("wavefronts").is_none(), "{spread}");
     let o = tilelab(&[
         "sim",
@@ -814,12 +826,14 @@ fn addr_cp_async_gives_the_tile_copy_count_or_the_bounds() {
         "lane*16",
     ]);
     assert!(o.status.success());
+    let text = stdout(&o);
     assert!(
-        stdout(&o)
-            .contains("ncu's SASS-attributed count (..._op_ldgsts) is between 4 and 5 wavefronts"),
-        "{}",
-        stdout(&o)
+        text.contains(
+            "ncu's SASS-attributed count (..._op_ldgsts) is between 4 and 5 wavefronts for 1 unit"
+        ),
+        "{text}"
     );
+    assert!(text.contains("sources 'lane*16'"), "{text}");
     // The default source is the contiguous copy: 16-byte lanes, one line per quarter-warp.
     let tile = json(&[
         "sim",

@@ -59,7 +59,8 @@ pub struct BankArgs {
         conflicts_with_all = ["layout", "dtype", "tile", "access", "request"]
     )]
     pub addr: Option<String>,
-    /// Bytes per lane of the --addr request: 1, 2, 4, 8 (.v2.b32) or 16 (.v4.b32).
+    /// Bytes per lane of the --addr request: 1, 2, 4, 8 (.v2.b32) or 16 (.v4.b32); 4, 8 or 16
+    /// for --op cp.async.ca.
     #[arg(long, value_name = "BYTES", requires = "addr")]
     pub width: Option<u32>,
     /// Active lanes of the --addr request, bit i = lane i: hex (0xffff) or decimal. Default all 32.
@@ -456,6 +457,9 @@ fn parse_mask(s: &str) -> anyhow::Result<u32> {
 #[derive(Serialize)]
 struct AddrReport {
     addr: String,
+    /// cp.async: the source expression.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src: Option<String>,
     instruction: String,
     sass: String,
     active_mask: u32,
@@ -471,6 +475,7 @@ struct AddrReport {
 #[derive(Serialize)]
 struct AddrNotModelled {
     addr: String,
+    src: Option<String>,
     instruction: String,
     sass: String,
     active_mask: u32,
@@ -478,6 +483,11 @@ struct AddrNotModelled {
     not_modelled: String,
     /// Spread sources: bounds `[lo, hi]` on ncu's SASS-attributed wavefronts.
     sass_wavefronts: Option<[u32; 2]>,
+    /// Spread sources: bounds on ncu's SASS-attributed bank conflicts (wavefronts − units).
+    sass_bank_conflicts: Option<[u32; 2]>,
+    /// Units with an active lane (spread sources; else null).
+    units: Option<u32>,
+    lanes: Vec<AddrLane>,
 }
 
 /// `sim bank-conflicts --addr` for a request the model does not cost: the reason (with the
@@ -485,39 +495,96 @@ struct AddrNotModelled {
 fn addr_not_modelled(
     expr: &str,
     a: &BankArgs,
-    ins: tilelab::sim::instr::Instruction,
-    mask: u32,
+    req: &tilelab::sim::bank::WarpRequest,
+    lanes: Vec<AddrLane>,
     why: tilelab::sim::bank::NotModelled,
 ) -> anyhow::Result<ExitCode> {
+    let (ins, mask) = (req.instruction, req.active_mask);
     if a.svg.is_some() {
         anyhow::bail!("--svg: no bank grid to draw, the model does not cost this request ({why})");
     }
-    let bounds = match why {
-        tilelab::sim::bank::NotModelled::CpAsyncSpreadSources(b) => Some([b.lo, b.hi]),
+    let b = match why {
+        tilelab::sim::bank::NotModelled::CpAsyncSpreadSources(b) => Some(b),
         _ => None,
     };
     if a.json {
         out::emit_json(&AddrNotModelled {
             addr: expr.to_string(),
+            src: a.src.clone(),
             instruction: ins.to_string(),
             sass: ins.sass().to_string(),
             active_mask: mask,
             not_modelled: why.to_string(),
-            sass_wavefronts: bounds,
+            sass_wavefronts: b.map(|b| [b.lo, b.hi]),
+            sass_bank_conflicts: b.map(|b| [b.lo - b.units, b.hi - b.units]),
+            units: b.map(|b| b.units),
+            lanes,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut o = String::new();
-    outln!(
-        o,
-        "{} {ins} ({}), address '{}', active mask {mask:#010x}",
+    outln!(o, "{}", addr_header(expr, a, ins, mask));
+    outln!(o, "{why}");
+    if a.lanes {
+        lane_table(&mut o, &lanes);
+    }
+    out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The first line of `--addr`'s output: instruction, SASS name, the expressions, the mask.
+fn addr_header(
+    expr: &str,
+    a: &BankArgs,
+    ins: tilelab::sim::instr::Instruction,
+    mask: u32,
+) -> String {
+    let src = match (ins, &a.src) {
+        (tilelab::sim::instr::Instruction::CpAsync(_), Some(s)) => {
+            format!(", sources '{}'", out::clip(s, 200))
+        }
+        (tilelab::sim::instr::Instruction::CpAsync(_), None) => {
+            format!(", sources 'lane*{}' (the default)", ins.bytes_per_address())
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{} {ins} ({}), address '{}'{src}, active mask {mask:#010x}",
         out::bold("==>"),
         ins.sass(),
         out::clip(expr, 200)
+    )
+}
+
+/// `--lanes`: one row per active lane (with the global source and its L1 bank for cp.async).
+fn lane_table(o: &mut String, lanes: &[AddrLane]) {
+    let cp = lanes.iter().any(|l| l.global_address.is_some());
+    // A request the model does not cost has no wavefronts to list.
+    let costed = lanes.iter().any(|l| !l.wavefronts.is_empty());
+    outln!(
+        o,
+        "  lane  byte offset  bank{}{}",
+        if cp { "  global source  L1 bank" } else { "" },
+        if costed { "  wavefront(s)" } else { "" }
     );
-    outln!(o, "{why}");
-    out::emit(&o)?;
-    Ok(ExitCode::SUCCESS)
+    for l in lanes {
+        let g = match (l.global_address, l.l1_bank) {
+            (Some(g), Some(b)) => format!("  {g:>13}  {b:>7}"),
+            _ => String::new(),
+        };
+        let w = if costed {
+            format!("  {:?}", l.wavefronts)
+        } else {
+            String::new()
+        };
+        outln!(
+            o,
+            "  {:>4}  {:>11}  {:>4}{g}{w}",
+            l.lane,
+            l.byte_offset,
+            l.bank
+        );
+    }
 }
 
 #[derive(Serialize)]
@@ -525,6 +592,11 @@ struct AddrLane {
     lane: usize,
     byte_offset: u32,
     bank: usize,
+    /// cp.async: the lane's global source byte address and its L1 bank ((address / 4) % 32).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    global_address: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    l1_bank: Option<u64>,
     wavefronts: Vec<usize>,
 }
 
@@ -580,18 +652,21 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
     }
     let smem = SharedMemoryConfig::default();
     let rr = tilelab::sim::bank::simulate(&req, &smem)?;
-    if let Some(why) = rr.not_modelled {
-        return addr_not_modelled(expr, a, ins, mask, why);
-    }
+    let src = req.global_addrs.as_deref();
     let lanes: Vec<AddrLane> = (0..32)
         .filter(|l| mask >> l & 1 == 1)
         .map(|lane| AddrLane {
             lane,
             byte_offset: offs[lane],
             bank: bank_of(offs[lane]),
+            global_address: src.map(|g| g[lane]),
+            l1_bank: src.map(|g| g[lane] / 4 % 32),
             wavefronts: rr.lane_wavefronts(lane),
         })
         .collect();
+    if let Some(why) = rr.not_modelled {
+        return addr_not_modelled(expr, a, &req, lanes, why);
+    }
     if let Some(path) = &a.svg {
         let title = format!(
             "{ins} address {} - {} wavefronts",
@@ -621,6 +696,8 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
             .collect();
         out::emit_json(&AddrReport {
             addr: expr.to_string(),
+            src: matches!(ins, Instruction::CpAsync(_))
+                .then(|| a.src.clone().unwrap_or_else(|| format!("lane*{width}"))),
             instruction: ins.to_string(),
             sass: ins.sass().to_string(),
             active_mask: mask,
@@ -633,33 +710,24 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut o = String::new();
+    outln!(o, "{}", addr_header(expr, a, ins, mask));
+    let n = |v: u32, w: &str| {
+        if v == 1 {
+            format!("1 {w}")
+        } else {
+            format!("{v} {w}s")
+        }
+    };
     outln!(
         o,
-        "{} {ins} ({}), address '{}', active mask {mask:#010x}",
-        out::bold("==>"),
-        ins.sass(),
-        out::clip(expr, 200)
-    );
-    outln!(
-        o,
-        "{} wavefront(s) (ideal {}, {} bank conflict(s))",
-        rr.wavefront_count(),
+        "{} (ideal {}, {})",
+        n(rr.wavefront_count(), "wavefront"),
         rr.ideal(),
-        rr.bank_conflicts()
+        n(rr.bank_conflicts(), "bank conflict")
     );
     print_grid(&mut o, &rr);
     if a.lanes {
-        outln!(o, "  lane  byte offset  bank  wavefront(s)");
-        for l in &lanes {
-            outln!(
-                o,
-                "  {:>4}  {:>11}  {:>4}  {:?}",
-                l.lane,
-                l.byte_offset,
-                l.bank,
-                l.wavefronts
-            );
-        }
+        lane_table(&mut o, &lanes);
     }
     out::emit(&o)?;
     Ok(ExitCode::SUCCESS)

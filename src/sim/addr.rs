@@ -271,19 +271,17 @@ fn tokenize(text: &str) -> Result<Vec<(usize, Tok)>, (usize, String)> {
                 }
                 let word = &text[start..i];
                 if word != "lane" {
-                    return Err((start, format!("unknown name '{word}'; allowed: lane")));
+                    return Err((
+                        start,
+                        format!("unknown name '{word}' (the only name is lane)"),
+                    ));
                 }
                 out.push((start, Tok::Lane));
                 continue;
             }
             _ => {
                 let ch = text[i..].chars().next().unwrap_or('?');
-                return Err((
-                    i,
-                    format!(
-                        "unexpected character {ch:?}; allowed: lane, numbers, + - * / % ^ & | << >> and parentheses"
-                    ),
-                ));
+                return Err((i, format!("unexpected character {ch:?}")));
             }
         };
         out.push((start, tok));

@@ -174,7 +174,12 @@ impl std::fmt::Display for NotModelled {
             NotModelled::CpAsyncSpreadSources(b) => {
                 return write!(
                     f,
-                    "not modelled: a unit of this cp.async.ca reads from several 128-byte global lines or two lanes read the same bytes, and the L1TEX count then depends on the cache state; ncu's SASS-attributed count (..._op_ldgsts) is {b} (bounds from the banks read and written, docs/wavefront-model.md)"
+                    "not modelled (the L1TEX count): a unit of this cp.async.ca reads from several 128-byte global lines or two lanes read the same bytes, and that count then depends on the cache state; ncu's SASS-attributed count (..._op_ldgsts) is {b} for {} (bounds from the banks read and written, docs/wavefront-model.md)",
+                    if b.units == 1 {
+                        "1 unit".to_string()
+                    } else {
+                        format!("{} units", b.units)
+                    }
                 );
             }
         })
