@@ -286,9 +286,15 @@ fn print_grid(o: &mut String, r: &RequestReport) {
             outln!(o, "{line}");
         }
     }
+    // cp.async writes are never merged: no cell has several lanes.
+    let shares = if matches!(r.instruction, tilelab::sim::instr::Instruction::CpAsync(_)) {
+        "cp.async writes are never merged: one lane per cell"
+    } else {
+        "'+' = several lanes share the word"
+    };
     outln!(
         o,
-        "  (cell = lowest lane served by that bank in that wavefront; '+' = several lanes share the word)"
+        "  (cell = lowest lane served by that bank in that wavefront; {shares})"
     );
 }
 
