@@ -496,6 +496,43 @@ fn bad_inputs_give_one_line_errors() {
             "/nonexistent/file.json",
         ),
         (vec!["sim", "replay", &malformed], "not a JSON array"),
+        (
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--addr",
+                "lane*4",
+                "--src",
+                "lane*4",
+            ],
+            "--src is for --op cp.async.ca",
+        ),
+        (
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--addr",
+                "lane*4",
+                "--op",
+                "cp.async.ca",
+                "--width",
+                "2",
+            ],
+            "--width 2 is not allowed with --op cp.async.ca; allowed: 4, 8, 16",
+        ),
+        (
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--addr",
+                "lane*4",
+                "--op",
+                "cp.async.ca",
+                "--src",
+                "lane*6",
+            ],
+            "global source address 6 is not aligned to 4 bytes",
+        ),
         // Huge problems fail at once instead of walking for minutes or wrapping around.
         (
             vec![
@@ -771,17 +808,25 @@ fn replay_json_honours_mismatches() {
 /// max(4, 2) = 4 to 4 + 2 - 1 = 5, measured 5).
 #[test]
 fn addr_cp_async_gives_the_tile_copy_count_or_the_bounds() {
-    let one_line = json(&[
-        "sim",
-        "bank-conflicts",
-        "--addr",
-        "4096+(lane/2)*4",
-        "--op",
-        "cp.async.ca",
-        "--src",
-        "lane*4",
-        "--json",
-    ]);
+    // Lane pairs writing one word at 4096 + 4·(l/2), sources from `src`.
+    let pairs = |src: &str, json: bool| {
+        let mut a = vec![
+            "sim",
+            "bank-conflicts",
+            "--addr",
+            "4096+(lane/2)*4",
+            "--op",
+            "cp.async.ca",
+            "--src",
+        ];
+        a.push(src);
+        if json {
+            a.push("--json");
+        }
+        tilelab(&a)
+    };
+    let one_line: serde_json::Value =
+        serde_json::from_slice(&pairs("lane*4", true).stdout).unwrap();
     assert_eq!(
         (
             one_line["wavefronts"].as_u64(),
@@ -790,17 +835,7 @@ fn addr_cp_async_gives_the_tile_copy_count_or_the_bounds() {
         (Some(2), Some(1))
     );
     assert_eq!(one_line["sass"], "LDGSTS.E");
-    let spread = json(&[
-        "sim",
-        "bank-conflicts",
-        "--addr",
-        "4096+(lane/2)*4",
-        "--op",
-        "cp.async.ca",
-        "--src",
-        "lane*16",
-        "--json",
-    ]);
+    let spread: serde_json::Value = serde_json::from_slice(&pairs("lane*16", true).stdout).unwrap();
     assert_eq!(spread["sass_wavefronts"], serde_json::json!([4, 5]));
     assert_eq!(spread["sass_bank_conflicts"], serde_json::json!([3, 4]));
     assert_eq!(spread["units"], 1);
@@ -815,16 +850,7 @@ fn addr_cp_async_gives_the_tile_copy_count_or_the_bounds() {
         (Some(80), Some(20), Some(2))
     );
     assert!(spread.get("wavefronts").is_none(), "{spread}");
-    let o = tilelab(&[
-        "sim",
-        "bank-conflicts",
-        "--addr",
-        "4096+(lane/2)*4",
-        "--op",
-        "cp.async.ca",
-        "--src",
-        "lane*16",
-    ]);
+    let o = pairs("lane*16", false);
     assert!(o.status.success());
     let text = stdout(&o);
     assert!(
@@ -850,30 +876,6 @@ fn addr_cp_async_gives_the_tile_copy_count_or_the_bounds() {
         (tile["wavefronts"].as_u64(), tile["ideal"].as_u64()),
         (Some(4), Some(4))
     );
-    for (args, want) in [
-        (
-            vec!["--addr", "lane*4", "--src", "lane*4"],
-            "--src is for --op cp.async.ca",
-        ),
-        (
-            vec!["--addr", "lane*4", "--op", "cp.async.ca", "--width", "2"],
-            "--width 2 is not allowed with --op cp.async.ca; allowed: 4, 8, 16",
-        ),
-        (
-            vec!["--addr", "lane*4", "--op", "cp.async.ca", "--src", "lane*6"],
-            "global source address 6 is not aligned to 4 bytes",
-        ),
-    ] {
-        let mut a = vec!["sim", "bank-conflicts"];
-        a.extend(args);
-        let o = tilelab(&a);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
-        assert!(
-            err.contains(want) && err.lines().count() == 1,
-            "{a:?}: {err}"
-        );
-    }
 }
 
 /// cp.async in replay records: with `global_addresses` one line per unit the model costs it (the
