@@ -240,6 +240,15 @@ pub fn column_width<'a>(names: impl IntoIterator<Item = &'a str>, min: usize, ma
 /// The widest a name column of a table may be, in characters.
 pub const NAME_MAX: usize = 48;
 
+/// A count and its noun: "1 warp", "4 warps".
+pub fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 /// Integer with thousands separators: 20480 -> "20,480".
 pub fn group(n: u64) -> String {
     let s = n.to_string();

@@ -205,7 +205,7 @@ fn write_svg(
             || file.display().to_string(),
             |n| n.to_string_lossy().into_owned()
         ),
-        plural(w.executions, "execution"),
+        out::plural(w.executions, "execution"),
         rep.wavefront_count(),
         rep.bank_conflicts()
     );
@@ -216,18 +216,9 @@ fn write_svg(
         path.display(),
         rep.wavefront_count(),
         rep.bank_conflicts(),
-        plural(w.executions, "execution")
+        out::plural(w.executions, "execution")
     );
     Ok(())
-}
-
-/// "1 warp", "4 warps".
-fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 fn dims(d: [u32; 3]) -> String {
@@ -247,7 +238,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         dims(r.cta),
         dims(l.grid),
         dims(r.block),
-        plural(u64::from(threads.div_ceil(32)), "warp"),
+        out::plural(u64::from(threads.div_ceil(32)), "warp"),
         t.warp_instructions,
         t.smem_bytes,
         t.smem_touched
@@ -264,7 +255,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         outln!(
             o,
             "no bank conflicts on any line the model costs ({} not modelled: see the table)",
-            plural(unmodelled as u64, "line")
+            out::plural(unmodelled as u64, "line")
         );
     } else if worst.is_empty() {
         outln!(o, "no bank conflicts on any line");
@@ -286,13 +277,13 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
                     x.executions
                 )
             } else {
-                plural(x.executions, "execution")
+                out::plural(x.executions, "execution")
             };
             outln!(
                 o,
                 "  line {}: {} in {runs}{ways}  {}",
                 x.line,
-                plural(x.bank_conflicts, "conflict"),
+                out::plural(x.bank_conflicts, "conflict"),
                 x.ptx
             );
         }
@@ -338,7 +329,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         // ncu's SASS-attributed count (every execution, costed or not).
         let of = |n: u64| {
             if n == x.executions {
-                plural(n, "execution")
+                out::plural(n, "execution")
             } else {
                 format!("{n} of {} executions", x.executions)
             }
@@ -392,7 +383,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
                 }
                 format!(
                     "not modelled for {} ({}; see docs/wavefront-model.md){}",
-                    plural(t.ldgsts_not_modelled, "execution"),
+                    out::plural(t.ldgsts_not_modelled, "execution"),
                     parts.join(", "),
                     match t.ldgsts_sass_wavefronts {
                         Some([lo, hi]) => format!(
@@ -429,8 +420,8 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             o,
             "worst line: {} ({} in {}; the list at the top has the others, --top N shortens the table)",
             w.line,
-            plural(w.bank_conflicts, "conflict"),
-            plural(w.executions, "execution")
+            out::plural(w.bank_conflicts, "conflict"),
+            out::plural(w.executions, "execution")
         );
     }
     o
@@ -439,7 +430,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
 /// `lo` and `hi` as a bound in words: "7 wavefronts" or "between 5 and 9 wavefronts".
 fn span(lo: u64, hi: u64) -> String {
     if lo == hi {
-        plural(lo, "wavefront")
+        out::plural(lo, "wavefront")
     } else {
         format!("between {lo} and {hi} wavefronts")
     }

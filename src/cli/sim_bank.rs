@@ -13,8 +13,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 use tilelab::sim::access::{self, Access, TileRequest};
-use tilelab::sim::bank::{NUM_BANKS, RequestReport, SharedMemoryConfig, bank_of, schedule};
+use tilelab::sim::bank::{
+    NUM_BANKS, NotModelled, RequestReport, SharedMemoryConfig, WarpRequest, bank_of, schedule,
+};
 use tilelab::sim::exec::check_request;
+use tilelab::sim::instr::Instruction;
 use tilelab::sim::layout::Layout;
 use tilelab::sim::stats::AccessStats;
 
@@ -287,7 +290,7 @@ fn print_grid(o: &mut String, r: &RequestReport) {
         }
     }
     // cp.async writes are never merged: no cell has several lanes.
-    let shares = if matches!(r.instruction, tilelab::sim::instr::Instruction::CpAsync(_)) {
+    let shares = if matches!(r.instruction, Instruction::CpAsync(_)) {
         "cp.async writes are never merged: one lane per cell"
     } else {
         "'+' = several lanes share the word"
@@ -500,23 +503,24 @@ struct AddrNotModelled {
 /// bounds on ncu's SASS-attributed count where there are some), no grid.
 fn addr_not_modelled(
     expr: &str,
+    src: Option<String>,
     a: &BankArgs,
-    req: &tilelab::sim::bank::WarpRequest,
+    req: &WarpRequest,
     lanes: Vec<AddrLane>,
-    why: tilelab::sim::bank::NotModelled,
+    why: NotModelled,
 ) -> anyhow::Result<ExitCode> {
     let (ins, mask) = (req.instruction, req.active_mask);
     if a.svg.is_some() {
         anyhow::bail!("--svg: no bank grid to draw, the model does not cost this request ({why})");
     }
     let b = match why {
-        tilelab::sim::bank::NotModelled::CpAsyncSpreadSources(b) => Some(b),
+        NotModelled::CpAsyncSpreadSources(b) => Some(b),
         _ => None,
     };
     if a.json {
         out::emit_json(&AddrNotModelled {
             addr: expr.to_string(),
-            src: a.src.clone(),
+            src: src.clone(),
             instruction: ins.to_string(),
             sass: ins.sass().to_string(),
             active_mask: mask,
@@ -529,7 +533,7 @@ fn addr_not_modelled(
         return Ok(ExitCode::SUCCESS);
     }
     let mut o = String::new();
-    outln!(o, "{}", addr_header(expr, a, ins, mask));
+    outln!(o, "{}", addr_header(expr, src.as_deref(), a, ins, mask));
     outln!(o, "{why}");
     if a.lanes {
         lane_table(&mut o, &lanes);
@@ -538,21 +542,13 @@ fn addr_not_modelled(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The first line of `--addr`'s output: instruction, SASS name, the expressions, the mask.
-fn addr_header(
-    expr: &str,
-    a: &BankArgs,
-    ins: tilelab::sim::instr::Instruction,
-    mask: u32,
-) -> String {
-    let src = match (ins, &a.src) {
-        (tilelab::sim::instr::Instruction::CpAsync(_), Some(s)) => {
-            format!(", sources '{}'", out::clip(s, 200))
-        }
-        (tilelab::sim::instr::Instruction::CpAsync(_), None) => {
-            format!(", sources 'lane*{}' (the default)", ins.bytes_per_address())
-        }
-        _ => String::new(),
+/// The first line of `--addr`'s output: instruction, SASS name, the expressions (`src`: the
+/// cp.async source expression), the mask.
+fn addr_header(expr: &str, src: Option<&str>, a: &BankArgs, ins: Instruction, mask: u32) -> String {
+    let src = match src {
+        Some(s) if a.src.is_some() => format!(", sources '{}'", out::clip(s, 200)),
+        Some(s) => format!(", sources '{s}' (the default)"),
+        None => String::new(),
     };
     format!(
         "{} {ins} ({}), address '{}'{src}, active mask {mask:#010x}",
@@ -609,8 +605,7 @@ struct AddrLane {
 /// `sim bank-conflicts --addr EXPR [--width B] [--mask M] [--op ld|st]`: one request.
 fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
     use tilelab::sim::addr::AddrExpr;
-    use tilelab::sim::bank::WarpRequest;
-    use tilelab::sim::instr::{AccessWidth, CpAsyncKind, Instruction};
+    use tilelab::sim::instr::{AccessWidth, CpAsyncKind};
     let e = AddrExpr::parse(expr)?;
     let width = a.width.unwrap_or(4);
     let w = AccessWidth::from_bytes(width).ok_or_else(|| {
@@ -644,9 +639,10 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
     }
     let mut req = WarpRequest::new(ins, offs);
     req.active_mask = mask;
-    if matches!(ins, Instruction::CpAsync(_)) {
-        let default_src = format!("lane*{width}");
-        let src_expr = a.src.as_deref().unwrap_or(&default_src);
+    // cp.async: the source expression, `lane*W` (the contiguous copy) unless --src gives one.
+    let src_expr = matches!(ins, Instruction::CpAsync(_))
+        .then(|| a.src.clone().unwrap_or_else(|| format!("lane*{width}")));
+    if let Some(src_expr) = &src_expr {
         let se = AddrExpr::parse(src_expr).context("--src")?;
         let mut src = [0u64; 32];
         for (lane, g) in src.iter_mut().enumerate() {
@@ -671,7 +667,7 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     if let Some(why) = rr.not_modelled {
-        return addr_not_modelled(expr, a, &req, lanes, why);
+        return addr_not_modelled(expr, src_expr, a, &req, lanes, why);
     }
     if let Some(path) = &a.svg {
         let title = format!(
@@ -702,8 +698,7 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
             .collect();
         out::emit_json(&AddrReport {
             addr: expr.to_string(),
-            src: matches!(ins, Instruction::CpAsync(_))
-                .then(|| a.src.clone().unwrap_or_else(|| format!("lane*{width}"))),
+            src: src_expr.clone(),
             instruction: ins.to_string(),
             sass: ins.sass().to_string(),
             active_mask: mask,
@@ -716,20 +711,17 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut o = String::new();
-    outln!(o, "{}", addr_header(expr, a, ins, mask));
-    let n = |v: u32, w: &str| {
-        if v == 1 {
-            format!("1 {w}")
-        } else {
-            format!("{v} {w}s")
-        }
-    };
+    outln!(
+        o,
+        "{}",
+        addr_header(expr, src_expr.as_deref(), a, ins, mask)
+    );
     outln!(
         o,
         "{} (ideal {}, {})",
-        n(rr.wavefront_count(), "wavefront"),
+        out::plural(rr.wavefront_count().into(), "wavefront"),
         rr.ideal(),
-        n(rr.bank_conflicts(), "bank conflict")
+        out::plural(rr.bank_conflicts().into(), "bank conflict")
     );
     print_grid(&mut o, &rr);
     if a.lanes {

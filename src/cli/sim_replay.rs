@@ -300,27 +300,20 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         o.finish()?;
         return Ok(status);
     }
-    let records = |n: u64| {
-        if n == 1 {
-            "1 record".to_string()
-        } else {
-            format!("{n} records")
-        }
-    };
     for (why, n) in &unmodelled {
-        writeln!(o, "{}: {why}", records(*n))?;
+        writeln!(o, "{}: {why}", out::plural(*n, "record"))?;
     }
     if with_meas == 0 && measured_any > 0 {
         writeln!(
             o,
             "{}, {measured_any} with measured wavefronts, none of them costed by the model: nothing to compare",
-            records(total as u64)
+            out::plural(total as u64, "record")
         )?;
     } else if with_meas == 0 {
         writeln!(
             o,
             "{}, none with measured wavefronts: nothing to compare",
-            records(total as u64)
+            out::plural(total as u64, "record")
         )?;
     } else {
         writeln!(o, "{ok}/{with_meas} records match")?;

@@ -1457,16 +1457,13 @@ impl<'p> Machine<'p> {
         if step.cost.not_modelled.is_some() {
             st.not_modelled += 1;
         }
-        if matches!(
-            step.request.as_ref().map(|r| r.instruction),
-            Some(crate::sim::instr::Instruction::CpAsync(_))
-        ) {
+        if matches!(kind, SharedKind::CpAsync(_)) {
             match step.cost.not_modelled {
                 None => {
                     let w = u64::from(step.cost.wavefronts);
                     st.sass_bounds = [st.sass_bounds[0] + w, st.sass_bounds[1] + w];
                 }
-                Some(crate::sim::bank::NotModelled::CpAsyncSpreadSources(b)) => {
+                Some(NotModelled::CpAsyncSpreadSources(b)) => {
                     st.sass_bounds = [
                         st.sass_bounds[0] + u64::from(b.lo),
                         st.sass_bounds[1] + u64::from(b.hi),

@@ -266,6 +266,13 @@ pub fn simulate_program(
     Ok(build(prog, launch, &r))
 }
 
+/// `acc` plus one instruction's bounds on ncu's SASS-attributed cp.async wavefronts; `None`
+/// (no bounds) from the first execution without any (`.cg`, zero-filled) on.
+fn add_sass_bounds(acc: Option<[u64; 2]>, s: &machine::InstStats) -> Option<[u64; 2]> {
+    acc.filter(|_| s.sass_unbounded == 0)
+        .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]])
+}
+
 /// Sums a run per line and in total.
 pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
     let mut t = Totals {
@@ -299,10 +306,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                     .ldgsts_wavefronts
                     .filter(|_| s.not_modelled == 0)
                     .map(|w| w + s.wavefronts);
-                t.ldgsts_sass_wavefronts = t
-                    .ldgsts_sass_wavefronts
-                    .filter(|_| s.sass_unbounded == 0)
-                    .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]]);
+                t.ldgsts_sass_wavefronts = add_sass_bounds(t.ldgsts_sass_wavefronts, &s);
             }
             Class::Hmma | Class::Atoms => {}
         }
@@ -322,10 +326,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                 l.ideal += s.ideal;
                 l.bank_conflicts += conflicts;
                 l.not_modelled += s.not_modelled;
-                l.sass_wavefronts = l
-                    .sass_wavefronts
-                    .filter(|_| s.sass_unbounded == 0)
-                    .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]]);
+                l.sass_wavefronts = add_sass_bounds(l.sass_wavefronts, &s);
             }
             _ => lines.push(LineReport {
                 line: inst.line,
@@ -336,8 +337,11 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                 ideal: s.ideal,
                 bank_conflicts: conflicts,
                 not_modelled: s.not_modelled,
-                sass_wavefronts: (class == Class::Ldgsts && s.sass_unbounded == 0)
-                    .then_some(s.sass_bounds),
+                sass_wavefronts: if class == Class::Ldgsts {
+                    add_sass_bounds(Some([0, 0]), &s)
+                } else {
+                    None
+                },
             }),
         }
     }

@@ -144,13 +144,13 @@ impl PtxState {
     /// `None` for an mma or a request the model does not cost.
     pub fn report_of(&self, r: &Recorded) -> Option<RequestReport> {
         let req = r.step.request.as_ref()?;
-        // The step's cost may say "not modelled" where the request alone does not (a zero-filled
-        // cp.async: the interpreter knows each lane's src-size).
-        if r.step.cost.not_modelled.is_some() {
-            return None;
-        }
-        let rep = bank::schedule(req);
-        rep.not_modelled.is_none().then_some(rep)
+        // The step's cost, not the request alone: it also knows a zero-filled cp.async (the
+        // interpreter knows each lane's src-size).
+        r.step
+            .cost
+            .not_modelled
+            .is_none()
+            .then(|| bank::schedule(req))
     }
 
     /// Whether step `i` passes the filters.
