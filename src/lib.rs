@@ -16,6 +16,7 @@ pub mod ptx;
 pub mod records;
 pub mod sim;
 pub mod sources;
+pub mod text;
 pub mod textfile;
 pub mod tui;
 pub mod viz;

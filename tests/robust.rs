@@ -18,6 +18,10 @@
 //! `defaults` (every `--access` works with the default layout and dtype), `occupancy` (a block
 //! that does not fit is a result; the 48 KB limit without the opt-in), `svg` (titles and
 //! captions stay on the canvas), `show_notes` (text mode carries every step's note).
+//!
+//! `round2_cli` (issue #26, round 2): non-UTF-8 arguments, a closed or read-only standard
+//! output, one colour decision (clap's help included, `CLICOLOR`, `CLICOLOR_FORCE`), capped
+//! lists and escaped control bytes in errors and tables, one size syntax.
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
@@ -1292,5 +1296,254 @@ fn show_notes() {
         let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let first = &l.steps[l.steps_of(0)[0]];
         assert_eq!(j["steps"][0]["note"], first.note.trim(), "{}", l.name);
+    }
+}
+
+/// Issue #26, round 2: arguments that are not UTF-8, a closed standard output, colour from
+/// `--color` and the environment (clap's help included), long lists and control bytes in
+/// errors, one size syntax.
+mod round2_cli {
+    use super::*;
+    use proptest::prelude::*;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    use std::os::unix::process::CommandExt;
+
+    const PTX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hand/col16.ptx");
+    const REPLAY: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200_wavefronts.json"
+    );
+
+    /// Runs the binary on OS-string arguments with `NO_COLOR=1`.
+    fn tilelab_os(args: &[OsString]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run tilelab")
+    }
+
+    /// One valid command line of every subcommand, with no option that takes a file to write
+    /// (where any bytes are a valid name) and no GPU needed.
+    fn command_lines() -> Vec<Vec<&'static str>> {
+        vec![
+            vec!["explain", "wavefront"],
+            vec!["lessons", "show", "banks"],
+            vec!["lessons", "check", "banks"],
+            vec!["lessons", "kernel", "banks"],
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--layout",
+                "row",
+                "--access",
+                "col",
+            ],
+            vec!["sim", "replay", REPLAY],
+            vec!["sim", "ldmatrix", "--num", "4"],
+            vec!["sim", "stmatrix"],
+            vec!["sim", "mma"],
+            vec!["sim", "tma"],
+            vec!["sim", "wgmma"],
+            vec![
+                "sim", "counts", "gemm", "--m", "64", "--n", "64", "--k", "64",
+            ],
+            vec!["sim", "traffic", "flash-attn"],
+            vec!["sim", "occupancy", "--arch", "sm_90", "--threads", "128"],
+            vec![
+                "ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32",
+            ],
+            vec!["tui", "banks", "--step", "1"],
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A non-UTF-8 byte in any argument of any subcommand (in place of an argument or
+        /// inserted anywhere): exit 2 and one line that shows the argument with the byte
+        /// escaped; it used to panic in `std::env::args` (exit 101, a backtrace).
+        #[test]
+        fn a_non_utf8_argument_is_a_one_line_error_naming_it(
+            line in proptest::sample::select(command_lines()),
+            at in 0usize..16,
+            replace in any::<bool>(),
+            prefix in "[a-z]{0,3}",
+            byte in 0x80u8..=0xff,
+            suffix in "[a-z.]{0,3}",
+        ) {
+            let mut bad = prefix.clone().into_bytes();
+            bad.push(byte);
+            bad.extend_from_slice(suffix.as_bytes());
+            let shown = format!("{prefix}\\x{byte:02x}{suffix}");
+            let mut args: Vec<OsString> = line.iter().map(OsString::from).collect();
+            let at = at % (args.len() + 1);
+            if replace && at < args.len() {
+                args[at] = OsString::from_vec(bad);
+            } else {
+                args.insert(at, OsString::from_vec(bad));
+            }
+            let o = tilelab_os(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert_eq!(o.status.code(), Some(2), "{:?}: {}", args, err);
+            prop_assert!(o.stdout.is_empty(), "{:?}", args);
+            prop_assert_eq!(err.lines().count(), 1, "{:?}: {}", args, err);
+            prop_assert!(err.starts_with("tilelab: error: "), "{:?}: {}", args, err);
+            prop_assert!(err.contains(&shown), "{:?}: {} lacks {}", args, err, shown);
+        }
+    }
+
+    /// The sample of the issue: `tilelab explain $'\xff'`.
+    #[test]
+    fn explain_ff_names_the_argument() {
+        let o = tilelab_os(&[OsString::from("explain"), OsString::from_vec(vec![0xff])]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "tilelab: error: argument 2 is not valid UTF-8: '\\xff'; names, numbers and options \
+             are UTF-8 text (a file path may be any bytes); see 'tilelab explain --help'\n"
+        );
+    }
+
+    /// Runs `args` with descriptor 1 closed before `exec` (`tilelab … >&-`).
+    fn with_stdout_closed(args: &[&str]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tilelab"));
+        c.args(args).env("NO_COLOR", "1").stderr(Stdio::piped());
+        // SAFETY: close(2) is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                libc::close(1);
+                Ok(())
+            });
+        }
+        c.output().expect("run tilelab")
+    }
+
+    /// Commands that write on stdout, help and version included.
+    fn writers() -> Vec<Vec<&'static str>> {
+        let mut v = command_lines();
+        v.retain(|l| l[0] != "tui");
+        v.extend([
+            vec!["lessons"],
+            vec!["lessons", "--json"],
+            vec!["sim", "bank-conflicts", "--json"],
+            vec![
+                "ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32", "--json",
+            ],
+            vec!["--help"],
+            vec!["sim", "--help"],
+            vec!["--version"],
+        ]);
+        v
+    }
+
+    /// `>&-`: the runtime puts `/dev/null` on a closed descriptor 1, so the output used to be
+    /// lost with exit 0. Now one line naming standard output, exit 2, for every command.
+    #[test]
+    fn a_closed_stdout_is_a_one_line_error_for_every_command() {
+        for args in writers() {
+            let o = with_stdout_closed(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(
+                err,
+                "tilelab: error: cannot write to standard output: Bad file descriptor (os error 9)\n",
+                "{args:?}"
+            );
+        }
+    }
+
+    /// `1</dev/null`: a descriptor open only for reading fails every write with EBADF, which
+    /// `std::io::Stdout` used to turn into a silent success.
+    #[test]
+    fn a_read_only_stdout_is_a_one_line_error() {
+        for args in [vec!["sim", "bank-conflicts"], vec!["--help"]] {
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(&args)
+                .stdout(std::fs::File::open("/dev/null").unwrap())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.starts_with(
+                    "tilelab: error: cannot write to standard output: Bad file descriptor"
+                ),
+                "{args:?}: {err}"
+            );
+        }
+    }
+
+    /// A command that writes nothing on stdout is not failed by a closed one, and output to
+    /// `/dev/null` opened for writing is a success.
+    #[test]
+    fn closed_stdout_fails_only_a_write() {
+        let svg = temp_dir("closed").join("g.svg");
+        let o = with_stdout_closed(&["tui", "banks", "--svg", svg.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+        let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(["sim", "bank-conflicts"])
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        assert!(o.stderr.is_empty());
+    }
+
+    /// Runs `args` with stdout a pipe (not a terminal) and `env` as the only colour variables.
+    fn colored(args: &[&str], env: &[(&str, &str)]) -> bool {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tilelab"));
+        c.args(args)
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR")
+            .env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?} {env:?}");
+        o.stdout.contains(&0x1b)
+    }
+
+    /// One colour decision for clap's help and the reports: `--color` wins, then NO_COLOR,
+    /// then CLICOLOR_FORCE; not a terminal means no colour by default.
+    #[test]
+    fn help_and_reports_follow_the_same_colour_decision() {
+        for args in [
+            &["--help"][..],
+            &["sim", "bank-conflicts", "--help"],
+            &["sim", "bank-conflicts"],
+        ] {
+            let with = |flag: Option<&str>, env: &[(&str, &str)]| {
+                let mut a: Vec<&str> = args.to_vec();
+                if let Some(f) = flag {
+                    a.insert(0, f);
+                    a.insert(0, "--color");
+                }
+                colored(&a, env)
+            };
+            assert!(!with(None, &[]), "{args:?}: a pipe is not a terminal");
+            assert!(with(Some("always"), &[]), "{args:?}");
+            assert!(with(Some("always"), &[("NO_COLOR", "1")]), "{args:?}");
+            assert!(!with(Some("never"), &[("CLICOLOR_FORCE", "1")]), "{args:?}");
+            assert!(with(None, &[("CLICOLOR_FORCE", "1")]), "{args:?}");
+            assert!(
+                !with(None, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+                "{args:?}: NO_COLOR wins"
+            );
+            assert!(!with(None, &[("CLICOLOR_FORCE", "0")]), "{args:?}");
+        }
+        // `--color=never` after the subcommand, as a global flag.
+        assert!(!colored(
+            &["sim", "bank-conflicts", "--help", "--color=never"],
+            &[("CLICOLOR_FORCE", "1")]
+        ));
     }
 }

@@ -126,7 +126,7 @@ pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
 /// Runs `tilelab ptx`.
 pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     let src = tilelab::textfile::read_text(&a.file, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
-        .with_context(|| format!("cannot read PTX file '{}'", a.file.display()))?;
+        .with_context(|| format!("cannot read PTX file '{}'", tilelab::text::path(&a.file)))?;
     let launch = Launch {
         grid: a.grid,
         block: a.block,
@@ -137,7 +137,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     };
     let prog = match ptx::report::load(&src, a.kernel.as_deref()) {
         Ok(p) => p,
-        Err(e) => bail!("{}: {e}", a.file.display()),
+        Err(e) => bail!("{}: {e}", tilelab::text::path(&a.file)),
     };
     let mut worst = WorstOfLine::new(a.line.unwrap_or(0));
     let observer: Option<(u32, &mut dyn ptx::Observer)> = match a.line {
@@ -146,7 +146,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     };
     let report = match ptx::report::simulate_program(&prog, &launch, observer) {
         Ok(r) => r,
-        Err(e) => bail!("{}: {e}", a.file.display()),
+        Err(e) => bail!("{}: {e}", tilelab::text::path(&a.file)),
     };
     if let (Some(path), Some(line)) = (&a.svg, a.line) {
         write_svg(path, line, &a.file, &prog, &worst)?;
@@ -184,7 +184,7 @@ fn write_svg(
         let list: Vec<String> = shared.iter().take(12).map(u32::to_string).collect();
         bail!(
             "--line {line}: no shared-memory instruction of {} ran there; lines with one: {}{}",
-            file.display(),
+            tilelab::text::path(file),
             list.join(", "),
             if shared.len() > 12 { ", …" } else { "" }
         );
@@ -202,7 +202,7 @@ fn write_svg(
     let title = format!(
         "{} line {line}, warp {warp} (worst of {}): {} wavefronts, {} bank conflicts · {text}",
         file.file_name().map_or_else(
-            || file.display().to_string(),
+            || tilelab::text::path(file),
             |n| n.to_string_lossy().into_owned()
         ),
         out::plural(w.executions, "execution"),
@@ -210,10 +210,10 @@ fn write_svg(
         rep.bank_conflicts()
     );
     std::fs::write(path, tilelab::viz::bank_grid(&rep, &title))
-        .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
+        .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
     eprintln!(
         "wrote {}: line {line}, warp {warp}: {} wavefronts, {} bank conflicts (worst of {})",
-        path.display(),
+        tilelab::text::path(path),
         rep.wavefront_count(),
         rep.bank_conflicts(),
         out::plural(w.executions, "execution")

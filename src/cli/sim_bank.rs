@@ -344,7 +344,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             rr.wavefront_count()
         );
         std::fs::write(path, tilelab::viz::bank_grid(rr, &title))
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         out::emit_json(&Report {
@@ -676,7 +676,7 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
             rr.wavefront_count()
         );
         std::fs::write(path, tilelab::viz::bank_grid(&rr, &title))
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         let grid = rr

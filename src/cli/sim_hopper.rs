@@ -180,7 +180,7 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
             group: &group,
         }]);
         std::fs::write(path, svg)
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         out::emit_json(&TmaReport {

@@ -272,7 +272,7 @@ fn finish(a: &VerifyArgs, gpu: &Gpu, rows: &[Check]) -> anyhow::Result<ExitCode>
     }
     if let Some(p) = &a.json_out {
         std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("cannot write '{}'", p.display()))?;
+            .with_context(|| format!("cannot write '{}'", tilelab::text::path(p)))?;
     }
     Ok(if report.tally.failed > 0 {
         ExitCode::from(EXIT_MISMATCH)
@@ -321,7 +321,7 @@ fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<Exi
             "{} {} in {}: grid {}, block {}; {} CTA(s) simulated, the launch measured",
             out::bold("kernel:"),
             sim.kernel,
-            run.file.display(),
+            tilelab::text::path(&run.file),
             d(run.grid),
             d(run.block),
             sim.ctas
