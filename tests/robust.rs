@@ -1546,4 +1546,182 @@ mod round2_cli {
             &[("CLICOLOR_FORCE", "1")]
         ));
     }
+    /// A size written as `whole[.frac][ ]unit`, and what it is worth by an oracle written here:
+    /// `Some(bytes)` for a valid size (units B, K/KB/KiB = 1024, M/MB/MiB = 1024², any case, a
+    /// fraction only when the bytes are whole), `None` otherwise.
+    fn size_case() -> impl Strategy<Value = (String, Option<u128>)> {
+        let whole = prop_oneof![0u64..300, any::<u64>()];
+        let frac = proptest::option::of("[0-9]{1,3}");
+        let unit = proptest::sample::select(vec![
+            "", "B", "b", "K", "k", "KB", "kB", "KiB", "kib", "M", "MB", "MiB", "G", "GB", "X",
+            "K B", "KK",
+        ]);
+        (whole, frac, any::<bool>(), unit).prop_map(|(w, f, space, unit)| {
+            let text = format!(
+                "{w}{}{}{unit}",
+                f.as_ref().map(|f| format!(".{f}")).unwrap_or_default(),
+                if space && !unit.is_empty() { " " } else { "" }
+            );
+            let mult: Option<u128> = match unit.to_ascii_lowercase().as_str() {
+                "" | "b" => Some(1),
+                "k" | "kb" | "kib" => Some(1024),
+                "m" | "mb" | "mib" => Some(1024 * 1024),
+                _ => None,
+            };
+            let bytes = mult.and_then(|m| {
+                let (num, den) = match &f {
+                    Some(f) => {
+                        let d = 10u128.pow(f.len() as u32);
+                        (w as u128 * d + f.parse::<u128>().unwrap(), d)
+                    }
+                    None => (w as u128, 1),
+                };
+                (num * m % den == 0).then(|| num * m / den)
+            });
+            (text, bytes)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// One size syntax: `sim occupancy --smem S` and `ptx --dynamic-smem S` accept exactly
+        /// the valid sizes, with the oracle's number of bytes (the JSON echoes them; col16's
+        /// kernel has 16,384 static bytes), and refuse every other one in one line naming it and
+        /// the allowed forms. `--dynamic-smem 16KB` used to be refused while `--smem 28KB` was
+        /// accepted.
+        #[test]
+        fn every_size_flag_reads_one_syntax((text, bytes) in size_case()) {
+            let fits_u32 = bytes.filter(|&b| b <= u32::MAX as u128);
+            let o = tilelab(&["sim", "occupancy", "--arch", "sm_90", "--threads", "128", "--smem", &text, "--json"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            match fits_u32 {
+                Some(b) => {
+                    prop_assert_eq!(o.status.code(), Some(0), "{}: {}", text, err);
+                    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                    prop_assert_eq!(v["input"]["smem_per_block_bytes"].as_u64(), Some(b as u64), "{}", text);
+                }
+                None => {
+                    prop_assert_eq!(o.status.code(), Some(2), "{}", text);
+                    prop_assert_eq!(err.lines().count(), 1, "{}", err);
+                    let named = format!("'{text}'");
+                    prop_assert!(err.contains(&named), "{}", err);
+                    prop_assert!(
+                        err.contains(if bytes.is_some() { "too large: at most 4,294,967,295 bytes" } else { "K, KB, KiB (1024 bytes" }),
+                        "{}", err
+                    );
+                }
+            }
+            let o = tilelab(&["ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32", "--dynamic-smem", &text, "--json"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert_eq!(err.lines().count(), o.status.code().map_or(1, |c| (c != 0) as usize), "{}: {}", text, err);
+            match fits_u32 {
+                Some(b) if b + 16_384 <= 232_448 => {
+                    prop_assert_eq!(o.status.code(), Some(0), "{}: {}", text, err);
+                    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                    prop_assert_eq!(v["totals"]["smem_bytes"].as_u64(), Some(b as u64 + 16_384), "{}", text);
+                }
+                Some(_) => prop_assert!(err.contains("exceeds sm_90's 232448 bytes per block"), "{}: {}", text, err),
+                None => {
+                    prop_assert_eq!(o.status.code(), Some(2), "{}", text);
+                    prop_assert!(err.contains(&format!("'{text}'")), "{}", err);
+                    prop_assert!(
+                        err.contains(if bytes.is_some() { "at most 232,448 bytes" } else { "K, KB, KiB (1024 bytes" }),
+                        "{}", err
+                    );
+                }
+            }
+        }
+    }
+
+    /// The sample, for every byte-size flag: `16KB` is 16,384 bytes wherever a size is
+    /// taken, `16QB` the same one-line refusal.
+    #[test]
+    fn sixteen_kb_everywhere() {
+        let flags: [&[&str]; 7] = [
+            &[
+                "ptx",
+                PTX,
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--dynamic-smem",
+            ],
+            &[
+                "tui",
+                "--ptx",
+                PTX,
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--dynamic-smem",
+            ],
+            &[
+                "verify",
+                "--ptx",
+                PTX,
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--dynamic-smem",
+            ],
+            &[
+                "verify",
+                "--ptx",
+                PTX,
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--pointer-bytes",
+            ],
+            &[
+                "sim",
+                "occupancy",
+                "--arch",
+                "sm_90",
+                "--threads",
+                "128",
+                "--smem",
+            ],
+            &["sim", "tma", "--base"],
+            &["sim", "traffic", "flash-attn", "--elem-bytes"],
+        ];
+        for f in flags {
+            let mut args = f.to_vec();
+            args.push("16QB");
+            let o = tilelab(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            assert!(
+                err.contains(&format!("invalid value '16QB' for '{} <BYTES>': not a size; allowed: a whole number of bytes (32768 or 32768B), or of K, KB, KiB (1024 bytes: 32K, 32KB, 1.5KiB) or M, MB, MiB (1024 KiB: 2M)", f[f.len() - 1])),
+                "{args:?}: {err}"
+            );
+        }
+        let o = tilelab(&["sim", "tma", "--base", "16KB", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["base"], 16384);
+        let o = tilelab(&[
+            "sim",
+            "bank-conflicts",
+            "--addr",
+            "lane*8",
+            "--width",
+            "8B",
+            "--json",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }

@@ -323,6 +323,19 @@ fn missing_subcommand(args: &[std::ffi::OsString]) -> String {
     )
 }
 
+/// clap value parser of a byte-size flag of at most `u32::MAX` bytes: every spelling of
+/// [`tilelab::sim::size`] (`32768`, `32K`, `32KB`, `32KiB`, `2M`), with its one-line refusal.
+pub(crate) fn size_u32(s: &str) -> Result<u32, String> {
+    tilelab::sim::size::parse_bytes(s, u32::MAX as u64)
+        .map(|b| b as u32)
+        .map_err(|e| e.to_string())
+}
+
+/// [`size_u32`] for a flag of at most `u64::MAX` bytes.
+pub(crate) fn size_u64(s: &str) -> Result<u64, String> {
+    tilelab::sim::size::parse_bytes(s, u64::MAX).map_err(|e| e.to_string())
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // The mode clap parsed (the same as the one [`parse`] found, but this one is exact).

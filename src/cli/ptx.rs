@@ -34,8 +34,9 @@ pub struct PtxArgs {
     /// A parameter value: NAME=VALUE or INDEX=VALUE (repeatable). Pointers need none.
     #[arg(long = "arg", value_parser = parse_arg)]
     pub args: Vec<(String, String)>,
-    /// Dynamic shared memory in bytes (default: what is left of sm_90's 232,448 bytes per block).
-    #[arg(long, value_parser = parse_smem_bytes)]
+    /// Dynamic shared memory per block, a size: bytes (32768) or K, KB, KiB of 1024 bytes (32K),
+    /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block).
+    #[arg(long, value_name = "BYTES", value_parser = parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
     /// Stop after this many warp instructions (runaway loops).
     #[arg(long, default_value_t = 200_000_000)]
@@ -96,19 +97,20 @@ pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
     parse_dims(s, 0)
 }
 
-/// `--dynamic-smem B`: bytes, a whole number; a number past u32 is named as too large with
-/// the limit the simulator enforces (sm_90's 232,448 bytes per block), not as clap's "number too
-/// large to fit in target type".
+/// `--dynamic-smem BYTES`: a size ([`tilelab::sim::size`]: `32768`, `32K`, `32KiB`); one past
+/// u32 is named as too large with the limit the simulator enforces (sm_90's 232,448 bytes per
+/// block), not as clap's "number too large to fit in target type". Values up to u32 pass: the
+/// simulator names the static and dynamic bytes when their sum is too large.
 pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
+    use tilelab::sim::size::{SizeError, parse_bytes};
     let limit = tilelab::ptx::machine::SMEM_LIMIT;
-    match s.trim().parse::<u32>() {
-        Ok(v) => Ok(v),
-        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => Err(format!(
-            "too large: shared memory per block is at most {limit} bytes (sm_90)"
+    match parse_bytes(s, u32::MAX as u64) {
+        Ok(v) => Ok(v as u32),
+        Err(SizeError::TooLarge { .. }) => Err(format!(
+            "too large: shared memory per block is at most {} bytes (227 KiB) on sm_90",
+            out::group(limit as u64)
         )),
-        Err(_) => Err(format!(
-            "not a whole number of bytes; allowed: 0 to {limit}, e.g. 32768"
-        )),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -452,12 +454,19 @@ mod tests {
         let e = parse_dim3("99999999999999").unwrap_err();
         assert!(e.contains("too large") && !e.contains("not a whole"), "{e}");
         assert_eq!(parse_smem_bytes("32768").unwrap(), 32768);
+        assert_eq!(parse_smem_bytes("16KB").unwrap(), 16384);
+        assert_eq!(parse_smem_bytes("32KiB").unwrap(), 32768);
         let e = parse_smem_bytes("99999999999999999999999").unwrap_err();
-        assert!(e.contains("232448"), "{e}");
+        assert!(e.contains("232,448 bytes"), "{e}");
         assert!(
-            parse_smem_bytes("1e9")
+            parse_smem_bytes("4G")
                 .unwrap_err()
-                .contains("whole number")
+                .starts_with("not a size; allowed: ")
+        );
+        assert!(
+            parse_smem_bytes("0.5")
+                .unwrap_err()
+                .starts_with("not a whole number of bytes")
         );
         assert_eq!(
             parse_arg("seq=4096").unwrap(),

@@ -64,7 +64,7 @@ pub struct BankArgs {
     pub addr: Option<String>,
     /// Bytes per lane of the --addr request: 1, 2, 4, 8 (.v2.b32) or 16 (.v4.b32); 4, 8 or 16
     /// for --op cp.async.ca.
-    #[arg(long, value_name = "BYTES", requires = "addr")]
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, requires = "addr")]
     pub width: Option<u32>,
     /// Active lanes of the --addr request, bit i = lane i: hex (0xffff) or decimal. Default all 32.
     #[arg(long, value_name = "M", requires = "addr")]

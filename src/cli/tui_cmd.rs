@@ -53,8 +53,8 @@ pub struct TuiArgs {
     /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable); pointers need none.
     #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg, requires = "ptx")]
     pub args: Vec<(String, String)>,
-    /// --ptx: dynamic shared memory in bytes.
-    #[arg(long, value_name = "B", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
+    /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop after this many warp instructions (runaway loops) [default: 200000000].
     #[arg(long, value_name = "N", requires = "ptx")]

@@ -106,15 +106,16 @@ pub struct VerifyArgs {
     /// each gets its own zero-filled buffer, in the simulator and on the GPU.
     #[arg(long = "arg", requires = "ptx", value_parser = super::ptx::parse_arg)]
     pub args: Vec<(String, String)>,
-    /// --ptx: dynamic shared memory in bytes (on the GPU: 0 when not given).
-    #[arg(long, requires = "ptx")]
+    /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;
+    /// on the GPU: 0 when not given).
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop the simulation of a CTA after this many warp instructions.
     #[arg(long, default_value_t = 200_000_000)]
     pub max_instructions: u64,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
-    /// inside it).
-    #[arg(long, default_value_t = verify::ptx_file::POINTER_BYTES)]
+    /// inside it), a size: 1048576, 1024K, 1M, 1MiB.
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u64, default_value_t = verify::ptx_file::POINTER_BYTES)]
     pub pointer_bytes: u64,
     /// Internal: launch the --ptx kernel once (run under ncu by verify --ptx).
     #[arg(long, hide = true, requires = "ptx")]
@@ -175,7 +176,9 @@ impl VerifyArgs {
             groups: self.groups.clone(),
             hopper_fuzz: self.hopper_fuzz,
             save_hopper: self.save_hopper.clone(),
-            command: std::env::args()
+            // As typed, for the report; an argument that is not UTF-8 is shown escaped.
+            command: std::env::args_os()
+                .map(|a| tilelab::text::escape_os(&a))
                 .map(|a| {
                     if a.contains(char::is_whitespace) {
                         format!("'{a}'")

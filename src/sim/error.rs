@@ -34,15 +34,13 @@ pub enum SimError {
         /// The accepted names.
         allowed: &'static str,
     },
-    /// A value whose spelling does not parse (a byte size such as `28 MB`).
-    #[error("bad {what} '{given}'; allowed: {allowed}")]
-    Malformed {
-        /// What kind of value it is, e.g. `"size"`.
-        what: &'static str,
+    /// A byte size that does not parse or is too large ([`crate::sim::size`]).
+    #[error("bad size '{given}': {why}")]
+    Size {
         /// The string given.
         given: String,
-        /// The accepted forms.
-        allowed: &'static str,
+        /// Why it was refused.
+        why: crate::sim::size::SizeError,
     },
     /// A `cp.async` lane's global source address is not a multiple of the copy size (PTX ISA
     /// §9.7.9.25.3: the source must be aligned to cp-size).
