@@ -7,8 +7,10 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fmt::{Display, Write};
 
-/// How many items a message lists before "… and N more" ([`list`]).
-pub const LIST_MAX: usize = 8;
+/// How many items a message lists before "… and N more" ([`list`]): a built-in list of choices
+/// (15 lessons, 10 subcommands) fits whole; one built from the input (20,000 kernel names) does
+/// not grow the line.
+pub const LIST_MAX: usize = 20;
 
 /// `c` written as an escape when it is a control character (C0, DEL or C1, Unicode's `Cc`):
 /// `\t`, `\n`, `\r`, `\x1b`, `\x7f`, `\u{9b}` appended to `out` (true); any other character is
@@ -70,6 +72,35 @@ pub fn escape_os(s: &OsStr) -> String {
     out
 }
 
+/// The most characters of one value a message quotes ([`clip`]).
+pub const VALUE_MAX: usize = 120;
+
+/// `s` escaped ([`escape`]) and, past `max` characters (`max` ≥ 1), cut to `max - 1` of them and
+/// `…`: one long value can neither overflow a table column nor push the rest of a message (what
+/// is allowed) out of the line.
+///
+/// ```
+/// assert_eq!(tilelab::text::clip("ldsm.x4", 48), "ldsm.x4");
+/// assert_eq!(tilelab::text::clip("abcdef", 4), "abc…");
+/// assert_eq!(tilelab::text::clip("a\u{1b}b", 48), "a\\x1bb");
+/// ```
+pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    let max = max.max(1);
+    let s = escape(s);
+    // Byte length bounds the character count.
+    if s.len() <= max || s.chars().count() <= max {
+        return s;
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    Cow::Owned(t)
+}
+
+/// A value as messages quote it: [`clip`] at [`VALUE_MAX`].
+pub fn value(s: &str) -> Cow<'_, str> {
+    clip(s, VALUE_MAX)
+}
+
 /// A path as text, as [`escape_os`] shows it: `Path::display` would print its control
 /// characters raw and its other bytes as U+FFFD.
 pub fn path(p: &std::path::Path) -> String {
@@ -82,9 +113,10 @@ pub fn path(p: &std::path::Path) -> String {
 /// ```
 /// let names: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
 /// assert_eq!(
-///     tilelab::text::list(&names),
-///     "k0, k1, k2, k3, k4, k5, k6, k7, … and 19,992 more"
+///     tilelab::text::list(&names[..21]),
+///     "k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14, k15, k16, k17, k18, k19, … and 1 more"
 /// );
+/// assert!(tilelab::text::list(&names).ends_with("k19, … and 19,980 more"));
 /// assert_eq!(tilelab::text::list(["a", "b"]), "a, b");
 /// ```
 pub fn list<I>(items: I) -> String

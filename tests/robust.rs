@@ -1626,7 +1626,7 @@ mod round2_cli {
                     prop_assert_eq!(o.status.code(), Some(2), "{}", text);
                     prop_assert!(err.contains(&format!("'{text}'")), "{}", err);
                     prop_assert!(
-                        err.contains(if bytes.is_some() { "at most 232,448 bytes" } else { "K, KB, KiB (1024 bytes" }),
+                        err.contains(if bytes.is_some() { "at most 232448 bytes (sm_90)" } else { "K, KB, KiB (1024 bytes" }),
                         "{}", err
                     );
                 }
@@ -1722,6 +1722,332 @@ mod round2_cli {
             Some(0),
             "{}",
             String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// True when `bytes` hold a control character other than a newline: C0 (ESC, BEL, CR, …),
+    /// DEL, or C1 (U+0080 to U+009F, `C2 80` to `C2 9F` in UTF-8).
+    fn raw_control(bytes: &[u8]) -> bool {
+        bytes.iter().any(|&b| (b < 0x20 && b != b'\n') || b == 0x7f)
+            || bytes
+                .windows(2)
+                .any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1]))
+    }
+
+    /// A control character as a string: C0 (not NUL, which no argument can hold), DEL or C1.
+    fn control_char() -> impl Strategy<Value = char> {
+        prop_oneof![
+            (1u32..0x20).prop_map(|c| char::from_u32(c).unwrap()),
+            Just('\u{7f}'),
+            (0x80u32..0xa0).prop_map(|c| char::from_u32(c).unwrap()),
+        ]
+    }
+
+    /// Command lines whose arguments the output or the error echoes: names, layouts, access
+    /// patterns, expressions, kernel and parameter names, file names.
+    fn echoing_lines() -> Vec<Vec<&'static str>> {
+        let mut v = command_lines();
+        v.extend([
+            vec!["explain", "bank conflict"],
+            vec!["lessons", "show", "banks", "--layout", "row", "--step", "2"],
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--addr",
+                "(lane%8)*132+(lane/8)*4",
+                "--lanes",
+            ],
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--layout",
+                "row+pad:8",
+                "--layout",
+                "swizzle:3,3,3",
+            ],
+            vec![
+                "ptx",
+                PTX,
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--arg",
+                "col16_param_0=1",
+            ],
+            vec![
+                "sim",
+                "mma",
+                "--shape",
+                "m16n8k16",
+                "--dtype",
+                "bf16",
+                "--operand",
+                "a",
+            ],
+        ]);
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A control character anywhere in any argument never reaches the terminal raw, on
+        /// stdout or stderr: errors and tables show it escaped (`\x1b`), and an error is still
+        /// one line.
+        #[test]
+        fn control_bytes_in_arguments_are_never_printed_raw(
+            line in proptest::sample::select(echoing_lines()),
+            which in 0usize..16,
+            at in 0usize..64,
+            c in control_char(),
+        ) {
+            let mut args: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+            let which = which % args.len();
+            let chars: Vec<char> = args[which].chars().collect();
+            let at = at % (chars.len() + 1);
+            let mut t: String = chars[..at].iter().collect();
+            t.push(c);
+            t.extend(&chars[at..]);
+            args[which] = t;
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(&args)
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert!(!raw_control(&o.stdout), "{:?}: raw control on stdout", args);
+            prop_assert!(!raw_control(&o.stderr), "{:?}: {:?}", args, err);
+            prop_assert!(!err.contains("panicked"), "{:?}: {}", args, err);
+            if !o.status.success() {
+                prop_assert_eq!(o.status.code(), Some(2), "{:?}: {}", args, err);
+                prop_assert_eq!(err.lines().count(), 1, "{:?}: {}", args, err);
+            }
+        }
+    }
+
+    /// Names from files: a replay record named with ESC is shown escaped in the table (and kept
+    /// whole in JSON); a lesson whose title holds ESC is refused naming the field.
+    #[test]
+    fn control_bytes_in_files_are_escaped_or_refused() {
+        let dir = temp_dir("ctl");
+        let offs = (0..32)
+            .map(|l| (l * 4).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let rec = |name: &str| {
+            format!(
+                r#"{{"name":"{name}","instruction":"ld.shared.b32","lane_byte_offsets":[{offs}],"wavefronts":1}}"#
+            )
+        };
+        let p = dir.join("ctl.json");
+        std::fs::write(
+            &p,
+            format!("[{},{}]", rec("a\\u001b[2Jb"), rec("c\\u009bd")),
+        )
+        .unwrap();
+        let o = tilelab(&["sim", "replay", p.to_str().unwrap()]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!raw_control(&o.stdout), "{out}");
+        assert!(
+            out.contains("a\\x1b[2Jb") && out.contains("c\\u{9b}d"),
+            "{out}"
+        );
+        let j = tilelab(&["sim", "replay", p.to_str().unwrap(), "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+        assert_eq!(v[0]["name"], "a\u{1b}[2Jb");
+
+        let lessons = dir.join("lessons");
+        std::fs::create_dir_all(&lessons).unwrap();
+        let banks = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lessons/01-banks.toml"
+        ))
+        .unwrap();
+        let bad = banks.replacen(
+            "title = \"Banks and broadcast\"",
+            "title = \"Banks\\u001b]0;x\\u0007\"",
+            1,
+        );
+        assert_ne!(bad, banks);
+        std::fs::write(lessons.join("01-banks.toml"), bad).unwrap();
+        for args in [
+            vec!["lessons"],
+            vec!["lessons", "show", "banks"],
+            vec!["tui", "banks", "--svg", "x.svg"],
+        ] {
+            let mut args = args;
+            args.extend(["--dir", lessons.to_str().unwrap()]);
+            assert_error(
+                &args,
+                &[
+                    "field 'title': control character '\\x1b' (U+001B) in lesson text; allowed: printable text, newlines and tabs",
+                ],
+            );
+        }
+    }
+
+    /// A file with 20,000 kernels and one with 8,000 parameters: the error lists the first 20
+    /// and says how many more, instead of echoing every name (10 KB to 1 MB lines).
+    #[test]
+    fn long_lists_in_errors_are_cut() {
+        let dir = temp_dir("lists");
+        let hdr = ".version 8.7\n.target sm_90\n.address_size 64\n";
+        let mut many = hdr.to_string();
+        for i in 0..20_000 {
+            many.push_str(&format!(".visible .entry k{i}()\n{{\n\tret;\n}}\n"));
+        }
+        let p = dir.join("many.ptx");
+        std::fs::write(&p, many).unwrap();
+        let first: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+        let want = format!(
+            "the file has 20,000 kernels; choose one with --kernel: {}, … and 19,980 more",
+            first.join(", ")
+        );
+        assert_error(
+            &["ptx", p.to_str().unwrap(), "--grid", "1", "--block", "32"],
+            &[&want],
+        );
+        let want = format!(
+            "no kernel 'nope' in the file; kernels: {}, … and 19,980 more",
+            first.join(", ")
+        );
+        assert_error(
+            &[
+                "ptx",
+                p.to_str().unwrap(),
+                "--kernel",
+                "nope",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+            ],
+            &[&want],
+        );
+
+        let params: Vec<String> = (0..8000).map(|i| format!("\t.param .u32 p{i}")).collect();
+        let p = dir.join("params.ptx");
+        std::fs::write(
+            &p,
+            format!(
+                "{hdr}.visible .entry kp(\n{}\n)\n{{\n\tret;\n}}\n",
+                params.join(",\n")
+            ),
+        )
+        .unwrap();
+        let first: Vec<String> = (0..20).map(|i| format!("p{i} (.u32, index {i})")).collect();
+        let want = format!(
+            "missing value for parameters {}, … and 7,980 more: give --arg",
+            first.join(", ")
+        );
+        assert_error(
+            &["ptx", p.to_str().unwrap(), "--grid", "1", "--block", "32"],
+            &[&want],
+        );
+        let o = tilelab(&[
+            "ptx",
+            p.to_str().unwrap(),
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "q=1",
+        ]);
+        assert!(o.stderr.len() < 1200, "{} bytes", o.stderr.len());
+    }
+
+    /// A 100,000-byte argument (near Linux's 128 KiB limit for one) or a 1 MB field of a file:
+    /// the error quotes at most 120 characters of it and stays one line of about 1,000
+    /// characters at most, whatever built it.
+    #[test]
+    fn a_huge_value_is_cut_in_the_error() {
+        let huge = "x".repeat(100_000);
+        let o = tilelab(&["sim", "bank-conflicts", "--layout", &huge]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(err.lines().count(), 1);
+        assert!(err.len() < 1100, "{} bytes", err.len());
+        // The value is cut where it is quoted, so what is allowed still ends the line.
+        let cut = format!(
+            "bad layout '{}…': unknown part '{}…'; allowed: row | col | trans",
+            "x".repeat(119),
+            "x".repeat(119)
+        );
+        assert!(err.starts_with(&format!("tilelab: error: {cut}")), "{err}");
+        let o = tilelab(&["explain", &huge]);
+        assert!(o.stderr.len() < 1100 && o.status.code() == Some(2));
+        let offs = (0..32)
+            .map(|l| (l * 4).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let p = temp_dir("huge").join("huge.json");
+        std::fs::write(
+            &p,
+            format!(
+                r#"[{{"name":"r","instruction":"{}","lane_byte_offsets":[{offs}]}}]"#,
+                "y".repeat(1 << 20)
+            ),
+        )
+        .unwrap();
+        let o = tilelab(&["sim", "replay", p.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1);
+        assert!(err.len() < 1100, "{} bytes", err.len());
+    }
+
+    /// PTX operands are quoted in PTX's words, never as Rust `Debug` (`Vector([Name("%r2")])`).
+    #[test]
+    fn operands_are_quoted_as_ptx() {
+        use tilelab::ptx::parse::Operand as O;
+        let name = |s: &str| O::Name(s.to_string());
+        for (o, want) in [
+            (name("%r1"), "%r1"),
+            (O::Not("%p1".into()), "!%p1"),
+            (O::Pair("%p1".into(), "%p2".into()), "%p1|%p2"),
+            (O::Int(-3), "-3"),
+            (O::F32(0x3F80_0000), "0f3F800000"),
+            (O::F64(0x3FF0_0000_0000_0000), "0d3FF0000000000000"),
+            (O::Vector(vec![name("%r2"), name("%r3")]), "{%r2, %r3}"),
+            (O::Address(Some("%rd1".into()), 16), "[%rd1+16]"),
+            (O::Address(Some("%rd1".into()), -4), "[%rd1-4]"),
+            (O::Address(Some("tile".into()), 0), "[tile]"),
+            (O::Address(None, 64), "[64]"),
+            (O::Sink, "_"),
+        ] {
+            assert_eq!(o.to_string(), want);
+        }
+        let dir = temp_dir("operand");
+        let src = std::fs::read_to_string(PTX).unwrap().replacen(
+            "and.b32 \t%r2, %r1, 15;",
+            "and.b32 \t%r2, {%r1}, 15;",
+            1,
+        );
+        assert!(src.contains("{%r1}"));
+        let p = dir.join("vec.ptx");
+        std::fs::write(&p, src).unwrap();
+        assert_error(
+            &[
+                "ptx",
+                p.to_str().unwrap(),
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+            ],
+            &["expected a register or a number, found '{%r1}'"],
         );
     }
 }

@@ -163,7 +163,7 @@ pub fn layout_index(l: &Lesson, spec: Option<&str>) -> anyhow::Result<usize> {
             anyhow::anyhow!(
                 "layout '{s}' is not one of lesson '{}''s layouts; allowed: {}",
                 l.name,
-                l.layouts.join(", ")
+                tilelab::text::list(&l.layouts)
             )
         }),
     }
@@ -177,7 +177,7 @@ pub fn variant_index(l: &Lesson, name: Option<&str>) -> anyhow::Result<usize> {
             anyhow::anyhow!(
                 "variant '{s}' is not one of lesson '{}''s variants; allowed: {}",
                 l.name,
-                l.variants.join(", ")
+                tilelab::text::list(&l.variants)
             )
         }),
     }
@@ -738,7 +738,7 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
             if with.is_empty() {
                 "none".to_string()
             } else {
-                with.join(", ")
+                tilelab::text::list(&with)
             }
         )
     })?;

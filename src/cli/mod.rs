@@ -216,7 +216,7 @@ fn usage_error(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
         {
             return tilelab::text::escape_os(a);
         }
-        tilelab::text::escape(&v).into_owned()
+        tilelab::text::value(&v).into_owned()
     };
     let (arg, value) = (get(K::InvalidArg), get(K::InvalidValue));
     let mut msg = match e.kind() {

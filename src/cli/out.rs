@@ -302,24 +302,10 @@ pub fn emit_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
 }
 
 /// At most `max` characters of `s` (`max` ≥ 1), its control characters escaped first
-/// ([`tilelab::text::escape`]: ESC is `\x1b`): longer text ends in `…` after `max - 1` of its
+/// ([`tilelab::text::clip`]: ESC is `\x1b`): longer text ends in `…` after `max - 1` of its
 /// characters, so one long name (a 65,536-byte record name) can neither overflow a table's
 /// padding nor multiply its size, and a name can neither move the cursor nor break the line.
-pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    let max = max.max(1);
-    let s = tilelab::text::escape(s);
-    if s.len() <= max {
-        // Byte length bounds the character count.
-        return s;
-    }
-    let n = s.chars().count();
-    if n <= max {
-        return s;
-    }
-    let mut t: String = s.chars().take(max - 1).collect();
-    t.push('…');
-    std::borrow::Cow::Owned(t)
-}
+pub use tilelab::text::clip;
 
 /// Width of a table column holding `names`: the longest clipped name, at least `min`, at most
 /// `max` characters. Use with [`clip`] at the same `max`.
@@ -334,6 +320,11 @@ pub fn column_width<'a>(names: impl IntoIterator<Item = &'a str>, min: usize, ma
 
 /// The widest a name column of a table may be, in characters.
 pub const NAME_MAX: usize = 48;
+
+/// The wavefronts a lane takes part in, as the lane tables print them: `[0]`, `[0, 3]`.
+pub fn wavefront_set(w: &[usize]) -> String {
+    format!("[{}]", tilelab::text::list_max(w, usize::MAX))
+}
 
 /// A count and its noun: "1 warp", "4 warps".
 pub fn plural(n: u64, word: &str) -> String {

@@ -107,8 +107,7 @@ pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
     match parse_bytes(s, u32::MAX as u64) {
         Ok(v) => Ok(v as u32),
         Err(SizeError::TooLarge { .. }) => Err(format!(
-            "too large: shared memory per block is at most {} bytes (227 KiB) on sm_90",
-            out::group(limit as u64)
+            "too large: shared memory per block is at most {limit} bytes (sm_90)"
         )),
         Err(e) => Err(e.to_string()),
     }
@@ -183,12 +182,10 @@ fn write_svg(
             .map(|i| i.line)
             .collect();
         shared.dedup();
-        let list: Vec<String> = shared.iter().take(12).map(u32::to_string).collect();
         bail!(
-            "--line {line}: no shared-memory instruction of {} ran there; lines with one: {}{}",
+            "--line {line}: no shared-memory instruction of {} ran there; lines with one: {}",
             tilelab::text::path(file),
-            list.join(", "),
-            if shared.len() > 12 { ", …" } else { "" }
+            tilelab::text::list_max(&shared, 12)
         );
     };
     let req = r
@@ -457,7 +454,7 @@ mod tests {
         assert_eq!(parse_smem_bytes("16KB").unwrap(), 16384);
         assert_eq!(parse_smem_bytes("32KiB").unwrap(), 32768);
         let e = parse_smem_bytes("99999999999999999999999").unwrap_err();
-        assert!(e.contains("232,448 bytes"), "{e}");
+        assert!(e.contains("at most 232448 bytes"), "{e}");
         assert!(
             parse_smem_bytes("4G")
                 .unwrap_err()

@@ -385,12 +385,12 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             for l in &rep.shown.lanes {
                 outln!(
                     o,
-                    "  {:>4}  {:>9}  {:>11}  {:>4}  {:?}",
+                    "  {:>4}  {:>9}  {:>11}  {:>4}  {}",
                     l.lane,
                     format!("({},{})", l.row, l.col),
                     l.byte_offset,
                     l.bank,
-                    l.wavefronts
+                    out::wavefront_set(&l.wavefronts)
                 );
             }
         }
@@ -575,7 +575,7 @@ fn lane_table(o: &mut String, lanes: &[AddrLane]) {
             _ => String::new(),
         };
         let w = if costed {
-            format!("  {:?}", l.wavefronts)
+            format!("  {}", out::wavefront_set(&l.wavefronts))
         } else {
             String::new()
         };

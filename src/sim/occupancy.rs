@@ -287,7 +287,7 @@ pub fn parse_bytes(s: &str) -> Result<u32, SimError> {
     super::size::parse_bytes(s, u32::MAX as u64)
         .map(|b| b as u32)
         .map_err(|why| SimError::Size {
-            given: crate::text::escape(s).into_owned(),
+            given: s.to_string(),
             why,
         })
 }
