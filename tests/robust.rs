@@ -2050,4 +2050,103 @@ mod round2_cli {
             &["expected a register or a number, found '{%r1}'"],
         );
     }
+
+    /// "N-way" is Nsight Compute's number: for every line of Triton's FA v1 kernel that ncu's
+    /// source page (H200) gives bank conflicts, `tilelab ptx` names the conflict with ncu's
+    /// `L1 Conflicts Shared N-Way` and ncu's wavefronts and ideal per execution. It used to say
+    /// "8.0 wavefronts per ideal one" where ncu says 32-way.
+    #[test]
+    fn n_way_is_the_number_ncu_measured() {
+        let page = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/ncu_source_page_h200_2026-11-30.csv"
+        ))
+        .unwrap();
+        let section = page
+            .split("\"File Path\"")
+            .find(|s| s.contains("triton_fa_v1_trans.ptx"))
+            .unwrap();
+        // One CSV row: fields in double quotes, "" inside a field for a quote.
+        let cells = |l: &str| -> Vec<String> {
+            let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+            let mut it = l.trim_end().chars().peekable();
+            while let Some(c) = it.next() {
+                match (c, quoted) {
+                    ('"', true) if it.peek() == Some(&'"') => {
+                        cur.push('"');
+                        it.next();
+                    }
+                    ('"', _) => quoted = !quoted,
+                    (',', false) => out.push(std::mem::take(&mut cur)),
+                    (c, _) => cur.push(c),
+                }
+            }
+            out.push(cur);
+            out
+        };
+        let mut lines = section.lines().skip(2);
+        let head = cells(lines.next().unwrap());
+        let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+        let (ln, ex, nway, exc, wf, ideal) = (
+            col("Line No"),
+            col("Instructions Executed"),
+            col("L1 Conflicts Shared N-Way"),
+            col("L1 Wavefronts Shared Excessive"),
+            col("L1 Wavefronts Shared"),
+            col("L1 Wavefronts Shared Ideal"),
+        );
+        let num = |c: &str| c.replace(',', "").parse::<u64>().unwrap_or(0);
+        let mut measured = Vec::new();
+        for l in lines {
+            let c = cells(l);
+            if c.len() > ideal && !c[ln].is_empty() && num(&c[exc]) > 0 {
+                let e = num(&c[ex]);
+                measured.push((
+                    c[ln].clone(),
+                    num(&c[nway]),
+                    num(&c[wf]) / e,
+                    num(&c[ideal]) / e,
+                ));
+            }
+        }
+        // The page holds lines 402 and 403 of this kernel: 16 executions, 512 wavefronts, 64 ideal.
+        assert!(measured.len() >= 2, "{measured:?}");
+        let f = format!(
+            "{}/tests/data/ptx/triton_fa_v1_trans.ptx",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let o = tilelab(&[
+            "ptx",
+            &f,
+            "--grid",
+            "1",
+            "--block",
+            "128",
+            "--dynamic-smem",
+            "32K",
+            "--arg",
+            "6=64",
+            "--arg",
+            "7=0.125",
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut seen = 0;
+        for (line, n, w, i) in &measured {
+            let Some(row) = out
+                .lines()
+                .find(|r| r.starts_with(&format!("  line {line}: ")))
+            else {
+                continue;
+            };
+            seen += 1;
+            assert_eq!(n, w, "ncu's N-way is its wavefronts per execution");
+            let want = format!(
+                "{n}-way bank conflict ({w} wavefronts per request for {i} ideal, {} per ideal one)",
+                w / i
+            );
+            assert!(row.contains(&want), "{row} lacks {want}");
+        }
+        assert_eq!(seen, measured.len(), "{measured:?}");
+    }
 }

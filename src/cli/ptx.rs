@@ -261,14 +261,11 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
     } else {
         outln!(o, "{}", out::bold("worst lines (bank conflicts):"));
         for x in worst.iter().take(5) {
-            let ways = if x.ideal > 0 {
-                format!(
-                    ", {:.1} wavefronts per ideal one",
-                    x.wavefronts as f64 / x.ideal as f64
-                )
-            } else {
-                String::new()
-            };
+            // N-way as Nsight Compute and the FA v1→v2 article count it: wavefronts per request.
+            let ways =
+                tilelab::sim::stats::ways(x.wavefronts, x.ideal, x.executions - x.not_modelled)
+                    .map(|w| format!(", {w}"))
+                    .unwrap_or_default();
             let runs = if x.not_modelled > 0 {
                 format!(
                     "{} of {} executions (the rest not modelled)",

@@ -372,12 +372,15 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
         );
         outln!(
             o,
-            "request {}: {}  -> {} wavefront(s) (ideal {}, {} bank conflict(s))",
+            "request {}: {}  -> {} wavefront(s) (ideal {}, {} bank conflict(s)){}",
             rep.shown.request,
             rep.shown.label,
             rr.wavefront_count(),
             rr.ideal(),
-            rr.bank_conflicts()
+            rr.bank_conflicts(),
+            tilelab::sim::stats::ways(rr.wavefront_count() as u64, rr.ideal() as u64, 1)
+                .map(|w| format!(": a {w}"))
+                .unwrap_or_default()
         );
         print_grid(&mut o, rr);
         if a.lanes {
@@ -396,13 +399,16 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
         }
         outln!(
             o,
-            "total: {} requests, {} wavefronts, ideal {}, {} bank conflicts; conflict rate {:.2}% of wavefronts, {:.2} wavefronts per request on average\n",
+            "total: {} requests, {} wavefronts, ideal {}, {} bank conflicts; conflict rate {:.2}% of wavefronts, {:.2} wavefronts per request on average{}\n",
             rep.requests,
             rep.wavefronts,
             rep.ideal,
             rep.bank_conflicts,
             100.0 * rep.conflict_rate,
-            rep.avg_wavefronts_per_request
+            rep.avg_wavefronts_per_request,
+            tilelab::sim::stats::ways(rep.wavefronts, rep.ideal, rep.requests as u64)
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
         );
     }
     if reports.len() > 1 {
