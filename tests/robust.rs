@@ -26,6 +26,9 @@
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 
+#[path = "common/skip.rs"]
+mod skip;
+
 fn temp_dir(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("tilelab-robust-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -2148,5 +2151,32 @@ mod round2_cli {
             assert!(row.contains(&want), "{row} lacks {want}");
         }
         assert_eq!(seen, measured.len(), "{measured:?}");
+    }
+
+    /// A skip says what `cargo test` cannot: the line on the terminal says the test will be
+    /// listed as ok, and each skip is one line of the file `.ci/run` counts; the README says
+    /// the same (it used to claim a skip was "never" reported as a pass).
+    #[test]
+    fn a_skip_says_it_is_listed_as_ok_and_is_counted() {
+        let file = temp_dir("skip").join("skipped.txt");
+        let _ = std::fs::remove_file(&file);
+        let mut terminal = Vec::new();
+        super::skip::record("e2e::walk", "needs tmux", &mut terminal, &file);
+        super::skip::record("verify::gpu", "needs a GPU", &mut Vec::new(), &file);
+        assert_eq!(
+            String::from_utf8(terminal).unwrap(),
+            "SKIPPED e2e::walk: needs tmux (cargo test lists it as ok; .ci/run counts it as skipped)\n"
+        );
+        let recorded = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(recorded.lines().count(), 2, "{recorded}");
+        assert!(recorded.lines().nth(1).unwrap().starts_with("SKIPPED verify::gpu: needs a GPU"));
+        let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+        assert!(ci.contains("skipped=target/tmp/skipped.txt") && ci.contains("echo \"cargo test: $n skipped\""));
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        assert!(!readme.contains("never as a pass"));
+        let section = readme.split("### Skipped tests").nth(1).unwrap().split("\n## ").next().unwrap();
+        for needle in ["lists such a test as `... ok`", "counts it among the passed", "`cargo test: N skipped`"] {
+            assert!(section.contains(needle), "README lacks {needle}");
+        }
     }
 }
