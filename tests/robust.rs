@@ -2169,14 +2169,58 @@ mod round2_cli {
         );
         let recorded = std::fs::read_to_string(&file).unwrap();
         assert_eq!(recorded.lines().count(), 2, "{recorded}");
-        assert!(recorded.lines().nth(1).unwrap().starts_with("SKIPPED verify::gpu: needs a GPU"));
+        assert!(
+            recorded
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("SKIPPED verify::gpu: needs a GPU")
+        );
         let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
-        assert!(ci.contains("skipped=target/tmp/skipped.txt") && ci.contains("echo \"cargo test: $n skipped\""));
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        assert!(
+            ci.contains("skipped=target/tmp/skipped.txt")
+                && ci.contains("echo \"cargo test: $n skipped\"")
+        );
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
         assert!(!readme.contains("never as a pass"));
-        let section = readme.split("### Skipped tests").nth(1).unwrap().split("\n## ").next().unwrap();
-        for needle in ["lists such a test as `... ok`", "counts it among the passed", "`cargo test: N skipped`"] {
+        let section = readme
+            .split("### Skipped tests")
+            .nth(1)
+            .unwrap()
+            .split("\n## ")
+            .next()
+            .unwrap();
+        for needle in [
+            "lists such a test as `... ok`",
+            "counts it among the passed",
+            "`cargo test: N skipped`",
+        ] {
             assert!(section.contains(needle), "README lacks {needle}");
+        }
+    }
+
+    /// `2>/dev/full`: a note (`wrote FILE`) or an error that cannot be written to stderr is not
+    /// a panic (`eprintln!` panicked, exit 101); the exit status still says what happened.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_stderr_is_not_a_panic() {
+        let svg = temp_dir("fullerr").join("g.svg");
+        for (args, want) in [
+            (vec!["tui", "banks", "--svg", svg.to_str().unwrap()], 0),
+            (vec!["sim", "bank-conflicts", "--layout", "diag"], 2),
+            (vec!["--colr"], 2),
+        ] {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(&args)
+                .stderr(full)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(want), "{args:?}");
         }
     }
 }

@@ -462,7 +462,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         let svg = tilelab::viz::lesson::step_svg(l, &run);
         std::fs::write(path, svg)
             .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
-        eprintln!("wrote {}", tilelab::text::path(path));
+        out::note(format_args!("wrote {}", tilelab::text::path(path)));
     }
     let mut ptx_parts = Vec::new();
     for p in &l.ptx {

@@ -293,6 +293,13 @@ pub fn line(args: std::fmt::Arguments) -> anyhow::Result<()> {
     emit(&format!("{args}\n"))
 }
 
+/// One line on stderr (`wrote FILE`, a progress note): a failing stderr (`2>/dev/full`) is
+/// ignored, as [`super::error_line`] ignores it, where `eprintln!` would panic.
+pub fn note(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
 /// Pretty JSON and a newline through [`emit`].
 ///
 /// # Errors

@@ -200,23 +200,21 @@ fn write_svg(
     let text = prog.texts.get(r.pc as usize).cloned().unwrap_or_default();
     let title = format!(
         "{} line {line}, warp {warp} (worst of {}): {} wavefronts, {} bank conflicts · {text}",
-        file.file_name().map_or_else(
-            || tilelab::text::path(file),
-            |n| n.to_string_lossy().into_owned()
-        ),
+        file.file_name()
+            .map_or_else(|| tilelab::text::path(file), tilelab::text::escape_os),
         out::plural(w.executions, "execution"),
         rep.wavefront_count(),
         rep.bank_conflicts()
     );
     std::fs::write(path, tilelab::viz::bank_grid(&rep, &title))
         .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
-    eprintln!(
+    out::note(format_args!(
         "wrote {}: line {line}, warp {warp}: {} wavefronts, {} bank conflicts (worst of {})",
         tilelab::text::path(path),
         rep.wavefront_count(),
         rep.bank_conflicts(),
         out::plural(w.executions, "execution")
-    );
+    ));
     Ok(())
 }
 

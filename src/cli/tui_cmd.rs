@@ -153,7 +153,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
             std::fs::write(path, svg).with_context(|| {
                 format!("cannot write SVG file '{}'", tilelab::text::path(path))
             })?;
-            eprintln!("wrote {}", tilelab::text::path(path));
+            super::out::note(format_args!("wrote {}", tilelab::text::path(path)));
             return Ok(ExitCode::SUCCESS);
         }
     } else if a.step.is_some() || a.layout.is_some() || a.variant.is_some() {

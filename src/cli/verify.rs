@@ -215,7 +215,7 @@ impl Progress for Spinner {
     }
     fn note(&mut self, line: &str) {
         if self.notes_to_stderr {
-            eprintln!("{line}");
+            out::note(format_args!("{line}"));
         } else if self.error.is_none() {
             self.error = out::line(format_args!("{line}")).err();
         }
@@ -289,11 +289,13 @@ fn open_gpu() -> Result<Gpu, ExitCode> {
     match Gpu::open() {
         Ok(g) => Ok(g),
         Err(e @ GpuError::UnknownArch { .. }) => {
-            eprintln!("tilelab: verify: skipped, unsupported GPU: {e}");
+            out::note(format_args!(
+                "tilelab: verify: skipped, unsupported GPU: {e}"
+            ));
             Err(ExitCode::from(EXIT_NO_GPU))
         }
         Err(e) => {
-            eprintln!("tilelab: verify: skipped, no GPU: {e}");
+            out::note(format_args!("tilelab: verify: skipped, no GPU: {e}"));
             Err(ExitCode::from(EXIT_NO_GPU))
         }
     }
