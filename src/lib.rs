@@ -6,7 +6,9 @@
 //! * [`tui`]: the terminal walkthrough;
 //! * [`viz`]: SVG pictures of bank grids and fragment maps;
 //! * [`records`], [`provenance`]: measured warp requests (the replay format) and where a measured
-//!   file came from.
+//!   file came from;
+//! * [`text`]: user input as messages and tables show it (control characters and non-UTF-8
+//!   bytes escaped, long lists and values cut).
 
 pub mod gpu;
 pub mod lessons;

@@ -167,16 +167,7 @@ pub const LINE_MAX: usize = 1000;
 /// ```
 pub fn one_line(msg: &str) -> String {
     let mut out = String::new();
-    let mut n = 0usize;
-    let mut chars = msg.chars();
-    for c in chars.by_ref() {
-        if n >= LINE_MAX {
-            // This character and every one after it are dropped.
-            let rest = 1 + chars.count();
-            let noun = if rest == 1 { "character" } else { "characters" };
-            let _ = write!(out, "… ({} more {noun})", group(rest as u64));
-            break;
-        }
+    for c in msg.chars().take(LINE_MAX) {
         match c {
             '\n' | '\r' | '\t' => out.push(' '),
             c => {
@@ -185,7 +176,11 @@ pub fn one_line(msg: &str) -> String {
                 }
             }
         }
-        n += 1;
+    }
+    let rest = msg.chars().count().saturating_sub(LINE_MAX);
+    if rest > 0 {
+        let noun = if rest == 1 { "character" } else { "characters" };
+        let _ = write!(out, "… ({} more {noun})", group(rest as u64));
     }
     out
 }

@@ -93,7 +93,7 @@ pub fn builtin() -> Result<Vec<Lesson>, LessonError> {
 /// [`LessonError::NoLessons`] when the directory holds no `*.toml` file.
 pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
     let rd = std::fs::read_dir(dir).map_err(|e| LessonError::Read {
-        file: crate::text::path(&dir),
+        file: crate::text::path(dir),
         message: e.to_string(),
     })?;
     let mut paths: Vec<_> = rd
@@ -104,7 +104,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
     paths.sort();
     if paths.is_empty() {
         return Err(LessonError::NoLessons {
-            dir: crate::text::path(&dir),
+            dir: crate::text::path(dir),
         });
     }
     let lessons = paths
@@ -130,10 +130,10 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
 pub fn load_file(path: &Path) -> Result<Lesson, LessonError> {
     let text = crate::textfile::read_text(path, crate::textfile::MAX_LESSON_BYTES, "lesson file")
         .map_err(|e| LessonError::Read {
-        file: crate::text::path(&path),
+        file: crate::text::path(path),
         message: e.to_string(),
     })?;
-    parse_lesson(&text, &crate::text::path(&path))
+    parse_lesson(&text, &crate::text::path(path))
 }
 
 /// The lesson called `name`.

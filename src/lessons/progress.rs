@@ -66,7 +66,7 @@ pub enum ProgressError {
 
 fn io(path: &Path, what: &str, e: impl std::fmt::Display) -> ProgressError {
     ProgressError::Io {
-        path: crate::text::path(&path),
+        path: crate::text::path(path),
         message: format!("{what}: {e}"),
     }
 }

@@ -80,7 +80,7 @@ pub fn parse_bytes(s: &str, max: u64) -> Result<u64, SizeError> {
         let f: u128 = frac.parse().map_err(|_| SizeError::Malformed)?;
         let scale = 10u128.pow(frac.len() as u32);
         let part = f * mult;
-        if part % scale != 0 {
+        if !part.is_multiple_of(scale) {
             return Err(SizeError::Fraction);
         }
         bytes = bytes.checked_add(part / scale).ok_or(too_large.clone())?;

@@ -122,7 +122,7 @@ pub(super) fn save(
         return Ok(());
     };
     std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create '{}'", crate::text::path(&dir)))?;
+        .with_context(|| format!("cannot create '{}'", crate::text::path(dir)))?;
     let p = dir.join(file);
     let doc = serde_json::json!({
         "provenance": {
