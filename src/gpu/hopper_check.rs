@@ -105,8 +105,9 @@ pub fn stmatrix_placement(
             w.contains(&v)
         };
         if !ok {
+            let writers = crate::text::list(w.iter().map(|x| format!("{x:#06x}")));
             return Err(format!(
-                "byte {addr} holds {v:#06x}; the executor writes {sim:#06x} (writers {w:04x?})"
+                "byte {addr} holds {v:#06x}; the executor writes {sim:#06x} (values written there: {writers})"
             ));
         }
     }
