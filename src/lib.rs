@@ -6,7 +6,9 @@
 //! * [`tui`]: the terminal walkthrough;
 //! * [`viz`]: SVG pictures of bank grids and fragment maps;
 //! * [`records`], [`provenance`]: measured warp requests (the replay format) and where a measured
-//!   file came from.
+//!   file came from;
+//! * [`text`]: user input as messages and tables show it (control characters and non-UTF-8
+//!   bytes escaped, long lists and values cut).
 
 pub mod gpu;
 pub mod lessons;
@@ -16,6 +18,7 @@ pub mod ptx;
 pub mod records;
 pub mod sim;
 pub mod sources;
+pub mod text;
 pub mod textfile;
 pub mod tui;
 pub mod viz;

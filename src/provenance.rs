@@ -76,12 +76,12 @@ pub fn load_for(data: &Path) -> anyhow::Result<Option<Provenance>> {
     if !p.exists() {
         return Ok(None);
     }
-    let text =
-        std::fs::read_to_string(&p).with_context(|| format!("cannot read '{}'", p.display()))?;
+    let text = std::fs::read_to_string(&p)
+        .with_context(|| format!("cannot read '{}'", crate::text::path(&p)))?;
     let v = serde_json::from_str(&text).with_context(|| {
         format!(
             "'{}' is not a provenance sidecar {{records, card, driver, cuda, tools, date, command, generator, commit, reconstructed?}}",
-            p.display()
+            crate::text::path(&p)
         )
     })?;
     Ok(Some(v))
@@ -94,7 +94,7 @@ pub fn load_for(data: &Path) -> anyhow::Result<Option<Provenance>> {
 pub fn write_for(data: &Path, p: &Provenance) -> anyhow::Result<()> {
     let path = sidecar_path(data);
     std::fs::write(&path, serde_json::to_string_pretty(p)? + "\n")
-        .with_context(|| format!("cannot write '{}'", path.display()))
+        .with_context(|| format!("cannot write '{}'", crate::text::path(&path)))
 }
 
 /// Now, UTC, as `YYYY-MM-DDTHH:MM:SSZ` (from the system clock; the civil date from the days

@@ -505,18 +505,20 @@ pub fn stream(
     f: impl FnMut(RecordRef<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
     let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read replay file '{}'", path.display()))?;
+        .with_context(|| format!("cannot read replay file '{}'", crate::text::path(path)))?;
     // A directory opens on Unix and fails only at the first read, which would be reported as
     // a malformed record file.
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         anyhow::bail!(
             "cannot read replay file '{}': it is a directory; give a JSON file of records such as tests/data/h200_wavefronts.json",
-            path.display()
+            crate::text::path(path)
         );
     }
     stream_from(file, f).map_err(|e| match e {
         StreamError::Callback(e) => e,
-        StreamError::Format(e) => e.context(format!("'{}' is not {FORMAT}", path.display())),
+        StreamError::Format(e) => {
+            e.context(format!("'{}' is not {FORMAT}", crate::text::path(path)))
+        }
     })
 }
 

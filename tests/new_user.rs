@@ -161,7 +161,7 @@ fn one_warp_is_singular() {
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(s.contains("block (32,1,1) (1 warp);"), "{s}");
     assert!(
-        s.contains("line 21: 15 conflicts in 1 execution, 16.0 wavefronts per ideal one"),
+        s.contains("line 21: 15 conflicts in 1 execution, 16-way bank conflict (16 wavefronts per request for 1 ideal)"),
         "{s}"
     );
 }
@@ -313,9 +313,10 @@ fn help_names_what_each_command_does() {
 }
 
 /// Trial 2026-12-01 (#17): the README showed the Triton FA v1 conflict but not its fix, nor
-/// where `--arg 6=64` comes from; the lesson said "16-way" while `tilelab ptx` says 8.0
-/// wavefronts per ideal one. The README's fix example prints what its comment promises, and
-/// the lesson's "8-way" is the report's number.
+/// where `--arg 6=64` comes from; the lesson said "16-way" while `tilelab ptx` said 8.0
+/// wavefronts per ideal one and ncu "32-way". The README's fix example prints what its comment
+/// promises; issue #26: "N-way" is ncu's and the article's (wavefronts per request) everywhere,
+/// and the report says which numbers it is.
 #[test]
 fn the_triton_fix_is_in_the_readme_and_the_ways_agree() {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -354,13 +355,13 @@ fn the_triton_fix_is_in_the_readme_and_the_ways_agree() {
     );
     let trans = run("triton_fa_v1_trans.ptx");
     assert!(
-        trans.contains("line 402: 448 conflicts in 16 executions, 8.0 wavefronts per ideal one"),
+        trans.contains("line 402: 448 conflicts in 16 executions, 32-way bank conflict (32 wavefronts per request for 4 ideal, 8 per ideal one)"),
         "{trans}"
     );
     let o = tilelab(&["lessons", "show", "reading-triton-ptx"]);
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(
-        s.contains("8-way, which `tilelab ptx` reports as *8.0 wavefronts per"),
+        s.contains("ncu calls line 402 *32-way*, and so does `tilelab ptx`:"),
         "{s}"
     );
     // The article's 16-way is the 4-byte read: 16 wavefronts per request.
@@ -373,7 +374,7 @@ fn the_triton_fix_is_in_the_readme_and_the_ways_agree() {
         "row",
     ]);
     let s = String::from_utf8_lossy(&o.stdout);
-    assert!(s.contains("16.00 wavefronts per request on average"), "{s}");
+    assert!(s.contains("16.00 wavefronts per request on average: 16-way bank conflict (16 wavefronts per request for 1 ideal)"), "{s}");
 }
 
 /// Trial 2026-12-01 (#16): `--layout pad:-1` said "pad '-1' is not a whole number".

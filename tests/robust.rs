@@ -18,9 +18,16 @@
 //! `defaults` (every `--access` works with the default layout and dtype), `occupancy` (a block
 //! that does not fit is a result; the 48 KB limit without the opt-in), `svg` (titles and
 //! captions stay on the canvas), `show_notes` (text mode carries every step's note).
+//!
+//! `round2_cli` (issue #26, round 2): non-UTF-8 arguments, a closed or read-only standard
+//! output, one colour decision (clap's help included, `CLICOLOR`, `CLICOLOR_FORCE`), capped
+//! lists and escaped control bytes in errors and tables, one size syntax.
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
+
+#[path = "common/skip.rs"]
+mod skip;
 
 fn temp_dir(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("tilelab-robust-{tag}-{}", std::process::id()));
@@ -1292,5 +1299,928 @@ fn show_notes() {
         let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let first = &l.steps[l.steps_of(0)[0]];
         assert_eq!(j["steps"][0]["note"], first.note.trim(), "{}", l.name);
+    }
+}
+
+/// Issue #26, round 2: arguments that are not UTF-8, a closed standard output, colour from
+/// `--color` and the environment (clap's help included), long lists and control bytes in
+/// errors, one size syntax.
+mod round2_cli {
+    use super::*;
+    use proptest::prelude::*;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    use std::os::unix::process::CommandExt;
+
+    const PTX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hand/col16.ptx");
+    const REPLAY: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/h200_wavefronts.json"
+    );
+
+    /// Runs the binary on OS-string arguments with `NO_COLOR=1`.
+    fn tilelab_os(args: &[OsString]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run tilelab")
+    }
+
+    /// One valid command line of every subcommand, with no option that takes a file to write
+    /// (where any bytes are a valid name) and no GPU needed.
+    fn command_lines() -> Vec<Vec<&'static str>> {
+        vec![
+            vec!["explain", "wavefront"],
+            vec!["lessons", "show", "banks"],
+            vec!["lessons", "check", "banks"],
+            vec!["lessons", "kernel", "banks"],
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--layout",
+                "row",
+                "--access",
+                "col",
+            ],
+            vec!["sim", "replay", REPLAY],
+            vec!["sim", "ldmatrix", "--num", "4"],
+            vec!["sim", "stmatrix"],
+            vec!["sim", "mma"],
+            vec!["sim", "tma"],
+            vec!["sim", "wgmma"],
+            vec![
+                "sim", "counts", "gemm", "--m", "64", "--n", "64", "--k", "64",
+            ],
+            vec!["sim", "traffic", "flash-attn"],
+            vec!["sim", "occupancy", "--arch", "sm_90", "--threads", "128"],
+            vec![
+                "ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32",
+            ],
+            vec!["tui", "banks", "--step", "1"],
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A non-UTF-8 byte in any argument of any subcommand (in place of an argument or
+        /// inserted anywhere): exit 2 and one line that shows the argument with the byte
+        /// escaped; it used to panic in `std::env::args` (exit 101, a backtrace).
+        #[test]
+        fn a_non_utf8_argument_is_a_one_line_error_naming_it(
+            line in proptest::sample::select(command_lines()),
+            at in 0usize..16,
+            replace in any::<bool>(),
+            prefix in "[a-z]{0,3}",
+            byte in 0x80u8..=0xff,
+            suffix in "[a-z.]{0,3}",
+        ) {
+            let mut bad = prefix.clone().into_bytes();
+            bad.push(byte);
+            bad.extend_from_slice(suffix.as_bytes());
+            let shown = format!("{prefix}\\x{byte:02x}{suffix}");
+            let mut args: Vec<OsString> = line.iter().map(OsString::from).collect();
+            let at = at % (args.len() + 1);
+            if replace && at < args.len() {
+                args[at] = OsString::from_vec(bad);
+            } else {
+                args.insert(at, OsString::from_vec(bad));
+            }
+            let o = tilelab_os(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert_eq!(o.status.code(), Some(2), "{:?}: {}", args, err);
+            prop_assert!(o.stdout.is_empty(), "{:?}", args);
+            prop_assert_eq!(err.lines().count(), 1, "{:?}: {}", args, err);
+            prop_assert!(err.starts_with("tilelab: error: "), "{:?}: {}", args, err);
+            prop_assert!(err.contains(&shown), "{:?}: {} lacks {}", args, err, shown);
+        }
+    }
+
+    /// The sample of the issue: `tilelab explain $'\xff'`.
+    #[test]
+    fn explain_ff_names_the_argument() {
+        let o = tilelab_os(&[OsString::from("explain"), OsString::from_vec(vec![0xff])]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "tilelab: error: argument 2 is not valid UTF-8: '\\xff'; names, numbers and options \
+             are UTF-8 text (a file path may be any bytes); see 'tilelab explain --help'\n"
+        );
+    }
+
+    /// Runs `args` with descriptor 1 closed before `exec` (`tilelab … >&-`).
+    fn with_stdout_closed(args: &[&str]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tilelab"));
+        c.args(args).env("NO_COLOR", "1").stderr(Stdio::piped());
+        // SAFETY: close(2) is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                libc::close(1);
+                Ok(())
+            });
+        }
+        c.output().expect("run tilelab")
+    }
+
+    /// Commands that write on stdout, help and version included.
+    fn writers() -> Vec<Vec<&'static str>> {
+        let mut v = command_lines();
+        v.retain(|l| l[0] != "tui");
+        v.extend([
+            vec!["lessons"],
+            vec!["lessons", "--json"],
+            vec!["sim", "bank-conflicts", "--json"],
+            vec![
+                "ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32", "--json",
+            ],
+            vec!["--help"],
+            vec!["sim", "--help"],
+            vec!["--version"],
+        ]);
+        v
+    }
+
+    /// `>&-`: the runtime puts `/dev/null` on a closed descriptor 1, so the output used to be
+    /// lost with exit 0. Now one line naming standard output, exit 2, for every command.
+    #[test]
+    fn a_closed_stdout_is_a_one_line_error_for_every_command() {
+        for args in writers() {
+            let o = with_stdout_closed(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(
+                err,
+                "tilelab: error: cannot write to standard output: Bad file descriptor (os error 9)\n",
+                "{args:?}"
+            );
+        }
+    }
+
+    /// `1</dev/null`: a descriptor open only for reading fails every write with EBADF, which
+    /// `std::io::Stdout` used to turn into a silent success.
+    #[test]
+    fn a_read_only_stdout_is_a_one_line_error() {
+        for args in [vec!["sim", "bank-conflicts"], vec!["--help"]] {
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(&args)
+                .stdout(std::fs::File::open("/dev/null").unwrap())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.starts_with(
+                    "tilelab: error: cannot write to standard output: Bad file descriptor"
+                ),
+                "{args:?}: {err}"
+            );
+        }
+    }
+
+    /// A command that writes nothing on stdout is not failed by a closed one, and output to
+    /// `/dev/null` opened for writing is a success.
+    #[test]
+    fn closed_stdout_fails_only_a_write() {
+        let svg = temp_dir("closed").join("g.svg");
+        let o = with_stdout_closed(&["tui", "banks", "--svg", svg.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+        let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(["sim", "bank-conflicts"])
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        assert!(o.stderr.is_empty());
+    }
+
+    /// Runs `args` with stdout a pipe (not a terminal) and `env` as the only colour variables.
+    fn colored(args: &[&str], env: &[(&str, &str)]) -> bool {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tilelab"));
+        c.args(args)
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR")
+            .env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?} {env:?}");
+        o.stdout.contains(&0x1b)
+    }
+
+    /// One colour decision for clap's help and the reports: `--color` wins, then NO_COLOR,
+    /// then CLICOLOR_FORCE; not a terminal means no colour by default.
+    #[test]
+    fn help_and_reports_follow_the_same_colour_decision() {
+        for args in [
+            &["--help"][..],
+            &["sim", "bank-conflicts", "--help"],
+            &["sim", "bank-conflicts"],
+        ] {
+            let with = |flag: Option<&str>, env: &[(&str, &str)]| {
+                let mut a: Vec<&str> = args.to_vec();
+                if let Some(f) = flag {
+                    a.insert(0, f);
+                    a.insert(0, "--color");
+                }
+                colored(&a, env)
+            };
+            assert!(!with(None, &[]), "{args:?}: a pipe is not a terminal");
+            assert!(with(Some("always"), &[]), "{args:?}");
+            assert!(with(Some("always"), &[("NO_COLOR", "1")]), "{args:?}");
+            assert!(!with(Some("never"), &[("CLICOLOR_FORCE", "1")]), "{args:?}");
+            assert!(with(None, &[("CLICOLOR_FORCE", "1")]), "{args:?}");
+            assert!(
+                !with(None, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+                "{args:?}: NO_COLOR wins"
+            );
+            assert!(!with(None, &[("CLICOLOR_FORCE", "0")]), "{args:?}");
+        }
+        // `--color=never` after the subcommand, as a global flag.
+        assert!(!colored(
+            &["sim", "bank-conflicts", "--help", "--color=never"],
+            &[("CLICOLOR_FORCE", "1")]
+        ));
+    }
+    /// A size written as `whole[.frac][ ]unit`, and what it is worth by an oracle written here:
+    /// `Some(bytes)` for a valid size (units B, K/KB/KiB = 1024, M/MB/MiB = 1024², any case, a
+    /// fraction only when the bytes are whole), `None` otherwise.
+    fn size_case() -> impl Strategy<Value = (String, Option<u128>)> {
+        let whole = prop_oneof![0u64..300, any::<u64>()];
+        let frac = proptest::option::of("[0-9]{1,3}");
+        let unit = proptest::sample::select(vec![
+            "", "B", "b", "K", "k", "KB", "kB", "KiB", "kib", "M", "MB", "MiB", "G", "GB", "X",
+            "K B", "KK",
+        ]);
+        (whole, frac, any::<bool>(), unit).prop_map(|(w, f, space, unit)| {
+            let text = format!(
+                "{w}{}{}{unit}",
+                f.as_ref().map(|f| format!(".{f}")).unwrap_or_default(),
+                if space && !unit.is_empty() { " " } else { "" }
+            );
+            let mult: Option<u128> = match unit.to_ascii_lowercase().as_str() {
+                "" | "b" => Some(1),
+                "k" | "kb" | "kib" => Some(1024),
+                "m" | "mb" | "mib" => Some(1024 * 1024),
+                _ => None,
+            };
+            let bytes = mult.and_then(|m| {
+                let (num, den) = match &f {
+                    Some(f) => {
+                        let d = 10u128.pow(f.len() as u32);
+                        (w as u128 * d + f.parse::<u128>().unwrap(), d)
+                    }
+                    None => (w as u128, 1),
+                };
+                (num * m % den == 0).then(|| num * m / den)
+            });
+            (text, bytes)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// One size syntax: `sim occupancy --smem S` and `ptx --dynamic-smem S` accept exactly
+        /// the valid sizes, with the oracle's number of bytes (the JSON echoes them; col16's
+        /// kernel has 16,384 static bytes), and refuse every other one in one line naming it and
+        /// the allowed forms. `--dynamic-smem 16KB` used to be refused while `--smem 28KB` was
+        /// accepted.
+        #[test]
+        fn every_size_flag_reads_one_syntax((text, bytes) in size_case()) {
+            let fits_u32 = bytes.filter(|&b| b <= u32::MAX as u128);
+            let o = tilelab(&["sim", "occupancy", "--arch", "sm_90", "--threads", "128", "--smem", &text, "--json"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            match fits_u32 {
+                Some(b) => {
+                    prop_assert_eq!(o.status.code(), Some(0), "{}: {}", text, err);
+                    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                    prop_assert_eq!(v["input"]["smem_per_block_bytes"].as_u64(), Some(b as u64), "{}", text);
+                }
+                None => {
+                    prop_assert_eq!(o.status.code(), Some(2), "{}", text);
+                    prop_assert_eq!(err.lines().count(), 1, "{}", err);
+                    let named = format!("'{text}'");
+                    prop_assert!(err.contains(&named), "{}", err);
+                    prop_assert!(
+                        err.contains(if bytes.is_some() { "too large: at most 4,294,967,295 bytes" } else { "K, KB, KiB (1024 bytes" }),
+                        "{}", err
+                    );
+                }
+            }
+            let o = tilelab(&["ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32", "--dynamic-smem", &text, "--json"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert_eq!(err.lines().count(), o.status.code().map_or(1, |c| (c != 0) as usize), "{}: {}", text, err);
+            match fits_u32 {
+                Some(b) if b + 16_384 <= 232_448 => {
+                    prop_assert_eq!(o.status.code(), Some(0), "{}: {}", text, err);
+                    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                    prop_assert_eq!(v["totals"]["smem_bytes"].as_u64(), Some(b as u64 + 16_384), "{}", text);
+                }
+                Some(_) => prop_assert!(err.contains("exceeds sm_90's 232448 bytes per block"), "{}: {}", text, err),
+                None => {
+                    prop_assert_eq!(o.status.code(), Some(2), "{}", text);
+                    prop_assert!(err.contains(&format!("'{text}'")), "{}", err);
+                    prop_assert!(
+                        err.contains(if bytes.is_some() { "at most 232448 bytes (sm_90)" } else { "K, KB, KiB (1024 bytes" }),
+                        "{}", err
+                    );
+                }
+            }
+        }
+    }
+
+    /// The issue's sample, for every byte-size flag: `16KB` is 16,384 bytes wherever a size is
+    /// taken, `16QB` the same one-line refusal.
+    #[test]
+    fn sixteen_kb_everywhere() {
+        let flags: [&[&str]; 7] = [
+            &[
+                "ptx",
+                PTX,
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--dynamic-smem",
+            ],
+            &[
+                "tui",
+                "--ptx",
+                PTX,
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--dynamic-smem",
+            ],
+            &[
+                "verify",
+                "--ptx",
+                PTX,
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--dynamic-smem",
+            ],
+            &[
+                "verify",
+                "--ptx",
+                PTX,
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--pointer-bytes",
+            ],
+            &[
+                "sim",
+                "occupancy",
+                "--arch",
+                "sm_90",
+                "--threads",
+                "128",
+                "--smem",
+            ],
+            &["sim", "tma", "--base"],
+            &["sim", "traffic", "flash-attn", "--elem-bytes"],
+        ];
+        for f in flags {
+            let mut args = f.to_vec();
+            args.push("16QB");
+            let o = tilelab(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            assert!(
+                err.contains(&format!("invalid value '16QB' for '{} <BYTES>': not a size; allowed: a whole number of bytes (32768 or 32768B), or of K, KB, KiB (1024 bytes: 32K, 32KB, 1.5KiB) or M, MB, MiB (1024 KiB: 2M)", f[f.len() - 1])),
+                "{args:?}: {err}"
+            );
+        }
+        let o = tilelab(&["sim", "tma", "--base", "16KB", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["base"], 16384);
+        let o = tilelab(&[
+            "sim",
+            "bank-conflicts",
+            "--addr",
+            "lane*8",
+            "--width",
+            "8B",
+            "--json",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// True when `bytes` hold a control character other than a newline: C0 (ESC, BEL, CR, …),
+    /// DEL, or C1 (U+0080 to U+009F, `C2 80` to `C2 9F` in UTF-8).
+    fn raw_control(bytes: &[u8]) -> bool {
+        bytes.iter().any(|&b| (b < 0x20 && b != b'\n') || b == 0x7f)
+            || bytes
+                .windows(2)
+                .any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1]))
+    }
+
+    /// A control character as a string: C0 (not NUL, which no argument can hold), DEL or C1.
+    fn control_char() -> impl Strategy<Value = char> {
+        prop_oneof![
+            (1u32..0x20).prop_map(|c| char::from_u32(c).unwrap()),
+            Just('\u{7f}'),
+            (0x80u32..0xa0).prop_map(|c| char::from_u32(c).unwrap()),
+        ]
+    }
+
+    /// Command lines whose arguments the output or the error echoes: names, layouts, access
+    /// patterns, expressions, kernel and parameter names, file names.
+    fn echoing_lines() -> Vec<Vec<&'static str>> {
+        let mut v = command_lines();
+        v.extend([
+            vec!["explain", "bank conflict"],
+            vec!["lessons", "show", "banks", "--layout", "row", "--step", "2"],
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--addr",
+                "(lane%8)*132+(lane/8)*4",
+                "--lanes",
+            ],
+            vec![
+                "sim",
+                "bank-conflicts",
+                "--layout",
+                "row+pad:8",
+                "--layout",
+                "swizzle:3,3,3",
+            ],
+            vec![
+                "ptx",
+                PTX,
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--arg",
+                "col16_param_0=1",
+            ],
+            vec![
+                "sim",
+                "mma",
+                "--shape",
+                "m16n8k16",
+                "--dtype",
+                "bf16",
+                "--operand",
+                "a",
+            ],
+        ]);
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A control character anywhere in any argument never reaches the terminal raw, on
+        /// stdout or stderr: errors and tables show it escaped (`\x1b`), and an error is still
+        /// one line.
+        #[test]
+        fn control_bytes_in_arguments_are_never_printed_raw(
+            line in proptest::sample::select(echoing_lines()),
+            which in 0usize..16,
+            at in 0usize..64,
+            c in control_char(),
+        ) {
+            let mut args: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+            let which = which % args.len();
+            let chars: Vec<char> = args[which].chars().collect();
+            let at = at % (chars.len() + 1);
+            let mut t: String = chars[..at].iter().collect();
+            t.push(c);
+            t.extend(&chars[at..]);
+            args[which] = t;
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(&args)
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert!(!raw_control(&o.stdout), "{:?}: raw control on stdout", args);
+            prop_assert!(!raw_control(&o.stderr), "{:?}: {:?}", args, err);
+            prop_assert!(!err.contains("panicked"), "{:?}: {}", args, err);
+            if !o.status.success() {
+                prop_assert_eq!(o.status.code(), Some(2), "{:?}: {}", args, err);
+                prop_assert_eq!(err.lines().count(), 1, "{:?}: {}", args, err);
+            }
+        }
+    }
+
+    /// Names from files: a replay record named with ESC is shown escaped in the table (and kept
+    /// whole in JSON); a lesson whose title holds ESC is refused naming the field.
+    #[test]
+    fn control_bytes_in_files_are_escaped_or_refused() {
+        let dir = temp_dir("ctl");
+        let offs = (0..32)
+            .map(|l| (l * 4).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let rec = |name: &str| {
+            format!(
+                r#"{{"name":"{name}","instruction":"ld.shared.b32","lane_byte_offsets":[{offs}],"wavefronts":1}}"#
+            )
+        };
+        let p = dir.join("ctl.json");
+        std::fs::write(
+            &p,
+            format!("[{},{}]", rec("a\\u001b[2Jb"), rec("c\\u009bd")),
+        )
+        .unwrap();
+        let o = tilelab(&["sim", "replay", p.to_str().unwrap()]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!raw_control(&o.stdout), "{out}");
+        assert!(
+            out.contains("a\\x1b[2Jb") && out.contains("c\\u{9b}d"),
+            "{out}"
+        );
+        let j = tilelab(&["sim", "replay", p.to_str().unwrap(), "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+        assert_eq!(v[0]["name"], "a\u{1b}[2Jb");
+
+        let lessons = dir.join("lessons");
+        std::fs::create_dir_all(&lessons).unwrap();
+        let banks = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/lessons/01-banks.toml"
+        ))
+        .unwrap();
+        let bad = banks.replacen(
+            "title = \"Banks and broadcast\"",
+            "title = \"Banks\\u001b]0;x\\u0007\"",
+            1,
+        );
+        assert_ne!(bad, banks);
+        std::fs::write(lessons.join("01-banks.toml"), bad).unwrap();
+        for args in [
+            vec!["lessons"],
+            vec!["lessons", "show", "banks"],
+            vec!["tui", "banks", "--svg", "x.svg"],
+        ] {
+            let mut args = args;
+            args.extend(["--dir", lessons.to_str().unwrap()]);
+            assert_error(
+                &args,
+                &[
+                    "field 'title': control character '\\x1b' (U+001B) in lesson text; allowed: printable text, newlines and tabs",
+                ],
+            );
+        }
+    }
+
+    /// A file with 20,000 kernels and one with 8,000 parameters: the error lists the first 20
+    /// and says how many more, instead of echoing every name (10 KB to 1 MB lines).
+    #[test]
+    fn long_lists_in_errors_are_cut() {
+        let dir = temp_dir("lists");
+        let hdr = ".version 8.7\n.target sm_90\n.address_size 64\n";
+        let mut many = hdr.to_string();
+        for i in 0..20_000 {
+            many.push_str(&format!(".visible .entry k{i}()\n{{\n\tret;\n}}\n"));
+        }
+        let p = dir.join("many.ptx");
+        std::fs::write(&p, many).unwrap();
+        let first: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+        let want = format!(
+            "the file has 20,000 kernels; choose one with --kernel: {}, … and 19,980 more",
+            first.join(", ")
+        );
+        assert_error(
+            &["ptx", p.to_str().unwrap(), "--grid", "1", "--block", "32"],
+            &[&want],
+        );
+        let want = format!(
+            "no kernel 'nope' in the file; kernels: {}, … and 19,980 more",
+            first.join(", ")
+        );
+        assert_error(
+            &[
+                "ptx",
+                p.to_str().unwrap(),
+                "--kernel",
+                "nope",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+            ],
+            &[&want],
+        );
+
+        let params: Vec<String> = (0..8000).map(|i| format!("\t.param .u32 p{i}")).collect();
+        let p = dir.join("params.ptx");
+        std::fs::write(
+            &p,
+            format!(
+                "{hdr}.visible .entry kp(\n{}\n)\n{{\n\tret;\n}}\n",
+                params.join(",\n")
+            ),
+        )
+        .unwrap();
+        let first: Vec<String> = (0..20).map(|i| format!("p{i} (.u32, index {i})")).collect();
+        let want = format!(
+            "missing value for parameters {}, … and 7,980 more: give --arg",
+            first.join(", ")
+        );
+        assert_error(
+            &["ptx", p.to_str().unwrap(), "--grid", "1", "--block", "32"],
+            &[&want],
+        );
+        let o = tilelab(&[
+            "ptx",
+            p.to_str().unwrap(),
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "q=1",
+        ]);
+        assert!(o.stderr.len() < 1200, "{} bytes", o.stderr.len());
+    }
+
+    /// A 100,000-byte argument (near Linux's 128 KiB limit for one) or a 1 MB field of a file:
+    /// the error quotes at most 120 characters of it and stays one line of about 1,000
+    /// characters at most, whatever built it.
+    #[test]
+    fn a_huge_value_is_cut_in_the_error() {
+        let huge = "x".repeat(100_000);
+        let o = tilelab(&["sim", "bank-conflicts", "--layout", &huge]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(err.lines().count(), 1);
+        assert!(err.len() < 1100, "{} bytes", err.len());
+        // The value is cut where it is quoted, so what is allowed still ends the line.
+        let cut = format!(
+            "bad layout '{}…': unknown part '{}…'; allowed: row | col | trans",
+            "x".repeat(119),
+            "x".repeat(119)
+        );
+        assert!(err.starts_with(&format!("tilelab: error: {cut}")), "{err}");
+        let o = tilelab(&["explain", &huge]);
+        assert!(o.stderr.len() < 1100 && o.status.code() == Some(2));
+        let offs = (0..32)
+            .map(|l| (l * 4).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let p = temp_dir("huge").join("huge.json");
+        std::fs::write(
+            &p,
+            format!(
+                r#"[{{"name":"r","instruction":"{}","lane_byte_offsets":[{offs}]}}]"#,
+                "y".repeat(1 << 20)
+            ),
+        )
+        .unwrap();
+        let o = tilelab(&["sim", "replay", p.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1);
+        assert!(err.len() < 1100, "{} bytes", err.len());
+    }
+
+    /// PTX operands are quoted in PTX's words, never as Rust `Debug` (`Vector([Name("%r2")])`).
+    #[test]
+    fn operands_are_quoted_as_ptx() {
+        use tilelab::ptx::parse::Operand as O;
+        let name = |s: &str| O::Name(s.to_string());
+        for (o, want) in [
+            (name("%r1"), "%r1"),
+            (O::Not("%p1".into()), "!%p1"),
+            (O::Pair("%p1".into(), "%p2".into()), "%p1|%p2"),
+            (O::Int(-3), "-3"),
+            (O::F32(0x3F80_0000), "0f3F800000"),
+            (O::F64(0x3FF0_0000_0000_0000), "0d3FF0000000000000"),
+            (O::Vector(vec![name("%r2"), name("%r3")]), "{%r2, %r3}"),
+            (O::Address(Some("%rd1".into()), 16), "[%rd1+16]"),
+            (O::Address(Some("%rd1".into()), -4), "[%rd1-4]"),
+            (O::Address(Some("tile".into()), 0), "[tile]"),
+            (O::Address(None, 64), "[64]"),
+            (O::Sink, "_"),
+        ] {
+            assert_eq!(o.to_string(), want);
+        }
+        let dir = temp_dir("operand");
+        let src = std::fs::read_to_string(PTX).unwrap().replacen(
+            "and.b32 \t%r2, %r1, 15;",
+            "and.b32 \t%r2, {%r1}, 15;",
+            1,
+        );
+        assert!(src.contains("{%r1}"));
+        let p = dir.join("vec.ptx");
+        std::fs::write(&p, src).unwrap();
+        assert_error(
+            &[
+                "ptx",
+                p.to_str().unwrap(),
+                "--kernel",
+                "col16",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+            ],
+            &["expected a register or a number, found '{%r1}'"],
+        );
+    }
+
+    /// "N-way" is Nsight Compute's number: for every line of Triton's FA v1 kernel that ncu's
+    /// source page (H200) gives bank conflicts, `tilelab ptx` names the conflict with ncu's
+    /// `L1 Conflicts Shared N-Way` and ncu's wavefronts and ideal per execution. It used to say
+    /// "8.0 wavefronts per ideal one" where ncu says 32-way.
+    #[test]
+    fn n_way_is_the_number_ncu_measured() {
+        let page = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/ncu_source_page_h200_2026-11-30.csv"
+        ))
+        .unwrap();
+        let section = page
+            .split("\"File Path\"")
+            .find(|s| s.contains("triton_fa_v1_trans.ptx"))
+            .unwrap();
+        // One CSV row: fields in double quotes, "" inside a field for a quote.
+        let cells = |l: &str| -> Vec<String> {
+            let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+            let mut it = l.trim_end().chars().peekable();
+            while let Some(c) = it.next() {
+                match (c, quoted) {
+                    ('"', true) if it.peek() == Some(&'"') => {
+                        cur.push('"');
+                        it.next();
+                    }
+                    ('"', _) => quoted = !quoted,
+                    (',', false) => out.push(std::mem::take(&mut cur)),
+                    (c, _) => cur.push(c),
+                }
+            }
+            out.push(cur);
+            out
+        };
+        let mut lines = section.lines().skip(2);
+        let head = cells(lines.next().unwrap());
+        let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+        let (ln, ex, nway, exc, wf, ideal) = (
+            col("Line No"),
+            col("Instructions Executed"),
+            col("L1 Conflicts Shared N-Way"),
+            col("L1 Wavefronts Shared Excessive"),
+            col("L1 Wavefronts Shared"),
+            col("L1 Wavefronts Shared Ideal"),
+        );
+        let num = |c: &str| c.replace(',', "").parse::<u64>().unwrap_or(0);
+        let mut measured = Vec::new();
+        for l in lines {
+            let c = cells(l);
+            if c.len() > ideal && !c[ln].is_empty() && num(&c[exc]) > 0 {
+                let e = num(&c[ex]);
+                measured.push((
+                    c[ln].clone(),
+                    num(&c[nway]),
+                    num(&c[wf]) / e,
+                    num(&c[ideal]) / e,
+                ));
+            }
+        }
+        // The page holds lines 402 and 403 of this kernel: 16 executions, 512 wavefronts, 64 ideal.
+        assert!(measured.len() >= 2, "{measured:?}");
+        let f = format!(
+            "{}/tests/data/ptx/triton_fa_v1_trans.ptx",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let o = tilelab(&[
+            "ptx",
+            &f,
+            "--grid",
+            "1",
+            "--block",
+            "128",
+            "--dynamic-smem",
+            "32K",
+            "--arg",
+            "6=64",
+            "--arg",
+            "7=0.125",
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut seen = 0;
+        for (line, n, w, i) in &measured {
+            let Some(row) = out
+                .lines()
+                .find(|r| r.starts_with(&format!("  line {line}: ")))
+            else {
+                continue;
+            };
+            seen += 1;
+            assert_eq!(n, w, "ncu's N-way is its wavefronts per execution");
+            let want = format!(
+                "{n}-way bank conflict ({w} wavefronts per request for {i} ideal, {} per ideal one)",
+                w / i
+            );
+            assert!(row.contains(&want), "{row} lacks {want}");
+        }
+        assert_eq!(seen, measured.len(), "{measured:?}");
+    }
+
+    /// A skip says what `cargo test` cannot: the line on the terminal says the test will be
+    /// listed as ok, and each skip is one line of the file `.ci/run` counts; the README says
+    /// the same (it used to claim a skip was "never" reported as a pass).
+    #[test]
+    fn a_skip_says_it_is_listed_as_ok_and_is_counted() {
+        let file = temp_dir("skip").join("skipped.txt");
+        let _ = std::fs::remove_file(&file);
+        let mut terminal = Vec::new();
+        super::skip::record("e2e::walk", "needs tmux", &mut terminal, &file);
+        super::skip::record("verify::gpu", "needs a GPU", &mut Vec::new(), &file);
+        assert_eq!(
+            String::from_utf8(terminal).unwrap(),
+            "SKIPPED e2e::walk: needs tmux (cargo test lists it as ok; .ci/run counts it as skipped)\n"
+        );
+        let recorded = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(recorded.lines().count(), 2, "{recorded}");
+        assert!(
+            recorded
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("SKIPPED verify::gpu: needs a GPU")
+        );
+        let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+        assert!(
+            ci.contains("skipped=target/tmp/skipped.txt")
+                && ci.contains("echo \"cargo test: $n skipped\"")
+        );
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        assert!(!readme.contains("never as a pass"));
+        let section = readme
+            .split("### Skipped tests")
+            .nth(1)
+            .unwrap()
+            .split("\n## ")
+            .next()
+            .unwrap();
+        for needle in [
+            "lists such a test as `... ok`",
+            "counts it among the passed",
+            "`cargo test: N skipped`",
+        ] {
+            assert!(section.contains(needle), "README lacks {needle}");
+        }
+    }
+
+    /// `2>/dev/full`: a note (`wrote FILE`) or an error that cannot be written to stderr is not
+    /// a panic (`eprintln!` panicked, exit 101); the exit status still says what happened.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_stderr_is_not_a_panic() {
+        let svg = temp_dir("fullerr").join("g.svg");
+        for (args, want) in [
+            (vec!["tui", "banks", "--svg", svg.to_str().unwrap()], 0),
+            (vec!["sim", "bank-conflicts", "--layout", "diag"], 2),
+            (vec!["--colr"], 2),
+        ] {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(&args)
+                .stderr(full)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(want), "{args:?}");
+        }
     }
 }

@@ -163,7 +163,7 @@ pub fn layout_index(l: &Lesson, spec: Option<&str>) -> anyhow::Result<usize> {
             anyhow::anyhow!(
                 "layout '{s}' is not one of lesson '{}''s layouts; allowed: {}",
                 l.name,
-                l.layouts.join(", ")
+                tilelab::text::list(&l.layouts)
             )
         }),
     }
@@ -177,7 +177,7 @@ pub fn variant_index(l: &Lesson, name: Option<&str>) -> anyhow::Result<usize> {
             anyhow::anyhow!(
                 "variant '{s}' is not one of lesson '{}''s variants; allowed: {}",
                 l.name,
-                l.variants.join(", ")
+                tilelab::text::list(&l.variants)
             )
         }),
     }
@@ -461,8 +461,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         let run = run_step(l, si, li)?;
         let svg = tilelab::viz::lesson::step_svg(l, &run);
         std::fs::write(path, svg)
-            .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
-        eprintln!("wrote {}", path.display());
+            .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
+        out::note(format_args!("wrote {}", tilelab::text::path(path)));
     }
     let mut ptx_parts = Vec::new();
     for p in &l.ptx {
@@ -643,11 +643,13 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
                 tilelab::records::MAX_RECORD_BYTES as u64,
                 "hardware record file",
             )
-            .with_context(|| format!("cannot read hardware records '{}'", p.display()))?;
+            .with_context(|| {
+                format!("cannot read hardware records '{}'", tilelab::text::path(p))
+            })?;
             let recs: Vec<HwRecord> = serde_json::from_str(&text).with_context(|| {
                 format!(
                     "'{}' is not a JSON array of {{name, instruction, lane_byte_offsets, wavefronts}}",
-                    p.display()
+                    tilelab::text::path(p)
                 )
             })?;
             Some(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
@@ -736,7 +738,7 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
             if with.is_empty() {
                 "none".to_string()
             } else {
-                with.join(", ")
+                tilelab::text::list(&with)
             }
         )
     })?;
@@ -767,7 +769,7 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
             right,
             total,
             l.name,
-            path.display()
+            tilelab::text::path(&path)
         );
         out::emit(&o)?;
     }
@@ -825,11 +827,14 @@ fn progress(all: &[Lesson], a: ProgressArgs, json: bool) -> anyhow::Result<ExitC
                 "removed": removed,
             }))?;
         } else if removed {
-            out::line(format_args!("progress reset: removed {}", path.display()))?;
+            out::line(format_args!(
+                "progress reset: removed {}",
+                tilelab::text::path(&path)
+            ))?;
         } else {
             out::line(format_args!(
                 "no progress to reset: {} does not exist",
-                path.display()
+                tilelab::text::path(&path)
             ))?;
         }
         return Ok(ExitCode::SUCCESS);
@@ -909,7 +914,7 @@ fn progress(all: &[Lesson], a: ProgressArgs, json: bool) -> anyhow::Result<ExitC
     outln!(
         o,
         "\n{right} of {total} exercises answered right; progress in {} (`--reset` forgets it)",
-        path.display()
+        tilelab::text::path(&path)
     );
     out::emit(&o)?;
     Ok(ExitCode::SUCCESS)
@@ -931,12 +936,12 @@ fn export(all: &[Lesson], a: ExportArgs, json: bool) -> anyhow::Result<ExitCode>
         }
     }
     std::fs::create_dir_all(&a.html)
-        .with_context(|| format!("cannot create directory '{}'", a.html.display()))?;
+        .with_context(|| format!("cannot create directory '{}'", tilelab::text::path(&a.html)))?;
     let mut written = Vec::new();
     for (l, page) in &pages {
         let path = a.html.join(format!("{}.html", l.name));
         std::fs::write(&path, page)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
+            .with_context(|| format!("cannot write '{}'", tilelab::text::path(&path)))?;
         written.push(serde_json::json!({
             "lesson": l.name,
             "file": path.display().to_string(),

@@ -41,9 +41,11 @@ pub const EXIT_NO_GPU: u8 = 3;
 #[derive(Parser, Debug)]
 #[command(name = "tilelab", version, about, long_about = None)]
 pub struct Cli {
-    /// Colour output: auto (when stdout is a terminal and NO_COLOR is unset), always, never.
-    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub color: String,
+    /// Colour output: auto, always, never. auto colours when stdout is a terminal, unless
+    /// NO_COLOR is set (not empty) or CLICOLOR=0; CLICOLOR_FORCE (not 0) colours even when it is
+    /// not a terminal; NO_COLOR wins over CLICOLOR_FORCE.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: clap::ColorChoice,
     #[command(subcommand)]
     pub cmd: Command,
 }
@@ -93,43 +95,129 @@ pub enum SimCommand {
     Occupancy(sim_occupancy::OccupancyArgs),
 }
 
-/// Parses the command line. Help and version go to stdout as clap writes them (a write error
-/// other than a closed pipe is an error); usage errors are printed as one line built from
-/// clap's structured error ([`usage_error`]) and exit with 2.
+/// Parses the command line. Colour is decided first ([`out::set_color`], from `--color` as
+/// typed and the environment) and given to clap, so help is coloured exactly when reports are.
+/// Help and version go to stdout through [`out::Out`] (a write error other than a closed pipe
+/// is an error); usage errors are printed as one line built from clap's structured error
+/// ([`usage_error`]) and exit with 2.
 pub fn parse() -> Result<Cli, ExitCode> {
-    Cli::try_parse().map_err(|e| {
+    use clap::{CommandFactory, FromArgMatches};
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let choice = color_flag(&args[1.min(args.len())..]);
+    let color = out::set_color(choice);
+    let cmd = Cli::command().color(if color {
+        clap::ColorChoice::Always
+    } else {
+        clap::ColorChoice::Never
+    });
+    let parsed = cmd
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    parsed.map_err(|e| {
         if !e.use_stderr() {
-            return match e.print() {
-                Err(w) if w.kind() != std::io::ErrorKind::BrokenPipe => {
-                    error_line(&format!("cannot write to standard output: {w}"));
+            let styled = e.render();
+            let text = if color {
+                styled.ansi().to_string()
+            } else {
+                styled.to_string()
+            };
+            return match out::emit(&text) {
+                Err(w) => {
+                    error_line(&format!("{w:#}"));
                     ExitCode::from(EXIT_ERROR)
                 }
-                _ => ExitCode::SUCCESS,
+                Ok(()) => ExitCode::SUCCESS,
             };
         }
-        let msg = match e.kind() {
+        let mut msg = match e.kind() {
             clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            | clap::error::ErrorKind::MissingSubcommand => missing_subcommand(),
-            _ => usage_error(&e),
+            | clap::error::ErrorKind::MissingSubcommand => missing_subcommand(&args),
+            clap::error::ErrorKind::InvalidUtf8 => not_utf8(&args),
+            _ => usage_error(&e, &args),
         };
+        // clap may stop at another fault first (`lessons show $'\xff' banks`: one name too
+        // many); the argument that is not UTF-8 is named too.
+        if let Some((i, bad)) = first_not_utf8(&args)
+            && !msg.contains(&bad)
+        {
+            msg.push_str(&format!(
+                " (also, argument {i} is not valid UTF-8: '{bad}')"
+            ));
+        }
         error_line(&msg);
         ExitCode::from(EXIT_ERROR)
     })
 }
 
-/// Prints `tilelab: error: MSG` as one line on stderr. A failing stderr is ignored: there is
+/// The `--color` mode as typed (`--color WHEN` or `--color=WHEN`, the last one wins, none after
+/// `--`), before clap parses, since clap's help needs it; auto when absent or not a mode (clap
+/// then reports a bad value).
+fn color_flag(args: &[std::ffi::OsString]) -> clap::ColorChoice {
+    use clap::ValueEnum;
+    let mut mode = None;
+    let mut it = args.iter().map(|a| a.to_str());
+    while let Some(a) = it.next() {
+        match a {
+            Some("--") => break,
+            Some("--color") => mode = it.next().flatten(),
+            Some(a) if a.starts_with("--color=") => mode = Some(&a["--color=".len()..]),
+            _ => {}
+        }
+    }
+    mode.and_then(|m| clap::ColorChoice::from_str(m, false).ok())
+        .unwrap_or(clap::ColorChoice::Auto)
+}
+
+/// Prints `tilelab: error: MSG` as one line on stderr: newlines become spaces, control
+/// characters are escaped and a message past [`tilelab::text::LINE_MAX`] characters is cut
+/// ([`tilelab::text::one_line`]), whatever built it. A failing stderr is ignored: there is
 /// nowhere left to report it, and the exit status still says what happened.
 pub fn error_line(msg: &str) {
     use std::io::Write;
-    let one = msg.replace(['\n', '\r'], " ");
+    let one = tilelab::text::one_line(msg);
     let _ = writeln!(std::io::stderr(), "tilelab: error: {one}");
+}
+
+/// The first argument after the program's name that is not UTF-8: its 1-based position and
+/// its text with those bytes escaped ([`tilelab::text::escape_os`]).
+fn first_not_utf8(args: &[std::ffi::OsString]) -> Option<(usize, String)> {
+    args.iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, a)| a.to_str().is_none())
+        .map(|(i, a)| (i, tilelab::text::escape_os(a)))
+}
+
+/// "argument 2 is not valid UTF-8: 'k\xff'": clap's error for a non-UTF-8 argument names none,
+/// so the first such argument is found here and shown with its bytes escaped.
+fn not_utf8(args: &[std::ffi::OsString]) -> String {
+    let what = match first_not_utf8(args) {
+        Some((i, bad)) => format!("argument {i} is not valid UTF-8: '{bad}'"),
+        None => "an argument is not valid UTF-8".to_string(),
+    };
+    format!(
+        "{what}; names, numbers and options are UTF-8 text (a file path may be any bytes); see '{} --help'",
+        command_path(args).0
+    )
 }
 
 /// One line from clap's structured error: its kind and context values (the argument, the value
 /// given, the values allowed, a suggestion), never its rendered text.
-fn usage_error(e: &clap::Error) -> String {
+fn usage_error(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
     use clap::error::{ContextKind as K, ErrorKind as E};
-    let get = |k: K| e.get(k).map(|v| v.to_string()).unwrap_or_default();
+    // A value clap read lossily (U+FFFD for bytes that are not UTF-8) is shown from the
+    // argument it came from, its bytes escaped; any value's control characters are escaped.
+    let get = |k: K| {
+        let v = e.get(k).map(|v| v.to_string()).unwrap_or_default();
+        if v.contains('\u{fffd}')
+            && let Some(a) = args
+                .iter()
+                .find(|a| a.to_str().is_none() && a.to_string_lossy() == v)
+        {
+            return tilelab::text::escape_os(a);
+        }
+        tilelab::text::value(&v).into_owned()
+    };
     let (arg, value) = (get(K::InvalidArg), get(K::InvalidValue));
     let mut msg = match e.kind() {
         E::InvalidValue if value.is_empty() => {
@@ -179,21 +267,22 @@ fn usage_error(e: &clap::Error) -> String {
             break;
         }
     }
-    format!(
-        "{msg}; see '{} --help'",
-        command_path(std::env::args().skip(1)).0
-    )
+    format!("{msg}; see '{} --help'", command_path(args).0)
 }
 
-/// The deepest (sub)command the arguments name, as typed (`tilelab sim bank-conflicts`), and its
-/// clap definition: the help a usage error points to, the subcommands a missing one lists.
-fn command_path(args: impl Iterator<Item = String>) -> (String, clap::Command) {
+/// The deepest (sub)command the arguments (`args[0]` is the program) name, as typed (`tilelab
+/// sim bank-conflicts`), and its clap definition: the help a usage error points to, the
+/// subcommands a missing one lists. An argument that is not UTF-8 names no subcommand.
+fn command_path(args: &[std::ffi::OsString]) -> (String, clap::Command) {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
     // Propagates global flags (`--color`) into the subcommands, so their values are skipped.
     cmd.build();
     let mut path = vec![cmd.get_name().to_string()];
-    let mut args = args;
+    let mut args = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().unwrap_or("\u{fffd}"));
     while let Some(arg) = args.next() {
         if let Some(long) = arg.strip_prefix("--") {
             // `--opt value` (not `--opt=value`) consumes the next argument.
@@ -208,7 +297,7 @@ fn command_path(args: impl Iterator<Item = String>) -> (String, clap::Command) {
         if arg.starts_with('-') {
             continue;
         }
-        match cmd.find_subcommand(&arg) {
+        match cmd.find_subcommand(arg) {
             Some(sub) => {
                 let sub = sub.clone();
                 path.push(sub.get_name().to_string());
@@ -221,8 +310,8 @@ fn command_path(args: impl Iterator<Item = String>) -> (String, clap::Command) {
 }
 
 /// "`tilelab sim` needs a subcommand; allowed: …" for the deepest command the arguments name.
-fn missing_subcommand() -> String {
-    let (path, cmd) = command_path(std::env::args().skip(1));
+fn missing_subcommand(args: &[std::ffi::OsString]) -> String {
+    let (path, cmd) = command_path(args);
     let subs: Vec<&str> = cmd
         .get_subcommands()
         .map(|c| c.get_name())
@@ -234,9 +323,23 @@ fn missing_subcommand() -> String {
     )
 }
 
+/// clap value parser of a byte-size flag of at most `u32::MAX` bytes: every spelling of
+/// [`tilelab::sim::size`] (`32768`, `32K`, `32KB`, `32KiB`, `2M`), with its one-line refusal.
+pub(crate) fn size_u32(s: &str) -> Result<u32, String> {
+    tilelab::sim::size::parse_bytes(s, u32::MAX as u64)
+        .map(|b| b as u32)
+        .map_err(|e| e.to_string())
+}
+
+/// [`size_u32`] for a flag of at most `u64::MAX` bytes.
+pub(crate) fn size_u64(s: &str) -> Result<u64, String> {
+    tilelab::sim::size::parse_bytes(s, u64::MAX).map_err(|e| e.to_string())
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    out::set_color(&cli.color);
+    // The mode clap parsed (the same as the one [`parse`] found, but this one is exact).
+    out::set_color(cli.color);
     match cli.cmd {
         Command::Sim { cmd } => match cmd {
             SimCommand::BankConflicts(a) => sim_bank::run(a),

@@ -1,34 +1,59 @@
-//! Output helpers shared by the subcommands: colour on/off, bank colours, JSON printing.
+//! Output helpers shared by the subcommands: colour on/off, bank colours, JSON printing, and
+//! the one writer of standard output ([`Out`]).
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use clap::ColorChoice;
 use crossterm::style::{Color, Stylize};
 use tilelab::palette::{self, Ansi, Swatch};
 
 static COLOR: AtomicBool = AtomicBool::new(false);
 
-/// Decides once whether to colour output: `always` and `never` win over everything; `auto`
-/// colours when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org: "when
-/// present and not an empty string"). crossterm, which reads `NO_COLOR` itself, is told the
-/// same so `--color always` wins over it.
-pub fn set_color(mode: &str) {
-    let on = color_wanted(
-        mode,
-        std::io::stdout().is_terminal(),
-        std::env::var_os("NO_COLOR").as_deref(),
-    );
+/// Decides once whether to colour output (the text reports, clap's help and the TUI), from
+/// `--color` and the environment through [`color_wanted`] with stdout's terminal test.
+/// crossterm, which reads `NO_COLOR` itself, is told the same so `--color always` wins over it.
+/// Returns the decision.
+pub fn set_color(mode: ColorChoice) -> bool {
+    let on = color_wanted(mode, std::io::stdout().is_terminal(), &|k| {
+        std::env::var_os(k)
+    });
     COLOR.store(on, Ordering::Relaxed);
     crossterm::style::force_color_output(on);
+    on
 }
 
-/// The colour decision of [`set_color`] from its inputs: the `--color` mode, whether stdout is
-/// a terminal, and the value of `NO_COLOR` if set.
-pub fn color_wanted(mode: &str, terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+/// The colour decision, from the `--color` mode, whether stdout is a terminal and the
+/// environment (`env` looks a variable up):
+///
+/// 1. `--color always` / `--color never` win over everything;
+/// 2. `NO_COLOR` set and not empty: no colour (no-color.org);
+/// 3. `CLICOLOR_FORCE` set and not `0`: colour, even when stdout is not a terminal
+///    (bixense.com/clicolors);
+/// 4. `CLICOLOR=0`: no colour;
+/// 5. otherwise colour when stdout is a terminal.
+///
+/// The order of anstream, which clap uses: `NO_COLOR` wins over `CLICOLOR_FORCE`.
+pub fn color_wanted(
+    mode: ColorChoice,
+    terminal: bool,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> bool {
     match mode {
-        "always" => true,
-        "never" => false,
-        _ => terminal && no_color.is_none_or(|v| v.is_empty()),
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                false
+            } else if env("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+                true
+            } else if env("CLICOLOR").is_some_and(|v| v == "0") {
+                false
+            } else {
+                terminal
+            }
+        }
     }
 }
 
@@ -92,19 +117,93 @@ pub struct LaneRow {
     pub wavefronts: Vec<usize>,
 }
 
+/// True when file descriptor 1 was closed when the process started (`tilelab … >&-`).
+///
+/// Rust's runtime opens `/dev/null` on a closed standard descriptor before `main`, so every
+/// later write would succeed and the output be lost without a word. [`note_closed_stdout`] runs
+/// earlier, from the ELF `.init_array` (as the `ctor` crate does), and records it here; [`Out`]
+/// then fails its first write with `EBADF`, as a write to the closed descriptor would have.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
+
+/// Records in [`STDOUT_CLOSED`] whether descriptor 1 is closed. Runs before `main` (and before
+/// the runtime reopens it on `/dev/null`).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+extern "C" fn note_closed_stdout() {
+    // SAFETY: `fcntl(F_GETFD)` only reads the descriptor's flags; it fails (with EBADF) exactly
+    // when descriptor 1 is not open.
+    let closed = unsafe { libc::fcntl(1, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED.store(closed, Ordering::Relaxed);
+}
+
+/// Where [`Out`] writes: a duplicate of descriptor 1 as a `File`, whose writes report every
+/// error (`std::io::Stdout` turns `EBADF`, e.g. `1</dev/null`, into a silent success), or the
+/// error that stands for a closed standard output.
+enum Sink {
+    File(std::fs::File),
+    Failed(i32),
+    #[cfg(not(unix))]
+    Std(std::io::Stdout),
+}
+
+impl Sink {
+    fn open() -> Sink {
+        if STDOUT_CLOSED.load(Ordering::Relaxed) {
+            return Sink::Failed(libc::EBADF);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            match std::io::stdout().as_fd().try_clone_to_owned() {
+                Ok(fd) => Sink::File(std::fs::File::from(fd)),
+                Err(e) => Sink::Failed(e.raw_os_error().unwrap_or(libc::EBADF)),
+            }
+        }
+        #[cfg(not(unix))]
+        Sink::Std(std::io::stdout())
+    }
+}
+
+impl std::io::Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::File(f) => f.write(buf),
+            Sink::Failed(code) => Err(std::io::Error::from_raw_os_error(*code)),
+            #[cfg(not(unix))]
+            Sink::Std(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::File(f) => f.flush(),
+            Sink::Failed(code) => Err(std::io::Error::from_raw_os_error(*code)),
+            #[cfg(not(unix))]
+            Sink::Std(s) => s.flush(),
+        }
+    }
+}
+
 /// Standard output of a report, written through `std::io::Write` so every write returns an
-/// `io::Result` instead of panicking as `println!` does.
+/// `io::Result` instead of panicking as `println!` does. Every byte tilelab writes on stdout
+/// outside the TUI goes through it: reports, JSON, and clap's help and version.
 ///
 /// * A closed pipe (`tilelab … | head`) is not an error: the reader has gone, so the writer
 ///   remembers it ([`Out::is_closed`]), drops this and every later write, and the command still
 ///   ends with its own exit status (a replay mismatch piped to `head` exits 1).
-/// * Any other error (a full disk, `> /dev/full`) is returned, its message saying it was
-///   standard output, and `main` prints it as one line and exits 2.
+/// * Any other error is returned, its message saying it was standard output, and `main` prints
+///   it as one line and exits 2: a full disk (`> /dev/full`, ENOSPC), an I/O error (EIO), a
+///   descriptor not open for writing (`1</dev/null`, EBADF) and a closed one (`>&-`, EBADF,
+///   see [`STDOUT_CLOSED`]).
 ///
 /// Call [`Out::finish`] at the end: the writer is buffered, and an error of the last flush is
 /// only seen there (dropping an `Out` flushes but cannot report).
 pub struct Out {
-    w: std::io::BufWriter<std::io::Stdout>,
+    w: std::io::BufWriter<Sink>,
     closed: bool,
 }
 
@@ -118,7 +217,7 @@ impl Out {
     /// A buffered writer to standard output.
     pub fn new() -> Out {
         Out {
-            w: std::io::BufWriter::new(std::io::stdout()),
+            w: std::io::BufWriter::new(Sink::open()),
             closed: false,
         }
     }
@@ -194,6 +293,13 @@ pub fn line(args: std::fmt::Arguments) -> anyhow::Result<()> {
     emit(&format!("{args}\n"))
 }
 
+/// One line on stderr (`wrote FILE`, a progress note): a failing stderr (`2>/dev/full`) is
+/// ignored, as [`super::error_line`] ignores it, where `eprintln!` would panic.
+pub fn note(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
 /// Pretty JSON and a newline through [`emit`].
 ///
 /// # Errors
@@ -202,29 +308,11 @@ pub fn emit_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     emit(&(serde_json::to_string_pretty(v)? + "\n"))
 }
 
-/// At most `max` characters of `s` (`max` ≥ 1): longer text ends in `…` after `max - 1` of its
+/// At most `max` characters of `s` (`max` ≥ 1), its control characters escaped first
+/// ([`tilelab::text::clip`]: ESC is `\x1b`): longer text ends in `…` after `max - 1` of its
 /// characters, so one long name (a 65,536-byte record name) can neither overflow a table's
-/// padding nor multiply its size. Control characters are shown as `?` so a name cannot move
-/// the cursor or break the line.
-pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    let max = max.max(1);
-    let clean = !s.chars().any(char::is_control);
-    if clean && s.len() <= max {
-        // Byte length bounds the character count.
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let n = s.chars().count();
-    let keep = if n <= max { n } else { max - 1 };
-    let mut t: String = s
-        .chars()
-        .take(keep)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if n > max {
-        t.push('…');
-    }
-    std::borrow::Cow::Owned(t)
-}
+/// padding nor multiply its size, and a name can neither move the cursor nor break the line.
+pub use tilelab::text::clip;
 
 /// Width of a table column holding `names`: the longest clipped name, at least `min`, at most
 /// `max` characters. Use with [`clip`] at the same `max`.
@@ -240,6 +328,11 @@ pub fn column_width<'a>(names: impl IntoIterator<Item = &'a str>, min: usize, ma
 /// The widest a name column of a table may be, in characters.
 pub const NAME_MAX: usize = 48;
 
+/// The wavefronts a lane takes part in, as the lane tables print them: `[0]`, `[0, 3]`.
+pub fn wavefront_set(w: &[usize]) -> String {
+    format!("[{}]", tilelab::text::list_max(w, usize::MAX))
+}
+
 /// A count and its noun: "1 warp", "4 warps".
 pub fn plural(n: u64, word: &str) -> String {
     if n == 1 {
@@ -250,34 +343,42 @@ pub fn plural(n: u64, word: &str) -> String {
 }
 
 /// Integer with thousands separators: 20480 -> "20,480".
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use tilelab::text::group;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
 
-    /// no-color.org: "when present and not an empty string"; `--color` wins over it.
+    /// `--color` wins; then NO_COLOR > CLICOLOR_FORCE > CLICOLOR > the terminal test.
     #[test]
-    fn color_follows_no_color_org_and_the_flag_wins() {
-        let one = Some(OsStr::new("1"));
-        let empty = Some(OsStr::new(""));
-        assert!(color_wanted("always", false, one));
-        assert!(!color_wanted("never", true, None));
-        assert!(color_wanted("auto", true, None));
-        assert!(color_wanted("auto", true, empty));
-        assert!(!color_wanted("auto", true, one));
-        assert!(!color_wanted("auto", false, None));
+    fn color_follows_the_flag_then_no_color_then_clicolor() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let (a, n, x) = (ColorChoice::Always, ColorChoice::Never, ColorChoice::Auto);
+        assert!(color_wanted(a, false, &env(&[("NO_COLOR", "1")])));
+        assert!(!color_wanted(n, true, &env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(color_wanted(x, true, &env(&[])));
+        assert!(!color_wanted(x, false, &env(&[])));
+        // no-color.org: "when present and not an empty string".
+        assert!(color_wanted(x, true, &env(&[("NO_COLOR", "")])));
+        assert!(!color_wanted(x, true, &env(&[("NO_COLOR", "1")])));
+        // CLICOLOR_FORCE forces (not "0"), but NO_COLOR wins over it.
+        assert!(color_wanted(x, false, &env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(color_wanted(x, false, &env(&[("CLICOLOR_FORCE", "")])));
+        assert!(!color_wanted(x, false, &env(&[("CLICOLOR_FORCE", "0")])));
+        let both = env(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")]);
+        assert!(!color_wanted(x, true, &both));
+        // CLICOLOR=0 turns a terminal's colour off; CLICOLOR_FORCE wins over it.
+        assert!(!color_wanted(x, true, &env(&[("CLICOLOR", "0")])));
+        assert!(color_wanted(x, true, &env(&[("CLICOLOR", "1")])));
+        let force = env(&[("CLICOLOR", "0"), ("CLICOLOR_FORCE", "1")]);
+        assert!(color_wanted(x, false, &force));
     }
 
     #[test]
@@ -287,7 +388,8 @@ mod tests {
         let c = clip(&long, 48);
         assert_eq!(c.chars().count(), 48);
         assert!(c.ends_with('…'));
-        assert_eq!(clip("a\u{1b}[2Jb", 48), "a?[2Jb");
+        assert_eq!(clip("a\u{1b}[2Jb", 48), "a\\x1b[2Jb");
+        assert_eq!(clip("\u{1b}\u{1b}", 5), "\\x1b…");
         assert_eq!(clip("äöü", 2), "ä…");
         assert_eq!(column_width(["ab", &long], 4, 48), 48);
         assert_eq!(column_width(["ab"], 4, 48), 4);

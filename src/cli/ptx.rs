@@ -34,8 +34,9 @@ pub struct PtxArgs {
     /// A parameter value: NAME=VALUE or INDEX=VALUE (repeatable). Pointers need none.
     #[arg(long = "arg", value_parser = parse_arg)]
     pub args: Vec<(String, String)>,
-    /// Dynamic shared memory in bytes (default: what is left of sm_90's 232,448 bytes per block).
-    #[arg(long, value_parser = parse_smem_bytes)]
+    /// Dynamic shared memory per block, a size: bytes (32768) or K, KB, KiB of 1024 bytes (32K),
+    /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block).
+    #[arg(long, value_name = "BYTES", value_parser = parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
     /// Stop after this many warp instructions (runaway loops).
     #[arg(long, default_value_t = 200_000_000)]
@@ -96,19 +97,19 @@ pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
     parse_dims(s, 0)
 }
 
-/// `--dynamic-smem B`: bytes, a whole number; a number past u32 is named as too large with
-/// the limit the simulator enforces (sm_90's 232,448 bytes per block), not as clap's "number too
-/// large to fit in target type".
+/// `--dynamic-smem BYTES`: a size ([`tilelab::sim::size`]: `32768`, `32K`, `32KiB`); one past
+/// u32 is named as too large with the limit the simulator enforces (sm_90's 232,448 bytes per
+/// block), not as clap's "number too large to fit in target type". Values up to u32 pass: the
+/// simulator names the static and dynamic bytes when their sum is too large.
 pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
+    use tilelab::sim::size::{SizeError, parse_bytes};
     let limit = tilelab::ptx::machine::SMEM_LIMIT;
-    match s.trim().parse::<u32>() {
-        Ok(v) => Ok(v),
-        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => Err(format!(
+    match parse_bytes(s, u32::MAX as u64) {
+        Ok(v) => Ok(v as u32),
+        Err(SizeError::TooLarge { .. }) => Err(format!(
             "too large: shared memory per block is at most {limit} bytes (sm_90)"
         )),
-        Err(_) => Err(format!(
-            "not a whole number of bytes; allowed: 0 to {limit}, e.g. 32768"
-        )),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -126,7 +127,7 @@ pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
 /// Runs `tilelab ptx`.
 pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     let src = tilelab::textfile::read_text(&a.file, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
-        .with_context(|| format!("cannot read PTX file '{}'", a.file.display()))?;
+        .with_context(|| format!("cannot read PTX file '{}'", tilelab::text::path(&a.file)))?;
     let launch = Launch {
         grid: a.grid,
         block: a.block,
@@ -137,7 +138,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     };
     let prog = match ptx::report::load(&src, a.kernel.as_deref()) {
         Ok(p) => p,
-        Err(e) => bail!("{}: {e}", a.file.display()),
+        Err(e) => bail!("{}: {e}", tilelab::text::path(&a.file)),
     };
     let mut worst = WorstOfLine::new(a.line.unwrap_or(0));
     let observer: Option<(u32, &mut dyn ptx::Observer)> = match a.line {
@@ -146,7 +147,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     };
     let report = match ptx::report::simulate_program(&prog, &launch, observer) {
         Ok(r) => r,
-        Err(e) => bail!("{}: {e}", a.file.display()),
+        Err(e) => bail!("{}: {e}", tilelab::text::path(&a.file)),
     };
     if let (Some(path), Some(line)) = (&a.svg, a.line) {
         write_svg(path, line, &a.file, &prog, &worst)?;
@@ -181,12 +182,10 @@ fn write_svg(
             .map(|i| i.line)
             .collect();
         shared.dedup();
-        let list: Vec<String> = shared.iter().take(12).map(u32::to_string).collect();
         bail!(
-            "--line {line}: no shared-memory instruction of {} ran there; lines with one: {}{}",
-            file.display(),
-            list.join(", "),
-            if shared.len() > 12 { ", …" } else { "" }
+            "--line {line}: no shared-memory instruction of {} ran there; lines with one: {}",
+            tilelab::text::path(file),
+            tilelab::text::list_max(&shared, 12)
         );
     };
     let req = r
@@ -201,23 +200,21 @@ fn write_svg(
     let text = prog.texts.get(r.pc as usize).cloned().unwrap_or_default();
     let title = format!(
         "{} line {line}, warp {warp} (worst of {}): {} wavefronts, {} bank conflicts · {text}",
-        file.file_name().map_or_else(
-            || file.display().to_string(),
-            |n| n.to_string_lossy().into_owned()
-        ),
+        file.file_name()
+            .map_or_else(|| tilelab::text::path(file), tilelab::text::escape_os),
         out::plural(w.executions, "execution"),
         rep.wavefront_count(),
         rep.bank_conflicts()
     );
     std::fs::write(path, tilelab::viz::bank_grid(&rep, &title))
-        .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
-    eprintln!(
+        .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
+    out::note(format_args!(
         "wrote {}: line {line}, warp {warp}: {} wavefronts, {} bank conflicts (worst of {})",
-        path.display(),
+        tilelab::text::path(path),
         rep.wavefront_count(),
         rep.bank_conflicts(),
         out::plural(w.executions, "execution")
-    );
+    ));
     Ok(())
 }
 
@@ -262,14 +259,11 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
     } else {
         outln!(o, "{}", out::bold("worst lines (bank conflicts):"));
         for x in worst.iter().take(5) {
-            let ways = if x.ideal > 0 {
-                format!(
-                    ", {:.1} wavefronts per ideal one",
-                    x.wavefronts as f64 / x.ideal as f64
-                )
-            } else {
-                String::new()
-            };
+            // N-way as Nsight Compute and the FA v1→v2 article count it: wavefronts per request.
+            let ways =
+                tilelab::sim::stats::ways(x.wavefronts, x.ideal, x.executions - x.not_modelled)
+                    .map(|w| format!(", {w}"))
+                    .unwrap_or_default();
             let runs = if x.not_modelled > 0 {
                 format!(
                     "{} of {} executions (the rest not modelled)",
@@ -452,12 +446,19 @@ mod tests {
         let e = parse_dim3("99999999999999").unwrap_err();
         assert!(e.contains("too large") && !e.contains("not a whole"), "{e}");
         assert_eq!(parse_smem_bytes("32768").unwrap(), 32768);
+        assert_eq!(parse_smem_bytes("16KB").unwrap(), 16384);
+        assert_eq!(parse_smem_bytes("32KiB").unwrap(), 32768);
         let e = parse_smem_bytes("99999999999999999999999").unwrap_err();
-        assert!(e.contains("232448"), "{e}");
+        assert!(e.contains("at most 232448 bytes"), "{e}");
         assert!(
-            parse_smem_bytes("1e9")
+            parse_smem_bytes("4G")
                 .unwrap_err()
-                .contains("whole number")
+                .starts_with("not a size; allowed: ")
+        );
+        assert!(
+            parse_smem_bytes("0.5")
+                .unwrap_err()
+                .starts_with("not a whole number of bytes")
         );
         assert_eq!(
             parse_arg("seq=4096").unwrap(),

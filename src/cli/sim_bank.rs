@@ -64,7 +64,7 @@ pub struct BankArgs {
     pub addr: Option<String>,
     /// Bytes per lane of the --addr request: 1, 2, 4, 8 (.v2.b32) or 16 (.v4.b32); 4, 8 or 16
     /// for --op cp.async.ca.
-    #[arg(long, value_name = "BYTES", requires = "addr")]
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, requires = "addr")]
     pub width: Option<u32>,
     /// Active lanes of the --addr request, bit i = lane i: hex (0xffff) or decimal. Default all 32.
     #[arg(long, value_name = "M", requires = "addr")]
@@ -344,7 +344,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             rr.wavefront_count()
         );
         std::fs::write(path, tilelab::viz::bank_grid(rr, &title))
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         out::emit_json(&Report {
@@ -372,12 +372,15 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
         );
         outln!(
             o,
-            "request {}: {}  -> {} wavefront(s) (ideal {}, {} bank conflict(s))",
+            "request {}: {}  -> {} wavefront(s) (ideal {}, {} bank conflict(s)){}",
             rep.shown.request,
             rep.shown.label,
             rr.wavefront_count(),
             rr.ideal(),
-            rr.bank_conflicts()
+            rr.bank_conflicts(),
+            tilelab::sim::stats::ways(rr.wavefront_count() as u64, rr.ideal() as u64, 1)
+                .map(|w| format!(": a {w}"))
+                .unwrap_or_default()
         );
         print_grid(&mut o, rr);
         if a.lanes {
@@ -385,24 +388,27 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             for l in &rep.shown.lanes {
                 outln!(
                     o,
-                    "  {:>4}  {:>9}  {:>11}  {:>4}  {:?}",
+                    "  {:>4}  {:>9}  {:>11}  {:>4}  {}",
                     l.lane,
                     format!("({},{})", l.row, l.col),
                     l.byte_offset,
                     l.bank,
-                    l.wavefronts
+                    out::wavefront_set(&l.wavefronts)
                 );
             }
         }
         outln!(
             o,
-            "total: {} requests, {} wavefronts, ideal {}, {} bank conflicts; conflict rate {:.2}% of wavefronts, {:.2} wavefronts per request on average\n",
+            "total: {} requests, {} wavefronts, ideal {}, {} bank conflicts; conflict rate {:.2}% of wavefronts, {:.2} wavefronts per request on average{}\n",
             rep.requests,
             rep.wavefronts,
             rep.ideal,
             rep.bank_conflicts,
             100.0 * rep.conflict_rate,
-            rep.avg_wavefronts_per_request
+            rep.avg_wavefronts_per_request,
+            tilelab::sim::stats::ways(rep.wavefronts, rep.ideal, rep.requests as u64)
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
         );
     }
     if reports.len() > 1 {
@@ -575,7 +581,7 @@ fn lane_table(o: &mut String, lanes: &[AddrLane]) {
             _ => String::new(),
         };
         let w = if costed {
-            format!("  {:?}", l.wavefronts)
+            format!("  {}", out::wavefront_set(&l.wavefronts))
         } else {
             String::new()
         };
@@ -676,7 +682,7 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
             rr.wavefront_count()
         );
         std::fs::write(path, tilelab::viz::bank_grid(&rr, &title))
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         let grid = rr

@@ -161,7 +161,7 @@ fn run_matrix_frag(a: LdmatrixArgs, store: bool) -> anyhow::Result<ExitCode> {
             group: &group,
         }]);
         std::fs::write(path, svg)
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         out::emit_json(&LdsmReport {
@@ -440,7 +440,7 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         std::fs::write(path, tilelab::viz::fragment_maps(&maps))
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         out::emit_json(&MmaReport {

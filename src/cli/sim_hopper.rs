@@ -44,8 +44,8 @@ pub struct TmaArgs {
     /// Swizzle mode: none, 32B, 64B, 128B.
     #[arg(long, default_value = "128B")]
     pub swizzle: String,
-    /// Shared-memory byte address of the destination.
-    #[arg(long, default_value_t = 0)]
+    /// Shared-memory byte address of the destination, in bytes or K/KB/KiB of 1024 (1024, 1K).
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value_t = 0)]
     pub base: u32,
     /// Write the shared-memory grid (128-byte lines x 16-byte chunks) as SVG to FILE.
     #[arg(long)]
@@ -180,7 +180,7 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
             group: &group,
         }]);
         std::fs::write(path, svg)
-            .with_context(|| format!("cannot write SVG to '{}'", path.display()))?;
+            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
         out::emit_json(&TmaReport {

@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 
 use tilelab::sim::arch::Arch;
-use tilelab::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
+use tilelab::sim::occupancy::{OccupancyInput, occupancy};
 
 use super::out::{self, emit, emit_json, group};
 
@@ -24,9 +24,10 @@ pub struct OccupancyArgs {
     /// Threads per block.
     #[arg(long)]
     pub threads: u32,
-    /// Shared memory per block: bytes (28672) or KB of 1024 bytes (28K, 28KB).
-    #[arg(long, default_value = "0")]
-    pub smem: String,
+    /// Shared memory per block, a size: bytes (28672) or K, KB, KiB of 1024 bytes (28K, 28KB,
+    /// 28KiB, 1.5K), M, MB, MiB of 1024 KiB.
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value = "0")]
+    pub smem: u32,
     /// Registers per thread (left out: registers are not counted as a limit).
     #[arg(long)]
     pub regs: Option<u32>,
@@ -45,7 +46,7 @@ pub fn run_occupancy(a: OccupancyArgs) -> anyhow::Result<ExitCode> {
     let inp = OccupancyInput {
         arch: Arch::parse(&a.arch)?,
         threads_per_block: a.threads,
-        smem_per_block_bytes: parse_bytes(&a.smem)?,
+        smem_per_block_bytes: a.smem,
         regs_per_thread: a.regs,
         smem_opt_in: !a.no_opt_in,
     };
@@ -169,6 +170,6 @@ mod tests {
         else {
             panic!("not occupancy")
         };
-        assert_eq!((o.threads, o.smem.as_str(), o.regs), (128, "28KB", None));
+        assert_eq!((o.threads, o.smem, o.regs), (128, 28672, None));
     }
 }

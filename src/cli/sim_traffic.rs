@@ -59,7 +59,7 @@ pub struct TrafficFlashArgs {
     #[arg(long)]
     pub bn: Option<u32>,
     /// Bytes per element of Q, K, V, O: 4 (fp32, the article's kernels) or 2 (fp16/bf16).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value_t = 4)]
     pub elem_bytes: u32,
     /// Print JSON instead of tables.
     #[arg(long)]

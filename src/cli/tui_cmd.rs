@@ -53,8 +53,8 @@ pub struct TuiArgs {
     /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable); pointers need none.
     #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg, requires = "ptx")]
     pub args: Vec<(String, String)>,
-    /// --ptx: dynamic shared memory in bytes.
-    #[arg(long, value_name = "B", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
+    /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop after this many warp instructions (runaway loops) [default: 200000000].
     #[arg(long, value_name = "N", requires = "ptx")]
@@ -77,7 +77,7 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
         );
     };
     let text = tilelab::textfile::read_text(file, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
-        .with_context(|| format!("cannot read PTX file '{}'", file.display()))?;
+        .with_context(|| format!("cannot read PTX file '{}'", tilelab::text::path(file)))?;
     let launch = tilelab::ptx::Launch {
         grid,
         block,
@@ -87,7 +87,7 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
         max_instructions: a.max_instructions.unwrap_or(200_000_000),
     };
     let state = tilelab::tui::ptx::PtxState::load(
-        file.display().to_string(),
+        tilelab::text::path(file),
         &text,
         a.kernel.as_deref(),
         &launch,
@@ -99,7 +99,7 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
             "tilelab tui needs a terminal; for plain text use `tilelab ptx {} …` with the same launch flags",
-            file.display()
+            tilelab::text::path(file)
         );
     }
     let mut app = App::new_ptx(state);
@@ -150,9 +150,10 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         if let Some(path) = &a.svg {
             let si = step_index(l, vi, a.step.unwrap_or(1))?;
             let svg = tilelab::viz::lesson::step_svg(l, &run_step(l, si, li)?);
-            std::fs::write(path, svg)
-                .with_context(|| format!("cannot write SVG file '{}'", path.display()))?;
-            eprintln!("wrote {}", path.display());
+            std::fs::write(path, svg).with_context(|| {
+                format!("cannot write SVG file '{}'", tilelab::text::path(path))
+            })?;
+            super::out::note(format_args!("wrote {}", tilelab::text::path(path)));
             return Ok(ExitCode::SUCCESS);
         }
     } else if a.step.is_some() || a.layout.is_some() || a.variant.is_some() {

@@ -106,15 +106,16 @@ pub struct VerifyArgs {
     /// each gets its own zero-filled buffer, in the simulator and on the GPU.
     #[arg(long = "arg", requires = "ptx", value_parser = super::ptx::parse_arg)]
     pub args: Vec<(String, String)>,
-    /// --ptx: dynamic shared memory in bytes (on the GPU: 0 when not given).
-    #[arg(long, requires = "ptx")]
+    /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;
+    /// on the GPU: 0 when not given).
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop the simulation of a CTA after this many warp instructions.
     #[arg(long, default_value_t = 200_000_000)]
     pub max_instructions: u64,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
-    /// inside it).
-    #[arg(long, default_value_t = verify::ptx_file::POINTER_BYTES)]
+    /// inside it), a size: 1048576, 1024K, 1M, 1MiB.
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u64, default_value_t = verify::ptx_file::POINTER_BYTES)]
     pub pointer_bytes: u64,
     /// Internal: launch the --ptx kernel once (run under ncu by verify --ptx).
     #[arg(long, hide = true, requires = "ptx")]
@@ -175,7 +176,9 @@ impl VerifyArgs {
             groups: self.groups.clone(),
             hopper_fuzz: self.hopper_fuzz,
             save_hopper: self.save_hopper.clone(),
-            command: std::env::args()
+            // As typed, for the report; an argument that is not UTF-8 is shown escaped.
+            command: std::env::args_os()
+                .map(|a| tilelab::text::escape_os(&a))
                 .map(|a| {
                     if a.contains(char::is_whitespace) {
                         format!("'{a}'")
@@ -212,7 +215,7 @@ impl Progress for Spinner {
     }
     fn note(&mut self, line: &str) {
         if self.notes_to_stderr {
-            eprintln!("{line}");
+            out::note(format_args!("{line}"));
         } else if self.error.is_none() {
             self.error = out::line(format_args!("{line}")).err();
         }
@@ -272,7 +275,7 @@ fn finish(a: &VerifyArgs, gpu: &Gpu, rows: &[Check]) -> anyhow::Result<ExitCode>
     }
     if let Some(p) = &a.json_out {
         std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("cannot write '{}'", p.display()))?;
+            .with_context(|| format!("cannot write '{}'", tilelab::text::path(p)))?;
     }
     Ok(if report.tally.failed > 0 {
         ExitCode::from(EXIT_MISMATCH)
@@ -286,11 +289,13 @@ fn open_gpu() -> Result<Gpu, ExitCode> {
     match Gpu::open() {
         Ok(g) => Ok(g),
         Err(e @ GpuError::UnknownArch { .. }) => {
-            eprintln!("tilelab: verify: skipped, unsupported GPU: {e}");
+            out::note(format_args!(
+                "tilelab: verify: skipped, unsupported GPU: {e}"
+            ));
             Err(ExitCode::from(EXIT_NO_GPU))
         }
         Err(e) => {
-            eprintln!("tilelab: verify: skipped, no GPU: {e}");
+            out::note(format_args!("tilelab: verify: skipped, no GPU: {e}"));
             Err(ExitCode::from(EXIT_NO_GPU))
         }
     }
@@ -321,7 +326,7 @@ fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<Exi
             "{} {} in {}: grid {}, block {}; {} CTA(s) simulated, the launch measured",
             out::bold("kernel:"),
             sim.kernel,
-            run.file.display(),
+            tilelab::text::path(&run.file),
             d(run.grid),
             d(run.block),
             sim.ctas

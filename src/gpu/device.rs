@@ -52,7 +52,7 @@ enum NvrtcOutput {
 }
 
 fn derr(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> GpuError {
-    move |e| GpuError::Driver(call, format!("{e:?}"))
+    move |e| GpuError::Driver(call, super::driver_text(&e))
 }
 
 /// A C string for the driver or NVRTC, or an error naming `what` (cudarc would panic on an
@@ -83,11 +83,12 @@ impl Gpu {
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err(GpuError::NoNvrtc);
         }
-        let n = CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("{e:?}")))?;
+        let n =
+            CudaContext::device_count().map_err(|e| GpuError::NoDevice(super::driver_text(&e)))?;
         if n < 1 {
             return Err(GpuError::NoDevice("device count 0".into()));
         }
-        let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(format!("{e:?}")))?;
+        let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(super::driver_text(&e)))?;
         let name = ctx.name().map_err(derr("cuDeviceGetName"))?;
         let (major, minor) = ctx
             .compute_capability()
@@ -223,7 +224,7 @@ impl Gpu {
             if r == CUresult::CUDA_SUCCESS {
                 Ok(())
             } else {
-                Err(GpuError::Driver(call, format!("{r:?}")))
+                Err(GpuError::Driver(call, super::cu_name(r)))
             }
         };
         let mut state: sys::CUlinkState = std::ptr::null_mut();
@@ -265,7 +266,7 @@ impl Gpu {
         let result = if added != CUresult::CUDA_SUCCESS {
             Err(GpuError::Compile(
                 name.to_string(),
-                format!("{added:?}: {}", log_text(&log)),
+                format!("{}: {}", super::cu_name(added), log_text(&log)),
             ))
         } else {
             // SAFETY: `state` is live; `out` and `size` receive the CUBIN the state owns.
@@ -277,7 +278,7 @@ impl Gpu {
                 }
                 r => Err(GpuError::Compile(
                     name.to_string(),
-                    format!("{r:?}: {}", log_text(&log)),
+                    format!("{}: {}", super::cu_name(r), log_text(&log)),
                 )),
             }
         };
@@ -330,7 +331,7 @@ impl Gpu {
             name,
         )?;
         let prog =
-            result::create_program(&csrc, Some(&cname)).map_err(|e| cerr(format!("{e:?}")))?;
+            result::create_program(&csrc, Some(&cname)).map_err(|e| cerr(super::nvrtc_text(&e)))?;
         let mut opts = vec![
             format!("--gpu-architecture={arch}"),
             "-default-device".to_string(),
@@ -349,7 +350,7 @@ impl Gpu {
                 .unwrap_or_default();
             // SAFETY: destroys the program once.
             let _ = unsafe { result::destroy_program(prog) };
-            return Err(cerr(format!("{e:?}: {log}")));
+            return Err(cerr(format!("{}: {log}", super::nvrtc_text(&e))));
         }
         let out = match want {
             NvrtcOutput::Cubin => {
@@ -358,12 +359,12 @@ impl Gpu {
                 unsafe {
                     sys::nvrtcGetCUBINSize(prog, &mut size)
                         .result()
-                        .map_err(|e| cerr(format!("{e:?}")))
+                        .map_err(|e| cerr(super::nvrtc_text(&e)))
                         .and_then(|()| {
                             let mut buf = vec![0u8; size];
                             sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut _)
                                 .result()
-                                .map_err(|e| cerr(format!("{e:?}")))
+                                .map_err(|e| cerr(super::nvrtc_text(&e)))
                                 .map(|()| buf)
                         })
                 }
@@ -371,7 +372,7 @@ impl Gpu {
             // SAFETY: prog compiled, so it has PTX (a NUL-terminated string).
             NvrtcOutput::Ptx => unsafe { result::get_ptx(prog) }
                 .map(|p| p.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect())
-                .map_err(|e| cerr(format!("{e:?}"))),
+                .map_err(|e| cerr(super::nvrtc_text(&e))),
         };
         // SAFETY: destroys the program once.
         let _ = unsafe { result::destroy_program(prog) };

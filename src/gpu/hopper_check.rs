@@ -105,8 +105,9 @@ pub fn stmatrix_placement(
             w.contains(&v)
         };
         if !ok {
+            let writers = crate::text::list(w.iter().map(|x| format!("{x:#06x}")));
             return Err(format!(
-                "byte {addr} holds {v:#06x}; the executor writes {sim:#06x} (writers {w:04x?})"
+                "byte {addr} holds {v:#06x}; the executor writes {sim:#06x} (values written there: {writers})"
             ));
         }
     }
@@ -905,9 +906,9 @@ pub fn wgmma_compare(n: u32, hw: &[f32], sim: &[f32], reference: &[f32]) -> Resu
     for (i, ((h, s), r)) in hw.iter().zip(sim).zip(reference).enumerate() {
         if h != s || h != r {
             let (t, q) = ((i / regs) as u32, (i % regs) as u32);
+            let (row, col) = wgmma::acc_fragment(t, q);
             return Err(format!(
-                "thread {t} register {q} = D{:?}: GPU {h}, simulator {s}, reference {r}",
-                wgmma::acc_fragment(t, q)
+                "thread {t} register {q} = D({row}, {col}): GPU {h}, simulator {s}, reference {r}"
             ));
         }
     }

@@ -33,7 +33,7 @@ use crate::sim::mma::{MmaDtype, MmaShape};
 use crate::sim::tma::TmaSwizzle;
 
 fn derr(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> GpuError {
-    move |e| GpuError::Driver(call, format!("{e:?}"))
+    move |e| GpuError::Driver(call, super::driver_text(&e))
 }
 
 /// Launch shape of the single-warp kernels: one block of 32 threads.
@@ -865,7 +865,7 @@ impl TmaProbe {
         Ok(if r == CUresult::CUDA_SUCCESS {
             Ok(map.opaque)
         } else {
-            Err(format!("{r:?}"))
+            Err(super::cu_name(r))
         })
     }
 

@@ -34,6 +34,30 @@ pub mod source_view;
 pub mod tools;
 pub mod verify;
 
+/// A driver error in CUDA's words: `CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected`
+/// (cudarc's `Display` prints its Rust `Debug` form, `DriverError(…, "…")`).
+pub fn driver_text(e: &cudarc::driver::DriverError) -> String {
+    let name = e
+        .error_name()
+        .map_or_else(|_| cu_name(e.0), |n| n.to_string_lossy().into_owned());
+    match e.error_string() {
+        Ok(s) => format!("{name}: {}", s.to_string_lossy()),
+        Err(_) => name,
+    }
+}
+
+/// The C name of a driver result, `CUDA_ERROR_INVALID_VALUE` (the `Debug` of cudarc's C enum is
+/// exactly its C identifier).
+pub fn cu_name(r: cudarc::driver::sys::CUresult) -> String {
+    format!("{r:?}")
+}
+
+/// The C name of an NVRTC result, `NVRTC_ERROR_COMPILATION` (cudarc's `Display` would print
+/// `NvrtcError(…)`).
+pub fn nvrtc_text(e: &cudarc::nvrtc::result::NvrtcError) -> String {
+    format!("{:?}", e.0)
+}
+
 /// Why the GPU cannot be used. Each message is one line naming what is missing.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {

@@ -286,7 +286,7 @@ fn steps_with(lesson: &Lesson) -> String {
     if with.is_empty() {
         "none".into()
     } else {
-        with.join(", ")
+        crate::text::list(&with)
     }
 }
 
@@ -389,7 +389,7 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
             let expected = if free.is_empty() {
                 "a layout with 0 bank conflicts".to_string()
             } else {
-                format!("{} (of the lesson's layouts)", free.join(", "))
+                format!("{} (of the lesson's layouts)", crate::text::list(&free))
             };
             let run = match run_under(lesson, step, &a, k)? {
                 Ok(r) => r,
@@ -440,10 +440,10 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
                 (None, StepOp::Mma { .. }) => Holder::Operand(Operand::A),
             };
             let matrix = match operand {
-                Some(op) => format!("{op:?}"),
+                Some(op) => op.to_string(),
                 None => match holder {
                     Holder::Tile(t) => lesson.tiles[t].name.clone(),
-                    Holder::Operand(op) => format!("{op:?}"),
+                    Holder::Operand(op) => op.to_string(),
                 },
             };
             let name = format!("{matrix}({row}, {col})");
@@ -588,9 +588,13 @@ pub fn validate(lesson: &Lesson, step: usize) -> Result<(), String> {
         ExerciseKind::ConflictFree => {
             let all: Vec<Option<u32>> = (0..lesson.layouts.len()).map(conflicts).collect();
             if !all.contains(&Some(0)) || !all.iter().any(|c| c.is_some_and(|c| c > 0)) {
+                let given = lesson.layouts.iter().zip(&all).map(|(l, c)| match c {
+                    Some(c) => format!("{l}: {c}"),
+                    None => format!("{l}: not modelled"),
+                });
                 return Err(format!(
-                    "a conflict_free question needs a layout with and one without bank conflicts among the lesson's layouts ({}); the model gives conflicts {all:?}",
-                    lesson.layouts.join(", ")
+                    "a conflict_free question needs a layout with and one without bank conflicts among the lesson's layouts; the model gives bank conflicts {}",
+                    crate::text::list(given)
                 ));
             }
             Ok(())
@@ -601,7 +605,7 @@ pub fn validate(lesson: &Lesson, step: usize) -> Result<(), String> {
             if !ok || conflicts(0).unwrap_or(0) == 0 {
                 return Err(format!(
                     "a swizzle question needs conflicts under the first layout and a conflict-free swizzle among the lesson's layouts ({})",
-                    lesson.layouts.join(", ")
+                    crate::text::list(&lesson.layouts)
                 ));
             }
             Ok(())

@@ -67,7 +67,7 @@ pub enum GlossaryError {
         message: String,
     },
     /// No entry has this name or alias.
-    #[error("unknown term '{term}'; {near}; `tilelab explain` lists all {count} terms")]
+    #[error("unknown term '{}'; {near}; `tilelab explain` lists all {count} terms", crate::text::value(.term))]
     Unknown {
         /// The term asked for.
         term: String,
@@ -169,6 +169,9 @@ pub fn parse(text: &str, file: &str) -> Result<Glossary, GlossaryError> {
     Ok(Glossary { entries: raw.term })
 }
 
+/// The longest term (in bytes) [`Glossary::near`] scores by similarity.
+pub const NEAR_MAX: usize = 256;
+
 impl Glossary {
     /// The entry whose name or alias is `term`, ignoring case and surrounding spaces.
     ///
@@ -194,7 +197,7 @@ impl Glossary {
                     near: if near.is_empty() {
                         "no near match".into()
                     } else {
-                        format!("near: {}", near.join(", "))
+                        format!("near: {}", crate::text::list(&near))
                     },
                     count: self.entries.len(),
                 }
@@ -203,16 +206,23 @@ impl Glossary {
 
     /// Up to five entry names closest to `term`: names or aliases with Jaro-Winkler similarity
     /// at least 0.8 (ignoring case), or that contain `term` or are contained in it (at least
-    /// three characters), best first.
+    /// three characters), best first. A term longer than [`NEAR_MAX`] bytes is compared by
+    /// containment only: Jaro-Winkler's cost grows with the product of the lengths (a
+    /// 100,000-character argument took seconds), and no name is that long.
     pub fn near(&self, term: &str) -> Vec<String> {
         let k = key(term);
+        let similar = k.len() <= NEAR_MAX;
         let mut scored: Vec<(f64, &str)> = Vec::new();
         for e in &self.entries {
             let best = std::iter::once(&e.name)
                 .chain(&e.aliases)
                 .map(|n| {
                     let n = key(n);
-                    let sim = strsim::jaro_winkler(&k, &n);
+                    let sim = if similar {
+                        strsim::jaro_winkler(&k, &n)
+                    } else {
+                        0.0
+                    };
                     let contains = k.len() >= 3 && (n.contains(&k) || k.contains(&n));
                     if contains { sim.max(0.8) } else { sim }
                 })

@@ -320,7 +320,7 @@ impl Params<'_> {
         match self.0.keys().find(|k| !allowed.contains(&k.as_str())) {
             Some(k) => Err(format!(
                 "params.{k} is not a parameter of {what}; allowed: {}",
-                allowed.join(", ")
+                crate::text::list(allowed)
             )),
             None => Ok(()),
         }

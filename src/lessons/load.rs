@@ -66,7 +66,7 @@ pub enum LessonError {
         dir: String,
     },
     /// A lesson name that is not known.
-    #[error("unknown lesson '{name}'; known lessons: {known}")]
+    #[error("unknown lesson '{}'; known lessons: {known}", crate::text::value(.name))]
     Unknown {
         /// The name asked for.
         name: String,
@@ -93,7 +93,7 @@ pub fn builtin() -> Result<Vec<Lesson>, LessonError> {
 /// [`LessonError::NoLessons`] when the directory holds no `*.toml` file.
 pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
     let rd = std::fs::read_dir(dir).map_err(|e| LessonError::Read {
-        file: dir.display().to_string(),
+        file: crate::text::path(dir),
         message: e.to_string(),
     })?;
     let mut paths: Vec<_> = rd
@@ -104,7 +104,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
     paths.sort();
     if paths.is_empty() {
         return Err(LessonError::NoLessons {
-            dir: dir.display().to_string(),
+            dir: crate::text::path(dir),
         });
     }
     let lessons = paths
@@ -130,10 +130,10 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Lesson>, LessonError> {
 pub fn load_file(path: &Path) -> Result<Lesson, LessonError> {
     let text = crate::textfile::read_text(path, crate::textfile::MAX_LESSON_BYTES, "lesson file")
         .map_err(|e| LessonError::Read {
-        file: path.display().to_string(),
+        file: crate::text::path(path),
         message: e.to_string(),
     })?;
-    parse_lesson(&text, &path.display().to_string())
+    parse_lesson(&text, &crate::text::path(path))
 }
 
 /// The lesson called `name`.
@@ -146,11 +146,7 @@ pub fn find<'a>(lessons: &'a [Lesson], name: &str) -> Result<&'a Lesson, LessonE
         .find(|l| l.name == name)
         .ok_or_else(|| LessonError::Unknown {
             name: name.to_string(),
-            known: lessons
-                .iter()
-                .map(|l| l.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
+            known: crate::text::list(lessons.iter().map(|l| l.name.as_str())),
         })
 }
 
@@ -177,6 +173,20 @@ pub fn parse_lesson(text: &str, file: &str) -> Result<Lesson, LessonError> {
             message: e.message().trim().replace('\n', " "),
         }
     })?;
+    if let Ok(v) = text.parse::<toml::Table>() {
+        let mut path = String::new();
+        if let Some((field, c)) = control_in(&toml::Value::Table(v), &mut path) {
+            return Err(LessonError::Invalid {
+                file: file.to_string(),
+                field,
+                message: format!(
+                    "control character '{}' (U+{:04X}) in lesson text; allowed: printable text, newlines and tabs",
+                    crate::text::escape(&c.to_string()),
+                    c as u32
+                ),
+            });
+        }
+    }
     let raw: RawLesson = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
         let inner = e.inner();
@@ -194,6 +204,52 @@ pub fn parse_lesson(text: &str, file: &str) -> Result<Lesson, LessonError> {
         }
     })?;
     Validator { file }.lesson(raw)
+}
+
+/// The first control character (ESC, BEL, DEL, C1; not a newline, a tab or the `\r` of a
+/// `\r\n`) in a key or string of `v`, and the field path it is in: lesson text is printed to the
+/// terminal, where such a character would move the cursor or retitle the window.
+fn control_in(v: &toml::Value, path: &mut String) -> Option<(String, char)> {
+    fn bad(s: &str) -> Option<char> {
+        let mut it = s.chars().peekable();
+        while let Some(c) = it.next() {
+            let crlf = c == '\r' && it.peek() == Some(&'\n');
+            if c.is_control() && c != '\n' && c != '\t' && !crlf {
+                return Some(c);
+            }
+        }
+        None
+    }
+    let at = |path: &str| {
+        if path.is_empty() {
+            "(top level)".to_string()
+        } else {
+            path.to_string()
+        }
+    };
+    match v {
+        toml::Value::String(s) => bad(s).map(|c| (at(path), c)),
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| {
+            let n = path.len();
+            path.push_str(&format!("[{i}]"));
+            let r = control_in(x, path);
+            path.truncate(n);
+            r
+        }),
+        toml::Value::Table(t) => t.iter().find_map(|(k, x)| {
+            let n = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&crate::text::escape(k));
+            let r = bad(k)
+                .map(|c| (at(path), c))
+                .or_else(|| control_in(x, path));
+            path.truncate(n);
+            r
+        }),
+        _ => None,
+    }
 }
 
 struct Validator<'a> {
@@ -298,7 +354,7 @@ impl Validator<'_> {
                             format!("ptx[{i}].counters"),
                             format!(
                                 "'{k}' is not a counter a lesson can state; allowed: {}",
-                                super::ptx::COUNTERS.join(", ")
+                                crate::text::list(super::ptx::COUNTERS.iter())
                             ),
                         ));
                     }
@@ -443,7 +499,10 @@ impl Validator<'_> {
             if !variants.contains(k) {
                 return Err(self.err(
                     format!("sass_counts.{k}"),
-                    format!("'{k}' is not a variant; allowed: {}", variants.join(", ")),
+                    format!(
+                        "'{k}' is not a variant; allowed: {}",
+                        crate::text::list(variants.iter())
+                    ),
                 ));
             }
         }
@@ -509,7 +568,10 @@ impl Validator<'_> {
         {
             return Err(self.err(
                 format!("{f}.variant"),
-                format!("'{v}' is not declared; allowed: {}", variants.join(", ")),
+                format!(
+                    "'{v}' is not declared; allowed: {}",
+                    crate::text::list(variants.iter())
+                ),
             ));
         }
         let op = self.step_op(&f, s, tiles)?;
@@ -562,7 +624,7 @@ impl Validator<'_> {
                     format!("{f}.layout"),
                     format!(
                         "'{l}' is not one of the lesson's layouts; allowed: {}",
-                        layouts.join(", ")
+                        crate::text::list(layouts.iter())
                     ),
                 )
             })?,
@@ -590,7 +652,10 @@ impl Validator<'_> {
                     (o, false) => {
                         return Err(self.err(
                             format!("{f}.operand"),
-                            format!("{o:?} is not allowed; an mma step's question names operand = \"A\" | \"B\" | \"C\""),
+                            format!(
+                                "{} is not allowed; an mma step's question names operand = \"A\" | \"B\" | \"C\"",
+                                o.map_or_else(|| "no operand".to_string(), |o| format!("'{}'", crate::text::escape(o)))
+                            ),
                         ));
                     }
                 };
@@ -677,11 +742,7 @@ impl Validator<'_> {
                     format!("{f}.tile"),
                     format!(
                         "name the tile; allowed: {}",
-                        tiles
-                            .iter()
-                            .map(|t| t.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        crate::text::list(tiles.iter().map(|t| t.name.as_str()))
                     ),
                 )
             })?;
@@ -690,11 +751,7 @@ impl Validator<'_> {
                     format!("{f}.tile"),
                     format!(
                         "'{tname}' is not a tile; allowed: {}",
-                        tiles
-                            .iter()
-                            .map(|t| t.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        crate::text::list(tiles.iter().map(|t| t.name.as_str()))
                     ),
                 )
             })?;
@@ -730,7 +787,7 @@ impl Validator<'_> {
                     format!("{f}.expect.{k}"),
                     format!(
                         "'{k}' is not one of the lesson's layouts; allowed: {}",
-                        layouts.join(", ")
+                        crate::text::list(layouts.iter())
                     ),
                 ));
             }
@@ -761,7 +818,7 @@ impl Validator<'_> {
                     format!("{f}.measured.{k}"),
                     format!(
                         "'{k}' is not one of the lesson's layouts; allowed: {}",
-                        layouts.join(", ")
+                        crate::text::list(layouts.iter())
                     ),
                 ));
             }
@@ -806,7 +863,7 @@ impl Validator<'_> {
                         "'{}' is not allowed for {}; allowed: {}",
                         fd.storage,
                         fd.operand,
-                        allowed.join(", ")
+                        crate::text::list(allowed.iter())
                     ),
                 ));
             }
@@ -850,7 +907,13 @@ impl Validator<'_> {
                 (StepOp::Mma { .. }, other) => {
                     return Err(self.err(
                         format!("{ff}.operand"),
-                        format!("{other:?} is not allowed; mma checks name operand = \"A\" | \"B\" | \"C\""),
+                        format!(
+                            "{} is not allowed; mma checks name operand = \"A\" | \"B\" | \"C\"",
+                            other.map_or_else(
+                                || "no operand".to_string(),
+                                |o| format!("'{}'", crate::text::escape(o))
+                            )
+                        ),
                     ));
                 }
                 (_, None) => None,

@@ -66,7 +66,7 @@ pub enum ProgressError {
 
 fn io(path: &Path, what: &str, e: impl std::fmt::Display) -> ProgressError {
     ProgressError::Io {
-        path: path.display().to_string(),
+        path: crate::text::path(path),
         message: format!("{what}: {e}"),
     }
 }

@@ -178,8 +178,9 @@ impl PtxPart {
         let grid = dim3(&l["grid"], "grid").map_err(|e| bad(&e))?;
         let block = dim3(&l["block"], "block").map_err(|e| bad(&e))?;
         if grid != [1, 1, 1] {
+            let [x, y, z] = grid;
             return Err(bad(&format!(
-                "grid {grid:?}: a lesson part simulates one CTA, so its launch must be grid [1, 1, 1]"
+                "grid [{x}, {y}, {z}]: a lesson part simulates one CTA, so its launch must be grid [1, 1, 1]"
             )));
         }
         let mut args = Vec::new();

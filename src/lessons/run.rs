@@ -362,7 +362,10 @@ pub fn feed_mismatch(run: &StepRun, feed: &Feed) -> Option<String> {
                 if got != Some(want) {
                     let name = if feed.operand == Operand::A { "a" } else { "b" };
                     return Some(format!(
-                        "lane {lane} ldmatrix reg {reg} half {half} holds tile {got:?}, the {name}{j} fragment needs tile {want:?}"
+                        "lane {lane} ldmatrix reg {reg} half {half} holds tile {}, the {name}{j} fragment needs tile ({}, {})",
+                        cell(got),
+                        want.0,
+                        want.1
                     ));
                 }
             }
@@ -390,10 +393,25 @@ pub fn spot_holds(run: &StepRun, spot: &Spot) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "lane {} reg {} half {} holds {:?}, expected ({}, {})",
-            spot.lane, spot.reg, spot.half, got, spot.row, spot.col
+            "lane {} reg {} half {} holds {}, expected ({}, {})",
+            spot.lane,
+            spot.reg,
+            spot.half,
+            cell(got),
+            spot.row,
+            spot.col
         ))
     }
+}
+
+/// A tile element as checks print it: `(row, col)`, or "nothing" where no element is held.
+fn cell(e: Option<(u32, u32)>) -> String {
+    e.map_or_else(|| "nothing".to_string(), |(r, c)| format!("({r}, {c})"))
+}
+
+/// SASS counts as checks print them: `LDS ×5, LDS.U8 ×1`.
+fn counts_text(m: &BTreeMap<String, u32>) -> String {
+    crate::text::list_max(m.iter().map(|(k, n)| format!("{k} ×{n}")), usize::MAX)
 }
 
 /// Instructions by SASS mnemonic over the steps of `variant`.
@@ -545,7 +563,8 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                                 Ok(())
                             } else {
                                 Err(format!(
-                                    "instruction same: {same_ins}, addresses same: {same_addr}, simulated {wf:?} vs measured {} wavefronts",
+                                    "instruction same: {same_ins}, addresses same: {same_addr}, simulated {} vs measured {} wavefronts",
+                                    wf.map_or_else(|| "no cost".to_string(), |w| w.to_string()),
                                     rec.wavefronts
                                 ))
                             },
@@ -561,8 +580,9 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                         &mut out,
                         Basis::Simulator,
                         format!(
-                            "{label} feeds[{fi}]: regs {:?} {verb} the m16n8k16 {:?} fragment",
-                            feed.regs, feed.operand
+                            "{label} feeds[{fi}]: regs {} {verb} the m16n8k16 {} fragment",
+                            crate::text::list_max(&feed.regs, usize::MAX),
+                            feed.operand
                         ),
                         match (feed.matches, m) {
                             (true, None) => Ok(()),
@@ -596,7 +616,10 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                         if got == (a, b, c) {
                             Ok(())
                         } else {
-                            Err(format!("simulator: {got:?}"))
+                            Err(format!(
+                                "simulator: A {}, B {}, C/D {}",
+                                got.0, got.1, got.2
+                            ))
                         },
                     );
                 }
@@ -609,11 +632,11 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
             push(
                 &mut out,
                 Basis::Consistency,
-                format!("variant '{v}': SASS counts {want:?}"),
+                format!("variant '{v}': SASS counts {}", counts_text(want)),
                 if &got == want {
                     Ok(())
                 } else {
-                    Err(format!("steps give {got:?}"))
+                    Err(format!("steps give {}", counts_text(&got)))
                 },
             );
         }
@@ -668,7 +691,7 @@ fn compare_model(m: &hooks::ModelClaim, ans: &ModelAnswer) -> Result<String, Str
         let Some(got) = ans.get(k) else {
             return Err(format!(
                 "the counts model gives no '{k}'; it gives {}",
-                ans.keys().cloned().collect::<Vec<_>>().join(", ")
+                crate::text::list(ans.keys())
             ));
         };
         let tol = m.tolerance * want.abs();

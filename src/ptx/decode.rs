@@ -673,13 +673,10 @@ fn derr(line: u32, message: impl Into<String>) -> DecodeError {
     }
 }
 
-/// Names the kernels of a module, for error messages.
+/// Names the kernels of a module, for error messages: the first few, then how many more
+/// ([`crate::text::list`]).
 pub fn kernel_names(m: &Module) -> String {
-    m.kernels
-        .iter()
-        .map(|k| k.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::text::list(m.kernels.iter().map(|k| k.name.as_str()))
 }
 
 /// Decodes `kernel` of `module`.
@@ -975,7 +972,7 @@ impl Decoder<'_> {
             _ => {
                 return Err(derr(
                     line,
-                    format!("expected a register or a number, found {o:?}"),
+                    format!("expected a register or a number, found '{o}'"),
                 ));
             }
         })
@@ -1012,7 +1009,7 @@ impl Decoder<'_> {
             Operand::Name(n) => self.reg(n, line),
             _ => Err(derr(
                 line,
-                format!("expected a destination register, found {o:?}"),
+                format!("expected a destination register, found '{o}'"),
             )),
         }
     }
@@ -1050,7 +1047,7 @@ impl Decoder<'_> {
             }
             _ => Err(derr(
                 line,
-                format!("expected an address [reg+offset], found {o:?}"),
+                format!("expected an address [reg+offset], found '{o}'"),
             )),
         }
     }
@@ -1882,7 +1879,10 @@ impl Decoder<'_> {
         if d.len() != 4 || a.len() != na || b.len() != nb || c.len() != 4 {
             return Err(derr(
                 line,
-                format!("mma {shape:?} needs 4 D, {na} A, {nb} B and 4 C registers"),
+                format!(
+                    "mma.{} needs 4 D, {na} A, {nb} B and 4 C registers",
+                    shape.name()
+                ),
             ));
         }
         Ok(Op::Mma {

@@ -198,12 +198,12 @@ impl Global {
         } else {
             Err(format!(
                 "global address {addr:#x} ({n} bytes) is outside every buffer ({})",
-                self.names
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| format!("{s} at {:#x}", buffer_base(i)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::text::list(
+                    self.names
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| format!("{s} at {:#x}", buffer_base(i)))
+                )
             ))
         }
     }
@@ -452,7 +452,7 @@ impl<'p> Machine<'p> {
             return bad(format!(
                 "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE)",
                 if missing.len() > 1 { "s" } else { "" },
-                missing.join(", ")
+                crate::text::list(&missing)
             ));
         }
         // Shared memory.
@@ -637,7 +637,7 @@ impl<'p> Machine<'p> {
         }
         format!(
             "{}; the barrier can never complete ({} threads in the CTA)",
-            parts.join(", "),
+            crate::text::list(&parts),
             self.nthreads
         )
     }
@@ -1603,19 +1603,14 @@ fn observe<'o>(
 }
 
 fn param_list(p: &Program) -> String {
-    p.params
-        .iter()
-        .enumerate()
-        .map(|(i, q)| {
-            format!(
-                "{i}: {} (.{}{})",
-                q.name,
-                q.ty,
-                if q.pointer { ", pointer" } else { "" }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::text::list(p.params.iter().enumerate().map(|(i, q)| {
+        format!(
+            "{i}: {} (.{}{})",
+            q.name,
+            q.ty,
+            if q.pointer { ", pointer" } else { "" }
+        )
+    }))
 }
 
 fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {

@@ -151,6 +151,42 @@ pub enum Operand {
     Sink,
 }
 
+/// The operand in PTX syntax, as errors quote it: `%r1`, `!%p1`, `%p1|%p2`, `42`, `0f3F800000`,
+/// `0d3FF0000000000000`, `{%r1, %r2}`, `[%rd1+16]`, `_`.
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operand::Name(n) => f.write_str(&crate::text::escape(n)),
+            Operand::Not(n) => write!(f, "!{}", crate::text::escape(n)),
+            Operand::Pair(a, b) => {
+                write!(f, "{}|{}", crate::text::escape(a), crate::text::escape(b))
+            }
+            Operand::Int(v) => write!(f, "{v}"),
+            Operand::F32(b) => write!(f, "0f{b:08X}"),
+            Operand::F64(b) => write!(f, "0d{b:016X}"),
+            Operand::Vector(v) => {
+                f.write_str("{")?;
+                for (i, o) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{o}")?;
+                }
+                f.write_str("}")
+            }
+            Operand::Address(base, off) => match (base, off) {
+                (Some(b), 0) => write!(f, "[{}]", crate::text::escape(b)),
+                (Some(b), o) if *o < 0 => {
+                    write!(f, "[{}-{}]", crate::text::escape(b), o.unsigned_abs())
+                }
+                (Some(b), o) => write!(f, "[{}+{o}]", crate::text::escape(b)),
+                (None, o) => write!(f, "[{o}]"),
+            },
+            Operand::Sink => f.write_str("_"),
+        }
+    }
+}
+
 /// A raw statement: its text and first line.
 struct Raw<'a> {
     text: &'a str,

@@ -221,10 +221,14 @@ pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
     let k = match kernel {
         Some(n) => m.kernels.iter().find(|k| k.name == n).ok_or_else(|| {
             PtxError::Kernel(if m.kernels.is_empty() {
-                format!("no kernel '{n}': the file has no .entry")
+                format!(
+                    "no kernel '{}': the file has no .entry",
+                    crate::text::escape(n)
+                )
             } else {
                 format!(
-                    "no kernel '{n}' in the file; kernels: {}",
+                    "no kernel '{}' in the file; kernels: {}",
+                    crate::text::escape(n),
                     decode::kernel_names(&m)
                 )
             })
@@ -235,7 +239,7 @@ pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
             _ => {
                 return Err(PtxError::Kernel(format!(
                     "the file has {} kernels; choose one with --kernel: {}",
-                    m.kernels.len(),
+                    crate::text::group(m.kernels.len() as u64),
                     decode::kernel_names(&m)
                 )));
             }

@@ -281,7 +281,13 @@ fn tokenize(text: &str) -> Result<Vec<(usize, Tok)>, (usize, String)> {
             }
             _ => {
                 let ch = text[i..].chars().next().unwrap_or('?');
-                return Err((i, format!("unexpected character {ch:?}")));
+                return Err((
+                    i,
+                    format!(
+                        "unexpected character '{}'",
+                        crate::text::escape(&ch.to_string())
+                    ),
+                ));
             }
         };
         out.push((start, tok));

@@ -12,11 +12,11 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum SimError {
     /// An instruction name that is not one of [`super::instr::INSTRUCTION_NAMES`].
-    #[error("unknown instruction '{0}'; allowed: {names}", names = super::instr::INSTRUCTION_NAMES)]
+    #[error("unknown instruction '{}'; allowed: {names}", crate::text::value(.0), names = super::instr::INSTRUCTION_NAMES)]
     UnknownInstruction(String),
     /// An instruction name made of known parts put together wrongly: a qualifier given twice,
     /// two matrix counts (`ldmatrix.x2.x4`), a count missing.
-    #[error("bad instruction '{given}': {reason}; allowed: {names}", names = super::instr::INSTRUCTION_NAMES)]
+    #[error("bad instruction '{}': {reason}; allowed: {names}", crate::text::value(.given), names = super::instr::INSTRUCTION_NAMES)]
     BadInstruction {
         /// The name given.
         given: String,
@@ -25,7 +25,7 @@ pub enum SimError {
     },
     /// A name outside a closed set: an access pattern, an architecture, an mma shape or dtype, a
     /// warp split, a kernel style, a loop order.
-    #[error("unknown {what} '{given}'; allowed: {allowed}")]
+    #[error("unknown {what} '{}'; allowed: {allowed}", crate::text::value(.given))]
     Unknown {
         /// What kind of name it is, e.g. `"access"`, `"architecture"`.
         what: &'static str,
@@ -34,15 +34,13 @@ pub enum SimError {
         /// The accepted names.
         allowed: &'static str,
     },
-    /// A value whose spelling does not parse (a byte size such as `28 MB`).
-    #[error("bad {what} '{given}'; allowed: {allowed}")]
-    Malformed {
-        /// What kind of value it is, e.g. `"size"`.
-        what: &'static str,
+    /// A byte size that does not parse or is too large ([`crate::sim::size`]).
+    #[error("bad size '{}': {why}", crate::text::value(.given))]
+    Size {
         /// The string given.
         given: String,
-        /// The accepted forms.
-        allowed: &'static str,
+        /// Why it was refused.
+        why: crate::sim::size::SizeError,
     },
     /// A `cp.async` lane's global source address is not a multiple of the copy size (PTX ISA
     /// §9.7.9.25.3: the source must be aligned to cp-size).
@@ -107,7 +105,8 @@ pub enum SimError {
     /// A layout string that does not parse, or parses into something impossible (a part given
     /// twice, a swizzle CuTe rejects).
     #[error(
-        "bad layout '{spec}': {reason}; allowed: row | col | trans | pad:N | swizzle:B,M,S, each at most once, combined with '+', e.g. 'row+pad:8', 'col+swizzle:3,3,3'"
+        "bad layout '{}': {reason}; allowed: row | col | trans | pad:N | swizzle:B,M,S, each at most once, combined with '+', e.g. 'row+pad:8', 'col+swizzle:3,3,3'",
+        crate::text::value(.spec)
     )]
     BadLayout {
         /// The string given.
@@ -129,7 +128,8 @@ pub enum SimError {
     /// A layout whose byte footprint or some byte offset does not fit in 32 bits (a huge pad or
     /// tile): shared-memory addresses are 32-bit, so no such tile can exist.
     #[error(
-        "layout '{spec}' of a {rows}x{cols} tile of {elem_bytes}-byte elements spans 2^32 bytes or more, far beyond any shared memory (at most 227 KiB per block); use a smaller pad, swizzle or tile"
+        "layout '{}' of a {rows}x{cols} tile of {elem_bytes}-byte elements spans 2^32 bytes or more, far beyond any shared memory (at most 227 KiB per block); use a smaller pad, swizzle or tile",
+        crate::text::value(.spec)
     )]
     LayoutTooLarge {
         /// The layout string.
@@ -268,7 +268,8 @@ pub enum SimError {
     },
     /// An address expression ([`super::addr`]) that does not parse.
     #[error(
-        "bad address expression '{expr}' at byte {at}: {reason}; allowed: lane, numbers, + - * / % ^ & | << >> and parentheses, e.g. '(lane%8)*132+(lane/8)*4'"
+        "bad address expression '{}' at byte {at}: {reason}; allowed: lane, numbers, + - * / % ^ & | << >> and parentheses, e.g. '(lane%8)*132+(lane/8)*4'",
+        crate::text::value(.expr)
     )]
     AddrSyntax {
         /// The expression given.
@@ -281,7 +282,7 @@ pub enum SimError {
     /// An address expression whose value for one lane is not a 32-bit byte offset: an
     /// intermediate result below 0 or above 2^32 − 1, a division or remainder by zero, a shift
     /// by 32 or more.
-    #[error("address expression '{expr}' at lane {lane}: {reason}")]
+    #[error("address expression '{}' at lane {lane}: {reason}", crate::text::value(.expr))]
     AddrEval {
         /// The expression given.
         expr: String,
@@ -298,9 +299,5 @@ pub enum SimError {
 
 /// Divisors of `n`, comma separated: the warp counts that share `n` slabs evenly.
 fn divisors(n: u32) -> String {
-    (1..=n)
-        .filter(|d| n.is_multiple_of(*d))
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::text::list((1..=n).filter(|d| n.is_multiple_of(*d)))
 }

@@ -333,7 +333,9 @@ impl LayoutSpec {
                         "'{name}' needs a value: pad:N or swizzle:B,M,S"
                     )));
                 }
-                _ => return Err(bad(format!("unknown part '{tok}'"))),
+                _ => {
+                    return Err(bad(format!("unknown part '{}'", crate::text::value(tok))));
+                }
             }
         }
         Ok(l)

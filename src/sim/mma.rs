@@ -83,6 +83,17 @@ pub enum Operand {
     C,
 }
 
+/// `A`, `B` or `C`, as the PTX ISA names the operands.
+impl std::fmt::Display for Operand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operand::A => "A",
+            Operand::B => "B",
+            Operand::C => "C",
+        })
+    }
+}
+
 impl MmaShape {
     /// Every shape, in the order the CLI lists them.
     pub const ALL: [MmaShape; 3] = [MmaShape::M16N8K16, MmaShape::M16N8K8, MmaShape::M16N8K32];

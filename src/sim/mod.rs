@@ -19,6 +19,7 @@
 //!   and barrier counts per CTA of its persistent grid, and its predicted SASS counts;
 //! * [`traffic`]: global-memory bytes of the FlashAttention v1 and v2 loop orders;
 //! * [`occupancy`]: blocks per SM, active warps and the limiting resource;
+//! * [`size`]: the one spelling of a byte size (`32768`, `32K`, `32KiB`, `2M`);
 //! * [`tma`]: where a TMA box lands in shared memory under each swizzle mode (sm_90);
 //! * [`wgmma`]: warpgroup MMA matrix descriptors, canonical layouts, fragments and execution (sm_90a).
 
@@ -37,6 +38,7 @@ pub mod mma;
 pub mod occupancy;
 pub mod placement;
 pub mod program;
+pub mod size;
 pub mod smem;
 pub mod stats;
 pub mod tma;

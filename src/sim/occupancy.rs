@@ -278,37 +278,18 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     })
 }
 
-/// Parses a byte size: `28672`, `28K`, `28KB`, `28KiB`, `1.5K` (K = 1024 bytes, as CUDA counts
-/// shared memory), `0`.
+/// Parses a byte size of at most `u32::MAX` bytes: `28672`, `28K`, `28KB`, `28KiB`, `1.5K`
+/// (K = 1024 bytes, as CUDA counts shared memory), `0`; the forms of [`super::size`].
 ///
 /// # Errors
-/// [`SimError::Malformed`] quoting the string and the accepted forms.
+/// [`SimError::Size`] quoting the string and why (not a size, a fraction of a byte, too large).
 pub fn parse_bytes(s: &str) -> Result<u32, SimError> {
-    let bad = || SimError::Malformed {
-        what: "size",
-        given: s.to_string(),
-        allowed: "bytes (28672) or kilobytes of 1024 bytes (28K, 28KB, 28KiB)",
-    };
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let (num, mult) = if let Some(n) = lower
-        .strip_suffix("kib")
-        .or_else(|| lower.strip_suffix("kb"))
-        .or_else(|| lower.strip_suffix('k'))
-    {
-        (n.trim().to_string(), 1024.0)
-    } else {
-        (
-            lower.strip_suffix('b').unwrap_or(&lower).trim().to_string(),
-            1.0,
-        )
-    };
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    let bytes = v * mult;
-    if !(0.0..=u32::MAX as f64).contains(&bytes) || bytes.fract() != 0.0 {
-        return Err(bad());
-    }
-    Ok(bytes as u32)
+    super::size::parse_bytes(s, u32::MAX as u64)
+        .map(|b| b as u32)
+        .map_err(|why| SimError::Size {
+            given: s.to_string(),
+            why,
+        })
 }
 
 #[cfg(test)]
@@ -481,12 +462,24 @@ mod tests {
         assert_eq!(parse_bytes("28 KiB").unwrap(), 28672);
         assert_eq!(parse_bytes("1.5K").unwrap(), 1536);
         assert_eq!(parse_bytes("4096").unwrap(), 4096);
-        assert!(
-            parse_bytes("lots")
-                .unwrap_err()
-                .to_string()
-                .contains("'lots'")
+        assert_eq!(
+            parse_bytes("lots").unwrap_err().to_string(),
+            format!(
+                "bad size 'lots': not a size; allowed: {}",
+                crate::sim::size::FORMS
+            )
         );
         assert!(parse_bytes("0.3").is_err());
+        assert_eq!(
+            parse_bytes("4G").unwrap_err().to_string(),
+            format!(
+                "bad size '4G': not a size; allowed: {}",
+                crate::sim::size::FORMS
+            )
+        );
+        assert_eq!(
+            parse_bytes("4096M").unwrap_err().to_string(),
+            "bad size '4096M': too large: at most 4,294,967,295 bytes"
+        );
     }
 }

@@ -57,11 +57,11 @@ pub fn place_tiles<N: fmt::Display>(
         next = base + layout.size_bytes() as u64;
     }
     if next > limit as u64 {
-        let parts = tiles
-            .iter()
-            .map(|(name, l)| format!("{name} {}x{} = {} B", l.rows, l.cols, l.size_bytes()))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let parts = crate::text::list(
+            tiles
+                .iter()
+                .map(|(name, l)| format!("{name} {}x{} = {} B", l.rows, l.cols, l.size_bytes())),
+        );
         return Err(SimError::SharedMemory {
             needed: next.into(),
             lower_bound: false,

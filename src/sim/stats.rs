@@ -33,7 +33,66 @@ impl From<RequestCost> for AccessStats {
     }
 }
 
+/// How many "ways" a conflict has, said the one way tilelab, Nsight Compute and the FA v1→v2
+/// article mean it: an **N-way bank conflict is a request that takes N wavefronts**
+/// (ncu's `L1 Conflicts Shared N-Way`; the article's "6.3-way on average" is its 1,845,667,948
+/// wavefronts over 293,601,280 requests), followed by which numbers those are: the wavefronts per
+/// request and the ideal per request (1 for a 4-byte load; 4 for a 16-byte load, served a
+/// quarter-warp at a time, and for `ldmatrix.x4`, one per matrix), and where the ideal is more
+/// than 1, the wavefronts per ideal one (the ways of each quarter-warp or matrix, as the lessons
+/// count them). `None` when there is no conflict or no request.
+///
+/// ```
+/// use tilelab::sim::stats::ways;
+/// assert_eq!(ways(32, 1, 1).unwrap(), "32-way bank conflict (32 wavefronts per request for 1 ideal)");
+/// // Triton's line 402: 16 executions of a 16-byte load, as ncu counts them ("32-way").
+/// assert_eq!(
+///     ways(512, 64, 16).unwrap(),
+///     "32-way bank conflict (32 wavefronts per request for 4 ideal, 8 per ideal one)"
+/// );
+/// assert_eq!(
+///     ways(1_845_667_948, 293_601_280, 293_601_280).unwrap(),
+///     "6.3-way bank conflicts on average (6.3 wavefronts per request for 1 ideal)"
+/// );
+/// assert_eq!(ways(4, 4, 1), None);
+/// ```
+pub fn ways(wavefronts: u64, ideal: u64, requests: u64) -> Option<String> {
+    if requests == 0 || ideal == 0 || wavefronts <= ideal {
+        return None;
+    }
+    // n / d as a whole number when it is one, else to one decimal.
+    let ratio = |n: u64, d: u64| {
+        if n.is_multiple_of(d) {
+            (n / d).to_string()
+        } else {
+            format!("{:.1}", n as f64 / d as f64)
+        }
+    };
+    let w = ratio(wavefronts, requests);
+    let each = if ideal == requests {
+        String::new()
+    } else {
+        format!(", {} per ideal one", ratio(wavefronts, ideal))
+    };
+    let exact = wavefronts.is_multiple_of(requests) && ideal.is_multiple_of(requests);
+    let (what, average) = if exact {
+        ("bank conflict", "")
+    } else {
+        ("bank conflicts", " on average")
+    };
+    Some(format!(
+        "{w}-way {what}{average} ({w} wavefronts per request for {} ideal{each})",
+        ratio(ideal, requests)
+    ))
+}
+
 impl AccessStats {
+    /// [`ways`] of these totals: "16-way bank conflict (16 wavefronts per request for 1
+    /// ideal)"; `None` without conflicts.
+    pub fn ways(&self) -> Option<String> {
+        ways(self.wavefronts, self.ideal, self.requests)
+    }
+
     /// Conflicts as a fraction of wavefronts (the FA v1→v2 article's "63.64% of wavefronts"); 0 when empty.
     pub fn conflict_rate(&self) -> f64 {
         if self.wavefronts == 0 {
@@ -43,7 +102,8 @@ impl AccessStats {
         }
     }
 
-    /// Mean wavefronts per request (the "n-way" of FA v1→v2 article); 0 when empty.
+    /// Mean wavefronts per request (the "N-way" of the FA v1→v2 article and of Nsight Compute,
+    /// see [`ways`]); 0 when empty.
     pub fn wavefronts_per_request(&self) -> f64 {
         if self.requests == 0 {
             0.0

@@ -176,8 +176,9 @@ pub struct App {
     pub scroll: [u16; 5],
     /// Set by [`Msg::Quit`].
     pub should_quit: bool,
-    /// Draw in colour; `false` (`--color never`, or `NO_COLOR`) draws every cell in the
-    /// terminal's default colours, with reverse video where a colour marked a background.
+    /// Draw in colour; `false` (`--color never`, or `NO_COLOR` / `CLICOLOR=0`: the CLI's one
+    /// colour decision) draws every cell in the terminal's default colours, with reverse video
+    /// where a colour marked a background.
     pub color: bool,
     /// Indices into `Lesson::steps` of the current variant's steps.
     pub order: Vec<usize>,

@@ -96,7 +96,10 @@ impl PtxState {
             .block
             .iter()
             .try_fold(1u32, |a, &b| a.checked_mul(b))
-            .ok_or_else(|| format!("block {:?}: more than 2^32 threads", launch.block))?;
+            .ok_or_else(|| {
+                let [x, y, z] = launch.block;
+                format!("block ({x},{y},{z}): more than 2^32 threads")
+            })?;
         let warps = threads.div_ceil(32);
         if warp >= warps {
             return Err(format!(

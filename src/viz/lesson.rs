@@ -137,7 +137,7 @@ pub fn step_svg(lesson: &Lesson, run: &StepRun) -> String {
             .into_iter()
             .map(|op| {
                 let (r, c) = shape.dims(op);
-                (Holder::Operand(op), format!("{op:?}"), r, c)
+                (Holder::Operand(op), op.to_string(), r, c)
             })
             .collect(),
         StepOp::Shared {

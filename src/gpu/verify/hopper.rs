@@ -67,7 +67,8 @@ pub(super) fn measure(
     let written = serde_json::to_string(recs)
         .map_err(anyhow::Error::from)
         .and_then(|s| {
-            std::fs::write(&tmp, s).with_context(|| format!("cannot write '{}'", tmp.display()))
+            std::fs::write(&tmp, s)
+                .with_context(|| format!("cannot write '{}'", crate::text::path(&tmp)))
         });
     if let Err(e) = written {
         return Err(fail("-".into(), format!("{e:#}")));
@@ -94,7 +95,7 @@ pub(super) fn measure(
         Err(e) => {
             return Err(fail(
                 "-".into(),
-                format!("cannot run {}: {e}", ncu_path.display()),
+                format!("cannot run {}: {e}", crate::text::path(&ncu_path)),
             ));
         }
     };
@@ -120,7 +121,8 @@ pub(super) fn save(
     let Some(dir) = &plan.save_hopper else {
         return Ok(());
     };
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create '{}'", crate::text::path(dir)))?;
     let p = dir.join(file);
     let doc = serde_json::json!({
         "provenance": {
@@ -134,10 +136,10 @@ pub(super) fn save(
         "measured": value,
     });
     std::fs::write(&p, serde_json::to_string(&doc)? + "\n")
-        .with_context(|| format!("cannot write '{}'", p.display()))?;
+        .with_context(|| format!("cannot write '{}'", crate::text::path(&p)))?;
     ctx.progress.note(&format!(
         "{file}: measured values written to {}",
-        p.display()
+        crate::text::path(&p)
     ));
     Ok(())
 }

@@ -86,7 +86,7 @@ impl PtxRun {
 
     fn source(&self) -> anyhow::Result<String> {
         crate::textfile::read_text(&self.file, crate::textfile::MAX_PTX_BYTES, "PTX module")
-            .with_context(|| format!("cannot read '{}'", self.file.display()))
+            .with_context(|| format!("cannot read '{}'", crate::text::path(&self.file)))
     }
 
     /// The arguments of the child process ncu runs (`tilelab verify --ptx FILE … --probe-ptx`).
@@ -131,7 +131,7 @@ impl PtxRun {
                 self.grid[2]
             );
         }
-        let file = self.file.display();
+        let file = crate::text::path(&self.file);
         let prog = ptx::report::load(&src, self.kernel.as_deref())
             .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         let mut totals = SimTotals::default();
@@ -297,14 +297,14 @@ fn gpu_params(
 pub fn probe(gpu: &Gpu, run: &PtxRun, line_info: bool) -> anyhow::Result<String> {
     let src = run.source()?;
     let prog = ptx::report::load(&src, run.kernel.as_deref())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", run.file.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&run.file)))?;
     let text = if line_info {
         let abs = std::fs::canonicalize(&run.file).unwrap_or_else(|_| run.file.clone());
         source_view::with_own_line_info(&src, &abs.to_string_lossy())
     } else {
         src
     };
-    let name = run.file.display().to_string();
+    let name = crate::text::path(&run.file);
     let cubin = gpu.jit_ptx(&name, &text, line_info)?;
     let module = gpu.load_cubin(&name, cubin)?;
     let k = PtxKernel::load(&module, &prog.name)?;
@@ -367,7 +367,8 @@ pub fn measure(ctx: &mut Context<'_>, run: &PtxRun, kernel: &str) -> anyhow::Res
         &run.child_args(false),
     );
     ctx.progress.finish();
-    let (table, o) = counted.with_context(|| format!("cannot run {}", ncu_path.display()))?;
+    let (table, o) =
+        counted.with_context(|| format!("cannot run {}", crate::text::path(&ncu_path)))?;
     if table.len() != 1 {
         bail!(
             "ncu measured {} launches of {kernel}, expected 1: {}",
@@ -381,7 +382,7 @@ pub fn measure(ctx: &mut Context<'_>, run: &PtxRun, kernel: &str) -> anyhow::Res
     let paged = ncu::profile_source(&ncu_path, &regex, &ctx.exe, &run.child_args(true), &report);
     ctx.progress.finish();
     let lines = match paged {
-        Err(e) => Err(format!("cannot run {}: {e}", ncu_path.display())),
+        Err(e) => Err(format!("cannot run {}: {e}", crate::text::path(&ncu_path))),
         Ok((page, o)) if page.is_empty() => Err(ncu::why_no_rows(&o)),
         Ok((page, _)) => match source_view::parse_source_page(&page) {
             Err(e) => Err(e.to_string()),

@@ -58,7 +58,7 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
     };
     let tmp = std::env::temp_dir().join(format!("tilelab-probe-{}.json", std::process::id()));
     std::fs::write(&tmp, serde_json::to_string(recs)?)
-        .with_context(|| format!("cannot write '{}'", tmp.display()))?;
+        .with_context(|| format!("cannot write '{}'", crate::text::path(&tmp)))?;
     ctx.progress.start(&format!(
         "measuring {} warp requests with Nsight Compute (one launch each)",
         recs.len()
@@ -91,7 +91,7 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
         Err(e) => {
             return failed(
                 "-".into(),
-                format!("cannot run {}: {e}", ncu_path.display()),
+                format!("cannot run {}: {e}", crate::text::path(&ncu_path)),
             );
         }
     };
@@ -105,22 +105,22 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
     let (checks, mismatches) = compare_records(recs, &measured)?;
     if !mismatches.is_empty() {
         std::fs::write(&plan.mismatches, serde_json::to_string_pretty(&mismatches)?)
-            .with_context(|| format!("cannot write '{}'", plan.mismatches.display()))?;
+            .with_context(|| format!("cannot write '{}'", crate::text::path(&plan.mismatches)))?;
         ctx.progress.note(&format!(
             "{} records disagree; written to {} (replay format)",
             mismatches.len(),
-            plan.mismatches.display()
+            crate::text::path(&plan.mismatches)
         ));
     }
     if let Some(p) = &plan.save_measured {
         std::fs::write(p, serde_json::to_string(&measured)?)
-            .with_context(|| format!("cannot write '{}'", p.display()))?;
+            .with_context(|| format!("cannot write '{}'", crate::text::path(p)))?;
         provenance::write_for(p, &provenance_of(ctx, plan, &ncu_path, measured.len()))?;
         ctx.progress.note(&format!(
             "{} measured records written to {} (provenance: {})",
             measured.len(),
-            p.display(),
-            provenance::sidecar_path(p).display()
+            crate::text::path(p),
+            crate::text::path(&provenance::sidecar_path(p))
         ));
     }
     Ok(checks)

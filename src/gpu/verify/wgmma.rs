@@ -136,7 +136,12 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
                 if got.len() == 1 && got.contains(want) {
                     ok += 1;
                 } else if first_bad.is_empty() {
-                    first_bad = format!("{k}: {got:?}, the simulator says {want}");
+                    let got = if got.is_empty() {
+                        "no HGMMA".to_string()
+                    } else {
+                        crate::text::list(&got)
+                    };
+                    first_bad = format!("{k}: {got}, the simulator says {want}");
                 }
             }
             rows.push(Check::new(

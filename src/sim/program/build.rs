@@ -60,11 +60,11 @@ pub(super) fn place_program_tiles(
     let tile_bytes = |r: u32, c: u32| u128::from(r) * u128::from(c) * u128::from(ELEM_BYTES);
     let raw: u128 = shapes.iter().map(|&(_, r, c)| tile_bytes(r, c)).sum();
     if raw > u128::from(limit) {
-        let parts = shapes
-            .iter()
-            .map(|&(id, r, c)| format!("{id} {r}x{c} = {} B", tile_bytes(r, c)))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let parts = crate::text::list(
+            shapes
+                .iter()
+                .map(|&(id, r, c)| format!("{id} {r}x{c} = {} B", tile_bytes(r, c))),
+        );
         return Err(SimError::SharedMemory {
             needed: raw,
             lower_bound: true,

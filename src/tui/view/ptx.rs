@@ -320,7 +320,7 @@ fn mma_lines(lines: &mut Vec<Line<'static>>, r: &Recorded, shape: mma::MmaShape,
             let els: Vec<String> = (0..shape.elems_per_reg(op))
                 .map(|h| {
                     let (row, col) = mma::fragment(shape, op, lane, reg, h);
-                    format!("{op:?}({row},{col})")
+                    format!("{op}({row},{col})")
                 })
                 .collect();
             lines.push(Line::from(vec![

@@ -87,7 +87,7 @@ pub fn register_lines(app: &App) -> Vec<Line<'static>> {
         let outs: Vec<String> = (0..f.regs.len()).map(|j| format!("{op}{j}")).collect();
         lines.push(Line::styled(
             format!(
-                "{} {} {} mma {:?} fragment{}",
+                "{} {} {} mma {} fragment{}",
                 regs.join(","),
                 if ok { "=" } else { "≠" },
                 outs.join(","),
