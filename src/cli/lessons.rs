@@ -640,7 +640,7 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
         Some(p) => {
             let text = tilelab::textfile::read_text(
                 p,
-                tilelab::records::MAX_RECORD_BYTES as u64,
+                tilelab::textfile::MAX_HW_RECORDS_BYTES,
                 "hardware record file",
             )
             .with_context(|| format!("cannot read hardware records '{}'", p.display()))?;
@@ -742,8 +742,9 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
     })?;
     let v = exercise::check_answer(l, si, &a.answer)?;
     let path = progress::default_path()?;
-    let mut p = progress::Progress::load(&path)?;
-    p.record(&l.name, si, &v);
+    // Saved (under the progress file's lock, merged with every other answer) before anything
+    // is printed: what the output reports is on disk.
+    let p = progress::record_answer(&path, &l.name, si, &v)?;
     if json {
         out::emit_json(&AnswerJson {
             lesson: &l.name,
@@ -771,7 +772,6 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
         );
         out::emit(&o)?;
     }
-    p.save(&path)?;
     Ok(if v.correct {
         ExitCode::SUCCESS
     } else {

@@ -196,11 +196,14 @@ pub struct App {
     /// The simulator's verdict on the last answer to the current step's question, or a
     /// one-line reason the answer could not be checked (`Err`).
     pub verdict: Option<Result<Verdict, String>>,
-    /// The learner's progress: loaded by `tilelab tui`, updated here, written by the run loop
-    /// when [`Self::progress_dirty`] is set (this module does no I/O).
+    /// The learner's progress: loaded by `tilelab tui`, updated here in memory; the run loop
+    /// saves each of [`Self::pending_answers`] and puts the file's merged progress back here
+    /// (this module does no I/O).
     pub progress: Progress,
-    /// Set when an answer changed [`Self::progress`] since it was last written.
-    pub progress_dirty: bool,
+    /// Answers given (lesson name, step index, verdict) that the run loop has not yet saved
+    /// ([`crate::lessons::progress::record_answer`]: one locked read-modify-write each, so a
+    /// `lessons answer` run meanwhile is not overwritten).
+    pub pending_answers: Vec<(String, usize, Verdict)>,
 }
 
 impl App {
@@ -239,7 +242,7 @@ impl App {
             input: None,
             verdict: None,
             progress: Progress::default(),
-            progress_dirty: false,
+            pending_answers: Vec::new(),
         };
         if let Some(i) = start {
             app.open(i);
@@ -278,7 +281,7 @@ impl App {
             input: None,
             verdict: None,
             progress: Progress::default(),
-            progress_dirty: false,
+            pending_answers: Vec::new(),
         }
     }
 
@@ -528,7 +531,7 @@ fn input_update(app: &mut App, msg: Msg) {
             app.verdict = Some(match check_answer(l, si, &answer) {
                 Ok(v) => {
                     app.progress.record(&l.name, si, &v);
-                    app.progress_dirty = true;
+                    app.pending_answers.push((l.name.clone(), si, v.clone()));
                     Ok(v)
                 }
                 Err(e) => Err(e.to_string()),
