@@ -96,6 +96,8 @@ pub enum Msg {
     ToggleGlossary,
     /// Start typing an answer to the current step's question.
     StartAnswer,
+    /// Show the numbers of the current step although its question is not answered yet.
+    Reveal,
     /// A character typed into the answer.
     InputChar(char),
     /// Delete the last character of the answer.
@@ -204,6 +206,9 @@ pub struct App {
     /// ([`crate::lessons::progress::record_answer`]: one locked read-modify-write each, so a
     /// `lessons answer` run meanwhile is not overwritten).
     pub pending_answers: Vec<(String, usize, Verdict)>,
+    /// Steps (lesson name, step index) whose numbers the learner asked to see with `r` before
+    /// answering their question.
+    pub revealed: std::collections::BTreeSet<(String, usize)>,
 }
 
 impl App {
@@ -243,6 +248,7 @@ impl App {
             verdict: None,
             progress: Progress::default(),
             pending_answers: Vec::new(),
+            revealed: Default::default(),
         };
         if let Some(i) = start {
             app.open(i);
@@ -282,6 +288,7 @@ impl App {
             verdict: None,
             progress: Progress::default(),
             pending_answers: Vec::new(),
+            revealed: Default::default(),
         }
     }
 
@@ -330,6 +337,20 @@ impl App {
             .get(self.pos)
             .and_then(|&si| self.progress.get(&self.current().name, si))
             .is_some_and(|r| r.correct)
+    }
+
+    /// Whether the current step's numbers are hidden: it asks a question that has not been
+    /// answered (right or wrong: a wrong answer's explanation gives the model's numbers) and
+    /// the learner did not press `r`. The banks pane's title and grid, the lanes' wavefronts,
+    /// the counters and (for a which-lane question) the registers then show `?` instead.
+    pub fn answer_hidden(&self) -> bool {
+        let Some(&si) = self.order.get(self.pos) else {
+            return false;
+        };
+        let name = &self.current().name;
+        self.exercise().is_some()
+            && self.progress.get(name, si).is_none()
+            && !self.revealed.contains(&(name.clone(), si))
     }
 
     /// Whether the current step is the lesson's last.
@@ -550,6 +571,12 @@ fn lesson_update(app: &mut App, msg: Msg) {
         app.verdict = None;
     }
     match msg {
+        Msg::Reveal => {
+            if app.exercise().is_some() {
+                let key = (app.current().name.clone(), app.order[app.pos]);
+                app.revealed.insert(key);
+            }
+        }
         Msg::StartAnswer => {
             if app.exercise().is_some() {
                 app.input = Some(String::new());
