@@ -8,8 +8,11 @@ For each lesson given (default: every lesson `tilelab lessons --json` lists):
      warning (console errors, script exceptions, failed loads) and the page must have loaded
      no resource (Performance API: 0 entries);
   3. for every layout (chosen in the page's select) and every step (reached by clicking the
-     page's "next" button): the shown wavefronts, ideal and bank conflicts equal
-     `show --json`'s steps[i].results[LAYOUT] ("-" for steps without a shared access), exactly
+     page's "next" button): a step that asks a question first shows "?" for its numbers and
+     no picture (the answer stays hidden), until its "Show the answer" is opened (clicked
+     here; it stays open for the other layouts); then the shown wavefronts, ideal and bank
+     conflicts equal `show --json --answers`'s steps[i].results[LAYOUT] ("-" for steps without
+     a shared access), exactly
      one picture is visible and it is a different one at every step (a hash of its SVG), and a
      screenshot of the window is taken: a PNG, different from the previous step's;
   4. "back" returns to the previous step, then the → key goes forward and ← back (a different
@@ -176,6 +179,7 @@ return {
   fig: figs.length ? figs[0].dataset.step + '/' + figs[0].dataset.layout : '',
   svg: figs.length ? hash(figs[0].innerHTML) : '',
   layout_menu: document.getElementById('layout').value,
+  hidden_pic: !document.getElementById('hidden-pic').hidden,
   caption: figs.length && figs[0].querySelectorAll('svg text').length > 1 ?
     figs[0].querySelectorAll('svg text')[1].textContent : ''
 };
@@ -195,13 +199,14 @@ def png_size(png):
 def check_lesson(d, tl, lesson, outdir, shots, dump):
     subprocess.run(tl + ["export", lesson, "--html", outdir], check=True,
                    stdout=subprocess.DEVNULL)
-    show = json.loads(subprocess.run(tl + ["show", lesson, "--json"], check=True,
+    show = json.loads(subprocess.run(tl + ["show", lesson, "--json", "--answers"], check=True,
                                      capture_output=True, text=True).stdout)
     page = os.path.join(outdir, f"{lesson}.html")
     d.s("POST", "/url", {"url": "file://" + os.path.abspath(page)})
     problems = []
     steps = show["steps"]
     layouts = show["layouts"]
+    revealed = set()
     for li, layout in enumerate(layouts):
         d.js("var s = document.getElementById('layout'); s.value = arguments[0];"
              "s.dispatchEvent(new Event('change'));", str(li))
@@ -211,18 +216,36 @@ def check_lesson(d, tl, lesson, outdir, shots, dump):
         seen = set()
         last_png = None
         for i, st in enumerate(steps):
+            where = f"{lesson} step {i + 1} under '{layout}'"
+            hidden = None
+            if st.get("exercise") and i not in revealed:
+                # The question's answer is hidden: numbers "?" (or "-": no shared access), no
+                # picture, the placeholder instead; then the reader opens "Show the answer".
+                hidden = d.js(SHOWN)
+                blank = "?" if st["results"].get(layout) else "-"
+                if (hidden["wf"], hidden["ideal"], hidden["cf"]) != (blank, blank, blank) or \
+                        hidden["run_wf"] != "?" or hidden["visible"] != 0 or not hidden["hidden_pic"]:
+                    problems.append(f"{where}: the answer shows before it is asked for: "
+                                    f"{hidden['wf']}/{hidden['ideal']}/{hidden['cf']}, running "
+                                    f"{hidden['run_wf']}, {hidden['visible']} pictures")
+                d.click(f'[data-note="{i}"] details[data-reveal] summary')
+                revealed.add(i)
+                # The details' toggle event comes as a task after the click: wait for it.
+                for _ in range(100):
+                    if not d.js(SHOWN)["hidden_pic"]:
+                        break
+                    time.sleep(0.02)
             got = d.js(SHOWN)
             # A screenshot at every step: a PNG of the window, different from the step before.
             png = d.screenshot()
             size = png_size(png)
-            where = f"{lesson} step {i + 1} under '{layout}'"
             if not size or size[0] < 800 or size[1] < 600:
                 problems.append(f"{where}: the screenshot is no PNG of the window ({size})")
             if png == last_png:
                 problems.append(f"{where}: the screenshot equals the previous step's")
             last_png = png
             got["screenshot"] = {"bytes": len(png), "size": list(size or ())}
-            dump.append(dict(got, lesson=lesson, layout=layout, step=i + 1))
+            dump.append(dict(got, lesson=lesson, layout=layout, step=i + 1, hidden_before=hidden))
             r = st["results"].get(layout)
             want = (str(r["wavefronts"]), str(r["ideal"]), str(r["conflicts"])) if r else ("-", "-", "-")
             shown = (got["wf"], got["ideal"], got["cf"])

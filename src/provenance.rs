@@ -76,8 +76,12 @@ pub fn load_for(data: &Path) -> anyhow::Result<Option<Provenance>> {
     if !p.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&p)
-        .with_context(|| format!("cannot read '{}'", crate::text::path(&p)))?;
+    let text = crate::textfile::read_text(
+        &p,
+        crate::textfile::MAX_PROVENANCE_BYTES,
+        "provenance sidecar",
+    )
+    .with_context(|| format!("cannot read '{}'", crate::text::path(&p)))?;
     let v = serde_json::from_str(&text).with_context(|| {
         format!(
             "'{}' is not a provenance sidecar {{records, card, driver, cuda, tools, date, command, generator, commit, reconstructed?}}",

@@ -488,8 +488,10 @@ const FORMAT: &str = "a JSON array of records {name, instruction, lane_byte_offs
 /// Reads records one at a time from `path` and hands each to `f`, in file order, holding one
 /// record in memory at a time; returns how many there were. The file is either a JSON array of
 /// records or an object with a `"records"` array (its other fields, such as `"provenance"`,
-/// must be valid JSON and are skipped). Any readable path works, a pipe or a device too: input
-/// that does not complete a record within [`MAX_RECORD_BYTES`] is an error.
+/// must be valid JSON and are skipped). The path must be a regular file of at most
+/// [`crate::textfile::MAX_REPLAY_BYTES`] ([`crate::textfile::open_regular`]: a FIFO or a device is
+/// an error at once); a record that does not complete within [`MAX_RECORD_BYTES`] is an error.
+/// ([`stream_from`] takes any reader, a pipe too.)
 ///
 /// Each record is read straight from the bytes read and handed on borrowed: a record written
 /// the usual way (plain strings and integers, 32 lanes) by a scan that allocates nothing
@@ -504,17 +506,21 @@ pub fn stream(
     path: &std::path::Path,
     f: impl FnMut(RecordRef<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read replay file '{}'", crate::text::path(path)))?;
-    // A directory opens on Unix and fails only at the first read, which would be reported as
-    // a malformed record file.
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        anyhow::bail!(
+    use crate::textfile::{Limited, MAX_REPLAY_BYTES, TextError, open_regular};
+    const WHAT: &str = "replay file";
+    let file = match open_regular(path, MAX_REPLAY_BYTES, WHAT) {
+        Ok(f) => f,
+        // A directory would otherwise be reported as a malformed record file.
+        Err(TextError::Io(e)) if e.kind() == std::io::ErrorKind::IsADirectory => anyhow::bail!(
             "cannot read replay file '{}': it is a directory; give a JSON file of records such as tests/data/h200_wavefronts.json",
             crate::text::path(path)
-        );
-    }
-    stream_from(file, f).map_err(|e| match e {
+        ),
+        Err(e) => {
+            return Err(anyhow::Error::new(e))
+                .with_context(|| format!("cannot read replay file '{}'", crate::text::path(path)));
+        }
+    };
+    stream_from(Limited::new(file, MAX_REPLAY_BYTES, WHAT), f).map_err(|e| match e {
         StreamError::Callback(e) => e,
         StreamError::Format(e) => {
             e.context(format!("'{}' is not {FORMAT}", crate::text::path(path)))

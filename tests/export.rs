@@ -72,9 +72,10 @@ fn the_page_is_self_contained_and_holds_every_step() {
     assert_eq!(files, want);
     for lesson in names.iter().map(String::as_str) {
         let page = std::fs::read_to_string(dir.join(format!("{lesson}.html"))).unwrap();
-        let show: serde_json::Value =
-            serde_json::from_slice(&tilelab(&["lessons", "show", lesson, "--json"]).stdout)
-                .unwrap();
+        let show: serde_json::Value = serde_json::from_slice(
+            &tilelab(&["lessons", "show", lesson, "--json", "--answers"]).stdout,
+        )
+        .unwrap();
         let steps = show["steps"].as_array().unwrap();
         let layouts = show["layouts"].as_array().unwrap();
         // Self-contained: nothing fetched, nothing linked. The only URL is the SVG namespace
@@ -122,6 +123,8 @@ fn the_page_is_self_contained_and_holds_every_step() {
         let dsteps = data["steps"].as_array().unwrap();
         assert_eq!(dsteps.len(), steps.len());
         for (s, d) in steps.iter().zip(dsteps) {
+            // A question's step is marked, so the script hides its numbers until asked.
+            assert_eq!(d["asks"], s["exercise"].is_object(), "{lesson}: {d}");
             for (li, l) in layouts.iter().enumerate() {
                 let want = &s["results"][l.as_str().unwrap()];
                 let got = &d["results"][li];
@@ -138,6 +141,12 @@ fn the_page_is_self_contained_and_holds_every_step() {
         // `code` and **bold** become tags, so compare the text between them).
         let asked = steps.iter().filter(|s| s["exercise"].is_object()).count();
         assert!(asked >= 1, "{lesson} asks nothing");
+        // Each question's answer (and the step's numbers and picture) behind its own reveal.
+        assert_eq!(
+            page.matches("<details data-reveal=").count(),
+            asked,
+            "{lesson}"
+        );
         assert_eq!(
             page.matches("<strong>Exercise:</strong>").count(),
             asked,
@@ -538,6 +547,20 @@ fn browser_pages_show_the_tuis_numbers() {
                 assert!(shot["bytes"].as_u64().unwrap() > 10_000, "{key:?}: {shot}");
                 assert!(shot["size"][0].as_u64().unwrap() >= 800, "{key:?}: {shot}");
                 assert_eq!(v["resources"], 0, "{key:?}: nothing loaded from elsewhere");
+                if st.exercise.is_some() {
+                    // Before its answer was opened the page hid the step's numbers and picture
+                    // (checked at the first layout; it stays open after), and so does the TUI
+                    // until `r`.
+                    if li == 0 {
+                        let h = &v["hidden_before"];
+                        assert_eq!(h["visible"], 0, "{key:?}: {h}");
+                        assert_eq!(h["run_wf"], "?", "{key:?}: {h}");
+                        assert!(h["wf"] == "?" || h["wf"] == "-", "{key:?}: {h}");
+                    }
+                    assert!(app.answer_hidden(), "{key:?}");
+                    update(&mut app, Msg::Reveal);
+                    assert!(!app.answer_hidden(), "{key:?}");
+                }
                 let tui = tui_counters(&app);
                 let page = page_counters(v);
                 assert_eq!(

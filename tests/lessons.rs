@@ -477,3 +477,52 @@ line = { line = 402, executions = 16, wavefronts = 512, conflicts = 448, source_
         "{e}"
     );
 }
+
+/// Issue #26: `lessons show` printed each question's answer beside it (the step's wf/cf), and
+/// `--step N` its lanes. Now a step that asks a question shows `?`, no lanes and no `results`
+/// in `--json` unless `--answers`; `--answers` shows the simulator's numbers (warps-and-banks
+/// step 3, a column read under `row`: 32 wavefronts, 31 conflicts, H200 record b32.stride32w).
+#[test]
+fn show_hides_the_answers_unless_asked() {
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let row = |out: &str| {
+        out.lines()
+            .find(|l| l.starts_with(" 3  ld.shared.b32"))
+            .unwrap()
+            .to_string()
+    };
+    let hidden = run(&["lessons", "show", "warps-and-banks"]);
+    let r = row(&hidden);
+    assert!(!r.contains("32/31") && r.matches('?').count() == 2, "{r}");
+    let shown = run(&["lessons", "show", "warps-and-banks", "--answers"]);
+    assert!(row(&shown).contains("32/31"), "{}", row(&shown));
+    let lanes = run(&["lessons", "show", "warps-and-banks", "--step", "3"]);
+    assert!(
+        lanes.contains("step 3 asks a question: its lanes are left out"),
+        "{lanes}"
+    );
+    assert!(!lanes.contains("lane  1"), "{lanes}");
+    let j: serde_json::Value =
+        serde_json::from_str(&run(&["lessons", "show", "warps-and-banks", "--json"])).unwrap();
+    assert_eq!(j["steps"][2]["answers_hidden"], true);
+    assert_eq!(j["steps"][2]["results"], serde_json::json!({}));
+    let j: serde_json::Value = serde_json::from_str(&run(&[
+        "lessons",
+        "show",
+        "warps-and-banks",
+        "--json",
+        "--answers",
+    ]))
+    .unwrap();
+    assert!(j["steps"][2].get("answers_hidden").is_none());
+    assert_eq!(j["steps"][2]["results"]["row"]["wavefronts"], 32);
+    assert_eq!(j["steps"][2]["results"]["row"]["conflicts"], 31);
+}

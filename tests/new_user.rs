@@ -26,8 +26,9 @@ fn error(args: &[&str]) -> String {
     e
 }
 
-/// `tilelab ptx /dev/zero` read until the OOM killer ended it (exit 137, 24 GB machine); now
-/// at most 64 MiB are read and the error says why. The same path through `tui --ptx`.
+/// `tilelab ptx /dev/zero` read until the OOM killer ended it (exit 137, 24 GB machine); then
+/// at most 64 MiB were read; now (issue #26) a device is refused before any byte is read, and
+/// a regular file over the limit is refused by its size. The same path through `tui --ptx`.
 #[test]
 fn an_endless_file_is_refused_not_read_until_memory_runs_out() {
     if !std::path::Path::new("/dev/zero").exists() {
@@ -35,15 +36,109 @@ fn an_endless_file_is_refused_not_read_until_memory_runs_out() {
     }
     let start = Instant::now();
     let e = error(&["ptx", "/dev/zero", "--grid", "1", "--block", "32"]);
-    assert!(
-        e.contains("/dev/zero") && e.contains("more than 67108864 bytes"),
-        "{e}"
+    assert_eq!(
+        e,
+        "tilelab: error: cannot read PTX file '/dev/zero': not a regular file (it is a character device); a PTX module must be a regular file\n"
     );
-    assert!(e.contains("PTX module"), "{e}");
     let e = error(&["tui", "--ptx", "/dev/zero", "--grid", "1", "--block", "32"]);
+    assert!(e.contains("it is a character device"), "{e}");
+    // A sparse regular file one byte over 64 MiB: refused by its size, nothing read.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.ptx");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    let e = error(&["ptx", big.to_str().unwrap(), "--grid", "1", "--block", "32"]);
     assert!(e.contains("more than 67108864 bytes"), "{e}");
-    // Reading 64 MiB of zeros is quick; the old read never ended.
+    assert!(e.contains("PTX module"), "{e}");
     assert!(start.elapsed() < Duration::from_secs(60));
+}
+
+/// Runs tilelab with `XDG_DATA_HOME=data`, killing it after 20 s (a FIFO open that blocks would
+/// otherwise hang the test too): (exit code, stderr). `None` as the code: it had to be killed.
+fn run_bounded(args: &[&str], data: &std::path::Path) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", data)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut e = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut e).unwrap();
+            return (st.code(), e);
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return (None, String::new());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue #26: a FIFO as `progress.json` hung `lessons answer`; `/dev/zero` or `/dev/urandom`
+/// behind a symlink grew it to 2 GB. Every file tilelab reads is now a regular file: a FIFO (no
+/// writer), a symlink to a device, each in the place of every kind of input, is a one-line
+/// error at once (exit 2) that names the file and says what it is.
+#[cfg(unix)]
+#[test]
+fn every_input_must_be_a_regular_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let urandom = d.join("urandom");
+    std::os::unix::fs::symlink("/dev/urandom", &urandom).unwrap();
+    let data = d.join("data");
+    std::fs::create_dir_all(data.join("tilelab")).unwrap();
+    let progress = data.join("tilelab").join("progress.json");
+    let lessons = d.join("lessons");
+    std::fs::create_dir_all(&lessons).unwrap();
+    for (bad, kind) in [(&fifo, "FIFO (named pipe)"), (&urandom, "character device")] {
+        let f = bad.to_str().unwrap();
+        let _ = std::fs::remove_file(&progress);
+        std::os::unix::fs::symlink(bad, &progress).unwrap();
+        let _ = std::fs::remove_file(lessons.join("a.toml"));
+        std::os::unix::fs::symlink(bad, lessons.join("a.toml")).unwrap();
+        let l = lessons.to_str().unwrap();
+        for (args, what) in [
+            (vec!["ptx", f, "--grid", "1", "--block", "32"], "PTX module"),
+            (
+                vec!["tui", "--ptx", f, "--grid", "1", "--block", "32"],
+                "PTX module",
+            ),
+            (vec!["sim", "replay", f], "replay file"),
+            (
+                vec!["lessons", "check", "banks", "--hw", f],
+                "hardware record file",
+            ),
+            (vec!["lessons", "--dir", l], "lesson file"),
+            (
+                vec!["lessons", "answer", "banks", "4", "1"],
+                "progress file",
+            ),
+            (vec!["lessons", "progress"], "progress file"),
+        ] {
+            let (code, e) = run_bounded(&args, &data);
+            assert_eq!(code, Some(2), "{args:?} with {kind}: {e}");
+            assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+            assert!(
+                e.contains(&format!(
+                    "not a regular file (it is a {kind}); a {what} must be a regular file"
+                )),
+                "{args:?}: {e}"
+            );
+        }
+    }
 }
 
 /// A README, a TOML file or a binary given to `tilelab ptx` named a line deep inside it

@@ -1269,8 +1269,23 @@ mod svg {
             &format!("{}lane*4", "0+".repeat(80)),
         ]);
         for l in tilelab::lessons::builtin().unwrap() {
-            for step in 1..=l.steps_of(0).len() {
-                run(&["lessons", "show", &l.name, "--step", &step.to_string()]);
+            for (i, &si) in l.steps_of(0).iter().enumerate() {
+                let step = (i + 1).to_string();
+                if l.steps[si].exercise.is_some() {
+                    // The picture of a question's step gives the answer: only with --answers
+                    // (issue #26).
+                    let o = tilelab(&[
+                        "lessons", "show", &l.name, "--step", &step, "--svg", "x.svg",
+                    ]);
+                    let e = String::from_utf8_lossy(&o.stderr);
+                    assert_eq!(o.status.code(), Some(2), "{e}");
+                    assert!(
+                        e.contains("asks a question") && e.contains("--answers"),
+                        "{e}"
+                    );
+                    assert!(!std::path::Path::new("x.svg").exists());
+                }
+                run(&["lessons", "show", &l.name, "--step", &step, "--answers"]);
             }
         }
     }

@@ -625,6 +625,85 @@ fn bad_inputs_give_one_line_errors() {
             vec!["sim", "replay", &partial],
             "all 32 lanes must be active",
         ),
+        // Issue #26: TMA destinations past shared memory, boxes past TMA's limits, and
+        // hostile numbers for every flag of `sim tma`, `sim wgmma`, `sim stmatrix`.
+        (
+            vec!["sim", "tma", "--base", "300000"],
+            "destination address 300000 is not allowed; it must be a multiple of 128",
+        ),
+        (
+            vec!["sim", "tma", "--base", "299904"],
+            "destination address 299904 is past the end of shared memory; allowed: below 232448 bytes",
+        ),
+        (
+            vec!["sim", "tma", "--base", "225280"],
+            "box of 64 rows x 128 bytes = 8192 bytes at destination 225280 ends at byte 233472",
+        ),
+        (
+            vec![
+                "sim",
+                "tma",
+                "--box",
+                "256x256",
+                "--dtype",
+                "4",
+                "--swizzle",
+                "none",
+            ],
+            "ends at byte 262144",
+        ),
+        (vec!["sim", "tma", "--base", "-128"], "'-128'"),
+        (vec!["sim", "tma", "--base", "4294967296"], "'4294967296'"),
+        (vec!["sim", "tma", "--box", "0x64"], "bad box '0x64'"),
+        (
+            vec!["sim", "tma", "--box", "257x8", "--swizzle", "none"],
+            "rows (boxDim[1]) 257 is not allowed; allowed: 1..=256",
+        ),
+        (vec!["sim", "tma", "--box", "64x0"], "bad box '64x0'"),
+        (
+            vec!["sim", "tma", "--box", "99999999999x8"],
+            "bad box '99999999999x8'",
+        ),
+        (vec!["sim", "tma", "--box", "-8x8"], "bad box '-8x8'"),
+        (
+            vec!["sim", "tma", "--box", "8x12", "--swizzle", "none"],
+            "multiple of 16 bytes",
+        ),
+        (
+            vec!["sim", "tma", "--box", "8x128", "--swizzle", "128B"],
+            "at most 128 bytes (the swizzle span)",
+        ),
+        (
+            vec!["sim", "tma", "--box", "8x32", "--swizzle", "32B"],
+            "at most 32 bytes (the swizzle span)",
+        ),
+        (
+            vec!["sim", "tma", "--box", "8x64", "--swizzle", "64B"],
+            "at most 64 bytes (the swizzle span)",
+        ),
+        (vec!["sim", "tma", "--swizzle", "256B"], "'256B'"),
+        (vec!["sim", "tma", "--dtype", "3"], "3"),
+        (vec!["sim", "wgmma", "--n", "0"], "N = 0 is not allowed"),
+        (vec!["sim", "wgmma", "--n", "-8"], "'-8'"),
+        (vec!["sim", "wgmma", "--n", "4294967295"], "N = 4294967295"),
+        (vec!["sim", "wgmma", "--n", "99999999999"], "'99999999999'"),
+        (vec!["sim", "wgmma", "--k", "0"], "64x0 is not allowed"),
+        (vec!["sim", "wgmma", "--k", "-16"], "'-16'"),
+        (vec!["sim", "wgmma", "--k", "4294967280"], "64x4294967280"),
+        (vec!["sim", "wgmma", "--k", "17"], "64x17"),
+        (vec!["sim", "wgmma", "--major", "diag"], "'diag'"),
+        (vec!["sim", "wgmma", "--order", "z"], "'z'"),
+        (vec!["sim", "wgmma", "--dtype", "f32"], "f32"),
+        (
+            vec!["sim", "stmatrix", "--num", "0"],
+            "--num 0 is not allowed",
+        ),
+        (vec!["sim", "stmatrix", "--num", "-4"], "'-4'"),
+        (vec!["sim", "stmatrix", "--num", "8"], "--num 8"),
+        (
+            vec!["sim", "stmatrix", "--num", "4294967296"],
+            "'4294967296'",
+        ),
     ];
     for (args, needle) in cases {
         let o = tilelab(&args);
@@ -737,40 +816,46 @@ fn missing_subcommand_lists_the_allowed_ones() {
     }
 }
 
-/// Input that is not a regular file: `/dev/zero` is refused at its first byte; a FIFO fed
-/// endless blanks (never a record) ends in an error once 64 MiB pass without a record, and the
-/// process stays small (bounded memory), instead of reading forever.
+/// Input that is not a regular file (issue #26): `/dev/zero` was read to its first byte and a
+/// FIFO streamed until 64 MiB passed without a record (or forever, while a writer wrote
+/// records); both are now refused before a byte is read, and a regular file over
+/// `MAX_REPLAY_BYTES` (1 GiB) by its size.
 #[cfg(unix)]
 #[test]
-fn replay_refuses_endless_input() {
+fn replay_refuses_input_that_is_not_a_regular_file() {
     let o = tilelab(&["sim", "replay", "/dev/zero"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("expected '[' or '{' at byte 0"), "{err}");
+    assert_eq!(
+        err,
+        "tilelab: error: cannot read replay file '/dev/zero': not a regular file (it is a character device); a replay file must be a regular file\n"
+    );
     assert!(o.stdout.is_empty());
 
-    let dir = std::env::temp_dir().join(format!("tilelab-fifo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fifo = dir.join("endless");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("endless");
     let made = Command::new("mkfifo").arg(&fifo).status();
     if !made.is_ok_and(|s| s.success()) {
         panic!("mkfifo is needed for this test");
     }
-    let path = fifo.clone();
-    // Writes blanks until the reader goes away (then the write fails and the thread ends).
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        let blanks = vec![b' '; 1 << 16];
-        while f.write_all(&blanks).is_ok() {}
-    });
     let o = tilelab(&["sim", "replay", fifo.to_str().unwrap()]);
-    writer.join().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("no complete record within 64 MiB"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(err.contains("it is a FIFO (named pipe)"), "{err}");
+    // Sparse: 1 GiB + 1 byte of nothing, refused by its size.
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((1 << 30) + 1)
+        .unwrap();
+    let o = tilelab(&["sim", "replay", big.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("more than 1073741824 bytes (1024 MiB), the most a replay file may have"),
+        "{err}"
+    );
 }
 
 /// `--json --mismatches` prints only the records that do not match.

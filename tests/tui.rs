@@ -63,10 +63,23 @@ fn conflict_colours() {
     let mut app = open("strided");
     update(&mut app, Msg::NextStep);
     update(&mut app, Msg::NextStep);
+    // The step asks a question: until it is answered (or `r`), the grid shows which words are
+    // read, uncoloured, and not which pass reads them (issue #26).
+    let t = draw(&app, 80, 24);
+    let buf = t.backend().buffer();
+    let (x, y) = (7, 3);
+    assert_eq!(buf[(x, y)].symbol(), "■", "{}", text(buf));
+    assert_eq!(buf[(x, y + 1)].symbol(), "■");
+    assert_eq!(buf[(x, y + 1)].bg, Color::Reset);
+    assert!(
+        text(buf).contains("Banks · ? wf, ? conflicts"),
+        "{}",
+        text(buf)
+    );
+    update(&mut app, Msg::Reveal);
     let t = draw(&app, 80, 24);
     let buf = t.backend().buffer();
     // Grid rows start at y = 3 (header line 0, border 1, bank numbers 2); bank 0 is column 7.
-    let (x, y) = (7, 3);
     assert_eq!(buf[(x, y)].symbol(), "0", "{}", text(buf));
     assert_eq!(buf[(x, y)].fg, Color::Green);
     assert_eq!(buf[(x, y + 1)].symbol(), "1");
@@ -117,6 +130,20 @@ fn conflict_colours() {
 #[test]
 fn layout_switch_changes_the_counts() {
     let mut app = open("swizzle");
+    let t = draw(&app, 80, 24);
+    let s = text(t.backend().buffer());
+    // Step 1 asks a question: its numbers wait for an answer or `r` (issue #26).
+    assert!(s.contains("Banks · ? wf, ? conflicts"), "{s}");
+    assert!(s.contains("wavefronts ? (ideal ?)"), "{s}");
+    assert!(!s.contains("28 conflicts"), "{s}");
+    // `r` (the key, through the key table) reveals them.
+    let r = ratatui::crossterm::event::KeyEvent::new(
+        ratatui::crossterm::event::KeyCode::Char('r'),
+        ratatui::crossterm::event::KeyModifiers::NONE,
+    );
+    let m = keys::msg_for_state(r, app.screen, false, false, false).unwrap();
+    assert_eq!(m, Msg::Reveal);
+    update(&mut app, m);
     let t = draw(&app, 80, 24);
     assert!(text(t.backend().buffer()).contains("Banks · 32 wf, 28 conflicts"));
     update(&mut app, Msg::SetLayout(2));
@@ -183,6 +210,16 @@ fn zoomed_registers_show_the_fragment_map() {
     update(&mut app, Msg::FocusNext);
     update(&mut app, Msg::ToggleZoom);
     update(&mut app, Msg::NextLane);
+    // The last step asks which lane holds an element: the map is its answer, drawn once the
+    // learner answers or presses `r` (issue #26).
+    let t = draw(&app, 80, 24);
+    let s = text(t.backend().buffer());
+    assert!(
+        s.contains("which lane holds what is this step's question"),
+        "{s}"
+    );
+    assert!(!s.contains("A 16x16"), "{s}");
+    update(&mut app, Msg::Reveal);
     let t = draw(&app, 80, 24);
     insta::assert_snapshot!("mma_fragment_a_lane1", text(t.backend().buffer()));
     update(&mut app, Msg::NextOperand);
@@ -216,6 +253,7 @@ fn color_never_draws_without_colours() {
     let mut app = open("strided");
     update(&mut app, Msg::NextStep);
     update(&mut app, Msg::NextStep);
+    update(&mut app, Msg::Reveal);
     app.color = false;
     let t = draw(&app, 80, 24);
     let buf = t.backend().buffer();
@@ -338,7 +376,20 @@ fn answering_a_question_in_the_tui() {
     type_keys(&mut app, "apad:1");
     update(&mut app, Msg::SubmitAnswer);
     assert!(app.verdict.clone().unwrap().unwrap().correct);
-    assert!(app.answered_right() && app.progress_dirty && !app.should_quit);
+    assert!(app.answered_right() && !app.should_quit);
+    // Both answers wait for the run loop to save them, in order.
+    let pending: Vec<(&str, usize, &str)> = app
+        .pending_answers
+        .iter()
+        .map(|(l, s, v)| (l.as_str(), *s, v.answer.as_str()))
+        .collect();
+    assert_eq!(
+        pending,
+        [
+            ("warps-and-banks", 2, "row"),
+            ("warps-and-banks", 2, "pad:1")
+        ]
+    );
     let s = text(draw(&app, 80, 24).backend().buffer());
     assert!(s.contains("✓ Right"), "{s}");
     let r = app.progress.get("warps-and-banks", 2).unwrap();

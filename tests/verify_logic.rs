@@ -969,3 +969,94 @@ fn lesson_ptx_parts_are_planned_and_skipped_without_ncu() {
             .starts_with("reading-triton-ptx: FA v1 with tl.trans(k)")
     );
 }
+
+/// Issue #26: `verify --fuzz 100000000` generated its requests before looking for a GPU and
+/// aborted out of memory with a backtrace; `verify --ptx` simulated every CTA (97 s for a 64x64
+/// grid of the FA v1 kernel) before saying there was no GPU. Now the counts are bounded (one
+/// line naming the most, before anything else, GPU or not), and without a GPU every run that
+/// passes the cheap checks exits 3 at once: nothing is generated or simulated first. Bad input
+/// that takes milliseconds to find (a kernel the file does not have) is still exit 2.
+#[test]
+fn verify_bounds_its_counts_and_looks_for_the_gpu_first() {
+    let bin = env!("CARGO_BIN_EXE_tilelab");
+    let run = |args: &[&str]| {
+        let t = std::time::Instant::now();
+        let o = std::process::Command::new(bin).args(args).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            t.elapsed(),
+        )
+    };
+    for (args, want) in [
+        (
+            &["verify", "--fuzz", "100000000"][..],
+            "tilelab: error: --fuzz 100000000 is not allowed; allowed: 0..=100000 requests (each is one launch under Nsight Compute)\n",
+        ),
+        (
+            &["verify", "--hopper-fuzz", "100001", "--group", "stmatrix"][..],
+            "tilelab: error: --hopper-fuzz 100001 is not allowed; allowed: 0..=100000 requests (each is one launch under Nsight Compute)\n",
+        ),
+    ] {
+        let (code, err, _) = run(args);
+        assert_eq!((code, err.as_str()), (Some(2), want), "{args:?}");
+    }
+    let help = String::from_utf8_lossy(
+        &std::process::Command::new(bin)
+            .args(["verify", "--help"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .into_owned();
+    assert_eq!(help.matches("at most 100000").count(), 2, "{help}");
+    let ptx = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ptx/triton_fa_v1_trans.ptx"
+    );
+    let (code, err, _) = run(&[
+        "verify", "--ptx", ptx, "--kernel", "nope", "--grid", "1", "--block", "128",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("nope"), "{err}");
+    // The largest --fuzz allowed: without a GPU, exit 3 at once.
+    let (code, err, took) = run(&[
+        "verify",
+        "--fuzz",
+        "100000",
+        "--no-ncu",
+        "--group",
+        "fragments",
+    ]);
+    if code != Some(3) {
+        skip::skip(
+            "verify_logic::verify_bounds_its_counts_and_looks_for_the_gpu_first (the no-GPU timings)",
+            "no-gpu",
+            "a GPU is present, so verify runs the checks",
+        );
+        return;
+    }
+    assert!(err.contains("no GPU") && err.lines().count() == 1, "{err}");
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // 4096 CTAs of the FA v1 kernel: 97 s of simulation before the GPU was looked for.
+    let (code, err, took) = run(&[
+        "verify",
+        "--ptx",
+        ptx,
+        "--kernel",
+        "tl_fa_v1",
+        "--grid",
+        "64,64",
+        "--block",
+        "128",
+        "--dynamic-smem",
+        "32768",
+        "--arg",
+        "6=64",
+        "--arg",
+        "7=0.125",
+    ]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("no GPU") && err.lines().count() == 1, "{err}");
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+}

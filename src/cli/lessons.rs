@@ -1,11 +1,15 @@
 //! `tilelab lessons`: list, show, check the lessons and print their kernels.
 //!
 //! * `tilelab lessons [--json]`: the list, in curriculum order;
-//! * `tilelab lessons show NAME [--step N] [--layout L] [--variant V] [--json] [--svg FILE]`:
-//!   the narrative and every step's numbers per layout; with `--step`, the lanes of that step;
+//! * `tilelab lessons show NAME [--step N] [--layout L] [--variant V] [--answers] [--json]
+//!   [--svg FILE]`: the narrative and every step's numbers per layout; with `--step`, the lanes
+//!   of that step. A step that asks a question keeps its numbers (they are the answer) to
+//!   itself unless `--answers`: `?` in the table, no `results` in `--json` (`"answers_hidden":
+//!   true`), no lanes, no picture;
 //!   `--svg FILE` draws step N (default 1) as a picture: the bank grid for shared-memory steps,
 //!   the fragment map for ldmatrix and mma steps (both for ldmatrix);
-//! * `tilelab lessons check [NAME]… [--hw FILE] [--json]`: every expected number against the
+//! * `tilelab lessons check [NAME]… [--hw FILE] [--json]` (prints the lessons' own numbers, and so
+//!   the answers to their questions): every expected number against the
 //!   simulator, kernel-level `[[model]]` claims against the counts model (exit 1 on a
 //!   mismatch); `measured` links are checked against the built-in H200 records, or `--hw FILE`.
 //!   Each check carries its basis (`--json`: `"basis"`): `simulator`, `measured`, `model` test
@@ -37,7 +41,7 @@ use super::out;
 /// Arguments of `tilelab lessons`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tilelab lessons\n  tilelab lessons show swizzle --step 1 --layout swizzle:3,3,3\n  tilelab lessons show ldmatrix --step 2 --svg ldmatrix.svg\n  tilelab lessons check\n  tilelab tui banks"
+    after_help = "Examples:\n  tilelab lessons\n  tilelab lessons show swizzle --step 1 --layout swizzle:3,3,3\n  tilelab lessons show ldmatrix --step 2 --svg ldmatrix.svg --answers   # the picture shows the answer\n  tilelab lessons check\n  tilelab tui banks"
 )]
 pub struct LessonsArgs {
     /// Print the result of the subcommand as JSON instead of text (the lesson list, a step,
@@ -56,7 +60,8 @@ pub struct LessonsArgs {
 pub enum LessonsCmd {
     /// The narrative and every step of a lesson, with wavefronts and conflicts per layout.
     Show(ShowArgs),
-    /// Check every expected number of the lessons against the simulator (exit 1 on a mismatch).
+    /// Check every expected number of the lessons against the simulator (exit 1 on a mismatch);
+    /// it prints those numbers, so the answers to the lessons' questions too.
     Check(CheckArgs),
     /// Print a lesson's CUDA C kernel (the text of kernels/lesson_NAME.cu).
     Kernel {
@@ -94,7 +99,7 @@ pub struct ExportArgs {
 /// Arguments of `tilelab lessons answer`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tilelab lessons answer warps-and-banks 3 pad:1\n  tilelab lessons answer mma 3 6          # which lane holds A(9, 3)\n  tilelab lessons answer swizzle 1 'Swizzle<3,3,3>'"
+    after_help = "Examples (the answers here are not all right: the simulator says which, and why):\n  tilelab lessons answer warps-and-banks 3 row\n  tilelab lessons answer mma 3 12         # which lane holds A(9, 3)?\n  tilelab lessons answer swizzle 1 'Swizzle<2,3,3>'"
 )]
 pub struct AnswerArgs {
     /// Lesson name (see `tilelab lessons`).
@@ -134,6 +139,11 @@ pub struct ShowArgs {
     /// Write an SVG picture of step N (default 1): bank grid and/or fragment map.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Also show the numbers of the steps that ask a question (they are their answers): without
+    /// it such a step's wavefronts and conflicts print as `?`, its lanes (--step) are left out
+    /// and its picture (--svg) is refused.
+    #[arg(long)]
+    pub answers: bool,
 }
 
 /// Arguments of `tilelab lessons check`.
@@ -334,7 +344,11 @@ struct StepJson {
     instruction: String,
     sass: String,
     variant: Option<String>,
+    /// Per layout; empty for a step that asks a question, unless `--answers`.
     results: BTreeMap<String, StepResult>,
+    /// The step asks a question and its numbers are left out (no `--answers`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    answers_hidden: bool,
 }
 
 #[derive(Serialize)]
@@ -394,8 +408,13 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     for (n, &si) in order.iter().enumerate() {
         let st = &l.steps[si];
         let mut results = BTreeMap::new();
+        let hidden = st.exercise.is_some() && !a.answers;
         for (lj, spec) in l.layouts.iter().enumerate() {
-            if let Some(cost) = run_step(l, si, lj)?.cost {
+            let run = run_step(l, si, lj)?;
+            if hidden {
+                continue;
+            }
+            if let Some(cost) = run.cost {
                 results.insert(
                     spec.clone(),
                     StepResult {
@@ -415,10 +434,29 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             sass: st.sass().to_string(),
             variant: st.variant.clone(),
             results,
+            answers_hidden: hidden,
         });
+    }
+    // `--step N` / `--svg` of a step whose question is not to be answered for the reader.
+    let asks = |n: usize| -> anyhow::Result<bool> {
+        Ok(!a.answers && l.steps[step_index(l, vi, n)?].exercise.is_some())
+    };
+    let lanes_hidden = match a.step {
+        Some(n) => asks(n)?,
+        None => false,
+    };
+    if a.svg.is_some() && asks(a.step.unwrap_or(1))? {
+        anyhow::bail!(
+            "step {} of lesson '{}' asks a question, and its picture shows the answer: answer it first (tilelab lessons answer {} {} ANSWER) or add --answers",
+            a.step.unwrap_or(1),
+            l.name,
+            l.name,
+            a.step.unwrap_or(1)
+        );
     }
     let lanes = match a.step {
         None => None,
+        Some(_) if lanes_hidden => None,
         Some(n) => {
             let si = step_index(l, vi, n)?;
             let run = run_step(l, si, li)?;
@@ -516,7 +554,12 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         .collect();
     outln!(
         o,
-        "steps: per layout, wf/cf = wavefronts / bank conflicts of the step's request (`tilelab explain wavefront`)"
+        "steps: per layout, wf/cf = wavefronts / bank conflicts of the step's request (`tilelab explain wavefront`){}",
+        if !a.answers && steps.iter().any(|s| s.answers_hidden) {
+            "; ? = a step that asks a question (its numbers are the answer: --answers shows them)"
+        } else {
+            ""
+        }
     );
     outln!(
         o,
@@ -534,6 +577,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             .layouts
             .iter()
             .map(|spec| match s.results.get(spec) {
+                _ if s.answers_hidden => format!("{:>16}", "?"),
                 Some(r) => {
                     let v = format!("{:>16}", format!("{}/{}", r.wavefronts, r.conflicts));
                     if r.conflicts > 0 {
@@ -605,6 +649,14 @@ instructions by SASS mnemonic: {}",
             );
         }
     }
+    if lanes_hidden {
+        let n = a.step.unwrap_or(1);
+        outln!(
+            o,
+            "\nstep {n} asks a question: its lanes are left out, they show the answer; answer it (tilelab lessons answer {} {n} ANSWER) or add --answers",
+            l.name
+        );
+    }
     if let Some(lanes) = lanes {
         outln!(
             o,
@@ -640,7 +692,7 @@ fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
         Some(p) => {
             let text = tilelab::textfile::read_text(
                 p,
-                tilelab::records::MAX_RECORD_BYTES as u64,
+                tilelab::textfile::MAX_HW_RECORDS_BYTES,
                 "hardware record file",
             )
             .with_context(|| {
@@ -744,8 +796,9 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
     })?;
     let v = exercise::check_answer(l, si, &a.answer)?;
     let path = progress::default_path()?;
-    let mut p = progress::Progress::load(&path)?;
-    p.record(&l.name, si, &v);
+    // Saved (under the progress file's lock, merged with every other answer) before anything
+    // is printed: what the output reports is on disk.
+    let p = progress::record_answer(&path, &l.name, si, &v)?;
     if json {
         out::emit_json(&AnswerJson {
             lesson: &l.name,
@@ -773,7 +826,6 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
         );
         out::emit(&o)?;
     }
-    p.save(&path)?;
     Ok(if v.correct {
         ExitCode::SUCCESS
     } else {

@@ -36,7 +36,7 @@ use super::sim_bank::{parse_dtype, parse_tile};
 #[derive(clap::Args, Debug)]
 pub struct TmaArgs {
     /// Box as ROWSxCOLS in elements (boxDim[1] x boxDim[0]; columns are the contiguous dimension).
-    #[arg(long, default_value = "64x64")]
+    #[arg(long, default_value = "64x64", allow_hyphen_values = true)]
     pub r#box: String,
     /// Element type: u8, f16, bf16, f32 (or 1, 2, 4).
     #[arg(long, default_value = "f16")]
@@ -44,8 +44,9 @@ pub struct TmaArgs {
     /// Swizzle mode: none, 32B, 64B, 128B.
     #[arg(long, default_value = "128B")]
     pub swizzle: String,
-    /// Shared-memory byte address of the destination, in bytes or K/KB/KiB of 1024 (1024, 1K).
-    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value_t = 0)]
+    /// Shared-memory byte address of the destination, in bytes or K/KB/KiB of 1024 (1024, 1K):
+    /// a multiple of 128; the box must end within sm_90's 232448 bytes of shared memory per block.
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value_t = 0, allow_negative_numbers = true)]
     pub base: u32,
     /// Write the shared-memory grid (128-byte lines x 16-byte chunks) as SVG to FILE.
     #[arg(long)]
@@ -137,8 +138,13 @@ fn readback_costs(b: &TmaBox) -> (Option<CostJson>, Option<CostJson>) {
 }
 
 pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
-    let (rows, cols) = parse_tile(&a.r#box)
-        .map_err(|_| anyhow::anyhow!("bad box '{}'; expected ROWSxCOLS, e.g. 64x64", a.r#box))?;
+    let (rows, cols) = parse_tile(&a.r#box).map_err(|_| {
+        anyhow::anyhow!(
+            "bad box '{}'; expected ROWSxCOLS, each 1..={} elements, e.g. 64x64",
+            a.r#box,
+            tilelab::sim::tma::MAX_BOX_DIM
+        )
+    })?;
     let eb = parse_dtype(&a.dtype)?;
     let sw = TmaSwizzle::parse(&a.swizzle)?;
     let b = TmaBox::new(rows, cols, eb, sw, a.base)?;
@@ -288,7 +294,7 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
 #[derive(clap::Args, Debug)]
 pub struct WgmmaArgs {
     /// N: 8, 16, ..., 256.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
     pub n: u32,
     /// Major of both operands: k or mn (see --major-a / --major-b).
     #[arg(long, default_value = "k")]
@@ -307,7 +313,7 @@ pub struct WgmmaArgs {
     pub dtype: String,
     /// K extent of the shared-memory tiles (a multiple of 16; one wgmma per 16). Default: one
     /// swizzle span of K-major rows (64 for 128B), at least 16.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub k: Option<u32>,
     /// Atom order of the tiles: mn (atoms adjacent along M/N first) or k.
     #[arg(long, default_value = "mn")]

@@ -6,8 +6,9 @@
 //! "bank_conflicts": int (optional, measured), "global_addresses": [32 ints] (cp.async only: each
 //! lane's global source address)}`, or an object whose `"records"` field is such an
 //! array (other fields, e.g. `"provenance"`, are skipped). Records are read, predicted and
-//! printed one at a time, so any size of file (or a pipe) works in bounded memory; a bad
-//! record stops the run at that record.
+//! printed one at a time, so a file of any size up to `textfile::MAX_REPLAY_BYTES` (1 GiB)
+//! works in bounded memory; FILE must be a regular file (a FIFO or a device such as
+//! `/dev/zero` is an error at once); a bad record stops the run at that record.
 //!
 //! `--json` prints an array with one object per record (with `--mismatches`, per record that
 //! does not match):
@@ -42,7 +43,7 @@ use super::out;
 /// Arguments of `tilelab sim replay`.
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
-    /// JSON file of records: an array of {name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?, bank_conflicts?, global_addresses[32]? (cp.async only)}, as in tests/data/h200_wavefronts.json.
+    /// JSON file of records: an array of {name, instruction, lane_byte_offsets[32], active_mask?, wavefronts?, bank_conflicts?, global_addresses[32]? (cp.async only)}, as in tests/data/h200_wavefronts.json; a regular file of at most 1 GiB (1073741824 bytes).
     pub file: PathBuf,
     /// Print a JSON array of per-record predictions instead of the table.
     #[arg(long)]

@@ -34,7 +34,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "NAME")]
     pub lesson: Option<String>,
     /// Also measure N random warp requests (every instruction kind, partial masks, shared
-    /// addresses) under ncu and compare each with the model.
+    /// addresses) under ncu and compare each with the model; N at most 100000 (each is one ncu
+    /// launch).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub fuzz: usize,
     /// Seed of the --fuzz requests.
@@ -66,7 +67,7 @@ pub struct VerifyArgs {
     #[arg(long = "group", value_name = "NAME")]
     pub groups: Vec<String>,
     /// Random stmatrix and cp.async requests (each) that the Hopper groups measure beside their
-    /// structured ones (seed --seed).
+    /// structured ones (seed --seed); N at most 100000.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub hopper_fuzz: usize,
     /// Write what the Hopper groups measured to DIR (stmatrix.json, cpasync.json, tma.json,
@@ -231,11 +232,15 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         let run = a.ptx_run(f)?;
         return run_ptx(&a, &run);
     }
-    let plan = Plan::new(&a.options())?;
+    // Names, counts and files first (milliseconds), then the GPU, then the plan: generating the
+    // fuzz requests and simulating the lessons never runs on a machine without a GPU.
+    let options = a.options();
+    options.check()?;
     let gpu = match open_gpu() {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
+    let plan = Plan::new(&options)?;
     if !a.json {
         out::line(format_args!(
             "{} {} ({}), CUDA driver {}",
@@ -301,18 +306,20 @@ fn open_gpu() -> Result<Gpu, ExitCode> {
     }
 }
 
-/// `verify --ptx`: simulate (input errors surface before the GPU is touched), then measure and
-/// compare.
+/// `verify --ptx`: the file read, the grid bounded and the kernel found (milliseconds); then
+/// the GPU looked for; only then every CTA simulated (seconds to minutes), measured and
+/// compared.
 fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<ExitCode> {
     let mut spinner = Spinner {
         notes_to_stderr: a.json,
         ..Spinner::default()
     };
-    let sim = run.simulate(&mut spinner)?;
+    let prepared = run.prepare()?;
     let gpu = match open_gpu() {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
+    let sim = run.simulate_prepared(&prepared, &mut spinner)?;
     if !a.json {
         out::line(format_args!(
             "{} {} ({}), CUDA driver {}",

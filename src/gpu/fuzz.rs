@@ -8,6 +8,17 @@ use rand::{RngExt, SeedableRng};
 
 use crate::records::Record;
 
+/// The most random requests `verify --fuzz N` measures: 100,000. Each is one probe launch
+/// profiled by Nsight Compute; the largest run on record (`docs/verify-h200.md`, `--fuzz 2000`)
+/// took minutes, so 100,000 is hours of H200 time, and generating them takes about 30 MB. A
+/// larger N is refused before anything is generated or a GPU is looked for.
+pub const MAX_FUZZ: usize = 100_000;
+
+/// The most random requests `verify --hopper-fuzz N` adds to each of the `stmatrix` and
+/// `cp.async` groups: 100,000 (each one ncu-profiled launch, as [`MAX_FUZZ`]; runs on record
+/// used 80 to 300).
+pub const MAX_HOPPER_FUZZ: usize = 100_000;
+
 /// The probe's dynamic shared memory, bytes.
 pub const PROBE_SMEM_BYTES: u32 = 48 * 1024;
 

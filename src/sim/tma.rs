@@ -34,10 +34,13 @@
 //! Rules checked (CUDA driver API, `cuTensorMapEncodeTiled`, and the driver's answers in the
 //! measured file; PTX ISA, `cp.async.bulk.tensor`): `boxDim[i]` in 1..=256; `boxDim[0] *
 //! elem_bytes` a multiple of 16 bytes; with a swizzle, the inner box bytes at most the swizzle span
-//! (the driver returns `CUDA_ERROR_INVALID_VALUE` otherwise); the destination 128-byte aligned.
+//! (the driver returns `CUDA_ERROR_INVALID_VALUE` otherwise); the destination 128-byte aligned;
+//! the box's footprint from the destination inside one block's shared memory (sm_90: 227 KB =
+//! 232,448 bytes, [`Arch::limits`]).
 
 use std::fmt;
 
+use super::arch::Arch;
 use super::error::SimError;
 use super::layout::Swizzle;
 
@@ -228,10 +231,18 @@ impl TmaBox {
         } else {
             swizzle.span_bytes()
         });
-        let size = (rows as u64) * (pitch as u64);
-        if base as u64 + size > u32::MAX as u64 {
+        // The box lands in one block's shared memory: sm_90's per-block limit (TMA is sm_90).
+        let smem = u64::from(Arch::Sm90.limits().smem_per_block_bytes);
+        let size = u64::from(rows) * u64::from(pitch);
+        if u64::from(base) >= smem {
             return bad(format!(
-                "destination {base} + {size} bytes does not fit in the 32-bit shared window"
+                "destination address {base} is past the end of shared memory; allowed: below {smem} bytes (sm_90's shared memory per block)"
+            ));
+        }
+        if u64::from(base) + size > smem {
+            return bad(format!(
+                "box of {rows} rows x {pitch} bytes = {size} bytes at destination {base} ends at byte {}, past the end of shared memory; allowed: destination + box bytes <= {smem} (sm_90's shared memory per block)",
+                u64::from(base) + size
             ));
         }
         Ok(TmaBox {
@@ -449,6 +460,21 @@ mod tests {
         assert!(e(8, 64, 2, TmaSwizzle::B128, 64).contains("multiple of 128"));
         assert!(e(8, 8, 2, TmaSwizzle::None, 64).contains("multiple of 128"));
         assert!(e(8, 8, 3, TmaSwizzle::None, 0).contains("allowed: 1, 2, 4, 8"));
+        // Issue #26: `--base 300000` (and any destination past 227 KB) printed a placement.
+        assert_eq!(
+            e(64, 64, 2, TmaSwizzle::B128, 299_904),
+            "destination address 299904 is past the end of shared memory; allowed: below 232448 bytes (sm_90's shared memory per block)"
+        );
+        // 256 rows of 2048 bytes (256 x u64, no swizzle): 512 KiB, more than a block has.
+        assert_eq!(
+            e(256, 256, 8, TmaSwizzle::None, 0),
+            "box of 256 rows x 2048 bytes = 524288 bytes at destination 0 ends at byte 524288, past the end of shared memory; allowed: destination + box bytes <= 232448 (sm_90's shared memory per block)"
+        );
+        // The last byte may be the last of shared memory, not one more: 8 KiB ending at 232448.
+        assert!(TmaBox::new(64, 64, 2, TmaSwizzle::B128, 232_448 - 8192).is_ok());
+        assert!(
+            e(64, 64, 2, TmaSwizzle::B128, 232_448 - 8192 + 128).contains("ends at byte 232576")
+        );
         assert!(
             TmaSwizzle::parse("96B")
                 .unwrap_err()

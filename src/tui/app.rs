@@ -96,6 +96,8 @@ pub enum Msg {
     ToggleGlossary,
     /// Start typing an answer to the current step's question.
     StartAnswer,
+    /// Show the numbers of the current step although its question is not answered yet.
+    Reveal,
     /// A character typed into the answer.
     InputChar(char),
     /// Delete the last character of the answer.
@@ -197,11 +199,17 @@ pub struct App {
     /// The simulator's verdict on the last answer to the current step's question, or a
     /// one-line reason the answer could not be checked (`Err`).
     pub verdict: Option<Result<Verdict, String>>,
-    /// The learner's progress: loaded by `tilelab tui`, updated here, written by the run loop
-    /// when [`Self::progress_dirty`] is set (this module does no I/O).
+    /// The learner's progress: loaded by `tilelab tui`, updated here in memory; the run loop
+    /// saves each of [`Self::pending_answers`] and puts the file's merged progress back here
+    /// (this module does no I/O).
     pub progress: Progress,
-    /// Set when an answer changed [`Self::progress`] since it was last written.
-    pub progress_dirty: bool,
+    /// Answers given (lesson name, step index, verdict) that the run loop has not yet saved
+    /// ([`crate::lessons::progress::record_answer`]: one locked read-modify-write each, so a
+    /// `lessons answer` run meanwhile is not overwritten).
+    pub pending_answers: Vec<(String, usize, Verdict)>,
+    /// Steps (lesson name, step index) whose numbers the learner asked to see with `r` before
+    /// answering their question.
+    pub revealed: std::collections::BTreeSet<(String, usize)>,
 }
 
 impl App {
@@ -240,7 +248,8 @@ impl App {
             input: None,
             verdict: None,
             progress: Progress::default(),
-            progress_dirty: false,
+            pending_answers: Vec::new(),
+            revealed: Default::default(),
         };
         if let Some(i) = start {
             app.open(i);
@@ -279,7 +288,8 @@ impl App {
             input: None,
             verdict: None,
             progress: Progress::default(),
-            progress_dirty: false,
+            pending_answers: Vec::new(),
+            revealed: Default::default(),
         }
     }
 
@@ -328,6 +338,20 @@ impl App {
             .get(self.pos)
             .and_then(|&si| self.progress.get(&self.current().name, si))
             .is_some_and(|r| r.correct)
+    }
+
+    /// Whether the current step's numbers are hidden: it asks a question that has not been
+    /// answered (right or wrong: a wrong answer's explanation gives the model's numbers) and
+    /// the learner did not press `r`. The banks pane's title and grid, the lanes' wavefronts,
+    /// the counters and (for a which-lane question) the registers then show `?` instead.
+    pub fn answer_hidden(&self) -> bool {
+        let Some(&si) = self.order.get(self.pos) else {
+            return false;
+        };
+        let name = &self.current().name;
+        self.exercise().is_some()
+            && self.progress.get(name, si).is_none()
+            && !self.revealed.contains(&(name.clone(), si))
     }
 
     /// Whether the current step is the lesson's last.
@@ -529,7 +553,7 @@ fn input_update(app: &mut App, msg: Msg) {
             app.verdict = Some(match check_answer(l, si, &answer) {
                 Ok(v) => {
                     app.progress.record(&l.name, si, &v);
-                    app.progress_dirty = true;
+                    app.pending_answers.push((l.name.clone(), si, v.clone()));
                     Ok(v)
                 }
                 Err(e) => Err(e.to_string()),
@@ -548,6 +572,12 @@ fn lesson_update(app: &mut App, msg: Msg) {
         app.verdict = None;
     }
     match msg {
+        Msg::Reveal => {
+            if app.exercise().is_some() {
+                let key = (app.current().name.clone(), app.order[app.pos]);
+                app.revealed.insert(key);
+            }
+        }
         Msg::StartAnswer => {
             if app.exercise().is_some() {
                 app.input = Some(String::new());

@@ -211,11 +211,12 @@ pub const BINDINGS: &[Binding] = &[
         scope: Scope::Menu,
         footer: true,
     },
+    // `r` shares the row of `a` (the help overlay fits 80x24): it sends Msg::Reveal.
     Binding {
-        keys: &[KeyCode::Char('a')],
-        label: "a",
+        keys: &[KeyCode::Char('a'), KeyCode::Char('r')],
+        label: "a r",
         msg: Msg::StartAnswer,
-        help: "answer the step's question (type, Enter checks, Esc cancels)",
+        help: "answer the question (Enter checks); r shows its numbers first",
         scope: Scope::Lesson,
         footer: false,
     },
@@ -344,6 +345,9 @@ pub fn msg_for_state(
         }
         if let (Msg::SetLayout(_), KeyCode::Char(c)) = (b.msg, key.code) {
             return Some(Msg::SetLayout(c as usize - '1' as usize));
+        }
+        if let (Msg::StartAnswer, KeyCode::Char('r')) = (b.msg, key.code) {
+            return Some(Msg::Reveal);
         }
         return Some(b.msg);
     }

@@ -108,13 +108,15 @@ pub fn run(mut app: App, progress_file: Option<std::path::PathBuf>) -> io::Resul
                 if let Some(msg) = keys::msg_for_app(k, &app) {
                     update(&mut app, msg);
                 }
-                if app.progress_dirty {
-                    app.progress_dirty = false;
-                    if let Some(path) = &progress_file
-                        && let Err(e) = app.progress.save(path)
-                    {
+                for (lesson, step, v) in std::mem::take(&mut app.pending_answers) {
+                    let Some(path) = &progress_file else { continue };
+                    match crate::lessons::progress::record_answer(path, &lesson, step, &v) {
+                        // The file's progress, with answers other processes saved meanwhile.
+                        Ok(p) => app.progress = p,
                         // Shown in the narrative pane; the terminal stays in raw mode.
-                        app.verdict = Some(Err(format!("answer checked but not saved: {e}")));
+                        Err(e) => {
+                            app.verdict = Some(Err(format!("answer checked but not saved: {e}")));
+                        }
                     }
                 }
             }

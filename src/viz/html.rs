@@ -7,10 +7,13 @@
 //!
 //! Every number on the page comes from the simulator at export time ([`run_step`]); the ones a
 //! step shows (`#wf`, `#ideal`, `#cf`: wavefronts and bank conflicts in Nsight Compute's sense)
-//! are those of `tilelab lessons show LESSON --json` (`steps[].results[LAYOUT]`), the running
+//! are those of `tilelab lessons show LESSON --json --answers` (`steps[].results[LAYOUT]`), the running
 //! ones (`#run-*`) those of the TUI's counters pane, and `#stated` compares the step with the
 //! lesson file's `expect` as the TUI's ✓/✗ does; `tests/export.rs` checks all of them in a
-//! headless Chromium (`scripts/html_check.py`) against the TUI drawn at the same step. The same
+//! headless Chromium (`scripts/html_check.py`) against the TUI drawn at the same step.
+//! A step that asks a question shows `?` for its numbers (and those of the running totals) and no
+//! picture until its `<details data-reveal>` "Show the answer" is opened, as the TUI hides them
+//! until `r` (the data block still holds them: the page hides, it does not encrypt). The same
 //! numbers sit in a `<script type="application/json" id="tilelab-data">` block for anyone
 //! embedding the page. All lesson text is HTML-escaped ([`esc`]); the JSON block has `<`, `>`
 //! and `&` as `\u` escapes. Pure string building; the CLI writes the file.
@@ -142,6 +145,9 @@ struct StepData {
     running: Vec<Running>,
     /// Per layout: the lesson file's own numbers for this step (`expect`), if it states them.
     stated: Vec<Option<Stated>>,
+    /// The step asks a question: the page shows its numbers and picture only once the reader
+    /// opens its "Show the answer" `<details>`.
+    asks: bool,
 }
 
 /// What a lesson file states for a step under one layout (`expect.<layout>`).
@@ -192,32 +198,38 @@ const SCRIPT: &str = r#"
   var n = data.steps.length, step = 0, layout = 0;
   var sel = document.getElementById("layout");
   function text(id, s) { document.getElementById(id).textContent = s; }
+  var revealed = {};
   function show() {
     var s = data.steps[step], r = s.results[layout], run = s.running[layout];
+    // A question's step keeps its numbers and picture (the answer) until its answer is opened.
+    var hide = s.asks && !revealed[step];
     var figs = document.querySelectorAll("figure[data-step]");
     for (var i = 0; i < figs.length; i++) {
-      figs[i].hidden = !(+figs[i].dataset.step === step && +figs[i].dataset.layout === layout);
+      figs[i].hidden = hide ||
+        !(+figs[i].dataset.step === step && +figs[i].dataset.layout === layout);
     }
+    document.getElementById("hidden-pic").hidden = !hide;
     var notes = document.querySelectorAll("[data-note]");
     for (var j = 0; j < notes.length; j++) { notes[j].hidden = +notes[j].dataset.note !== step; }
     text("pos", "step " + (step + 1) + " / " + n);
     text("step-title", s.index + ". " + s.title);
     text("instruction", s.instruction);
     text("sass", s.sass);
-    text("wf", r ? String(r.wavefronts) : "-");
-    text("ideal", r ? String(r.ideal) : "-");
-    text("cf", r ? String(r.conflicts) : "-");
-    document.getElementById("cf").className = !r ? "" : r.conflicts > 0 ? "bad" : "good";
+    function num(v) { return hide ? "?" : String(v); }
+    text("wf", r ? num(r.wavefronts) : "-");
+    text("ideal", r ? num(r.ideal) : "-");
+    text("cf", r ? num(r.conflicts) : "-");
+    document.getElementById("cf").className = !r || hide ? "" : r.conflicts > 0 ? "bad" : "good";
     var st = s.stated[layout];
     var agree = st && r && st.wavefronts === r.wavefronts && st.conflicts === r.conflicts;
-    text("stated", !st ? "-" : st.wavefronts + " wf, " + st.conflicts + " cf " +
+    text("stated", !st ? "-" : hide ? "?" : st.wavefronts + " wf, " + st.conflicts + " cf " +
       (agree ? "\u2713" : "\u2717 the simulator disagrees"));
-    document.getElementById("stated").className = !st ? "" : agree ? "good" : "bad";
+    document.getElementById("stated").className = !st || hide ? "" : agree ? "good" : "bad";
     text("run-req", String(run.requests));
-    text("run-wf", String(run.wavefronts));
-    text("run-ideal", String(run.ideal));
-    text("run-cf", String(run.conflicts));
-    document.getElementById("run-cf").className = run.conflicts > 0 ? "bad" : "good";
+    text("run-wf", num(run.wavefronts));
+    text("run-ideal", num(run.ideal));
+    text("run-cf", num(run.conflicts));
+    document.getElementById("run-cf").className = hide ? "" : run.conflicts > 0 ? "bad" : "good";
     // One unbreakable item per SASS mnemonic ("LDSM.16.M88.4 ×2"); the text stays "A ×1, B ×2".
     var rs = document.getElementById("run-sass");
     rs.textContent = "";
@@ -234,6 +246,12 @@ const SCRIPT: &str = r#"
     document.body.dataset.layout = String(layout);
   }
   function go(d) { step = Math.max(0, Math.min(n - 1, step + d)); show(); }
+  var reveals = document.querySelectorAll("details[data-reveal]");
+  for (var k = 0; k < reveals.length; k++) {
+    reveals[k].addEventListener("toggle", function (e) {
+      if (e.target.open) { revealed[+e.target.dataset.reveal] = true; show(); }
+    });
+  }
   document.getElementById("prev").addEventListener("click", function () { go(-1); });
   document.getElementById("next").addEventListener("click", function () { go(1); });
   sel.addEventListener("change", function () { layout = +sel.value; show(); });
@@ -306,13 +324,13 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
                 },
                 esc(ex.kind.answer_form())
             );
-            if let Some(a) = exercise::model_answer(lesson, si) {
-                let _ = write!(
-                    note,
-                    "<details><summary>The simulator's answer</summary>{}</details>",
-                    esc(&a)
-                );
-            }
+            // The step's numbers and picture give the answer: hidden until this is opened.
+            let _ = write!(
+                note,
+                "<details data-reveal=\"{n}\"><summary>Show the answer (and this step's numbers and picture)</summary>{}</details>",
+                exercise::model_answer(lesson, si)
+                    .map_or_else(|| "The numbers above.".to_string(), |a| esc(&a))
+            );
             note.push_str("</div>");
         }
         let _ = writeln!(
@@ -337,6 +355,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
                     })
                 })
                 .collect(),
+            asks: st.exercise.is_some(),
         });
     }
     let data = PageData {
@@ -383,6 +402,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
 <label>layout <select id="layout">{options}</select></label><small>keys: ← → step, l or 1-9 layout</small></nav>
 <main>
 <section id="stage">
+<p id="hidden-pic" class="exercise" hidden>This step asks a question, and its picture and numbers give the answer away: they show once you open “Show the answer” beside it.</p>
 {figures}</section>
 <aside>
 <h3 id="step-title"></h3>

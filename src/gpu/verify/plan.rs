@@ -1,6 +1,7 @@
-//! What a verify run will do, resolved from the flags before the GPU is touched (ripgrep's
-//! second argument layer): lessons loaded, record files read, fuzz requests generated, so every
-//! input error surfaces first.
+//! What a verify run will do, resolved from the flags (ripgrep's second argument layer):
+//! lessons loaded, record files read, fuzz requests generated. The cheap checks
+//! ([`Options::check`]: names, counts, files) come before the GPU is looked for; the work that
+//! takes time or memory ([`Plan::new`]) after, so a machine without a GPU says so at once.
 
 use std::path::PathBuf;
 
@@ -70,14 +71,17 @@ pub struct Plan {
     pub lesson_ptx: Vec<super::lesson_ptx::LessonPtx>,
 }
 
-impl Plan {
-    /// Resolves the options.
+impl Options {
+    /// The checks of the options that take milliseconds and allocate nothing in proportion to
+    /// them: group names, the counts (`--fuzz` at most [`fuzz::MAX_FUZZ`], `--hopper-fuzz` at
+    /// most [`fuzz::MAX_HOPPER_FUZZ`]), the lesson name, that each `--records` file is a
+    /// regular file under [`crate::textfile::MAX_REPLAY_BYTES`]. `tilelab verify` runs these,
+    /// then looks for a GPU, and only then builds the [`Plan`] (which generates and simulates).
     ///
     /// # Errors
-    /// An unknown lesson or group name; an unreadable or malformed `--records` file; a lesson
-    /// step that cannot be simulated.
-    pub fn new(o: &Options) -> anyhow::Result<Plan> {
-        for g in &o.groups {
+    /// The first option that is not allowed, in one line naming it and what is.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for g in &self.groups {
             if !super::GROUPS.iter().any(|x| x.name == g) {
                 anyhow::bail!(
                     "--group '{}' is not a group; allowed: {}",
@@ -86,6 +90,35 @@ impl Plan {
                 );
             }
         }
+        for (flag, n, max) in [
+            ("--fuzz", self.fuzz, fuzz::MAX_FUZZ),
+            ("--hopper-fuzz", self.hopper_fuzz, fuzz::MAX_HOPPER_FUZZ),
+        ] {
+            if n > max {
+                anyhow::bail!(
+                    "{flag} {n} is not allowed; allowed: 0..={max} requests (each is one launch under Nsight Compute)"
+                );
+            }
+        }
+        if let Some(name) = &self.lesson {
+            lessons::find(&lessons::builtin()?, name)?;
+        }
+        for p in &self.records {
+            crate::textfile::open_regular(p, crate::textfile::MAX_REPLAY_BYTES, "replay file")
+                .with_context(|| format!("cannot read replay file '{}'", crate::text::path(p)))?;
+        }
+        Ok(())
+    }
+}
+
+impl Plan {
+    /// Resolves the options (checked first by [`Options::check`]).
+    ///
+    /// # Errors
+    /// Those of [`Options::check`]; an unreadable or malformed `--records` file; a lesson step
+    /// that cannot be simulated.
+    pub fn new(o: &Options) -> anyhow::Result<Plan> {
+        o.check()?;
         let mut lessons = lessons::builtin()?;
         if let Some(name) = &o.lesson {
             let one = lessons::find(&lessons, name)?.clone();

@@ -35,6 +35,18 @@ pub const MAX_CTAS: u64 = 4096;
 /// Default bytes of each pointer parameter's device buffer.
 pub const POINTER_BYTES: u64 = 16 << 20;
 
+/// The most bytes `--pointer-bytes` may give each pointer parameter's device buffer: 64 GiB
+/// (an H200 has 141 GB of memory; one buffer larger than this leaves too little for the
+/// others). The driver refuses what does not fit the card.
+pub const MAX_POINTER_BYTES: u64 = 64 << 30;
+
+/// A `verify --ptx` run whose file was read and whose kernel was found ([`PtxRun::prepare`]),
+/// ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    prog: crate::ptx::decode::Program,
+}
+
 /// Dynamic shared memory the GPU allows a block without opting in, bytes.
 const DEFAULT_DYNAMIC_SMEM_LIMIT: u32 = 48 * 1024;
 
@@ -115,14 +127,16 @@ impl PtxRun {
         a
     }
 
-    /// Simulates every CTA of the grid and sums them.
+    /// The checks before any simulation (milliseconds): the file is read, the grid has at most
+    /// [`MAX_CTAS`] CTAs, `--pointer-bytes` is in 1..=[`MAX_POINTER_BYTES`], the module parses
+    /// and has the kernel.
     ///
     /// # Errors
-    /// An unreadable file; more than [`MAX_CTAS`] CTAs; any simulator error (bad PTX, unknown
-    /// kernel, missing argument, unsupported instruction), prefixed with the file name.
-    pub fn simulate(&self, progress: &mut dyn super::Progress) -> anyhow::Result<Simulated> {
+    /// An unreadable file; more than [`MAX_CTAS`] CTAs; `--pointer-bytes` out of range; bad PTX
+    /// or an unknown kernel, prefixed with the file name.
+    pub fn prepare(&self) -> anyhow::Result<Prepared> {
         let src = self.source()?;
-        let n = self.grid.iter().map(|&d| u64::from(d)).product::<u64>();
+        let n = self.ctas();
         if n > MAX_CTAS {
             bail!(
                 "--grid {},{},{} has {n} CTAs; verify --ptx simulates each one (ncu counts the whole launch) and allows at most {MAX_CTAS}",
@@ -131,9 +145,46 @@ impl PtxRun {
                 self.grid[2]
             );
         }
-        let file = crate::text::path(&self.file);
+        if !(1..=MAX_POINTER_BYTES).contains(&self.pointer_bytes) {
+            bail!(
+                "--pointer-bytes {} is not allowed; allowed: 1..={MAX_POINTER_BYTES} bytes",
+                self.pointer_bytes
+            );
+        }
         let prog = ptx::report::load(&src, self.kernel.as_deref())
-            .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
+        Ok(Prepared { prog })
+    }
+
+    /// CTAs in the grid.
+    fn ctas(&self) -> u64 {
+        self.grid.iter().map(|&d| u64::from(d)).product::<u64>()
+    }
+
+    /// Simulates every CTA of the grid and sums them ([`Self::prepare`], then
+    /// [`Self::simulate_prepared`]).
+    ///
+    /// # Errors
+    /// Those of [`Self::prepare`]; any simulator error (missing argument, unsupported
+    /// instruction), prefixed with the file name and the CTA.
+    pub fn simulate(&self, progress: &mut dyn super::Progress) -> anyhow::Result<Simulated> {
+        let p = self.prepare()?;
+        self.simulate_prepared(&p, progress)
+    }
+
+    /// Simulates every CTA of the grid of a prepared run and sums them.
+    ///
+    /// # Errors
+    /// Any simulator error (missing argument, unsupported instruction), prefixed with the file
+    /// name and the CTA.
+    pub fn simulate_prepared(
+        &self,
+        prepared: &Prepared,
+        progress: &mut dyn super::Progress,
+    ) -> anyhow::Result<Simulated> {
+        let n = self.ctas();
+        let file = crate::text::path(&self.file);
+        let prog = &prepared.prog;
         let mut totals = SimTotals::default();
         let mut lines: std::collections::BTreeMap<u32, SimLine> = std::collections::BTreeMap::new();
         progress.start(&format!("simulating {n} CTA(s) of {}", prog.name));
@@ -141,7 +192,7 @@ impl PtxRun {
         for z in 0..self.grid[2] {
             for y in 0..self.grid[1] {
                 for x in 0..self.grid[0] {
-                    let r = ptx::report::simulate_program(&prog, &self.launch([x, y, z]), None)
+                    let r = ptx::report::simulate_program(prog, &self.launch([x, y, z]), None)
                         .map_err(|e| anyhow::anyhow!("{file}: CTA ({x},{y},{z}): {e}"));
                     let r = match r {
                         Ok(r) => r,

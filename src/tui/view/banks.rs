@@ -18,6 +18,10 @@ use crate::tui::app::{App, Pane};
 /// swizzle slack). The help overlay says it in full.
 pub const LEGEND: &str = " ·=tile ░=pad ";
 
+/// A word the request reads, in the grid of a step whose numbers are hidden (its question is
+/// not answered yet): which wavefront reads it would give the answer away.
+pub const HIDDEN_WORD: char = '■';
+
 pub(super) fn render_banks(app: &App, area: Rect, buf: &mut Buffer) {
     let run = app.run();
     let Some(report) = &run.report else {
@@ -28,16 +32,20 @@ pub(super) fn render_banks(app: &App, area: Rect, buf: &mut Buffer) {
             .render(area, buf);
         return;
     };
-    let title = format!(
-        " Banks · {} wf, {} conflict{} ",
-        report.wavefront_count(),
-        report.bank_conflicts(),
-        if report.bank_conflicts() == 1 {
-            ""
-        } else {
-            "s"
-        }
-    );
+    let title = if app.answer_hidden() {
+        " Banks · ? wf, ? conflicts (r reveals) ".to_string()
+    } else {
+        format!(
+            " Banks · {} wf, {} conflict{} ",
+            report.wavefront_count(),
+            report.bank_conflicts(),
+            if report.bank_conflicts() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        )
+    };
     let block = pane_block(app, Pane::Banks, title)
         .title_bottom(Line::styled(LEGEND, Style::new().fg(color(palette::DIM))));
     let inner = block.inner(area);
@@ -96,7 +104,13 @@ pub fn bank_grid_lines(
         .as_ref()
         .map(|req| lane_words(req, app.lane))
         .unwrap_or_default();
-    grid_lines(report, &sel_words, |w| app.tile_words.contains(&w), width)
+    grid_lines(
+        report,
+        &sel_words,
+        |w| app.tile_words.contains(&w),
+        width,
+        app.answer_hidden(),
+    )
 }
 
 /// The 4-byte words (byte offset / 4) that `lane` addresses in `req`; empty when the lane gives
@@ -114,13 +128,16 @@ pub fn lane_words(req: &WarpRequest, lane: u32) -> std::collections::BTreeSet<u3
 /// The bank grid of `report`: a header, then one line per 128-byte row the request touches,
 /// each word labelled with its wavefront ([`wavefront_char`], coloured by
 /// [`wavefront_style`]); `sel_words` underlined; words not read drawn `·` where `is_tile_word`
-/// says they hold data, `░` elsewhere. Also the index among the rows of the first row of
+/// says they hold data, `░` elsewhere. With `hide_wavefronts` (a step whose question is not
+/// answered yet) every word read is [`HIDDEN_WORD`], uncoloured: which banks are asked shows,
+/// how many passes they take does not. Also the index among the rows of the first row of
 /// `sel_words`. Shared by the lesson screen and `tilelab tui --ptx`.
 pub fn grid_lines(
     report: &RequestReport,
     sel_words: &std::collections::BTreeSet<u32>,
     is_tile_word: impl Fn(u32) -> bool,
     width: u16,
+    hide_wavefronts: bool,
 ) -> (Vec<Line<'static>>, Option<usize>) {
     const LABEL: usize = 6;
     let cell = ((width as usize).saturating_sub(LABEL) / NUM_BANKS).clamp(1, 3);
@@ -164,6 +181,7 @@ pub fn grid_lines(
         for b in 0..NUM_BANKS as u32 {
             let word = r * NUM_BANKS as u32 + b;
             let (ch, mut style) = match wf_of.get(&word) {
+                Some(_) if hide_wavefronts => (HIDDEN_WORD, Style::new()),
                 Some(&w) => (wavefront_char(w), wavefront_style(report, w)),
                 None if is_tile_word(word) => ('·', Style::new().fg(color(palette::DIM))),
                 None => ('░', Style::new().fg(color(palette::DIM))),

@@ -29,13 +29,24 @@ pub(super) fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
         ));
         first.push(Span::raw(format!(" ×{v}  ")));
     }
+    // A step whose question is unanswered: its numbers, and the totals that include them, `?`.
+    let hidden = app.answer_hidden();
+    let shown = |v: u64| {
+        if hidden {
+            "?".to_string()
+        } else {
+            v.to_string()
+        }
+    };
     let mut second = vec![
         Span::styled("wavefronts ", Style::new().fg(color(palette::DIM))),
-        Span::raw(format!("{wf} (ideal {ideal})  ")),
+        Span::raw(format!("{} (ideal {})  ", shown(wf), shown(ideal))),
         Span::styled("conflicts ", Style::new().fg(color(palette::DIM))),
         Span::styled(
-            format!("{cf}"),
-            if cf > 0 {
+            shown(cf),
+            if hidden {
+                Style::new()
+            } else if cf > 0 {
                 Style::new()
                     .fg(color(palette::BAD))
                     .add_modifier(Modifier::BOLD)
@@ -46,7 +57,9 @@ pub(super) fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
     ];
     let run = app.run();
     let step = &l.steps[run.step];
-    if let Some(c) = run.cost {
+    if hidden && run.cost.is_some() {
+        second.push(Span::raw("  │ this step ? wf, ? cf"));
+    } else if let Some(c) = run.cost {
         second.push(Span::raw(format!(
             "  │ this step {} wf, {} cf",
             c.wavefronts,

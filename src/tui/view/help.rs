@@ -45,7 +45,7 @@ pub(super) fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
         if app.screen == crate::tui::app::Screen::Ptx {
             "  grid: 0-9,a-z = wavefront of a word, warm = conflict, · word not accessed"
         } else {
-            "  grid: 0-9,a-z = wavefront, warm = conflict, · unread, ░ no tile"
+            "  grid: 0-9,a-z wavefront, warm = conflict, · unread, ░ no tile, ■ hidden"
         },
         Style::new().fg(color(palette::DIM)),
     ));

@@ -15,6 +15,8 @@ use crate::tui::app::{App, Pane};
 pub(super) fn render_lanes(app: &App, area: Rect, buf: &mut Buffer) {
     let run = app.run();
     let block = pane_block(app, Pane::Lanes, " Lanes ".into());
+    // The wavefront column of a step whose question is unanswered: `?`.
+    let hidden = app.answer_hidden();
     let mut lines = Vec::new();
     match (&run.request, &run.report) {
         (Some(req), Some(rep)) => {
@@ -31,14 +33,19 @@ pub(super) fn render_lanes(app: &App, area: Rect, buf: &mut Buffer) {
                     let off = req.lane_byte_offsets[lane];
                     let (r, c) = run.coords[lane].unwrap_or((0, 0));
                     let wfs = rep.lane_wavefronts(lane);
-                    let wtxt: String = wfs.iter().map(|&w| wavefront_char(w)).collect();
+                    let wtxt: String = if hidden {
+                        "?".into()
+                    } else {
+                        wfs.iter().map(|&w| wavefront_char(w)).collect()
+                    };
                     text = format!(
                         "{lane:>2} ({r:>3},{c:>3}) {off:>6}  b{:<2} {wtxt}",
                         bank_of(off)
                     );
-                    style = wfs
-                        .first()
-                        .map_or(Style::new(), |&w| wavefront_style(rep, w));
+                    style = match wfs.first() {
+                        Some(&w) if !hidden => wavefront_style(rep, w),
+                        _ => Style::new(),
+                    };
                 } else {
                     text = format!("{lane:>2} (no address: .x1/.x2 use lanes 0-7/0-15)");
                     style = Style::new().fg(color(palette::DIM));

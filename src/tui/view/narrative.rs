@@ -156,7 +156,15 @@ fn exercise_lines(app: &App) -> Vec<Line<'static>> {
             good,
         )),
         (None, None) => out.push(Line::styled(
-            format!("a: answer ({})", ex.kind.answer_form()),
+            format!(
+                "a: answer ({}){}",
+                ex.kind.answer_form(),
+                if app.answer_hidden() {
+                    " · r shows the step's numbers"
+                } else {
+                    ""
+                }
+            ),
             Style::new().fg(color(palette::DIM)),
         )),
     }

@@ -169,7 +169,13 @@ fn render_banks(app: &App, p: &PtxState, area: Rect, buf: &mut Buffer) {
         Style::new().fg(color(palette::DIM)),
     ));
     let inner = block.inner(area);
-    let (lines, sel) = grid_lines(&report, &lane_words(req, app.lane), |_| true, inner.width);
+    let (lines, sel) = grid_lines(
+        &report,
+        &lane_words(req, app.lane),
+        |_| true,
+        inner.width,
+        false,
+    );
     draw_grid(app, block, lines, sel, area, buf);
 }
 

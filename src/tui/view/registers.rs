@@ -31,6 +31,18 @@ fn reg_name(run: &StepRun, l: &Lesson, h: Holder, reg: u32) -> String {
     }
 }
 
+/// Whether the current step asks which lane holds an element and is not answered yet: then the
+/// registers and the fragment map (the answer, read off) are not drawn.
+fn lane_question_hidden(app: &App) -> bool {
+    app.answer_hidden()
+        && app.exercise().is_some_and(|e| {
+            matches!(
+                e.kind,
+                crate::lessons::exercise::ExerciseKind::LaneOf { .. }
+            )
+        })
+}
+
 /// The registers pane's text for the selected lane.
 pub fn register_lines(app: &App) -> Vec<Line<'static>> {
     let l = app.current();
@@ -57,6 +69,13 @@ pub fn register_lines(app: &App) -> Vec<Line<'static>> {
         },
         Style::new().add_modifier(Modifier::BOLD),
     )];
+    if lane_question_hidden(app) {
+        lines.push(Line::styled(
+            "which lane holds what is this step's question (r reveals)",
+            Style::new().fg(color(palette::DIM)),
+        ));
+        return lines;
+    }
     let mut keys: Vec<(Holder, u32)> = Vec::new();
     for e in &elems {
         if !keys.contains(&(e.holder, e.reg)) {
@@ -110,6 +129,9 @@ pub fn register_lines(app: &App) -> Vec<Line<'static>> {
 /// elements loaded. Each cell shows the lane that holds the element, coloured by register; the
 /// selected lane's cells are reversed. `None` when nothing fits in `width` x `height`.
 pub fn fragment_map(app: &App, width: u16, height: u16) -> Option<Vec<Line<'static>>> {
+    if lane_question_hidden(app) {
+        return None;
+    }
     let l = app.current();
     let run = app.run();
     let (holder, rows, cols, r0, c0, title) = match &l.steps[run.step].op {
