@@ -109,8 +109,9 @@ pub struct VerifyArgs {
     /// --ptx: dynamic shared memory in bytes (on the GPU: 0 when not given).
     #[arg(long, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
-    /// --ptx: stop the simulation of a CTA after this many warp instructions.
-    #[arg(long, default_value_t = 200_000_000)]
+    /// --ptx: stop the simulation of a CTA after N warp instructions, or once they cost more
+    /// than 20·N units (as for `tilelab ptx`).
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS)]
     pub max_instructions: u64,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
     /// inside it).
