@@ -430,17 +430,22 @@ struct Machine<'p> {
     touched: u32,
 }
 
+/// An integer as `--arg` takes it: an optional sign, then decimal digits or `0x` and hex
+/// digits, nothing else (no second sign, no `_`).
 fn parse_int(s: &str) -> Option<i128> {
     let t = s.trim();
     let (neg, t) = match t.strip_prefix('-') {
         Some(r) => (true, r),
-        None => (false, t),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
     };
-    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        i128::from_str_radix(h, 16).ok()?
-    } else {
-        t.parse::<i128>().ok()?
+    let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => (h, 16),
+        None => (t, 10),
     };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let v = i128::from_str_radix(digits, radix).ok()?;
     Some(if neg { -v } else { v })
 }
 
@@ -736,6 +741,12 @@ impl<'p> Machine<'p> {
             (None, Some(d)) => prog.static_smem.checked_add(d),
             (None, None) => Some(prog.static_smem),
         };
+        let static_end = prog.dynamic_smem_offset.unwrap_or(prog.static_smem);
+        if static_end > SMEM_LIMIT {
+            return bad(format!(
+                "the kernel's static shared memory ends at byte {static_end}, past {ARCH}'s {SMEM_LIMIT} bytes per block"
+            ));
+        }
         let smem_bytes = match smem_bytes {
             Some(b) if b <= SMEM_LIMIT => b,
             _ => {
@@ -743,7 +754,7 @@ impl<'p> Machine<'p> {
                     "shared memory of {} static + {} dynamic bytes exceeds {ARCH}'s {SMEM_LIMIT} bytes per block (with the opt-in above 48 KiB); allowed: --dynamic-smem up to {}",
                     prog.static_smem,
                     l.dynamic_smem.unwrap_or(0),
-                    SMEM_LIMIT.saturating_sub(prog.dynamic_smem_offset.unwrap_or(prog.static_smem))
+                    SMEM_LIMIT - static_end
                 ));
             }
         };

@@ -194,6 +194,18 @@ mod launch {
                 "up to 231424",
             ],
         );
+        let big = ".visible .entry k()\n{\n.shared .align 4 .b8 s[232452];\nret;\n}\n";
+        assert_error(
+            &[
+                "ptx",
+                &file("smem_big.ptx", big),
+                "--grid",
+                "1",
+                "--block",
+                "32",
+            ],
+            &["static shared memory ends at byte 232452, past sm_90's 232448 bytes"],
+        );
     }
 
     /// The Programming Guide's launch limits, written here: a launch runs iff every dimension
@@ -309,6 +321,11 @@ mod args {
         refused(&["k_s8=-129"], &["out of range for .s8"]);
         refused(&["k_b16=65536"], &["out of range for .b16"]);
         refused(&["k_u32=1.5"], &["not a whole number", ".u32"]);
+        // One sign, then digits: "--5" and "0x+f" are not numbers, not 5 and 15.
+        refused(&["k_u32=--5"], &["'--5' is not a whole number"]);
+        refused(&["k_u32=0x+f"], &["'0x+f' is not a whole number"]);
+        refused(&["k_u32=+-5"], &["'+-5' is not a whole number"]);
+        accepted(&["k_s8=+5"]);
     }
 
     /// IEEE 754 binary32's largest finite value is 3.4028235e38 and smallest positive one
