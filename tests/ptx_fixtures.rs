@@ -34,7 +34,7 @@ fn check(path: &Path) -> Vec<(String, String, u64, u64)> {
         cta: [0, 0, 0],
         args,
         dynamic_smem: Some(l["dynamic_smem_bytes"].as_u64().unwrap() as u32),
-        max_instructions: 200_000_000,
+        max_instructions: tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS,
     };
     let r = match ptx::simulate(&src, l["kernel"].as_str(), &launch) {
         Ok(r) => r,

@@ -14,6 +14,10 @@
 //! and the library, each against an oracle written here: no panic, no hang, exit 0 only on
 //! valid input.
 //!
+//! `ptx` (tests/robust/ptx.rs): issue #26 round 2 for `tilelab ptx` and `tui --ptx`: launches
+//! CUDA refuses, argument values, the memory a launch may cost, hangs, undefined behaviour at
+//! run time.
+//!
 //! And what the first users missed: `addr` (an access pattern as one expression over `lane`),
 //! `defaults` (every `--access` works with the default layout and dtype), `occupancy` (a block
 //! that does not fit is a result; the 48 KB limit without the opt-in), `svg` (titles and
@@ -2239,3 +2243,6 @@ mod round2_cli {
         }
     }
 }
+
+#[path = "robust/ptx.rs"]
+mod ptx;

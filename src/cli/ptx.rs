@@ -38,8 +38,10 @@ pub struct PtxArgs {
     /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block).
     #[arg(long, value_name = "BYTES", value_parser = parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
-    /// Stop after this many warp instructions (runaway loops).
-    #[arg(long, default_value_t = 200_000_000)]
+    /// Stop after N warp instructions, or once they cost more than 20·N units (1 per
+    /// instruction, 32 per memory instruction, 64 per mma.sync): a runaway loop of any kind ends
+    /// within seconds.
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS)]
     pub max_instructions: u64,
     /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
     /// per-line table, in line order; 0 prints every line. Totals always count every line.
@@ -70,9 +72,12 @@ fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
         let v: u32 = match p.parse() {
             Ok(v) => v,
             Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
+                let l = tilelab::ptx::machine::ARCH.limits();
+                let [gx, gy, gz] = l.max_grid_dim;
+                let [bx, by, bz] = l.max_block_dim;
                 return Err(format!(
-                    "'{p}' is too large: each dimension is at most {} (u32), and a block at most 1024 threads",
-                    u32::MAX
+                    "'{p}' is too large: CUDA allows a grid of at most {gx},{gy},{gz} blocks and a block of at most {bx},{by},{bz} threads ({} in all)",
+                    l.max_threads_per_block
                 ));
             }
             Err(_) => {

@@ -56,7 +56,8 @@ pub struct TuiArgs {
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
-    /// --ptx: stop after this many warp instructions (runaway loops) [default: 200000000].
+    /// --ptx: stop after N warp instructions, or once they cost more than 20·N units (as for
+    /// `tilelab ptx`) [default: 3000000].
     #[arg(long, value_name = "N", requires = "ptx")]
     pub max_instructions: Option<u64>,
     /// --ptx: the warp to follow (0-based, within the CTA) [default: 0].
@@ -84,7 +85,9 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
         cta: a.cta.unwrap_or([0; 3]),
         args: a.args.clone(),
         dynamic_smem: a.dynamic_smem,
-        max_instructions: a.max_instructions.unwrap_or(200_000_000),
+        max_instructions: a
+            .max_instructions
+            .unwrap_or(tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS),
     };
     let state = tilelab::tui::ptx::PtxState::load(
         tilelab::text::path(file),

@@ -111,8 +111,9 @@ pub struct VerifyArgs {
     /// on the GPU: 0 when not given).
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
-    /// --ptx: stop the simulation of a CTA after this many warp instructions.
-    #[arg(long, default_value_t = 200_000_000)]
+    /// --ptx: stop the simulation of a CTA after N warp instructions, or once they cost more
+    /// than 20·N units (as for `tilelab ptx`).
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS)]
     pub max_instructions: u64,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
     /// inside it), a size: 1048576, 1024K, 1M, 1MiB.

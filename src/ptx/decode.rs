@@ -431,8 +431,11 @@ pub enum Op {
         /// `bar.arrive`: arrive without waiting.
         arrive: bool,
     },
-    /// bar.warp.sync: no effect on a lockstep warp.
-    WarpSync,
+    /// bar.warp.sync: no effect on a lockstep warp beyond its membermask's rule.
+    WarpSync {
+        /// membermask.
+        member: Src,
+    },
     /// ld (any state space).
     Ld {
         /// Space.
@@ -521,6 +524,8 @@ pub enum Op {
         p: Option<u32>,
         /// Value, lane/delta, clamp/segment.
         s: [Src; 3],
+        /// membermask (`None` when the text has none).
+        member: Option<Src>,
     },
     /// vote.sync.{all,any,uni}.pred / vote.sync.ballot.b32.
     Vote {
@@ -530,6 +535,8 @@ pub enum Op {
         d: u32,
         /// Predicate (negated?).
         p: (Src, bool),
+        /// membermask (`None` when the text has none).
+        member: Option<Src>,
     },
     /// activemask.b32.
     Activemask {
@@ -624,6 +631,8 @@ pub struct Program {
     pub globals: Vec<GlobalVar>,
     /// `.reqntid` of the kernel.
     pub reqntid: Option<[u32; 3]>,
+    /// `.maxntid` of the kernel.
+    pub maxntid: Option<[u32; 3]>,
     /// Reconvergence point of each branch instruction (index), `u32::MAX` for none (the
     /// immediate post-dominator is the kernel's exit); unused for other instructions.
     pub reconverge: Vec<u32>,
@@ -869,6 +878,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         local_frame,
         globals,
         reqntid: kernel.reqntid,
+        maxntid: kernel.maxntid,
         reconverge,
     })
 }
@@ -1503,7 +1513,10 @@ impl Decoder<'_> {
             }
             "bar" | "barrier" => {
                 if has("warp") {
-                    return Ok(Op::WarpSync);
+                    nops(1)?;
+                    return Ok(Op::WarpSync {
+                        member: self.src(&ops[0], line)?,
+                    });
                 }
                 if has("red") || has("cluster") {
                     return Err(unsupported());
@@ -1673,6 +1686,7 @@ impl Decoder<'_> {
                         self.src(&ops[2], line)?,
                         self.src(&ops[3], line)?,
                     ],
+                    member: ops.get(4).map(|o| self.src(o, line)).transpose()?,
                 }
             }
             "vote" => {
@@ -1696,6 +1710,7 @@ impl Decoder<'_> {
                     mode,
                     d,
                     p: self.pred(&ops[1], line)?,
+                    member: ops.get(2).map(|o| self.src(o, line)).transpose()?,
                 }
             }
             "atom" | "red" => {

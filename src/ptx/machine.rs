@@ -13,12 +13,19 @@
 //!   releases when the threads it expects (its count, or every thread not exited) have arrived.
 //!   When no warp can run and no barrier can release, the run stops with an error naming the
 //!   waiting warps and lines (never a hang). `bar.sync` reached by part of a warp is an error
-//!   (PTX: `bar.sync` is `.aligned`).
+//!   (PTX: `bar.sync` is `.aligned`). A warp that goes once round a loop without changing a
+//!   register or memory (`WState::Spin`) yields while another warp could write memory, and runs
+//!   again once shared or global memory changed: spin-waits on another warp complete, and
+//!   spinning while the others wait at a barrier is a prompt deadlock.
+//! * **Launch**: [`check_launch`] (CUDA's grid and block limits, `.reqntid`, `.maxntid`),
+//!   [`param_buffer`] and [`encode_arg`] (every `--arg`), and the bytes the launch will
+//!   allocate, at most [`MAX_LAUNCH_BYTES`], all before anything is allocated.
 //! * **Memory**: shared memory is one byte array of the CTA (static variables, then
 //!   `.extern .shared` arrays); its warp instructions go through [`super::warp_ops`], the door
 //!   to `sim`'s request model. Global memory: each pointer parameter (and each `.global`
 //!   variable) is its own zero-filled buffer at [`buffer_base`], allocated lazily in 64 KiB
-//!   pages; an address outside every buffer is an error naming the line. `cp.async` completes
+//!   pages, at most [`MAX_GLOBAL_BYTES`]; an address outside every buffer is an error naming the
+//!   line, as is one not naturally aligned in any state space. `cp.async` completes
 //!   at issue (a legal schedule: PTX only promises completion by `cp.async.wait_group`).
 //!   Local memory (`.local`, nvcc's `__local_depot0` stack frame): each thread its own
 //!   zero-filled frame of [`Program::local_frame`] bytes, local address 0 its first byte;
@@ -26,12 +33,14 @@
 //!   `cvta.local`) read and write the executing lane's frame, and an access past it is an error
 //!   naming the line. Local accesses never touch shared memory or its counters (Nsight Compute
 //!   books them as local, `LDL`/`STL`).
-//! * **Budget**: `max_instructions` warp instructions, then an error (runaway loops).
+//! * **Budget**: `max_instructions` warp instructions costing at most
+//!   [`UNITS_PER_INSTRUCTION`] units each on average ([`cost_units`]), then an error (runaway
+//!   loops end within seconds).
 //!
 //! An optional [`Observer`] sees, for one chosen warp, every shared-memory and tensor-core
 //! instruction as it executes (the TUI stepper's feed); without one the run pays nothing.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use thiserror::Error;
 
@@ -41,6 +50,7 @@ use super::decode::{
 };
 use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 use super::warp_ops::{self, LaneRegs, SharedKind, Smem, Step};
+use crate::sim::arch::Arch;
 use crate::sim::bank::{NotModelled, RequestCost, WARP_SIZE};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
 
@@ -58,21 +68,86 @@ pub enum RunError {
         /// What went wrong.
         message: String,
     },
-    /// The instruction budget ran out.
+    /// The instruction budget ran out ([`Launch::max_instructions`] warp instructions, or their
+    /// cost, see [`cost_units`]).
     #[error(
-        "stopped after {limit} warp instructions (--max-instructions) at line {line}, warp {warp}: a runaway loop, or raise the limit"
+        "stopped after {executed} warp instructions at line {line}, warp {warp}: the --max-instructions budget of {limit} is spent (at most {limit} warp instructions costing at most {UNITS_PER_INSTRUCTION} units each on average: 1 each, {MEMORY_UNITS} a memory access, {MMA_UNITS} an mma.sync){waiting}; a runaway loop, or raise --max-instructions"
     )]
     Budget {
         /// The limit.
         limit: u64,
+        /// Warp instructions executed.
+        executed: u64,
         /// Line of the next instruction.
         line: u32,
         /// Warp.
         warp: u32,
+        /// The warps waiting at barriers then, in words (`""`, or `"; warps 1-3 wait at
+        /// barrier 0 (line 12)"`).
+        waiting: String,
     },
     /// Warps wait at barriers that can never complete.
     #[error("deadlock: {0}")]
     Deadlock(String),
+}
+
+/// Cost units of an `mma.sync` toward the budget (see [`cost_units`]).
+pub const MMA_UNITS: u64 = 64;
+/// Cost units of a memory instruction toward the budget: `ld`/`st`/`atom`/`red` of any state
+/// space but `.param`, `ldmatrix`, `stmatrix`, `cp.async` (see [`cost_units`]).
+pub const MEMORY_UNITS: u64 = 32;
+/// The average cost units per warp instruction a run may spend: a budget of N warp
+/// instructions also stops the run once they have cost `N * UNITS_PER_INSTRUCTION` units.
+pub const UNITS_PER_INSTRUCTION: u64 = 20;
+/// The default [`Launch::max_instructions`] (`--max-instructions`): 3,000,000 warp instructions,
+/// at most 60,000,000 cost units. The heaviest CTA of any known real kernel, the FA2 lesson
+/// kernel's at S = 4096 (`tests/data/ptx/fa2_d128_bm128_causal_s4096_grid32.json`), runs
+/// 270,596 warp instructions costing 5,206,852 units: over 11x headroom in both; an endless
+/// loop of the costliest instructions stops within seconds (docs/ptx.md, "Budget").
+pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 3_000_000;
+
+/// What one execution of `op` costs toward the budget, in units of a plain instruction's
+/// simulation time: the simulator spends about 0.1 µs on an ALU or control instruction, 1 to 3
+/// µs on a memory instruction (the request model, 32 lanes' addresses) and 7 µs on an
+/// `mma.sync` (measured in a release build, loops of each kind: docs/ptx.md, "Budget").
+pub fn cost_units(op: &Op) -> u64 {
+    match op {
+        Op::Mma { .. } => MMA_UNITS,
+        Op::Ld {
+            space: Space::Param,
+            ..
+        } => 1,
+        Op::Ld { .. }
+        | Op::St { .. }
+        | Op::Atom { .. }
+        | Op::Ldmatrix { .. }
+        | Op::Stmatrix { .. }
+        | Op::CpAsync { .. } => MEMORY_UNITS,
+        _ => 1,
+    }
+}
+
+/// Warp numbers in words: `"warp 3"`, `"warps 0-2, 5"`.
+fn warp_list(ws: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ws.len() {
+        let mut j = i;
+        while j + 1 < ws.len() && ws[j + 1] == ws[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i {
+            ws[i].to_string()
+        } else {
+            format!("{}-{}", ws[i], ws[j])
+        });
+        i = j + 1;
+    }
+    format!(
+        "warp{} {}",
+        if ws.len() == 1 { "" } else { "s" },
+        parts.join(", ")
+    )
 }
 
 /// How to launch the one simulated CTA.
@@ -88,7 +163,9 @@ pub struct Launch {
     pub args: Vec<(String, String)>,
     /// Dynamic shared memory in bytes; `None`: up to the sm_90 per-block limit.
     pub dynamic_smem: Option<u32>,
-    /// Warp instructions before the run is stopped.
+    /// Warp instructions before the run is stopped; the run also stops once their cost passes
+    /// `max_instructions *` [`UNITS_PER_INSTRUCTION`] units ([`cost_units`]). Default
+    /// [`DEFAULT_MAX_INSTRUCTIONS`].
     pub max_instructions: u64,
 }
 
@@ -130,6 +207,8 @@ pub struct RunResult {
     pub stats: Vec<InstStats>,
     /// Warp instructions executed.
     pub instructions: u64,
+    /// Their cost toward the budget ([`cost_units`]).
+    pub cost_units: u64,
     /// Shared memory modelled, in bytes.
     pub smem_bytes: u32,
     /// One past the highest shared byte accessed.
@@ -168,6 +247,13 @@ pub const ALL_WARPS: u32 = u32::MAX;
 pub trait Observer {
     /// Called once per execution, in program order of that warp.
     fn event(&mut self, ev: &TraceEvent<'_>);
+
+    /// The most bytes this observer may keep during a run, and what they are in words (e.g.
+    /// "trace of 10000 steps x 720 bytes (--max-steps)"): counted with the launch's own state
+    /// against [`MAX_LAUNCH_BYTES`] before the run starts. None by default.
+    fn reserved(&self) -> (u64, String) {
+        (0, String::new())
+    }
 }
 
 impl Observer for Vec<(u32, u32, Step)> {
@@ -186,7 +272,9 @@ pub const BUFFER_WINDOW: u64 = 1 << 36;
 struct Global {
     nbufs: usize,
     names: Vec<String>,
-    pages: HashMap<u64, Box<[u8]>>,
+    /// Written 64 KiB pages by page number: a B-tree, so that no choice of addresses can make
+    /// a lookup slow (at most [`MAX_GLOBAL_BYTES`] / 64 KiB = 4,096 pages).
+    pages: BTreeMap<u64, Box<[u8]>>,
 }
 
 impl Global {
@@ -208,27 +296,48 @@ impl Global {
         }
     }
 
+    /// Reads `out.len()` bytes at `addr`, one page lookup per page touched; unwritten bytes
+    /// read 0.
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
         self.check(addr, out.len() as u64)?;
-        for (i, b) in out.iter_mut().enumerate() {
-            let a = addr + i as u64;
-            *b = self
-                .pages
-                .get(&(a / PAGE))
-                .map_or(0, |p| p[(a % PAGE) as usize]);
+        let mut done = 0;
+        while done < out.len() {
+            let a = addr + done as u64;
+            let off = (a % PAGE) as usize;
+            let n = (PAGE as usize - off).min(out.len() - done);
+            match self.pages.get(&(a / PAGE)) {
+                Some(p) => out[done..done + n].copy_from_slice(&p[off..off + n]),
+                None => out[done..done + n].fill(0),
+            }
+            done += n;
         }
         Ok(())
     }
 
+    /// Writes `data` at `addr`, allocating a zero-filled page on first touch, at most
+    /// [`MAX_GLOBAL_BYTES`] of them.
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
         self.check(addr, data.len() as u64)?;
-        for (i, &b) in data.iter().enumerate() {
-            let a = addr + i as u64;
+        let mut done = 0;
+        while done < data.len() {
+            let a = addr + done as u64;
+            let off = (a % PAGE) as usize;
+            let n = (PAGE as usize - off).min(data.len() - done);
+            if !self.pages.contains_key(&(a / PAGE))
+                && (self.pages.len() as u64 + 1) * PAGE > MAX_GLOBAL_BYTES
+            {
+                return Err(format!(
+                    "a store to global address {a:#x} needs a new {} KiB page, but this launch has written {} bytes of global memory already, the simulator's limit (tilelab::ptx::machine::MAX_GLOBAL_BYTES)",
+                    PAGE / 1024,
+                    self.pages.len() as u64 * PAGE
+                ));
+            }
             let p = self
                 .pages
                 .entry(a / PAGE)
                 .or_insert_with(|| vec![0u8; PAGE as usize].into_boxed_slice());
-            p[(a % PAGE) as usize] = b;
+            p[off..off + n].copy_from_slice(&data[done..done + n]);
+            done += n;
         }
         Ok(())
     }
@@ -249,6 +358,12 @@ enum WState {
         count: Option<u32>,
         line: u32,
     },
+    /// Went once round a loop (back edge `line`) without changing anything: it waits for memory
+    /// another warp writes, and runs again once the CTA's memory has changed since `epoch`.
+    Spin {
+        line: u32,
+        epoch: u64,
+    },
     Done,
 }
 
@@ -261,10 +376,18 @@ struct Warp {
     state: WState,
     live: u32,
     exited: u32,
+    /// Whether a register, this warp's memory or the CTA's changed since the last back edge
+    /// taken (`mark`).
+    changed: bool,
+    /// The last back edge taken (branch index) and the SIMT stack there: a loop iteration that
+    /// ends at the same back edge with the same stack and `changed` false changed nothing.
+    mark: Option<u32>,
+    mark_stack: Vec<Entry>,
 }
 
-/// The sm_90 per-block shared-memory limit in bytes (227 KiB).
-pub const SMEM_LIMIT: u32 = 232_448;
+/// The per-block shared-memory limit of [`ARCH`] in bytes, with the opt-in above 48 KiB
+/// (sm_90: 227 KiB = 232,448; `Arch::limits().smem_per_block_bytes`).
+pub const SMEM_LIMIT: u32 = ARCH.limits().smem_per_block_bytes;
 
 /// Runs one CTA of `prog`.
 ///
@@ -276,11 +399,15 @@ pub fn run(
     launch: &Launch,
     observer: Option<(u32, &mut dyn Observer)>,
 ) -> Result<RunResult, RunError> {
-    let mut m = Machine::new(prog, launch)?;
+    let reserved = observer
+        .as_ref()
+        .map_or((0, String::new()), |(_, o)| o.reserved());
+    let mut m = Machine::new(prog, launch, reserved)?;
     m.run(observer)?;
     Ok(RunResult {
         stats: m.stats,
         instructions: m.executed,
+        cost_units: m.units,
         smem_bytes: m.smem.len(),
         smem_touched: m.touched,
     })
@@ -294,167 +421,319 @@ struct Machine<'p> {
     params: Vec<u8>,
     stats: Vec<InstStats>,
     executed: u64,
+    /// Cost units spent ([`cost_units`]).
+    units: u64,
+    /// Stores to shared or global memory so far (spinning warps wait for it to change).
+    epoch: u64,
     budget: u64,
     nthreads: u32,
     touched: u32,
 }
 
+/// An integer as `--arg` takes it: an optional sign, then decimal digits or `0x` and hex
+/// digits, nothing else (no second sign, no `_`).
 fn parse_int(s: &str) -> Option<i128> {
     let t = s.trim();
     let (neg, t) = match t.strip_prefix('-') {
         Some(r) => (true, r),
-        None => (false, t),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
     };
-    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        i128::from_str_radix(h, 16).ok()?
-    } else {
-        t.parse::<i128>().ok()?
+    let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => (h, 16),
+        None => (t, 10),
     };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let v = i128::from_str_radix(digits, radix).ok()?;
     Some(if neg { -v } else { v })
 }
 
-impl<'p> Machine<'p> {
-    fn new(prog: &'p Program, l: &Launch) -> Result<Self, RunError> {
-        let bad = |s: String| Err(RunError::Launch(s));
-        for (name, v) in [("--grid", l.grid), ("--block", l.block)] {
-            if v.contains(&0) {
-                return bad(format!(
-                    "{name} {},{},{} has a zero dimension; every dimension must be at least 1",
-                    v[0], v[1], v[2]
-                ));
-            }
-        }
-        for d in 0..3 {
-            if l.cta[d] >= l.grid[d] {
-                return bad(format!(
-                    "--cta {},{},{} is outside the grid {},{},{}",
-                    l.cta[0], l.cta[1], l.cta[2], l.grid[0], l.grid[1], l.grid[2]
-                ));
-            }
-        }
-        let nthreads = l.block.iter().try_fold(1u32, |a, &b| a.checked_mul(b));
-        let nthreads = match nthreads {
-            Some(n) if n <= 1024 => n,
-            _ => {
-                return bad(format!(
-                    "--block {},{},{} has more than 1024 threads (the CUDA limit per block)",
-                    l.block[0], l.block[1], l.block[2]
-                ));
-            }
+/// Whether a float's text names infinity (`inf`, `-Infinity`, …) or NaN (`nan`).
+fn names_inf_or_nan(t: &str) -> (bool, bool) {
+    let l = t.trim().trim_start_matches(['+', '-']).to_ascii_lowercase();
+    (l == "inf" || l == "infinity", l == "nan")
+}
+
+/// Whether a decimal float's text has a non-zero digit before its exponent (`1e-50` does,
+/// `0.0e5` does not).
+fn nonzero_mantissa(t: &str) -> bool {
+    t.split(['e', 'E'])
+        .next()
+        .is_some_and(|m| m.chars().any(|c| ('1'..='9').contains(&c)))
+}
+
+/// The bytes (little-endian, the type's size) of a kernel parameter of PTX type `ty` (a type
+/// suffix without the dot, as [`crate::ptx::decode::ParamInfo::ty`]) from the text of
+/// `--arg NAME=TEXT`; the one place every parameter value is checked.
+///
+/// * `.uN`: a whole number, decimal or `0x` hex, in 0..=2^N − 1 (no negative values);
+///   `.sN`: −2^(N−1)..=2^(N−1) − 1; `.bN`: either reading, −2^(N−1)..=2^N − 1; `.pred`: 0 or 1;
+///   `.f16x2`/`.bf16x2`: the 32 bits as a whole number 0..=2^32 − 1.
+/// * `.f16`, `.bf16`, `.f32`, `.f64`: a number as Rust reads it (`0.125`, `-2e-3`), rounded to
+///   nearest even; `inf`/`nan` only when written so. A finite text past the type's largest
+///   value (f32: 3.4028235e38, f16: 65504) is refused rather than turned into infinity, and a
+///   text with a non-zero digit that rounds to 0 is refused rather than turned into 0.
+///
+/// # Errors
+/// One line naming the value, the type and what is allowed.
+pub fn encode_arg(ty: &str, text: &str) -> Result<Vec<u8>, String> {
+    let t = text.trim();
+    let float = |bits: u32, x: f64, max: &str, min: &str| -> Result<u64, String> {
+        let (inf, nan) = names_inf_or_nan(t);
+        let r = match bits {
+            16 if ty == "bf16" => half::bf16::from_f64(x).to_f64(),
+            16 => half::f16::from_f64(x).to_f64(),
+            32 => f64::from(x as f32),
+            _ => x,
         };
-        if let Some(r) = prog.reqntid
-            && r != l.block
-        {
-            return bad(format!(
-                "kernel '{}' requires a block of {},{},{} threads (.reqntid); --block gave {},{},{}",
-                prog.name, r[0], r[1], r[2], l.block[0], l.block[1], l.block[2]
+        if r.is_nan() && !nan {
+            return Err(format!("'{t}' is not a number (.{ty})"));
+        }
+        if r.is_infinite() && !inf {
+            return Err(format!(
+                "{t} overflows .{ty} (its largest finite value is {max}); write inf for infinity"
             ));
         }
-        // Parameters.
-        let mut params = vec![0u8; prog.param_bytes as usize];
-        let mut given: Vec<Option<&str>> = vec![None; prog.params.len()];
-        for (k, v) in &l.args {
-            let idx = prog
-                .params
-                .iter()
-                .position(|p| &p.name == k)
-                .or_else(|| k.parse::<usize>().ok().filter(|&i| i < prog.params.len()));
-            let Some(i) = idx else {
-                return bad(format!(
-                    "--arg {k}={v}: kernel '{}' has no parameter '{k}'; parameters: {}",
-                    prog.name,
-                    param_list(prog)
-                ));
-            };
-            given[i] = Some(v.as_str());
+        if r == 0.0 && nonzero_mantissa(t) {
+            return Err(format!(
+                "{t} underflows to 0 in .{ty} (its smallest positive value is {min})"
+            ));
         }
-        let mut missing = Vec::new();
-        for (i, p) in prog.params.iter().enumerate() {
-            let o = p.offset as usize;
-            // The decoder lays the parameters out inside `param_bytes`.
-            let Some(dst) = params.get_mut(o..o.saturating_add(p.size as usize)) else {
-                return bad(format!(
-                    "parameter '{}' lies outside the {} parameter bytes",
-                    p.name, prog.param_bytes
+        Ok(match bits {
+            16 if ty == "bf16" => u64::from(half::bf16::from_f64(x).to_bits()),
+            16 => u64::from(half::f16::from_f64(x).to_bits()),
+            32 => u64::from((x as f32).to_bits()),
+            _ => x.to_bits(),
+        })
+    };
+    let (bits, v) = match ty {
+        "f16" | "bf16" | "f32" | "f64" => {
+            let x: f64 = t.parse().map_err(|_| {
+                format!("'{t}' is not a number; expected one for a .{ty} parameter, e.g. 0.125")
+            })?;
+            // IEEE 754 binary16, bfloat16, binary32, binary64: largest finite and smallest
+            // positive (subnormal) values.
+            let (bits, max, min) = match ty {
+                "f16" => (16, "65504", "6e-8"),
+                "bf16" => (16, "3.3895314e38", "9.2e-41"),
+                "f32" => (32, "3.4028235e38", "1.4e-45"),
+                _ => (64, "1.7976931348623157e308", "4.9e-324"),
+            };
+            (bits, float(bits, x, max, min)?)
+        }
+        _ => {
+            let Some(tyv) = Ty::parse(ty) else {
+                return Err(format!("parameters of type .{ty} are not supported"));
+            };
+            let bits = tyv.bits();
+            let Some(n) = parse_int(t) else {
+                return Err(format!(
+                    "'{t}' is not a whole number; expected an integer (decimal or 0x hex) for a .{ty} parameter"
                 ));
             };
-            match (given[i], p.pointer) {
-                (None, true) => {
-                    dst.copy_from_slice(&buffer_base(i).to_le_bytes()[..dst.len().min(8)])
-                }
-                (Some(v), true) => {
+            let (lo, hi) = match tyv {
+                Ty::S(_) => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+                Ty::B(_) => (-(1i128 << (bits - 1)), (1i128 << bits) - 1),
+                _ => (0, (1i128 << bits) - 1),
+            };
+            if n < lo || n > hi {
+                return Err(format!(
+                    "{t} is out of range for .{ty} (allowed {lo}..={hi})"
+                ));
+            }
+            (bits, n as u64)
+        }
+    };
+    Ok(v.to_le_bytes()[..bits.div_ceil(8) as usize].to_vec())
+}
+
+/// The architecture whose launch limits the machine enforces: sm_90 (H100/H200, the card
+/// `tilelab verify` runs on).
+pub const ARCH: Arch = Arch::Sm90;
+
+/// Checks a launch against CUDA's limits for [`ARCH`] (CUDA C++ Programming Guide, "Technical
+/// Specifications per Compute Capability": grid x at most 2^31 − 1, y and z at most 65,535;
+/// block x and y at most 1,024, z at most 64, at most 1,024 threads; no dimension 0), the CTA
+/// against the grid, and the block against the kernel's `.reqntid` (exactly) and `.maxntid`
+/// (at most its product of threads; PTX ISA, "Performance-Tuning Directives"). Returns the
+/// threads per block.
+///
+/// # Errors
+/// [`RunError::Launch`], one line naming the flag, the value and the limit.
+pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
+    let lim = ARCH.limits();
+    let d3 = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
+    let bad = |s: String| Err(RunError::Launch(s));
+    for (flag, v, max, what) in [
+        ("--grid", l.grid, lim.max_grid_dim, "grid (blocks)"),
+        ("--block", l.block, lim.max_block_dim, "block (threads)"),
+    ] {
+        for (i, axis) in ["x", "y", "z"].into_iter().enumerate() {
+            if v[i] == 0 {
+                return bad(format!(
+                    "{flag} {}: the {axis} dimension is 0; every dimension must be at least 1",
+                    d3(v)
+                ));
+            }
+            if v[i] > max[i] {
+                return bad(format!(
+                    "{flag} {}: {axis} = {} is above CUDA's limit of {} for the {axis} dimension of a {what} on {ARCH} (CUDA C++ Programming Guide, Technical Specifications); allowed: 1..={} in x, y, z",
+                    d3(v),
+                    v[i],
+                    max[i],
+                    d3(max).replace(',', ", ")
+                ));
+            }
+        }
+    }
+    let threads = l
+        .block
+        .iter()
+        .try_fold(1u64, |a, &b| a.checked_mul(u64::from(b)));
+    let threads = match threads {
+        Some(n) if n <= u64::from(lim.max_threads_per_block) => n as u32,
+        _ => {
+            return bad(format!(
+                "--block {} has {} threads; CUDA allows at most {} threads per block on {ARCH}",
+                d3(l.block),
+                threads.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
+                lim.max_threads_per_block
+            ));
+        }
+    };
+    for d in 0..3 {
+        if l.cta[d] >= l.grid[d] {
+            return bad(format!(
+                "--cta {} is outside the grid {}: each coordinate must be below the grid's (0..={})",
+                d3(l.cta),
+                d3(l.grid),
+                d3(l.grid.map(|g| g - 1))
+            ));
+        }
+    }
+    if let Some(r) = prog.reqntid
+        && r != l.block
+    {
+        return bad(format!(
+            "kernel '{}' requires a block of {} threads (.reqntid); --block gave {}",
+            prog.name,
+            d3(r),
+            d3(l.block)
+        ));
+    }
+    if let Some(m) = prog.maxntid {
+        let max = m.iter().map(|&x| u64::from(x)).product::<u64>();
+        if u64::from(threads) > max {
+            return bad(format!(
+                "kernel '{}' allows at most {max} threads per block (.maxntid {}); --block {} has {threads}",
+                prog.name,
+                d3(m),
+                d3(l.block)
+            ));
+        }
+    }
+    Ok(threads)
+}
+
+/// The parameter buffer of a launch: each `--arg` (by name or index) through [`encode_arg`],
+/// pointers at their buffers' bases. A parameter given twice with the same value (as bytes:
+/// `7` and `0x7` agree) is accepted; with different values it is an error, as is an `--arg`
+/// naming no parameter, a value for a pointer, or a parameter left without one.
+///
+/// # Errors
+/// [`RunError::Launch`], one line naming the `--arg`.
+pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>, RunError> {
+    let bad = |s: String| Err(RunError::Launch(s));
+    let mut params = vec![0u8; prog.param_bytes as usize];
+    let mut given: Vec<Option<(&str, &str, Vec<u8>)>> = vec![None; prog.params.len()];
+    for (k, v) in args {
+        let idx = prog
+            .params
+            .iter()
+            .position(|p| &p.name == k)
+            .or_else(|| k.parse::<usize>().ok().filter(|&i| i < prog.params.len()));
+        let Some(i) = idx else {
+            return bad(format!(
+                "--arg {k}={v}: kernel '{}' has no parameter '{k}'; parameters: {}",
+                prog.name,
+                param_list(prog)
+            ));
+        };
+        let p = &prog.params[i];
+        if p.pointer {
+            return bad(format!(
+                "--arg {k}={v}: '{}' is a pointer; pointers need no value (each gets its own zero-filled buffer)",
+                p.name
+            ));
+        }
+        let bytes =
+            encode_arg(&p.ty, v).map_err(|e| RunError::Launch(format!("--arg {k}={v}: {e}")))?;
+        if let Some((k0, v0, b0)) = &given[i] {
+            if *b0 != bytes {
+                return bad(format!(
+                    "--arg {k0}={v0} and --arg {k}={v} give parameter '{}' (index {i}) two different values; give it once",
+                    p.name
+                ));
+            }
+            continue;
+        }
+        given[i] = Some((k.as_str(), v.as_str(), bytes));
+    }
+    let mut missing = Vec::new();
+    for (i, p) in prog.params.iter().enumerate() {
+        let o = p.offset as usize;
+        // The decoder lays the parameters out inside `param_bytes`.
+        let Some(dst) = params.get_mut(o..o.saturating_add(p.size as usize)) else {
+            return bad(format!(
+                "parameter '{}' lies outside the {} parameter bytes",
+                p.name, prog.param_bytes
+            ));
+        };
+        match (&given[i], p.pointer) {
+            (None, true) => dst.copy_from_slice(&buffer_base(i).to_le_bytes()[..dst.len().min(8)]),
+            (None, false) => missing.push(format!("{} (.{}, index {i})", p.name, p.ty)),
+            (Some((_, _, bytes)), _) => {
+                if bytes.len() != dst.len() {
                     return bad(format!(
-                        "--arg {}={v}: '{}' is a pointer; pointers need no value (each gets its own zero-filled buffer)",
-                        p.name, p.name
+                        "parameter '{}' of {} bytes (.{}) is not supported: a value is one scalar",
+                        p.name,
+                        dst.len(),
+                        p.ty
                     ));
                 }
-                (None, false) => missing.push(format!("{} (.{}, index {i})", p.name, p.ty)),
-                (Some(v), false) => {
-                    let bytes: Vec<u8> = match p.ty.as_str() {
-                        "f32" => match v.parse::<f32>() {
-                            Ok(f) => f.to_le_bytes().to_vec(),
-                            Err(_) => {
-                                return bad(format!(
-                                    "--arg {}={v}: expected a number for an .f32 parameter",
-                                    p.name
-                                ));
-                            }
-                        },
-                        "f64" => match v.parse::<f64>() {
-                            Ok(f) => f.to_le_bytes().to_vec(),
-                            Err(_) => {
-                                return bad(format!(
-                                    "--arg {}={v}: expected a number for an .f64 parameter",
-                                    p.name
-                                ));
-                            }
-                        },
-                        t => {
-                            let Some(ty) = Ty::parse(t) else {
-                                return bad(format!(
-                                    "parameter '{}' of type .{t} is not supported",
-                                    p.name
-                                ));
-                            };
-                            let Some(n) = parse_int(v) else {
-                                return bad(format!(
-                                    "--arg {}={v}: expected an integer (decimal or 0x hex)",
-                                    p.name
-                                ));
-                            };
-                            let bits = ty.bits();
-                            let (lo, hi) = if ty.signed() {
-                                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-                            } else {
-                                (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
-                            };
-                            if n < lo || n > hi {
-                                return bad(format!(
-                                    "--arg {}={v}: out of range for .{t} ({lo}..={hi})",
-                                    p.name
-                                ));
-                            }
-                            (n as u64).to_le_bytes()[..ty.bytes() as usize].to_vec()
-                        }
-                    };
-                    if bytes.len() != dst.len() {
-                        return bad(format!(
-                            "parameter '{}' of {} bytes is not supported",
-                            p.name,
-                            dst.len()
-                        ));
-                    }
-                    dst.copy_from_slice(&bytes);
-                }
+                dst.copy_from_slice(bytes);
             }
         }
-        if !missing.is_empty() {
-            return bad(format!(
-                "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE)",
-                if missing.len() > 1 { "s" } else { "" },
-                crate::text::list(&missing)
-            ));
-        }
+    }
+    if !missing.is_empty() {
+        return bad(format!(
+            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE)",
+            if missing.len() > 1 { "s" } else { "" },
+            crate::text::list(&missing)
+        ));
+    }
+    Ok(params)
+}
+
+/// The most bytes of simulator state one launch may allocate when it starts: every warp's
+/// register file (8 bytes per declared register per lane, 32 lanes per warp), every thread's
+/// `.local` frame, shared memory, the per-instruction counters and an observer's trace
+/// (1 GiB = 1,073,741,824 bytes). Checked before anything is allocated; whatever the decoder
+/// accepts, a launch past it is a one-line error naming the need.
+pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
+
+/// The most bytes of global memory a launch may write: stores allocate zero-filled 64 KiB pages
+/// on first touch (reads of unwritten bytes cost nothing), at most this many bytes of them
+/// (256 MiB = 268,435,456 bytes; the H200 fixtures' buffers are 16 MiB each, and one CTA
+/// writes far less).
+pub const MAX_GLOBAL_BYTES: u64 = 256 << 20;
+
+impl<'p> Machine<'p> {
+    fn new(prog: &'p Program, l: &Launch, reserved: (u64, String)) -> Result<Self, RunError> {
+        let bad = |s: String| Err(RunError::Launch(s));
+        let nthreads = check_launch(prog, l)?;
+        let params = param_buffer(prog, &l.args)?;
         // Shared memory.
         let smem_bytes = match (prog.dynamic_smem_offset, l.dynamic_smem) {
             (Some(o), Some(d)) => o.checked_add(d),
@@ -462,23 +741,52 @@ impl<'p> Machine<'p> {
             (None, Some(d)) => prog.static_smem.checked_add(d),
             (None, None) => Some(prog.static_smem),
         };
+        let static_end = prog.dynamic_smem_offset.unwrap_or(prog.static_smem);
+        if static_end > SMEM_LIMIT {
+            return bad(format!(
+                "the kernel's static shared memory ends at byte {static_end}, past {ARCH}'s {SMEM_LIMIT} bytes per block"
+            ));
+        }
         let smem_bytes = match smem_bytes {
             Some(b) if b <= SMEM_LIMIT => b,
             _ => {
                 return bad(format!(
-                    "shared memory of {} static + {} dynamic bytes exceeds sm_90's {SMEM_LIMIT} bytes per block",
+                    "shared memory of {} static + {} dynamic bytes exceeds {ARCH}'s {SMEM_LIMIT} bytes per block (with the opt-in above 48 KiB); allowed: --dynamic-smem up to {}",
                     prog.static_smem,
-                    l.dynamic_smem.unwrap_or(0)
+                    l.dynamic_smem.unwrap_or(0),
+                    SMEM_LIMIT - static_end
                 ));
             }
         };
+        // What the launch will allocate, bounded before anything is.
+        let nwarps = nthreads.div_ceil(32);
+        let lanes = u64::from(nwarps) * WARP_SIZE as u64;
+        let regs = u64::from(prog.nregs) * lanes * 8;
+        let local = u64::from(prog.local_frame) * lanes;
+        let stats = prog.insts.len() as u64 * std::mem::size_of::<InstStats>() as u64;
+        let need = [regs, local, u64::from(smem_bytes), stats, reserved.0]
+            .iter()
+            .try_fold(0u64, |a, &b| a.checked_add(b));
+        if need.is_none_or(|n| n > MAX_LAUNCH_BYTES) {
+            return bad(format!(
+                "the launch needs {} bytes of simulator memory, more than its limit of {MAX_LAUNCH_BYTES} bytes (tilelab::ptx::machine::MAX_LAUNCH_BYTES): registers {} per thread x {lanes} threads x 8 bytes = {regs}, .local {} bytes x {lanes} threads = {local}, shared {smem_bytes}, counters {stats}{}; make the largest part smaller (fewer registers, threads or steps)",
+                need.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
+                prog.nregs,
+                prog.local_frame,
+                if reserved.0 > 0 {
+                    format!(", {} = {}", reserved.1, reserved.0)
+                } else {
+                    String::new()
+                }
+            ));
+        }
         // Global buffers: one per parameter index (pointers only are used), then variables.
         let mut names: Vec<String> = prog.params.iter().map(|p| p.name.clone()).collect();
         names.extend(prog.globals.iter().map(|g| g.name.clone()));
         let mut global = Global {
             nbufs: names.len(),
             names,
-            pages: HashMap::new(),
+            pages: Default::default(),
         };
         for (g, v) in prog.globals.iter().enumerate() {
             global
@@ -486,7 +794,6 @@ impl<'p> Machine<'p> {
                 .map_err(RunError::Launch)?;
         }
         // Warps.
-        let nwarps = nthreads.div_ceil(32);
         let nr = prog.nregs as usize;
         let mut warps = Vec::with_capacity(nwarps as usize);
         for w in 0..nwarps {
@@ -545,6 +852,9 @@ impl<'p> Machine<'p> {
                 },
                 live,
                 exited: 0,
+                changed: true,
+                mark: None,
+                mark_stack: Vec::new(),
             });
         }
         Ok(Machine {
@@ -555,6 +865,8 @@ impl<'p> Machine<'p> {
             params,
             stats: vec![InstStats::default(); prog.insts.len()],
             executed: 0,
+            units: 0,
+            epoch: 0,
             budget: l.max_instructions,
             nthreads,
             touched: 0,
@@ -578,10 +890,45 @@ impl<'p> Machine<'p> {
             if self.warps.iter().all(|w| w.state == WState::Done) {
                 return Ok(());
             }
-            if !self.release() {
+            let released = self.release();
+            // A spinning warp runs again once memory changed since it began to spin.
+            let epoch = self.epoch;
+            let mut woke = false;
+            for w in &mut self.warps {
+                if let WState::Spin { epoch: e, .. } = w.state
+                    && e != epoch
+                {
+                    w.state = WState::Run;
+                    woke = true;
+                }
+            }
+            if !released && !woke {
                 return Err(RunError::Deadlock(self.deadlock_message()));
             }
         }
+    }
+
+    /// The warps waiting at barriers or spinning, for the budget's message: `""` or
+    /// `"; warps 1-3 wait at barrier 0 (line 12)"`.
+    fn waiting(&self) -> String {
+        let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+        for (i, w) in self.warps.iter().enumerate() {
+            let what = match w.state {
+                WState::Bar { id, line, .. } => format!("at barrier {id} (line {line})"),
+                _ => continue,
+            };
+            match groups.iter_mut().find(|g| g.0 == what) {
+                Some(g) => g.1.push(i as u32),
+                None => groups.push((what, vec![i as u32])),
+            }
+        }
+        groups
+            .iter()
+            .map(|(what, ws)| {
+                let wait = if ws.len() == 1 { "waits" } else { "wait" };
+                format!("; {} {wait} {what}", warp_list(ws))
+            })
+            .collect()
     }
 
     /// Releases every barrier whose expected threads have arrived; false when none did.
@@ -631,6 +978,9 @@ impl<'p> Machine<'p> {
                     "warp {i} waits at barrier {id} (line {line}{})",
                     count.map(|c| format!(", {c} threads")).unwrap_or_default()
                 )),
+                WState::Spin { line, .. } => parts.push(format!(
+                    "warp {i} spins in the loop of line {line} (an iteration changes nothing, and no warp can write the memory it waits for)"
+                )),
                 WState::Done => parts.push(format!("warp {i} has exited")),
                 WState::Run => {}
             }
@@ -668,14 +1018,22 @@ impl<'p> Machine<'p> {
                 }
                 continue;
             };
-            if self.executed >= self.budget {
+            let cost = cost_units(&inst.op);
+            if self.executed >= self.budget
+                || self.units.saturating_add(cost)
+                    > self.budget.saturating_mul(UNITS_PER_INSTRUCTION)
+            {
                 return Err(RunError::Budget {
                     limit: self.budget,
+                    executed: self.executed,
                     line: inst.line,
                     warp: w as u32,
+                    waiting: self.waiting(),
                 });
             }
+            let warp = &mut self.warps[w];
             self.executed += 1;
+            self.units += cost;
             self.stats[pc].executions += 1;
             let mask = match inst.guard {
                 None => top.mask,
@@ -698,6 +1056,32 @@ impl<'p> Machine<'p> {
                     let target = *target;
                     let taken = mask;
                     let not = top.mask & !mask;
+                    if not == 0 && target as usize <= pc {
+                        // A back edge: a whole loop iteration that changed nothing repeats
+                        // forever unless another warp writes memory, so the warp yields (when
+                        // one could) instead of spinning through the budget.
+                        let same = warp.mark == Some(pc as u32) && warp.mark_stack == warp.stack;
+                        if same && !warp.changed {
+                            let others = (0..self.warps.len())
+                                .any(|i| i != w && self.warps[i].state != WState::Done);
+                            if others {
+                                let warp = &mut self.warps[w];
+                                let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
+                                t.pc = target;
+                                warp.state = WState::Spin {
+                                    line: inst.line,
+                                    epoch: self.epoch,
+                                };
+                                warp.mark = None;
+                                return Ok(());
+                            }
+                        }
+                        let warp = &mut self.warps[w];
+                        warp.mark = Some(pc as u32);
+                        warp.mark_stack.clone_from(&warp.stack);
+                        warp.changed = false;
+                    }
+                    let warp = &mut self.warps[w];
                     let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
                     if not == 0 {
                         t.pc = target;
@@ -769,13 +1153,15 @@ impl<'p> Machine<'p> {
                         return Err(RunError::At {
                             line: inst.line,
                             message: format!(
-                                "barrier {id}{}: ids are 0..=15 and counts non-zero multiples of 32",
+                                "barrier {id}{}: ids are 0..=15 (a CTA has sixteen barriers) and a thread count is a non-zero multiple of the warp size, 32 (PTX ISA, barrier)",
                                 count
                                     .map(|c| format!(" with count {c}"))
                                     .unwrap_or_default()
                             ),
                         });
                     }
+                    // Other warps may write memory before this one runs again.
+                    warp.changed = true;
                     warp.stack.last_mut().unwrap_or_else(|| unreachable!()).pc += 1;
                     warp.state = WState::Bar {
                         id,
@@ -827,14 +1213,35 @@ impl<'p> Machine<'p> {
                 }
             };
         }
+        // Every register write notes whether it changed the value (a loop iteration that changes
+        // nothing is a spin: `Warp::changed`).
+        let mut changed = false;
         macro_rules! set {
-            ($regs:ident, $d:expr, $l:expr, $v:expr) => {
-                $regs[$d as usize * WARP_SIZE + $l] = $v
-            };
+            ($regs:ident, $d:expr, $l:expr, $v:expr) => {{
+                let v = $v;
+                let slot = &mut $regs[$d as usize * WARP_SIZE + $l];
+                changed |= *slot != v;
+                *slot = v;
+            }};
         }
+        // Stores to shared or global memory: the CTA's memory changed (`Machine::epoch`).
+        let stores = matches!(
+            inst.op,
+            Op::St { .. } | Op::Stmatrix { .. } | Op::CpAsync { .. } | Op::Atom { .. }
+        );
+        if stores && mask != 0 {
+            self.epoch += 1;
+            changed = true;
+        }
+        let smem_len = u64::from(self.smem.len());
+        let frame = u64::from(self.prog.local_frame);
+        let live = self.warps[w].live & !self.warps[w].exited;
         let regs = &mut self.warps[w].regs;
         match &inst.op {
-            Op::Nop | Op::CpCommit | Op::CpWait | Op::WarpSync => {}
+            Op::Nop | Op::CpCommit | Op::CpWait => {}
+            Op::WarpSync { member } => {
+                check_member("bar.warp.sync", regs, Some(*member), mask, path, live)?;
+            }
             Op::Mov { ty, d, a } => {
                 let (ty, d, a) = (*ty, *d, *a);
                 each!(|l| {
@@ -886,8 +1293,23 @@ impl<'p> Machine<'p> {
             }
             Op::Un { k, ty, d, a } => {
                 let (k, ty, d, a) = (*k, *ty, *d, *a);
+                let window = match k {
+                    Un::CvtaToShared => Some(("shared", SHARED_WINDOW, smem_len)),
+                    Un::CvtaToLocal => Some(("local", LOCAL_WINDOW, frame)),
+                    _ => None,
+                };
                 each!(|l| {
                     let x = v!(regs, a, l);
+                    // PTX ISA cvta: undefined when the generic address is outside the state
+                    // space's window (one past the end is allowed: an end pointer).
+                    if let Some((space, base, len)) = window
+                        && !(base..=base + len).contains(&x)
+                    {
+                        return Err(format!(
+                            "lane {l}: cvta.to.{space} of {x:#x}, which is not a generic {space} address (the {space} window is {base:#x}..={:#x}): undefined (PTX ISA, cvta); convert an address from cvta.{space} or a {space} variable",
+                            base + len
+                        ));
+                    }
                     set!(regs, d, l, unary(k, ty, x))
                 });
             }
@@ -1022,7 +1444,8 @@ impl<'p> Machine<'p> {
             Op::Activemask { d } => {
                 each!(|l| set!(regs, *d, l, path as u64));
             }
-            Op::Vote { mode, d, p } => {
+            Op::Vote { mode, d, p, member } => {
+                check_member("vote.sync", regs, *member, mask, path, live)?;
                 let mut ballot = 0u32;
                 each!(|l| {
                     if (v!(regs, p.0, l) & 1 != 0) != p.1 {
@@ -1037,7 +1460,14 @@ impl<'p> Machine<'p> {
                 };
                 each!(|l| set!(regs, *d, l, r));
             }
-            Op::Shfl { mode, d, p, s } => {
+            Op::Shfl {
+                mode,
+                d,
+                p,
+                s,
+                member,
+            } => {
+                check_member("shfl.sync", regs, *member, mask, path, live)?;
                 let mut out = [0u64; 32];
                 let mut ok = [false; 32];
                 each!(|l| {
@@ -1067,6 +1497,20 @@ impl<'p> Machine<'p> {
                         }
                     };
                     let src = if pval { j as usize } else { l };
+                    if mask >> (src & 31) & 1 == 0 {
+                        // PTX ISA shfl.sync: a source lane that is inactive or whose guard is
+                        // false gives an unpredictable value.
+                        return Err(format!(
+                            "lane {l}: shfl.sync reads lane {src}, which does not execute it ({}): its value is unpredictable (PTX ISA, shfl.sync); every source lane must be active with its guard true (executing lanes {mask:#010x})",
+                            if live >> src & 1 == 0 {
+                                "exited or not in the block"
+                            } else if path >> src & 1 == 0 {
+                                "on another path"
+                            } else {
+                                "its guard is false"
+                            }
+                        ));
+                    }
                     out[l] = v!(regs, s[0], src & 31);
                     ok[l] = pval;
                 });
@@ -1102,14 +1546,15 @@ impl<'p> Machine<'p> {
                     }
                     Resolved::Global(addrs) => {
                         let regs = &mut self.warps[w].regs;
+                        let (eb, n) = (eb as usize, total as usize);
+                        let mut bytes = vec![0u8; n];
                         each!(|l| {
+                            // One read per lane: the vector's elements are contiguous.
+                            self.global.read(addrs[l], &mut bytes)?;
                             for (i, dst) in d.iter().enumerate() {
-                                let mut b = [0u8; 8];
-                                self.global.read(
-                                    addrs[l] + (i as u32 * eb) as u64,
-                                    &mut b[..eb as usize],
-                                )?;
                                 if let Some(r) = dst {
+                                    let mut b = [0u8; 8];
+                                    b[..eb].copy_from_slice(&bytes[i * eb..(i + 1) * eb]);
                                     set!(regs, *r, l, extend(ty, u64::from_le_bytes(b)));
                                 }
                             }
@@ -1185,15 +1630,18 @@ impl<'p> Machine<'p> {
                     }
                     Resolved::Global(addrs) => {
                         let regs = &self.warps[w].regs;
+                        let eb = eb as usize;
+                        let mut bytes = vec![0u8; total as usize];
                         let mut m = mask;
                         while m != 0 {
                             let l = m.trailing_zeros() as usize;
                             m &= m - 1;
+                            // One write per lane: the vector's elements are contiguous.
                             for (i, src) in s.iter().enumerate() {
-                                let x = v!(regs, *src, l).to_le_bytes();
-                                self.global
-                                    .write(addrs[l] + (i as u32 * eb) as u64, &x[..eb as usize])?;
+                                bytes[i * eb..(i + 1) * eb]
+                                    .copy_from_slice(&v!(regs, *src, l).to_le_bytes()[..eb]);
                             }
+                            self.global.write(addrs[l], &bytes)?;
                         }
                     }
                     Resolved::Shared(addrs) => {
@@ -1288,7 +1736,15 @@ impl<'p> Machine<'p> {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let mut n = match src_size {
-                        Some(s) => (v!(regs, *s, l) as u32).min(size),
+                        Some(s) => {
+                            let n = v!(regs, *s, l);
+                            if n > u64::from(size) {
+                                return Err(format!(
+                                    "lane {l}: cp.async src-size {n} is larger than its cp-size {size}: undefined (PTX ISA §9.7.9.25.3, cp.async: src-size must not exceed cp-size); allowed: 0..={size}"
+                                ));
+                            }
+                            n as u32
+                        }
                         None => size,
                     };
                     if let Some((p, neg)) = ignore
@@ -1430,6 +1886,9 @@ impl<'p> Machine<'p> {
             }
             Op::Bra { .. } | Op::Exit | Op::Bar { .. } => {}
         }
+        if changed {
+            self.warps[w].changed = true;
+        }
         Ok(())
     }
 
@@ -1502,7 +1961,13 @@ impl<'p> Machine<'p> {
     ) -> Result<Resolved, String> {
         let regs = &self.warps[w].regs;
         match space {
-            Space::Param => Ok(Resolved::Param),
+            Space::Param => {
+                let l = mask.trailing_zeros() as usize;
+                if let (true, Ok(a)) = (mask != 0, u64::try_from(addr_value(regs, addr, l))) {
+                    check_aligned("parameter", l, a, bytes)?;
+                }
+                Ok(Resolved::Param)
+            }
             Space::Shared => {
                 let mut out = [0u32; 32];
                 let mut m = mask;
@@ -1521,6 +1986,7 @@ impl<'p> Machine<'p> {
                     m &= m - 1;
                     out[l] = local_addr(addr_value(regs, addr, l), bytes, self.prog.local_frame)
                         .map_err(|e| format!("lane {l}: {e}"))?;
+                    check_aligned("local", l, u64::from(out[l]), bytes)?;
                 }
                 Ok(Resolved::Local(out))
             }
@@ -1547,11 +2013,13 @@ impl<'p> Machine<'p> {
                         loc[l] =
                             local_addr(i128::from(a - LOCAL_WINDOW), bytes, self.prog.local_frame)
                                 .map_err(|e| format!("lane {l}: generic address {a:#x}: {e}"))?;
+                        check_aligned("generic (local)", l, a - LOCAL_WINDOW, bytes)?;
                         any_l = true;
                     } else {
                         self.global
                             .check(a, bytes as u64)
                             .map_err(|e| format!("lane {l}: {e}"))?;
+                        check_aligned("global", l, a, bytes)?;
                         g[l] = a;
                         any_g = true;
                     }
@@ -1619,6 +2087,60 @@ fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {
         Src::Imm(v) => v,
     };
     base as i128 + a.offset as i128
+}
+
+/// The membermask rule of `shfl.sync`, `vote.sync` and `bar.warp.sync` (PTX ISA, each
+/// instruction: "the behavior is undefined if the executing thread is not in the
+/// membermask"; on sm_70 and later each non-exited thread of membermask must execute the same
+/// instruction before any continues): every executing lane (`mask`) must be in its membermask,
+/// and every non-exited lane (`live`) of it must be on this path (`path`): a lockstep warp
+/// cannot wait for lanes on another path. A text without a membermask passes.
+fn check_member(
+    name: &str,
+    regs: &[u64],
+    member: Option<Src>,
+    mask: u32,
+    path: u32,
+    live: u32,
+) -> Result<(), String> {
+    let Some(member) = member else {
+        return Ok(());
+    };
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let mm = match member {
+            Src::Reg(r) => regs[r as usize * WARP_SIZE + l],
+            Src::Imm(v) => v,
+        } as u32;
+        if mm >> l & 1 == 0 {
+            return Err(format!(
+                "lane {l}: {name} with membermask {mm:#010x}, which does not include the executing lane {l}: undefined (PTX ISA, {name}: the executing thread must be in membermask); allowed: a membermask with the bit of every executing lane, e.g. 0xffffffff"
+            ));
+        }
+        let away = mm & live & !path;
+        if away != 0 {
+            return Err(format!(
+                "lane {l}: {name} with membermask {mm:#010x} names lanes {away:#010x}, which are on another path: PTX requires every non-exited lane of membermask to execute the same {name}, and the simulator runs a warp's paths one after the other, so it cannot wait for them"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Natural alignment of a `bytes`-byte access at `a` in `space` (PTX ISA §6.4.1 "Addresses as
+/// Operands": an address must be a multiple of the access size, a vector's whole size; the
+/// behaviour is undefined otherwise).
+fn check_aligned(space: &str, l: usize, a: u64, bytes: u32) -> Result<(), String> {
+    let align = 1u64 << bytes.max(1).trailing_zeros();
+    if a.is_multiple_of(align) {
+        Ok(())
+    } else {
+        Err(format!(
+            "lane {l}: {space} address {a:#x} is not aligned to {align} bytes: a {bytes}-byte access must be naturally aligned (PTX ISA §6.4.1, Addresses as Operands)"
+        ))
+    }
 }
 
 fn shared_addr(a: i128, l: usize, size: u32) -> Result<u32, String> {

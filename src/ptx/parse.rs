@@ -55,8 +55,11 @@ pub struct Kernel {
     pub line: u32,
     /// Parameters in order.
     pub params: Vec<Param>,
-    /// `.reqntid` / `.maxntid` if present (x, y, z).
+    /// `.reqntid` if present (x, y, z): the exact block the kernel must be launched with.
     pub reqntid: Option<[u32; 3]>,
+    /// `.maxntid` if present (x, y, z): the block's threads must not exceed their product
+    /// (PTX ISA, "Performance-Tuning Directives").
+    pub maxntid: Option<[u32; 3]>,
     /// Body statements in order.
     pub body: Vec<Stmt>,
 }
@@ -980,7 +983,7 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
     } else {
         after = t2;
     }
-    let mut reqntid = None;
+    let (mut reqntid, mut maxntid) = (None, None);
     let words: Vec<&str> = after.split_whitespace().collect();
     for (k, w) in words.iter().enumerate() {
         if *w == ".reqntid" || *w == ".maxntid" {
@@ -991,12 +994,17 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
                 .take_while(|s| !s.starts_with('.'))
                 .filter_map(|s| s.parse().ok())
                 .collect();
-            if !dims.is_empty() && *w == ".reqntid" {
-                reqntid = Some([
+            if !dims.is_empty() {
+                let d = Some([
                     dims[0],
                     dims.get(1).copied().unwrap_or(1),
                     dims.get(2).copied().unwrap_or(1),
                 ]);
+                if *w == ".reqntid" {
+                    reqntid = d;
+                } else {
+                    maxntid = d;
+                }
             }
         }
     }
@@ -1005,6 +1013,7 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
         line,
         params,
         reqntid,
+        maxntid,
         body: Vec::new(),
     }))
 }

@@ -81,6 +81,14 @@ impl Recorder {
 }
 
 impl Observer for Recorder {
+    fn reserved(&self) -> (u64, String) {
+        let each = std::mem::size_of::<Recorded>();
+        (
+            (self.cap as u64).saturating_mul(each as u64),
+            format!("trace of {} steps x {each} bytes (--max-steps)", self.cap),
+        )
+    }
+
     fn event(&mut self, ev: &TraceEvent<'_>) {
         if self.steps.len() >= self.cap {
             self.dropped += 1;

@@ -1,10 +1,11 @@
-//! Per-architecture limits the simulator needs: shared-memory size (for address checks) and
-//! the occupancy limits of each SM.
+//! Per-architecture limits the simulator needs: shared-memory size (for address checks), the
+//! occupancy limits of each SM and the launch limits (grid and block dimensions).
 //!
 //! Sources: CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
 //! (CUDA 13: §5.1.3, Tables 30 and 31; columns 7.5, 8.0, 8.6, 8.9, 9.0:
-//! resident blocks, warps and threads per SM, registers per SM/block/thread, shared memory per SM
-//! and per block, and the 1 KB of shared memory reserved per block from 8.0 on) and the CUDA
+//! grid and block dimensions, threads per block, resident blocks, warps and threads per SM,
+//! registers per SM/block/thread, shared memory per SM and per block, local memory per thread,
+//! and the 1 KB of shared memory reserved per block from 8.0 on) and the CUDA
 //! Occupancy Calculator as shipped in `cuda_occupancy.h` (`cudaOccSMemAllocationGranularity`:
 //! 256 bytes on 7.x, 128 on 8.x/9.x; `cudaOccRegAllocationGranularity`: 256 registers per warp;
 //! `cudaOccSubPartitionsPerMultiprocessor`: 4; `cudaOccAlignUpShmemSizeVoltaPlus`: Turing's
@@ -40,6 +41,14 @@ pub struct ArchLimits {
     pub max_blocks_per_sm: u32,
     /// Maximum threads per block.
     pub max_threads_per_block: u32,
+    /// Maximum grid dimensions in blocks (x, y, z): 2^31 − 1, 65,535, 65,535 on every
+    /// architecture here.
+    pub max_grid_dim: [u32; 3],
+    /// Maximum block dimensions in threads (x, y, z): 1,024, 1,024, 64 (the product is also
+    /// limited, by [`Self::max_threads_per_block`]).
+    pub max_block_dim: [u32; 3],
+    /// Maximum local memory per thread, bytes (512 KB).
+    pub max_local_bytes_per_thread: u32,
     /// 32-bit registers per SM.
     pub regs_per_sm: u32,
     /// Maximum 32-bit registers per thread.
@@ -105,13 +114,18 @@ impl Arch {
     }
 
     /// The limits table of this architecture (CUDA C++ Programming Guide, compute capabilities).
-    pub fn limits(self) -> ArchLimits {
+    /// A `const fn`, so that constants elsewhere (e.g. `ptx::machine::SMEM_LIMIT`) are read
+    /// from this table rather than written again.
+    pub const fn limits(self) -> ArchLimits {
         const KB: u32 = 1024;
         let base = ArchLimits {
             max_threads_per_sm: 2048,
             max_warps_per_sm: 64,
             max_blocks_per_sm: 32,
             max_threads_per_block: 1024,
+            max_grid_dim: [(1 << 31) - 1, 65_535, 65_535],
+            max_block_dim: [1024, 1024, 64],
+            max_local_bytes_per_thread: 512 * KB,
             regs_per_sm: 65536,
             max_regs_per_thread: 255,
             reg_alloc_unit: 256,
@@ -202,6 +216,13 @@ mod tests {
                 "{a}"
             );
             assert_eq!(l.max_threads_per_block, 1024, "{a}");
+            // Table 30: "Maximum x-dimension of a grid of thread blocks" 2^31-1, "Maximum y- or
+            // z-dimension of a grid of thread blocks" 65535, "Maximum x- or y-dimension of a
+            // block" 1024, "Maximum z-dimension of a block" 64; Table 31: "Maximum amount of
+            // local memory per thread" 512 KB.
+            assert_eq!(l.max_grid_dim, [2_147_483_647, 65_535, 65_535], "{a}");
+            assert_eq!(l.max_block_dim, [1024, 1024, 64], "{a}");
+            assert_eq!(l.max_local_bytes_per_thread, 524_288, "{a}");
         }
     }
 

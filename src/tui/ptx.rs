@@ -92,14 +92,10 @@ impl PtxState {
         cap: usize,
         line: Option<u32>,
     ) -> Result<PtxState, String> {
-        let threads = launch
-            .block
-            .iter()
-            .try_fold(1u32, |a, &b| a.checked_mul(b))
-            .ok_or_else(|| {
-                let [x, y, z] = launch.block;
-                format!("block ({x},{y},{z}): more than 2^32 threads")
-            })?;
+        let prog = load(text, kernel).map_err(|e| format!("{file}: {e}"))?;
+        // CUDA's launch limits first (the same check the run makes), then the warp.
+        let threads =
+            crate::ptx::machine::check_launch(&prog, launch).map_err(|e| format!("{file}: {e}"))?;
         let warps = threads.div_ceil(32);
         if warp >= warps {
             return Err(format!(
@@ -111,7 +107,6 @@ impl PtxState {
         if cap == 0 {
             return Err("--max-steps 0: at least one step must be kept".into());
         }
-        let prog = load(text, kernel).map_err(|e| format!("{file}: {e}"))?;
         let mut rec = Recorder::new(cap);
         let report = simulate_program(&prog, launch, Some((warp, &mut rec)))
             .map_err(|e| format!("{file}: {e}"))?;
