@@ -970,26 +970,51 @@ impl<'p> Machine<'p> {
         released
     }
 
+    /// One line for a run where no warp can go on: the warps grouped by what they wait for
+    /// (`warps 0-3, 5 wait at barrier 0 (line 12)`), so a 32-warp CTA reads as one clause.
     fn deadlock_message(&self) -> String {
-        let mut parts = Vec::new();
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        let mut barrier = false;
         for (i, w) in self.warps.iter().enumerate() {
-            match w.state {
-                WState::Bar { id, line, count } => parts.push(format!(
-                    "warp {i} waits at barrier {id} (line {line}{})",
-                    count.map(|c| format!(", {c} threads")).unwrap_or_default()
-                )),
-                WState::Spin { line, .. } => parts.push(format!(
-                    "warp {i} spins in the loop of line {line} (an iteration changes nothing, and no warp can write the memory it waits for)"
-                )),
-                WState::Done => parts.push(format!("warp {i} has exited")),
-                WState::Run => {}
+            let what = match w.state {
+                WState::Bar { id, line, count } => {
+                    barrier = true;
+                    format!(
+                        "at barrier {id} (line {line}{})",
+                        count.map(|c| format!(", {c} threads")).unwrap_or_default()
+                    )
+                }
+                WState::Spin { line, .. } => format!(
+                    "in the loop of line {line} (an iteration changes nothing, and no warp can write the memory it waits for)"
+                ),
+                WState::Done => "exited".to_string(),
+                WState::Run => continue,
+            };
+            match groups.iter_mut().find(|(w, _)| *w == what) {
+                Some((_, ws)) => ws.push(i),
+                None => groups.push((what, vec![i])),
             }
         }
-        format!(
-            "{}; the barrier can never complete ({} threads in the CTA)",
-            crate::text::list(&parts),
-            self.nthreads
-        )
+        let parts = groups.iter().map(|(what, ws)| {
+            let verb = match (ws.len() == 1, what.as_str()) {
+                (true, "exited") => "has",
+                (false, "exited") => "have",
+                (true, w) if w.starts_with("at ") => "waits",
+                (false, w) if w.starts_with("at ") => "wait",
+                (true, _) => "spins",
+                (false, _) => "spin",
+            };
+            format!("{} {verb} {what}", warp_ranges(ws))
+        });
+        let why = if barrier {
+            format!(
+                "the barrier can never complete ({} threads in the CTA)",
+                self.nthreads
+            )
+        } else {
+            "no warp can make progress".to_string()
+        };
+        format!("{}; {why}", crate::text::list(parts))
     }
 
     fn run_warp<'o>(
@@ -2070,6 +2095,26 @@ fn observe<'o>(
     }
 }
 
+/// `warp 3` or `warps 0-3, 5, 7-9`: warp indices (ascending) as ranges.
+fn warp_ranges(ws: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &w in ws {
+        match runs.last_mut() {
+            Some((_, hi)) if *hi + 1 == w => *hi = w,
+            _ => runs.push((w, w)),
+        }
+    }
+    let text = runs
+        .iter()
+        .map(|&(lo, hi)| match lo == hi {
+            true => lo.to_string(),
+            false => format!("{lo}-{hi}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("warp{} {text}", if ws.len() == 1 { "" } else { "s" })
+}
+
 fn param_list(p: &Program) -> String {
     crate::text::list(p.params.iter().enumerate().map(|(i, q)| {
         format!(
@@ -2516,5 +2561,17 @@ fn atomic(op: AtomOp, ty: Ty, old: u64, b: u64, c: Option<u64>) -> u64 {
                 t(a - 1)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warp_ranges;
+
+    #[test]
+    fn warp_ranges_join_consecutive_warps() {
+        assert_eq!(warp_ranges(&[3]), "warp 3");
+        assert_eq!(warp_ranges(&[0, 1, 2, 3, 5, 7, 8, 9]), "warps 0-3, 5, 7-9");
+        assert_eq!(warp_ranges(&[1, 4]), "warps 1, 4");
     }
 }
