@@ -1685,6 +1685,10 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
+            // The parameter's own line: `part` is a slice of `t`, which starts at `line`.
+            let at = (part.as_ptr() as usize).saturating_sub(t.as_ptr() as usize);
+            let newlines = t.get(..at).map_or(0, |h| h.matches('\n').count());
+            let line = line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
             let q = param(part, line)?;
             if params.iter().any(|o| o.name == q.name) {
                 return Err(ParseError {
@@ -2150,6 +2154,11 @@ $L__BB0_1:
         ));
         assert_eq!(e.line, 4);
         assert!(e.message.starts_with("'.b33' is not a PTX type"), "{e}");
+        // A parameter's error names its own line in a header of several.
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k(\n.param .u64 a,\n.param .b33 b\n)\n{{\nret;\n}}\n"
+        ));
+        assert_eq!(e.line, 6, "{e}");
         let e = parse_err(&kernel(".shared .b8 .b16 s[4];"));
         assert!(e.message.contains("two types '.b8' and '.b16'"), "{e}");
         for (m, t) in [
