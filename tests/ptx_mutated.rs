@@ -15,7 +15,8 @@
 //! Issue 26 adds the invalid forms (`Invalid`): a fixture turned into what the PTX ISA forbids
 //! (two `.entry` of one name, a name that is no type, two state spaces, a store to `.const`, a
 //! register declared twice, a write to a special register, an operand too many, a `.b32`
-//! guard, `.align 3`, `mma….col.row`, a `.pred` source) or past a documented limit (operands
+//! guard, `.align 3`, `mma….col.row`, a `.pred` source, a qualifier of none of the
+//! instruction's slots) or past a documented limit (operands
 //! nested 100,000 levels deep, 65,537 registers, shared memory past sm_90's 227 KB): each must
 //! fail naming the mutated line, in one line, and exit 2 from the command.
 //! `regressions` holds each input the property found that once failed, as a plain test.
@@ -472,6 +473,8 @@ enum Invalid {
     MmaLayout(u64, usize),
     /// A `.pred` register as an arithmetic source (§9.4: `.pred` agrees only with `.pred`).
     PredSource(u64),
+    /// A qualifier that is none of the instruction's (`add.zz.s32`; §9.7, each syntax).
+    UnknownQualifier(u64),
 }
 
 const DEPTHS: [usize; 5] = [2, 3, 17, 1_000, 100_000];
@@ -530,6 +533,7 @@ fn invalid() -> impl Strategy<Value = Invalid> {
         (any::<u64>(), 0..ALIGNS.len()).prop_map(|(a, k)| Invalid::BadAlign(a, k)),
         (any::<u64>(), 0..LAYOUTS.len()).prop_map(|(a, k)| Invalid::MmaLayout(a, k)),
         any::<u64>().prop_map(Invalid::PredSource),
+        any::<u64>().prop_map(Invalid::UnknownQualifier),
     ]
 }
 
@@ -552,6 +556,8 @@ fn every_invalid() -> Vec<Invalid> {
         Invalid::ExtraOperand(i(0)),
         Invalid::NonPredGuard(i(0)),
         Invalid::PredSource(i(0)),
+        Invalid::UnknownQualifier(i(0)),
+        Invalid::UnknownQualifier(i(63)),
     ]);
     v.extend((0..SPECIALS.len()).map(|k| Invalid::WriteSpecial(i(k), k)));
     v.extend((0..ALIGNS.len()).map(|k| Invalid::BadAlign(i(0), k)));
@@ -853,6 +859,14 @@ fn apply_invalid(src: &str, m: &Invalid) -> Option<(String, u32)> {
             let new_ops = format!("{}, {p}, {}", ops[0], ops[2]);
             debug_assert_eq!(ops[1], s);
             lines[k] = with_operands(&lines[k], r, &new_ops);
+            k
+        }
+        Invalid::UnknownQualifier(a) => {
+            let k = pick(&|l| inst_parts(l).is_some(), a)?;
+            let (_, op, _) = inst_parts(&lines[k])?;
+            let b = base(op);
+            let new = format!("{b}.zz{}", &op[b.len()..]);
+            lines[k] = lines[k].replacen(op, &new, 1);
             k
         }
     };

@@ -1104,6 +1104,212 @@ fn is_space(m: &str) -> bool {
     )
 }
 
+/// Rounding and precision modes: at most one per instruction.
+const ROUNDING: &[&str] = &[
+    "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "rs", "approx", "full",
+];
+/// `setp`'s comparison operators (PTX ISA §9.3.1 "Comparisons").
+const CMP_OPS: &[&str] = &[
+    "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu",
+    "geu", "num", "nan",
+];
+/// `atom`/`red` operations, `setp`'s and `bar.red`'s boolean operations: at most one.
+const OPERATIONS: &[&str] = &[
+    "and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max", "popc",
+];
+/// Groups of modifiers of which an instruction takes at most one (each instruction's syntax
+/// in the PTX ISA §9.7 has one slot for each group).
+const EXCLUSIVE: &[&[&str]] = &[
+    ROUNDING,
+    CMP_OPS,
+    OPERATIONS,
+    &["lo", "hi", "wide"],
+    &["v2", "v4", "v8"],
+    &["x1", "x2", "x4"],
+    &["l", "r"],
+    &["wrap", "clamp"],
+    &["up", "down", "bfly", "idx"],
+    &["all", "any", "uni", "ballot"],
+    &["ca", "cg", "cs", "lu", "cv", "wb", "wt"],
+    &[
+        "weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "mmio",
+    ],
+    &["cta", "cluster", "gpu", "sys"],
+    &["sync", "arrive", "red"],
+    &["m16n8k16", "m16n8k8", "m8n8k4", "m16n8k32", "m16n8k4"],
+];
+/// Cache, eviction and prefetch hints of `ld`, `st` and `cp.async` (PTX ISA 9.7.9.8 ld).
+const MEMORY_HINTS: &[&str] = &[
+    "L1::evict_normal",
+    "L1::evict_unchanged",
+    "L1::evict_first",
+    "L1::evict_last",
+    "L1::no_allocate",
+    "L2::evict_normal",
+    "L2::evict_first",
+    "L2::evict_last",
+    "L2::cache_hint",
+    "L2::64B",
+    "L2::128B",
+    "L2::256B",
+];
+
+/// The modifiers (besides its types and state spaces) an opcode may carry, and the groups of
+/// which it needs exactly one, from each instruction's syntax in the PTX ISA (§9.7); `None`
+/// where they are not checked (fences, whose proxy and ordering qualifiers are many and
+/// meaningless here, and the unsupported bulk copies).
+fn modifiers_of(
+    name: &str,
+    mods: &[&str],
+) -> Option<(Vec<&'static str>, Vec<&'static [&'static str]>)> {
+    let fl: &[&str] = &["rn", "rz", "rm", "rp", "ftz", "sat"];
+    let v = |a: &[&'static str]| a.to_vec();
+    Some(match name {
+        "mov" | "rem" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "copysign"
+        | "popc" | "clz" | "brev" | "bfe" | "bfi" | "selp" | "activemask" | "nanosleep"
+        | "exit" | "trap" => (vec![], vec![]),
+        "cvta" => (v(&["to"]), vec![]),
+        "add" | "sub" => ([fl, &["cc", "relu"]].concat(), vec![]),
+        "mul" => ([fl, &["lo", "hi", "wide"]].concat(), vec![]),
+        "mad" => ([fl, &["lo", "hi", "wide", "cc"]].concat(), vec![]),
+        "fma" => ([fl, &["relu", "oob"]].concat(), vec![]),
+        "div" => (
+            v(&["approx", "full", "rn", "rz", "rm", "rp", "ftz"]),
+            vec![],
+        ),
+        "min" | "max" => (v(&["ftz", "NaN", "xorsign", "abs", "relu"]), vec![]),
+        "neg" | "abs" => (v(&["ftz"]), vec![]),
+        "rcp" | "sqrt" => (v(&["approx", "rn", "rz", "rm", "rp", "ftz"]), vec![]),
+        "ex2" | "lg2" | "rsqrt" | "sin" | "cos" => (v(&["approx", "ftz"]), vec![]),
+        "tanh" => (v(&["approx"]), vec![]),
+        "prmt" => (v(&["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]), vec![]),
+        "shf" => (
+            v(&["l", "r", "wrap", "clamp"]),
+            vec![&["l", "r"], &["wrap", "clamp"]],
+        ),
+        "lop3" => (v(&["and", "or"]), vec![]),
+        "setp" => (
+            [CMP_OPS, &["and", "or", "xor", "ftz"]].concat(),
+            vec![CMP_OPS],
+        ),
+        "cvt" => (
+            [ROUNDING, &["ftz", "sat", "relu", "satfinite"]].concat(),
+            vec![],
+        ),
+        "bra" | "ret" => (v(&["uni"]), vec![]),
+        "bar" | "barrier" => (
+            v(&[
+                "sync", "arrive", "red", "warp", "cta", "aligned", "popc", "and", "or",
+            ]),
+            vec![&["sync", "arrive", "red"]],
+        ),
+        "membar" | "fence" => return None,
+        "prefetch" => (
+            v(&[
+                "L1",
+                "L2",
+                "L2::evict_last",
+                "L2::evict_normal",
+                "tensormap",
+            ]),
+            vec![],
+        ),
+        "prefetchu" => (v(&["L1"]), vec![]),
+        "griddepcontrol" => (
+            v(&["launch_dependents", "wait"]),
+            vec![&["launch_dependents", "wait"]],
+        ),
+        "createpolicy" => (
+            v(&[
+                "fractional",
+                "range",
+                "cvt",
+                "L2",
+                "L2::evict_last",
+                "L2::evict_normal",
+                "L2::evict_first",
+                "L2::evict_unchanged",
+            ]),
+            vec![],
+        ),
+        "ld" | "ldu" | "st" => (
+            [
+                MEMORY_HINTS,
+                &[
+                    "weak", "volatile", "relaxed", "acquire", "release", "mmio", "cta", "cluster",
+                    "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "v2", "v4", "v8",
+                    "unified",
+                ],
+            ]
+            .concat(),
+            vec![],
+        ),
+        "ldmatrix" | "stmatrix" => (
+            v(&[
+                "sync", "aligned", "m8n8", "m8n16", "m16n16", "m16n8", "x1", "x2", "x4", "trans",
+            ]),
+            vec![&["x1", "x2", "x4"]],
+        ),
+        "cp" if mods
+            .iter()
+            .any(|m| matches!(*m, "bulk" | "mbarrier" | "reduce")) =>
+        {
+            return None;
+        }
+        "cp" if mods
+            .iter()
+            .any(|m| matches!(*m, "commit_group" | "wait_group" | "wait_all")) =>
+        {
+            (
+                v(&["async", "commit_group", "wait_group", "wait_all"]),
+                vec![],
+            )
+        }
+        "cp" => (
+            [MEMORY_HINTS, &["async", "ca", "cg"]].concat(),
+            vec![&["ca", "cg"]],
+        ),
+        "mma" => (
+            v(&[
+                "sync",
+                "aligned",
+                "m16n8k16",
+                "m16n8k8",
+                "m8n8k4",
+                "m16n8k32",
+                "m16n8k4",
+                "row",
+                "col",
+                "satfinite",
+            ]),
+            vec![],
+        ),
+        "shfl" => (
+            v(&["sync", "up", "down", "bfly", "idx"]),
+            vec![&["up", "down", "bfly", "idx"]],
+        ),
+        "vote" => (
+            v(&["sync", "all", "any", "uni", "ballot"]),
+            vec![&["all", "any", "uni", "ballot"]],
+        ),
+        "atom" | "red" => (
+            [
+                OPERATIONS,
+                MEMORY_HINTS,
+                &[
+                    "relaxed", "acquire", "release", "acq_rel", "cta", "cluster", "gpu", "sys",
+                    "noftz", "v2", "v4", "v8",
+                ],
+            ]
+            .concat(),
+            vec![&[
+                "and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max",
+            ]],
+        ),
+        _ => return None,
+    })
+}
+
 struct Decoder<'a> {
     regs: Vec<HashMap<String, u32>>, // scope stack
     /// Per register: its declared type (the decoder's own: `.u32` special registers, `.u64`
@@ -1781,6 +1987,54 @@ impl Decoder<'_> {
                 ),
             ));
         }
+        let dots = |ms: &[&str]| {
+            ms.iter()
+                .map(|m| format!(".{m}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        if let Some((allowed, required)) = modifiers_of(name, &mods) {
+            if let Some(m) = mods
+                .iter()
+                .find(|m| !is_type(m) && !is_space(m) && !allowed.contains(m))
+            {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'.{m}' in '{op}' is not a qualifier of {name} ({}: {})",
+                        isa(name),
+                        form.syntax
+                    ),
+                ));
+            }
+            for g in EXCLUSIVE {
+                let given: Vec<&str> = mods.iter().copied().filter(|m| g.contains(m)).collect();
+                if given.len() > 1 {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{op}' has {}: {name} takes at most one of {} ({})",
+                            dots(&given),
+                            dots(g),
+                            isa(name)
+                        ),
+                    ));
+                }
+            }
+            for g in required {
+                if !mods.iter().any(|m| g.contains(m)) {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{op}' needs one of {} ({}: {})",
+                            dots(g),
+                            isa(name),
+                            form.syntax
+                        ),
+                    ));
+                }
+            }
+        }
         let spaces: Vec<&str> = mods.iter().copied().filter(|m| is_space(m)).collect();
         if name == "cp" && mods.first() == Some(&"async") && !mods.contains(&"bulk") {
             let copy = !mods
@@ -2152,7 +2406,40 @@ impl Decoder<'_> {
             }
             "setp" => {
                 let t = need_ty()?;
-                let cmp = match mods.first().copied().unwrap_or("") {
+                let cmp_op = mods
+                    .iter()
+                    .copied()
+                    .find(|m| CMP_OPS.contains(m))
+                    .unwrap_or("");
+                // PTX ISA §9.3.1 "Comparisons": bit-size types compare only eq and ne;
+                // signed integers eq ne lt le gt ge; unsigned ones also lo ls hi hs; floats
+                // eq ne lt le gt ge and the unordered equ … geu, num, nan.
+                let legal: &[&str] = match t {
+                    Ty::B(_) => &["eq", "ne"],
+                    Ty::S(_) => &["eq", "ne", "lt", "le", "gt", "ge"],
+                    Ty::U(_) => &["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"],
+                    _ => &[
+                        "eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu",
+                        "geu", "num", "nan",
+                    ],
+                };
+                if !legal.contains(&cmp_op) {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{}': .{cmp_op} does not compare .{} values (PTX ISA §9.3.1 Comparisons: for .{} the operators are {})",
+                            i.opcode.join("."),
+                            t.name(),
+                            t.name(),
+                            legal
+                                .iter()
+                                .map(|c| format!(".{c}"))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ),
+                    ));
+                }
+                let cmp = match cmp_op {
                     "eq" => Cmp::Eq,
                     "ne" => Cmp::Ne,
                     "lt" | "lo" => Cmp::Lt,
@@ -2304,6 +2591,32 @@ impl Decoder<'_> {
                     return Err(unsupported());
                 }
                 let arrive = has("arrive");
+                // PTX ISA §9.7 'bar': "a" is a barrier 0 through 15, "b" a multiple of the warp
+                // size (immediates are checked here, registers when run).
+                if let Operand::Int(a) = &ops[0]
+                    && !(0..16).contains(a)
+                {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{}': barrier {a} does not exist; a CTA has barriers 0 through 15 ({})",
+                            self.text,
+                            isa(name)
+                        ),
+                    ));
+                }
+                if let Some(Operand::Int(b)) = ops.get(1)
+                    && (*b < 0 || b % 32 != 0)
+                {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{}': a barrier's thread count is a multiple of the warp size (32), found {b} ({})",
+                            self.text,
+                            isa(name)
+                        ),
+                    ));
+                }
                 let id = self.src(&ops[0], u32_, line)?;
                 let count = match ops.get(1) {
                     Some(o) => Some(self.src(o, u32_, line)?),
@@ -3248,5 +3561,93 @@ mod tests {
                 .contains("70000 bytes, past 65536 bytes of constant memory"),
             "{e}"
         );
+    }
+
+    /// Each instruction's qualifiers are those of its syntax (PTX ISA §9.7), at most one of
+    /// each slot (one rounding, one shuffle mode, one atomic operation), and the slots its
+    /// syntax requires (`shf.{l,r}.{wrap,clamp}`, `shfl.sync.mode`, `cp.async.{ca,cg}`).
+    #[test]
+    fn qualifiers_are_the_instructions_own() {
+        let m = err_of("add.foo.s32 %r1, %r2, %r3;");
+        assert!(
+            m.starts_with("'.foo' in 'add.foo.s32' is not a qualifier of add"),
+            "{m}"
+        );
+        let m = err_of("bra.zz $L;\n$L:");
+        assert!(
+            m.starts_with("'.zz' in 'bra.zz' is not a qualifier of bra"),
+            "{m}"
+        );
+        let m = err_of("shfl.sync.up.down.b32 %r1, %r2, 1, 31, -1;");
+        assert!(
+            m.contains("has .up .down: shfl takes at most one of .up .down .bfly .idx"),
+            "{m}"
+        );
+        let m = err_of("shfl.sync.b32 %r1, %r2, 1, 31, -1;");
+        assert!(m.contains("needs one of .up .down .bfly .idx"), "{m}");
+        let m = err_of("shf.b32 %r1, %r2, %r3, %r4;");
+        assert!(m.contains("needs one of .l .r"), "{m}");
+        let m = err_of("atom.global.add.min.u32 %r1, [%rd1], 1;");
+        assert!(m.contains("has .add .min"), "{m}");
+        let m = err_of("cp.async.shared.global [%r1], [%rd1], 16;");
+        assert!(m.contains("needs one of .ca .cg"), "{m}");
+        let m = err_of("div.rn.approx.f32 %f1, %f2, %f3;");
+        assert!(m.contains("has .rn .approx"), "{m}");
+        for ok in [
+            "add.rn.ftz.sat.f32 %f1, %f2, %f3;",
+            "max.NaN.f32 %f1, %f2, %f3;",
+            "ld.global.nc.L1::evict_last.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];",
+            "st.global.cs.u32 [%rd1], %r1;",
+            "shf.r.clamp.b32 %r1, %r2, %r3, %r4;",
+            "bar.sync 0;",
+            "barrier.sync.aligned 1, 64;",
+            "bra.uni $L;\n$L:",
+        ] {
+            dec(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
+
+    /// PTX ISA §9.3.1 "Comparisons": bit-size types compare eq and ne only; signed integers
+    /// eq ne lt le gt ge; unsigned integers those and lo ls hi hs; floats eq … ge, the
+    /// unordered equ neu ltu leu gtu geu, num and nan.
+    #[test]
+    fn comparisons_fit_their_type() {
+        for bad in [
+            "setp.lt.b32 %p1, %r1, %r2;",
+            "setp.lo.s32 %p1, %r1, %r2;",
+            "setp.equ.s32 %p1, %r1, %r2;",
+            "setp.num.u32 %p1, %r1, %r2;",
+            "setp.hi.f32 %p1, %f1, %f2;",
+        ] {
+            let m = err_of(bad);
+            assert!(m.contains("PTX ISA §9.3.1 Comparisons"), "{bad}: {m}");
+        }
+        for ok in [
+            "setp.eq.b32 %p1, %r1, %r2;",
+            "setp.ne.b64 %p1, %rd1, %rd2;",
+            "setp.lt.u32 %p1, %r1, %r2;",
+            "setp.hs.u32 %p1, %r1, %r2;",
+            "setp.ge.s32 %p1, %r1, %r2;",
+            "setp.nan.f32 %p1, %f1, %f2;",
+            "setp.gtu.ftz.f32 %p1|%p2, %f1, %f2;",
+        ] {
+            dec(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
+
+    /// PTX ISA §9.7 'bar': barriers 0 through 15, thread counts a multiple of the warp size.
+    #[test]
+    fn barrier_immediates_are_in_range() {
+        let m = err_of("bar.sync 16;");
+        assert!(
+            m.contains("barrier 16 does not exist; a CTA has barriers 0 through 15"),
+            "{m}"
+        );
+        let m = err_of("bar.sync 1, 48;");
+        assert!(
+            m.contains("multiple of the warp size (32), found 48"),
+            "{m}"
+        );
+        dec("bar.sync 15, 64;").unwrap();
     }
 }
