@@ -661,6 +661,12 @@ pub const LOCAL_FRAME_LIMIT: u32 = 512 * 1024;
 /// The most bytes a kernel's parameters may take (CUDA 12.1 and later on Volta and newer:
 /// 32,764; older toolkits allow 4,096).
 pub const PARAM_LIMIT: u32 = 32_764;
+/// The most registers per lane a [`Program`] has (its `nregs`): the kernel's declared ones (at
+/// most [`parse::MAX_REGISTERS`]) and the decoder's own, one per special register read (20
+/// kinds, at most 32) and one per module variable whose address is taken (at most
+/// [`parse::MAX_VARIABLES`]). A warp's register file is `nregs` × 32 lanes × 8 bytes (about
+/// 20.5 MiB at this bound); bounds over a launch's warps are the machine's.
+pub const MAX_NREGS: u32 = parse::MAX_REGISTERS + parse::MAX_VARIABLES + 32;
 /// Base address of global buffer `k` (a pointer parameter or a global variable): `(k + 1) << 40`.
 pub fn buffer_base(k: usize) -> u64 {
     (k as u64 + 1) << 40
@@ -1576,6 +1582,15 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     let specials: Vec<(u32, Special)> = d.specials.iter().map(|(s, r)| (*r, *s)).collect();
     let global_addrs: Vec<(u32, usize)> = d.global_regs.iter().map(|(g, r)| (*r, *g)).collect();
     let nregs = d.nregs;
+    if nregs > MAX_NREGS {
+        return Err(derr(
+            kernel.line,
+            format!(
+                "kernel '{}' needs {nregs} registers per lane, more than {MAX_NREGS} (decode::MAX_NREGS)",
+                kernel.name
+            ),
+        ));
+    }
     let param_regs = std::mem::take(&mut d.param_regs);
     drop(d);
     mark_pointers(&insts, &param_regs, &mut param_info);

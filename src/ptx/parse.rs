@@ -15,8 +15,8 @@
 //! cost is checked before anything is allocated: registers per kernel ([`MAX_REGISTERS`],
 //! `%r<N>` ranges are kept as ranges), instructions, labels, kernels and variables per module
 //! ([`MAX_INSTRUCTIONS`], [`MAX_MODULE_OPERANDS`], [`MAX_LABELS`], [`MAX_BLOCKS`],
-//! [`MAX_KERNELS`], [`MAX_VARIABLES`]; per instruction [`MAX_OPERANDS`] and
-//! [`MAX_VECTOR_ELEMENTS`]), each variable's
+//! [`MAX_KERNELS`], [`MAX_VARIABLES`]; per instruction [`MAX_OPERANDS`],
+//! [`MAX_VECTOR_ELEMENTS`] and [`MAX_QUALIFIERS`]), each variable's
 //! size against its state space's limit and each initializer against its variable. Memory is
 //! proportional to the text and capped by those limits.
 //!
@@ -57,8 +57,8 @@ pub const MAX_BLOCK_DEPTH: u32 = 64;
 /// counts N). PTX's virtual registers are unlimited in the ISA (ptxas maps them onto at most
 /// 255 hardware registers per thread, `Arch::limits().max_regs_per_thread`); the largest
 /// fixture (`tests/data/ptx/fa2_d128_bm128_causal.ptx`) declares 15,427, a quarter of this.
-/// The decoder adds a few registers of its own (special registers, variable addresses), so a
-/// program's `nregs` is at most this plus their number; the per-warp register file the machine
+/// The decoder adds a few registers of its own (special registers, variable addresses): a
+/// program's `nregs` is at most `decode::MAX_NREGS`; the per-warp register file the machine
 /// allocates is `nregs` × 32 lanes × 8 bytes (16 MiB per warp at this limit).
 pub const MAX_REGISTERS: u32 = 65_536;
 
@@ -69,6 +69,10 @@ pub const MAX_INSTRUCTIONS: u32 = 250_000;
 
 /// The most operands one instruction may have (PTX's widest, `wgmma.mma_async`, has 8).
 pub const MAX_OPERANDS: u32 = 32;
+
+/// The most qualifiers one opcode may have (`add.s32` has one; PTX's longest, of
+/// `cp.async.bulk.tensor` and block-scaled `mma`, about 14).
+pub const MAX_QUALIFIERS: u32 = 32;
 
 /// The most elements one vector operand may have (`wgmma` accumulators of m64n256k16 in f32
 /// are 128 registers).
@@ -449,6 +453,9 @@ fn split<'a>(
     let mut inner = 0u32; // open braces inside the current statement (vector operands, initializers)
     let mut brackets = 0u32; // open `[` and `(` inside the current statement
     let mut section = 0u32; // depth inside a `.section { … }` being skipped
+    // The statement (by its start) whose first ':' was tried as a label's: a later ':' never
+    // ends a label (its text holds the earlier ':'), so each statement is scanned once.
+    let mut label_tried: Option<usize> = None;
     let too_deep = |s: usize, l: u32, i: usize| ParseError {
         line: l,
         message: format!(
@@ -610,13 +617,20 @@ fn split<'a>(
                 && brackets == 0 =>
             {
                 if let Some((s, l)) = start
-                    && is_ident(text(s, i))
+                    && label_tried != Some(s)
+                    && {
+                        label_tried = Some(s);
+                        is_ident(text(s, i))
+                    }
                 {
                     emit(Piece::Label(Raw {
                         text: text(s, i),
                         line: l,
                     }))?;
                     start = None;
+                } else if start.is_none() {
+                    // A ':' that ends no label is text of a statement (an error there).
+                    start = Some((i, line));
                 }
                 i += 1;
             }
@@ -1243,6 +1257,15 @@ fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
     let op = opcode
         .parse_next(&mut i)
         .map_err(|e| werr(line, "an instruction", i, &unwrap_err(e)))?;
+    if op.split('.').count() > MAX_QUALIFIERS as usize + 1 {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "more than {MAX_QUALIFIERS} qualifiers in '{}': tilelab's limit per opcode (parse::MAX_QUALIFIERS; PTX's longest opcodes have about 14)",
+                shorten(op)
+            ),
+        });
+    }
     let opcode: Vec<String> = split_opcode(op);
     let mut operands = Vec::new();
     let _ = ws.parse_next(&mut i);
@@ -1674,6 +1697,8 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
         .map_err(|e| werr(line, "a kernel name after .entry", i, &unwrap_err(e)))?
         .to_string();
     let mut params: Vec<Param> = Vec::new();
+    let mut param_names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let (mut counted, mut newlines) = (0usize, 0usize);
     let after;
     let t2 = i.trim_start();
     if let Some(p) = t2.strip_prefix('(') {
@@ -1685,12 +1710,14 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
-            // The parameter's own line: `part` is a slice of `t`, which starts at `line`.
+            // The parameter's own line: `part` is a slice of `t`, which starts at `line`;
+            // newlines are counted from the previous parameter on (linear in the header).
             let at = (part.as_ptr() as usize).saturating_sub(t.as_ptr() as usize);
-            let newlines = t.get(..at).map_or(0, |h| h.matches('\n').count());
+            newlines += t.get(counted..at).map_or(0, |h| h.matches('\n').count());
+            counted = counted.max(at);
             let line = line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
             let q = param(part, line)?;
-            if params.iter().any(|o| o.name == q.name) {
+            if !param_names.insert(q.name.clone()) {
                 return Err(ParseError {
                     line,
                     message: format!(
@@ -2294,6 +2321,9 @@ $L__BB0_1:
                 .len(),
             32
         );
+        let e = instruction(&format!("fence{}", ".x".repeat(33)), 1).unwrap_err();
+        assert!(e.message.starts_with("more than 32 qualifiers"), "{e}");
+        assert!(instruction(&format!("fence{}", ".x".repeat(32)), 1).is_ok());
         let e = instruction(&format!("add.s32 {}", regs(33)), 1).unwrap_err();
         assert!(e.message.starts_with("more than 32 operands"), "{e}");
         // A missing operand is still that, not a limit.
@@ -2301,6 +2331,28 @@ $L__BB0_1:
         assert!(e.message.starts_with("expected"), "{e}");
         let e = instruction("mov.b64 %rd1, {%r1, , %r2}", 1).unwrap_err();
         assert!(e.message.starts_with("expected"), "{e}");
+    }
+
+    /// Statements whose text each ':' or each parameter rescanned (quadratic time) are read in
+    /// one pass; a ':' that ends no label is an error, not dropped.
+    #[test]
+    fn long_statements_are_read_in_linear_time() {
+        let t = std::time::Instant::now();
+        let e = parse_err(&kernel(&format!(
+            "{} {}ret;",
+            "a".repeat(200_000),
+            ": ".repeat(200_000)
+        )));
+        assert_eq!(e.line, 6, "{e}");
+        let params: Vec<String> = (0..40_000).map(|k| format!(".param .b8 p{k}")).collect();
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k({})\n{{\nret;\n}}\n",
+            params.join(", ")
+        ));
+        assert!(e.message.contains("more than 32764 parameters"), "{e}");
+        assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
+        let e = parse_err(&kernel("L1: : ret;"));
+        assert!(e.message.starts_with("expected an opcode"), "{e}");
     }
 
     /// PTX ISA §4.5.1 "Integer Constants": octal has a leading 0, binary a 0b prefix.
