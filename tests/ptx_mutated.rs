@@ -11,6 +11,14 @@
 //!
 //! The property: no panic; the run finishes (its warp instructions stay within the budget); an
 //! error is one non-empty line, and a parse or decode error names a line of the text.
+//!
+//! Issue 26 adds the invalid forms (`Invalid`): a fixture turned into what the PTX ISA forbids
+//! (two `.entry` of one name, a name that is no type, two state spaces, a store to `.const`, a
+//! register declared twice, a write to a special register, an operand too many, a `.b32`
+//! guard, `.align 3`, `mma….col.row`, a `.pred` source, a qualifier of none of the
+//! instruction's slots) or past a documented limit (operands
+//! nested 100,000 levels deep, 65,537 registers, shared memory past sm_90's 227 KB): each must
+//! fail naming the mutated line, in one line, and exit 2 from the command.
 //! `regressions` holds each input the property found that once failed, as a plain test.
 
 use std::path::Path;
@@ -430,6 +438,528 @@ proptest! {
     }
 }
 
+/// Issue 26: the invalid forms. Each turns one line of a valid fixture into what the PTX ISA
+/// forbids (or a declaration past tilelab's documented limits), and knows the line the error
+/// must name: the verdicts are the ISA's (the section in each variant's doc), not the code's.
+#[derive(Clone, Debug)]
+enum Invalid {
+    /// An instruction's last register nested `DEPTHS[d]` levels deep in `BRACKETS[b]`: PTX
+    /// nests a vector operand's braces once (§6.4.3), an address's brackets once (§6.4.1).
+    /// 100,000 levels overflowed the stack.
+    DeepNest(u64, usize, usize),
+    /// A declaration past a limit (`HUGE`), after the kernel's first `.reg` or, at module
+    /// scope, before its `.entry`.
+    HugeDecl(usize),
+    /// The kernel defined again after itself: two `.entry` of one name.
+    DuplicateEntry,
+    /// A type suffix replaced by a name that is no PTX type (§5.2.1 Fundamental Types).
+    UnknownType(u64, usize),
+    /// A memory instruction's state space given twice (`true`) or a second one (one `.ss`
+    /// per instruction, §9.7).
+    TwoSpaces(u64, bool),
+    /// A store to the read-only `.const` space (§5.1.3).
+    StoreConst(u64),
+    /// A `.reg` line repeated in its block (a name is declared once per block).
+    RedeclareReg(u64),
+    /// A special register as an instruction's destination (§10: read-only).
+    WriteSpecial(u64, usize),
+    /// One operand more than the instruction's syntax (§9.7, each instruction's syntax).
+    ExtraOperand(u64),
+    /// A `.b32` register as a guard (§9.3: a guard is a `.pred` register).
+    NonPredGuard(u64),
+    /// `.align N` with N not a power of two (§5.4.5).
+    BadAlign(u64, usize),
+    /// An `mma` layout other than `.row.col` (9.7.14.5.14).
+    MmaLayout(u64, usize),
+    /// A `.pred` register as an arithmetic source (§9.4: `.pred` agrees only with `.pred`).
+    PredSource(u64),
+    /// A qualifier that is none of the instruction's (`add.zz.s32`; §9.7, each syntax).
+    UnknownQualifier(u64),
+}
+
+const DEPTHS: [usize; 5] = [2, 3, 17, 1_000, 100_000];
+const BRACKETS: [(&str, &str); 3] = [("{", "}"), ("[", "]"), ("(", ")")];
+/// (inserted text, at module scope, lines before the one the error names).
+const HUGE: [(&str, bool, u32); 7] = [
+    // More than 65,536 registers (parse::MAX_REGISTERS) in one range, or in one kernel.
+    (".reg .b32 %huge<65537>;", false, 0),
+    (".reg .b32 %huge<4294967296>;", false, 0),
+    (
+        ".reg .b32 %hugea<40000>;\n.reg .b32 %hugeb<40000>;",
+        false,
+        1,
+    ),
+    // Past sm_90's 232,448 bytes of shared memory per block; 512 KiB of local memory.
+    (".shared .align 16 .b8 huge_smem[232449];", false, 0),
+    (".local .align 4 .b8 huge_local[524289];", false, 0),
+    // An initializer longer than its variable (§5.4.4); constant memory past 64 KB.
+    (".global .align 1 .b8 huge_init[2] = {1, 2, 3};", true, 0),
+    (".const .align 4 .b8 huge_const[65537];", true, 0),
+];
+const TYPES: [&str; 7] = [".b32", ".u32", ".f32", ".s32", ".b64", ".u64", ".b16"];
+const NOT_TYPES: [&str; 5] = [".b33", ".u7", ".f12", ".s48", ".bf8x3"];
+const SPACES: [&str; 5] = ["global", "shared", "local", "param", "const"];
+const SPECIALS: [&str; 6] = [
+    "%tid.x", "%ntid.y", "%laneid", "%ctaid.z", "%clock", "%warpid",
+];
+const ALIGNS: [&str; 4] = ["0", "3", "6", "12"];
+const LAYOUTS: [&str; 4] = [".col.row", ".col.col", ".row.row", ".col"];
+/// Opcodes whose operand count is one number in every form the fixtures use (their syntax
+/// in the PTX ISA §9.7).
+const FIXED_ARITY: [&str; 27] = [
+    "add", "sub", "mul", "mad", "fma", "mov", "and", "or", "xor", "shl", "shr", "max", "min",
+    "neg", "not", "ex2", "rcp", "selp", "ld", "st", "ldmatrix", "stmatrix", "mma", "shfl", "cvta",
+    "div", "setp",
+];
+/// Destinations a special register replaces: never stores, branches, barriers or copies.
+const NO_DST: [&str; 12] = [
+    "st", "red", "bra", "bar", "barrier", "cp", "stmatrix", "ret", "exit", "membar", "fence",
+    "prefetch",
+];
+
+fn invalid() -> impl Strategy<Value = Invalid> {
+    prop_oneof![
+        (any::<u64>(), 0..DEPTHS.len(), 0..BRACKETS.len())
+            .prop_map(|(a, d, b)| Invalid::DeepNest(a, d, b)),
+        (0..HUGE.len()).prop_map(Invalid::HugeDecl),
+        Just(Invalid::DuplicateEntry),
+        (any::<u64>(), 0..NOT_TYPES.len()).prop_map(|(a, k)| Invalid::UnknownType(a, k)),
+        (any::<u64>(), any::<bool>()).prop_map(|(a, k)| Invalid::TwoSpaces(a, k)),
+        any::<u64>().prop_map(Invalid::StoreConst),
+        any::<u64>().prop_map(Invalid::RedeclareReg),
+        (any::<u64>(), 0..SPECIALS.len()).prop_map(|(a, k)| Invalid::WriteSpecial(a, k)),
+        any::<u64>().prop_map(Invalid::ExtraOperand),
+        any::<u64>().prop_map(Invalid::NonPredGuard),
+        (any::<u64>(), 0..ALIGNS.len()).prop_map(|(a, k)| Invalid::BadAlign(a, k)),
+        (any::<u64>(), 0..LAYOUTS.len()).prop_map(|(a, k)| Invalid::MmaLayout(a, k)),
+        any::<u64>().prop_map(Invalid::PredSource),
+        any::<u64>().prop_map(Invalid::UnknownQualifier),
+    ]
+}
+
+/// Every kind once, for the tests that each kind applies somewhere.
+fn every_invalid() -> Vec<Invalid> {
+    let i = |k: usize| (k as u64) << 58;
+    let mut v = vec![Invalid::DuplicateEntry];
+    v.extend((0..HUGE.len()).map(Invalid::HugeDecl));
+    for d in 0..DEPTHS.len() {
+        for b in 0..BRACKETS.len() {
+            v.push(Invalid::DeepNest(i(0), d, b));
+        }
+    }
+    v.extend((0..NOT_TYPES.len()).map(|k| Invalid::UnknownType(i(k * 7), k)));
+    v.extend([
+        Invalid::TwoSpaces(i(0), true),
+        Invalid::TwoSpaces(i(1), false),
+        Invalid::StoreConst(i(0)),
+        Invalid::RedeclareReg(i(0)),
+        Invalid::ExtraOperand(i(0)),
+        Invalid::NonPredGuard(i(0)),
+        Invalid::PredSource(i(0)),
+        Invalid::UnknownQualifier(i(0)),
+        Invalid::UnknownQualifier(i(63)),
+    ]);
+    v.extend((0..SPECIALS.len()).map(|k| Invalid::WriteSpecial(i(k), k)));
+    v.extend((0..ALIGNS.len()).map(|k| Invalid::BadAlign(i(0), k)));
+    v.extend((0..LAYOUTS.len()).map(|k| Invalid::MmaLayout(i(0), k)));
+    v
+}
+
+/// The candidate a mutation's `u64` picks among `len`: the fraction `a / 2^64` of them (as
+/// proptest's `Index` does).
+fn fraction(a: u64, len: usize) -> usize {
+    ((len as u128 * a as u128) >> 64) as usize
+}
+
+/// A line without its `//` comment, trimmed.
+fn code(l: &str) -> &str {
+    l.split("//").next().unwrap_or("").trim()
+}
+
+/// An instruction line's guard, opcode and operand text, if it is one (one statement ending
+/// the line, as nvcc and Triton write them).
+fn inst_parts(l: &str) -> Option<(Option<&str>, &str, &str)> {
+    let c = code(l);
+    if !c.ends_with(';') || c.starts_with(['.', '{', '}', '$']) || c[..c.len() - 1].contains(';') {
+        return None;
+    }
+    let (guard, c) = match c.strip_prefix('@') {
+        Some(r) => {
+            let (g, rest) = r.split_once(char::is_whitespace)?;
+            (Some(g), rest.trim_start())
+        }
+        None => (None, c),
+    };
+    let (op, rest) = c.split_once(char::is_whitespace).unwrap_or((c, ""));
+    op.starts_with(|ch: char| ch.is_ascii_alphabetic())
+        .then(|| (guard, op, rest.trim().trim_end_matches(';').trim()))
+}
+
+/// Whether `s` is a plain register name (`%r12`, `%rd3`, `%f1`).
+fn plain_reg(s: &str) -> bool {
+    s.strip_prefix('%')
+        .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
+/// The operands of an instruction's operand text, split at the top-level commas.
+fn top_operands(r: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (k, c) in r.char_indices() {
+        match c {
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(r[start..k].trim());
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    if !r.trim().is_empty() {
+        out.push(r[start..].trim());
+    }
+    out
+}
+
+/// The first and last line index of the (first) kernel: its `.entry` line to its closing `}`.
+fn kernel_lines(lines: &[String]) -> Option<(usize, usize)> {
+    let start = lines.iter().position(|l| code(l).contains(".entry"))?;
+    let mut depth = 0i32;
+    let mut opened = false;
+    for (k, l) in lines.iter().enumerate().skip(start) {
+        for ch in code(l).chars() {
+            match ch {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if opened && depth == 0 {
+            return Some((start, k));
+        }
+    }
+    None
+}
+
+/// A register the kernel declares as `.reg TY %x<N>` with N ≥ 2: `%x1`.
+fn declared(lines: &[String], ty: &str) -> Option<String> {
+    lines.iter().find_map(|l| {
+        let rest = code(l)
+            .strip_prefix(".reg")?
+            .trim_start()
+            .strip_prefix(ty)?
+            .trim();
+        let (name, n) = rest.split_once('<')?;
+        let n: u32 = n.trim_end_matches(';').trim_end_matches('>').parse().ok()?;
+        (n >= 2).then(|| format!("{}1", name.trim()))
+    })
+}
+
+/// `line` with the operand text of its instruction replaced by `ops` (the rest kept).
+fn with_operands(line: &str, old: &str, ops: &str) -> String {
+    line.replacen(old, ops, 1)
+}
+
+/// `m` applied to `src`: the text and the 1-based line its error must name, or `None` where
+/// the fixture has no line it applies to.
+fn apply_invalid(src: &str, m: &Invalid) -> Option<(String, u32)> {
+    let mut lines: Vec<String> = src.split_inclusive('\n').map(str::to_string).collect();
+    let (k0, k1) = kernel_lines(&lines)?;
+    let body: Vec<usize> = (k0 + 1..k1).collect();
+    let pick = |f: &dyn Fn(&str) -> bool, a: &u64| {
+        let v: Vec<usize> = body.iter().copied().filter(|&k| f(&lines[k])).collect();
+        (!v.is_empty()).then(|| v[fraction(*a, v.len())])
+    };
+    let base = |op: &str| op.split('.').next().unwrap_or("").to_string();
+    let at = match m {
+        Invalid::DeepNest(a, d, b) => {
+            let k = pick(
+                &|l| {
+                    inst_parts(l).is_some_and(|(_, _, r)| {
+                        plain_reg(top_operands(r).last().copied().unwrap_or(""))
+                    })
+                },
+                a,
+            )?;
+            let (_, _, r) = inst_parts(&lines[k])?;
+            let ops = top_operands(r);
+            let last = *ops.last()?;
+            let (o, c) = BRACKETS[*b];
+            let deep = format!("{}{last}{}", o.repeat(DEPTHS[*d]), c.repeat(DEPTHS[*d]));
+            let new_ops = format!("{}{deep}", &r[..r.len() - last.len()]);
+            lines[k] = with_operands(&lines[k], r, &new_ops);
+            k
+        }
+        Invalid::HugeDecl(v) => {
+            let (text, module, before) = HUGE[*v];
+            let k = if module {
+                k0
+            } else {
+                body.iter()
+                    .copied()
+                    .find(|&k| code(&lines[k]).starts_with(".reg"))?
+                    + 1
+            };
+            lines.insert(k, format!("{text}\n"));
+            return Some((lines.concat(), (k + 1) as u32 + before));
+        }
+        Invalid::DuplicateEntry => {
+            let copy: Vec<String> = lines[k0..=k1].to_vec();
+            if !lines[k1].ends_with('\n') {
+                lines[k1].push('\n');
+            }
+            for (j, l) in copy.into_iter().enumerate() {
+                lines.insert(k1 + 1 + j, l);
+            }
+            return Some((lines.concat(), (k1 + 2) as u32));
+        }
+        Invalid::UnknownType(a, n) => {
+            // The first type suffix of an opcode, or a `.reg` line's type.
+            let first_type = |l: &str| -> Option<(usize, &'static str)> {
+                let head = if code(l).starts_with(".reg") {
+                    code(l)
+                } else {
+                    inst_parts(l)?.1
+                };
+                let at = l.find(head)?;
+                TYPES.iter().find_map(|t| {
+                    let p = head.find(t)?;
+                    let end = p + t.len();
+                    (head[end..].starts_with(['.', ' ', '\t']) || end == head.len())
+                        .then_some((at + p, *t))
+                })
+            };
+            let k = pick(&|l| first_type(l).is_some(), a)?;
+            let (p, t) = first_type(&lines[k])?;
+            lines[k].replace_range(p..p + t.len(), NOT_TYPES[*n]);
+            k
+        }
+        Invalid::TwoSpaces(a, same) => {
+            let space_of = |l: &str| {
+                let (_, op, _) = inst_parts(l)?;
+                let mut parts = op.split('.');
+                matches!(parts.next(), Some("ld" | "st"))
+                    .then(|| parts.find(|p| SPACES.contains(p)))
+                    .flatten()
+                    .map(str::to_string)
+            };
+            let k = pick(&|l| space_of(l).is_some(), a)?;
+            let s = space_of(&lines[k])?;
+            let other = if *same {
+                s.clone()
+            } else if s == "global" {
+                "shared".into()
+            } else {
+                "global".into()
+            };
+            lines[k] = lines[k].replacen(&format!(".{s}"), &format!(".{s}.{other}"), 1);
+            k
+        }
+        Invalid::StoreConst(a) => {
+            let k = pick(
+                &|l| inst_parts(l).is_some_and(|(_, op, _)| base(op) == "st"),
+                a,
+            )?;
+            let (_, op, _) = inst_parts(&lines[k])?;
+            let mut parts: Vec<&str> = op.split('.').collect();
+            match parts.iter().position(|p| SPACES.contains(p)) {
+                Some(p) => parts[p] = "const",
+                None => parts.insert(1, "const"),
+            }
+            let new = parts.join(".");
+            lines[k] = lines[k].replacen(op, &new, 1);
+            k
+        }
+        Invalid::RedeclareReg(a) => {
+            let k = pick(
+                &|l| code(l).starts_with(".reg") && code(l).ends_with(';'),
+                a,
+            )?;
+            let l = lines[k].clone();
+            lines.insert(k + 1, l);
+            k + 1
+        }
+        Invalid::WriteSpecial(a, s) => {
+            let dst = |l: &str| {
+                let (_, op, r) = inst_parts(l)?;
+                let ops = top_operands(r);
+                (!NO_DST.contains(&base(op).as_str()) && ops.len() >= 2 && plain_reg(ops[0]))
+                    .then(|| ops[0].to_string())
+            };
+            let k = pick(&|l| dst(l).is_some(), a)?;
+            let d = dst(&lines[k])?;
+            let (_, _, r) = inst_parts(&lines[k])?;
+            let new_ops = r.replacen(&d, SPECIALS[*s], 1);
+            lines[k] = with_operands(&lines[k], r, &new_ops);
+            k
+        }
+        Invalid::ExtraOperand(a) => {
+            let k = pick(
+                &|l| {
+                    inst_parts(l).is_some_and(|(_, op, r)| {
+                        FIXED_ARITY.contains(&base(op).as_str()) && !r.is_empty()
+                    })
+                },
+                a,
+            )?;
+            let (_, _, r) = inst_parts(&lines[k])?;
+            let new_ops = format!("{r}, %r1");
+            lines[k] = with_operands(&lines[k], r, &new_ops);
+            k
+        }
+        Invalid::NonPredGuard(a) => {
+            let r32 = declared(&lines[k0..k1], ".b32")?;
+            let k = pick(&|l| inst_parts(l).is_some_and(|(g, _, _)| g.is_some()), a)?;
+            let (g, _, _) = inst_parts(&lines[k])?;
+            let g = g?.trim_start_matches('!');
+            lines[k] = lines[k].replacen(g, &r32, 1);
+            k
+        }
+        Invalid::BadAlign(a, n) => {
+            // Anywhere in the file: module-scope variables, parameters, body variables.
+            let v: Vec<usize> = (0..lines.len())
+                .filter(|&k| code(&lines[k]).contains(".align "))
+                .collect();
+            let k = *v.get(fraction(*a, v.len().max(1)))?;
+            let l = &lines[k];
+            let p = l.find(".align ")? + ".align ".len();
+            let e = p + l[p..].find(|c: char| !c.is_ascii_digit())?;
+            lines[k].replace_range(p..e, ALIGNS[*n]);
+            k
+        }
+        Invalid::MmaLayout(a, n) => {
+            let k = pick(
+                &|l| {
+                    inst_parts(l)
+                        .is_some_and(|(_, op, _)| op.starts_with("mma.") && op.contains(".row.col"))
+                },
+                a,
+            )?;
+            lines[k] = lines[k].replacen(".row.col", LAYOUTS[*n], 1);
+            k
+        }
+        Invalid::PredSource(a) => {
+            let p = declared(&lines[k0..k1], ".pred")?;
+            let src = |l: &str| {
+                let (_, op, r) = inst_parts(l)?;
+                let ops = top_operands(r);
+                (matches!(base(op).as_str(), "add" | "sub" | "mul" | "max" | "min")
+                    && ops.len() == 3
+                    && plain_reg(ops[1]))
+                .then(|| ops[1].to_string())
+            };
+            let k = pick(&|l| src(l).is_some(), a)?;
+            let s = src(&lines[k])?;
+            let (_, _, r) = inst_parts(&lines[k])?;
+            let ops = top_operands(r);
+            let new_ops = format!("{}, {p}, {}", ops[0], ops[2]);
+            debug_assert_eq!(ops[1], s);
+            lines[k] = with_operands(&lines[k], r, &new_ops);
+            k
+        }
+        Invalid::UnknownQualifier(a) => {
+            let k = pick(&|l| inst_parts(l).is_some(), a)?;
+            let (_, op, _) = inst_parts(&lines[k])?;
+            let b = base(op);
+            let new = format!("{b}.zz{}", &op[b.len()..]);
+            lines[k] = lines[k].replacen(op, &new, 1);
+            k
+        }
+    };
+    Some((lines.concat(), (at + 1) as u32))
+}
+
+/// The invalid form's verdict: an error naming `line` (a parse or decode error), one line,
+/// in PTX's words (no Rust `Debug` output).
+fn check_invalid(text: &str, line: u32, f: &Fixture, m: &Invalid) -> Result<(), TestCaseError> {
+    match ptx::simulate(text, Some(&f.kernel), &f.launch) {
+        Ok(_) => prop_assert!(false, "{}: {m:?} ran (line {line})", f.name),
+        Err(e) => {
+            let msg = e.to_string();
+            prop_assert!(!msg.contains(['\n', '\r']), "{m:?}: {msg:?}");
+            for debug in ["Name(", "Vector(", "Address(", "Int("] {
+                prop_assert!(!msg.contains(debug), "{m:?}: Debug output in {msg}");
+            }
+            let got = match &e {
+                PtxError::Parse(p) => p.line,
+                PtxError::Decode(d) => d.line,
+                other => {
+                    prop_assert!(
+                        false,
+                        "{}: {m:?} line {line}: not a parse/decode error: {other}",
+                        f.name
+                    );
+                    0
+                }
+            };
+            prop_assert_eq!(got, line, "{}: {:?}: {}", &f.name, m, msg);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(192), .. ProptestConfig::default() })]
+
+    /// Issue 26: a valid fixture made invalid in one of the ways the PTX ISA forbids (or past
+    /// a documented limit) fails, naming the mutated line, in one line.
+    #[test]
+    fn invalid_forms_fail_at_their_line(which in any::<Index>(), m in invalid()) {
+        let fx = fixtures();
+        let f = &fx[which.index(fx.len())];
+        if let Some((text, line)) = apply_invalid(&f.src, &m) {
+            check_invalid(&text, line, f, &m)?;
+        }
+    }
+}
+
+/// Every kind of invalid form applies to some fixture (the property is not vacuous) and, run
+/// by the command, exits 2 with one line naming the mutated line.
+#[test]
+fn every_invalid_form_applies_and_exits_2_from_the_command() {
+    let dir = std::env::temp_dir().join(format!("tilelab-invalid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for m in every_invalid() {
+        let hit = fixtures()
+            .iter()
+            .filter(|f| f.src.lines().count() <= SMALL_LINES)
+            .find_map(|f| apply_invalid(&f.src, &m).map(|r| (f, r)));
+        let Some((f, (text, line))) = hit else {
+            panic!("{m:?} applies to no small fixture");
+        };
+        check_invalid(&text, line, f, &m).unwrap();
+        let path = dir.join("invalid.ptx");
+        std::fs::write(&path, &text).unwrap();
+        let [gx, gy, gz] = f.launch.grid;
+        let [bx, by, bz] = f.launch.block;
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tilelab"));
+        cmd.arg("ptx")
+            .arg(&path)
+            .args(["--kernel", &f.kernel])
+            .args(["--grid", &format!("{gx},{gy},{gz}")])
+            .args(["--block", &format!("{bx},{by},{bz}")])
+            .env("NO_COLOR", "1");
+        for (k, v) in &f.launch.args {
+            cmd.args(["--arg", &format!("{k}={v}")]);
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{m:?} on {}: {err}", f.name);
+        assert!(o.stdout.is_empty(), "{m:?}");
+        assert_eq!(err.lines().count(), 1, "{m:?}: {err}");
+        assert!(
+            err.starts_with("tilelab: error: ") && err.contains(&format!(": line {line}: ")),
+            "{m:?} on {}, line {line}: {err}",
+            f.name
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// What the property found and what reading the code beside it found (each fixed in
 /// `src/ptx`), and what mutation testing found unchecked (docs/mutants.md), kept as plain tests.
 mod regressions {
@@ -482,14 +1012,22 @@ mod regressions {
     fn parameters_past_cudas_limit_are_a_decode_error() {
         // `.align 1` turned into `.align 4294967295`: the offset saturated at 2^32 - 1 and the
         // machine sliced the parameter bytes past their end (a panic, after a 4 GiB
-        // allocation).
+        // allocation). That alignment is no power of two (PTX ISA §5.4.5), refused when
+        // parsed (issue 26); 2^31 is one, and ends past the limit.
         let src = format!(
             "{HEAD}.visible .entry k(.param .u64 a, .param .align 4294967295 .u32 b)\n{{\nret;\n}}\n"
         );
         let e = ptx::simulate(&src, None, &launch(32)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("line 4: '.align 4294967295' in '.param .align 4294967295 .u32 b'"),
+            "{e}"
+        );
+        let src = src.replace("4294967295", "2147483648");
+        let e = ptx::simulate(&src, None, &launch(32)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "line 4: parameter 'b' (.align 4294967295, 4 bytes) ends past 32764 bytes, CUDA's limit for a kernel's parameters"
+            "line 4: parameter 'b' (.align 2147483648, 4 bytes) ends past 32764 bytes, CUDA's limit for a kernel's parameters"
         );
         let src = format!("{HEAD}.visible .entry k(.param .b8 a[40000])\n{{\nret;\n}}\n");
         let e = ptx::simulate(&src, None, &launch(32)).unwrap_err();

@@ -6,12 +6,23 @@
 //!
 //! An opcode outside the supported subset is a [`DecodeError`] naming the line; the subset is
 //! listed in `docs/ptx.md`.
+//!
+//! **The ISA's semantic rules are checked here**, each as a family at the one place it is
+//! decided, with the line, the text in PTX's words and the rule's section: the operand count of
+//! every opcode from one table (`FORMS`: `add` takes 3); the modifiers (none spelled like a
+//! type that is not one, none twice, at most the opcode's number of types, the state spaces
+//! the instruction accesses: `ld.global.shared` names two, `st.const` writes a read-only
+//! space); each register operand's declared type against the instruction's (PTX ISA §9.4 and
+//! §9.4.1, [`agrees`]); guards are `.pred` (§9.3); special registers are never declared or
+//! written (§10); a register is declared once per block; `mma` layouts are `.row.col`
+//! (9.7.14.5.14). None of it depends on ptxas.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use super::parse::{self, Kernel, Module, Operand, Stmt};
 use super::types::Ty;
+use crate::sim::arch::Arch;
 use crate::sim::mma::{MmaDtype, MmaShape};
 
 /// A decode error: line and message.
@@ -629,10 +640,13 @@ pub struct Program {
     pub local_frame: u32,
     /// Module `.global`/`.const` variables.
     pub globals: Vec<GlobalVar>,
-    /// `.reqntid` of the kernel.
+    /// `.reqntid` of the kernel (PTX ISA §11.4.3): the block it must be launched with.
     pub reqntid: Option<[u32; 3]>,
-    /// `.maxntid` of the kernel.
+    /// `.maxntid` of the kernel (PTX ISA §11.4.2): the largest block (the product of the
+    /// dimensions bounds the block's threads). Checked at launch by the machine.
     pub maxntid: Option<[u32; 3]>,
+    /// `.minnctapersm` of the kernel (PTX ISA §11.4.4), a hint.
+    pub minnctapersm: Option<u32>,
     /// Reconvergence point of each branch instruction (index), `u32::MAX` for none (the
     /// immediate post-dominator is the kernel's exit); unused for other instructions.
     pub reconverge: Vec<u32>,
@@ -654,14 +668,672 @@ pub const LOCAL_FRAME_LIMIT: u32 = 512 * 1024;
 /// The most bytes a kernel's parameters may take (CUDA 12.1 and later on Volta and newer:
 /// 32,764; older toolkits allow 4,096).
 pub const PARAM_LIMIT: u32 = 32_764;
+/// The most registers per lane a [`Program`] has (its `nregs`): the kernel's declared ones (at
+/// most [`parse::MAX_REGISTERS`]) and the decoder's own, one per special register read (20
+/// kinds, at most 32) and one per module variable whose address is taken (at most
+/// [`parse::MAX_VARIABLES`]). A warp's register file is `nregs` × 32 lanes × 8 bytes (about
+/// 20.5 MiB at this bound); bounds over a launch's warps are the machine's.
+pub const MAX_NREGS: u32 = parse::MAX_REGISTERS + parse::MAX_VARIABLES + 32;
 /// Base address of global buffer `k` (a pointer parameter or a global variable): `(k + 1) << 40`.
 pub fn buffer_base(k: usize) -> u64 {
     (k as u64 + 1) << 40
 }
 
+/// How a register operand's declared type must relate to what the instruction asks for at
+/// that place (PTX ISA §9.4 "Type Information for Instructions and Operands").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The type-checking rules of §9.4 (Table "Type Checking Rules"): a bit-size type `.bN`
+    /// agrees with every type of N bits, signed and unsigned integers of one size agree, a
+    /// floating-point type and `.pred` only with themselves.
+    Ty(Ty),
+    /// `ld`, `st` and `cvt` (§9.4.1 "Operand Size Exceeding Instruction-Type Size"): as `Ty`,
+    /// or a wider register — of bit-size type for any instruction type, of integer type for a
+    /// bit-size or integer instruction type (a float register only with a bit-size type).
+    Wide(Ty),
+}
+
+/// Whether a register declared `reg` may stand where `want` is asked (PTX ISA §9.4 and
+/// §9.4.1; see [`Want`]). Predicates agree only with predicates.
+pub fn agrees(want: Want, reg: Ty) -> bool {
+    let (t, wide) = match want {
+        Want::Ty(t) => (t, false),
+        Want::Wide(t) => (t, true),
+    };
+    if t == Ty::Pred || reg == Ty::Pred {
+        return t == reg;
+    }
+    // 0 bit-size, 1 integer, 2 floating point.
+    let class = |x: Ty| match x {
+        Ty::B(_) => 0,
+        Ty::U(_) | Ty::S(_) => 1,
+        _ => 2,
+    };
+    let (ct, cr) = (class(t), class(reg));
+    if reg.bits() == t.bits() {
+        return match (ct, cr) {
+            (0, _) | (_, 0) | (1, 1) => true,
+            (2, 2) => t == reg,
+            _ => false,
+        };
+    }
+    wide && reg.bits() > t.bits() && (cr == 0 || (cr == 1 && ct != 2) || (cr == 2 && ct == 0))
+}
+
+/// Whether `name` is one of PTX's special registers (PTX ISA §10 "Special Registers"), with or
+/// without a `.x`/`.y`/`.z`/`.w` component: predefined and read-only, never declared or written.
+pub fn is_special_register(name: &str) -> bool {
+    let base = match name.rsplit_once('.') {
+        Some((b, "x" | "y" | "z" | "w")) => b,
+        _ => name,
+    };
+    const FIXED: [&str; 37] = [
+        "%tid",
+        "%ntid",
+        "%laneid",
+        "%warpid",
+        "%nwarpid",
+        "%ctaid",
+        "%nctaid",
+        "%smid",
+        "%nsmid",
+        "%gridid",
+        "%is_explicit_cluster",
+        "%clusterid",
+        "%nclusterid",
+        "%cluster_ctaid",
+        "%cluster_nctaid",
+        "%cluster_ctarank",
+        "%cluster_nctarank",
+        "%lanemask_eq",
+        "%lanemask_le",
+        "%lanemask_lt",
+        "%lanemask_ge",
+        "%lanemask_gt",
+        "%clock",
+        "%clock_hi",
+        "%clock64",
+        "%globaltimer",
+        "%globaltimer_lo",
+        "%globaltimer_hi",
+        "%reserved_smem_offset_begin",
+        "%reserved_smem_offset_end",
+        "%reserved_smem_offset_cap",
+        "%reserved_smem_offset_0",
+        "%reserved_smem_offset_1",
+        "%total_smem_size",
+        "%aggr_smem_size",
+        "%dynamic_smem_size",
+        "%current_graph_exec",
+    ];
+    if FIXED.contains(&base) {
+        return true;
+    }
+    let numbered = |prefix: &str, max: u32, suffix: &str| {
+        base.strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(suffix))
+            .and_then(|d| d.parse::<u32>().ok().filter(|_| !d.starts_with('+')))
+            .is_some_and(|k| k <= max)
+    };
+    numbered("%pm", 7, "") || numbered("%pm", 7, "_64") || numbered("%envreg", 31, "")
+}
+
+/// Where the PTX ISA defines an instruction: its section where this project cites it
+/// elsewhere, else §9.7 and the instruction's name.
+fn isa(name: &str) -> String {
+    match name {
+        "ld" => "PTX ISA 9.7.9.8 ld".into(),
+        "cvt" => "PTX ISA 9.7.9.21 cvt".into(),
+        "mma" => "PTX ISA 9.7.14.5.14 mma".into(),
+        "ldmatrix" => "PTX ISA 9.7.14.5.15 ldmatrix".into(),
+        "stmatrix" => "PTX ISA 9.7.14.5.16 stmatrix".into(),
+        n => format!("PTX ISA §9.7 '{n}'"),
+    }
+}
+
+/// One row of the instruction table: an opcode, the modifiers that select the row (all of
+/// them present), how many operands it takes, how many type suffixes it may carry, and the
+/// ISA's syntax of that form.
+struct Form {
+    op: &'static str,
+    when: &'static [&'static str],
+    operands: (u8, u8),
+    types: u8,
+    syntax: &'static str,
+}
+
+const fn form(
+    op: &'static str,
+    when: &'static [&'static str],
+    operands: (u8, u8),
+    types: u8,
+    syntax: &'static str,
+) -> Form {
+    Form {
+        op,
+        when,
+        operands,
+        types,
+        syntax,
+    }
+}
+
+/// The one table of operand counts (and type-suffix counts) of every opcode the decoder
+/// accepts, from each instruction's syntax in the PTX ISA (§9.7); the first row whose opcode
+/// matches and whose `when` modifiers are all present applies. An opcode without a row is
+/// unsupported.
+const FORMS: &[Form] = &[
+    form("mov", &[], (2, 2), 1, "mov.type d, a"),
+    form("cvta", &[], (2, 2), 1, "cvta{.to}.space.size p, a"),
+    form("add", &[], (3, 3), 1, "add.type d, a, b"),
+    form("sub", &[], (3, 3), 1, "sub.type d, a, b"),
+    form("mul", &[], (3, 3), 1, "mul.mode.type d, a, b"),
+    form("div", &[], (3, 3), 1, "div.type d, a, b"),
+    form("rem", &[], (3, 3), 1, "rem.type d, a, b"),
+    form("min", &[], (3, 3), 1, "min.type d, a, b"),
+    form("max", &[], (3, 3), 1, "max.type d, a, b"),
+    form("and", &[], (3, 3), 1, "and.type d, a, b"),
+    form("or", &[], (3, 3), 1, "or.type d, a, b"),
+    form("xor", &[], (3, 3), 1, "xor.type d, a, b"),
+    form("shl", &[], (3, 3), 1, "shl.type d, a, b"),
+    form("shr", &[], (3, 3), 1, "shr.type d, a, b"),
+    form("copysign", &[], (3, 3), 1, "copysign.type d, a, b"),
+    form("mad", &[], (4, 4), 1, "mad.mode.type d, a, b, c"),
+    form("fma", &[], (4, 4), 1, "fma.rnd.type d, a, b, c"),
+    form("bfe", &[], (4, 4), 1, "bfe.type d, a, b, c"),
+    form("prmt", &[], (4, 4), 1, "prmt.b32{.mode} d, a, b, c"),
+    form("shf", &[], (4, 4), 1, "shf.{l,r}.mode.b32 d, a, b, c"),
+    form("bfi", &[], (5, 5), 1, "bfi.type f, a, b, c, d"),
+    form("lop3", &[], (5, 5), 1, "lop3.b32 d, a, b, c, immLut"),
+    form("not", &[], (2, 2), 1, "not.type d, a"),
+    form("cnot", &[], (2, 2), 1, "cnot.type d, a"),
+    form("neg", &[], (2, 2), 1, "neg.type d, a"),
+    form("abs", &[], (2, 2), 1, "abs.type d, a"),
+    form("popc", &[], (2, 2), 1, "popc.type d, a"),
+    form("clz", &[], (2, 2), 1, "clz.type d, a"),
+    form("brev", &[], (2, 2), 1, "brev.type d, a"),
+    form("ex2", &[], (2, 2), 1, "ex2.approx.type d, a"),
+    form("lg2", &[], (2, 2), 1, "lg2.approx.type d, a"),
+    form("rcp", &[], (2, 2), 1, "rcp.rnd.type d, a"),
+    form("sqrt", &[], (2, 2), 1, "sqrt.rnd.type d, a"),
+    form("rsqrt", &[], (2, 2), 1, "rsqrt.approx.type d, a"),
+    form("sin", &[], (2, 2), 1, "sin.approx.type d, a"),
+    form("cos", &[], (2, 2), 1, "cos.approx.type d, a"),
+    form("tanh", &[], (2, 2), 1, "tanh.approx.type d, a"),
+    form(
+        "setp",
+        &["and"],
+        (4, 4),
+        1,
+        "setp.CmpOp.BoolOp.type p[|q], a, b, {!}c",
+    ),
+    form(
+        "setp",
+        &["or"],
+        (4, 4),
+        1,
+        "setp.CmpOp.BoolOp.type p[|q], a, b, {!}c",
+    ),
+    form(
+        "setp",
+        &["xor"],
+        (4, 4),
+        1,
+        "setp.CmpOp.BoolOp.type p[|q], a, b, {!}c",
+    ),
+    form("setp", &[], (3, 3), 1, "setp.CmpOp.type p[|q], a, b"),
+    form("selp", &[], (4, 4), 1, "selp.type d, a, b, c"),
+    form(
+        "cvt",
+        &["f16x2"],
+        (3, 3),
+        2,
+        "cvt.rn{.relu}.f16x2.f32 d, a, b",
+    ),
+    form(
+        "cvt",
+        &["bf16x2"],
+        (3, 3),
+        2,
+        "cvt.rn{.relu}.bf16x2.f32 d, a, b",
+    ),
+    form("cvt", &[], (2, 2), 2, "cvt{.rnd}{.sat}.dtype.atype d, a"),
+    form("bra", &[], (1, 1), 0, "bra{.uni} tgt"),
+    form("ret", &[], (0, 0), 0, "ret{.uni}"),
+    form("exit", &[], (0, 0), 0, "exit"),
+    form("trap", &[], (0, 0), 0, "trap"),
+    form("bar", &["warp"], (1, 1), 0, "bar.warp.sync membermask"),
+    form("bar", &["arrive"], (2, 2), 0, "bar{.cta}.arrive a, b"),
+    form(
+        "bar",
+        &["red"],
+        (3, 4),
+        1,
+        "bar{.cta}.red.op.type d, a{, b}, {!}c",
+    ),
+    form("bar", &[], (1, 2), 0, "bar{.cta}.sync a{, b}"),
+    form(
+        "barrier",
+        &["arrive"],
+        (2, 2),
+        0,
+        "barrier{.cta}.arrive{.aligned} a, b",
+    ),
+    form(
+        "barrier",
+        &["red"],
+        (3, 4),
+        1,
+        "barrier{.cta}.red.op.type d, a{, b}, {!}c",
+    ),
+    form(
+        "barrier",
+        &[],
+        (1, 2),
+        0,
+        "barrier{.cta}.sync{.aligned} a{, b}",
+    ),
+    form("membar", &[], (0, 0), 0, "membar.level"),
+    form("fence", &[], (0, 2), 0, "fence{.sem}.scope"),
+    form("nanosleep", &[], (1, 1), 1, "nanosleep.u32 t"),
+    form("prefetch", &[], (1, 1), 0, "prefetch{.space}.level [a]"),
+    form("prefetchu", &[], (1, 1), 0, "prefetchu.L1 [a]"),
+    form("griddepcontrol", &[], (0, 0), 0, "griddepcontrol.action"),
+    form(
+        "createpolicy",
+        &["range"],
+        (4, 4),
+        1,
+        "createpolicy.range… cache-policy, [a], primary-size, total-size",
+    ),
+    form(
+        "createpolicy",
+        &["cvt"],
+        (2, 2),
+        1,
+        "createpolicy.cvt.L2.b64 cache-policy, access-property",
+    ),
+    form(
+        "createpolicy",
+        &[],
+        (1, 2),
+        1,
+        "createpolicy.fractional… cache-policy{, fraction}",
+    ),
+    form("activemask", &[], (1, 1), 1, "activemask.b32 d"),
+    form(
+        "ld",
+        &["L2::cache_hint"],
+        (3, 3),
+        1,
+        "ld{.ss}.L2::cache_hint.type d, [a], cache-policy",
+    ),
+    form("ld", &[], (2, 2), 1, "ld{.ss}.type d, [a]"),
+    form("ldu", &[], (2, 2), 1, "ldu{.ss}.type d, [a]"),
+    form(
+        "st",
+        &["L2::cache_hint"],
+        (3, 3),
+        1,
+        "st{.ss}.L2::cache_hint.type [a], b, cache-policy",
+    ),
+    form("st", &[], (2, 2), 1, "st{.ss}.type [a], b"),
+    form(
+        "ldmatrix",
+        &[],
+        (2, 2),
+        1,
+        "ldmatrix.sync.aligned.shape.num{.trans}{.ss}.type r, [p]",
+    ),
+    form(
+        "stmatrix",
+        &[],
+        (2, 2),
+        1,
+        "stmatrix.sync.aligned.shape.num{.trans}{.ss}.type [p], r",
+    ),
+    form("cp", &["commit_group"], (0, 0), 0, "cp.async.commit_group"),
+    form("cp", &["wait_group"], (1, 1), 0, "cp.async.wait_group N"),
+    form("cp", &["wait_all"], (0, 0), 0, "cp.async.wait_all"),
+    form(
+        "cp",
+        &["L2::cache_hint"],
+        (4, 5),
+        0,
+        "cp.async.{ca,cg}.shared.global.L2::cache_hint [dst], [src], cp-size{, src-size | ignore-src}, cache-policy",
+    ),
+    form(
+        "cp",
+        &[],
+        (3, 4),
+        0,
+        "cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size | ignore-src}",
+    ),
+    form(
+        "mma",
+        &[],
+        (4, 4),
+        4,
+        "mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype d, a, b, c",
+    ),
+    form(
+        "shfl",
+        &["sync"],
+        (5, 5),
+        1,
+        "shfl.sync.mode.b32 d[|p], a, b, c, membermask",
+    ),
+    form("shfl", &[], (4, 4), 1, "shfl.mode.b32 d[|p], a, b, c"),
+    form(
+        "vote",
+        &["sync"],
+        (3, 3),
+        1,
+        "vote.sync.mode.type d, {!}a, membermask",
+    ),
+    form("vote", &[], (2, 2), 1, "vote.mode.type d, {!}a"),
+    form(
+        "atom",
+        &["cas", "L2::cache_hint"],
+        (5, 5),
+        1,
+        "atom{.space}.cas.L2::cache_hint.type d, [a], b, c, cache-policy",
+    ),
+    form(
+        "atom",
+        &["cas"],
+        (4, 4),
+        1,
+        "atom{.space}.cas.type d, [a], b, c",
+    ),
+    form(
+        "atom",
+        &["L2::cache_hint"],
+        (4, 4),
+        1,
+        "atom{.space}.op.L2::cache_hint.type d, [a], b, cache-policy",
+    ),
+    form("atom", &[], (3, 3), 1, "atom{.space}.op.type d, [a], b"),
+    form(
+        "red",
+        &["L2::cache_hint"],
+        (3, 3),
+        1,
+        "red{.space}.op.L2::cache_hint.type [a], b, cache-policy",
+    ),
+    form("red", &[], (2, 2), 1, "red{.space}.op.type [a], b"),
+];
+
+/// The state spaces a memory instruction may name, at most one of them (PTX ISA §9.7, each
+/// instruction's `.ss`/`.space`); `None` for instructions that name none. `cp.async` (a
+/// destination and a source space) and the fences (proxy kinds) are checked apart.
+fn spaces_of(name: &str) -> Option<&'static [&'static str]> {
+    Some(match name {
+        "ld" => &[
+            "const",
+            "global",
+            "local",
+            "param",
+            "param::entry",
+            "param::func",
+            "shared",
+            "shared::cta",
+            "shared::cluster",
+        ],
+        "ldu" => &["global"],
+        "st" => &[
+            "global",
+            "local",
+            "param",
+            "param::func",
+            "shared",
+            "shared::cta",
+            "shared::cluster",
+        ],
+        "atom" | "red" => &["global", "shared", "shared::cta", "shared::cluster"],
+        "cvta" => &[
+            "const",
+            "global",
+            "local",
+            "param",
+            "param::entry",
+            "shared",
+            "shared::cta",
+            "shared::cluster",
+        ],
+        "prefetch" => &["global", "local"],
+        "ldmatrix" | "stmatrix" => &["shared", "shared::cta"],
+        _ => return None,
+    })
+}
+
+/// Whether a modifier names a state space (PTX ISA §5.1, Table "State Spaces"), with its
+/// `::` sub-qualifier if any.
+fn is_space(m: &str) -> bool {
+    let base = m.split("::").next().unwrap_or(m);
+    matches!(
+        base,
+        "reg" | "sreg" | "const" | "global" | "local" | "param" | "shared" | "tex"
+    )
+}
+
+/// Rounding and precision modes: at most one per instruction.
+const ROUNDING: &[&str] = &[
+    "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "rs", "approx", "full",
+];
+/// `setp`'s comparison operators (PTX ISA §9.3.1 "Comparisons").
+const CMP_OPS: &[&str] = &[
+    "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu",
+    "geu", "num", "nan",
+];
+/// `atom`/`red` operations, `setp`'s and `bar.red`'s boolean operations: at most one.
+const OPERATIONS: &[&str] = &[
+    "and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max", "popc",
+];
+/// Groups of modifiers of which an instruction takes at most one (each instruction's syntax
+/// in the PTX ISA §9.7 has one slot for each group).
+const EXCLUSIVE: &[&[&str]] = &[
+    ROUNDING,
+    CMP_OPS,
+    OPERATIONS,
+    &["lo", "hi", "wide"],
+    &["v2", "v4", "v8"],
+    &["x1", "x2", "x4"],
+    &["l", "r"],
+    &["wrap", "clamp"],
+    &["up", "down", "bfly", "idx"],
+    &["all", "any", "uni", "ballot"],
+    &["ca", "cg", "cs", "lu", "cv", "wb", "wt"],
+    &[
+        "weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "mmio",
+    ],
+    &["cta", "cluster", "gpu", "sys"],
+    &["sync", "arrive", "red"],
+    &["m16n8k16", "m16n8k8", "m8n8k4", "m16n8k32", "m16n8k4"],
+];
+/// Cache, eviction and prefetch hints of `ld`, `st` and `cp.async` (PTX ISA 9.7.9.8 ld).
+const MEMORY_HINTS: &[&str] = &[
+    "L1::evict_normal",
+    "L1::evict_unchanged",
+    "L1::evict_first",
+    "L1::evict_last",
+    "L1::no_allocate",
+    "L2::evict_normal",
+    "L2::evict_first",
+    "L2::evict_last",
+    "L2::cache_hint",
+    "L2::64B",
+    "L2::128B",
+    "L2::256B",
+];
+
+/// The modifiers (besides its types and state spaces) an opcode may carry, and the groups of
+/// which it needs exactly one, from each instruction's syntax in the PTX ISA (§9.7); `None`
+/// where they are not checked (fences, whose proxy and ordering qualifiers are many and
+/// meaningless here, and the unsupported bulk copies).
+fn modifiers_of(
+    name: &str,
+    mods: &[&str],
+) -> Option<(Vec<&'static str>, Vec<&'static [&'static str]>)> {
+    let fl: &[&str] = &["rn", "rz", "rm", "rp", "ftz", "sat"];
+    let v = |a: &[&'static str]| a.to_vec();
+    Some(match name {
+        "mov" | "rem" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "copysign"
+        | "popc" | "clz" | "brev" | "bfe" | "bfi" | "selp" | "activemask" | "nanosleep"
+        | "exit" | "trap" => (vec![], vec![]),
+        "cvta" => (v(&["to"]), vec![]),
+        "add" | "sub" => ([fl, &["cc", "relu"]].concat(), vec![]),
+        "mul" => ([fl, &["lo", "hi", "wide"]].concat(), vec![]),
+        "mad" => ([fl, &["lo", "hi", "wide", "cc"]].concat(), vec![]),
+        "fma" => ([fl, &["relu", "oob"]].concat(), vec![]),
+        "div" => (
+            v(&["approx", "full", "rn", "rz", "rm", "rp", "ftz"]),
+            vec![],
+        ),
+        "min" | "max" => (v(&["ftz", "NaN", "xorsign", "abs", "relu"]), vec![]),
+        "neg" | "abs" => (v(&["ftz"]), vec![]),
+        "rcp" | "sqrt" => (v(&["approx", "rn", "rz", "rm", "rp", "ftz"]), vec![]),
+        "ex2" | "lg2" | "rsqrt" | "sin" | "cos" => (v(&["approx", "ftz"]), vec![]),
+        "tanh" => (v(&["approx"]), vec![]),
+        "prmt" => (v(&["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]), vec![]),
+        "shf" => (
+            v(&["l", "r", "wrap", "clamp"]),
+            vec![&["l", "r"], &["wrap", "clamp"]],
+        ),
+        "lop3" => (v(&["and", "or"]), vec![]),
+        "setp" => (
+            [CMP_OPS, &["and", "or", "xor", "ftz"]].concat(),
+            vec![CMP_OPS],
+        ),
+        "cvt" => (
+            [ROUNDING, &["ftz", "sat", "relu", "satfinite"]].concat(),
+            vec![],
+        ),
+        "bra" | "ret" => (v(&["uni"]), vec![]),
+        "bar" | "barrier" => (
+            v(&[
+                "sync", "arrive", "red", "warp", "cta", "aligned", "popc", "and", "or",
+            ]),
+            vec![&["sync", "arrive", "red"]],
+        ),
+        "membar" | "fence" => return None,
+        "prefetch" => (
+            v(&[
+                "L1",
+                "L2",
+                "L2::evict_last",
+                "L2::evict_normal",
+                "tensormap",
+            ]),
+            vec![],
+        ),
+        "prefetchu" => (v(&["L1"]), vec![]),
+        "griddepcontrol" => (
+            v(&["launch_dependents", "wait"]),
+            vec![&["launch_dependents", "wait"]],
+        ),
+        "createpolicy" => (
+            v(&[
+                "fractional",
+                "range",
+                "cvt",
+                "L2",
+                "L2::evict_last",
+                "L2::evict_normal",
+                "L2::evict_first",
+                "L2::evict_unchanged",
+            ]),
+            vec![],
+        ),
+        "ld" | "ldu" | "st" => (
+            [
+                MEMORY_HINTS,
+                &[
+                    "weak", "volatile", "relaxed", "acquire", "release", "mmio", "cta", "cluster",
+                    "gpu", "sys", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "v2", "v4", "v8",
+                    "unified",
+                ],
+            ]
+            .concat(),
+            vec![],
+        ),
+        "ldmatrix" | "stmatrix" => (
+            v(&[
+                "sync", "aligned", "m8n8", "m8n16", "m16n16", "m16n8", "x1", "x2", "x4", "trans",
+            ]),
+            vec![&["x1", "x2", "x4"]],
+        ),
+        "cp" if mods
+            .iter()
+            .any(|m| matches!(*m, "bulk" | "mbarrier" | "reduce")) =>
+        {
+            return None;
+        }
+        "cp" if mods
+            .iter()
+            .any(|m| matches!(*m, "commit_group" | "wait_group" | "wait_all")) =>
+        {
+            (
+                v(&["async", "commit_group", "wait_group", "wait_all"]),
+                vec![],
+            )
+        }
+        "cp" => (
+            [MEMORY_HINTS, &["async", "ca", "cg"]].concat(),
+            vec![&["ca", "cg"]],
+        ),
+        "mma" => (
+            v(&[
+                "sync",
+                "aligned",
+                "m16n8k16",
+                "m16n8k8",
+                "m8n8k4",
+                "m16n8k32",
+                "m16n8k4",
+                "row",
+                "col",
+                "satfinite",
+            ]),
+            vec![],
+        ),
+        "shfl" => (
+            v(&["sync", "up", "down", "bfly", "idx"]),
+            vec![&["up", "down", "bfly", "idx"]],
+        ),
+        "vote" => (
+            v(&["sync", "all", "any", "uni", "ballot"]),
+            vec![&["all", "any", "uni", "ballot"]],
+        ),
+        "atom" | "red" => (
+            [
+                OPERATIONS,
+                MEMORY_HINTS,
+                &[
+                    "relaxed", "acquire", "release", "acq_rel", "cta", "cluster", "gpu", "sys",
+                    "noftz", "v2", "v4", "v8",
+                ],
+            ]
+            .concat(),
+            vec![&[
+                "and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max",
+            ]],
+        ),
+        _ => return None,
+    })
+}
+
 struct Decoder<'a> {
     regs: Vec<HashMap<String, u32>>, // scope stack
-    preds: Vec<bool>,                // per register: declared .pred
+    /// Per register: its declared type (the decoder's own: `.u32` special registers, `.u64`
+    /// variable addresses).
+    tys: Vec<Ty>,
+    /// Per register: the line declaring it (0 for the decoder's own).
+    decl_lines: Vec<u32>,
+    /// Special registers that legacy code may read with 16-bit `mov`/`cvt` (PTX ISA §10.1
+    /// %tid, §10.2 %ntid, §10.6 %ctaid, §10.7 %nctaid: "Legacy PTX code that accesses %tid
+    /// using 16-bit mov and cvt instructions are supported").
+    legacy16: Vec<bool>,
     nregs: u32,
     specials: HashMap<Special, u32>,
     shared_syms: HashMap<String, u32>,
@@ -673,6 +1345,10 @@ struct Decoder<'a> {
     labels: HashMap<String, u32>,
     /// Registers loaded from 64-bit parameters: register → parameter index.
     param_regs: HashMap<u32, usize>,
+    /// The instruction being decoded, as written (for messages).
+    text: String,
+    /// Its opcode with modifiers (`add.s32`).
+    opname: String,
 }
 
 fn derr(line: u32, message: impl Into<String>) -> DecodeError {
@@ -691,8 +1367,13 @@ pub fn kernel_names(m: &Module) -> String {
 /// Decodes `kernel` of `module`.
 ///
 /// # Errors
-/// [`DecodeError`] for an unsupported instruction, an undeclared register, an unknown label or
-/// variable, naming the line.
+/// [`DecodeError`] naming the line, for: an unsupported instruction; what the PTX ISA forbids
+/// (an operand count other than the instruction's syntax, two state spaces or a space the
+/// instruction does not access (a write to `.const`), a modifier that is not a PTX type or is
+/// given twice, a register whose declared type does not agree with the instruction (§9.4), a
+/// guard that is not `.pred` (§9.3), a write to a special register (§10), a register declared
+/// twice in one block, an `mma` layout other than `.row.col`); an undeclared register, an
+/// unknown label or variable; static shared or constant memory past sm_90's limits.
 pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> {
     // Parameters, each at the next multiple of its alignment, within CUDA's limit.
     let mut params = Vec::new();
@@ -720,6 +1401,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     }
     let param_bytes = off;
     // Shared variables: module scope then body scope, static ones in order, extern at the end.
+    let limits = Arch::Sm90.limits();
     let mut shared_syms = HashMap::new();
     let mut static_smem = 0u32;
     let mut extern_align = 0u32;
@@ -732,20 +1414,40 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     let mut global_syms = HashMap::new();
     let mut local_syms = HashMap::new();
     let mut local_frame = 0u32;
+    let mut const_bytes = 0u64;
+    // Body variables share one name space here (module names are unique, parse.rs).
+    let mut body_names: HashMap<&str, u32> = HashMap::new();
+    for v in body_vars.clone() {
+        if let Some(first) = body_names.insert(v.name.as_str(), v.line) {
+            return Err(derr(
+                v.line,
+                format!(
+                    "variable '{}' is declared twice in kernel '{}' (first at line {first}): a name is declared once",
+                    v.name, kernel.name
+                ),
+            ));
+        }
+    }
     for v in module.vars.iter().chain(body_vars) {
         match v.space.as_str() {
             "shared" => match v.size {
                 Some(sz) => {
                     let a = v.align.max(1);
-                    static_smem = static_smem.div_ceil(a).saturating_mul(a);
-                    shared_syms.insert(v.name.clone(), static_smem);
-                    let sz = u32::try_from(sz).map_err(|_| {
-                        derr(
+                    let at = static_smem.checked_next_multiple_of(a);
+                    let end = at.and_then(|at| at.checked_add(u32::try_from(sz).ok()?));
+                    let (Some(at), Some(end)) =
+                        (at, end.filter(|&e| e <= limits.smem_per_block_bytes))
+                    else {
+                        return Err(derr(
                             v.line,
-                            format!("shared variable '{}' of {sz} bytes is too large", v.name),
-                        )
-                    })?;
-                    static_smem = static_smem.saturating_add(sz);
+                            format!(
+                                "shared variable '{}' of {sz} bytes (.align {a}) takes static shared memory past {} bytes, sm_90's shared memory per block (CUDA C++ Programming Guide, Table 31)",
+                                v.name, limits.smem_per_block_bytes
+                            ),
+                        ));
+                    };
+                    shared_syms.insert(v.name.clone(), at);
+                    static_smem = end;
                 }
                 None => {
                     extern_align = extern_align.max(v.align.max(16));
@@ -754,14 +1456,27 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
             },
             "global" | "const" => {
                 let size = v.size.unwrap_or(0);
-                if size > 1 << 30 {
+                if size > parse::GLOBAL_VAR_LIMIT {
                     return Err(derr(
                         v.line,
                         format!(
-                            "global variable '{}' of {size} bytes is too large (at most 1 GiB)",
-                            v.name
+                            "global variable '{}' of {size} bytes is too large (at most {} bytes, parse::GLOBAL_VAR_LIMIT)",
+                            v.name,
+                            parse::GLOBAL_VAR_LIMIT
                         ),
                     ));
+                }
+                if v.space == "const" {
+                    const_bytes = const_bytes.saturating_add(size);
+                    if const_bytes > u64::from(limits.const_bytes) {
+                        return Err(derr(
+                            v.line,
+                            format!(
+                                "constant variable '{}' brings the module's .const variables to {const_bytes} bytes, past {} bytes of constant memory (CUDA C++ Programming Guide, Table 31)",
+                                v.name, limits.const_bytes
+                            ),
+                        ));
+                    }
                 }
                 let mut bytes = v.init.clone();
                 bytes.truncate(usize::try_from(size).unwrap_or(usize::MAX));
@@ -798,8 +1513,9 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         None
     } else {
         let o = static_smem
-            .div_ceil(extern_align)
-            .saturating_mul(extern_align);
+            .checked_next_multiple_of(extern_align)
+            .filter(|&o| o <= limits.smem_per_block_bytes)
+            .unwrap_or(limits.smem_per_block_bytes);
         for v in &externs {
             shared_syms.insert(v.name.clone(), o);
         }
@@ -809,7 +1525,9 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     let mut param_info = params;
     let mut d = Decoder {
         regs: vec![HashMap::new()],
-        preds: Vec::new(),
+        tys: Vec::new(),
+        decl_lines: Vec::new(),
+        legacy16: Vec::new(),
         nregs: 0,
         specials: HashMap::new(),
         shared_syms,
@@ -820,6 +1538,8 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         param_info: &mut param_info,
         labels: HashMap::new(),
         param_regs: HashMap::new(),
+        text: String::new(),
+        opname: String::new(),
     };
     for (i, p) in d.param_info.iter().enumerate() {
         d.params.insert(p.name.clone(), i);
@@ -844,10 +1564,16 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
             Stmt::Close => {
                 d.regs.pop();
             }
-            Stmt::Reg(names, pred, line) => {
-                for name in names {
-                    let r = d.declare(name, *line)?;
-                    d.preds[r as usize] = *pred;
+            Stmt::Reg(r) => {
+                for (name, count) in &r.names {
+                    match count {
+                        None => d.declare(name, r.ty, r.line)?,
+                        Some(n) => {
+                            for k in 0..*n {
+                                d.declare(&format!("{name}{k}"), r.ty, r.line)?;
+                            }
+                        }
+                    }
                 }
             }
             Stmt::Inst(i) => {
@@ -860,6 +1586,15 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     let specials: Vec<(u32, Special)> = d.specials.iter().map(|(s, r)| (*r, *s)).collect();
     let global_addrs: Vec<(u32, usize)> = d.global_regs.iter().map(|(g, r)| (*r, *g)).collect();
     let nregs = d.nregs;
+    if nregs > MAX_NREGS {
+        return Err(derr(
+            kernel.line,
+            format!(
+                "kernel '{}' needs {nregs} registers per lane, more than {MAX_NREGS} (decode::MAX_NREGS)",
+                kernel.name
+            ),
+        ));
+    }
     let param_regs = std::mem::take(&mut d.param_regs);
     drop(d);
     mark_pointers(&insts, &param_regs, &mut param_info);
@@ -879,22 +1614,50 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         globals,
         reqntid: kernel.reqntid,
         maxntid: kernel.maxntid,
+        minnctapersm: kernel.minnctapersm,
         reconverge,
     })
 }
 
 impl Decoder<'_> {
-    fn declare(&mut self, name: &str, line: u32) -> Result<u32, DecodeError> {
-        if self.nregs >= 1 << 20 {
-            return Err(derr(line, "more than 1,048,576 registers declared"));
-        }
+    /// A new register of the decoder's own (a special register, a variable's address).
+    fn own_reg(&mut self, ty: Ty, legacy16: bool) -> u32 {
         let r = self.nregs;
-        self.nregs += 1;
-        self.preds.push(false);
+        self.nregs = self.nregs.saturating_add(1);
+        self.tys.push(ty);
+        self.decl_lines.push(0);
+        self.legacy16.push(legacy16);
+        r
+    }
+
+    /// Declares `name` of type `ty` in the innermost block. A special register's name, or a
+    /// name the block already declares, is an error.
+    fn declare(&mut self, name: &str, ty: Ty, line: u32) -> Result<(), DecodeError> {
+        if is_special_register(name) {
+            return Err(derr(
+                line,
+                format!(
+                    "'{name}' is a special register: special registers are predefined and read-only, never declared (PTX ISA §10 Special Registers)"
+                ),
+            ));
+        }
+        if let Some(&r) = self.regs.last().and_then(|top| top.get(name)) {
+            let first = self.decl_lines.get(r as usize).copied().unwrap_or(0);
+            return Err(derr(
+                line,
+                format!(
+                    "register '{name}' is declared twice in one block (first at line {first}): a name is declared once per block, an inner {{ }} block may declare it again (PTX ISA §5.1.1 Register State Space)"
+                ),
+            ));
+        }
+        let r = self.own_reg(ty, false);
+        if let Some(l) = self.decl_lines.last_mut() {
+            *l = line;
+        }
         if let Some(top) = self.regs.last_mut() {
             top.insert(name.to_string(), r);
         }
-        Ok(r)
+        Ok(())
     }
 
     fn lookup(&self, name: &str) -> Option<u32> {
@@ -933,9 +1696,12 @@ impl Decoder<'_> {
         if let Some(r) = self.specials.get(&sp) {
             return Some(*r);
         }
-        let r = self.nregs;
-        self.nregs += 1;
-        self.preds.push(false);
+        // Every special register modelled is .u32 (PTX ISA §10).
+        let legacy = matches!(
+            sp,
+            Special::Tid(_) | Special::Ntid(_) | Special::Ctaid(_) | Special::Nctaid(_)
+        );
+        let r = self.own_reg(Ty::U(32), legacy);
         self.specials.insert(sp, r);
         Some(r)
     }
@@ -958,31 +1724,85 @@ impl Decoder<'_> {
         Err(derr(line, format!("expected a register, found '{name}'")))
     }
 
-    /// A name used as a value: register, special register, or a variable's address.
-    fn src(&mut self, o: &Operand, line: u32) -> Result<Src, DecodeError> {
-        Ok(match o {
-            Operand::Name(n) => {
-                if let Some(r) = self.lookup(n) {
-                    Src::Reg(r)
-                } else if let Some(r) = self.special(n) {
+    /// Checks register `r` (written `name`) against `want` (PTX ISA §9.4).
+    fn check(&self, r: u32, name: &str, want: Want, line: u32) -> Result<(), DecodeError> {
+        let Some(&ty) = self.tys.get(r as usize) else {
+            return Ok(());
+        };
+        if agrees(want, ty) {
+            return Ok(());
+        }
+        let (t, wide) = match want {
+            Want::Ty(t) => (t, false),
+            Want::Wide(t) => (t, true),
+        };
+        // Legacy 16-bit reads of %tid, %ntid, %ctaid, %nctaid (PTX ISA §10).
+        if self.legacy16.get(r as usize) == Some(&true)
+            && t.bits() == 16
+            && matches!(t, Ty::B(_) | Ty::U(_) | Ty::S(_))
+        {
+            return Ok(());
+        }
+        let rule = if wide {
+            "PTX ISA §9.4.1: ld, st and cvt take a register of the type's size or wider, a wider one of bit-size type, or of integer type for a bit-size or integer type"
+        } else {
+            "PTX ISA §9.4: .bN agrees with every type of N bits, .sN and .uN with each other, a float type and .pred only with themselves"
+        };
+        Err(derr(
+            line,
+            format!(
+                "'{name}' is declared .{}, which does not agree with .{} in '{}' ({rule})",
+                ty.name(),
+                t.name(),
+                self.text
+            ),
+        ))
+    }
+
+    /// A source operand where `want` is asked: a register (checked), a special register, a
+    /// variable's address, or an immediate (a float immediate converted to an f32/f64 `want`,
+    /// an integer literal in a float instruction taken as its value, PTX ISA §4.5.2).
+    fn src(&mut self, o: &Operand, want: Want, line: u32) -> Result<Src, DecodeError> {
+        let t = match want {
+            Want::Ty(t) | Want::Wide(t) => t,
+        };
+        Ok(match (o, t) {
+            (Operand::F64(b), Ty::F32) => Src::Imm((f64::from_bits(*b) as f32).to_bits() as u64),
+            (Operand::F32(b), Ty::F64) => Src::Imm((f32::from_bits(*b) as f64).to_bits()),
+            (Operand::Int(v), Ty::F32 | Ty::F64) => Src::Imm(super::types::from_f64(t, *v as f64)),
+            (Operand::Int(v), _) => Src::Imm(*v as u64),
+            (Operand::F32(b), _) => Src::Imm(*b as u64),
+            (Operand::F64(b), _) => Src::Imm(*b),
+            (Operand::Name(n), _) => {
+                if let Some(r) = self.lookup(n).or_else(|| self.special(n)) {
+                    self.check(r, n, want, line)?;
                     Src::Reg(r)
                 } else if let Some(&o) = self.shared_syms.get(n) {
                     Src::Imm(o as u64)
                 } else if let Some(&o) = self.local_syms.get(n) {
                     Src::Imm(o as u64)
                 } else if let Some(&g) = self.global_syms.get(n) {
-                    Src::Reg(self.global_reg(g))
+                    let r = self.global_reg(g);
+                    self.check(r, n, want, line)?;
+                    Src::Reg(r)
+                } else if n.starts_with('%') {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "register '{n}' is not declared (or is an unsupported special register)"
+                        ),
+                    ));
                 } else {
                     return Err(derr(line, format!("unknown name '{n}'")));
                 }
             }
-            Operand::Int(v) => Src::Imm(*v as u64),
-            Operand::F32(b) => Src::Imm(*b as u64),
-            Operand::F64(b) => Src::Imm(*b),
-            _ => {
+            (o, _) => {
                 return Err(derr(
                     line,
-                    format!("expected a register or a number, found '{o}'"),
+                    format!(
+                        "expected a register or a number, found '{o}' in '{}'",
+                        self.text
+                    ),
                 ));
             }
         })
@@ -992,43 +1812,46 @@ impl Decoder<'_> {
         if let Some(r) = self.global_regs.get(&g) {
             return *r;
         }
-        let r = self.nregs;
-        self.nregs += 1;
-        self.preds.push(false);
+        // A variable's address is a 64-bit value.
+        let r = self.own_reg(Ty::U(64), false);
         self.global_regs.insert(g, r);
         r
     }
 
-    /// A float immediate for an f32 operation: `0f` bits as is, `0d`/decimal rounded to f32.
-    fn src_typed(&mut self, o: &Operand, ty: Ty, line: u32) -> Result<Src, DecodeError> {
-        match (o, ty) {
-            (Operand::F64(b), Ty::F32) => {
-                Ok(Src::Imm((f64::from_bits(*b) as f32).to_bits() as u64))
-            }
-            (Operand::F32(b), Ty::F64) => Ok(Src::Imm((f32::from_bits(*b) as f64).to_bits())),
-            (Operand::Int(v), t) if t.is_float() && matches!(t, Ty::F32 | Ty::F64) => {
-                // An integer literal in a float instruction is its value (PTX ISA §4.5.2).
-                Ok(Src::Imm(super::types::from_f64(t, *v as f64)))
-            }
-            _ => self.src(o, line),
-        }
-    }
-
-    fn dst(&mut self, o: &Operand, line: u32) -> Result<u32, DecodeError> {
+    /// A destination register where `want` is asked. Special registers are read-only.
+    fn dst(&mut self, o: &Operand, want: Want, line: u32) -> Result<u32, DecodeError> {
         match o {
-            Operand::Name(n) => self.reg(n, line),
+            Operand::Name(n) if self.lookup(n).is_none() && is_special_register(n) => Err(derr(
+                line,
+                format!(
+                    "'{n}' is a special register, which is read-only (PTX ISA §10 Special Registers): it cannot be the destination of '{}'",
+                    self.opname
+                ),
+            )),
+            Operand::Name(n) => {
+                let r = self.reg(n, line)?;
+                self.check(r, n, want, line)?;
+                Ok(r)
+            }
             _ => Err(derr(
                 line,
-                format!("expected a destination register, found '{o}'"),
+                format!(
+                    "expected a destination register, found '{o}' in '{}'",
+                    self.text
+                ),
             )),
         }
     }
 
+    /// A predicate source: `%p`, `!%p` or an immediate (0 false, else true).
     fn pred(&mut self, o: &Operand, line: u32) -> Result<(Src, bool), DecodeError> {
         match o {
-            Operand::Not(n) => Ok((Src::Reg(self.reg(n, line)?), true)),
+            Operand::Not(n) => Ok((
+                self.src(&Operand::Name(n.clone()), Want::Ty(Ty::Pred), line)?,
+                true,
+            )),
             Operand::Int(v) => Ok((Src::Imm((*v != 0) as u64), false)),
-            o => Ok((self.src(o, line)?, false)),
+            o => Ok((self.src(o, Want::Ty(Ty::Pred), line)?, false)),
         }
     }
 
@@ -1039,6 +1862,19 @@ impl Decoder<'_> {
                     None => Src::Imm(0),
                     Some(n) => {
                         if let Some(r) = self.lookup(n) {
+                            // An address register holds a 32- or 64-bit integer (PTX ISA
+                            // §6.4.1 Addresses as Operands).
+                            let ty = self.tys.get(r as usize).copied().unwrap_or(Ty::U(64));
+                            if ty == Ty::Pred || ty.is_float() || ty.bits() < 32 {
+                                return Err(derr(
+                                    line,
+                                    format!(
+                                        "'{n}' is declared .{}: an address register holds a 32- or 64-bit integer (PTX ISA §6.4.1 Addresses as Operands), in '{}'",
+                                        ty.name(),
+                                        self.text
+                                    ),
+                                ));
+                            }
                             Src::Reg(r)
                         } else if let Some(&o) = self.shared_syms.get(n) {
                             Src::Imm(o as u64)
@@ -1057,44 +1893,253 @@ impl Decoder<'_> {
             }
             _ => Err(derr(
                 line,
-                format!("expected an address [reg+offset], found '{o}'"),
+                format!(
+                    "expected an address [reg+offset], found '{o}' in '{}'",
+                    self.text
+                ),
             )),
         }
     }
 
-    fn vec_dsts(&mut self, o: &Operand, line: u32) -> Result<Vec<Option<u32>>, DecodeError> {
+    /// Destinations of a vector or scalar operand (`None` for `_`), each checked against
+    /// `want`.
+    fn vec_dsts(
+        &mut self,
+        o: &Operand,
+        want: Want,
+        line: u32,
+    ) -> Result<Vec<Option<u32>>, DecodeError> {
         match o {
             Operand::Vector(v) => v
                 .iter()
                 .map(|e| match e {
                     Operand::Sink => Ok(None),
-                    e => self.dst(e, line).map(Some),
+                    e => self.dst(e, want, line).map(Some),
                 })
                 .collect(),
             Operand::Sink => Ok(vec![None]),
-            o => Ok(vec![Some(self.dst(o, line)?)]),
+            o => Ok(vec![Some(self.dst(o, want, line)?)]),
         }
     }
 
-    fn vec_srcs(&mut self, o: &Operand, ty: Ty, line: u32) -> Result<Vec<Src>, DecodeError> {
+    fn vec_srcs(&mut self, o: &Operand, want: Want, line: u32) -> Result<Vec<Src>, DecodeError> {
         match o {
-            Operand::Vector(v) => v.iter().map(|e| self.src_typed(e, ty, line)).collect(),
-            o => Ok(vec![self.src_typed(o, ty, line)?]),
+            Operand::Vector(v) => v.iter().map(|e| self.src(e, want, line)).collect(),
+            o => Ok(vec![self.src(o, want, line)?]),
         }
     }
 
     fn inst(&mut self, i: &parse::Inst) -> Result<Inst, DecodeError> {
         let line = i.line;
+        self.text = parse::shorten(i.text.trim_end_matches(';'));
+        self.opname = i.opcode.join(".");
         let guard = match &i.guard {
-            Some((p, neg)) => Some((self.reg(p, line)?, *neg)),
+            Some((p, neg)) => {
+                let r = self.reg(p, line)?;
+                let ty = self.tys.get(r as usize).copied().unwrap_or(Ty::Pred);
+                if ty != Ty::Pred {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "guard '@{}{p}' is declared .{}: a guard predicate is a .pred register (PTX ISA §9.3 Predicated Execution)",
+                            if *neg { "!" } else { "" },
+                            ty.name()
+                        ),
+                    ));
+                }
+                Some((r, *neg))
+            }
             None => None,
         };
         let op = self.op(i)?;
         Ok(Inst { op, guard, line })
     }
 
+    /// The rules every instruction obeys before its own: its modifiers (no unknown type, none
+    /// twice, at most its number of types, its state spaces) and its operand count, from
+    /// `FORMS` and `spaces_of`.
+    fn check_form(&self, i: &parse::Inst) -> Result<(), DecodeError> {
+        let line = i.line;
+        let name = i.opcode[0].as_str();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let op = &self.opname;
+        if let Some(m) = mods
+            .iter()
+            .find(|m| parse::type_like(m) && !parse::PTX_TYPES.contains(m))
+        {
+            return Err(derr(line, format!("{} in '{op}'", parse::not_a_type(m))));
+        }
+        let Some(form) = FORMS
+            .iter()
+            .find(|f| f.op == name && f.when.iter().all(|w| mods.contains(w)))
+        else {
+            return Ok(()); // unsupported: the decoder says so
+        };
+        let is_type = |m: &str| parse::PTX_TYPES.contains(&m);
+        let types: Vec<&str> = mods.iter().copied().filter(|m| is_type(m)).collect();
+        for (k, m) in mods.iter().enumerate() {
+            if mods[..k].contains(m) && !(form.types > 1 && is_type(m)) {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'.{m}' appears twice in '{op}': each qualifier is given once ({}: {})",
+                        isa(name),
+                        form.syntax
+                    ),
+                ));
+            }
+        }
+        if types.len() > usize::from(form.types) {
+            return Err(derr(
+                line,
+                format!(
+                    "'{op}' has {} type suffixes ({}), {name} takes {} ({}: {})",
+                    types.len(),
+                    types
+                        .iter()
+                        .map(|t| format!(".{t}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    form.types,
+                    isa(name),
+                    form.syntax
+                ),
+            ));
+        }
+        let dots = |ms: &[&str]| {
+            ms.iter()
+                .map(|m| format!(".{m}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        if let Some((allowed, required)) = modifiers_of(name, &mods) {
+            if let Some(m) = mods
+                .iter()
+                .find(|m| !is_type(m) && !is_space(m) && !allowed.contains(m))
+            {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'.{m}' in '{op}' is not a qualifier of {name} ({}: {})",
+                        isa(name),
+                        form.syntax
+                    ),
+                ));
+            }
+            for g in EXCLUSIVE {
+                let given: Vec<&str> = mods.iter().copied().filter(|m| g.contains(m)).collect();
+                if given.len() > 1 {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{op}' has {}: {name} takes at most one of {} ({})",
+                            dots(&given),
+                            dots(g),
+                            isa(name)
+                        ),
+                    ));
+                }
+            }
+            for g in required {
+                if !mods.iter().any(|m| g.contains(m)) {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{op}' needs one of {} ({}: {})",
+                            dots(g),
+                            isa(name),
+                            form.syntax
+                        ),
+                    ));
+                }
+            }
+        }
+        let spaces: Vec<&str> = mods.iter().copied().filter(|m| is_space(m)).collect();
+        if name == "cp" && mods.first() == Some(&"async") && !mods.contains(&"bulk") {
+            let copy = !mods
+                .iter()
+                .any(|m| matches!(*m, "commit_group" | "wait_group" | "wait_all"));
+            let ok = if copy {
+                matches!(spaces.as_slice(), ["shared" | "shared::cta", "global"])
+            } else {
+                spaces.is_empty()
+            };
+            if !ok {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{op}': cp.async copies from .global to .shared, written .shared{{::cta}}.global in that order ({})",
+                        isa("cp.async")
+                    ),
+                ));
+            }
+        } else if matches!(name, "fence" | "membar") {
+            // Proxy kinds (`fence.proxy.async.shared::cta`) are spelled like spaces.
+        } else if let Some(allowed) = spaces_of(name) {
+            if let [a, b, ..] = spaces.as_slice() {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{op}' names two state spaces '.{a}' and '.{b}': {name} accesses one ({}: {})",
+                        isa(name),
+                        form.syntax
+                    ),
+                ));
+            }
+            if let Some(s) = spaces.first().filter(|s| !allowed.contains(s)) {
+                let read_only = if *s == "const" {
+                    "the .const state space is read-only (PTX ISA §5.1.3 Constant State Space); "
+                } else {
+                    ""
+                };
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{op}': {read_only}{name} accesses {} ({})",
+                        allowed
+                            .iter()
+                            .map(|s| format!(".{s}"))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        isa(name)
+                    ),
+                ));
+            }
+        } else if let Some(s) = spaces.first() {
+            return Err(derr(
+                line,
+                format!(
+                    "'{op}' names the state space '.{s}': {name} takes none ({}: {})",
+                    isa(name),
+                    form.syntax
+                ),
+            ));
+        }
+        let n = i.operands.len();
+        let (lo, hi) = (usize::from(form.operands.0), usize::from(form.operands.1));
+        if n < lo || n > hi {
+            let takes = if lo == hi {
+                format!("{lo}")
+            } else {
+                format!("{lo} or {hi}")
+            };
+            return Err(derr(
+                line,
+                format!(
+                    "'{}' has {n} operand{}; {name} takes {takes} ({}: {})",
+                    self.text,
+                    if n == 1 { "" } else { "s" },
+                    isa(name),
+                    form.syntax
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn op(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         let line = i.line;
+        self.check_form(i)?;
         let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
         let name = parts[0];
         let mods = &parts[1..];
@@ -1109,58 +2154,60 @@ impl Decoder<'_> {
                 ),
             )
         };
-        let nops = |n: usize| -> Result<(), DecodeError> {
-            if ops.len() < n {
-                Err(derr(
-                    line,
-                    format!(
-                        "'{}' needs {n} operands, found {}",
-                        i.opcode.join("."),
-                        ops.len()
-                    ),
-                ))
-            } else {
-                Ok(())
-            }
-        };
         // The last type suffix among the modifiers.
         let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
         let ty = ty_of(mods);
         let need_ty =
             || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
+        let same = Want::Ty;
         Ok(match name {
             "mov" => {
-                nops(2)?;
                 let t = need_ty()?;
                 match (&ops[0], &ops[1]) {
-                    (Operand::Vector(v), a) => Op::Unpack {
-                        part_bits: t.bits() / v.len().max(1) as u32,
-                        parts: self.vec_dsts(&ops[0], line)?,
-                        a: self.src(a, line)?,
-                    },
-                    (dst, Operand::Vector(v)) => Op::Pack {
-                        part_bits: t.bits() / v.len().max(1) as u32,
-                        d: self.dst(dst, line)?,
-                        parts: self.vec_srcs(&ops[1], Ty::B(32), line)?,
-                    },
-                    (dst, a) => {
-                        let d = self.dst(dst, line)?;
-                        if t == Ty::Pred {
-                            self.preds[d as usize] = true;
+                    (Operand::Vector(v), _) | (_, Operand::Vector(v)) => {
+                        // mov.b64 d, {a, b} packs, mov.b64 {a, b}, d unpacks: 2 or 4 parts of
+                        // a bit-size type of 8 bits or more (PTX ISA §9.7 'mov').
+                        let n = v.len() as u32;
+                        if !matches!(t, Ty::B(16 | 32 | 64))
+                            || !matches!(n, 2 | 4)
+                            || t.bits() / n < 8
+                        {
+                            return Err(derr(
+                                line,
+                                format!(
+                                    "'{}': a vector in mov packs or unpacks 2 or 4 parts of a .b16, .b32 or .b64 value, at least 8 bits each ({})",
+                                    self.text,
+                                    isa("mov")
+                                ),
+                            ));
                         }
-                        Op::Mov {
-                            ty: t,
-                            d,
-                            a: self.src_typed(a, t, line)?,
+                        let part_bits = t.bits() / n;
+                        let part = Want::Ty(Ty::B(part_bits as u8));
+                        if matches!(&ops[0], Operand::Vector(_)) {
+                            Op::Unpack {
+                                part_bits,
+                                parts: self.vec_dsts(&ops[0], part, line)?,
+                                a: self.src(&ops[1], same(t), line)?,
+                            }
+                        } else {
+                            Op::Pack {
+                                part_bits,
+                                d: self.dst(&ops[0], same(t), line)?,
+                                parts: self.vec_srcs(&ops[1], part, line)?,
+                            }
                         }
                     }
+                    (dst, a) => Op::Mov {
+                        ty: t,
+                        d: self.dst(dst, same(t), line)?,
+                        a: self.src(a, same(t), line)?,
+                    },
                 }
             }
             "cvta" => {
-                nops(2)?;
                 let t = need_ty()?;
-                let d = self.dst(&ops[0], line)?;
-                let a = self.src(&ops[1], line)?;
+                let d = self.dst(&ops[0], same(t), line)?;
+                let a = self.src(&ops[1], same(t), line)?;
                 let to = has("to");
                 if has("global") || has("const") || has("param") {
                     if to
@@ -1170,7 +2217,7 @@ impl Decoder<'_> {
                         self.param_info[p].pointer = true;
                     }
                     Op::Mov { ty: t, d, a }
-                } else if has("shared") {
+                } else if mods.iter().any(|m| m.starts_with("shared")) {
                     Op::Un {
                         k: if to {
                             Un::CvtaToShared
@@ -1198,11 +2245,9 @@ impl Decoder<'_> {
             }
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
             | "shl" | "shr" | "copysign" => {
-                nops(3)?;
                 let t = need_ty()?;
                 if t == Ty::Pred && matches!(name, "and" | "or" | "xor") {
-                    let d = self.dst(&ops[0], line)?;
-                    self.preds[d as usize] = true;
+                    let d = self.dst(&ops[0], same(Ty::Pred), line)?;
                     return Ok(Op::PredLogic {
                         k: match name {
                             "and" => 0,
@@ -1231,27 +2276,28 @@ impl Decoder<'_> {
                     "shr" => Bin::Shr,
                     _ => Bin::Copysign,
                 };
-                if has("sat") && !t.is_float() || has("cc") {
+                if has("sat") && !t.is_float() || has("cc") || t == Ty::Pred {
                     return Err(unsupported());
                 }
-                // Shift amounts are .u32 whatever the shifted type.
+                // Shift amounts are .u32 whatever the shifted type; mul.wide's result is twice
+                // the sources' width.
                 let bt = if matches!(k, Bin::Shl | Bin::Shr) {
                     Ty::U(32)
                 } else {
                     t
                 };
+                let dt = if k == Bin::MulWide { wide(t) } else { t };
                 Op::Bin {
                     k,
                     ty: t,
-                    d: self.dst(&ops[0], line)?,
-                    a: self.src_typed(&ops[1], t, line)?,
-                    b: self.src_typed(&ops[2], bt, line)?,
+                    d: self.dst(&ops[0], same(dt), line)?,
+                    a: self.src(&ops[1], same(t), line)?,
+                    b: self.src(&ops[2], same(bt), line)?,
                 }
             }
             "mad" | "fma" => {
-                nops(4)?;
                 let t = need_ty()?;
-                if has("cc") || (has("sat") && !t.is_float()) {
+                if has("cc") || (has("sat") && !t.is_float()) || t == Ty::Pred {
                     return Err(unsupported());
                 }
                 let k = if has("hi") {
@@ -1261,42 +2307,35 @@ impl Decoder<'_> {
                 } else {
                     Tern::MadLo
                 };
-                let ct = if k == Tern::MadWide {
-                    match t {
-                        Ty::S(b) => Ty::S(b * 2),
-                        Ty::U(b) => Ty::U(b * 2),
-                        o => o,
-                    }
-                } else {
-                    t
-                };
+                let ct = if k == Tern::MadWide { wide(t) } else { t };
                 Op::Tern {
                     k,
                     ty: t,
-                    d: self.dst(&ops[0], line)?,
-                    a: self.src_typed(&ops[1], t, line)?,
-                    b: self.src_typed(&ops[2], t, line)?,
-                    c: self.src_typed(&ops[3], ct, line)?,
+                    d: self.dst(&ops[0], same(ct), line)?,
+                    a: self.src(&ops[1], same(t), line)?,
+                    b: self.src(&ops[2], same(t), line)?,
+                    c: self.src(&ops[3], same(ct), line)?,
                 }
             }
             "bfe" | "prmt" => {
-                nops(4)?;
                 let t = need_ty()?;
                 if name == "prmt" && mods.len() > 1 {
                     return Err(unsupported());
                 }
+                // bfe's position and length are .u32 (PTX ISA §9.7 'bfe'); prmt is .b32.
+                let bt = if name == "bfe" { Ty::U(32) } else { t };
                 Op::Tern {
                     k: if name == "bfe" { Tern::Bfe } else { Tern::Prmt },
                     ty: t,
-                    d: self.dst(&ops[0], line)?,
-                    a: self.src(&ops[1], line)?,
-                    b: self.src(&ops[2], line)?,
-                    c: self.src(&ops[3], line)?,
+                    d: self.dst(&ops[0], same(t), line)?,
+                    a: self.src(&ops[1], same(t), line)?,
+                    b: self.src(&ops[2], same(bt), line)?,
+                    c: self.src(&ops[3], same(bt), line)?,
                 }
             }
             "shf" => {
-                nops(4)?;
                 let wrap = has("wrap");
+                let b32 = same(Ty::B(32));
                 Op::Tern {
                     k: if has("l") {
                         Tern::ShfL(wrap)
@@ -1304,50 +2343,55 @@ impl Decoder<'_> {
                         Tern::ShfR(wrap)
                     },
                     ty: Ty::B(32),
-                    d: self.dst(&ops[0], line)?,
-                    a: self.src(&ops[1], line)?,
-                    b: self.src(&ops[2], line)?,
-                    c: self.src(&ops[3], line)?,
+                    d: self.dst(&ops[0], b32, line)?,
+                    a: self.src(&ops[1], b32, line)?,
+                    b: self.src(&ops[2], b32, line)?,
+                    c: self.src(&ops[3], same(Ty::U(32)), line)?,
                 }
             }
             "bfi" => {
-                nops(5)?;
+                let t = need_ty()?;
+                let u32_ = same(Ty::U(32));
                 Op::Bfi {
-                    ty: need_ty()?,
-                    d: self.dst(&ops[0], line)?,
+                    ty: t,
+                    d: self.dst(&ops[0], same(t), line)?,
                     s: [
-                        self.src(&ops[1], line)?,
-                        self.src(&ops[2], line)?,
-                        self.src(&ops[3], line)?,
-                        self.src(&ops[4], line)?,
+                        self.src(&ops[1], same(t), line)?,
+                        self.src(&ops[2], same(t), line)?,
+                        self.src(&ops[3], u32_, line)?,
+                        self.src(&ops[4], u32_, line)?,
                     ],
                 }
             }
             "lop3" => {
-                nops(5)?;
+                if has("and") || has("or") {
+                    return Err(unsupported());
+                }
                 let lut = match &ops[4] {
                     Operand::Int(v) => *v as u8,
                     _ => return Err(derr(line, "lop3 needs an immediate truth table")),
                 };
+                let b32 = same(Ty::B(32));
                 Op::Lop3 {
-                    d: self.dst(&ops[0], line)?,
+                    d: self.dst(&ops[0], b32, line)?,
                     s: [
-                        self.src(&ops[1], line)?,
-                        self.src(&ops[2], line)?,
-                        self.src(&ops[3], line)?,
+                        self.src(&ops[1], b32, line)?,
+                        self.src(&ops[2], b32, line)?,
+                        self.src(&ops[3], b32, line)?,
                     ],
                     lut,
                 }
             }
             "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" | "ex2" | "lg2" | "rcp"
             | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" => {
-                nops(2)?;
                 let t = need_ty()?;
                 if t == Ty::Pred && name == "not" {
-                    let d = self.dst(&ops[0], line)?;
-                    self.preds[d as usize] = true;
+                    let d = self.dst(&ops[0], same(Ty::Pred), line)?;
                     let a = self.pred(&ops[1], line)?;
                     return Ok(Op::PredLogic { k: 3, d, a, b: a });
+                }
+                if t == Ty::Pred {
+                    return Err(unsupported());
                 }
                 let k = match name {
                     "not" => Un::Not,
@@ -1366,17 +2410,55 @@ impl Decoder<'_> {
                     "cos" => Un::Cos,
                     _ => Un::Tanh,
                 };
+                // popc and clz count into a .u32 whatever the source type (PTX ISA §9.7).
+                let dt = if matches!(k, Un::Popc | Un::Clz) {
+                    Ty::U(32)
+                } else {
+                    t
+                };
                 Op::Un {
                     k,
                     ty: t,
-                    d: self.dst(&ops[0], line)?,
-                    a: self.src_typed(&ops[1], t, line)?,
+                    d: self.dst(&ops[0], same(dt), line)?,
+                    a: self.src(&ops[1], same(t), line)?,
                 }
             }
             "setp" => {
-                nops(3)?;
                 let t = need_ty()?;
-                let cmp = match mods.first().copied().unwrap_or("") {
+                let cmp_op = mods
+                    .iter()
+                    .copied()
+                    .find(|m| CMP_OPS.contains(m))
+                    .unwrap_or("");
+                // PTX ISA §9.3.1 "Comparisons": bit-size types compare only eq and ne;
+                // signed integers eq ne lt le gt ge; unsigned ones also lo ls hi hs; floats
+                // eq ne lt le gt ge and the unordered equ … geu, num, nan.
+                let legal: &[&str] = match t {
+                    Ty::B(_) => &["eq", "ne"],
+                    Ty::S(_) => &["eq", "ne", "lt", "le", "gt", "ge"],
+                    Ty::U(_) => &["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"],
+                    _ => &[
+                        "eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu",
+                        "geu", "num", "nan",
+                    ],
+                };
+                if !legal.contains(&cmp_op) {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{}': .{cmp_op} does not compare .{} values (PTX ISA §9.3.1 Comparisons: for .{} the operators are {})",
+                            i.opcode.join("."),
+                            t.name(),
+                            t.name(),
+                            legal
+                                .iter()
+                                .map(|c| format!(".{c}"))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ),
+                    ));
+                }
+                let cmp = match cmp_op {
                     "eq" => Cmp::Eq,
                     "ne" => Cmp::Ne,
                     "lt" | "lo" => Cmp::Lt,
@@ -1393,6 +2475,9 @@ impl Decoder<'_> {
                     "nan" => Cmp::Nan,
                     _ => return Err(unsupported()),
                 };
+                if t == Ty::Pred {
+                    return Err(unsupported());
+                }
                 let bop = if has("and") {
                     Some(BoolOp::And)
                 } else if has("or") {
@@ -1402,17 +2487,16 @@ impl Decoder<'_> {
                 } else {
                     None
                 };
+                let p = same(Ty::Pred);
                 let (d, d2) = match &ops[0] {
-                    Operand::Pair(a, b) => (self.reg(a, line)?, Some(self.reg(b, line)?)),
-                    o => (self.dst(o, line)?, None),
+                    Operand::Pair(a, b) => (
+                        self.dst(&Operand::Name(a.clone()), p, line)?,
+                        Some(self.dst(&Operand::Name(b.clone()), p, line)?),
+                    ),
+                    o => (self.dst(o, p, line)?, None),
                 };
-                self.preds[d as usize] = true;
-                if let Some(d2) = d2 {
-                    self.preds[d2 as usize] = true;
-                }
                 let comb = match bop {
                     Some(b) => {
-                        nops(4)?;
                         let (p, n) = self.pred(&ops[3], line)?;
                         Some((b, p, n))
                     }
@@ -1423,24 +2507,25 @@ impl Decoder<'_> {
                     ty: t,
                     d,
                     d2,
-                    a: self.src_typed(&ops[1], t, line)?,
-                    b: self.src_typed(&ops[2], t, line)?,
+                    a: self.src(&ops[1], same(t), line)?,
+                    b: self.src(&ops[2], same(t), line)?,
                     comb,
                 }
             }
             "selp" => {
-                nops(4)?;
                 let t = need_ty()?;
+                if t == Ty::Pred {
+                    return Err(unsupported());
+                }
                 Op::Selp {
                     ty: t,
-                    d: self.dst(&ops[0], line)?,
-                    a: self.src_typed(&ops[1], t, line)?,
-                    b: self.src_typed(&ops[2], t, line)?,
+                    d: self.dst(&ops[0], same(t), line)?,
+                    a: self.src(&ops[1], same(t), line)?,
+                    b: self.src(&ops[2], same(t), line)?,
                     p: self.pred(&ops[3], line)?,
                 }
             }
             "cvt" => {
-                nops(2)?;
                 let tys: Vec<Ty> = mods.iter().filter_map(|m| Ty::parse(m)).collect();
                 if tys.len() != 2 {
                     return Err(derr(
@@ -1452,6 +2537,9 @@ impl Decoder<'_> {
                     ));
                 }
                 let (dt, st) = (tys[0], tys[1]);
+                if dt == Ty::Pred || st == Ty::Pred {
+                    return Err(unsupported());
+                }
                 let rnd_mod = mods.iter().find_map(|m| match *m {
                     "rn" | "rni" => Some((0u8, m.ends_with('i'))),
                     "rz" | "rzi" => Some((1, m.ends_with('i'))),
@@ -1465,13 +2553,15 @@ impl Decoder<'_> {
                     return Err(unsupported());
                 }
                 if matches!(dt, Ty::F16x2 | Ty::Bf16x2) {
-                    nops(3)?;
+                    if ops.len() != 3 || st != Ty::F32 {
+                        return Err(unsupported());
+                    }
                     return Ok(Op::CvtPack {
                         dt,
                         relu: has("relu"),
-                        d: self.dst(&ops[0], line)?,
-                        a: self.src_typed(&ops[1], Ty::F32, line)?,
-                        b: self.src_typed(&ops[2], Ty::F32, line)?,
+                        d: self.dst(&ops[0], same(dt), line)?,
+                        a: self.src(&ops[1], same(Ty::F32), line)?,
+                        b: self.src(&ops[2], same(Ty::F32), line)?,
                     });
                 }
                 // Float → integer with no rounding modifier defaults to .rzi? PTX requires one;
@@ -1487,12 +2577,11 @@ impl Decoder<'_> {
                     rnd,
                     int_round,
                     sat: has("sat"),
-                    d: self.dst(&ops[0], line)?,
-                    a: self.src_typed(&ops[1], st, line)?,
+                    d: self.dst(&ops[0], Want::Wide(dt), line)?,
+                    a: self.src(&ops[1], Want::Wide(st), line)?,
                 }
             }
             "bra" => {
-                nops(1)?;
                 let Operand::Name(l) = &ops[0] else {
                     return Err(derr(
                         line,
@@ -1512,22 +2601,45 @@ impl Decoder<'_> {
                 Op::Exit
             }
             "bar" | "barrier" => {
+                let u32_ = same(Ty::U(32));
                 if has("warp") {
-                    nops(1)?;
                     return Ok(Op::WarpSync {
-                        member: self.src(&ops[0], line)?,
+                        member: self.src(&ops[0], same(Ty::B(32)), line)?,
                     });
                 }
                 if has("red") || has("cluster") {
                     return Err(unsupported());
                 }
                 let arrive = has("arrive");
-                let id = match ops.first() {
-                    Some(o) => self.src(o, line)?,
-                    None => Src::Imm(0),
-                };
+                // PTX ISA §9.7 'bar': "a" is a barrier 0 through 15, "b" a multiple of the warp
+                // size (immediates are checked here, registers when run).
+                if let Operand::Int(a) = &ops[0]
+                    && !(0..16).contains(a)
+                {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{}': barrier {a} does not exist; a CTA has barriers 0 through 15 ({})",
+                            self.text,
+                            isa(name)
+                        ),
+                    ));
+                }
+                if let Some(Operand::Int(b)) = ops.get(1)
+                    && (*b < 0 || b % 32 != 0)
+                {
+                    return Err(derr(
+                        line,
+                        format!(
+                            "'{}': a barrier's thread count is a multiple of the warp size (32), found {b} ({})",
+                            self.text,
+                            isa(name)
+                        ),
+                    ));
+                }
+                let id = self.src(&ops[0], u32_, line)?;
                 let count = match ops.get(1) {
-                    Some(o) => Some(self.src(o, line)?),
+                    Some(o) => Some(self.src(o, u32_, line)?),
                     None => None,
                 };
                 Op::Bar { id, count, arrive }
@@ -1535,23 +2647,16 @@ impl Decoder<'_> {
             "membar" | "fence" | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => {
                 Op::Nop
             }
-            "createpolicy" => {
-                nops(1)?;
-                Op::Mov {
-                    ty: Ty::B(64),
-                    d: self.dst(&ops[0], line)?,
-                    a: Src::Imm(0),
-                }
-            }
-            "activemask" => {
-                nops(1)?;
-                Op::Activemask {
-                    d: self.dst(&ops[0], line)?,
-                }
-            }
+            "createpolicy" => Op::Mov {
+                ty: Ty::B(64),
+                d: self.dst(&ops[0], same(Ty::B(64)), line)?,
+                a: Src::Imm(0),
+            },
+            "activemask" => Op::Activemask {
+                d: self.dst(&ops[0], same(Ty::B(32)), line)?,
+            },
             "ld" | "ldu" | "st" => self.ld_st(i, name == "st")?,
             "ldmatrix" | "stmatrix" => {
-                nops(2)?;
                 let num = if has("x1") {
                     1
                 } else if has("x2") {
@@ -1565,9 +2670,10 @@ impl Decoder<'_> {
                     return Err(unsupported());
                 }
                 let trans = has("trans");
+                let b32 = same(Ty::B(32));
                 if name == "ldmatrix" {
                     let d: Vec<u32> = self
-                        .vec_dsts(&ops[0], line)?
+                        .vec_dsts(&ops[0], b32, line)?
                         .into_iter()
                         .map(|r| r.ok_or_else(|| derr(line, "ldmatrix destinations cannot be '_'")))
                         .collect::<Result<_, _>>()?;
@@ -1587,7 +2693,7 @@ impl Decoder<'_> {
                         addr: self.addr(&ops[1], line)?,
                     }
                 } else {
-                    let s = self.vec_srcs(&ops[1], Ty::B(32), line)?;
+                    let s = self.vec_srcs(&ops[1], b32, line)?;
                     if s.len() != num as usize {
                         return Err(derr(
                             line,
@@ -1618,7 +2724,6 @@ impl Decoder<'_> {
                 if has("bulk") || has("mbarrier") {
                     return Err(unsupported());
                 }
-                nops(3)?;
                 let size = match &ops[2] {
                     Operand::Int(v) if [4, 8, 16].contains(v) => *v as u32,
                     o => {
@@ -1638,13 +2743,15 @@ impl Decoder<'_> {
                 if let Some(o) = ops.get(3) {
                     let is_pred = match o {
                         Operand::Not(_) => true,
-                        Operand::Name(n) => self.lookup(n).is_some_and(|r| self.preds[r as usize]),
+                        Operand::Name(n) => self
+                            .lookup(n)
+                            .is_some_and(|r| self.tys.get(r as usize) == Some(&Ty::Pred)),
                         _ => false,
                     };
                     if is_pred {
                         ignore = Some(self.pred(o, line)?);
                     } else if !has("L2::cache_hint") || ops.len() > 4 {
-                        src_size = Some(self.src(o, line)?);
+                        src_size = Some(self.src(o, same(Ty::U(32)), line)?);
                     }
                 }
                 Op::CpAsync {
@@ -1658,7 +2765,6 @@ impl Decoder<'_> {
             }
             "mma" => self.mma(i)?,
             "shfl" => {
-                nops(4)?;
                 if !has("sync") {
                     return Err(unsupported());
                 }
@@ -1673,24 +2779,28 @@ impl Decoder<'_> {
                 } else {
                     return Err(unsupported());
                 };
+                let b32 = same(Ty::B(32));
                 let (d, p) = match &ops[0] {
-                    Operand::Pair(a, b) => (self.reg(a, line)?, Some(self.reg(b, line)?)),
-                    o => (self.dst(o, line)?, None),
+                    Operand::Pair(a, b) => (
+                        self.dst(&Operand::Name(a.clone()), b32, line)?,
+                        Some(self.dst(&Operand::Name(b.clone()), same(Ty::Pred), line)?),
+                    ),
+                    o => (self.dst(o, b32, line)?, None),
                 };
                 Op::Shfl {
                     mode,
                     d,
                     p,
                     s: [
-                        self.src(&ops[1], line)?,
-                        self.src(&ops[2], line)?,
-                        self.src(&ops[3], line)?,
+                        self.src(&ops[1], b32, line)?,
+                        self.src(&ops[2], b32, line)?,
+                        self.src(&ops[3], b32, line)?,
                     ],
-                    member: ops.get(4).map(|o| self.src(o, line)).transpose()?,
+                    // The member mask (operand 5) is a .b32 (PTX ISA §9.7 'shfl.sync').
+                    member: ops.get(4).map(|o| self.src(o, b32, line)).transpose()?,
                 }
             }
             "vote" => {
-                nops(2)?;
                 let mode = if has("all") {
                     0
                 } else if has("any") {
@@ -1702,15 +2812,16 @@ impl Decoder<'_> {
                 } else {
                     return Err(unsupported());
                 };
-                let d = self.dst(&ops[0], line)?;
-                if mode != 3 {
-                    self.preds[d as usize] = true;
-                }
+                let dt = if mode == 3 { Ty::B(32) } else { Ty::Pred };
+                let d = self.dst(&ops[0], same(dt), line)?;
                 Op::Vote {
                     mode,
                     d,
                     p: self.pred(&ops[1], line)?,
-                    member: ops.get(2).map(|o| self.src(o, line)).transpose()?,
+                    member: ops
+                        .get(2)
+                        .map(|o| self.src(o, same(Ty::B(32)), line))
+                        .transpose()?,
                 }
             }
             "atom" | "red" => {
@@ -1740,22 +2851,21 @@ impl Decoder<'_> {
                 };
                 if has("v2")
                     || has("v4")
+                    || t == Ty::Pred
                     || has("noftz") && !matches!(t, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2)
                 {
                     return Err(unsupported());
                 }
                 let (d, rest) = if name == "atom" {
-                    nops(3)?;
-                    (Some(self.dst(&ops[0], line)?), &ops[1..])
+                    (Some(self.dst(&ops[0], same(t), line)?), &ops[1..])
                 } else {
-                    nops(2)?;
                     (None, &ops[..])
                 };
                 let c = if op == AtomOp::Cas {
                     if rest.len() < 3 {
                         return Err(derr(line, "atom.cas needs a compare and a new value"));
                     }
-                    Some(self.src_typed(&rest[2], t, line)?)
+                    Some(self.src(&rest[2], same(t), line)?)
                 } else {
                     None
                 };
@@ -1765,7 +2875,7 @@ impl Decoder<'_> {
                     ty: t,
                     d,
                     addr: self.addr(&rest[0], line)?,
-                    b: self.src_typed(&rest[1], t, line)?,
+                    b: self.src(&rest[1], same(t), line)?,
                     c,
                 }
             }
@@ -1777,12 +2887,6 @@ impl Decoder<'_> {
         let line = i.line;
         let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
         let ops = &i.operands;
-        if ops.len() < 2 {
-            return Err(derr(
-                line,
-                format!("'{}' needs 2 operands", i.opcode.join(".")),
-            ));
-        }
         let mut space = Space::Generic;
         let mut ty = None;
         let mut vec = 1usize;
@@ -1790,7 +2894,7 @@ impl Decoder<'_> {
             match *m {
                 "global" | "const" => space = Space::Global,
                 "shared" | "shared::cta" => space = Space::Shared,
-                "param" | "param::entry" => space = Space::Param,
+                "param" | "param::entry" | "param::func" => space = Space::Param,
                 "local" => space = Space::Local,
                 "shared::cluster" => {
                     return Err(derr(
@@ -1810,9 +2914,30 @@ impl Decoder<'_> {
         }
         let ty =
             ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))))?;
+        if ty == Ty::Pred {
+            return Err(derr(
+                line,
+                format!(
+                    "'{}': ld and st move data of a fundamental type other than .pred ({})",
+                    i.opcode.join("."),
+                    isa("ld")
+                ),
+            ));
+        }
+        // Registers may be wider than the type (PTX ISA §9.4.1).
+        let want = Want::Wide(ty);
         if store {
+            if space == Space::Param {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{}': st.param writes a device function's call parameters (.param::func), and a kernel's parameters are read-only (PTX ISA §5.1.6.1 Kernel Function Parameters); `call` is not supported",
+                        i.opcode.join(".")
+                    ),
+                ));
+            }
             let addr = self.addr(&ops[0], line)?;
-            let s = self.vec_srcs(&ops[1], ty, line)?;
+            let s = self.vec_srcs(&ops[1], want, line)?;
             if s.len() != vec {
                 return Err(derr(
                     line,
@@ -1821,7 +2946,7 @@ impl Decoder<'_> {
             }
             Ok(Op::St { space, ty, s, addr })
         } else {
-            let d = self.vec_dsts(&ops[0], line)?;
+            let d = self.vec_dsts(&ops[0], want, line)?;
             if d.len() != vec {
                 return Err(derr(
                     line,
@@ -1852,7 +2977,7 @@ impl Decoder<'_> {
                 ),
             )
         };
-        if !m.contains(&"sync") || !m.contains(&"row") || !m.contains(&"col") {
+        if !m.contains(&"sync") {
             return Err(unsupported());
         }
         let shape = if m.contains(&"m16n8k16") {
@@ -1862,6 +2987,38 @@ impl Decoder<'_> {
         } else {
             return Err(unsupported());
         };
+        // The layouts: every shape but m8n8k4 is .row.col, in that order (PTX ISA 9.7.14.5.14
+        // mma: "mma.sync.aligned.m16n8k16.row.col…"; .alayout/.blayout are free only for
+        // m8n8k4).
+        let layouts: Vec<&str> = m
+            .iter()
+            .copied()
+            .filter(|s| matches!(*s, "row" | "col"))
+            .collect();
+        if layouts != ["row", "col"] {
+            let shown = if layouts.is_empty() {
+                "none".to_string()
+            } else {
+                layouts
+                    .iter()
+                    .map(|l| format!(".{l}"))
+                    .collect::<Vec<_>>()
+                    .join("")
+            };
+            return Err(derr(
+                line,
+                format!(
+                    "'{}' has the layouts {shown}: mma.{} takes .row.col only (A row-major, B column-major; {}: .alayout and .blayout are free only for m8n8k4)",
+                    i.opcode.join("."),
+                    if shape == MmaShape::M16N8K16 {
+                        "m16n8k16"
+                    } else {
+                        "m16n8k8"
+                    },
+                    isa("mma")
+                ),
+            ));
+        }
         let tys: Vec<&str> = m
             .iter()
             .copied()
@@ -1875,17 +3032,16 @@ impl Decoder<'_> {
         if shape == MmaShape::M16N8K8 && dtype == MmaDtype::Bf16 {
             return Err(unsupported());
         }
-        if i.operands.len() != 4 {
-            return Err(derr(line, "mma needs 4 operands {d}, {a}, {b}, {c}"));
-        }
+        let f32_ = Want::Ty(Ty::F32);
+        let b32 = Want::Ty(Ty::B(32));
         let d: Vec<u32> = self
-            .vec_dsts(&i.operands[0], line)?
+            .vec_dsts(&i.operands[0], f32_, line)?
             .into_iter()
             .map(|r| r.ok_or_else(|| derr(line, "mma destinations cannot be '_'")))
             .collect::<Result<_, _>>()?;
-        let a = self.vec_srcs(&i.operands[1], Ty::B(32), line)?;
-        let b = self.vec_srcs(&i.operands[2], Ty::B(32), line)?;
-        let c = self.vec_srcs(&i.operands[3], Ty::F32, line)?;
+        let a = self.vec_srcs(&i.operands[1], b32, line)?;
+        let b = self.vec_srcs(&i.operands[2], b32, line)?;
+        let c = self.vec_srcs(&i.operands[3], f32_, line)?;
         let (na, nb) = if shape == MmaShape::M16N8K16 {
             (4, 2)
         } else {
@@ -1908,6 +3064,16 @@ impl Decoder<'_> {
             b,
             c,
         })
+    }
+}
+
+/// The type twice as wide (`mul.wide`/`mad.wide` results): `.s16` → `.s32`, `.u32` → `.u64`.
+fn wide(t: Ty) -> Ty {
+    match t {
+        Ty::S(b) if b <= 32 => Ty::S(b * 2),
+        Ty::U(b) if b <= 32 => Ty::U(b * 2),
+        Ty::B(b) if b <= 32 => Ty::B(b * 2),
+        o => o,
     }
 }
 
@@ -1982,5 +3148,530 @@ fn mark_pointers(insts: &[Inst], param_regs: &HashMap<u32, usize>, params: &mut 
         if let Some(p) = src_param(&from, &addr.base) {
             params[p].pointer = true;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = ".version 8.7\n.target sm_90\n.address_size 64\n";
+    /// Registers of every class; the body's first line is line 14.
+    const REGS: &str = ".reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .pred %p<4>;\n.reg .b16 %rs<4>;\n.reg .f32 %f<8>;\n.reg .f64 %fd<4>;\n.reg .u32 %u<4>;\n.shared .align 16 .b8 s[1024];";
+
+    fn dec(body: &str) -> Result<Program, DecodeError> {
+        let src =
+            format!("{HEAD}.visible .entry k(.param .u64 k_p0)\n{{\n{REGS}\n{body}\nret;\n}}\n");
+        let m = parse::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+        decode(&m, &m.kernels[0])
+    }
+
+    /// The error of `body`, checked to be one line at line 14 (the body's first).
+    fn err_of(body: &str) -> String {
+        let e = dec(body).expect_err(body);
+        assert_eq!(e.line, 14, "{body}: {e}");
+        assert!(!e.message.contains('\n'), "{e}");
+        assert!(
+            !e.message.contains("Name(") && !e.message.contains("Vector("),
+            "{e}"
+        );
+        e.message
+    }
+
+    /// Operand counts from each instruction's syntax in the PTX ISA (§9.7): `add.type d, a, b`
+    /// has 3, `mad.mode.type d, a, b, c` 4, `bfi.type f, a, b, c, d` 5, `shfl.sync.mode.b32
+    /// d[|p], a, b, c, membermask` 5, `vote.sync.mode.pred d, {!}a, membermask` 3, `setp` 3
+    /// (4 with `.BoolOp`), `cvt.rn.f16x2.f32 d, a, b` 3, `bar.sync a{, b}` 1 or 2,
+    /// `atom.cas.type d, [a], b, c` 4, `red.op.type [a], b` 2, `cp.async.ca.shared.global
+    /// [dst], [src], cp-size{, src-size}` 3 or 4, `mma … d, a, b, c` 4. One operand too many or
+    /// too few is an error naming the count, for every one.
+    #[test]
+    fn operand_counts_are_the_isa_syntax() {
+        let isa: &[(&str, usize, usize)] = &[
+            ("mov.b32", 2, 2),
+            ("cvta.to.global.u64", 2, 2),
+            ("add.s32", 3, 3),
+            ("sub.f32", 3, 3),
+            ("mul.lo.s32", 3, 3),
+            ("div.rn.f32", 3, 3),
+            ("rem.u32", 3, 3),
+            ("min.s32", 3, 3),
+            ("max.f32", 3, 3),
+            ("and.b32", 3, 3),
+            ("or.b32", 3, 3),
+            ("xor.b32", 3, 3),
+            ("shl.b32", 3, 3),
+            ("shr.u32", 3, 3),
+            ("copysign.f32", 3, 3),
+            ("mad.lo.s32", 4, 4),
+            ("fma.rn.f32", 4, 4),
+            ("bfe.u32", 4, 4),
+            ("prmt.b32", 4, 4),
+            ("shf.l.wrap.b32", 4, 4),
+            ("bfi.b32", 5, 5),
+            ("lop3.b32", 5, 5),
+            ("not.b32", 2, 2),
+            ("cnot.b32", 2, 2),
+            ("neg.s32", 2, 2),
+            ("abs.f32", 2, 2),
+            ("popc.b32", 2, 2),
+            ("clz.b32", 2, 2),
+            ("brev.b32", 2, 2),
+            ("ex2.approx.f32", 2, 2),
+            ("lg2.approx.f32", 2, 2),
+            ("rcp.rn.f32", 2, 2),
+            ("sqrt.rn.f32", 2, 2),
+            ("rsqrt.approx.f32", 2, 2),
+            ("sin.approx.f32", 2, 2),
+            ("cos.approx.f32", 2, 2),
+            ("tanh.approx.f32", 2, 2),
+            ("setp.lt.s32", 3, 3),
+            ("setp.lt.and.s32", 4, 4),
+            ("selp.b32", 4, 4),
+            ("cvt.u32.u16", 2, 2),
+            ("cvt.rn.f16x2.f32", 3, 3),
+            ("bra", 1, 1),
+            ("ret", 0, 0),
+            ("exit", 0, 0),
+            ("bar.sync", 1, 2),
+            ("barrier.sync", 1, 2),
+            ("bar.arrive", 2, 2),
+            ("bar.warp.sync", 1, 1),
+            ("membar.gl", 0, 0),
+            ("nanosleep.u32", 1, 1),
+            ("activemask.b32", 1, 1),
+            ("ld.global.u32", 2, 2),
+            ("ld.global.L2::cache_hint.u32", 3, 3),
+            ("ldu.global.u32", 2, 2),
+            ("st.global.u32", 2, 2),
+            ("ldmatrix.sync.aligned.m8n8.x1.shared.b16", 2, 2),
+            ("stmatrix.sync.aligned.m8n8.x1.shared.b16", 2, 2),
+            ("cp.async.commit_group", 0, 0),
+            ("cp.async.wait_group", 1, 1),
+            ("cp.async.wait_all", 0, 0),
+            ("cp.async.ca.shared.global", 3, 4),
+            ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4, 4),
+            ("shfl.sync.bfly.b32", 5, 5),
+            ("vote.sync.any.pred", 3, 3),
+            ("vote.sync.ballot.b32", 3, 3),
+            ("atom.global.add.u32", 3, 3),
+            ("atom.global.cas.b32", 4, 4),
+            ("red.global.add.u32", 2, 2),
+        ];
+        for &(op, lo, hi) in isa {
+            let name = op.split('.').next().unwrap();
+            let row = FORMS
+                .iter()
+                .find(|f| f.op == name && f.when.iter().all(|w| op.split('.').any(|m| m == *w)))
+                .unwrap_or_else(|| panic!("no row for {op}"));
+            assert_eq!(
+                (usize::from(row.operands.0), usize::from(row.operands.1)),
+                (lo, hi),
+                "{op}"
+            );
+            for n in [lo.wrapping_sub(1), hi + 1] {
+                if n == usize::MAX {
+                    continue;
+                }
+                let ops = vec!["%r1"; n].join(", ");
+                let m = err_of(&format!("{op} {ops};"));
+                let s = if n == 1 { "" } else { "s" };
+                assert!(
+                    m.contains(&format!("has {n} operand{s}; {name} takes")),
+                    "{op}: {m}"
+                );
+            }
+        }
+        // The sample of the hostile suite, in full.
+        assert_eq!(
+            err_of("add.s32 %r1, %r2, %r2, %r2;"),
+            "'add.s32 %r1, %r2, %r2, %r2' has 4 operands; add takes 3 (PTX ISA §9.7 'add': add.type d, a, b)"
+        );
+    }
+
+    /// State spaces (PTX ISA §5.1; each instruction's `.ss`): one per memory instruction, one
+    /// it accesses (`.const` is read-only, §5.1.3; kernel parameters too, §5.1.6.1), none on
+    /// an ALU instruction, `cp.async` from `.global` to `.shared`.
+    #[test]
+    fn state_spaces_are_the_instructions_own() {
+        let m = err_of("ld.global.shared.u32 %r1, [%rd1];");
+        assert!(
+            m.contains("names two state spaces '.global' and '.shared'"),
+            "{m}"
+        );
+        assert!(m.contains("PTX ISA 9.7.9.8 ld"), "{m}");
+        let m = err_of("ld.shared.shared.u32 %r1, [%rd1];");
+        assert!(
+            m.starts_with("'.shared' appears twice in 'ld.shared.shared.u32'"),
+            "{m}"
+        );
+        for st in [
+            "st.const.u32 [%rd1], %r1;",
+            "atom.const.add.u32 %r1, [%rd1], 1;",
+            "red.const.add.u32 [%rd1], 1;",
+        ] {
+            let m = err_of(st);
+            assert!(
+                m.contains("the .const state space is read-only (PTX ISA §5.1.3"),
+                "{m}"
+            );
+        }
+        let m = err_of("st.param.u32 [k_p0], %r1;");
+        assert!(m.contains("a kernel's parameters are read-only"), "{m}");
+        let m = err_of("ld.tex.u32 %r1, [%rd1];");
+        assert!(
+            m.contains("ld accesses .const .global .local .param"),
+            "{m}"
+        );
+        let m = err_of("add.global.s32 %r1, %r2, %r3;");
+        assert!(
+            m.contains("names the state space '.global': add takes none"),
+            "{m}"
+        );
+        let m = err_of("cp.async.ca.global.shared [%rd1], [%rd2], 16;");
+        assert!(m.contains("copies from .global to .shared"), "{m}");
+        for ok in [
+            "ld.const.u32 %r1, [%rd1];",
+            "ld.param.u64 %rd1, [k_p0];",
+            "ld.shared::cta.u32 %r1, [%r2];",
+            "st.shared.u32 [%r2], %r1;",
+            "cp.async.cg.shared.global [%r1], [%rd1], 16;",
+            "cvta.to.global.u64 %rd1, %rd2;",
+        ] {
+            dec(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
+
+    /// PTX ISA §5.2.1: `.b33` is no type, in an instruction as in a declaration; an
+    /// instruction takes its number of types (`add` one, `cvt` two, and `cvt.f32.f32` is
+    /// legal: 9.7.9.21 cvt allows the same type with an integer rounding).
+    #[test]
+    fn instruction_types_are_ptx_types() {
+        let m = err_of("add.b33 %r1, %r2, %r3;");
+        assert!(m.starts_with("'.b33' is not a PTX type"), "{m}");
+        let m = err_of("add.s32.u32 %r1, %r2, %r3;");
+        assert!(
+            m.contains("has 2 type suffixes (.s32 .u32), add takes 1"),
+            "{m}"
+        );
+        let m = err_of("add.s32.s32 %r1, %r2, %r3;");
+        assert!(m.contains("'.s32' appears twice"), "{m}");
+        dec("cvt.rni.f32.f32 %f1, %f2;").unwrap();
+    }
+
+    /// PTX ISA §9.4 "Type Checking Rules" and §9.4.1 "Relaxed Type-checking Rules" (ld, st,
+    /// cvt): rows are instruction types, columns register types.
+    #[test]
+    fn operand_types_agree_as_the_isa_tables_say() {
+        use Ty::*;
+        let exact = [
+            (B(32), U(32), true),
+            (B(32), S(32), true),
+            (B(32), F32, true),
+            (U(32), B(32), true),
+            (S(32), U(32), true),
+            (U(16), S(16), true),
+            (S(32), F32, false),
+            (U(32), F32, false),
+            (F32, B(32), true),
+            (F32, S(32), false),
+            (F32, U(32), false),
+            (F32, F64, false),
+            (F64, B(64), true),
+            (F16x2, B(32), true),
+            (F16x2, F32, false),
+            (F16, Bf16, false),
+            (Bf16, B(16), true),
+            (U(32), B(64), false),
+            (U(64), U(32), false),
+            (Pred, Pred, true),
+            (Pred, B(32), false),
+            (B(32), Pred, false),
+        ];
+        for (t, r, ok) in exact {
+            assert_eq!(
+                agrees(Want::Ty(t), r),
+                ok,
+                "instruction .{} register .{}",
+                t.name(),
+                r.name()
+            );
+        }
+        let wide = [
+            (U(8), B(32), true),
+            (U(8), U(16), true),
+            (S(16), S(32), true),
+            (B(16), F32, true),
+            (F32, B(64), true),
+            (F32, F64, false),
+            (F16, F32, false),
+            (U(32), F64, false),
+            (F32, U(64), false),
+            (U(64), U(32), false),
+            (B(8), Pred, false),
+        ];
+        for (t, r, ok) in wide {
+            assert_eq!(
+                agrees(Want::Wide(t), r),
+                ok,
+                "wide .{} register .{}",
+                t.name(),
+                r.name()
+            );
+        }
+        // In instructions.
+        let m = err_of("add.s32 %r1, %p1, %r2;");
+        assert!(
+            m.starts_with(
+                "'%p1' is declared .pred, which does not agree with .s32 in 'add.s32 %r1, %p1, %r2'"
+            ),
+            "{m}"
+        );
+        let m = err_of("add.s32 %r1, %rs1, %r2;");
+        assert!(m.starts_with("'%rs1' is declared .b16"), "{m}");
+        let m = err_of("add.f32 %f1, %u1, %f2;");
+        assert!(m.starts_with("'%u1' is declared .u32"), "{m}");
+        let m = err_of("ld.global.f32 %fd1, [%rd1];");
+        assert!(m.contains("PTX ISA §9.4.1"), "{m}");
+        let m = err_of("setp.lt.s32 %r1, %r2, %r3;");
+        assert!(
+            m.starts_with("'%r1' is declared .b32, which does not agree with .pred"),
+            "{m}"
+        );
+        for ok in [
+            "add.s32 %r1, %u1, %r2;",
+            "add.f32 %f1, %r1, %f2;",
+            "mov.b32 %f1, %r1;",
+            "ld.global.u8 %r1, [%rd1];",
+            "ld.shared.b16 %f1, [%r1];",
+            "st.global.u8 [%rd1], %rd2;",
+            "cvt.u64.u32 %rd1, %r1;",
+            "cvt.u16.u32 %rs1, %r1;",
+            "mul.wide.s32 %rd1, %r1, 4;",
+            "mad.wide.u32 %rd1, %r1, %r2, %rd2;",
+            "shl.b64 %rd1, %rd2, %r1;",
+            "popc.b64 %r1, %rd1;",
+            "mov.u16 %rs1, %tid.x;",
+            "selp.f32 %f1, %f2, 0f3F800000, %p1;",
+            "mov.b64 %rd1, {%r1, %r2};",
+            "mov.b32 {%rs1, %rs2}, %r1;",
+        ] {
+            dec(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        // %tid.x is .u32 (PTX ISA §10.1): 16-bit reads are legacy and allowed, 64-bit ones not.
+        let m = err_of("mov.u64 %rd1, %tid.x;");
+        assert!(m.starts_with("'%tid.x' is declared .u32"), "{m}");
+        let m = err_of("ld.shared.u32 %r1, [%p1];");
+        assert!(
+            m.contains("an address register holds a 32- or 64-bit integer"),
+            "{m}"
+        );
+    }
+
+    /// PTX ISA §9.3 "Predicated Execution": a guard is a `.pred` register.
+    #[test]
+    fn guards_are_predicates() {
+        let m = err_of("@%r1 bra $L;\n$L:");
+        assert!(
+            m.starts_with(
+                "guard '@%r1' is declared .b32: a guard predicate is a .pred register (PTX ISA §9.3"
+            ),
+            "{m}"
+        );
+        let m = err_of("@!%tid.x ret;");
+        assert!(m.starts_with("guard '@!%tid.x' is declared .u32"), "{m}");
+        dec("@!%p1 bra $L;\n$L:").unwrap();
+    }
+
+    /// PTX ISA §10 "Special Registers": predefined and read-only: never a destination, never
+    /// declared.
+    #[test]
+    fn special_registers_are_read_only() {
+        for body in [
+            "mov.u32 %tid.x, %r1;",
+            "add.u32 %laneid, %r1, 1;",
+            "mov.u32 %clock, %r1;",
+            "ld.global.u32 %ntid.y, [%rd1];",
+            "setp.lt.s32 %p1|%lanemask_lt, %r1, 0;",
+            "mov.b32 {%rs1, %smid}, %r1;",
+        ] {
+            let m = err_of(body);
+            assert!(
+                m.contains("is a special register, which is read-only (PTX ISA §10"),
+                "{body}: {m}"
+            );
+        }
+        let m = err_of(".reg .b32 %tid;");
+        assert!(m.contains("'%tid' is a special register"), "{m}");
+        let m = err_of(".reg .b32 %envreg3;");
+        assert!(m.contains("'%envreg3' is a special register"), "{m}");
+        assert!(
+            is_special_register("%pm7_64")
+                && !is_special_register("%pm8")
+                && !is_special_register("%r1")
+        );
+    }
+
+    #[test]
+    fn registers_are_declared_once_per_block() {
+        let m = err_of(".reg .b32 %r<3>;");
+        assert!(
+            m.starts_with("register '%r0' is declared twice in one block (first at line 6)"),
+            "{m}"
+        );
+        let m = err_of(".reg .pred %q, %q;");
+        assert!(m.contains("'%q'"), "{m}");
+        // An inner block may declare a name again (and it shadows the outer one there).
+        dec("{\n.reg .b64 %r1;\nmov.b64 %r1, %rd1;\n}\nmov.b32 %r1, 1;").unwrap();
+    }
+
+    /// PTX ISA 9.7.14.5.14 mma: `mma.sync.aligned.m16n8k16.row.col…` and
+    /// `…m16n8k8.row.col…`: A row-major and B column-major, in that order; only m8n8k4 takes
+    /// other layouts.
+    #[test]
+    fn mma_layouts_are_row_col() {
+        let ops = "{%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f4}";
+        let ok = format!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {ops};");
+        dec(&ok).unwrap();
+        for bad in ["col.row", "row", "col"] {
+            let m = err_of(&format!(
+                "mma.sync.aligned.m16n8k16.{bad}.f32.f16.f16.f32 {ops};"
+            ));
+            assert!(m.contains("mma.m16n8k16 takes .row.col only"), "{bad}: {m}");
+        }
+        // A layout given twice is a repeated qualifier (one rule for every instruction).
+        for bad in ["row.row", "col.col", "row.col.row"] {
+            let m = err_of(&format!(
+                "mma.sync.aligned.m16n8k16.{bad}.f32.f16.f16.f32 {ops};"
+            ));
+            assert!(
+                m.contains("appears twice in 'mma.sync.aligned.m16n8k16"),
+                "{bad}: {m}"
+            );
+        }
+        let m = err_of(
+            "mma.sync.aligned.m16n8k8.col.row.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r5}, {%f5, %f6, %f7, %f4};",
+        );
+        assert!(m.contains("mma.m16n8k8 takes .row.col only"), "{m}");
+        // Fragments are registers of the fragment types: D and C .f32, A and B .b32.
+        let m = err_of(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%fd1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f4};",
+        );
+        assert!(m.starts_with("'%fd1' is declared .f64"), "{m}");
+    }
+
+    /// Static shared memory adds up to at most sm_90's 232,448 bytes per block (CUDA C++
+    /// Programming Guide, Table 31: 227 KB); constant memory to 64 KB.
+    #[test]
+    fn static_memory_sums_stay_within_sm90() {
+        let src = format!(
+            "{HEAD}.visible .entry k()\n{{\n.shared .align 16 .b8 a[131072];\n.shared .align 16 .b8 b[101376];\nret;\n}}\n"
+        );
+        let m = parse::parse(&src).unwrap();
+        assert_eq!(decode(&m, &m.kernels[0]).unwrap().static_smem, 232_448);
+        let src = src.replace("b[101376]", "b[101377]");
+        let m = parse::parse(&src).unwrap();
+        let e = decode(&m, &m.kernels[0]).unwrap_err();
+        assert_eq!(e.line, 7, "{e}");
+        assert!(e.message.contains("past 232448 bytes"), "{e}");
+        let src = format!(
+            "{HEAD}.const .b8 c1[40000];\n.const .b8 c2[30000];\n.visible .entry k()\n{{\nret;\n}}\n"
+        );
+        let m = parse::parse(&src).unwrap();
+        let e = decode(&m, &m.kernels[0]).unwrap_err();
+        assert_eq!(e.line, 5, "{e}");
+        assert!(
+            e.message
+                .contains("70000 bytes, past 65536 bytes of constant memory"),
+            "{e}"
+        );
+    }
+
+    /// Each instruction's qualifiers are those of its syntax (PTX ISA §9.7), at most one of
+    /// each slot (one rounding, one shuffle mode, one atomic operation), and the slots its
+    /// syntax requires (`shf.{l,r}.{wrap,clamp}`, `shfl.sync.mode`, `cp.async.{ca,cg}`).
+    #[test]
+    fn qualifiers_are_the_instructions_own() {
+        let m = err_of("add.foo.s32 %r1, %r2, %r3;");
+        assert!(
+            m.starts_with("'.foo' in 'add.foo.s32' is not a qualifier of add"),
+            "{m}"
+        );
+        let m = err_of("bra.zz $L;\n$L:");
+        assert!(
+            m.starts_with("'.zz' in 'bra.zz' is not a qualifier of bra"),
+            "{m}"
+        );
+        let m = err_of("shfl.sync.up.down.b32 %r1, %r2, 1, 31, -1;");
+        assert!(
+            m.contains("has .up .down: shfl takes at most one of .up .down .bfly .idx"),
+            "{m}"
+        );
+        let m = err_of("shfl.sync.b32 %r1, %r2, 1, 31, -1;");
+        assert!(m.contains("needs one of .up .down .bfly .idx"), "{m}");
+        let m = err_of("shf.b32 %r1, %r2, %r3, %r4;");
+        assert!(m.contains("needs one of .l .r"), "{m}");
+        let m = err_of("atom.global.add.min.u32 %r1, [%rd1], 1;");
+        assert!(m.contains("has .add .min"), "{m}");
+        let m = err_of("cp.async.shared.global [%r1], [%rd1], 16;");
+        assert!(m.contains("needs one of .ca .cg"), "{m}");
+        let m = err_of("div.rn.approx.f32 %f1, %f2, %f3;");
+        assert!(m.contains("has .rn .approx"), "{m}");
+        for ok in [
+            "add.rn.ftz.sat.f32 %f1, %f2, %f3;",
+            "max.NaN.f32 %f1, %f2, %f3;",
+            "ld.global.nc.L1::evict_last.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];",
+            "st.global.cs.u32 [%rd1], %r1;",
+            "shf.r.clamp.b32 %r1, %r2, %r3, %r4;",
+            "bar.sync 0;",
+            "barrier.sync.aligned 1, 64;",
+            "bra.uni $L;\n$L:",
+        ] {
+            dec(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
+
+    /// PTX ISA §9.3.1 "Comparisons": bit-size types compare eq and ne only; signed integers
+    /// eq ne lt le gt ge; unsigned integers those and lo ls hi hs; floats eq … ge, the
+    /// unordered equ neu ltu leu gtu geu, num and nan.
+    #[test]
+    fn comparisons_fit_their_type() {
+        for bad in [
+            "setp.lt.b32 %p1, %r1, %r2;",
+            "setp.lo.s32 %p1, %r1, %r2;",
+            "setp.equ.s32 %p1, %r1, %r2;",
+            "setp.num.u32 %p1, %r1, %r2;",
+            "setp.hi.f32 %p1, %f1, %f2;",
+        ] {
+            let m = err_of(bad);
+            assert!(m.contains("PTX ISA §9.3.1 Comparisons"), "{bad}: {m}");
+        }
+        for ok in [
+            "setp.eq.b32 %p1, %r1, %r2;",
+            "setp.ne.b64 %p1, %rd1, %rd2;",
+            "setp.lt.u32 %p1, %r1, %r2;",
+            "setp.hs.u32 %p1, %r1, %r2;",
+            "setp.ge.s32 %p1, %r1, %r2;",
+            "setp.nan.f32 %p1, %f1, %f2;",
+            "setp.gtu.ftz.f32 %p1|%p2, %f1, %f2;",
+        ] {
+            dec(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
+
+    /// PTX ISA §9.7 'bar': barriers 0 through 15, thread counts a multiple of the warp size.
+    #[test]
+    fn barrier_immediates_are_in_range() {
+        let m = err_of("bar.sync 16;");
+        assert!(
+            m.contains("barrier 16 does not exist; a CTA has barriers 0 through 15"),
+            "{m}"
+        );
+        let m = err_of("bar.sync 1, 48;");
+        assert!(
+            m.contains("multiple of the warp size (32), found 48"),
+            "{m}"
+        );
+        dec("bar.sync 15, 64;").unwrap();
     }
 }

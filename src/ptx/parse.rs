@@ -8,17 +8,100 @@
 //! meaning of an opcode is [`super::decode`]'s business. Every error is a [`ParseError`] naming
 //! the line and what was expected; nothing here panics on any input (fuzzed in the tests).
 //!
-//! Source: PTX ISA 8.x §4 (syntax), §5.4 (variables), §11 (directives).
+//! **Bounded by construction.** The splitter hands each statement on as it finds it (nothing is
+//! kept per statement but the parsed result), refuses brackets nested deeper than
+//! [`MAX_NESTING`] in one statement and blocks deeper than [`MAX_BLOCK_DEPTH`], and no parser
+//! here recurses (a vector operand's elements are scalars, PTX ISA §6.4.3). What declarations
+//! cost is checked before anything is allocated: registers per kernel ([`MAX_REGISTERS`],
+//! `%r<N>` ranges are kept as ranges), instructions, labels, kernels and variables per module
+//! ([`MAX_INSTRUCTIONS`], [`MAX_MODULE_OPERANDS`], [`MAX_LABELS`], [`MAX_BLOCKS`],
+//! [`MAX_KERNELS`], [`MAX_VARIABLES`]; per instruction [`MAX_OPERANDS`],
+//! [`MAX_VECTOR_ELEMENTS`] and [`MAX_QUALIFIERS`]), each variable's
+//! size against its state space's limit and each initializer against its variable. Memory is
+//! proportional to the text and capped by those limits.
+//!
+//! **What the ISA forbids in declarations** is refused here, with the line and the rule: names
+//! that are not PTX types (§5.2), two state spaces or two types in one declaration (§5.1),
+//! `.align` that is not a power of two (§5.4.5), vectors over 128 bits (§5.4.2), initializers
+//! longer than their variable or out of their type's range (§5.4.4), a kernel or module-scope
+//! name defined twice, two parameters of one name, `.reqntid` with `.maxntid` (§11.4).
+//!
+//! Source: PTX ISA 9.0 (docs.nvidia.com/cuda/parallel-thread-execution) §4 (syntax), §5 (state
+//! spaces, types, variables), §6.4 (operands), §11 (directives).
 
+use std::collections::HashMap;
 use std::fmt;
 
 use winnow::ascii::{digit1, hex_digit1, multispace0};
-use winnow::combinator::{alt, delimited, opt, preceded, separated};
+use winnow::combinator::{alt, cut_err, delimited, fail, opt, preceded, separated};
 use winnow::error::{ContextError, StrContext, StrContextValue};
 use winnow::prelude::*;
 use winnow::token::{one_of, take_while};
 
-/// A parse error: the 1-based line and what was expected there.
+use super::types::Ty;
+use crate::sim::arch::Arch;
+
+/// The deepest nesting of brackets — `{`, `[` and `(` together — inside one statement. PTX
+/// nests a vector operand's braces once (PTX ISA §6.4.3 "Vectors as Operands"), an address's
+/// brackets once (§6.4.1 "Addresses as Operands") and an initializer's braces once per array
+/// dimension (§5.4.4 "Initializers"); 16 leaves room for all of those together. Deeper text is
+/// refused by the splitter with the statement's line, before any parser sees it.
+pub const MAX_NESTING: u32 = 16;
+
+/// The deepest nesting of `{ … }` blocks in a kernel body, the kernel's own braces being
+/// level 1. nvcc and Triton nest two or three (inline-assembly blocks); every name lookup walks
+/// the enclosing blocks, so the depth is bounded.
+pub const MAX_BLOCK_DEPTH: u32 = 64;
+
+/// The most registers one kernel may declare, every `.reg` of every block counted (`%r<N>`
+/// counts N). PTX's virtual registers are unlimited in the ISA (ptxas maps them onto at most
+/// 255 hardware registers per thread, `Arch::limits().max_regs_per_thread`); the largest
+/// fixture (`tests/data/ptx/fa2_d128_bm128_causal.ptx`) declares 15,427, a quarter of this.
+/// The decoder adds a few registers of its own (special registers, variable addresses): a
+/// program's `nregs` is at most `decode::MAX_NREGS`; the per-warp register file the machine
+/// allocates is `nregs` × 32 lanes × 8 bytes (16 MiB per warp at this limit).
+pub const MAX_REGISTERS: u32 = 65_536;
+
+/// The most instructions one module may hold (every kernel together). The largest fixture
+/// has 3,917; parsing and decoding cost about 0.7 KB per instruction, so this caps a module's
+/// instructions at about 180 MB whatever the file's size.
+pub const MAX_INSTRUCTIONS: u32 = 250_000;
+
+/// The most operands one instruction may have (PTX's widest, `wgmma.mma_async`, has 8).
+pub const MAX_OPERANDS: u32 = 32;
+
+/// The most qualifiers one opcode may have (`add.s32` has one; PTX's longest, of
+/// `cp.async.bulk.tensor` and block-scaled `mma`, about 14).
+pub const MAX_QUALIFIERS: u32 = 32;
+
+/// The most elements one vector operand may have (`wgmma` accumulators of m64n256k16 in f32
+/// are 128 registers).
+pub const MAX_VECTOR_ELEMENTS: u32 = 256;
+
+/// The most operands one module's instructions may have together, each vector element
+/// counted (the largest fixture has about 30,000; an operand costs about 90 bytes parsed).
+pub const MAX_MODULE_OPERANDS: u32 = 1_000_000;
+
+/// The most labels one module may define (every kernel together).
+pub const MAX_LABELS: u32 = 250_000;
+
+/// The most kernels (`.entry`) one module may define.
+pub const MAX_KERNELS: u32 = 4_096;
+
+/// The most variables (`.global`, `.const`, `.shared`, `.local`, module and body scope) one
+/// module may declare. The machine gives every pointer parameter (at most 32,764, one byte
+/// each) and every global variable a buffer at `(k + 1) << 40`; with at most this many
+/// variables every buffer lies below the shared window at `1 << 56` (`decode::SHARED_WINDOW`).
+pub const MAX_VARIABLES: u32 = 16_384;
+
+/// The most `{ … }` blocks one module's kernel bodies may open (every block costs two body
+/// statements, whatever it holds).
+pub const MAX_BLOCKS: u32 = 250_000;
+
+/// The largest `.global` variable, bytes (1 GiB; the machine stores only what is written).
+pub const GLOBAL_VAR_LIMIT: u64 = 1 << 30;
+
+/// A parse error: the 1-based line and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
     /// 1-based line of the statement.
@@ -55,11 +138,17 @@ pub struct Kernel {
     pub line: u32,
     /// Parameters in order.
     pub params: Vec<Param>,
-    /// `.reqntid` if present (x, y, z): the exact block the kernel must be launched with.
+    /// `.reqntid x, y, z` (PTX ISA §11.4.3): the block the kernel must be launched with
+    /// (missing dimensions are 1). Never given together with `maxntid`.
     pub reqntid: Option<[u32; 3]>,
-    /// `.maxntid` if present (x, y, z): the block's threads must not exceed their product
-    /// (PTX ISA, "Performance-Tuning Directives").
+    /// `.maxntid x, y, z` (PTX ISA §11.4.2): the largest block it may be launched with, as
+    /// dimensions (missing ones are 1; the bound is on their product). Checked at launch by the
+    /// machine, not here.
     pub maxntid: Option<[u32; 3]>,
+    /// `.minnctapersm n` (PTX ISA §11.4.4): CTAs per SM the kernel asks to fit; a hint.
+    pub minnctapersm: Option<u32>,
+    /// `.maxnreg n` (PTX ISA §11.4.1): registers per thread ptxas may use; a hint.
+    pub maxnreg: Option<u32>,
     /// Body statements in order.
     pub body: Vec<Stmt>,
 }
@@ -73,7 +162,7 @@ pub struct Param {
     pub ty: String,
     /// Size in bytes (array parameters: element size times count).
     pub size: u32,
-    /// Alignment in bytes.
+    /// Alignment in bytes (a power of two).
     pub align: u32,
     /// Marked `.ptr` (Triton marks every pointer).
     pub ptr: bool,
@@ -88,14 +177,35 @@ pub struct VarDecl {
     pub name: String,
     /// Element type suffix (`b8`, `u32`, `f32`, …).
     pub ty: String,
-    /// Alignment in bytes (the element size when not given).
+    /// Alignment in bytes (the element size when not given; a power of two).
     pub align: u32,
-    /// Size in bytes; `None` for an unsized `.extern` array (dynamic shared memory).
+    /// Size in bytes; `None` for an unsized `.extern` array (dynamic shared memory). Within
+    /// its state space's limit (checked when parsed).
     pub size: Option<u64>,
-    /// Initial bytes (little-endian), if an initializer was given.
+    /// Initial bytes (little-endian), if an initializer was given; never longer than `size`.
     pub init: Vec<u8>,
     /// Line of the declaration.
     pub line: u32,
+}
+
+/// A `.reg` declaration: `.reg .b32 %r<145>, %t;` (PTX ISA §5.1.1 "Register State Space",
+/// §5.4.6 "Parameterized Variable Names").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegDecl {
+    /// The registers' type.
+    pub ty: Ty,
+    /// Each name with its count: `("%r", Some(145))` declares `%r0` … `%r144`, `("%t", None)`
+    /// declares `%t`.
+    pub names: Vec<(String, Option<u32>)>,
+    /// Line of the declaration.
+    pub line: u32,
+}
+
+impl RegDecl {
+    /// How many registers the declaration declares.
+    pub fn count(&self) -> u64 {
+        self.names.iter().map(|(_, n)| n.map_or(1, u64::from)).sum()
+    }
 }
 
 /// One statement of a kernel body.
@@ -107,9 +217,8 @@ pub enum Stmt {
     Close,
     /// `name:`.
     Label(String, u32),
-    /// `.reg .b32 %r<145>;` or `.reg .pred p, q;`: register names declared, whether they are
-    /// predicates, and the line.
-    Reg(Vec<String>, bool, u32),
+    /// `.reg .b32 %r<145>;` or `.reg .pred p, q;`.
+    Reg(RegDecl),
     /// A variable declared in the body (`.shared`, `.local`).
     Var(VarDecl),
     /// An instruction.
@@ -146,7 +255,7 @@ pub enum Operand {
     F32(u32),
     /// `0dXXXXXXXXXXXXXXXX` or a decimal float (f64 bits).
     F64(u64),
-    /// `{a, b, …}`.
+    /// `{a, b, …}`: scalars only (PTX ISA §6.4.3).
     Vector(Vec<Operand>),
     /// `[base + offset]`, `[base]`, `[offset]`.
     Address(Option<String>, i64),
@@ -154,40 +263,158 @@ pub enum Operand {
     Sink,
 }
 
-/// The operand in PTX syntax, as errors quote it: `%r1`, `!%p1`, `%p1|%p2`, `42`, `0f3F800000`,
-/// `0d3FF0000000000000`, `{%r1, %r2}`, `[%rd1+16]`, `_`.
+/// An operand in PTX's own spelling, for error messages: `%r1`, `!%p0`, `%p1|%p2`, `42`,
+/// `0f3F800000`, `0d3FF0000000000000`, `{%r1, %r2}`, `[%rd1+16]`, `[%r2+-8]`, `_`. Names are
+/// escaped ([`crate::text::escape`]): a control byte in the input is never printed raw.
 impl fmt::Display for Operand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::text::escape;
         match self {
-            Operand::Name(n) => f.write_str(&crate::text::escape(n)),
-            Operand::Not(n) => write!(f, "!{}", crate::text::escape(n)),
-            Operand::Pair(a, b) => {
-                write!(f, "{}|{}", crate::text::escape(a), crate::text::escape(b))
-            }
+            Operand::Name(n) => f.write_str(&escape(n)),
+            Operand::Not(n) => write!(f, "!{}", escape(n)),
+            Operand::Pair(a, b) => write!(f, "{}|{}", escape(a), escape(b)),
             Operand::Int(v) => write!(f, "{v}"),
             Operand::F32(b) => write!(f, "0f{b:08X}"),
             Operand::F64(b) => write!(f, "0d{b:016X}"),
             Operand::Vector(v) => {
                 f.write_str("{")?;
-                for (i, o) in v.iter().enumerate() {
-                    if i > 0 {
+                for (k, e) in v.iter().enumerate() {
+                    if k > 0 {
                         f.write_str(", ")?;
                     }
-                    write!(f, "{o}")?;
+                    write!(f, "{e}")?;
                 }
                 f.write_str("}")
             }
-            Operand::Address(base, off) => match (base, off) {
-                (Some(b), 0) => write!(f, "[{}]", crate::text::escape(b)),
-                (Some(b), o) if *o < 0 => {
-                    write!(f, "[{}-{}]", crate::text::escape(b), o.unsigned_abs())
-                }
-                (Some(b), o) => write!(f, "[{}+{o}]", crate::text::escape(b)),
-                (None, o) => write!(f, "[{o}]"),
-            },
+            Operand::Address(Some(n), 0) => write!(f, "[{}]", escape(n)),
+            Operand::Address(Some(n), o) => write!(f, "[{}+{o}]", escape(n)),
+            Operand::Address(None, o) => write!(f, "[{o}]"),
             Operand::Sink => f.write_str("_"),
         }
     }
+}
+
+/// Every type name the PTX ISA defines: the fundamental types (§5.2.1), the alternate
+/// floating-point formats (§5.2.3) and the packed types (§5.2.5), and the source formats of
+/// `ldmatrix`. A modifier spelled like a type (`.b33`, `.f12`, `.u7x3`) that is not here is
+/// "not a PTX type"; one here that the simulator does not model (`.b128`, `.tf32`, `.e4m3`) is
+/// unsupported instead.
+pub const PTX_TYPES: &[&str] = &[
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "f16x2",
+    "f32",
+    "f64",
+    "b8",
+    "b16",
+    "b32",
+    "b64",
+    "b128",
+    "pred",
+    "bf16",
+    "bf16x2",
+    "tf32",
+    "e4m3",
+    "e5m2",
+    "e4m3x2",
+    "e5m2x2",
+    "e2m1",
+    "e2m1x2",
+    "e3m2",
+    "e3m2x2",
+    "e2m3",
+    "e2m3x2",
+    "ue8m0",
+    "ue8m0x2",
+    "ue4m3",
+    "s4",
+    "u4",
+    "b1",
+    "b4",
+    "b6",
+    "s16x2",
+    "u16x2",
+    "f32x2",
+    "b8x16",
+    "b6x16_p32",
+    "b4x16_p64",
+];
+
+/// Whether `m` (a modifier without its dot) is spelled like a type: a width after `b`, `s`, `u`,
+/// `f`, `bf` (optionally `xN`), or an `eNmM`/`ueNmM` float format. Video byte and half selectors
+/// (`.b0`-`.b3`, `.h0`, `.h1`) are spelled like that too and are not types.
+pub fn type_like(m: &str) -> bool {
+    if matches!(m, "b0" | "b2" | "b3") {
+        return false;
+    }
+    let digits_x = |s: &str| {
+        let (w, x) = match s.split_once('x') {
+            Some((w, x)) => (w, Some(x)),
+            None => (s, None),
+        };
+        !w.is_empty()
+            && w.bytes().all(|c| c.is_ascii_digit())
+            && x.is_none_or(|x| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit()))
+    };
+    let fmt = |s: &str| {
+        let b = s.as_bytes();
+        b.len() >= 4 && b[0] == b'e' && b[1].is_ascii_digit() && b[2] == b'm' && digits_x(&s[3..])
+    };
+    if let Some(r) = m.strip_prefix("bf") {
+        return digits_x(r);
+    }
+    if let Some(r) = m.strip_prefix("ue") {
+        return fmt(&format!("e{r}"));
+    }
+    match m.as_bytes().first() {
+        Some(b'b' | b's' | b'u' | b'f') => digits_x(&m[1..]),
+        Some(b'e') => fmt(m),
+        _ => false,
+    }
+}
+
+/// The type a declaration names, or the error: not a PTX type (§5.2), or a PTX type the
+/// simulator does not model.
+fn decl_type(t: &str, line: u32, what: &str) -> Result<Ty, ParseError> {
+    if let Some(ty) = Ty::parse(t) {
+        return Ok(ty);
+    }
+    Err(ParseError {
+        line,
+        message: if PTX_TYPES.contains(&t) {
+            format!(
+                "{what} of type '.{t}' is not supported (modelled: .b8-.b64, .s8-.s64, .u8-.u64, .f16, .bf16, .f16x2, .bf16x2, .f32, .f64, .pred)"
+            )
+        } else {
+            not_a_type(t)
+        },
+    })
+}
+
+/// "'.b33' is not a PTX type (…)": the rule, for every place a type is written.
+pub fn not_a_type(t: &str) -> String {
+    format!(
+        "'.{t}' is not a PTX type (PTX ISA §5.2.1 Fundamental Types: .s8 .s16 .s32 .s64 .u8 .u16 .u32 .u64 .f16 .f16x2 .f32 .f64 .b8 .b16 .b32 .b64 .b128 .pred; §5.2.3 alternate formats: .bf16 .bf16x2 .tf32 .e4m3 .e5m2 …)"
+    )
+}
+
+/// Whether `n` is a power of two (PTX ISA §5.4.5: "the alignment must be a power of two").
+fn align_error(n: i128, line: u32, text: &str) -> Option<ParseError> {
+    let ok = u32::try_from(n).is_ok_and(u32::is_power_of_two);
+    (!ok).then(|| ParseError {
+        line,
+        message: format!(
+            "'.align {n}' in '{}': an alignment is a power of two number of bytes (PTX ISA §5.4.5 Alignment), e.g. .align 4",
+            shorten(text)
+        ),
+    })
 }
 
 /// A raw statement: its text and first line.
@@ -214,15 +441,30 @@ enum Piece<'a> {
     Label(Raw<'a>),
 }
 
-/// Cuts the source into pieces. Errors: an unterminated comment or string, an unbalanced `}`.
-fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
+/// Cuts the source into pieces and hands each to `emit` as it is found (nothing is collected).
+/// Errors: an unterminated comment or string, an unbalanced `}`, brackets nested deeper than
+/// [`MAX_NESTING`] in one statement, and whatever `emit` returns.
+fn split<'a>(
+    src: &'a str,
+    mut emit: impl FnMut(Piece<'a>) -> Result<(), ParseError>,
+) -> Result<(), ParseError> {
     let b = src.as_bytes();
-    let mut out = Vec::new();
     let mut i = 0usize;
     let mut line = 1u32;
     let mut start: Option<(usize, u32)> = None; // statement start (byte, line)
     let mut inner = 0u32; // open braces inside the current statement (vector operands, initializers)
+    let mut brackets = 0u32; // open `[` and `(` inside the current statement
     let mut section = 0u32; // depth inside a `.section { … }` being skipped
+    // The statement (by its start) whose first ':' was tried as a label's: a later ':' never
+    // ends a label (its text holds the earlier ':'), so each statement is scanned once.
+    let mut label_tried: Option<usize> = None;
+    let too_deep = |s: usize, l: u32, i: usize| ParseError {
+        line: l,
+        message: format!(
+            "brackets nest deeper than {MAX_NESTING} levels in one statement, at '{}': PTX nests a vector operand's braces once (PTX ISA §6.4.3), an address's brackets once (§6.4.1) and an initializer's braces once per array dimension (§5.4.4)",
+            shorten(&src[s..=i])
+        ),
+    };
     while i < b.len() {
         let c = b[i];
         if c == b'\n' {
@@ -231,11 +473,12 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
             {
                 let t = src[s..i].trim();
                 if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) && !t.ends_with(';') {
-                    out.push(Piece::Stmt(Raw { text: t, line: l }));
+                    emit(Piece::Stmt(Raw { text: t, line: l }))?;
                     start = None;
+                    brackets = 0;
                 }
             }
-            line += 1;
+            line = line.saturating_add(1);
             i += 1;
             continue;
         }
@@ -250,8 +493,9 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
             {
                 let t = src[s..text_end].trim();
                 if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
-                    out.push(Piece::Stmt(Raw { text: t, line: l }));
+                    emit(Piece::Stmt(Raw { text: t, line: l }))?;
                     start = None;
+                    brackets = 0;
                 }
             }
             continue;
@@ -267,7 +511,7 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
                     });
                 }
                 if b[i] == b'\n' {
-                    line += 1;
+                    line = line.saturating_add(1);
                 }
                 if b[i] == b'*' && b[i + 1] == b'/' {
                     i += 2;
@@ -285,7 +529,7 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
             i += 1;
             while i < b.len() && b[i] != b'"' {
                 if b[i] == b'\n' {
-                    line += 1;
+                    line = line.saturating_add(1);
                 }
                 i += 1;
             }
@@ -300,7 +544,7 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
         }
         if section > 0 {
             if c == b'{' {
-                section += 1;
+                section = section.saturating_add(1);
             } else if c == b'}' {
                 section -= 1;
                 if section == 1 {
@@ -319,10 +563,11 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
             b';' => {
                 if let Some((s, l)) = start.take() {
                     inner = 0;
-                    out.push(Piece::Stmt(Raw {
+                    brackets = 0;
+                    emit(Piece::Stmt(Raw {
                         text: text(s, i),
                         line: l,
-                    }));
+                    }))?;
                 } else {
                     // An empty statement: allowed.
                 }
@@ -332,17 +577,24 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
                 match start {
                     Some((s, l)) => {
                         let t = text(s, i);
-                        if starts_with_word(t, ".section") {
+                        if inner == 0 && brackets == 0 && starts_with_word(t, ".section") {
                             section = 2;
                             start = None;
-                        } else if t.starts_with('.') && !t.contains('=') && inner == 0 {
-                            out.push(Piece::Open(Raw { text: t, line: l }));
+                        } else if inner == 0
+                            && brackets == 0
+                            && t.starts_with('.')
+                            && !t.contains('=')
+                        {
+                            emit(Piece::Open(Raw { text: t, line: l }))?;
                             start = None;
                         } else {
                             inner += 1;
+                            if inner + brackets > MAX_NESTING {
+                                return Err(too_deep(s, l, i));
+                            }
                         }
                     }
-                    None => out.push(Piece::Open(Raw { text: "", line })),
+                    None => emit(Piece::Open(Raw { text: "", line }))?,
                 }
                 i += 1;
             }
@@ -356,25 +608,48 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
                             message: format!("expected ';' after '{}'", shorten(text(s, i))),
                         });
                     }
-                    out.push(Piece::Close(line));
+                    emit(Piece::Close(line))?;
                 }
                 i += 1;
             }
-            b':' if b.get(i + 1) != Some(&b':') && i > 0 && b[i - 1] != b':' && inner == 0 => {
+            b':' if b.get(i + 1) != Some(&b':')
+                && i > 0
+                && b[i - 1] != b':'
+                && inner == 0
+                && brackets == 0 =>
+            {
                 if let Some((s, l)) = start
-                    && is_ident(text(s, i))
+                    && label_tried != Some(s)
+                    && {
+                        label_tried = Some(s);
+                        is_ident(text(s, i))
+                    }
                 {
-                    out.push(Piece::Label(Raw {
+                    emit(Piece::Label(Raw {
                         text: text(s, i),
                         line: l,
-                    }));
+                    }))?;
                     start = None;
+                } else if start.is_none() {
+                    // A ':' that ends no label is text of a statement (an error there).
+                    start = Some((i, line));
                 }
                 i += 1;
             }
             _ => {
                 if start.is_none() {
                     start = Some((i, line));
+                }
+                match c {
+                    b'[' | b'(' => {
+                        brackets += 1;
+                        if inner + brackets > MAX_NESTING {
+                            let (s, l) = start.unwrap_or((i, line));
+                            return Err(too_deep(s, l, i));
+                        }
+                    }
+                    b']' | b')' => brackets = brackets.saturating_sub(1),
+                    _ => {}
                 }
                 i += 1;
             }
@@ -389,7 +664,7 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
     if let Some((s, l)) = start {
         let t = src[s..].trim();
         if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
-            out.push(Piece::Stmt(Raw { text: t, line: l }));
+            emit(Piece::Stmt(Raw { text: t, line: l }))?;
         } else {
             return Err(ParseError {
                 line: l,
@@ -397,7 +672,7 @@ fn split(src: &str) -> Result<Vec<Piece<'_>>, ParseError> {
             });
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn starts_with_word(t: &str, w: &str) -> bool {
@@ -414,13 +689,10 @@ fn is_ident(t: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$')
 }
 
-fn shorten(t: &str) -> String {
-    let one: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() > 60 {
-        format!("{}…", one.chars().take(60).collect::<String>())
-    } else {
-        one
-    }
+/// `t` on one line, cut to 60 characters and escaped ([`crate::text::clip`]), for quoting in an error.
+pub fn shorten(t: &str) -> String {
+    let one: String = t.split_whitespace().take(64).collect::<Vec<_>>().join(" ");
+    crate::text::clip(&one, 61).into_owned()
 }
 
 /// Checks that `src` opens like a PTX module: its first token, after whitespace and comments,
@@ -435,13 +707,15 @@ pub fn check_module_start(src: &str) -> Result<(), ParseError> {
     let mut line = 1u32;
     loop {
         let trimmed = rest.trim_start();
-        line += rest[..rest.len() - trimmed.len()].matches('\n').count() as u32;
+        let skipped = rest[..rest.len() - trimmed.len()].matches('\n').count();
+        line = line.saturating_add(u32::try_from(skipped).unwrap_or(u32::MAX));
         rest = trimmed;
         if let Some(r) = rest.strip_prefix("//") {
             rest = r.find('\n').map_or("", |i| &r[i..]);
         } else if let Some(r) = rest.strip_prefix("/*") {
             let Some(end) = r.find("*/") else { break };
-            line += r[..end].matches('\n').count() as u32;
+            let skipped = r[..end].matches('\n').count();
+            line = line.saturating_add(u32::try_from(skipped).unwrap_or(u32::MAX));
             rest = &r[end + 2..];
         } else {
             break;
@@ -468,31 +742,62 @@ pub fn check_module_start(src: &str) -> Result<(), ParseError> {
     })
 }
 
-/// Parses a whole PTX module.
-///
-/// # Errors
-/// The first [`ParseError`]: its line and what was expected.
-pub fn parse(src: &str) -> Result<Module, ParseError> {
-    let pieces = split(src)?;
-    let mut m = Module::default();
-    let mut cur: Option<Kernel> = None;
-    let mut depth = 0u32; // brace depth inside the current kernel body
-    let mut pending: Option<Kernel> = None; // `.entry` header waiting for its `{`
-    for p in pieces {
+/// The module being built from the splitter's pieces, with the counts the limits bound.
+struct Builder {
+    m: Module,
+    /// The kernel whose body is being read.
+    cur: Option<Kernel>,
+    /// Block depth inside the current kernel body (its own braces are 1).
+    depth: u32,
+    /// An `.entry` header waiting for its `{`.
+    pending: Option<Kernel>,
+    /// Registers declared by the current kernel so far.
+    regs: u64,
+    instructions: u32,
+    operands: u32,
+    labels: u32,
+    blocks: u32,
+    variables: u32,
+    /// Module-scope names (kernels and variables) and the line defining each.
+    names: HashMap<String, u32>,
+}
+
+/// "line N: … at most LIMIT (parse::NAME)": a limit's error.
+fn limit_error(line: u32, what: &str, limit: u32, name: &str) -> ParseError {
+    ParseError {
+        line,
+        message: format!(
+            "more than {limit} {what} in one module: tilelab's limit (parse::{name}) for what it parses and keeps in memory"
+        ),
+    }
+}
+
+impl Builder {
+    fn piece(&mut self, p: Piece<'_>) -> Result<(), ParseError> {
         match p {
             Piece::Open(raw) => {
-                if let Some(k) = cur.as_mut() {
+                if let Some(k) = self.cur.as_mut() {
                     if !raw.text.is_empty() {
                         return Err(err(raw.line, "'{' to open a scope", raw.text));
                     }
-                    depth += 1;
+                    self.depth += 1;
+                    self.blocks += 1;
+                    if self.blocks > MAX_BLOCKS {
+                        return Err(limit_error(raw.line, "blocks", MAX_BLOCKS, "MAX_BLOCKS"));
+                    }
+                    if self.depth > MAX_BLOCK_DEPTH {
+                        return Err(ParseError {
+                            line: raw.line,
+                            message: format!(
+                                "blocks nest deeper than {MAX_BLOCK_DEPTH} levels in kernel '{}': tilelab's limit (parse::MAX_BLOCK_DEPTH; nvcc and Triton nest two or three)",
+                                k.name
+                            ),
+                        });
+                    }
                     k.body.push(Stmt::Open);
                 } else if raw.text.is_empty() {
-                    match pending.take() {
-                        Some(k) => {
-                            cur = Some(k);
-                            depth = 1;
-                        }
+                    match self.pending.take() {
+                        Some(k) => self.open_kernel(k)?,
                         None => {
                             return Err(ParseError {
                                 line: raw.line,
@@ -501,12 +806,8 @@ pub fn parse(src: &str) -> Result<Module, ParseError> {
                         }
                     }
                 } else {
-                    let k = entry_header(raw.text, raw.line)?;
-                    match k {
-                        Some(k) => {
-                            cur = Some(k);
-                            depth = 1;
-                        }
+                    match entry_header(raw.text, raw.line)? {
+                        Some(k) => self.open_kernel(k)?,
                         None => {
                             return Err(ParseError {
                                 line: raw.line,
@@ -520,21 +821,29 @@ pub fn parse(src: &str) -> Result<Module, ParseError> {
                 }
             }
             Piece::Close(line) => {
-                let Some(k) = cur.as_mut() else {
+                let Some(k) = self.cur.as_mut() else {
                     return Err(ParseError {
                         line,
                         message: "unbalanced '}'".into(),
                     });
                 };
-                depth -= 1;
-                if depth == 0 {
-                    m.kernels.push(cur.take().unwrap_or_else(|| unreachable!()));
+                self.depth -= 1;
+                if self.depth == 0 {
+                    if let Some(k) = self.cur.take() {
+                        self.m.kernels.push(k);
+                    }
                 } else {
                     k.body.push(Stmt::Close);
                 }
             }
-            Piece::Label(raw) => match cur.as_mut() {
-                Some(k) => k.body.push(Stmt::Label(raw.text.to_string(), raw.line)),
+            Piece::Label(raw) => match self.cur.as_mut() {
+                Some(k) => {
+                    self.labels += 1;
+                    if self.labels > MAX_LABELS {
+                        return Err(limit_error(raw.line, "labels", MAX_LABELS, "MAX_LABELS"));
+                    }
+                    k.body.push(Stmt::Label(raw.text.to_string(), raw.line));
+                }
                 None => {
                     return Err(ParseError {
                         line: raw.line,
@@ -545,34 +854,155 @@ pub fn parse(src: &str) -> Result<Module, ParseError> {
             Piece::Stmt(raw) => {
                 let t = raw.text;
                 let line = raw.line;
-                if let Some(k) = cur.as_mut() {
-                    k.body.push(body_stmt(t, line)?);
-                } else if t.starts_with('.') || t.starts_with("//") {
+                if self.cur.is_some() {
+                    let s = body_stmt(t, line)?;
+                    self.count(s.as_ref(), line)?;
+                    if let (Some(k), Some(s)) = (self.cur.as_mut(), s) {
+                        k.body.push(s);
+                    }
+                } else if t.starts_with('.') {
                     if let Some(tg) = t.strip_prefix(".target") {
-                        m.target = Some(tg.trim().split(',').next().unwrap_or("").trim().into());
+                        self.m.target =
+                            Some(tg.trim().split(',').next().unwrap_or("").trim().into());
                     } else if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
                     } else if t.contains(".entry") || t.contains(".func") {
                         // A prototype without a body (`.extern .func …;`) or an entry whose
                         // `{` follows on a later statement: keep the header.
                         if t.contains(".entry") {
-                            pending = entry_header(t, line)?;
+                            self.pending = entry_header(t, line)?;
                         }
-                    } else if let Some(v) = var_decl(t, line)? {
-                        m.vars.push(v);
+                    } else if let Some(v) = var_decl(t, line, true)? {
+                        self.count_var(line)?;
+                        self.define(&v.name, line, "a module-scope variable")?;
+                        self.m.vars.push(v);
                     }
                 } else {
                     return Err(err(line, "a directive at module scope", t));
                 }
             }
         }
+        Ok(())
     }
-    if let Some(k) = cur {
+
+    /// A kernel's body opens: its name must be new to the module, and the module may take one
+    /// more kernel.
+    fn open_kernel(&mut self, k: Kernel) -> Result<(), ParseError> {
+        if self.m.kernels.len() >= MAX_KERNELS as usize {
+            return Err(limit_error(k.line, "kernels", MAX_KERNELS, "MAX_KERNELS"));
+        }
+        self.define(&k.name, k.line, "a kernel")?;
+        self.cur = Some(k);
+        self.depth = 1;
+        self.regs = 0;
+        Ok(())
+    }
+
+    /// Records a module-scope name; a second definition is an error naming the first.
+    fn define(&mut self, name: &str, line: u32, what: &str) -> Result<(), ParseError> {
+        if let Some(&first) = self.names.get(name) {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "'{name}' is defined twice at module scope (first at line {first}), here as {what}: a module defines each kernel and variable name once (PTX ISA §4.4 Identifiers, §11.2.1 .entry)"
+                ),
+            });
+        }
+        self.names.insert(name.to_string(), line);
+        Ok(())
+    }
+
+    fn count_var(&mut self, line: u32) -> Result<(), ParseError> {
+        self.variables += 1;
+        if self.variables > MAX_VARIABLES {
+            return Err(limit_error(
+                line,
+                "variables",
+                MAX_VARIABLES,
+                "MAX_VARIABLES",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts a body statement against the module's and the kernel's limits.
+    fn count(&mut self, s: Option<&Stmt>, line: u32) -> Result<(), ParseError> {
+        match s {
+            Some(Stmt::Inst(i)) => {
+                let n: usize = i
+                    .operands
+                    .iter()
+                    .map(|o| match o {
+                        Operand::Vector(v) => v.len(),
+                        _ => 1,
+                    })
+                    .sum();
+                self.operands = self
+                    .operands
+                    .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+                if self.operands > MAX_MODULE_OPERANDS {
+                    return Err(limit_error(
+                        line,
+                        "operands",
+                        MAX_MODULE_OPERANDS,
+                        "MAX_MODULE_OPERANDS",
+                    ));
+                }
+                self.instructions += 1;
+                if self.instructions > MAX_INSTRUCTIONS {
+                    return Err(limit_error(
+                        line,
+                        "instructions",
+                        MAX_INSTRUCTIONS,
+                        "MAX_INSTRUCTIONS",
+                    ));
+                }
+            }
+            Some(Stmt::Var(_)) => self.count_var(line)?,
+            Some(Stmt::Reg(r)) => {
+                self.regs = self.regs.saturating_add(r.count());
+                if self.regs > u64::from(MAX_REGISTERS) {
+                    let name = self.cur.as_ref().map_or("", |k| k.name.as_str());
+                    return Err(ParseError {
+                        line,
+                        message: format!(
+                            "kernel '{name}' declares {} registers by this line, more than {MAX_REGISTERS}: tilelab's limit per kernel (parse::MAX_REGISTERS; PTX's virtual registers are unlimited, ptxas allocates at most 255 per thread)",
+                            self.regs
+                        ),
+                    });
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Parses a whole PTX module.
+///
+/// # Errors
+/// The first [`ParseError`]: its line and what was expected, or the rule or limit broken.
+pub fn parse(src: &str) -> Result<Module, ParseError> {
+    let mut b = Builder {
+        m: Module::default(),
+        cur: None,
+        depth: 0,
+        pending: None,
+        regs: 0,
+        instructions: 0,
+        operands: 0,
+        labels: 0,
+        blocks: 0,
+        variables: 0,
+        names: HashMap::new(),
+    };
+    split(src, |p| b.piece(p))?;
+    if let Some(k) = b.cur {
         return Err(ParseError {
             line: k.line,
             message: format!("kernel '{}' has no closing '}}'", k.name),
         });
     }
-    Ok(m)
+    Ok(b.m)
 }
 
 fn err(line: u32, expected: &str, found: &str) -> ParseError {
@@ -643,16 +1073,47 @@ fn reg_name<'a>(i: &mut &'a str) -> ModalResult<&'a str> {
         .parse_next(i)
 }
 
+/// An integer literal (PTX ISA §4.5.1 "Integer Constants"): hexadecimal `0x…`, binary `0b…`,
+/// octal `0…` (a leading zero), decimal; an optional `-` and `U` suffix. Values up to 2^64 - 1.
 fn int_lit(i: &mut &str) -> ModalResult<i128> {
-    let neg = opt('-').parse_next(i)?.is_some();
-    let v: i128 = alt((
-        preceded(alt(("0x", "0X")), hex_digit1)
-            .try_map(|h: &str| u64::from_str_radix(h, 16).map(|v| v as i128)),
-        digit1.try_map(|d: &str| d.parse::<u64>().map(|v| v as i128)),
-    ))
-    .parse_next(i)?;
-    let _ = opt(one_of(['U', 'u'])).parse_next(i)?;
-    Ok(if neg { -v } else { v })
+    let start = *i;
+    let text = (
+        opt('-'),
+        one_of(|c: char| c.is_ascii_digit()),
+        take_while(0.., |c: char| c.is_ascii_alphanumeric()),
+    )
+        .take()
+        .parse_next(i)?;
+    match int_value(text) {
+        Some(v) => Ok(v),
+        None => {
+            *i = start;
+            fail.parse_next(i)
+        }
+    }
+}
+
+/// The value of an integer literal's whole text (see [`int_lit`]), or `None`.
+fn int_value(t: &str) -> Option<i128> {
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let t = t.strip_suffix(['U', 'u']).unwrap_or(t);
+    if t.is_empty() || !t.bytes().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+        u64::from_str_radix(b, 2)
+    } else if t.len() > 1 && t.starts_with('0') {
+        u64::from_str_radix(&t[1..], 8)
+    } else {
+        t.parse::<u64>()
+    }
+    .ok()? as i128;
+    Some(if neg { -v } else { v })
 }
 
 fn number(i: &mut &str) -> ModalResult<Operand> {
@@ -701,31 +1162,67 @@ fn address(i: &mut &str) -> ModalResult<Operand> {
     .parse_next(i)
 }
 
-fn operand(i: &mut &str) -> ModalResult<Operand> {
-    preceded(
-        ws,
-        alt((
-            address,
-            delimited(('{', ws), separated(1.., operand, (ws, ',')), (ws, '}'))
-                .map(Operand::Vector),
-            preceded(('!', ws), reg_name).map(|n: &str| Operand::Not(n.into())),
-            number,
-            (reg_name, ws, '|', ws, reg_name)
-                .map(|(a, _, _, _, b): (&str, _, _, _, &str)| Operand::Pair(a.into(), b.into())),
-            (
-                '_',
-                winnow::combinator::not(one_of(|c: char| {
-                    c.is_ascii_alphanumeric() || c == '_' || c == '$'
-                })),
-            )
-                .map(|_| Operand::Sink),
-            reg_name.map(|n: &str| Operand::Name(n.into())),
-        )),
-    )
-    .context(StrContext::Expected(StrContextValue::Description(
-        "an operand",
-    )))
+/// A scalar operand: anything but an address or a vector.
+fn scalar(i: &mut &str) -> ModalResult<Operand> {
+    alt((
+        preceded(('!', ws), reg_name).map(|n: &str| Operand::Not(n.into())),
+        number,
+        (reg_name, ws, '|', ws, reg_name)
+            .map(|(a, _, _, _, b): (&str, _, _, _, &str)| Operand::Pair(a.into(), b.into())),
+        (
+            '_',
+            winnow::combinator::not(one_of(|c: char| {
+                c.is_ascii_alphanumeric() || c == '_' || c == '$'
+            })),
+        )
+            .map(|_| Operand::Sink),
+        reg_name.map(|n: &str| Operand::Name(n.into())),
+    ))
     .parse_next(i)
+}
+
+/// One element of a vector operand: a scalar. A `{` here is a vector nested in a vector, which
+/// PTX does not have (PTX ISA §6.4.3 "Vectors as Operands": a brace-enclosed list of scalar
+/// registers); it is refused at once, so the operand parser never recurses.
+fn vector_element(i: &mut &str) -> ModalResult<Operand> {
+    let _ = ws.parse_next(i)?;
+    if i.starts_with('{') {
+        return cut_err(fail)
+            .context(StrContext::Expected(StrContextValue::Description(
+                "a scalar vector element, not '{' (a vector operand's braces nest once, PTX ISA §6.4.3 Vectors as Operands)",
+            )))
+            .parse_next(i);
+    }
+    scalar.parse_next(i)
+}
+
+/// `{a, b, …}`: at most [`MAX_VECTOR_ELEMENTS`] scalars.
+fn vector(i: &mut &str) -> ModalResult<Operand> {
+    let _ = ('{', ws).parse_next(i)?;
+    let v: Vec<Operand> = cut_err(separated(
+        1..=MAX_VECTOR_ELEMENTS as usize,
+        vector_element,
+        (ws, ','),
+    ))
+    .parse_next(i)?;
+    let _ = ws.parse_next(i)?;
+    if v.len() == MAX_VECTOR_ELEMENTS as usize && i.starts_with(',') {
+        return cut_err(fail)
+            .context(StrContext::Expected(StrContextValue::Description(
+                "'}' after at most 256 elements (parse::MAX_VECTOR_ELEMENTS)",
+            )))
+            .parse_next(i);
+    }
+    cut_err('}').parse_next(i)?;
+    Ok(Operand::Vector(v))
+}
+
+fn operand(i: &mut &str) -> ModalResult<Operand> {
+    preceded(ws, alt((address, vector, scalar)))
+        .context(StrContext::Expected(StrContextValue::Description(
+            "an operand",
+        )))
+        .parse_next(i)
 }
 
 fn opcode<'a>(i: &mut &'a str) -> ModalResult<&'a str> {
@@ -758,13 +1255,32 @@ fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
     let op = opcode
         .parse_next(&mut i)
         .map_err(|e| werr(line, "an instruction", i, &unwrap_err(e)))?;
+    if op.split('.').count() > MAX_QUALIFIERS as usize + 1 {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "more than {MAX_QUALIFIERS} qualifiers in '{}': tilelab's limit per opcode (parse::MAX_QUALIFIERS; PTX's longest opcodes have about 14)",
+                shorten(op)
+            ),
+        });
+    }
     let opcode: Vec<String> = split_opcode(op);
     let mut operands = Vec::new();
     let _ = ws.parse_next(&mut i);
     if !i.is_empty() {
-        let list: Result<Vec<Operand>, _> = separated(1.., operand, (ws, ',')).parse_next(&mut i);
+        let list: Result<Vec<Operand>, _> =
+            separated(1..=MAX_OPERANDS as usize, operand, (ws, ',')).parse_next(&mut i);
         operands = list.map_err(|e| werr(line, "operands separated by ','", i, &unwrap_err(e)))?;
         let _ = ws.parse_next(&mut i);
+        if operands.len() == MAX_OPERANDS as usize && i.starts_with(',') {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "more than {MAX_OPERANDS} operands in '{}': tilelab's limit per instruction (parse::MAX_OPERANDS; PTX's widest instruction has 8)",
+                    shorten(t)
+                ),
+            });
+        }
         if !i.is_empty() {
             return Err(err(line, "',' or the end of the statement", i));
         }
@@ -790,63 +1306,93 @@ fn split_opcode(op: &str) -> Vec<String> {
     op.split('.').map(str::to_string).collect()
 }
 
-/// A body statement: `.reg`, a variable, `.pragma`/`.loc` (kept as nothing), or an instruction.
-fn body_stmt(t: &str, line: u32) -> Result<Stmt, ParseError> {
-    if let Some(rest) = t.strip_prefix(".reg") {
-        let pred = rest.trim_start().starts_with(".pred");
-        return reg_decl(rest, line).map(|n| Stmt::Reg(n, pred, line));
+/// Directives a kernel body may hold that mean nothing to the simulation (their use, such as
+/// `call` for `.param`, is refused where it appears).
+const BODY_DIRECTIVES: [&str; 5] = [
+    ".param",
+    ".callprototype",
+    ".branchtargets",
+    ".calltargets",
+    ".maxnreg",
+];
+
+/// A body statement: `.reg`, a variable, `.pragma`/`.loc` (nothing), or an instruction.
+fn body_stmt(t: &str, line: u32) -> Result<Option<Stmt>, ParseError> {
+    if starts_with_word(t, ".reg") {
+        return reg_decl(&t[".reg".len()..], line).map(|r| Some(Stmt::Reg(r)));
     }
     if t.starts_with('.') {
         if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
-            return Ok(Stmt::Reg(vec![], false, line));
+            return Ok(None);
         }
-        return match var_decl(t, line)? {
-            Some(v) => Ok(Stmt::Var(v)),
-            None => Ok(Stmt::Reg(vec![], false, line)),
+        if BODY_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
+            return Ok(None);
+        }
+        return match var_decl(t, line, false)? {
+            Some(v) => Ok(Some(Stmt::Var(v))),
+            None => Err(ParseError {
+                line,
+                message: format!(
+                    "unsupported directive '{}' in a kernel body (allowed: .reg, .shared, .local, .pragma, .loc; PTX ISA §11)",
+                    shorten(t)
+                ),
+            }),
         };
     }
-    instruction(t, line).map(Stmt::Inst)
+    instruction(t, line).map(|i| Some(Stmt::Inst(i)))
 }
 
-/// `.reg .b32 %r<145>;` → `%r0` … `%r144`; `.reg .pred %p, %q;` → both names.
-fn reg_decl(rest: &str, line: u32) -> Result<Vec<String>, ParseError> {
+/// `.reg .b32 %r<145>;` → `%r` × 145; `.reg .pred %p, %q;` → both names. The type must be a
+/// PTX type the simulator models; a count is at most [`MAX_REGISTERS`] (the kernel's total is
+/// checked by the caller). Vector registers (`.reg .v4 .b32`) are not supported.
+fn reg_decl(rest: &str, line: u32) -> Result<RegDecl, ParseError> {
+    let text = || format!(".reg{rest}");
     let mut i = rest;
-    let r: Result<Vec<(&str, Option<i128>)>, _> = preceded(
-        (ws, opt(("v", one_of(['2', '4']), ws)), '.', ident, ws),
-        separated(
-            1..,
-            (
-                preceded(ws, reg_name),
-                opt(delimited(('<', ws), int_lit, (ws, '>'))),
+    let ty = preceded((ws, '.'), ident)
+        .parse_next(&mut i)
+        .map_err(|e| werr(line, ".reg .TYPE name or name<N>", i, &unwrap_err(e)))?;
+    if matches!(ty, "v2" | "v4" | "v8") {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "vector registers ('{}') are not supported: declare scalar registers",
+                shorten(&text())
             ),
-            (ws, ','),
+        });
+    }
+    let ty = decl_type(ty, line, "a register")?;
+    let r: Result<Vec<(&str, Option<i128>)>, _> = separated(
+        1..,
+        (
+            preceded(ws, ident),
+            opt(delimited(('<', ws), int_lit, (ws, '>'))),
         ),
+        (ws, ','),
     )
     .parse_next(&mut i);
     let r = r.map_err(|e| werr(line, ".reg .TYPE name or name<N>", i, &unwrap_err(e)))?;
     if !i.trim().is_empty() {
         return Err(err(line, "';' after the register list", i));
     }
-    let mut out = Vec::new();
+    let mut names = Vec::with_capacity(r.len());
     for (name, n) in r {
-        match n {
-            Some(n) => {
-                if !(0..=1_000_000).contains(&n) {
-                    return Err(ParseError {
+        let n = match n {
+            Some(n) => Some(
+                u32::try_from(n)
+                    .ok()
+                    .filter(|&n| n <= MAX_REGISTERS)
+                    .ok_or_else(|| ParseError {
                         line,
                         message: format!(
-                            "register count {n} of '{name}' is out of range 0..=1000000"
+                            "'{name}<{n}>' declares {n} registers; a kernel may declare 0 to {MAX_REGISTERS} (tilelab's limit, parse::MAX_REGISTERS)"
                         ),
-                    });
-                }
-                for k in 0..n {
-                    out.push(format!("{name}{k}"));
-                }
-            }
-            None => out.push(name.to_string()),
-        }
+                    })?,
+            ),
+            None => None,
+        };
+        names.push((name.to_string(), n));
     }
-    Ok(out)
+    Ok(RegDecl { ty, names, line })
 }
 
 /// Size in bytes of a PTX scalar type suffix (`b8` 1, `f16x2` 4, `pred` 1).
@@ -860,16 +1406,44 @@ pub fn type_size(ty: &str) -> Option<u32> {
     })
 }
 
-/// A variable declaration at module or body scope, or `None` for directives without meaning here.
-fn var_decl(t: &str, line: u32) -> Result<Option<VarDecl>, ParseError> {
-    let words: Vec<&str> = t.split_whitespace().collect();
-    let space = ["shared", "global", "const", "local"]
-        .into_iter()
-        .find(|s| words.iter().any(|w| *w == format!(".{s}")));
-    let Some(space) = space else {
-        // `.visible`, `.weak`, `.common` alone, `.maxnreg`, … carry nothing to simulate.
-        return Ok(None);
-    };
+/// The state spaces a variable may be declared in here (PTX ISA §5.1).
+const VAR_SPACES: [&str; 4] = ["shared", "global", "const", "local"];
+
+/// Module-scope directives that declare nothing the simulation needs (linking, aliases,
+/// texture references): kept as nothing.
+const MODULE_DIRECTIVES: [&str; 6] = [".visible", ".weak", ".extern", ".common", ".alias", ".tex"];
+
+/// The largest size a variable of `space` may have, bytes, and the rule's words.
+fn space_limit(space: &str) -> (u64, String) {
+    let l = Arch::Sm90.limits();
+    match space {
+        "shared" => (
+            u64::from(l.smem_per_block_bytes),
+            format!(
+                "{} bytes of shared memory per block on sm_90, the simulated GPU (CUDA C++ Programming Guide, Table 31)",
+                l.smem_per_block_bytes
+            ),
+        ),
+        "const" => (
+            u64::from(l.const_bytes),
+            format!(
+                "{} bytes of constant memory (CUDA C++ Programming Guide, Table 31)",
+                l.const_bytes
+            ),
+        ),
+        "local" => (u64::from(super::decode::LOCAL_FRAME_LIMIT), String::new()),
+        _ => (
+            GLOBAL_VAR_LIMIT,
+            format!("{GLOBAL_VAR_LIMIT} bytes (1 GiB), tilelab's limit (parse::GLOBAL_VAR_LIMIT)"),
+        ),
+    }
+}
+
+/// A variable declaration at module (`module` true) or body scope, or `None` for module
+/// directives without meaning here. Every modifier must mean something (a state space, a type,
+/// `.align N`, `.v2`/`.v4`, a linking directive); one state space, one type; the size within
+/// the space's limit; the initializer within the variable.
+fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseError> {
     let (decl, init) = match t.split_once('=') {
         Some((d, i)) => (d.trim(), Some(i.trim())),
         None => (t, None),
@@ -890,28 +1464,97 @@ fn var_decl(t: &str, line: u32) -> Result<Option<VarDecl>, ParseError> {
             ),
         ),
         ws,
-        ident,
+        opt(ident),
         opt(delimited(('[', ws), opt(int_lit), (ws, ']'))),
         ws,
     )
         .parse_next(&mut i);
     let (mods, _, name, dims, _) =
         parsed.map_err(|e| werr(line, "a variable declaration", i, &unwrap_err(e)))?;
+    let mut space: Option<&str> = None;
+    let mut align = None;
+    let mut ty: Option<&str> = None;
+    let mut vec = 1u32;
+    for (m, n) in &mods {
+        let m = *m;
+        if VAR_SPACES.contains(&m) {
+            if let Some(s) = space {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "two state spaces '.{s}' and '.{m}' in '{}': a variable lives in one state space (PTX ISA §5.1 State Spaces)",
+                        shorten(t)
+                    ),
+                });
+            }
+            space = Some(m);
+        } else if m == "align" {
+            let Some(n) = n else {
+                return Err(err(line, "a byte count after .align", t));
+            };
+            if align.is_some() {
+                return Err(ParseError {
+                    line,
+                    message: format!("'.align' given twice in '{}'", shorten(t)),
+                });
+            }
+            if let Some(e) = align_error(*n, line, t) {
+                return Err(e);
+            }
+            align = u32::try_from(*n).ok();
+        } else if matches!(m, "v2" | "v4") {
+            vec = if m == "v2" { 2 } else { 4 };
+        } else if type_like(m) || m == "pred" {
+            if let Some(t0) = ty {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "two types '.{t0}' and '.{m}' in '{}': a variable has one type (PTX ISA §5.4.1 Variable Declarations)",
+                        shorten(t)
+                    ),
+                });
+            }
+            ty = Some(m);
+        } else if MODULE_DIRECTIVES.contains(&format!(".{m}").as_str()) {
+        } else {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "unknown or unsupported '.{m}' in the declaration '{}' (PTX ISA §5.4.1 Variable Declarations)",
+                    shorten(t)
+                ),
+            });
+        }
+    }
+    let Some(space) = space else {
+        if let Some(t0) = ty.filter(|t0| !PTX_TYPES.contains(t0)) {
+            return Err(ParseError {
+                line,
+                message: not_a_type(t0),
+            });
+        }
+        let first = t.split_whitespace().next().unwrap_or("");
+        if module && MODULE_DIRECTIVES.contains(&first) {
+            // `.visible`, `.weak`, `.alias`, … carry nothing to simulate.
+            return Ok(None);
+        }
+        if module {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "unknown or unsupported directive '{}' at module scope (PTX ISA §11 Directives)",
+                    shorten(t)
+                ),
+            });
+        }
+        return Ok(None);
+    };
     if !i.is_empty() {
         return Err(err(line, "'=' or ';' after the declaration", i));
     }
-    let mut align = None;
-    let mut ty = None;
-    let mut vec = 1u32;
-    for (m, n) in &mods {
-        match (*m, n) {
-            ("align", Some(n)) => align = u32::try_from(*n).ok(),
-            ("v2", _) => vec = 2,
-            ("v4", _) => vec = 4,
-            (t, _) if type_size(t).is_some() => ty = Some(t.to_string()),
-            _ => {}
-        }
-    }
+    let Some(name) = name else {
+        return Err(err(line, "a variable name", t));
+    };
     let Some(ty) = ty else {
         return Err(err(
             line,
@@ -919,40 +1562,126 @@ fn var_decl(t: &str, line: u32) -> Result<Option<VarDecl>, ParseError> {
             t,
         ));
     };
-    let el = type_size(&ty).unwrap_or(1) * vec;
+    let scalar = decl_type(ty, line, "a variable")?;
+    if scalar == Ty::Pred {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "'.{space} .pred {name}': predicates live only in registers (PTX ISA §5.2.1: .pred is restricted to the .reg state space)"
+            ),
+        });
+    }
+    let sbytes = scalar.bytes();
+    let el = sbytes * vec;
+    if el > 16 {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "'.v{vec} .{ty}' is {} bits: a vector is at most 128 bits (PTX ISA §5.4.2 Vectors)",
+                el * 8
+            ),
+        });
+    }
+    // Initializer scalars, checked against the type's range as they are read.
+    let mut bytes = Vec::new();
+    let mut scalars = 0u64;
+    if let Some(init) = init {
+        let body = init.trim().trim_start_matches('{').trim_end_matches('}');
+        let bits = scalar.bits();
+        for part in body
+            .split(',')
+            .map(|p| p.trim().trim_matches(['{', '}']).trim())
+        {
+            if part.is_empty() {
+                continue;
+            }
+            let v = int_value(part).ok_or_else(|| err(line, "an integer initializer", part))?;
+            let fits = bits >= 64 || (-(1i128 << (bits - 1))..(1i128 << bits)).contains(&v);
+            if !fits || !(-(1i128 << 63)..(1i128 << 64)).contains(&v) {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "initializer {part} does not fit in .{ty} (PTX ISA §5.4.4 Initializers)"
+                    ),
+                });
+            }
+            let le = (v as u64).to_le_bytes();
+            bytes.extend_from_slice(&le[..sbytes as usize]);
+            scalars += 1;
+        }
+    }
     let size = match dims {
-        None => Some(el as u64),
+        None => Some(u64::from(el)),
+        // `name[] = {…}`: the initializer gives the size.
+        Some(None) if init.is_some() => Some(scalars.div_ceil(u64::from(vec)) * u64::from(el)),
         Some(None) => None,
         Some(Some(n)) => {
             let n = u64::try_from(n).map_err(|_| err(line, "a non-negative array size", t))?;
             Some(
-                n.checked_mul(el as u64)
+                n.checked_mul(u64::from(el))
                     .ok_or_else(|| err(line, "an array size that fits in 64 bits", t))?,
             )
         }
     };
-    let mut bytes = Vec::new();
-    if let Some(init) = init {
-        let body = init.trim().trim_start_matches('{').trim_end_matches('}');
-        for part in body.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let mut p = part;
-            let v = int_lit
-                .parse_next(&mut p)
-                .map_err(|_| err(line, "an integer initializer", part))?;
-            let le = (v as u64).to_le_bytes();
-            bytes.extend_from_slice(&le[..el.min(8) as usize]);
+    if let Some(size) = size {
+        let capacity = size / u64::from(sbytes);
+        if scalars > capacity {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "the initializer of '{name}' has {scalars} elements, the variable {capacity} (PTX ISA §5.4.4 Initializers)"
+                ),
+            });
         }
+        let (limit, rule) = space_limit(space);
+        if size > limit {
+            return Err(ParseError {
+                line,
+                message: if space == "local" {
+                    // The words of the frame's own check (decode.rs), which sums the variables.
+                    format!(
+                        "local variable '{name}' of {size} bytes makes the frame exceed {limit} bytes per thread (CUDA's local-memory limit)"
+                    )
+                } else {
+                    format!("{space} variable '{name}' of {size} bytes exceeds {rule}")
+                },
+            });
+        }
+    }
+    if init.is_some() && matches!(space, "shared" | "local") {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "'{name}' in .{space} has an initializer: .shared and .local variables cannot be initialized (PTX ISA §5.4.4 Initializers)"
+            ),
+        });
     }
     Ok(Some(VarDecl {
         space: space.to_string(),
         name: name.to_string(),
-        ty,
+        ty: ty.to_string(),
         align: align.unwrap_or(el).max(1),
         size,
         init: bytes,
         line,
     }))
 }
+
+/// The performance-tuning and cluster directives an `.entry` header may carry after its
+/// parameters (PTX ISA §11.4 "Performance-Tuning Directives", §11.7 "Cluster Dimension
+/// Directives"), with how many integers each takes.
+const ENTRY_DIRECTIVES: [(&str, usize, usize); 10] = [
+    (".maxnreg", 1, 1),
+    (".maxntid", 1, 3),
+    (".reqntid", 1, 3),
+    (".minnctapersm", 1, 1),
+    (".maxnctapersm", 1, 1),
+    (".noreturn", 0, 0),
+    (".reqnctapercluster", 1, 3),
+    (".maxclusterrank", 1, 1),
+    (".explicitcluster", 0, 0),
+    (".blocksareclusters", 0, 0),
+];
 
 /// `.visible .entry name( params ) .reqntid 64` → a kernel without body; `None` for `.func`.
 fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
@@ -965,7 +1694,9 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
         .parse_next(&mut i)
         .map_err(|e| werr(line, "a kernel name after .entry", i, &unwrap_err(e)))?
         .to_string();
-    let mut params = Vec::new();
+    let mut params: Vec<Param> = Vec::new();
+    let mut param_names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let (mut counted, mut newlines) = (0usize, 0usize);
     let after;
     let t2 = i.trim_start();
     if let Some(p) = t2.strip_prefix('(') {
@@ -977,83 +1708,217 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
-            params.push(param(part, line)?);
+            // The parameter's own line: `part` is a slice of `t`, which starts at `line`;
+            // newlines are counted from the previous parameter on (linear in the header).
+            let at = (part.as_ptr() as usize).saturating_sub(t.as_ptr() as usize);
+            newlines += t.get(counted..at).map_or(0, |h| h.matches('\n').count());
+            counted = counted.max(at);
+            let line = line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+            let q = param(part, line)?;
+            if !param_names.insert(q.name.clone()) {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "parameter '{}' of kernel '{name}' is declared twice: each parameter has its own name (PTX ISA §5.1.6.1 Kernel Function Parameters)",
+                        q.name
+                    ),
+                });
+            }
+            // Every parameter takes at least one byte: past this many the layout cannot fit.
+            if params.len() >= super::decode::PARAM_LIMIT as usize {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "kernel '{name}' has more than {} parameters: they cannot fit in CUDA's {} bytes of kernel parameters",
+                        super::decode::PARAM_LIMIT,
+                        super::decode::PARAM_LIMIT
+                    ),
+                });
+            }
+            params.push(q);
         }
         after = &p[close + 1..];
     } else {
         after = t2;
     }
-    let (mut reqntid, mut maxntid) = (None, None);
-    let words: Vec<&str> = after.split_whitespace().collect();
-    for (k, w) in words.iter().enumerate() {
-        if *w == ".reqntid" || *w == ".maxntid" {
-            let dims: Vec<u32> = words[k + 1..]
-                .join(" ")
-                .split(|c: char| c == ',' || c.is_whitespace())
-                .filter(|s| !s.is_empty())
-                .take_while(|s| !s.starts_with('.'))
-                .filter_map(|s| s.parse().ok())
-                .collect();
-            if !dims.is_empty() {
-                let d = Some([
-                    dims[0],
-                    dims.get(1).copied().unwrap_or(1),
-                    dims.get(2).copied().unwrap_or(1),
-                ]);
-                if *w == ".reqntid" {
-                    reqntid = d;
-                } else {
-                    maxntid = d;
-                }
-            }
-        }
-    }
-    Ok(Some(Kernel {
+    let mut k = Kernel {
         name,
         line,
         params,
-        reqntid,
-        maxntid,
+        reqntid: None,
+        maxntid: None,
+        minnctapersm: None,
+        maxnreg: None,
         body: Vec::new(),
-    }))
+    };
+    entry_directives(after, line, &mut k)?;
+    Ok(Some(k))
 }
 
+/// Reads the directives after an `.entry`'s parameter list into `k`: each one known, with
+/// 1 to 3 (or exactly 1) positive integers; `.reqntid` never with `.maxntid` (PTX ISA §11.4.3:
+/// "The .reqntid directive cannot be used in conjunction with the .maxntid directive").
+fn entry_directives(after: &str, line: u32, k: &mut Kernel) -> Result<(), ParseError> {
+    let mut rest = after.trim();
+    while !rest.is_empty() {
+        let word_end = rest
+            .find(|c: char| c.is_whitespace() || c == ',')
+            .unwrap_or(rest.len());
+        let word = &rest[..word_end];
+        let Some(&(d, min, max)) = ENTRY_DIRECTIVES.iter().find(|(d, _, _)| *d == word) else {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "unknown directive '{}' after the parameters of kernel '{}' (PTX ISA §11.4: .maxnreg, .maxntid, .reqntid, .minnctapersm, .maxnctapersm, .noreturn; §11.7: .reqnctapercluster, .maxclusterrank, .explicitcluster)",
+                    shorten(word),
+                    k.name
+                ),
+            });
+        };
+        rest = rest[word_end..].trim_start();
+        // Its integers: up to the next directive.
+        let args_end = rest.find('.').unwrap_or(rest.len());
+        let args_text = &rest[..args_end];
+        rest = rest[args_end..].trim_start();
+        let mut vals = Vec::new();
+        for a in args_text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+        {
+            let v = a.parse::<u32>().ok().filter(|&v| v >= 1);
+            let Some(v) = v else {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "'{d} {}': {d} takes positive integers, found '{}' (PTX ISA §11.4)",
+                        shorten(args_text),
+                        shorten(a)
+                    ),
+                });
+            };
+            vals.push(v);
+        }
+        if vals.len() < min || vals.len() > max {
+            let want = if min == max {
+                format!("{min}")
+            } else {
+                format!("{min} to {max}")
+            };
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "'{d} {}': {d} takes {want} integers, found {} (PTX ISA §11.4)",
+                    shorten(args_text),
+                    vals.len()
+                ),
+            });
+        }
+        let dims = || {
+            [
+                vals[0],
+                vals.get(1).copied().unwrap_or(1),
+                vals.get(2).copied().unwrap_or(1),
+            ]
+        };
+        match d {
+            ".reqntid" => k.reqntid = Some(dims()),
+            ".maxntid" => k.maxntid = Some(dims()),
+            ".minnctapersm" => k.minnctapersm = Some(vals[0]),
+            ".maxnreg" => k.maxnreg = Some(vals[0]),
+            _ => {}
+        }
+    }
+    if k.reqntid.is_some() && k.maxntid.is_some() {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "kernel '{}' has both .reqntid and .maxntid: PTX ISA §11.4.3 says .reqntid cannot be used in conjunction with .maxntid",
+                k.name
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// One `.param` of an `.entry`: `.param .u64 .ptr .global .align 16 name` or `.param .b8
+/// name[N]`. One type, a power-of-two `.align`, nothing unknown.
 fn param(part: &str, line: u32) -> Result<Param, ParseError> {
     let words: Vec<&str> = part.split_whitespace().collect();
     if words.first() != Some(&".param") {
         return Err(err(line, "'.param' in the parameter list", part));
     }
-    let mut ty = None;
+    let mut ty: Option<&str> = None;
     let mut align = None;
     let mut ptr = false;
     let mut k = 1;
-    while k < words.len() {
+    let last = words.len().saturating_sub(1);
+    while k < last {
         let w = words[k];
-        if w == ".align" {
-            align = words.get(k + 1).and_then(|s| s.parse::<u32>().ok());
+        let Some(m) = w.strip_prefix('.') else {
+            return Err(err(line, "a parameter modifier (.TYPE, .align N, .ptr)", w));
+        };
+        if m == "align" {
+            let n = words
+                .get(k + 1)
+                .filter(|_| k + 1 < last)
+                .and_then(|s| {
+                    let mut s = *s;
+                    int_lit.parse_next(&mut s).ok().filter(|_| s.is_empty())
+                })
+                .ok_or_else(|| err(line, "a byte count after .align", part))?;
+            if let Some(e) = align_error(n, line, part) {
+                return Err(e);
+            }
+            align = u32::try_from(n).ok();
             k += 2;
             continue;
         }
-        if w == ".ptr" {
+        if m == "ptr" {
             ptr = true;
-        } else if let Some(t) = w.strip_prefix('.')
-            && type_size(t).is_some()
-            && ty.is_none()
-        {
-            ty = Some(t.to_string());
+        } else if ptr && VAR_SPACES.contains(&m) {
+            // `.ptr .global`: the space the pointer points to.
+        } else if type_like(m) || m == "pred" {
+            if let Some(t0) = ty {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "two types '.{t0}' and '.{m}' in '{}': a parameter has one type",
+                        shorten(part)
+                    ),
+                });
+            }
+            ty = Some(m);
+        } else {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "unknown or unsupported '.{m}' in the parameter '{}' (PTX ISA §5.1.6.1 Kernel Function Parameters)",
+                    shorten(part)
+                ),
+            });
         }
         k += 1;
     }
     let Some(ty) = ty else {
         return Err(err(line, "a parameter type (.u32, .u64, .f32, …)", part));
     };
+    let sty = decl_type(ty, line, "a parameter")?;
+    if sty == Ty::Pred {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "parameter '{}' of type .pred: predicates live only in registers (PTX ISA §5.2.1)",
+                shorten(part)
+            ),
+        });
+    }
     let last = words.last().copied().unwrap_or("");
     let (name, count) = match last.split_once('[') {
         Some((n, c)) => {
             let c = c
-                .trim_end_matches(']')
-                .parse::<u32>()
-                .map_err(|_| err(line, "an array size", last))?;
+                .strip_suffix(']')
+                .and_then(|c| c.parse::<u32>().ok())
+                .ok_or_else(|| err(line, "an array size", last))?;
             (n, c)
         }
         None => (last, 1),
@@ -1061,12 +1926,12 @@ fn param(part: &str, line: u32) -> Result<Param, ParseError> {
     if !is_ident(name) {
         return Err(err(line, "a parameter name", name));
     }
-    let el = type_size(&ty).unwrap_or(1);
+    let el = sty.bytes();
     Ok(Param {
         name: name.to_string(),
         size: el.saturating_mul(count),
         align: align.unwrap_or(el),
-        ty,
+        ty: ty.to_string(),
         ptr,
     })
 }
@@ -1166,5 +2031,443 @@ $L__BB0_1:
         assert!(e.to_string().starts_with("line 4: expected"), "{e}");
         let e = parse(".visible .entry k()\n{\n add.s32 %r1, %r2\n").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
+    }
+
+    const HEAD: &str = ".version 8.7\n.target sm_90\n.address_size 64\n";
+
+    /// `HEAD` + a kernel `k` with `body`; its first body line is line 6.
+    fn kernel(body: &str) -> String {
+        format!("{HEAD}.visible .entry k()\n{{\n{body}\n}}\n")
+    }
+
+    fn parse_err(src: &str) -> ParseError {
+        let e = parse(src).unwrap_err();
+        assert!(!e.message.contains('\n'), "{e}");
+        e
+    }
+
+    #[test]
+    fn operands_print_as_ptx_writes_them() {
+        let i = instruction(
+            "@!%p1 mov.b64 {%r1, _}, [%rd2+-8], 0f3F800000, 0d3FF0000000000000, %p|%q, !%p2, -3, [k_param_0], [16]",
+            1,
+        )
+        .unwrap();
+        let shown: Vec<String> = i.operands.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "{%r1, _}",
+                "[%rd2+-8]",
+                "0f3F800000",
+                "0d3FF0000000000000",
+                "%p|%q",
+                "!%p2",
+                "-3",
+                "[k_param_0]",
+                "[16]"
+            ]
+        );
+    }
+
+    /// PTX ISA §6.4.3 "Vectors as Operands": a vector is a brace-enclosed list of scalars, so
+    /// a brace inside one is refused at once (no recursion), and 100,000 levels are refused by
+    /// the splitter's nesting limit with the line (it overflowed the stack).
+    #[test]
+    fn nested_vectors_are_refused_without_recursion() {
+        let e = parse_err(&kernel(".reg .b32 %r<3>;\nmov.b64 %rd1, {{%r1, %r2}};"));
+        assert_eq!(e.line, 7, "{e}");
+        assert!(e.message.contains("PTX ISA §6.4.3"), "{e}");
+        for open in ["{", "[", "("] {
+            let close = match open {
+                "{" => "}",
+                "[" => "]",
+                _ => ")",
+            };
+            let deep = format!("{}%r2{}", open.repeat(100_000), close.repeat(100_000));
+            let e = parse_err(&kernel(&format!(".reg .b32 %r<3>;\nmov.b32 %r1, {deep};")));
+            assert_eq!(e.line, 7, "{e}");
+            assert!(
+                e.message.starts_with(&format!(
+                    "brackets nest deeper than {MAX_NESTING} levels in one statement"
+                )),
+                "{e}"
+            );
+        }
+        // Initializers and module scope too.
+        let deep = format!("{}1{}", "{".repeat(50_000), "}".repeat(50_000));
+        let e = parse_err(&format!("{HEAD}.global .b32 g[1] = {deep};\n"));
+        assert_eq!(e.line, 4, "{e}");
+        // One level of braces (a vector) and one of brackets (an address) parse.
+        let m = parse(&kernel(
+            ".reg .b32 %r<3>;\n.reg .b64 %rd<2>;\nld.global.v2.b32 {%r1, %r2}, [%rd1+8];",
+        ))
+        .unwrap();
+        assert_eq!(m.kernels[0].body.len(), 3);
+    }
+
+    #[test]
+    fn blocks_nest_at_most_the_limit() {
+        let ok = format!(
+            "{}ret;{}",
+            "{\n".repeat(MAX_BLOCK_DEPTH as usize - 1),
+            "}\n".repeat(MAX_BLOCK_DEPTH as usize - 1)
+        );
+        assert!(parse(&kernel(&ok)).is_ok());
+        let deep = format!("{}ret;{}", "{\n".repeat(100_000), "}\n".repeat(100_000));
+        let e = parse_err(&kernel(&deep));
+        assert_eq!(e.line, 6 + MAX_BLOCK_DEPTH - 1, "{e}");
+        assert!(e.message.contains("parse::MAX_BLOCK_DEPTH"), "{e}");
+    }
+
+    /// `%r<N>` is kept as a range (it was expanded into N strings: forty `<1000000>` took
+    /// 2.3 GB); the kernel's total is bounded before anything is allocated.
+    #[test]
+    fn register_declarations_are_ranges_within_a_budget() {
+        let m = parse(&kernel(".reg .b32 %r<145>, %t;\n.reg .pred %p<2>;\nret;")).unwrap();
+        let Stmt::Reg(r) = &m.kernels[0].body[0] else {
+            panic!("{:?}", m.kernels[0].body[0]);
+        };
+        assert_eq!(
+            (r.ty, r.names.clone(), r.count()),
+            (
+                Ty::B(32),
+                vec![("%r".to_string(), Some(145)), ("%t".to_string(), None)],
+                146
+            )
+        );
+        let forty: String = (0..40)
+            .map(|i| format!(".reg .b32 %x{i}<1000000>;\n"))
+            .collect();
+        let e = parse_err(&kernel(&forty));
+        assert_eq!(e.line, 6, "{e}");
+        assert!(e.message.contains("0 to 65536"), "{e}");
+        let two = ".reg .b32 %x<40000>;\n.reg .b32 %y<40000>;\nret;";
+        let e = parse_err(&kernel(two));
+        assert_eq!(e.line, 7, "{e}");
+        assert!(
+            e.message.contains("80000 registers") && e.message.contains("MAX_REGISTERS"),
+            "{e}"
+        );
+        // The budget is per kernel.
+        let k2 = format!(
+            "{}.visible .entry k2()\n{{\n.reg .b32 %y<40000>;\nret;\n}}\n",
+            kernel(".reg .b32 %x<40000>;\nret;")
+        );
+        assert_eq!(parse(&k2).unwrap().kernels.len(), 2);
+    }
+
+    /// PTX ISA §5.2.1 "Fundamental Types": `.b33` is none; `.b128` is one the simulator does
+    /// not model. Everywhere a type is written: registers, variables, parameters.
+    #[test]
+    fn unknown_types_are_refused_everywhere() {
+        let e = parse_err(&kernel(".reg .b33 %r<3>;"));
+        assert_eq!(e.line, 6);
+        assert!(
+            e.message
+                .starts_with("'.b33' is not a PTX type (PTX ISA §5.2.1"),
+            "{e}"
+        );
+        let e = parse_err(&kernel(".reg .b128 %q;"));
+        assert!(e.message.contains("'.b128' is not supported"), "{e}");
+        let e = parse_err(&kernel(".shared .align 4 .f12 s[4];"));
+        assert!(e.message.starts_with("'.f12' is not a PTX type"), "{e}");
+        let e = parse_err(&format!("{HEAD}.global .u7x3 g;\n"));
+        assert!(e.message.starts_with("'.u7x3' is not a PTX type"), "{e}");
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k(.param .b33 a)\n{{\nret;\n}}\n"
+        ));
+        assert_eq!(e.line, 4);
+        assert!(e.message.starts_with("'.b33' is not a PTX type"), "{e}");
+        // A parameter's error names its own line in a header of several.
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k(\n.param .u64 a,\n.param .b33 b\n)\n{{\nret;\n}}\n"
+        ));
+        assert_eq!(e.line, 6, "{e}");
+        let e = parse_err(&kernel(".shared .b8 .b16 s[4];"));
+        assert!(e.message.contains("two types '.b8' and '.b16'"), "{e}");
+        for (m, t) in [
+            ("b33", true),
+            ("f12", true),
+            ("bf8x2", true),
+            ("e4m7", true),
+        ] {
+            assert_eq!(type_like(m), t, "{m}");
+            assert!(!PTX_TYPES.contains(&m), "{m}");
+        }
+        for m in [
+            "m16n8k16",
+            "x4",
+            "v4",
+            "b0",
+            "h1",
+            "shared::cta",
+            "L2::256B",
+            "sync",
+        ] {
+            assert!(!type_like(m), "{m}");
+        }
+        for m in PTX_TYPES
+            .iter()
+            .filter(|m| !m.contains('_') && !matches!(**m, "pred" | "tf32"))
+        {
+            assert!(type_like(m), "{m}");
+        }
+    }
+
+    /// PTX ISA §5.4.5 "Alignment": the byte count is a power of two.
+    #[test]
+    fn alignment_is_a_power_of_two() {
+        for (n, ok) in [
+            (0i64, false),
+            (1, true),
+            (3, false),
+            (16, true),
+            (4096, true),
+            (6, false),
+        ] {
+            let src = kernel(&format!(".shared .align {n} .b8 s[16];\nret;"));
+            match parse(&src) {
+                Ok(m) => {
+                    assert!(ok, "{n}");
+                    let Stmt::Var(v) = &m.kernels[0].body[0] else {
+                        panic!()
+                    };
+                    assert_eq!(v.align, n as u32);
+                }
+                Err(e) => {
+                    assert!(!ok, "{n}: {e}");
+                    assert_eq!(e.line, 6);
+                    assert!(e.message.contains(&format!("'.align {n}'")), "{e}");
+                    assert!(e.message.contains("PTX ISA §5.4.5"), "{e}");
+                }
+            }
+        }
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k(.param .align 3 .b8 a[4])\n{{\nret;\n}}\n"
+        ));
+        assert!(e.message.contains("'.align 3'"), "{e}");
+        let e = parse_err(&format!("{HEAD}.global .align 12 .b8 g[4];\n"));
+        assert!(e.message.contains("'.align 12'"), "{e}");
+    }
+
+    /// Sizes against their state space's limit (sm_90: 227 KB of shared memory per block,
+    /// 64 KB of constant memory, CUDA C++ Programming Guide Table 31; 512 KiB of local memory
+    /// per thread), initializers against their variable (PTX ISA §5.4.4).
+    #[test]
+    fn declarations_are_bounded_before_allocation() {
+        assert!(parse(&kernel(".shared .align 16 .b8 s[232448];\nret;")).is_ok());
+        let e = parse_err(&kernel(".shared .align 16 .b8 s[232449];\nret;"));
+        assert!(
+            e.message
+                .contains("shared variable 's' of 232449 bytes exceeds 232448 bytes"),
+            "{e}"
+        );
+        let e = parse_err(&format!("{HEAD}.const .b32 c[16385];\n"));
+        assert!(
+            e.message
+                .contains("65540 bytes exceeds 65536 bytes of constant memory"),
+            "{e}"
+        );
+        let e = parse_err(&kernel(".local .b8 l[524289];\nret;"));
+        assert!(
+            e.message
+                .contains("524289 bytes makes the frame exceed 524288"),
+            "{e}"
+        );
+        let e = parse_err(&format!("{HEAD}.global .b8 g[1073741825];\n"));
+        assert!(e.message.contains("GLOBAL_VAR_LIMIT"), "{e}");
+        let e = parse_err(&format!("{HEAD}.global .b32 g[2] = {{1, 2, 3}};\n"));
+        assert!(e.message.contains("has 3 elements, the variable 2"), "{e}");
+        let e = parse_err(&format!("{HEAD}.global .b8 g[2] = {{1, 256}};\n"));
+        assert!(
+            e.message.contains("initializer 256 does not fit in .b8"),
+            "{e}"
+        );
+        let e = parse_err(&kernel(".shared .b32 s[2] = {1, 2};\nret;"));
+        assert!(e.message.contains("cannot be initialized"), "{e}");
+        let e = parse_err(&format!("{HEAD}.global .v4 .b64 g;\n"));
+        assert!(
+            e.message.contains("256 bits: a vector is at most 128 bits"),
+            "{e}"
+        );
+        // An unsized array takes its initializer's size; a vector initializer counts scalars.
+        let m = parse(&format!(
+            "{HEAD}.global .b16 g[] = {{1, 2, 3}};\n.global .v2 .b8 h[2] = {{{{1, 2}}, {{3, 4}}}};\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            (m.vars[0].size, m.vars[0].init.clone()),
+            (Some(6), vec![1, 0, 2, 0, 3, 0])
+        );
+        assert_eq!(
+            (m.vars[1].size, m.vars[1].init.clone()),
+            (Some(4), vec![1, 2, 3, 4])
+        );
+    }
+
+    #[test]
+    fn operands_per_instruction_are_bounded() {
+        let regs = |n: usize| vec!["%r1"; n].join(", ");
+        assert!(instruction(&format!("mov.b32 %r1, {{{}}}", regs(256)), 1).is_ok());
+        let e = instruction(&format!("mov.b32 %r1, {{{}}}", regs(257)), 1).unwrap_err();
+        assert!(e.message.contains("parse::MAX_VECTOR_ELEMENTS"), "{e}");
+        assert_eq!(
+            instruction(&format!("add.s32 {}", regs(32)), 1)
+                .unwrap()
+                .operands
+                .len(),
+            32
+        );
+        let e = instruction(&format!("fence{}", ".x".repeat(33)), 1).unwrap_err();
+        assert!(e.message.starts_with("more than 32 qualifiers"), "{e}");
+        assert!(instruction(&format!("fence{}", ".x".repeat(32)), 1).is_ok());
+        let e = instruction(&format!("add.s32 {}", regs(33)), 1).unwrap_err();
+        assert!(e.message.starts_with("more than 32 operands"), "{e}");
+        // A missing operand is still that, not a limit.
+        let e = instruction("add.s32 %r1, , %r0", 1).unwrap_err();
+        assert!(e.message.starts_with("expected"), "{e}");
+        let e = instruction("mov.b64 %rd1, {%r1, , %r2}", 1).unwrap_err();
+        assert!(e.message.starts_with("expected"), "{e}");
+    }
+
+    /// Statements whose text each ':' or each parameter rescanned (quadratic time) are read in
+    /// one pass; a ':' that ends no label is an error, not dropped.
+    #[test]
+    fn long_statements_are_read_in_linear_time() {
+        let t = std::time::Instant::now();
+        let e = parse_err(&kernel(&format!(
+            "{} {}ret;",
+            "a".repeat(200_000),
+            ": ".repeat(200_000)
+        )));
+        assert_eq!(e.line, 6, "{e}");
+        let params: Vec<String> = (0..40_000).map(|k| format!(".param .b8 p{k}")).collect();
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k({})\n{{\nret;\n}}\n",
+            params.join(", ")
+        ));
+        assert!(e.message.contains("more than 32764 parameters"), "{e}");
+        assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
+        let e = parse_err(&kernel("L1: : ret;"));
+        assert!(e.message.starts_with("expected an opcode"), "{e}");
+    }
+
+    /// PTX ISA §4.5.1 "Integer Constants": octal has a leading 0, binary a 0b prefix.
+    #[test]
+    fn integer_literals_in_every_base() {
+        let i = instruction("add.s32 %r1, 017, 0b101, 0x1F, 10, 0", 1).unwrap();
+        let v: Vec<Operand> = i.operands[1..].to_vec();
+        assert_eq!(
+            v,
+            [
+                Operand::Int(15),
+                Operand::Int(5),
+                Operand::Int(31),
+                Operand::Int(10),
+                Operand::Int(0)
+            ]
+        );
+    }
+
+    #[test]
+    fn names_are_defined_once() {
+        let two = format!("{}.visible .entry k()\n{{\nret;\n}}\n", kernel("ret;"));
+        let e = parse_err(&two);
+        assert_eq!(e.line, 8, "{e}");
+        assert!(
+            e.message
+                .starts_with("'k' is defined twice at module scope (first at line 4)"),
+            "{e}"
+        );
+        let e = parse_err(&format!("{HEAD}.global .b32 g;\n.const .b32 g;\n"));
+        assert_eq!(e.line, 5, "{e}");
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k(.param .u32 a, .param .u64 a)\n{{\nret;\n}}\n"
+        ));
+        assert!(
+            e.message
+                .contains("parameter 'a' of kernel 'k' is declared twice"),
+            "{e}"
+        );
+        let e = parse_err(&kernel(".shared .global .b8 s[4];"));
+        assert!(
+            e.message
+                .contains("two state spaces '.shared' and '.global'"),
+            "{e}"
+        );
+    }
+
+    /// PTX ISA §11.4: the directives after the parameters, with their integers, into the
+    /// kernel (the machine checks a launch against them).
+    #[test]
+    fn performance_directives_are_read_strictly() {
+        let m = parse(&format!(
+            "{HEAD}.visible .entry k()\n.maxntid 16, 2\n.minnctapersm 4\n.maxnreg 128\n{{\nret;\n}}\n"
+        ))
+        .unwrap();
+        let k = &m.kernels[0];
+        assert_eq!(
+            (k.reqntid, k.maxntid, k.minnctapersm, k.maxnreg),
+            (None, Some([16, 2, 1]), Some(4), Some(128))
+        );
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k() .reqntid 64 .maxntid 64\n{{\nret;\n}}\n"
+        ));
+        assert!(e.message.contains("both .reqntid and .maxntid"), "{e}");
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k() .reqntid 0\n{{\nret;\n}}\n"
+        ));
+        assert!(
+            e.message.contains("takes positive integers, found '0'"),
+            "{e}"
+        );
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k() .reqntid 1, 2, 3, 4\n{{\nret;\n}}\n"
+        ));
+        assert!(e.message.contains("takes 1 to 3 integers, found 4"), "{e}");
+        let e = parse_err(&format!(
+            "{HEAD}.visible .entry k() .maxthreads 64\n{{\nret;\n}}\n"
+        ));
+        assert!(e.message.contains("unknown directive '.maxthreads'"), "{e}");
+    }
+
+    #[test]
+    fn unknown_directives_are_refused() {
+        let e = parse_err(&kernel(".foo 1;\nret;"));
+        assert!(e.message.contains("unknown or unsupported '.foo'"), "{e}");
+        let e = parse_err(&kernel(".attribute x;\nret;"));
+        assert!(
+            e.message.contains("unknown or unsupported '.attribute'"),
+            "{e}"
+        );
+        let e = parse_err(&format!("{HEAD}.foo bar;\n"));
+        assert!(e.message.contains("unknown or unsupported '.foo'"), "{e}");
+        // What nvcc and Triton write at module scope still parses.
+        assert!(parse(&format!("{HEAD}.extern .func (.param .b32 r) vprintf(.param .b64 f);\n.weak .global .align 4 .b8 w[4];\n")).is_ok());
+    }
+
+    /// The limits on what a module holds: a text of many cheap statements stops at the limit
+    /// instead of filling memory.
+    #[test]
+    fn modules_hold_at_most_the_limits() {
+        let labels: String = (0..=MAX_LABELS).map(|i| format!("L{i}:\n")).collect();
+        let e = parse_err(&kernel(&labels));
+        assert_eq!(e.line, 6 + MAX_LABELS, "{e}");
+        assert!(e.message.contains("parse::MAX_LABELS"), "{e}");
+        let blocks = "{\n}\n".repeat(MAX_BLOCKS as usize + 1);
+        let e = parse_err(&kernel(&blocks));
+        assert_eq!(e.line, 6 + 2 * MAX_BLOCKS, "{e}");
+        assert!(e.message.contains("parse::MAX_BLOCKS"), "{e}");
+        let vars: String = (0..=MAX_VARIABLES)
+            .map(|i| format!(".global .b8 g{i};\n"))
+            .collect();
+        let e = parse_err(&format!("{HEAD}{vars}"));
+        assert_eq!(e.line, 4 + MAX_VARIABLES, "{e}");
+        assert!(e.message.contains("parse::MAX_VARIABLES"), "{e}");
+        let insts = "ret;\n".repeat(MAX_INSTRUCTIONS as usize + 1);
+        let e = parse_err(&kernel(&insts));
+        assert_eq!(e.line, 6 + MAX_INSTRUCTIONS, "{e}");
+        assert!(e.message.contains("more than 250000 instructions"), "{e}");
     }
 }

@@ -57,6 +57,31 @@ impl Ty {
         })
     }
 
+    /// The type suffix as PTX writes it, without the dot (`b32`, `f16x2`, `pred`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::B(8) => "b8",
+            Ty::B(16) => "b16",
+            Ty::B(32) => "b32",
+            Ty::B(_) => "b64",
+            Ty::U(8) => "u8",
+            Ty::U(16) => "u16",
+            Ty::U(32) => "u32",
+            Ty::U(_) => "u64",
+            Ty::S(8) => "s8",
+            Ty::S(16) => "s16",
+            Ty::S(32) => "s32",
+            Ty::S(_) => "s64",
+            Ty::F16 => "f16",
+            Ty::Bf16 => "bf16",
+            Ty::F32 => "f32",
+            Ty::F64 => "f64",
+            Ty::F16x2 => "f16x2",
+            Ty::Bf16x2 => "bf16x2",
+            Ty::Pred => "pred",
+        }
+    }
+
     /// Width in bits.
     pub fn bits(self) -> u32 {
         match self {
@@ -233,6 +258,7 @@ mod tests {
         ];
         for (text, ty, bits, signed, float) in table {
             assert_eq!(Ty::parse(text), Some(ty), "{text}");
+            assert_eq!(ty.name(), text);
             assert_eq!((ty.bits(), ty.bytes()), (bits, bits.div_ceil(8)), "{text}");
             assert_eq!((ty.signed(), ty.is_float()), (signed, float), "{text}");
         }

@@ -68,6 +68,9 @@ pub struct ArchLimits {
     pub smem_reserved_per_block_bytes: u32,
     /// Shared memory is allocated in units of this many bytes.
     pub smem_alloc_unit_bytes: u32,
+    /// Constant memory a module's `.const` variables may take, bytes (Table 31, "Total amount
+    /// of constant memory": 64 KB on every compute capability listed).
+    pub const_bytes: u32,
 }
 
 /// All architectures, in order.
@@ -135,6 +138,7 @@ impl Arch {
             smem_per_block_bytes: 227 * KB,
             smem_reserved_per_block_bytes: KB,
             smem_alloc_unit_bytes: 128,
+            const_bytes: 64 * KB,
         };
         match self {
             Arch::Sm75 => ArchLimits {
@@ -223,6 +227,7 @@ mod tests {
             assert_eq!(l.max_grid_dim, [2_147_483_647, 65_535, 65_535], "{a}");
             assert_eq!(l.max_block_dim, [1024, 1024, 64], "{a}");
             assert_eq!(l.max_local_bytes_per_thread, 524_288, "{a}");
+            assert_eq!(l.const_bytes, 64 * KB, "{a}");
         }
     }
 
