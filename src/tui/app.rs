@@ -96,7 +96,8 @@ pub enum Msg {
     ToggleGlossary,
     /// Start typing an answer to the current step's question.
     StartAnswer,
-    /// Show the numbers of the current step although its question is not answered yet.
+    /// Show the numbers of the current step, and the explanation of its answer, although its
+    /// question is not answered yet.
     Reveal,
     /// A character typed into the answer.
     InputChar(char),
@@ -343,7 +344,8 @@ impl App {
     /// Whether the current step's numbers are hidden: it asks a question that has not been
     /// answered (right or wrong: a wrong answer's explanation gives the model's numbers) and
     /// the learner did not press `r`. The banks pane's title and grid, the lanes' wavefronts,
-    /// the counters and (for a which-lane question) the registers then show `?` instead.
+    /// the counters and (for a which-lane question) the registers then show `?` instead, and
+    /// the narrative leaves out the explanation of the answer (`[steps.exercise] explanation`).
     pub fn answer_hidden(&self) -> bool {
         let Some(&si) = self.order.get(self.pos) else {
             return false;
