@@ -356,6 +356,22 @@ impl App {
             && !self.revealed.contains(&(name.clone(), si))
     }
 
+    /// Whether the lanes' addresses are hidden too: [`Self::answer_hidden`] on an `ld`/`st` step
+    /// that asks which lane reads an element, where that is the lane whose address it is (its
+    /// element, byte offset and bank, and its word underlined in the bank grid, are the answer).
+    /// An ldmatrix's address lanes are not the lanes that receive the element: shown.
+    pub fn lane_addresses_hidden(&self) -> bool {
+        self.answer_hidden()
+            && self
+                .exercise()
+                .is_some_and(|e| matches!(e.kind, crate::lessons::exercise::ExerciseKind::LaneOf { .. }))
+            && self
+                .runs
+                .get(self.pos)
+                .and_then(|r| r.request.as_ref())
+                .is_some_and(|q| q.instruction.matrices().is_none())
+    }
+
     /// Whether the current step is the lesson's last.
     pub fn at_end(&self) -> bool {
         self.pos + 1 == self.runs.len()
