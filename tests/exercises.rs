@@ -9,7 +9,11 @@
 //! * `answers_of_the_wrong_form_are_one_line_errors`;
 //! * `malformed_exercises_name_file_and_field`;
 //! * `answer_and_progress_cli`: `tilelab lessons answer` exit codes, `lessons progress`,
-//!   `--reset`, in a scratch `XDG_DATA_HOME`.
+//!   `--reset`, in a scratch `XDG_DATA_HOME`;
+//! * `no_question_gives_its_answer_away` (issue #26): the title, note and question of every
+//!   question's step, as `lessons show` prints them without `--answers`, do not state the
+//!   answer the simulator computes; `the_spoiler_check_catches_the_old_notes` shows the check
+//!   sees the notes the issue quoted; `readme_and_help_examples_answer_wrong`.
 
 #[path = "common/tiny_lesson.rs"]
 mod tiny_lesson;
@@ -336,7 +340,9 @@ fn malformed_exercises_name_file_and_field() {
         l.steps[0].exercise.as_ref().unwrap().explanation,
         "all in bank 0: **32**"
     );
-    let e = err_of("\n[steps.exercise]\nkind = \"wavefronts\"\nquestion = \"q\"\nexplanation = \" \"\n");
+    let e = err_of(
+        "\n[steps.exercise]\nkind = \"wavefronts\"\nquestion = \"q\"\nexplanation = \" \"\n",
+    );
     assert!(
         e.contains("field 'steps[0].exercise.explanation'") && e.contains("must not be empty"),
         "{e}"

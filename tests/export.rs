@@ -160,7 +160,10 @@ fn the_page_is_self_contained_and_holds_every_step() {
             let open = format!("<details data-reveal=\"{n}\">");
             let start = page.find(&open).unwrap();
             let details = &page[start..start + page[start..].find("</details>").unwrap()];
-            assert!(details.contains("<div class=\"explanation\">"), "{lesson}: {details}");
+            assert!(
+                details.contains("<div class=\"explanation\">"),
+                "{lesson}: {details}"
+            );
             for piece in why.split(['`', '*', '\n']).filter(|p| p.len() > 12) {
                 let piece = piece
                     .trim()

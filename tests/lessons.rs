@@ -508,7 +508,10 @@ fn show_hides_the_answers_unless_asked() {
     // The explanation of the answer (`[steps.exercise] explanation`) goes with the numbers:
     // said to be hidden without --answers, printed under "Answer:" with it.
     let why = "wavefront**, so `pad:1` is the conflict-free one.";
-    assert!(!hidden.contains(why) && !hidden.contains("Answer:"), "{hidden}");
+    assert!(
+        !hidden.contains(why) && !hidden.contains("Answer:"),
+        "{hidden}"
+    );
     assert_eq!(
         hidden
             .matches("(the explanation of the answer is hidden: --answers shows it)")
@@ -517,7 +520,10 @@ fn show_hides_the_answers_unless_asked() {
         "{hidden}"
     );
     let after = shown.split(&row(&shown)).nth(1).unwrap();
-    let step3: Vec<&str> = after.lines().take_while(|l| !l.starts_with(" 4 ")).collect();
+    let step3: Vec<&str> = after
+        .lines()
+        .take_while(|l| !l.starts_with(" 4 "))
+        .collect();
     assert!(
         step3.iter().any(|l| l.trim() == "Answer:")
             && step3.iter().any(|l| l.trim().ends_with(why)),

@@ -8,7 +8,9 @@
 //!   `menu_opens_a_lesson`, `zoomed_registers_show_the_fragment_map`,
 //!   `zoomed_counters_show_the_kernel_claims`;
 //! * `color_never_draws_without_colours`, `clipped_panes_show_a_more_marker_and_the_grid_a_legend`
-//!   (issue #16).
+//!   (issue #16);
+//! * `a_questions_explanation_waits_for_the_answer`, `a_which_lane_question_hides_the_lanes_addresses`
+//!   (issue #26).
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -414,7 +416,11 @@ fn a_questions_explanation_waits_for_the_answer() {
         let mut app = open(&l.name);
         for pos in 0..app.runs.len() {
             let si = app.order[pos];
-            if let Some(ex) = l.steps[si].exercise.as_ref().filter(|e| !e.explanation.is_empty()) {
+            if let Some(ex) = l.steps[si]
+                .exercise
+                .as_ref()
+                .filter(|e| !e.explanation.is_empty())
+            {
                 // "Answer: " and the explanation's first two words, Markdown marks dropped.
                 let first: Vec<String> = ex
                     .explanation
@@ -426,14 +432,20 @@ fn a_questions_explanation_waits_for_the_answer() {
                 let label = format!("Answer: {}", first.join(" "));
                 let s = text(draw(&app, 240, 120).backend().buffer());
                 assert!(
-                    s.contains("· r shows the step's numbers and the answer") && !s.contains("Answer: "),
+                    s.contains("· r shows the step's numbers and the answer")
+                        && !s.contains("Answer: "),
                     "{} step {}: {s}",
                     l.name,
                     pos + 1
                 );
                 update(&mut app, Msg::Reveal);
                 let s = text(draw(&app, 240, 120).backend().buffer());
-                assert!(s.contains(&label), "{} step {}: no '{label}' in {s}", l.name, pos + 1);
+                assert!(
+                    s.contains(&label),
+                    "{} step {}: no '{label}' in {s}",
+                    l.name,
+                    pos + 1
+                );
                 checked += 1;
             }
             update(&mut app, Msg::NextStep);
@@ -486,8 +498,9 @@ fn a_which_lane_question_hides_the_lanes_addresses() {
             .buffer()
             .content
             .iter()
-            .filter(|c| c.symbol() == "0"
-                && c.modifier.contains(ratatui::style::Modifier::UNDERLINED))
+            .filter(
+                |c| c.symbol() == "0" && c.modifier.contains(ratatui::style::Modifier::UNDERLINED)
+            )
             .count(),
         1
     );

@@ -362,9 +362,12 @@ impl App {
     /// An ldmatrix's address lanes are not the lanes that receive the element: shown.
     pub fn lane_addresses_hidden(&self) -> bool {
         self.answer_hidden()
-            && self
-                .exercise()
-                .is_some_and(|e| matches!(e.kind, crate::lessons::exercise::ExerciseKind::LaneOf { .. }))
+            && self.exercise().is_some_and(|e| {
+                matches!(
+                    e.kind,
+                    crate::lessons::exercise::ExerciseKind::LaneOf { .. }
+                )
+            })
             && self
                 .runs
                 .get(self.pos)
