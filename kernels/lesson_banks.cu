@@ -11,8 +11,8 @@
 // step 0: ld.shared.b32 - 32 lanes, 32 consecutive words
 // step 1: ld.shared.b32 - every lane reads the same word
 // step 2: ld.shared.b32 - pairs of lanes share a word
-// step 3: ld.shared.b32 - stride of two words: 2-way conflict
-// step 4: ld.shared.b32 - stride of 32 words: 32-way conflict
+// step 3: ld.shared.b32 - stride of two words
+// step 4: ld.shared.b32 - stride of 32 words
 // step 5: ld.shared.u8 - 32 consecutive bytes
 
 // A tile layout, as tilelab's sim::layout::Layout: element (r, c) -> byte offset.
@@ -90,14 +90,14 @@ extern "C" __global__ void lesson_banks(unsigned *out, int step, int layout, int
             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(s2[0]) : "r"(a) : "memory");
             for (int q = 0; q < 4; ++q) d[q] = s2[q];
         }
-        if (step >= 3) { // stride of two words: 2-way conflict
+        if (step >= 3) { // stride of two words
             unsigned r, c;
             { const unsigned idx = 0u + lane * 2u; r = idx / 32u; c = idx % 32u; }
             const unsigned a = sbase + base0[layout] + lay_off(lay0[layout], r, c);
             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(s3[0]) : "r"(a) : "memory");
             for (int q = 0; q < 4; ++q) d[q] = s3[q];
         }
-        if (step >= 4) { // stride of 32 words: 32-way conflict
+        if (step >= 4) { // stride of 32 words
             unsigned r, c;
             r = 0u + lane % 32u; c = 0u;
             const unsigned a = sbase + base0[layout] + lay_off(lay0[layout], r, c);

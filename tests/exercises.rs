@@ -9,7 +9,11 @@
 //! * `answers_of_the_wrong_form_are_one_line_errors`;
 //! * `malformed_exercises_name_file_and_field`;
 //! * `answer_and_progress_cli`: `tilelab lessons answer` exit codes, `lessons progress`,
-//!   `--reset`, in a scratch `XDG_DATA_HOME`.
+//!   `--reset`, in a scratch `XDG_DATA_HOME`;
+//! * `no_question_gives_its_answer_away` (issue #26): the title, note and question of every
+//!   question's step, as `lessons show` prints them without `--answers`, do not state the
+//!   answer the simulator computes; `the_spoiler_check_catches_the_old_notes` shows the check
+//!   sees the notes the issue quoted; `readme_and_help_examples_answer_wrong`.
 
 #[path = "common/tiny_lesson.rs"]
 mod tiny_lesson;
@@ -329,6 +333,22 @@ fn malformed_exercises_name_file_and_field() {
     );
     let e = err_of("\n[steps.exercise]\nkind = \"wavefronts\"\nquestion = \"q\"\nanswer = 32\n");
     assert!(e.contains("unknown field `answer`"), "{e}");
+    // The explanation of the answer (issue #26): loaded as written, never empty.
+    let why = "\n[steps.exercise]\nkind = \"wavefronts\"\nquestion = \"q\"\nexplanation = \"all in bank 0: **32**\"\n";
+    let l = parse_lesson(&format!("{TINY_LESSON}{why}"), "lessons/tiny.toml").unwrap();
+    assert_eq!(
+        l.steps[0].exercise.as_ref().unwrap().explanation,
+        "all in bank 0: **32**"
+    );
+    let e = err_of(
+        "\n[steps.exercise]\nkind = \"wavefronts\"\nquestion = \"q\"\nexplanation = \" \"\n",
+    );
+    assert!(
+        e.contains("field 'steps[0].exercise.explanation'") && e.contains("must not be empty"),
+        "{e}"
+    );
+    let e = err_of("\nexplanation = \"on the step\"\n");
+    assert!(e.contains("unknown field `explanation`"), "{e}");
     // A swizzle question needs a conflict-free swizzle among the layouts.
     let e = err_of("\n[steps.exercise]\nkind = \"swizzle\"\nquestion = \"q\"\n");
     assert!(
@@ -527,4 +547,540 @@ fn fifty_concurrent_answers_are_all_kept() {
         .collect();
     names.sort();
     assert_eq!(names, ["progress.json", "progress.json.lock"]);
+}
+
+/// The answer to a step's question, as the simulator gives it.
+#[derive(Debug)]
+enum Answer {
+    /// `wavefronts` / `conflicts`: the request's wavefronts and conflicts under the question's
+    /// layout (both: either one, with the ideal the narrative teaches, gives the other).
+    Count { wavefronts: u32, conflicts: u32 },
+    /// `conflict_free` / `swizzle`: the lesson's layouts that answer it, with their wavefronts.
+    Layouts(Vec<(String, u32)>),
+    /// `lane_of`: the lanes that hold the element; `(groupID, threadID_in_group)` of each for
+    /// an mma operand; `plain`: an `ld`/`st` step, where the lane that holds an element is
+    /// the lane whose address it is.
+    Lanes {
+        lanes: Vec<u32>,
+        mma: bool,
+        plain: bool,
+    },
+}
+
+/// The simulator's answer to step `si` of `l` (an index into `l.steps`), checked against
+/// `check_answer` (which must accept it) and against the hand-written right answers of
+/// [`CASES`] (`step` is 1-based in the file), and for counts the lesson file's `expect`.
+fn simulator_answer(l: &lessons::Lesson, si: usize) -> Answer {
+    use tilelab::lessons::StepOp;
+    use tilelab::lessons::exercise::{ExerciseKind, holders};
+    use tilelab::lessons::run::{Holder, run_step};
+    let ex = l.steps[si].exercise.as_ref().unwrap();
+    let case = CASES
+        .iter()
+        .find(|c| c.0 == l.name && c.1 == si + 1)
+        .unwrap_or_else(|| panic!("{} step {} is not in CASES", l.name, si + 1));
+    let right = |a: &str| check_answer(l, si, a).unwrap().correct;
+    match &ex.kind {
+        ExerciseKind::Wavefronts | ExerciseKind::Conflicts => {
+            let cost = run_step(l, si, ex.layout).unwrap().cost.unwrap();
+            let (w, c) = (cost.wavefronts, cost.bank_conflicts());
+            let asked = if ex.kind == ExerciseKind::Wavefronts {
+                w
+            } else {
+                c
+            };
+            let stated = l.steps[si].expect[&l.layouts[ex.layout]];
+            assert_eq!((stated.wavefronts, stated.conflicts), (w, c), "{}", l.name);
+            assert!(right(&asked.to_string()), "{} step {}", l.name, si + 1);
+            assert_eq!(case.2[0], asked.to_string(), "{} step {}", l.name, si + 1);
+            Answer::Count {
+                wavefronts: w,
+                conflicts: c,
+            }
+        }
+        k @ (ExerciseKind::ConflictFree | ExerciseKind::Swizzle) => {
+            let mut free = Vec::new();
+            for (li, spec) in l.layouts.iter().enumerate() {
+                let cost = run_step(l, si, li).unwrap().cost.unwrap();
+                let answers = cost.bank_conflicts() == 0
+                    && (*k == ExerciseKind::ConflictFree || spec.contains("swizzle:"));
+                assert_eq!(right(spec), answers, "{} step {} {spec}", l.name, si + 1);
+                if answers {
+                    free.push((spec.clone(), cost.wavefronts));
+                }
+            }
+            assert!(
+                case.2.iter().any(|a| free.iter().any(|(f, _)| f == a)),
+                "{} step {}: {free:?} and CASES {:?}",
+                l.name,
+                si + 1,
+                case.2
+            );
+            Answer::Layouts(free)
+        }
+        ExerciseKind::LaneOf { operand, row, col } => {
+            let run = run_step(l, si, ex.layout).unwrap();
+            let (holder, plain) = match (operand, &l.steps[si].op) {
+                (Some(op), _) => (Holder::Operand(*op), false),
+                (
+                    None,
+                    StepOp::Shared {
+                        tile, instruction, ..
+                    },
+                ) => (Holder::Tile(*tile), instruction.matrices().is_none()),
+                (None, StepOp::Mma { .. }) => unreachable!("the loader refuses it"),
+            };
+            let mut lanes: Vec<u32> = holders(&run, holder, *row, *col)
+                .iter()
+                .map(|h| h.0)
+                .collect();
+            lanes.dedup();
+            assert!(!lanes.is_empty());
+            for lane in &lanes {
+                assert!(right(&lane.to_string()), "{} step {}", l.name, si + 1);
+            }
+            assert!(
+                lanes.iter().any(|x| x.to_string() == case.2[0]),
+                "{} step {}: {lanes:?}",
+                l.name,
+                si + 1
+            );
+            Answer::Lanes {
+                lanes,
+                mma: operand.is_some(),
+                plain,
+            }
+        }
+    }
+}
+
+/// Lower case, no backticks, one space between words (`**` kept for bold numbers).
+fn flat(s: &str) -> String {
+    s.replace('`', "")
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Sentences of flattened text (`.`, `?`, `!` followed by a space or the end).
+fn sentences(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        cur.push(c);
+        if matches!(c, '.' | '?' | '!') && chars.get(i + 1).is_none_or(|n| *n == ' ') {
+            out.push(std::mem::take(&mut cur).trim().to_string());
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// Words of a flattened sentence, punctuation (and bold stars) trimmed from their ends; `'s`
+/// dropped.
+fn words(s: &str) -> Vec<String> {
+    s.split(' ')
+        .map(|w| {
+            let w = w.trim_matches(|c: char| ",.;:()!?*\"“”".contains(c));
+            w.strip_suffix("'s").unwrap_or(w).to_string()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// "N wavefronts", "N wf", "N passes", "N-way", "**N**" with N = `n`.
+fn states_wavefronts(s: &str, n: u32) -> Option<String> {
+    let n = n.to_string();
+    let w = words(s);
+    for (i, x) in w.iter().enumerate() {
+        let next = w.get(i + 1).map(String::as_str).unwrap_or("");
+        if *x == n && (next.starts_with("wavefront") || next == "wf" || next.starts_with("pass")) {
+            return Some(format!("{n} {next}"));
+        }
+        if *x == format!("{n}-way") {
+            return Some(x.clone());
+        }
+    }
+    s.contains(&format!("**{n}**")).then(|| format!("**{n}**"))
+}
+
+/// "N conflicts", "N bank conflicts", "N cf", "N excessive", "**N**"; for 0 also "no
+/// conflict", "no bank conflict", "conflict-free".
+fn states_conflicts(s: &str, n: u32) -> Option<String> {
+    let ns = n.to_string();
+    let w = words(s);
+    for (i, x) in w.iter().enumerate() {
+        let next = w.get(i + 1).map(String::as_str).unwrap_or("");
+        let after = w.get(i + 2).map(String::as_str).unwrap_or("");
+        let conflict = next.starts_with("conflict")
+            || (next == "bank" && after.starts_with("conflict"))
+            || next == "cf"
+            || next == "excessive";
+        if (*x == ns || (n == 0 && x == "no")) && conflict {
+            return Some(format!("{x} {next}"));
+        }
+    }
+    if n == 0 && (s.contains("conflict-free") || s.contains("conflict free")) {
+        return Some("conflict-free".into());
+    }
+    s.contains(&format!("**{ns}**"))
+        .then(|| format!("**{ns}**"))
+}
+
+/// Words that name a layout `spec` in a sentence: the string (also as a part of `a+b`), and
+/// for a swizzle `Swizzle<B,M,S>` and "swizzled", for padding "padded"/"padding", for `trans`
+/// "transposed".
+fn names_layout(s: &str, spec: &str) -> Option<String> {
+    let mut names = vec![spec.to_lowercase()];
+    for part in spec.split('+') {
+        names.push(part.to_string());
+        if let Some(bms) = part.strip_prefix("swizzle:") {
+            names.push(format!("swizzle<{bms}>"));
+            names.push("swizzled".into());
+        }
+        if part.starts_with("pad:") {
+            names.extend(["padded".to_string(), "padding".to_string()]);
+        }
+        if part == "trans" {
+            names.push("transposed".into());
+        }
+    }
+    words(s)
+        .into_iter()
+        .find(|w| names.iter().any(|n| w == n || w.split('+').any(|p| p == n)))
+}
+
+/// Why the visible text of a question's step gives its answer away, if it does: `text` is
+/// the title and the note, `question` the question (checked for numbers and lanes only: a
+/// question that asks for a layout names the layouts it offers).
+fn spoilers(text: &str, question: &str, answer: &Answer) -> Vec<String> {
+    let mut found = Vec::new();
+    match answer {
+        Answer::Count {
+            wavefronts,
+            conflicts,
+        } => {
+            for s in sentences(&flat(text))
+                .into_iter()
+                .chain(sentences(&flat(question)))
+            {
+                if let Some(w) = states_wavefronts(&s, *wavefronts) {
+                    found.push(format!("'{w}' in \"{s}\""));
+                }
+                if let Some(c) = states_conflicts(&s, *conflicts) {
+                    found.push(format!("'{c}' in \"{s}\""));
+                }
+            }
+        }
+        Answer::Layouts(free) => {
+            for s in sentences(&flat(text)) {
+                for (spec, w) in free {
+                    let Some(name) = names_layout(&s, spec) else {
+                        continue;
+                    };
+                    let ws = words(&s);
+                    let n = w.to_string();
+                    // "…, 1." or "4 padded or swizzled": the layout's count, bare, at the end
+                    // or within three words of the layout's name.
+                    let bare = ws.last() == Some(&n)
+                        || ws.iter().enumerate().any(|(i, x)| {
+                            *x == n
+                                && ws[i.saturating_sub(3)..(i + 4).min(ws.len())]
+                                    .iter()
+                                    .any(|y| names_layout(y, spec).is_some())
+                        });
+                    let fix = ["fixes", "fix", "removes", "ideal"]
+                        .iter()
+                        .find(|f| ws.iter().any(|x| x == *f))
+                        .map(|f| f.to_string())
+                        .or_else(|| states_conflicts(&s, 0))
+                        .or_else(|| states_wavefronts(&s, *w))
+                        .or_else(|| bare.then(|| format!("{n}, bare")));
+                    if let Some(fix) = fix {
+                        found.push(format!("'{name}' with '{fix}' in \"{s}\""));
+                    }
+                }
+            }
+        }
+        Answer::Lanes { lanes, mma, plain } => {
+            for s in sentences(&flat(text))
+                .into_iter()
+                .chain(sentences(&flat(question)))
+            {
+                let w = words(&s);
+                for (i, x) in w.iter().enumerate() {
+                    if x != "lane" && x != "lanes" {
+                        continue;
+                    }
+                    // "lane 7", "lanes 5 and 9", "lane l = 5"; a range ("lanes 0-15") is a rule.
+                    for y in w[i + 1..].iter().take_while(|y| {
+                        y.parse::<u32>().is_ok()
+                            || ["and", "or", "l", "=", "i"].contains(&y.as_str())
+                    }) {
+                        if let Ok(n) = y.parse::<u32>()
+                            && lanes.contains(&n)
+                        {
+                            found.push(format!("'lane {n}' in \"{s}\""));
+                        }
+                    }
+                    // An ld/st step: "lane i reads T(0, i)" is the answer with i for the lane.
+                    if *plain
+                        && let Some(v) = w
+                            .get(i + 1)
+                            .filter(|v| v.len() == 1 && v.chars().all(|c| c.is_ascii_alphabetic()))
+                    {
+                        let tuples = s.split('(').skip(1).filter_map(|t| t.split(')').next());
+                        for t in tuples {
+                            if t.split(',').any(|c| c.trim() == v) {
+                                found.push(format!("'lane {v}' reads ({t}) in \"{s}\""));
+                            }
+                        }
+                    }
+                }
+                if *mma {
+                    for l in lanes {
+                        let g = format!("g = {}, t = {}", l >> 2, l & 3);
+                        if s.contains(&g) {
+                            found.push(format!("'{g}' in \"{s}\""));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Issue #26: a question's step stated its answer beside the question: warps-and-banks step 1
+/// asked which lane reads T(0, 7) under "Lane i reads T(0, i)", step 3 which layout makes the
+/// column conflict-free under "with `pad:1` … **1 wavefront**", banks step 4's title said
+/// "2-way conflict". For every question of every built-in lesson (every variant), the text
+/// `lessons show` prints without `--answers` (title, note, question: `--json`, which must not
+/// carry the explanation) must not state the answer the simulator computes: for a count, the
+/// request's wavefronts ("N wavefronts", "N-way", "**N**") or conflicts ("N conflicts", "no
+/// conflict"); for a layout, a sentence naming an answering layout that says it fixes the
+/// step ("conflict-free", "ideal", its wavefronts); for a lane, "lane N" (groupID and
+/// threadID_in_group of an mma lane), and on an `ld`/`st` step the formula "lane i reads
+/// (…, i)". No step is exempt. The answer part lives in `[steps.exercise] explanation`, which
+/// `--answers` prints.
+#[test]
+fn no_question_gives_its_answer_away() {
+    let all = lessons::builtin().unwrap();
+    let mut bad = Vec::new();
+    let mut asked = 0;
+    let mut explained = 0;
+    for l in &all {
+        for (vi, v) in l.variants.iter().enumerate() {
+            let show = |answers: bool| -> serde_json::Value {
+                let mut args = vec!["lessons", "show", &l.name, "--json", "--variant", v];
+                if answers {
+                    args.push("--answers");
+                }
+                let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                    .args(&args)
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{args:?}");
+                serde_json::from_slice(&o.stdout).unwrap()
+            };
+            let (hidden, shown) = (show(false), show(true));
+            let order = l.steps_of(vi);
+            for (n, &si) in order.iter().enumerate() {
+                let Some(ex) = &l.steps[si].exercise else {
+                    continue;
+                };
+                // A step of every variant is checked once.
+                if vi > 0 && l.steps[si].variant.is_none() {
+                    continue;
+                }
+                asked += 1;
+                let step = &hidden["steps"][n];
+                assert_eq!(step["answers_hidden"], true, "{} step {}", l.name, n + 1);
+                assert!(
+                    step["exercise"].get("explanation").is_none(),
+                    "{} step {}: --json without --answers carries the explanation",
+                    l.name,
+                    n + 1
+                );
+                if !ex.explanation.is_empty() {
+                    explained += 1;
+                    assert_eq!(
+                        shown["steps"][n]["exercise"]["explanation"],
+                        ex.explanation.trim(),
+                        "{} step {}",
+                        l.name,
+                        n + 1
+                    );
+                }
+                let text = format!(
+                    "{}.\n{}",
+                    step["title"].as_str().unwrap(),
+                    step["note"].as_str().unwrap()
+                );
+                let question = step["exercise"]["question"].as_str().unwrap();
+                let answer = simulator_answer(l, si);
+                for why in spoilers(&text, question, &answer) {
+                    bad.push(format!("{} step {} ({answer:?}): {why}", l.name, n + 1));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // All 15 lessons' questions were looked at; most moved a sentence into `explanation`.
+    assert_eq!(asked, 32);
+    assert!(explained >= 25, "{explained}");
+}
+
+/// The checks above catch what the issue showed (the old notes, verbatim), so a passing run
+/// is not a check that sees nothing.
+#[test]
+fn the_spoiler_check_catches_the_old_notes() {
+    let all = lessons::builtin().unwrap();
+    let wb = lessons::find(&all, "warps-and-banks").unwrap();
+    let banks = lessons::find(&all, "banks").unwrap();
+    let mma = lessons::find(&all, "mma").unwrap();
+    let swizzle = lessons::find(&all, "swizzle").unwrap();
+    let fa = lessons::find(&all, "fa-v1-v2").unwrap();
+    let fa2 = lessons::find(&all, "fa2-counts").unwrap();
+    let cases: &[(&lessons::Lesson, usize, &str, &str)] = &[
+        (
+            wb,
+            0,
+            "the warp reads one row.\nLane i reads T(0, i), word i, in bank i.",
+            "lane i",
+        ),
+        (wb, 0, "Lane 7 reads it.", "lane 7"),
+        (
+            wb,
+            2,
+            "Press `l`:\nwith `pad:1` row i starts i words later, so T(i, 0) is in bank i: **1 wavefront**.",
+            "'pad:1' with '1 wavefront'",
+        ),
+        (wb, 1, "it is read once: no bank conflict", "no bank"),
+        (
+            wb,
+            3,
+            "every other word. **2 wavefronts, 1 conflict**",
+            "2 wavefronts",
+        ),
+        (banks, 3, "stride of two words: 2-way conflict.", "2-way"),
+        (
+            banks,
+            3,
+            "Lanes i and i+16 collide: **1 conflict**",
+            "1 conflict",
+        ),
+        (swizzle, 2, "Swizzled: also **4-way**.", "4-way"),
+        (
+            swizzle,
+            0,
+            "Padded or swizzled: **4**.",
+            "'swizzled' with '**4**'",
+        ),
+        (
+            fa,
+            0,
+            "`trans` (Kᵀ stored): 16 consecutive words, 1 wavefront.",
+            "'trans' with '1 wavefront'",
+        ),
+        (
+            mma,
+            2,
+            "Lane 6 is (g = 1, t = 2), lane 5 (g = 1, t = 1).",
+            "g = 1, t = 1",
+        ),
+        (
+            fa,
+            0,
+            "`trans` (Kᵀ stored): 16 consecutive words, 1. `row+pad:1`: row r in bank r, 1.",
+            "'row+pad:1' with '1, bare'",
+        ),
+        (
+            fa2,
+            0,
+            "256-byte rows: **32 wavefronts** unpadded, 4 padded or swizzled.",
+            "'swizzled' with '4, bare'",
+        ),
+    ];
+    for (l, si, text, want) in cases {
+        let q = &l.steps[*si].exercise.as_ref().unwrap().question;
+        let found = spoilers(text, q, &simulator_answer(l, *si)).join("\n");
+        assert!(found.contains(want), "{} {si}: {text:?}: {found:?}", l.name);
+    }
+    // And it lets the rule through: the notes' own words for lane 7's row, padding, banks.
+    for (l, si, text) in [
+        (
+            wb,
+            0,
+            "Lane 0 takes T(0, 0), each lane the next word; lanes 0-15 and 16-31.",
+        ),
+        (
+            wb,
+            2,
+            "`pad:1` adds one word after every row, so row i starts at word 33i.",
+        ),
+        (mma, 2, "Lane 6 (g = 1, t = 2): `a0` = A(1, 4..5)."),
+    ] {
+        let q = &l.steps[si].exercise.as_ref().unwrap().question;
+        let found = spoilers(text, q, &simulator_answer(l, si));
+        assert!(found.is_empty(), "{} {si}: {found:?}", l.name);
+    }
+}
+
+/// The README and `lessons answer --help` show how to answer; none of their examples may be
+/// a right answer (the simulator says which are right). The README's "start here" once gave
+/// `… warps-and-banks 3 pad:1` (trial 2026-12-01).
+#[test]
+fn readme_and_help_examples_answer_wrong() {
+    let all = lessons::builtin().unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let lessons_readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/lessons/README.md")).unwrap();
+    let help = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(["lessons", "answer", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let mut examples = 0;
+    for (file, text) in [
+        ("README.md", &readme),
+        ("lessons/README.md", &lessons_readme),
+        ("lessons answer --help", &help),
+    ] {
+        for (i, _) in text.match_indices("tilelab lessons answer ") {
+            let rest = &text[i + "tilelab lessons answer ".len()..];
+            let w: Vec<&str> = rest
+                .split(['#', '`', '\n'])
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .collect();
+            let (Some(name), Some(step), Some(answer)) = (w.first(), w.get(1), w.get(2)) else {
+                continue;
+            };
+            let Ok(step) = step.parse::<usize>() else {
+                assert!(
+                    step.chars()
+                        .all(|c| c.is_ascii_uppercase() || "<>[]".contains(c)),
+                    "{file}: {rest:.40}"
+                );
+                continue;
+            };
+            examples += 1;
+            let l = lessons::find(&all, name).unwrap();
+            let si = l.steps_of(0)[step - 1];
+            let v = check_answer(l, si, answer.trim_matches('\'')).unwrap();
+            assert!(
+                !v.correct,
+                "{file}: 'tilelab lessons answer {name} {step} {answer}' is the right answer"
+            );
+        }
+    }
+    // README: mma 3 12; help: warps-and-banks 3 row, mma 3 12, swizzle 1 'Swizzle<2,3,3>'.
+    assert_eq!(examples, 4);
 }

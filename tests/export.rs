@@ -152,6 +152,33 @@ fn the_page_is_self_contained_and_holds_every_step() {
             asked,
             "{lesson}"
         );
+        // The explanation of a question's answer is inside its own <details data-reveal>.
+        for (n, s) in steps.iter().enumerate() {
+            let Some(why) = s["exercise"]["explanation"].as_str() else {
+                continue;
+            };
+            let open = format!("<details data-reveal=\"{n}\">");
+            let start = page.find(&open).unwrap();
+            let details = &page[start..start + page[start..].find("</details>").unwrap()];
+            assert!(
+                details.contains("<div class=\"explanation\">"),
+                "{lesson}: {details}"
+            );
+            for piece in why.split(['`', '*', '\n']).filter(|p| p.len() > 12) {
+                let piece = piece
+                    .trim()
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+                    .replace('"', "&quot;")
+                    .replace('\'', "&#39;");
+                assert!(
+                    details.contains(&piece),
+                    "{lesson} step {}: '{piece}' not in its <details>",
+                    n + 1
+                );
+            }
+        }
         for s in steps {
             let mut texts = vec![s["note"].as_str().unwrap()];
             if let Some(q) = s["exercise"]["question"].as_str() {

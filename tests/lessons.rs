@@ -481,7 +481,8 @@ line = { line = 402, executions = 16, wavefronts = 512, conflicts = 448, source_
 /// Issue #26: `lessons show` printed each question's answer beside it (the step's wf/cf), and
 /// `--step N` its lanes. Now a step that asks a question shows `?`, no lanes and no `results`
 /// in `--json` unless `--answers`; `--answers` shows the simulator's numbers (warps-and-banks
-/// step 3, a column read under `row`: 32 wavefronts, 31 conflicts, H200 record b32.stride32w).
+/// step 3, a column read under `row`: 32 wavefronts, 31 conflicts, H200 record b32.stride32w),
+/// and the explanation of the answer, which the text otherwise says is hidden.
 #[test]
 fn show_hides_the_answers_unless_asked() {
     let run = |args: &[&str]| {
@@ -504,6 +505,31 @@ fn show_hides_the_answers_unless_asked() {
     assert!(!r.contains("32/31") && r.matches('?').count() == 2, "{r}");
     let shown = run(&["lessons", "show", "warps-and-banks", "--answers"]);
     assert!(row(&shown).contains("32/31"), "{}", row(&shown));
+    // The explanation of the answer (`[steps.exercise] explanation`) goes with the numbers:
+    // said to be hidden without --answers, printed under "Answer:" with it.
+    let why = "wavefront**, so `pad:1` is the conflict-free one.";
+    assert!(
+        !hidden.contains(why) && !hidden.contains("Answer:"),
+        "{hidden}"
+    );
+    assert_eq!(
+        hidden
+            .matches("(the explanation of the answer is hidden: --answers shows it)")
+            .count(),
+        4,
+        "{hidden}"
+    );
+    let after = shown.split(&row(&shown)).nth(1).unwrap();
+    let step3: Vec<&str> = after
+        .lines()
+        .take_while(|l| !l.starts_with(" 4 "))
+        .collect();
+    assert!(
+        step3.iter().any(|l| l.trim() == "Answer:")
+            && step3.iter().any(|l| l.trim().ends_with(why)),
+        "{step3:?}"
+    );
+    assert!(!shown.contains("is hidden: --answers"), "{shown}");
     let lanes = run(&["lessons", "show", "warps-and-banks", "--step", "3"]);
     assert!(
         lanes.contains("step 3 asks a question: its lanes are left out"),

@@ -8,7 +8,9 @@
 //!   `menu_opens_a_lesson`, `zoomed_registers_show_the_fragment_map`,
 //!   `zoomed_counters_show_the_kernel_claims`;
 //! * `color_never_draws_without_colours`, `clipped_panes_show_a_more_marker_and_the_grid_a_legend`
-//!   (issue #16).
+//!   (issue #16);
+//! * `a_questions_explanation_waits_for_the_answer`, `a_which_lane_question_hides_the_lanes_addresses`
+//!   (issue #26).
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -400,4 +402,117 @@ fn answering_a_question_in_the_tui() {
     assert!(app.input.is_none());
     update(&mut app, Msg::NextStep);
     assert!(app.verdict.is_none());
+}
+
+/// Issue #26: the part of a step's explanation that gives its answer (`[steps.exercise]
+/// explanation`) waits, like the step's numbers, until the question is answered or `r` is
+/// pressed; then the narrative shows it under the note as "Answer: …". Every question step of
+/// every built-in lesson (first variant), drawn large enough that the narrative is not clipped
+/// above the explanation.
+#[test]
+fn a_questions_explanation_waits_for_the_answer() {
+    let mut checked = 0;
+    for l in lessons::builtin().unwrap() {
+        let mut app = open(&l.name);
+        for pos in 0..app.runs.len() {
+            let si = app.order[pos];
+            if let Some(ex) = l.steps[si]
+                .exercise
+                .as_ref()
+                .filter(|e| !e.explanation.is_empty())
+            {
+                // "Answer: " and the explanation's first two words, Markdown marks dropped.
+                let first: Vec<String> = ex
+                    .explanation
+                    .replace(['`', '*'], "")
+                    .split_whitespace()
+                    .take(2)
+                    .map(String::from)
+                    .collect();
+                let label = format!("Answer: {}", first.join(" "));
+                let s = text(draw(&app, 240, 120).backend().buffer());
+                assert!(
+                    s.contains("· r shows the step's numbers and the answer")
+                        && !s.contains("Answer: "),
+                    "{} step {}: {s}",
+                    l.name,
+                    pos + 1
+                );
+                update(&mut app, Msg::Reveal);
+                let s = text(draw(&app, 240, 120).backend().buffer());
+                assert!(
+                    s.contains(&label),
+                    "{} step {}: no '{label}' in {s}",
+                    l.name,
+                    pos + 1
+                );
+                checked += 1;
+            }
+            update(&mut app, Msg::NextStep);
+        }
+    }
+    assert!(checked >= 25, "{checked}");
+    // An answer, even a wrong one, shows it too (its verdict gives the model's numbers anyway).
+    let mut app = open("banks");
+    for _ in 0..3 {
+        update(&mut app, Msg::NextStep);
+    }
+    update(&mut app, Msg::StartAnswer);
+    for c in "5".chars() {
+        update(&mut app, Msg::InputChar(c));
+    }
+    update(&mut app, Msg::SubmitAnswer);
+    assert!(!app.verdict.clone().unwrap().unwrap().correct);
+    let s = text(draw(&app, 240, 120).backend().buffer());
+    assert!(s.contains("Answer: Lanes i and i+16"), "{s}");
+}
+
+/// Issue #26: warps-and-banks step 1 asks which lane reads T(0, 7); on an `ld.shared` step that
+/// is the lane whose address it is, so the lanes pane (element, byte, bank) and the selected
+/// lane's underlined word in the bank grid gave it away. They are `?` until answered or `r`.
+#[test]
+fn a_which_lane_question_hides_the_lanes_addresses() {
+    let mut app = open("warps-and-banks");
+    app.lane = 7;
+    let s = text(draw(&app, 200, 60).backend().buffer());
+    assert!(!s.contains("(  0,  7)") && !s.contains("  28  b7"), "{s}");
+    assert!(s.contains(" 7 (  ?,  ?)      ?  b?  ?"), "{s}");
+    let t = draw(&app, 200, 60);
+    let buf = t.backend().buffer();
+    // The words read are drawn ■ (their wavefront hidden); none is underlined as lane 7's.
+    let words: Vec<_> = buf.content.iter().filter(|c| c.symbol() == "■").collect();
+    assert_eq!(words.len(), 32);
+    assert!(
+        words
+            .iter()
+            .all(|c| !c.modifier.contains(ratatui::style::Modifier::UNDERLINED)),
+        "no word underlined"
+    );
+    update(&mut app, Msg::Reveal);
+    let t = draw(&app, 200, 60);
+    let s = text(t.backend().buffer());
+    assert!(s.contains(" 7 (  0,  7)     28  b7"), "{s}");
+    // Revealed: lane 7's word, wavefront 0, is underlined again.
+    assert_eq!(
+        t.backend()
+            .buffer()
+            .content
+            .iter()
+            .filter(
+                |c| c.symbol() == "0" && c.modifier.contains(ratatui::style::Modifier::UNDERLINED)
+            )
+            .count(),
+        1
+    );
+    // Step 3 asks for a layout, not a lane: its lanes' addresses show (their wavefronts do not).
+    update(&mut app, Msg::NextStep);
+    update(&mut app, Msg::NextStep);
+    app.lane = 1;
+    let s = text(draw(&app, 200, 60).backend().buffer());
+    assert!(s.contains(" 1 (  1,  0)    128  b0  ?"), "{s}");
+    // An ldmatrix's address lanes are not the lanes that receive the element: shown.
+    let mut app = open("ldmatrix");
+    update(&mut app, Msg::NextStep);
+    let s = text(draw(&app, 200, 60).backend().buffer());
+    assert!(s.contains(" 1 (  1,  0)     32  b8  ?"), "{s}");
 }

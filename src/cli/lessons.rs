@@ -3,9 +3,10 @@
 //! * `tilelab lessons [--json]`: the list, in curriculum order;
 //! * `tilelab lessons show NAME [--step N] [--layout L] [--variant V] [--answers] [--json]
 //!   [--svg FILE]`: the narrative and every step's numbers per layout; with `--step`, the lanes
-//!   of that step. A step that asks a question keeps its numbers (they are the answer) to
-//!   itself unless `--answers`: `?` in the table, no `results` in `--json` (`"answers_hidden":
-//!   true`), no lanes, no picture;
+//!   of that step. A step that asks a question keeps its numbers (they are the answer) and
+//!   the explanation of its answer (`[steps.exercise] explanation`) to itself unless
+//!   `--answers`: `?` in the table, a line saying the explanation is hidden, no `results` and
+//!   no `exercise.explanation` in `--json` (`"answers_hidden": true`), no lanes, no picture;
 //!   `--svg FILE` draws step N (default 1) as a picture: the bank grid for shared-memory steps,
 //!   the fragment map for ldmatrix and mma steps (both for ldmatrix);
 //! * `tilelab lessons check [NAME]… [--hw FILE] [--json]` (prints the lessons' own numbers, and so
@@ -22,8 +23,9 @@
 //!
 //! `--json` of the list prints an array of `{name, title, summary, claims, kernel, kernel_function,
 //! layouts, variants, steps, source}`; of `show`, `{name, title, narrative, layouts, variants,
-//! steps: [{index, title, note, instruction, sass, variant, results: {LAYOUT: {wavefronts,
-//! conflicts, ideal}}}]}`; with `--step`, also `lanes: [{lane, row, col, byte_offset, bank, wavefronts}]`
+//! steps: [{index, title, note, exercise: {kind, question, layout, answer_form, explanation},
+//! instruction, sass, variant, results: {LAYOUT: {wavefronts, conflicts, ideal}}}]}` (`exercise`
+//! only for a step that asks, its `explanation` only with `--answers`); with `--step`, also `lanes: [{lane, row, col, byte_offset, bank, wavefronts}]`
 //! for the step under `--layout`.
 
 use std::collections::BTreeMap;
@@ -140,8 +142,8 @@ pub struct ShowArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Also show the numbers of the steps that ask a question (they are their answers): without
-    /// it such a step's wavefronts and conflicts print as `?`, its lanes (--step) are left out
-    /// and its picture (--svg) is refused.
+    /// it such a step's wavefronts and conflicts print as `?`, the explanation of its answer is
+    /// left out, its lanes (--step) too and its picture (--svg) is refused.
     #[arg(long)]
     pub answers: bool,
 }
@@ -322,14 +324,30 @@ struct ExerciseJson {
     layout: String,
     /// What an answer looks like.
     answer_form: &'static str,
+    /// The part of the step's explanation that gives the answer (`[steps.exercise]
+    /// explanation`): only with `--answers`, like the step's numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explanation: Option<String>,
+    /// The question has an explanation that `--answers` would show (the text says so; the
+    /// JSON's `answers_hidden` already does).
+    #[serde(skip)]
+    explanation_hidden: bool,
 }
 
-fn exercise_json(l: &Lesson, ex: &tilelab::lessons::exercise::Exercise) -> ExerciseJson {
+/// `hidden`: the step's answer is kept from the reader (no `--answers`), so is the explanation.
+fn exercise_json(
+    l: &Lesson,
+    ex: &tilelab::lessons::exercise::Exercise,
+    hidden: bool,
+) -> ExerciseJson {
+    let has = !ex.explanation.trim().is_empty();
     ExerciseJson {
         kind: ex.kind.name(),
         question: ex.question.trim().to_string(),
         layout: l.layouts[ex.layout].clone(),
         answer_form: ex.kind.answer_form(),
+        explanation: (has && !hidden).then(|| ex.explanation.trim().to_string()),
+        explanation_hidden: has && hidden,
     }
 }
 
@@ -389,6 +407,9 @@ fn lesson_sources(l: &Lesson) -> Vec<tilelab::sources::Source> {
     text.push_str(&l.narrative);
     for st in &l.steps {
         text.push_str(&st.note);
+        if let Some(e) = &st.exercise {
+            text.push_str(&e.explanation);
+        }
     }
     for a in &l.arithmetic {
         text.push_str(&a.source);
@@ -429,7 +450,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             index: n + 1,
             title: st.title.clone(),
             note: st.note.trim().to_string(),
-            exercise: st.exercise.as_ref().map(|e| exercise_json(l, e)),
+            exercise: st.exercise.as_ref().map(|e| exercise_json(l, e, hidden)),
             instruction: st.op_name(),
             sass: st.sass().to_string(),
             variant: st.variant.clone(),
@@ -556,7 +577,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         o,
         "steps: per layout, wf/cf = wavefronts / bank conflicts of the step's request (`tilelab explain wavefront`){}",
         if !a.answers && steps.iter().any(|s| s.answers_hidden) {
-            "; ? = a step that asks a question (its numbers are the answer: --answers shows them)"
+            "; ? = a step that asks a question (its numbers are the answer: --answers shows them, and why)"
         } else {
             ""
         }
@@ -612,6 +633,18 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                 s.index,
                 e.answer_form
             );
+            // The explanation that gives the answer, behind the same --answers as the numbers.
+            if let Some(x) = &e.explanation {
+                outln!(o, "      {}", out::bold("Answer:"));
+                for line in x.lines() {
+                    outln!(o, "      {}", line.trim_end());
+                }
+            } else if e.explanation_hidden {
+                outln!(
+                    o,
+                    "      (the explanation of the answer is hidden: --answers shows it)"
+                );
+            }
         }
     }
     let cited = lesson_sources(l);

@@ -33,6 +33,11 @@ pub struct Exercise {
     pub layout: usize,
     /// Shown with a wrong answer, after the model's explanation (may be empty).
     pub hint: String,
+    /// The part of the step's explanation that states the answer (Markdown, may be empty):
+    /// shown, like the step's numbers, only once the question is answered or revealed
+    /// (`lessons show --answers`, the TUI after an answer or `r`, the export's
+    /// `<details data-reveal>`). The step's `note` holds the rest, which any reader sees.
+    pub explanation: String,
 }
 
 /// The kinds of question.

@@ -165,6 +165,10 @@ pub struct RawExercise {
     /// Shown with a wrong answer.
     #[serde(default)]
     pub hint: Option<String>,
+    /// The part of the step's explanation that gives the answer (Markdown): shown only once
+    /// the question is answered or its answer revealed, as the step's numbers are.
+    #[serde(default)]
+    pub explanation: Option<String>,
 }
 
 /// `kind` of a `[steps.exercise]`.

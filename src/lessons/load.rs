@@ -694,11 +694,18 @@ impl Validator<'_> {
                 "the answer of this question is a layout: leave layout out",
             ));
         }
+        if x.explanation.as_ref().is_some_and(|e| e.trim().is_empty()) {
+            return Err(self.err(
+                format!("{f}.explanation"),
+                "must not be empty (leave it out when the note gives nothing away)",
+            ));
+        }
         Ok(Some(Exercise {
             kind,
             question: x.question.clone(),
             layout,
             hint: x.hint.clone().unwrap_or_default(),
+            explanation: x.explanation.clone().unwrap_or_default(),
         }))
     }
 

@@ -96,7 +96,8 @@ pub enum Msg {
     ToggleGlossary,
     /// Start typing an answer to the current step's question.
     StartAnswer,
-    /// Show the numbers of the current step although its question is not answered yet.
+    /// Show the numbers of the current step, and the explanation of its answer, although its
+    /// question is not answered yet.
     Reveal,
     /// A character typed into the answer.
     InputChar(char),
@@ -343,7 +344,8 @@ impl App {
     /// Whether the current step's numbers are hidden: it asks a question that has not been
     /// answered (right or wrong: a wrong answer's explanation gives the model's numbers) and
     /// the learner did not press `r`. The banks pane's title and grid, the lanes' wavefronts,
-    /// the counters and (for a which-lane question) the registers then show `?` instead.
+    /// the counters and (for a which-lane question) the registers then show `?` instead, and
+    /// the narrative leaves out the explanation of the answer (`[steps.exercise] explanation`).
     pub fn answer_hidden(&self) -> bool {
         let Some(&si) = self.order.get(self.pos) else {
             return false;
@@ -352,6 +354,25 @@ impl App {
         self.exercise().is_some()
             && self.progress.get(name, si).is_none()
             && !self.revealed.contains(&(name.clone(), si))
+    }
+
+    /// Whether the lanes' addresses are hidden too: [`Self::answer_hidden`] on an `ld`/`st` step
+    /// that asks which lane reads an element, where that is the lane whose address it is (its
+    /// element, byte offset and bank, and its word underlined in the bank grid, are the answer).
+    /// An ldmatrix's address lanes are not the lanes that receive the element: shown.
+    pub fn lane_addresses_hidden(&self) -> bool {
+        self.answer_hidden()
+            && self.exercise().is_some_and(|e| {
+                matches!(
+                    e.kind,
+                    crate::lessons::exercise::ExerciseKind::LaneOf { .. }
+                )
+            })
+            && self
+                .runs
+                .get(self.pos)
+                .and_then(|r| r.request.as_ref())
+                .is_some_and(|q| q.instruction.matrices().is_none())
     }
 
     /// Whether the current step is the lesson's last.

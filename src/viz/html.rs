@@ -13,7 +13,8 @@
 //! headless Chromium (`scripts/html_check.py`) against the TUI drawn at the same step.
 //! A step that asks a question shows `?` for its numbers (and those of the running totals) and no
 //! picture until its `<details data-reveal>` "Show the answer" is opened, as the TUI hides them
-//! until `r` (the data block still holds them: the page hides, it does not encrypt). The same
+//! until `r` (the data block still holds them: the page hides, it does not encrypt); the
+//! explanation of the answer (`[steps.exercise] explanation`) is inside that `<details>`. The same
 //! numbers sit in a `<script type="application/json" id="tilelab-data">` block for anyone
 //! embedding the page. All lesson text is HTML-escaped ([`esc`]); the JSON block has `<`, `>`
 //! and `&` as `\u` escapes. Pure string building; the CLI writes the file.
@@ -325,9 +326,18 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
                 esc(ex.kind.answer_form())
             );
             // The step's numbers and picture give the answer: hidden until this is opened.
+            // So is the explanation of the answer (`[steps.exercise] explanation`).
+            let why = if ex.explanation.trim().is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<div class=\"explanation\">{}</div>",
+                    markdown_html(&ex.explanation)
+                )
+            };
             let _ = write!(
                 note,
-                "<details data-reveal=\"{n}\"><summary>Show the answer (and this step's numbers and picture)</summary>{}</details>",
+                "<details data-reveal=\"{n}\"><summary>Show the answer (and this step's numbers and picture)</summary><p class=\"answer\">{}</p>{why}</details>",
                 exercise::model_answer(lesson, si)
                     .map_or_else(|| "The numbers above.".to_string(), |a| esc(&a))
             );

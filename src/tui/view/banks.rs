@@ -102,6 +102,7 @@ pub fn bank_grid_lines(
     let sel_words: std::collections::BTreeSet<u32> = run
         .request
         .as_ref()
+        .filter(|_| !app.lane_addresses_hidden())
         .map(|req| lane_words(req, app.lane))
         .unwrap_or_default();
     grid_lines(

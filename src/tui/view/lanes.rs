@@ -17,6 +17,7 @@ pub(super) fn render_lanes(app: &App, area: Rect, buf: &mut Buffer) {
     let block = pane_block(app, Pane::Lanes, " Lanes ".into());
     // The wavefront column of a step whose question is unanswered: `?`.
     let hidden = app.answer_hidden();
+    let where_hidden = app.lane_addresses_hidden();
     let mut lines = Vec::new();
     match (&run.request, &run.report) {
         (Some(req), Some(rep)) => {
@@ -38,10 +39,14 @@ pub(super) fn render_lanes(app: &App, area: Rect, buf: &mut Buffer) {
                     } else {
                         wfs.iter().map(|&w| wavefront_char(w)).collect()
                     };
-                    text = format!(
-                        "{lane:>2} ({r:>3},{c:>3}) {off:>6}  b{:<2} {wtxt}",
-                        bank_of(off)
-                    );
+                    text = if where_hidden {
+                        format!("{lane:>2} (  ?,  ?)      ?  b?  {wtxt}")
+                    } else {
+                        format!(
+                            "{lane:>2} ({r:>3},{c:>3}) {off:>6}  b{:<2} {wtxt}",
+                            bank_of(off)
+                        )
+                    };
                     style = match wfs.first() {
                         Some(&w) if !hidden => wavefront_style(rep, w),
                         _ => Style::new(),

@@ -108,6 +108,25 @@ pub(super) fn render_narrative(app: &App, area: Rect, buf: &mut Buffer) {
     if !step.note.trim().is_empty() {
         lines.extend(markdown(&step.note));
     }
+    // The part of the explanation that gives the answer: once answered or revealed (`r`).
+    if let Some(ex) = app.exercise()
+        && !ex.explanation.trim().is_empty()
+        && !app.answer_hidden()
+    {
+        let mut why = markdown(&ex.explanation);
+        if let Some(first) = why.first_mut() {
+            first.spans.insert(
+                0,
+                Span::styled(
+                    "Answer: ",
+                    Style::new()
+                        .add_modifier(Modifier::BOLD)
+                        .fg(color(palette::ACCENT)),
+                ),
+            );
+        }
+        lines.extend(why);
+    }
     lines.push(Line::raw(""));
     lines.extend(markdown(&l.narrative));
     let scroll = app.scroll_of(Pane::Narrative);
@@ -159,10 +178,12 @@ fn exercise_lines(app: &App) -> Vec<Line<'static>> {
             format!(
                 "a: answer ({}){}",
                 ex.kind.answer_form(),
-                if app.answer_hidden() {
-                    " · r shows the step's numbers"
-                } else {
-                    ""
+                match app.answer_hidden() {
+                    true if !ex.explanation.trim().is_empty() => {
+                        " · r shows the step's numbers and the answer"
+                    }
+                    true => " · r shows the step's numbers",
+                    false => "",
                 }
             ),
             Style::new().fg(color(palette::DIM)),
