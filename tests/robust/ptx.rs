@@ -204,7 +204,9 @@ mod launch {
                 "--block",
                 "32",
             ],
-            &["shared variable 's' of 232452 bytes exceeds 232448 bytes of shared memory per block on sm_90"],
+            &[
+                "shared variable 's' of 232452 bytes exceeds 232448 bytes of shared memory per block on sm_90",
+            ],
         );
     }
 
@@ -865,7 +867,10 @@ mod undefined {
     #[test]
     fn barriers_and_aligned_instructions_outside_their_rules_are_refused() {
         let e = err("bar.sync 16;", 32);
-        assert!(e.contains("barrier 16") && e.contains("0 through 15"), "{e}");
+        assert!(
+            e.contains("barrier 16") && e.contains("0 through 15"),
+            "{e}"
+        );
         let e = err("bar.sync 0, 48;", 64);
         assert!(
             e.contains("bar.sync 0, 48") && e.contains("multiple of the warp size"),
