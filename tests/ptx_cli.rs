@@ -530,3 +530,60 @@ fn top_keeps_the_costliest_lines_and_a_long_table_repeats_the_worst() {
         "{all}"
     );
 }
+
+/// Every file of `tests/data/ptx_invalid/` is PTX that ptxas (CUDA 13.0, `-arch=sm_90`)
+/// refuses (issue #26's red team, 2026-12-01): each is exit 2 and one line naming the PTX line
+/// and the ISA's rule, never a run.
+#[test]
+fn every_ptxas_rejected_form_is_a_one_line_error() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_invalid");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 56, "{} files", files.len());
+    for p in &files {
+        let path = p.to_string_lossy();
+        let e = error(&["ptx", &path, "--grid", "1", "--block", "32"]);
+        let after = e.split(&format!("{path}: line ")).nth(1);
+        assert!(
+            after.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())),
+            "{path}: no line number: {e}"
+        );
+        assert!(e.contains("PTX ISA"), "{path}: no rule: {e}");
+    }
+}
+
+/// The constant space is read-only (PTX ISA §5.1.3): a store reaching a `.const` variable
+/// through `cvta.const` and a generic `st`, or an `atom`/`red` on it, stops at the line naming
+/// the lane and the variable; a load of it still runs.
+#[test]
+fn writes_to_const_variables_stop_at_the_line() {
+    let dir = std::env::temp_dir().join(format!("tilelab-ptx-const-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let head = ".version 8.7\n.target sm_90\n.address_size 64\n.const .align 4 .b32 cv[4] = {1, 2, 3, 4};\n.visible .entry k()\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nmov.u64 %rd1, cv;\ncvta.const.u64 %rd2, %rd1;\n";
+    for (name, inst) in [
+        ("st", "st.u32 [%rd2+4], %r1;"),
+        ("atom", "atom.global.add.u32 %r2, [%rd1], 1;"),
+        ("red", "red.global.add.u32 [%rd1+8], 1;"),
+    ] {
+        let p = dir.join(format!("{name}.ptx"));
+        std::fs::write(&p, format!("{head}{inst}\nret;\n}}\n")).unwrap();
+        let e = error(&["ptx", &p.to_string_lossy(), "--grid", "1", "--block", "32"]);
+        assert!(
+            e.contains("line 11: lane 0: a store to")
+                && e.contains("writes the .const variable 'cv': the constant state space is read-only (PTX ISA §5.1.3"),
+            "{name}: {e}"
+        );
+    }
+    let p = dir.join("ld.ptx");
+    std::fs::write(
+        &p,
+        format!("{head}ld.u32 %r1, [%rd2+4];\nld.const.u32 %r2, [cv+8];\nret;\n}}\n"),
+    )
+    .unwrap();
+    let o = tilelab(&["ptx", &p.to_string_lossy(), "--grid", "1", "--block", "32"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -475,7 +475,32 @@ enum Invalid {
     PredSource(u64),
     /// A qualifier that is none of the instruction's (`add.zz.s32`; §9.7, each syntax).
     UnknownQualifier(u64),
+    /// `RULES[k]`: a qualifier the ISA requires dropped, or one it forbids added, or a module
+    /// directive's value out of the ISA's list (ptxas, CUDA 13.0, refuses each).
+    BrokenRule(u64, usize),
 }
+
+/// (text, replacement) at the start of an instruction's opcode or a directive: rounding that
+/// `fma`/`div` need (9.7.3.5, 9.7.3.8), `.lo`/`.wide` of integer `mul`/`mad` (§9.7.1), `.approx`
+/// of `ex2`, `.nc` on a non-global load (9.7.9.9), `.aligned` of `ldmatrix`/`stmatrix`/`mma` (9.7.14.5), `.ftz` on an
+/// integer `add`, rounding on an integer `cvt` (9.7.9.21), `.target`, `.version` and
+/// `.address_size` values (§11.1).
+const RULES: [(&str, &str); 14] = [
+    ("fma.rn.", "fma."),
+    ("mad.lo.", "mad."),
+    ("mul.lo.", "mul."),
+    ("mul.wide.", "mul."),
+    ("ex2.approx.", "ex2."),
+    ("ld.shared.", "ld.shared.nc."),
+    ("ldmatrix.sync.aligned.", "ldmatrix.sync."),
+    ("stmatrix.sync.aligned.", "stmatrix.aligned."),
+    ("mma.sync.aligned.", "mma.sync."),
+    ("add.s32", "add.ftz.s32"),
+    ("cvt.u64.u32", "cvt.rn.u64.u32"),
+    (".target sm_", ".target sm_1"),
+    (".version ", ".version 1"),
+    (".address_size 64", ".address_size 48"),
+];
 
 const DEPTHS: [usize; 5] = [2, 3, 17, 1_000, 100_000];
 const BRACKETS: [(&str, &str); 3] = [("{", "}"), ("[", "]"), ("(", ")")];
@@ -534,6 +559,7 @@ fn invalid() -> impl Strategy<Value = Invalid> {
         (any::<u64>(), 0..LAYOUTS.len()).prop_map(|(a, k)| Invalid::MmaLayout(a, k)),
         any::<u64>().prop_map(Invalid::PredSource),
         any::<u64>().prop_map(Invalid::UnknownQualifier),
+        (any::<u64>(), 0..RULES.len()).prop_map(|(a, k)| Invalid::BrokenRule(a, k)),
     ]
 }
 
@@ -562,6 +588,7 @@ fn every_invalid() -> Vec<Invalid> {
     v.extend((0..SPECIALS.len()).map(|k| Invalid::WriteSpecial(i(k), k)));
     v.extend((0..ALIGNS.len()).map(|k| Invalid::BadAlign(i(0), k)));
     v.extend((0..LAYOUTS.len()).map(|k| Invalid::MmaLayout(i(0), k)));
+    v.extend((0..RULES.len()).map(|k| Invalid::BrokenRule(i(0), k)));
     v
 }
 
@@ -867,6 +894,25 @@ fn apply_invalid(src: &str, m: &Invalid) -> Option<(String, u32)> {
             let b = base(op);
             let new = format!("{b}.zz{}", &op[b.len()..]);
             lines[k] = lines[k].replacen(op, &new, 1);
+            k
+        }
+        Invalid::BrokenRule(a, n) => {
+            let (from, to) = RULES[*n];
+            // Anywhere in the file: directives precede the kernel.
+            let v: Vec<usize> = (0..lines.len())
+                .filter(|&k| {
+                    let l = &lines[k];
+                    code(l).starts_with(from)
+                        || inst_parts(l).is_some_and(|(_, op, _)| {
+                            op.starts_with(from)
+                                && (op.len() == from.len()
+                                    || from.ends_with('.')
+                                    || op[from.len()..].starts_with('.'))
+                        })
+                })
+                .collect();
+            let k = *v.get(fraction(*a, v.len().max(1)))?;
+            lines[k] = lines[k].replacen(from, to, 1);
             k
         }
     };

@@ -272,6 +272,9 @@ pub const BUFFER_WINDOW: u64 = 1 << 36;
 struct Global {
     nbufs: usize,
     names: Vec<String>,
+    /// Per buffer: whether it holds a `.const` variable, which no store may write (PTX ISA
+    /// §5.1.3 Constant State Space: read-only).
+    read_only: Vec<bool>,
     /// Written 64 KiB pages by page number: a B-tree, so that no choice of addresses can make
     /// a lookup slow (at most [`MAX_GLOBAL_BYTES`] / 64 KiB = 4,096 pages).
     pages: BTreeMap<u64, Box<[u8]>>,
@@ -312,6 +315,20 @@ impl Global {
             done += n;
         }
         Ok(())
+    }
+
+    /// A store's write of lane `lane`: as [`Global::write`], refused in a `.const` buffer
+    /// (reached with `cvta.const` and a generic or `.global` store, `atom` or `red`).
+    fn store(&mut self, addr: u64, data: &[u8], lane: usize) -> Result<(), String> {
+        self.check(addr, data.len() as u64)?;
+        let k = (addr >> 40) as usize;
+        if self.read_only.get(k - 1).copied().unwrap_or(false) {
+            return Err(format!(
+                "lane {lane}: a store to {addr:#x} writes the .const variable '{}': the constant state space is read-only (PTX ISA §5.1.3 Constant State Space)",
+                crate::text::escape(&self.names[k - 1])
+            ));
+        }
+        self.write(addr, data)
     }
 
     /// Writes `data` at `addr`, allocating a zero-filled page on first touch, at most
@@ -783,9 +800,12 @@ impl<'p> Machine<'p> {
         // Global buffers: one per parameter index (pointers only are used), then variables.
         let mut names: Vec<String> = prog.params.iter().map(|p| p.name.clone()).collect();
         names.extend(prog.globals.iter().map(|g| g.name.clone()));
+        let mut read_only = vec![false; prog.params.len()];
+        read_only.extend(prog.globals.iter().map(|g| g.read_only));
         let mut global = Global {
             nbufs: names.len(),
             names,
+            read_only,
             pages: Default::default(),
         };
         for (g, v) in prog.globals.iter().enumerate() {
@@ -1666,7 +1686,7 @@ impl<'p> Machine<'p> {
                                 bytes[i * eb..(i + 1) * eb]
                                     .copy_from_slice(&v!(regs, *src, l).to_le_bytes()[..eb]);
                             }
-                            self.global.write(addrs[l], &bytes)?;
+                            self.global.store(addrs[l], &bytes, l)?;
                         }
                     }
                     Resolved::Shared(addrs) => {
@@ -1901,7 +1921,7 @@ impl<'p> Machine<'p> {
                             self.smem.bytes_mut()[o..o + eb as usize]
                                 .copy_from_slice(&nb[..eb as usize]);
                         }
-                        Resolved::Global(a) => self.global.write(a[l], &nb[..eb as usize])?,
+                        Resolved::Global(a) => self.global.store(a[l], &nb[..eb as usize], l)?,
                         Resolved::Param | Resolved::Local(_) => {}
                     }
                     if let Some(d) = d {

@@ -121,6 +121,8 @@ impl std::error::Error for ParseError {}
 /// A parsed PTX module.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Module {
+    /// `.version` (major, minor), if given.
+    pub version: Option<(u32, u32)>,
     /// `.target` (e.g. `sm_90a`), if given.
     pub target: Option<String>,
     /// Module-scope variables (`.shared`, `.global`, `.const`), in declaration order.
@@ -760,7 +762,30 @@ struct Builder {
     variables: u32,
     /// Module-scope names (kernels and variables) and the line defining each.
     names: HashMap<String, u32>,
+    /// The line of the module's first statement.
+    first: Option<u32>,
+    /// The lines of `.version`, `.target` and `.address_size`.
+    version_line: Option<u32>,
+    target_line: Option<u32>,
+    address_size_line: Option<u32>,
 }
+
+/// The targets the PTX ISA names (PTX ISA §11.1.2 ".target", Table "PTX Module Directives:
+/// .target": sm_10 … sm_121f), each also as `compute_NN`; the suffixes `a` and `f` as the table
+/// lists them.
+const TARGETS: &[&str] = &[
+    "10", "11", "12", "13", "20", "21", "30", "32", "35", "37", "50", "52", "53", "60", "61", "62",
+    "70", "72", "75", "80", "86", "87", "88", "89", "90", "90a", "100", "100a", "100f", "101",
+    "101a", "101f", "103", "103a", "103f", "110", "110a", "110f", "120", "120a", "120f", "121",
+    "121a", "121f",
+];
+/// The `.target` options after the architecture (PTX ISA §11.1.2 ".target").
+const TARGET_OPTIONS: &[&str] = &[
+    "texmode_unified",
+    "texmode_independent",
+    "debug",
+    "map_f64_to_f32",
+];
 
 /// "line N: … at most LIMIT (parse::NAME)": a limit's error.
 fn limit_error(line: u32, what: &str, limit: u32, name: &str) -> ParseError {
@@ -774,6 +799,13 @@ fn limit_error(line: u32, what: &str, limit: u32, name: &str) -> ParseError {
 
 impl Builder {
     fn piece(&mut self, p: Piece<'_>) -> Result<(), ParseError> {
+        if self.first.is_none() {
+            let line = match &p {
+                Piece::Stmt(r) | Piece::Open(r) | Piece::Label(r) => r.line,
+                Piece::Close(l) => *l,
+            };
+            self.first = Some(line);
+        }
         match p {
             Piece::Open(raw) => {
                 if let Some(k) = self.cur.as_mut() {
@@ -861,9 +893,11 @@ impl Builder {
                         k.body.push(s);
                     }
                 } else if t.starts_with('.') {
-                    if let Some(tg) = t.strip_prefix(".target") {
-                        self.m.target =
-                            Some(tg.trim().split(',').next().unwrap_or("").trim().into());
+                    if [".version", ".target", ".address_size"]
+                        .iter()
+                        .any(|d| starts_with_word(t, d))
+                    {
+                        self.module_directive(t, line)?;
                     } else if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
                     } else if t.contains(".entry") || t.contains(".func") {
                         // A prototype without a body (`.extern .func …;`) or an entry whose
@@ -878,6 +912,88 @@ impl Builder {
                     }
                 } else {
                     return Err(err(line, "a directive at module scope", t));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `.version MAJOR.MINOR` (first, once, a known major), `.target` (once, known targets),
+    /// `.address_size` (once, 32 or 64): PTX ISA §11.1 "PTX Module Directives".
+    fn module_directive(&mut self, t: &str, line: u32) -> Result<(), ParseError> {
+        let fail = |message: String| Err(ParseError { line, message });
+        let (word, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+        let rest = rest.trim().trim_end_matches(';').trim();
+        let seen = match word {
+            ".version" => &mut self.version_line,
+            ".target" => &mut self.target_line,
+            _ => &mut self.address_size_line,
+        };
+        if let Some(first) = *seen {
+            return fail(format!(
+                "'{word}' is given twice (first at line {first}): a module has one {word} directive (PTX ISA §11.1 PTX Module Directives)"
+            ));
+        }
+        *seen = Some(line);
+        match word {
+            ".version" => {
+                if self.first != Some(line) {
+                    return fail(format!(
+                        "'.version' must be the module's first directive (PTX ISA §11.1.1 .version: each PTX module begins with a .version directive), found it after line {}",
+                        self.first.unwrap_or(1)
+                    ));
+                }
+                let v = rest.split_once('.').and_then(|(a, b)| {
+                    let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
+                    (digits(a) && digits(b) && a.len() <= 2 && b.len() <= 2)
+                        .then(|| (a.parse::<u32>().ok(), b.parse::<u32>().ok()))
+                });
+                match v {
+                    Some((Some(major @ 1..=9), Some(minor))) => {
+                        self.m.version = Some((major, minor));
+                    }
+                    _ => {
+                        return fail(format!(
+                            "'.version {}': the version is MAJOR.MINOR with a PTX ISA major version 1 to 9, e.g. .version 8.7 (PTX ISA §11.1.1 .version)",
+                            shorten(rest)
+                        ));
+                    }
+                }
+            }
+            ".target" => {
+                let mut parts = rest.split(',').map(str::trim);
+                let arch = parts.next().unwrap_or("");
+                let known = arch
+                    .strip_prefix("sm_")
+                    .or_else(|| arch.strip_prefix("compute_"))
+                    .is_some_and(|n| TARGETS.contains(&n));
+                if !known {
+                    return fail(format!(
+                        "'.target {}': {} is not a target of the PTX ISA (sm_50 … sm_90, sm_90a, sm_100 … sm_121f, or compute_NN; PTX ISA §11.1.2 .target)",
+                        shorten(rest),
+                        if arch.is_empty() {
+                            "no target".to_string()
+                        } else {
+                            format!("'{}'", shorten(arch))
+                        }
+                    ));
+                }
+                if let Some(o) = parts.find(|o| !TARGET_OPTIONS.contains(o)) {
+                    return fail(format!(
+                        "'.target {}': '{}' is not a .target option ({}; PTX ISA §11.1.2 .target)",
+                        shorten(rest),
+                        shorten(o),
+                        TARGET_OPTIONS.join(", ")
+                    ));
+                }
+                self.m.target = Some(arch.to_string());
+            }
+            _ => {
+                if !matches!(rest, "32" | "64") {
+                    return fail(format!(
+                        "'.address_size {}': the address size is 32 or 64 (PTX ISA §11.1.3 .address_size)",
+                        shorten(rest)
+                    ));
                 }
             }
         }
@@ -994,8 +1110,24 @@ pub fn parse(src: &str) -> Result<Module, ParseError> {
         blocks: 0,
         variables: 0,
         names: HashMap::new(),
+        first: None,
+        version_line: None,
+        target_line: None,
+        address_size_line: None,
     };
     split(src, |p| b.piece(p))?;
+    let Some(vline) = b.version_line else {
+        return Err(ParseError {
+            line: b.first.unwrap_or(1),
+            message: "the module has no .version directive: each PTX module begins with one (PTX ISA §11.1.1 .version)".into(),
+        });
+    };
+    if b.target_line.is_none() {
+        return Err(ParseError {
+            line: vline,
+            message: "the module has no .target directive: .version is followed by a .target naming the architecture, e.g. .target sm_90 (PTX ISA §11.1.2 .target)".into(),
+        });
+    }
     if let Some(k) = b.cur {
         return Err(ParseError {
             line: k.line,
@@ -1503,6 +1635,15 @@ fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseEr
             }
             align = u32::try_from(*n).ok();
         } else if matches!(m, "v2" | "v4") {
+            if vec != 1 {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "two vector qualifiers in '{}': a variable takes one of .v2 .v4 (PTX ISA §5.4.2 Vectors)",
+                        shorten(t)
+                    ),
+                });
+            }
             vec = if m == "v2" { 2 } else { 4 };
         } else if type_like(m) || m == "pred" {
             if let Some(t0) = ty {
@@ -1610,10 +1751,52 @@ fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseEr
             scalars += 1;
         }
     }
+    let external = mods.iter().any(|(m, _)| *m == "extern");
+    if external && space == "local" {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "'.extern .local {name}': .local variables are private to a thread and cannot be external (PTX ISA §5.1.5 Local State Space, §11.6.1 .extern)"
+            ),
+        });
+    }
+    if let Some(init) = init {
+        // An initializer nests its braces once per array dimension, and once more for the
+        // elements of a vector type (PTX ISA §5.4.4 Initializers).
+        let allowed = usize::from(dims.is_some()) + usize::from(vec > 1);
+        let (mut depth, mut deepest) = (0usize, 0usize);
+        for c in init.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        if deepest > allowed || depth != 0 {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "the initializer of '{name}' nests braces {deepest} deep, its declaration has {allowed} level{} (one per array dimension, one for a vector; PTX ISA §5.4.4 Initializers)",
+                    if allowed == 1 { "" } else { "s" }
+                ),
+            });
+        }
+    }
     let size = match dims {
         None => Some(u64::from(el)),
         // `name[] = {…}`: the initializer gives the size.
         Some(None) if init.is_some() => Some(scalars.div_ceil(u64::from(vec)) * u64::from(el)),
+        Some(None) if !external => {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "'{name}[]' has no size: only an .extern array (dynamic shared memory, .extern .shared) or one with an initializer may omit it (PTX ISA §5.4.1 Variable Declarations, §11.6.1 .extern)"
+                ),
+            });
+        }
         Some(None) => None,
         Some(Some(n)) => {
             let n = u64::try_from(n).map_err(|_| err(line, "a non-negative array size", t))?;
@@ -2034,6 +2217,113 @@ $L__BB0_1:
     }
 
     const HEAD: &str = ".version 8.7\n.target sm_90\n.address_size 64\n";
+
+    /// PTX ISA §11.1 "PTX Module Directives": `.version MAJOR.MINOR` first and once with a
+    /// major 1-9; one `.target` naming a target of the ISA's table; `.address_size` 32 or 64.
+    /// Each refused with one line naming the directive's line (ptxas, CUDA 13.0, refuses all).
+    #[test]
+    fn module_directives_follow_the_isa() {
+        let k = ".visible .entry k()\n{\nret;\n}\n";
+        let bad: &[(&str, u32, &str)] = &[
+            (".version 99.9\n.target sm_90\n", 1, "major version 1 to 9"),
+            (".version abc\n.target sm_90\n", 1, "MAJOR.MINOR"),
+            (".version 8\n.target sm_90\n", 1, "MAJOR.MINOR"),
+            (
+                ".version 8.7\n.version 8.7\n.target sm_90\n",
+                2,
+                "given twice (first at line 1)",
+            ),
+            (".version 8.7\n.target foo\n", 2, "'foo' is not a target"),
+            (
+                ".version 8.7\n.target sm_1000\n",
+                2,
+                "'sm_1000' is not a target",
+            ),
+            (
+                ".version 8.7\n.target sm_91\n",
+                2,
+                "'sm_91' is not a target",
+            ),
+            (".version 8.7\n.target\n", 2, "no target is not a target"),
+            (
+                ".version 8.7\n.target sm_90, bogus\n",
+                2,
+                "'bogus' is not a .target option",
+            ),
+            (
+                ".version 8.7\n.target sm_90\n.target sm_80\n",
+                3,
+                "given twice",
+            ),
+            (
+                ".version 8.7\n.address_size 64\n",
+                1,
+                "no .target directive",
+            ),
+            (
+                ".version 8.7\n.target sm_90\n.address_size 48\n",
+                3,
+                "32 or 64",
+            ),
+            (
+                ".version 8.7\n.target sm_90\n.address_size 0\n",
+                3,
+                "32 or 64",
+            ),
+            (
+                ".target sm_90\n.version 8.7\n",
+                2,
+                "must be the module's first directive",
+            ),
+        ];
+        for (head, line, want) in bad {
+            let e = parse(&format!("{head}{k}")).expect_err(head);
+            assert_eq!(e.line, *line, "{head}: {e}");
+            assert!(e.message.contains(want), "{head}: {e}");
+            assert!(e.message.contains("PTX ISA §11.1"), "{head}: {e}");
+        }
+        for head in [
+            ".version 8.7\n.target sm_90a\n.address_size 64\n",
+            ".version 7.0\n.target sm_80\n.address_size 32\n",
+            ".version 9.0\n.target sm_120f\n",
+            ".version 6.4\n.target compute_70, debug\n",
+        ] {
+            let m = parse(&format!("{head}{k}")).unwrap_or_else(|e| panic!("{head}: {e}"));
+            assert!(m.version.is_some() && m.target.is_some());
+        }
+    }
+
+    /// Declarations the ISA forbids: an unsized array that is neither `.extern` nor
+    /// initialized (§5.4.1), two vector qualifiers (§5.4.2), initializer braces deeper than
+    /// the array's dimensions (§5.4.4), an `.extern .local` (§5.1.5).
+    #[test]
+    fn declarations_follow_the_isa() {
+        let bad: &[(&str, &str)] = &[
+            (".shared .b8 s[];", "'s[]' has no size"),
+            (".shared .v2 .v2 .b32 s;", "two vector qualifiers"),
+            (".shared .v2 .v4 .b32 s;", "two vector qualifiers"),
+            (".extern .local .b8 l[];", "cannot be external"),
+        ];
+        for (decl, want) in bad {
+            let e = parse(&format!(
+                "{HEAD}.visible .entry k()\n{{\n{decl}\nret;\n}}\n"
+            ))
+            .expect_err(decl);
+            assert_eq!(e.line, 6, "{decl}: {e}");
+            assert!(e.message.contains(want), "{decl}: {e}");
+        }
+        let e = parse(&format!("{HEAD}.global .b32 g[2] = {{1, {{2}}}};\n")).unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.message.contains("nests braces 2 deep"), "{e}");
+        for ok in [
+            ".extern .shared .align 16 .b8 dyn[];",
+            ".global .b32 g[] = {1, 2, 3};",
+            ".global .v2 .u32 v[2] = {{1, 2}, {3, 4}};",
+            ".const .b32 c = 5;",
+        ] {
+            parse(&format!("{HEAD}{ok}\n")).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
 
     /// `HEAD` + a kernel `k` with `body`; its first body line is line 6.
     fn kernel(body: &str) -> String {
