@@ -420,6 +420,24 @@ fn lesson_sources(l: &Lesson) -> Vec<tilelab::sources::Source> {
     tilelab::sources::cited_in(&text)
 }
 
+/// The one rule for a picture (`lessons show --svg`, `tui --svg`) of step `n` (1-based, of
+/// variant `vi`): a step that asks a question is drawn only with `--answers` (`answers`), as
+/// its picture (the request's wavefronts and conflicts in the title, the lanes of a fragment)
+/// is the answer.
+///
+/// # Errors
+/// The step asks a question and `answers` is false, or `n` is not a step.
+pub fn refuse_question_svg(l: &Lesson, vi: usize, n: usize, answers: bool) -> anyhow::Result<()> {
+    if !answers && l.steps[step_index(l, vi, n)?].exercise.is_some() {
+        anyhow::bail!(
+            "step {n} of lesson '{}' asks a question, and its picture shows the answer: answer it first (tilelab lessons answer {} {n} ANSWER), then add --answers to draw it",
+            l.name,
+            l.name,
+        );
+    }
+    Ok(())
+}
+
 fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     let l = lessons::find(all, &a.name)?;
     let li = layout_index(l, a.layout.as_deref())?;
@@ -466,14 +484,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         Some(n) => asks(n)?,
         None => false,
     };
-    if a.svg.is_some() && asks(a.step.unwrap_or(1))? {
-        anyhow::bail!(
-            "step {} of lesson '{}' asks a question, and its picture shows the answer: answer it first (tilelab lessons answer {} {} ANSWER) or add --answers",
-            a.step.unwrap_or(1),
-            l.name,
-            l.name,
-            a.step.unwrap_or(1)
-        );
+    if a.svg.is_some() {
+        refuse_question_svg(l, vi, a.step.unwrap_or(1), a.answers)?;
     }
     let lanes = match a.step {
         None => None,
