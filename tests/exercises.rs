@@ -282,7 +282,13 @@ fn answers_of_the_wrong_form_are_one_line_errors() {
     let l = lessons::find(&all, "banks").unwrap();
     let e = check_answer(l, 4, "many").unwrap_err();
     assert!(matches!(e, ExerciseError::BadAnswer { .. }));
-    assert_eq!(e.to_string(), "answer 'many' is not a whole number, e.g. 4");
+    // With an example that is not the step's answer (32): see no_answer_example_is_the_answer.
+    let e = e.to_string();
+    assert!(
+        e.starts_with("answer 'many' is not a whole number, e.g. "),
+        "{e}"
+    );
+    assert!(!e.ends_with(" 32"), "{e}");
     let e = check_answer(l, 0, "1").unwrap_err().to_string();
     assert!(e.contains("has no exercise; steps with one: 4, 5"), "{e}");
     let m = lessons::find(&all, "mma").unwrap();
@@ -1083,4 +1089,65 @@ fn readme_and_help_examples_answer_wrong() {
     }
     // README: mma 3 12; help: warps-and-banks 3 row, mma 3 12, swizzle 1 'Swizzle<2,3,3>'.
     assert_eq!(examples, 4);
+}
+
+/// Issue #26: the answer form printed with a question gave its example as "e.g. 4" beside
+/// questions whose answer is 4 (vectors 2, swizzle 4, wgmma 1) and "e.g. swizzle:3,3,3"
+/// beside ones whose answer is that swizzle (swizzle 1, hopper-swizzle 1, reading-triton-ptx
+/// 2). For every question of every built-in lesson (every variant), the example `lessons show
+/// --json` prints in `answer_form` (and so the text, the TUI and the export, which print the
+/// same `answer_prompt`) is well-formed and wrong, and an answer of the wrong form is refused
+/// with an example that is wrong too.
+#[test]
+fn no_answer_example_is_the_answer() {
+    use tilelab::lessons::exercise::{ExerciseKind, answer_prompt};
+    let all = lessons::builtin().unwrap();
+    let mut checked = 0;
+    for l in &all {
+        for (vi, v) in l.variants.iter().enumerate() {
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(["lessons", "show", &l.name, "--json", "--variant", v])
+                .output()
+                .unwrap();
+            let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            for (n, &si) in l.steps_of(vi).iter().enumerate() {
+                let Some(ex) = &l.steps[si].exercise else {
+                    continue;
+                };
+                // A step of every variant is checked once.
+                if vi > 0 && l.steps[si].variant.is_none() {
+                    continue;
+                }
+                let form = shown["steps"][n]["exercise"]["answer_form"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                assert_eq!(form, answer_prompt(l, si), "{} step {}", l.name, n + 1);
+                let err = check_answer(l, si, "").unwrap_err().to_string();
+                for text in [&form, &err] {
+                    let Some((_, eg)) = text.split_once("e.g. ") else {
+                        assert!(
+                            matches!(ex.kind, ExerciseKind::LaneOf { .. }),
+                            "{} step {}: no example in {text:?}",
+                            l.name,
+                            n + 1
+                        );
+                        continue;
+                    };
+                    checked += 1;
+                    for example in eg.split(" or ") {
+                        let v = check_answer(l, si, example.trim()).unwrap();
+                        assert!(
+                            !v.correct,
+                            "{} step {}: the example '{example}' of {text:?} is the answer",
+                            l.name,
+                            n + 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // 32 questions, 5 of them which-lane (no example); each with the form and the error.
+    assert_eq!(checked, 2 * (32 - 5));
 }

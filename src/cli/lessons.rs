@@ -322,8 +322,8 @@ struct ExerciseJson {
     question: String,
     /// The layout the question is asked under.
     layout: String,
-    /// What an answer looks like.
-    answer_form: &'static str,
+    /// What an answer looks like, with an example that is not the step's answer.
+    answer_form: String,
     /// The part of the step's explanation that gives the answer (`[steps.exercise]
     /// explanation`): only with `--answers`, like the step's numbers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -337,6 +337,7 @@ struct ExerciseJson {
 /// `hidden`: the step's answer is kept from the reader (no `--answers`), so is the explanation.
 fn exercise_json(
     l: &Lesson,
+    si: usize,
     ex: &tilelab::lessons::exercise::Exercise,
     hidden: bool,
 ) -> ExerciseJson {
@@ -345,7 +346,7 @@ fn exercise_json(
         kind: ex.kind.name(),
         question: ex.question.trim().to_string(),
         layout: l.layouts[ex.layout].clone(),
-        answer_form: ex.kind.answer_form(),
+        answer_form: tilelab::lessons::exercise::answer_prompt(l, si),
         explanation: (has && !hidden).then(|| ex.explanation.trim().to_string()),
         explanation_hidden: has && hidden,
     }
@@ -468,7 +469,10 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             index: n + 1,
             title: st.title.clone(),
             note: st.note.trim().to_string(),
-            exercise: st.exercise.as_ref().map(|e| exercise_json(l, e, hidden)),
+            exercise: st
+                .exercise
+                .as_ref()
+                .map(|e| exercise_json(l, si, e, hidden)),
             instruction: st.op_name(),
             sass: st.sass().to_string(),
             variant: st.variant.clone(),
