@@ -879,6 +879,58 @@ fn no_question_gives_its_answer_away() {
     let mut bad = Vec::new();
     let mut asked = 0;
     let mut explained = 0;
+    let run = |args: &[&str]| -> String {
+        let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // The list's summaries (`tilelab lessons`, also the first lines of `lessons show`).
+    let list: serde_json::Value = serde_json::from_str(&run(&["lessons", "--json"])).unwrap();
+    for l in &all {
+        let summary = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == l.name.as_str())
+            .unwrap()["summary"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // `lessons kernel`: the step's comment lines (`// step I: …`, `if (step >= I) { // …`,
+        // I the file index).
+        let kernel = run(&["lessons", "kernel", &l.name]);
+        let comments = |si: usize| -> String {
+            kernel
+                .lines()
+                .filter(|x| {
+                    x.contains(&format!("// step {si}:"))
+                        || x.contains(&format!("(step >= {si}) {{ //"))
+                })
+                .filter_map(|x| x.split_once("//").map(|(_, c)| c.trim().to_string()))
+                .collect::<Vec<_>>()
+                .join(".\n")
+        };
+        for (si, st) in l.steps.iter().enumerate() {
+            if st.exercise.is_none() {
+                continue;
+            }
+            let answer = simulator_answer(l, si);
+            for (what, text) in [
+                ("summary", summary.clone()),
+                ("kernel comment", comments(si)),
+            ] {
+                for why in spoilers(&text, "", &answer) {
+                    bad.push(format!(
+                        "{} (file step {si}, {answer:?}): its {what}: {why}",
+                        l.name
+                    ));
+                }
+            }
+        }
+    }
     for l in &all {
         for (vi, v) in l.variants.iter().enumerate() {
             let show = |answers: bool| -> serde_json::Value {
