@@ -1203,3 +1203,73 @@ fn no_answer_example_is_the_answer() {
     // 32 questions, 5 of them which-lane (no example); each with the form and the error.
     assert_eq!(checked, 2 * (32 - 5));
 }
+
+/// Red team L4: README.md ("use `swizzle:3,3,3` for 64-element f16 rows, `swizzle:3,3,4` for
+/// 128-element rows"; "c jumps to line 402, 32 wf, 28 conflicts") and lessons/README.md's
+/// table ("x4: 32 → 4 wavefronts with `pad:8` or `Swizzle<3,3,3>`") answered the questions.
+/// With the patterns of [`spoilers`]: each row of the lessons table against its lesson's
+/// questions; each README line (a command continued with `\` is one) that names a lesson or
+/// one of its `[[ptx]]` files against that lesson's questions; and no sentence of either
+/// recommends ("use") a swizzle that answers a swizzle question.
+#[test]
+fn the_readmes_answer_no_question() {
+    let all = lessons::builtin().unwrap();
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("{}/{f}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap()
+            .replace("\\\n", " ")
+    };
+    let mut bad = Vec::new();
+    let mut looked = 0;
+    for file in ["README.md", "lessons/README.md"] {
+        let text = read(file);
+        for l in &all {
+            let files: Vec<String> = l
+                .ptx
+                .iter()
+                .filter_map(|p| p.resolve().ok())
+                .map(|r| r.ptx_path)
+                .collect();
+            let names = |line: &str| {
+                line.contains(&format!("`{}`", l.name))
+                    || line.contains(&format!("lesson {}", l.name))
+                    || line.contains(&format!("lessons {}", l.name))
+                    || line.contains(&format!("show {}", l.name))
+                    || files
+                        .iter()
+                        .any(|f| !f.is_empty() && line.contains(f.as_str()))
+            };
+            for (si, st) in l.steps.iter().enumerate() {
+                if st.exercise.is_none() {
+                    continue;
+                }
+                let answer = simulator_answer(l, si);
+                for line in text.lines().filter(|x| names(x)) {
+                    looked += 1;
+                    for why in spoilers(line, "", &answer) {
+                        bad.push(format!(
+                            "{file}: {} step {} ({answer:?}): {why}",
+                            l.name,
+                            si + 1
+                        ));
+                    }
+                }
+                if let Answer::Layouts(free) = &answer {
+                    for s in sentences(&flat(&text)) {
+                        for (spec, _) in free.iter().filter(|f| f.0.contains("swizzle:")) {
+                            if s.contains(spec.as_str()) && words(&s).iter().any(|w| w == "use") {
+                                bad.push(format!(
+                                    "{file}: {} step {}: '{spec}' recommended in \"{s}\"",
+                                    l.name,
+                                    si + 1
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(looked > 20, "{looked}");
+}
