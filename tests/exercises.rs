@@ -282,7 +282,13 @@ fn answers_of_the_wrong_form_are_one_line_errors() {
     let l = lessons::find(&all, "banks").unwrap();
     let e = check_answer(l, 4, "many").unwrap_err();
     assert!(matches!(e, ExerciseError::BadAnswer { .. }));
-    assert_eq!(e.to_string(), "answer 'many' is not a whole number, e.g. 4");
+    // With an example that is not the step's answer (32): see no_answer_example_is_the_answer.
+    let e = e.to_string();
+    assert!(
+        e.starts_with("answer 'many' is not a whole number, e.g. "),
+        "{e}"
+    );
+    assert!(!e.ends_with(" 32"), "{e}");
     let e = check_answer(l, 0, "1").unwrap_err().to_string();
     assert!(e.contains("has no exercise; steps with one: 4, 5"), "{e}");
     let m = lessons::find(&all, "mma").unwrap();
@@ -873,6 +879,58 @@ fn no_question_gives_its_answer_away() {
     let mut bad = Vec::new();
     let mut asked = 0;
     let mut explained = 0;
+    let run = |args: &[&str]| -> String {
+        let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // The list's summaries (`tilelab lessons`, also the first lines of `lessons show`).
+    let list: serde_json::Value = serde_json::from_str(&run(&["lessons", "--json"])).unwrap();
+    for l in &all {
+        let summary = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == l.name.as_str())
+            .unwrap()["summary"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // `lessons kernel`: the step's comment lines (`// step I: …`, `if (step >= I) { // …`,
+        // I the file index).
+        let kernel = run(&["lessons", "kernel", &l.name]);
+        let comments = |si: usize| -> String {
+            kernel
+                .lines()
+                .filter(|x| {
+                    x.contains(&format!("// step {si}:"))
+                        || x.contains(&format!("(step >= {si}) {{ //"))
+                })
+                .filter_map(|x| x.split_once("//").map(|(_, c)| c.trim().to_string()))
+                .collect::<Vec<_>>()
+                .join(".\n")
+        };
+        for (si, st) in l.steps.iter().enumerate() {
+            if st.exercise.is_none() {
+                continue;
+            }
+            let answer = simulator_answer(l, si);
+            for (what, text) in [
+                ("summary", summary.clone()),
+                ("kernel comment", comments(si)),
+            ] {
+                for why in spoilers(&text, "", &answer) {
+                    bad.push(format!(
+                        "{} (file step {si}, {answer:?}): its {what}: {why}",
+                        l.name
+                    ));
+                }
+            }
+        }
+    }
     for l in &all {
         for (vi, v) in l.variants.iter().enumerate() {
             let show = |answers: bool| -> serde_json::Value {
@@ -1083,4 +1141,135 @@ fn readme_and_help_examples_answer_wrong() {
     }
     // README: mma 3 12; help: warps-and-banks 3 row, mma 3 12, swizzle 1 'Swizzle<2,3,3>'.
     assert_eq!(examples, 4);
+}
+
+/// Issue #26: the answer form printed with a question gave its example as "e.g. 4" beside
+/// questions whose answer is 4 (vectors 2, swizzle 4, wgmma 1) and "e.g. swizzle:3,3,3"
+/// beside ones whose answer is that swizzle (swizzle 1, hopper-swizzle 1, reading-triton-ptx
+/// 2). For every question of every built-in lesson (every variant), the example `lessons show
+/// --json` prints in `answer_form` (and so the text, the TUI and the export, which print the
+/// same `answer_prompt`) is well-formed and wrong, and an answer of the wrong form is refused
+/// with an example that is wrong too.
+#[test]
+fn no_answer_example_is_the_answer() {
+    use tilelab::lessons::exercise::{ExerciseKind, answer_prompt};
+    let all = lessons::builtin().unwrap();
+    let mut checked = 0;
+    for l in &all {
+        for (vi, v) in l.variants.iter().enumerate() {
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(["lessons", "show", &l.name, "--json", "--variant", v])
+                .output()
+                .unwrap();
+            let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            for (n, &si) in l.steps_of(vi).iter().enumerate() {
+                let Some(ex) = &l.steps[si].exercise else {
+                    continue;
+                };
+                // A step of every variant is checked once.
+                if vi > 0 && l.steps[si].variant.is_none() {
+                    continue;
+                }
+                let form = shown["steps"][n]["exercise"]["answer_form"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                assert_eq!(form, answer_prompt(l, si), "{} step {}", l.name, n + 1);
+                let err = check_answer(l, si, "").unwrap_err().to_string();
+                for text in [&form, &err] {
+                    let Some((_, eg)) = text.split_once("e.g. ") else {
+                        assert!(
+                            matches!(ex.kind, ExerciseKind::LaneOf { .. }),
+                            "{} step {}: no example in {text:?}",
+                            l.name,
+                            n + 1
+                        );
+                        continue;
+                    };
+                    checked += 1;
+                    for example in eg.split(" or ") {
+                        let v = check_answer(l, si, example.trim()).unwrap();
+                        assert!(
+                            !v.correct,
+                            "{} step {}: the example '{example}' of {text:?} is the answer",
+                            l.name,
+                            n + 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // 32 questions, 5 of them which-lane (no example); each with the form and the error.
+    assert_eq!(checked, 2 * (32 - 5));
+}
+
+/// Red team L4: README.md ("use `swizzle:3,3,3` for 64-element f16 rows, `swizzle:3,3,4` for
+/// 128-element rows"; "c jumps to line 402, 32 wf, 28 conflicts") and lessons/README.md's
+/// table ("x4: 32 → 4 wavefronts with `pad:8` or `Swizzle<3,3,3>`") answered the questions.
+/// With the patterns of [`spoilers`]: each row of the lessons table against its lesson's
+/// questions; each README line (a command continued with `\` is one) that names a lesson or
+/// one of its `[[ptx]]` files against that lesson's questions; and no sentence of either
+/// recommends ("use") a swizzle that answers a swizzle question.
+#[test]
+fn the_readmes_answer_no_question() {
+    let all = lessons::builtin().unwrap();
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("{}/{f}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap()
+            .replace("\\\n", " ")
+    };
+    let mut bad = Vec::new();
+    let mut looked = 0;
+    for file in ["README.md", "lessons/README.md"] {
+        let text = read(file);
+        for l in &all {
+            let files: Vec<String> = l
+                .ptx
+                .iter()
+                .filter_map(|p| p.resolve().ok())
+                .map(|r| r.ptx_path)
+                .collect();
+            let names = |line: &str| {
+                line.contains(&format!("`{}`", l.name))
+                    || line.contains(&format!("lesson {}", l.name))
+                    || line.contains(&format!("lessons {}", l.name))
+                    || line.contains(&format!("show {}", l.name))
+                    || files
+                        .iter()
+                        .any(|f| !f.is_empty() && line.contains(f.as_str()))
+            };
+            for (si, st) in l.steps.iter().enumerate() {
+                if st.exercise.is_none() {
+                    continue;
+                }
+                let answer = simulator_answer(l, si);
+                for line in text.lines().filter(|x| names(x)) {
+                    looked += 1;
+                    for why in spoilers(line, "", &answer) {
+                        bad.push(format!(
+                            "{file}: {} step {} ({answer:?}): {why}",
+                            l.name,
+                            si + 1
+                        ));
+                    }
+                }
+                if let Answer::Layouts(free) = &answer {
+                    for s in sentences(&flat(&text)) {
+                        for (spec, _) in free.iter().filter(|f| f.0.contains("swizzle:")) {
+                            if s.contains(spec.as_str()) && words(&s).iter().any(|w| w == "use") {
+                                bad.push(format!(
+                                    "{file}: {} step {}: '{spec}' recommended in \"{s}\"",
+                                    l.name,
+                                    si + 1
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(looked > 20, "{looked}");
 }

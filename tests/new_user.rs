@@ -335,7 +335,8 @@ fn negative_and_huge_answers_say_what_is_wrong() {
     assert_eq!(code, Some(2), "{out}{e}");
     assert_eq!(
         e,
-        "tilelab: error: answer '-1' is not a whole number, e.g. 4; a count is never negative\n"
+        // The example is not the step's answer (2): see exercises.rs, no_answer_example_is_the_answer.
+        "tilelab: error: answer '-1' is not a whole number, e.g. 6; a count is never negative\n"
     );
     let (code, _, e) = answer(&["warps-and-banks", "4", "99999999999999999999"]);
     assert_eq!(code, Some(2));

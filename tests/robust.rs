@@ -1288,8 +1288,15 @@ mod svg {
                         "{e}"
                     );
                     assert!(!std::path::Path::new("x.svg").exists());
+                    // `tui --svg` follows the same rule (red team L1: it wrote the picture).
+                    let o = tilelab(&["tui", &l.name, "--step", &step, "--svg", "x.svg"]);
+                    let e2 = String::from_utf8_lossy(&o.stderr);
+                    assert_eq!(o.status.code(), Some(2), "{e2}");
+                    assert_eq!(e2, e, "tui --svg and lessons show --svg differ");
+                    assert!(!std::path::Path::new("x.svg").exists());
                 }
                 run(&["lessons", "show", &l.name, "--step", &step, "--answers"]);
+                run(&["tui", &l.name, "--step", &step, "--answers"]);
             }
         }
     }

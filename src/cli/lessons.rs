@@ -322,8 +322,8 @@ struct ExerciseJson {
     question: String,
     /// The layout the question is asked under.
     layout: String,
-    /// What an answer looks like.
-    answer_form: &'static str,
+    /// What an answer looks like, with an example that is not the step's answer.
+    answer_form: String,
     /// The part of the step's explanation that gives the answer (`[steps.exercise]
     /// explanation`): only with `--answers`, like the step's numbers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -337,6 +337,7 @@ struct ExerciseJson {
 /// `hidden`: the step's answer is kept from the reader (no `--answers`), so is the explanation.
 fn exercise_json(
     l: &Lesson,
+    si: usize,
     ex: &tilelab::lessons::exercise::Exercise,
     hidden: bool,
 ) -> ExerciseJson {
@@ -345,7 +346,7 @@ fn exercise_json(
         kind: ex.kind.name(),
         question: ex.question.trim().to_string(),
         layout: l.layouts[ex.layout].clone(),
-        answer_form: ex.kind.answer_form(),
+        answer_form: tilelab::lessons::exercise::answer_prompt(l, si),
         explanation: (has && !hidden).then(|| ex.explanation.trim().to_string()),
         explanation_hidden: has && hidden,
     }
@@ -420,6 +421,24 @@ fn lesson_sources(l: &Lesson) -> Vec<tilelab::sources::Source> {
     tilelab::sources::cited_in(&text)
 }
 
+/// The one rule for a picture (`lessons show --svg`, `tui --svg`) of step `n` (1-based, of
+/// variant `vi`): a step that asks a question is drawn only with `--answers` (`answers`), as
+/// its picture (the request's wavefronts and conflicts in the title, the lanes of a fragment)
+/// is the answer.
+///
+/// # Errors
+/// The step asks a question and `answers` is false, or `n` is not a step.
+pub fn refuse_question_svg(l: &Lesson, vi: usize, n: usize, answers: bool) -> anyhow::Result<()> {
+    if !answers && l.steps[step_index(l, vi, n)?].exercise.is_some() {
+        anyhow::bail!(
+            "step {n} of lesson '{}' asks a question, and its picture shows the answer: answer it first (tilelab lessons answer {} {n} ANSWER), then add --answers to draw it",
+            l.name,
+            l.name,
+        );
+    }
+    Ok(())
+}
+
 fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     let l = lessons::find(all, &a.name)?;
     let li = layout_index(l, a.layout.as_deref())?;
@@ -450,7 +469,10 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             index: n + 1,
             title: st.title.clone(),
             note: st.note.trim().to_string(),
-            exercise: st.exercise.as_ref().map(|e| exercise_json(l, e, hidden)),
+            exercise: st
+                .exercise
+                .as_ref()
+                .map(|e| exercise_json(l, si, e, hidden)),
             instruction: st.op_name(),
             sass: st.sass().to_string(),
             variant: st.variant.clone(),
@@ -466,14 +488,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         Some(n) => asks(n)?,
         None => false,
     };
-    if a.svg.is_some() && asks(a.step.unwrap_or(1))? {
-        anyhow::bail!(
-            "step {} of lesson '{}' asks a question, and its picture shows the answer: answer it first (tilelab lessons answer {} {} ANSWER) or add --answers",
-            a.step.unwrap_or(1),
-            l.name,
-            l.name,
-            a.step.unwrap_or(1)
-        );
+    if a.svg.is_some() {
+        refuse_question_svg(l, vi, a.step.unwrap_or(1), a.answers)?;
     }
     let lanes = match a.step {
         None => None,

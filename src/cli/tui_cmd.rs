@@ -8,12 +8,12 @@ use anyhow::Context;
 use tilelab::lessons::{self, run::run_step};
 use tilelab::tui::app::{App, Msg, update};
 
-use super::lessons::{layout_index, load, step_index, variant_index};
+use super::lessons::{layout_index, load, refuse_question_svg, step_index, variant_index};
 
 /// Arguments of `tilelab tui`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, a answer the step's question (its numbers stay hidden until it is answered; r shows them), ? help, q quit.\nWith --ptx: c/C next/previous instruction with bank conflicts, : go to a PTX line, f only conflicting, F only this line.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 2 --svg step2.svg   write a picture, no terminal UI\n  tilelab tui --ptx tests/data/ptx_hand/col16.ptx --kernel col16 --grid 1 --block 32\n  tilelab tui --ptx tests/data/ptx/triton_fa_v1_trans.ptx --grid 1 --block 128 --dynamic-smem 32768 \\\n      --arg 6=64 --arg 7=0.125 --warp 0 --line 402"
+    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, a answer the step's question (its numbers stay hidden until it is answered; r shows them, --answers shows them all), ? help, q quit.\nWith --ptx: c/C next/previous instruction with bank conflicts, : go to a PTX line, f only conflicting, F only this line.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 1 --svg step1.svg   write a picture, no terminal UI\n  tilelab tui ldmatrix --step 2 --svg step2.svg --answers   a step that asks a question: its picture shows the answer\n  tilelab tui --ptx tests/data/ptx_hand/col16.ptx --kernel col16 --grid 1 --block 32\n  tilelab tui --ptx tests/data/ptx/triton_fa_v1_trans.ptx --grid 1 --block 128 --dynamic-smem 32768 \\\n      --arg 6=64 --arg 7=0.125 --warp 0 --line 402"
 )]
 pub struct TuiArgs {
     /// Lesson name (see `tilelab lessons`); without it, a list to pick from.
@@ -30,6 +30,12 @@ pub struct TuiArgs {
     /// Do not start the UI: write an SVG picture of the step (bank grid, fragment maps) to FILE.
     #[arg(long, value_name = "FILE", requires = "lesson")]
     pub svg: Option<PathBuf>,
+    /// Show the numbers of the steps that ask a question from the start (as if `r` had been
+    /// pressed on each: they are their answers); without it they stay hidden until the question
+    /// is answered or `r` is pressed, and --svg refuses to draw such a step (its picture is the
+    /// answer), as `tilelab lessons show --svg` does.
+    #[arg(long, conflicts_with = "ptx")]
+    pub answers: bool,
     /// Load lessons from DIR (*.toml) instead of the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -151,6 +157,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
             pos = n - 1;
         }
         if let Some(path) = &a.svg {
+            refuse_question_svg(l, vi, a.step.unwrap_or(1), a.answers)?;
             let si = step_index(l, vi, a.step.unwrap_or(1))?;
             let svg = tilelab::viz::lesson::step_svg(l, &run_step(l, si, li)?);
             std::fs::write(path, svg).with_context(|| {
@@ -176,6 +183,9 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
     };
     let mut app = App::new(all, start);
     app.progress = progress;
+    if a.answers {
+        app.reveal_all();
+    }
     // `--color never` (or NO_COLOR with `auto`) draws without colours.
     app.color = super::out::color();
     if start.is_some() {

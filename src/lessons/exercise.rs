@@ -74,14 +74,95 @@ impl ExerciseKind {
         }
     }
 
-    /// What an answer looks like, for prompts and errors.
+    /// What an answer looks like, without an example (an example could be a step's answer:
+    /// [`answer_prompt`] adds one that is not).
     pub fn answer_form(&self) -> &'static str {
         match self {
-            ExerciseKind::Wavefronts | ExerciseKind::Conflicts => "a whole number, e.g. 4",
-            ExerciseKind::ConflictFree => "a layout, e.g. row, col, pad:8, swizzle:3,3,3",
-            ExerciseKind::Swizzle => "a swizzle, e.g. swizzle:3,3,3 or Swizzle<3,3,3>",
+            ExerciseKind::Wavefronts | ExerciseKind::Conflicts => "a whole number",
+            ExerciseKind::ConflictFree => {
+                "a layout (row | col | trans | pad:N | swizzle:B,M,S, combined with '+')"
+            }
+            ExerciseKind::Swizzle => "a swizzle (swizzle:B,M,S or Swizzle<B,M,S>)",
             ExerciseKind::LaneOf { .. } => "a lane number 0-31",
         }
+    }
+
+    /// Examples of an answer of this kind, offered in turn by [`answer_example`] (which skips
+    /// the ones that answer the step); none for a lane (the range says it).
+    fn examples(&self) -> &'static [&'static str] {
+        match self {
+            ExerciseKind::Wavefronts | ExerciseKind::Conflicts => {
+                &["4", "3", "6", "2", "5", "8", "7", "16"]
+            }
+            ExerciseKind::ConflictFree => &[
+                "row",
+                "pad:8",
+                "swizzle:3,3,3",
+                "pad:1",
+                "swizzle:2,3,3",
+                "pad:4",
+                "row+pad:2",
+            ],
+            ExerciseKind::Swizzle => &[
+                "swizzle:3,3,3",
+                "swizzle:2,3,3",
+                "swizzle:3,4,3",
+                "swizzle:2,4,3",
+                "swizzle:1,3,3",
+                "swizzle:3,3,4",
+                "swizzle:2,2,3",
+            ],
+            ExerciseKind::LaneOf { .. } => &[],
+        }
+    }
+}
+
+/// An example answer to the question of step `step` (an index into [`Lesson::steps`]) that
+/// the simulator does **not** accept (issue #26: "e.g. 4" printed beside a question whose
+/// answer is 4): the kind's examples are tried from a place that depends on the lesson and
+/// the step (so the example shown does not single out the answer by always skipping it), and
+/// the first that is well-formed, runs and is wrong is taken. `None` for a lane question, for
+/// a step that asks nothing, or when every example is right.
+pub fn answer_example(lesson: &Lesson, step: usize) -> Option<String> {
+    let ex = lesson.steps.get(step)?.exercise.as_ref()?;
+    let list = ex.kind.examples();
+    if list.is_empty() {
+        return None;
+    }
+    let start = lesson
+        .name
+        .bytes()
+        .fold(step * 7, |h, b| h.wrapping_mul(31).wrapping_add(b as usize))
+        % list.len();
+    (0..list.len())
+        .map(|i| list[(start + i) % list.len()])
+        .find(|cand| {
+            let wrong = check(lesson, step, cand).is_ok_and(|v| !v.correct);
+            // A layout the step cannot run under is wrong, but a puzzling example.
+            let runs = !matches!(ex.kind, ExerciseKind::ConflictFree | ExerciseKind::Swizzle)
+                || run_under(lesson, step, cand, &ex.kind).is_ok_and(|r| r.is_ok());
+            wrong && runs
+        })
+        .map(str::to_string)
+}
+
+/// What an answer to step `step`'s question looks like, with an example that is not its
+/// answer ([`answer_example`]): "a whole number, e.g. 3", "a swizzle (…), e.g. swizzle:2,3,3
+/// or Swizzle<2,3,3>". Printed with the question (`lessons show`, the TUI, the export) and in
+/// the error for an answer of the wrong form.
+pub fn answer_prompt(lesson: &Lesson, step: usize) -> String {
+    let Some(ex) = lesson.steps.get(step).and_then(|s| s.exercise.as_ref()) else {
+        return String::new();
+    };
+    let form = ex.kind.answer_form();
+    match (answer_example(lesson, step), &ex.kind) {
+        (Some(e), ExerciseKind::Swizzle) => {
+            let bms = e.strip_prefix("swizzle:").unwrap_or(&e);
+            format!("a swizzle, e.g. {e} or Swizzle<{bms}>")
+        }
+        (Some(e), ExerciseKind::ConflictFree) => format!("a layout, e.g. {e}"),
+        (Some(e), _) => format!("{form}, e.g. {e}"),
+        (None, _) => form.to_string(),
     }
 }
 
@@ -116,8 +197,8 @@ pub enum ExerciseError {
     BadAnswer {
         /// The answer given.
         answer: String,
-        /// What is allowed ([`ExerciseKind::answer_form`]).
-        form: &'static str,
+        /// What is allowed ([`answer_prompt`] from [`check_answer`]).
+        form: String,
         /// Details (e.g. the layout parser's reason), starting with "; " when present.
         why: String,
     },
@@ -152,7 +233,7 @@ fn parse_count(answer: &str, kind: &ExerciseKind) -> Result<u32, ExerciseError> 
         };
         ExerciseError::BadAnswer {
             answer: answer.to_string(),
-            form: kind.answer_form(),
+            form: kind.answer_form().to_string(),
             why,
         }
     })
@@ -165,7 +246,7 @@ fn parse_lane(answer: &str, kind: &ExerciseKind) -> Result<u32, ExerciseError> {
         Ok(l) if l < WARP_SIZE as u32 => Ok(l),
         _ => Err(ExerciseError::BadAnswer {
             answer: answer.to_string(),
-            form: kind.answer_form(),
+            form: kind.answer_form().to_string(),
             why: String::new(),
         }),
     }
@@ -191,7 +272,7 @@ pub fn run_under(
         crate::sim::layout::Layout::parse(spec, t.rows, t.cols, t.elem_bytes).map_err(|e| {
             ExerciseError::BadAnswer {
                 answer: spec.to_string(),
-                form: kind.answer_form(),
+                form: kind.answer_form().to_string(),
                 why: format!("; {e}"),
             }
         })?;
@@ -321,6 +402,24 @@ fn operand_reg_name(op: Option<Operand>, reg: u32) -> String {
 /// [`ExerciseError::NoExercise`] when the step asks nothing; [`ExerciseError::BadAnswer`] for
 /// an answer of the wrong form (not a number, not a layout, a lane outside 0-31).
 pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdict, ExerciseError> {
+    check(lesson, step, answer).map_err(|e| match e {
+        ExerciseError::BadAnswer { answer, form, why } => ExerciseError::BadAnswer {
+            answer,
+            // The step's own example (never its answer) rather than the kind's bare form;
+            // "asked of a shared-memory step" stays.
+            form: if form.starts_with("asked") {
+                form
+            } else {
+                answer_prompt(lesson, step)
+            },
+            why,
+        },
+        e => e,
+    })
+}
+
+/// [`check_answer`] with the kind's bare form in its errors ([`answer_example`] calls it).
+fn check(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdict, ExerciseError> {
     let ex = lesson
         .steps
         .get(step)
@@ -347,7 +446,7 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
             let run = run_step(lesson, step, ex.layout)?;
             let (w, c, why) = counts_of(&run).ok_or_else(|| ExerciseError::BadAnswer {
                 answer: answer.into(),
-                form: "asked of a shared-memory step",
+                form: "asked of a shared-memory step".to_string(),
                 why: String::new(),
             })?;
             let wavefronts = *k == ExerciseKind::Wavefronts;
@@ -386,7 +485,7 @@ pub fn check_answer(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdic
             if a.is_empty() {
                 return Err(ExerciseError::BadAnswer {
                     answer: answer.into(),
-                    form: k.answer_form(),
+                    form: k.answer_form().to_string(),
                     why: String::new(),
                 });
             }

@@ -356,6 +356,17 @@ impl App {
             && !self.revealed.contains(&(name.clone(), si))
     }
 
+    /// Reveals every question of every lesson, as `r` on each would (`tilelab tui --answers`).
+    pub fn reveal_all(&mut self) {
+        for l in &self.lessons {
+            for (si, st) in l.steps.iter().enumerate() {
+                if st.exercise.is_some() {
+                    self.revealed.insert((l.name.clone(), si));
+                }
+            }
+        }
+    }
+
     /// Whether the lanes' addresses are hidden too: [`Self::answer_hidden`] on an `ld`/`st` step
     /// that asks which lane reads an element, where that is the lane whose address it is (its
     /// element, byte offset and bank, and its word underlined in the bank grid, are the answer).

@@ -323,7 +323,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
                 } else {
                     format!(" --variant {}", esc(&lesson.variants[variant]))
                 },
-                esc(ex.kind.answer_form())
+                esc(&crate::lessons::exercise::answer_prompt(lesson, si))
             );
             // The step's numbers and picture give the answer: hidden until this is opened.
             // So is the explanation of the answer (`[steps.exercise] explanation`).

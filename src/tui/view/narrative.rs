@@ -155,15 +155,18 @@ fn exercise_lines(app: &App) -> Vec<Line<'static>> {
         head.push(Span::raw(format!(" ({offered})")));
     }
     let mut out = vec![Line::from(head)];
+    // What an answer looks like, with an example that is not this step's answer.
+    let form = app
+        .order
+        .get(app.pos)
+        .map(|&si| crate::lessons::exercise::answer_prompt(l, si))
+        .unwrap_or_default();
     let good = Style::new().fg(color(palette::GOOD));
     let bad = Style::new().fg(color(palette::BAD));
     match (&app.input, &app.verdict) {
         (Some(buf), _) => out.push(Line::from(vec![
             Span::styled(format!("answer: {buf}▏"), accent),
-            Span::raw(format!(
-                "  {} · Enter check · Esc cancel",
-                ex.kind.answer_form()
-            )),
+            Span::raw(format!("  {form} · Enter check · Esc cancel")),
         ])),
         (None, Some(Ok(v))) => out.push(Line::styled(
             format!("{} {}", if v.correct { "✓" } else { "✗" }, v.explanation),
@@ -176,8 +179,7 @@ fn exercise_lines(app: &App) -> Vec<Line<'static>> {
         )),
         (None, None) => out.push(Line::styled(
             format!(
-                "a: answer ({}){}",
-                ex.kind.answer_form(),
+                "a: answer ({form}){}",
                 match app.answer_hidden() {
                     true if !ex.explanation.trim().is_empty() => {
                         " · r shows the step's numbers and the answer"
