@@ -467,6 +467,12 @@ fn parse_at<'a>(
     }
 }
 
+/// How a replay file's errors name the record: an object, not Rust's `struct Record`.
+const RECORD_SHAPES: &[(&str, &str)] = &[(
+    "Record",
+    "a record object {\"name\": ..., \"instruction\": ..., \"lane_byte_offsets\": [...]}",
+)];
+
 /// The record that is all of `bytes` (as [`parse_at`], where the input ends after it).
 fn parse_whole<'a>(bytes: &'a [u8], lanes: &'a mut Lanes) -> Result<Parsed<'a>, serde_json::Error> {
     if let Some((q, used)) = quick(bytes, lanes)
@@ -606,7 +612,13 @@ fn stream_limited(
                     s.mark = s.pos;
                     s.value_end()?;
                     serde_json::from_slice::<serde::de::IgnoredAny>(&s.buf[s.mark..s.pos])
-                        .map_err(|e| bad(format!("field '{key}' at byte {}: {e}", s.at())))?;
+                        .map_err(|e| {
+                            bad(format!(
+                                "field '{key}' at byte {}: {}",
+                                s.at(),
+                                crate::text::serde_words(&e.to_string(), RECORD_SHAPES)
+                            ))
+                        })?;
                 }
                 s.mark = s.pos;
                 match s.skip_ws()? {
@@ -837,7 +849,12 @@ impl<R: std::io::Read> Scanner<R> {
     ) -> Result<(), StreamError> {
         let index = *count;
         let at = self.offset + self.mark as u64;
-        let fail = |e: serde_json::Error| bad(format!("record {index} (byte {at}): {e}"));
+        let fail = |e: serde_json::Error| {
+            bad(format!(
+                "record {index} (byte {at}): {}",
+                crate::text::serde_words(&e.to_string(), RECORD_SHAPES)
+            ))
+        };
         let used = match parse_at(&self.buf[self.pos..self.end], &mut self.lanes).map_err(fail)? {
             Some((rec, used)) => {
                 *count += 1;
@@ -991,11 +1008,7 @@ mod tests {
                 "no complete record within 1 MiB",
             ),
             // Nested arrays are no record: refused at the first element, before the limit.
-            (
-                &b"[[[["[..],
-                b'[',
-                "record 0 (byte 1): invalid type: sequence",
-            ),
+            (&b"[[[["[..], b'[', "record 0 (byte 1): found an array"),
         ] {
             let mut e = Endless {
                 head,
@@ -1141,8 +1154,12 @@ mod tests {
             };
             let took = quick(text.as_bytes(), &mut lanes).map(|(_, used)| used);
             assert_eq!(took, usual.then_some(text.len()), "{text}");
-            let want = serde_json::from_str::<Record>(&text)
-                .map_err(|e| format!("record 0 (byte 1): {e}"));
+            let want = serde_json::from_str::<Record>(&text).map_err(|e| {
+                format!(
+                    "record 0 (byte 1): {}",
+                    crate::text::serde_words(&e.to_string(), RECORD_SHAPES)
+                )
+            });
             let mut got = Vec::new();
             let r = stream_from(format!("[{text}]").as_bytes(), |r| {
                 got.push(r.to_record());

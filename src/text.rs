@@ -17,6 +17,10 @@ pub const LIST_MAX: usize = 20;
 /// left to the caller (false).
 fn escape_char(c: char, out: &mut String) -> bool {
     if !c.is_control() {
+        if invisible(c) {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            return true;
+        }
         return false;
     }
     match c {
@@ -33,15 +37,28 @@ fn escape_char(c: char, out: &mut String) -> bool {
     true
 }
 
-/// `s` with every control character (C0 such as ESC, DEL, C1) written as an escape: ESC is
-/// `\x1b`, a newline `\n`, U+009B `\u{9b}`. Text without control characters is borrowed as is.
+/// An invisible format character (Unicode's `Cf`: the byte-order mark U+FEFF, zero-width
+/// spaces and joiners U+200B-U+200F, bidirectional controls U+202A-U+202E and U+2066-U+2069,
+/// the soft hyphen, …) or a line or paragraph separator (U+2028, U+2029): shown as is, it is
+/// nothing on the screen, or it reorders or breaks the line around it.
+fn invisible(c: char) -> bool {
+    matches!(c as u32,
+        0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x890..=0x891 | 0x8e2 | 0x180e
+        | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x2064 | 0x2066..=0x206f | 0xfeff
+        | 0xfff9..=0xfffb | 0x110bd | 0x110cd | 0x13430..=0x1343f | 0x1bca0..=0x1bca3
+        | 0x1d173..=0x1d17a | 0xe0001 | 0xe0020..=0xe007f)
+}
+
+/// `s` with every control character (C0 such as ESC, DEL, C1) and every invisible format
+/// character (U+FEFF, U+200B, bidi controls, U+2028) written as an escape: ESC is `\x1b`, a
+/// newline `\n`, U+009B `\u{9b}`, a byte-order mark `\u{feff}`. Text without control characters is borrowed as is.
 ///
 /// ```
 /// assert_eq!(tilelab::text::escape("a\u{1b}[2Jb"), "a\\x1b[2Jb");
 /// assert_eq!(tilelab::text::escape("ldsm.x4"), "ldsm.x4");
 /// ```
 pub fn escape(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    if !s.chars().any(|c| c.is_control() || invisible(c)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -155,34 +172,98 @@ where
 /// The most characters [`one_line`] keeps of a message.
 pub const LINE_MAX: usize = 1000;
 
+/// How many of a too-long message's last characters [`one_line`] keeps: the end of a message
+/// says what is allowed and where to look, so a cut falls in its middle (a long quoted value).
+pub const LINE_TAIL: usize = 300;
+
 /// A message as one bounded line: newlines, carriage returns and tabs become spaces, other
-/// control characters are escaped ([`escape`]) and text past [`LINE_MAX`] characters is cut,
-/// ending in "… (N more characters)". The safety net where every error is printed, whatever
-/// built it.
+/// control characters are escaped ([`escape`]) and a message past [`LINE_MAX`] characters
+/// loses its middle: its first characters, "… (N characters left out) …" and its last
+/// [`LINE_TAIL`] characters, so what is allowed, at the end, always survives. The safety net
+/// where every error is printed, whatever built it.
 ///
 /// ```
-/// let m = tilelab::text::one_line(&format!("bad\n\u{1b}[31m{}", "x".repeat(5000)));
-/// assert!(m.starts_with("bad \\x1b[31mxxx"));
-/// assert!(m.ends_with("… (4,009 more characters)"));
+/// let m = tilelab::text::one_line(&format!("bad\n\u{1b}[31m'{}'; allowed: 1..=4", "x".repeat(5000)));
+/// assert!(m.starts_with("bad \\x1b[31m'xxx"));
+/// assert!(m.contains("… (4,") && m.contains(" characters left out) …"));
+/// assert!(m.ends_with("xxx'; allowed: 1..=4"));
 /// ```
 pub fn one_line(msg: &str) -> String {
+    let push = |out: &mut String, c: char| match c {
+        '\n' | '\r' | '\t' => out.push(' '),
+        c => {
+            if !escape_char(c, out) {
+                out.push(c);
+            }
+        }
+    };
     let mut out = String::new();
-    for c in msg.chars().take(LINE_MAX) {
-        match c {
-            '\n' | '\r' | '\t' => out.push(' '),
-            c => {
-                if !escape_char(c, &mut out) {
-                    out.push(c);
-                }
+    let n = msg.chars().count();
+    if n <= LINE_MAX {
+        msg.chars().for_each(|c| push(&mut out, c));
+        return out;
+    }
+    let head = LINE_MAX - LINE_TAIL;
+    msg.chars().take(head).for_each(|c| push(&mut out, c));
+    let cut = n - LINE_MAX;
+    let noun = if cut == 1 { "character" } else { "characters" };
+    let _ = write!(out, "… ({} {noun} left out) …", group(cut as u64));
+    msg.chars()
+        .skip(n - LINE_TAIL)
+        .for_each(|c| push(&mut out, c));
+    out
+}
+
+/// A serde (JSON) error's message in a format's own words: `shapes` names each Rust struct the
+/// format reads (`("Progress", "an object {\"version\": 1, \"lessons\": {...}}")`); Rust's
+/// integer and float type names become the numbers they hold, "invalid type: string \"0xffff\""
+/// becomes "found the string \"0xffff\"", backquotes become quotes. No Rust type name is left.
+///
+/// ```
+/// let m = tilelab::text::serde_words(
+///     "invalid type: string \"0xffff\", expected u64 at line 1 column 9",
+///     &[],
+/// );
+/// assert_eq!(m, "found the string \"0xffff\", expected a whole number 0..=18446744073709551615 at line 1 column 9");
+/// ```
+pub fn serde_words(msg: &str, shapes: &[(&str, &str)]) -> String {
+    let mut m = msg.replace('`', "'");
+    for (rust, words) in shapes {
+        let s = format!("struct {rust}");
+        if m.starts_with("invalid length") && m.contains(&s) {
+            let at = m.find(" at line ").map_or("", |i| &m[i..]);
+            m = format!("found an array, expected {words}{at}");
+        }
+        m = m.replace(&s, words);
+    }
+    m = m
+        .replace("invalid type: ", "found ")
+        .replace("invalid value: ", "found ")
+        .replace("found string ", "found the string ")
+        .replace("found integer ", "found the number ")
+        .replace("found floating point ", "found the number ")
+        .replace("found sequence", "found an array")
+        .replace("found map", "found an object");
+    for (rust, words) in [
+        ("u8", "a whole number 0..=255"),
+        ("u16", "a whole number 0..=65535"),
+        ("u32", "a whole number 0..=4294967295"),
+        ("u64", "a whole number 0..=18446744073709551615"),
+        ("usize", "a whole number 0..=18446744073709551615"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+        ("a boolean", "true or false"),
+    ] {
+        for end in [" at line", ",", ""] {
+            let from = format!("expected {rust}{end}");
+            if m.contains(&from) && (!end.is_empty() || m.ends_with(&format!("expected {rust}"))) {
+                m = m.replace(&from, &format!("expected {words}{end}"));
             }
         }
     }
-    let rest = msg.chars().count().saturating_sub(LINE_MAX);
-    if rest > 0 {
-        let noun = if rest == 1 { "character" } else { "characters" };
-        let _ = write!(out, "… ({} more {noun})", group(rest as u64));
-    }
-    out
+    m
 }
 
 /// Integer with thousands separators: 20480 -> "20,480".
@@ -208,6 +289,13 @@ mod tests {
         assert_eq!(escape("a\tb\nc\rd"), "a\\tb\\nc\\rd");
         assert_eq!(escape("\u{85}\u{9b}"), "\\u{85}\\u{9b}");
         assert_eq!(escape("äöü ≥ 中"), "äöü ≥ 中");
+        // Invisible format characters and line separators (#26 round 2).
+        assert_eq!(escape("\u{feff}.version"), "\\u{feff}.version");
+        assert_eq!(
+            escape("a\u{200b}\u{202e}b\u{2028}\u{2066}"),
+            "a\\u{200b}\\u{202e}b\\u{2028}\\u{2066}"
+        );
+        assert_eq!(one_line("x\u{feff}"), "x\\u{feff}");
     }
 
     #[test]
@@ -219,10 +307,17 @@ mod tests {
     }
 
     #[test]
-    fn one_line_keeps_exactly_line_max_characters() {
+    fn one_line_keeps_exactly_line_max_characters_and_cuts_the_middle() {
         let m = one_line(&"é".repeat(LINE_MAX));
         assert_eq!(m, "é".repeat(LINE_MAX));
-        let m = one_line(&"é".repeat(LINE_MAX + 1));
-        assert_eq!(m, format!("{}… (1 more character)", "é".repeat(LINE_MAX)));
+        let m = one_line(&format!("{}z", "é".repeat(LINE_MAX)));
+        assert_eq!(
+            m,
+            format!(
+                "{}… (1 character left out) …{}z",
+                "é".repeat(LINE_MAX - LINE_TAIL),
+                "é".repeat(LINE_TAIL - 1)
+            )
+        );
     }
 }

@@ -766,11 +766,10 @@ mod occupancy {
                 .contains("262144 registers per block"),
             "{j}"
         );
+        // More threads than a block may have is no launch: refused like 0 (#26 round 2).
         let t = tilelab(&["sim", "occupancy", "--arch", "sm_80", "--threads", "2048"]);
-        assert_eq!(t.status.code(), Some(0));
-        assert!(
-            String::from_utf8_lossy(&t.stdout).contains("blocks per SM 0: the block does not fit")
-        );
+        assert_eq!(t.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&t.stderr).contains("1..=1024 threads per block on sm_80"));
         // A fitting kernel has no reason.
         let j = json(&[
             "sim",
@@ -2248,6 +2247,318 @@ mod round2_cli {
                 .unwrap();
             assert_eq!(o.status.code(), Some(want), "{args:?}");
         }
+    }
+
+    /// A one-kernel module `k` with these parameters (`.param .f32 x`), doing nothing.
+    fn ptx_module(params: &str) -> (String, ()) {
+        (
+            format!(
+                ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k({params})\n{{\nret;\n}}\n"
+            ),
+            (),
+        )
+    }
+
+    /// The one error line of a run that must exit 2.
+    fn err2(args: &[&str]) -> String {
+        let o = tilelab(args);
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(e.starts_with("tilelab: error: "), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+        e
+    }
+
+    /// A1: every whole-number flag and positional says what is wrong in words and what is
+    /// allowed, never Rust's "invalid digit found in string" or "number too large to fit".
+    #[test]
+    fn whole_number_flags_name_what_is_allowed() {
+        let big = "18446744073709551616";
+        let ptx = [
+            "ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32",
+        ];
+        let with = |base: &[&'static str], extra: [&'static str; 2]| {
+            let mut v = base.to_vec();
+            v.extend(extra);
+            v
+        };
+        let lines: Vec<(Vec<&str>, &str)> = vec![
+            (
+                vec!["sim", "occupancy", "--arch", "sm_90", "--threads", "1e3"],
+                "not a whole number; allowed: 1..=1024",
+            ),
+            (
+                vec!["lessons", "answer", "banks", big, "1"],
+                "too large; allowed: 1..=",
+            ),
+            (
+                vec!["lessons", "show", "banks", "--step", "x"],
+                "not a whole number; allowed: 1..=",
+            ),
+            (
+                vec!["sim", "ldmatrix", "--num", "4294967297"],
+                "too large; allowed: 1, 2, 4",
+            ),
+            (vec!["sim", "stmatrix", "--num", "x"], "allowed: 1, 2, 4"),
+            (
+                vec!["sim", "wgmma", "--n", "1e3"],
+                "allowed: 8, 16, ..., 256",
+            ),
+            (
+                vec![
+                    "sim", "counts", "gemm", "--m", "x", "--n", "16", "--k", "16",
+                ],
+                "allowed: a multiple of 16",
+            ),
+            (
+                vec!["sim", "traffic", "flash-attn", "--batch", big],
+                "too large; allowed: at least 1",
+            ),
+            (vec!["verify", "--fuzz", "1e3"], "allowed: 0..=100000"),
+            (
+                vec!["verify", "--seed", big],
+                "too large; allowed: 0..=18,446,744,073,709,551,615",
+            ),
+            (
+                with(&ptx, ["--top", "x"]),
+                "not a whole number; allowed: 0 (every line)",
+            ),
+            (
+                with(&ptx, ["--max-instructions", "18446744073709551615"]),
+                "too large; allowed: 0..=30,000,000",
+            ),
+            (
+                vec![
+                    "tui", "--ptx", PTX, "--grid", "1", "--block", "32", "--warp", "x",
+                ],
+                "allowed: 0..=31",
+            ),
+        ];
+        for (args, want) in lines {
+            let e = err2(&args);
+            assert!(e.contains(want), "{args:?}: {e}");
+            for rust in ["invalid digit", "too large to fit", "not in 0..="] {
+                assert!(!e.contains(rust), "{args:?}: {e}");
+            }
+        }
+    }
+
+    /// R1: --max-instructions has a documented cap, named in --help.
+    #[test]
+    fn max_instructions_is_capped_and_documented() {
+        let e = err2(&[
+            "ptx",
+            PTX,
+            "--kernel",
+            "col16",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--max-instructions",
+            "30000001",
+        ]);
+        assert!(e.contains("too large; allowed: 0..=30,000,000"), "{e}");
+        let help = String::from_utf8_lossy(&tilelab(&["ptx", "--help"]).stdout).into_owned();
+        assert!(help.contains("At most 30000000"), "{help}");
+    }
+
+    /// A2: a value starting with '-' reaches its flag's parser and is named whole.
+    #[test]
+    fn negative_values_are_named_whole() {
+        let ptx = |extra: &[&'static str]| {
+            let mut v = vec![
+                "ptx", PTX, "--kernel", "col16", "--grid", "1", "--block", "32",
+            ];
+            v.extend(extra);
+            v
+        };
+        for (args, want) in [
+            (
+                ptx(&["--dynamic-smem", "-1K"]),
+                "invalid value '-1K' for '--dynamic-smem",
+            ),
+            (
+                ptx(&["--top", "-1"]),
+                "'-1' for '--top <N>': negative numbers are not allowed",
+            ),
+            (ptx(&["--cta", "-1"]), "invalid value '-1' for '--cta"),
+            (ptx(&["--arg", "-1=1"]), "--arg -1=1"),
+            (vec!["sim", "bank-conflicts", "--addr", "-lane"], "'-lane'"),
+            (
+                vec!["verify", "--seed", "-1"],
+                "negative numbers are not allowed",
+            ),
+            (
+                vec!["lessons", "answer", "banks", "-1", "1"],
+                "negative numbers are not allowed",
+            ),
+            // A following option is still a missing value, not a value.
+            (
+                ptx(&["--top", "--json"]),
+                "a value is required for '--top' but none was supplied ('--json' is an option)",
+            ),
+        ] {
+            let e = err2(&args);
+            assert!(e.contains(want), "{args:?}: {e}");
+            assert!(!e.contains("unexpected argument '-"), "{args:?}: {e}");
+        }
+    }
+
+    /// A3: `tilelab help …` shows help or lists what is allowed and points to a help that works.
+    #[test]
+    fn help_subcommand_shows_help_or_a_working_pointer() {
+        for args in [
+            &["help", "--help"][..],
+            &["help", "--color", "never", "sim"],
+            &["help", "sim", "-h"],
+        ] {
+            let o = tilelab(args);
+            assert_eq!(o.status.code(), Some(0), "{args:?}");
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains("Usage: tilelab"),
+                "{args:?}"
+            );
+        }
+        let e = err2(&["help", "sim", "nosuch"]);
+        assert!(
+            e.contains("unrecognized subcommand 'nosuch'; allowed: bank-conflicts, replay"),
+            "{e}"
+        );
+        assert!(e.ends_with("see 'tilelab sim --help'\n"), "{e}");
+    }
+
+    /// A4: a huge value is quoted clipped and the allowed part survives.
+    #[test]
+    fn a_huge_value_keeps_the_allowed_part() {
+        let h = "A".repeat(131_000);
+        let e = err2(&["sim", "tma", "--box", &h]);
+        assert!(e.len() < 600, "{}", e.len());
+        assert!(
+            e.contains("expected ROWSxCOLS, each 1..=256 elements"),
+            "{e}"
+        );
+        let e = err2(&[
+            "ptx",
+            PTX,
+            "--kernel",
+            "col16",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            &format!("col16_param_0={h}"),
+        ]);
+        assert!(e.len() < 1_400, "{}", e.len());
+    }
+
+    /// R2: float parameters take one spelling of infinity and NaN, and no spaces.
+    #[test]
+    fn float_args_take_inf_and_nan_only_so() {
+        let (m, _) = ptx_module(".param .f32 k_f32");
+        let f = temp_dir("r2").join("k.ptx");
+        std::fs::write(&f, m).unwrap();
+        let f = f.to_str().unwrap().to_string();
+        for v in ["infinity", "Infinity", "-nan", "1 ", " 1", "INF"] {
+            let arg = format!("k_f32={v}");
+            let e = err2(&["ptx", &f, "--grid", "1", "--block", "32", "--arg", &arg]);
+            assert!(
+                e.contains("allowed: a decimal number (0.125, -1e3) or inf, -inf, nan")
+                    || e.contains("spaces around it"),
+                "{v}: {e}"
+            );
+        }
+        for v in ["inf", "-inf", "nan", "1.5"] {
+            let arg = format!("k_f32={v}");
+            let o = tilelab(&["ptx", &f, "--grid", "1", "--block", "32", "--arg", &arg]);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{v}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+
+    /// V1: `verify --ptx` refuses bad launch input with exit 2 before looking for a GPU.
+    #[test]
+    fn verify_ptx_checks_the_launch_before_the_gpu() {
+        let base = ["verify", "--ptx", PTX, "--kernel", "col16", "--grid", "1"];
+        for (extra, want) in [
+            (&["--block", "2048"][..], "above CUDA's limit of 1024"),
+            (&["--block", "32,32,2"], "2048 threads"),
+            (&["--block", "1,1,65"], "z = 65"),
+            (&["--block", "32", "--arg", "x=1"], "has no parameter 'x'"),
+            (
+                &["--block", "32", "--dynamic-smem", "300K"],
+                "exceeds sm_90's 232448 bytes",
+            ),
+        ] {
+            let mut args = base.to_vec();
+            args.extend(extra);
+            let e = err2(&args);
+            assert!(e.contains(want), "{extra:?}: {e}");
+        }
+    }
+
+    /// F2: progress and replay files' errors are said in the format's words.
+    #[test]
+    fn json_errors_name_no_rust_types() {
+        let d = temp_dir("f2");
+        std::fs::create_dir_all(d.join("tilelab")).unwrap();
+        for (text, want) in [
+            ("[]", "found an array, expected an object {\"version\": 1"),
+            ("null", "found null, expected an object {\"version\": 1"),
+            (
+                r#"{"version":1,"lessons":{"banks":{"4":{"correct":true,"attempts":-1,"answer":"1"}}}}"#,
+                "expected a whole number 0..=4294967295",
+            ),
+        ] {
+            std::fs::write(d.join("tilelab/progress.json"), text).unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+                .args(["lessons", "progress"])
+                .env("XDG_DATA_HOME", &d)
+                .output()
+                .unwrap();
+            let e = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{text}: {e}");
+            assert!(e.contains(want), "{text}: {e}");
+            for rust in ["struct", "u32", "u64"] {
+                assert!(!e.contains(rust), "{text}: {e}");
+            }
+        }
+        let r = d.join("r.json");
+        std::fs::write(&r, r#"[{"name":"x","instruction":"ld.shared.b32","lane_byte_offsets":[0],"active_mask":"0xffff"}]"#).unwrap();
+        let e = err2(&["sim", "replay", r.to_str().unwrap()]);
+        assert!(
+            e.contains("found the string \"0xffff\", expected a whole number"),
+            "{e}"
+        );
+        assert!(!e.contains("u64") && !e.contains("invalid type"), "{e}");
+    }
+
+    /// Cosmetic: an --arg for a kernel without parameters says so; a BOM is shown escaped.
+    #[test]
+    fn no_parameters_and_invisible_characters_are_said() {
+        let (m, _) = ptx_module("");
+        let f = temp_dir("cos").join("k.ptx");
+        std::fs::write(&f, m).unwrap();
+        let e = err2(&[
+            "ptx",
+            f.to_str().unwrap(),
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "x=1",
+        ]);
+        assert!(e.contains("the kernel takes no parameters"), "{e}");
+        let e = err2(&["sim", "bank-conflicts", "--layout", "\u{feff}row\u{202e}"]);
+        assert!(e.contains("\\u{feff}row\\u{202e}"), "{e}");
+        assert!(!e.contains('\u{feff}'), "{e}");
     }
 }
 

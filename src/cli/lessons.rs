@@ -107,6 +107,7 @@ pub struct AnswerArgs {
     /// Lesson name (see `tilelab lessons`).
     pub name: String,
     /// Step number (1-based, as `tilelab lessons show` numbers them).
+    #[arg(value_parser = super::whole::<usize>("1..=the lesson's number of steps"))]
     pub step: usize,
     /// Your answer: a number, a layout (row, pad:8, swizzle:3,3,3) or a lane, as the question asks.
     #[arg(allow_negative_numbers = true)]
@@ -130,7 +131,7 @@ pub struct ShowArgs {
     /// Lesson name (see `tilelab lessons`).
     pub name: String,
     /// Show the lanes of step N (1-based).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::whole::<usize>("1..=the lesson's number of steps"))]
     pub step: Option<usize>,
     /// Layout for --step and --svg (one of the lesson's layouts; default its first).
     #[arg(long, value_name = "LAYOUT")]
@@ -173,7 +174,8 @@ pub fn layout_index(l: &Lesson, spec: Option<&str>) -> anyhow::Result<usize> {
         None => Ok(0),
         Some(s) => l.layouts.iter().position(|x| x == s).ok_or_else(|| {
             anyhow::anyhow!(
-                "layout '{s}' is not one of lesson '{}''s layouts; allowed: {}",
+                "layout '{}' is not one of lesson '{}''s layouts; allowed: {}",
+                tilelab::text::value(s),
                 l.name,
                 tilelab::text::list(&l.layouts)
             )
@@ -187,7 +189,8 @@ pub fn variant_index(l: &Lesson, name: Option<&str>) -> anyhow::Result<usize> {
         None => Ok(0),
         Some(s) => l.variants.iter().position(|x| x == s).ok_or_else(|| {
             anyhow::anyhow!(
-                "variant '{s}' is not one of lesson '{}''s variants; allowed: {}",
+                "variant '{}' is not one of lesson '{}''s variants; allowed: {}",
+                tilelab::text::value(s),
                 l.name,
                 tilelab::text::list(&l.variants)
             )

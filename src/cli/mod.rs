@@ -102,14 +102,20 @@ pub enum SimCommand {
 /// ([`usage_error`]) and exit with 2.
 pub fn parse() -> Result<Cli, ExitCode> {
     use clap::{CommandFactory, FromArgMatches};
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = help_as_flag(std::env::args_os().collect());
     let choice = color_flag(&args[1.min(args.len())..]);
     let color = out::set_color(choice);
-    let cmd = Cli::command().color(if color {
+    let cmd = hyphen_values(Cli::command()).color(if color {
         clap::ColorChoice::Always
     } else {
         clap::ColorChoice::Never
     });
+    // An option's value may start with `-` (`--top -1`, [`hyphen_values`]), but not with `--`
+    // and a letter: `--grid --block 32` lacks --grid's value.
+    if let Some(msg) = value_is_an_option(&args) {
+        error_line(&msg);
+        return Err(ExitCode::from(EXIT_ERROR));
+    }
     let parsed = cmd
         .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m));
@@ -147,6 +153,111 @@ pub fn parse() -> Result<Cli, ExitCode> {
         error_line(&msg);
         ExitCode::from(EXIT_ERROR)
     })
+}
+
+/// `tilelab help [SUBCOMMAND…]` as `tilelab [SUBCOMMAND…] --help`: clap's own `help`
+/// subcommand refuses `help --help` and `help --color never sim` and, for an unknown name,
+/// points to `help … --help`, which fails the same way. Written as the help flag, every form
+/// shows the help it names or a usage error that lists the subcommands allowed there and points
+/// to a help that works. `--color WHEN` and `-h`/`--help` may stand anywhere after `help`.
+fn help_as_flag(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    // The first argument that is neither `--color WHEN` nor `--color=WHEN`.
+    let mut i = 1;
+    while i < args.len() {
+        match args[i].to_str() {
+            Some("--color") => i += 2,
+            Some(a) if a.starts_with("--color=") => i += 1,
+            _ => break,
+        }
+    }
+    if args.get(i).and_then(|a| a.to_str()) != Some("help") {
+        return args;
+    }
+    args.remove(i);
+    args.retain(|a| !matches!(a.to_str(), Some("--help" | "-h")));
+    args.push("--help".into());
+    args
+}
+
+/// The command with every value-taking option's value allowed to start with `-` (and every
+/// positional's to be a negative number), so that `--top -1`, `--dynamic-smem -1K`,
+/// `--addr -lane` and `--arg -1=1` reach the option's parser, which names the whole value and
+/// what is allowed, instead of clap's "unexpected argument '-1'". Path options (`--svg`) and
+/// the global `--color` keep clap's rule: `--svg --line 3` is a missing value, not a file named
+/// `--line`.
+fn hyphen_values(cmd: clap::Command) -> clap::Command {
+    let path = clap::builder::ValueParser::path_buf().type_id();
+    cmd.mut_args(|a| {
+        if a.get_id() == "color" || !a.get_action().takes_values() {
+            a
+        } else if a.is_positional() || a.get_value_parser().type_id() == path {
+            a.allow_negative_numbers(true)
+        } else {
+            a.allow_hyphen_values(true)
+        }
+    })
+    .mut_subcommands(hyphen_values)
+}
+
+/// clap value parser of a whole-number flag or positional of type `T`: decimal digits that fit
+/// `T`. Its refusal says what is wrong in words ("not a whole number", "negative numbers are
+/// not allowed", "too large") and ends with `allowed`, the values the flag takes (its range or
+/// set, as its help states them), instead of Rust's "invalid digit found in string" or "number
+/// too large to fit in target type". A value of `T` outside `allowed` is refused where it is
+/// used, with the same words.
+pub(crate) fn whole<T>(
+    allowed: &'static str,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr<Err = std::num::ParseIntError> + Clone + Send + Sync + 'static,
+{
+    move |s: &str| s.parse::<T>().map_err(|e| int_error(s, &e, allowed))
+}
+
+/// [`whole`] with the range checked too: `lo..=hi` (as `u64`), named in every refusal.
+pub(crate) fn whole_in<T>(
+    lo: u64,
+    hi: u64,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+{
+    move |s: &str| {
+        let allowed = format!(
+            "{}..={}",
+            tilelab::text::group(lo),
+            tilelab::text::group(hi)
+        );
+        let n: u64 = s.parse().map_err(|e| int_error(s, &e, &allowed))?;
+        if n < lo || n > hi {
+            let what = if n < lo { "too small" } else { "too large" };
+            return Err(format!("{what}; allowed: {allowed}"));
+        }
+        T::try_from(n).map_err(|_| format!("too large; allowed: {allowed}"))
+    }
+}
+
+/// A whole number's parse error in words, ending in "; allowed: ALLOWED".
+fn int_error(s: &str, e: &std::num::ParseIntError, allowed: &str) -> String {
+    format!("{}; allowed: {allowed}", int_words(s, e))
+}
+
+/// What is wrong with `s`, a whole number that did not parse, in words.
+fn int_words(s: &str, e: &std::num::ParseIntError) -> &'static str {
+    use std::num::IntErrorKind as K;
+    match e.kind() {
+        K::Empty => "a whole number is required",
+        K::PosOverflow => "too large",
+        K::NegOverflow => "negative numbers are not allowed",
+        K::Zero => "zero is not allowed",
+        _ if s
+            .strip_prefix('-')
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            "negative numbers are not allowed"
+        }
+        _ => "not a whole number",
+    }
 }
 
 /// The `--color` mode as typed (`--color WHEN` or `--color=WHEN`, the last one wins, none after
@@ -225,11 +336,39 @@ fn usage_error(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
         }
         E::InvalidValue => format!("invalid value '{value}' for '{arg}'"),
         E::ValueValidation => {
-            let why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+            // A parser's refusal may quote the whole value: it is quoted clipped, as above,
+            // so what is allowed stays on the line. A Rust integer parse error (a parser this
+            // file does not know) is said in words.
+            let raw = e
+                .get(K::InvalidValue)
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            let why = match std::error::Error::source(e) {
+                None => String::new(),
+                Some(s) => match s.downcast_ref::<std::num::ParseIntError>() {
+                    Some(p) => format!(": {}", int_words(&raw, p)),
+                    None if raw.chars().count() > tilelab::text::VALUE_MAX => {
+                        format!(": {}", s.to_string().replace(&raw, &value))
+                    }
+                    None => format!(": {s}"),
+                },
+            };
             format!("invalid value '{value}' for '{arg}'{why}")
         }
         E::UnknownArgument => format!("unexpected argument '{arg}'"),
-        E::InvalidSubcommand => format!("unrecognized subcommand '{}'", get(K::InvalidSubcommand)),
+        E::InvalidSubcommand => {
+            let (_, cmd) = command_path(args);
+            let subs: Vec<&str> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name())
+                .filter(|n| *n != "help")
+                .collect();
+            let mut m = format!("unrecognized subcommand '{}'", get(K::InvalidSubcommand));
+            if get(K::ValidSubcommand).is_empty() && !subs.is_empty() {
+                m.push_str(&format!("; allowed: {}", subs.join(", ")));
+            }
+            m
+        }
         E::MissingRequiredArgument => {
             format!("the following required arguments were not provided: {arg}")
         }
@@ -307,6 +446,54 @@ fn command_path(args: &[std::ffi::OsString]) -> (String, clap::Command) {
         }
     }
     (path.join(" "), cmd)
+}
+
+/// "a value is required for '--grid' but none was supplied ('--block' is an option)" when a
+/// value-taking long option (`--opt`, not `--opt=`) is followed by `--` and a letter, walking
+/// the subcommands as [`command_path`] does; `None` otherwise (also after `--`).
+fn value_is_an_option(args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut path = vec![cmd.get_name().to_string()];
+    let mut it = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().unwrap_or("\u{fffd}"))
+        .peekable();
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            return None;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let takes_value = cmd
+                .get_arguments()
+                .any(|a| a.get_long() == Some(long) && a.get_action().takes_values());
+            if takes_value {
+                let next = it.next()?;
+                if next
+                    .strip_prefix("--")
+                    .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
+                {
+                    return Some(format!(
+                        "a value is required for '--{long}' but none was supplied ('{}' is an option); see '{} --help'",
+                        tilelab::text::value(next),
+                        path.join(" ")
+                    ));
+                }
+            }
+            continue;
+        }
+        if arg.starts_with('-') {
+            continue;
+        }
+        if let Some(sub) = cmd.find_subcommand(arg) {
+            let sub = sub.clone();
+            path.push(sub.get_name().to_string());
+            cmd = sub;
+        }
+    }
+    None
 }
 
 /// "`tilelab sim` needs a subcommand; allowed: …" for the deepest command the arguments name.

@@ -40,12 +40,12 @@ pub struct PtxArgs {
     pub dynamic_smem: Option<u32>,
     /// Stop after N warp instructions, or once they cost more than 20·N units (1 per
     /// instruction, 32 per memory instruction, 64 per mma.sync): a runaway loop of any kind ends
-    /// within seconds.
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS)]
+    /// within seconds. At most 30000000.
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS, value_parser = parse_max_instructions)]
     pub max_instructions: u64,
     /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
     /// per-line table, in line order; 0 prints every line. Totals always count every line.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::whole::<usize>("0 (every line) or a number of lines"))]
     pub top: usize,
     /// Print the report as JSON.
     #[arg(long)]
@@ -55,7 +55,7 @@ pub struct PtxArgs {
     #[arg(long, value_name = "FILE", requires = "line")]
     pub svg: Option<PathBuf>,
     /// The PTX line (1-based) that --svg draws.
-    #[arg(long, value_name = "N", requires = "svg")]
+    #[arg(long, value_name = "N", requires = "svg", value_parser = super::whole::<u32>("a line of the PTX file, 1-based"))]
     pub line: Option<u32>,
 }
 
@@ -118,10 +118,17 @@ pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
     }
 }
 
+/// `--max-instructions N`: 0..=[`tilelab::ptx::machine::MAX_INSTRUCTIONS_LIMIT`], the bound
+/// that keeps a runaway loop within about a minute.
+pub(super) fn parse_max_instructions(s: &str) -> Result<u64, String> {
+    super::whole_in::<u64>(0, tilelab::ptx::machine::MAX_INSTRUCTIONS_LIMIT)(s)
+}
+
 pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
+        // The value is kept as typed: `encode_arg` refuses spaces around it.
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
-            Ok((k.trim().to_string(), v.trim().to_string()))
+            Ok((k.trim().to_string(), v.to_string()))
         }
         _ => Err(format!(
             "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096"

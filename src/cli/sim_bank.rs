@@ -42,7 +42,7 @@ pub struct BankArgs {
     #[arg(long, default_value = "col")]
     pub access: String,
     /// Which request's bank grid to draw (0-based).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::whole::<usize>("0..=the number of requests - 1"))]
     pub request: usize,
     /// Also print the per-lane table (address, bank, wavefront) of the drawn request.
     #[arg(long)]
@@ -82,10 +82,11 @@ pub struct BankArgs {
 }
 
 /// Parses `RxC`.
-pub fn parse_tile(s: &str) -> anyhow::Result<(u32, u32)> {
+pub fn parse_tile(raw: &str) -> anyhow::Result<(u32, u32)> {
+    let s = &*tilelab::text::value(raw);
     let bad =
         || anyhow::anyhow!("bad tile '{s}'; expected ROWSxCOLS with both at least 1, e.g. 32x64");
-    let (r, c) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (r, c) = raw.split_once(['x', 'X']).ok_or_else(bad)?;
     let num = |t: &str| -> anyhow::Result<u32> {
         let t = t.trim();
         if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
@@ -93,7 +94,10 @@ pub fn parse_tile(s: &str) -> anyhow::Result<(u32, u32)> {
         }
         // All digits: a parse failure is a number past u32, i.e. past the 4096 allowed.
         t.parse().map_err(|_| {
-            anyhow::anyhow!("bad tile '{s}'; rows and columns must be 1..=4096, not {t}")
+            anyhow::anyhow!(
+                "bad tile '{s}'; rows and columns must be 1..=4096, not {}",
+                tilelab::text::value(t)
+            )
         })
     };
     let (r, c) = (num(r)?, num(c)?);
@@ -112,7 +116,10 @@ pub fn parse_dtype(s: &str) -> anyhow::Result<u32> {
         "f16" | "bf16" | "half" | "u16" | "2" => 2,
         "f32" | "float" | "u32" | "i32" | "4" => 4,
         "f64" | "double" | "u64" | "8" => 8,
-        _ => anyhow::bail!("unknown dtype '{s}'; allowed: u8, f16, bf16, f32, f64 (or 1, 2, 4, 8)"),
+        _ => anyhow::bail!(
+            "unknown dtype '{}'; allowed: u8, f16, bf16, f32, f64 (or 1, 2, 4, 8)",
+            tilelab::text::value(s)
+        ),
     })
 }
 

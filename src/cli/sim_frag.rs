@@ -22,7 +22,7 @@ use super::out;
 #[derive(clap::Args, Debug)]
 pub struct LdmatrixArgs {
     /// Number of 8x8 matrices: 1, 2 or 4 (.x1, .x2, .x4).
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 4, value_parser = super::whole::<u32>("1, 2, 4"))]
     pub num: u32,
     /// The .trans form (each lane receives a column pair instead of a row pair).
     #[arg(long)]

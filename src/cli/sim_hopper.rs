@@ -141,7 +141,7 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
     let (rows, cols) = parse_tile(&a.r#box).map_err(|_| {
         anyhow::anyhow!(
             "bad box '{}'; expected ROWSxCOLS, each 1..={} elements, e.g. 64x64",
-            a.r#box,
+            tilelab::text::value(&a.r#box),
             tilelab::sim::tma::MAX_BOX_DIM
         )
     })?;
@@ -294,7 +294,7 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
 #[derive(clap::Args, Debug)]
 pub struct WgmmaArgs {
     /// N: 8, 16, ..., 256.
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 64, value_parser = super::whole::<u32>("8, 16, ..., 256"))]
     pub n: u32,
     /// Major of both operands: k or mn (see --major-a / --major-b).
     #[arg(long, default_value = "k")]
@@ -313,7 +313,7 @@ pub struct WgmmaArgs {
     pub dtype: String,
     /// K extent of the shared-memory tiles (a multiple of 16; one wgmma per 16). Default: one
     /// swizzle span of K-major rows (64 for 128B), at least 16.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, value_parser = super::whole::<u32>("a multiple of 16, at least 16"))]
     pub k: Option<u32>,
     /// Atom order of the tiles: mn (atoms adjacent along M/N first) or k.
     #[arg(long, default_value = "mn")]

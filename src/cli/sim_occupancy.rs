@@ -22,14 +22,14 @@ pub struct OccupancyArgs {
     #[arg(long)]
     pub arch: String,
     /// Threads per block.
-    #[arg(long)]
+    #[arg(long, value_parser = super::whole::<u32>("1..=1024 threads per block"))]
     pub threads: u32,
     /// Shared memory per block, a size: bytes (28672) or K, KB, KiB of 1024 bytes (28K, 28KB,
     /// 28KiB, 1.5K), M, MB, MiB of 1024 KiB.
     #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value = "0")]
     pub smem: u32,
     /// Registers per thread (left out: registers are not counted as a limit).
-    #[arg(long)]
+    #[arg(long, value_parser = super::whole::<u32>("1..=255 registers per thread"))]
     pub regs: Option<u32>,
     /// The kernel does not opt in to more than 48 KB of shared memory per block
     /// (cudaFuncAttributeMaxDynamicSharedMemorySize): a block gets at most 48 KB. Default: it

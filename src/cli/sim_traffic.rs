@@ -38,25 +38,25 @@ pub struct TrafficFlashArgs {
     #[arg(long = "algorithm", value_name = "v1|v2")]
     pub order: Option<String>,
     /// Batch size B.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::whole::<u32>("at least 1"))]
     pub batch: u32,
     /// Heads N_h.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = super::whole::<u32>("at least 1"))]
     pub heads: u32,
     /// Sequence length S.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = super::whole::<u32>("at least 1, a multiple of --bm and --bn"))]
     pub seq: u32,
     /// Head dimension D.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = super::whole::<u32>("at least 1"))]
     pub head_dim: u32,
     /// Block size for both B_r and B_c (rows of Q and of K/V per block); --bm and --bn override it.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = super::whole::<u32>("at least 1"))]
     pub block: u32,
     /// B_r: rows of Q per block (one v2 thread block per Q block) [default: --block].
-    #[arg(long)]
+    #[arg(long, value_parser = super::whole::<u32>("at least 1"))]
     pub bm: Option<u32>,
     /// B_c: rows of K and V per block [default: --block].
-    #[arg(long)]
+    #[arg(long, value_parser = super::whole::<u32>("at least 1"))]
     pub bn: Option<u32>,
     /// Bytes per element of Q, K, V, O: 4 (fp32, the article's kernels) or 2 (fp16/bf16).
     #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value_t = 4)]

@@ -19,7 +19,7 @@ pub struct TuiArgs {
     /// Lesson name (see `tilelab lessons`); without it, a list to pick from.
     pub lesson: Option<String>,
     /// Start at step N (1-based).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::whole::<usize>("1..=the lesson's number of steps"))]
     pub step: Option<usize>,
     /// Start with this layout (one of the lesson's layouts).
     #[arg(long, value_name = "LAYOUT")]
@@ -63,17 +63,17 @@ pub struct TuiArgs {
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop after N warp instructions, or once they cost more than 20·N units (as for
-    /// `tilelab ptx`) [default: 3000000].
-    #[arg(long, value_name = "N", requires = "ptx")]
+    /// `tilelab ptx`; at most 30000000) [default: 3000000].
+    #[arg(long, value_name = "N", requires = "ptx", value_parser = super::ptx::parse_max_instructions)]
     pub max_instructions: Option<u64>,
     /// --ptx: the warp to follow (0-based, within the CTA) [default: 0].
-    #[arg(long, value_name = "W", requires = "ptx")]
+    #[arg(long, value_name = "W", requires = "ptx", value_parser = super::whole::<u32>("0..=31, a warp of the CTA"))]
     pub warp: Option<u32>,
     /// --ptx: start at the first instruction of this PTX line.
-    #[arg(long, value_name = "N", requires = "ptx")]
+    #[arg(long, value_name = "N", requires = "ptx", value_parser = super::whole::<u32>("a line of the PTX file, 1-based"))]
     pub line: Option<u32>,
     /// --ptx: keep at most N of the warp's steps (later ones are counted, not shown) [default: 10000].
-    #[arg(long, value_name = "N", requires = "ptx")]
+    #[arg(long, value_name = "N", requires = "ptx", value_parser = super::whole::<usize>("a whole number of steps"))]
     pub max_steps: Option<usize>,
 }
 

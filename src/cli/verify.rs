@@ -36,10 +36,10 @@ pub struct VerifyArgs {
     /// Also measure N random warp requests (every instruction kind, partial masks, shared
     /// addresses) under ncu and compare each with the model; N at most 100000 (each is one ncu
     /// launch).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::whole::<usize>("0..=100000 requests"))]
     pub fuzz: usize,
     /// Seed of the --fuzz requests.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::whole_in::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Also measure the records of this replay file (repeatable).
     #[arg(long, value_name = "FILE")]
@@ -68,7 +68,7 @@ pub struct VerifyArgs {
     pub groups: Vec<String>,
     /// Random stmatrix and cp.async requests (each) that the Hopper groups measure beside their
     /// structured ones (seed --seed); N at most 100000.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = super::whole::<usize>("0..=100000 requests"))]
     pub hopper_fuzz: usize,
     /// Write what the Hopper groups measured to DIR (stmatrix.json, cpasync.json, tma.json,
     /// wgmma.json, each with its provenance).
@@ -112,8 +112,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop the simulation of a CTA after N warp instructions, or once they cost more
-    /// than 20·N units (as for `tilelab ptx`).
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS)]
+    /// than 20·N units (as for `tilelab ptx`; at most 30000000).
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS, value_parser = super::ptx::parse_max_instructions)]
     pub max_instructions: u64,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
     /// inside it), a size: 1048576, 1024K, 1M, 1MiB.

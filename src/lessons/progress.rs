@@ -37,6 +37,20 @@ pub struct Record {
     pub answer: String,
 }
 
+/// An I/O error as the OS says it ("Permission denied (os error 13)"), without the path that
+/// `tempfile` appends in Rust's debug quoting: the message names the directory itself.
+fn os_words(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+        None => e.kind().to_string(),
+    }
+}
+
+/// "cannot save it in 'DIR'".
+fn save_in(dir: &Path) -> String {
+    format!("cannot save it in '{}'", crate::text::path(dir))
+}
+
 /// Every lesson's records.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -170,10 +184,23 @@ impl Progress {
             Err(e) => return Err(io(path, "cannot read", e)),
         };
         let p: Progress = serde_json::from_str(&text).map_err(|e| {
+            let why = crate::text::serde_words(
+                &e.to_string(),
+                &[
+                    (
+                        "Progress",
+                        "an object {\"version\": 1, \"lessons\": {...}}",
+                    ),
+                    (
+                        "Record",
+                        "a step's record {\"correct\": ..., \"attempts\": ..., \"answer\": ...}",
+                    ),
+                ],
+            );
             io(
                 path,
                 "is not tilelab's progress JSON (remove it or run `tilelab lessons progress --reset`)",
-                e,
+                why,
             )
         })?;
         if p.version != 1 {
@@ -205,12 +232,12 @@ impl Progress {
             .prefix(".progress.")
             .suffix(".tmp")
             .tempfile_in(dir)
-            .map_err(|e| io(dir, "cannot create a temporary file in", e))?;
+            .map_err(|e| io(path, &save_in(dir), os_words(&e)))?;
         tmp.write_all(text.as_bytes())
             .and_then(|()| tmp.as_file().sync_all())
-            .map_err(|e| io(tmp.path(), "cannot write", e))?;
+            .map_err(|e| io(path, &save_in(dir), os_words(&e)))?;
         tmp.persist(path)
-            .map_err(|e| io(path, "cannot replace", e.error))?;
+            .map_err(|e| io(path, "cannot replace", os_words(&e.error)))?;
         // The rename itself is made durable by flushing the directory (Unix; a directory cannot
         // be opened as a file elsewhere).
         #[cfg(unix)]

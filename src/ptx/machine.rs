@@ -105,6 +105,11 @@ pub const UNITS_PER_INSTRUCTION: u64 = 20;
 /// 270,596 warp instructions costing 5,206,852 units: over 11x headroom in both; an endless
 /// loop of the costliest instructions stops within seconds (docs/ptx.md, "Budget").
 pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 3_000_000;
+/// The largest [`Launch::max_instructions`] the command line accepts (`--max-instructions`):
+/// 30,000,000 warp instructions, 10x the default and over 100x the heaviest known CTA: the
+/// costliest endless loop (docs/ptx.md, "Budget": `ld.shared.v4`, 5.1 s per 3,000,000) then
+/// stops within about a minute; an unbounded budget would let it run for hours (issue #26).
+pub const MAX_INSTRUCTIONS_LIMIT: u64 = 30_000_000;
 
 /// What one execution of `op` costs toward the budget, in units of a plain instruction's
 /// simulation time: the simulator spends about 0.1 µs on an ALU or control instruction, 1 to 3
@@ -468,9 +473,11 @@ fn parse_int(s: &str) -> Option<i128> {
 
 /// Whether a float's text names infinity (`inf`, `-Infinity`, …) or NaN (`nan`).
 fn names_inf_or_nan(t: &str) -> (bool, bool) {
-    let l = t.trim().trim_start_matches(['+', '-']).to_ascii_lowercase();
-    (l == "inf" || l == "infinity", l == "nan")
+    (t == "inf" || t == "-inf", t == "nan")
 }
+
+/// The spellings of a float parameter that are not a decimal number.
+const FLOAT_WORDS: &str = "inf, -inf, nan (lowercase, exactly so)";
 
 /// Whether a decimal float's text has a non-zero digit before its exponent (`1e-50` does,
 /// `0.0e5` does not).
@@ -495,7 +502,15 @@ fn nonzero_mantissa(t: &str) -> bool {
 /// # Errors
 /// One line naming the value, the type and what is allowed.
 pub fn encode_arg(ty: &str, text: &str) -> Result<Vec<u8>, String> {
-    let t = text.trim();
+    // One spelling per value: no spaces around it, no other names of infinity or NaN.
+    if text.trim() != text || text.is_empty() {
+        return Err(format!(
+            "'{}' has spaces around it (or is empty); write the value alone, e.g. --arg NAME=4096",
+            crate::text::value(text)
+        ));
+    }
+    let t = text;
+    let tv = crate::text::value(t);
     let float = |bits: u32, x: f64, max: &str, min: &str| -> Result<u64, String> {
         let (inf, nan) = names_inf_or_nan(t);
         let r = match bits {
@@ -505,16 +520,16 @@ pub fn encode_arg(ty: &str, text: &str) -> Result<Vec<u8>, String> {
             _ => x,
         };
         if r.is_nan() && !nan {
-            return Err(format!("'{t}' is not a number (.{ty})"));
+            return Err(format!("'{tv}' is not a number (.{ty})"));
         }
         if r.is_infinite() && !inf {
             return Err(format!(
-                "{t} overflows .{ty} (its largest finite value is {max}); write inf for infinity"
+                "{tv} overflows .{ty} (its largest finite value is {max}); write inf for infinity"
             ));
         }
         if r == 0.0 && nonzero_mantissa(t) {
             return Err(format!(
-                "{t} underflows to 0 in .{ty} (its smallest positive value is {min})"
+                "{tv} underflows to 0 in .{ty} (its smallest positive value is {min})"
             ));
         }
         Ok(match bits {
@@ -526,8 +541,15 @@ pub fn encode_arg(ty: &str, text: &str) -> Result<Vec<u8>, String> {
     };
     let (bits, v) = match ty {
         "f16" | "bf16" | "f32" | "f64" => {
+            let l = t.to_ascii_lowercase();
+            if (l.contains("inf") || l.contains("nan")) && !matches!(t, "inf" | "-inf" | "nan") {
+                return Err(format!(
+                    "'{}' is not a spelling of a .{ty} value; allowed: a decimal number (0.125, -1e3) or {FLOAT_WORDS}",
+                    crate::text::value(t)
+                ));
+            }
             let x: f64 = t.parse().map_err(|_| {
-                format!("'{t}' is not a number; expected one for a .{ty} parameter, e.g. 0.125")
+                format!("'{tv}' is not a number; expected one for a .{ty} parameter, e.g. 0.125")
             })?;
             // IEEE 754 binary16, bfloat16, binary32, binary64: largest finite and smallest
             // positive (subnormal) values.
@@ -546,7 +568,7 @@ pub fn encode_arg(ty: &str, text: &str) -> Result<Vec<u8>, String> {
             let bits = tyv.bits();
             let Some(n) = parse_int(t) else {
                 return Err(format!(
-                    "'{t}' is not a whole number; expected an integer (decimal or 0x hex) for a .{ty} parameter"
+                    "'{tv}' is not a whole number; expected an integer (decimal or 0x hex) for a .{ty} parameter"
                 ));
             };
             let (lo, hi) = match tyv {
@@ -556,7 +578,7 @@ pub fn encode_arg(ty: &str, text: &str) -> Result<Vec<u8>, String> {
             };
             if n < lo || n > hi {
                 return Err(format!(
-                    "{t} is out of range for .{ty} (allowed {lo}..={hi})"
+                    "{tv} is out of range for .{ty} (allowed {lo}..={hi})"
                 ));
             }
             (bits, n as u64)
@@ -665,31 +687,36 @@ pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>
     let mut params = vec![0u8; prog.param_bytes as usize];
     let mut given: Vec<Option<(&str, &str, Vec<u8>)>> = vec![None; prog.params.len()];
     for (k, v) in args {
+        // Quoted clipped: a 100,000-character value leaves the rest of the message on the line.
+        let (kq, vq) = (crate::text::value(k), crate::text::value(v));
         let idx = prog
             .params
             .iter()
             .position(|p| &p.name == k)
             .or_else(|| k.parse::<usize>().ok().filter(|&i| i < prog.params.len()));
         let Some(i) = idx else {
+            let known = match prog.params.is_empty() {
+                true => "the kernel takes no parameters".to_string(),
+                false => format!("parameters: {}", param_list(prog)),
+            };
             return bad(format!(
-                "--arg {k}={v}: kernel '{}' has no parameter '{k}'; parameters: {}",
-                prog.name,
-                param_list(prog)
+                "--arg {kq}={vq}: kernel '{}' has no parameter '{kq}'; {known}",
+                prog.name
             ));
         };
         let p = &prog.params[i];
         if p.pointer {
             return bad(format!(
-                "--arg {k}={v}: '{}' is a pointer; pointers need no value (each gets its own zero-filled buffer)",
+                "--arg {kq}={vq}: '{}' is a pointer; pointers need no value (each gets its own zero-filled buffer)",
                 p.name
             ));
         }
         let bytes =
-            encode_arg(&p.ty, v).map_err(|e| RunError::Launch(format!("--arg {k}={v}: {e}")))?;
+            encode_arg(&p.ty, v).map_err(|e| RunError::Launch(format!("--arg {kq}={vq}: {e}")))?;
         if let Some((k0, v0, b0)) = &given[i] {
             if *b0 != bytes {
                 return bad(format!(
-                    "--arg {k0}={v0} and --arg {k}={v} give parameter '{}' (index {i}) two different values; give it once",
+                    "--arg {k0}={v0} and --arg {kq}={vq} give parameter '{}' (index {i}) two different values; give it once",
                     p.name
                 ));
             }
@@ -733,6 +760,37 @@ pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>
     Ok(params)
 }
 
+/// The shared-memory bytes of a launch: the kernel's static bytes and `--dynamic-smem` (all
+/// that is left of [`SMEM_LIMIT`] when the kernel declares dynamic shared memory and the flag
+/// is not given), within [`SMEM_LIMIT`].
+///
+/// # Errors
+/// [`RunError::Launch`], one line naming the bytes and the limit.
+pub fn check_smem(prog: &Program, l: &Launch) -> Result<u32, RunError> {
+    let bad = |s: String| Err(RunError::Launch(s));
+    let smem_bytes = match (prog.dynamic_smem_offset, l.dynamic_smem) {
+        (Some(o), Some(d)) => o.checked_add(d),
+        (Some(_), None) => Some(SMEM_LIMIT),
+        (None, Some(d)) => prog.static_smem.checked_add(d),
+        (None, None) => Some(prog.static_smem),
+    };
+    let static_end = prog.dynamic_smem_offset.unwrap_or(prog.static_smem);
+    if static_end > SMEM_LIMIT {
+        return bad(format!(
+            "the kernel's static shared memory ends at byte {static_end}, past {ARCH}'s {SMEM_LIMIT} bytes per block"
+        ));
+    }
+    match smem_bytes {
+        Some(b) if b <= SMEM_LIMIT => Ok(b),
+        _ => bad(format!(
+            "shared memory of {} static + {} dynamic bytes exceeds {ARCH}'s {SMEM_LIMIT} bytes per block (with the opt-in above 48 KiB); allowed: --dynamic-smem up to {}",
+            prog.static_smem,
+            l.dynamic_smem.unwrap_or(0),
+            SMEM_LIMIT - static_end
+        )),
+    }
+}
+
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
 /// register file (8 bytes per declared register per lane, 32 lanes per warp), every thread's
 /// `.local` frame, shared memory, the per-instruction counters and an observer's trace
@@ -751,30 +809,7 @@ impl<'p> Machine<'p> {
         let bad = |s: String| Err(RunError::Launch(s));
         let nthreads = check_launch(prog, l)?;
         let params = param_buffer(prog, &l.args)?;
-        // Shared memory.
-        let smem_bytes = match (prog.dynamic_smem_offset, l.dynamic_smem) {
-            (Some(o), Some(d)) => o.checked_add(d),
-            (Some(_), None) => Some(SMEM_LIMIT),
-            (None, Some(d)) => prog.static_smem.checked_add(d),
-            (None, None) => Some(prog.static_smem),
-        };
-        let static_end = prog.dynamic_smem_offset.unwrap_or(prog.static_smem);
-        if static_end > SMEM_LIMIT {
-            return bad(format!(
-                "the kernel's static shared memory ends at byte {static_end}, past {ARCH}'s {SMEM_LIMIT} bytes per block"
-            ));
-        }
-        let smem_bytes = match smem_bytes {
-            Some(b) if b <= SMEM_LIMIT => b,
-            _ => {
-                return bad(format!(
-                    "shared memory of {} static + {} dynamic bytes exceeds {ARCH}'s {SMEM_LIMIT} bytes per block (with the opt-in above 48 KiB); allowed: --dynamic-smem up to {}",
-                    prog.static_smem,
-                    l.dynamic_smem.unwrap_or(0),
-                    SMEM_LIMIT - static_end
-                ));
-            }
-        };
+        let smem_bytes = check_smem(prog, l)?;
         // What the launch will allocate, bounded before anything is.
         let nwarps = nthreads.div_ceil(32);
         let lanes = u64::from(nwarps) * WARP_SIZE as u64;

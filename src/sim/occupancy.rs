@@ -136,22 +136,24 @@ pub const SMEM_PER_BLOCK_WITHOUT_OPT_IN_BYTES: u32 = 48 * 1024;
 
 /// Computes the theoretical occupancy.
 ///
-/// A block that cannot be resident at all — more threads than a block may have, more registers
-/// per block than the SM has, more shared memory than the per-block limit (with or without the
+/// A block that cannot be resident at all — more registers per block than the SM has, more shared memory than the per-block limit (with or without the
 /// opt-in, [`OccupancyInput::smem_opt_in`]) — is a result, not an error: `blocks_per_sm` 0,
 /// occupancy 0, the resource in `limiting` and the why in `reason`.
 ///
 /// # Errors
-/// [`SimError::NotAllowed`] for values no kernel has: 0 threads, 0 registers or more than the
+/// [`SimError::NotAllowed`] for values no kernel has: 0 threads or more than the arch's
+/// threads per block (no launch has them), 0 registers or more than the
 /// 255 per thread ptxas can allocate.
 pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     let l = inp.arch.limits();
     let arch = inp.arch;
     let t = inp.threads_per_block;
-    if t == 0 {
+    // 0 threads or more than a block can have is no launch at all (cudaLaunchKernel refuses
+    // it): refused, not reported as 0 blocks per SM.
+    if t == 0 || t > l.max_threads_per_block {
         return Err(SimError::NotAllowed {
             param: "--threads",
-            value: 0,
+            value: t.into(),
             allowed: format!(
                 "1..={} threads per block on {arch}",
                 l.max_threads_per_block
@@ -172,13 +174,6 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
     }
     let mut reasons = Vec::new();
     let mut blocked = Vec::new();
-    if t > l.max_threads_per_block {
-        reasons.push(format!(
-            "{t} threads per block; {arch} launches at most {} per block",
-            l.max_threads_per_block
-        ));
-        blocked.push(Limiter::Warps);
-    }
     let warps = t.div_ceil(32);
     let by_warps = l.max_warps_per_sm / warps;
     let by_blocks = l.max_blocks_per_sm;
@@ -370,9 +365,19 @@ mod tests {
                 .unwrap()
                 .contains("sm_75 allows at most 65536 (64 KB) per block")
         );
-        let r = occ(Arch::Sm80, 2048, 0, None);
-        assert_eq!((r.blocks_per_sm, r.limiting), (0, vec![Limiter::Warps]));
-        assert!(r.reason.unwrap().contains("2048 threads per block"));
+        // More threads than a block can have is refused, like 0 (#26).
+        for t in [0, 1025, 2048] {
+            let e = occupancy(&OccupancyInput {
+                arch: Arch::Sm80,
+                threads_per_block: t,
+                smem_per_block_bytes: 0,
+                regs_per_thread: None,
+                smem_opt_in: true,
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("1..=1024 threads per block on sm_80"), "{e}");
+        }
         // 128 registers x 32 lanes = 4096 per warp, 32 warps: 131072 > 65536 per block.
         let r = occ(Arch::Sm80, 1024, 0, Some(128));
         assert_eq!((r.blocks_per_sm, r.limiting), (0, vec![Limiter::Registers]));

@@ -26,25 +26,25 @@ pub struct FlashArgs {
     #[arg(long)]
     pub style: String,
     /// Q rows per CTA (BLOCK_M, a multiple of 16; default 64, hopper 128, the only value it has).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("a multiple of 16"))]
     pub bm: Option<u32>,
     /// K/V rows per loop iteration (BLOCK_N, a multiple of 16; default 64, hopper 128).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("a multiple of 16"))]
     pub bn: Option<u32>,
     /// Head dimension d (a multiple of 16; hopper: 64 or 128).
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = crate::cli::whole::<u32>("a multiple of 16"))]
     pub head_dim: u32,
     /// Warps per CTA (num_warps; default 4; hopper: 12, three warpgroups).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("a number of warps per CTA, at least 1"))]
     pub warps: Option<u32>,
     /// Batch size B (for the dynamic counts).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::cli::whole::<u32>("at least 1"))]
     pub batch: u32,
     /// Heads H.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::cli::whole::<u32>("at least 1"))]
     pub heads: u32,
     /// Sequence length S (a multiple of bm and bn).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = crate::cli::whole::<u32>("a multiple of --bm and --bn"))]
     pub seq: u32,
     /// Causal masking.
     #[arg(long)]
@@ -57,13 +57,13 @@ pub struct FlashArgs {
     #[arg(long, default_value = "sm_90")]
     pub arch: String,
     /// K/V buffers of the hopper kernel (FA_STAGES, default 2).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("at least 1 K/V buffer"))]
     pub stages: Option<u32>,
     /// Input type of the hopper kernel: f16 (default) or bf16 (FA_BF16).
     #[arg(long)]
     pub dtype: Option<String>,
     /// SMs the hopper kernel's persistent grid is sized for (default 132, an H200).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("at least 1 SM"))]
     pub sms: Option<u32>,
     /// Also list every line of warp 0's program with its wavefronts and executions (not hopper).
     #[arg(long)]

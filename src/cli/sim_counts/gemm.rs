@@ -18,16 +18,16 @@ use crate::cli::out::{self, emit, emit_json, group};
 #[derive(clap::Args, Debug)]
 pub struct GemmArgs {
     /// Rows of A and C (a multiple of 16).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("a multiple of 16"))]
     pub m: u32,
     /// Columns of C = rows of the stored B (a multiple of 16).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("a multiple of 16"))]
     pub n: u32,
     /// Reduction length (a multiple of 16).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::whole::<u32>("a multiple of 16"))]
     pub k: u32,
     /// Warps per CTA (1..=32).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::cli::whole::<u32>("1..=32"))]
     pub warps: u32,
     /// How the warps share C: rows (each warp owns M/warps rows) or cols (N/warps columns).
     #[arg(long, default_value = "rows")]

@@ -132,8 +132,9 @@ impl PtxRun {
     /// and has the kernel.
     ///
     /// # Errors
-    /// An unreadable file; more than [`MAX_CTAS`] CTAs; `--pointer-bytes` out of range; bad PTX
-    /// or an unknown kernel, prefixed with the file name.
+    /// An unreadable file; more than [`MAX_CTAS`] CTAs; `--pointer-bytes` out of range; bad PTX,
+    /// an unknown kernel or a launch `tilelab ptx` refuses (block, CTA, `--arg`, shared memory),
+    /// prefixed with the file name.
     pub fn prepare(&self) -> anyhow::Result<Prepared> {
         let src = self.source()?;
         let n = self.ctas();
@@ -152,6 +153,13 @@ impl PtxRun {
             );
         }
         let prog = ptx::report::load(&src, self.kernel.as_deref())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
+        // The launch checks `tilelab ptx` makes (microseconds), before the GPU is looked for:
+        // bad launch input is exit 2 with its error, not "skipped, no GPU".
+        let l = self.launch([0, 0, 0]);
+        ptx::machine::check_launch(&prog, &l)
+            .and_then(|_| ptx::machine::param_buffer(&prog, &l.args))
+            .and_then(|_| ptx::machine::check_smem(&prog, &l))
             .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
         Ok(Prepared { prog })
     }
