@@ -20,19 +20,16 @@ import triton_hopper as T  # noqa: E402
 
 
 def strip(ptx):
-    out, skip = [], 0
-    for line in ptx.splitlines():
+    """The code of a PTX module: everything before the first .section (the DWARF sections hold the
+    source paths), without .file/.loc lines, comments and blank lines."""
+    i = ptx.find(".section")
+    out = []
+    for line in (ptx[:i] if i >= 0 else ptx).splitlines():
         s = line.strip()
-        if skip:
-            skip += s.count("{") - s.count("}")
-            continue
-        if s.startswith(".section"):
-            skip = max(0, s.count("{") - s.count("}"))
-            continue
-        if s.startswith((".file", ".loc", "//", "$L__func_begin", "$L__func_end", "$L__tmp")) or not s:
+        if not s or s.startswith((".file", ".loc", "//")):
             continue
         out.append(re.sub(r"\s*//.*$", "", line))
-    return "\n".join(out)
+    return out
 
 
 def launch(name):
@@ -69,7 +66,7 @@ def main():
             same = strip(jit) == strip(mine)
             res[name] = {"same_code": same, "jit_shared": int(k.metadata.shared)}
             if not same:
-                a, b = strip(jit).splitlines(), strip(mine).splitlines()
+                a, b = strip(jit), strip(mine)
                 diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y][:5]
                 res[name]["first_differences"] = diff
                 res[name]["lines"] = [len(a), len(b)]

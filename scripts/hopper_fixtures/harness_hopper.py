@@ -4,7 +4,9 @@ plus the parameters Hopper kernels take.
 
     python3 harness_hopper.py LAUNCHES.json [--only NAME ...] [--cubin-dir DIR] [--direct]
 
-(--direct: cuModuleLoadDataEx on the PTX text instead of cuLink, as harness.py --direct.)
+(--direct, or HARNESS_DIRECT=1: cuModuleLoadDataEx on the PTX text instead of cuLink, as harness.py
+--direct and cudarc's load_module do. kernels/fa3_fwd.cu needs it: through cuLink its launch fails
+with CUDA error 716, misaligned address, in thread 0 (2026-12-01, H200).)
 
 LAUNCHES.json: a list of launches {"name", "ptx", "kernel", "grid", "block",
 "dynamic_smem_bytes", "params": [{"name", "type", "value"}], "tensor_maps": [...]}. As in
@@ -110,7 +112,7 @@ def pack(l, cuda, buffers, gaddr_of=None):
 
 def load_module(cuda, path, cubin_dir=None, direct=False):
     ptx = open(path).read()
-    if direct:
+    if direct or os.environ.get("HARNESS_DIRECT") == "1":
         return cuda.load_ptx(ptx.encode(), False)
     cubin = cuda.jit(ptx.encode(), os.path.basename(path), False)
     if cubin_dir:
