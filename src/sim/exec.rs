@@ -1,14 +1,36 @@
-//! The warp executor: the **one** place where a warp instruction meets shared memory and the
-//! tensor cores. Given a [`SharedMemory`] and one [`WarpOp`] (the instruction with every lane's
-//! operands), [`execute`] validates it, costs it and performs it, and returns a [`WarpStep`]:
-//! the request, its cost in wavefronts, the registers written per lane, and the bytes stored.
+//! The executor: the **one** place where an instruction meets shared memory, global memory
+//! and the tensor cores, at every scope. [`execute`] takes an op of any scope and returns that
+//! scope's step:
 //!
-//! The lessons, the TUI, `tilelab sim ldmatrix`, the counts programs and the PTX interpreter all
-//! come through here: the counts programs, which carry no data, through [`check_request`] (the
-//! validation and cost `execute` applies); the others through [`execute`] itself, and through
-//! [`register_segments`] when they need to know *which* bytes a register holds.
+//! | scope | op | step | instructions |
+//! |---|---|---|---|
+//! | warp | `&`[`WarpOp`] | [`WarpStep`] | ld/st.shared, ldmatrix, stmatrix, cp.async, mma.sync |
+//! | warpgroup | [`WgmmaOp`] | [`WgmmaStep`] | wgmma.mma_async (every dense form of [`WgmmaKind`]) |
+//! | bulk | [`BulkOp`] | [`BulkStep`] | cp.async.bulk.tensor.{1..5}d load/store, cp.reduce.async.bulk(.tensor), cp.async.bulk |
 //!
-//! Instructions (PTX names; `.sync.aligned` qualifiers left out):
+//! Every op is validated before anything is written; the step says what the instruction cost
+//! and touched (wavefronts, core matrices and bytes read, transaction bytes, shared ranges
+//! written). What each instruction *is* (PTX name, SASS class, scope, completion, cost rule)
+//! is one row of [`super::instr::TABLE`]; the ISA facts the arms use (fragment maps,
+//! descriptor layouts, box placement, tensor map rules) live in [`super::ldmatrix`],
+//! [`super::mma`], [`super::wgmma`] and [`super::tma`], which execute nothing themselves.
+//! Global memory enters through the [`GlobalMemory`] trait (the PTX engine implements it;
+//! [`FlatGlobal`] is one allocation).
+//!
+//! The lessons, the TUI, `tilelab sim`, the counts programs and the PTX interpreter all come
+//! through here: the counts programs, which carry no data, through [`check_request`] (the
+//! validation and cost the warp arm applies); the others through [`execute`] itself, and
+//! through [`register_segments`] when they need to know *which* bytes a register holds.
+//!
+//! # Per-instruction cost to the caller
+//! Warp ops are fixed arrays built on the stack: building and executing one allocates nothing
+//! on the ld/st/ldmatrix/stmatrix path (a cp.async op boxes its 32 global source addresses). A
+//! [`WgmmaOp`] borrows the caller's accumulator slice (thread-major) and A registers; its step
+//! holds one `Vec` of the core matrices read (at most 80). A [`BulkOp`] borrows the tensor map
+//! and the global memory; a load stages the box (at most one block's shared memory) in one
+//! buffer so that a failing global read writes nothing.
+//!
+//! # Warp instructions (PTX names; `.sync.aligned` left out)
 //! * `ld.shared` / `st.shared` of 1, 2, 4, 8 and 16 bytes per lane ([`AccessWidth`]): a load
 //!   returns the lane's bytes as little-endian 32-bit registers, zero-extended (`.u8`, `.u16`);
 //! * `ldmatrix.x1/.x2/.x4[.trans]` (PTX ISA §9.7.14.5.15) and its inverse `stmatrix` (§9.7.14.5.16,
@@ -21,9 +43,26 @@
 //!   [`super::mma`] models, on per-lane registers (A, B, C and D as raw 32-bit words: f32 or
 //!   s32 bit patterns, or f16 pairs with f16 accumulators).
 //!
-//! Costs come from [`WarpRequest::cost`], which allocates nothing; the per-wavefront detail
-//! ([`super::bank::schedule`]) is for callers that display it. Nothing on the ld/st/ldmatrix/
-//! stmatrix path allocates (a cp.async op boxes its 32 global source addresses).
+//! Costs come from [`WarpRequest::cost`]; the per-wavefront detail ([`super::bank::schedule`])
+//! is for callers that display it.
+//!
+//! # Warpgroup: `wgmma.mma_async` (PTX ISA 9.7.15)
+//! A from registers ([`WgmmaA::Regs`], [`WgmmaKind::a_fragment`]) or a matrix descriptor, B
+//! from a descriptor; elements read at [`MatrixDescriptor::element_address_of`] (the canonical
+//! layouts, swizzled through [`super::layout::Swizzle`]); products exact in f64, summed in f64,
+//! rounded once to the accumulator (f32, f16) or summed exactly in i64 and wrapped (or
+//! saturated with `.satfinite`) to s32. `scale_d = false` ignores D's old value; `imm-scale`
+//! negates A or B. The step lists the core matrices read and their bank cost as 8-address units
+//! ([`super::instr::CostRule::CoreMatrices`]; whether the H200's `l1tex` shared counters see
+//! wgmma operand reads is not measured yet).
+//!
+//! # Bulk: the TMA unit
+//! A tensor load reads the box at signed coordinates (elements outside the tensor read as
+//! zero) and writes it where [`TensorMap::smem_box`] says (the measured 2-D placement; outer
+//! dimensions stack boxes of rows); [`BulkStep::tx_bytes`] is the whole box, what
+//! `mbarrier::complete_tx::bytes` receives, also when part of it was zero-filled. A store
+//! writes the in-bounds elements back; a reduction combines them with [`ReduceOp`] on the map's
+//! type; `cp.async.bulk` moves contiguous bytes (16-byte aligned, a multiple of 16).
 //!
 //! # Which bytes a register holds
 //! [`register_segments`] is the table, shared by loads and stores: register `r` of lane `l` is
@@ -32,13 +71,20 @@
 //!   row, col): bytes `2·col .. 2·col + 2` of the row whose address lane `8·matrix + row` gave.
 //!
 //! # Adding an instruction
-//! 1. [`super::instr`]: a variant of [`Instruction`] with its PTX spelling (`parse`, `Display`),
-//!    SASS mnemonic, bytes per address, address lanes, registers per lane and `is_store`;
-//! 2. [`super::bank`]: its cost, one arm of `unit_rule` (how many lanes form a unit);
-//! 3. here: an arm of [`register_segments`] if its register ↔ memory map is not one of the two
-//!    above. [`execute`] reads or writes through that table, chosen by `is_store`; nothing else
-//!    changes;
-//! 4. tests below against the PTX ISA's table, written as data.
+//! Always: a row of [`super::instr::TABLE`] (PTX name, SASS class and form, scope, completion,
+//! cost rule), then by scope:
+//! * **warp**: a variant of [`Instruction`] with its PTX spelling (`parse`, `Display`), SASS
+//!   mnemonic, bytes per address, address lanes, registers per lane and `is_store`; its cost
+//!   as one arm of `unit_rule` in [`super::bank`]; an arm of [`register_segments`] if its
+//!   register ↔ memory map is not one of the two above. The warp arm reads or writes through
+//!   that table, chosen by `is_store`; a non-memory warp op is a [`WarpOp`] variant and an arm
+//!   of `warp`.
+//! * **warpgroup**: the ISA facts (forms, fragment maps, descriptor layouts) in
+//!   [`super::wgmma`]; a field or variant of [`WgmmaOp`] and its arm in `warpgroup_on`.
+//! * **bulk**: its rules in [`super::tma`]; a [`BulkKind`] variant and an arm of `bulk`
+//!   returning its [`BulkStep`].
+//!
+//! Then tests below against the PTX ISA's tables written as data, and the measured files.
 //!
 //! # Example
 //! ```

@@ -511,6 +511,9 @@ pub enum SassClass {
 }
 
 impl SassClass {
+    /// The counts tables' short label of the transposing `LDSM` (`LDSM.16.MT88.*`).
+    pub const LDSM_T_SHORT: &'static str = "LDSM.T";
+
     /// The class name as cuobjdump prints it (`LDSM`, `HGMMA`, `UTMALDG`, …).
     pub const fn name(self) -> &'static str {
         match self {
