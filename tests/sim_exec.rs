@@ -18,7 +18,10 @@ use tilelab::sim::wgmma::{MatrixDescriptor, WgmmaAcc, WgmmaKind, WgmmaType};
 /// PTX ISA 9.7.15.5.1, "register fragment layout for matrix A" figures, read off the figures:
 /// (type, thread, register, element) -> (row, k). `.m64nNk16` (f16: 2 per register),
 /// `.m64nNk8` (tf32: 1), `.m64nNk32` (8-bit: 4).
-const A_FIGURE: &[(WgmmaType, u32, u32, u32, (u32, u32))] = &[
+/// (type or accumulator, thread, register, element, (row, column)).
+type Figure<T> = &'static [(T, u32, u32, u32, (u32, u32))];
+
+const A_FIGURE: Figure<WgmmaType> = &[
     (WgmmaType::F16, 0, 0, 0, (0, 0)),
     (WgmmaType::F16, 0, 0, 1, (0, 1)),
     (WgmmaType::F16, 0, 1, 0, (8, 0)),
@@ -39,7 +42,7 @@ const A_FIGURE: &[(WgmmaType, u32, u32, u32, (u32, u32))] = &[
 
 /// PTX ISA 9.7.15.5.1, "register fragment layout for accumulator matrix D": (accumulator,
 /// thread, register, half) -> (row, col). f32/s32: one element per register; f16: two.
-const D_FIGURE: &[(WgmmaAcc, u32, u32, u32, (u32, u32))] = &[
+const D_FIGURE: Figure<WgmmaAcc> = &[
     (WgmmaAcc::F32, 0, 0, 0, (0, 0)),
     (WgmmaAcc::F32, 0, 1, 0, (0, 1)),
     (WgmmaAcc::F32, 0, 2, 0, (8, 0)),
@@ -877,7 +880,7 @@ fn bulk_copy_is_contiguous_and_checked() {
     .unwrap();
     assert_eq!(
         (step.tx_bytes, step.smem_written.clone()),
-        (64, vec![32..96])
+        (64, vec![std::ops::Range { start: 32, end: 96 }])
     );
     assert_eq!(&smem.bytes()[32..96], &g.bytes[16..80]);
     let back = exec::execute(

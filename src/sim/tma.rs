@@ -677,9 +677,9 @@ impl TensorMap {
     /// element a load zero-fills and a store skips).
     pub fn global_offset(&self, c: &[i64; MAX_RANK]) -> Option<u64> {
         let mut off = 0u64;
-        for d in 0..self.rank {
-            let x = u64::try_from(c[d]).ok().filter(|&x| x < self.dims[d])?;
-            off = off.checked_add(x.checked_mul(self.strides[d])?)?;
+        for ((&x, &dim), &st) in c.iter().zip(&self.dims).zip(&self.strides).take(self.rank) {
+            let x = u64::try_from(x).ok().filter(|&x| x < dim)?;
+            off = off.checked_add(x.checked_mul(st)?)?;
         }
         Some(off)
     }
