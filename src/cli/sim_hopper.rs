@@ -828,10 +828,11 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     let e = ta_t.bytes();
     let kk = kind.k();
     let k = a.k.unwrap_or((sw.span_bytes() / e).max(kk));
-    if e != 2 && (k == 0 || !k.is_multiple_of(kk)) {
+    if e != 2 && (k == 0 || !k.is_multiple_of(kk) || k > 512 / e) {
         anyhow::bail!(
-            "--k {k} is not allowed with .{} inputs; allowed: a multiple of {kk} (the instruction's K)",
-            ta_t.name()
+            "--k {k} is not allowed with .{} inputs; allowed: a multiple of {kk} (the instruction's K) up to {}",
+            ta_t.name(),
+            512 / e
         );
     }
     // The tiles in 2-byte units: an e-byte K-major tile of k elements has the byte layout of a

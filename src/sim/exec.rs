@@ -686,7 +686,7 @@ pub struct CoreMatrixRead {
     pub k: u32,
     /// Byte addresses of its 8 rows.
     pub rows: [u32; 8],
-    /// Wavefronts when its 8 rows are read as one 8-address unit ([`CostRule::CoreMatrices`]).
+    /// Wavefronts when its 8 rows are read as one 8-address unit ([`super::instr::CostRule::CoreMatrices`]).
     pub wavefronts: u32,
 }
 
@@ -1053,7 +1053,7 @@ struct BoxRow {
 }
 
 fn box_rows<'m>(map: &'m TensorMap, coords: &[i64; MAX_RANK]) -> impl Iterator<Item = BoxRow> + 'm {
-    let rows = map.box_rows();
+    let rows = u32::try_from(map.box_rows()).unwrap_or(0);
     let c0 = *coords;
     (0..rows).map(move |row| {
         let mut c = c0;

@@ -6,7 +6,7 @@
 //! * [`addr`]: address expressions over `lane` (`(lane%8)*132+(lane/8)*4`);
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
-//! * [`ldmatrix`], [`mma`]: fragment tables and execution (`stmatrix`, ldmatrix's store twin on
+//! * [`ldmatrix`], [`mma`]: fragment tables (`stmatrix`, ldmatrix's store twin on
 //!   sm_90, is an [`instr::Instruction`] the executor runs through the ldmatrix table);
 //! * [`exec`]: **the** executor, one instruction of any scope: warp (ld/st, ldmatrix,
 //!   stmatrix, cp.async, mma), warpgroup (wgmma) and bulk (TMA box load/store/reduce, bulk

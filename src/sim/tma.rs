@@ -37,6 +37,17 @@
 //! (the driver returns `CUDA_ERROR_INVALID_VALUE` otherwise); the destination 128-byte aligned;
 //! the box's footprint from the destination inside one block's shared memory (sm_90: 227 KB =
 //! 232,448 bytes, [`Arch::limits`]).
+//!
+//! # Tensor maps of rank 1..=5 and the bulk ops
+//! [`TensorMap`] holds `cuTensorMapEncodeTiled`'s arguments and applies its rules (rank 1..=5,
+//! `globalDim` 1..=2^32, `globalStrides` multiples of 16 below 2^40, `boxDim` 1..=256,
+//! `elementStrides` 1, the inner-box rules above), with the text form
+//! `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` ([`TensorMap::parse`]). A box of rank 3..5 lands as rows
+//! of the 2-D rule: dimension 1 inside 2 inside 3 …, row `i1 + b1·(i2 + b2·(i3 + …))`
+//! ([`TensorMap::smem_box`]). The copies themselves (load with zero fill, store, reduction,
+//! `cp.async.bulk`) are run by [`super::exec`]; [`check_bulk_copy`] and [`ReduceOp`] hold their
+//! rules. The swizzle is CuTe's [`Swizzle`] (the one of [`super::layout`]), not a formula of its
+//! own.
 
 use std::fmt;
 
@@ -643,9 +654,10 @@ impl TensorMap {
         self.box_elements() * u64::from(self.dtype.bytes())
     }
 
-    /// Rows of the box in shared memory: the product of `boxDim[1..rank]` (1 for rank 1).
-    pub fn box_rows(&self) -> u32 {
-        self.box_dims[1..].iter().product()
+    /// Rows of the box in shared memory: the product of `boxDim[1..rank]` (1 for rank 1; up
+    /// to 256^4, so a u64).
+    pub fn box_rows(&self) -> u64 {
+        self.box_dims[1..].iter().map(|&b| u64::from(b)).product()
     }
 
     /// The box as it lands in shared memory at byte address `base`: `box_rows()` rows of
@@ -655,8 +667,15 @@ impl TensorMap {
     /// # Errors
     /// [`TmaBox::new`]'s destination rules (128-byte aligned, inside sm_90's shared memory).
     pub fn smem_box(&self, base: u32) -> Result<TmaBox, SimError> {
+        let rows = u32::try_from(self.box_rows()).map_err(|_| {
+            SimError::Invalid(format!(
+                "a box of {} rows of {} bytes does not fit sm_90's shared memory per block",
+                self.box_rows(),
+                u64::from(self.box_dims[0]) * u64::from(self.dtype.bytes())
+            ))
+        })?;
         TmaBox::stacked(
-            self.box_rows(),
+            rows,
             self.box_dims[0],
             self.dtype.bytes(),
             self.swizzle,

@@ -1,8 +1,11 @@
-//! `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` (PTX ISA "Asynchronous
-//! Warpgroup Level Matrix Multiply-Accumulate", sm_90a; SASS `HGMMA.64xNx16.F32[.BF16]`): a
-//! warpgroup of 128 threads (4 consecutive warps) computes D (64×N, f32, in registers) += A (64×16)
-//! · B (16×N), N = 8, 16, …, 256, with A and B read from shared memory through 64-bit **matrix
-//! descriptors** (A may instead come from registers).
+//! `wgmma.mma_async.sync.aligned` (PTX ISA 9.7.15 "Asynchronous Warpgroup Level Matrix
+//! Multiply-Accumulate", sm_90a; SASS `HGMMA`/`QGMMA`/`IGMMA`): the **ISA facts** the one
+//! executor ([`super::exec`], [`super::exec::WgmmaOp`]) uses, no execution of their own. A
+//! warpgroup of 128 threads (4 consecutive warps) computes D (64×N, in registers) = A (64×K) ·
+//! B (K×N) (+ D), K = 32 bytes of input: m64nNk16 (f16, bf16), m64nNk8 (tf32), m64nNk32 (e4m3,
+//! e5m2, s8, u8) ([`WgmmaKind`]: the allowed types, accumulators and N), with A and B read from
+//! shared memory through 64-bit **matrix descriptors** (A may instead come from registers:
+//! [`WgmmaKind::a_fragment`]).
 //!
 //! # Matrix descriptor (PTX ISA "Matrix Descriptor Format"; CUTLASS `cute/arch/mma_sm90_desc.hpp`)
 //! ```text
