@@ -278,7 +278,11 @@ pub fn sass_rows(case: &Fa3Case, listing: &sass::Listing) -> Vec<Check> {
             list(&with_prefix("STS"))
         ),
     ));
-    let ld_st_matrix = [with_prefix("LDSM"), with_prefix("STSM")].concat();
+    let ld_st_matrix = [
+        with_prefix(crate::sim::instr::SassClass::Ldsm.name()),
+        with_prefix(crate::sim::instr::SassClass::Stsm.name()),
+    ]
+    .concat();
     rows.push(sass_row(
         &name,
         "LDSM + STSM",
