@@ -1,19 +1,28 @@
 //! `tilelab sim tma` and `tilelab sim wgmma`: Hopper's tile copy and warpgroup MMA.
 //!
-//! `--json` of `tma`: `{"box": [rows, cols], "dtype", "elem_bytes", "swizzle", "cu_swizzle",
-//! "base", "size_bytes", "pitch", "footprint_bytes", "repeat_bytes", "cute_bytes",
-//! "cute_elements", "lines": [[{"row", "chunk"} or null]] (per 128-byte line of shared memory
-//! from the base, which box row and 16-byte chunk each of its chunks holds, null for padding
-//! that is not written; a shorter last line for small boxes), "ldmatrix_x4": {"requests",
-//! "wavefronts", "ideal", "bank_conflicts"}, "core_matrices": {"count", "wavefronts", "ideal"}}`.
+//! Both run their instruction through the one executor (`sim::exec::execute`).
 //!
-//! `--json` of `wgmma`: `{"ptx", "sass", "n", "dtype", "a": operand, "b": operand, "smem_bytes",
-//! "descriptors": [{"k_block", "a", "b"}], "accumulators": [{"thread", "reg", "row", "col"}],
-//! "check": {"max_abs_error", "values"}}`; an operand is `{"major", "swizzle", "rows", "k",
-//! "base", "leading_byte_offset", "stride_byte_offset", "core_matrices": [{"mn", "k", "rows":
-//! [8 byte addresses], "wavefronts"}]}` (core matrices of k-block 0) and each descriptor is
-//! `{"hex", "start_address", "leading_byte_offset", "stride_byte_offset", "base_offset",
-//! "layout_type"}`.
+//! `--json` of `tma`: `{"ptx", "sass", "tensor_map" (the `--tensor-map` form), "coords",
+//! "direction" ("global->shared" or "shared->global"), "box": [rows, cols] (rows: the product of
+//! the outer box dims), "dtype", "elem_bytes", "swizzle", "cu_swizzle", "base", "size_bytes",
+//! "tx_bytes" (what `mbarrier::complete_tx::bytes` receives: the whole box),
+//! "out_of_bounds_elements", "global_bytes_read", "global_bytes_written", "pitch",
+//! "footprint_bytes", "repeat_bytes", "cute_bytes", "cute_elements", "lines": [[{"row", "chunk"}
+//! or null]] (per 128-byte line of shared memory from the base, which box row and 16-byte chunk
+//! each of its chunks holds, null for padding that is not written; a shorter last line for small
+//! boxes), "ldmatrix_x4": {"requests", "wavefronts", "ideal", "bank_conflicts"},
+//! "core_matrices": {"count", "wavefronts", "ideal"}}`. With `--bulk`: `{"ptx", "sass",
+//! "direction", "base", "bytes", "tx_bytes", "smem_written": [[start, end]]}`.
+//!
+//! `--json` of `wgmma`: `{"ptx", "sass", "n", "dtype", "dtype_b", "acc", "a": operand, "b":
+//! operand, "smem_bytes", "descriptors": [{"k_block", "a", "b", "smem_bytes_read": [A, B],
+//! "core_matrices_read", "core_matrix_wavefronts"}] (one per instruction), "accumulators":
+//! [{"thread", "reg", "row", "col"}], "check": {"max_abs_error", "values"}}`; an operand is
+//! `{"major", "swizzle", "rows", "k", "base", "leading_byte_offset", "stride_byte_offset",
+//! "core_matrices": [{"mn", "k", "rows": [8 byte addresses], "wavefronts"}]}` (core matrices of
+//! the first instruction; `k` in 2-byte units) and each descriptor is `{"hex", "start_address",
+//! "leading_byte_offset", "stride_byte_offset", "base_offset", "layout_type", "swizzle"}`. With
+//! `--desc`: that descriptor object alone.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

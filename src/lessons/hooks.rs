@@ -72,6 +72,7 @@ use crate::sim::arch::Arch;
 use crate::sim::bank::{SharedMemoryConfig, WarpRequest};
 use crate::sim::counts::{dynamic_counts, gemm_counts, static_counts, warps_share_code};
 use crate::sim::error::SimError;
+use crate::sim::exec;
 use crate::sim::instr::{Instruction, MatrixCount};
 use crate::sim::layout::Layout;
 use crate::sim::layout::LayoutSpec;
@@ -84,7 +85,7 @@ use crate::sim::readback;
 use crate::sim::smem::SharedMemory;
 use crate::sim::tma::{TmaBox, TmaSwizzle};
 use crate::sim::traffic::{self, LoopOrder, TensorTraffic, TrafficProblem};
-use crate::sim::wgmma::{self, ASource, AtomOrder, Major, OperandTile};
+use crate::sim::wgmma::{self, AtomOrder, Major, OperandTile};
 
 /// What part of the counts model a claim needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -752,27 +753,32 @@ fn wgmma_model(
                 .map_err(sim)?;
         }
     }
-    let mut acc = vec![vec![0f32; nu / 2]; wgmma::WARPGROUP_THREADS];
+    // Through the one executor, k16 block by k16 block (scale-d 0 on the first).
+    let kind = wgmma::WgmmaKind::f32_of(n, MmaDtype::F16);
+    let mut d = vec![0u32; wgmma::WARPGROUP_THREADS * nu / 2];
     for kb in 0..ta.k_blocks() {
-        let src = ASource::Smem(ta.descriptor(kb), ta.major);
-        wgmma::execute(
-            n,
-            MmaDtype::F16,
-            &src,
-            &tb.descriptor(kb),
-            tb.major,
-            &smem,
-            &mut acc,
+        exec::execute(
+            &mut smem,
+            exec::WgmmaOp {
+                kind,
+                a: exec::WgmmaA::Desc(ta.descriptor(kb)),
+                b: tb.descriptor(kb),
+                scale_d: kb > 0,
+                scale_a: 1,
+                scale_b: 1,
+                trans_a: ta.major == Major::Mn,
+                trans_b: tb.major == Major::Mn,
+                d: &mut d,
+            },
         )
         .map_err(sim)?;
     }
     let want = am.mapv(f64::from).dot(&bm.mapv(f64::from).t());
     let mut err = 0f64;
-    for (t, regs) in acc.iter().enumerate() {
-        for (r, v) in regs.iter().enumerate() {
-            let (row, col) = wgmma::acc_fragment(t as u32, r as u32);
-            err = err.max((*v as f64 - want[[row as usize, col as usize]]).abs());
-        }
+    for (i, v) in d.iter().enumerate() {
+        let (t, r) = (i / (nu / 2), i % (nu / 2));
+        let (row, col) = wgmma::acc_fragment(t as u32, r as u32);
+        err = err.max((f32::from_bits(*v) as f64 - want[[row as usize, col as usize]]).abs());
     }
     a.insert("max_abs_error".into(), err);
     Ok(a)
