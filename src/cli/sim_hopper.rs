@@ -11,7 +11,7 @@
 //! or null]] (per 128-byte line of shared memory from the base, which box row and 16-byte chunk
 //! each of its chunks holds, null for padding that is not written; a shorter last line for small
 //! boxes), "ldmatrix_x4": {"requests", "wavefronts", "ideal", "bank_conflicts"},
-//! "core_matrices": {"count", "wavefronts", "ideal"}}`. With `--bulk`: `{"ptx", "sass",
+//! "core_matrices": the same four}`. With `--bulk`: `{"ptx", "sass",
 //! "direction", "base", "bytes", "tx_bytes", "smem_written": [[start, end]]}`.
 //!
 //! `--json` of `wgmma`: `{"ptx", "sass", "n", "dtype", "dtype_b", "acc", "a": operand, "b":
