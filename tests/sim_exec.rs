@@ -153,9 +153,13 @@ struct Problem {
 
 /// A (64 x K) and B (N x K) of small values, written K-major at 0 (A) and 16384 (B).
 fn problem(kind: &WgmmaKind, swz128: bool, table: &Value) -> Problem {
+    problem_salted(kind, swz128, table, 0)
+}
+
+fn problem_salted(kind: &WgmmaKind, swz128: bool, table: &Value, salt: u32) -> Problem {
     let (n, k) = (kind.n, kind.k());
     let val = |t: WgmmaType, i: u32, j: u32, s: u32| -> f64 {
-        let v = ((i * 5 + j * 3 + s * 7 + (i * j) % 3) % 7) as f64;
+        let v = ((i * 5 + j * 3 + s * 7 + (i * j) % 3 + salt * (i + 2 * j + 1)) % 7) as f64;
         if t == WgmmaType::U8 { v } else { v - 3.0 }
     };
     let a: Vec<Vec<f64>> = (0..64)
@@ -1075,6 +1079,84 @@ proptest::proptest! {
         for (i, (&b, &want)) in back.bytes.iter().zip(&g.bytes).enumerate() {
             if b != 0 {
                 proptest::prop_assert_eq!(b, want, "byte {}", i);
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Any dense form, any N the ISA allows for it, either layout, scale-d on a random D:
+    /// D = C + A*B (or A*B) exactly, summed here in f64 from the values written.
+    #[test]
+    fn any_form_and_n_is_the_f64_product(
+        form in 0usize..8,
+        n_i in 0u32..32,
+        swz in proptest::bool::ANY,
+        scale_d in proptest::bool::ANY,
+        salt in 0u32..50,
+        c0 in -4i32..4,
+    ) {
+        use WgmmaAcc as A;
+        use WgmmaType as T;
+        let (ta, tb, acc) = [
+            (T::F16, T::F16, A::F32), (T::F16, T::F16, A::F16), (T::Bf16, T::Bf16, A::F32),
+            (T::Tf32, T::Tf32, A::F32), (T::E5m2, T::E4m3, A::F32), (T::E4m3, T::E4m3, A::F16),
+            (T::S8, T::U8, A::S32), (T::U8, T::S8, A::S32),
+        ][form];
+        let allowed: Vec<u32> = if ta.is_integer() {
+            (1..=256).filter(|n| matches!(n, 8 | 16 | 24) || (*n >= 32 && n % 16 == 0)).collect()
+        } else {
+            (1..=32).map(|i| 8 * i).collect()
+        };
+        let n = allowed[n_i as usize % allowed.len()];
+        let kind = WgmmaKind::new(n, acc, ta, tb, false).unwrap();
+        let table = ofp8();
+        let mut p = problem_salted(&kind, swz, &table, salt);
+        // C: c0 + (thread + register) % 3 in the accumulator's type.
+        let regs = kind.d_regs() as usize;
+        let c_of = |t: usize, r: usize| f64::from(c0) + ((t + r) % 3) as f64;
+        let mut d: Vec<u32> = (0..128 * regs)
+            .map(|i| {
+                let v = c_of(i / regs, i % regs);
+                match acc {
+                    A::F32 => (v as f32).to_bits(),
+                    A::S32 => v as i32 as u32,
+                    A::F16 => {
+                        let h = u32::from(half::f16::from_f64(v).to_bits());
+                        h | h << 16
+                    }
+                }
+            })
+            .collect();
+        let before = d.clone();
+        run(&mut p, kind, scale_d, 1, 1, &mut d);
+        for t in 0..128u32 {
+            for r in 0..regs as u32 {
+                for h in 0..if acc == A::F16 { 2 } else { 1 } {
+                    // Where this register element sits, by the ISA's D figure (f32 layout;
+                    // f16 register j = f32 registers 2j, 2j + 1).
+                    let i = if acc == A::F16 { 2 * r + h } else { r };
+                    let (w, lane) = (t / 32, t % 32);
+                    let row = 16 * w + lane / 4 + 8 * ((i % 4) / 2);
+                    let col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+                    let c = if scale_d {
+                        let word = before[(t as usize) * regs + r as usize];
+                        match acc {
+                            A::F32 => f64::from(f32::from_bits(word)),
+                            A::S32 => f64::from(word as i32),
+                            A::F16 => half::f16::from_bits((word >> (16 * h)) as u16).to_f64(),
+                        }
+                    } else {
+                        0.0
+                    };
+                    let want = c + (0..kind.k() as usize)
+                        .map(|j| p.a[row as usize][j] * p.b[col as usize][j])
+                        .sum::<f64>();
+                    let got = d_value(&kind, &d, row, col);
+                    proptest::prop_assert_eq!(got, want, "{} T{} d{}.{}", kind.ptx(), t, r, h);
+                }
             }
         }
     }
