@@ -1005,6 +1005,14 @@ fn the_table_has_one_row_per_instruction_and_one_vocabulary() {
     for r in instr::TABLE {
         assert!(r.sass_form.starts_with(r.sass.name()), "{r:?}");
     }
+    // Every class has a row.
+    use SassClass::*;
+    for c in [
+        Lds, Sts, Ldsm, Stsm, Ldgsts, Hmma, Imma, Hgmma, Qgmma, Igmma, Utmaldg, Utmastg, Utmaredg,
+        Ublkcp, Ublkred,
+    ] {
+        assert_eq!(instr::class_row(c).sass, c, "{c}");
+    }
     // Every warp instruction's mnemonic starts with its row's class name.
     for s in [
         "ld.shared.v4.b32",

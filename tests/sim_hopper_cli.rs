@@ -245,6 +245,18 @@ fn the_bulk_copy_without_a_map() {
     let v = json(&["sim", "tma", "--bulk", "64", "--store", "--json"]);
     assert_eq!(v["ptx"], "cp.async.bulk.global.shared::cta.bulk_group");
     assert!(error(&["sim", "tma", "--bulk", "24"]).contains("multiple of 16"));
+    assert!(error(&["sim", "tma", "--bulk", "64", "--coords", "0,0"]).contains("not --tensor-map"));
+    assert!(
+        error(&[
+            "sim",
+            "tma",
+            "--tensor-map",
+            "f16:64,8:128:64,8",
+            "--extent",
+            "8x8"
+        ])
+        .contains("--extent is not allowed with --tensor-map")
+    );
     assert!(error(&["sim", "tma", "--bulk", "64", "--base", "8"]).contains("shared address 8"));
     assert!(error(&["sim", "tma", "--bulk", "64", "--base", "232432"]).contains("past the end"));
 }

@@ -291,7 +291,17 @@ fn run_bulk(a: &TmaArgs, bytes: u32) -> anyhow::Result<ExitCode> {
 
 pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
     if let Some(bytes) = a.bulk {
+        if a.tensor_map.is_some() || a.extent.is_some() || a.coords.is_some() || a.svg.is_some() {
+            anyhow::bail!(
+                "--bulk is a copy without a tensor map; allowed with it: --base, --store, --json (not --tensor-map, --extent, --coords, --svg)"
+            );
+        }
         return run_bulk(&a, bytes);
+    }
+    if a.tensor_map.is_some() && a.extent.is_some() {
+        anyhow::bail!(
+            "--extent is not allowed with --tensor-map; give the tensor's dims in the map (DTYPE:DIMS:STRIDES:BOX[:SWIZZLE])"
+        );
     }
     let (map, dtype_name) = match &a.tensor_map {
         Some(spec) => {

@@ -1083,13 +1083,13 @@ fn in_bounds(map: &TensorMap, r: &BoxRow) -> Option<(u32, u32, u64)> {
     Some((lo as u32, hi as u32, off))
 }
 
-fn check_tensor(map: &TensorMap, tensor: u64) -> Result<(), SimError> {
+/// `cuTensorMapEncodeTiled`'s `globalAddress` rule (interleave none): 16-byte aligned.
+fn check_tensor(tensor: u64) -> Result<(), SimError> {
     if !tensor.is_multiple_of(16) {
         return Err(SimError::Invalid(format!(
             "tensor global address {tensor:#x} is not allowed; it must be a multiple of 16 bytes (cuTensorMapEncodeTiled)"
         )));
     }
-    let _ = map;
     Ok(())
 }
 
@@ -1102,7 +1102,7 @@ fn bulk(smem: &mut SharedMemory, op: BulkOp) -> Result<BulkStep, SimError> {
             coords,
             smem: dst,
         } => {
-            check_tensor(map, tensor)?;
+            check_tensor(tensor)?;
             let bx = map.smem_box(dst)?;
             smem_range(smem, dst, u64::from(bx.footprint_bytes()))?;
             let e = map.dtype.bytes();
@@ -1153,7 +1153,7 @@ fn bulk(smem: &mut SharedMemory, op: BulkOp) -> Result<BulkStep, SimError> {
                 }
                 _ => None,
             };
-            check_tensor(map, tensor)?;
+            check_tensor(tensor)?;
             let bx = map.smem_box(src)?;
             smem_range(smem, src, u64::from(bx.footprint_bytes()))?;
             let e = map.dtype.bytes();
