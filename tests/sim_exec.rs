@@ -788,6 +788,27 @@ fn store_skips_out_of_bounds_and_reduce_combines_by_type() {
         e.contains(".inc on s32 is not allowed; allowed: u32"),
         "{e}"
     );
+    // cuTensorMapEncodeTiled: globalAddress 16-byte aligned; the destination 128-byte aligned.
+    for (tensor, dst, want) in [
+        (8u64, 0u32, "tensor global address 0x8"),
+        (0, 64, "destination address 64"),
+    ] {
+        let e = exec::execute(
+            &mut smem,
+            BulkOp {
+                kind: BulkKind::TensorLoad {
+                    map: &map,
+                    tensor,
+                    coords: [0; 5],
+                    smem: dst,
+                },
+                global: &mut g,
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(want) && e.contains("multiple of"), "{e}");
+    }
 }
 
 #[test]
