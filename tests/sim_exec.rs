@@ -545,6 +545,18 @@ fn tensor_map_rules_are_the_drivers() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("1..=8"), "{e}");
+    assert!(TensorMap::check_driver_options(0, 0, 3).is_ok());
+    for (args, want) in [
+        ((1, 0, 0), "INTERLEAVE_16B) is not modelled"),
+        ((3, 0, 0), "interleave 3 is not allowed"),
+        ((0, 1, 0), "NAN_REQUEST_ZERO_FMA) is not modelled"),
+        ((0, 0, 4), "l2Promotion 4"),
+    ] {
+        let e = TensorMap::check_driver_options(args.0, args.1, args.2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{e}");
+    }
     for (t, b) in [
         ("u8", 1),
         ("bf16", 2),

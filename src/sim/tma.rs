@@ -643,6 +643,55 @@ impl TensorMap {
         TensorMap::new(dtype, &dims, &strides, &boxes, None, sw)
     }
 
+    /// Checks `cuTensorMapEncodeTiled`'s remaining arguments, by their driver enum values, for
+    /// what the model covers: `interleave` must be `CU_TENSOR_MAP_INTERLEAVE_NONE` (0; 16B and
+    /// 32B interleave are not modelled), `oobFill` `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` (0: zero
+    /// fill; 1, NaN fill, is not modelled); `l2Promotion` (0..=3) changes no byte and is
+    /// accepted.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value.
+    pub fn check_driver_options(
+        interleave: u32,
+        oob_fill: u32,
+        l2_promotion: u32,
+    ) -> Result<(), SimError> {
+        let bad = |m: String| Err(SimError::Invalid(m));
+        match interleave {
+            0 => {}
+            1 | 2 => {
+                return bad(format!(
+                    "tensor map interleave {interleave} (CU_TENSOR_MAP_INTERLEAVE_{}B) is not modelled; allowed: 0 (NONE)",
+                    16 * interleave
+                ));
+            }
+            _ => {
+                return bad(format!(
+                    "tensor map interleave {interleave} is not allowed; allowed: 0 (NONE), 1 (16B), 2 (32B)"
+                ));
+            }
+        }
+        match oob_fill {
+            0 => {}
+            1 => {
+                return bad(
+                    "tensor map oobFill 1 (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA) is not modelled; allowed: 0 (NONE: zero fill)".into(),
+                );
+            }
+            _ => {
+                return bad(format!(
+                    "tensor map oobFill {oob_fill} is not allowed; allowed: 0 (NONE), 1 (NAN_REQUEST_ZERO_FMA)"
+                ));
+            }
+        }
+        if l2_promotion > 3 {
+            return bad(format!(
+                "tensor map l2Promotion {l2_promotion} is not allowed; allowed: 0..=3 (NONE, 64B, 128B, 256B)"
+            ));
+        }
+        Ok(())
+    }
+
     /// Elements in one box (the product of `boxDim`).
     pub fn box_elements(&self) -> u64 {
         self.box_dims.iter().map(|&b| u64::from(b)).product()
