@@ -290,7 +290,14 @@ pub fn functional_check(
     );
     let regs = kind.pack(&a, &b, &c)?;
     let mut out = regs.clone();
-    out.c = kind.execute(&regs);
+    let op = tilelab::sim::exec::WarpOp::Mma {
+        kind,
+        a: regs.a,
+        b: regs.b.map(|r| [r[0], r[1], 0, 0]),
+        c: regs.c,
+    };
+    let mut none = tilelab::sim::smem::SharedMemory::zeroed(0);
+    out.c = tilelab::sim::exec::execute(&mut none, &op)?.regs;
     let got = kind.unpack(Operand::C, &out);
     let want = a.dot(&b) + &c;
     Ok(got

@@ -1,33 +1,44 @@
 //! `tilelab sim tma` and `tilelab sim wgmma`: Hopper's tile copy and warpgroup MMA.
 //!
-//! `--json` of `tma`: `{"box": [rows, cols], "dtype", "elem_bytes", "swizzle", "cu_swizzle",
-//! "base", "size_bytes", "pitch", "footprint_bytes", "repeat_bytes", "cute_bytes",
-//! "cute_elements", "lines": [[{"row", "chunk"} or null]] (per 128-byte line of shared memory
-//! from the base, which box row and 16-byte chunk each of its chunks holds, null for padding
-//! that is not written; a shorter last line for small boxes), "ldmatrix_x4": {"requests",
-//! "wavefronts", "ideal", "bank_conflicts"}, "core_matrices": {"count", "wavefronts", "ideal"}}`.
+//! Both run their instruction through the one executor (`sim::exec::execute`).
 //!
-//! `--json` of `wgmma`: `{"ptx", "sass", "n", "dtype", "a": operand, "b": operand, "smem_bytes",
-//! "descriptors": [{"k_block", "a", "b"}], "accumulators": [{"thread", "reg", "row", "col"}],
-//! "check": {"max_abs_error", "values"}}`; an operand is `{"major", "swizzle", "rows", "k",
-//! "base", "leading_byte_offset", "stride_byte_offset", "core_matrices": [{"mn", "k", "rows":
-//! [8 byte addresses], "wavefronts"}]}` (core matrices of k-block 0) and each descriptor is
-//! `{"hex", "start_address", "leading_byte_offset", "stride_byte_offset", "base_offset",
-//! "layout_type"}`.
+//! `--json` of `tma`: `{"ptx", "sass", "tensor_map" (the `--tensor-map` form), "coords",
+//! "direction" ("global->shared" or "shared->global"), "box": [rows, cols] (rows: the product of
+//! the outer box dims), "dtype", "elem_bytes", "swizzle", "cu_swizzle", "base", "size_bytes",
+//! "tx_bytes" (what `mbarrier::complete_tx::bytes` receives: the whole box),
+//! "out_of_bounds_elements", "global_bytes_read", "global_bytes_written", "pitch",
+//! "footprint_bytes", "repeat_bytes", "cute_bytes", "cute_elements", "lines": [[{"row", "chunk"}
+//! or null]] (per 128-byte line of shared memory from the base, which box row and 16-byte chunk
+//! each of its chunks holds, null for padding that is not written; a shorter last line for small
+//! boxes), "ldmatrix_x4": {"requests", "wavefronts", "ideal", "bank_conflicts"},
+//! "core_matrices": the same four}`. With `--bulk`: `{"ptx", "sass",
+//! "direction", "base", "bytes", "tx_bytes", "smem_written": [[start, end]]}`.
+//!
+//! `--json` of `wgmma`: `{"ptx", "sass", "n", "dtype", "dtype_b", "acc", "a": operand, "b":
+//! operand, "smem_bytes", "descriptors": [{"k_block", "a", "b", "smem_bytes_read": [A, B],
+//! "core_matrices_read", "core_matrix_wavefronts"}] (one per instruction), "accumulators":
+//! [{"thread", "reg", "row", "col"}], "check": {"max_abs_error", "values"}}`; an operand is
+//! `{"major", "swizzle", "rows", "k", "base", "leading_byte_offset", "stride_byte_offset",
+//! "core_matrices": [{"mn", "k", "rows": [8 byte addresses], "wavefronts"}]}` (core matrices of
+//! the first instruction; `k` in 2-byte units) and each descriptor is `{"hex", "start_address",
+//! "leading_byte_offset", "stride_byte_offset", "base_offset", "layout_type", "swizzle"}`. With
+//! `--desc`: that descriptor object alone.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ndarray::Array2;
 use serde::Serialize;
-use tilelab::sim::bank::WarpRequest;
-use tilelab::sim::instr::Instruction;
-use tilelab::sim::mma::MmaDtype;
+use tilelab::sim::arch::Arch;
+use tilelab::sim::exec::{self, BulkKind, BulkOp, FlatGlobal, WgmmaA, WgmmaOp};
+use tilelab::sim::instr::{self, SassClass};
+use tilelab::sim::readback::{self, CoreMatrix};
 use tilelab::sim::smem::SharedMemory;
 use tilelab::sim::stats::AccessStats;
-use tilelab::sim::tma::{TmaBox, TmaSwizzle};
-use tilelab::sim::wgmma::{self, ASource, AtomOrder, Major, MatrixDescriptor, OperandTile};
+use tilelab::sim::tma::{TensorMap, TmaBox, TmaDtype, TmaSwizzle};
+use tilelab::sim::wgmma::{
+    self, AtomOrder, Major, MatrixDescriptor, OperandTile, WgmmaAcc, WgmmaKind, WgmmaType,
+};
 
 use super::out;
 use super::sim_bank::{parse_dtype, parse_tile};
@@ -48,6 +59,28 @@ pub struct TmaArgs {
     /// a multiple of 128; the box must end within sm_90's 232448 bytes of shared memory per block.
     #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value_t = 0, allow_negative_numbers = true)]
     pub base: u32,
+    /// Tensor extent as ROWSxCOLS elements (globalDim[1] x globalDim[0]); default the box. A
+    /// smaller extent (or --coords past it) leaves part of the box outside the tensor: those
+    /// elements are zero-filled, and the mbarrier still receives the whole box's bytes.
+    #[arg(long, allow_hyphen_values = true)]
+    pub extent: Option<String>,
+    /// A tensor map of rank 1..=5 as cuTensorMapEncodeTiled takes it,
+    /// DTYPE:DIMS:STRIDES:BOX[:SWIZZLE] (innermost first; strides in bytes for dims 1..),
+    /// e.g. f16:512,128:1024:64,128:128B. Replaces --box, --dtype, --swizzle and --extent.
+    #[arg(long, value_name = "SPEC", allow_hyphen_values = true)]
+    pub tensor_map: Option<String>,
+    /// Box start coordinates in elements, innermost first, one per dimension (may be negative
+    /// or past the extent). Default 0.
+    #[arg(long, allow_hyphen_values = true)]
+    pub coords: Option<String>,
+    /// The store direction: shared -> global (cp.async.bulk.tensor ... global.shared::cta,
+    /// UTMASTG); out-of-bounds elements are not written.
+    #[arg(long)]
+    pub store: bool,
+    /// A bulk copy without a tensor map (cp.async.bulk, UBLKCP) of BYTES bytes between shared
+    /// address --base and global memory: no swizzle, 16-byte aligned, a multiple of 16.
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32)]
+    pub bulk: Option<u32>,
     /// Write the shared-memory grid (128-byte lines x 16-byte chunks) as SVG to FILE.
     #[arg(long)]
     pub svg: Option<PathBuf>,
@@ -84,6 +117,11 @@ impl From<AccessStats> for CostJson {
 
 #[derive(Serialize)]
 struct TmaReport {
+    ptx: String,
+    sass: String,
+    tensor_map: String,
+    coords: Vec<i64>,
+    direction: &'static str,
     r#box: [u32; 2],
     dtype: String,
     elem_bytes: u32,
@@ -91,6 +129,10 @@ struct TmaReport {
     cu_swizzle: String,
     base: u32,
     size_bytes: u32,
+    tx_bytes: u64,
+    out_of_bounds_elements: u64,
+    global_bytes_read: u64,
+    global_bytes_written: u64,
     pitch: u32,
     footprint_bytes: u32,
     repeat_bytes: u32,
@@ -101,53 +143,254 @@ struct TmaReport {
     core_matrices: Option<CostJson>,
 }
 
-/// Bank cost of reading the box back: every 16x(2 chunks) block with `ldmatrix.x4` (lanes 8m+r
-/// give row r of matrix m: rows (m%2)*8 + r, chunk m/2), and every 8-row x 16-byte core matrix as
-/// one 8-address unit (how a `wgmma` operand is made of core matrices).
-fn readback_costs(b: &TmaBox) -> (Option<CostJson>, Option<CostJson>) {
-    let cpr = b.chunks_per_row();
-    let mut x4 = None;
-    if b.rows >= 16 && cpr >= 2 {
-        let stats: AccessStats = (0..b.rows - 15)
-            .step_by(16)
-            .flat_map(|r0| (0..cpr - 1).step_by(2).map(move |c0| (r0, c0)))
-            .map(|(r0, c0)| {
-                let offs = std::array::from_fn(|l| {
-                    let (m, r) = (l as u32 / 8, l as u32 % 8);
-                    b.chunk_address(r0 + (m % 2) * 8 + r, c0 + m / 2)
-                });
-                WarpRequest::new(Instruction::LDSM_X4, offs).cost()
-            })
-            .sum();
-        x4 = Some(stats.into());
+/// Global memory for `sim tma`: every byte reads as a pattern of its address (nothing is
+/// allocated for the tensor), writes are counted.
+struct PatternGlobal {
+    written: u64,
+}
+
+impl tilelab::sim::exec::GlobalMemory for PatternGlobal {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), tilelab::sim::SimError> {
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = (addr.wrapping_add(i as u64) % 251) as u8;
+        }
+        Ok(())
     }
-    let mut core = None;
-    if b.rows >= 8 {
-        let x1 = Instruction::parse("ldmatrix.x1").expect("valid name");
-        let stats: AccessStats = (0..b.rows - 7)
-            .step_by(8)
-            .flat_map(|r0| (0..cpr).map(move |ch| (r0, ch)))
-            .map(|(r0, ch)| {
-                let offs = std::array::from_fn(|l| b.chunk_address(r0 + (l as u32 % 8), ch));
-                WarpRequest::new(x1, offs).cost()
-            })
-            .sum();
-        core = Some(stats.into());
+    fn write(&mut self, _addr: u64, data: &[u8]) -> Result<(), tilelab::sim::SimError> {
+        self.written += data.len() as u64;
+        Ok(())
     }
-    (x4, core)
+}
+
+/// The tensor's global base address `sim tma` uses.
+const TENSOR_BASE: u64 = 0x7f00_0000_0000;
+
+fn parse_coords(s: Option<&str>, rank: usize) -> anyhow::Result<[i64; 5]> {
+    let mut c = [0i64; 5];
+    let Some(s) = s else { return Ok(c) };
+    let v: Vec<&str> = s.split(',').collect();
+    if v.len() != rank {
+        anyhow::bail!(
+            "--coords '{}' has {} values; allowed: {rank} comma-separated whole numbers (one per tensor dimension, innermost first)",
+            tilelab::text::value(s),
+            v.len()
+        );
+    }
+    for (i, x) in v.iter().enumerate() {
+        c[i] = x
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|x| x.unsigned_abs() <= 1 << 32)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--coords value '{}' is not allowed; allowed: whole numbers from -2^32 to 2^32",
+                    tilelab::text::value(x)
+                )
+            })?;
+    }
+    Ok(c)
+}
+
+fn run_bulk(a: &TmaArgs, bytes: u32) -> anyhow::Result<ExitCode> {
+    let mut smem = SharedMemory::for_arch(Arch::Sm90);
+    let mut g = FlatGlobal {
+        base: TENSOR_BASE,
+        bytes: (0..bytes).map(|i| (i % 251) as u8).collect(),
+    };
+    let kind = if a.store {
+        BulkKind::CopyToGlobal {
+            smem: a.base,
+            global: TENSOR_BASE,
+            bytes,
+        }
+    } else {
+        BulkKind::CopyToShared {
+            smem: a.base,
+            global: TENSOR_BASE,
+            bytes,
+        }
+    };
+    let step = exec::execute(
+        &mut smem,
+        BulkOp {
+            kind,
+            global: &mut g,
+        },
+    )?;
+    let row = instr::TABLE
+        .iter()
+        .find(|r| {
+            r.sass == SassClass::Ublkcp
+                && r.ptx.contains(if a.store {
+                    "global.shared"
+                } else {
+                    "shared::cluster.global"
+                })
+        })
+        .copied()
+        .unwrap_or(instr::TABLE[0]);
+    #[derive(Serialize)]
+    struct BulkReport {
+        ptx: &'static str,
+        sass: &'static str,
+        direction: &'static str,
+        base: u32,
+        bytes: u32,
+        tx_bytes: u64,
+        smem_written: Vec<[u32; 2]>,
+    }
+    let r = BulkReport {
+        ptx: row.ptx,
+        sass: row.sass_form,
+        direction: if a.store {
+            "shared->global"
+        } else {
+            "global->shared"
+        },
+        base: a.base,
+        bytes,
+        tx_bytes: step.tx_bytes,
+        smem_written: step.smem_written.iter().map(|x| [x.start, x.end]).collect(),
+    };
+    if a.json {
+        out::emit_json(&r)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut o = String::new();
+    outln!(
+        o,
+        "{} {} (SASS {}): {bytes} bytes {} shared memory at {}",
+        out::bold("==>"),
+        r.ptx,
+        r.sass,
+        if a.store { "from" } else { "to" },
+        a.base
+    );
+    outln!(
+        o,
+        "no tensor map: no swizzle, the bytes are contiguous (shared {}..{}); both addresses 16-byte aligned, the size a multiple of 16",
+        a.base,
+        u64::from(a.base) + u64::from(bytes)
+    );
+    if a.store {
+        outln!(
+            o,
+            "completes through cp.async.bulk.commit_group / wait_group (bulk group)"
+        );
+    } else {
+        outln!(
+            o,
+            "mbarrier::complete_tx::bytes: the mbarrier's transaction count receives {} bytes",
+            step.tx_bytes
+        );
+    }
+    out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
-    let (rows, cols) = parse_tile(&a.r#box).map_err(|_| {
-        anyhow::anyhow!(
-            "bad box '{}'; expected ROWSxCOLS, each 1..={} elements, e.g. 64x64",
-            tilelab::text::value(&a.r#box),
-            tilelab::sim::tma::MAX_BOX_DIM
+    if let Some(bytes) = a.bulk {
+        if a.tensor_map.is_some() || a.extent.is_some() || a.coords.is_some() || a.svg.is_some() {
+            anyhow::bail!(
+                "--bulk is a copy without a tensor map; allowed with it: --base, --store, --json (not --tensor-map, --extent, --coords, --svg)"
+            );
+        }
+        return run_bulk(&a, bytes);
+    }
+    if a.tensor_map.is_some() && a.extent.is_some() {
+        anyhow::bail!(
+            "--extent is not allowed with --tensor-map; give the tensor's dims in the map (DTYPE:DIMS:STRIDES:BOX[:SWIZZLE])"
+        );
+    }
+    let (map, dtype_name) = match &a.tensor_map {
+        Some(spec) => {
+            let m = TensorMap::parse(spec)?;
+            (m, m.dtype.name().to_string())
+        }
+        None => {
+            let (rows, cols) = parse_tile(&a.r#box).map_err(|_| {
+                anyhow::anyhow!(
+                    "bad box '{}'; expected ROWSxCOLS, each 1..={} elements, e.g. 64x64",
+                    tilelab::text::value(&a.r#box),
+                    tilelab::sim::tma::MAX_BOX_DIM
+                )
+            })?;
+            let eb = parse_dtype(&a.dtype)?;
+            let sw = TmaSwizzle::parse(&a.swizzle)?;
+            // The measured 2-D rules first, with their messages.
+            TmaBox::new(rows, cols, eb, sw, a.base)?;
+            let (er, ec) = match &a.extent {
+                Some(e) => {
+                    let (r, c) = super::sim_bank::parse_tile(e).map_err(|_| {
+                        anyhow::anyhow!(
+                            "bad extent '{}'; expected ROWSxCOLS in elements, e.g. 40x50",
+                            tilelab::text::value(e)
+                        )
+                    })?;
+                    (u64::from(r), u64::from(c))
+                }
+                None => (u64::from(rows), u64::from(cols)),
+            };
+            let dt = match eb {
+                1 => TmaDtype::U8,
+                2 if a.dtype == "bf16" => TmaDtype::Bf16,
+                2 => TmaDtype::F16,
+                4 => TmaDtype::F32,
+                _ => TmaDtype::U64,
+            };
+            let stride = (ec * u64::from(eb)).next_multiple_of(16);
+            let m = TensorMap::new(dt, &[ec, er], &[stride], &[cols, rows], None, sw)?;
+            (m, a.dtype.clone())
+        }
+    };
+    let coords = parse_coords(a.coords.as_deref(), map.rank)?;
+    let b = map.smem_box(a.base)?;
+    let eb = map.dtype.bytes();
+    let sw = map.swizzle;
+    let (rows, cols) = (b.rows, b.cols);
+    let mut smem = SharedMemory::for_arch(Arch::Sm90);
+    let mut g = PatternGlobal { written: 0 };
+    let kind = if a.store {
+        BulkKind::TensorStore {
+            map: &map,
+            tensor: TENSOR_BASE,
+            coords,
+            smem: a.base,
+        }
+    } else {
+        BulkKind::TensorLoad {
+            map: &map,
+            tensor: TENSOR_BASE,
+            coords,
+            smem: a.base,
+        }
+    };
+    let step = exec::execute(
+        &mut smem,
+        BulkOp {
+            kind,
+            global: &mut g,
+        },
+    )?;
+    let (class, ptx) = if a.store {
+        (
+            SassClass::Utmastg,
+            format!(
+                "cp.async.bulk.tensor.{}.global.shared::cta.tile.bulk_group",
+                map.dim_qualifier()
+            ),
         )
-    })?;
-    let eb = parse_dtype(&a.dtype)?;
-    let sw = TmaSwizzle::parse(&a.swizzle)?;
-    let b = TmaBox::new(rows, cols, eb, sw, a.base)?;
+    } else {
+        (
+            SassClass::Utmaldg,
+            format!(
+                "cp.async.bulk.tensor.{}.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                map.dim_qualifier()
+            ),
+        )
+    };
+    let sass = instr::tma_sass(class, map.rank);
     let chunks = b.smem_chunks();
     let lines: Vec<Vec<Option<ChunkRef>>> = chunks
         .chunks(8)
@@ -157,7 +400,8 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
                 .collect()
         })
         .collect();
-    let (x4, core) = readback_costs(&b);
+    let x4 = readback::tma_ldmatrix_x4(&b).map(CostJson::from);
+    let core = readback::tma_core_matrices(&b).map(CostJson::from);
     if let Some(path) = &a.svg {
         let nlines = lines.len() as u32;
         let width = lines.iter().map(Vec::len).max().unwrap_or(0) as u32;
@@ -177,8 +421,8 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
         };
         let svg = tilelab::viz::fragment_maps(&[tilelab::viz::FragmentMap {
             title: format!(
-                "TMA box {rows}x{cols} {} swizzle {sw}: shared memory from {} (128-byte lines x 16-byte chunks) -> box row,chunk",
-                a.dtype, a.base
+                "TMA box {rows}x{cols} {dtype_name} swizzle {sw}: shared memory from {} (128-byte lines x 16-byte chunks) -> box row,chunk",
+                a.base
             ),
             rows: nlines,
             cols: width,
@@ -188,15 +432,29 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, svg)
             .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
+    let box_elems = map.box_elements();
     if a.json {
         out::emit_json(&TmaReport {
+            ptx,
+            sass,
+            tensor_map: map.to_string(),
+            coords: coords[..map.rank].to_vec(),
+            direction: if a.store {
+                "shared->global"
+            } else {
+                "global->shared"
+            },
             r#box: [rows, cols],
-            dtype: a.dtype.clone(),
+            dtype: dtype_name,
             elem_bytes: eb,
             swizzle: sw.to_string(),
             cu_swizzle: sw.cu_name().to_string(),
             base: a.base,
             size_bytes: b.size_bytes(),
+            tx_bytes: step.tx_bytes,
+            out_of_bounds_elements: step.out_of_bounds,
+            global_bytes_read: step.global_read,
+            global_bytes_written: step.global_written,
             pitch: b.pitch(),
             footprint_bytes: b.footprint_bytes(),
             repeat_bytes: sw.repeat_bytes(),
@@ -211,20 +469,74 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
     let mut o = String::new();
     outln!(
         o,
-        "{} TMA box {rows}x{cols} {} ({eb} B elements), {} -> shared memory at {}",
+        "{} TMA box {} {} ({eb} B elements), {} {} shared memory at {}",
         out::bold("==>"),
-        a.dtype,
+        map.box_dims[..map.rank]
+            .iter()
+            .rev()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("x"),
+        dtype_name,
         sw.cu_name(),
+        if a.store { "<-" } else { "->" },
         a.base
     );
     outln!(
         o,
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes (SASS UTMALDG.2D): {} bytes, {} per row, rows {} bytes apart ({} bytes of shared memory)",
+        "{ptx} (SASS {sass}): {} bytes, {} per row, rows {} bytes apart ({} bytes of shared memory)",
         b.size_bytes(),
         b.inner_bytes(),
         b.pitch(),
         b.footprint_bytes()
     );
+    outln!(
+        o,
+        "tensor map {} at coordinates ({})",
+        map,
+        coords[..map.rank]
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if step.out_of_bounds > 0 {
+        outln!(
+            o,
+            "{} of the box's {box_elems} elements lie outside the tensor: {}",
+            step.out_of_bounds,
+            if a.store {
+                "the store does not write them".to_string()
+            } else {
+                format!(
+                    "they are zero-filled in shared memory, and mbarrier::complete_tx::bytes still counts the whole box ({} bytes)",
+                    step.tx_bytes
+                )
+            }
+        );
+    } else if !a.store {
+        outln!(
+            o,
+            "mbarrier::complete_tx::bytes: the mbarrier's transaction count receives the whole box, {} bytes",
+            step.tx_bytes
+        );
+    }
+    if a.store {
+        outln!(
+            o,
+            "global bytes written: {} (completes through the bulk group: cp.async.bulk.commit_group / wait_group)",
+            step.global_written
+        );
+    }
+    if map.rank > 2 {
+        outln!(
+            o,
+            "rank {}: the outer dimensions stack {} boxes of {} rows each (box row = i1 + boxDim[1] * (i2 + ...))",
+            map.rank,
+            rows / map.box_dims[1],
+            map.box_dims[1]
+        );
+    }
     match (sw.cute_bytes(), sw.cute_elements(eb)) {
         (Some(sb), Some(se)) => outln!(
             o,
@@ -293,10 +605,10 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
 /// Arguments of `tilelab sim wgmma`.
 #[derive(clap::Args, Debug)]
 pub struct WgmmaArgs {
-    /// N: 8, 16, ..., 256.
+    /// N: 8, 16, ..., 256 (s8/u8: 8, 16, 24, 32, 48, ..., 256).
     #[arg(long, default_value_t = 64, value_parser = super::whole::<u32>("8, 16, ..., 256"))]
     pub n: u32,
-    /// Major of both operands: k or mn (see --major-a / --major-b).
+    /// Major of both operands: k or mn (see --major-a / --major-b; mn only for f16/bf16).
     #[arg(long, default_value = "k")]
     pub major: String,
     /// Major of A (overrides --major).
@@ -308,19 +620,35 @@ pub struct WgmmaArgs {
     /// Swizzle mode of both operand tiles: none, 32B, 64B, 128B.
     #[arg(long, default_value = "128B")]
     pub swizzle: String,
-    /// Input type: f16 or bf16.
+    /// Input type of A and B: f16, bf16, tf32, e4m3, e5m2, s8, u8 (see --dtype-b).
     #[arg(long, default_value = "f16")]
     pub dtype: String,
-    /// K extent of the shared-memory tiles (a multiple of 16; one wgmma per 16). Default: one
-    /// swizzle span of K-major rows (64 for 128B), at least 16.
-    #[arg(long, value_parser = super::whole::<u32>("a multiple of 16, at least 16"))]
+    /// Input type of B when it differs from A (e4m3 x e5m2, s8 x u8).
+    #[arg(long)]
+    pub dtype_b: Option<String>,
+    /// Accumulator type: f32, f16 (f16 and FP8 inputs) or s32 (s8/u8). Default: f32, s32 for
+    /// integer inputs.
+    #[arg(long)]
+    pub acc: Option<String>,
+    /// K extent of the shared-memory tiles in elements (a multiple of the instruction's K: 16
+    /// for f16/bf16, 8 for tf32, 32 for 8-bit types). Default: one swizzle span of K-major rows
+    /// (128 bytes for 128B), at least one instruction.
+    #[arg(long, value_parser = super::whole::<u32>("a multiple of the instruction's K"))]
     pub k: Option<u32>,
     /// Atom order of the tiles: mn (atoms adjacent along M/N first) or k.
     #[arg(long, default_value = "mn")]
     pub order: String,
+    /// Shared-memory byte address of A's tile (B follows it): a multiple of the swizzle repeat;
+    /// the tiles must stay within the descriptor's 14-bit address field (262128 bytes).
+    #[arg(long, value_name = "BYTES", value_parser = super::size_u32, default_value_t = 0, allow_negative_numbers = true)]
+    pub base: u32,
     /// A from registers (wgmma's register-A form) instead of shared memory.
     #[arg(long)]
     pub a_regs: bool,
+    /// Decode this 64-bit matrix descriptor (hex 0x... or decimal) and print its fields
+    /// instead of running a problem.
+    #[arg(long, value_name = "DESCRIPTOR", allow_hyphen_values = true)]
+    pub desc: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -334,27 +662,25 @@ struct DescJson {
     stride_byte_offset: u32,
     base_offset: u32,
     layout_type: u64,
+    swizzle: String,
 }
 
 impl DescJson {
     fn new(d: &MatrixDescriptor) -> anyhow::Result<DescJson> {
-        Ok(DescJson {
-            hex: format!("{:#018x}", d.encode()?),
+        Ok(DescJson::of(d, d.encode()?))
+    }
+
+    fn of(d: &MatrixDescriptor, bits: u64) -> DescJson {
+        DescJson {
+            hex: format!("{bits:#018x}"),
             start_address: d.start_address,
             leading_byte_offset: d.leading_byte_offset,
             stride_byte_offset: d.stride_byte_offset,
             base_offset: d.base_offset,
             layout_type: wgmma::layout_type(d.swizzle),
-        })
+            swizzle: d.swizzle.to_string(),
+        }
     }
-}
-
-#[derive(Serialize)]
-struct CoreJson {
-    mn: u32,
-    k: u32,
-    rows: [u32; 8],
-    wavefronts: u32,
 }
 
 #[derive(Serialize)]
@@ -366,7 +692,7 @@ struct OperandJson {
     base: u32,
     leading_byte_offset: u32,
     stride_byte_offset: u32,
-    core_matrices: Vec<CoreJson>,
+    core_matrices: Vec<CoreMatrix>,
 }
 
 #[derive(Serialize)]
@@ -374,6 +700,9 @@ struct KbJson {
     k_block: u32,
     a: Option<DescJson>,
     b: DescJson,
+    smem_bytes_read: [u32; 2],
+    core_matrices_read: usize,
+    core_matrix_wavefronts: u32,
 }
 
 #[derive(Serialize)]
@@ -396,6 +725,8 @@ struct WgmmaReport {
     sass: String,
     n: u32,
     dtype: String,
+    dtype_b: String,
+    acc: String,
     a: Option<OperandJson>,
     b: OperandJson,
     smem_bytes: u32,
@@ -404,68 +735,190 @@ struct WgmmaReport {
     check: WgCheck,
 }
 
-fn core_matrices(t: &OperandTile) -> Vec<CoreJson> {
-    let d = t.descriptor(0);
-    let x1 = Instruction::parse("ldmatrix.x1").expect("valid name");
-    let mut v = Vec::new();
-    for mn in (0..t.mn).step_by(8) {
-        for k in (0..16).step_by(8) {
-            let rows = d.core_matrix_rows(t.major, mn, k);
-            let offs = std::array::from_fn(|l| rows[l % 8]);
-            let wavefronts = WarpRequest::new(x1, offs).cost().wavefronts;
-            v.push(CoreJson {
-                mn,
-                k,
-                rows,
-                wavefronts,
-            });
-        }
-    }
-    v
-}
-
-fn operand_json(t: &OperandTile) -> OperandJson {
+fn operand_json(t: &OperandTile, k: u32) -> OperandJson {
     let (lbo, sbo) = t.offsets();
     OperandJson {
         major: t.major.to_string(),
         swizzle: t.swizzle.to_string(),
         rows: t.mn,
-        k: t.k,
+        k,
         base: t.base,
         leading_byte_offset: lbo,
         stride_byte_offset: sbo,
-        core_matrices: core_matrices(t),
+        core_matrices: readback::operand_core_matrices(t),
     }
 }
 
-/// Small integers in [-3, 3] from `(i, j, salt)`.
-fn small(i: usize, j: usize, salt: usize) -> f32 {
-    ((i * 7 + j * 3 + salt * 5 + (i * j) % 5) % 7) as f32 - 3.0
+/// Small integers in [-3, 3] from `(i, j, salt)` (in [0, 6] for u8).
+fn small(i: usize, j: usize, salt: usize, t: WgmmaType) -> f64 {
+    let v = ((i * 7 + j * 3 + salt * 5 + (i * j) % 5) % 7) as f64;
+    if t == WgmmaType::U8 { v } else { v - 3.0 }
 }
 
-fn bits(v: f32, dtype: MmaDtype) -> u16 {
-    match dtype {
-        MmaDtype::Bf16 => half::bf16::from_f32(v).to_bits(),
-        _ => half::f16::from_f32(v).to_bits(),
+fn parse_u64(s: &str) -> anyhow::Result<u64> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(&h.replace('_', ""), 16),
+        None => t.replace('_', "").parse::<u64>(),
+    };
+    r.map_err(|_| {
+        anyhow::anyhow!(
+            "descriptor '{}' is not a 64-bit number; allowed: hex 0x0..=0xffffffffffffffff or decimal",
+            tilelab::text::value(s)
+        )
+    })
+}
+
+fn run_desc(text: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let bits = parse_u64(text)?;
+    let d = MatrixDescriptor::decode(bits);
+    let j = DescJson::of(&d, bits);
+    if json {
+        out::emit_json(&j)?;
+        return Ok(ExitCode::SUCCESS);
     }
+    let mut o = String::new();
+    outln!(o, "{} wgmma matrix descriptor {}", out::bold("==>"), j.hex);
+    outln!(
+        o,
+        "  start address     bits  0-13: {:>6} (>>4 = {})",
+        d.start_address,
+        d.start_address >> 4
+    );
+    outln!(
+        o,
+        "  leading byte off  bits 16-29: {:>6} bytes (LBO)",
+        d.leading_byte_offset
+    );
+    outln!(
+        o,
+        "  stride byte off   bits 32-45: {:>6} bytes (SBO)",
+        d.stride_byte_offset
+    );
+    outln!(o, "  base offset       bits 49-51: {:>6}", d.base_offset);
+    outln!(
+        o,
+        "  layout type       bits 62-63: {:>6} (swizzle {})",
+        j.layout_type,
+        d.swizzle
+    );
+    if d.base_offset != 0 {
+        outln!(
+            o,
+            "  note: base offset {} is not modelled by the executor (tiles aligned to the swizzle repeat use 0)",
+            d.base_offset
+        );
+    }
+    out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
-    wgmma::check_n(a.n)?;
-    let dtype = MmaDtype::parse(&a.dtype)?;
-    wgmma::check_dtype(dtype)?;
+    if let Some(d) = &a.desc {
+        return run_desc(d, a.json);
+    }
+    let ta_t = WgmmaType::parse(&a.dtype)?;
+    let tb_t = match &a.dtype_b {
+        Some(t) => WgmmaType::parse(t)?,
+        None => ta_t,
+    };
+    let acc = match &a.acc {
+        Some(s) => WgmmaAcc::parse(s)?,
+        None if ta_t.is_integer() => WgmmaAcc::S32,
+        None => WgmmaAcc::F32,
+    };
+    let kind = WgmmaKind::new(a.n, acc, ta_t, tb_t, false)?;
     let ma = Major::parse(a.major_a.as_deref().unwrap_or(&a.major))?;
     let mb = Major::parse(a.major_b.as_deref().unwrap_or(&a.major))?;
+    for (name, m) in [("A", ma), ("B", mb)] {
+        if m == Major::Mn && !kind.allows_transpose() {
+            anyhow::bail!(
+                "{name} MN-major (imm-trans 1) with .{} inputs is not allowed; allowed: k (only f16 and bf16 operands may be MN-major)",
+                ta_t.name()
+            );
+        }
+    }
     let sw = TmaSwizzle::parse(&a.swizzle)?;
     let order = match a.order.as_str() {
         "mn" => AtomOrder::MnFirst,
         "k" => AtomOrder::KFirst,
         o => anyhow::bail!("unknown atom order '{o}'; allowed: mn, k"),
     };
-    let k = a.k.unwrap_or((sw.span_bytes() / 2).max(16));
-    let (ta, tb, smem_bytes) = wgmma::operand_tiles(a.n, ma, mb, sw, k, order)?;
+    let e = ta_t.bytes();
+    let kk = kind.k();
+    let k = a.k.unwrap_or((sw.span_bytes() / e).max(kk));
+    if e != 2 && (k == 0 || !k.is_multiple_of(kk) || k > 512 / e) {
+        anyhow::bail!(
+            "--k {k} is not allowed with .{} inputs; allowed: a multiple of {kk} (the instruction's K) up to {}",
+            ta_t.name(),
+            512 / e
+        );
+    }
+    // The tiles in 2-byte units: an e-byte K-major tile of k elements has the byte layout of a
+    // 2-byte tile of k*e/2 elements, so one instruction's 32 bytes of K are one k16 block.
+    let k16 = match e {
+        2 => k,
+        _ => k.checked_mul(e).map(|b| b / 2).ok_or_else(|| {
+            anyhow::anyhow!("--k {k} is not allowed; allowed: at most 256 bytes of K")
+        })?,
+    };
+    let (ta, tb, smem_bytes) = wgmma::operand_tiles_at(a.base, a.n, ma, mb, sw, k16, order)?;
+    let limit = Arch::Sm90.limits().smem_per_block_bytes;
+    if smem_bytes > limit {
+        anyhow::bail!(
+            "the operand tiles end at byte {smem_bytes}, past sm_90's {limit} bytes of shared memory per block; allowed: --base and tiles within {limit} bytes"
+        );
+    }
+    // Element (mn, k) of an e-byte tile: byte address of its 2-byte unit plus the byte in it.
+    let addr = |t: &OperandTile, mn: u32, kx: u32| t.byte_address(mn, kx * e / 2) + (kx * e) % 2;
+    let am: Vec<Vec<f64>> = (0..64)
+        .map(|i| (0..k as usize).map(|j| small(i, j, 0, ta_t)).collect())
+        .collect();
+    let bm: Vec<Vec<f64>> = (0..a.n as usize)
+        .map(|i| (0..k as usize).map(|j| small(i, j, 1, tb_t)).collect())
+        .collect();
+    let mut smem = SharedMemory::zeroed(smem_bytes);
+    for (t, m, ty) in [(&ta, &am, ta_t), (&tb, &bm, tb_t)] {
+        for (i, row) in m.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let at = addr(t, i as u32, j as u32) as usize;
+                let bits = ty.encode(*v).to_le_bytes();
+                smem.bytes_mut()[at..at + e as usize].copy_from_slice(&bits[..e as usize]);
+            }
+        }
+    }
+    let regs_per = kind.d_regs() as usize;
+    let mut d = vec![0u32; wgmma::WARPGROUP_THREADS * regs_per];
     let mut descriptors = Vec::new();
-    for kb in 0..ta.k_blocks() {
+    for kb in 0..k / kk {
+        let regs: Box<[[u32; 4]; wgmma::WARPGROUP_THREADS]> = Box::new(std::array::from_fn(|t| {
+            std::array::from_fn(|r| {
+                (0..4 / e).fold(0u32, |w, pos| {
+                    let (m, kx) = kind.a_fragment(t as u32, r as u32, pos);
+                    let v = am[m as usize][(kk * kb + kx) as usize];
+                    w | ta_t.encode(v).checked_shl(8 * e * pos).unwrap_or(0)
+                })
+            })
+        }));
+        let src = if a.a_regs {
+            WgmmaA::Regs(&regs)
+        } else {
+            WgmmaA::Desc(ta.descriptor(kb))
+        };
+        let step = exec::execute(
+            &mut smem,
+            WgmmaOp {
+                kind,
+                a: src,
+                b: tb.descriptor(kb),
+                scale_d: kb > 0,
+                scale_a: 1,
+                scale_b: 1,
+                trans_a: !a.a_regs && ma == Major::Mn,
+                trans_b: mb == Major::Mn,
+                d: &mut d,
+            },
+        )?;
         descriptors.push(KbJson {
             k_block: kb,
             a: if a.a_regs {
@@ -474,74 +927,64 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
                 Some(DescJson::new(&ta.descriptor(kb))?)
             },
             b: DescJson::new(&tb.descriptor(kb))?,
+            smem_bytes_read: step.smem_bytes,
+            core_matrices_read: step.core_matrices.len(),
+            core_matrix_wavefronts: step.wavefronts,
         });
     }
-    // Functional check: A (64 x k) and B (n x k) of small integers placed by the tile layouts,
-    // executed k-block by k-block through the descriptors, against ndarray's A · B^T.
-    let am = Array2::from_shape_fn((64, k as usize), |(i, j)| small(i, j, 0));
-    let bm = Array2::from_shape_fn((a.n as usize, k as usize), |(i, j)| small(i, j, 1));
-    let mut smem = SharedMemory::zeroed(smem_bytes);
-    for ((i, j), v) in am.indexed_iter() {
-        smem.write_u16(ta.byte_address(i as u32, j as u32), bits(*v, dtype))?;
-    }
-    for ((i, j), v) in bm.indexed_iter() {
-        smem.write_u16(tb.byte_address(i as u32, j as u32), bits(*v, dtype))?;
-    }
-    let mut acc = vec![vec![0f32; (a.n / 2) as usize]; wgmma::WARPGROUP_THREADS];
-    for kb in 0..ta.k_blocks() {
-        let src = if a.a_regs {
-            let regs = std::array::from_fn(|t| {
-                std::array::from_fn(|r| {
-                    (0..2).fold(0u32, |acc, h| {
-                        let (m, kk) = wgmma::a_fragment(t as u32, r as u32, h);
-                        let v = am[[m as usize, (16 * kb + kk) as usize]];
-                        acc | (bits(v, dtype) as u32) << (16 * h)
-                    })
-                })
-            });
-            ASource::Registers(Box::new(regs))
-        } else {
-            ASource::Smem(ta.descriptor(kb), ma)
-        };
-        wgmma::execute(a.n, dtype, &src, &tb.descriptor(kb), mb, &smem, &mut acc)?;
-    }
-    let want = am.mapv(f64::from).dot(&bm.mapv(f64::from).t());
+    // Reference: plain f64 sums over the values written.
     let mut err = 0f64;
     let mut accumulators = Vec::new();
-    for (t, regs) in acc.iter().enumerate() {
-        for (r, v) in regs.iter().enumerate() {
-            let (row, col) = wgmma::acc_fragment(t as u32, r as u32);
-            err = err.max((*v as f64 - want[[row as usize, col as usize]]).abs());
+    let halves = if acc == WgmmaAcc::F16 { 2 } else { 1 };
+    for t in 0..wgmma::WARPGROUP_THREADS as u32 {
+        for r in 0..regs_per as u32 {
+            let word = d[t as usize * regs_per + r as usize];
+            for h in 0..halves {
+                let (row, col) = kind.d_fragment(t, r, h);
+                let want: f64 = (0..k as usize)
+                    .map(|j| am[row as usize][j] * bm[col as usize][j])
+                    .sum();
+                let got = match acc {
+                    WgmmaAcc::F32 => f64::from(f32::from_bits(word)),
+                    WgmmaAcc::S32 => f64::from(word as i32),
+                    WgmmaAcc::F16 => half::f16::from_bits((word >> (16 * h)) as u16).to_f64(),
+                };
+                err = err.max((got - want).abs());
+            }
+            let (row, col) = kind.d_fragment(t, r, 0);
             accumulators.push(AccJson {
-                thread: t as u32,
-                reg: r as u32,
+                thread: t,
+                reg: r,
                 row,
                 col,
             });
         }
     }
     let report = WgmmaReport {
-        ptx: wgmma::ptx(a.n, dtype),
-        sass: wgmma::sass(a.n, dtype),
+        ptx: kind.ptx(),
+        sass: instr::wgmma_sass(&kind),
         n: a.n,
-        dtype: a.dtype.clone(),
-        a: (!a.a_regs).then(|| operand_json(&ta)),
-        b: operand_json(&tb),
+        dtype: ta_t.name().to_string(),
+        dtype_b: tb_t.name().to_string(),
+        acc: acc.name().to_string(),
+        a: (!a.a_regs).then(|| operand_json(&ta, k)),
+        b: operand_json(&tb, k),
         smem_bytes,
         descriptors,
         accumulators,
         check: WgCheck {
             max_abs_error: err,
-            values: acc.len() * (a.n / 2) as usize,
+            values: d.len() * halves as usize,
         },
+    };
+    let code = if err == 0.0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::EXIT_MISMATCH)
     };
     if a.json {
         out::emit_json(&report)?;
-        return Ok(if err == 0.0 {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(super::EXIT_MISMATCH)
-        });
+        return Ok(code);
     }
     let mut o = String::new();
     outln!(
@@ -553,11 +996,13 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     );
     outln!(
         o,
-        "one warpgroup (4 warps, 128 threads): D (64x{}, f32, {} registers per thread) += A (64x16) * B (16x{}); {} k16 blocks over K = {k}",
+        "one warpgroup (4 warps, 128 threads): D (64x{}, {}, {} registers per thread) {}= A (64x{kk}) * B ({kk}x{}); {} instructions over K = {k}",
         a.n,
-        a.n / 2,
+        acc.name(),
+        regs_per,
+        "+",
         a.n,
-        ta.k_blocks()
+        k / kk
     );
     let show = |o: &mut String, name: &str, t: &OperandTile, j: &OperandJson| {
         outln!(
@@ -577,7 +1022,7 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
         );
         outln!(
             o,
-            "  core matrices of k-block 0 (8 rows x 16 bytes; rows run along {}): row byte addresses, wavefronts if read as one 8-row unit",
+            "  core matrices of the first instruction (8 rows x 16 bytes; rows run along {}): row byte addresses, wavefronts if read as one 8-row unit",
             if t.major == Major::K { "MN" } else { "K" }
         );
         for c in j.core_matrices.iter().take(8) {
@@ -586,7 +1031,7 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
                 o,
                 "    ({:>3},{:>2}): [{}]  {} wavefront{}",
                 c.mn,
-                c.k,
+                c.k * 2 / e,
                 rows.join(", "),
                 c.wavefronts,
                 if c.wavefronts == 1 { "" } else { "s" }
@@ -601,8 +1046,11 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     } else {
         outln!(
             o,
-            "\n{} from registers: thread t holds rows 16*(t/32) + g (+8), columns 2q (+1, +8) as mma.m16n8k16's A",
-            out::bold("A")
+            "\n{} from registers: thread t holds rows 16*(t/32) + g (+8), K {} per register from {}q (+{} for registers 2, 3)",
+            out::bold("A"),
+            4 / e,
+            4 / e,
+            kk / 2
         );
     }
     show(&mut o, "B", &tb, &report.b);
@@ -616,20 +1064,29 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
         });
         outln!(
             o,
-            "  k-block {}: A {a_s}  B {} (start {})",
+            "  instruction {}: A {a_s}  B {} (start {}); read {} + {} bytes, {} core matrices, {} wavefronts",
             d.k_block,
             d.b.hex,
-            d.b.start_address
+            d.b.start_address,
+            d.smem_bytes_read[0],
+            d.smem_bytes_read[1],
+            d.core_matrices_read,
+            d.core_matrix_wavefronts
         );
     }
     outln!(
         o,
-        "\naccumulators: thread t (warp w = t/32, g = lane/4, q = lane%4), register i -> D(16w + g + 8*((i%4)/2), 8*(i/4) + 2q + i%2):"
+        "\naccumulators: thread t (warp w = t/32, g = lane/4, q = lane%4), register i -> D(16w + g + 8*((i%4)/2), 8*(i/4) + 2q + i%2){}:",
+        if acc == WgmmaAcc::F16 {
+            " for the f32 layout; an f16 register j holds f32 registers 2j, 2j+1"
+        } else {
+            ""
+        }
     );
     for t in [0u32, 1, 4, 31, 32, 127] {
-        let cells: Vec<String> = (0..(a.n / 2).min(8))
+        let cells: Vec<String> = (0..(regs_per as u32).min(8))
             .map(|r| {
-                let (row, col) = wgmma::acc_fragment(t, r);
+                let (row, col) = kind.d_fragment(t, r, 0);
                 format!("d{r}=({row},{col})")
             })
             .collect();
@@ -637,13 +1094,9 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(
         o,
-        "\nfunctional check (CPU, operands placed by the tile layouts, read back through the descriptors): max |D - A*B^T| = {err} over {} values",
+        "\nfunctional check (CPU, operands placed by the tile layouts, executed through the descriptors): max |D - A*B^T| = {err} over {} values",
         report.check.values
     );
     out::emit(&o)?;
-    Ok(if err == 0.0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(super::EXIT_MISMATCH)
-    })
+    Ok(code)
 }

@@ -72,6 +72,7 @@ use crate::sim::arch::Arch;
 use crate::sim::bank::{SharedMemoryConfig, WarpRequest};
 use crate::sim::counts::{dynamic_counts, gemm_counts, static_counts, warps_share_code};
 use crate::sim::error::SimError;
+use crate::sim::exec;
 use crate::sim::instr::{Instruction, MatrixCount};
 use crate::sim::layout::Layout;
 use crate::sim::layout::LayoutSpec;
@@ -80,10 +81,11 @@ use crate::sim::occupancy::{OccupancyInput, occupancy, parse_bytes};
 use crate::sim::program::{
     FlashProblem, FlashStyle, FlashTiling, GemmTiling, Split, Stage, StageKind,
 };
+use crate::sim::readback;
 use crate::sim::smem::SharedMemory;
 use crate::sim::tma::{TmaBox, TmaSwizzle};
 use crate::sim::traffic::{self, LoopOrder, TensorTraffic, TrafficProblem};
-use crate::sim::wgmma::{self, ASource, AtomOrder, Major, OperandTile};
+use crate::sim::wgmma::{self, AtomOrder, Major, OperandTile};
 
 /// What part of the counts model a claim needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -641,17 +643,6 @@ fn tma_query(p: &Params) -> Result<ModelQuery, String> {
     Ok(ModelQuery::Tma { tma_box, layout })
 }
 
-/// Wavefronts of reading 8 rows of 16 bytes (one ldmatrix matrix, one wgmma core matrix).
-fn eight_rows(rows: [u32; 8]) -> u32 {
-    let x1 = Instruction::Ldmatrix {
-        num: MatrixCount::X1,
-        trans: false,
-    };
-    WarpRequest::new(x1, std::array::from_fn(|l| rows[l % 8]))
-        .cost()
-        .wavefronts
-}
-
 fn tma_model(b: &TmaBox, layout: Option<&Layout>) -> ModelAnswer {
     let mut a = ModelAnswer::new();
     a.insert("size_bytes".into(), b.size_bytes() as f64);
@@ -669,34 +660,14 @@ fn tma_model(b: &TmaBox, layout: Option<&Layout>) -> ModelAnswer {
             a.insert(format!("chunk.{r}.{c}"), b.chunk_address(r, c) as f64);
         }
     }
-    if b.rows >= 16 && cpr >= 2 {
-        let (mut n, mut w, mut ideal) = (0u32, 0u32, 0u32);
-        for r0 in (0..b.rows - 15).step_by(16) {
-            for c0 in (0..cpr - 1).step_by(2) {
-                let offs = std::array::from_fn(|l| {
-                    let (m, r) = (l as u32 / 8, l as u32 % 8);
-                    b.chunk_address(r0 + (m % 2) * 8 + r, c0 + m / 2)
-                });
-                let cost = WarpRequest::new(Instruction::LDSM_X4, offs).cost();
-                n += 1;
-                w += cost.wavefronts;
-                ideal += cost.ideal;
-            }
-        }
-        a.insert("ldmatrix_x4_requests".into(), n as f64);
-        a.insert("ldmatrix_x4_wavefronts".into(), w as f64);
-        a.insert("ldmatrix_x4_conflicts".into(), (w - ideal) as f64);
+    if let Some(x4) = readback::tma_ldmatrix_x4(b) {
+        a.insert("ldmatrix_x4_requests".into(), x4.requests as f64);
+        a.insert("ldmatrix_x4_wavefronts".into(), x4.wavefronts as f64);
+        a.insert("ldmatrix_x4_conflicts".into(), x4.conflicts as f64);
     }
-    if b.rows >= 8 {
-        let (mut n, mut w) = (0u32, 0u32);
-        for r0 in (0..b.rows - 7).step_by(8) {
-            for ch in 0..cpr {
-                n += 1;
-                w += eight_rows(std::array::from_fn(|r| b.chunk_address(r0 + r as u32, ch)));
-            }
-        }
-        a.insert("core_matrices".into(), n as f64);
-        a.insert("core_matrix_wavefronts".into(), w as f64);
+    if let Some(core) = readback::tma_core_matrices(b) {
+        a.insert("core_matrices".into(), core.requests as f64);
+        a.insert("core_matrix_wavefronts".into(), core.wavefronts as f64);
     }
     if let Some(l) = layout {
         let mut bad = 0u32;
@@ -756,13 +727,10 @@ fn wgmma_model(
             let start = t.descriptor(kb).start_address;
             a.insert(format!("start_{name}.{kb}"), start as f64);
         }
-        let d = t.descriptor(0);
-        let mut w = 0u32;
-        for mn in (0..t.mn).step_by(8) {
-            for kk in (0..wgmma::K).step_by(8) {
-                w += eight_rows(d.core_matrix_rows(t.major, mn, kk));
-            }
-        }
+        let w: u32 = readback::operand_core_matrices(t)
+            .iter()
+            .map(|c| c.wavefronts)
+            .sum();
         a.insert(format!("core_matrix_wavefronts_{name}"), w as f64);
     }
     for t in 0..wgmma::WARPGROUP_THREADS as u32 {
@@ -785,27 +753,32 @@ fn wgmma_model(
                 .map_err(sim)?;
         }
     }
-    let mut acc = vec![vec![0f32; nu / 2]; wgmma::WARPGROUP_THREADS];
+    // Through the one executor, k16 block by k16 block (scale-d 0 on the first).
+    let kind = wgmma::WgmmaKind::f32_of(n, MmaDtype::F16);
+    let mut d = vec![0u32; wgmma::WARPGROUP_THREADS * nu / 2];
     for kb in 0..ta.k_blocks() {
-        let src = ASource::Smem(ta.descriptor(kb), ta.major);
-        wgmma::execute(
-            n,
-            MmaDtype::F16,
-            &src,
-            &tb.descriptor(kb),
-            tb.major,
-            &smem,
-            &mut acc,
+        exec::execute(
+            &mut smem,
+            exec::WgmmaOp {
+                kind,
+                a: exec::WgmmaA::Desc(ta.descriptor(kb)),
+                b: tb.descriptor(kb),
+                scale_d: kb > 0,
+                scale_a: 1,
+                scale_b: 1,
+                trans_a: ta.major == Major::Mn,
+                trans_b: tb.major == Major::Mn,
+                d: &mut d,
+            },
         )
         .map_err(sim)?;
     }
     let want = am.mapv(f64::from).dot(&bm.mapv(f64::from).t());
     let mut err = 0f64;
-    for (t, regs) in acc.iter().enumerate() {
-        for (r, v) in regs.iter().enumerate() {
-            let (row, col) = wgmma::acc_fragment(t as u32, r as u32);
-            err = err.max((*v as f64 - want[[row as usize, col as usize]]).abs());
-        }
+    for (i, v) in d.iter().enumerate() {
+        let (t, r) = (i / (nu / 2), i % (nu / 2));
+        let (row, col) = wgmma::acc_fragment(t as u32, r as u32);
+        err = err.max((f32::from_bits(*v) as f64 - want[[row as usize, col as usize]]).abs());
     }
     a.insert("max_abs_error".into(), err);
     Ok(a)

@@ -15,6 +15,10 @@ use std::fmt;
 
 use super::error::SimError;
 
+/// Streaming multiprocessors of an NVIDIA H200 (SXM, sm_90: 132 SMs, as `cudaDevAttrMultiProcessorCount`
+/// reports on the H200 `tilelab verify` ran on): the default size of persistent grids.
+pub const H200_SMS: u32 = 132;
+
 /// A GPU architecture (compute capability) the simulator knows the limits of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arch {

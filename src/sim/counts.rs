@@ -314,21 +314,21 @@ pub fn gemm_formulas(t: &GemmTiling) -> Vec<Formula> {
     };
     vec![
         formula(
-            "LDSM of A per warp",
+            &format!("{} of A per warp", InstrClass::Ldsm.short()),
             Some(InstrClass::Ldsm),
             &a_sym,
             a_sub,
             a_val as f64,
         ),
         formula(
-            "LDSM of B per warp",
+            &format!("{} of B per warp", InstrClass::Ldsm.short()),
             Some(InstrClass::Ldsm),
             &b_sym,
             b_sub,
             b_val as f64,
         ),
         formula(
-            "LDSM per warp",
+            &format!("{} per warp", InstrClass::Ldsm.short()),
             Some(InstrClass::Ldsm),
             &format!("{a_sym} + {b_sym}"),
             format!("{a_val} + {b_val}"),
@@ -363,21 +363,21 @@ pub fn flash_formulas(t: &FlashTiling) -> Vec<Formula> {
         FlashStyle::Torch => {
             let (qa, kb) = (bm * d / (256 * w), bn * d / 256);
             v.push(formula(
-                &pc("LDSM"),
+                &pc(InstrClass::Ldsm.short()),
                 Some(InstrClass::Ldsm),
                 "bm·d/(16·16·w) + bn·d/(16·16)",
                 format!("{bm}·{d}/(16·16·{w}) + {bn}·{d}/(16·16) = {qa} + {kb}"),
                 (qa + kb) as f64,
             ));
             v.push(formula(
-                &pc("LDSM.T"),
+                &pc(InstrClass::LdsmT.short()),
                 Some(InstrClass::LdsmT),
                 "bn·d/(16·16)",
                 format!("{bn}·{d}/(16·16)"),
                 (bn * d / 256) as f64,
             ));
             v.push(formula(
-                &pc("STS"),
+                &pc(InstrClass::Sts.short()),
                 Some(InstrClass::Sts),
                 "0 (P stays in registers)",
                 "0".into(),
@@ -387,7 +387,7 @@ pub fn flash_formulas(t: &FlashTiling) -> Vec<Formula> {
         FlashStyle::Triton => {
             let (qa, kb, pa) = (bm * d / 256, bn * d / (256 * w), bm * bn / 256);
             v.push(formula(
-                &pc("LDSM"),
+                &pc(InstrClass::Ldsm.short()),
                 Some(InstrClass::Ldsm),
                 "bm·d/(16·16) + bn·d/(16·16·w) + bm·bn/(16·16)",
                 format!(
@@ -396,14 +396,14 @@ pub fn flash_formulas(t: &FlashTiling) -> Vec<Formula> {
                 (qa + kb + pa) as f64,
             ));
             v.push(formula(
-                &pc("LDSM.T"),
+                &pc(InstrClass::LdsmT.short()),
                 Some(InstrClass::LdsmT),
                 "bn·d/(16·16·w)",
                 format!("{bn}·{d}/(16·16·{w})"),
                 (bn * d / (256 * w)) as f64,
             ));
             v.push(formula(
-                &pc("STS"),
+                &pc(InstrClass::Sts.short()),
                 Some(InstrClass::Sts),
                 "2·bm·bn/(16·8·w)",
                 format!("2·{bm}·{bn}/(16·8·{w})"),

@@ -1,14 +1,36 @@
-//! The warp executor: the **one** place where a warp instruction meets shared memory and the
-//! tensor cores. Given a [`SharedMemory`] and one [`WarpOp`] (the instruction with every lane's
-//! operands), [`execute`] validates it, costs it and performs it, and returns a [`WarpStep`]:
-//! the request, its cost in wavefronts, the registers written per lane, and the bytes stored.
+//! The executor: the **one** place where an instruction meets shared memory, global memory
+//! and the tensor cores, at every scope. [`execute`] takes an op of any scope and returns that
+//! scope's step:
 //!
-//! The lessons, the TUI, `tilelab sim ldmatrix`, the counts programs and the PTX interpreter all
-//! come through here: the counts programs, which carry no data, through [`check_request`] (the
-//! validation and cost `execute` applies); the others through [`execute`] itself, and through
-//! [`register_segments`] when they need to know *which* bytes a register holds.
+//! | scope | op | step | instructions |
+//! |---|---|---|---|
+//! | warp | `&`[`WarpOp`] | [`WarpStep`] | ld/st.shared, ldmatrix, stmatrix, cp.async, mma.sync |
+//! | warpgroup | [`WgmmaOp`] | [`WgmmaStep`] | wgmma.mma_async (every dense form of [`WgmmaKind`]) |
+//! | bulk | [`BulkOp`] | [`BulkStep`] | cp.async.bulk.tensor.{1..5}d load/store, cp.reduce.async.bulk(.tensor), cp.async.bulk |
 //!
-//! Instructions (PTX names; `.sync.aligned` qualifiers left out):
+//! Every op is validated before anything is written; the step says what the instruction cost
+//! and touched (wavefronts, core matrices and bytes read, transaction bytes, shared ranges
+//! written). What each instruction *is* (PTX name, SASS class, scope, completion, cost rule)
+//! is one row of [`super::instr::TABLE`]; the ISA facts the arms use (fragment maps,
+//! descriptor layouts, box placement, tensor map rules) live in [`super::ldmatrix`],
+//! [`super::mma`], [`super::wgmma`] and [`super::tma`], which execute nothing themselves.
+//! Global memory enters through the [`GlobalMemory`] trait (the PTX engine implements it;
+//! [`FlatGlobal`] is one allocation).
+//!
+//! The lessons, the TUI, `tilelab sim`, the counts programs and the PTX interpreter all come
+//! through here: the counts programs, which carry no data, through [`check_request`] (the
+//! validation and cost the warp arm applies); the others through [`execute`] itself, and
+//! through [`register_segments`] when they need to know *which* bytes a register holds.
+//!
+//! # Per-instruction cost to the caller
+//! Warp ops are fixed arrays built on the stack: building and executing one allocates nothing
+//! on the ld/st/ldmatrix/stmatrix path (a cp.async op boxes its 32 global source addresses). A
+//! [`WgmmaOp`] borrows the caller's accumulator slice (thread-major) and A registers; its step
+//! holds one `Vec` of the core matrices read (at most 80). A [`BulkOp`] borrows the tensor map
+//! and the global memory; a load stages the box (at most one block's shared memory) in one
+//! buffer so that a failing global read writes nothing.
+//!
+//! # Warp instructions (PTX names; `.sync.aligned` left out)
 //! * `ld.shared` / `st.shared` of 1, 2, 4, 8 and 16 bytes per lane ([`AccessWidth`]): a load
 //!   returns the lane's bytes as little-endian 32-bit registers, zero-extended (`.u8`, `.u16`);
 //! * `ldmatrix.x1/.x2/.x4[.trans]` (PTX ISA §9.7.14.5.15) and its inverse `stmatrix` (§9.7.14.5.16,
@@ -21,9 +43,26 @@
 //!   [`super::mma`] models, on per-lane registers (A, B, C and D as raw 32-bit words: f32 or
 //!   s32 bit patterns, or f16 pairs with f16 accumulators).
 //!
-//! Costs come from [`WarpRequest::cost`], which allocates nothing; the per-wavefront detail
-//! ([`super::bank::schedule`]) is for callers that display it. Nothing on the ld/st/ldmatrix/
-//! stmatrix path allocates (a cp.async op boxes its 32 global source addresses).
+//! Costs come from [`WarpRequest::cost`]; the per-wavefront detail ([`super::bank::schedule`])
+//! is for callers that display it.
+//!
+//! # Warpgroup: `wgmma.mma_async` (PTX ISA 9.7.15)
+//! A from registers ([`WgmmaA::Regs`], [`WgmmaKind::a_fragment`]) or a matrix descriptor, B
+//! from a descriptor; elements read at [`MatrixDescriptor::element_address_of`] (the canonical
+//! layouts, swizzled through [`super::layout::Swizzle`]); products exact in f64, summed in f64,
+//! rounded once to the accumulator (f32, f16) or summed exactly in i64 and wrapped (or
+//! saturated with `.satfinite`) to s32. `scale_d = false` ignores D's old value; `imm-scale`
+//! negates A or B. The step lists the core matrices read and their bank cost as 8-address units
+//! ([`super::instr::CostRule::CoreMatrices`]; whether the H200's `l1tex` shared counters see
+//! wgmma operand reads is not measured yet).
+//!
+//! # Bulk: the TMA unit
+//! A tensor load reads the box at signed coordinates (elements outside the tensor read as
+//! zero) and writes it where [`TensorMap::smem_box`] says (the measured 2-D placement; outer
+//! dimensions stack boxes of rows); [`BulkStep::tx_bytes`] is the whole box, what
+//! `mbarrier::complete_tx::bytes` receives, also when part of it was zero-filled. A store
+//! writes the in-bounds elements back; a reduction combines them with [`ReduceOp`] on the map's
+//! type; `cp.async.bulk` moves contiguous bytes (16-byte aligned, a multiple of 16).
 //!
 //! # Which bytes a register holds
 //! [`register_segments`] is the table, shared by loads and stores: register `r` of lane `l` is
@@ -32,13 +71,20 @@
 //!   row, col): bytes `2·col .. 2·col + 2` of the row whose address lane `8·matrix + row` gave.
 //!
 //! # Adding an instruction
-//! 1. [`super::instr`]: a variant of [`Instruction`] with its PTX spelling (`parse`, `Display`),
-//!    SASS mnemonic, bytes per address, address lanes, registers per lane and `is_store`;
-//! 2. [`super::bank`]: its cost, one arm of `unit_rule` (how many lanes form a unit);
-//! 3. here: an arm of [`register_segments`] if its register ↔ memory map is not one of the two
-//!    above. [`execute`] reads or writes through that table, chosen by `is_store`; nothing else
-//!    changes;
-//! 4. tests below against the PTX ISA's table, written as data.
+//! Always: a row of [`super::instr::TABLE`] (PTX name, SASS class and form, scope, completion,
+//! cost rule), then by scope:
+//! * **warp**: a variant of [`Instruction`] with its PTX spelling (`parse`, `Display`), SASS
+//!   mnemonic, bytes per address, address lanes, registers per lane and `is_store`; its cost
+//!   as one arm of `unit_rule` in [`super::bank`]; an arm of [`register_segments`] if its
+//!   register ↔ memory map is not one of the two above. The warp arm reads or writes through
+//!   that table, chosen by `is_store`; a non-memory warp op is a [`WarpOp`] variant and an arm
+//!   of `warp`.
+//! * **warpgroup**: the ISA facts (forms, fragment maps, descriptor layouts) in
+//!   [`super::wgmma`]; a field or variant of [`WgmmaOp`] and its arm in `warpgroup_on`.
+//! * **bulk**: its rules in [`super::tma`]; a [`BulkKind`] variant and an arm of `bulk`
+//!   returning its [`BulkStep`].
+//!
+//! Then tests below against the PTX ISA's tables written as data, and the measured files.
 //!
 //! # Example
 //! ```
@@ -59,8 +105,10 @@ use super::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
 use super::error::SimError;
 use super::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
 use super::ldmatrix;
-use super::mma::{MmaKind, Operand, RawRegs};
+use super::mma::{MmaAcc, MmaKind, Operand, RawRegs};
 use super::smem::SharedMemory;
+use super::tma::{MAX_RANK, ReduceOp, TensorMap, TmaDtype, check_bulk_copy};
+use super::wgmma::{Major, MatrixDescriptor, WARPGROUP_THREADS, WgmmaAcc, WgmmaKind, WgmmaType};
 
 /// Per-lane 32-bit registers, lane 0 first, up to 4 per lane (unused ones 0).
 pub type LaneRegs = [[u32; 4]; WARP_SIZE];
@@ -325,16 +373,8 @@ pub fn check_request(
     Ok(req.cost())
 }
 
-/// Executes one warp instruction on `smem`.
-///
-/// Loads fill [`WarpStep::regs`]; stores write `smem` in lane order, then register order (PTX
-/// leaves undefined which of two lanes storing to one address wins; here the higher lane does).
-/// An mma touches no memory. Nothing is written when an error is returned.
-///
-/// # Errors
-/// Those of [`check_request`]; for an mma, a kind that [`MmaKind::new`] refuses (a shape, input
-/// and accumulator combination that is not a PTX form or not modelled).
-pub fn execute(smem: &mut SharedMemory, op: &WarpOp) -> Result<WarpStep, SimError> {
+/// The warp arm of [`execute`].
+fn warp(smem: &mut SharedMemory, op: &WarpOp) -> Result<WarpStep, SimError> {
     match op {
         WarpOp::Shared { request, data } if request.instruction.is_store() => {
             store(smem, request, data)
@@ -435,11 +475,949 @@ fn execute_mma(
     Ok(WarpStep {
         request: None,
         cost: RequestCost::default(),
-        regs: kind.execute(&regs),
+        regs: mma_d(kind, &regs),
         regs_per_lane: kind.regs(Operand::C) as usize,
         reg_lanes: u32::MAX,
         stored_lanes: 0,
     })
+}
+
+/// The tensor-core arithmetic of `mma.sync`: every lane's D registers (raw bits) in the C/D
+/// fragment layout. Each D element is C plus the K products, summed in f64 and rounded once to
+/// the accumulator type (f32 or f16, to nearest even); integer inputs sum exactly and wrap
+/// modulo 2^32 into s32 (the form without `.satfinite`). NaN and infinite inputs propagate as
+/// IEEE arithmetic does. The hardware accumulates at least to f32 precision for f16/bf16 inputs
+/// (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8 tensor cores are
+/// reported to keep fewer bits while accumulating, which this model does not reproduce.
+fn mma_d(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
+    let a = kind.unpack(Operand::A, regs);
+    let b = kind.unpack(Operand::B, regs);
+    let c = kind.unpack(Operand::C, regs);
+    let (_, _, k) = kind.shape.mnk();
+    let mut d = RawRegs::zero();
+    let bits = kind.elem_bits(Operand::C);
+    for lane in 0..32u32 {
+        for reg in 0..kind.regs(Operand::C) {
+            let mut word = 0u32;
+            for pos in 0..kind.elems_per_reg(Operand::C) {
+                let (i, j) = kind.fragment(Operand::C, lane, reg, pos);
+                let (i, j) = (i as usize, j as usize);
+                let v = if kind.acc == MmaAcc::S32 {
+                    let dot: i64 = (0..k as usize)
+                        .map(|kk| a[[i, kk]] as i64 * b[[kk, j]] as i64)
+                        .sum();
+                    (c[[i, j]] as i64).wrapping_add(dot) as f64
+                } else {
+                    (0..k as usize).fold(c[[i, j]], |s, kk| s + a[[i, kk]] * b[[kk, j]])
+                };
+                let mask = u32::MAX >> (32 - bits);
+                word |= (kind.acc.encode(v) & mask) << (bits * pos);
+            }
+            *d.slot(Operand::C, lane, reg) = word;
+        }
+    }
+    d.c
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one entry point, at every scope.
+// ---------------------------------------------------------------------------------------------
+
+mod sealed {
+    use super::{SharedMemory, SimError};
+
+    /// An op of one scope: its executor arm (in this file) and the step it returns.
+    pub trait Sealed {
+        type Step;
+        fn run(self, smem: &mut SharedMemory) -> Result<Self::Step, SimError>;
+    }
+}
+
+/// An instruction [`execute`] runs: `&`[`WarpOp`] (warp), [`WgmmaOp`] (warpgroup) or
+/// [`BulkOp`] (bulk). Sealed: a new instruction is a variant of one of these and an arm here,
+/// never a new executor.
+pub trait Op: sealed::Sealed {}
+
+impl sealed::Sealed for &WarpOp {
+    type Step = WarpStep;
+    fn run(self, smem: &mut SharedMemory) -> Result<WarpStep, SimError> {
+        warp(smem, self)
+    }
+}
+impl Op for &WarpOp {}
+
+impl sealed::Sealed for WgmmaOp<'_> {
+    type Step = WgmmaStep;
+    fn run(self, smem: &mut SharedMemory) -> Result<WgmmaStep, SimError> {
+        warpgroup(smem, self)
+    }
+}
+impl Op for WgmmaOp<'_> {}
+
+impl sealed::Sealed for BulkOp<'_> {
+    type Step = BulkStep;
+    fn run(self, smem: &mut SharedMemory) -> Result<BulkStep, SimError> {
+        bulk(smem, self)
+    }
+}
+impl Op for BulkOp<'_> {}
+
+/// Executes one instruction of any scope on `smem` and returns what it did: a [`WarpStep`]
+/// for a `&WarpOp`, a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
+///
+/// Warp ops: loads fill [`WarpStep::regs`]; stores write `smem` in lane order, then register
+/// order (PTX leaves undefined which of two lanes storing to one address wins; here the higher
+/// lane does). An mma touches no memory. Nothing is written when an error is returned.
+/// Warpgroup and bulk ops: see [`WgmmaOp`] and [`BulkOp`].
+///
+/// # Errors
+/// Warp ops: those of [`check_request`]; for an mma, a kind that [`MmaKind::new`] refuses.
+/// Warpgroup: a form [`WgmmaKind::new`] refuses, an `imm-trans`/`imm-scale` the ISA forbids,
+/// an accumulator slice of the wrong length, a descriptor base offset other than 0 (not
+/// modelled), operand bytes outside `smem`. Bulk: the tensor map and copy rules of
+/// [`super::tma`], shared-memory ranges outside `smem`, and the [`GlobalMemory`]'s errors.
+pub fn execute<O: Op>(smem: &mut SharedMemory, op: O) -> Result<O::Step, SimError> {
+    sealed::Sealed::run(op, smem)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global memory.
+// ---------------------------------------------------------------------------------------------
+
+/// Global memory as the bulk ops see it: bytes at 64-bit addresses. The PTX engine implements
+/// it over its allocations; [`FlatGlobal`] is one contiguous allocation (tests, `tilelab sim`).
+pub trait GlobalMemory {
+    /// Fills `out` with the bytes at `addr..addr + out.len()`.
+    ///
+    /// # Errors
+    /// An address range that is not mapped (one line naming it).
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), SimError>;
+    /// Writes `data` at `addr..addr + data.len()`.
+    ///
+    /// # Errors
+    /// An address range that is not mapped.
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), SimError>;
+}
+
+/// One global allocation of `bytes.len()` bytes at byte address `base`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlatGlobal {
+    /// Address of byte 0.
+    pub base: u64,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl FlatGlobal {
+    fn range(&self, addr: u64, len: usize) -> Result<Range<usize>, SimError> {
+        let start = addr
+            .checked_sub(self.base)
+            .and_then(|o| usize::try_from(o).ok());
+        match start.and_then(|s| Some(s..s.checked_add(len)?)) {
+            Some(r) if r.end <= self.bytes.len() => Ok(r),
+            _ => Err(SimError::Invalid(format!(
+                "global address range {addr:#x}+{len} is outside the allocation {:#x}..{:#x}",
+                self.base,
+                self.base.saturating_add(self.bytes.len() as u64)
+            ))),
+        }
+    }
+}
+
+impl GlobalMemory for FlatGlobal {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), SimError> {
+        let r = self.range(addr, out.len())?;
+        out.copy_from_slice(&self.bytes[r]);
+        Ok(())
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), SimError> {
+        let r = self.range(addr, data.len())?;
+        self.bytes[r].copy_from_slice(data);
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warpgroup: wgmma.mma_async.
+// ---------------------------------------------------------------------------------------------
+
+/// Where `wgmma`'s A comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WgmmaA<'a> {
+    /// Shared memory through a matrix descriptor (decoded with [`MatrixDescriptor::decode`]).
+    Desc(MatrixDescriptor),
+    /// Registers: `regs[thread][r]`, 4 per thread, in [`WgmmaKind::a_fragment`]'s layout.
+    Regs(&'a [[u32; 4]; WARPGROUP_THREADS]),
+}
+
+/// One `wgmma.mma_async.sync.aligned` of a warpgroup: `D = scale_d ? D + (sa·A)(sb·B) :
+/// (sa·A)(sb·B)`, A 64×K, B K×N (read N×K through B's descriptor), D 64×N in registers.
+#[derive(Debug)]
+pub struct WgmmaOp<'a> {
+    /// The form (N, D type, A and B types, `.satfinite`), built with [`WgmmaKind::new`].
+    pub kind: WgmmaKind,
+    /// A.
+    pub a: WgmmaA<'a>,
+    /// B's descriptor.
+    pub b: MatrixDescriptor,
+    /// The `scale-d` predicate: false means D = A·B (D's old value is not read).
+    pub scale_d: bool,
+    /// `imm-scale-a`: 1 or -1 (integer forms: 1, they have no imm-scale).
+    pub scale_a: i32,
+    /// `imm-scale-b`: 1 or -1.
+    pub scale_b: i32,
+    /// `imm-trans-a`: A MN-major (f16/bf16 with A from a descriptor only).
+    pub trans_a: bool,
+    /// `imm-trans-b`: B MN-major (f16/bf16 only).
+    pub trans_b: bool,
+    /// D, thread-major: register `r` of thread `t` at `d[t * kind.d_regs() + r]` (f32 or s32
+    /// bits, or two f16 per register, low half first); read as C, overwritten with D.
+    pub d: &'a mut [u32],
+}
+
+/// One core matrix (8 rows × 16 bytes) a `wgmma` read from shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CoreMatrixRead {
+    /// 0 for A, 1 for B.
+    pub operand: u8,
+    /// First M (A) or N (B) index it holds.
+    pub mn: u32,
+    /// First K index (elements).
+    pub k: u32,
+    /// Byte addresses of its 8 rows.
+    pub rows: [u32; 8],
+    /// Wavefronts when its 8 rows are read as one 8-address unit ([`super::instr::CostRule::CoreMatrices`]).
+    pub wavefronts: u32,
+}
+
+/// What one [`WgmmaOp`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WgmmaStep {
+    /// Core matrices read, A's first (none for A from registers), in (mn, k) order.
+    pub core_matrices: Vec<CoreMatrixRead>,
+    /// Shared-memory bytes read for A (0 from registers) and B.
+    pub smem_bytes: [u32; 2],
+    /// Sum of the core matrices' wavefronts, and their ideal (one per core matrix).
+    pub wavefronts: u32,
+    /// Ideal wavefronts (one per core matrix).
+    pub ideal: u32,
+}
+
+fn read_elem(smem: &SharedMemory, addr: u32, bytes: u32) -> Result<u32, SimError> {
+    Ok(match bytes {
+        1 => u32::from(smem.read_u8(addr)?),
+        2 => u32::from(smem.read_u16(addr)?),
+        _ => smem.read_u32(addr)?,
+    })
+}
+
+fn check_wgmma(op: &WgmmaOp) -> Result<(), SimError> {
+    let k = WgmmaKind::new(
+        op.kind.n,
+        op.kind.acc,
+        op.kind.a,
+        op.kind.b,
+        op.kind.satfinite,
+    )?;
+    let bad = |m: String| Err(SimError::Invalid(m));
+    for (name, s) in [("imm-scale-a", op.scale_a), ("imm-scale-b", op.scale_b)] {
+        if k.allows_scale() && s != 1 && s != -1 {
+            return bad(format!("wgmma {name} {s} is not allowed; allowed: 1, -1"));
+        }
+        if !k.allows_scale() && s != 1 {
+            return bad(format!(
+                "wgmma {name} {s} with .{} inputs is not allowed; the integer forms take no imm-scale",
+                k.a.name()
+            ));
+        }
+    }
+    for (name, t) in [("imm-trans-a", op.trans_a), ("imm-trans-b", op.trans_b)] {
+        if t && !k.allows_transpose() {
+            return bad(format!(
+                "wgmma {name} 1 with .{} inputs is not allowed; allowed: 0 (only f16 and bf16 operands may be MN-major)",
+                k.a.name()
+            ));
+        }
+    }
+    if op.trans_a && matches!(op.a, WgmmaA::Regs(_)) {
+        return bad(
+            "wgmma imm-trans-a is not allowed with A from registers; allowed: A from a descriptor"
+                .into(),
+        );
+    }
+    let descs = match op.a {
+        WgmmaA::Desc(d) => [Some(d), Some(op.b)],
+        WgmmaA::Regs(_) => [None, Some(op.b)],
+    };
+    for d in descs.into_iter().flatten() {
+        if d.base_offset != 0 {
+            return bad(format!(
+                "descriptor base offset {} is not modelled; allowed: 0 (tiles aligned to the swizzle repeat)",
+                d.base_offset
+            ));
+        }
+    }
+    let want = WARPGROUP_THREADS * k.d_regs() as usize;
+    if op.d.len() != want {
+        return bad(format!(
+            "accumulators must be 128 threads x {} registers for N = {} .{} ({want} words); given {}",
+            k.d_regs(),
+            k.n,
+            k.acc.name(),
+            op.d.len()
+        ));
+    }
+    Ok(())
+}
+
+fn warpgroup(smem: &mut SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError> {
+    warpgroup_on(smem, op)
+}
+
+/// The warpgroup arm (reads shared memory only).
+fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError> {
+    check_wgmma(&op)?;
+    let kind = op.kind;
+    let (kk, n) = (kind.k() as usize, kind.n as usize);
+    let major = |t: bool| if t { Major::Mn } else { Major::K };
+    let x1 = Instruction::Ldmatrix {
+        num: MatrixCount::X1,
+        trans: false,
+    };
+    let mut step = WgmmaStep {
+        core_matrices: Vec::new(),
+        smem_bytes: [0, 0],
+        wavefronts: 0,
+        ideal: 0,
+    };
+    // Operand values, exact in f64 (every input type's products are exact too).
+    let mut av = vec![0f64; 64 * kk];
+    let mut bv = vec![0f64; n * kk];
+    let mut read_operand = |which: u8,
+                            d: &MatrixDescriptor,
+                            maj: Major,
+                            t: WgmmaType,
+                            rows: usize,
+                            out: &mut [f64]|
+     -> Result<(), SimError> {
+        let e = t.bytes();
+        for mn in 0..rows {
+            for k in 0..kk {
+                let addr = d.element_address_of(maj, mn as u32, k as u32, e);
+                out[mn * kk + k] = t.decode(read_elem(smem, addr, e)?);
+            }
+        }
+        let kstep = match maj {
+            Major::K => 16 / e,
+            Major::Mn => 8,
+        };
+        for mn in (0..rows as u32).step_by(8) {
+            for k in (0..kk as u32).step_by(kstep as usize) {
+                let r = d.core_matrix_rows_of(maj, mn, k, e);
+                let w = WarpRequest::new(x1, std::array::from_fn(|l| r[l % 8]))
+                    .cost()
+                    .wavefronts;
+                step.core_matrices.push(CoreMatrixRead {
+                    operand: which,
+                    mn,
+                    k,
+                    rows: r,
+                    wavefronts: w,
+                });
+                step.wavefronts += w;
+                step.ideal += 1;
+            }
+        }
+        step.smem_bytes[which as usize] = rows as u32 * kk as u32 * e;
+        Ok(())
+    };
+    match op.a {
+        WgmmaA::Desc(d) => read_operand(0, &d, major(op.trans_a), kind.a, 64, &mut av)?,
+        WgmmaA::Regs(regs) => {
+            let per = 4 / kind.a.bytes();
+            let bits = 8 * kind.a.bytes();
+            for (t, tr) in regs.iter().enumerate() {
+                for (r, &v) in tr.iter().enumerate() {
+                    for pos in 0..per {
+                        let (m, k) = kind.a_fragment(t as u32, r as u32, pos);
+                        let x = v.checked_shr(bits * pos).unwrap_or(0);
+                        av[m as usize * kk + k as usize] = kind.a.decode(x);
+                    }
+                }
+            }
+        }
+    }
+    read_operand(1, &op.b, major(op.trans_b), kind.b, n, &mut bv)?;
+    let scale = f64::from(op.scale_a * op.scale_b);
+    let halves = if kind.acc == WgmmaAcc::F16 { 2 } else { 1 };
+    let regs = kind.d_regs() as usize;
+    for t in 0..WARPGROUP_THREADS {
+        for r in 0..regs {
+            let slot = &mut op.d[t * regs + r];
+            let mut word = 0u32;
+            for h in 0..halves {
+                let (row, col) = kind.d_fragment(t as u32, r as u32, h);
+                let (row, col) = (row as usize, col as usize);
+                let arow = &av[row * kk..(row + 1) * kk];
+                let brow = &bv[col * kk..(col + 1) * kk];
+                let bitsv = match kind.acc {
+                    WgmmaAcc::S32 => {
+                        let dot: i64 = arow
+                            .iter()
+                            .zip(brow)
+                            .map(|(x, y)| *x as i64 * *y as i64)
+                            .sum();
+                        let c = if op.scale_d { *slot as i32 as i64 } else { 0 };
+                        let v = c + dot;
+                        if kind.satfinite {
+                            v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+                        } else {
+                            v as i32 as u32
+                        }
+                    }
+                    WgmmaAcc::F32 => {
+                        let dot: f64 = arow.iter().zip(brow).map(|(x, y)| x * y).sum();
+                        let c = if op.scale_d {
+                            f64::from(f32::from_bits(*slot))
+                        } else {
+                            0.0
+                        };
+                        ((c + scale * dot) as f32).to_bits()
+                    }
+                    WgmmaAcc::F16 => {
+                        let dot: f64 = arow.iter().zip(brow).map(|(x, y)| x * y).sum();
+                        let c = if op.scale_d {
+                            half::f16::from_bits((*slot >> (16 * h)) as u16).to_f64()
+                        } else {
+                            0.0
+                        };
+                        u32::from(half::f16::from_f64(c + scale * dot).to_bits()) << (16 * h)
+                    }
+                };
+                word |= bitsv;
+            }
+            *slot = word;
+        }
+    }
+    Ok(step)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bulk: the TMA unit.
+// ---------------------------------------------------------------------------------------------
+
+/// What a bulk op does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BulkKind<'m> {
+    /// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: the
+    /// box at tensor coordinates `coords` (elements, signed, innermost first; out-of-bounds
+    /// elements are zero-filled) of the tensor at global address `tensor` to shared address
+    /// `smem` (placed and swizzled by [`TensorMap::smem_box`]).
+    TensorLoad {
+        /// The tensor map.
+        map: &'m TensorMap,
+        /// The tensor's global base address (`globalAddress`, 16-byte aligned).
+        tensor: u64,
+        /// Box start coordinates.
+        coords: [i64; MAX_RANK],
+        /// Shared-memory destination (128-byte aligned).
+        smem: u32,
+    },
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group`: the box from `smem` back
+    /// to the tensor; out-of-bounds elements are not written.
+    TensorStore {
+        /// The tensor map.
+        map: &'m TensorMap,
+        /// The tensor's global base address.
+        tensor: u64,
+        /// Box start coordinates.
+        coords: [i64; MAX_RANK],
+        /// Shared-memory source (128-byte aligned).
+        smem: u32,
+    },
+    /// `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.<op>.tile.bulk_group`: as a store,
+    /// each in-bounds element combined with the global one by `op` on the map's type.
+    TensorReduce {
+        /// The tensor map.
+        map: &'m TensorMap,
+        /// The tensor's global base address.
+        tensor: u64,
+        /// Box start coordinates.
+        coords: [i64; MAX_RANK],
+        /// Shared-memory source.
+        smem: u32,
+        /// The reduction.
+        op: ReduceOp,
+    },
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`: `bytes` contiguous
+    /// bytes from `global` to `smem` (no tensor map, no swizzle).
+    CopyToShared {
+        /// Shared destination (16-byte aligned).
+        smem: u32,
+        /// Global source (16-byte aligned).
+        global: u64,
+        /// Size (a multiple of 16).
+        bytes: u32,
+    },
+    /// `cp.async.bulk.global.shared::cta.bulk_group`: `bytes` from `smem` to `global`.
+    CopyToGlobal {
+        /// Shared source.
+        smem: u32,
+        /// Global destination.
+        global: u64,
+        /// Size.
+        bytes: u32,
+    },
+    /// `cp.reduce.async.bulk.global.shared::cta.bulk_group.<op>.<type>`: `bytes` from `smem`
+    /// combined into `global` element by element.
+    ReduceToGlobal {
+        /// Shared source.
+        smem: u32,
+        /// Global destination.
+        global: u64,
+        /// Size.
+        bytes: u32,
+        /// Element type.
+        dtype: TmaDtype,
+        /// The reduction.
+        op: ReduceOp,
+    },
+}
+
+/// One bulk op with the global memory it reads or writes.
+pub struct BulkOp<'a> {
+    /// What to do.
+    pub kind: BulkKind<'a>,
+    /// Global memory.
+    pub global: &'a mut dyn GlobalMemory,
+}
+
+/// What one [`BulkOp`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BulkStep {
+    /// The transaction bytes: the whole box (tensor ops, also when part of it was out of bounds
+    /// and zero-filled) or the copy size. For loads this is what
+    /// `mbarrier::complete_tx::bytes` completes.
+    pub tx_bytes: u64,
+    /// Global bytes read and written (in-bounds elements only).
+    pub global_read: u64,
+    /// Global bytes written.
+    pub global_written: u64,
+    /// Box elements outside the tensor (zero-filled by a load, skipped by a store).
+    pub out_of_bounds: u64,
+    /// Shared-memory byte ranges written (loads), merged where contiguous, address order of
+    /// the writes.
+    pub smem_written: Vec<Range<u32>>,
+    /// Shared-memory bytes read (stores, reductions).
+    pub smem_read: u64,
+}
+
+impl BulkStep {
+    fn new(tx: u64) -> BulkStep {
+        BulkStep {
+            tx_bytes: tx,
+            global_read: 0,
+            global_written: 0,
+            out_of_bounds: 0,
+            smem_written: Vec::new(),
+            smem_read: 0,
+        }
+    }
+
+    fn wrote(&mut self, r: Range<u32>) {
+        if let Some(last) = self.smem_written.last_mut()
+            && last.end == r.start
+        {
+            last.end = r.end;
+            return;
+        }
+        self.smem_written.push(r);
+    }
+}
+
+fn smem_range(smem: &SharedMemory, start: u32, len: u64) -> Result<Range<usize>, SimError> {
+    let end = u64::from(start) + len;
+    if end > u64::from(smem.len()) {
+        return Err(SimError::Invalid(format!(
+            "shared-memory range {start}..{end} is past the end of the {} bytes of shared memory",
+            smem.len()
+        )));
+    }
+    Ok(start as usize..end as usize)
+}
+
+/// One box row: its shared-memory row index and the tensor coordinates of its element 0.
+struct BoxRow {
+    row: u32,
+    coords: [i64; MAX_RANK],
+}
+
+fn box_rows<'m>(map: &'m TensorMap, coords: &[i64; MAX_RANK]) -> impl Iterator<Item = BoxRow> + 'm {
+    let rows = u32::try_from(map.box_rows()).unwrap_or(0);
+    let c0 = *coords;
+    (0..rows).map(move |row| {
+        let mut c = c0;
+        let mut rest = row;
+        for d in 1..MAX_RANK {
+            let b = map.box_dims[d];
+            c[d] = c0[d] + i64::from(rest % b);
+            rest /= b;
+        }
+        BoxRow { row, coords: c }
+    })
+}
+
+/// The in-bounds element range `lo..hi` of box row `r` (box columns), with the global byte
+/// offset of element `lo`; `None` when the row lies wholly outside the tensor.
+fn in_bounds(map: &TensorMap, r: &BoxRow) -> Option<(u32, u32, u64)> {
+    let b0 = i64::from(map.box_dims[0]);
+    let x0 = r.coords[0];
+    let lo = (-x0).clamp(0, b0);
+    let hi = (i64::try_from(map.dims[0]).unwrap_or(i64::MAX) - x0).clamp(0, b0);
+    if lo >= hi {
+        return None;
+    }
+    let mut c = r.coords;
+    c[0] = x0 + lo;
+    let off = map.global_offset(&c)?;
+    Some((lo as u32, hi as u32, off))
+}
+
+/// `cuTensorMapEncodeTiled`'s `globalAddress` rule (interleave none): 16-byte aligned.
+fn check_tensor(tensor: u64) -> Result<(), SimError> {
+    if !tensor.is_multiple_of(16) {
+        return Err(SimError::Invalid(format!(
+            "tensor global address {tensor:#x} is not allowed; it must be a multiple of 16 bytes (cuTensorMapEncodeTiled)"
+        )));
+    }
+    Ok(())
+}
+
+fn bulk(smem: &mut SharedMemory, op: BulkOp) -> Result<BulkStep, SimError> {
+    let BulkOp { kind, global } = op;
+    match kind {
+        BulkKind::TensorLoad {
+            map,
+            tensor,
+            coords,
+            smem: dst,
+        } => {
+            check_tensor(tensor)?;
+            let bx = map.smem_box(dst)?;
+            smem_range(smem, dst, u64::from(bx.footprint_bytes()))?;
+            let e = map.dtype.bytes();
+            let inner = bx.inner_bytes() as usize;
+            let mut step = BulkStep::new(map.box_bytes());
+            // Read every row first (a failing global read writes nothing), then place it.
+            let mut data = vec![0u8; inner * map.box_rows() as usize];
+            for r in box_rows(map, &coords) {
+                let line = &mut data[r.row as usize * inner..(r.row as usize + 1) * inner];
+                match in_bounds(map, &r) {
+                    Some((lo, hi, off)) => {
+                        let (a, b) = ((lo * e) as usize, (hi * e) as usize);
+                        global.read(tensor.wrapping_add(off), &mut line[a..b])?;
+                        step.global_read += (b - a) as u64;
+                        step.out_of_bounds += u64::from(map.box_dims[0] - (hi - lo));
+                    }
+                    None => step.out_of_bounds += u64::from(map.box_dims[0]),
+                }
+            }
+            let bytes = smem.bytes_mut();
+            for row in 0..bx.rows {
+                for ch in 0..bx.chunks_per_row() {
+                    let a = bx.chunk_address(row, ch);
+                    let src = row as usize * inner + 16 * ch as usize;
+                    bytes[a as usize..a as usize + 16].copy_from_slice(&data[src..src + 16]);
+                    step.wrote(a..a + 16);
+                }
+            }
+            Ok(step)
+        }
+        BulkKind::TensorStore {
+            map,
+            tensor,
+            coords,
+            smem: src,
+        }
+        | BulkKind::TensorReduce {
+            map,
+            tensor,
+            coords,
+            smem: src,
+            ..
+        } => {
+            let red = match kind {
+                BulkKind::TensorReduce { op, .. } => {
+                    op.check_type(map.dtype)?;
+                    Some(op)
+                }
+                _ => None,
+            };
+            check_tensor(tensor)?;
+            let bx = map.smem_box(src)?;
+            smem_range(smem, src, u64::from(bx.footprint_bytes()))?;
+            let e = map.dtype.bytes();
+            let mut step = BulkStep::new(map.box_bytes());
+            step.smem_read = map.box_bytes();
+            let mut line = vec![0u8; bx.inner_bytes() as usize];
+            for r in box_rows(map, &coords) {
+                let Some((lo, hi, off)) = in_bounds(map, &r) else {
+                    step.out_of_bounds += u64::from(map.box_dims[0]);
+                    continue;
+                };
+                step.out_of_bounds += u64::from(map.box_dims[0] - (hi - lo));
+                for ch in 0..bx.chunks_per_row() {
+                    let a = bx.chunk_address(r.row, ch) as usize;
+                    line[16 * ch as usize..16 * ch as usize + 16]
+                        .copy_from_slice(&smem.bytes()[a..a + 16]);
+                }
+                let part = &line[(lo * e) as usize..(hi * e) as usize];
+                let at = tensor.wrapping_add(off);
+                write_or_reduce(global, at, part, map.dtype, red, &mut step)?;
+            }
+            Ok(step)
+        }
+        BulkKind::CopyToShared {
+            smem: dst,
+            global: g,
+            bytes,
+        } => {
+            check_bulk_copy(dst, g, bytes)?;
+            let r = smem_range(smem, dst, u64::from(bytes))?;
+            let mut buf = vec![0u8; bytes as usize];
+            global.read(g, &mut buf)?;
+            smem.bytes_mut()[r].copy_from_slice(&buf);
+            let mut step = BulkStep::new(u64::from(bytes));
+            step.global_read = u64::from(bytes);
+            step.wrote(dst..dst + bytes);
+            Ok(step)
+        }
+        BulkKind::CopyToGlobal {
+            smem: src,
+            global: g,
+            bytes,
+        }
+        | BulkKind::ReduceToGlobal {
+            smem: src,
+            global: g,
+            bytes,
+            ..
+        } => {
+            check_bulk_copy(src, g, bytes)?;
+            let (dtype, red) = match kind {
+                BulkKind::ReduceToGlobal { dtype, op, .. } => {
+                    op.check_type(dtype)?;
+                    (dtype, Some(op))
+                }
+                _ => (TmaDtype::U8, None),
+            };
+            let r = smem_range(smem, src, u64::from(bytes))?;
+            let mut step = BulkStep::new(u64::from(bytes));
+            step.smem_read = u64::from(bytes);
+            let data = smem.bytes()[r].to_vec();
+            write_or_reduce(global, g, &data, dtype, red, &mut step)?;
+            Ok(step)
+        }
+    }
+}
+
+fn write_or_reduce(
+    global: &mut dyn GlobalMemory,
+    at: u64,
+    data: &[u8],
+    dtype: TmaDtype,
+    red: Option<ReduceOp>,
+    step: &mut BulkStep,
+) -> Result<(), SimError> {
+    match red {
+        None => global.write(at, data)?,
+        Some(op) => {
+            let mut old = vec![0u8; data.len()];
+            global.read(at, &mut old)?;
+            step.global_read += data.len() as u64;
+            let e = dtype.bytes() as usize;
+            for (o, s) in old.chunks_exact_mut(e).zip(data.chunks_exact(e)) {
+                reduce_elem(dtype, op, o, s);
+            }
+            global.write(at, &old)?;
+        }
+    }
+    step.global_written += data.len() as u64;
+    Ok(())
+}
+
+/// `old = old <op> src` on one little-endian element of `t` ([`ReduceOp::check_type`] has
+/// allowed the pair). Floating-point adds round once to the type (f16, bf16 `.noftz`: no
+/// flush of subnormals); min/max of floats follow IEEE `minNum`/`maxNum`.
+fn reduce_elem(t: TmaDtype, op: ReduceOp, old: &mut [u8], src: &[u8]) {
+    fn le(b: &[u8]) -> u64 {
+        let mut x = [0u8; 8];
+        x[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(x)
+    }
+    let (o, s) = (le(old), le(src));
+    let int = |a: i128, b: i128| -> i128 {
+        match op {
+            ReduceOp::Add => a + b,
+            ReduceOp::Min => a.min(b),
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Inc => {
+                if a >= b {
+                    0
+                } else {
+                    a + 1
+                }
+            }
+            ReduceOp::Dec => {
+                if a == 0 || a > b {
+                    b
+                } else {
+                    a - 1
+                }
+            }
+            ReduceOp::And => a & b,
+            ReduceOp::Or => a | b,
+            ReduceOp::Xor => a ^ b,
+        }
+    };
+    let flt = |a: f64, b: f64| -> f64 {
+        match op {
+            ReduceOp::Min => a.min(b),
+            ReduceOp::Max => a.max(b),
+            _ => a + b,
+        }
+    };
+    let r: u64 = match t {
+        TmaDtype::U32 => int(i128::from(o as u32), i128::from(s as u32)) as u64 & 0xffff_ffff,
+        TmaDtype::S32 => int(i128::from(o as u32 as i32), i128::from(s as u32 as i32)) as u64,
+        TmaDtype::U64 | TmaDtype::U8 | TmaDtype::U16 => int(i128::from(o), i128::from(s)) as u64,
+        TmaDtype::S64 => int(i128::from(o as i64), i128::from(s as i64)) as u64,
+        TmaDtype::F32 | TmaDtype::F32Ftz | TmaDtype::Tf32 | TmaDtype::Tf32Ftz => {
+            let v = flt(
+                f64::from(f32::from_bits(o as u32)),
+                f64::from(f32::from_bits(s as u32)),
+            );
+            u64::from((v as f32).to_bits())
+        }
+        TmaDtype::F64 => flt(f64::from_bits(o), f64::from_bits(s)).to_bits(),
+        TmaDtype::F16 => {
+            let v = flt(
+                half::f16::from_bits(o as u16).to_f64(),
+                half::f16::from_bits(s as u16).to_f64(),
+            );
+            u64::from(half::f16::from_f64(v).to_bits())
+        }
+        TmaDtype::Bf16 => {
+            let v = flt(
+                half::bf16::from_bits(o as u16).to_f64(),
+                half::bf16::from_bits(s as u16).to_f64(),
+            );
+            u64::from(half::bf16::from_f64(v).to_bits())
+        }
+    };
+    let n = old.len();
+    old.copy_from_slice(&r.to_le_bytes()[..n]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths kept for callers (and measured tests) written before the one executor.
+// ---------------------------------------------------------------------------------------------
+
+/// Adapters behind the older per-module paths (`wgmma::execute`, `mma::execute`,
+/// `ldmatrix::execute`, re-exported there): each builds the op and runs this file's arm; new
+/// code calls [`execute`].
+pub mod legacy {
+    use super::*;
+    use crate::sim::ldmatrix::LdmatrixResult;
+    use crate::sim::mma::{MmaDtype, MmaRegs, MmaShape};
+    use crate::sim::wgmma::ASource;
+
+    /// `wgmma` with f32 accumulators `acc[thread][reg]` (scale-d = 1: D += A·B), A and B
+    /// 16-bit (`dtype` f16 or bf16) read from `smem`.
+    ///
+    /// # Errors
+    /// Illegal N, an input type other than f16/bf16, accumulator arrays of the wrong size,
+    /// operand addresses outside `smem`.
+    pub fn wgmma(
+        n: u32,
+        dtype: MmaDtype,
+        a: &ASource,
+        b: &MatrixDescriptor,
+        b_major: Major,
+        smem: &SharedMemory,
+        acc: &mut [Vec<f32>],
+    ) -> Result<(), SimError> {
+        crate::sim::wgmma::check_n(n)?;
+        crate::sim::wgmma::check_dtype(dtype)?;
+        if acc.len() != WARPGROUP_THREADS || acc.iter().any(|r| r.len() != (n / 2) as usize) {
+            return Err(SimError::Invalid(format!(
+                "accumulators must be 128 threads x {} registers for N = {n}",
+                n / 2
+            )));
+        }
+        let mut d: Vec<u32> = acc.iter().flatten().map(|v| v.to_bits()).collect();
+        let (src, trans_a) = match a {
+            ASource::Smem(desc, major) => (WgmmaA::Desc(*desc), *major == Major::Mn),
+            ASource::Registers(regs) => (WgmmaA::Regs(regs), false),
+        };
+        let op = WgmmaOp {
+            kind: WgmmaKind::f32_of(n, dtype),
+            a: src,
+            b: *b,
+            scale_d: true,
+            scale_a: 1,
+            scale_b: 1,
+            trans_a,
+            trans_b: b_major == Major::Mn,
+            d: &mut d,
+        };
+        warpgroup_on(smem, op)?;
+        for (v, bits) in acc.iter_mut().flatten().zip(d) {
+            *v = f32::from_bits(bits);
+        }
+        Ok(())
+    }
+
+    /// `mma.sync` with f32 accumulators: every lane's D registers in the C/D fragment layout.
+    pub fn mma(shape: MmaShape, dtype: MmaDtype, regs: &MmaRegs) -> [[f32; 4]; 32] {
+        let raw = RawRegs {
+            a: regs.a,
+            b: regs.b,
+            c: regs.c.map(|l| l.map(f32::to_bits)),
+        };
+        mma_d(
+            MmaKind::unchecked(shape, dtype, crate::sim::mma::MmaAcc::F32),
+            &raw,
+        )
+        .map(|l| l.map(f32::from_bits))
+    }
+
+    impl MmaKind {
+        /// Executes the mma on raw registers: every lane's D registers (raw bits) in the C/D
+        /// fragment layout, through the warp arm's arithmetic (kept as a method for the PTX ISA
+        /// tests; new code runs a [`WarpOp::Mma`] through [`execute`]).
+        pub fn execute(&self, regs: &RawRegs) -> [[u32; 4]; 32] {
+            mma_d(*self, regs)
+        }
+    }
+
+    /// `ldmatrix` with the given lane row addresses, through the warp arm.
+    ///
+    /// # Errors
+    /// Misaligned (rows must be 16-byte aligned) or out-of-range row addresses.
+    pub fn ldmatrix(
+        num: MatrixCount,
+        trans: bool,
+        smem: &SharedMemory,
+        lane_byte_offsets: [u32; 32],
+    ) -> Result<LdmatrixResult, SimError> {
+        let req = WarpRequest::new(Instruction::Ldmatrix { num, trans }, lane_byte_offsets);
+        let step = load(smem, &req)?;
+        Ok(LdmatrixResult {
+            regs: step.regs,
+            cost: step.cost,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -70,13 +70,13 @@ pub const FA3_BLOCK: u32 = 128;
 pub const FA3_STAGES: u32 = 2;
 /// Threads per CTA (`__launch_bounds__(384, 1)`): three warpgroups.
 pub const FA3_THREADS: u32 = 384;
-/// Streaming multiprocessors of an NVIDIA H200 (SXM): the persistent grid's default size.
-pub const H200_SMS: u32 = 132;
+/// Streaming multiprocessors of an NVIDIA H200 (SXM): the persistent grid's default size
+/// ([`super::arch::H200_SMS`]).
+pub use super::arch::H200_SMS;
 /// Consumer warpgroups per CTA (rows 64c..64c+63 of each tile).
 pub const FA3_CONSUMERS: u64 = 2;
-/// Bytes of dynamic shared memory an sm_90 block may use (227 KiB, CUDA C++ Programming Guide,
-/// compute capability 9.0).
-const SM90_SMEM_LIMIT: u64 = 227 * 1024;
+/// Bytes of dynamic shared memory an sm_90 block may use ([`Arch::limits`]: 227 KiB).
+const SM90_SMEM_LIMIT: u64 = super::arch::Arch::Sm90.limits().smem_per_block_bytes as u64;
 
 /// The kernel variant: the compile-time constants of `kernels/fa3_fwd.cu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

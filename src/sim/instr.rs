@@ -474,6 +474,342 @@ impl std::str::FromStr for Instruction {
     }
 }
 
+/// The SASS instruction classes tilelab counts: the **one** spelling of each (full mnemonics
+/// such as `LDSM.16.MT88.4` or `HGMMA.64x128x16.F32` start with their class's name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum SassClass {
+    /// `LDS` (`ld.shared`).
+    Lds,
+    /// `STS` (`st.shared`).
+    Sts,
+    /// `LDSM` (`ldmatrix`).
+    Ldsm,
+    /// `STSM` (`stmatrix`, sm_90).
+    Stsm,
+    /// `LDGSTS` (`cp.async`).
+    Ldgsts,
+    /// `HMMA` (`mma.sync`, floating-point inputs).
+    Hmma,
+    /// `IMMA` (`mma.sync`, integer inputs).
+    Imma,
+    /// `HGMMA` (`wgmma.mma_async`, f16/bf16/tf32 inputs).
+    Hgmma,
+    /// `QGMMA` (`wgmma.mma_async`, FP8 inputs).
+    Qgmma,
+    /// `IGMMA` (`wgmma.mma_async`, 8-bit integer inputs).
+    Igmma,
+    /// `UTMALDG` (`cp.async.bulk.tensor` global -> shared).
+    Utmaldg,
+    /// `UTMASTG` (`cp.async.bulk.tensor` shared -> global).
+    Utmastg,
+    /// `UTMAREDG` (`cp.reduce.async.bulk.tensor`).
+    Utmaredg,
+    /// `UBLKCP` (`cp.async.bulk` without a tensor map).
+    Ublkcp,
+    /// `UBLKRED` (`cp.reduce.async.bulk` without a tensor map).
+    Ublkred,
+}
+
+impl SassClass {
+    /// The counts tables' short label of the transposing `LDSM` (`LDSM.16.MT88.*`).
+    pub const LDSM_T_SHORT: &'static str = "LDSM.T";
+
+    /// The class name as cuobjdump prints it (`LDSM`, `HGMMA`, `UTMALDG`, …).
+    pub const fn name(self) -> &'static str {
+        match self {
+            SassClass::Lds => "LDS",
+            SassClass::Sts => "STS",
+            SassClass::Ldsm => "LDSM",
+            SassClass::Stsm => "STSM",
+            SassClass::Ldgsts => "LDGSTS",
+            SassClass::Hmma => "HMMA",
+            SassClass::Imma => "IMMA",
+            SassClass::Hgmma => "HGMMA",
+            SassClass::Qgmma => "QGMMA",
+            SassClass::Igmma => "IGMMA",
+            SassClass::Utmaldg => "UTMALDG",
+            SassClass::Utmastg => "UTMASTG",
+            SassClass::Utmaredg => "UTMAREDG",
+            SassClass::Ublkcp => "UBLKCP",
+            SassClass::Ublkred => "UBLKRED",
+        }
+    }
+}
+
+impl fmt::Display for SassClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Who executes an instruction together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Scope {
+    /// One warp (32 lanes): ld/st.shared, ldmatrix, stmatrix, cp.async, mma.sync.
+    Warp,
+    /// A warpgroup (4 consecutive warps, 128 threads): wgmma.mma_async.
+    Warpgroup,
+    /// One thread issues a bulk copy the TMA unit performs: cp.async.bulk(.tensor),
+    /// cp.reduce.async.bulk(.tensor).
+    Bulk,
+}
+
+/// How an instruction's effect becomes visible (what a waiter waits on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Completion {
+    /// Done when the instruction retires.
+    Synchronous,
+    /// `cp.async.commit_group` / `cp.async.wait_group`.
+    CpAsyncGroup,
+    /// `wgmma.commit_group` / `wgmma.wait_group`.
+    WgmmaGroup,
+    /// `mbarrier::complete_tx::bytes`: the copy's bytes complete an mbarrier transaction count.
+    MbarrierTxBytes,
+    /// `cp.async.bulk.commit_group` / `cp.async.bulk.wait_group(.read)`.
+    BulkGroup,
+}
+
+/// How the model costs an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum CostRule {
+    /// Shared-memory wavefronts of the warp request ([`super::bank`]: lanes grouped into units).
+    BankUnits,
+    /// Shared-memory wavefronts by the 128-byte global lines the lanes read (`cp.async.ca`;
+    /// `.cg` not modelled: [`super::bank::NotModelled`]).
+    CpAsyncLines,
+    /// Tensor-core work only: no shared-memory request.
+    TensorCore,
+    /// Core matrices (8 rows x 16 bytes) read from shared memory, each costed as one 8-address
+    /// unit; whether the H200's `l1tex` shared counters see these reads is not measured yet.
+    CoreMatrices,
+    /// Bytes moved by the TMA unit (no warp shared-memory request).
+    BulkBytes,
+}
+
+/// One row of the instruction table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct InstrRow {
+    /// PTX name without the operands (qualifiers that vary are written in braces).
+    pub ptx: &'static str,
+    /// SASS class.
+    pub sass: SassClass,
+    /// Full SASS mnemonic pattern (e.g. `UTMALDG.2D`, `HGMMA.64xNx16.F32`).
+    pub sass_form: &'static str,
+    /// Who executes it.
+    pub scope: Scope,
+    /// How it completes.
+    pub completion: Completion,
+    /// How it is costed.
+    pub cost: CostRule,
+}
+
+const fn row(
+    ptx: &'static str,
+    sass: SassClass,
+    sass_form: &'static str,
+    scope: Scope,
+    completion: Completion,
+    cost: CostRule,
+) -> InstrRow {
+    InstrRow {
+        ptx,
+        sass,
+        sass_form,
+        scope,
+        completion,
+        cost,
+    }
+}
+
+/// The instruction table: every non-ALU instruction the executor ([`super::exec::execute`])
+/// runs, once. Sources: PTX ISA 8.x (sm_90a) for names and completion; SASS forms as cuobjdump
+/// prints them for sm_90a (`tests/data/h200_*`: LDS/STS/LDSM/STSM/LDGSTS/HMMA/HGMMA f16 and
+/// bf16, UTMALDG.2D, UTMASTG.2D); the QGMMA/IGMMA/UTMAREDG/UBLKCP/UBLKRED forms and the tf32
+/// HGMMA form are NVIDIA's SASS names not yet disassembled here.
+pub const TABLE: &[InstrRow] = &[
+    row(
+        "ld.shared.{u8,u16,b32,v2.b32,v4.b32}",
+        SassClass::Lds,
+        "LDS{.U8,.U16,,.64,.128}",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::BankUnits,
+    ),
+    row(
+        "st.shared.{u8,u16,b32,v2.b32,v4.b32}",
+        SassClass::Sts,
+        "STS{.U8,.U16,,.64,.128}",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::BankUnits,
+    ),
+    row(
+        "ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16",
+        SassClass::Ldsm,
+        "LDSM.16.{M88,MT88}{,.2,.4}",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::BankUnits,
+    ),
+    row(
+        "stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16",
+        SassClass::Stsm,
+        "STSM.16.{M88,MT88}{,.2,.4}",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::BankUnits,
+    ),
+    row(
+        "cp.async.{ca,cg}.shared.global",
+        SassClass::Ldgsts,
+        "LDGSTS.E{,.64,.128,.BYPASS.128}",
+        Scope::Warp,
+        Completion::CpAsyncGroup,
+        CostRule::CpAsyncLines,
+    ),
+    row(
+        "mma.sync.aligned.{m16n8k16,m16n8k8}.row.col",
+        SassClass::Hmma,
+        "HMMA.{16816,1688}.{F32,F16}[.BF16]",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::TensorCore,
+    ),
+    row(
+        "mma.sync.aligned.m16n8k32.row.col.s32.{s8,u8}",
+        SassClass::Imma,
+        "IMMA.16832.{S8,U8}.{S8,U8}",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::TensorCore,
+    ),
+    row(
+        "wgmma.mma_async.sync.aligned.m64nNk{16,8}.{f16,bf16,tf32}",
+        SassClass::Hgmma,
+        "HGMMA.64xNx{16,8}.{F32,F16}[.BF16,.TF32]",
+        Scope::Warpgroup,
+        Completion::WgmmaGroup,
+        CostRule::CoreMatrices,
+    ),
+    row(
+        "wgmma.mma_async.sync.aligned.m64nNk32.{e4m3,e5m2}",
+        SassClass::Qgmma,
+        "QGMMA.64xNx32.{F32,F16}.{E4M3,E5M2}.{E4M3,E5M2}",
+        Scope::Warpgroup,
+        Completion::WgmmaGroup,
+        CostRule::CoreMatrices,
+    ),
+    row(
+        "wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}",
+        SassClass::Igmma,
+        "IGMMA.64xNx32.{S8,U8}.{S8,U8}[.SAT]",
+        Scope::Warpgroup,
+        Completion::WgmmaGroup,
+        CostRule::CoreMatrices,
+    ),
+    row(
+        "cp.async.bulk.tensor.{1d..5d}.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        SassClass::Utmaldg,
+        "UTMALDG.{1D..5D}",
+        Scope::Bulk,
+        Completion::MbarrierTxBytes,
+        CostRule::BulkBytes,
+    ),
+    row(
+        "cp.async.bulk.tensor.{1d..5d}.global.shared::cta.tile.bulk_group",
+        SassClass::Utmastg,
+        "UTMASTG.{1D..5D}",
+        Scope::Bulk,
+        Completion::BulkGroup,
+        CostRule::BulkBytes,
+    ),
+    row(
+        "cp.reduce.async.bulk.tensor.{1d..5d}.global.shared::cta.{add,min,max,inc,dec,and,or,xor}.tile.bulk_group",
+        SassClass::Utmaredg,
+        "UTMAREDG.{1D..5D}",
+        Scope::Bulk,
+        Completion::BulkGroup,
+        CostRule::BulkBytes,
+    ),
+    row(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+        SassClass::Ublkcp,
+        "UBLKCP.S.G",
+        Scope::Bulk,
+        Completion::MbarrierTxBytes,
+        CostRule::BulkBytes,
+    ),
+    row(
+        "cp.async.bulk.global.shared::cta.bulk_group",
+        SassClass::Ublkcp,
+        "UBLKCP.G.S",
+        Scope::Bulk,
+        Completion::BulkGroup,
+        CostRule::BulkBytes,
+    ),
+    row(
+        "cp.reduce.async.bulk.global.shared::cta.bulk_group.{add,min,max,inc,dec,and,or,xor}",
+        SassClass::Ublkred,
+        "UBLKRED.G.S",
+        Scope::Bulk,
+        Completion::BulkGroup,
+        CostRule::BulkBytes,
+    ),
+];
+
+/// The table's row of an [`Instruction`] (the warp shared-memory instructions).
+pub fn row_of(ins: Instruction) -> &'static InstrRow {
+    let class = match ins {
+        Instruction::Ld(_) => SassClass::Lds,
+        Instruction::St(_) => SassClass::Sts,
+        Instruction::Ldmatrix { .. } => SassClass::Ldsm,
+        Instruction::Stmatrix { .. } => SassClass::Stsm,
+        Instruction::CpAsync(_) => SassClass::Ldgsts,
+    };
+    class_row(class)
+}
+
+/// The first table row of a SASS class.
+pub fn class_row(class: SassClass) -> &'static InstrRow {
+    TABLE.iter().find(|r| r.sass == class).unwrap_or(&TABLE[0])
+}
+
+/// The SASS mnemonic of a `wgmma.mma_async` form: `HGMMA.64x{N}x16.F32` (`.BF16` appended for
+/// bf16, as cuobjdump prints sm_90a: `tests/data/h200_wgmma_2026-11-30.json`),
+/// `HGMMA.64x{N}x16.F16` for f16 accumulators, `HGMMA.64x{N}x8.F32.TF32`,
+/// `QGMMA.64x{N}x32.{F32,F16}.{E4M3,E5M2}.{E4M3,E5M2}`, `IGMMA.64x{N}x32.{S8,U8}.{S8,U8}`
+/// (`.SAT` with `.satfinite`).
+pub fn wgmma_sass(k: &super::wgmma::WgmmaKind) -> String {
+    use super::wgmma::WgmmaType as T;
+    let up = |t: T| t.name().to_ascii_uppercase();
+    let (n, kk) = (k.n, k.k());
+    let acc = k.acc.name().to_ascii_uppercase();
+    match k.a {
+        T::F16 => format!("{}.64x{n}x{kk}.{acc}", SassClass::Hgmma),
+        T::Bf16 => format!("{}.64x{n}x{kk}.{acc}.BF16", SassClass::Hgmma),
+        T::Tf32 => format!("{}.64x{n}x{kk}.{acc}.TF32", SassClass::Hgmma),
+        T::E4m3 | T::E5m2 => format!(
+            "{}.64x{n}x{kk}.{acc}.{}.{}",
+            SassClass::Qgmma,
+            up(k.a),
+            up(k.b)
+        ),
+        T::S8 | T::U8 => format!(
+            "{}.64x{n}x{kk}.{}.{}{}",
+            SassClass::Igmma,
+            up(k.a),
+            up(k.b),
+            if k.satfinite { ".SAT" } else { "" }
+        ),
+    }
+}
+
+/// The SASS mnemonic of a tensor bulk copy of rank `rank` (1..=5): `UTMALDG.2D` (load),
+/// `UTMASTG.2D` (store), `UTMAREDG.2D` (reduce).
+pub fn tma_sass(class: SassClass, rank: usize) -> String {
+    format!("{class}.{rank}D")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` (PTX ISA §9.7.14.5.15): which lanes
 //! give row addresses, which element each lane/register/half receives, and execution against a
-//! [`SharedMemory`] (a thin use of [`super::exec`], which also runs `stmatrix` with this table).
+//! [`super::smem::SharedMemory`] (a thin use of [`super::exec`], which also runs `stmatrix` with this table).
 //!
 //! The fragment table, as (lane 32, reg r, half h) -> (matrix, row, col), b16 elements:
 //!
@@ -12,11 +12,7 @@
 //! low 16 bits of the register: groupID = lane/4 selects the row and threadID_in_group = lane%4
 //! the column pair (swapped by `.trans`). Measured on the H200 (the H200 measurements, tests/data/h200_wavefronts.json).
 
-use super::bank::{RequestCost, WarpRequest};
-use super::error::SimError;
-use super::exec;
-use super::instr::{Instruction, MatrixCount};
-use super::smem::SharedMemory;
+use super::bank::RequestCost;
 
 /// Coordinates of one b16 element of an 8x8 matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -73,28 +69,16 @@ pub struct LdmatrixResult {
     pub cost: RequestCost,
 }
 
-/// Executes `ldmatrix` with the given lane row addresses (byte offsets) against `smem`, through
-/// the warp executor ([`super::exec`]).
-///
-/// # Errors
-/// Misaligned (rows must be 16-byte aligned) or out-of-range row addresses.
-pub fn execute(
-    num: MatrixCount,
-    trans: bool,
-    smem: &SharedMemory,
-    lane_byte_offsets: [u32; 32],
-) -> Result<LdmatrixResult, SimError> {
-    let req = WarpRequest::new(Instruction::Ldmatrix { num, trans }, lane_byte_offsets);
-    let step = exec::load(smem, &req)?;
-    Ok(LdmatrixResult {
-        regs: step.regs,
-        cost: step.cost,
-    })
-}
+/// Executes `ldmatrix` with the given lane row addresses (byte offsets) against `smem`,
+/// through the warp executor ([`super::exec`]). Errors: misaligned (rows must be 16-byte
+/// aligned) or out-of-range row addresses.
+pub use super::exec::legacy::ldmatrix as execute;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::instr::MatrixCount;
+    use crate::sim::smem::SharedMemory;
 
     #[test]
     fn table_matches_ptx_figure() {

@@ -456,7 +456,7 @@ impl RawRegs {
         }
     }
 
-    fn slot(&mut self, op: Operand, lane: u32, reg: u32) -> &mut u32 {
+    pub(crate) fn slot(&mut self, op: Operand, lane: u32, reg: u32) -> &mut u32 {
         let (l, r) = (lane as usize, reg as usize);
         match op {
             Operand::A => &mut self.a[l][r],
@@ -493,7 +493,7 @@ impl MmaKind {
         Ok(MmaKind { shape, dtype, acc })
     }
 
-    fn unchecked(shape: MmaShape, dtype: MmaDtype, acc: MmaAcc) -> MmaKind {
+    pub(crate) fn unchecked(shape: MmaShape, dtype: MmaDtype, acc: MmaAcc) -> MmaKind {
         MmaKind { shape, dtype, acc }
     }
 
@@ -595,7 +595,7 @@ impl MmaKind {
         }
     }
 
-    fn elem_bits(&self, op: Operand) -> u32 {
+    pub(crate) fn elem_bits(&self, op: Operand) -> u32 {
         32 / self.elems_per_reg(op)
     }
 
@@ -647,45 +647,6 @@ impl MmaKind {
             }
         }
         m
-    }
-
-    /// Executes the mma: every lane's D registers in the C/D fragment layout (as raw bits).
-    ///
-    /// Each D element is C plus the K products, summed in f64 and rounded once to the
-    /// accumulator type (f32 or f16, to nearest even); integer inputs sum exactly and wrap
-    /// modulo 2^32 into s32 (the form without `.satfinite`). NaN and infinite inputs propagate
-    /// as IEEE arithmetic does. The hardware accumulates at least to f32 precision for f16/bf16
-    /// inputs (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8
-    /// tensor cores are reported to keep fewer bits while accumulating, which this model does
-    /// not reproduce (results that are exact in f32 agree).
-    pub fn execute(&self, regs: &RawRegs) -> [[u32; 4]; 32] {
-        let a = self.unpack(Operand::A, regs);
-        let b = self.unpack(Operand::B, regs);
-        let c = self.unpack(Operand::C, regs);
-        let (_, _, k) = self.shape.mnk();
-        let mut d = RawRegs::zero();
-        let bits = self.elem_bits(Operand::C);
-        for lane in 0..32u32 {
-            for reg in 0..self.regs(Operand::C) {
-                let mut word = 0u32;
-                for pos in 0..self.elems_per_reg(Operand::C) {
-                    let (i, j) = self.fragment(Operand::C, lane, reg, pos);
-                    let (i, j) = (i as usize, j as usize);
-                    let v = if self.acc == MmaAcc::S32 {
-                        let dot: i64 = (0..k as usize)
-                            .map(|kk| a[[i, kk]] as i64 * b[[kk, j]] as i64)
-                            .sum();
-                        (c[[i, j]] as i64).wrapping_add(dot) as f64
-                    } else {
-                        (0..k as usize).fold(c[[i, j]], |s, kk| s + a[[i, kk]] * b[[kk, j]])
-                    };
-                    let mask = u32::MAX >> (32 - bits);
-                    word |= (self.acc.encode(v) & mask) << (bits * pos);
-                }
-                *d.slot(Operand::C, lane, reg) = word;
-            }
-        }
-        d.c
     }
 }
 
@@ -744,13 +705,9 @@ pub fn unpack(shape: MmaShape, dtype: MmaDtype, op: Operand, regs: &MmaRegs) -> 
         .mapv(|v| v as f32)
 }
 
-/// Executes the mma with f32 accumulators: every lane's D registers, in the C/D fragment layout
-/// ([`MmaKind::execute`]).
-pub fn execute(shape: MmaShape, dtype: MmaDtype, regs: &MmaRegs) -> [[f32; 4]; 32] {
-    f32_kind(shape, dtype)
-        .execute(&regs.raw())
-        .map(|l| l.map(f32::from_bits))
-}
+/// Executes the mma with f32 accumulators: every lane's D registers, in the C/D fragment
+/// layout, through the one executor's mma arm ([`super::exec`]).
+pub use super::exec::legacy::mma as execute;
 
 #[cfg(test)]
 mod tests {
@@ -865,7 +822,15 @@ mod tests {
                 regs.b[lane] = [b; 2];
                 regs.c[lane] = [c; 4];
             }
-            for (lane, d) in kind.execute(&regs).iter().enumerate() {
+            let op = crate::sim::exec::WarpOp::Mma {
+                kind,
+                a: regs.a,
+                b: regs.b.map(|r| [r[0], r[1], 0, 0]),
+                c: regs.c,
+            };
+            let mut none = crate::sim::smem::SharedMemory::zeroed(0);
+            let step = crate::sim::exec::execute(&mut none, &op).unwrap();
+            for (lane, d) in step.regs.iter().enumerate() {
                 assert_eq!(d, &[want; 4], "{shape:?} {dtype:?} lane {lane}");
             }
         }

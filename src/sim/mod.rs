@@ -1,14 +1,16 @@
 //! The CPU model of one warp meeting shared memory and the tensor cores. Pure: no I/O, no CLI,
 //! no GPU code.
 //!
-//! * [`instr`]: what an instruction is (PTX name, bytes per lane, address lanes, SASS mnemonic);
+//! * [`instr`]: the instruction table (PTX name, SASS class, scope, completion, cost rule) and
+//!   what a warp shared-memory instruction is (bytes per lane, address lanes, SASS mnemonic);
 //! * [`addr`]: address expressions over `lane` (`(lane%8)*132+(lane/8)*4`);
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
-//! * [`ldmatrix`], [`mma`]: fragment tables and execution (`stmatrix`, ldmatrix's store twin on
+//! * [`ldmatrix`], [`mma`]: fragment tables (`stmatrix`, ldmatrix's store twin on
 //!   sm_90, is an [`instr::Instruction`] the executor runs through the ldmatrix table);
-//! * [`exec`]: the warp executor, one instruction on shared memory and registers (ld/st,
-//!   ldmatrix, stmatrix, cp.async, mma): the request, its cost, the register and memory writes;
+//! * [`exec`]: **the** executor, one instruction of any scope: warp (ld/st, ldmatrix,
+//!   stmatrix, cp.async, mma), warpgroup (wgmma) and bulk (TMA box load/store/reduce, bulk
+//!   copy): the request, its cost, the register and memory writes;
 //! * [`smem`]: the byte array it executes against;
 //! * [`arch`]: per-architecture limits;
 //! * [`placement`]: where tiles sit in shared memory (one rule for tilings and lessons);
@@ -20,8 +22,12 @@
 //! * [`traffic`]: global-memory bytes of the FlashAttention v1 and v2 loop orders;
 //! * [`occupancy`]: blocks per SM, active warps and the limiting resource;
 //! * [`size`]: the one spelling of a byte size (`32768`, `32K`, `32KiB`, `2M`);
-//! * [`tma`]: where a TMA box lands in shared memory under each swizzle mode (sm_90);
-//! * [`wgmma`]: warpgroup MMA matrix descriptors, canonical layouts, fragments and execution (sm_90a).
+//! * [`tma`]: tensor maps (`cuTensorMapEncodeTiled`, rank 1..=5), where a TMA box lands in
+//!   shared memory under each swizzle mode, bulk-copy and reduction rules (sm_90; executed by
+//!   [`exec`]);
+//! * [`wgmma`]: warpgroup MMA forms, matrix descriptors, canonical layouts and fragments
+//!   (sm_90a; executed by [`exec`]);
+//! * [`readback`]: wavefronts of reading a TMA box or a wgmma operand back with `ldmatrix`.
 
 pub mod access;
 pub mod addr;
@@ -38,6 +44,7 @@ pub mod mma;
 pub mod occupancy;
 pub mod placement;
 pub mod program;
+pub mod readback;
 pub mod size;
 pub mod smem;
 pub mod stats;

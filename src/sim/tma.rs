@@ -37,6 +37,17 @@
 //! (the driver returns `CUDA_ERROR_INVALID_VALUE` otherwise); the destination 128-byte aligned;
 //! the box's footprint from the destination inside one block's shared memory (sm_90: 227 KB =
 //! 232,448 bytes, [`Arch::limits`]).
+//!
+//! # Tensor maps of rank 1..=5 and the bulk ops
+//! [`TensorMap`] holds `cuTensorMapEncodeTiled`'s arguments and applies its rules (rank 1..=5,
+//! `globalDim` 1..=2^32, `globalStrides` multiples of 16 below 2^40, `boxDim` 1..=256,
+//! `elementStrides` 1, the inner-box rules above), with the text form
+//! `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` ([`TensorMap::parse`]). A box of rank 3..5 lands as rows
+//! of the 2-D rule: dimension 1 inside 2 inside 3 …, row `i1 + b1·(i2 + b2·(i3 + …))`
+//! ([`TensorMap::smem_box`]). The copies themselves (load with zero fill, store, reduction,
+//! `cp.async.bulk`) are run by [`super::exec`]; [`check_bulk_copy`] and [`ReduceOp`] hold their
+//! rules. The swizzle is CuTe's [`Swizzle`] (the one of [`super::layout`]), not a formula of its
+//! own.
 
 use std::fmt;
 
@@ -136,10 +147,10 @@ impl TmaSwizzle {
         })
     }
 
-    /// Applies the swizzle to a shared-memory byte address.
+    /// Applies the swizzle to a shared-memory byte address: [`Self::cute_bytes`]'s
+    /// `Swizzle<B,4,3>` (the one [`Swizzle`] of layouts, TMA and wgmma), the identity for none.
     pub fn apply(self, addr: u32) -> u32 {
-        let mask = (1u32 << self.bits()) - 1;
-        addr ^ (((addr >> 7) & mask) << 4)
+        self.cute_bytes().map_or(addr, |s| s.apply(addr))
     }
 
     /// The driver's enum name, e.g. `CU_TENSOR_MAP_SWIZZLE_128B`.
@@ -196,16 +207,45 @@ impl TmaBox {
         swizzle: TmaSwizzle,
         base: u32,
     ) -> Result<TmaBox, SimError> {
+        TmaBox::stacked_rows(rows, cols, elem_bytes, swizzle, base, MAX_BOX_DIM)
+    }
+
+    /// [`TmaBox::new`] for a box of rank 3..=5 flattened to rows: `rows` is the product of
+    /// `boxDim[1..rank]` (each already checked by [`TensorMap::new`]), so it may exceed 256.
+    ///
+    /// # Errors
+    /// Those of [`TmaBox::new`] except the 256-row limit.
+    pub fn stacked(
+        rows: u32,
+        cols: u32,
+        elem_bytes: u32,
+        swizzle: TmaSwizzle,
+        base: u32,
+    ) -> Result<TmaBox, SimError> {
+        TmaBox::stacked_rows(rows, cols, elem_bytes, swizzle, base, u32::MAX)
+    }
+
+    fn stacked_rows(
+        rows: u32,
+        cols: u32,
+        elem_bytes: u32,
+        swizzle: TmaSwizzle,
+        base: u32,
+        max_rows: u32,
+    ) -> Result<TmaBox, SimError> {
         let bad = |m: String| Err(SimError::Invalid(m));
         if ![1, 2, 4, 8].contains(&elem_bytes) {
             return bad(format!(
                 "element size {elem_bytes} bytes is not allowed; allowed: 1, 2, 4, 8"
             ));
         }
-        for (name, v) in [("rows (boxDim[1])", rows), ("columns (boxDim[0])", cols)] {
-            if v == 0 || v > MAX_BOX_DIM {
+        for (name, v, max) in [
+            ("rows (boxDim[1])", rows, max_rows),
+            ("columns (boxDim[0])", cols, MAX_BOX_DIM),
+        ] {
+            if v == 0 || v > max {
                 return bad(format!(
-                    "box {name} {v} is not allowed; allowed: 1..={MAX_BOX_DIM} elements"
+                    "box {name} {v} is not allowed; allowed: 1..={max} elements"
                 ));
             }
         }
@@ -310,6 +350,562 @@ impl TmaBox {
             }
         }
         out
+    }
+}
+
+/// Largest tensor rank of a tiled `CUtensorMap` (`cuTensorMapEncodeTiled`'s `tensorRank`).
+pub const MAX_RANK: usize = 5;
+/// Global strides must be below 2^40 bytes (`cuTensorMapEncodeTiled`).
+pub const MAX_GLOBAL_STRIDE: u64 = 1 << 40;
+/// Global dimensions must be at most 2^32 elements (`cuTensorMapEncodeTiled`).
+pub const MAX_GLOBAL_DIM: u64 = 1 << 32;
+/// Largest `elementStrides` entry (`cuTensorMapEncodeTiled`).
+pub const MAX_ELEMENT_STRIDE: u32 = 8;
+
+/// `CUtensorMapDataType`, by the lower-case short names [`TmaDtype::parse`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum TmaDtype {
+    /// `CU_TENSOR_MAP_DATA_TYPE_UINT8`.
+    U8,
+    /// `CU_TENSOR_MAP_DATA_TYPE_UINT16`.
+    U16,
+    /// `CU_TENSOR_MAP_DATA_TYPE_UINT32`.
+    U32,
+    /// `CU_TENSOR_MAP_DATA_TYPE_INT32`.
+    S32,
+    /// `CU_TENSOR_MAP_DATA_TYPE_UINT64`.
+    U64,
+    /// `CU_TENSOR_MAP_DATA_TYPE_INT64`.
+    S64,
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT16`.
+    F16,
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32`.
+    F32,
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT64`.
+    F64,
+    /// `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`.
+    Bf16,
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ`.
+    F32Ftz,
+    /// `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`.
+    Tf32,
+    /// `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ`.
+    Tf32Ftz,
+}
+
+/// Every name [`TmaDtype::parse`] accepts.
+pub const TMA_DTYPE_NAMES: &str =
+    "u8, u16, u32, s32, u64, s64, f16, f32, f64, bf16, f32_ftz, tf32, tf32_ftz";
+
+impl TmaDtype {
+    /// All thirteen, in `CUtensorMapDataType` order.
+    pub const ALL: [TmaDtype; 13] = [
+        TmaDtype::U8,
+        TmaDtype::U16,
+        TmaDtype::U32,
+        TmaDtype::S32,
+        TmaDtype::U64,
+        TmaDtype::S64,
+        TmaDtype::F16,
+        TmaDtype::F32,
+        TmaDtype::F64,
+        TmaDtype::Bf16,
+        TmaDtype::F32Ftz,
+        TmaDtype::Tf32,
+        TmaDtype::Tf32Ftz,
+    ];
+
+    /// The short name (`u8`, …, `tf32_ftz`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TmaDtype::U8 => "u8",
+            TmaDtype::U16 => "u16",
+            TmaDtype::U32 => "u32",
+            TmaDtype::S32 => "s32",
+            TmaDtype::U64 => "u64",
+            TmaDtype::S64 => "s64",
+            TmaDtype::F16 => "f16",
+            TmaDtype::F32 => "f32",
+            TmaDtype::F64 => "f64",
+            TmaDtype::Bf16 => "bf16",
+            TmaDtype::F32Ftz => "f32_ftz",
+            TmaDtype::Tf32 => "tf32",
+            TmaDtype::Tf32Ftz => "tf32_ftz",
+        }
+    }
+
+    /// Parses a short name (case-insensitive).
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value and [`TMA_DTYPE_NAMES`].
+    pub fn parse(s: &str) -> Result<TmaDtype, SimError> {
+        let t = s.trim().to_ascii_lowercase();
+        TmaDtype::ALL
+            .into_iter()
+            .find(|d| d.name() == t)
+            .ok_or_else(|| {
+                SimError::Invalid(format!(
+                    "unknown tensor map data type '{s}'; allowed: {TMA_DTYPE_NAMES}"
+                ))
+            })
+    }
+
+    /// Bytes per element: 1, 2, 4 or 8.
+    pub fn bytes(self) -> u32 {
+        match self {
+            TmaDtype::U8 => 1,
+            TmaDtype::U16 | TmaDtype::F16 | TmaDtype::Bf16 => 2,
+            TmaDtype::U32
+            | TmaDtype::S32
+            | TmaDtype::F32
+            | TmaDtype::F32Ftz
+            | TmaDtype::Tf32
+            | TmaDtype::Tf32Ftz => 4,
+            TmaDtype::U64 | TmaDtype::S64 | TmaDtype::F64 => 8,
+        }
+    }
+}
+
+impl fmt::Display for TmaDtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A tiled `CUtensorMap`: the arguments of `cuTensorMapEncodeTiled` (CUDA driver API), with
+/// interleave `CU_TENSOR_MAP_INTERLEAVE_NONE`, OOB fill `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`
+/// (out-of-bounds elements read as zero) and L2 promotion ignored (it changes no byte).
+///
+/// Dimensions are innermost first. Units: `dims` and `box_dims` in elements, `strides` in bytes
+/// (`strides[i]` is `globalStrides[i - 1]`, the byte step of dimension `i`; `strides[0]` is the
+/// element size), `elem_strides` in elements. Entries at and beyond `rank` are unused (dims and
+/// boxes 1, strides 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TensorMap {
+    /// `tensorDataType`.
+    pub dtype: TmaDtype,
+    /// `tensorRank`: 1..=5.
+    pub rank: usize,
+    /// `globalDim`, elements.
+    pub dims: [u64; MAX_RANK],
+    /// Byte step per dimension: the element size, then `globalStrides`.
+    pub strides: [u64; MAX_RANK],
+    /// `boxDim`, elements.
+    pub box_dims: [u32; MAX_RANK],
+    /// `elementStrides`: only 1 is modelled.
+    pub elem_strides: [u32; MAX_RANK],
+    /// `swizzle`.
+    pub swizzle: TmaSwizzle,
+}
+
+impl TensorMap {
+    /// Builds and validates a map with `cuTensorMapEncodeTiled`'s rules (CUDA driver API):
+    /// rank 1..=5; every `globalDim` in 1..=2^32; `globalStrides` (`global_strides`, bytes, one
+    /// per dimension 1..rank) multiples of 16 and below 2^40; every `boxDim` in 1..=256;
+    /// `boxDim[0] * elemsize` a multiple of 16 bytes; with a swizzle, `boxDim[0] * elemsize` at
+    /// most the swizzle span; `elementStrides` in 1..=8, of which only 1 is modelled.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`], one line naming the value and what is allowed.
+    pub fn new(
+        dtype: TmaDtype,
+        dims: &[u64],
+        global_strides: &[u64],
+        box_dims: &[u32],
+        elem_strides: Option<&[u32]>,
+        swizzle: TmaSwizzle,
+    ) -> Result<TensorMap, SimError> {
+        let bad = |m: String| Err(SimError::Invalid(m));
+        let rank = dims.len();
+        if rank == 0 || rank > MAX_RANK {
+            return bad(format!(
+                "tensor rank {rank} is not allowed; allowed: 1..={MAX_RANK} dimensions"
+            ));
+        }
+        if global_strides.len() != rank - 1 || box_dims.len() != rank {
+            return bad(format!(
+                "a rank-{rank} tensor map takes {rank} dims, {} strides and {rank} box dims; given {}, {} and {}",
+                rank - 1,
+                dims.len(),
+                global_strides.len(),
+                box_dims.len()
+            ));
+        }
+        let e = u64::from(dtype.bytes());
+        let mut m = TensorMap {
+            dtype,
+            rank,
+            dims: [1; MAX_RANK],
+            strides: [0; MAX_RANK],
+            box_dims: [1; MAX_RANK],
+            elem_strides: [1; MAX_RANK],
+            swizzle,
+        };
+        m.strides[0] = e;
+        for (i, &d) in dims.iter().enumerate() {
+            if d == 0 || d > MAX_GLOBAL_DIM {
+                return bad(format!(
+                    "globalDim[{i}] {d} is not allowed; allowed: 1..={MAX_GLOBAL_DIM} elements"
+                ));
+            }
+            m.dims[i] = d;
+        }
+        for (i, &st) in global_strides.iter().enumerate() {
+            if !st.is_multiple_of(16) || st == 0 || st >= MAX_GLOBAL_STRIDE {
+                return bad(format!(
+                    "globalStrides[{i}] {st} bytes is not allowed; allowed: a non-zero multiple of 16 below 2^40"
+                ));
+            }
+            m.strides[i + 1] = st;
+        }
+        for (i, &b) in box_dims.iter().enumerate() {
+            if b == 0 || b > MAX_BOX_DIM {
+                return bad(format!(
+                    "boxDim[{i}] {b} is not allowed; allowed: 1..={MAX_BOX_DIM} elements"
+                ));
+            }
+            m.box_dims[i] = b;
+        }
+        if let Some(es) = elem_strides {
+            if es.len() != rank {
+                return bad(format!(
+                    "a rank-{rank} tensor map takes {rank} element strides; given {}",
+                    es.len()
+                ));
+            }
+            for (i, &s) in es.iter().enumerate() {
+                if s == 0 || s > MAX_ELEMENT_STRIDE {
+                    return bad(format!(
+                        "elementStrides[{i}] {s} is not allowed; allowed: 1..={MAX_ELEMENT_STRIDE}"
+                    ));
+                }
+                if s != 1 {
+                    return bad(format!(
+                        "elementStrides[{i}] {s} is not modelled; allowed: 1 (every element of the box)"
+                    ));
+                }
+            }
+        }
+        let inner = u64::from(m.box_dims[0]) * e;
+        if !inner.is_multiple_of(16) {
+            return bad(format!(
+                "boxDim[0] {} x {e} B = {inner} bytes is not allowed; it must be a multiple of 16 bytes",
+                m.box_dims[0]
+            ));
+        }
+        if swizzle != TmaSwizzle::None && inner > u64::from(swizzle.span_bytes()) {
+            return bad(format!(
+                "boxDim[0] {inner} bytes is not allowed with swizzle {swizzle}; allowed: at most {} bytes (the swizzle span)",
+                swizzle.span_bytes()
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Parses `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` (the form of `--tensor-map`): comma-separated
+    /// lists innermost first, dims and box in elements, strides in bytes for dimensions
+    /// 1..rank (empty for rank 1), swizzle `none` when left out; e.g.
+    /// `f16:512,128:1024:64,128:128B`.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the part and what is allowed, or [`TensorMap::new`]'s.
+    pub fn parse(spec: &str) -> Result<TensorMap, SimError> {
+        const FORM: &str = "DTYPE:DIMS:STRIDES:BOX[:SWIZZLE], e.g. f16:512,128:1024:64,128:128B";
+        let parts: Vec<&str> = spec.trim().split(':').collect();
+        if !(4..=5).contains(&parts.len()) {
+            return Err(SimError::Invalid(format!(
+                "tensor map '{spec}' has {} ':'-separated parts; allowed: {FORM}",
+                parts.len()
+            )));
+        }
+        fn list<T: std::str::FromStr>(spec: &str, what: &str, s: &str) -> Result<Vec<T>, SimError> {
+            if s.trim().is_empty() {
+                return Ok(Vec::new());
+            }
+            s.split(',')
+                .map(|v| {
+                    v.trim().parse::<T>().map_err(|_| {
+                        SimError::Invalid(format!(
+                            "tensor map '{spec}': {what} '{v}' is not a whole number; allowed: comma-separated whole numbers"
+                        ))
+                    })
+                })
+                .collect()
+        }
+        let dtype = TmaDtype::parse(parts[0])?;
+        let dims: Vec<u64> = list(spec, "dim", parts[1])?;
+        let strides: Vec<u64> = list(spec, "stride", parts[2])?;
+        let boxes: Vec<u32> = list(spec, "box dim", parts[3])?;
+        let sw = match parts.get(4) {
+            Some(s) => TmaSwizzle::parse(s)?,
+            None => TmaSwizzle::None,
+        };
+        TensorMap::new(dtype, &dims, &strides, &boxes, None, sw)
+    }
+
+    /// Checks `cuTensorMapEncodeTiled`'s remaining arguments, by their driver enum values, for
+    /// what the model covers: `interleave` must be `CU_TENSOR_MAP_INTERLEAVE_NONE` (0; 16B and
+    /// 32B interleave are not modelled), `oobFill` `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` (0: zero
+    /// fill; 1, NaN fill, is not modelled); `l2Promotion` (0..=3) changes no byte and is
+    /// accepted.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value.
+    pub fn check_driver_options(
+        interleave: u32,
+        oob_fill: u32,
+        l2_promotion: u32,
+    ) -> Result<(), SimError> {
+        let bad = |m: String| Err(SimError::Invalid(m));
+        match interleave {
+            0 => {}
+            1 | 2 => {
+                return bad(format!(
+                    "tensor map interleave {interleave} (CU_TENSOR_MAP_INTERLEAVE_{}B) is not modelled; allowed: 0 (NONE)",
+                    16 * interleave
+                ));
+            }
+            _ => {
+                return bad(format!(
+                    "tensor map interleave {interleave} is not allowed; allowed: 0 (NONE), 1 (16B), 2 (32B)"
+                ));
+            }
+        }
+        match oob_fill {
+            0 => {}
+            1 => {
+                return bad(
+                    "tensor map oobFill 1 (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA) is not modelled; allowed: 0 (NONE: zero fill)".into(),
+                );
+            }
+            _ => {
+                return bad(format!(
+                    "tensor map oobFill {oob_fill} is not allowed; allowed: 0 (NONE), 1 (NAN_REQUEST_ZERO_FMA)"
+                ));
+            }
+        }
+        if l2_promotion > 3 {
+            return bad(format!(
+                "tensor map l2Promotion {l2_promotion} is not allowed; allowed: 0..=3 (NONE, 64B, 128B, 256B)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Elements in one box (the product of `boxDim`).
+    pub fn box_elements(&self) -> u64 {
+        self.box_dims.iter().map(|&b| u64::from(b)).product()
+    }
+
+    /// Bytes of one box: the transaction count a load's `mbarrier::complete_tx::bytes` signals,
+    /// the whole box also when part of it lies outside the tensor and is zero-filled.
+    pub fn box_bytes(&self) -> u64 {
+        self.box_elements() * u64::from(self.dtype.bytes())
+    }
+
+    /// Rows of the box in shared memory: the product of `boxDim[1..rank]` (1 for rank 1; up
+    /// to 256^4, so a u64).
+    pub fn box_rows(&self) -> u64 {
+        self.box_dims[1..].iter().map(|&b| u64::from(b)).product()
+    }
+
+    /// The box as it lands in shared memory at byte address `base`: `box_rows()` rows of
+    /// `boxDim[0]` elements (outer dimensions stack boxes of rows, dimension 2 outside 1, …),
+    /// placed and swizzled by the measured 2-D rule ([`TmaBox`]).
+    ///
+    /// # Errors
+    /// [`TmaBox::new`]'s destination rules (128-byte aligned, inside sm_90's shared memory).
+    pub fn smem_box(&self, base: u32) -> Result<TmaBox, SimError> {
+        let rows = u32::try_from(self.box_rows()).map_err(|_| {
+            SimError::Invalid(format!(
+                "a box of {} rows of {} bytes does not fit sm_90's shared memory per block",
+                self.box_rows(),
+                u64::from(self.box_dims[0]) * u64::from(self.dtype.bytes())
+            ))
+        })?;
+        TmaBox::stacked(
+            rows,
+            self.box_dims[0],
+            self.dtype.bytes(),
+            self.swizzle,
+            base,
+        )
+    }
+
+    /// Row of the shared-memory box (see [`Self::smem_box`]) holding box index `idx` (one per
+    /// dimension; `idx[0]` is the column).
+    pub fn box_row(&self, idx: &[u32; MAX_RANK]) -> u32 {
+        (1..MAX_RANK)
+            .rev()
+            .fold(0, |row, d| row * self.box_dims[d] + idx[d])
+    }
+
+    /// Byte offset from the tensor's global base address of the element at tensor coordinates
+    /// `c` (one per dimension), or `None` when any coordinate is outside `0..dims[i]` (the
+    /// element a load zero-fills and a store skips).
+    pub fn global_offset(&self, c: &[i64; MAX_RANK]) -> Option<u64> {
+        let mut off = 0u64;
+        for ((&x, &dim), &st) in c.iter().zip(&self.dims).zip(&self.strides).take(self.rank) {
+            let x = u64::try_from(x).ok().filter(|&x| x < dim)?;
+            off = off.checked_add(x.checked_mul(st)?)?;
+        }
+        Some(off)
+    }
+
+    /// The `cp.async.bulk.tensor.Nd` dimension qualifier, e.g. `2d`.
+    pub fn dim_qualifier(&self) -> String {
+        format!("{}d", self.rank)
+    }
+}
+
+impl fmt::Display for TensorMap {
+    /// The `--tensor-map` form [`TensorMap::parse`] reads.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |v: &[String]| v.join(",");
+        let dims: Vec<String> = self.dims[..self.rank]
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        let st: Vec<String> = self.strides[1..self.rank]
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        let bx: Vec<String> = self.box_dims[..self.rank]
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        write!(
+            f,
+            "{}:{}:{}:{}:{}",
+            self.dtype,
+            join(&dims),
+            join(&st),
+            join(&bx),
+            self.swizzle
+        )
+    }
+}
+
+/// Rules of `cp.async.bulk` without a tensor map (PTX ISA, "Data Movement and Conversion
+/// Instructions: cp.async.bulk"): both addresses 16-byte aligned, the size a non-zero multiple
+/// of 16 bytes. No swizzle: the bytes land contiguously.
+///
+/// # Errors
+/// [`SimError::Invalid`] naming the value.
+pub fn check_bulk_copy(smem_addr: u32, global_addr: u64, bytes: u32) -> Result<(), SimError> {
+    if bytes == 0 || !bytes.is_multiple_of(16) {
+        return Err(SimError::Invalid(format!(
+            "bulk copy size {bytes} bytes is not allowed; allowed: a non-zero multiple of 16"
+        )));
+    }
+    if !smem_addr.is_multiple_of(16) {
+        return Err(SimError::Invalid(format!(
+            "bulk copy shared address {smem_addr} is not allowed; it must be a multiple of 16 bytes"
+        )));
+    }
+    if !global_addr.is_multiple_of(16) {
+        return Err(SimError::Invalid(format!(
+            "bulk copy global address {global_addr:#x} is not allowed; it must be a multiple of 16 bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// The reduction of `cp.reduce.async.bulk(.tensor)` (PTX ISA, `.redOp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum ReduceOp {
+    /// `.add`.
+    Add,
+    /// `.min`.
+    Min,
+    /// `.max`.
+    Max,
+    /// `.inc`: `old >= src ? 0 : old + 1` (unsigned).
+    Inc,
+    /// `.dec`: `old == 0 || old > src ? src : old - 1` (unsigned).
+    Dec,
+    /// `.and`.
+    And,
+    /// `.or`.
+    Or,
+    /// `.xor`.
+    Xor,
+}
+
+impl ReduceOp {
+    /// All eight.
+    pub const ALL: [ReduceOp; 8] = [
+        ReduceOp::Add,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::Inc,
+        ReduceOp::Dec,
+        ReduceOp::And,
+        ReduceOp::Or,
+        ReduceOp::Xor,
+    ];
+
+    /// The PTX qualifier without the dot.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Add => "add",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Inc => "inc",
+            ReduceOp::Dec => "dec",
+            ReduceOp::And => "and",
+            ReduceOp::Or => "or",
+            ReduceOp::Xor => "xor",
+        }
+    }
+
+    /// Parses `add`, `min`, … `xor`.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value.
+    pub fn parse(s: &str) -> Result<ReduceOp, SimError> {
+        ReduceOp::ALL
+            .into_iter()
+            .find(|o| o.name() == s.trim())
+            .ok_or_else(|| {
+                SimError::Invalid(format!(
+                    "unknown reduction '{s}'; allowed: add, min, max, inc, dec, and, or, xor"
+                ))
+            })
+    }
+
+    /// Checks the element type is one the PTX ISA allows with this reduction: `.add` on u32,
+    /// s32, u64, f32, f64, f16, bf16 (`.noftz`); `.min`/`.max` on u32, s32, u64, s64, f16, bf16;
+    /// `.inc`/`.dec` on u32; `.and`/`.or`/`.xor` on the 32- and 64-bit integer types (`.b32`,
+    /// `.b64`).
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the pair.
+    pub fn check_type(self, t: TmaDtype) -> Result<(), SimError> {
+        use TmaDtype::*;
+        let (ok, allowed) = match self {
+            ReduceOp::Add => (
+                matches!(t, U32 | S32 | U64 | F32 | F64 | F16 | Bf16),
+                "u32, s32, u64, f32, f64, f16, bf16",
+            ),
+            ReduceOp::Min | ReduceOp::Max => (
+                matches!(t, U32 | S32 | U64 | S64 | F16 | Bf16),
+                "u32, s32, u64, s64, f16, bf16",
+            ),
+            ReduceOp::Inc | ReduceOp::Dec => (t == U32, "u32"),
+            ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => (
+                matches!(t, U32 | S32 | U64 | S64),
+                "u32, s32, u64, s64 (.b32, .b64)",
+            ),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(SimError::Invalid(format!(
+                "cp.reduce.async.bulk .{} on {t} is not allowed; allowed: {allowed}",
+                self.name()
+            )))
+        }
     }
 }
 

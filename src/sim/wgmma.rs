@@ -1,8 +1,11 @@
-//! `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` (PTX ISA "Asynchronous
-//! Warpgroup Level Matrix Multiply-Accumulate", sm_90a; SASS `HGMMA.64xNx16.F32[.BF16]`): a
-//! warpgroup of 128 threads (4 consecutive warps) computes D (64×N, f32, in registers) += A (64×16)
-//! · B (16×N), N = 8, 16, …, 256, with A and B read from shared memory through 64-bit **matrix
-//! descriptors** (A may instead come from registers).
+//! `wgmma.mma_async.sync.aligned` (PTX ISA 9.7.15 "Asynchronous Warpgroup Level Matrix
+//! Multiply-Accumulate", sm_90a; SASS `HGMMA`/`QGMMA`/`IGMMA`): the **ISA facts** the one
+//! executor ([`super::exec`], [`super::exec::WgmmaOp`]) uses, no execution of their own. A
+//! warpgroup of 128 threads (4 consecutive warps) computes D (64×N, in registers) = A (64×K) ·
+//! B (K×N) (+ D), K = 32 bytes of input: m64nNk16 (f16, bf16), m64nNk8 (tf32), m64nNk32 (e4m3,
+//! e5m2, s8, u8) ([`WgmmaKind`]: the allowed types, accumulators and N), with A and B read from
+//! shared memory through 64-bit **matrix descriptors** (A may instead come from registers:
+//! [`WgmmaKind::a_fragment`]).
 //!
 //! # Matrix descriptor (PTX ISA "Matrix Descriptor Format"; CUTLASS `cute/arch/mma_sm90_desc.hpp`)
 //! ```text
@@ -33,11 +36,8 @@
 
 use std::fmt;
 
-use half::{bf16, f16};
-
 use super::error::SimError;
 use super::mma::MmaDtype;
-use super::smem::SharedMemory;
 use super::tma::TmaSwizzle;
 
 /// Threads in a warpgroup.
@@ -163,20 +163,29 @@ impl MatrixDescriptor {
     /// Byte address of element `(mn, k)` (`mn` < 64 for A or < N for B, `k` < 16) of a 2-byte
     /// operand of the given major (module docs' formulas).
     pub fn element_address(&self, major: Major, mn: u32, k: u32) -> u32 {
-        let e = 2;
+        self.element_address_of(major, mn, k, 2)
+    }
+
+    /// [`Self::element_address`] for `elem_bytes`-byte elements (1, 2 or 4): K is counted in
+    /// elements, the canonical layouts in bytes (`k * elem_bytes` replaces `k * 2`; a core
+    /// matrix row holds `16 / elem_bytes` elements). MN-major exists only for 2-byte types
+    /// (the PTX ISA's `imm-trans` is f16/bf16 only); it is computed as for 2 bytes.
+    pub fn element_address_of(&self, major: Major, mn: u32, k: u32, elem_bytes: u32) -> u32 {
+        let e = elem_bytes;
+        let kb = k * e;
         let (lbo, sbo) = (self.leading_byte_offset, self.stride_byte_offset);
         let off = match (major, self.swizzle) {
             (Major::K, TmaSwizzle::None) => {
-                (mn / 8) * sbo + (k / 8) * lbo + (mn % 8) * 16 + (k % 8) * e
+                (mn / 8) * sbo + (kb / 16) * lbo + (mn % 8) * 16 + kb % 16
             }
-            (Major::K, s) => (mn / 8) * sbo + (mn % 8) * s.span_bytes() + k * e,
+            (Major::K, s) => (mn / 8) * sbo + (mn % 8) * s.span_bytes() + kb,
             (Major::Mn, TmaSwizzle::None) => {
-                (mn / 8) * sbo + (k / 8) * lbo + (k % 8) * 16 + (mn % 8) * e
+                (mn / 8) * sbo + (k / 8) * lbo + (k % 8) * 16 + (mn % 8) * 2
             }
             (Major::Mn, s) => {
                 let w = s.span_bytes();
-                let per = w / e;
-                (mn / per) * lbo + (k / 8) * sbo + (k % 8) * w + (mn % per) * e
+                let per = w / 2;
+                (mn / per) * lbo + (k / 8) * sbo + (k % 8) * w + (mn % per) * 2
             }
         };
         self.swizzle.apply(self.start_address.wrapping_add(off))
@@ -186,15 +195,22 @@ impl MatrixDescriptor {
     /// shared-memory footprint the tensor core reads for it. Rows run along MN for K-major and
     /// along K for MN-major operands.
     pub fn core_matrix_rows(&self, major: Major, mn: u32, k: u32) -> [u32; 8] {
+        self.core_matrix_rows_of(major, mn, k, 2)
+    }
+
+    /// [`Self::core_matrix_rows`] for `elem_bytes`-byte elements (a K-major core matrix spans
+    /// `16 / elem_bytes` elements of K).
+    pub fn core_matrix_rows_of(&self, major: Major, mn: u32, k: u32, elem_bytes: u32) -> [u32; 8] {
+        let per = 16 / elem_bytes.max(1);
         let (mn0, k0) = match major {
-            Major::K => (mn / 8 * 8, k / 8 * 8),
+            Major::K => (mn / 8 * 8, k / per * per),
             Major::Mn => (mn / 8 * 8, k / 8 * 8),
         };
         std::array::from_fn(|r| {
             let r = r as u32;
             match major {
-                Major::K => self.element_address(major, mn0 + r, k0) & !15,
-                Major::Mn => self.element_address(major, mn0, k0 + r) & !15,
+                Major::K => self.element_address_of(major, mn0 + r, k0, elem_bytes) & !15,
+                Major::Mn => self.element_address_of(major, mn0, k0 + r, elem_bytes) & !15,
             }
         })
     }
@@ -393,11 +409,35 @@ pub fn operand_tiles(
     k: u32,
     order: AtomOrder,
 ) -> Result<(OperandTile, OperandTile, u32), SimError> {
+    operand_tiles_at(0, n, major_a, major_b, swizzle, k, order)
+}
+
+/// [`operand_tiles`] with A at shared byte address `base` instead of 0 (`tilelab sim wgmma
+/// --base`); B follows A as there. Returns (A, B, the end of B in bytes).
+///
+/// # Errors
+/// Those of [`operand_tiles`]; a base not aligned to the swizzle repeat, or tiles whose
+/// addresses do not fit the descriptor's 14-bit fields ([`FIELD_MAX_BYTES`]).
+pub fn operand_tiles_at(
+    base: u32,
+    n: u32,
+    major_a: Major,
+    major_b: Major,
+    swizzle: TmaSwizzle,
+    k: u32,
+    order: AtomOrder,
+) -> Result<(OperandTile, OperandTile, u32), SimError> {
     check_n(n)?;
-    let ta = OperandTile::new(major_a, swizzle, M, k, 0, order)?;
-    let b_base = ta
-        .size_bytes()
-        .next_multiple_of(swizzle.repeat_bytes().max(1024));
+    let ta = OperandTile::new(major_a, swizzle, M, k, base, order)?;
+    let b_base = base
+        .checked_add(ta.size_bytes())
+        .map(|e| e.next_multiple_of(swizzle.repeat_bytes().max(1024)))
+        .filter(|&b| b <= FIELD_MAX_BYTES)
+        .ok_or_else(|| {
+            SimError::Invalid(format!(
+                "tile base {base} puts B beyond the descriptor's 14-bit start address field (at most {FIELD_MAX_BYTES} bytes)"
+            ))
+        })?;
     let tb = OperandTile::new(major_b, swizzle, n, k, b_base, order)?;
     Ok((ta, tb, b_base + tb.size_bytes()))
 }
@@ -429,19 +469,16 @@ pub fn check_dtype(dtype: MmaDtype) -> Result<(), SimError> {
     }
 }
 
-/// The PTX name, e.g. `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`.
+/// The PTX name of the f32-accumulating form, e.g.
+/// `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16` ([`WgmmaKind::ptx`]).
 pub fn ptx(n: u32, dtype: MmaDtype) -> String {
-    let t = dtype.name();
-    format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t}")
+    WgmmaKind::f32_of(n, dtype).ptx()
 }
 
-/// The SASS mnemonic, e.g. `HGMMA.64x64x16.F32` (`.BF16` appended for bf16 inputs), as
-/// cuobjdump prints it for sm_90a.
+/// The SASS mnemonic of the f32-accumulating form, e.g. `HGMMA.64x64x16.F32` (`.BF16`
+/// appended for bf16 inputs), from the instruction table ([`super::instr::wgmma_sass`]).
 pub fn sass(n: u32, dtype: MmaDtype) -> String {
-    match dtype {
-        MmaDtype::Bf16 => format!("HGMMA.64x{n}x16.F32.BF16"),
-        _ => format!("HGMMA.64x{n}x16.F32"),
-    }
+    super::instr::wgmma_sass(&WgmmaKind::f32_of(n, dtype))
 }
 
 /// `(row, col)` of D held by thread `thread` (0..128) in accumulator register `reg` (0..N/2).
@@ -460,7 +497,14 @@ pub fn a_fragment(thread: u32, reg: u32, half: u32) -> (u32, u32) {
     (16 * w + g + 8 * (reg % 2), 2 * q + half + 8 * (reg / 2))
 }
 
-/// Where A comes from.
+/// Executes one f32-accumulating f16/bf16 `wgmma` (scale-d = 1: D += A·B) on
+/// `acc[thread][reg]`, through the one executor's warpgroup arm ([`super::exec`]): the path the
+/// H200 checks use. Errors: illegal N, an input type other than f16/bf16, accumulators of the
+/// wrong size, operand addresses outside `smem`.
+pub use super::exec::legacy::wgmma as execute;
+
+/// Where A comes from (the legacy [`execute`]'s form; the executor takes
+/// [`super::exec::WgmmaA`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ASource {
     /// Shared memory through a descriptor, with its major.
@@ -469,81 +513,354 @@ pub enum ASource {
     Registers(Box<[[u32; 4]; WARPGROUP_THREADS]>),
 }
 
-/// A 16-bit operand value (f16 unless bf16; [`execute`] refuses other types first).
-fn to_f32(bits: u16, dtype: MmaDtype) -> f32 {
-    match dtype {
-        MmaDtype::Bf16 => bf16::from_bits(bits).to_f32(),
-        _ => f16::from_bits(bits).to_f32(),
+/// An input type of `wgmma.mma_async` (PTX ISA 9.7.15: `.f16`, `.bf16`, `.tf32`, `.e4m3`,
+/// `.e5m2`, `.s8`, `.u8`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum WgmmaType {
+    /// `.f16`.
+    F16,
+    /// `.bf16`.
+    Bf16,
+    /// `.tf32`: 32-bit containers, the 13 low mantissa bits ignored.
+    Tf32,
+    /// `.e4m3` (OCP FP8).
+    E4m3,
+    /// `.e5m2` (OCP FP8).
+    E5m2,
+    /// `.s8`.
+    S8,
+    /// `.u8`.
+    U8,
+}
+
+/// Every name [`WgmmaType::parse`] takes.
+pub const WGMMA_TYPE_NAMES: &str = "f16, bf16, tf32, e4m3, e5m2, s8, u8";
+
+impl WgmmaType {
+    /// All seven.
+    pub const ALL: [WgmmaType; 7] = [
+        WgmmaType::F16,
+        WgmmaType::Bf16,
+        WgmmaType::Tf32,
+        WgmmaType::E4m3,
+        WgmmaType::E5m2,
+        WgmmaType::S8,
+        WgmmaType::U8,
+    ];
+
+    /// The PTX type without the dot.
+    pub fn name(self) -> &'static str {
+        match self {
+            WgmmaType::F16 => "f16",
+            WgmmaType::Bf16 => "bf16",
+            WgmmaType::Tf32 => "tf32",
+            WgmmaType::E4m3 => "e4m3",
+            WgmmaType::E5m2 => "e5m2",
+            WgmmaType::S8 => "s8",
+            WgmmaType::U8 => "u8",
+        }
+    }
+
+    /// Parses a name.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value and [`WGMMA_TYPE_NAMES`].
+    pub fn parse(s: &str) -> Result<WgmmaType, SimError> {
+        WgmmaType::ALL
+            .into_iter()
+            .find(|t| t.name() == s.trim())
+            .ok_or_else(|| {
+                SimError::Invalid(format!(
+                    "unknown wgmma input type '{s}'; allowed: {WGMMA_TYPE_NAMES}"
+                ))
+            })
+    }
+
+    /// Bytes per element in shared memory and registers: 2, 4 (tf32) or 1.
+    pub fn bytes(self) -> u32 {
+        match self {
+            WgmmaType::F16 | WgmmaType::Bf16 => 2,
+            WgmmaType::Tf32 => 4,
+            _ => 1,
+        }
+    }
+
+    /// K of one instruction: 16 (f16, bf16), 8 (tf32), 32 (8-bit types): always 32 bytes.
+    pub fn k(self) -> u32 {
+        32 / self.bytes()
+    }
+
+    /// True for `.s8`/`.u8`.
+    pub fn is_integer(self) -> bool {
+        matches!(self, WgmmaType::S8 | WgmmaType::U8)
+    }
+
+    /// The value of an element's bits (the low `8 * bytes()` bits of `bits`), exact in f64:
+    /// f16/bf16 through `half`, tf32 as f32 with the 13 low mantissa bits cleared, FP8 through
+    /// [`MmaDtype::decode`] (OCP OFP8, the table of `tests/data/ofp8_codes.json`), integers
+    /// sign- or zero-extended.
+    pub fn decode(self, bits: u32) -> f64 {
+        match self {
+            WgmmaType::F16 => MmaDtype::F16.decode(bits & 0xffff),
+            WgmmaType::Bf16 => MmaDtype::Bf16.decode(bits & 0xffff),
+            WgmmaType::Tf32 => f64::from(f32::from_bits(bits & !0x1fff)),
+            WgmmaType::E4m3 => MmaDtype::E4m3.decode(bits & 0xff),
+            WgmmaType::E5m2 => MmaDtype::E5m2.decode(bits & 0xff),
+            WgmmaType::S8 => MmaDtype::S8.decode(bits & 0xff),
+            WgmmaType::U8 => MmaDtype::U8.decode(bits & 0xff),
+        }
+    }
+
+    /// Rounds `v` to this type and returns its bits (tf32: the f32 bits, low 13 cleared after
+    /// round-to-nearest-even to 10 mantissa bits; the others [`MmaDtype::encode`]).
+    pub fn encode(self, v: f64) -> u32 {
+        match self {
+            WgmmaType::F16 => MmaDtype::F16.encode(v),
+            WgmmaType::Bf16 => MmaDtype::Bf16.encode(v),
+            WgmmaType::Tf32 => {
+                let b = (v as f32).to_bits();
+                let r = b.wrapping_add(0xfff + ((b >> 13) & 1));
+                if (v as f32).is_finite() && f32::from_bits(r & !0x1fff).is_finite() {
+                    r & !0x1fff
+                } else {
+                    b & !0x1fff
+                }
+            }
+            WgmmaType::E4m3 => MmaDtype::E4m3.encode(v),
+            WgmmaType::E5m2 => MmaDtype::E5m2.encode(v),
+            WgmmaType::S8 => MmaDtype::S8.encode(v),
+            WgmmaType::U8 => MmaDtype::U8.encode(v),
+        }
+    }
+
+    /// This type as an [`MmaDtype`] (`None` for tf32).
+    pub fn mma_dtype(self) -> Option<MmaDtype> {
+        Some(match self {
+            WgmmaType::F16 => MmaDtype::F16,
+            WgmmaType::Bf16 => MmaDtype::Bf16,
+            WgmmaType::Tf32 => return None,
+            WgmmaType::E4m3 => MmaDtype::E4m3,
+            WgmmaType::E5m2 => MmaDtype::E5m2,
+            WgmmaType::S8 => MmaDtype::S8,
+            WgmmaType::U8 => MmaDtype::U8,
+        })
     }
 }
 
-/// Executes one `wgmma` (scale-d = 1: D += A·B) on the accumulators `acc[thread][reg]`
-/// (`reg < n/2`), reading A and B from `smem`. Products are summed in f64 and added to the f32
-/// accumulator once (exact for the small integers the checks use).
-///
-/// # Errors
-/// Illegal N, an input type other than f16/bf16, accumulator arrays of the wrong size, or
-/// operand addresses outside `smem`.
-pub fn execute(
-    n: u32,
-    dtype: MmaDtype,
-    a: &ASource,
-    b: &MatrixDescriptor,
-    b_major: Major,
-    smem: &SharedMemory,
-    acc: &mut [Vec<f32>],
-) -> Result<(), SimError> {
-    check_n(n)?;
-    check_dtype(dtype)?;
-    if acc.len() != WARPGROUP_THREADS || acc.iter().any(|r| r.len() != (n / 2) as usize) {
-        return Err(SimError::Invalid(format!(
-            "accumulators must be 128 threads x {} registers for N = {n}",
-            n / 2
-        )));
+impl From<MmaDtype> for WgmmaType {
+    fn from(d: MmaDtype) -> WgmmaType {
+        match d {
+            MmaDtype::F16 => WgmmaType::F16,
+            MmaDtype::Bf16 => WgmmaType::Bf16,
+            MmaDtype::E4m3 => WgmmaType::E4m3,
+            MmaDtype::E5m2 => WgmmaType::E5m2,
+            MmaDtype::S8 => WgmmaType::S8,
+            MmaDtype::U8 => WgmmaType::U8,
+        }
     }
-    let mut av = vec![[0f32; K as usize]; M as usize];
-    match a {
-        ASource::Smem(d, major) => {
-            for (m, row) in av.iter_mut().enumerate() {
-                for (k, v) in row.iter_mut().enumerate() {
-                    let addr = d.element_address(*major, m as u32, k as u32);
-                    *v = to_f32(smem.read_u16(addr)?, dtype);
-                }
+}
+
+/// The accumulator type of `wgmma.mma_async` (`.dtype`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum WgmmaAcc {
+    /// `.f32`: N/2 registers per thread.
+    F32,
+    /// `.f16`: N/4 `.f16x2` registers per thread.
+    F16,
+    /// `.s32`: N/2 registers per thread.
+    S32,
+}
+
+impl WgmmaAcc {
+    /// The PTX type without the dot.
+    pub fn name(self) -> &'static str {
+        match self {
+            WgmmaAcc::F32 => "f32",
+            WgmmaAcc::F16 => "f16",
+            WgmmaAcc::S32 => "s32",
+        }
+    }
+
+    /// Parses `f32`, `f16` or `s32`.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`] naming the value.
+    pub fn parse(s: &str) -> Result<WgmmaAcc, SimError> {
+        match s.trim() {
+            "f32" => Ok(WgmmaAcc::F32),
+            "f16" => Ok(WgmmaAcc::F16),
+            "s32" => Ok(WgmmaAcc::S32),
+            _ => Err(SimError::Invalid(format!(
+                "unknown wgmma accumulator type '{s}'; allowed: f32, f16, s32"
+            ))),
+        }
+    }
+}
+
+/// One dense `wgmma.mma_async` form: `m64nNkK`, D type, A and B types, `.satfinite`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct WgmmaKind {
+    /// N.
+    pub n: u32,
+    /// Accumulator (D) type.
+    pub acc: WgmmaAcc,
+    /// A's type.
+    pub a: WgmmaType,
+    /// B's type.
+    pub b: WgmmaType,
+    /// `.satfinite` (integer forms only): D saturates to the s32 range instead of wrapping.
+    pub satfinite: bool,
+}
+
+/// The allowed N of the integer forms (`.s8`/`.u8`, PTX ISA 9.7.15): 8, 16, 24, then multiples
+/// of 16 from 32 to 256.
+pub fn integer_n_allowed(n: u32) -> bool {
+    matches!(n, 8 | 16 | 24) || (32..=256).contains(&n) && n.is_multiple_of(16)
+}
+
+impl WgmmaKind {
+    /// Checks the combination against the PTX ISA's forms (9.7.15.5.1): f16 x f16 -> f16 or
+    /// f32; bf16 x bf16 -> f32; tf32 x tf32 -> f32; {e4m3, e5m2} x {e4m3, e5m2} -> f16 or f32;
+    /// {s8, u8} x {s8, u8} -> s32 (`.satfinite` optional, integer forms only). N: 8..=256 in
+    /// steps of 8, for the integer forms 8, 16, 24, 32, 48, …, 256.
+    ///
+    /// # Errors
+    /// [`SimError::Invalid`], one line naming the combination and what is allowed.
+    pub fn new(
+        n: u32,
+        acc: WgmmaAcc,
+        a: WgmmaType,
+        b: WgmmaType,
+        satfinite: bool,
+    ) -> Result<WgmmaKind, SimError> {
+        use WgmmaType::*;
+        let k = WgmmaKind {
+            n,
+            acc,
+            a,
+            b,
+            satfinite,
+        };
+        let fp8 = |t: WgmmaType| matches!(t, E4m3 | E5m2);
+        let types_ok = match (a, b) {
+            (F16, F16) => matches!(acc, WgmmaAcc::F16 | WgmmaAcc::F32),
+            (Bf16, Bf16) | (Tf32, Tf32) => acc == WgmmaAcc::F32,
+            (x, y) if fp8(x) && fp8(y) => matches!(acc, WgmmaAcc::F16 | WgmmaAcc::F32),
+            (x, y) if x.is_integer() && y.is_integer() => acc == WgmmaAcc::S32,
+            _ => false,
+        };
+        if !types_ok {
+            return Err(SimError::Invalid(format!(
+                "wgmma .{}.{}.{} is not a PTX form; allowed: f16.f16 -> f16|f32, bf16.bf16 -> f32, tf32.tf32 -> f32, {{e4m3,e5m2}}x{{e4m3,e5m2}} -> f16|f32, {{s8,u8}}x{{s8,u8}} -> s32",
+                acc.name(),
+                a.name(),
+                b.name()
+            )));
+        }
+        if satfinite && !a.is_integer() {
+            return Err(SimError::Invalid(format!(
+                "wgmma .satfinite with .{} inputs is not allowed; allowed: only the integer forms (s8, u8)",
+                a.name()
+            )));
+        }
+        if a.is_integer() {
+            if !integer_n_allowed(n) {
+                return Err(SimError::Invalid(format!(
+                    "wgmma N = {n} with .{} inputs is not allowed; allowed: 8, 16, 24, 32, 48, ..., 256 (multiples of 16 from 32)",
+                    a.name()
+                )));
             }
+        } else {
+            check_n(n)?;
         }
-        ASource::Registers(regs) => {
-            for (t, tr) in regs.iter().enumerate() {
-                for (r, &v) in tr.iter().enumerate() {
-                    for h in 0..2 {
-                        let (m, k) = a_fragment(t as u32, r as u32, h);
-                        av[m as usize][k as usize] = to_f32((v >> (16 * h)) as u16, dtype);
-                    }
-                }
-            }
+        Ok(k)
+    }
+
+    /// The f32-accumulating f16/bf16 form [`ptx`] and [`sass`] name.
+    pub fn f32_of(n: u32, dtype: MmaDtype) -> WgmmaKind {
+        let t = WgmmaType::from(dtype);
+        WgmmaKind {
+            n,
+            acc: if t.is_integer() {
+                WgmmaAcc::S32
+            } else {
+                WgmmaAcc::F32
+            },
+            a: t,
+            b: t,
+            satfinite: false,
         }
     }
-    let mut bv = vec![[0f32; K as usize]; n as usize];
-    for (col, row) in bv.iter_mut().enumerate() {
-        for (k, v) in row.iter_mut().enumerate() {
-            let addr = b.element_address(b_major, col as u32, k as u32);
-            *v = to_f32(smem.read_u16(addr)?, dtype);
+
+    /// K of the instruction (the inputs' [`WgmmaType::k`]).
+    pub fn k(&self) -> u32 {
+        self.a.k()
+    }
+
+    /// Accumulator registers per thread: N/2 (f32, s32) or N/4 (f16).
+    pub fn d_regs(&self) -> u32 {
+        match self.acc {
+            WgmmaAcc::F16 => self.n / 4,
+            _ => self.n / 2,
         }
     }
-    for (t, regs) in acc.iter_mut().enumerate() {
-        for (r, d) in regs.iter_mut().enumerate() {
-            let (row, col) = acc_fragment(t as u32, r as u32);
-            let dot: f64 = (0..K as usize)
-                .map(|k| av[row as usize][k] as f64 * bv[col as usize][k] as f64)
-                .sum();
-            *d = (*d as f64 + dot) as f32;
+
+    /// True when `imm-trans-a/b` may be 1: only the f16 and bf16 forms (PTX ISA: the other
+    /// types' operands must be K-major).
+    pub fn allows_transpose(&self) -> bool {
+        matches!(self.a, WgmmaType::F16 | WgmmaType::Bf16)
+    }
+
+    /// True when `imm-scale-a/b` exist (every form but the integer ones).
+    pub fn allows_scale(&self) -> bool {
+        !self.a.is_integer()
+    }
+
+    /// The PTX name, e.g. `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`.
+    pub fn ptx(&self) -> String {
+        format!(
+            "wgmma.mma_async.sync.aligned.m64n{}k{}{}.{}.{}.{}",
+            self.n,
+            self.k(),
+            if self.satfinite { ".satfinite" } else { "" },
+            self.acc.name(),
+            self.a.name(),
+            self.b.name()
+        )
+    }
+
+    /// `(row, col)` of D held by `thread` (0..128) in accumulator register `reg`, half `half`
+    /// (0 for 32-bit accumulators; 0 or 1 for `.f16`, low half first): the PTX ISA's "register
+    /// fragment layout for accumulator matrix D" ([`acc_fragment`]; an f16 register `j` holds
+    /// what the f32 registers `2j`, `2j + 1` would).
+    pub fn d_fragment(&self, thread: u32, reg: u32, half: u32) -> (u32, u32) {
+        match self.acc {
+            WgmmaAcc::F16 => acc_fragment(thread, 2 * reg + half),
+            _ => acc_fragment(thread, reg),
         }
     }
-    Ok(())
+
+    /// `(row, k)` of A held by `thread` in A register `reg` (0..4), element `pos` (0..4/bytes,
+    /// low bits first), when A comes from registers: the PTX ISA's A fragment figures for
+    /// `.m64nNk16` (two 16-bit elements per register), `.m64nNk8` (one tf32) and `.m64nNk32`
+    /// (four 8-bit): rows `16w + g` (+8 for odd registers), K `q * per + pos` (+K/2 for
+    /// registers 2, 3), with `w = thread / 32`, `g = lane / 4`, `q = lane % 4`.
+    pub fn a_fragment(&self, thread: u32, reg: u32, pos: u32) -> (u32, u32) {
+        let per = 4 / self.a.bytes();
+        let (w, lane) = (thread / 32, thread % 32);
+        let (g, q) = (lane / 4, lane % 4);
+        (
+            16 * w + g + 8 * (reg % 2),
+            q * per + pos + (self.k() / 2) * (reg / 2),
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::smem::SharedMemory;
+    use half::{bf16, f16};
 
     #[test]
     fn descriptor_bits_round_trip_and_match_cutlass_fields() {

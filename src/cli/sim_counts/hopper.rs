@@ -18,6 +18,7 @@ use tilelab::sim::arch::Arch;
 use tilelab::sim::fa3::{
     FA3_BLOCK, FA3_STAGES, FA3_THREADS, Fa3Counts, Fa3Report, Fa3Tiling, H200_SMS,
 };
+use tilelab::sim::instr::{SassClass, tma_sass};
 use tilelab::sim::mma::MmaDtype;
 use tilelab::sim::program::FlashProblem;
 
@@ -183,10 +184,15 @@ fn print(o: &mut String, r: &Fa3Report) {
     outln!(
         o,
         "  {:<34} {:>8}  (Q, K, V: D/64 each)",
-        "UTMALDG.2D",
+        tma_sass(SassClass::Utmaldg, 2),
         st.utmaldg
     );
-    outln!(o, "  {:<34} {:>8}  (O: D/64)", "UTMASTG.2D", st.utmastg);
+    outln!(
+        o,
+        "  {:<34} {:>8}  (O: D/64)",
+        tma_sass(SassClass::Utmastg, 2),
+        st.utmastg
+    );
     outln!(
         o,
         "  {:<34} {:>8}  (epilogue st.shared.b32: D/4; the producer's tile number: 1)",

@@ -261,8 +261,11 @@ fn sass_checks(
         };
     let want = counts::static_counts(&cta.warps[0]).per_kernel;
     Ok([
-        ("LDSM.16.M88.4", want.ldsm),
-        ("LDSM.16.MT88.4", want.ldsm_t),
+        (crate::sim::instr::Instruction::LDSM_X4.sass(), want.ldsm),
+        (
+            crate::sim::instr::Instruction::LDSM_X4_T.sass(),
+            want.ldsm_t,
+        ),
         ("HMMA.16816.F32", want.hmma),
     ]
     .into_iter()

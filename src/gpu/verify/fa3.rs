@@ -236,7 +236,7 @@ pub fn sass_rows(case: &Fa3Case, listing: &sass::Listing) -> Vec<Check> {
             ),
         ));
     }
-    let other: Vec<(String, u32)> = with_prefix("HGMMA")
+    let other: Vec<(String, u32)> = with_prefix(crate::sim::instr::SassClass::Hgmma.name())
         .into_iter()
         .filter(|(k, _)| !st.hgmma.contains_key(k))
         .collect();
@@ -248,11 +248,13 @@ pub fn sass_rows(case: &Fa3Case, listing: &sass::Listing) -> Vec<Check> {
         format!("found: {}", list(&other)),
     ));
     let sync_ops = [with_prefix("SYNCS"), with_prefix("BAR")].concat();
+    let ldg = crate::sim::instr::tma_sass(crate::sim::instr::SassClass::Utmaldg, 2);
+    let stg = crate::sim::instr::tma_sass(crate::sim::instr::SassClass::Utmastg, 2);
     rows.push(sass_row(
         &name,
-        "UTMALDG.2D",
+        &ldg,
         st.utmaldg,
-        found("UTMALDG.2D"),
+        found(&ldg),
         format!(
             "{src}: Q, K, V D/64 = {} boxes each; not predicted, for the record: {}",
             d / 64,
@@ -261,9 +263,9 @@ pub fn sass_rows(case: &Fa3Case, listing: &sass::Listing) -> Vec<Check> {
     ));
     rows.push(sass_row(
         &name,
-        "UTMASTG.2D",
+        &stg,
         st.utmastg,
-        found("UTMASTG.2D"),
+        found(&stg),
         format!("{src}: O D/64 = {} boxes per consumer", d / 64),
     ));
     rows.push(sass_row(
@@ -276,7 +278,11 @@ pub fn sass_rows(case: &Fa3Case, listing: &sass::Listing) -> Vec<Check> {
             list(&with_prefix("STS"))
         ),
     ));
-    let ld_st_matrix = [with_prefix("LDSM"), with_prefix("STSM")].concat();
+    let ld_st_matrix = [
+        with_prefix(crate::sim::instr::SassClass::Ldsm.name()),
+        with_prefix(crate::sim::instr::SassClass::Stsm.name()),
+    ]
+    .concat();
     rows.push(sass_row(
         &name,
         "LDSM + STSM",

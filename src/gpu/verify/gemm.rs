@@ -158,7 +158,10 @@ fn sass_checks(
     let gc = counts::gemm_counts(t, cta);
     let mut out = Vec::new();
     for (m, want) in [
-        ("LDSM.16.M88.4", gc.per_warp.ldsm),
+        (
+            crate::sim::instr::Instruction::LDSM_X4.sass(),
+            gc.per_warp.ldsm,
+        ),
         ("HMMA.16816.F32", gc.per_warp.hmma),
     ] {
         let got = sass::count(&listing, "gemm_tile", m) as u64;

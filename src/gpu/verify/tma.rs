@@ -127,7 +127,10 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
         G,
         &module.cubin,
         "tma_probe",
-        &["UTMALDG.2D".to_string()],
+        &[crate::sim::instr::tma_sass(
+            crate::sim::instr::SassClass::Utmaldg,
+            2,
+        )],
     ));
     hopper::save(ctx, plan, "tma.json", &saved)?;
     Ok(rows)

@@ -131,7 +131,11 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
             for (k, want) in &kernels {
                 let got: BTreeSet<&String> = listing
                     .get(k)
-                    .map(|m| m.keys().filter(|m| m.starts_with("HGMMA")).collect())
+                    .map(|m| {
+                        m.keys()
+                            .filter(|m| m.starts_with(crate::sim::instr::SassClass::Hgmma.name()))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if got.len() == 1 && got.contains(want) {
                     ok += 1;

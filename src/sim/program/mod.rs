@@ -38,7 +38,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::bank::WarpRequest;
-use super::instr::Instruction;
+use super::instr::{Instruction, SassClass};
 use super::layout::Layout;
 use super::mma::{MmaDtype, MmaShape};
 
@@ -145,11 +145,11 @@ impl InstrClass {
     /// Short name used in tables: `LDSM`, `LDSM.T`, `HMMA`, `STS`, `LDS`.
     pub fn short(self) -> &'static str {
         match self {
-            InstrClass::Ldsm => "LDSM",
-            InstrClass::LdsmT => "LDSM.T",
-            InstrClass::Hmma => "HMMA",
-            InstrClass::Sts => "STS",
-            InstrClass::Lds => "LDS",
+            InstrClass::Ldsm => SassClass::Ldsm.name(),
+            InstrClass::LdsmT => SassClass::LDSM_T_SHORT,
+            InstrClass::Hmma => SassClass::Hmma.name(),
+            InstrClass::Sts => SassClass::Sts.name(),
+            InstrClass::Lds => SassClass::Lds.name(),
         }
     }
 }
