@@ -1060,3 +1060,17 @@ fn replay_costs_cp_async_with_sources_and_says_not_modelled_otherwise() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A layout spec with a tab inside (`row\t+pad:8`: `trim` accepts it) is quoted escaped in the
+/// header, never with the raw control byte (found by `robust::round2_cli`'s property test).
+#[test]
+fn a_layout_spec_with_a_tab_is_quoted_escaped() {
+    let o = tilelab(&["sim", "bank-conflicts", "--layout", "row\t+pad:8"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(
+        out.contains("layout 'row\\t+pad:8' = (32,64):(72,1)"),
+        "{out}"
+    );
+    assert!(!out.contains('\t'), "{out}");
+}

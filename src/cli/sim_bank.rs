@@ -182,6 +182,8 @@ fn analyse(
     shown: usize,
 ) -> anyhow::Result<(LayoutReport, RequestReport, TileRequest)> {
     let layout = Layout::parse(spec, rows, cols, eb)?;
+    // The spec is quoted in messages: control bytes escaped (`trim` lets a tab through).
+    let spec = tilelab::text::escape(spec);
     let smem = SharedMemoryConfig::default();
     if layout.size_bytes() > smem.size_bytes {
         anyhow::bail!(
@@ -345,7 +347,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             rows,
             cols,
             dtype,
-            a.layout[0],
+            tilelab::text::escape(&a.layout[0]),
             a.request,
             tr.label,
             rr.wavefront_count()
@@ -370,7 +372,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             "{} tile {rows}x{cols} {} ({eb} B), layout '{}' = {}, access {}: {} requests of {} ({})",
             out::bold("==>"),
             dtype,
-            rep.layout,
+            tilelab::text::escape(&rep.layout),
             rep.cute,
             access,
             rep.requests,
