@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use tilelab::ptx::machine::ALL_WARPS;
+use tilelab::ptx::engine::ALL_WARPS;
 use tilelab::ptx::trace::WorstOfLine;
 use tilelab::ptx::{self, Launch, Report};
 
@@ -41,7 +41,7 @@ pub struct PtxArgs {
     /// Stop after N warp instructions, or once they cost more than 20·N units (1 per
     /// instruction, 32 per memory instruction, 64 per mma.sync): a runaway loop of any kind ends
     /// within seconds. At most 30000000.
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS, value_parser = parse_max_instructions)]
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS, value_parser = parse_max_instructions)]
     pub max_instructions: u64,
     /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
     /// per-line table, in line order; 0 prints every line. Totals always count every line.
@@ -72,7 +72,7 @@ fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
         let v: u32 = match p.parse() {
             Ok(v) => v,
             Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
-                let l = tilelab::ptx::machine::ARCH.limits();
+                let l = tilelab::ptx::params::ARCH.limits();
                 let [gx, gy, gz] = l.max_grid_dim;
                 let [bx, by, bz] = l.max_block_dim;
                 return Err(format!(
@@ -108,7 +108,7 @@ pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
 /// simulator names the static and dynamic bytes when their sum is too large.
 pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
     use tilelab::sim::size::{SizeError, parse_bytes};
-    let limit = tilelab::ptx::machine::SMEM_LIMIT;
+    let limit = tilelab::ptx::params::SMEM_LIMIT;
     match parse_bytes(s, u32::MAX as u64) {
         Ok(v) => Ok(v as u32),
         Err(SizeError::TooLarge { .. }) => Err(format!(
@@ -118,10 +118,10 @@ pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
     }
 }
 
-/// `--max-instructions N`: 0..=[`tilelab::ptx::machine::MAX_INSTRUCTIONS_LIMIT`], the bound
+/// `--max-instructions N`: 0..=[`tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT`], the bound
 /// that keeps a runaway loop within about a minute.
 pub(super) fn parse_max_instructions(s: &str) -> Result<u64, String> {
-    super::whole_in::<u64>(0, tilelab::ptx::machine::MAX_INSTRUCTIONS_LIMIT)(s)
+    super::whole_in::<u64>(0, tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT)(s)
 }
 
 pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {

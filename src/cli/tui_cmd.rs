@@ -93,7 +93,7 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
         dynamic_smem: a.dynamic_smem,
         max_instructions: a
             .max_instructions
-            .unwrap_or(tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS),
+            .unwrap_or(tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS),
     };
     let state = tilelab::tui::ptx::PtxState::load(
         tilelab::text::path(file),

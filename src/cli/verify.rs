@@ -113,7 +113,7 @@ pub struct VerifyArgs {
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop the simulation of a CTA after N warp instructions, or once they cost more
     /// than 20·N units (as for `tilelab ptx`; at most 30000000).
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS, value_parser = super::ptx::parse_max_instructions)]
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS, value_parser = super::ptx::parse_max_instructions)]
     pub max_instructions: u64,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
     /// inside it), a size: 1048576, 1024K, 1M, 1MiB.

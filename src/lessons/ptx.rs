@@ -211,7 +211,7 @@ impl PtxPart {
                 cta: [0, 0, 0],
                 args,
                 dynamic_smem,
-                max_instructions: crate::ptx::machine::DEFAULT_MAX_INSTRUCTIONS,
+                max_instructions: crate::ptx::engine::DEFAULT_MAX_INSTRUCTIONS,
             },
             counters,
         })

@@ -1,5 +1,5 @@
 //! PTX kernels on the simulator: [`parse`] reads the text, [`decode`] turns one kernel into a
-//! compact program, [`cfg`] finds each branch's reconvergence point, [`machine`] runs one CTA
+//! compact program, [`cfg`] finds each branch's reconvergence point, [`engine`] runs one CTA
 //! (every warp, lockstep per warp) and [`report`] sums what it did per PTX line in Nsight
 //! Compute's terms; [`trace`] records one warp's steps for the TUI. Every warp-level shared-memory and tensor-core instruction goes through
 //! [`warp_ops`], the one door to `sim`. Pure: no I/O.
@@ -14,14 +14,25 @@
 //! assert_eq!((r.totals.shared_ld_wavefronts, r.totals.shared_ld_bank_conflicts), (32, 31));
 //! ```
 
+pub mod alu;
 pub mod cfg;
 pub mod decode;
-pub mod machine;
+pub mod engine;
+pub mod mem;
+pub mod params;
 pub mod parse;
 pub mod report;
 pub mod trace;
 pub mod types;
 pub mod warp_ops;
 
-pub use machine::{Launch, Observer, RunError, TraceEvent, TraceKind};
+pub use engine::{Launch, Observer, RunError, TraceEvent, TraceKind};
+
+/// The names of the former `ptx::machine` module (split into [`engine`], [`mem`], [`params`]
+/// and [`alu`]), re-exported so that `tilelab::ptx::machine::X` paths keep working.
+pub mod machine {
+    pub use super::engine::*;
+    pub use super::mem::{BUFFER_WINDOW, MAX_GLOBAL_BYTES};
+    pub use super::params::*;
+}
 pub use report::{Report, simulate};

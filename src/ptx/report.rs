@@ -30,7 +30,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::decode::{self, DecodeError, Op, Program, Space};
-use super::machine::{self, Launch, Observer, RunError, RunResult};
+use super::engine::{self, Launch, Observer, RunError, RunResult};
 use super::parse::{self, ParseError};
 
 /// Any error of `tilelab ptx`'s engine.
@@ -266,13 +266,13 @@ pub fn simulate_program(
     launch: &Launch,
     observer: Option<(u32, &mut dyn Observer)>,
 ) -> Result<Report, PtxError> {
-    let r = machine::run(prog, launch, observer)?;
+    let r = engine::run(prog, launch, observer)?;
     Ok(build(prog, launch, &r))
 }
 
 /// `acc` plus one instruction's bounds on ncu's SASS-attributed cp.async wavefronts; `None`
 /// (no bounds) from the first execution without any (`.cg`, zero-filled) on.
-fn add_sass_bounds(acc: Option<[u64; 2]>, s: &machine::InstStats) -> Option<[u64; 2]> {
+fn add_sass_bounds(acc: Option<[u64; 2]>, s: &engine::InstStats) -> Option<[u64; 2]> {
     acc.filter(|_| s.sass_unbounded == 0)
         .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]])
 }

@@ -157,9 +157,9 @@ impl PtxRun {
         // The launch checks `tilelab ptx` makes (microseconds), before the GPU is looked for:
         // bad launch input is exit 2 with its error, not "skipped, no GPU".
         let l = self.launch([0, 0, 0]);
-        ptx::machine::check_launch(&prog, &l)
-            .and_then(|_| ptx::machine::param_buffer(&prog, &l.args))
-            .and_then(|_| ptx::machine::check_smem(&prog, &l))
+        ptx::params::check_launch(&prog, &l)
+            .and_then(|_| ptx::params::param_buffer(&prog, &l.args))
+            .and_then(|_| ptx::params::check_smem(&prog, &l))
             .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
         Ok(Prepared { prog })
     }
