@@ -19,7 +19,8 @@ use super::out;
 pub struct PtxArgs {
     /// PTX file (nvcc `-ptx`, Triton `.asm["ptx"]`).
     pub file: PathBuf,
-    /// Kernel (`.entry`) to run; needed when the file has several.
+    /// Kernel (`.entry`) to run, needed when the file has several: its name (mangled or
+    /// demangled), a part of exactly one kernel's name, or #N (the N-th .entry, from 0).
     #[arg(long)]
     pub kernel: Option<String>,
     /// Grid size in CTAs: X[,Y,Z].
@@ -31,9 +32,20 @@ pub struct PtxArgs {
     /// The CTA to simulate: X[,Y,Z].
     #[arg(long, value_parser = parse_dim3_zero, default_value = "0,0,0")]
     pub cta: [u32; 3],
-    /// A parameter value: NAME=VALUE or INDEX=VALUE (repeatable). Pointers need none.
-    #[arg(long = "arg", value_parser = parse_arg)]
+    /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
+    /// NAME[+OFFSET]=TYPE:V[,V...] packs values of one PTX type little-endian from byte OFFSET
+    /// (default 0) of a by-value struct (.b8 array), e.g. 0=s32:128,128,512 or 0+16=f16:1.0.
+    /// Pointers need none, nor a .b8 parameter the kernel never reads.
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_arg)]
     pub args: Vec<(String, String)>,
+    /// A CUtensorMap in a parameter (repeatable): NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
+    /// with cuTensorMapEncodeTiled's arguments (dims and box innermost first, in elements;
+    /// strides in bytes for dims 1..; element strides 1; zero fill out of bounds), e.g.
+    /// 3=f16:512,128:1024:64,128:128B. The tensor gets its own zero-filled buffer, or with a
+    /// trailing @POINTER that pointer parameter's. The place: 128 bytes at a multiple of 64 of
+    /// a .b8 parameter of .align 64 or more.
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = parse_tensor_map)]
+    pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// Dynamic shared memory per block, a size: bytes (32768) or K, KB, KiB of 1024 bytes (32K),
     /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block).
     #[arg(long, value_name = "BYTES", value_parser = parse_smem_bytes)]
@@ -124,6 +136,11 @@ pub(super) fn parse_max_instructions(s: &str) -> Result<u64, String> {
     super::whole_in::<u64>(0, tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT)(s)
 }
 
+/// `--tensor-map NAME[+BYTE_OFFSET]=SPEC[@POINTER]` ([`tilelab::ptx::params::parse_tensor_map`]).
+pub(super) fn parse_tensor_map(s: &str) -> Result<tilelab::ptx::params::TensorMapArg, String> {
+    tilelab::ptx::params::parse_tensor_map(s)
+}
+
 pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         // The value is kept as typed: `encode_arg` refuses spaces around it.
@@ -131,7 +148,7 @@ pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
             Ok((k.trim().to_string(), v.to_string()))
         }
         _ => Err(format!(
-            "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096"
+            "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096 (a struct: NAME[+OFFSET]=TYPE:V[,V...])"
         )),
     }
 }
@@ -145,6 +162,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         block: a.block,
         cta: a.cta,
         args: a.args.clone(),
+        tensor_maps: a.tensor_maps.clone(),
         dynamic_smem: a.dynamic_smem,
         max_instructions: a.max_instructions,
     };
@@ -243,7 +261,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
     outln!(
         o,
         "kernel {}: CTA {} of grid {}, block {} ({}); {} warp instructions; shared memory {} bytes, {} touched",
-        r.kernel,
+        r.kernel_demangled,
         dims(r.cta),
         dims(l.grid),
         dims(r.block),

@@ -210,6 +210,7 @@ impl PtxPart {
                 block,
                 cta: [0, 0, 0],
                 args,
+                tensor_maps: vec![],
                 dynamic_smem,
                 max_instructions: crate::ptx::engine::DEFAULT_MAX_INSTRUCTIONS,
             },

@@ -51,7 +51,7 @@ use super::decode::{
 use super::mem::{
     CpSources, Global, Resolved, addr_value, lane_bytes, read_bytes, regs_of, width_of,
 };
-use super::params::{check_launch, check_smem, param_buffer};
+use super::params::{check_launch, check_smem, launch_params};
 use super::types::{Ty, from_f64};
 use super::warp_ops::{self, LaneRegs, SharedKind, Smem, Step};
 use crate::sim::bank::WARP_SIZE;
@@ -169,6 +169,8 @@ pub struct Launch {
     pub cta: [u32; 3],
     /// Parameter values: (name or index, value as written).
     pub args: Vec<(String, String)>,
+    /// `--tensor-map`s, in order (a map's index here is the one its handle holds).
+    pub tensor_maps: Vec<super::params::TensorMapArg>,
     /// Dynamic shared memory in bytes; `None`: up to the sm_90 per-block limit.
     pub dynamic_smem: Option<u32>,
     /// Warp instructions before the run is stopped; the run also stops once their cost passes
@@ -359,7 +361,7 @@ impl<'p> Machine<'p> {
     fn new(prog: &'p Program, l: &Launch, reserved: (u64, String)) -> Result<Self, RunError> {
         let bad = |s: String| Err(RunError::Launch(s));
         let nthreads = check_launch(prog, l)?;
-        let params = param_buffer(prog, &l.args)?;
+        let params = launch_params(prog, l)?;
         let smem_bytes = check_smem(prog, l)?;
         // What the launch will allocate, bounded before anything is.
         let nwarps = nthreads.div_ceil(32);
@@ -386,8 +388,10 @@ impl<'p> Machine<'p> {
         // Global buffers: one per parameter index (pointers only are used), then variables.
         let mut names: Vec<String> = prog.params.iter().map(|p| p.name.clone()).collect();
         names.extend(prog.globals.iter().map(|g| g.name.clone()));
+        names.extend(super::params::tensor_map_names(&l.tensor_maps));
         let mut read_only = vec![false; prog.params.len()];
         read_only.extend(prog.globals.iter().map(|g| g.read_only));
+        read_only.resize(names.len(), false);
         let mut global = Global {
             nbufs: names.len(),
             names,

@@ -2,7 +2,7 @@
 //! `--arg` through [`encode_arg`]), CUDA's grid and block limits ([`check_launch`]) and the
 //! shared-memory bytes of a launch ([`check_smem`]), all checked before anything is allocated.
 
-use super::decode::{Program, buffer_base};
+use super::decode::{ParamInfo, Program, buffer_base};
 use super::engine::{Launch, RunError};
 use super::types::Ty;
 use crate::sim::arch::Arch;
@@ -215,7 +215,7 @@ pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
     {
         return bad(format!(
             "kernel '{}' requires a block of {} threads (.reqntid); --block gave {}",
-            prog.name,
+            super::report::demangle(&prog.name),
             d3(r),
             d3(l.block)
         ));
@@ -225,7 +225,7 @@ pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
         if u64::from(threads) > max {
             return bad(format!(
                 "kernel '{}' allows at most {max} threads per block (.maxntid {}); --block {} has {threads}",
-                prog.name,
+                super::report::demangle(&prog.name),
                 d3(m),
                 d3(l.block)
             ));
@@ -234,89 +234,678 @@ pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
     Ok(threads)
 }
 
-/// The parameter buffer of a launch: each `--arg` (by name or index) through [`encode_arg`],
-/// pointers at their buffers' bases. A parameter given twice with the same value (as bytes:
-/// `7` and `0x7` agree) is accepted; with different values it is an error, as is an `--arg`
-/// naming no parameter, a value for a pointer, or a parameter left without one.
+/// The parameter buffer of a launch with no tensor maps: [`launch_params`] with `args` only.
 ///
 /// # Errors
-/// [`RunError::Launch`], one line naming the `--arg`.
+/// [`launch_params`]'s.
 pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>, RunError> {
-    let bad = |s: String| Err(RunError::Launch(s));
-    let mut params = vec![0u8; prog.param_bytes as usize];
-    let mut given: Vec<Option<(&str, &str, Vec<u8>)>> = vec![None; prog.params.len()];
-    for (k, v) in args {
-        // Quoted clipped: a 100,000-character value leaves the rest of the message on the line.
-        let (kq, vq) = (crate::text::value(k), crate::text::value(v));
-        let idx = prog
-            .params
-            .iter()
-            .position(|p| &p.name == k)
-            .or_else(|| k.parse::<usize>().ok().filter(|&i| i < prog.params.len()));
-        let Some(i) = idx else {
-            let known = match prog.params.is_empty() {
-                true => "the kernel takes no parameters".to_string(),
-                false => format!("parameters: {}", param_list(prog)),
-            };
-            return bad(format!(
-                "--arg {kq}={vq}: kernel '{}' has no parameter '{kq}'; {known}",
-                prog.name
-            ));
-        };
+    fill_params(prog, args, &[])
+}
+
+/// The parameter buffer of launch `l`: every `--arg` and `--tensor-map` written into the bytes
+/// of its parameter, pointers at their buffers' bases, the rest zero.
+///
+/// * `--arg NAME=VALUE` (NAME a parameter's name or its index from 0): one scalar through
+///   [`encode_arg`], the whole parameter.
+/// * `--arg NAME[+OFFSET]=TYPE:V[,V...]`: values of one PTX type (`u8`…`u64`, `s8`…`s64`,
+///   `b8`…`b64`, `f16`, `bf16`, `f32`, `f64`, `f16x2`, `bf16x2`), each through [`encode_arg`],
+///   packed little-endian one after another from byte OFFSET (decimal or `0x` hex, default 0)
+///   of the parameter: the way a by-value struct (`.param .align A .b8 name[N]`) is filled.
+///   Refused: bytes past the parameter, a place not a multiple of the type's size (in the
+///   parameter buffer, as `ld.param` needs it), a `.pred`.
+/// * `--tensor-map`: a handle ([`TENSOR_MAP_MAGIC`]) in its 128 bytes ([`TensorMapArg`]).
+///
+/// Two writes to the same bytes must agree (as bytes: `7` and `0x7` do). A parameter left
+/// without a value is an error when the kernel reads it (the bytes [`ParamInfo::reads`] names);
+/// a `.b8` parameter (the form of every by-value struct) that the kernel never reads needs
+/// none (CuTe's empty structs) and is zero; a scalar of another type always needs one.
+///
+/// # Errors
+/// [`RunError::Launch`], one line naming the `--arg` or `--tensor-map`, or the parameters
+/// missing a value (with the bytes read and the line reading them for a struct).
+pub fn launch_params(prog: &Program, l: &Launch) -> Result<Vec<u8>, RunError> {
+    fill_params(prog, &l.args, &l.tensor_maps)
+}
+
+/// Who wrote a parameter byte: the flag's text, for messages.
+struct Writes<'a> {
+    /// Per parameter: per byte, the index into `flags` of its writer.
+    owner: Vec<Vec<Option<u32>>>,
+    flags: Vec<String>,
+    params: &'a mut [u8],
+}
+
+impl Writes<'_> {
+    /// Writes `bytes` at byte `at` of parameter `i` for flag `flag`; refuses a byte that another
+    /// flag gave a different value.
+    fn put(&mut self, prog: &Program, i: usize, at: u32, bytes: &[u8], flag: String) -> Result<(), RunError> {
         let p = &prog.params[i];
-        if p.pointer {
-            return bad(format!(
-                "--arg {kq}={vq}: '{}' is a pointer; pointers need no value (each gets its own zero-filled buffer)",
-                p.name
-            ));
+        let f = self.flags.len() as u32;
+        self.flags.push(flag);
+        let own = &mut self.owner[i];
+        if own.is_empty() {
+            own.resize(p.size as usize, None);
         }
-        let bytes =
-            encode_arg(&p.ty, v).map_err(|e| RunError::Launch(format!("--arg {kq}={vq}: {e}")))?;
-        if let Some((k0, v0, b0)) = &given[i] {
-            if *b0 != bytes {
-                return bad(format!(
-                    "--arg {k0}={v0} and --arg {kq}={vq} give parameter '{}' (index {i}) two different values; give it once",
-                    p.name
+        let base = p.offset as usize + at as usize;
+        for (k, &b) in bytes.iter().enumerate() {
+            let j = at as usize + k;
+            if let Some(g) = own[j]
+                && self.params[base + k] != b
+            {
+                let whole = at == 0 && bytes.len() == p.size as usize;
+                let what = if whole {
+                    format!("parameter '{}' (index {i})", p.name)
+                } else {
+                    format!("byte {j} of parameter '{}' (index {i})", p.name)
+                };
+                return Err(RunError::Launch(format!(
+                    "{} and {} give {what} two different values; give it once",
+                    self.flags[g as usize], self.flags[f as usize]
+                )));
+            }
+            own[j] = Some(f);
+            self.params[base + k] = b;
+        }
+        Ok(())
+    }
+}
+
+/// The index of the parameter `key` names (its name, or its index from 0).
+fn find_param(prog: &Program, key: &str) -> Option<usize> {
+    prog.params
+        .iter()
+        .position(|p| p.name == key)
+        .or_else(|| key.parse::<usize>().ok().filter(|&i| i < prog.params.len()))
+}
+
+/// The error for a flag naming no parameter.
+fn no_param(prog: &Program, flag: &str, key: &str) -> RunError {
+    let known = match prog.params.is_empty() {
+        true => "the kernel takes no parameters".to_string(),
+        false => format!("parameters: {}", param_list(prog)),
+    };
+    RunError::Launch(format!(
+        "{flag}: kernel '{}' has no parameter '{}'; {known}",
+        super::report::demangle(&prog.name),
+        crate::text::value(key)
+    ))
+}
+
+/// The PTX types a `--arg NAME=TYPE:V,...` value may have.
+pub const PACKED_TYPES: &str =
+    "u8, u16, u32, u64, s8, s16, s32, s64, b8, b16, b32, b64, f16, bf16, f32, f64, f16x2, bf16x2";
+
+/// `NAME[+OFFSET]`: the parameter key and the byte offset (0 when not given).
+fn split_offset(key: &str) -> Result<(&str, Option<u32>), String> {
+    match key.rsplit_once('+') {
+        None => Ok((key, None)),
+        Some((k, o)) => {
+            let off = parse_int(o)
+                .filter(|&v| v >= 0 && v <= i128::from(super::decode::PARAM_LIMIT))
+                .ok_or_else(|| {
+                    format!(
+                        "'{}' is not a byte offset; allowed: NAME+OFFSET with OFFSET a whole number of bytes (decimal or 0x hex) inside the parameter, e.g. params+16",
+                        crate::text::value(key)
+                    )
+                })?;
+            if k.is_empty() {
+                return Err(format!(
+                    "'{}' names no parameter before '+'; allowed: NAME+OFFSET or INDEX+OFFSET",
+                    crate::text::value(key)
                 ));
             }
-            continue;
+            Ok((k, Some(off as u32)))
         }
-        given[i] = Some((k.as_str(), v.as_str(), bytes));
     }
-    let mut missing = Vec::new();
-    for (i, p) in prog.params.iter().enumerate() {
-        let o = p.offset as usize;
+}
+
+fn fill_params(
+    prog: &Program,
+    args: &[(String, String)],
+    maps: &[TensorMapArg],
+) -> Result<Vec<u8>, RunError> {
+    let bad = |s: String| Err(RunError::Launch(s));
+    let mut params = vec![0u8; prog.param_bytes as usize];
+    for p in &prog.params {
         // The decoder lays the parameters out inside `param_bytes`.
-        let Some(dst) = params.get_mut(o..o.saturating_add(p.size as usize)) else {
+        if (p.offset as usize).saturating_add(p.size as usize) > params.len() {
             return bad(format!(
                 "parameter '{}' lies outside the {} parameter bytes",
                 p.name, prog.param_bytes
             ));
+        }
+    }
+    let mut w = Writes {
+        owner: vec![Vec::new(); prog.params.len()],
+        flags: Vec::new(),
+        params: &mut params,
+    };
+    for (k, v) in args {
+        // Quoted clipped: a 100,000-character value leaves the rest of the message on the line.
+        let (kq, vq) = (crate::text::value(k), crate::text::value(v));
+        let flag = format!("--arg {kq}={vq}");
+        let (name, off) = split_offset(k).map_err(|e| RunError::Launch(format!("{flag}: {e}")))?;
+        let Some(i) = find_param(prog, name) else {
+            return Err(no_param(prog, &flag, name));
         };
-        match (&given[i], p.pointer) {
-            (None, true) => dst.copy_from_slice(&buffer_base(i).to_le_bytes()[..dst.len().min(8)]),
-            (None, false) => missing.push(format!("{} (.{}, index {i})", p.name, p.ty)),
-            (Some((_, _, bytes)), _) => {
-                if bytes.len() != dst.len() {
+        let p = &prog.params[i];
+        if p.pointer {
+            return bad(format!(
+                "{flag}: '{}' is a pointer; pointers need no value (each gets its own zero-filled buffer)",
+                p.name
+            ));
+        }
+        let err = |e: String| RunError::Launch(format!("{flag}: {e}"));
+        let (at, bytes) = match v.split_once(':') {
+            Some((ty, vals)) => {
+                let at = off.unwrap_or(0);
+                (at, pack(prog, i, at, ty, vals).map_err(err)?)
+            }
+            None => {
+                if off.is_some() {
                     return bad(format!(
-                        "parameter '{}' of {} bytes (.{}) is not supported: a value is one scalar",
-                        p.name,
-                        dst.len(),
-                        p.ty
+                        "{flag}: a value at a byte offset needs its type, e.g. --arg {}=u32:{vq}",
+                        crate::text::value(k)
                     ));
                 }
-                dst.copy_from_slice(bytes);
+                let bytes = encode_arg(&p.ty, v).map_err(err)?;
+                if bytes.len() != p.size as usize {
+                    return bad(format!(
+                        "{flag}: '{}' is a {}-byte .{} array (a by-value struct): give its bytes as --arg NAME[+OFFSET]=TYPE:V[,V...], e.g. --arg {}=s32:128,128,512",
+                        p.name,
+                        p.size,
+                        p.ty,
+                        crate::text::value(name)
+                    ));
+                }
+                (0, bytes)
             }
+        };
+        w.put(prog, i, at, &bytes, flag)?;
+    }
+    for (j, m) in maps.iter().enumerate() {
+        let flag = format!("--tensor-map {}", m.text());
+        let i = find_param(prog, &m.param).ok_or_else(|| no_param(prog, &flag, &m.param))?;
+        let base = tensor_map_base(prog, maps, j).map_err(|e| RunError::Launch(format!("{flag}: {e}")))?;
+        check_map_place(&prog.params[i], m.byte_offset)
+            .map_err(|e| RunError::Launch(format!("{flag}: {e}")))?;
+        let handle = tensor_map_handle(j as u32, base);
+        w.put(prog, i, m.byte_offset, &handle, flag)?;
+    }
+    let owner = std::mem::take(&mut w.owner);
+    let mut missing = Vec::new();
+    let mut strukt = false;
+    for (i, p) in prog.params.iter().enumerate() {
+        if p.pointer {
+            if owner[i].is_empty() {
+                let o = p.offset as usize;
+                let n = (p.size as usize).min(8);
+                params[o..o + n].copy_from_slice(&buffer_base(i).to_le_bytes()[..n]);
+            }
+            continue;
+        }
+        let own = &owner[i];
+        if own.is_empty() && p.ty != "b8" {
+            missing.push(format!("{} (.{}, index {i})", p.name, p.ty));
+            continue;
+        }
+        // Bytes the kernel reads that no flag gave: the first such range.
+        let gap = p.reads.iter().find_map(|r| {
+            let lo = (r.lo..r.hi).find(|&b| own.get(b as usize).is_none_or(Option::is_none))?;
+            let hi = (lo..r.hi)
+                .find(|&b| own.get(b as usize).is_some_and(Option::is_some))
+                .unwrap_or(r.hi);
+            Some((lo, hi, r.line))
+        });
+        if let Some((lo, hi, line)) = gap {
+            strukt = true;
+            let decl = if p.ty == "b8" {
+                format!(".b8[{}]", p.size)
+            } else {
+                format!(".{}", p.ty)
+            };
+            missing.push(format!(
+                "{} ({decl}, index {i}; bytes {lo}..{hi} read at line {line}{})",
+                p.name,
+                if own.is_empty() { "" } else { " are not given" }
+            ));
         }
     }
     if !missing.is_empty() {
         return bad(format!(
-            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE)",
+            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE){}",
             if missing.len() > 1 { "s" } else { "" },
-            crate::text::list(&missing)
+            crate::text::list(&missing),
+            if strukt {
+                "; struct bytes: --arg NAME[+OFFSET]=TYPE:V[,V...]"
+            } else {
+                ""
+            }
         ));
     }
     Ok(params)
+}
+
+/// The bytes of `vals` (`V[,V...]` of PTX type `ty`) for byte `at` of parameter `i`.
+fn pack(prog: &Program, i: usize, at: u32, ty: &str, vals: &str) -> Result<Vec<u8>, String> {
+    let p = &prog.params[i];
+    let size = match Ty::parse(ty) {
+        Some(Ty::Pred) => {
+            return Err(format!(
+                "a parameter holds no .pred (predicates live only in registers, PTX ISA §5.2.1); write a bool as u8; allowed types: {PACKED_TYPES}"
+            ));
+        }
+        Some(t) => t.bytes(),
+        None => {
+            return Err(format!(
+                "unknown type '{}'; allowed: {PACKED_TYPES}",
+                crate::text::value(ty)
+            ));
+        }
+    };
+    let n = vals.split(',').count() as u64;
+    let end = u64::from(at) + n * u64::from(size);
+    if end > u64::from(p.size) {
+        return Err(format!(
+            "{n} value{} of .{ty} ({} bytes) from byte {at} end at byte {end}, past the {} bytes of parameter '{}'",
+            if n == 1 { "" } else { "s" },
+            n * u64::from(size),
+            p.size,
+            p.name
+        ));
+    }
+    let abs = p.offset + at;
+    if !abs.is_multiple_of(size) {
+        return Err(format!(
+            "byte {at} of parameter '{}' (byte {abs} of the parameter buffer) is not a multiple of {size}, the size of .{ty}: ld.param reads a .{ty} at a multiple of its size",
+            p.name
+        ));
+    }
+    let mut out = Vec::with_capacity((n * u64::from(size)) as usize);
+    for v in vals.split(',') {
+        out.extend(encode_arg(ty, v)?);
+    }
+    Ok(out)
+}
+
+/// One byte range of a parameter that the kernel reads: bytes `lo..hi` from the parameter's
+/// first byte, first read at PTX line `line`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamRead {
+    /// First byte read (from the parameter's start).
+    pub lo: u32,
+    /// One past the last byte read.
+    pub hi: u32,
+    /// The 1-based PTX line of the first instruction reading them.
+    pub line: u32,
+}
+
+/// Records in each parameter's [`ParamInfo::reads`] the bytes `kernel` reads, from its text:
+///
+/// * `ld.param{.vN}.TYPE d, [NAME+OFF]`: bytes OFF..OFF + N·size(TYPE) of that parameter
+///   (with `[OFF]`, the bytes of the parameter buffer at OFF, in whichever parameter they lie);
+/// * any other mention of a parameter's name (its address taken with `mov` or `cvta.param`,
+///   given to `cp.async.bulk.tensor` or `prefetch.tensormap`): the whole parameter;
+/// * an `ld.param` whose address is a register: every byte of every parameter (where it
+///   points is not known before the run).
+///
+/// A parameter with no entry is never read: it needs no value. Conservative: a byte read on a
+/// path the run never takes still counts.
+pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
+    use super::parse::{Operand, Stmt};
+    let index: std::collections::HashMap<&str, usize> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), i))
+        .collect();
+    let mut reads: Vec<Vec<ParamRead>> = vec![Vec::new(); params.len()];
+    // Bytes `lo..hi` of the parameter buffer (absolute), read at `line`.
+    let read_abs = |reads: &mut Vec<Vec<ParamRead>>, lo: i64, hi: i64, line: u32| {
+        for (i, p) in params.iter().enumerate() {
+            let (a, b) = (i64::from(p.offset), i64::from(p.offset) + i64::from(p.size));
+            let (l, h) = (lo.max(a), hi.min(b));
+            if l < h {
+                let r = ParamRead {
+                    lo: (l - a) as u32,
+                    hi: (h - a) as u32,
+                    line,
+                };
+                if !reads[i].iter().any(|q| q.lo <= r.lo && q.hi >= r.hi) {
+                    reads[i].push(r);
+                }
+            }
+        }
+    };
+    // Every name an operand mentions (exhaustive: an operand form added to the parser must
+    // say here whether it can name a parameter).
+    fn names<'o>(o: &'o Operand, out: &mut Vec<&'o str>) {
+        match o {
+            Operand::Name(n) | Operand::Not(n) | Operand::Address(Some(n), _) => out.push(n),
+            Operand::Pair(a, b) => out.extend([a.as_str(), b.as_str()]),
+            Operand::Vector(v) => v.iter().for_each(|e| names(e, out)),
+            Operand::Address(None, _)
+            | Operand::Int(_)
+            | Operand::F32(_)
+            | Operand::F64(_)
+            | Operand::Sink => {}
+        }
+    }
+    let everything = i64::from(u32::MAX);
+    for st in &kernel.body {
+        let Stmt::Inst(inst) = st else { continue };
+        let line = inst.line;
+        let is_ld_param = inst.opcode.first().is_some_and(|o| o == "ld")
+            && inst.opcode.iter().any(|m| m.starts_with("param"));
+        if is_ld_param && let Some(Operand::Address(base, off)) = inst.operands.get(1) {
+            let vec = inst
+                .opcode
+                .iter()
+                .find_map(|m| m.strip_prefix('v').and_then(|n| n.parse::<i64>().ok()))
+                .unwrap_or(1);
+            let size = inst
+                .opcode
+                .iter()
+                .rev()
+                .find_map(|m| Ty::parse(m))
+                .map(|t| i64::from(t.bytes()));
+            let whole = |i: usize| {
+                let p = &params[i];
+                (i64::from(p.offset), i64::from(p.offset) + i64::from(p.size))
+            };
+            let named = base.as_ref().and_then(|n| index.get(n.as_str()).copied());
+            let (lo, hi) = match (base, named, size) {
+                (None, _, Some(s)) => (*off, off + vec * s),
+                (Some(_), Some(i), Some(s)) => {
+                    let a = i64::from(params[i].offset) + off;
+                    (a, a + vec * s)
+                }
+                (Some(_), Some(i), None) => whole(i),
+                // A register address (or no type): anywhere.
+                _ => (0, everything),
+            };
+            read_abs(&mut reads, lo, hi, line);
+            for (k, o) in inst.operands.iter().enumerate() {
+                let mut ns = Vec::new();
+                if k != 1 {
+                    names(o, &mut ns);
+                }
+                for n in ns {
+                    if let Some(&i) = index.get(n) {
+                        let (lo, hi) = whole(i);
+                        read_abs(&mut reads, lo, hi, line);
+                    }
+                }
+            }
+            continue;
+        }
+        let mut ns = Vec::new();
+        for o in &inst.operands {
+            names(o, &mut ns);
+        }
+        for n in ns {
+            if let Some(&i) = index.get(n) {
+                let p = &params[i];
+                read_abs(&mut reads, i64::from(p.offset), i64::from(p.offset + p.size), line);
+            }
+        }
+    }
+    for (p, r) in params.iter_mut().zip(reads) {
+        p.reads = r;
+    }
+}
+
+/// A `--tensor-map NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE][@POINTER]`: a tiled
+/// `CUtensorMap` (the arguments of `cuTensorMapEncodeTiled`, CUDA driver API: dims and box
+/// innermost first, in elements; strides in bytes for dimensions 1..rank; element strides 1;
+/// interleave none; out-of-bounds elements read as zero) placed at byte `byte_offset` of
+/// parameter `param`. Checked here: the form, the data type's name, the counts (rank 1..=5,
+/// rank − 1 strides, rank box dims), whole numbers, dims 1..=2^32, strides below 2^40, box dims
+/// 1..=256, the swizzle's name; the rest of the driver's rules are `sim::tma`'s.
+///
+/// The tensor's global memory: its own zero-filled buffer ([`tensor_map_base`]), or with
+/// `@POINTER` the buffer of that pointer parameter (name or index), so that the map and the
+/// pointer see the same bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMapArg {
+    /// The parameter holding the map: its name or index, as written.
+    pub param: String,
+    /// Byte offset of the map in the parameter (a multiple of 64).
+    pub byte_offset: u32,
+    /// `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` as written.
+    // integration: parse with sim::tma::TensorMap::parse (its rules replace `check_spec`'s).
+    pub spec: String,
+    /// `@POINTER`: the pointer parameter whose buffer the map points into.
+    pub base: Option<String>,
+}
+
+/// The data types of a tensor map (`CUtensorMapDataType`) by short name, with their bytes.
+const TMA_DTYPES: [(&str, u32); 13] = [
+    ("u8", 1),
+    ("u16", 2),
+    ("u32", 4),
+    ("s32", 4),
+    ("u64", 8),
+    ("s64", 8),
+    ("f16", 2),
+    ("f32", 4),
+    ("f64", 8),
+    ("bf16", 2),
+    ("f32_ftz", 4),
+    ("tf32", 4),
+    ("tf32_ftz", 4),
+];
+
+/// `CUtensorMap`'s size in bytes (`CU_TENSOR_MAP_NUM_QWORDS` = 16 in `cuda.h`).
+pub const TENSOR_MAP_BYTES: u32 = 128;
+/// `CUtensorMap`'s alignment in bytes (`alignas(64)` in `cuda.h`; `cuTensorMapEncodeTiled`
+/// refuses a map address that is not 64-byte aligned).
+pub const TENSOR_MAP_ALIGN: u32 = 64;
+
+/// The first 8 bytes of the handle `tilelab ptx` writes where a `CUtensorMap` lives: the ASCII
+/// bytes `tlTMAP\0\x01` (version 1), little-endian. The handle's 128 bytes: 0..8 this magic;
+/// 8..12 the map's index in [`Launch::tensor_maps`] (`u32`, little-endian); 12..16 zero;
+/// 16..24 the tensor's global base address (`u64`, the buffer [`tensor_map_base`] names);
+/// 24..128 zero. A real `CUtensorMap` is opaque (its encoding is the driver's): a kernel reads
+/// it only through `cp.async.bulk.tensor` and `prefetch.tensormap`, which find the map with
+/// [`tensor_map_index`].
+pub const TENSOR_MAP_MAGIC: u64 = u64::from_le_bytes(*b"tlTMAP\0\x01");
+
+/// The 128 handle bytes of map `index` whose tensor starts at global address `base`.
+pub fn tensor_map_handle(index: u32, base: u64) -> [u8; 128] {
+    let mut h = [0u8; 128];
+    h[..8].copy_from_slice(&TENSOR_MAP_MAGIC.to_le_bytes());
+    h[8..12].copy_from_slice(&index.to_le_bytes());
+    h[16..24].copy_from_slice(&base.to_le_bytes());
+    h
+}
+
+/// The index in [`Launch::tensor_maps`] of the map whose handle starts at byte `offset` of the
+/// parameter buffer `params`, `None` when no handle is there (the address an instruction gave
+/// holds no `--tensor-map`).
+pub fn tensor_map_index(params: &[u8], offset: u64) -> Option<usize> {
+    let o = usize::try_from(offset).ok()?;
+    let h = params.get(o..o.checked_add(16)?)?;
+    (h[..8] == TENSOR_MAP_MAGIC.to_le_bytes() && h[12..16] == [0; 4])
+        .then(|| u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize)
+}
+
+/// Whether parameter `p` can hold a `CUtensorMap` at byte `off`: a `.b8` array with `.align`
+/// at least 64, `off` a multiple of 64, the 128 bytes inside it.
+fn check_map_place(p: &ParamInfo, off: u32) -> Result<(), String> {
+    let want = "a CUtensorMap is 128 bytes at a 64-byte-aligned place: a .param .align 64 .b8 NAME[128] (Triton's TensorDescriptor) or a struct holding one (.align 64 or more)";
+    if p.ty != "b8" || p.align < TENSOR_MAP_ALIGN {
+        let decl = if p.ty == "b8" {
+            format!(".align {} .b8 [{}]", p.align, p.size)
+        } else {
+            format!(".{}", p.ty)
+        };
+        return Err(format!("parameter '{}' is {decl}; {want}", p.name));
+    }
+    if !off.is_multiple_of(TENSOR_MAP_ALIGN) || u64::from(off) + 128 > u64::from(p.size) {
+        return Err(format!(
+            "byte offset {off} of parameter '{}' ({} bytes) cannot hold it; {want}: allowed offsets {}",
+            p.name,
+            p.size,
+            match p.size.checked_sub(TENSOR_MAP_BYTES) {
+                Some(last) => format!("0..={} in steps of 64", last - last % 64),
+                None => "none".to_string(),
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// Parses `--tensor-map NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE][@POINTER]`
+/// ([`TensorMapArg`]); whether NAME is a parameter that can hold a map is checked at launch.
+///
+/// # Errors
+/// One line naming the part and what is allowed.
+pub fn parse_tensor_map(s: &str) -> Result<TensorMapArg, String> {
+    const FORM: &str = "NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE][@POINTER], e.g. 3=f16:512,128:1024:64,128:128B";
+    let sq = crate::text::value(s);
+    let Some((key, rest)) = s.split_once('=') else {
+        return Err(format!("'{sq}': expected {FORM}"));
+    };
+    let (param, off) = split_offset(key.trim())?;
+    if param.is_empty() {
+        return Err(format!("'{sq}' names no parameter; expected {FORM}"));
+    }
+    let (spec, base) = match rest.split_once('@') {
+        Some((a, b)) if !b.trim().is_empty() => (a, Some(b.trim().to_string())),
+        Some(_) => return Err(format!("'{sq}': '@' names no pointer parameter; expected {FORM}")),
+        None => (rest, None),
+    };
+    let m = TensorMapArg {
+        param: param.to_string(),
+        byte_offset: off.unwrap_or(0),
+        spec: spec.trim().to_string(),
+        base,
+    };
+    m.tensor_bytes().map_err(|e| format!("'{sq}': {e}"))?;
+    Ok(m)
+}
+
+impl TensorMapArg {
+    /// The flag's value as written back (`NAME+OFF=SPEC@PTR`), clipped for messages.
+    pub fn text(&self) -> String {
+        let mut t = self.param.clone();
+        if self.byte_offset > 0 {
+            t += &format!("+{}", self.byte_offset);
+        }
+        t += "=";
+        t += &self.spec;
+        if let Some(b) = &self.base {
+            t += "@";
+            t += b;
+        }
+        crate::text::value(&t).into_owned()
+    }
+
+    /// The bytes the tensor spans from its base: the element size plus, for every dimension,
+    /// (dim − 1) × its byte stride (the element size for dimension 0).
+    ///
+    /// # Errors
+    /// One line naming the part of the spec that is not allowed.
+    pub fn tensor_bytes(&self) -> Result<u64, String> {
+        const FORM: &str = "DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]";
+        let parts: Vec<&str> = self.spec.split(':').collect();
+        if !(4..=5).contains(&parts.len()) {
+            return Err(format!(
+                "the map has {} ':'-separated parts; allowed: {FORM} (4 or 5)",
+                parts.len()
+            ));
+        }
+        let Some(&(_, e)) = TMA_DTYPES.iter().find(|(n, _)| n.eq_ignore_ascii_case(parts[0])) else {
+            let names: Vec<&str> = TMA_DTYPES.iter().map(|d| d.0).collect();
+            return Err(format!(
+                "unknown tensor map data type '{}'; allowed: {}",
+                crate::text::value(parts[0]),
+                names.join(", ")
+            ));
+        };
+        let list = |what: &str, s: &str, lo: u64, hi: u64| -> Result<Vec<u64>, String> {
+            if s.is_empty() {
+                return Ok(Vec::new());
+            }
+            s.split(',')
+                .map(|v| {
+                    v.parse::<u64>().ok().filter(|x| (lo..=hi).contains(x)).ok_or_else(|| {
+                        format!(
+                            "{what} '{}' is not allowed; allowed: whole numbers {lo}..={hi}, comma-separated",
+                            crate::text::value(v)
+                        )
+                    })
+                })
+                .collect()
+        };
+        let dims = list("dim", parts[1], 1, 1 << 32)?;
+        let strides = list("stride", parts[2], 1, (1 << 40) - 1)?;
+        let boxes = list("box dim", parts[3], 1, 256)?;
+        let rank = dims.len();
+        if !(1..=5).contains(&rank) || strides.len() + 1 != rank || boxes.len() != rank {
+            return Err(format!(
+                "{} dims, {} strides and {} box dims; allowed: a rank of 1..=5 with rank dims, rank − 1 strides (bytes, dimensions 1..) and rank box dims",
+                dims.len(),
+                strides.len(),
+                boxes.len()
+            ));
+        }
+        if let Some(sw) = parts.get(4)
+            && !["none", "32b", "64b", "128b"].contains(&sw.to_ascii_lowercase().as_str())
+        {
+            return Err(format!(
+                "unknown swizzle '{}'; allowed: none, 32B, 64B, 128B",
+                crate::text::value(sw)
+            ));
+        }
+        let steps = std::iter::once(u64::from(e)).chain(strides.iter().copied());
+        dims.iter().zip(steps).try_fold(u64::from(e), |acc, (&d, st)| {
+            (d - 1).checked_mul(st).and_then(|x| x.checked_add(acc))
+        })
+        .filter(|&b| b <= super::mem::BUFFER_WINDOW)
+        .ok_or_else(|| {
+            format!(
+                "the tensor spans more than {} bytes, the most one buffer of the simulator holds (ptx::mem::BUFFER_WINDOW)",
+                super::mem::BUFFER_WINDOW
+            )
+        })
+    }
+}
+
+/// The global base address of map `j` of `maps`: the buffer of its `@POINTER`, or its own
+/// buffer, numbered after the parameters' and the module variables' (`buffer_base(params +
+/// globals + j)`), zero-filled and paged as they are ([`super::mem::MAX_GLOBAL_BYTES`]).
+///
+/// # Errors
+/// A spec that is not allowed, or an `@POINTER` that is not a pointer parameter.
+pub fn tensor_map_base(prog: &Program, maps: &[TensorMapArg], j: usize) -> Result<u64, String> {
+    let m = &maps[j];
+    m.tensor_bytes()?;
+    match &m.base {
+        None => Ok(buffer_base(prog.params.len() + prog.globals.len() + j)),
+        Some(b) => match find_param(prog, b) {
+            Some(i) if prog.params[i].pointer => Ok(buffer_base(i)),
+            Some(i) => Err(format!(
+                "@{}: parameter '{}' is not a pointer (.{}); the map's tensor lives in a pointer parameter's buffer or, without @, its own",
+                crate::text::value(b),
+                prog.params[i].name,
+                prog.params[i].ty
+            )),
+            None => Err(format!(
+                "@{}: kernel '{}' has no parameter '{}'; parameters: {}",
+                crate::text::value(b),
+                super::report::demangle(&prog.name),
+                crate::text::value(b),
+                param_list(prog)
+            )),
+        },
+    }
+}
+
+/// The names of the global buffers the maps of a launch add, one per map in order
+/// (`--tensor-map NAME`), after the parameters' and the module variables'.
+pub fn tensor_map_names(maps: &[TensorMapArg]) -> impl Iterator<Item = String> + '_ {
+    maps.iter().map(|m| format!("--tensor-map {}", m.param))
 }
 
 /// The shared-memory bytes of a launch: the kernel's static bytes and `--dynamic-smem` (all
