@@ -255,10 +255,11 @@ pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>
 ///   parameter buffer, as `ld.param` needs it), a `.pred`.
 /// * `--tensor-map`: a handle ([`TENSOR_MAP_MAGIC`]) in its 128 bytes ([`TensorMapArg`]).
 ///
-/// Two writes to the same bytes must agree (as bytes: `7` and `0x7` do). A parameter left
-/// without a value is an error when the kernel reads it (the bytes [`ParamInfo::reads`] names);
-/// a `.b8` parameter (the form of every by-value struct) that the kernel never reads needs
-/// none (CuTe's empty structs) and is zero; a scalar of another type always needs one.
+/// Two writes to the same bytes must agree (as bytes: `7` and `0x7` do). A byte the kernel
+/// reads ([`ParamInfo::reads`]) must be given. A `.b8` parameter (the form of every by-value
+/// struct) or a 64-bit integer one (an unused pointer) that the kernel never reads needs no
+/// value (CuTe's empty structs) and is zero, as are the bytes of a struct it never reads; a
+/// scalar of another type always needs one.
 ///
 /// # Errors
 /// [`RunError::Launch`], one line naming the `--arg` or `--tensor-map`, or the parameters
@@ -445,29 +446,26 @@ fn fill_params(
             continue;
         }
         let own = &owner[i];
-        if own.is_empty() && p.ty != "b8" {
+        if own.is_empty() && !may_be_unset(p) {
             missing.push(format!("{} (.{}, index {i})", p.name, p.ty));
             continue;
         }
-        // Bytes the kernel reads that no flag gave: the first such range.
-        let gap = p.reads.iter().find_map(|r| {
-            let lo = (r.lo..r.hi).find(|&b| own.get(b as usize).is_none_or(Option::is_none))?;
-            let hi = (lo..r.hi)
-                .find(|&b| own.get(b as usize).is_some_and(Option::is_some))
-                .unwrap_or(r.hi);
-            Some((lo, hi, r.line))
-        });
-        if let Some((lo, hi, line)) = gap {
-            strukt = true;
+        let gaps = unset_reads(p, own);
+        if !gaps.is_empty() {
+            strukt |= p.ty == "b8";
             let decl = if p.ty == "b8" {
                 format!(".b8[{}]", p.size)
             } else {
                 format!(".{}", p.ty)
             };
             missing.push(format!(
-                "{} ({decl}, index {i}; bytes {lo}..{hi} read at line {line}{})",
+                "{} ({decl}, index {i}; reads bytes {}{})",
                 p.name,
-                if own.is_empty() { "" } else { " are not given" }
+                gaps.iter()
+                    .map(|(lo, hi, line)| format!("{lo}..{hi} at line {line}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if own.is_empty() { "" } else { ", which no --arg gives" }
             ));
         }
     }
@@ -484,6 +482,44 @@ fn fill_params(
         ));
     }
     Ok(params)
+}
+
+/// Whether parameter `p` may be left without a value when the kernel never reads it: a `.b8`
+/// parameter (every by-value struct, CuTe's empty ones among them) or a 64-bit integer (the
+/// unused pointers nvcc leaves unmarked). Other scalars always need one (a value costs the
+/// user one `--arg`, and an `--arg` for the wrong parameter is then caught).
+fn may_be_unset(p: &ParamInfo) -> bool {
+    matches!(p.ty.as_str(), "b8" | "u64" | "s64" | "b64")
+}
+
+/// The byte ranges of `p` the kernel reads that no flag gave (`own`: the writer of each byte,
+/// empty for none), each with the first line reading it, in byte order, merged; at most 8.
+fn unset_reads(p: &ParamInfo, own: &[Option<u32>]) -> Vec<(u32, u32, u32)> {
+    let mut unset: Vec<Option<u32>> = vec![None; p.size as usize];
+    for r in &p.reads {
+        for b in r.lo..r.hi.min(p.size) {
+            if own.get(b as usize).is_none_or(Option::is_none) {
+                let l = &mut unset[b as usize];
+                *l = Some(l.map_or(r.line, |x| x.min(r.line)));
+            }
+        }
+    }
+    let mut out: Vec<(u32, u32, u32)> = Vec::new();
+    for (b, l) in unset.iter().enumerate() {
+        let Some(line) = *l else { continue };
+        let b = b as u32;
+        if let Some(last) = out.last_mut()
+            && last.1 == b
+            && last.2 == line
+        {
+            last.1 += 1;
+        } else if out.len() == 8 {
+            break;
+        } else {
+            out.push((b, b + 1, line));
+        }
+    }
+    out
 }
 
 /// The bytes of `vals` (`V[,V...]` of PTX type `ty`) for byte `at` of parameter `i`.
@@ -850,6 +886,19 @@ impl TensorMapArg {
                 boxes.len()
             ));
         }
+        // cuTensorMapEncodeTiled: globalStrides multiples of 16, boxDim[0] x elementsize too.
+        if let Some(st) = strides.iter().find(|&&st| !st.is_multiple_of(16)) {
+            return Err(format!(
+                "stride {st} bytes is not allowed; allowed: multiples of 16 (cuTensorMapEncodeTiled's globalStrides)"
+            ));
+        }
+        if !(boxes[0] * u64::from(e)).is_multiple_of(16) {
+            return Err(format!(
+                "box dim 0 of {} x {e}-byte elements is {} bytes; allowed: a multiple of 16 bytes (cuTensorMapEncodeTiled)",
+                boxes[0],
+                boxes[0] * u64::from(e)
+            ));
+        }
         if let Some(sw) = parts.get(4)
             && !["none", "32b", "64b", "128b"].contains(&sw.to_ascii_lowercase().as_str())
         {
@@ -941,8 +990,13 @@ pub fn check_smem(prog: &Program, l: &Launch) -> Result<u32, RunError> {
 
 pub(super) fn param_list(p: &Program) -> String {
     crate::text::list(p.params.iter().enumerate().map(|(i, q)| {
+        let arr = if q.ty == "b8" && q.size > 1 {
+            format!("[{}]", q.size)
+        } else {
+            String::new()
+        };
         format!(
-            "{i}: {} (.{}{})",
+            "{i}: {} (.{}{arr}{})",
             q.name,
             q.ty,
             if q.pointer { ", pointer" } else { "" }
