@@ -97,7 +97,12 @@ const LDS: u64 = 47;
 #[test]
 fn struct_fields_land_where_ld_param_reads_them() {
     // shape = (32, _, 1): row stride 128 bytes, one bank: 32-way.
-    let r = run(&gemm(&["0=s32:32", "0+8=s32:1", "2=f32:1.5", "2+8=f16:1.0"]));
+    let r = run(&gemm(&[
+        "0=s32:32",
+        "0+8=s32:1",
+        "2=f32:1.5",
+        "2+8=f16:1.0",
+    ]));
     assert_eq!(counts(&r, LDS), [1, 32, 1, 31]);
     // The three fields at once; byte 4..8 (shape.b) is never read, any value does.
     let r = run(&gemm(&["0=s32:32,-7,1", "2=f32:1.5", "2+8=f16:1.0"]));
@@ -218,7 +223,10 @@ fn kernel_by_name_part_or_index_and_demangled() {
     // The text report shows the demangled name.
     let o = tilelab(&gemm(&args).iter().map(String::as_str).collect::<Vec<_>>());
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.starts_with(&format!("kernel {GEMM_CXX}: CTA (0,0,0)")), "{out}");
+    assert!(
+        out.starts_with(&format!("kernel {GEMM_CXX}: CTA (0,0,0)")),
+        "{out}"
+    );
     // A part of both names: ambiguous, both listed demangled.
     let e = error(&["ptx", &f, "--kernel", "_Z1", "--grid", "1", "--block", "32"]);
     assert!(
@@ -234,9 +242,13 @@ fn kernel_by_name_part_or_index_and_demangled() {
         )),
         "{e}"
     );
-    let e = error(&["ptx", &f, "--kernel", "sgemm", "--grid", "1", "--block", "32"]);
+    let e = error(&[
+        "ptx", &f, "--kernel", "sgemm", "--grid", "1", "--block", "32",
+    ]);
     assert!(
-        e.contains(&format!("no kernel 'sgemm' in the file; kernels: {GEMM_CXX}, {TMA_CXX}")),
+        e.contains(&format!(
+            "no kernel 'sgemm' in the file; kernels: {GEMM_CXX}, {TMA_CXX}"
+        )),
         "{e}"
     );
     let e = error(&["ptx", &f, "--grid", "1", "--block", "32"]);
@@ -251,10 +263,16 @@ fn demangled_names_match_cxxfilt() {
     for (m, d) in [
         (GEMM, GEMM_CXX),
         ("_Z10tma_kernel3TmaPf", TMA_CXX),
-        ("_Z11gemm_kernelILi128EEvPKfPf", "void gemm_kernel<128>(float const*, float*)"),
+        (
+            "_Z11gemm_kernelILi128EEvPKfPf",
+            "void gemm_kernel<128>(float const*, float*)",
+        ),
         // Not mangled, or not demangling: as it is.
         ("tl_matmul", "tl_matmul"),
-        ("_Z10gemm_kernelILi128EEvPKfPf", "_Z10gemm_kernelILi128EEvPKfPf"),
+        (
+            "_Z10gemm_kernelILi128EEvPKfPf",
+            "_Z10gemm_kernelILi128EEvPKfPf",
+        ),
     ] {
         assert_eq!(ptx::report::demangle(m), d);
     }
@@ -262,9 +280,16 @@ fn demangled_names_match_cxxfilt() {
 
 /// `tilelab ptx tensor_maps.ptx` with `extra` flags (each a whole flag and its value).
 fn maps(extra: &[&str]) -> Vec<String> {
-    let mut a: Vec<String> = ["ptx", &file("tensor_maps.ptx"), "--grid", "1", "--block", "32"]
-        .map(String::from)
-        .to_vec();
+    let mut a: Vec<String> = [
+        "ptx",
+        &file("tensor_maps.ptx"),
+        "--grid",
+        "1",
+        "--block",
+        "32",
+    ]
+    .map(String::from)
+    .to_vec();
     a.extend(extra.iter().map(|s| s.to_string()));
     a
 }
@@ -298,7 +323,14 @@ fn tensor_maps_write_handles_the_engine_finds() {
     assert_eq!(counts(&r, MAP_LDS), [1, 1, 1, 0]);
     // param_3's stride[1] beside its map: 8 bytes, 2-way.
     let mut a = vec!["--tensor-map", "1=f16:64::64@4"];
-    a.extend(["--arg", "2=5", "--arg", "3+132=s32:8", "--tensor-map", "3=f16:64::64"]);
+    a.extend([
+        "--arg",
+        "2=5",
+        "--arg",
+        "3+132=s32:8",
+        "--tensor-map",
+        "3=f16:64::64",
+    ]);
     let r = run(&maps(&a));
     assert_eq!(counts(&r, MAP_LDS), [1, 2, 1, 1]);
     // param_0 (a descriptor the kernel never reads) needs no map; param_1 does.
@@ -371,16 +403,43 @@ fn a_tensor_map_needs_a_place_a_cutensormap_can_live() {
 #[test]
 fn a_bad_tensor_map_spec_is_refused_by_the_flag() {
     for (m, want) in [
-        ("1=f16:64", "the map has 2 ':'-separated parts; allowed: DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]"),
-        ("1=e4m3:64::64", "unknown tensor map data type 'e4m3'; allowed: u8, u16, u32, s32, u64, s64, f16, f32, f64, bf16, f32_ftz, tf32, tf32_ftz"),
-        ("1=f16:0::64", "dim '0' is not allowed; allowed: whole numbers 1..=4294967296"),
-        ("1=f16:64,64:100:64,64", "stride 100 bytes is not allowed; allowed: multiples of 16"),
+        (
+            "1=f16:64",
+            "the map has 2 ':'-separated parts; allowed: DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]",
+        ),
+        (
+            "1=e4m3:64::64",
+            "unknown tensor map data type 'e4m3'; allowed: u8, u16, u32, s32, u64, s64, f16, f32, f64, bf16, f32_ftz, tf32, tf32_ftz",
+        ),
+        (
+            "1=f16:0::64",
+            "dim '0' is not allowed; allowed: whole numbers 1..=4294967296",
+        ),
+        (
+            "1=f16:64,64:100:64,64",
+            "stride 100 bytes is not allowed; allowed: multiples of 16",
+        ),
         ("1=f16:64,64::64,64", "2 dims, 0 strides and 2 box dims"),
-        ("1=f16:64::257", "box dim '257' is not allowed; allowed: whole numbers 1..=256"),
-        ("1=f16:64::4", "box dim 0 of 4 x 2-byte elements is 8 bytes; allowed: a multiple of 16 bytes"),
-        ("1=f16:64::64:16B", "unknown swizzle '16B'; allowed: none, 32B, 64B, 128B"),
-        ("1=f32:4294967296,4294967296:1099511627760:64,1", "the tensor spans more than 68719476736 bytes"),
-        ("f16:64::64", "expected NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE][@POINTER]"),
+        (
+            "1=f16:64::257",
+            "box dim '257' is not allowed; allowed: whole numbers 1..=256",
+        ),
+        (
+            "1=f16:64::4",
+            "box dim 0 of 4 x 2-byte elements is 8 bytes; allowed: a multiple of 16 bytes",
+        ),
+        (
+            "1=f16:64::64:16B",
+            "unknown swizzle '16B'; allowed: none, 32B, 64B, 128B",
+        ),
+        (
+            "1=f32:4294967296,4294967296:1099511627760:64,1",
+            "the tensor spans more than 68719476736 bytes",
+        ),
+        (
+            "f16:64::64",
+            "expected NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE][@POINTER]",
+        ),
         ("1+z=f16:64::64", "'1+z' is not a byte offset"),
         ("1=f16:64::64@", "'@' names no pointer parameter"),
     ] {
@@ -393,25 +452,59 @@ fn a_bad_tensor_map_spec_is_refused_by_the_flag() {
 fn tui_and_verify_take_the_same_flags() {
     let f = file("tensor_maps.ptx");
     // tui --ptx: the launch is checked before the terminal is looked for.
-    let e = error(&["tui", "--ptx", &f, "--grid", "1", "--block", "32", "--arg", "2=5"]);
-    assert!(e.contains("missing value for parameters tma_desc_probe_param_1"), "{e}");
+    let e = error(&[
+        "tui", "--ptx", &f, "--grid", "1", "--block", "32", "--arg", "2=5",
+    ]);
+    assert!(
+        e.contains("missing value for parameters tma_desc_probe_param_1"),
+        "{e}"
+    );
     let o = tilelab(&[
-        "tui", "--ptx", &f, "--grid", "1", "--block", "32", "--arg", "2=5", "--arg",
-        "3+132=s32:0", "--tensor-map", "1=f16:64::64", "--tensor-map", "3=f16:64::64",
-        "--kernel", "#0",
+        "tui",
+        "--ptx",
+        &f,
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "2=5",
+        "--arg",
+        "3+132=s32:0",
+        "--tensor-map",
+        "1=f16:64::64",
+        "--tensor-map",
+        "3=f16:64::64",
+        "--kernel",
+        "#0",
     ]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("tilelab tui needs a terminal"), "{e}");
     // verify --ptx: the same checks before the GPU is looked for (exit 2).
     let e = error(&[
-        "verify", "--ptx", &f, "--grid", "1", "--block", "32", "--arg", "2=5", "--tensor-map",
+        "verify",
+        "--ptx",
+        &f,
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "2=5",
+        "--tensor-map",
         "1+64=f16:64::64",
     ]);
-    assert!(e.contains("byte offset 64 of parameter 'tma_desc_probe_param_1'"), "{e}");
+    assert!(
+        e.contains("byte offset 64 of parameter 'tma_desc_probe_param_1'"),
+        "{e}"
+    );
     let e = error(&[
         "verify", "--ptx", &f, "--grid", "1", "--block", "32", "--arg", "2=5",
     ]);
-    assert!(e.contains("missing value for parameters tma_desc_probe_param_1"), "{e}");
+    assert!(
+        e.contains("missing value for parameters tma_desc_probe_param_1"),
+        "{e}"
+    );
 }
 
 /// The launch of tensor_maps.ptx with `maps` and the scalar it needs.
@@ -446,7 +539,11 @@ fn the_handle_bytes_are_as_documented() {
     let off: Vec<u32> = prog.params.iter().map(|p| p.offset).collect();
     assert_eq!((off, prog.param_bytes), (vec![0, 128, 256, 384, 640], 648));
     let l = probe_launch(
-        &["3=f16:64::64", "1=f16:512,128:1024:64,128:128B@4", "0=u8:16::16"],
+        &[
+            "3=f16:64::64",
+            "1=f16:512,128:1024:64,128:128B@4",
+            "0=u8:16::16",
+        ],
         &[("2", "5"), ("3+132", "s32:-2")],
     );
     let b = ptx::params::launch_params(&prog, &l).unwrap();

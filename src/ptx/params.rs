@@ -279,7 +279,14 @@ struct Writes<'a> {
 impl Writes<'_> {
     /// Writes `bytes` at byte `at` of parameter `i` for flag `flag`; refuses a byte that another
     /// flag gave a different value.
-    fn put(&mut self, prog: &Program, i: usize, at: u32, bytes: &[u8], flag: String) -> Result<(), RunError> {
+    fn put(
+        &mut self,
+        prog: &Program,
+        i: usize,
+        at: u32,
+        bytes: &[u8],
+        flag: String,
+    ) -> Result<(), RunError> {
         let p = &prog.params[i];
         let f = self.flags.len() as u32;
         self.flags.push(flag);
@@ -427,7 +434,8 @@ fn fill_params(
     for (j, m) in maps.iter().enumerate() {
         let flag = format!("--tensor-map {}", m.text());
         let i = find_param(prog, &m.param).ok_or_else(|| no_param(prog, &flag, &m.param))?;
-        let base = tensor_map_base(prog, maps, j).map_err(|e| RunError::Launch(format!("{flag}: {e}")))?;
+        let base =
+            tensor_map_base(prog, maps, j).map_err(|e| RunError::Launch(format!("{flag}: {e}")))?;
         check_map_place(&prog.params[i], m.byte_offset)
             .map_err(|e| RunError::Launch(format!("{flag}: {e}")))?;
         let handle = tensor_map_handle(j as u32, base);
@@ -465,7 +473,11 @@ fn fill_params(
                     .map(|(lo, hi, line)| format!("{lo}..{hi} at line {line}"))
                     .collect::<Vec<_>>()
                     .join(", "),
-                if own.is_empty() { "" } else { ", which no --arg gives" }
+                if own.is_empty() {
+                    ""
+                } else {
+                    ", which no --arg gives"
+                }
             ));
         }
     }
@@ -681,7 +693,12 @@ pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
         for n in ns {
             if let Some(&i) = index.get(n) {
                 let p = &params[i];
-                read_abs(&mut reads, i64::from(p.offset), i64::from(p.offset + p.size), line);
+                read_abs(
+                    &mut reads,
+                    i64::from(p.offset),
+                    i64::from(p.offset + p.size),
+                    line,
+                );
             }
         }
     }
@@ -808,7 +825,11 @@ pub fn parse_tensor_map(s: &str) -> Result<TensorMapArg, String> {
     }
     let (spec, base) = match rest.split_once('@') {
         Some((a, b)) if !b.trim().is_empty() => (a, Some(b.trim().to_string())),
-        Some(_) => return Err(format!("'{sq}': '@' names no pointer parameter; expected {FORM}")),
+        Some(_) => {
+            return Err(format!(
+                "'{sq}': '@' names no pointer parameter; expected {FORM}"
+            ));
+        }
         None => (rest, None),
     };
     let m = TensorMapArg {
@@ -851,7 +872,10 @@ impl TensorMapArg {
                 parts.len()
             ));
         }
-        let Some(&(_, e)) = TMA_DTYPES.iter().find(|(n, _)| n.eq_ignore_ascii_case(parts[0])) else {
+        let Some(&(_, e)) = TMA_DTYPES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(parts[0]))
+        else {
             let names: Vec<&str> = TMA_DTYPES.iter().map(|d| d.0).collect();
             return Err(format!(
                 "unknown tensor map data type '{}'; allowed: {}",

@@ -227,7 +227,10 @@ pub fn demangle(name: &str) -> String {
 
 /// The kernels of a module, demangled, for messages ([`crate::text::list`]).
 fn kernel_list<'a>(ks: impl IntoIterator<Item = &'a parse::Kernel>) -> String {
-    crate::text::list(ks.into_iter().map(|k| crate::text::value(&demangle(&k.name)).into_owned()))
+    crate::text::list(
+        ks.into_iter()
+            .map(|k| crate::text::value(&demangle(&k.name)).into_owned()),
+    )
 }
 
 /// The `.entry` of `m` that `--kernel` `want` names: the exact name (mangled or demangled),
@@ -241,9 +244,14 @@ pub fn find_kernel<'m>(m: &'m parse::Module, want: &str) -> Result<&'m parse::Ke
     let w = crate::text::escape(want);
     let ks = &m.kernels;
     if ks.is_empty() {
-        return Err(PtxError::Kernel(format!("no kernel '{w}': the file has no .entry")));
+        return Err(PtxError::Kernel(format!(
+            "no kernel '{w}': the file has no .entry"
+        )));
     }
-    if let Some(k) = ks.iter().find(|k| k.name == want || demangle(&k.name) == want) {
+    if let Some(k) = ks
+        .iter()
+        .find(|k| k.name == want || demangle(&k.name) == want)
+    {
         return Ok(k);
     }
     if let Some(n) = want.strip_prefix('#') {

@@ -279,7 +279,10 @@ fn gpu_params(
 ) -> anyhow::Result<(ParamBuffer, Vec<DeviceBuffer>)> {
     let mut given: Vec<Option<&str>> = vec![None; prog.params.len()];
     // The driver side passes one scalar per parameter (no struct bytes yet).
-    if let Some((k, v)) = args.iter().find(|(k, v)| k.contains('+') || v.contains(':')) {
+    if let Some((k, v)) = args
+        .iter()
+        .find(|(k, v)| k.contains('+') || v.contains(':'))
+    {
         bail!(
             "--arg {k}={v}: verify --ptx does not yet pass struct bytes (NAME[+OFFSET]=TYPE:V,...) to the GPU; `tilelab ptx` simulates them"
         );
