@@ -253,7 +253,7 @@ fn kernel_by_name_part_or_index_and_demangled() {
     );
     let e = error(&["ptx", &f, "--grid", "1", "--block", "32"]);
     assert!(
-        e.contains(&format!("the file has 2 kernels; choose one with --kernel (a name, a unique part of one, or #N from 0): {GEMM_CXX}, {TMA_CXX}")),
+        e.contains(&format!("the file has 2 kernels; choose one with --kernel: {GEMM_CXX}, {TMA_CXX} (a name, a part of one or #N from 0)")),
         "{e}"
     );
 }

@@ -303,7 +303,7 @@ pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
             [] => return Err(PtxError::Kernel("the file has no .entry kernel".into())),
             _ => {
                 return Err(PtxError::Kernel(format!(
-                    "the file has {} kernels; choose one with --kernel (a name, a unique part of one, or #N from 0): {}",
+                    "the file has {} kernels; choose one with --kernel: {} (a name, a part of one or #N from 0)",
                     crate::text::group(m.kernels.len() as u64),
                     kernel_list(&m.kernels)
                 )));
