@@ -278,6 +278,52 @@ fn demangled_names_match_cxxfilt() {
     }
 }
 
+/// A name whose substitutions each refer to the one before twice (`B<A<A,A>, A<A,A>>`, …)
+/// demangles to a text that doubles at every level (2^24 copies of `A` at 24 levels, more than
+/// a minute of cpp_demangle's time without a bound): it is shown mangled, at once.
+#[test]
+fn a_name_that_demangles_exponentially_is_shown_mangled() {
+    fn seq(n: usize) -> String {
+        // <seq-id>: S_ is substitution 0, S0_ 1, …, base 36.
+        if n == 0 {
+            return "S_".into();
+        }
+        let (mut k, mut d) = (n - 1, Vec::new());
+        loop {
+            d.push(
+                char::from_digit((k % 36) as u32, 36)
+                    .unwrap()
+                    .to_ascii_uppercase(),
+            );
+            k /= 36;
+            if k == 0 {
+                break;
+            }
+        }
+        format!("S{}_", d.iter().rev().collect::<String>())
+    }
+    let mut name = String::from("_Z1f1AIS_S_E");
+    let mut prev = 1;
+    for i in 0..24 {
+        let n = format!("B{i}");
+        name += &format!("{}{n}I{}{}E", n.len(), seq(prev), seq(prev));
+        prev += 2;
+    }
+    let t = std::time::Instant::now();
+    assert_eq!(ptx::report::demangle(&name), name);
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+    // Three levels: short enough to show (c++filt's text).
+    let mut name = String::from("_Z1f1AIS_S_E");
+    for (i, prev) in [(0, 1), (1, 3)] {
+        let n = format!("B{i}");
+        name += &format!("{}{n}I{}{}E", n.len(), seq(prev), seq(prev));
+    }
+    assert_eq!(
+        ptx::report::demangle(&name),
+        "f(A<A, A>, B0<A<A, A>, A<A, A> >, B1<B0<A<A, A>, A<A, A> >, B0<A<A, A>, A<A, A> > >)"
+    );
+}
+
 /// `tilelab ptx tensor_maps.ptx` with `extra` flags (each a whole flag and its value).
 fn maps(extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> = [
@@ -613,9 +659,9 @@ fn the_reads_of_nvcc_s_tma_kernel() {
     assert_eq!(
         reads,
         vec![
-            vec![(8, 12, 35), (0, 4, 36)],
+            vec![(0, 4, 36), (8, 12, 35)],
             vec![],
-            vec![(8, 10, 33), (0, 4, 34)],
+            vec![(0, 4, 34), (8, 10, 33)],
             vec![(0, 8, 32)],
             vec![],
         ]

@@ -339,7 +339,7 @@ fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<Exi
         out::line(format_args!(
             "{} {} in {}: grid {}, block {}; {} CTA(s) simulated, the launch measured",
             out::bold("kernel:"),
-            sim.kernel,
+            tilelab::ptx::report::demangle(&sim.kernel),
             tilelab::text::path(&run.file),
             d(run.grid),
             d(run.block),

@@ -588,7 +588,8 @@ pub struct ParamRead {
     pub line: u32,
 }
 
-/// Records in each parameter's [`ParamInfo::reads`] the bytes `kernel` reads, from its text:
+/// Records in each parameter's [`ParamInfo::reads`] the bytes `kernel` reads, from its text, in
+/// byte order (ranges of one first line merged):
 ///
 /// * `ld.param{.vN}.TYPE d, [NAME+OFF]`: bytes OFF..OFF + N·size(TYPE) of that parameter
 ///   (with `[OFF]`, the bytes of the parameter buffer at OFF, in whichever parameter they lie);
@@ -601,29 +602,22 @@ pub struct ParamRead {
 /// path the run never takes still counts.
 pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
     use super::parse::{Operand, Stmt};
+    const NONE: u32 = u32::MAX;
     let index: std::collections::HashMap<&str, usize> = params
         .iter()
         .enumerate()
         .map(|(i, p)| (p.name.as_str(), i))
         .collect();
-    let mut reads: Vec<Vec<ParamRead>> = vec![Vec::new(); params.len()];
-    // Bytes `lo..hi` of the parameter buffer (absolute), read at `line`.
-    let read_abs = |reads: &mut Vec<Vec<ParamRead>>, lo: i64, hi: i64, line: u32| {
-        for (i, p) in params.iter().enumerate() {
-            let (a, b) = (i64::from(p.offset), i64::from(p.offset) + i64::from(p.size));
-            let (l, h) = (lo.max(a), hi.min(b));
-            if l < h {
-                let r = ParamRead {
-                    lo: (l - a) as u32,
-                    hi: (h - a) as u32,
-                    line,
-                };
-                if !reads[i].iter().any(|q| q.lo <= r.lo && q.hi >= r.hi) {
-                    reads[i].push(r);
-                }
-            }
-        }
-    };
+    // Per byte of the parameter buffer (at most `PARAM_LIMIT`): the first line reading it;
+    // per parameter: the first line reading all of it; the first line reading everything.
+    let total = params
+        .iter()
+        .map(|p| p.offset.saturating_add(p.size))
+        .max()
+        .unwrap_or(0) as usize;
+    let mut byte_line = vec![NONE; total];
+    let mut whole = vec![NONE; params.len()];
+    let mut everything = NONE;
     // Every name an operand mentions (exhaustive: an operand form added to the parser must
     // say here whether it can name a parameter).
     fn names<'o>(o: &'o Operand, out: &mut Vec<&'o str>) {
@@ -638,13 +632,15 @@ pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
             | Operand::Sink => {}
         }
     }
-    let everything = i64::from(u32::MAX);
+    let mut ns = Vec::new();
     for st in &kernel.body {
         let Stmt::Inst(inst) = st else { continue };
         let line = inst.line;
         let is_ld_param = inst.opcode.first().is_some_and(|o| o == "ld")
             && inst.opcode.iter().any(|m| m.starts_with("param"));
+        let mut skip = None;
         if is_ld_param && let Some(Operand::Address(base, off)) = inst.operands.get(1) {
+            skip = Some(1);
             let vec = inst
                 .opcode
                 .iter()
@@ -656,54 +652,70 @@ pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
                 .rev()
                 .find_map(|m| Ty::parse(m))
                 .map(|t| i64::from(t.bytes()));
-            let whole = |i: usize| {
-                let p = &params[i];
-                (i64::from(p.offset), i64::from(p.offset) + i64::from(p.size))
+            let named = base.as_ref().map(|n| index.get(n.as_str()).copied());
+            let at = match named {
+                None => Some(0),
+                Some(Some(i)) => Some(i64::from(params[i].offset)),
+                // A register address: anywhere.
+                Some(None) => None,
             };
-            let named = base.as_ref().and_then(|n| index.get(n.as_str()).copied());
-            let (lo, hi) = match (base, named, size) {
-                (None, _, Some(s)) => (*off, off + vec * s),
-                (Some(_), Some(i), Some(s)) => {
-                    let a = i64::from(params[i].offset) + off;
-                    (a, a + vec * s)
-                }
-                (Some(_), Some(i), None) => whole(i),
-                // A register address (or no type): anywhere.
-                _ => (0, everything),
-            };
-            read_abs(&mut reads, lo, hi, line);
-            for (k, o) in inst.operands.iter().enumerate() {
-                let mut ns = Vec::new();
-                if k != 1 {
-                    names(o, &mut ns);
-                }
-                for n in ns {
-                    if let Some(&i) = index.get(n) {
-                        let (lo, hi) = whole(i);
-                        read_abs(&mut reads, lo, hi, line);
+            match (at, size) {
+                (Some(a), Some(s)) => {
+                    let lo = a.saturating_add(*off).clamp(0, total as i64) as usize;
+                    let hi = a
+                        .saturating_add(*off)
+                        .saturating_add(vec * s)
+                        .clamp(0, total as i64) as usize;
+                    for l in &mut byte_line[lo..hi.max(lo)] {
+                        *l = (*l).min(line);
                     }
                 }
+                (_, None) => match named {
+                    Some(Some(i)) => whole[i] = whole[i].min(line),
+                    _ => everything = everything.min(line),
+                },
+                (None, Some(_)) => everything = everything.min(line),
             }
-            continue;
         }
-        let mut ns = Vec::new();
-        for o in &inst.operands {
-            names(o, &mut ns);
+        ns.clear();
+        for (k, o) in inst.operands.iter().enumerate() {
+            if Some(k) != skip {
+                names(o, &mut ns);
+            }
         }
-        for n in ns {
+        for n in &ns {
             if let Some(&i) = index.get(n) {
-                let p = &params[i];
-                read_abs(
-                    &mut reads,
-                    i64::from(p.offset),
-                    i64::from(p.offset + p.size),
-                    line,
-                );
+                whole[i] = whole[i].min(line);
             }
         }
     }
-    for (p, r) in params.iter_mut().zip(reads) {
-        p.reads = r;
+    for (i, p) in params.iter_mut().enumerate() {
+        let all = whole[i].min(everything);
+        p.reads = if all != NONE {
+            vec![ParamRead {
+                lo: 0,
+                hi: p.size,
+                line: all,
+            }]
+        } else {
+            let mut out: Vec<ParamRead> = Vec::new();
+            let o = p.offset as usize;
+            for (b, &line) in byte_line[o..o + p.size as usize].iter().enumerate() {
+                let b = b as u32;
+                if line == NONE {
+                    continue;
+                }
+                match out.last_mut() {
+                    Some(r) if r.hi == b && r.line == line => r.hi += 1,
+                    _ => out.push(ParamRead {
+                        lo: b,
+                        hi: b + 1,
+                        line,
+                    }),
+                }
+            }
+            out
+        };
     }
 }
 

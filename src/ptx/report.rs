@@ -211,26 +211,51 @@ pub struct Report {
     pub lines: Vec<LineReport>,
 }
 
+/// The most characters [`demangle`] writes: a name whose demangling is longer is shown mangled.
+/// Real CUTLASS names demangle to a few KiB; a crafted one whose substitutions refer to each
+/// other doubles at every level (16 levels: 1.8 MB, 24: more than a minute), so the demangler
+/// stops at this bound instead.
+pub const MAX_DEMANGLED: usize = 64 * 1024;
+
 /// A kernel's name as people read it: an Itanium C++ ABI name (`_Z…`, what nvcc gives
-/// `__global__` functions: `_Z10gemm_kernelILi128EEvPKfPf`) demangled by `cpp_demangle`
-/// (`void gemm_kernel<128>(float const*, float*)`); any other name, or one that does not
-/// demangle, as it is.
+/// `__global__` functions: `_Z11gemm_kernelILi128EEvPKfPf`) demangled by `cpp_demangle`
+/// (`void gemm_kernel<128>(float const*, float*)`, as c++filt prints it); any other name, one
+/// that does not demangle, or one whose demangling passes [`MAX_DEMANGLED`] characters, as it is.
 pub fn demangle(name: &str) -> String {
+    /// A `String` that refuses to grow past [`MAX_DEMANGLED`].
+    struct Capped(String);
+    impl std::fmt::Write for Capped {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            if self.0.len() + s.len() > MAX_DEMANGLED {
+                return Err(std::fmt::Error);
+            }
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
     if !name.starts_with("_Z") {
         return name.to_string();
     }
-    cpp_demangle::Symbol::new(name)
-        .ok()
-        .and_then(|s| s.demangle().ok())
-        .unwrap_or_else(|| name.to_string())
+    let Ok(sym) = cpp_demangle::Symbol::new(name) else {
+        return name.to_string();
+    };
+    let mut out = Capped(String::new());
+    match sym.structured_demangle(&mut out, &cpp_demangle::DemangleOptions::default()) {
+        Ok(()) => out.0,
+        Err(_) => name.to_string(),
+    }
 }
 
-/// The kernels of a module, demangled, for messages ([`crate::text::list`]).
+/// The kernels of a module, demangled, for messages ([`crate::text::list`]: only the names
+/// shown are demangled, the rest counted).
 fn kernel_list<'a>(ks: impl IntoIterator<Item = &'a parse::Kernel>) -> String {
-    crate::text::list(
-        ks.into_iter()
-            .map(|k| crate::text::value(&demangle(&k.name)).into_owned()),
-    )
+    crate::text::list(ks.into_iter().enumerate().map(|(i, k)| {
+        if i < crate::text::LIST_MAX {
+            crate::text::value(&demangle(&k.name)).into_owned()
+        } else {
+            String::new()
+        }
+    }))
 }
 
 /// The `.entry` of `m` that `--kernel` `want` names: the exact name (mangled or demangled),
@@ -248,10 +273,7 @@ pub fn find_kernel<'m>(m: &'m parse::Module, want: &str) -> Result<&'m parse::Ke
             "no kernel '{w}': the file has no .entry"
         )));
     }
-    if let Some(k) = ks
-        .iter()
-        .find(|k| k.name == want || demangle(&k.name) == want)
-    {
+    if let Some(k) = ks.iter().find(|k| k.name == want) {
         return Ok(k);
     }
     if let Some(n) = want.strip_prefix('#') {
@@ -269,9 +291,15 @@ pub fn find_kernel<'m>(m: &'m parse::Module, want: &str) -> Result<&'m parse::Ke
                 ))
             });
     }
+    let names: Vec<String> = ks.iter().map(|k| demangle(&k.name)).collect();
+    if let Some(i) = names.iter().position(|d| d == want) {
+        return Ok(&ks[i]);
+    }
     let hits: Vec<&parse::Kernel> = ks
         .iter()
-        .filter(|k| k.name.contains(want) || demangle(&k.name).contains(want))
+        .zip(&names)
+        .filter(|(k, d)| k.name.contains(want) || d.contains(want))
+        .map(|(k, _)| k)
         .collect();
     match hits.as_slice() {
         [k] => Ok(k),
