@@ -194,6 +194,10 @@ fn bad_struct_values_are_refused() {
         ("+4=u8:1", "'+4' names no parameter before '+'".to_string()),
         ("9=u8:1", format!("kernel '{GEMM_CXX}' has no parameter '9'")),
         ("3=u64:1", "is a pointer; pointers need no value".to_string()),
+        (
+            "4=u64:1",
+            format!("'{GEMM}_param_4' is a .u64 scalar, not a struct: give its value alone, e.g. --arg 4=1"),
+        ),
     ] {
         let e = fails(&gemm(&[arg, "2=f32:1", "2+8=f16:1"]));
         assert!(e.contains(&want), "--arg {arg}: {e}");

@@ -247,7 +247,7 @@ pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>
 ///
 /// * `--arg NAME=VALUE` (NAME a parameter's name or its index from 0): one scalar through
 ///   [`encode_arg`], the whole parameter.
-/// * `--arg NAME[+OFFSET]=TYPE:V[,V...]`: values of one PTX type (`u8`…`u64`, `s8`…`s64`,
+/// * `--arg NAME[+OFFSET]=TYPE:V[,V...]` for a `.b8` parameter: values of one PTX type (`u8`…`u64`, `s8`…`s64`,
 ///   `b8`…`b64`, `f16`, `bf16`, `f32`, `f64`, `f16x2`, `bf16x2`), each through [`encode_arg`],
 ///   packed little-endian one after another from byte OFFSET (decimal or `0x` hex, default 0)
 ///   of the parameter: the way a by-value struct (`.param .align A .b8 name[N]`) is filled.
@@ -405,6 +405,14 @@ fn fill_params(
         }
         let err = |e: String| RunError::Launch(format!("{flag}: {e}"));
         let (at, bytes) = match v.split_once(':') {
+            Some(_) if p.ty != "b8" => {
+                return bad(format!(
+                    "{flag}: '{}' is a .{} scalar, not a struct: give its value alone, e.g. --arg {}=1",
+                    p.name,
+                    p.ty,
+                    crate::text::value(name)
+                ));
+            }
             Some((ty, vals)) => {
                 let at = off.unwrap_or(0);
                 (at, pack(prog, i, at, ty, vals).map_err(err)?)
