@@ -247,8 +247,9 @@ pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>
 ///
 /// * `--arg NAME=VALUE` (NAME a parameter's name or its index from 0): one scalar through
 ///   [`encode_arg`], the whole parameter.
-/// * `--arg NAME[+OFFSET]=TYPE:V[,V...]` for a `.b8` parameter: values of one PTX type (`u8`…`u64`, `s8`…`s64`,
-///   `b8`…`b64`, `f16`, `bf16`, `f32`, `f64`, `f16x2`, `bf16x2`), each through [`encode_arg`],
+/// * `--arg NAME[+OFFSET]=TYPE:V[,V...]` for a `.b8` parameter: values of one PTX type
+///   (`u8`…`u64`, `s8`…`s64`, `b8`…`b64`, `f16`, `bf16`, `f32`, `f64`, `f16x2`, `bf16x2`), each
+///   through [`encode_arg`],
 ///   packed little-endian one after another from byte OFFSET (decimal or `0x` hex, default 0)
 ///   of the parameter: the way a by-value struct (`.param .align A .b8 name[N]`) is filled.
 ///   Refused: bytes past the parameter, a place not a multiple of the type's size (in the

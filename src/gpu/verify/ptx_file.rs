@@ -318,6 +318,20 @@ fn gpu_params(
             bufs.push(b);
             continue;
         }
+        // A 64-bit parameter the kernel never reads (an unused pointer) needs no value, as in
+        // the simulator (`ptx::params::launch_params`); a struct cannot be passed yet.
+        if given[i].is_none()
+            && p.reads.is_empty()
+            && matches!(p.ty.as_str(), "u64" | "s64" | "b64")
+        {
+            pb.push(Param::U64(0));
+            continue;
+        }
+        if p.ty == "b8" && p.size > 1 {
+            return Err(bad(
+                "verify --ptx does not yet pass by-value struct parameters to the GPU; `tilelab ptx` simulates them",
+            ));
+        }
         let v =
             given[i].ok_or_else(|| bad("no value; give --arg NAME=VALUE or --arg INDEX=VALUE"))?;
         let int = || -> anyhow::Result<i128> {
