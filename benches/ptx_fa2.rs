@@ -27,6 +27,7 @@ fn launch() -> Launch {
             ("fa2_fwd_param_4".into(), "4096".into()),
             ("fa2_fwd_param_5".into(), "0.0883883461356163".into()),
         ],
+        tensor_maps: vec![],
         dynamic_smem: Some(98_304),
         max_instructions: 200_000_000,
     }

@@ -33,6 +33,7 @@ fn check(path: &Path) -> Vec<(String, String, u64, u64)> {
         block: dim(&l["block"]),
         cta: [0, 0, 0],
         args,
+        tensor_maps: vec![],
         dynamic_smem: Some(l["dynamic_smem_bytes"].as_u64().unwrap() as u32),
         max_instructions: tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS,
     };

@@ -101,6 +101,7 @@ fn fixtures() -> &'static [Fixture] {
                 block: dim(&l["block"]),
                 cta: [0, 0, 0],
                 args,
+                tensor_maps: vec![],
                 dynamic_smem: Some(
                     u32::try_from(l["dynamic_smem_bytes"].as_u64().unwrap()).unwrap(),
                 ),
@@ -1019,6 +1020,7 @@ mod regressions {
             block: [block, 1, 1],
             cta: [0, 0, 0],
             args: vec![],
+            tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 1_000,
         }

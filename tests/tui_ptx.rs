@@ -58,6 +58,7 @@ fn state(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        tensor_maps: vec![],
         dynamic_smem: Some(smem),
         max_instructions: 10_000_000,
     };

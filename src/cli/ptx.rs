@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use tilelab::ptx::machine::ALL_WARPS;
+use tilelab::ptx::engine::ALL_WARPS;
 use tilelab::ptx::trace::WorstOfLine;
 use tilelab::ptx::{self, Launch, Report};
 
@@ -19,7 +19,8 @@ use super::out;
 pub struct PtxArgs {
     /// PTX file (nvcc `-ptx`, Triton `.asm["ptx"]`).
     pub file: PathBuf,
-    /// Kernel (`.entry`) to run; needed when the file has several.
+    /// Kernel (`.entry`) to run, needed when the file has several: its name (mangled or
+    /// demangled), a part of exactly one kernel's name, or #N (the N-th .entry, from 0).
     #[arg(long)]
     pub kernel: Option<String>,
     /// Grid size in CTAs: X[,Y,Z].
@@ -31,9 +32,20 @@ pub struct PtxArgs {
     /// The CTA to simulate: X[,Y,Z].
     #[arg(long, value_parser = parse_dim3_zero, default_value = "0,0,0")]
     pub cta: [u32; 3],
-    /// A parameter value: NAME=VALUE or INDEX=VALUE (repeatable). Pointers need none.
-    #[arg(long = "arg", value_parser = parse_arg)]
+    /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
+    /// NAME[+OFFSET]=TYPE:V[,V...] packs values of one PTX type little-endian from byte OFFSET
+    /// (default 0) of a by-value struct (.b8 array), e.g. 0=s32:128,128,512 or 0+16=f16:1.0.
+    /// Pointers need none, nor a .b8 parameter the kernel never reads.
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_arg)]
     pub args: Vec<(String, String)>,
+    /// A CUtensorMap in a parameter (repeatable): NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
+    /// with cuTensorMapEncodeTiled's arguments (dims and box innermost first, in elements;
+    /// strides in bytes for dims 1..; element strides 1; zero fill out of bounds), e.g.
+    /// 3=f16:512,128:1024:64,128:128B. The tensor gets its own zero-filled buffer, or with a
+    /// trailing @POINTER that pointer parameter's. The place: 128 bytes at a multiple of 64 of
+    /// a .b8 parameter of .align 64 or more.
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = parse_tensor_map)]
+    pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// Dynamic shared memory per block, a size: bytes (32768) or K, KB, KiB of 1024 bytes (32K),
     /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block).
     #[arg(long, value_name = "BYTES", value_parser = parse_smem_bytes)]
@@ -41,7 +53,7 @@ pub struct PtxArgs {
     /// Stop after N warp instructions, or once they cost more than 20·N units (1 per
     /// instruction, 32 per memory instruction, 64 per mma.sync): a runaway loop of any kind ends
     /// within seconds. At most 30000000.
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS, value_parser = parse_max_instructions)]
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS, value_parser = parse_max_instructions)]
     pub max_instructions: u64,
     /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
     /// per-line table, in line order; 0 prints every line. Totals always count every line.
@@ -72,7 +84,7 @@ fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
         let v: u32 = match p.parse() {
             Ok(v) => v,
             Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
-                let l = tilelab::ptx::machine::ARCH.limits();
+                let l = tilelab::ptx::params::ARCH.limits();
                 let [gx, gy, gz] = l.max_grid_dim;
                 let [bx, by, bz] = l.max_block_dim;
                 return Err(format!(
@@ -108,7 +120,7 @@ pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
 /// simulator names the static and dynamic bytes when their sum is too large.
 pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
     use tilelab::sim::size::{SizeError, parse_bytes};
-    let limit = tilelab::ptx::machine::SMEM_LIMIT;
+    let limit = tilelab::ptx::params::SMEM_LIMIT;
     match parse_bytes(s, u32::MAX as u64) {
         Ok(v) => Ok(v as u32),
         Err(SizeError::TooLarge { .. }) => Err(format!(
@@ -118,10 +130,15 @@ pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
     }
 }
 
-/// `--max-instructions N`: 0..=[`tilelab::ptx::machine::MAX_INSTRUCTIONS_LIMIT`], the bound
+/// `--max-instructions N`: 0..=[`tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT`], the bound
 /// that keeps a runaway loop within about a minute.
 pub(super) fn parse_max_instructions(s: &str) -> Result<u64, String> {
-    super::whole_in::<u64>(0, tilelab::ptx::machine::MAX_INSTRUCTIONS_LIMIT)(s)
+    super::whole_in::<u64>(0, tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT)(s)
+}
+
+/// `--tensor-map NAME[+BYTE_OFFSET]=SPEC[@POINTER]` ([`tilelab::ptx::params::parse_tensor_map`]).
+pub(super) fn parse_tensor_map(s: &str) -> Result<tilelab::ptx::params::TensorMapArg, String> {
+    tilelab::ptx::params::parse_tensor_map(s)
 }
 
 pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
@@ -131,7 +148,7 @@ pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
             Ok((k.trim().to_string(), v.to_string()))
         }
         _ => Err(format!(
-            "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096"
+            "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096 (a struct: NAME[+OFFSET]=TYPE:V[,V...])"
         )),
     }
 }
@@ -145,6 +162,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         block: a.block,
         cta: a.cta,
         args: a.args.clone(),
+        tensor_maps: a.tensor_maps.clone(),
         dynamic_smem: a.dynamic_smem,
         max_instructions: a.max_instructions,
     };
@@ -243,7 +261,7 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
     outln!(
         o,
         "kernel {}: CTA {} of grid {}, block {} ({}); {} warp instructions; shared memory {} bytes, {} touched",
-        r.kernel,
+        r.kernel_demangled,
         dims(r.cta),
         dims(l.grid),
         dims(r.block),

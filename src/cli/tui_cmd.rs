@@ -44,7 +44,8 @@ pub struct TuiArgs {
     /// instructions one at a time.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["lesson", "step", "layout", "variant", "svg", "dir"])]
     pub ptx: Option<PathBuf>,
-    /// --ptx: kernel (`.entry`) to run; needed when the file has several.
+    /// --ptx: kernel (`.entry`) to run, needed when the file has several: as for `tilelab ptx`
+    /// (a name, a part of exactly one kernel's name, or #N from 0).
     #[arg(long, value_name = "K", requires = "ptx")]
     pub kernel: Option<String>,
     /// --ptx: grid size in CTAs, X[,Y,Z].
@@ -56,9 +57,14 @@ pub struct TuiArgs {
     /// --ptx: the CTA to simulate, X[,Y,Z] (default 0,0,0).
     #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero, requires = "ptx")]
     pub cta: Option<[u32; 3]>,
-    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable); pointers need none.
+    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable), or struct bytes
+    /// NAME[+OFFSET]=TYPE:V[,V...] as for `tilelab ptx`; pointers need none.
     #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg, requires = "ptx")]
     pub args: Vec<(String, String)>,
+    /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
+    /// (repeatable), as for `tilelab ptx`.
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map, requires = "ptx")]
+    pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
@@ -90,10 +96,11 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
         block,
         cta: a.cta.unwrap_or([0; 3]),
         args: a.args.clone(),
+        tensor_maps: a.tensor_maps.clone(),
         dynamic_smem: a.dynamic_smem,
         max_instructions: a
             .max_instructions
-            .unwrap_or(tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS),
+            .unwrap_or(tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS),
     };
     let state = tilelab::tui::ptx::PtxState::load(
         tilelab::text::path(file),
@@ -128,6 +135,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         || a.block.is_some()
         || a.cta.is_some()
         || !a.args.is_empty()
+        || !a.tensor_maps.is_empty()
         || a.dynamic_smem.is_some()
         || a.line.is_some()
         || a.warp.is_some()
@@ -135,7 +143,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         || a.max_instructions.is_some()
     {
         anyhow::bail!(
-            "--kernel, --grid, --block, --cta, --arg, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE; a lesson takes --step, --layout and --variant"
+            "--kernel, --grid, --block, --cta, --arg, --tensor-map, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE; a lesson takes --step, --layout and --variant"
         );
     }
     let all = load(a.dir.as_ref())?;

@@ -94,7 +94,8 @@ pub struct VerifyArgs {
     /// per counter and per PTX line. Takes the launch flags below.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["all", "lesson", "fuzz", "records"])]
     pub ptx: Option<PathBuf>,
-    /// --ptx: the kernel (`.entry`), needed when the file has several.
+    /// --ptx: the kernel (`.entry`), needed when the file has several: as for `tilelab ptx`
+    /// (a name, a part of exactly one kernel's name, or #N from 0).
     #[arg(long, requires = "ptx")]
     pub kernel: Option<String>,
     /// --ptx: grid size in CTAs, X[,Y,Z] (every CTA is simulated and measured).
@@ -107,13 +108,17 @@ pub struct VerifyArgs {
     /// each gets its own zero-filled buffer, in the simulator and on the GPU.
     #[arg(long = "arg", requires = "ptx", value_parser = super::ptx::parse_arg)]
     pub args: Vec<(String, String)>,
+    /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
+    /// (repeatable), as for `tilelab ptx`: simulated and checked; not yet encoded on the GPU.
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", requires = "ptx", value_parser = super::ptx::parse_tensor_map)]
+    pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;
     /// on the GPU: 0 when not given).
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop the simulation of a CTA after N warp instructions, or once they cost more
     /// than 20·N units (as for `tilelab ptx`; at most 30000000).
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS, value_parser = super::ptx::parse_max_instructions)]
+    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS, value_parser = super::ptx::parse_max_instructions)]
     pub max_instructions: u64,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
     /// inside it), a size: 1048576, 1024K, 1M, 1MiB.
@@ -142,6 +147,7 @@ impl VerifyArgs {
             grid: need(self.grid, "--grid")?,
             block: need(self.block, "--block")?,
             args: self.args.clone(),
+            tensor_maps: self.tensor_maps.clone(),
             dynamic_smem: self.dynamic_smem,
             max_instructions: self.max_instructions,
             pointer_bytes: self.pointer_bytes,
@@ -333,7 +339,7 @@ fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<Exi
         out::line(format_args!(
             "{} {} in {}: grid {}, block {}; {} CTA(s) simulated, the launch measured",
             out::bold("kernel:"),
-            sim.kernel,
+            tilelab::ptx::report::demangle(&sim.kernel),
             tilelab::text::path(&run.file),
             d(run.grid),
             d(run.block),

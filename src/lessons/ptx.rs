@@ -210,8 +210,9 @@ impl PtxPart {
                 block,
                 cta: [0, 0, 0],
                 args,
+                tensor_maps: vec![],
                 dynamic_smem,
-                max_instructions: crate::ptx::machine::DEFAULT_MAX_INSTRUCTIONS,
+                max_instructions: crate::ptx::engine::DEFAULT_MAX_INSTRUCTIONS,
             },
             counters,
         })

@@ -598,6 +598,10 @@ pub struct ParamInfo {
     /// A pointer: marked `.ptr`, or a 64-bit parameter the kernel converts with
     /// `cvta.to.global` (nvcc's pointers carry no `.ptr`).
     pub pointer: bool,
+    /// Declared `.align` in bytes (the type's size when not given).
+    pub align: u32,
+    /// The bytes of this parameter the kernel reads ([`super::params::mark_reads`]).
+    pub reads: Vec<super::params::ParamRead>,
 }
 
 /// A module-scope `.global`/`.const` variable.
@@ -1771,10 +1775,13 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
             offset: at,
             size: p.size,
             pointer: p.ptr,
+            align: p.align,
+            reads: Vec::new(),
         });
         off = end;
     }
     let param_bytes = off;
+    super::params::mark_reads(kernel, &mut params);
     // Shared variables: module scope then body scope, static ones in order, extern at the end.
     let limits = Arch::Sm90.limits();
     let mut shared_syms = HashMap::new();

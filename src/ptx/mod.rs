@@ -1,5 +1,5 @@
 //! PTX kernels on the simulator: [`parse`] reads the text, [`decode`] turns one kernel into a
-//! compact program, [`cfg`] finds each branch's reconvergence point, [`machine`] runs one CTA
+//! compact program, [`cfg`] finds each branch's reconvergence point, [`engine`] runs one CTA
 //! (every warp, lockstep per warp) and [`report`] sums what it did per PTX line in Nsight
 //! Compute's terms; [`trace`] records one warp's steps for the TUI. Every warp-level shared-memory and tensor-core instruction goes through
 //! [`warp_ops`], the one door to `sim`. Pure: no I/O.
@@ -8,20 +8,31 @@
 //! use tilelab::ptx;
 //! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nret;\n}\n";
 //! let launch = ptx::Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], args: vec![],
-//!     dynamic_smem: None, max_instructions: 1_000_000 };
+//!     tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000 };
 //! let r = ptx::simulate(src, None, &launch).unwrap();
 //! // 32 lanes, rows 128 bytes apart: one bank, a 32-way conflict.
 //! assert_eq!((r.totals.shared_ld_wavefronts, r.totals.shared_ld_bank_conflicts), (32, 31));
 //! ```
 
+pub mod alu;
 pub mod cfg;
 pub mod decode;
-pub mod machine;
+pub mod engine;
+pub mod mem;
+pub mod params;
 pub mod parse;
 pub mod report;
 pub mod trace;
 pub mod types;
 pub mod warp_ops;
 
-pub use machine::{Launch, Observer, RunError, TraceEvent, TraceKind};
+pub use engine::{Launch, Observer, RunError, TraceEvent, TraceKind};
+
+/// The names of the former `ptx::machine` module (split into [`engine`], [`mem`], [`params`]
+/// and [`alu`]), re-exported so that `tilelab::ptx::machine::X` paths keep working.
+pub mod machine {
+    pub use super::engine::*;
+    pub use super::mem::{BUFFER_WINDOW, MAX_GLOBAL_BYTES};
+    pub use super::params::*;
+}
 pub use report::{Report, simulate};

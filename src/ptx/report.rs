@@ -30,7 +30,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::decode::{self, DecodeError, Op, Program, Space};
-use super::machine::{self, Launch, Observer, RunError, RunResult};
+use super::engine::{self, Launch, Observer, RunError, RunResult};
 use super::parse::{self, ParseError};
 
 /// Any error of `tilelab ptx`'s engine.
@@ -197,8 +197,10 @@ pub struct LineReport {
 /// `tilelab ptx`'s report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
-    /// Kernel name.
+    /// Kernel name, as the `.entry` spells it (mangled for C++).
     pub kernel: String,
+    /// The kernel's name demangled ([`demangle`]; the name itself when it is not mangled).
+    pub kernel_demangled: String,
     /// The simulated CTA.
     pub cta: [u32; 3],
     /// Block size.
@@ -209,38 +211,129 @@ pub struct Report {
     pub lines: Vec<LineReport>,
 }
 
-/// Parses `src`, picks `kernel` (or the only one) and decodes it.
+/// The most characters [`demangle`] writes: a name whose demangling is longer is shown mangled.
+/// Real CUTLASS names demangle to a few KiB; a crafted one whose substitutions refer to each
+/// other doubles at every level (16 levels: 1.8 MB, 24: more than a minute), so the demangler
+/// stops at this bound instead.
+pub const MAX_DEMANGLED: usize = 64 * 1024;
+
+/// A kernel's name as people read it: an Itanium C++ ABI name (`_Z…`, what nvcc gives
+/// `__global__` functions: `_Z11gemm_kernelILi128EEvPKfPf`) demangled by `cpp_demangle`
+/// (`void gemm_kernel<128>(float const*, float*)`, as c++filt prints it); any other name, one
+/// that does not demangle, or one whose demangling passes [`MAX_DEMANGLED`] characters, as it is.
+pub fn demangle(name: &str) -> String {
+    /// A `String` that refuses to grow past [`MAX_DEMANGLED`].
+    struct Capped(String);
+    impl std::fmt::Write for Capped {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            if self.0.len() + s.len() > MAX_DEMANGLED {
+                return Err(std::fmt::Error);
+            }
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
+    if !name.starts_with("_Z") {
+        return name.to_string();
+    }
+    let Ok(sym) = cpp_demangle::Symbol::new(name) else {
+        return name.to_string();
+    };
+    let mut out = Capped(String::new());
+    match sym.structured_demangle(&mut out, &cpp_demangle::DemangleOptions::default()) {
+        Ok(()) => out.0,
+        Err(_) => name.to_string(),
+    }
+}
+
+/// The kernels of a module, demangled, for messages ([`crate::text::list`]: only the names
+/// shown are demangled, the rest counted).
+fn kernel_list<'a>(ks: impl IntoIterator<Item = &'a parse::Kernel>) -> String {
+    crate::text::list(ks.into_iter().enumerate().map(|(i, k)| {
+        if i < crate::text::LIST_MAX {
+            crate::text::value(&demangle(&k.name)).into_owned()
+        } else {
+            String::new()
+        }
+    }))
+}
+
+/// The `.entry` of `m` that `--kernel` `want` names: the exact name (mangled or demangled),
+/// `#N` (the N-th `.entry` in the file, counted from 0), or else a piece of exactly one
+/// kernel's name (mangled or demangled, case-sensitive).
+///
+/// # Errors
+/// [`PtxError::Kernel`]: no kernel matches (listing them), `#N` past the last one, or several
+/// match (listing those, demangled).
+pub fn find_kernel<'m>(m: &'m parse::Module, want: &str) -> Result<&'m parse::Kernel, PtxError> {
+    let w = crate::text::escape(want);
+    let ks = &m.kernels;
+    if ks.is_empty() {
+        return Err(PtxError::Kernel(format!(
+            "no kernel '{w}': the file has no .entry"
+        )));
+    }
+    if let Some(k) = ks.iter().find(|k| k.name == want) {
+        return Ok(k);
+    }
+    if let Some(n) = want.strip_prefix('#') {
+        return n
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| ks.get(i))
+            .ok_or_else(|| {
+                PtxError::Kernel(format!(
+                    "--kernel '{w}': the file has {} .entry kernel{} (#0..=#{}, in file order): {}",
+                    crate::text::group(ks.len() as u64),
+                    if ks.len() == 1 { "" } else { "s" },
+                    ks.len() - 1,
+                    kernel_list(ks)
+                ))
+            });
+    }
+    let names: Vec<String> = ks.iter().map(|k| demangle(&k.name)).collect();
+    if let Some(i) = names.iter().position(|d| d == want) {
+        return Ok(&ks[i]);
+    }
+    let hits: Vec<&parse::Kernel> = ks
+        .iter()
+        .zip(&names)
+        .filter(|(k, d)| k.name.contains(want) || d.contains(want))
+        .map(|(k, _)| k)
+        .collect();
+    match hits.as_slice() {
+        [k] => Ok(k),
+        [] => Err(PtxError::Kernel(format!(
+            "no kernel '{w}' in the file; kernels: {}",
+            kernel_list(ks)
+        ))),
+        _ => Err(PtxError::Kernel(format!(
+            "--kernel '{w}' is part of {} kernels' names; give more of one, its whole name or #N (N from 0 in file order): {}",
+            crate::text::group(hits.len() as u64),
+            kernel_list(hits.iter().copied())
+        ))),
+    }
+}
+
+/// Parses `src`, picks `kernel` ([`find_kernel`]; or the only one) and decodes it.
 ///
 /// # Errors
 /// A text that does not begin with `.version` (not a PTX module, [`parse::check_module_start`]);
-/// parse and decode errors; an unknown kernel (listing the kernels), several kernels and none
-/// named, or no kernel.
+/// parse and decode errors; an unknown or ambiguous kernel (listing the kernels), several
+/// kernels and none named, or no kernel.
 pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
     parse::check_module_start(src)?;
     let m = parse::parse(src)?;
     let k = match kernel {
-        Some(n) => m.kernels.iter().find(|k| k.name == n).ok_or_else(|| {
-            PtxError::Kernel(if m.kernels.is_empty() {
-                format!(
-                    "no kernel '{}': the file has no .entry",
-                    crate::text::escape(n)
-                )
-            } else {
-                format!(
-                    "no kernel '{}' in the file; kernels: {}",
-                    crate::text::escape(n),
-                    decode::kernel_names(&m)
-                )
-            })
-        })?,
+        Some(n) => find_kernel(&m, n)?,
         None => match m.kernels.as_slice() {
             [k] => k,
             [] => return Err(PtxError::Kernel("the file has no .entry kernel".into())),
             _ => {
                 return Err(PtxError::Kernel(format!(
-                    "the file has {} kernels; choose one with --kernel: {}",
+                    "the file has {} kernels; choose one with --kernel: {} (a name, a part of one or #N from 0)",
                     crate::text::group(m.kernels.len() as u64),
-                    decode::kernel_names(&m)
+                    kernel_list(&m.kernels)
                 )));
             }
         },
@@ -266,13 +359,13 @@ pub fn simulate_program(
     launch: &Launch,
     observer: Option<(u32, &mut dyn Observer)>,
 ) -> Result<Report, PtxError> {
-    let r = machine::run(prog, launch, observer)?;
+    let r = engine::run(prog, launch, observer)?;
     Ok(build(prog, launch, &r))
 }
 
 /// `acc` plus one instruction's bounds on ncu's SASS-attributed cp.async wavefronts; `None`
 /// (no bounds) from the first execution without any (`.cg`, zero-filled) on.
-fn add_sass_bounds(acc: Option<[u64; 2]>, s: &machine::InstStats) -> Option<[u64; 2]> {
+fn add_sass_bounds(acc: Option<[u64; 2]>, s: &engine::InstStats) -> Option<[u64; 2]> {
     acc.filter(|_| s.sass_unbounded == 0)
         .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]])
 }
@@ -351,6 +444,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
     }
     Report {
         kernel: prog.name.clone(),
+        kernel_demangled: demangle(&prog.name),
         cta: launch.cta,
         block: launch.block,
         totals: t,
@@ -376,6 +470,7 @@ mod tests {
             block: [64, 1, 1],
             cta: [0, 0, 0],
             args: (3..7).map(|i| (i.to_string(), "32".to_string())).collect(),
+            tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 20_000,
         }

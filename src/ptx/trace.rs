@@ -10,7 +10,7 @@
 //! use tilelab::ptx::{self, Launch, trace::Recorder};
 //! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r2+4];\nret;\n}\n";
 //! let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], args: vec![],
-//!     dynamic_smem: None, max_instructions: 1_000_000 };
+//!     tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000 };
 //! let prog = ptx::report::load(src, None).unwrap();
 //! let mut rec = Recorder::new(1);
 //! ptx::report::simulate_program(&prog, &launch, Some((0, &mut rec))).unwrap();
@@ -20,7 +20,7 @@
 //! assert_eq!((rec.steps[0].line, rec.steps[0].step.cost.wavefronts), (10, 32));
 //! ```
 
-use super::machine::{Observer, TraceEvent, TraceKind};
+use super::engine::{Observer, TraceEvent, TraceKind};
 use super::warp_ops::Step;
 
 /// Steps a [`Recorder`] keeps by default: about 7 MB (one [`Step`] is under 700 bytes: 32
@@ -115,7 +115,7 @@ impl Observer for Recorder {
 }
 
 /// The worst execution of one PTX line over every warp it is given (trace with
-/// [`super::machine::ALL_WARPS`]): the most bank conflicts, then the most wavefronts, the
+/// [`super::engine::ALL_WARPS`]): the most bank conflicts, then the most wavefronts, the
 /// earliest on ties. Feeds `tilelab ptx --svg FILE --line N`.
 #[derive(Clone, Debug)]
 pub struct WorstOfLine {
@@ -175,7 +175,7 @@ impl Observer for WorstOfLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ptx::{self, Launch, machine::ALL_WARPS};
+    use crate::ptx::{self, Launch, engine::ALL_WARPS};
 
     /// Two warps; lane l of warp w loads the word at byte `l << (2 + 5w)` (PTX lines 13 and
     /// 14): warp 0 reads 32 consecutive words (1 wavefront, no conflict), warp 1 rows 128
@@ -189,6 +189,7 @@ mod tests {
             block: [64, 1, 1],
             cta: [0, 0, 0],
             args: vec![],
+            tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 1_000_000,
         };

@@ -95,7 +95,7 @@ impl PtxState {
         let prog = load(text, kernel).map_err(|e| format!("{file}: {e}"))?;
         // CUDA's launch limits first (the same check the run makes), then the warp.
         let threads =
-            crate::ptx::machine::check_launch(&prog, launch).map_err(|e| format!("{file}: {e}"))?;
+            crate::ptx::params::check_launch(&prog, launch).map_err(|e| format!("{file}: {e}"))?;
         let warps = threads.div_ceil(32);
         if warp >= warps {
             return Err(format!(

@@ -36,6 +36,7 @@ fn launch(grid: [u32; 3], block: [u32; 3]) -> Launch {
         block,
         cta: [0, 0, 0],
         args: vec![],
+        tensor_maps: vec![],
         dynamic_smem: None,
         max_instructions: DEFAULT_MAX_INSTRUCTIONS,
     }
@@ -559,6 +560,7 @@ mod hangs {
                 ("fa2_fwd_param_4".into(), "4096".into()),
                 ("fa2_fwd_param_5".into(), "0.0883883461356163".into()),
             ],
+            tensor_maps: vec![],
             dynamic_smem: Some(98_304),
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
         };

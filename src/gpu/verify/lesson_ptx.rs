@@ -57,6 +57,7 @@ pub fn ptx_run(r: &Resolved, file: PathBuf) -> PtxRun {
         grid: r.launch.grid,
         block: r.launch.block,
         args: r.launch.args.clone(),
+        tensor_maps: r.launch.tensor_maps.clone(),
         dynamic_smem: r.launch.dynamic_smem,
         max_instructions: r.launch.max_instructions,
         pointer_bytes: ptx_file::POINTER_BYTES,

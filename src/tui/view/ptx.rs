@@ -79,7 +79,7 @@ pub(super) fn render_ptx(app: &App, area: Rect, buf: &mut Buffer) {
 
 fn render_header(p: &PtxState, area: Rect, buf: &mut Buffer) {
     let mut spans = vec![Span::styled(
-        format!(" {} ", p.report.kernel),
+        format!(" {} ", p.report.kernel_demangled),
         Style::new().fg(Color::Black).bg(Color::Cyan),
     )];
     spans.push(Span::raw(format!(" warp {}/{} ", p.warp, p.warps)));

@@ -1,4 +1,5 @@
-//! The CTA interpreter: every warp of one CTA runs a decoded [`Program`] in lockstep, 32 lanes
+//! The CTA engine (the interpreter's core; arithmetic in [`super::alu`], memory in
+//! [`super::mem`], launch parameters in [`super::params`]): every warp of one CTA runs a decoded [`Program`] in lockstep, 32 lanes
 //! under an active mask, until every lane has exited.
 //!
 //! * **Registers**: one flat `u64` array per warp, register `r` of lane `l` at `32·r + l`;
@@ -17,19 +18,19 @@
 //!   register or memory (`WState::Spin`) yields while another warp could write memory, and runs
 //!   again once shared or global memory changed: spin-waits on another warp complete, and
 //!   spinning while the others wait at a barrier is a prompt deadlock.
-//! * **Launch**: [`check_launch`] (CUDA's grid and block limits, `.reqntid`, `.maxntid`),
-//!   [`param_buffer`] and [`encode_arg`] (every `--arg`), and the bytes the launch will
+//! * **Launch**: [`check_launch`](super::params::check_launch) (CUDA's grid and block limits, `.reqntid`, `.maxntid`),
+//!   [`param_buffer`](super::params::param_buffer) and [`encode_arg`](super::params::encode_arg) (every `--arg`), and the bytes the launch will
 //!   allocate, at most [`MAX_LAUNCH_BYTES`], all before anything is allocated.
 //! * **Memory**: shared memory is one byte array of the CTA (static variables, then
 //!   `.extern .shared` arrays); its warp instructions go through [`super::warp_ops`], the door
 //!   to `sim`'s request model. Global memory: each pointer parameter (and each `.global`
-//!   variable) is its own zero-filled buffer at [`buffer_base`], allocated lazily in 64 KiB
-//!   pages, at most [`MAX_GLOBAL_BYTES`]; an address outside every buffer is an error naming the
+//!   variable) is its own zero-filled buffer at [`buffer_base`](super::decode::buffer_base), allocated lazily in 64 KiB
+//!   pages, at most [`MAX_GLOBAL_BYTES`](super::mem::MAX_GLOBAL_BYTES); an address outside every buffer is an error naming the
 //!   line, as is one not naturally aligned in any state space. `cp.async` completes
 //!   at issue (a legal schedule: PTX only promises completion by `cp.async.wait_group`).
 //!   Local memory (`.local`, nvcc's `__local_depot0` stack frame): each thread its own
 //!   zero-filled frame of [`Program::local_frame`] bytes, local address 0 its first byte;
-//!   `ld/st.local` and generic addresses in the local window ([`LOCAL_WINDOW`], reached through
+//!   `ld/st.local` and generic addresses in the local window ([`LOCAL_WINDOW`](super::decode::LOCAL_WINDOW), reached through
 //!   `cvta.local`) read and write the executing lane's frame, and an access past it is an error
 //!   naming the line. Local accesses never touch shared memory or its counters (Nsight Compute
 //!   books them as local, `LDL`/`STL`).
@@ -40,19 +41,21 @@
 //! An optional [`Observer`] sees, for one chosen warp, every shared-memory and tensor-core
 //! instruction as it executes (the TUI stepper's feed); without one the run pays nothing.
 
-use std::collections::BTreeMap;
-
 use thiserror::Error;
 
+use super::alu::{atomic, binary, compare, convert, extend, ternary, unary};
 use super::decode::{
-    Addr, AtomOp, Bin, BoolOp, Cmp, Inst, LOCAL_WINDOW, LOCAL_WINDOW_BYTES, Op, Program,
-    SHARED_WINDOW, ShflMode, Space, Special, Src, Tern, Un, buffer_base,
+    BoolOp, Inst, LOCAL_WINDOW, Op, Program, SHARED_WINDOW, ShflMode, Space, Special, Src, Un,
+    buffer_base,
 };
-use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
+use super::mem::{
+    CpSources, Global, Resolved, addr_value, lane_bytes, read_bytes, regs_of, width_of,
+};
+use super::params::{check_launch, check_smem, launch_params};
+use super::types::{Ty, from_f64};
 use super::warp_ops::{self, LaneRegs, SharedKind, Smem, Step};
-use crate::sim::arch::Arch;
-use crate::sim::bank::{NotModelled, RequestCost, WARP_SIZE};
-use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
+use crate::sim::bank::WARP_SIZE;
+use crate::sim::instr::{CpAsyncKind, MatrixCount};
 
 /// Errors of a run (launch arguments, or an instruction that cannot execute).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -166,6 +169,8 @@ pub struct Launch {
     pub cta: [u32; 3],
     /// Parameter values: (name or index, value as written).
     pub args: Vec<(String, String)>,
+    /// `--tensor-map`s, in order (a map's index here is the one its handle holds).
+    pub tensor_maps: Vec<super::params::TensorMapArg>,
     /// Dynamic shared memory in bytes; `None`: up to the sm_90 per-block limit.
     pub dynamic_smem: Option<u32>,
     /// Warp instructions before the run is stopped; the run also stops once their cost passes
@@ -195,14 +200,6 @@ pub struct InstStats {
     pub sass_bounds: [u64; 2],
     /// `cp.async` executions without such bounds (`.cg`, zero-filled `.ca`).
     pub sass_unbounded: u64,
-}
-
-/// A `cp.async`'s global side, for [`Machine::shared_op`]: each lane's source address, and
-/// whether an active lane reads fewer bytes than it writes (`src-size` or `ignore-src`).
-#[derive(Clone, Copy)]
-struct CpSources<'a> {
-    addrs: &'a [u64; 32],
-    zero_fill: bool,
 }
 
 /// What a run counted.
@@ -270,110 +267,15 @@ impl Observer for Vec<(u32, u32, Step)> {
     }
 }
 
-const PAGE: u64 = 1 << 16;
-/// Bytes each global buffer may span from its base.
-pub const BUFFER_WINDOW: u64 = 1 << 36;
-
-struct Global {
-    nbufs: usize,
-    names: Vec<String>,
-    /// Per buffer: whether it holds a `.const` variable, which no store may write (PTX ISA
-    /// §5.1.3 Constant State Space: read-only).
-    read_only: Vec<bool>,
-    /// Written 64 KiB pages by page number: a B-tree, so that no choice of addresses can make
-    /// a lookup slow (at most [`MAX_GLOBAL_BYTES`] / 64 KiB = 4,096 pages).
-    pages: BTreeMap<u64, Box<[u8]>>,
-}
-
-impl Global {
-    fn check(&self, addr: u64, n: u64) -> Result<(), String> {
-        let k = (addr >> 40) as usize;
-        let ok = k >= 1 && k <= self.nbufs && addr - buffer_base(k - 1) + n <= BUFFER_WINDOW;
-        if ok {
-            Ok(())
-        } else {
-            Err(format!(
-                "global address {addr:#x} ({n} bytes) is outside every buffer ({})",
-                crate::text::list(
-                    self.names
-                        .iter()
-                        .enumerate()
-                        .map(|(i, s)| format!("{s} at {:#x}", buffer_base(i)))
-                )
-            ))
-        }
-    }
-
-    /// Reads `out.len()` bytes at `addr`, one page lookup per page touched; unwritten bytes
-    /// read 0.
-    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
-        self.check(addr, out.len() as u64)?;
-        let mut done = 0;
-        while done < out.len() {
-            let a = addr + done as u64;
-            let off = (a % PAGE) as usize;
-            let n = (PAGE as usize - off).min(out.len() - done);
-            match self.pages.get(&(a / PAGE)) {
-                Some(p) => out[done..done + n].copy_from_slice(&p[off..off + n]),
-                None => out[done..done + n].fill(0),
-            }
-            done += n;
-        }
-        Ok(())
-    }
-
-    /// A store's write of lane `lane`: as [`Global::write`], refused in a `.const` buffer
-    /// (reached with `cvta.const` and a generic or `.global` store, `atom` or `red`).
-    fn store(&mut self, addr: u64, data: &[u8], lane: usize) -> Result<(), String> {
-        self.check(addr, data.len() as u64)?;
-        let k = (addr >> 40) as usize;
-        if self.read_only.get(k - 1).copied().unwrap_or(false) {
-            return Err(format!(
-                "lane {lane}: a store to {addr:#x} writes the .const variable '{}': the constant state space is read-only (PTX ISA §5.1.3 Constant State Space)",
-                crate::text::escape(&self.names[k - 1])
-            ));
-        }
-        self.write(addr, data)
-    }
-
-    /// Writes `data` at `addr`, allocating a zero-filled page on first touch, at most
-    /// [`MAX_GLOBAL_BYTES`] of them.
-    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
-        self.check(addr, data.len() as u64)?;
-        let mut done = 0;
-        while done < data.len() {
-            let a = addr + done as u64;
-            let off = (a % PAGE) as usize;
-            let n = (PAGE as usize - off).min(data.len() - done);
-            if !self.pages.contains_key(&(a / PAGE))
-                && (self.pages.len() as u64 + 1) * PAGE > MAX_GLOBAL_BYTES
-            {
-                return Err(format!(
-                    "a store to global address {a:#x} needs a new {} KiB page, but this launch has written {} bytes of global memory already, the simulator's limit (tilelab::ptx::machine::MAX_GLOBAL_BYTES)",
-                    PAGE / 1024,
-                    self.pages.len() as u64 * PAGE
-                ));
-            }
-            let p = self
-                .pages
-                .entry(a / PAGE)
-                .or_insert_with(|| vec![0u8; PAGE as usize].into_boxed_slice());
-            p[off..off + n].copy_from_slice(&data[done..done + n]);
-            done += n;
-        }
-        Ok(())
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Entry {
+pub(super) struct Entry {
     pc: u32,
     mask: u32,
     rpc: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum WState {
+pub(super) enum WState {
     Run,
     Bar {
         id: u32,
@@ -389,27 +291,23 @@ enum WState {
     Done,
 }
 
-struct Warp {
-    regs: Vec<u64>,
+pub(super) struct Warp {
+    pub(super) regs: Vec<u64>,
     /// The 32 lanes' `.local` frames, lane `l`'s at `l · frame`; empty until the warp's first
     /// local access (zero-filled then).
-    local: Vec<u8>,
-    stack: Vec<Entry>,
-    state: WState,
-    live: u32,
-    exited: u32,
+    pub(super) local: Vec<u8>,
+    pub(super) stack: Vec<Entry>,
+    pub(super) state: WState,
+    pub(super) live: u32,
+    pub(super) exited: u32,
     /// Whether a register, this warp's memory or the CTA's changed since the last back edge
     /// taken (`mark`).
-    changed: bool,
+    pub(super) changed: bool,
     /// The last back edge taken (branch index) and the SIMT stack there: a loop iteration that
     /// ends at the same back edge with the same stack and `changed` false changed nothing.
-    mark: Option<u32>,
-    mark_stack: Vec<Entry>,
+    pub(super) mark: Option<u32>,
+    pub(super) mark_stack: Vec<Entry>,
 }
-
-/// The per-block shared-memory limit of [`ARCH`] in bytes, with the opt-in above 48 KiB
-/// (sm_90: 227 KiB = 232,448; `Arch::limits().smem_per_block_bytes`).
-pub const SMEM_LIMIT: u32 = ARCH.limits().smem_per_block_bytes;
 
 /// Runs one CTA of `prog`.
 ///
@@ -435,360 +333,21 @@ pub fn run(
     })
 }
 
-struct Machine<'p> {
-    prog: &'p Program,
-    warps: Vec<Warp>,
-    smem: Smem,
-    global: Global,
-    params: Vec<u8>,
-    stats: Vec<InstStats>,
-    executed: u64,
+pub(super) struct Machine<'p> {
+    pub(super) prog: &'p Program,
+    pub(super) warps: Vec<Warp>,
+    pub(super) smem: Smem,
+    pub(super) global: Global,
+    pub(super) params: Vec<u8>,
+    pub(super) stats: Vec<InstStats>,
+    pub(super) executed: u64,
     /// Cost units spent ([`cost_units`]).
-    units: u64,
+    pub(super) units: u64,
     /// Stores to shared or global memory so far (spinning warps wait for it to change).
-    epoch: u64,
-    budget: u64,
-    nthreads: u32,
-    touched: u32,
-}
-
-/// An integer as `--arg` takes it: an optional sign, then decimal digits or `0x` and hex
-/// digits, nothing else (no second sign, no `_`).
-fn parse_int(s: &str) -> Option<i128> {
-    let t = s.trim();
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => (h, 16),
-        None => (t, 10),
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let v = i128::from_str_radix(digits, radix).ok()?;
-    Some(if neg { -v } else { v })
-}
-
-/// Whether a float's text names infinity (`inf`, `-Infinity`, …) or NaN (`nan`).
-fn names_inf_or_nan(t: &str) -> (bool, bool) {
-    (t == "inf" || t == "-inf", t == "nan")
-}
-
-/// The spellings of a float parameter that are not a decimal number.
-const FLOAT_WORDS: &str = "inf, -inf, nan (lowercase, exactly so)";
-
-/// Whether a decimal float's text has a non-zero digit before its exponent (`1e-50` does,
-/// `0.0e5` does not).
-fn nonzero_mantissa(t: &str) -> bool {
-    t.split(['e', 'E'])
-        .next()
-        .is_some_and(|m| m.chars().any(|c| ('1'..='9').contains(&c)))
-}
-
-/// The bytes (little-endian, the type's size) of a kernel parameter of PTX type `ty` (a type
-/// suffix without the dot, as [`crate::ptx::decode::ParamInfo::ty`]) from the text of
-/// `--arg NAME=TEXT`; the one place every parameter value is checked.
-///
-/// * `.uN`: a whole number, decimal or `0x` hex, in 0..=2^N − 1 (no negative values);
-///   `.sN`: −2^(N−1)..=2^(N−1) − 1; `.bN`: either reading, −2^(N−1)..=2^N − 1; `.pred`: 0 or 1;
-///   `.f16x2`/`.bf16x2`: the 32 bits as a whole number 0..=2^32 − 1.
-/// * `.f16`, `.bf16`, `.f32`, `.f64`: a number as Rust reads it (`0.125`, `-2e-3`), rounded to
-///   nearest even; `inf`/`nan` only when written so. A finite text past the type's largest
-///   value (f32: 3.4028235e38, f16: 65504) is refused rather than turned into infinity, and a
-///   text with a non-zero digit that rounds to 0 is refused rather than turned into 0.
-///
-/// # Errors
-/// One line naming the value, the type and what is allowed.
-pub fn encode_arg(ty: &str, text: &str) -> Result<Vec<u8>, String> {
-    // One spelling per value: no spaces around it, no other names of infinity or NaN.
-    if text.trim() != text || text.is_empty() {
-        return Err(format!(
-            "'{}' has spaces around it (or is empty); write the value alone, e.g. --arg NAME=4096",
-            crate::text::value(text)
-        ));
-    }
-    let t = text;
-    let tv = crate::text::value(t);
-    let float = |bits: u32, x: f64, max: &str, min: &str| -> Result<u64, String> {
-        let (inf, nan) = names_inf_or_nan(t);
-        let r = match bits {
-            16 if ty == "bf16" => half::bf16::from_f64(x).to_f64(),
-            16 => half::f16::from_f64(x).to_f64(),
-            32 => f64::from(x as f32),
-            _ => x,
-        };
-        if r.is_nan() && !nan {
-            return Err(format!("'{tv}' is not a number (.{ty})"));
-        }
-        if r.is_infinite() && !inf {
-            return Err(format!(
-                "{tv} overflows .{ty} (its largest finite value is {max}); write inf for infinity"
-            ));
-        }
-        if r == 0.0 && nonzero_mantissa(t) {
-            return Err(format!(
-                "{tv} underflows to 0 in .{ty} (its smallest positive value is {min})"
-            ));
-        }
-        Ok(match bits {
-            16 if ty == "bf16" => u64::from(half::bf16::from_f64(x).to_bits()),
-            16 => u64::from(half::f16::from_f64(x).to_bits()),
-            32 => u64::from((x as f32).to_bits()),
-            _ => x.to_bits(),
-        })
-    };
-    let (bits, v) = match ty {
-        "f16" | "bf16" | "f32" | "f64" => {
-            let l = t.to_ascii_lowercase();
-            if (l.contains("inf") || l.contains("nan")) && !matches!(t, "inf" | "-inf" | "nan") {
-                return Err(format!(
-                    "'{}' is not a spelling of a .{ty} value; allowed: a decimal number (0.125, -1e3) or {FLOAT_WORDS}",
-                    crate::text::value(t)
-                ));
-            }
-            let x: f64 = t.parse().map_err(|_| {
-                format!("'{tv}' is not a number; expected one for a .{ty} parameter, e.g. 0.125")
-            })?;
-            // IEEE 754 binary16, bfloat16, binary32, binary64: largest finite and smallest
-            // positive (subnormal) values.
-            let (bits, max, min) = match ty {
-                "f16" => (16, "65504", "6e-8"),
-                "bf16" => (16, "3.3895314e38", "9.2e-41"),
-                "f32" => (32, "3.4028235e38", "1.4e-45"),
-                _ => (64, "1.7976931348623157e308", "4.9e-324"),
-            };
-            (bits, float(bits, x, max, min)?)
-        }
-        _ => {
-            let Some(tyv) = Ty::parse(ty) else {
-                return Err(format!("parameters of type .{ty} are not supported"));
-            };
-            let bits = tyv.bits();
-            let Some(n) = parse_int(t) else {
-                return Err(format!(
-                    "'{tv}' is not a whole number; expected an integer (decimal or 0x hex) for a .{ty} parameter"
-                ));
-            };
-            let (lo, hi) = match tyv {
-                Ty::S(_) => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
-                Ty::B(_) => (-(1i128 << (bits - 1)), (1i128 << bits) - 1),
-                _ => (0, (1i128 << bits) - 1),
-            };
-            if n < lo || n > hi {
-                return Err(format!(
-                    "{tv} is out of range for .{ty} (allowed {lo}..={hi})"
-                ));
-            }
-            (bits, n as u64)
-        }
-    };
-    Ok(v.to_le_bytes()[..bits.div_ceil(8) as usize].to_vec())
-}
-
-/// The architecture whose launch limits the machine enforces: sm_90 (H100/H200, the card
-/// `tilelab verify` runs on).
-pub const ARCH: Arch = Arch::Sm90;
-
-/// Checks a launch against CUDA's limits for [`ARCH`] (CUDA C++ Programming Guide, "Technical
-/// Specifications per Compute Capability": grid x at most 2^31 − 1, y and z at most 65,535;
-/// block x and y at most 1,024, z at most 64, at most 1,024 threads; no dimension 0), the CTA
-/// against the grid, and the block against the kernel's `.reqntid` (exactly) and `.maxntid`
-/// (at most its product of threads; PTX ISA, "Performance-Tuning Directives"). Returns the
-/// threads per block.
-///
-/// # Errors
-/// [`RunError::Launch`], one line naming the flag, the value and the limit.
-pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
-    let lim = ARCH.limits();
-    let d3 = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
-    let bad = |s: String| Err(RunError::Launch(s));
-    for (flag, v, max, what) in [
-        ("--grid", l.grid, lim.max_grid_dim, "grid (blocks)"),
-        ("--block", l.block, lim.max_block_dim, "block (threads)"),
-    ] {
-        for (i, axis) in ["x", "y", "z"].into_iter().enumerate() {
-            if v[i] == 0 {
-                return bad(format!(
-                    "{flag} {}: the {axis} dimension is 0; every dimension must be at least 1",
-                    d3(v)
-                ));
-            }
-            if v[i] > max[i] {
-                return bad(format!(
-                    "{flag} {}: {axis} = {} is above CUDA's limit of {} for the {axis} dimension of a {what} on {ARCH} (CUDA C++ Programming Guide, Technical Specifications); allowed: 1..={} in x, y, z",
-                    d3(v),
-                    v[i],
-                    max[i],
-                    d3(max).replace(',', ", ")
-                ));
-            }
-        }
-    }
-    let threads = l
-        .block
-        .iter()
-        .try_fold(1u64, |a, &b| a.checked_mul(u64::from(b)));
-    let threads = match threads {
-        Some(n) if n <= u64::from(lim.max_threads_per_block) => n as u32,
-        _ => {
-            return bad(format!(
-                "--block {} has {} threads; CUDA allows at most {} threads per block on {ARCH}",
-                d3(l.block),
-                threads.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
-                lim.max_threads_per_block
-            ));
-        }
-    };
-    for d in 0..3 {
-        if l.cta[d] >= l.grid[d] {
-            return bad(format!(
-                "--cta {} is outside the grid {}: each coordinate must be below the grid's (0..={})",
-                d3(l.cta),
-                d3(l.grid),
-                d3(l.grid.map(|g| g - 1))
-            ));
-        }
-    }
-    if let Some(r) = prog.reqntid
-        && r != l.block
-    {
-        return bad(format!(
-            "kernel '{}' requires a block of {} threads (.reqntid); --block gave {}",
-            prog.name,
-            d3(r),
-            d3(l.block)
-        ));
-    }
-    if let Some(m) = prog.maxntid {
-        let max = m.iter().map(|&x| u64::from(x)).product::<u64>();
-        if u64::from(threads) > max {
-            return bad(format!(
-                "kernel '{}' allows at most {max} threads per block (.maxntid {}); --block {} has {threads}",
-                prog.name,
-                d3(m),
-                d3(l.block)
-            ));
-        }
-    }
-    Ok(threads)
-}
-
-/// The parameter buffer of a launch: each `--arg` (by name or index) through [`encode_arg`],
-/// pointers at their buffers' bases. A parameter given twice with the same value (as bytes:
-/// `7` and `0x7` agree) is accepted; with different values it is an error, as is an `--arg`
-/// naming no parameter, a value for a pointer, or a parameter left without one.
-///
-/// # Errors
-/// [`RunError::Launch`], one line naming the `--arg`.
-pub fn param_buffer(prog: &Program, args: &[(String, String)]) -> Result<Vec<u8>, RunError> {
-    let bad = |s: String| Err(RunError::Launch(s));
-    let mut params = vec![0u8; prog.param_bytes as usize];
-    let mut given: Vec<Option<(&str, &str, Vec<u8>)>> = vec![None; prog.params.len()];
-    for (k, v) in args {
-        // Quoted clipped: a 100,000-character value leaves the rest of the message on the line.
-        let (kq, vq) = (crate::text::value(k), crate::text::value(v));
-        let idx = prog
-            .params
-            .iter()
-            .position(|p| &p.name == k)
-            .or_else(|| k.parse::<usize>().ok().filter(|&i| i < prog.params.len()));
-        let Some(i) = idx else {
-            let known = match prog.params.is_empty() {
-                true => "the kernel takes no parameters".to_string(),
-                false => format!("parameters: {}", param_list(prog)),
-            };
-            return bad(format!(
-                "--arg {kq}={vq}: kernel '{}' has no parameter '{kq}'; {known}",
-                prog.name
-            ));
-        };
-        let p = &prog.params[i];
-        if p.pointer {
-            return bad(format!(
-                "--arg {kq}={vq}: '{}' is a pointer; pointers need no value (each gets its own zero-filled buffer)",
-                p.name
-            ));
-        }
-        let bytes =
-            encode_arg(&p.ty, v).map_err(|e| RunError::Launch(format!("--arg {kq}={vq}: {e}")))?;
-        if let Some((k0, v0, b0)) = &given[i] {
-            if *b0 != bytes {
-                return bad(format!(
-                    "--arg {k0}={v0} and --arg {kq}={vq} give parameter '{}' (index {i}) two different values; give it once",
-                    p.name
-                ));
-            }
-            continue;
-        }
-        given[i] = Some((k.as_str(), v.as_str(), bytes));
-    }
-    let mut missing = Vec::new();
-    for (i, p) in prog.params.iter().enumerate() {
-        let o = p.offset as usize;
-        // The decoder lays the parameters out inside `param_bytes`.
-        let Some(dst) = params.get_mut(o..o.saturating_add(p.size as usize)) else {
-            return bad(format!(
-                "parameter '{}' lies outside the {} parameter bytes",
-                p.name, prog.param_bytes
-            ));
-        };
-        match (&given[i], p.pointer) {
-            (None, true) => dst.copy_from_slice(&buffer_base(i).to_le_bytes()[..dst.len().min(8)]),
-            (None, false) => missing.push(format!("{} (.{}, index {i})", p.name, p.ty)),
-            (Some((_, _, bytes)), _) => {
-                if bytes.len() != dst.len() {
-                    return bad(format!(
-                        "parameter '{}' of {} bytes (.{}) is not supported: a value is one scalar",
-                        p.name,
-                        dst.len(),
-                        p.ty
-                    ));
-                }
-                dst.copy_from_slice(bytes);
-            }
-        }
-    }
-    if !missing.is_empty() {
-        return bad(format!(
-            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE)",
-            if missing.len() > 1 { "s" } else { "" },
-            crate::text::list(&missing)
-        ));
-    }
-    Ok(params)
-}
-
-/// The shared-memory bytes of a launch: the kernel's static bytes and `--dynamic-smem` (all
-/// that is left of [`SMEM_LIMIT`] when the kernel declares dynamic shared memory and the flag
-/// is not given), within [`SMEM_LIMIT`].
-///
-/// # Errors
-/// [`RunError::Launch`], one line naming the bytes and the limit.
-pub fn check_smem(prog: &Program, l: &Launch) -> Result<u32, RunError> {
-    let bad = |s: String| Err(RunError::Launch(s));
-    let smem_bytes = match (prog.dynamic_smem_offset, l.dynamic_smem) {
-        (Some(o), Some(d)) => o.checked_add(d),
-        (Some(_), None) => Some(SMEM_LIMIT),
-        (None, Some(d)) => prog.static_smem.checked_add(d),
-        (None, None) => Some(prog.static_smem),
-    };
-    let static_end = prog.dynamic_smem_offset.unwrap_or(prog.static_smem);
-    if static_end > SMEM_LIMIT {
-        return bad(format!(
-            "the kernel's static shared memory ends at byte {static_end}, past {ARCH}'s {SMEM_LIMIT} bytes per block"
-        ));
-    }
-    match smem_bytes {
-        Some(b) if b <= SMEM_LIMIT => Ok(b),
-        _ => bad(format!(
-            "shared memory of {} static + {} dynamic bytes exceeds {ARCH}'s {SMEM_LIMIT} bytes per block (with the opt-in above 48 KiB); allowed: --dynamic-smem up to {}",
-            prog.static_smem,
-            l.dynamic_smem.unwrap_or(0),
-            SMEM_LIMIT - static_end
-        )),
-    }
+    pub(super) epoch: u64,
+    pub(super) budget: u64,
+    pub(super) nthreads: u32,
+    pub(super) touched: u32,
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
@@ -798,17 +357,11 @@ pub fn check_smem(prog: &Program, l: &Launch) -> Result<u32, RunError> {
 /// accepts, a launch past it is a one-line error naming the need.
 pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
 
-/// The most bytes of global memory a launch may write: stores allocate zero-filled 64 KiB pages
-/// on first touch (reads of unwritten bytes cost nothing), at most this many bytes of them
-/// (256 MiB = 268,435,456 bytes; the H200 fixtures' buffers are 16 MiB each, and one CTA
-/// writes far less).
-pub const MAX_GLOBAL_BYTES: u64 = 256 << 20;
-
 impl<'p> Machine<'p> {
     fn new(prog: &'p Program, l: &Launch, reserved: (u64, String)) -> Result<Self, RunError> {
         let bad = |s: String| Err(RunError::Launch(s));
         let nthreads = check_launch(prog, l)?;
-        let params = param_buffer(prog, &l.args)?;
+        let params = launch_params(prog, l)?;
         let smem_bytes = check_smem(prog, l)?;
         // What the launch will allocate, bounded before anything is.
         let nwarps = nthreads.div_ceil(32);
@@ -835,8 +388,10 @@ impl<'p> Machine<'p> {
         // Global buffers: one per parameter index (pointers only are used), then variables.
         let mut names: Vec<String> = prog.params.iter().map(|p| p.name.clone()).collect();
         names.extend(prog.globals.iter().map(|g| g.name.clone()));
+        names.extend(super::params::tensor_map_names(&l.tensor_maps));
         let mut read_only = vec![false; prog.params.len()];
         read_only.extend(prog.globals.iter().map(|g| g.read_only));
+        read_only.resize(names.len(), false);
         let mut global = Global {
             nbufs: names.len(),
             names,
@@ -1971,167 +1526,9 @@ impl<'p> Machine<'p> {
         }
         Ok(())
     }
-
-    /// Runs one shared-memory request through the door to `sim`, counting it.
-    fn shared_op(
-        &mut self,
-        pc: usize,
-        kind: SharedKind,
-        addrs: [u32; 32],
-        mask: u32,
-        data: &LaneRegs,
-        copy: Option<CpSources>,
-    ) -> Result<Step, String> {
-        let (src_addrs, zero_fill) = copy.map_or((&[0u64; 32], false), |c| (c.addrs, c.zero_fill));
-        let mut step = warp_ops::shared(&mut self.smem, kind, addrs, mask, data, src_addrs)
-            .map_err(|e| e.to_string())?;
-        // A `.ca` copy with an active lane reading fewer bytes than it writes: never measured,
-        // so neither counted nor bounded (`.cg` keeps its own reason).
-        if zero_fill && step.cost.not_modelled != Some(NotModelled::CpAsyncCg) {
-            step.cost = RequestCost::unmodelled(NotModelled::CpAsyncZeroFill);
-        }
-        let st = &mut self.stats[pc];
-        st.wavefronts += step.cost.wavefronts as u64;
-        st.ideal += step.cost.ideal as u64;
-        if step.cost.not_modelled.is_some() {
-            st.not_modelled += 1;
-        }
-        if matches!(kind, SharedKind::CpAsync(_)) {
-            match step.cost.not_modelled {
-                None => {
-                    let w = u64::from(step.cost.wavefronts);
-                    st.sass_bounds = [st.sass_bounds[0] + w, st.sass_bounds[1] + w];
-                }
-                Some(NotModelled::CpAsyncSpreadSources(b)) => {
-                    st.sass_bounds = [
-                        st.sass_bounds[0] + u64::from(b.lo),
-                        st.sass_bounds[1] + u64::from(b.hi),
-                    ];
-                }
-                Some(_) => st.sass_unbounded += 1,
-            }
-        }
-        let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
-        let width = kind.bytes_per_address();
-        for (l, &a) in addrs.iter().enumerate() {
-            if lanes >> l & 1 == 1 {
-                self.touched = self.touched.max(a.saturating_add(width));
-            }
-        }
-        Ok(step)
-    }
-
-    fn matrix_addrs(&self, w: usize, addr: &Addr, num: u8) -> Result<[u32; 32], String> {
-        let regs = &self.warps[w].regs;
-        let lanes = 8 * num as usize;
-        let mut out = [0u32; 32];
-        for (l, o) in out.iter_mut().enumerate().take(lanes) {
-            *o = shared_addr(addr_value(regs, addr, l), l, self.smem.len())?;
-        }
-        Ok(out)
-    }
-
-    fn resolve_space(
-        &self,
-        w: usize,
-        space: Space,
-        addr: &Addr,
-        mask: u32,
-        bytes: u32,
-    ) -> Result<Resolved, String> {
-        let regs = &self.warps[w].regs;
-        match space {
-            Space::Param => {
-                let l = mask.trailing_zeros() as usize;
-                if let (true, Ok(a)) = (mask != 0, u64::try_from(addr_value(regs, addr, l))) {
-                    check_aligned("parameter", l, a, bytes)?;
-                }
-                Ok(Resolved::Param)
-            }
-            Space::Shared => {
-                let mut out = [0u32; 32];
-                let mut m = mask;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    out[l] = shared_addr(addr_value(regs, addr, l), l, self.smem.len())?;
-                }
-                Ok(Resolved::Shared(out))
-            }
-            Space::Local => {
-                let mut out = [0u32; 32];
-                let mut m = mask;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    out[l] = local_addr(addr_value(regs, addr, l), bytes, self.prog.local_frame)
-                        .map_err(|e| format!("lane {l}: {e}"))?;
-                    check_aligned("local", l, u64::from(out[l]), bytes)?;
-                }
-                Ok(Resolved::Local(out))
-            }
-            Space::Global | Space::Generic => {
-                let mut g = [0u64; 32];
-                let mut s = [0u32; 32];
-                let mut loc = [0u32; 32];
-                let (mut any_s, mut any_g, mut any_l) = (false, false, false);
-                let mut m = mask;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let a = addr_value(regs, addr, l);
-                    let a =
-                        u64::try_from(a).map_err(|_| format!("lane {l}: negative address {a}"))?;
-                    if space == Space::Generic
-                        && (SHARED_WINDOW..SHARED_WINDOW + self.smem.len() as u64).contains(&a)
-                    {
-                        s[l] = (a - SHARED_WINDOW) as u32;
-                        any_s = true;
-                    } else if space == Space::Generic
-                        && (LOCAL_WINDOW..LOCAL_WINDOW + LOCAL_WINDOW_BYTES).contains(&a)
-                    {
-                        loc[l] =
-                            local_addr(i128::from(a - LOCAL_WINDOW), bytes, self.prog.local_frame)
-                                .map_err(|e| format!("lane {l}: generic address {a:#x}: {e}"))?;
-                        check_aligned("generic (local)", l, a - LOCAL_WINDOW, bytes)?;
-                        any_l = true;
-                    } else {
-                        self.global
-                            .check(a, bytes as u64)
-                            .map_err(|e| format!("lane {l}: {e}"))?;
-                        check_aligned("global", l, a, bytes)?;
-                        g[l] = a;
-                        any_g = true;
-                    }
-                }
-                match (any_s, any_g, any_l) {
-                    (true, false, false) => Ok(Resolved::Shared(s)),
-                    (false, false, true) => Ok(Resolved::Local(loc)),
-                    (false, _, false) => Ok(Resolved::Global(g)),
-                    _ => Err(format!(
-                        "a generic access mixes {} addresses across lanes",
-                        [(any_g, "global"), (any_s, "shared"), (any_l, "local")]
-                            .iter()
-                            .filter(|x| x.0)
-                            .map(|x| x.1)
-                            .collect::<Vec<_>>()
-                            .join(" and ")
-                    )),
-                }
-            }
-        }
-    }
 }
 
-enum Resolved {
-    Param,
-    Shared([u32; 32]),
-    Global([u64; 32]),
-    /// Byte offsets into each lane's own frame, checked against its size.
-    Local([u32; 32]),
-}
-
-fn observe<'o>(
+pub(super) fn observe<'o>(
     obs: Option<&mut (dyn Observer + 'o)>,
     w: usize,
     pc: usize,
@@ -2151,7 +1548,7 @@ fn observe<'o>(
 }
 
 /// `warp 3` or `warps 0-3, 5, 7-9`: warp indices (ascending) as ranges.
-fn warp_ranges(ws: &[usize]) -> String {
+pub(super) fn warp_ranges(ws: &[usize]) -> String {
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for &w in ws {
         match runs.last_mut() {
@@ -2170,32 +1567,13 @@ fn warp_ranges(ws: &[usize]) -> String {
     format!("warp{} {text}", if ws.len() == 1 { "" } else { "s" })
 }
 
-fn param_list(p: &Program) -> String {
-    crate::text::list(p.params.iter().enumerate().map(|(i, q)| {
-        format!(
-            "{i}: {} (.{}{})",
-            q.name,
-            q.ty,
-            if q.pointer { ", pointer" } else { "" }
-        )
-    }))
-}
-
-fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {
-    let base = match a.base {
-        Src::Reg(r) => regs[r as usize * WARP_SIZE + l],
-        Src::Imm(v) => v,
-    };
-    base as i128 + a.offset as i128
-}
-
 /// The membermask rule of `shfl.sync`, `vote.sync` and `bar.warp.sync` (PTX ISA, each
 /// instruction: "the behavior is undefined if the executing thread is not in the
 /// membermask"; on sm_70 and later each non-exited thread of membermask must execute the same
 /// instruction before any continues): every executing lane (`mask`) must be in its membermask,
 /// and every non-exited lane (`live`) of it must be on this path (`path`): a lockstep warp
 /// cannot wait for lanes on another path. A text without a membermask passes.
-fn check_member(
+pub(super) fn check_member(
     name: &str,
     regs: &[u64],
     member: Option<Src>,
@@ -2227,396 +1605,6 @@ fn check_member(
         }
     }
     Ok(())
-}
-
-/// Natural alignment of a `bytes`-byte access at `a` in `space` (PTX ISA §6.4.1 "Addresses as
-/// Operands": an address must be a multiple of the access size, a vector's whole size; the
-/// behaviour is undefined otherwise).
-fn check_aligned(space: &str, l: usize, a: u64, bytes: u32) -> Result<(), String> {
-    let align = 1u64 << bytes.max(1).trailing_zeros();
-    if a.is_multiple_of(align) {
-        Ok(())
-    } else {
-        Err(format!(
-            "lane {l}: {space} address {a:#x} is not aligned to {align} bytes: a {bytes}-byte access must be naturally aligned (PTX ISA §6.4.1, Addresses as Operands)"
-        ))
-    }
-}
-
-fn shared_addr(a: i128, l: usize, size: u32) -> Result<u32, String> {
-    u32::try_from(a).map_err(|_| {
-        format!("lane {l}: shared address {a} is outside shared memory of {size} bytes")
-    })
-}
-
-/// A local address `a` of an access of `n` bytes, checked against the thread's frame.
-fn local_addr(a: i128, n: u32, frame: u32) -> Result<u32, String> {
-    match a.checked_add(i128::from(n)) {
-        Some(end) if a >= 0 && end <= i128::from(frame) => Ok(a as u32),
-        _ => Err(format!(
-            "local address {a} ({n} bytes) is outside the thread's .local frame of {frame} bytes"
-        )),
-    }
-}
-
-fn read_bytes(buf: &[u8], o: i128, n: u32) -> Option<u64> {
-    let o = usize::try_from(o).ok()?;
-    let s = buf.get(o..o.checked_add(n as usize)?)?;
-    let mut b = [0u8; 8];
-    b[..s.len()].copy_from_slice(s);
-    Some(u64::from_le_bytes(b))
-}
-
-fn width_of(bytes: u32) -> Result<AccessWidth, String> {
-    AccessWidth::from_bytes(bytes).ok_or_else(|| {
-        format!("a shared access of {bytes} bytes per lane is not supported (1, 2, 4, 8 or 16)")
-    })
-}
-
-fn lane_bytes(r: &[u32; 4]) -> [u8; 16] {
-    let mut b = [0u8; 16];
-    for i in 0..4 {
-        b[4 * i..4 * i + 4].copy_from_slice(&r[i].to_le_bytes());
-    }
-    b
-}
-
-fn regs_of(b: &[u8; 16]) -> [u32; 4] {
-    std::array::from_fn(|i| {
-        u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
-    })
-}
-
-/// A loaded value of `ty` in a register: signed types sign-extended.
-fn extend(ty: Ty, v: u64) -> u64 {
-    if ty.signed() {
-        sext(v, ty.bits()) as u64
-    } else {
-        ty.trunc(v)
-    }
-}
-
-fn unary(k: Un, ty: Ty, x: u64) -> u64 {
-    let bits = ty.bits();
-    match k {
-        Un::Not => ty.trunc(!x),
-        Un::Cnot => (ty.trunc(x) == 0) as u64,
-        Un::Neg if ty.is_float() => float1(ty, x, |a| -a, |a| -a),
-        Un::Neg => ty.trunc((ty.int(x)).wrapping_neg() as u64),
-        Un::Abs if ty.is_float() => float1(ty, x, f32::abs, f64::abs),
-        Un::Abs => ty.trunc(ty.int(x).unsigned_abs() as u64),
-        Un::Popc => ty.trunc(x).count_ones() as u64,
-        Un::Clz => (ty.trunc(x).leading_zeros() - (64 - bits)) as u64,
-        Un::Brev => ty.trunc(x).reverse_bits() >> (64 - bits),
-        Un::Ex2 => float1(ty, x, f32::exp2, f64::exp2),
-        Un::Lg2 => float1(ty, x, f32::log2, f64::log2),
-        Un::Rcp => float1(ty, x, |a| 1.0 / a, |a| 1.0 / a),
-        Un::Sqrt => float1(ty, x, f32::sqrt, f64::sqrt),
-        Un::Rsqrt => float1(ty, x, |a| 1.0 / a.sqrt(), |a| 1.0 / a.sqrt()),
-        Un::Sin => float1(ty, x, f32::sin, f64::sin),
-        Un::Cos => float1(ty, x, f32::cos, f64::cos),
-        Un::Tanh => float1(ty, x, f32::tanh, f64::tanh),
-        Un::CvtaToShared => ty.trunc(x.wrapping_sub(SHARED_WINDOW)),
-        Un::CvtaFromShared => ty.trunc((x & 0xffff_ffff).wrapping_add(SHARED_WINDOW)),
-        Un::CvtaToLocal => ty.trunc(x.wrapping_sub(LOCAL_WINDOW)),
-        Un::CvtaFromLocal => ty.trunc((x & 0xffff_ffff).wrapping_add(LOCAL_WINDOW)),
-    }
-}
-
-fn binary(k: Bin, ty: Ty, x: u64, y: u64) -> u64 {
-    if ty.is_float() {
-        return match k {
-            Bin::Add => float2(ty, x, y, |a, b| a + b, |a, b| a + b),
-            Bin::Sub => float2(ty, x, y, |a, b| a - b, |a, b| a - b),
-            Bin::MulLo | Bin::MulHi | Bin::MulWide => float2(ty, x, y, |a, b| a * b, |a, b| a * b),
-            Bin::Div => float2(ty, x, y, |a, b| a / b, |a, b| a / b),
-            Bin::Min => float2(ty, x, y, f32::min, f64::min),
-            Bin::Max => float2(ty, x, y, f32::max, f64::max),
-            Bin::Copysign => float2(ty, x, y, |a, b| b.copysign(a), |a, b| b.copysign(a)),
-            Bin::And => x & y,
-            Bin::Or => x | y,
-            Bin::Xor => x ^ y,
-            _ => 0,
-        };
-    }
-    let bits = ty.bits();
-    let (a, b) = (ty.int(x), ty.int(y));
-    let t = |v: i128| ty.trunc(v as u64);
-    match k {
-        Bin::Add => t(a.wrapping_add(b)),
-        Bin::Sub => t(a.wrapping_sub(b)),
-        Bin::MulLo => t(a.wrapping_mul(b)),
-        Bin::MulHi => t(a.wrapping_mul(b) >> bits),
-        Bin::MulWide => {
-            let p = a.wrapping_mul(b) as u128 as u64;
-            if bits >= 32 {
-                p
-            } else {
-                p & ((1u64 << (2 * bits)) - 1)
-            }
-        }
-        Bin::Div => {
-            if b == 0 {
-                ty.trunc(u64::MAX)
-            } else {
-                t(a.wrapping_div(b))
-            }
-        }
-        Bin::Rem => {
-            if b == 0 {
-                t(a)
-            } else {
-                t(a.wrapping_rem(b))
-            }
-        }
-        Bin::Min => t(a.min(b)),
-        Bin::Max => t(a.max(b)),
-        Bin::And => ty.trunc(x & y),
-        Bin::Or => ty.trunc(x | y),
-        Bin::Xor => ty.trunc(x ^ y),
-        Bin::Shl => {
-            let s = y & 0xffff_ffff;
-            if s >= bits as u64 {
-                0
-            } else {
-                ty.trunc(x << s)
-            }
-        }
-        Bin::Shr => {
-            let s = (y & 0xffff_ffff).min(bits as u64 - 1 + ty.signed() as u64);
-            if ty.signed() {
-                t(a >> s.min(127))
-            } else if s >= bits as u64 {
-                0
-            } else {
-                ty.trunc(x) >> s
-            }
-        }
-        Bin::Copysign => 0,
-    }
-}
-
-fn ternary(k: Tern, ty: Ty, x: u64, y: u64, z: u64) -> u64 {
-    let bits = ty.bits();
-    match k {
-        Tern::MadLo if ty.is_float() => fma(ty, x, y, z),
-        Tern::MadLo => ty.trunc(ty.int(x).wrapping_mul(ty.int(y)).wrapping_add(ty.int(z)) as u64),
-        Tern::MadHi => {
-            ty.trunc(((ty.int(x).wrapping_mul(ty.int(y))) >> bits).wrapping_add(ty.int(z)) as u64)
-        }
-        Tern::MadWide => {
-            let wide = match ty {
-                Ty::S(b) => Ty::S(b * 2),
-                Ty::U(b) => Ty::U(b * 2),
-                o => o,
-            };
-            wide.trunc(ty.int(x).wrapping_mul(ty.int(y)).wrapping_add(wide.int(z)) as u64)
-        }
-        Tern::Bfe => {
-            let a = ty.trunc(x);
-            let pos = (y & 0xff) as u32;
-            let len = (z & 0xff) as u32;
-            let msb = bits - 1;
-            let sbit = if ty.signed() && len > 0 {
-                (a >> (pos + len - 1).min(msb)) & 1
-            } else {
-                0
-            };
-            let mut d = 0u64;
-            for i in 0..bits {
-                let bit = if i < len && pos + i <= msb {
-                    (a >> (pos + i)) & 1
-                } else {
-                    sbit
-                };
-                d |= bit << i;
-            }
-            d
-        }
-        Tern::Prmt => {
-            let src = (x & 0xffff_ffff) | (y & 0xffff_ffff) << 32;
-            let mut d = 0u64;
-            for i in 0..4 {
-                let sel = (z >> (4 * i)) & 0xf;
-                let byte = (src >> (8 * (sel & 7))) & 0xff;
-                let byte = if sel & 8 != 0 {
-                    if byte & 0x80 != 0 { 0xff } else { 0 }
-                } else {
-                    byte
-                };
-                d |= byte << (8 * i);
-            }
-            d
-        }
-        Tern::ShfL(wrap) | Tern::ShfR(wrap) => {
-            let n = if wrap {
-                (z & 31) as u32
-            } else {
-                (z as u32).min(32)
-            };
-            let v = (x & 0xffff_ffff) | (y & 0xffff_ffff) << 32;
-            if matches!(k, Tern::ShfL(_)) {
-                ((v << n) >> 32) & 0xffff_ffff
-            } else {
-                (v >> n) & 0xffff_ffff
-            }
-        }
-    }
-}
-
-fn compare(cmp: Cmp, ty: Ty, x: u64, y: u64) -> bool {
-    if ty.is_float() {
-        let (a, b) = (to_f64(ty, x), to_f64(ty, y));
-        let nan = a.is_nan() || b.is_nan();
-        return match cmp {
-            Cmp::Eq => a == b,
-            Cmp::Ne => !nan && a != b,
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-            Cmp::Unordered(k) => {
-                nan || match k {
-                    0 => a == b,
-                    1 => a != b,
-                    2 => a < b,
-                    3 => a <= b,
-                    4 => a > b,
-                    _ => a >= b,
-                }
-            }
-            Cmp::Num => !nan,
-            Cmp::Nan => nan,
-        };
-    }
-    let (a, b) = (ty.int(x), ty.int(y));
-    match cmp {
-        Cmp::Eq | Cmp::Unordered(0) => a == b,
-        Cmp::Ne | Cmp::Unordered(1) => a != b,
-        Cmp::Lt | Cmp::Unordered(2) => a < b,
-        Cmp::Le | Cmp::Unordered(3) => a <= b,
-        Cmp::Gt | Cmp::Unordered(4) => a > b,
-        Cmp::Ge | Cmp::Unordered(_) => a >= b,
-        Cmp::Num => true,
-        Cmp::Nan => false,
-    }
-}
-
-fn round(x: f64, rnd: u8) -> f64 {
-    match rnd {
-        1 => x.trunc(),
-        2 => x.floor(),
-        3 => x.ceil(),
-        _ => x.round_ties_even(),
-    }
-}
-
-fn convert(dt: Ty, st: Ty, rnd: u8, int_round: bool, sat: bool, x: u64) -> u64 {
-    let int_range = |t: Ty| -> (f64, f64) {
-        let b = t.bits();
-        if t.signed() {
-            (-(2f64.powi(b as i32 - 1)), 2f64.powi(b as i32 - 1) - 1.0)
-        } else {
-            (0.0, 2f64.powi(b as i32) - 1.0)
-        }
-    };
-    match (st.is_float(), dt.is_float()) {
-        (false, false) => {
-            let v = st.int(x);
-            let v = if sat {
-                let b = dt.bits();
-                let (lo, hi) = if dt.signed() {
-                    (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
-                } else {
-                    (0, (1i128 << b) - 1)
-                };
-                v.clamp(lo, hi)
-            } else {
-                v
-            };
-            if dt.signed() && dt.bits() < 64 {
-                // Keep the register bits of the destination width, sign-extended.
-                sext(v as u64, dt.bits()) as u64 & dt_mask(dt)
-            } else {
-                dt.trunc(v as u64)
-            }
-        }
-        (true, false) => {
-            let f = to_f64(st, x);
-            if f.is_nan() {
-                return 0;
-            }
-            let (lo, hi) = int_range(dt);
-            let r = round(f, rnd).clamp(lo, hi);
-            dt.trunc(r as i128 as u64)
-        }
-        (false, true) => {
-            let v = st.int(x) as f64;
-            from_f64(dt, v)
-        }
-        (true, true) => {
-            let mut f = to_f64(st, x);
-            if int_round {
-                f = round(f, rnd);
-            }
-            if sat && !f.is_nan() {
-                f = f.clamp(0.0, 1.0);
-            }
-            from_f64(dt, f)
-        }
-    }
-}
-
-fn dt_mask(t: Ty) -> u64 {
-    if t.bits() >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << t.bits()) - 1
-    }
-}
-
-fn atomic(op: AtomOp, ty: Ty, old: u64, b: u64, c: Option<u64>) -> u64 {
-    if ty.is_float() {
-        return match op {
-            AtomOp::Add => float2(ty, old, b, |x, y| x + y, |x, y| x + y),
-            AtomOp::Min => float2(ty, old, b, f32::min, f64::min),
-            AtomOp::Max => float2(ty, old, b, f32::max, f64::max),
-            AtomOp::Exch => b,
-            _ => old,
-        };
-    }
-    let (a, v) = (ty.int(old), ty.int(b));
-    let t = |x: i128| ty.trunc(x as u64);
-    match op {
-        AtomOp::Add => t(a.wrapping_add(v)),
-        AtomOp::Min => t(a.min(v)),
-        AtomOp::Max => t(a.max(v)),
-        AtomOp::And => ty.trunc(old & b),
-        AtomOp::Or => ty.trunc(old | b),
-        AtomOp::Xor => ty.trunc(old ^ b),
-        AtomOp::Exch => ty.trunc(b),
-        AtomOp::Cas => {
-            if ty.trunc(old) == ty.trunc(b) {
-                ty.trunc(c.unwrap_or(old))
-            } else {
-                old
-            }
-        }
-        AtomOp::Inc => {
-            if a >= v {
-                0
-            } else {
-                t(a + 1)
-            }
-        }
-        AtomOp::Dec => {
-            if a == 0 || a > v {
-                t(v)
-            } else {
-                t(a - 1)
-            }
-        }
-    }
 }
 
 #[cfg(test)]
