@@ -14,6 +14,8 @@
 //! assert_eq!((r.totals.shared_ld_wavefronts, r.totals.shared_ld_bank_conflicts), (32, 31));
 //! ```
 
+#[macro_use]
+mod lanes;
 pub mod alu;
 pub mod cfg;
 pub mod decode;
