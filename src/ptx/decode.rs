@@ -25,6 +25,8 @@ use super::types::Ty;
 use crate::sim::arch::Arch;
 use crate::sim::mma::{MmaDtype, MmaShape};
 
+mod sync;
+
 /// A decode error: line and message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError {
@@ -70,6 +72,20 @@ pub enum Special {
     Nwarpid,
     /// `%lanemask_{eq,lt,le,gt,ge}` (0..5 in that order).
     Lanemask(u8),
+    /// `%cluster_ctaid.{x,y,z}`: the CTA's position in its cluster (PTX ISA §10.13).
+    ClusterCtaid(u8),
+    /// `%cluster_nctaid.{x,y,z}`: the cluster's shape in CTAs (§10.14).
+    ClusterNctaid(u8),
+    /// `%clusterid.{x,y,z}`: the cluster's position in the grid (§10.11).
+    Clusterid(u8),
+    /// `%nclusterid.{x,y,z}`: the grid's shape in clusters (§10.12).
+    Nclusterid(u8),
+    /// `%cluster_ctarank`: the CTA's rank in its cluster (§10.15).
+    ClusterCtarank,
+    /// `%cluster_nctarank`: CTAs in the cluster (§10.16).
+    ClusterNctarank,
+    /// `%is_explicit_cluster` (.pred): whether the launch named a cluster (§10.17).
+    IsExplicitCluster,
 }
 
 /// State spaces of memory instructions (PTX ISA §5.1).
@@ -257,6 +273,62 @@ pub enum AtomOp {
     Dec,
 }
 
+/// `bar.red`'s operations (PTX ISA 9.7.13.1: `.popc.u32`, `.and.pred`, `.or.pred`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarRed {
+    /// `.popc.u32`: the number of threads whose predicate is true.
+    Popc,
+    /// `.and.pred`: whether all are.
+    And,
+    /// `.or.pred`: whether any is.
+    Or,
+}
+
+/// The asynchronous units a warp commits groups to and waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AsyncUnit {
+    /// `cp.async` (non-bulk), `cp.async.commit_group` / `wait_group`.
+    CpAsync,
+    /// The bulk copies (TMA): `cp.async.bulk{.tensor}` with `bulk_group` completion,
+    /// `cp.async.bulk.commit_group` / `wait_group{.read}`.
+    Bulk,
+    /// `wgmma.mma_async`, `wgmma.commit_group` / `wait_group`.
+    Wgmma,
+}
+
+impl AsyncUnit {
+    /// The PTX name of the unit's wait (`cp.async.wait_group`).
+    pub fn wait_name(self) -> &'static str {
+        match self {
+            AsyncUnit::CpAsync => "cp.async.wait_group",
+            AsyncUnit::Bulk => "cp.async.bulk.wait_group",
+            AsyncUnit::Wgmma => "wgmma.wait_group",
+        }
+    }
+}
+
+/// The mbarrier operations (PTX ISA §9.7.13.15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarOp {
+    /// `mbarrier.init`.
+    Init,
+    /// `mbarrier.arrive` (`.expect_tx`).
+    Arrive,
+    /// `mbarrier.arrive_drop` (`.expect_tx`).
+    ArriveDrop,
+    /// `mbarrier.expect_tx`.
+    ExpectTx,
+    /// `mbarrier.complete_tx`.
+    CompleteTx,
+    /// `mbarrier.test_wait` (non-blocking).
+    TestWait,
+    /// `mbarrier.try_wait` (potentially blocking: modelled as waiting until the phase
+    /// completes, a legal schedule since a try_wait may time out at any point).
+    TryWait,
+    /// `mbarrier.inval`.
+    Inval,
+}
+
 /// A memory address operand: base register (or none) plus byte offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Addr {
@@ -433,7 +505,8 @@ pub enum Op {
     },
     /// ret / exit.
     Exit,
-    /// bar.sync / barrier.sync / bar.arrive (no wait).
+    /// bar.sync / barrier.sync / bar.arrive (no wait) / bar.red (PTX ISA 9.7.13.1 bar,
+    /// barrier).
     Bar {
         /// Barrier id.
         id: Src,
@@ -441,6 +514,75 @@ pub enum Op {
         count: Option<Src>,
         /// `bar.arrive`: arrive without waiting.
         arrive: bool,
+        /// `bar.red`: the reduction, its destination and its predicate (negated?).
+        red: Option<(BarRed, u32, (Src, bool))>,
+    },
+    /// `cp.async.commit_group`, `cp.async.bulk.commit_group`, `wgmma.commit_group`: closes
+    /// the warp's open group of that unit's asynchronous operations.
+    AsyncCommit {
+        /// Which unit.
+        unit: AsyncUnit,
+    },
+    /// `cp.async.wait_group N` / `wait_all`, `cp.async.bulk.wait_group{.read} N`,
+    /// `wgmma.wait_group N`: waits until at most `n` of the warp's committed groups of the
+    /// unit are pending.
+    AsyncWait {
+        /// Which unit.
+        unit: AsyncUnit,
+        /// Groups that may stay pending.
+        n: u32,
+        /// `cp.async.wait_all`: commits the open group first (`commit_group; wait_group 0`).
+        all: bool,
+    },
+    /// An `mbarrier` instruction (PTX ISA §9.7.13.15).
+    Mbarrier {
+        /// Which operation.
+        op: MbarOp,
+        /// `.expect_tx` on an arrive.
+        expect_tx: bool,
+        /// `.parity` on a wait.
+        parity: bool,
+        /// `Shared` (`.shared`, `.shared::cta`, `.shared::cluster`) or `Generic`.
+        space: Space,
+        /// The state (arrive) or waitComplete (waits) destination; `None` for `_` or none.
+        d: Option<u32>,
+        /// The object's address.
+        addr: Addr,
+        /// count (init, arrive), txCount (expect_tx, complete_tx, arrive.expect_tx), state or
+        /// phaseParity (waits).
+        a: Option<Src>,
+        /// arrive.expect_tx's count.
+        b: Option<Src>,
+    },
+    /// `elect.sync d|p, membermask` (PTX ISA 9.7.13.12 elect.sync).
+    Elect {
+        /// The leader's lane id (`None` for `_`).
+        d: Option<u32>,
+        /// True in the leader lane.
+        p: Option<u32>,
+        /// membermask.
+        member: Src,
+    },
+    /// `barrier.cluster.arrive` / `barrier.cluster.wait` (PTX ISA 9.7.13.2).
+    ClusterBarrier {
+        /// `.wait` (else `.arrive`).
+        wait: bool,
+    },
+    /// `mapa{.shared::cluster}.{u32,u64} d, a, rank`: the address of the same variable in the
+    /// CTA of `rank` (PTX ISA 9.7.9.22 mapa).
+    Mapa {
+        /// Destination.
+        d: u32,
+        /// Address.
+        a: Src,
+        /// Target CTA rank.
+        rank: Src,
+    },
+    /// `call` to a function the simulator does not run (`vprintf`, `__assertfail`, any
+    /// `.extern .func`): an error when a lane reaches it.
+    Call {
+        /// The callee, as written.
+        name: String,
     },
     /// bar.warp.sync: no effect on a lockstep warp beyond its membermask's rule.
     WarpSync {
@@ -506,10 +648,6 @@ pub enum Op {
         /// ignore-src predicate: when true, nothing is read (all zero).
         ignore: Option<(Src, bool)>,
     },
-    /// cp.async.commit_group.
-    CpCommit,
-    /// cp.async.wait_group N / wait_all.
-    CpWait,
     /// mma.sync.aligned.
     Mma {
         /// Shape.
@@ -652,6 +790,9 @@ pub struct Program {
     /// Reconvergence point of each branch instruction (index), `u32::MAX` for none (the
     /// immediate post-dominator is the kernel's exit); unused for other instructions.
     pub reconverge: Vec<u32>,
+    /// The shared variables (static and `.extern`) by byte offset, ascending: (offset, name),
+    /// for messages naming an address as `name+offset`.
+    pub shared_names: Vec<(u32, String)>,
 }
 
 /// Base of the generic-address window that maps to shared memory (`cvta.shared`).
@@ -905,6 +1046,20 @@ const FORMS: &[Form] = &[
     form("exit", &[], (0, 0), 0, "exit"),
     form("trap", &[], (0, 0), 0, "trap"),
     form("bar", &["warp"], (1, 1), 0, "bar.warp.sync membermask"),
+    form(
+        "barrier",
+        &["cluster", "arrive"],
+        (0, 0),
+        0,
+        "barrier.cluster.arrive{.sem}{.aligned}",
+    ),
+    form(
+        "barrier",
+        &["cluster", "wait"],
+        (0, 0),
+        0,
+        "barrier.cluster.wait{.acquire}{.aligned}",
+    ),
     form("bar", &["arrive"], (2, 2), 0, "bar{.cta}.arrive a, b"),
     form(
         "bar",
@@ -964,6 +1119,107 @@ const FORMS: &[Form] = &[
     ),
     form("activemask", &[], (1, 1), 1, "activemask.b32 d"),
     form(
+        "mbarrier",
+        &["init"],
+        (2, 2),
+        1,
+        "mbarrier.init{.shared{::cta}}.b64 [addr], count",
+    ),
+    form(
+        "mbarrier",
+        &["expect_tx", "arrive"],
+        (3, 4),
+        1,
+        "mbarrier.arrive.expect_tx{.sem}{.scope}{.space}.b64 state, [addr], txCount{, count}",
+    ),
+    form(
+        "mbarrier",
+        &["expect_tx", "arrive_drop"],
+        (3, 4),
+        1,
+        "mbarrier.arrive_drop.expect_tx{.sem}{.scope}{.space}.b64 state, [addr], txCount{, count}",
+    ),
+    form(
+        "mbarrier",
+        &["arrive"],
+        (2, 3),
+        1,
+        "mbarrier.arrive{.sem}{.scope}{.space}.b64 state, [addr]{, count}",
+    ),
+    form(
+        "mbarrier",
+        &["arrive_drop"],
+        (2, 3),
+        1,
+        "mbarrier.arrive_drop{.sem}{.scope}{.space}.b64 state, [addr]{, count}",
+    ),
+    form(
+        "mbarrier",
+        &["expect_tx"],
+        (2, 2),
+        1,
+        "mbarrier.expect_tx{.sem}{.scope}{.space}.b64 [addr], txCount",
+    ),
+    form(
+        "mbarrier",
+        &["complete_tx"],
+        (2, 2),
+        1,
+        "mbarrier.complete_tx{.sem}{.scope}{.space}.b64 [addr], txCount",
+    ),
+    form(
+        "mbarrier",
+        &["test_wait"],
+        (3, 3),
+        1,
+        "mbarrier.test_wait{.parity}{.sem}{.scope}{.shared{::cta}}.b64 waitComplete, [addr], state|phaseParity",
+    ),
+    form(
+        "mbarrier",
+        &["try_wait"],
+        (3, 4),
+        1,
+        "mbarrier.try_wait{.parity}{.sem}{.scope}{.shared{::cta}}.b64 waitComplete, [addr], state|phaseParity{, suspendTimeHint}",
+    ),
+    form(
+        "mbarrier",
+        &["inval"],
+        (1, 1),
+        1,
+        "mbarrier.inval{.shared{::cta}}.b64 [addr]",
+    ),
+    form("elect", &[], (2, 2), 0, "elect.sync d|p, membermask"),
+    form(
+        "setmaxnreg",
+        &[],
+        (1, 1),
+        1,
+        "setmaxnreg.action.sync.aligned.u32 imm-reg-count",
+    ),
+    form("mapa", &[], (3, 3), 1, "mapa{.space}.type d, a, b"),
+    form(
+        "call",
+        &[],
+        (1, 1),
+        0,
+        "call{.uni} (ret-param), func, (param-list)",
+    ),
+    form("wgmma", &["fence"], (0, 0), 0, "wgmma.fence.sync.aligned"),
+    form(
+        "wgmma",
+        &["commit_group"],
+        (0, 0),
+        0,
+        "wgmma.commit_group.sync.aligned",
+    ),
+    form(
+        "wgmma",
+        &["wait_group"],
+        (1, 1),
+        0,
+        "wgmma.wait_group.sync.aligned N",
+    ),
+    form(
         "ld",
         &["L2::cache_hint"],
         (3, 3),
@@ -995,6 +1251,20 @@ const FORMS: &[Form] = &[
         "stmatrix.sync.aligned.shape.num{.trans}{.ss}.type [p], r",
     ),
     form("cp", &["commit_group"], (0, 0), 0, "cp.async.commit_group"),
+    form(
+        "cp",
+        &["bulk", "commit_group"],
+        (0, 0),
+        0,
+        "cp.async.bulk.commit_group",
+    ),
+    form(
+        "cp",
+        &["bulk", "wait_group"],
+        (1, 1),
+        0,
+        "cp.async.bulk.wait_group{.read} N",
+    ),
     form("cp", &["wait_group"], (1, 1), 0, "cp.async.wait_group N"),
     form("cp", &["wait_all"], (0, 0), 0, "cp.async.wait_all"),
     form(
@@ -1105,6 +1375,8 @@ fn spaces_of(name: &str) -> Option<&'static [&'static str]> {
         ],
         "prefetch" => &["global", "local"],
         "ldmatrix" | "stmatrix" => &["shared", "shared::cta"],
+        "mbarrier" => &["shared", "shared::cta", "shared::cluster"],
+        "mapa" => &["shared::cluster"],
         _ => return None,
     })
 }
@@ -1212,6 +1484,12 @@ fn modifiers_of(
             vec![],
         ),
         "bra" | "ret" => (v(&["uni"]), vec![]),
+        "bar" | "barrier" if mods.contains(&"cluster") => (
+            v(&[
+                "cluster", "arrive", "wait", "aligned", "release", "relaxed", "acquire",
+            ]),
+            vec![&["arrive", "wait"]],
+        ),
         "bar" | "barrier" => (
             v(&[
                 "sync", "arrive", "red", "warp", "cta", "aligned", "popc", "and", "or",
@@ -1219,6 +1497,49 @@ fn modifiers_of(
             vec![&["sync", "arrive", "red"]],
         ),
         "membar" | "fence" => return None,
+        "mbarrier" => (
+            v(&[
+                "init",
+                "arrive",
+                "arrive_drop",
+                "expect_tx",
+                "complete_tx",
+                "test_wait",
+                "try_wait",
+                "parity",
+                "inval",
+                "release",
+                "acquire",
+                "relaxed",
+                "cta",
+                "cluster",
+            ]),
+            vec![&[
+                "init",
+                "arrive",
+                "arrive_drop",
+                "expect_tx",
+                "complete_tx",
+                "test_wait",
+                "try_wait",
+                "inval",
+            ]],
+        ),
+        "elect" => (v(&["sync"]), vec![&["sync"]]),
+        "setmaxnreg" => (
+            v(&["inc", "dec", "sync", "aligned"]),
+            vec![&["inc", "dec"], &["sync"], &["aligned"]],
+        ),
+        "mapa" => (vec![], vec![]),
+        "call" => (v(&["uni"]), vec![]),
+        "wgmma" if !mods.contains(&"mma_async") => (
+            v(&["fence", "commit_group", "wait_group", "sync", "aligned"]),
+            vec![
+                &["fence", "commit_group", "wait_group"],
+                &["sync"],
+                &["aligned"],
+            ],
+        ),
         "prefetch" => (
             v(&[
                 "L1",
@@ -1724,6 +2045,8 @@ struct Decoder<'a> {
     text: String,
     /// Its opcode with modifiers (`add.s32`).
     opname: String,
+    /// The body's `.param` names (a `call`'s arguments and return values).
+    call_params: std::collections::HashSet<String>,
 }
 
 fn derr(line: u32, message: impl Into<String>) -> DecodeError {
@@ -1898,6 +2221,9 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         Some(o)
     };
 
+    let mut shared_names: Vec<(u32, String)> =
+        shared_syms.iter().map(|(n, &o)| (o, n.clone())).collect();
+    shared_names.sort();
     let mut param_info = params;
     let mut d = Decoder {
         regs: vec![HashMap::new()],
@@ -1918,6 +2244,14 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         version: module.version.unwrap_or((0, 0)),
         text: String::new(),
         opname: String::new(),
+        call_params: kernel
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::CallParam(n, _) => Some(n.clone()),
+                _ => None,
+            })
+            .collect(),
     };
     for (i, p) in d.param_info.iter().enumerate() {
         d.params.insert(p.name.clone(), i);
@@ -1958,7 +2292,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                 insts.push(d.inst(i)?);
                 texts.push(i.text.clone());
             }
-            Stmt::Label(..) | Stmt::Var(_) => {}
+            Stmt::Label(..) | Stmt::Var(_) | Stmt::CallParam(..) => {}
         }
     }
     let specials: Vec<(u32, Special)> = d.specials.iter().map(|(s, r)| (*r, *s)).collect();
@@ -1994,6 +2328,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         maxntid: kernel.maxntid,
         minnctapersm: kernel.minnctapersm,
         reconverge,
+        shared_names,
     })
 }
 
@@ -2056,6 +2391,10 @@ impl Decoder<'_> {
                 "%ntid" => Special::Ntid(d),
                 "%ctaid" => Special::Ctaid(d),
                 "%nctaid" => Special::Nctaid(d),
+                "%cluster_ctaid" => Special::ClusterCtaid(d),
+                "%cluster_nctaid" => Special::ClusterNctaid(d),
+                "%clusterid" => Special::Clusterid(d),
+                "%nclusterid" => Special::Nclusterid(d),
                 _ => return None,
             }
         } else {
@@ -2068,18 +2407,27 @@ impl Decoder<'_> {
                 "%lanemask_le" => Special::Lanemask(2),
                 "%lanemask_gt" => Special::Lanemask(3),
                 "%lanemask_ge" => Special::Lanemask(4),
+                "%cluster_ctarank" => Special::ClusterCtarank,
+                "%cluster_nctarank" => Special::ClusterNctarank,
+                "%is_explicit_cluster" => Special::IsExplicitCluster,
                 _ => return None,
             }
         };
         if let Some(r) = self.specials.get(&sp) {
             return Some(*r);
         }
-        // Every special register modelled is .u32 (PTX ISA §10).
+        // Every special register modelled is .u32 but %is_explicit_cluster, a .pred (PTX ISA
+        // §10).
         let legacy = matches!(
             sp,
             Special::Tid(_) | Special::Ntid(_) | Special::Ctaid(_) | Special::Nctaid(_)
         );
-        let r = self.own_reg(Ty::U(32), legacy);
+        let ty = if sp == Special::IsExplicitCluster {
+            Ty::Pred
+        } else {
+            Ty::U(32)
+        };
+        let r = self.own_reg(ty, legacy);
         self.specials.insert(sp, r);
         Some(r)
     }
@@ -2260,6 +2608,8 @@ impl Decoder<'_> {
                             Src::Imm(o as u64)
                         } else if let Some(&p) = self.params.get(n) {
                             Src::Imm(self.param_info[p].offset as u64)
+                        } else if self.call_params.contains(n) {
+                            Src::Imm(0)
                         } else if let Some(&g) = self.global_syms.get(n) {
                             Src::Reg(self.global_reg(g))
                         } else {
@@ -2513,7 +2863,7 @@ impl Decoder<'_> {
                 ),
             ));
         }
-        if name == "cp"
+        if matches!(name, "cp" | "wgmma")
             && mods.contains(&"wait_group")
             && let Some(o) = i.operands.iter().find(|o| !matches!(o, Operand::Int(_)))
         {
@@ -2531,8 +2881,36 @@ impl Decoder<'_> {
     }
 
     fn op(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
         self.check_form(i)?;
+        match i.opcode[0].as_str() {
+            "mov" | "cvta" | "createpolicy" | "activemask" => self.op_move(i),
+            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
+            | "shl" | "shr" | "copysign" | "mad" | "fma" => self.op_int(i),
+            "bfe" | "prmt" | "shf" | "bfi" | "lop3" => self.op_bits(i),
+            "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" | "ex2" | "lg2" | "rcp"
+            | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" | "selp" => self.op_unary(i),
+            "setp" => self.op_setp(i),
+            "cvt" => self.op_cvt(i),
+            "bra" | "ret" | "exit" | "trap" | "bar" | "barrier" | "membar" | "fence"
+            | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => self.op_control(i),
+            "ld" | "ldu" | "st" | "ldmatrix" | "stmatrix" | "cp" => self.op_mem(i),
+            "shfl" | "vote" | "atom" | "red" => self.op_warp(i),
+            "mma" => self.mma(i),
+            "mbarrier" => self.mbarrier(i),
+            "elect" | "setmaxnreg" | "mapa" | "call" | "wgmma" => self.hopper_misc(i),
+            _ => Err(derr(
+                i.line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )),
+        }
+    }
+
+    /// `mov`, `cvta`, `createpolicy`, `activemask`.
+    fn op_move(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
         let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
         let name = parts[0];
         let mods = &parts[1..];
@@ -2636,6 +3014,42 @@ impl Decoder<'_> {
                     return Err(unsupported());
                 }
             }
+            "createpolicy" => Op::Mov {
+                ty: Ty::B(64),
+                d: self.dst(&ops[0], same(Ty::B(64)), line)?,
+                a: Src::Imm(0),
+            },
+            "activemask" => Op::Activemask {
+                d: self.dst(&ops[0], same(Ty::B(32)), line)?,
+            },
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// Integer and float arithmetic of two and three operands (`add` … `copysign`, `mad`, `fma`).
+    fn op_int(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let has = |m: &str| mods.contains(&m);
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        // The last type suffix among the modifiers.
+        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
+        let ty = ty_of(mods);
+        let need_ty =
+            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
+        let same = Want::Ty;
+        Ok(match name {
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
             | "shl" | "shr" | "copysign" => {
                 let t = need_ty()?;
@@ -2710,6 +3124,34 @@ impl Decoder<'_> {
                     c: self.src(&ops[3], same(ct), line)?,
                 }
             }
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// Bit-field and permute instructions: `bfe`, `prmt`, `shf`, `bfi`, `lop3`.
+    fn op_bits(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let has = |m: &str| mods.contains(&m);
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        // The last type suffix among the modifiers.
+        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
+        let ty = ty_of(mods);
+        let need_ty =
+            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
+        let same = Want::Ty;
+        Ok(match name {
             "bfe" | "prmt" => {
                 let t = need_ty()?;
                 if name == "prmt" && mods.len() > 1 {
@@ -2775,6 +3217,33 @@ impl Decoder<'_> {
                     lut,
                 }
             }
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// One-operand instructions (`not` … `tanh`) and `selp`.
+    fn op_unary(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        // The last type suffix among the modifiers.
+        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
+        let ty = ty_of(mods);
+        let need_ty =
+            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
+        let same = Want::Ty;
+        Ok(match name {
             "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" | "ex2" | "lg2" | "rcp"
             | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" => {
                 let t = need_ty()?;
@@ -2816,6 +3285,47 @@ impl Decoder<'_> {
                     a: self.src(&ops[1], same(t), line)?,
                 }
             }
+            "selp" => {
+                let t = need_ty()?;
+                if t == Ty::Pred {
+                    return Err(unsupported());
+                }
+                Op::Selp {
+                    ty: t,
+                    d: self.dst(&ops[0], same(t), line)?,
+                    a: self.src(&ops[1], same(t), line)?,
+                    b: self.src(&ops[2], same(t), line)?,
+                    p: self.pred(&ops[3], line)?,
+                }
+            }
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// `setp` with every comparison of PTX ISA §9.3.1 and its boolean combination.
+    fn op_setp(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let has = |m: &str| mods.contains(&m);
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        // The last type suffix among the modifiers.
+        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
+        let ty = ty_of(mods);
+        let need_ty =
+            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
+        let same = Want::Ty;
+        Ok(match name {
             "setp" => {
                 let t = need_ty()?;
                 let cmp_op = mods
@@ -2905,19 +3415,29 @@ impl Decoder<'_> {
                     comb,
                 }
             }
-            "selp" => {
-                let t = need_ty()?;
-                if t == Ty::Pred {
-                    return Err(unsupported());
-                }
-                Op::Selp {
-                    ty: t,
-                    d: self.dst(&ops[0], same(t), line)?,
-                    a: self.src(&ops[1], same(t), line)?,
-                    b: self.src(&ops[2], same(t), line)?,
-                    p: self.pred(&ops[3], line)?,
-                }
-            }
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// `cvt` (PTX ISA 9.7.9.21).
+    fn op_cvt(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let has = |m: &str| mods.contains(&m);
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        let same = Want::Ty;
+        Ok(match name {
             "cvt" => {
                 let tys: Vec<Ty> = mods.iter().filter_map(|m| Ty::parse(m)).collect();
                 if tys.len() != 2 {
@@ -2974,6 +3494,29 @@ impl Decoder<'_> {
                     a: self.src(&ops[1], Want::Wide(st), line)?,
                 }
             }
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// Control: `bra`, `ret`/`exit`, the barriers, and the instructions that do nothing here (fences, hints).
+    fn op_control(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let has = |m: &str| mods.contains(&m);
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        let same = Want::Ty;
+        Ok(match name {
             "bra" => {
                 let Operand::Name(l) = &ops[0] else {
                     return Err(derr(
@@ -3000,8 +3543,11 @@ impl Decoder<'_> {
                         member: self.src(&ops[0], same(Ty::B(32)), line)?,
                     });
                 }
-                if has("red") || has("cluster") {
-                    return Err(unsupported());
+                if has("cluster") {
+                    return self.cluster_barrier(i);
+                }
+                if has("red") {
+                    return self.bar_red(i);
                 }
                 let arrive = has("arrive");
                 // PTX ISA §9.7 'bar': "a" is a barrier 0 through 15, "b" a multiple of the warp
@@ -3035,19 +3581,39 @@ impl Decoder<'_> {
                     Some(o) => Some(self.src(o, u32_, line)?),
                     None => None,
                 };
-                Op::Bar { id, count, arrive }
+                Op::Bar {
+                    id,
+                    count,
+                    arrive,
+                    red: None,
+                }
             }
             "membar" | "fence" | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => {
                 Op::Nop
             }
-            "createpolicy" => Op::Mov {
-                ty: Ty::B(64),
-                d: self.dst(&ops[0], same(Ty::B(64)), line)?,
-                a: Src::Imm(0),
-            },
-            "activemask" => Op::Activemask {
-                d: self.dst(&ops[0], same(Ty::B(32)), line)?,
-            },
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// Memory: `ld`/`ldu`/`st`, `ldmatrix`/`stmatrix`, `cp.async` and its groups.
+    fn op_mem(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let has = |m: &str| mods.contains(&m);
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        let same = Want::Ty;
+        Ok(match name {
             "ld" | "ldu" | "st" => self.ld_st(i, name == "st")?,
             "ldmatrix" | "stmatrix" => {
                 let num = if has("x1") {
@@ -3108,11 +3674,8 @@ impl Decoder<'_> {
                 if !has("async") {
                     return Err(unsupported());
                 }
-                if has("commit_group") {
-                    return Ok(Op::CpCommit);
-                }
-                if has("wait_group") || has("wait_all") {
-                    return Ok(Op::CpWait);
+                if has("commit_group") || has("wait_group") || has("wait_all") {
+                    return self.async_group(i);
                 }
                 if has("bulk") || has("mbarrier") {
                     return Err(unsupported());
@@ -3156,7 +3719,34 @@ impl Decoder<'_> {
                     ignore,
                 }
             }
-            "mma" => self.mma(i)?,
+            _ => return Err(unsupported()),
+        })
+    }
+
+    /// Warp-wide and atomic instructions: `shfl.sync`, `vote.sync`, `atom`/`red`.
+    fn op_warp(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
+        let name = parts[0];
+        let mods = &parts[1..];
+        let has = |m: &str| mods.contains(&m);
+        let ops = &i.operands;
+        let unsupported = || {
+            derr(
+                line,
+                format!(
+                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+                    i.opcode.join(".")
+                ),
+            )
+        };
+        // The last type suffix among the modifiers.
+        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
+        let ty = ty_of(mods);
+        let need_ty =
+            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
+        let same = Want::Ty;
+        Ok(match name {
             "shfl" => {
                 if !has("sync") {
                     return Err(unsupported());
@@ -3319,6 +3909,15 @@ impl Decoder<'_> {
         }
         // Registers may be wider than the type (PTX ISA §9.4.1).
         let want = Want::Wide(ty);
+        // A call's parameters: written before and read after a `call`, which stops the run
+        // when reached; on a path not taken, nothing.
+        if space == Space::Param
+            && let Some(Operand::Address(Some(n), _)) = ops.get(usize::from(!store))
+            && self.call_params.contains(n)
+            && !self.params.contains_key(n)
+        {
+            return Ok(Op::Nop);
+        }
         if store {
             if space == Space::Param {
                 return Err(derr(

@@ -43,11 +43,15 @@
 
 use thiserror::Error;
 
-use super::decode::{Inst, Op, Program, Space, Special, Src, buffer_base};
+use std::collections::BTreeMap;
+
+use super::decode::{AsyncUnit, Inst, Op, Program, Space, Special, Src, buffer_base};
 use super::mem::Global;
 use super::params::{check_launch, check_smem, param_buffer};
+use super::sync::{AsyncOp, ClusterShape, Flow, NamedBar};
 use super::warp_ops::{LaneRegs, Smem, Step};
 use crate::sim::bank::WARP_SIZE;
+use crate::sim::mbarrier::Mbarrier;
 
 /// Errors of a run (launch arguments, or an instruction that cannot execute).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -264,14 +268,12 @@ pub(super) struct Entry {
     rpc: u32,
 }
 
+/// What a warp is doing: running, blocked (one reason, [`Block`]), spinning, or exited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum WState {
     Run,
-    Bar {
-        id: u32,
-        count: Option<u32>,
-        line: u32,
-    },
+    /// Waits; runs again when the scheduler finds the reason gone (`Machine::release`).
+    Blocked(Block),
     /// Went once round a loop (back edge `line`) without changing anything: it waits for memory
     /// another warp writes, and runs again once the CTA's memory has changed since `epoch`.
     Spin {
@@ -279,6 +281,26 @@ pub(super) enum WState {
         epoch: u64,
     },
     Done,
+}
+
+/// Why a warp waits (the one list of blocking reasons of the scheduler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Block {
+    /// `bar.sync`/`barrier.sync`/`bar.red` at named barrier `id` (0..=15), for `count` threads
+    /// or, without one, every thread of the CTA not exited (PTX ISA 9.7.13.1 bar, barrier).
+    /// The warp's pc is past the barrier.
+    Bar {
+        id: u32,
+        count: Option<u32>,
+        line: u32,
+    },
+    /// `mbarrier.try_wait` on an incomplete phase: the object at shared byte `addr` was in
+    /// phase `phase`; the warp re-executes the wait once that phase completed.
+    Mbarrier { addr: u32, phase: u64, line: u32 },
+    /// A unit's `wait_group n`: waits until at most `n` of its committed groups are pending.
+    Group { unit: AsyncUnit, n: u32, line: u32 },
+    /// `barrier.cluster.wait` after the warp's arrive in cluster phase `phase`.
+    Cluster { phase: u64, line: u32 },
 }
 
 pub(super) struct Warp {
@@ -297,6 +319,11 @@ pub(super) struct Warp {
     /// ends at the same back edge with the same stack and `changed` false changed nothing.
     pub(super) mark: Option<u32>,
     pub(super) mark_stack: Vec<Entry>,
+    /// Per asynchronous unit ([`AsyncUnit`] as index): groups committed so far; an operation
+    /// issued now belongs to the open group of this number.
+    pub(super) groups: [u64; 3],
+    /// `barrier.cluster.arrive` done in this cluster phase, not yet waited for.
+    pub(super) cluster_arrived: Option<u64>,
 }
 
 /// Runs one CTA of `prog`.
@@ -338,6 +365,17 @@ pub(super) struct Machine<'p> {
     pub(super) budget: u64,
     pub(super) nthreads: u32,
     pub(super) touched: u32,
+    /// The sixteen named barriers of the CTA (PTX ISA 9.7.13.1).
+    pub(super) bars: [NamedBar; 16],
+    /// mbarrier objects by shared byte address ([`crate::sim::mbarrier`]); an address not
+    /// here has never been initialised.
+    pub(super) mbars: BTreeMap<u32, Mbarrier>,
+    /// Asynchronous operations issued and not yet complete, in issue order ([`AsyncOp`]).
+    pub(super) pending: Vec<AsyncOp>,
+    /// `barrier.cluster` phases completed.
+    pub(super) cluster_phase: u64,
+    /// The launch's cluster ([`ClusterShape`]).
+    pub(super) cluster: ClusterShape,
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
@@ -348,7 +386,11 @@ pub(super) struct Machine<'p> {
 pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
 
 impl<'p> Machine<'p> {
-    fn new(prog: &'p Program, l: &Launch, reserved: (u64, String)) -> Result<Self, RunError> {
+    pub(super) fn new(
+        prog: &'p Program,
+        l: &Launch,
+        reserved: (u64, String),
+    ) -> Result<Self, RunError> {
         let bad = |s: String| Err(RunError::Launch(s));
         let nthreads = check_launch(prog, l)?;
         let params = param_buffer(prog, &l.args)?;
@@ -391,6 +433,7 @@ impl<'p> Machine<'p> {
                 .write(buffer_base(prog.params.len() + g), &v.bytes)
                 .map_err(RunError::Launch)?;
         }
+        let cluster = ClusterShape::of(l);
         // Warps.
         let nr = prog.nregs as usize;
         let mut warps = Vec::with_capacity(nwarps as usize);
@@ -413,6 +456,13 @@ impl<'p> Machine<'p> {
                         Special::Laneid => lane,
                         Special::Warpid => w,
                         Special::Nwarpid => nwarps,
+                        Special::ClusterCtaid(d) => cluster.ctaid[d as usize],
+                        Special::ClusterNctaid(d) => cluster.dims[d as usize],
+                        Special::Clusterid(d) => cluster.id[d as usize],
+                        Special::Nclusterid(d) => cluster.nclusters[d as usize],
+                        Special::ClusterCtarank => cluster.rank,
+                        Special::ClusterNctarank => cluster.dims.iter().product(),
+                        Special::IsExplicitCluster => u32::from(cluster.explicit),
                         Special::Lanemask(k) => {
                             let eq = 1u32 << lane;
                             match k {
@@ -453,6 +503,8 @@ impl<'p> Machine<'p> {
                 changed: true,
                 mark: None,
                 mark_stack: Vec::new(),
+                groups: [0; 3],
+                cluster_arrived: None,
             });
         }
         Ok(Machine {
@@ -468,10 +520,15 @@ impl<'p> Machine<'p> {
             budget: l.max_instructions,
             nthreads,
             touched: 0,
+            bars: Default::default(),
+            mbars: BTreeMap::new(),
+            pending: Vec::new(),
+            cluster_phase: 0,
+            cluster,
         })
     }
 
-    fn run<'o>(
+    pub(super) fn run<'o>(
         &mut self,
         mut obs: Option<(u32, &mut (dyn Observer + 'o))>,
     ) -> Result<(), RunError> {
@@ -486,9 +543,13 @@ impl<'p> Machine<'p> {
                 }
             }
             if self.warps.iter().all(|w| w.state == WState::Done) {
+                // What is still in flight lands (its mbarrier effects), then the CTA is done.
+                self.complete_async()?;
                 return Ok(());
             }
-            let released = self.release();
+            // A warp released by a later warp's arrival in this round runs next round.
+            let runnable = self.warps.iter().any(|w| w.state == WState::Run);
+            let released = self.release() || runnable;
             // A spinning warp runs again once memory changed since it began to spin.
             let epoch = self.epoch;
             let mut woke = false;
@@ -501,18 +562,24 @@ impl<'p> Machine<'p> {
                 }
             }
             if !released && !woke {
-                return Err(RunError::Deadlock(self.deadlock_message()));
+                // Every live warp waits: the asynchronous units complete what they hold (a
+                // legal schedule: PTX promises completion only at the waits), and the
+                // scheduler looks again; with nothing in flight, no warp can ever run.
+                if self.pending.is_empty() {
+                    return Err(RunError::Deadlock(self.deadlock_message()));
+                }
+                self.complete_async()?;
             }
         }
     }
 
-    /// The warps waiting at barriers or spinning, for the budget's message: `""` or
+    /// The warps waiting at barriers, for the budget's message: `""` or
     /// `"; warps 1-3 wait at barrier 0 (line 12)"`.
     fn waiting(&self) -> String {
         let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
         for (i, w) in self.warps.iter().enumerate() {
             let what = match w.state {
-                WState::Bar { id, line, .. } => format!("at barrier {id} (line {line})"),
+                WState::Blocked(b) => self.block_words(&b, false),
                 _ => continue,
             };
             match groups.iter_mut().find(|g| g.0 == what) {
@@ -529,58 +596,20 @@ impl<'p> Machine<'p> {
             .collect()
     }
 
-    /// Releases every barrier whose expected threads have arrived; false when none did.
-    fn release(&mut self) -> bool {
-        let not_exited: u32 = self
-            .warps
-            .iter()
-            .map(|w| (w.live & !w.exited).count_ones())
-            .sum();
-        let mut released = false;
-        let mut ids: Vec<(u32, Option<u32>)> = self
-            .warps
-            .iter()
-            .filter_map(|w| match w.state {
-                WState::Bar { id, count, .. } => Some((id, count)),
-                _ => None,
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        for (id, count) in ids {
-            let arrived: u32 = self
-                .warps
-                .iter()
-                .filter(|w| matches!(w.state, WState::Bar { id: i, count: c, .. } if i == id && c == count))
-                .map(|w| (w.live & !w.exited).count_ones())
-                .sum();
-            let expected = count.unwrap_or(not_exited);
-            if arrived >= expected {
-                for w in &mut self.warps {
-                    if matches!(w.state, WState::Bar { id: i, count: c, .. } if i == id && c == count)
-                    {
-                        w.state = WState::Run;
-                    }
-                }
-                released = true;
-            }
-        }
-        released
-    }
-
     /// One line for a run where no warp can go on: the warps grouped by what they wait for
-    /// (`warps 0-3, 5 wait at barrier 0 (line 12)`), so a 32-warp CTA reads as one clause.
+    /// (`warps 0-3, 5 wait at barrier 0 (line 12)`, `warp 1 waits at mbarrier full+8 …`), so
+    /// a 32-warp CTA reads as one clause, then why nothing can complete.
     fn deadlock_message(&self) -> String {
         let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-        let mut barrier = false;
+        let (mut barrier, mut other) = (false, false);
         for (i, w) in self.warps.iter().enumerate() {
             let what = match w.state {
-                WState::Bar { id, line, count } => {
-                    barrier = true;
-                    format!(
-                        "at barrier {id} (line {line}{})",
-                        count.map(|c| format!(", {c} threads")).unwrap_or_default()
-                    )
+                WState::Blocked(b) => {
+                    match b {
+                        Block::Bar { .. } => barrier = true,
+                        _ => other = true,
+                    }
+                    self.block_words(&b, true)
                 }
                 WState::Spin { line, .. } => format!(
                     "in the loop of line {line} (an iteration changes nothing, and no warp can write the memory it waits for)"
@@ -604,13 +633,16 @@ impl<'p> Machine<'p> {
             };
             format!("{} {verb} {what}", warp_ranges(ws))
         });
-        let why = if barrier {
-            format!(
+        let why = match (barrier, other) {
+            (true, false) => format!(
                 "the barrier can never complete ({} threads in the CTA)",
                 self.nthreads
-            )
-        } else {
-            "no warp can make progress".to_string()
+            ),
+            (_, true) => format!(
+                "no warp that could arrive on or complete what they wait for can run, and no asynchronous operation is in flight ({} threads in the CTA)",
+                self.nthreads
+            ),
+            _ => "no warp can make progress".to_string(),
         };
         format!("{}; {why}", crate::text::list(parts))
     }
@@ -746,52 +778,31 @@ impl<'p> Machine<'p> {
                     }
                     continue;
                 }
-                Op::Bar { id, count, arrive } => {
-                    let all = warp.live & !warp.exited;
-                    if mask != all {
-                        return Err(RunError::At {
+                Op::Bar { .. }
+                | Op::Mbarrier { .. }
+                | Op::AsyncWait { .. }
+                | Op::ClusterBarrier { .. } => {
+                    let flow = self.exec_sync(w, inst, mask, top.mask).map_err(|message| {
+                        RunError::At {
                             line: inst.line,
-                            message: format!(
-                                "bar.sync reached by lanes {mask:#010x} of warp {w} while lanes {:#010x} are elsewhere: PTX requires all threads of a warp to execute bar.sync together",
-                                all & !mask
-                            ),
-                        });
-                    }
-                    if *arrive {
-                        return Err(RunError::At {
-                            line: inst.line,
-                            message: "bar.arrive is not supported".into(),
-                        });
-                    }
-                    let rd = |s: &Src| match *s {
-                        Src::Imm(v) => v as u32,
-                        Src::Reg(r) => {
-                            warp.regs[r as usize * WARP_SIZE + mask.trailing_zeros() as usize]
-                                as u32
+                            message,
                         }
-                    };
-                    let id = rd(id);
-                    let count = count.as_ref().map(rd);
-                    if id > 15 || count.is_some_and(|c| c == 0 || c % 32 != 0) {
-                        return Err(RunError::At {
-                            line: inst.line,
-                            message: format!(
-                                "barrier {id}{}: ids are 0..=15 (a CTA has sixteen barriers) and a thread count is a non-zero multiple of the warp size, 32 (PTX ISA, barrier)",
-                                count
-                                    .map(|c| format!(" with count {c}"))
-                                    .unwrap_or_default()
-                            ),
-                        });
+                    })?;
+                    let warp = &mut self.warps[w];
+                    let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
+                    match flow {
+                        Flow::Next => t.pc += 1,
+                        Flow::Block { block, advance } => {
+                            if advance {
+                                t.pc += 1;
+                            }
+                            // Other warps may write memory before this one runs again.
+                            warp.changed = true;
+                            warp.state = WState::Blocked(block);
+                            return Ok(());
+                        }
                     }
-                    // Other warps may write memory before this one runs again.
-                    warp.changed = true;
-                    warp.stack.last_mut().unwrap_or_else(|| unreachable!()).pc += 1;
-                    warp.state = WState::Bar {
-                        id,
-                        count,
-                        line: inst.line,
-                    };
-                    return Ok(());
+                    continue;
                 }
                 _ => {}
             }
@@ -830,8 +841,16 @@ impl<'p> Machine<'p> {
         }
         let (m, p) = (mask, path);
         changed |= match &inst.op {
-            Op::Nop | Op::CpCommit | Op::CpWait => false,
-            Op::Bra { .. } | Op::Exit | Op::Bar { .. } => false,
+            Op::Nop => false,
+            Op::Bra { .. }
+            | Op::Exit
+            | Op::Bar { .. }
+            | Op::Mbarrier { .. }
+            | Op::AsyncWait { .. }
+            | Op::ClusterBarrier { .. } => false,
+            Op::AsyncCommit { .. } | Op::Elect { .. } | Op::Mapa { .. } | Op::Call { .. } => {
+                self.exec_hopper(w, pc, inst, m, p, obs)?
+            }
             Op::Mov { .. } | Op::Pack { .. } | Op::Unpack { .. } => {
                 self.exec_move(w, pc, inst, m, p, obs)?
             }

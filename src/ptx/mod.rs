@@ -24,6 +24,7 @@ pub mod mem;
 pub mod params;
 pub mod parse;
 pub mod report;
+mod sync;
 pub mod trace;
 pub mod types;
 pub mod warp_ops;

@@ -225,6 +225,9 @@ pub enum Stmt {
     Var(VarDecl),
     /// An instruction.
     Inst(Inst),
+    /// A `.param` declared in the body: a `call`'s argument or return value (its name, line);
+    /// `st.param`/`ld.param` on it mean nothing while calls are not simulated.
+    CallParam(String, u32),
 }
 
 /// One instruction as written.
@@ -1399,7 +1402,9 @@ fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
     let opcode: Vec<String> = split_opcode(op);
     let mut operands = Vec::new();
     let _ = ws.parse_next(&mut i);
-    if !i.is_empty() {
+    if opcode[0] == "call" {
+        operands = call_operands(i, line)?;
+    } else if !i.is_empty() {
         let list: Result<Vec<Operand>, _> =
             separated(1..=MAX_OPERANDS as usize, operand, (ws, ',')).parse_next(&mut i);
         operands = list.map_err(|e| werr(line, "operands separated by ','", i, &unwrap_err(e)))?;
@@ -1424,6 +1429,45 @@ fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
         operands,
         text: t.split_whitespace().collect::<Vec<_>>().join(" "),
     })
+}
+
+/// `call`'s operands (PTX ISA 9.7.12.3 call: `call{.uni} (ret-param), func, (param-list)`,
+/// either list optional, an indirect call's prototype last): the callee alone, as a name; the
+/// parameter lists are not simulated.
+fn call_operands(rest: &str, line: u32) -> Result<Vec<Operand>, ParseError> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (k, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(rest[start..k].trim());
+                start = k + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            break;
+        }
+    }
+    parts.push(rest[start..].trim());
+    let callee = parts.iter().find(|p| !p.starts_with('('));
+    let ok = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.'))
+    };
+    match callee {
+        Some(c) if depth == 0 && ok(c) => Ok(vec![Operand::Name(c.to_string())]),
+        _ => Err(ParseError {
+            line,
+            message: format!(
+                "'call {}': expected call{{.uni}} (ret-param), func, (param-list) (PTX ISA 9.7.12.3 call)",
+                shorten(rest)
+            ),
+        }),
+    }
 }
 
 fn unwrap_err(e: winnow::error::ErrMode<ContextError>) -> ContextError {
@@ -1456,6 +1500,11 @@ fn body_stmt(t: &str, line: u32) -> Result<Option<Stmt>, ParseError> {
     if t.starts_with('.') {
         if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
             return Ok(None);
+        }
+        if starts_with_word(t, ".param") {
+            let last = t.split_whitespace().last().unwrap_or("");
+            let name = last.split('[').next().unwrap_or(last).trim_end_matches(';');
+            return Ok(Some(Stmt::CallParam(name.to_string(), line)));
         }
         if BODY_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
             return Ok(None);
