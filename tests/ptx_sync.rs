@@ -11,8 +11,7 @@
 use tilelab::ptx::engine::{self, DEFAULT_MAX_INSTRUCTIONS, Launch, RunResult};
 use tilelab::ptx::report::load;
 
-const HEAD: &str =
-    ".version 8.7\n.target sm_90a\n.address_size 64\n.extern .func __assertfail(.param .b64 a);\n";
+const HEAD: &str = ".version 8.7\n.target sm_90a\n.address_size 64\n.extern .func __assertfail(.param .b64 a);\n.extern .func (.param .b32 r) vprintf(.param .b64 f);\n";
 
 fn launch(block: u32) -> Launch {
     Launch {
@@ -367,10 +366,7 @@ ld.param.b32 %r2, [retval0];
 }
 $OK:
 ret;";
-    let src = body.replace("$OK:", "$OK:\n").replace("LIMIT", "1000");
-    let with_decl = format!(".extern .func (.param .b32 r) vprintf(.param .b64 f);\n");
-    let _ = with_decl;
-    run(&src, 64).unwrap();
+    run(&body.replace("LIMIT", "1000"), 64).unwrap();
     let e = run(&body.replace("LIMIT", "40"), 64).unwrap_err();
     assert_eq!(
         e,

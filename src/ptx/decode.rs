@@ -1441,62 +1441,19 @@ const MEMORY_HINTS: &[&str] = &[
     "L2::256B",
 ];
 
-/// The modifiers (besides its types and state spaces) an opcode may carry, and the groups of
-/// which it needs exactly one, from each instruction's syntax in the PTX ISA (§9.7); `None`
-/// where they are not checked (fences, whose proxy and ordering qualifiers are many and
-/// meaningless here, and the unsupported bulk copies).
-fn modifiers_of(
+/// The qualifiers of the synchronisation and Hopper instructions (`barrier.cluster`, `mbarrier`, `elect`, `setmaxnreg`, `mapa`, `call`, the `wgmma` groups), for `modifiers_of`.
+fn sync_modifiers(
     name: &str,
     mods: &[&str],
 ) -> Option<(Vec<&'static str>, Vec<&'static [&'static str]>)> {
-    let fl: &[&str] = &["rn", "rz", "rm", "rp", "ftz", "sat"];
     let v = |a: &[&'static str]| a.to_vec();
     Some(match name {
-        "mov" | "rem" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "copysign"
-        | "popc" | "clz" | "brev" | "bfe" | "bfi" | "selp" | "activemask" | "nanosleep"
-        | "exit" | "trap" => (vec![], vec![]),
-        "cvta" => (v(&["to"]), vec![]),
-        "add" | "sub" => ([fl, &["cc", "relu"]].concat(), vec![]),
-        "mul" => ([fl, &["lo", "hi", "wide"]].concat(), vec![]),
-        "mad" => ([fl, &["lo", "hi", "wide", "cc"]].concat(), vec![]),
-        "fma" => ([fl, &["relu", "oob"]].concat(), vec![]),
-        "div" => (
-            v(&["approx", "full", "rn", "rz", "rm", "rp", "ftz"]),
-            vec![],
-        ),
-        "min" | "max" => (v(&["ftz", "NaN", "xorsign", "abs", "relu"]), vec![]),
-        "neg" | "abs" => (v(&["ftz"]), vec![]),
-        "rcp" | "sqrt" => (v(&["approx", "rn", "rz", "rm", "rp", "ftz"]), vec![]),
-        "ex2" | "lg2" | "rsqrt" | "sin" | "cos" => (v(&["approx", "ftz"]), vec![]),
-        "tanh" => (v(&["approx"]), vec![]),
-        "prmt" => (v(&["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]), vec![]),
-        "shf" => (
-            v(&["l", "r", "wrap", "clamp"]),
-            vec![&["l", "r"], &["wrap", "clamp"]],
-        ),
-        "lop3" => (v(&["and", "or"]), vec![]),
-        "setp" => (
-            [CMP_OPS, &["and", "or", "xor", "ftz"]].concat(),
-            vec![CMP_OPS],
-        ),
-        "cvt" => (
-            [ROUNDING, &["ftz", "sat", "relu", "satfinite"]].concat(),
-            vec![],
-        ),
-        "bra" | "ret" => (v(&["uni"]), vec![]),
         "bar" | "barrier" if mods.contains(&"cluster") => (
             v(&[
                 "cluster", "arrive", "wait", "aligned", "release", "relaxed", "acquire",
             ]),
             vec![&["arrive", "wait"]],
         ),
-        "bar" | "barrier" => (
-            v(&[
-                "sync", "arrive", "red", "warp", "cta", "aligned", "popc", "and", "or",
-            ]),
-            vec![&["sync", "arrive", "red"]],
-        ),
-        "membar" | "fence" => return None,
         "mbarrier" => (
             v(&[
                 "init",
@@ -1540,34 +1497,17 @@ fn modifiers_of(
                 &["aligned"],
             ],
         ),
-        "prefetch" => (
-            v(&[
-                "L1",
-                "L2",
-                "L2::evict_last",
-                "L2::evict_normal",
-                "tensormap",
-            ]),
-            vec![],
-        ),
-        "prefetchu" => (v(&["L1"]), vec![]),
-        "griddepcontrol" => (
-            v(&["launch_dependents", "wait"]),
-            vec![&["launch_dependents", "wait"]],
-        ),
-        "createpolicy" => (
-            v(&[
-                "fractional",
-                "range",
-                "cvt",
-                "L2",
-                "L2::evict_last",
-                "L2::evict_normal",
-                "L2::evict_first",
-                "L2::evict_unchanged",
-            ]),
-            vec![],
-        ),
+        _ => return None,
+    })
+}
+
+/// The qualifiers of `ld`, `ldu`, `st`, `ldmatrix`, `stmatrix` and `cp.async`, for `modifiers_of`.
+fn memory_modifiers(
+    name: &str,
+    mods: &[&str],
+) -> Option<(Vec<&'static str>, Vec<&'static [&'static str]>)> {
+    let v = |a: &[&'static str]| a.to_vec();
+    Some(match name {
         // Loads take the load cache operators and `.acquire`, stores the store ones and
         // `.release` (PTX ISA 9.7.9.1 Cache Operators, 9.7.9.8 ld, 9.7.9.10 st).
         "ld" | "ldu" => (
@@ -1616,6 +1556,91 @@ fn modifiers_of(
         "cp" => (
             [MEMORY_HINTS, &["async", "ca", "cg"]].concat(),
             vec![&["ca", "cg"]],
+        ),
+        _ => return None,
+    })
+}
+
+/// The modifiers (besides its types and state spaces) an opcode may carry, and the groups of
+/// which it needs exactly one, from each instruction's syntax in the PTX ISA (§9.7); `None`
+/// where they are not checked (fences, whose proxy and ordering qualifiers are many and
+/// meaningless here, and the unsupported bulk copies).
+fn modifiers_of(
+    name: &str,
+    mods: &[&str],
+) -> Option<(Vec<&'static str>, Vec<&'static [&'static str]>)> {
+    let fl: &[&str] = &["rn", "rz", "rm", "rp", "ftz", "sat"];
+    let v = |a: &[&'static str]| a.to_vec();
+    if let Some(m) = sync_modifiers(name, mods).or_else(|| memory_modifiers(name, mods)) {
+        return Some(m);
+    }
+    Some(match name {
+        "mov" | "rem" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "copysign"
+        | "popc" | "clz" | "brev" | "bfe" | "bfi" | "selp" | "activemask" | "nanosleep"
+        | "exit" | "trap" => (vec![], vec![]),
+        "cvta" => (v(&["to"]), vec![]),
+        "add" | "sub" => ([fl, &["cc", "relu"]].concat(), vec![]),
+        "mul" => ([fl, &["lo", "hi", "wide"]].concat(), vec![]),
+        "mad" => ([fl, &["lo", "hi", "wide", "cc"]].concat(), vec![]),
+        "fma" => ([fl, &["relu", "oob"]].concat(), vec![]),
+        "div" => (
+            v(&["approx", "full", "rn", "rz", "rm", "rp", "ftz"]),
+            vec![],
+        ),
+        "min" | "max" => (v(&["ftz", "NaN", "xorsign", "abs", "relu"]), vec![]),
+        "neg" | "abs" => (v(&["ftz"]), vec![]),
+        "rcp" | "sqrt" => (v(&["approx", "rn", "rz", "rm", "rp", "ftz"]), vec![]),
+        "ex2" | "lg2" | "rsqrt" | "sin" | "cos" => (v(&["approx", "ftz"]), vec![]),
+        "tanh" => (v(&["approx"]), vec![]),
+        "prmt" => (v(&["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]), vec![]),
+        "shf" => (
+            v(&["l", "r", "wrap", "clamp"]),
+            vec![&["l", "r"], &["wrap", "clamp"]],
+        ),
+        "lop3" => (v(&["and", "or"]), vec![]),
+        "setp" => (
+            [CMP_OPS, &["and", "or", "xor", "ftz"]].concat(),
+            vec![CMP_OPS],
+        ),
+        "cvt" => (
+            [ROUNDING, &["ftz", "sat", "relu", "satfinite"]].concat(),
+            vec![],
+        ),
+        "bra" | "ret" => (v(&["uni"]), vec![]),
+        "bar" | "barrier" => (
+            v(&[
+                "sync", "arrive", "red", "warp", "cta", "aligned", "popc", "and", "or",
+            ]),
+            vec![&["sync", "arrive", "red"]],
+        ),
+        "membar" | "fence" => return None,
+        "prefetch" => (
+            v(&[
+                "L1",
+                "L2",
+                "L2::evict_last",
+                "L2::evict_normal",
+                "tensormap",
+            ]),
+            vec![],
+        ),
+        "prefetchu" => (v(&["L1"]), vec![]),
+        "griddepcontrol" => (
+            v(&["launch_dependents", "wait"]),
+            vec![&["launch_dependents", "wait"]],
+        ),
+        "createpolicy" => (
+            v(&[
+                "fractional",
+                "range",
+                "cvt",
+                "L2",
+                "L2::evict_last",
+                "L2::evict_normal",
+                "L2::evict_first",
+                "L2::evict_unchanged",
+            ]),
+            vec![],
         ),
         "mma" => (
             v(&[
@@ -1829,6 +1854,35 @@ fn check_rules(name: &str, mods: &[&str], sm: u32, version: (u32, u32)) -> Resul
                 "'{op}': {name} needs .approx ({sec}: {name}.approx.type)"
             ));
         }
+        _ => return check_rules_cvt_atom(name, mods, sm, version),
+    }
+    Ok(())
+}
+
+/// The rules of `check_rules` for `cvt` (rounding by conversion kind) and `atom`/`red` (types per operation).
+fn check_rules_cvt_atom(
+    name: &str,
+    mods: &[&str],
+    sm: u32,
+    version: (u32, u32),
+) -> Result<(), String> {
+    let op = format!("{name}.{}", mods.join("."));
+    let types: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| parse::PTX_TYPES.contains(m))
+        .collect();
+    let has = |m: &str| mods.contains(&m);
+    let any = |g: &[&str]| mods.iter().copied().find(|m| g.contains(m));
+    let dots = |g: &[&str]| {
+        g.iter()
+            .map(|m| format!(".{m}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let sec = isa(name);
+    let ty = types.first().copied().unwrap_or("");
+    match name {
         "cvt" if types.len() == 2 => {
             let (d, a) = (types[0], types[1]);
             let fp = any(FP_ROUNDING);
@@ -1917,6 +1971,28 @@ fn check_rules(name: &str, mods: &[&str], sm: u32, version: (u32, u32)) -> Resul
                 }
             }
         }
+        _ => return check_rules_memory(name, mods, sm, version),
+    }
+    Ok(())
+}
+
+/// The rules of `check_rules` for `ld`/`st` (cache operators, ordering and scope, vector width), `membar`/`fence` (levels and proxy forms) and `vote`/`shfl` without `.sync`.
+fn check_rules_memory(
+    name: &str,
+    mods: &[&str],
+    sm: u32,
+    version: (u32, u32),
+) -> Result<(), String> {
+    let op = format!("{name}.{}", mods.join("."));
+    let types: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| parse::PTX_TYPES.contains(m))
+        .collect();
+    let has = |m: &str| mods.contains(&m);
+    let any = |g: &[&str]| mods.iter().copied().find(|m| g.contains(m));
+    let sec = isa(name);
+    match name {
         "ld" | "ldu" | "st" => {
             if has("nc") && !(name == "ld" && has("global")) {
                 return Err(format!(
@@ -2062,42 +2138,21 @@ pub fn kernel_names(m: &Module) -> String {
     crate::text::list(m.kernels.iter().map(|k| k.name.as_str()))
 }
 
-/// Decodes `kernel` of `module`.
-///
-/// # Errors
-/// [`DecodeError`] naming the line, for: an unsupported instruction; what the PTX ISA forbids
-/// (an operand count other than the instruction's syntax, two state spaces or a space the
-/// instruction does not access (a write to `.const`), a modifier that is not a PTX type or is
-/// given twice, a register whose declared type does not agree with the instruction (§9.4), a
-/// guard that is not `.pred` (§9.3), a write to a special register (§10), a register declared
-/// twice in one block, an `mma` layout other than `.row.col`); an undeclared register, an
-/// unknown label or variable; static shared or constant memory past sm_90's limits.
-pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> {
-    // Parameters, each at the next multiple of its alignment, within CUDA's limit.
-    let mut params = Vec::new();
-    let mut off = 0u32;
-    for p in &kernel.params {
-        let at = off.checked_next_multiple_of(p.align.max(1));
-        let end = at.and_then(|a| a.checked_add(p.size));
-        let (Some(at), Some(end)) = (at, end.filter(|&e| e <= PARAM_LIMIT)) else {
-            return Err(derr(
-                kernel.line,
-                format!(
-                    "parameter '{}' (.align {}, {} bytes) ends past {PARAM_LIMIT} bytes, CUDA's limit for a kernel's parameters",
-                    p.name, p.align, p.size
-                ),
-            ));
-        };
-        params.push(ParamInfo {
-            name: p.name.clone(),
-            ty: p.ty.clone(),
-            offset: at,
-            size: p.size,
-            pointer: p.ptr,
-        });
-        off = end;
-    }
-    let param_bytes = off;
+/// The kernel's variables laid out (PTX ISA §5.1): shared ones from byte 0, module scope then
+/// body scope, static ones in order and `.extern` arrays after them; `.global`/`.const` ones
+/// as buffers; `.local` ones in each thread's frame.
+struct Layout {
+    shared_syms: HashMap<String, u32>,
+    static_smem: u32,
+    globals: Vec<GlobalVar>,
+    global_syms: HashMap<String, usize>,
+    local_syms: HashMap<String, u32>,
+    local_frame: u32,
+    dynamic_smem_offset: Option<u32>,
+}
+
+/// Lays out the variables of `kernel` in `module` ([`Layout`]).
+fn lay_out(module: &Module, kernel: &Kernel) -> Result<Layout, DecodeError> {
     // Shared variables: module scope then body scope, static ones in order, extern at the end.
     let limits = Arch::Sm90.limits();
     let mut shared_syms = HashMap::new();
@@ -2220,6 +2275,62 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         }
         Some(o)
     };
+    Ok(Layout {
+        shared_syms,
+        static_smem,
+        globals,
+        global_syms,
+        local_syms,
+        local_frame,
+        dynamic_smem_offset,
+    })
+}
+
+/// Decodes `kernel` of `module`.
+///
+/// # Errors
+/// [`DecodeError`] naming the line, for: an unsupported instruction; what the PTX ISA forbids
+/// (an operand count other than the instruction's syntax, two state spaces or a space the
+/// instruction does not access (a write to `.const`), a modifier that is not a PTX type or is
+/// given twice, a register whose declared type does not agree with the instruction (§9.4), a
+/// guard that is not `.pred` (§9.3), a write to a special register (§10), a register declared
+/// twice in one block, an `mma` layout other than `.row.col`); an undeclared register, an
+/// unknown label or variable; static shared or constant memory past sm_90's limits.
+pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> {
+    // Parameters, each at the next multiple of its alignment, within CUDA's limit.
+    let mut params = Vec::new();
+    let mut off = 0u32;
+    for p in &kernel.params {
+        let at = off.checked_next_multiple_of(p.align.max(1));
+        let end = at.and_then(|a| a.checked_add(p.size));
+        let (Some(at), Some(end)) = (at, end.filter(|&e| e <= PARAM_LIMIT)) else {
+            return Err(derr(
+                kernel.line,
+                format!(
+                    "parameter '{}' (.align {}, {} bytes) ends past {PARAM_LIMIT} bytes, CUDA's limit for a kernel's parameters",
+                    p.name, p.align, p.size
+                ),
+            ));
+        };
+        params.push(ParamInfo {
+            name: p.name.clone(),
+            ty: p.ty.clone(),
+            offset: at,
+            size: p.size,
+            pointer: p.ptr,
+        });
+        off = end;
+    }
+    let param_bytes = off;
+    let Layout {
+        shared_syms,
+        static_smem,
+        globals,
+        global_syms,
+        local_syms,
+        local_frame,
+        dynamic_smem_offset,
+    } = lay_out(module, kernel)?;
 
     let mut shared_names: Vec<(u32, String)> =
         shared_syms.iter().map(|(n, &o)| (o, n.clone())).collect();
@@ -2683,6 +2794,76 @@ impl Decoder<'_> {
         Ok(Inst { op, guard, line })
     }
 
+    /// The state spaces of an instruction (`spaces_of`, `cp.async`'s pair, none for the
+    /// others), for `check_form`.
+    fn check_spaces(&self, i: &parse::Inst, mods: &[&str], form: &Form) -> Result<(), DecodeError> {
+        let line = i.line;
+        let name = i.opcode[0].as_str();
+        let op = &self.opname;
+        let spaces: Vec<&str> = mods.iter().copied().filter(|m| is_space(m)).collect();
+        if name == "cp" && mods.first() == Some(&"async") && !mods.contains(&"bulk") {
+            let copy = !mods
+                .iter()
+                .any(|m| matches!(*m, "commit_group" | "wait_group" | "wait_all"));
+            let ok = if copy {
+                matches!(spaces.as_slice(), ["shared" | "shared::cta", "global"])
+            } else {
+                spaces.is_empty()
+            };
+            if !ok {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{op}': cp.async copies from .global to .shared, written .shared{{::cta}}.global in that order ({})",
+                        isa("cp.async")
+                    ),
+                ));
+            }
+        } else if matches!(name, "fence" | "membar") {
+            // Proxy kinds (`fence.proxy.async.shared::cta`) are spelled like spaces.
+        } else if let Some(allowed) = spaces_of(name) {
+            if let [a, b, ..] = spaces.as_slice() {
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{op}' names two state spaces '.{a}' and '.{b}': {name} accesses one ({}: {})",
+                        isa(name),
+                        form.syntax
+                    ),
+                ));
+            }
+            if let Some(s) = spaces.first().filter(|s| !allowed.contains(s)) {
+                let read_only = if *s == "const" {
+                    "the .const state space is read-only (PTX ISA §5.1.3 Constant State Space); "
+                } else {
+                    ""
+                };
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{op}': {read_only}{name} accesses {} ({})",
+                        allowed
+                            .iter()
+                            .map(|s| format!(".{s}"))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        isa(name)
+                    ),
+                ));
+            }
+        } else if let Some(s) = spaces.first() {
+            return Err(derr(
+                line,
+                format!(
+                    "'{op}' names the state space '.{s}': {name} takes none ({}: {})",
+                    isa(name),
+                    form.syntax
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The rules every instruction obeys before its own: its modifiers (no unknown type, none
     /// twice, at most its number of types, its state spaces) and its operand count, from
     /// `FORMS` and `spaces_of`.
@@ -2782,67 +2963,7 @@ impl Decoder<'_> {
                 }
             }
         }
-        let spaces: Vec<&str> = mods.iter().copied().filter(|m| is_space(m)).collect();
-        if name == "cp" && mods.first() == Some(&"async") && !mods.contains(&"bulk") {
-            let copy = !mods
-                .iter()
-                .any(|m| matches!(*m, "commit_group" | "wait_group" | "wait_all"));
-            let ok = if copy {
-                matches!(spaces.as_slice(), ["shared" | "shared::cta", "global"])
-            } else {
-                spaces.is_empty()
-            };
-            if !ok {
-                return Err(derr(
-                    line,
-                    format!(
-                        "'{op}': cp.async copies from .global to .shared, written .shared{{::cta}}.global in that order ({})",
-                        isa("cp.async")
-                    ),
-                ));
-            }
-        } else if matches!(name, "fence" | "membar") {
-            // Proxy kinds (`fence.proxy.async.shared::cta`) are spelled like spaces.
-        } else if let Some(allowed) = spaces_of(name) {
-            if let [a, b, ..] = spaces.as_slice() {
-                return Err(derr(
-                    line,
-                    format!(
-                        "'{op}' names two state spaces '.{a}' and '.{b}': {name} accesses one ({}: {})",
-                        isa(name),
-                        form.syntax
-                    ),
-                ));
-            }
-            if let Some(s) = spaces.first().filter(|s| !allowed.contains(s)) {
-                let read_only = if *s == "const" {
-                    "the .const state space is read-only (PTX ISA §5.1.3 Constant State Space); "
-                } else {
-                    ""
-                };
-                return Err(derr(
-                    line,
-                    format!(
-                        "'{op}': {read_only}{name} accesses {} ({})",
-                        allowed
-                            .iter()
-                            .map(|s| format!(".{s}"))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                        isa(name)
-                    ),
-                ));
-            }
-        } else if let Some(s) = spaces.first() {
-            return Err(derr(
-                line,
-                format!(
-                    "'{op}' names the state space '.{s}': {name} takes none ({}: {})",
-                    isa(name),
-                    form.syntax
-                ),
-            ));
-        }
+        self.check_spaces(i, &mods, form)?;
         check_rules(name, &mods, self.sm, self.version).map_err(|m| derr(line, m))?;
         let n = i.operands.len();
         let (lo, hi) = (usize::from(form.operands.0), usize::from(form.operands.1));
@@ -4251,6 +4372,23 @@ mod tests {
                 "bfe.b32 %r1, %r2, %r3, %r4;",
                 "bfe takes .u32 .s32 .u64 .s64, not .b32",
             ),
+        ];
+        check_bad(bad);
+    }
+
+    /// Each `(instruction, message part)` is refused with the part and a PTX ISA citation.
+    fn check_bad(bad: &[(&str, &str)]) {
+        for (body, want) in bad {
+            let m = err_of(body);
+            assert!(m.contains(want), "{body}: {m}");
+            assert!(m.contains("PTX ISA"), "{body}: {m}");
+        }
+    }
+
+    /// The same families (second half): see `isa_qualifier_rules_refuse_each_family`.
+    #[test]
+    fn isa_qualifier_rules_refuse_each_family_2() {
+        let bad: &[(&str, &str)] = &[
             ("popc.u32 %r1, %r2;", "popc takes .b32 .b64, not .u32"),
             ("atom.shared.add.b32 %r1, [s], 1;", "atom.add takes .u32"),
             (
@@ -4326,11 +4464,12 @@ mod tests {
                 "moves 256 bits",
             ),
         ];
-        for (body, want) in bad {
-            let m = err_of(body);
-            assert!(m.contains(want), "{body}: {m}");
-            assert!(m.contains("PTX ISA"), "{body}: {m}");
-        }
+        check_bad(bad);
+    }
+
+    /// What nvcc and Triton write passes the same rules.
+    #[test]
+    fn isa_qualifier_rules_accept_what_compilers_write() {
         for ok in [
             "cvt.rn.f32.s32 %f1, %r1;",
             "cvt.rzi.s32.f32 %r1, %f1;",

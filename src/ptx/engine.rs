@@ -708,61 +708,8 @@ impl<'p> Machine<'p> {
             }
             match &inst.op {
                 Op::Bra { target } => {
-                    let target = *target;
-                    let taken = mask;
-                    let not = top.mask & !mask;
-                    if not == 0 && target as usize <= pc {
-                        // A back edge: a whole loop iteration that changed nothing repeats
-                        // forever unless another warp writes memory, so the warp yields (when
-                        // one could) instead of spinning through the budget.
-                        let same = warp.mark == Some(pc as u32) && warp.mark_stack == warp.stack;
-                        if same && !warp.changed {
-                            let others = (0..self.warps.len())
-                                .any(|i| i != w && self.warps[i].state != WState::Done);
-                            if others {
-                                let warp = &mut self.warps[w];
-                                let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
-                                t.pc = target;
-                                warp.state = WState::Spin {
-                                    line: inst.line,
-                                    epoch: self.epoch,
-                                };
-                                warp.mark = None;
-                                return Ok(());
-                            }
-                        }
-                        let warp = &mut self.warps[w];
-                        warp.mark = Some(pc as u32);
-                        warp.mark_stack.clone_from(&warp.stack);
-                        warp.changed = false;
-                    }
-                    let warp = &mut self.warps[w];
-                    let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
-                    if not == 0 {
-                        t.pc = target;
-                    } else if taken == 0 {
-                        t.pc += 1;
-                    } else {
-                        let r = prog.reconverge[pc];
-                        if t.rpc == r {
-                            warp.stack.pop();
-                        } else {
-                            t.pc = r;
-                        }
-                        if pc as u32 + 1 != r {
-                            warp.stack.push(Entry {
-                                pc: pc as u32 + 1,
-                                mask: not,
-                                rpc: r,
-                            });
-                        }
-                        if target != r {
-                            warp.stack.push(Entry {
-                                pc: target,
-                                mask: taken,
-                                rpc: r,
-                            });
-                        }
+                    if self.branch(w, pc, inst.line, *target, mask, top.mask) {
+                        return Ok(());
                     }
                     continue;
                 }
@@ -816,6 +763,79 @@ impl<'p> Machine<'p> {
                 t.pc += 1;
             }
         }
+    }
+
+    /// `bra` to `target` for the lanes of `mask` (`path`: the lanes on the path): the SIMT
+    /// stack's divergence and reconvergence, and the spin rule of a back edge (a loop
+    /// iteration that changed nothing yields while another warp could write memory). True when
+    /// the warp yields.
+    fn branch(
+        &mut self,
+        w: usize,
+        pc: usize,
+        line: u32,
+        target: u32,
+        mask: u32,
+        path: u32,
+    ) -> bool {
+        let prog = self.prog;
+        let warp = &mut self.warps[w];
+        let taken = mask;
+        let not = path & !mask;
+        if not == 0 && target as usize <= pc {
+            // A back edge: a whole loop iteration that changed nothing repeats
+            // forever unless another warp writes memory, so the warp yields (when
+            // one could) instead of spinning through the budget.
+            let same = warp.mark == Some(pc as u32) && warp.mark_stack == warp.stack;
+            if same && !warp.changed {
+                let others =
+                    (0..self.warps.len()).any(|i| i != w && self.warps[i].state != WState::Done);
+                if others {
+                    let warp = &mut self.warps[w];
+                    let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
+                    t.pc = target;
+                    warp.state = WState::Spin {
+                        line,
+                        epoch: self.epoch,
+                    };
+                    warp.mark = None;
+                    return true;
+                }
+            }
+            let warp = &mut self.warps[w];
+            warp.mark = Some(pc as u32);
+            warp.mark_stack.clone_from(&warp.stack);
+            warp.changed = false;
+        }
+        let warp = &mut self.warps[w];
+        let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
+        if not == 0 {
+            t.pc = target;
+        } else if taken == 0 {
+            t.pc += 1;
+        } else {
+            let r = prog.reconverge[pc];
+            if t.rpc == r {
+                warp.stack.pop();
+            } else {
+                t.pc = r;
+            }
+            if pc as u32 + 1 != r {
+                warp.stack.push(Entry {
+                    pc: pc as u32 + 1,
+                    mask: not,
+                    rpc: r,
+                });
+            }
+            if target != r {
+                warp.stack.push(Entry {
+                    pc: target,
+                    mask: taken,
+                    rpc: r,
+                });
+            }
+        }
+        false
     }
 
     /// Executes a non-control instruction for the lanes of `mask` (`path` = the lanes on the

@@ -79,7 +79,7 @@ pub(super) struct NamedBar {
 
 /// What completing an asynchronous operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(test), allow(dead_code))]
+#[allow(dead_code)] // issued by the bulk-copy and wgmma arms when they are integrated
 pub(super) enum AsyncAction {
     /// A complete-tx of `bytes` on the mbarrier at shared byte `mbar`
     /// (`.mbarrier::complete_tx::bytes`).
