@@ -428,3 +428,29 @@ fn mbarrier_misuse_is_a_one_line_error() {
     .unwrap_err();
     assert!(e.contains("does not agree with .pred"), "{e}");
 }
+
+/// `cp.async.mbarrier.arrive.noinc` (PTX ISA 9.7.9.25.3.5): each thread arrives once its prior
+/// `cp.async`s complete, so 32 threads complete a phase that expects 32; without `.noinc` the
+/// pending count is raised by one first, so the arrivals leave it unchanged and the phase
+/// never completes.
+#[test]
+fn cp_async_mbarrier_arrive_counts_as_an_arrival_with_noinc_only() {
+    let body = ".reg .pred %p<3>;
+.reg .b32 %r<3>;
+.shared .align 8 .b64 bar;
+.shared .align 16 .b8 buf[512];
+elect.sync _|%p1, 0xffffffff;
+@%p1 mbarrier.init.shared::cta.b64 [bar], 32;
+cp.async.mbarrier.arrive.NOINC.shared::cta.b64 [bar];
+mov.u32 %r1, 0;
+$W:
+mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], %r1;
+@!%p2 bra $W;
+ret;";
+    run(&body.replace("NOINC", "noinc"), 32).unwrap();
+    let e = run(&body.replace(".NOINC", ""), 32).unwrap_err();
+    assert!(
+        e.contains("for phase 0 (parity 0) to complete: 32 of 32 arrivals"),
+        "{e}"
+    );
+}

@@ -327,6 +327,13 @@ pub enum MbarOp {
     TryWait,
     /// `mbarrier.inval`.
     Inval,
+    /// `cp.async.mbarrier.arrive{.noinc}` (PTX ISA 9.7.9.25.3.5): an arrive-on when the
+    /// thread's prior `cp.async`s complete (at once here: they complete at issue); without
+    /// `.noinc` the pending count is first raised by 1, so the count is unchanged.
+    CpAsyncArrive {
+        /// `.noinc`.
+        noinc: bool,
+    },
 }
 
 /// A memory address operand: base register (or none) plus byte offset.
@@ -1251,6 +1258,13 @@ const FORMS: &[Form] = &[
         "stmatrix.sync.aligned.shape.num{.trans}{.ss}.type [p], r",
     ),
     form("cp", &["commit_group"], (0, 0), 0, "cp.async.commit_group"),
+    form(
+        "cp",
+        &["mbarrier", "arrive"],
+        (1, 1),
+        1,
+        "cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]",
+    ),
     form(
         "cp",
         &["bulk", "commit_group"],
@@ -2801,7 +2815,11 @@ impl Decoder<'_> {
         let name = i.opcode[0].as_str();
         let op = &self.opname;
         let spaces: Vec<&str> = mods.iter().copied().filter(|m| is_space(m)).collect();
-        if name == "cp" && mods.first() == Some(&"async") && !mods.contains(&"bulk") {
+        if name == "cp"
+            && mods.first() == Some(&"async")
+            && !mods.contains(&"bulk")
+            && !mods.contains(&"mbarrier")
+        {
             let copy = !mods
                 .iter()
                 .any(|m| matches!(*m, "commit_group" | "wait_group" | "wait_all"));
@@ -2821,7 +2839,10 @@ impl Decoder<'_> {
             }
         } else if matches!(name, "fence" | "membar") {
             // Proxy kinds (`fence.proxy.async.shared::cta`) are spelled like spaces.
-        } else if let Some(allowed) = spaces_of(name) {
+        } else if let Some(allowed) = spaces_of(name).or_else(|| {
+            (name == "cp" && mods.contains(&"mbarrier") && !mods.contains(&"bulk"))
+                .then_some(&["shared", "shared::cta"][..])
+        }) {
             if let [a, b, ..] = spaces.as_slice() {
                 return Err(derr(
                     line,
@@ -3798,7 +3819,10 @@ impl Decoder<'_> {
                 if has("commit_group") || has("wait_group") || has("wait_all") {
                     return self.async_group(i);
                 }
-                if has("bulk") || has("mbarrier") {
+                if has("mbarrier") && !has("bulk") {
+                    return self.cp_async_mbarrier_arrive(i);
+                }
+                if has("bulk") {
                     return Err(unsupported());
                 }
                 let size = match &ops[2] {

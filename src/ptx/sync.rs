@@ -483,6 +483,14 @@ impl Machine<'_> {
                     })
                 }
                 MbarOp::Inval => bar.inval().map(|_| None),
+                MbarOp::CpAsyncArrive { noinc } => {
+                    // This thread's cp.asyncs completed at issue: the arrive-on happens now.
+                    if *noinc {
+                        bar.arrive(1).map(|_| None)
+                    } else {
+                        bar.check_live("cp.async.mbarrier.arrive").map(|_| None)
+                    }
+                }
             };
             let res = res.map_err(|e| format!("lane {l}: mbarrier {name}: {e}"))?;
             if *op == MbarOp::TryWait && res == Some(0) {

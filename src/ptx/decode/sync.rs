@@ -248,7 +248,9 @@ impl Decoder<'_> {
                 let want = if parity { u32_ } else { b64 };
                 (d, addr, Some(self.src(&ops[2], want, line)?), None)
             }
-            MbarOp::Inval => (None, self.addr(&ops[0], line)?, None, None),
+            MbarOp::Inval | MbarOp::CpAsyncArrive { .. } => {
+                (None, self.addr(&ops[0], line)?, None, None)
+            }
         };
         Ok(Op::Mbarrier {
             op,
@@ -259,6 +261,38 @@ impl Decoder<'_> {
             addr,
             a,
             b,
+        })
+    }
+
+    /// `cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]` (PTX ISA 9.7.9.25.3.5).
+    pub(super) fn cp_async_mbarrier_arrive(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
+        let line = i.line;
+        let has = |m: &str| i.opcode.iter().any(|x| x == m);
+        if !has("arrive") || !has("b64") {
+            return Err(derr(
+                line,
+                format!(
+                    "'{}': the form is cp.async.mbarrier.arrive{{.noinc}}{{.shared{{::cta}}}}.b64 [addr] (PTX ISA 9.7.9.25.3.5)",
+                    self.text
+                ),
+            ));
+        }
+        let space = if i.opcode.iter().any(|m| m.starts_with("shared")) {
+            Space::Shared
+        } else {
+            Space::Generic
+        };
+        Ok(Op::Mbarrier {
+            op: MbarOp::CpAsyncArrive {
+                noinc: has("noinc"),
+            },
+            expect_tx: false,
+            parity: false,
+            space,
+            d: None,
+            addr: self.addr(&i.operands[0], line)?,
+            a: None,
+            b: None,
         })
     }
 
