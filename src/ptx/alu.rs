@@ -4,9 +4,395 @@
 //! and Selection", "Data Movement and Conversion: cvt", "atom").
 
 use super::decode::{AtomOp, Bin, Cmp, LOCAL_WINDOW, SHARED_WINDOW, Tern, Un};
+use super::decode::{BoolOp, Inst, Op, ShflMode};
+use super::engine::{Machine, Observer, check_member};
 use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 
 /// A loaded value of `ty` in a register: signed types sign-extended.
+impl Machine<'_> {
+    /// `mov`, and packing or unpacking a vector of parts (`mov.b64 d, {a, b}`).
+    pub(super) fn exec_move<'o>(
+        &mut self,
+        w: usize,
+        _pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        _obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let regs = &mut self.warps[w].regs;
+        match &inst.op {
+            Op::Mov { ty, d, a } => {
+                let (ty, d, a) = (*ty, *d, *a);
+                each!(mask, |l| {
+                    let x = v!(regs, a, l);
+                    set!(
+                        changed,
+                        regs,
+                        d,
+                        l,
+                        if ty == Ty::Pred {
+                            (x & 1 != 0) as u64
+                        } else {
+                            ty.trunc(x)
+                        }
+                    )
+                });
+            }
+            Op::Pack {
+                part_bits,
+                d,
+                parts,
+            } => {
+                let pb = *part_bits;
+                each!(mask, |l| {
+                    let mut x = 0u64;
+                    for (i, p) in parts.iter().enumerate() {
+                        let part =
+                            v!(regs, *p, l) & if pb >= 64 { u64::MAX } else { (1u64 << pb) - 1 };
+                        x |= part.checked_shl(pb * i as u32).unwrap_or(0);
+                    }
+                    set!(changed, regs, *d, l, x)
+                });
+            }
+            Op::Unpack {
+                part_bits,
+                parts,
+                a,
+            } => {
+                let pb = *part_bits;
+                each!(mask, |l| {
+                    let x = v!(regs, *a, l);
+                    for (i, p) in parts.iter().enumerate() {
+                        if let Some(p) = p {
+                            let part = x.checked_shr(pb * i as u32).unwrap_or(0)
+                                & if pb >= 64 { u64::MAX } else { (1u64 << pb) - 1 };
+                            set!(changed, regs, *p, l, part);
+                        }
+                    }
+                });
+            }
+            _ => {}
+        }
+        Ok(changed)
+    }
+
+    /// One-, two- and three-operand arithmetic, `bfi`, `lop3`, and `cvta` between generic and shared or local addresses.
+    pub(super) fn exec_arith<'o>(
+        &mut self,
+        w: usize,
+        _pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        _obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let smem_len = u64::from(self.smem.len());
+        let frame = u64::from(self.prog.local_frame);
+        let regs = &mut self.warps[w].regs;
+        match &inst.op {
+            Op::Un { k, ty, d, a } => {
+                let (k, ty, d, a) = (*k, *ty, *d, *a);
+                let window = match k {
+                    Un::CvtaToShared => Some(("shared", SHARED_WINDOW, smem_len)),
+                    Un::CvtaToLocal => Some(("local", LOCAL_WINDOW, frame)),
+                    _ => None,
+                };
+                each!(mask, |l| {
+                    let x = v!(regs, a, l);
+                    // PTX ISA cvta: undefined when the generic address is outside the state
+                    // space's window (one past the end is allowed: an end pointer).
+                    if let Some((space, base, len)) = window
+                        && !(base..=base + len).contains(&x)
+                    {
+                        return Err(format!(
+                            "lane {l}: cvta.to.{space} of {x:#x}, which is not a generic {space} address (the {space} window is {base:#x}..={:#x}): undefined (PTX ISA, cvta); convert an address from cvta.{space} or a {space} variable",
+                            base + len
+                        ));
+                    }
+                    set!(changed, regs, d, l, unary(k, ty, x))
+                });
+            }
+            Op::Bin { k, ty, d, a, b } => {
+                let (k, ty, d, a, b) = (*k, *ty, *d, *a, *b);
+                each!(mask, |l| {
+                    let (x, y) = (v!(regs, a, l), v!(regs, b, l));
+                    set!(changed, regs, d, l, binary(k, ty, x, y))
+                });
+            }
+            Op::Tern { k, ty, d, a, b, c } => {
+                let (k, ty, d, a, b, c) = (*k, *ty, *d, *a, *b, *c);
+                each!(mask, |l| {
+                    let (x, y, z) = (v!(regs, a, l), v!(regs, b, l), v!(regs, c, l));
+                    set!(changed, regs, d, l, ternary(k, ty, x, y, z))
+                });
+            }
+            Op::Bfi { ty, d, s } => {
+                let bits = ty.bits();
+                each!(mask, |l| {
+                    let (a, b) = (v!(regs, s[0], l), v!(regs, s[1], l));
+                    let pos = (v!(regs, s[2], l) & 0xff) as u32;
+                    let len = (v!(regs, s[3], l) & 0xff) as u32;
+                    let mut x = ty.trunc(b);
+                    for i in 0..len {
+                        let bit = pos + i;
+                        if bit >= bits {
+                            break;
+                        }
+                        x = (x & !(1 << bit)) | ((a >> i) & 1) << bit;
+                    }
+                    set!(changed, regs, *d, l, x)
+                });
+            }
+            Op::Lop3 { d, s, lut } => {
+                each!(mask, |l| {
+                    let (a, b, c) = (
+                        v!(regs, s[0], l) as u32,
+                        v!(regs, s[1], l) as u32,
+                        v!(regs, s[2], l) as u32,
+                    );
+                    let mut r = 0u32;
+                    for i in 0..8 {
+                        if lut >> i & 1 == 1 {
+                            let ta = if i & 4 != 0 { a } else { !a };
+                            let tb = if i & 2 != 0 { b } else { !b };
+                            let tc = if i & 1 != 0 { c } else { !c };
+                            r |= ta & tb & tc;
+                        }
+                    }
+                    set!(changed, regs, *d, l, r as u64)
+                });
+            }
+            _ => {}
+        }
+        Ok(changed)
+    }
+
+    /// `setp`, predicate logic and `selp`.
+    pub(super) fn exec_pred<'o>(
+        &mut self,
+        w: usize,
+        _pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        _obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let regs = &mut self.warps[w].regs;
+        match &inst.op {
+            Op::Setp {
+                cmp,
+                ty,
+                d,
+                d2,
+                a,
+                b,
+                comb,
+            } => {
+                each!(mask, |l| {
+                    let r = compare(*cmp, *ty, v!(regs, *a, l), v!(regs, *b, l));
+                    let (p, q) = match comb {
+                        None => (r, !r),
+                        Some((op, s, neg)) => {
+                            let c = (v!(regs, *s, l) & 1 != 0) != *neg;
+                            let f = |x: bool| match op {
+                                BoolOp::And => x && c,
+                                BoolOp::Or => x || c,
+                                BoolOp::Xor => x != c,
+                            };
+                            (f(r), f(!r))
+                        }
+                    };
+                    set!(changed, regs, *d, l, p as u64);
+                    if let Some(d2) = d2 {
+                        set!(changed, regs, *d2, l, q as u64);
+                    }
+                });
+            }
+            Op::PredLogic { k, d, a, b } => {
+                each!(mask, |l| {
+                    let x = (v!(regs, a.0, l) & 1 != 0) != a.1;
+                    let y = (v!(regs, b.0, l) & 1 != 0) != b.1;
+                    let r = match k {
+                        0 => x && y,
+                        1 => x || y,
+                        2 => x != y,
+                        _ => !x,
+                    };
+                    set!(changed, regs, *d, l, r as u64)
+                });
+            }
+            Op::Selp { ty, d, a, b, p } => {
+                each!(mask, |l| {
+                    let c = (v!(regs, p.0, l) & 1 != 0) != p.1;
+                    let x = if c { v!(regs, *a, l) } else { v!(regs, *b, l) };
+                    set!(changed, regs, *d, l, ty.trunc(x))
+                });
+            }
+            _ => {}
+        }
+        Ok(changed)
+    }
+
+    /// `cvt`, and `cvt` packing two f32 into `.f16x2`/`.bf16x2`.
+    pub(super) fn exec_cvt<'o>(
+        &mut self,
+        w: usize,
+        _pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        _obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let regs = &mut self.warps[w].regs;
+        match &inst.op {
+            Op::Cvt {
+                dt,
+                st,
+                rnd,
+                int_round,
+                sat,
+                d,
+                a,
+            } => {
+                each!(mask, |l| {
+                    let x = v!(regs, *a, l);
+                    set!(
+                        changed,
+                        regs,
+                        *d,
+                        l,
+                        convert(*dt, *st, *rnd, *int_round, *sat, x)
+                    )
+                });
+            }
+            Op::CvtPack { dt, relu, d, a, b } => {
+                let e = if *dt == Ty::F16x2 { Ty::F16 } else { Ty::Bf16 };
+                each!(mask, |l| {
+                    let f = |x: u64| {
+                        let mut v = f32::from_bits(x as u32) as f64;
+                        if *relu && v <= 0.0 {
+                            v = 0.0;
+                        }
+                        from_f64(e, v)
+                    };
+                    let hi = f(v!(regs, *a, l));
+                    let lo = f(v!(regs, *b, l));
+                    set!(changed, regs, *d, l, lo | hi << 16)
+                });
+            }
+            _ => {}
+        }
+        Ok(changed)
+    }
+
+    /// The warp-collective instructions: `bar.warp.sync`, `activemask`, `vote.sync`, `shfl.sync` (each through the membermask rule, [`check_member`]).
+    pub(super) fn exec_collective<'o>(
+        &mut self,
+        w: usize,
+        _pc: usize,
+        inst: &Inst,
+        mask: u32,
+        path: u32,
+        _obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let live = self.warps[w].live & !self.warps[w].exited;
+        let regs = &mut self.warps[w].regs;
+        match &inst.op {
+            Op::WarpSync { member } => {
+                check_member("bar.warp.sync", regs, Some(*member), mask, path, live)?;
+            }
+            Op::Activemask { d } => {
+                each!(mask, |l| set!(changed, regs, *d, l, path as u64));
+            }
+            Op::Vote { mode, d, p, member } => {
+                check_member("vote.sync", regs, *member, mask, path, live)?;
+                let mut ballot = 0u32;
+                each!(mask, |l| {
+                    if (v!(regs, p.0, l) & 1 != 0) != p.1 {
+                        ballot |= 1 << l;
+                    }
+                });
+                let r = match mode {
+                    0 => (ballot == mask) as u64,
+                    1 => (ballot != 0) as u64,
+                    2 => (ballot == 0 || ballot == mask) as u64,
+                    _ => ballot as u64,
+                };
+                each!(mask, |l| set!(changed, regs, *d, l, r));
+            }
+            Op::Shfl {
+                mode,
+                d,
+                p,
+                s,
+                member,
+            } => {
+                check_member("shfl.sync", regs, *member, mask, path, live)?;
+                let mut out = [0u64; 32];
+                let mut ok = [false; 32];
+                each!(mask, |l| {
+                    let lane = l as u32;
+                    let bval = (v!(regs, s[1], l) & 0x1f) as u32;
+                    let c = v!(regs, s[2], l) as u32;
+                    let cval = c & 0x1f;
+                    let seg = (c >> 8) & 0x1f;
+                    let max_lane = (lane & seg) | (cval & !seg);
+                    let min_lane = lane & seg;
+                    let (j, pval) = match mode {
+                        ShflMode::Up => {
+                            let j = lane as i32 - bval as i32;
+                            (j, j >= max_lane as i32)
+                        }
+                        ShflMode::Down => {
+                            let j = (lane + bval) as i32;
+                            (j, j <= max_lane as i32)
+                        }
+                        ShflMode::Bfly => {
+                            let j = (lane ^ bval) as i32;
+                            (j, j <= max_lane as i32)
+                        }
+                        ShflMode::Idx => {
+                            let j = (min_lane | (bval & !seg)) as i32;
+                            (j, j <= max_lane as i32)
+                        }
+                    };
+                    let src = if pval { j as usize } else { l };
+                    if mask >> (src & 31) & 1 == 0 {
+                        // PTX ISA shfl.sync: a source lane that is inactive or whose guard is
+                        // false gives an unpredictable value.
+                        return Err(format!(
+                            "lane {l}: shfl.sync reads lane {src}, which does not execute it ({}): its value is unpredictable (PTX ISA, shfl.sync); every source lane must be active with its guard true (executing lanes {mask:#010x})",
+                            if live >> src & 1 == 0 {
+                                "exited or not in the block"
+                            } else if path >> src & 1 == 0 {
+                                "on another path"
+                            } else {
+                                "its guard is false"
+                            }
+                        ));
+                    }
+                    out[l] = v!(regs, s[0], src & 31);
+                    ok[l] = pval;
+                });
+                each!(mask, |l| {
+                    set!(changed, regs, *d, l, out[l] & 0xffff_ffff);
+                    if let Some(p) = p {
+                        set!(changed, regs, *p, l, ok[l] as u64);
+                    }
+                });
+            }
+            _ => {}
+        }
+        Ok(changed)
+    }
+}
+
 pub(super) fn extend(ty: Ty, v: u64) -> u64 {
     if ty.signed() {
         sext(v, ty.bits()) as u64

@@ -43,19 +43,15 @@
 
 use thiserror::Error;
 
-use super::alu::{atomic, binary, compare, convert, extend, ternary, unary};
-use super::decode::{
-    BoolOp, Inst, LOCAL_WINDOW, Op, Program, SHARED_WINDOW, ShflMode, Space, Special, Src, Un,
-    buffer_base,
-};
-use super::mem::{
-    CpSources, Global, Resolved, addr_value, lane_bytes, read_bytes, regs_of, width_of,
-};
+use std::collections::BTreeMap;
+
+use super::decode::{AsyncUnit, Inst, Op, Program, Space, Special, Src, buffer_base};
+use super::mem::Global;
 use super::params::{check_launch, check_smem, launch_params};
-use super::types::{Ty, from_f64};
-use super::warp_ops::{self, LaneRegs, SharedKind, Smem, Step};
+use super::sync::{AsyncOp, ClusterShape, Flow, NamedBar};
+use super::warp_ops::{LaneRegs, Smem, Step};
 use crate::sim::bank::WARP_SIZE;
-use crate::sim::instr::{CpAsyncKind, MatrixCount};
+use crate::sim::mbarrier::Mbarrier;
 
 /// Errors of a run (launch arguments, or an instruction that cannot execute).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -274,14 +270,12 @@ pub(super) struct Entry {
     rpc: u32,
 }
 
+/// What a warp is doing: running, blocked (one reason, [`Block`]), spinning, or exited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum WState {
     Run,
-    Bar {
-        id: u32,
-        count: Option<u32>,
-        line: u32,
-    },
+    /// Waits; runs again when the scheduler finds the reason gone (`Machine::release`).
+    Blocked(Block),
     /// Went once round a loop (back edge `line`) without changing anything: it waits for memory
     /// another warp writes, and runs again once the CTA's memory has changed since `epoch`.
     Spin {
@@ -289,6 +283,26 @@ pub(super) enum WState {
         epoch: u64,
     },
     Done,
+}
+
+/// Why a warp waits (the one list of blocking reasons of the scheduler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Block {
+    /// `bar.sync`/`barrier.sync`/`bar.red` at named barrier `id` (0..=15), for `count` threads
+    /// or, without one, every thread of the CTA not exited (PTX ISA 9.7.13.1 bar, barrier).
+    /// The warp's pc is past the barrier.
+    Bar {
+        id: u32,
+        count: Option<u32>,
+        line: u32,
+    },
+    /// `mbarrier.try_wait` on an incomplete phase: the object at shared byte `addr` was in
+    /// phase `phase`; the warp re-executes the wait once that phase completed.
+    Mbarrier { addr: u32, phase: u64, line: u32 },
+    /// A unit's `wait_group n`: waits until at most `n` of its committed groups are pending.
+    Group { unit: AsyncUnit, n: u32, line: u32 },
+    /// `barrier.cluster.wait` after the warp's arrive in cluster phase `phase`.
+    Cluster { phase: u64, line: u32 },
 }
 
 pub(super) struct Warp {
@@ -307,6 +321,11 @@ pub(super) struct Warp {
     /// ends at the same back edge with the same stack and `changed` false changed nothing.
     pub(super) mark: Option<u32>,
     pub(super) mark_stack: Vec<Entry>,
+    /// Per asynchronous unit ([`AsyncUnit`] as index): groups committed so far; an operation
+    /// issued now belongs to the open group of this number.
+    pub(super) groups: [u64; 3],
+    /// `barrier.cluster.arrive` done in this cluster phase, not yet waited for.
+    pub(super) cluster_arrived: Option<u64>,
 }
 
 /// Runs one CTA of `prog`.
@@ -348,6 +367,17 @@ pub(super) struct Machine<'p> {
     pub(super) budget: u64,
     pub(super) nthreads: u32,
     pub(super) touched: u32,
+    /// The sixteen named barriers of the CTA (PTX ISA 9.7.13.1).
+    pub(super) bars: [NamedBar; 16],
+    /// mbarrier objects by shared byte address ([`crate::sim::mbarrier`]); an address not
+    /// here has never been initialised.
+    pub(super) mbars: BTreeMap<u32, Mbarrier>,
+    /// Asynchronous operations issued and not yet complete, in issue order ([`AsyncOp`]).
+    pub(super) pending: Vec<AsyncOp>,
+    /// `barrier.cluster` phases completed.
+    pub(super) cluster_phase: u64,
+    /// The launch's cluster ([`ClusterShape`]).
+    pub(super) cluster: ClusterShape,
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
@@ -358,7 +388,11 @@ pub(super) struct Machine<'p> {
 pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
 
 impl<'p> Machine<'p> {
-    fn new(prog: &'p Program, l: &Launch, reserved: (u64, String)) -> Result<Self, RunError> {
+    pub(super) fn new(
+        prog: &'p Program,
+        l: &Launch,
+        reserved: (u64, String),
+    ) -> Result<Self, RunError> {
         let bad = |s: String| Err(RunError::Launch(s));
         let nthreads = check_launch(prog, l)?;
         let params = launch_params(prog, l)?;
@@ -403,6 +437,7 @@ impl<'p> Machine<'p> {
                 .write(buffer_base(prog.params.len() + g), &v.bytes)
                 .map_err(RunError::Launch)?;
         }
+        let cluster = ClusterShape::of(l);
         // Warps.
         let nr = prog.nregs as usize;
         let mut warps = Vec::with_capacity(nwarps as usize);
@@ -425,6 +460,13 @@ impl<'p> Machine<'p> {
                         Special::Laneid => lane,
                         Special::Warpid => w,
                         Special::Nwarpid => nwarps,
+                        Special::ClusterCtaid(d) => cluster.ctaid[d as usize],
+                        Special::ClusterNctaid(d) => cluster.dims[d as usize],
+                        Special::Clusterid(d) => cluster.id[d as usize],
+                        Special::Nclusterid(d) => cluster.nclusters[d as usize],
+                        Special::ClusterCtarank => cluster.rank,
+                        Special::ClusterNctarank => cluster.dims.iter().product(),
+                        Special::IsExplicitCluster => u32::from(cluster.explicit),
                         Special::Lanemask(k) => {
                             let eq = 1u32 << lane;
                             match k {
@@ -465,6 +507,8 @@ impl<'p> Machine<'p> {
                 changed: true,
                 mark: None,
                 mark_stack: Vec::new(),
+                groups: [0; 3],
+                cluster_arrived: None,
             });
         }
         Ok(Machine {
@@ -480,10 +524,15 @@ impl<'p> Machine<'p> {
             budget: l.max_instructions,
             nthreads,
             touched: 0,
+            bars: Default::default(),
+            mbars: BTreeMap::new(),
+            pending: Vec::new(),
+            cluster_phase: 0,
+            cluster,
         })
     }
 
-    fn run<'o>(
+    pub(super) fn run<'o>(
         &mut self,
         mut obs: Option<(u32, &mut (dyn Observer + 'o))>,
     ) -> Result<(), RunError> {
@@ -498,9 +547,13 @@ impl<'p> Machine<'p> {
                 }
             }
             if self.warps.iter().all(|w| w.state == WState::Done) {
+                // What is still in flight lands (its mbarrier effects), then the CTA is done.
+                self.complete_async()?;
                 return Ok(());
             }
-            let released = self.release();
+            // A warp released by a later warp's arrival in this round runs next round.
+            let runnable = self.warps.iter().any(|w| w.state == WState::Run);
+            let released = self.release() || runnable;
             // A spinning warp runs again once memory changed since it began to spin.
             let epoch = self.epoch;
             let mut woke = false;
@@ -513,18 +566,24 @@ impl<'p> Machine<'p> {
                 }
             }
             if !released && !woke {
-                return Err(RunError::Deadlock(self.deadlock_message()));
+                // Every live warp waits: the asynchronous units complete what they hold (a
+                // legal schedule: PTX promises completion only at the waits), and the
+                // scheduler looks again; with nothing in flight, no warp can ever run.
+                if self.pending.is_empty() {
+                    return Err(RunError::Deadlock(self.deadlock_message()));
+                }
+                self.complete_async()?;
             }
         }
     }
 
-    /// The warps waiting at barriers or spinning, for the budget's message: `""` or
+    /// The warps waiting at barriers, for the budget's message: `""` or
     /// `"; warps 1-3 wait at barrier 0 (line 12)"`.
     fn waiting(&self) -> String {
         let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
         for (i, w) in self.warps.iter().enumerate() {
             let what = match w.state {
-                WState::Bar { id, line, .. } => format!("at barrier {id} (line {line})"),
+                WState::Blocked(b) => self.block_words(&b, false),
                 _ => continue,
             };
             match groups.iter_mut().find(|g| g.0 == what) {
@@ -541,58 +600,20 @@ impl<'p> Machine<'p> {
             .collect()
     }
 
-    /// Releases every barrier whose expected threads have arrived; false when none did.
-    fn release(&mut self) -> bool {
-        let not_exited: u32 = self
-            .warps
-            .iter()
-            .map(|w| (w.live & !w.exited).count_ones())
-            .sum();
-        let mut released = false;
-        let mut ids: Vec<(u32, Option<u32>)> = self
-            .warps
-            .iter()
-            .filter_map(|w| match w.state {
-                WState::Bar { id, count, .. } => Some((id, count)),
-                _ => None,
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        for (id, count) in ids {
-            let arrived: u32 = self
-                .warps
-                .iter()
-                .filter(|w| matches!(w.state, WState::Bar { id: i, count: c, .. } if i == id && c == count))
-                .map(|w| (w.live & !w.exited).count_ones())
-                .sum();
-            let expected = count.unwrap_or(not_exited);
-            if arrived >= expected {
-                for w in &mut self.warps {
-                    if matches!(w.state, WState::Bar { id: i, count: c, .. } if i == id && c == count)
-                    {
-                        w.state = WState::Run;
-                    }
-                }
-                released = true;
-            }
-        }
-        released
-    }
-
     /// One line for a run where no warp can go on: the warps grouped by what they wait for
-    /// (`warps 0-3, 5 wait at barrier 0 (line 12)`), so a 32-warp CTA reads as one clause.
+    /// (`warps 0-3, 5 wait at barrier 0 (line 12)`, `warp 1 waits at mbarrier full+8 …`), so
+    /// a 32-warp CTA reads as one clause, then why nothing can complete.
     fn deadlock_message(&self) -> String {
         let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-        let mut barrier = false;
+        let (mut barrier, mut other) = (false, false);
         for (i, w) in self.warps.iter().enumerate() {
             let what = match w.state {
-                WState::Bar { id, line, count } => {
-                    barrier = true;
-                    format!(
-                        "at barrier {id} (line {line}{})",
-                        count.map(|c| format!(", {c} threads")).unwrap_or_default()
-                    )
+                WState::Blocked(b) => {
+                    match b {
+                        Block::Bar { .. } => barrier = true,
+                        _ => other = true,
+                    }
+                    self.block_words(&b, true)
                 }
                 WState::Spin { line, .. } => format!(
                     "in the loop of line {line} (an iteration changes nothing, and no warp can write the memory it waits for)"
@@ -616,13 +637,16 @@ impl<'p> Machine<'p> {
             };
             format!("{} {verb} {what}", warp_ranges(ws))
         });
-        let why = if barrier {
-            format!(
+        let why = match (barrier, other) {
+            (true, false) => format!(
                 "the barrier can never complete ({} threads in the CTA)",
                 self.nthreads
-            )
-        } else {
-            "no warp can make progress".to_string()
+            ),
+            (_, true) => format!(
+                "no warp that could arrive on or complete what they wait for can run, and no asynchronous operation is in flight ({} threads in the CTA)",
+                self.nthreads
+            ),
+            _ => "no warp can make progress".to_string(),
         };
         format!("{}; {why}", crate::text::list(parts))
     }
@@ -688,61 +712,8 @@ impl<'p> Machine<'p> {
             }
             match &inst.op {
                 Op::Bra { target } => {
-                    let target = *target;
-                    let taken = mask;
-                    let not = top.mask & !mask;
-                    if not == 0 && target as usize <= pc {
-                        // A back edge: a whole loop iteration that changed nothing repeats
-                        // forever unless another warp writes memory, so the warp yields (when
-                        // one could) instead of spinning through the budget.
-                        let same = warp.mark == Some(pc as u32) && warp.mark_stack == warp.stack;
-                        if same && !warp.changed {
-                            let others = (0..self.warps.len())
-                                .any(|i| i != w && self.warps[i].state != WState::Done);
-                            if others {
-                                let warp = &mut self.warps[w];
-                                let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
-                                t.pc = target;
-                                warp.state = WState::Spin {
-                                    line: inst.line,
-                                    epoch: self.epoch,
-                                };
-                                warp.mark = None;
-                                return Ok(());
-                            }
-                        }
-                        let warp = &mut self.warps[w];
-                        warp.mark = Some(pc as u32);
-                        warp.mark_stack.clone_from(&warp.stack);
-                        warp.changed = false;
-                    }
-                    let warp = &mut self.warps[w];
-                    let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
-                    if not == 0 {
-                        t.pc = target;
-                    } else if taken == 0 {
-                        t.pc += 1;
-                    } else {
-                        let r = prog.reconverge[pc];
-                        if t.rpc == r {
-                            warp.stack.pop();
-                        } else {
-                            t.pc = r;
-                        }
-                        if pc as u32 + 1 != r {
-                            warp.stack.push(Entry {
-                                pc: pc as u32 + 1,
-                                mask: not,
-                                rpc: r,
-                            });
-                        }
-                        if target != r {
-                            warp.stack.push(Entry {
-                                pc: target,
-                                mask: taken,
-                                rpc: r,
-                            });
-                        }
+                    if self.branch(w, pc, inst.line, *target, mask, top.mask) {
+                        return Ok(());
                     }
                     continue;
                 }
@@ -758,52 +729,31 @@ impl<'p> Machine<'p> {
                     }
                     continue;
                 }
-                Op::Bar { id, count, arrive } => {
-                    let all = warp.live & !warp.exited;
-                    if mask != all {
-                        return Err(RunError::At {
+                Op::Bar { .. }
+                | Op::Mbarrier { .. }
+                | Op::AsyncWait { .. }
+                | Op::ClusterBarrier { .. } => {
+                    let flow = self.exec_sync(w, inst, mask, top.mask).map_err(|message| {
+                        RunError::At {
                             line: inst.line,
-                            message: format!(
-                                "bar.sync reached by lanes {mask:#010x} of warp {w} while lanes {:#010x} are elsewhere: PTX requires all threads of a warp to execute bar.sync together",
-                                all & !mask
-                            ),
-                        });
-                    }
-                    if *arrive {
-                        return Err(RunError::At {
-                            line: inst.line,
-                            message: "bar.arrive is not supported".into(),
-                        });
-                    }
-                    let rd = |s: &Src| match *s {
-                        Src::Imm(v) => v as u32,
-                        Src::Reg(r) => {
-                            warp.regs[r as usize * WARP_SIZE + mask.trailing_zeros() as usize]
-                                as u32
+                            message,
                         }
-                    };
-                    let id = rd(id);
-                    let count = count.as_ref().map(rd);
-                    if id > 15 || count.is_some_and(|c| c == 0 || c % 32 != 0) {
-                        return Err(RunError::At {
-                            line: inst.line,
-                            message: format!(
-                                "barrier {id}{}: ids are 0..=15 (a CTA has sixteen barriers) and a thread count is a non-zero multiple of the warp size, 32 (PTX ISA, barrier)",
-                                count
-                                    .map(|c| format!(" with count {c}"))
-                                    .unwrap_or_default()
-                            ),
-                        });
+                    })?;
+                    let warp = &mut self.warps[w];
+                    let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
+                    match flow {
+                        Flow::Next => t.pc += 1,
+                        Flow::Block { block, advance } => {
+                            if advance {
+                                t.pc += 1;
+                            }
+                            // Other warps may write memory before this one runs again.
+                            warp.changed = true;
+                            warp.state = WState::Blocked(block);
+                            return Ok(());
+                        }
                     }
-                    // Other warps may write memory before this one runs again.
-                    warp.changed = true;
-                    warp.stack.last_mut().unwrap_or_else(|| unreachable!()).pc += 1;
-                    warp.state = WState::Bar {
-                        id,
-                        count,
-                        line: inst.line,
-                    };
-                    return Ok(());
+                    continue;
                 }
                 _ => {}
             }
@@ -819,8 +769,81 @@ impl<'p> Machine<'p> {
         }
     }
 
+    /// `bra` to `target` for the lanes of `mask` (`path`: the lanes on the path): the SIMT
+    /// stack's divergence and reconvergence, and the spin rule of a back edge (a loop
+    /// iteration that changed nothing yields while another warp could write memory). True when
+    /// the warp yields.
+    fn branch(
+        &mut self,
+        w: usize,
+        pc: usize,
+        line: u32,
+        target: u32,
+        mask: u32,
+        path: u32,
+    ) -> bool {
+        let prog = self.prog;
+        let warp = &mut self.warps[w];
+        let taken = mask;
+        let not = path & !mask;
+        if not == 0 && target as usize <= pc {
+            // A back edge: a whole loop iteration that changed nothing repeats
+            // forever unless another warp writes memory, so the warp yields (when
+            // one could) instead of spinning through the budget.
+            let same = warp.mark == Some(pc as u32) && warp.mark_stack == warp.stack;
+            if same && !warp.changed {
+                let others =
+                    (0..self.warps.len()).any(|i| i != w && self.warps[i].state != WState::Done);
+                if others {
+                    let warp = &mut self.warps[w];
+                    let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
+                    t.pc = target;
+                    warp.state = WState::Spin {
+                        line,
+                        epoch: self.epoch,
+                    };
+                    warp.mark = None;
+                    return true;
+                }
+            }
+            let warp = &mut self.warps[w];
+            warp.mark = Some(pc as u32);
+            warp.mark_stack.clone_from(&warp.stack);
+            warp.changed = false;
+        }
+        let warp = &mut self.warps[w];
+        let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
+        if not == 0 {
+            t.pc = target;
+        } else if taken == 0 {
+            t.pc += 1;
+        } else {
+            let r = prog.reconverge[pc];
+            if t.rpc == r {
+                warp.stack.pop();
+            } else {
+                t.pc = r;
+            }
+            if pc as u32 + 1 != r {
+                warp.stack.push(Entry {
+                    pc: pc as u32 + 1,
+                    mask: not,
+                    rpc: r,
+                });
+            }
+            if target != r {
+                warp.stack.push(Entry {
+                    pc: target,
+                    mask: taken,
+                    rpc: r,
+                });
+            }
+        }
+        false
+    }
+
     /// Executes a non-control instruction for the lanes of `mask` (`path` = the lanes on the
-    /// path before the guard).
+    /// path before the guard): one family function per kind of instruction.
     fn exec<'o>(
         &mut self,
         w: usize,
@@ -830,697 +853,50 @@ impl<'p> Machine<'p> {
         path: u32,
         obs: Option<&mut (dyn Observer + 'o)>,
     ) -> Result<(), String> {
-        macro_rules! v {
-            ($regs:ident, $s:expr, $l:expr) => {
-                match $s {
-                    Src::Reg(r) => $regs[r as usize * WARP_SIZE + $l],
-                    Src::Imm(v) => v,
-                }
-            };
-        }
-        macro_rules! each {
-            (|$l:ident| $body:expr) => {
-                let mut m = mask;
-                while m != 0 {
-                    let $l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    $body;
-                }
-            };
-        }
-        // Every register write notes whether it changed the value (a loop iteration that changes
-        // nothing is a spin: `Warp::changed`).
-        let mut changed = false;
-        macro_rules! set {
-            ($regs:ident, $d:expr, $l:expr, $v:expr) => {{
-                let v = $v;
-                let slot = &mut $regs[$d as usize * WARP_SIZE + $l];
-                changed |= *slot != v;
-                *slot = v;
-            }};
-        }
         // Stores to shared or global memory: the CTA's memory changed (`Machine::epoch`).
         let stores = matches!(
             inst.op,
             Op::St { .. } | Op::Stmatrix { .. } | Op::CpAsync { .. } | Op::Atom { .. }
         );
+        let mut changed = false;
         if stores && mask != 0 {
             self.epoch += 1;
             changed = true;
         }
-        let smem_len = u64::from(self.smem.len());
-        let frame = u64::from(self.prog.local_frame);
-        let live = self.warps[w].live & !self.warps[w].exited;
-        let regs = &mut self.warps[w].regs;
-        match &inst.op {
-            Op::Nop | Op::CpCommit | Op::CpWait => {}
-            Op::WarpSync { member } => {
-                check_member("bar.warp.sync", regs, Some(*member), mask, path, live)?;
+        let (m, p) = (mask, path);
+        changed |= match &inst.op {
+            Op::Nop => false,
+            Op::Bra { .. }
+            | Op::Exit
+            | Op::Bar { .. }
+            | Op::Mbarrier { .. }
+            | Op::AsyncWait { .. }
+            | Op::ClusterBarrier { .. } => false,
+            Op::AsyncCommit { .. } | Op::Elect { .. } | Op::Mapa { .. } | Op::Call { .. } => {
+                self.exec_hopper(w, pc, inst, m, p, obs)?
             }
-            Op::Mov { ty, d, a } => {
-                let (ty, d, a) = (*ty, *d, *a);
-                each!(|l| {
-                    let x = v!(regs, a, l);
-                    set!(
-                        regs,
-                        d,
-                        l,
-                        if ty == Ty::Pred {
-                            (x & 1 != 0) as u64
-                        } else {
-                            ty.trunc(x)
-                        }
-                    )
-                });
+            Op::Mov { .. } | Op::Pack { .. } | Op::Unpack { .. } => {
+                self.exec_move(w, pc, inst, m, p, obs)?
             }
-            Op::Pack {
-                part_bits,
-                d,
-                parts,
-            } => {
-                let pb = *part_bits;
-                each!(|l| {
-                    let mut x = 0u64;
-                    for (i, p) in parts.iter().enumerate() {
-                        let part =
-                            v!(regs, *p, l) & if pb >= 64 { u64::MAX } else { (1u64 << pb) - 1 };
-                        x |= part.checked_shl(pb * i as u32).unwrap_or(0);
-                    }
-                    set!(regs, *d, l, x)
-                });
+            Op::Un { .. } | Op::Bin { .. } | Op::Tern { .. } | Op::Bfi { .. } | Op::Lop3 { .. } => {
+                self.exec_arith(w, pc, inst, m, p, obs)?
             }
-            Op::Unpack {
-                part_bits,
-                parts,
-                a,
-            } => {
-                let pb = *part_bits;
-                each!(|l| {
-                    let x = v!(regs, *a, l);
-                    for (i, p) in parts.iter().enumerate() {
-                        if let Some(p) = p {
-                            let part = x.checked_shr(pb * i as u32).unwrap_or(0)
-                                & if pb >= 64 { u64::MAX } else { (1u64 << pb) - 1 };
-                            set!(regs, *p, l, part);
-                        }
-                    }
-                });
+            Op::Setp { .. } | Op::PredLogic { .. } | Op::Selp { .. } => {
+                self.exec_pred(w, pc, inst, m, p, obs)?
             }
-            Op::Un { k, ty, d, a } => {
-                let (k, ty, d, a) = (*k, *ty, *d, *a);
-                let window = match k {
-                    Un::CvtaToShared => Some(("shared", SHARED_WINDOW, smem_len)),
-                    Un::CvtaToLocal => Some(("local", LOCAL_WINDOW, frame)),
-                    _ => None,
-                };
-                each!(|l| {
-                    let x = v!(regs, a, l);
-                    // PTX ISA cvta: undefined when the generic address is outside the state
-                    // space's window (one past the end is allowed: an end pointer).
-                    if let Some((space, base, len)) = window
-                        && !(base..=base + len).contains(&x)
-                    {
-                        return Err(format!(
-                            "lane {l}: cvta.to.{space} of {x:#x}, which is not a generic {space} address (the {space} window is {base:#x}..={:#x}): undefined (PTX ISA, cvta); convert an address from cvta.{space} or a {space} variable",
-                            base + len
-                        ));
-                    }
-                    set!(regs, d, l, unary(k, ty, x))
-                });
+            Op::Cvt { .. } | Op::CvtPack { .. } => self.exec_cvt(w, pc, inst, m, p, obs)?,
+            Op::WarpSync { .. } | Op::Activemask { .. } | Op::Vote { .. } | Op::Shfl { .. } => {
+                self.exec_collective(w, pc, inst, m, p, obs)?
             }
-            Op::Bin { k, ty, d, a, b } => {
-                let (k, ty, d, a, b) = (*k, *ty, *d, *a, *b);
-                each!(|l| {
-                    let (x, y) = (v!(regs, a, l), v!(regs, b, l));
-                    set!(regs, d, l, binary(k, ty, x, y))
-                });
+            Op::Ld { .. } => self.exec_ld(w, pc, inst, m, p, obs)?,
+            Op::St { .. } => self.exec_st(w, pc, inst, m, p, obs)?,
+            Op::Ldmatrix { .. } | Op::Stmatrix { .. } => {
+                self.exec_matrix(w, pc, inst, m, p, obs)?
             }
-            Op::Tern { k, ty, d, a, b, c } => {
-                let (k, ty, d, a, b, c) = (*k, *ty, *d, *a, *b, *c);
-                each!(|l| {
-                    let (x, y, z) = (v!(regs, a, l), v!(regs, b, l), v!(regs, c, l));
-                    set!(regs, d, l, ternary(k, ty, x, y, z))
-                });
-            }
-            Op::Bfi { ty, d, s } => {
-                let bits = ty.bits();
-                each!(|l| {
-                    let (a, b) = (v!(regs, s[0], l), v!(regs, s[1], l));
-                    let pos = (v!(regs, s[2], l) & 0xff) as u32;
-                    let len = (v!(regs, s[3], l) & 0xff) as u32;
-                    let mut x = ty.trunc(b);
-                    for i in 0..len {
-                        let bit = pos + i;
-                        if bit >= bits {
-                            break;
-                        }
-                        x = (x & !(1 << bit)) | ((a >> i) & 1) << bit;
-                    }
-                    set!(regs, *d, l, x)
-                });
-            }
-            Op::Lop3 { d, s, lut } => {
-                each!(|l| {
-                    let (a, b, c) = (
-                        v!(regs, s[0], l) as u32,
-                        v!(regs, s[1], l) as u32,
-                        v!(regs, s[2], l) as u32,
-                    );
-                    let mut r = 0u32;
-                    for i in 0..8 {
-                        if lut >> i & 1 == 1 {
-                            let ta = if i & 4 != 0 { a } else { !a };
-                            let tb = if i & 2 != 0 { b } else { !b };
-                            let tc = if i & 1 != 0 { c } else { !c };
-                            r |= ta & tb & tc;
-                        }
-                    }
-                    set!(regs, *d, l, r as u64)
-                });
-            }
-            Op::Setp {
-                cmp,
-                ty,
-                d,
-                d2,
-                a,
-                b,
-                comb,
-            } => {
-                each!(|l| {
-                    let r = compare(*cmp, *ty, v!(regs, *a, l), v!(regs, *b, l));
-                    let (p, q) = match comb {
-                        None => (r, !r),
-                        Some((op, s, neg)) => {
-                            let c = (v!(regs, *s, l) & 1 != 0) != *neg;
-                            let f = |x: bool| match op {
-                                BoolOp::And => x && c,
-                                BoolOp::Or => x || c,
-                                BoolOp::Xor => x != c,
-                            };
-                            (f(r), f(!r))
-                        }
-                    };
-                    set!(regs, *d, l, p as u64);
-                    if let Some(d2) = d2 {
-                        set!(regs, *d2, l, q as u64);
-                    }
-                });
-            }
-            Op::PredLogic { k, d, a, b } => {
-                each!(|l| {
-                    let x = (v!(regs, a.0, l) & 1 != 0) != a.1;
-                    let y = (v!(regs, b.0, l) & 1 != 0) != b.1;
-                    let r = match k {
-                        0 => x && y,
-                        1 => x || y,
-                        2 => x != y,
-                        _ => !x,
-                    };
-                    set!(regs, *d, l, r as u64)
-                });
-            }
-            Op::Selp { ty, d, a, b, p } => {
-                each!(|l| {
-                    let c = (v!(regs, p.0, l) & 1 != 0) != p.1;
-                    let x = if c { v!(regs, *a, l) } else { v!(regs, *b, l) };
-                    set!(regs, *d, l, ty.trunc(x))
-                });
-            }
-            Op::Cvt {
-                dt,
-                st,
-                rnd,
-                int_round,
-                sat,
-                d,
-                a,
-            } => {
-                each!(|l| {
-                    let x = v!(regs, *a, l);
-                    set!(regs, *d, l, convert(*dt, *st, *rnd, *int_round, *sat, x))
-                });
-            }
-            Op::CvtPack { dt, relu, d, a, b } => {
-                let e = if *dt == Ty::F16x2 { Ty::F16 } else { Ty::Bf16 };
-                each!(|l| {
-                    let f = |x: u64| {
-                        let mut v = f32::from_bits(x as u32) as f64;
-                        if *relu && v <= 0.0 {
-                            v = 0.0;
-                        }
-                        from_f64(e, v)
-                    };
-                    let hi = f(v!(regs, *a, l));
-                    let lo = f(v!(regs, *b, l));
-                    set!(regs, *d, l, lo | hi << 16)
-                });
-            }
-            Op::Activemask { d } => {
-                each!(|l| set!(regs, *d, l, path as u64));
-            }
-            Op::Vote { mode, d, p, member } => {
-                check_member("vote.sync", regs, *member, mask, path, live)?;
-                let mut ballot = 0u32;
-                each!(|l| {
-                    if (v!(regs, p.0, l) & 1 != 0) != p.1 {
-                        ballot |= 1 << l;
-                    }
-                });
-                let r = match mode {
-                    0 => (ballot == mask) as u64,
-                    1 => (ballot != 0) as u64,
-                    2 => (ballot == 0 || ballot == mask) as u64,
-                    _ => ballot as u64,
-                };
-                each!(|l| set!(regs, *d, l, r));
-            }
-            Op::Shfl {
-                mode,
-                d,
-                p,
-                s,
-                member,
-            } => {
-                check_member("shfl.sync", regs, *member, mask, path, live)?;
-                let mut out = [0u64; 32];
-                let mut ok = [false; 32];
-                each!(|l| {
-                    let lane = l as u32;
-                    let bval = (v!(regs, s[1], l) & 0x1f) as u32;
-                    let c = v!(regs, s[2], l) as u32;
-                    let cval = c & 0x1f;
-                    let seg = (c >> 8) & 0x1f;
-                    let max_lane = (lane & seg) | (cval & !seg);
-                    let min_lane = lane & seg;
-                    let (j, pval) = match mode {
-                        ShflMode::Up => {
-                            let j = lane as i32 - bval as i32;
-                            (j, j >= max_lane as i32)
-                        }
-                        ShflMode::Down => {
-                            let j = (lane + bval) as i32;
-                            (j, j <= max_lane as i32)
-                        }
-                        ShflMode::Bfly => {
-                            let j = (lane ^ bval) as i32;
-                            (j, j <= max_lane as i32)
-                        }
-                        ShflMode::Idx => {
-                            let j = (min_lane | (bval & !seg)) as i32;
-                            (j, j <= max_lane as i32)
-                        }
-                    };
-                    let src = if pval { j as usize } else { l };
-                    if mask >> (src & 31) & 1 == 0 {
-                        // PTX ISA shfl.sync: a source lane that is inactive or whose guard is
-                        // false gives an unpredictable value.
-                        return Err(format!(
-                            "lane {l}: shfl.sync reads lane {src}, which does not execute it ({}): its value is unpredictable (PTX ISA, shfl.sync); every source lane must be active with its guard true (executing lanes {mask:#010x})",
-                            if live >> src & 1 == 0 {
-                                "exited or not in the block"
-                            } else if path >> src & 1 == 0 {
-                                "on another path"
-                            } else {
-                                "its guard is false"
-                            }
-                        ));
-                    }
-                    out[l] = v!(regs, s[0], src & 31);
-                    ok[l] = pval;
-                });
-                each!(|l| {
-                    set!(regs, *d, l, out[l] & 0xffff_ffff);
-                    if let Some(p) = p {
-                        set!(regs, *p, l, ok[l] as u64);
-                    }
-                });
-            }
-            Op::Ld { space, ty, d, addr } => {
-                let (space, ty) = (*space, *ty);
-                let eb = ty.bytes();
-                let total = eb * d.len() as u32;
-                match self.resolve_space(w, space, addr, mask, total)? {
-                    Resolved::Param => {
-                        let regs = &mut self.warps[w].regs;
-                        let base = addr_value(regs, addr, mask.trailing_zeros() as usize);
-                        each!(|l| {
-                            for (i, dst) in d.iter().enumerate() {
-                                let o = base + (i as u32 * eb) as i128;
-                                let v = read_bytes(&self.params, o, eb).ok_or_else(|| {
-                                    format!(
-                                        "parameter offset {o} is outside the {} parameter bytes",
-                                        self.params.len()
-                                    )
-                                })?;
-                                if let Some(r) = dst {
-                                    set!(regs, *r, l, extend(ty, v));
-                                }
-                            }
-                        });
-                    }
-                    Resolved::Global(addrs) => {
-                        let regs = &mut self.warps[w].regs;
-                        let (eb, n) = (eb as usize, total as usize);
-                        let mut bytes = vec![0u8; n];
-                        each!(|l| {
-                            // One read per lane: the vector's elements are contiguous.
-                            self.global.read(addrs[l], &mut bytes)?;
-                            for (i, dst) in d.iter().enumerate() {
-                                if let Some(r) = dst {
-                                    let mut b = [0u8; 8];
-                                    b[..eb].copy_from_slice(&bytes[i * eb..(i + 1) * eb]);
-                                    set!(regs, *r, l, extend(ty, u64::from_le_bytes(b)));
-                                }
-                            }
-                        });
-                    }
-                    Resolved::Local(addrs) => {
-                        let frame = self.prog.local_frame as usize;
-                        let warp = &mut self.warps[w];
-                        if warp.local.is_empty() {
-                            warp.local = vec![0u8; frame * WARP_SIZE];
-                        }
-                        let (regs, local) = (&mut warp.regs, &warp.local);
-                        each!(|l| {
-                            let base = l * frame + addrs[l] as usize;
-                            for (i, dst) in d.iter().enumerate() {
-                                let o = base + i * eb as usize;
-                                let mut b = [0u8; 8];
-                                b[..eb as usize].copy_from_slice(&local[o..o + eb as usize]);
-                                if let Some(r) = dst {
-                                    set!(regs, *r, l, extend(ty, u64::from_le_bytes(b)));
-                                }
-                            }
-                        });
-                    }
-                    Resolved::Shared(addrs) => {
-                        let width = width_of(total)?;
-                        let step = self.shared_op(
-                            pc,
-                            SharedKind::Ld(width),
-                            addrs,
-                            mask,
-                            &[[0; 4]; 32],
-                            None,
-                        )?;
-                        let regs = &mut self.warps[w].regs;
-                        each!(|l| {
-                            let bytes = lane_bytes(&step.regs[l]);
-                            for (i, dst) in d.iter().enumerate() {
-                                if let Some(r) = dst {
-                                    let o = i * eb as usize;
-                                    let mut b = [0u8; 8];
-                                    b[..eb as usize].copy_from_slice(&bytes[o..o + eb as usize]);
-                                    set!(regs, *r, l, extend(ty, u64::from_le_bytes(b)));
-                                }
-                            }
-                        });
-                        observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
-                    }
-                }
-            }
-            Op::St { space, ty, s, addr } => {
-                let (space, ty) = (*space, *ty);
-                let eb = ty.bytes();
-                let total = eb * s.len() as u32;
-                match self.resolve_space(w, space, addr, mask, total)? {
-                    Resolved::Param => return Err("st.param is not supported in a kernel".into()),
-                    Resolved::Local(addrs) => {
-                        let frame = self.prog.local_frame as usize;
-                        let warp = &mut self.warps[w];
-                        if warp.local.is_empty() {
-                            warp.local = vec![0u8; frame * WARP_SIZE];
-                        }
-                        let (regs, local) = (&warp.regs, &mut warp.local);
-                        each!(|l| {
-                            let base = l * frame + addrs[l] as usize;
-                            for (i, src) in s.iter().enumerate() {
-                                let o = base + i * eb as usize;
-                                local[o..o + eb as usize].copy_from_slice(
-                                    &v!(regs, *src, l).to_le_bytes()[..eb as usize],
-                                );
-                            }
-                        });
-                    }
-                    Resolved::Global(addrs) => {
-                        let regs = &self.warps[w].regs;
-                        let eb = eb as usize;
-                        let mut bytes = vec![0u8; total as usize];
-                        let mut m = mask;
-                        while m != 0 {
-                            let l = m.trailing_zeros() as usize;
-                            m &= m - 1;
-                            // One write per lane: the vector's elements are contiguous.
-                            for (i, src) in s.iter().enumerate() {
-                                bytes[i * eb..(i + 1) * eb]
-                                    .copy_from_slice(&v!(regs, *src, l).to_le_bytes()[..eb]);
-                            }
-                            self.global.store(addrs[l], &bytes, l)?;
-                        }
-                    }
-                    Resolved::Shared(addrs) => {
-                        let width = width_of(total)?;
-                        let mut data = [[0u32; 4]; 32];
-                        let regs = &self.warps[w].regs;
-                        each!(|l| {
-                            let mut bytes = [0u8; 16];
-                            for (i, src) in s.iter().enumerate() {
-                                let o = i * eb as usize;
-                                bytes[o..o + eb as usize].copy_from_slice(
-                                    &v!(regs, *src, l).to_le_bytes()[..eb as usize],
-                                );
-                            }
-                            data[l] = regs_of(&bytes);
-                        });
-                        let step =
-                            self.shared_op(pc, SharedKind::St(width), addrs, mask, &data, None)?;
-                        observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
-                    }
-                }
-            }
-            Op::Ldmatrix {
-                num,
-                trans,
-                d,
-                addr,
-            } => {
-                let addrs = self.matrix_addrs(w, addr, *num)?;
-                let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
-                let step = self.shared_op(
-                    pc,
-                    SharedKind::Ldmatrix(n, *trans),
-                    addrs,
-                    mask,
-                    &[[0; 4]; 32],
-                    None,
-                )?;
-                let regs = &mut self.warps[w].regs;
-                for l in 0..WARP_SIZE {
-                    for (i, r) in d.iter().enumerate() {
-                        set!(regs, *r, l, step.regs[l][i] as u64);
-                    }
-                }
-                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
-            }
-            Op::Stmatrix {
-                num,
-                trans,
-                s,
-                addr,
-            } => {
-                let addrs = self.matrix_addrs(w, addr, *num)?;
-                let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
-                let regs = &self.warps[w].regs;
-                let mut data = [[0u32; 4]; 32];
-                for (l, lane) in data.iter_mut().enumerate() {
-                    for (i, src) in s.iter().enumerate() {
-                        lane[i] = v!(regs, *src, l) as u32;
-                    }
-                }
-                let step = self.shared_op(
-                    pc,
-                    SharedKind::Stmatrix(n, *trans),
-                    addrs,
-                    mask,
-                    &data,
-                    None,
-                )?;
-                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
-            }
-            Op::CpAsync {
-                size,
-                dst,
-                src,
-                src_size,
-                ignore,
-                cg,
-            } => {
-                let (cg, size) = (*cg, *size);
-                let Resolved::Shared(saddrs) =
-                    self.resolve_space(w, Space::Shared, dst, mask, size)?
-                else {
-                    return Err("cp.async destination must be shared memory".into());
-                };
-                let regs = &self.warps[w].regs;
-                let mut data = [[0u32; 4]; 32];
-                let mut src_addrs = [0u64; 32];
-                let mut zero_fill = false;
-                let mut m = mask;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let mut n = match src_size {
-                        Some(s) => {
-                            let n = v!(regs, *s, l);
-                            if n > u64::from(size) {
-                                return Err(format!(
-                                    "lane {l}: cp.async src-size {n} is larger than its cp-size {size}: undefined (PTX ISA §9.7.9.25.3, cp.async: src-size must not exceed cp-size); allowed: 0..={size}"
-                                ));
-                            }
-                            n as u32
-                        }
-                        None => size,
-                    };
-                    if let Some((p, neg)) = ignore
-                        && (v!(regs, *p, l) & 1 != 0) != *neg
-                    {
-                        n = 0;
-                    }
-                    zero_fill |= n < size;
-                    let mut bytes = [0u8; 16];
-                    if n > 0 {
-                        let a = addr_value(regs, src, l);
-                        let a = u64::try_from(a)
-                            .map_err(|_| format!("lane {l}: negative global address {a}"))?;
-                        src_addrs[l] = a;
-                        self.global.read(a, &mut bytes[..n as usize])?;
-                    } else {
-                        // An ignored source (src-size 0) is read from nowhere; its address
-                        // still places the lane for the cost model.
-                        src_addrs[l] = u64::try_from(addr_value(regs, src, l)).unwrap_or(0);
-                    }
-                    data[l] = regs_of(&bytes);
-                }
-                let kind = match (cg, size) {
-                    (false, 4) => CpAsyncKind::Ca4,
-                    (false, 8) => CpAsyncKind::Ca8,
-                    (false, _) => CpAsyncKind::Ca16,
-                    (true, 16) => CpAsyncKind::Cg16,
-                    (true, n) => return Err(format!("cp.async.cg copies 16 bytes; found {n}")),
-                };
-                let step = self.shared_op(
-                    pc,
-                    SharedKind::CpAsync(kind),
-                    saddrs,
-                    mask,
-                    &data,
-                    Some(CpSources {
-                        addrs: &src_addrs,
-                        zero_fill,
-                    }),
-                )?;
-                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
-            }
-            Op::Mma {
-                shape,
-                dtype,
-                d,
-                a,
-                b,
-                c,
-            } => {
-                if mask != u32::MAX {
-                    return Err(format!(
-                        "mma.sync needs all 32 lanes of the warp (.aligned); active lanes {mask:#010x}"
-                    ));
-                }
-                let mut ra = [[0u32; 4]; 32];
-                let mut rb = [[0u32; 4]; 32];
-                let mut rc = [[0u32; 4]; 32];
-                for l in 0..WARP_SIZE {
-                    for (i, s) in a.iter().enumerate() {
-                        ra[l][i] = v!(regs, *s, l) as u32;
-                    }
-                    for (i, s) in b.iter().enumerate() {
-                        rb[l][i] = v!(regs, *s, l) as u32;
-                    }
-                    for (i, s) in c.iter().enumerate() {
-                        rc[l][i] = v!(regs, *s, l) as u32;
-                    }
-                }
-                let out = warp_ops::mma(&mut self.smem, *shape, *dtype, &ra, &rb, &rc)
-                    .map_err(|e| e.to_string())?;
-                for l in 0..WARP_SIZE {
-                    for (i, r) in d.iter().enumerate() {
-                        set!(regs, *r, l, out[l][i] as u64);
-                    }
-                }
-                observe(obs, w, pc, inst, mask, TraceKind::Mma(&out));
-            }
-            Op::Atom {
-                space,
-                op,
-                ty,
-                d,
-                addr,
-                b,
-                c,
-            } => {
-                let eb = ty.bytes();
-                let resolved = self.resolve_space(w, *space, addr, mask, eb)?;
-                let mut m = mask;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let regs = &self.warps[w].regs;
-                    let (bv, cv) = (v!(regs, *b, l), c.map(|c| v!(regs, c, l)));
-                    let mut buf = [0u8; 8];
-                    match &resolved {
-                        Resolved::Shared(a) => {
-                            let o = a[l] as usize;
-                            if !(a[l]).is_multiple_of(eb) {
-                                return Err(format!(
-                                    "lane {l}: shared address {} is not aligned to {eb} bytes",
-                                    a[l]
-                                ));
-                            }
-                            let Some(old) = self.smem.bytes().get(o..o + eb as usize) else {
-                                return Err(format!(
-                                    "lane {l}: bytes {o}..{} are outside shared memory of {} bytes",
-                                    o + eb as usize,
-                                    self.smem.len()
-                                ));
-                            };
-                            buf[..eb as usize].copy_from_slice(old);
-                        }
-                        Resolved::Global(a) => self.global.read(a[l], &mut buf[..eb as usize])?,
-                        Resolved::Param => return Err("atom on .param".into()),
-                        Resolved::Local(_) => {
-                            return Err(format!(
-                                "lane {l}: a generic atom/red address falls in the local window (atomics act on global or shared memory)"
-                            ));
-                        }
-                    }
-                    let old = u64::from_le_bytes(buf);
-                    let new = atomic(*op, *ty, old, bv, cv);
-                    let nb = new.to_le_bytes();
-                    match &resolved {
-                        Resolved::Shared(a) => {
-                            let o = a[l] as usize;
-                            self.smem.bytes_mut()[o..o + eb as usize]
-                                .copy_from_slice(&nb[..eb as usize]);
-                        }
-                        Resolved::Global(a) => self.global.store(a[l], &nb[..eb as usize], l)?,
-                        Resolved::Param | Resolved::Local(_) => {}
-                    }
-                    if let Some(d) = d {
-                        self.warps[w].regs[*d as usize * WARP_SIZE + l] = extend(*ty, old);
-                    }
-                }
-            }
-            Op::Bra { .. } | Op::Exit | Op::Bar { .. } => {}
-        }
+            Op::CpAsync { .. } => self.exec_cp_async(w, pc, inst, m, p, obs)?,
+            Op::Mma { .. } => self.exec_mma(w, pc, inst, m, p, obs)?,
+            Op::Atom { .. } => self.exec_atom(w, pc, inst, m, p, obs)?,
+        };
         if changed {
             self.warps[w].changed = true;
         }

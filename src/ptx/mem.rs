@@ -5,13 +5,14 @@
 
 use std::collections::BTreeMap;
 
+use super::alu::{atomic, extend};
 use super::decode::{
-    Addr, LOCAL_WINDOW, LOCAL_WINDOW_BYTES, SHARED_WINDOW, Space, Src, buffer_base,
+    Addr, Inst, LOCAL_WINDOW, LOCAL_WINDOW_BYTES, Op, SHARED_WINDOW, Space, Src, buffer_base,
 };
-use super::engine::Machine;
+use super::engine::{Machine, Observer, TraceKind, observe};
 use super::warp_ops::{self, LaneRegs, SharedKind, Step};
 use crate::sim::bank::{NotModelled, RequestCost, WARP_SIZE};
-use crate::sim::instr::AccessWidth;
+use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
 
 /// A `cp.async`'s global side, for [`Machine::shared_op`]: each lane's source address, and
 /// whether an active lane reads fewer bytes than it writes (`src-size` or `ignore-src`).
@@ -123,6 +124,454 @@ impl Global {
 pub const MAX_GLOBAL_BYTES: u64 = 256 << 20;
 
 impl Machine<'_> {
+    /// `ld` of every state space (`.param`, `.global`, `.local`, `.shared` and generic).
+    pub(super) fn exec_ld<'o>(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let Op::Ld { space, ty, d, addr } = &inst.op else {
+            return Ok(changed);
+        };
+        let (space, ty) = (*space, *ty);
+        let eb = ty.bytes();
+        let total = eb * d.len() as u32;
+        match self.resolve_space(w, space, addr, mask, total)? {
+            Resolved::Param => {
+                let regs = &mut self.warps[w].regs;
+                let base = addr_value(regs, addr, mask.trailing_zeros() as usize);
+                each!(mask, |l| {
+                    for (i, dst) in d.iter().enumerate() {
+                        let o = base + (i as u32 * eb) as i128;
+                        let v = read_bytes(&self.params, o, eb).ok_or_else(|| {
+                            format!(
+                                "parameter offset {o} is outside the {} parameter bytes",
+                                self.params.len()
+                            )
+                        })?;
+                        if let Some(r) = dst {
+                            set!(changed, regs, *r, l, extend(ty, v));
+                        }
+                    }
+                });
+            }
+            Resolved::Global(addrs) => {
+                let regs = &mut self.warps[w].regs;
+                let (eb, n) = (eb as usize, total as usize);
+                let mut bytes = vec![0u8; n];
+                each!(mask, |l| {
+                    // One read per lane: the vector's elements are contiguous.
+                    self.global.read(addrs[l], &mut bytes)?;
+                    for (i, dst) in d.iter().enumerate() {
+                        if let Some(r) = dst {
+                            let mut b = [0u8; 8];
+                            b[..eb].copy_from_slice(&bytes[i * eb..(i + 1) * eb]);
+                            set!(changed, regs, *r, l, extend(ty, u64::from_le_bytes(b)));
+                        }
+                    }
+                });
+            }
+            Resolved::Local(addrs) => {
+                let frame = self.prog.local_frame as usize;
+                let warp = &mut self.warps[w];
+                if warp.local.is_empty() {
+                    warp.local = vec![0u8; frame * WARP_SIZE];
+                }
+                let (regs, local) = (&mut warp.regs, &warp.local);
+                each!(mask, |l| {
+                    let base = l * frame + addrs[l] as usize;
+                    for (i, dst) in d.iter().enumerate() {
+                        let o = base + i * eb as usize;
+                        let mut b = [0u8; 8];
+                        b[..eb as usize].copy_from_slice(&local[o..o + eb as usize]);
+                        if let Some(r) = dst {
+                            set!(changed, regs, *r, l, extend(ty, u64::from_le_bytes(b)));
+                        }
+                    }
+                });
+            }
+            Resolved::Shared(addrs) => {
+                let width = width_of(total)?;
+                let step =
+                    self.shared_op(pc, SharedKind::Ld(width), addrs, mask, &[[0; 4]; 32], None)?;
+                let regs = &mut self.warps[w].regs;
+                each!(mask, |l| {
+                    let bytes = lane_bytes(&step.regs[l]);
+                    for (i, dst) in d.iter().enumerate() {
+                        if let Some(r) = dst {
+                            let o = i * eb as usize;
+                            let mut b = [0u8; 8];
+                            b[..eb as usize].copy_from_slice(&bytes[o..o + eb as usize]);
+                            set!(changed, regs, *r, l, extend(ty, u64::from_le_bytes(b)));
+                        }
+                    }
+                });
+                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+            }
+        }
+        Ok(changed)
+    }
+
+    /// `st` of every writable state space.
+    pub(super) fn exec_st<'o>(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let changed = false;
+        let Op::St { space, ty, s, addr } = &inst.op else {
+            return Ok(changed);
+        };
+        let (space, ty) = (*space, *ty);
+        let eb = ty.bytes();
+        let total = eb * s.len() as u32;
+        match self.resolve_space(w, space, addr, mask, total)? {
+            Resolved::Param => return Err("st.param is not supported in a kernel".into()),
+            Resolved::Local(addrs) => {
+                let frame = self.prog.local_frame as usize;
+                let warp = &mut self.warps[w];
+                if warp.local.is_empty() {
+                    warp.local = vec![0u8; frame * WARP_SIZE];
+                }
+                let (regs, local) = (&warp.regs, &mut warp.local);
+                each!(mask, |l| {
+                    let base = l * frame + addrs[l] as usize;
+                    for (i, src) in s.iter().enumerate() {
+                        let o = base + i * eb as usize;
+                        local[o..o + eb as usize]
+                            .copy_from_slice(&v!(regs, *src, l).to_le_bytes()[..eb as usize]);
+                    }
+                });
+            }
+            Resolved::Global(addrs) => {
+                let regs = &self.warps[w].regs;
+                let eb = eb as usize;
+                let mut bytes = vec![0u8; total as usize];
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    // One write per lane: the vector's elements are contiguous.
+                    for (i, src) in s.iter().enumerate() {
+                        bytes[i * eb..(i + 1) * eb]
+                            .copy_from_slice(&v!(regs, *src, l).to_le_bytes()[..eb]);
+                    }
+                    self.global.store(addrs[l], &bytes, l)?;
+                }
+            }
+            Resolved::Shared(addrs) => {
+                let width = width_of(total)?;
+                let mut data = [[0u32; 4]; 32];
+                let regs = &self.warps[w].regs;
+                each!(mask, |l| {
+                    let mut bytes = [0u8; 16];
+                    for (i, src) in s.iter().enumerate() {
+                        let o = i * eb as usize;
+                        bytes[o..o + eb as usize]
+                            .copy_from_slice(&v!(regs, *src, l).to_le_bytes()[..eb as usize]);
+                    }
+                    data[l] = regs_of(&bytes);
+                });
+                let step = self.shared_op(pc, SharedKind::St(width), addrs, mask, &data, None)?;
+                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+            }
+        }
+        Ok(changed)
+    }
+
+    /// `ldmatrix` and `stmatrix` through the door to `sim`.
+    pub(super) fn exec_matrix<'o>(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        match &inst.op {
+            Op::Ldmatrix {
+                num,
+                trans,
+                d,
+                addr,
+            } => {
+                let addrs = self.matrix_addrs(w, addr, *num)?;
+                let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
+                let step = self.shared_op(
+                    pc,
+                    SharedKind::Ldmatrix(n, *trans),
+                    addrs,
+                    mask,
+                    &[[0; 4]; 32],
+                    None,
+                )?;
+                let regs = &mut self.warps[w].regs;
+                for l in 0..WARP_SIZE {
+                    for (i, r) in d.iter().enumerate() {
+                        set!(changed, regs, *r, l, step.regs[l][i] as u64);
+                    }
+                }
+                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+            }
+            Op::Stmatrix {
+                num,
+                trans,
+                s,
+                addr,
+            } => {
+                let addrs = self.matrix_addrs(w, addr, *num)?;
+                let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
+                let regs = &self.warps[w].regs;
+                let mut data = [[0u32; 4]; 32];
+                for (l, lane) in data.iter_mut().enumerate() {
+                    for (i, src) in s.iter().enumerate() {
+                        lane[i] = v!(regs, *src, l) as u32;
+                    }
+                }
+                let step = self.shared_op(
+                    pc,
+                    SharedKind::Stmatrix(n, *trans),
+                    addrs,
+                    mask,
+                    &data,
+                    None,
+                )?;
+                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+            }
+            _ => {}
+        }
+        Ok(changed)
+    }
+
+    /// `cp.async.{ca,cg}.shared.global`: the copy completes at issue (a legal schedule: PTX only promises completion by `cp.async.wait_group`).
+    pub(super) fn exec_cp_async<'o>(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let changed = false;
+        let Op::CpAsync {
+            size,
+            dst,
+            src,
+            src_size,
+            ignore,
+            cg,
+        } = &inst.op
+        else {
+            return Ok(changed);
+        };
+        let (cg, size) = (*cg, *size);
+        let Resolved::Shared(saddrs) = self.resolve_space(w, Space::Shared, dst, mask, size)?
+        else {
+            return Err("cp.async destination must be shared memory".into());
+        };
+        let regs = &self.warps[w].regs;
+        let mut data = [[0u32; 4]; 32];
+        let mut src_addrs = [0u64; 32];
+        let mut zero_fill = false;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let mut n = match src_size {
+                Some(s) => {
+                    let n = v!(regs, *s, l);
+                    if n > u64::from(size) {
+                        return Err(format!(
+                            "lane {l}: cp.async src-size {n} is larger than its cp-size {size}: undefined (PTX ISA §9.7.9.25.3, cp.async: src-size must not exceed cp-size); allowed: 0..={size}"
+                        ));
+                    }
+                    n as u32
+                }
+                None => size,
+            };
+            if let Some((p, neg)) = ignore
+                && (v!(regs, *p, l) & 1 != 0) != *neg
+            {
+                n = 0;
+            }
+            zero_fill |= n < size;
+            let mut bytes = [0u8; 16];
+            if n > 0 {
+                let a = addr_value(regs, src, l);
+                let a = u64::try_from(a)
+                    .map_err(|_| format!("lane {l}: negative global address {a}"))?;
+                src_addrs[l] = a;
+                self.global.read(a, &mut bytes[..n as usize])?;
+            } else {
+                // An ignored source (src-size 0) is read from nowhere; its address
+                // still places the lane for the cost model.
+                src_addrs[l] = u64::try_from(addr_value(regs, src, l)).unwrap_or(0);
+            }
+            data[l] = regs_of(&bytes);
+        }
+        let kind = match (cg, size) {
+            (false, 4) => CpAsyncKind::Ca4,
+            (false, 8) => CpAsyncKind::Ca8,
+            (false, _) => CpAsyncKind::Ca16,
+            (true, 16) => CpAsyncKind::Cg16,
+            (true, n) => return Err(format!("cp.async.cg copies 16 bytes; found {n}")),
+        };
+        let step = self.shared_op(
+            pc,
+            SharedKind::CpAsync(kind),
+            saddrs,
+            mask,
+            &data,
+            Some(CpSources {
+                addrs: &src_addrs,
+                zero_fill,
+            }),
+        )?;
+        observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+        Ok(changed)
+    }
+
+    /// `mma.sync.aligned` through the door to `sim`.
+    pub(super) fn exec_mma<'o>(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let regs = &mut self.warps[w].regs;
+        let Op::Mma {
+            shape,
+            dtype,
+            d,
+            a,
+            b,
+            c,
+        } = &inst.op
+        else {
+            return Ok(changed);
+        };
+        if mask != u32::MAX {
+            return Err(format!(
+                "mma.sync needs all 32 lanes of the warp (.aligned); active lanes {mask:#010x}"
+            ));
+        }
+        let mut ra = [[0u32; 4]; 32];
+        let mut rb = [[0u32; 4]; 32];
+        let mut rc = [[0u32; 4]; 32];
+        for l in 0..WARP_SIZE {
+            for (i, s) in a.iter().enumerate() {
+                ra[l][i] = v!(regs, *s, l) as u32;
+            }
+            for (i, s) in b.iter().enumerate() {
+                rb[l][i] = v!(regs, *s, l) as u32;
+            }
+            for (i, s) in c.iter().enumerate() {
+                rc[l][i] = v!(regs, *s, l) as u32;
+            }
+        }
+        let out = warp_ops::mma(&mut self.smem, *shape, *dtype, &ra, &rb, &rc)
+            .map_err(|e| e.to_string())?;
+        for l in 0..WARP_SIZE {
+            for (i, r) in d.iter().enumerate() {
+                set!(changed, regs, *r, l, out[l][i] as u64);
+            }
+        }
+        observe(obs, w, pc, inst, mask, TraceKind::Mma(&out));
+        Ok(changed)
+    }
+
+    /// `atom` and `red` on shared or global memory.
+    pub(super) fn exec_atom<'o>(
+        &mut self,
+        w: usize,
+        _pc: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+        _obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let changed = false;
+        let Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            b,
+            c,
+        } = &inst.op
+        else {
+            return Ok(changed);
+        };
+        let eb = ty.bytes();
+        let resolved = self.resolve_space(w, *space, addr, mask, eb)?;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let regs = &self.warps[w].regs;
+            let (bv, cv) = (v!(regs, *b, l), c.map(|c| v!(regs, c, l)));
+            let mut buf = [0u8; 8];
+            match &resolved {
+                Resolved::Shared(a) => {
+                    let o = a[l] as usize;
+                    if !(a[l]).is_multiple_of(eb) {
+                        return Err(format!(
+                            "lane {l}: shared address {} is not aligned to {eb} bytes",
+                            a[l]
+                        ));
+                    }
+                    let Some(old) = self.smem.bytes().get(o..o + eb as usize) else {
+                        return Err(format!(
+                            "lane {l}: bytes {o}..{} are outside shared memory of {} bytes",
+                            o + eb as usize,
+                            self.smem.len()
+                        ));
+                    };
+                    buf[..eb as usize].copy_from_slice(old);
+                }
+                Resolved::Global(a) => self.global.read(a[l], &mut buf[..eb as usize])?,
+                Resolved::Param => return Err("atom on .param".into()),
+                Resolved::Local(_) => {
+                    return Err(format!(
+                        "lane {l}: a generic atom/red address falls in the local window (atomics act on global or shared memory)"
+                    ));
+                }
+            }
+            let old = u64::from_le_bytes(buf);
+            let new = atomic(*op, *ty, old, bv, cv);
+            let nb = new.to_le_bytes();
+            match &resolved {
+                Resolved::Shared(a) => {
+                    let o = a[l] as usize;
+                    self.smem.bytes_mut()[o..o + eb as usize].copy_from_slice(&nb[..eb as usize]);
+                }
+                Resolved::Global(a) => self.global.store(a[l], &nb[..eb as usize], l)?,
+                Resolved::Param | Resolved::Local(_) => {}
+            }
+            if let Some(d) = d {
+                self.warps[w].regs[*d as usize * WARP_SIZE + l] = extend(*ty, old);
+            }
+        }
+        Ok(changed)
+    }
+
     /// Runs one shared-memory request through the door to `sim`, counting it.
     pub(super) fn shared_op(
         &mut self,

@@ -14,6 +14,8 @@
 //! assert_eq!((r.totals.shared_ld_wavefronts, r.totals.shared_ld_bank_conflicts), (32, 31));
 //! ```
 
+#[macro_use]
+mod lanes;
 pub mod alu;
 pub mod cfg;
 pub mod decode;
@@ -22,6 +24,7 @@ pub mod mem;
 pub mod params;
 pub mod parse;
 pub mod report;
+mod sync;
 pub mod trace;
 pub mod types;
 pub mod warp_ops;

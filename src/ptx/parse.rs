@@ -225,6 +225,9 @@ pub enum Stmt {
     Var(VarDecl),
     /// An instruction.
     Inst(Inst),
+    /// A `.param` declared in the body: a `call`'s argument or return value (its name, line);
+    /// `st.param`/`ld.param` on it mean nothing while calls are not simulated.
+    CallParam(String, u32),
 }
 
 /// One instruction as written.
@@ -453,32 +456,16 @@ fn split<'a>(
     let b = src.as_bytes();
     let mut i = 0usize;
     let mut line = 1u32;
-    let mut start: Option<(usize, u32)> = None; // statement start (byte, line)
-    let mut inner = 0u32; // open braces inside the current statement (vector operands, initializers)
-    let mut brackets = 0u32; // open `[` and `(` inside the current statement
-    let mut section = 0u32; // depth inside a `.section { … }` being skipped
-    // The statement (by its start) whose first ':' was tried as a label's: a later ':' never
-    // ends a label (its text holds the earlier ':'), so each statement is scanned once.
-    let mut label_tried: Option<usize> = None;
-    let too_deep = |s: usize, l: u32, i: usize| ParseError {
-        line: l,
-        message: format!(
-            "brackets nest deeper than {MAX_NESTING} levels in one statement, at '{}': PTX nests a vector operand's braces once (PTX ISA §6.4.3), an address's brackets once (§6.4.1) and an initializer's braces once per array dimension (§5.4.4)",
-            shorten(&src[s..=i])
-        ),
-    };
+    let mut st = SplitState::default();
     while i < b.len() {
         let c = b[i];
         if c == b'\n' {
-            if let Some((s, l)) = start
-                && inner == 0
+            if st.inner == 0
+                && let Some(r) = line_directive(src, st.start, i)
             {
-                let t = src[s..i].trim();
-                if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) && !t.ends_with(';') {
-                    emit(Piece::Stmt(Raw { text: t, line: l }))?;
-                    start = None;
-                    brackets = 0;
-                }
+                emit(Piece::Stmt(r))?;
+                st.start = None;
+                st.brackets = 0;
             }
             line = line.saturating_add(1);
             i += 1;
@@ -490,67 +477,33 @@ fn split<'a>(
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
             }
-            if let Some((s, l)) = start
-                && inner == 0
+            if st.inner == 0
+                && let Some(r) = line_directive(src, st.start, text_end)
             {
-                let t = src[s..text_end].trim();
-                if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
-                    emit(Piece::Stmt(Raw { text: t, line: l }))?;
-                    start = None;
-                    brackets = 0;
-                }
+                emit(Piece::Stmt(r))?;
+                st.start = None;
+                st.brackets = 0;
             }
             continue;
         }
         if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            let l0 = line;
-            i += 2;
-            loop {
-                if i + 1 >= b.len() {
-                    return Err(ParseError {
-                        line: l0,
-                        message: "unterminated /* comment".into(),
-                    });
-                }
-                if b[i] == b'\n' {
-                    line = line.saturating_add(1);
-                }
-                if b[i] == b'*' && b[i + 1] == b'/' {
-                    i += 2;
-                    break;
-                }
-                i += 1;
-            }
+            (i, line) = skip_block_comment(b, i, line)?;
             continue;
         }
         if c == b'"' {
-            let l0 = line;
-            if start.is_none() {
-                start = Some((i, line));
+            if st.start.is_none() {
+                st.start = Some((i, line));
             }
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                if b[i] == b'\n' {
-                    line = line.saturating_add(1);
-                }
-                i += 1;
-            }
-            if i >= b.len() {
-                return Err(ParseError {
-                    line: l0,
-                    message: "unterminated string".into(),
-                });
-            }
-            i += 1;
+            (i, line) = skip_string(b, i, line)?;
             continue;
         }
-        if section > 0 {
+        if st.section > 0 {
             if c == b'{' {
-                section = section.saturating_add(1);
+                st.section = st.section.saturating_add(1);
             } else if c == b'}' {
-                section -= 1;
-                if section == 1 {
-                    section = 0;
+                st.section -= 1;
+                if st.section == 1 {
+                    st.section = 0;
                 }
             }
             i += 1;
@@ -560,110 +513,16 @@ fn split<'a>(
             i += 1;
             continue;
         }
-        let text = |s: usize, e: usize| src[s..e].trim();
-        match c {
-            b';' => {
-                if let Some((s, l)) = start.take() {
-                    inner = 0;
-                    brackets = 0;
-                    emit(Piece::Stmt(Raw {
-                        text: text(s, i),
-                        line: l,
-                    }))?;
-                } else {
-                    // An empty statement: allowed.
-                }
-                i += 1;
-            }
-            b'{' => {
-                match start {
-                    Some((s, l)) => {
-                        let t = text(s, i);
-                        if inner == 0 && brackets == 0 && starts_with_word(t, ".section") {
-                            section = 2;
-                            start = None;
-                        } else if inner == 0
-                            && brackets == 0
-                            && t.starts_with('.')
-                            && !t.contains('=')
-                        {
-                            emit(Piece::Open(Raw { text: t, line: l }))?;
-                            start = None;
-                        } else {
-                            inner += 1;
-                            if inner + brackets > MAX_NESTING {
-                                return Err(too_deep(s, l, i));
-                            }
-                        }
-                    }
-                    None => emit(Piece::Open(Raw { text: "", line }))?,
-                }
-                i += 1;
-            }
-            b'}' => {
-                if inner > 0 {
-                    inner -= 1;
-                } else {
-                    if let Some((s, l)) = start.take() {
-                        return Err(ParseError {
-                            line: l,
-                            message: format!("expected ';' after '{}'", shorten(text(s, i))),
-                        });
-                    }
-                    emit(Piece::Close(line))?;
-                }
-                i += 1;
-            }
-            b':' if b.get(i + 1) != Some(&b':')
-                && i > 0
-                && b[i - 1] != b':'
-                && inner == 0
-                && brackets == 0 =>
-            {
-                if let Some((s, l)) = start
-                    && label_tried != Some(s)
-                    && {
-                        label_tried = Some(s);
-                        is_ident(text(s, i))
-                    }
-                {
-                    emit(Piece::Label(Raw {
-                        text: text(s, i),
-                        line: l,
-                    }))?;
-                    start = None;
-                } else if start.is_none() {
-                    // A ':' that ends no label is text of a statement (an error there).
-                    start = Some((i, line));
-                }
-                i += 1;
-            }
-            _ => {
-                if start.is_none() {
-                    start = Some((i, line));
-                }
-                match c {
-                    b'[' | b'(' => {
-                        brackets += 1;
-                        if inner + brackets > MAX_NESTING {
-                            let (s, l) = start.unwrap_or((i, line));
-                            return Err(too_deep(s, l, i));
-                        }
-                    }
-                    b']' | b')' => brackets = brackets.saturating_sub(1),
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
+        punct(src, &mut st, c, i, line, &mut emit)?;
+        i += 1;
     }
-    if section > 0 {
+    if st.section > 0 {
         return Err(ParseError {
             line,
             message: "unterminated .section block: expected '}'".into(),
         });
     }
-    if let Some((s, l)) = start {
+    if let Some((s, l)) = st.start {
         let t = src[s..].trim();
         if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
             emit(Piece::Stmt(Raw { text: t, line: l }))?;
@@ -675,6 +534,187 @@ fn split<'a>(
         }
     }
     Ok(())
+}
+
+/// The splitter's state inside the current statement.
+#[derive(Default)]
+struct SplitState {
+    /// Statement start (byte, line).
+    start: Option<(usize, u32)>,
+    /// Open braces inside the current statement (vector operands, initializers).
+    inner: u32,
+    /// Open `[` and `(` inside the current statement.
+    brackets: u32,
+    /// Depth inside a `.section { … }` being skipped.
+    section: u32,
+    /// The statement (by its start) whose first ':' was tried as a label's: a later ':' never
+    /// ends a label (its text holds the earlier ':'), so each statement is scanned once.
+    label_tried: Option<usize>,
+}
+
+/// Brackets nested past [`MAX_NESTING`] in the statement at byte `s` (line `l`), at byte `i`.
+fn too_deep(src: &str, s: usize, l: u32, i: usize) -> ParseError {
+    ParseError {
+        line: l,
+        message: format!(
+            "brackets nest deeper than {MAX_NESTING} levels in one statement, at '{}': PTX nests a vector operand's braces once (PTX ISA §6.4.3), an address's brackets once (§6.4.1) and an initializer's braces once per array dimension (§5.4.4)",
+            shorten(&src[s..=i])
+        ),
+    }
+}
+
+/// The splitter at a byte `c` (at `i`, on `line`) that is not whitespace, a comment or a
+/// string: `;` ends a statement, `{`/`}` open and close scopes (or nest inside a statement),
+/// a `:` may end a label, anything else is statement text.
+fn punct<'a>(
+    src: &'a str,
+    st: &mut SplitState,
+    c: u8,
+    i: usize,
+    line: u32,
+    emit: &mut impl FnMut(Piece<'a>) -> Result<(), ParseError>,
+) -> Result<(), ParseError> {
+    let b = src.as_bytes();
+    let text = |s: usize, e: usize| src[s..e].trim();
+    match c {
+        b';' => {
+            if let Some((s, l)) = st.start.take() {
+                st.inner = 0;
+                st.brackets = 0;
+                emit(Piece::Stmt(Raw {
+                    text: text(s, i),
+                    line: l,
+                }))?;
+            } else {
+                // An empty statement: allowed.
+            }
+        }
+        b'{' => match st.start {
+            Some((s, l)) => {
+                let t = text(s, i);
+                if st.inner == 0 && st.brackets == 0 && starts_with_word(t, ".section") {
+                    st.section = 2;
+                    st.start = None;
+                } else if st.inner == 0
+                    && st.brackets == 0
+                    && t.starts_with('.')
+                    && !t.contains('=')
+                {
+                    emit(Piece::Open(Raw { text: t, line: l }))?;
+                    st.start = None;
+                } else {
+                    st.inner += 1;
+                    if st.inner + st.brackets > MAX_NESTING {
+                        return Err(too_deep(src, s, l, i));
+                    }
+                }
+            }
+            None => emit(Piece::Open(Raw { text: "", line }))?,
+        },
+        b'}' => {
+            if st.inner > 0 {
+                st.inner -= 1;
+            } else {
+                if let Some((s, l)) = st.start.take() {
+                    return Err(ParseError {
+                        line: l,
+                        message: format!("expected ';' after '{}'", shorten(text(s, i))),
+                    });
+                }
+                emit(Piece::Close(line))?;
+            }
+        }
+        b':' if b.get(i + 1) != Some(&b':')
+            && i > 0
+            && b[i - 1] != b':'
+            && st.inner == 0
+            && st.brackets == 0 =>
+        {
+            if let Some((s, l)) = st.start
+                && st.label_tried != Some(s)
+                && {
+                    st.label_tried = Some(s);
+                    is_ident(text(s, i))
+                }
+            {
+                emit(Piece::Label(Raw {
+                    text: text(s, i),
+                    line: l,
+                }))?;
+                st.start = None;
+            } else if st.start.is_none() {
+                // A ':' that ends no label is text of a statement (an error there).
+                st.start = Some((i, line));
+            }
+        }
+        _ => {
+            if st.start.is_none() {
+                st.start = Some((i, line));
+            }
+            match c {
+                b'[' | b'(' => {
+                    st.brackets += 1;
+                    if st.inner + st.brackets > MAX_NESTING {
+                        let (s, l) = st.start.unwrap_or((i, line));
+                        return Err(too_deep(src, s, l, i));
+                    }
+                }
+                b']' | b')' => st.brackets = st.brackets.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The statement from `start` to byte `end` when it is a line-ended directive (`.loc`,
+/// `.file`, … without a `;`): it ends at the newline or comment.
+fn line_directive(src: &str, start: Option<(usize, u32)>, end: usize) -> Option<Raw<'_>> {
+    let (s, l) = start?;
+    let t = src[s..end].trim();
+    (LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) && !t.ends_with(';'))
+        .then_some(Raw { text: t, line: l })
+}
+
+/// Skips the `/* … */` comment at byte `i`: the byte after it and the line there.
+fn skip_block_comment(b: &[u8], mut i: usize, mut line: u32) -> Result<(usize, u32), ParseError> {
+    let l0 = line;
+    i += 2;
+    loop {
+        if i + 1 >= b.len() {
+            return Err(ParseError {
+                line: l0,
+                message: "unterminated /* comment".into(),
+            });
+        }
+        if b[i] == b'\n' {
+            line = line.saturating_add(1);
+        }
+        if b[i] == b'*' && b[i + 1] == b'/' {
+            return Ok((i + 2, line));
+        }
+        i += 1;
+    }
+}
+
+/// Skips the string literal whose opening quote is at byte `i`: the byte after its closing
+/// quote and the line there.
+fn skip_string(b: &[u8], mut i: usize, mut line: u32) -> Result<(usize, u32), ParseError> {
+    let l0 = line;
+    i += 1;
+    while i < b.len() && b[i] != b'"' {
+        if b[i] == b'\n' {
+            line = line.saturating_add(1);
+        }
+        i += 1;
+    }
+    if i >= b.len() {
+        return Err(ParseError {
+            line: l0,
+            message: "unterminated string".into(),
+        });
+    }
+    Ok((i + 1, line))
 }
 
 fn starts_with_word(t: &str, w: &str) -> bool {
@@ -1399,7 +1439,9 @@ fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
     let opcode: Vec<String> = split_opcode(op);
     let mut operands = Vec::new();
     let _ = ws.parse_next(&mut i);
-    if !i.is_empty() {
+    if opcode[0] == "call" {
+        operands = call_operands(i, line)?;
+    } else if !i.is_empty() {
         let list: Result<Vec<Operand>, _> =
             separated(1..=MAX_OPERANDS as usize, operand, (ws, ',')).parse_next(&mut i);
         operands = list.map_err(|e| werr(line, "operands separated by ','", i, &unwrap_err(e)))?;
@@ -1424,6 +1466,45 @@ fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
         operands,
         text: t.split_whitespace().collect::<Vec<_>>().join(" "),
     })
+}
+
+/// `call`'s operands (PTX ISA 9.7.12.3 call: `call{.uni} (ret-param), func, (param-list)`,
+/// either list optional, an indirect call's prototype last): the callee alone, as a name; the
+/// parameter lists are not simulated.
+fn call_operands(rest: &str, line: u32) -> Result<Vec<Operand>, ParseError> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (k, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(rest[start..k].trim());
+                start = k + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            break;
+        }
+    }
+    parts.push(rest[start..].trim());
+    let callee = parts.iter().find(|p| !p.starts_with('('));
+    let ok = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.'))
+    };
+    match callee {
+        Some(c) if depth == 0 && ok(c) => Ok(vec![Operand::Name(c.to_string())]),
+        _ => Err(ParseError {
+            line,
+            message: format!(
+                "'call {}': expected call{{.uni}} (ret-param), func, (param-list) (PTX ISA 9.7.12.3 call)",
+                shorten(rest)
+            ),
+        }),
+    }
 }
 
 fn unwrap_err(e: winnow::error::ErrMode<ContextError>) -> ContextError {
@@ -1456,6 +1537,11 @@ fn body_stmt(t: &str, line: u32) -> Result<Option<Stmt>, ParseError> {
     if t.starts_with('.') {
         if LINE_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
             return Ok(None);
+        }
+        if starts_with_word(t, ".param") {
+            let last = t.split_whitespace().last().unwrap_or("");
+            let name = last.split('[').next().unwrap_or(last).trim_end_matches(';');
+            return Ok(Some(Stmt::CallParam(name.to_string(), line)));
         }
         if BODY_DIRECTIVES.iter().any(|d| starts_with_word(t, d)) {
             return Ok(None);
@@ -1571,43 +1657,21 @@ fn space_limit(space: &str) -> (u64, String) {
     }
 }
 
-/// A variable declaration at module (`module` true) or body scope, or `None` for module
-/// directives without meaning here. Every modifier must mean something (a state space, a type,
-/// `.align N`, `.v2`/`.v4`, a linking directive); one state space, one type; the size within
-/// the space's limit; the initializer within the variable.
-fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseError> {
-    let (decl, init) = match t.split_once('=') {
-        Some((d, i)) => (d.trim(), Some(i.trim())),
-        None => (t, None),
-    };
-    let mut i = decl;
-    let parsed: Result<_, winnow::error::ErrMode<ContextError>> = (
-        winnow::combinator::repeat::<_, _, Vec<(&str, Option<i128>)>, _, _>(
-            0..,
-            preceded(
-                (ws, '.'),
-                (
-                    ident,
-                    opt(preceded(
-                        (take_while(1.., ' '), winnow::combinator::peek(digit1)),
-                        int_lit,
-                    )),
-                ),
-            ),
-        ),
-        ws,
-        opt(ident),
-        opt(delimited(('[', ws), opt(int_lit), (ws, ']'))),
-        ws,
-    )
-        .parse_next(&mut i);
-    let (mods, _, name, dims, _) =
-        parsed.map_err(|e| werr(line, "a variable declaration", i, &unwrap_err(e)))?;
+/// A declaration's qualifiers, each at most once: its state space, `.align`, type and
+/// vector width (PTX ISA §5.4.1 Variable Declarations).
+type DeclMods<'a> = (Option<&'a str>, Option<u32>, Option<&'a str>, u32);
+
+/// Reads the qualifiers of the declaration `t` ([`DeclMods`]).
+fn decl_mods<'a>(
+    mods: &[(&'a str, Option<i128>)],
+    line: u32,
+    t: &str,
+) -> Result<DeclMods<'a>, ParseError> {
     let mut space: Option<&str> = None;
     let mut align = None;
     let mut ty: Option<&str> = None;
     let mut vec = 1u32;
-    for (m, n) in &mods {
+    for (m, n) in mods {
         let m = *m;
         if VAR_SPACES.contains(&m) {
             if let Some(s) = space {
@@ -1667,6 +1731,144 @@ fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseEr
             });
         }
     }
+    Ok((space, align, ty, vec))
+}
+
+/// The bytes of an integer initializer (`= {1, 2, 3}`) of scalar type `scalar` (written
+/// `ty`, `sbytes` bytes each), each value checked against the type's range (PTX ISA §5.4.4
+/// Initializers), and how many scalars it has.
+fn init_bytes(
+    init: Option<&str>,
+    scalar: Ty,
+    sbytes: u32,
+    ty: &str,
+    line: u32,
+) -> Result<(Vec<u8>, u64), ParseError> {
+    let mut bytes = Vec::new();
+    let mut scalars = 0u64;
+    if let Some(init) = init {
+        let body = init.trim().trim_start_matches('{').trim_end_matches('}');
+        let bits = scalar.bits();
+        for part in body
+            .split(',')
+            .map(|p| p.trim().trim_matches(['{', '}']).trim())
+        {
+            if part.is_empty() {
+                continue;
+            }
+            let v = int_value(part).ok_or_else(|| err(line, "an integer initializer", part))?;
+            let fits = bits >= 64 || (-(1i128 << (bits - 1))..(1i128 << bits)).contains(&v);
+            if !fits || !(-(1i128 << 63)..(1i128 << 64)).contains(&v) {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "initializer {part} does not fit in .{ty} (PTX ISA §5.4.4 Initializers)"
+                    ),
+                });
+            }
+            let le = (v as u64).to_le_bytes();
+            bytes.extend_from_slice(&le[..sbytes as usize]);
+            scalars += 1;
+        }
+    }
+    Ok((bytes, scalars))
+}
+
+/// An initializer nests its braces once per array dimension, and once more for the elements
+/// of a vector type (PTX ISA §5.4.4 Initializers): `allowed` levels.
+fn check_init_nesting(init: &str, name: &str, allowed: usize, line: u32) -> Result<(), ParseError> {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in init.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > allowed || depth != 0 {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "the initializer of '{name}' nests braces {deepest} deep, its declaration has {allowed} level{} (one per array dimension, one for a vector; PTX ISA §5.4.4 Initializers)",
+                if allowed == 1 { "" } else { "s" }
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A variable's size against its initializer's `scalars` (of `sbytes` bytes each) and its
+/// state space's limit (`space_limit`).
+fn check_var_size(
+    name: &str,
+    space: &str,
+    size: u64,
+    scalars: u64,
+    sbytes: u32,
+    line: u32,
+) -> Result<(), ParseError> {
+    let capacity = size / u64::from(sbytes);
+    if scalars > capacity {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "the initializer of '{name}' has {scalars} elements, the variable {capacity} (PTX ISA §5.4.4 Initializers)"
+            ),
+        });
+    }
+    let (limit, rule) = space_limit(space);
+    if size > limit {
+        return Err(ParseError {
+            line,
+            message: if space == "local" {
+                // The words of the frame's own check (decode.rs), which sums the variables.
+                format!(
+                    "local variable '{name}' of {size} bytes makes the frame exceed {limit} bytes per thread (CUDA's local-memory limit)"
+                )
+            } else {
+                format!("{space} variable '{name}' of {size} bytes exceeds {rule}")
+            },
+        });
+    }
+    Ok(())
+}
+
+/// A variable declaration at module (`module` true) or body scope, or `None` for module
+/// directives without meaning here. Every modifier must mean something (a state space, a type,
+/// `.align N`, `.v2`/`.v4`, a linking directive); one state space, one type; the size within
+/// the space's limit; the initializer within the variable.
+fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseError> {
+    let (decl, init) = match t.split_once('=') {
+        Some((d, i)) => (d.trim(), Some(i.trim())),
+        None => (t, None),
+    };
+    let mut i = decl;
+    let parsed: Result<_, winnow::error::ErrMode<ContextError>> = (
+        winnow::combinator::repeat::<_, _, Vec<(&str, Option<i128>)>, _, _>(
+            0..,
+            preceded(
+                (ws, '.'),
+                (
+                    ident,
+                    opt(preceded(
+                        (take_while(1.., ' '), winnow::combinator::peek(digit1)),
+                        int_lit,
+                    )),
+                ),
+            ),
+        ),
+        ws,
+        opt(ident),
+        opt(delimited(('[', ws), opt(int_lit), (ws, ']'))),
+        ws,
+    )
+        .parse_next(&mut i);
+    let (mods, _, name, dims, _) =
+        parsed.map_err(|e| werr(line, "a variable declaration", i, &unwrap_err(e)))?;
+    let (space, align, ty, vec) = decl_mods(&mods, line, t)?;
     let Some(space) = space else {
         if let Some(t0) = ty.filter(|t0| !PTX_TYPES.contains(t0)) {
             return Err(ParseError {
@@ -1724,33 +1926,7 @@ fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseEr
         });
     }
     // Initializer scalars, checked against the type's range as they are read.
-    let mut bytes = Vec::new();
-    let mut scalars = 0u64;
-    if let Some(init) = init {
-        let body = init.trim().trim_start_matches('{').trim_end_matches('}');
-        let bits = scalar.bits();
-        for part in body
-            .split(',')
-            .map(|p| p.trim().trim_matches(['{', '}']).trim())
-        {
-            if part.is_empty() {
-                continue;
-            }
-            let v = int_value(part).ok_or_else(|| err(line, "an integer initializer", part))?;
-            let fits = bits >= 64 || (-(1i128 << (bits - 1))..(1i128 << bits)).contains(&v);
-            if !fits || !(-(1i128 << 63)..(1i128 << 64)).contains(&v) {
-                return Err(ParseError {
-                    line,
-                    message: format!(
-                        "initializer {part} does not fit in .{ty} (PTX ISA §5.4.4 Initializers)"
-                    ),
-                });
-            }
-            let le = (v as u64).to_le_bytes();
-            bytes.extend_from_slice(&le[..sbytes as usize]);
-            scalars += 1;
-        }
-    }
+    let (bytes, scalars) = init_bytes(init, scalar, sbytes, ty, line)?;
     let external = mods.iter().any(|(m, _)| *m == "extern");
     if external && space == "local" {
         return Err(ParseError {
@@ -1761,29 +1937,8 @@ fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseEr
         });
     }
     if let Some(init) = init {
-        // An initializer nests its braces once per array dimension, and once more for the
-        // elements of a vector type (PTX ISA §5.4.4 Initializers).
         let allowed = usize::from(dims.is_some()) + usize::from(vec > 1);
-        let (mut depth, mut deepest) = (0usize, 0usize);
-        for c in init.chars() {
-            match c {
-                '{' => {
-                    depth += 1;
-                    deepest = deepest.max(depth);
-                }
-                '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        if deepest > allowed || depth != 0 {
-            return Err(ParseError {
-                line,
-                message: format!(
-                    "the initializer of '{name}' nests braces {deepest} deep, its declaration has {allowed} level{} (one per array dimension, one for a vector; PTX ISA §5.4.4 Initializers)",
-                    if allowed == 1 { "" } else { "s" }
-                ),
-            });
-        }
+        check_init_nesting(init, name, allowed, line)?;
     }
     let size = match dims {
         None => Some(u64::from(el)),
@@ -1807,29 +1962,7 @@ fn var_decl(t: &str, line: u32, module: bool) -> Result<Option<VarDecl>, ParseEr
         }
     };
     if let Some(size) = size {
-        let capacity = size / u64::from(sbytes);
-        if scalars > capacity {
-            return Err(ParseError {
-                line,
-                message: format!(
-                    "the initializer of '{name}' has {scalars} elements, the variable {capacity} (PTX ISA §5.4.4 Initializers)"
-                ),
-            });
-        }
-        let (limit, rule) = space_limit(space);
-        if size > limit {
-            return Err(ParseError {
-                line,
-                message: if space == "local" {
-                    // The words of the frame's own check (decode.rs), which sums the variables.
-                    format!(
-                        "local variable '{name}' of {size} bytes makes the frame exceed {limit} bytes per thread (CUDA's local-memory limit)"
-                    )
-                } else {
-                    format!("{space} variable '{name}' of {size} bytes exceeds {rule}")
-                },
-            });
-        }
+        check_var_size(name, space, size, scalars, sbytes, line)?;
     }
     if init.is_some() && matches!(space, "shared" | "local") {
         return Err(ParseError {

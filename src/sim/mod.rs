@@ -20,6 +20,7 @@
 //! * [`fa3`]: the Hopper FlashAttention kernel's (`kernels/fa3_fwd.cu`) wgmma, TMA, mbarrier
 //!   and barrier counts per CTA of its persistent grid, and its predicted SASS counts;
 //! * [`traffic`]: global-memory bytes of the FlashAttention v1 and v2 loop orders;
+//! * [`mbarrier`]: the mbarrier object (phase, pending arrivals, transaction bytes), pure;
 //! * [`occupancy`]: blocks per SM, active warps and the limiting resource;
 //! * [`size`]: the one spelling of a byte size (`32768`, `32K`, `32KiB`, `2M`);
 //! * [`tma`]: tensor maps (`cuTensorMapEncodeTiled`, rank 1..=5), where a TMA box lands in
@@ -40,6 +41,7 @@ pub mod fa3;
 pub mod instr;
 pub mod layout;
 pub mod ldmatrix;
+pub mod mbarrier;
 pub mod mma;
 pub mod occupancy;
 pub mod placement;

@@ -1,0 +1,783 @@
+//! Synchronisation and the asynchronous units of the CTA engine: the sixteen named barriers
+//! (`bar.sync`/`bar.arrive`/`bar.red` with thread counts), mbarrier objects (through the pure
+//! model [`crate::sim::mbarrier`]), `barrier.cluster`, the units' groups and waits
+//! (`cp.async`, bulk copies, `wgmma`: [`AsyncOp`]), and `elect.sync`, `mapa`, `call`.
+//!
+//! **Async units.** An asynchronous operation a warp issues is an [`AsyncOp`] in the CTA's
+//! pending list: the group it belongs to (if its unit has groups) and its completion action
+//! (e.g. a complete-tx of N bytes on an mbarrier). The scheduler completes every pending
+//! operation when no warp can run (all blocked, spinning or exited): a legal schedule, since
+//! PTX promises completion only at the waits (`wait_group`, the mbarrier phase), and one that
+//! lets each wait see the most work done before it. A later bulk-copy or `wgmma` arm issues
+//! one with [`Machine::issue_async`].
+//!
+//! **Cluster.** A launch simulates one CTA, a cluster of 1×1×1 ([`ClusterShape::of`]): the
+//! cluster special registers, `barrier.cluster` over the CTA's warps and `mapa` to rank 0 follow
+//! from it; a `--cluster` launch of several CTAs would give the shape there.
+
+use super::decode::{AsyncUnit, BarRed, Inst, MbarOp, Op, SHARED_WINDOW, Space, Src};
+use super::engine::{Block, Launch, Machine, Observer, WState, check_member};
+use super::mem::addr_value;
+use crate::sim::bank::WARP_SIZE;
+use crate::sim::mbarrier::{Mbarrier, MbarrierError};
+
+/// The cluster of the simulated CTA (PTX ISA §10.11-§10.17, the cluster special registers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ClusterShape {
+    /// `%cluster_nctaid`: CTAs per cluster in x, y, z.
+    pub(super) dims: [u32; 3],
+    /// `%cluster_ctaid`: the CTA's position in its cluster.
+    pub(super) ctaid: [u32; 3],
+    /// `%clusterid`: the cluster's position in the grid.
+    pub(super) id: [u32; 3],
+    /// `%nclusterid`: clusters in the grid.
+    pub(super) nclusters: [u32; 3],
+    /// `%cluster_ctarank`.
+    pub(super) rank: u32,
+    /// `%is_explicit_cluster`.
+    pub(super) explicit: bool,
+}
+
+impl ClusterShape {
+    /// The cluster of a launch: one CTA (a launch that names no cluster runs clusters of
+    /// 1×1×1, PTX ISA §10.17), so each CTA is its own cluster; the seam for a `--cluster`
+    /// launch.
+    pub(super) fn of(l: &Launch) -> Self {
+        ClusterShape {
+            dims: [1, 1, 1],
+            ctaid: [0, 0, 0],
+            id: l.cta,
+            nclusters: l.grid,
+            rank: 0,
+            explicit: false,
+        }
+    }
+}
+
+/// What the engine does after a synchronising instruction.
+pub(super) enum Flow {
+    /// Go on with the next instruction.
+    Next,
+    /// Block for `block`; `advance`: past the instruction (else it runs again on release).
+    Block { block: Block, advance: bool },
+}
+
+/// One named barrier's current round (PTX ISA 9.7.13.1 bar, barrier).
+#[derive(Clone, Debug, Default)]
+pub(super) struct NamedBar {
+    /// The thread count of this round's arrivals (`None`: every thread of the CTA).
+    count: Option<u32>,
+    /// Threads arrived: 32 per warp with a count (PTX ISA: "the arrival count is incremented
+    /// by the warp size"), the warp's non-exited threads without one.
+    arrived: u32,
+    /// Warps waiting, with the `bar.red` result they receive (operation, register).
+    waiters: Vec<(usize, Option<(BarRed, u32)>)>,
+    /// `bar.red`: threads whose predicate was true, false.
+    trues: u32,
+    falses: u32,
+}
+
+/// What completing an asynchronous operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // issued by the bulk-copy and wgmma arms when they are integrated
+pub(super) enum AsyncAction {
+    /// A complete-tx of `bytes` on the mbarrier at shared byte `mbar`
+    /// (`.mbarrier::complete_tx::bytes`).
+    CompleteTx { mbar: u32, bytes: u32 },
+    /// Nothing beyond closing its part of its group (a `bulk_group` store, a `wgmma`).
+    Done,
+}
+
+/// An asynchronous operation in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct AsyncOp {
+    /// The warp that issued it.
+    pub(super) warp: usize,
+    /// Its unit and group number, if its unit commits groups.
+    pub(super) group: Option<(AsyncUnit, u64)>,
+    /// The issuing line.
+    pub(super) line: u32,
+    /// What completing it does.
+    pub(super) action: AsyncAction,
+}
+
+impl Machine<'_> {
+    /// The synchronising instructions: named barriers, mbarriers, the units' waits and
+    /// `barrier.cluster`.
+    pub(super) fn exec_sync(
+        &mut self,
+        w: usize,
+        inst: &Inst,
+        mask: u32,
+        _path: u32,
+    ) -> Result<Flow, String> {
+        match &inst.op {
+            Op::Bar { .. } => self.bar(w, inst, mask),
+            Op::Mbarrier { .. } => self.mbarrier(w, inst, mask),
+            Op::AsyncWait { unit, n, all } if mask != 0 => {
+                if *all {
+                    self.warps[w].groups[*unit as usize] += 1;
+                }
+                Ok(if self.outstanding(w, *unit) <= u64::from(*n) {
+                    Flow::Next
+                } else {
+                    Flow::Block {
+                        block: Block::Group {
+                            unit: *unit,
+                            n: *n,
+                            line: inst.line,
+                        },
+                        advance: true,
+                    }
+                })
+            }
+            Op::ClusterBarrier { wait } if mask != 0 => self.cluster_barrier(w, inst, mask, *wait),
+            _ => Ok(Flow::Next),
+        }
+    }
+
+    /// `bar.sync`/`barrier.sync`/`bar.arrive`/`bar.red` (PTX ISA 9.7.13.1): the warp arrives
+    /// at named barrier `a` (0..=15) with thread count `b` (a non-zero multiple of 32) or all
+    /// the CTA's threads; sync and red wait, arrive goes on.
+    fn bar(&mut self, w: usize, inst: &Inst, mask: u32) -> Result<Flow, String> {
+        let Op::Bar {
+            id,
+            count,
+            arrive,
+            red,
+        } = &inst.op
+        else {
+            return Ok(Flow::Next);
+        };
+        let warp = &self.warps[w];
+        let all = warp.live & !warp.exited;
+        let name = match (red, arrive) {
+            (Some(_), _) => "bar.red",
+            (None, true) => "bar.arrive",
+            (None, false) => "bar.sync",
+        };
+        if mask != all {
+            return Err(format!(
+                "{name} reached by lanes {mask:#010x} of warp {w} while lanes {:#010x} are elsewhere: PTX requires all threads of a warp to execute {name} together",
+                all & !mask
+            ));
+        }
+        let regs = &warp.regs;
+        let first = mask.trailing_zeros() as usize;
+        let rd = |s: &Src| match *s {
+            Src::Imm(v) => v as u32,
+            Src::Reg(r) => regs[r as usize * WARP_SIZE + first] as u32,
+        };
+        let id = rd(id);
+        let count = count.as_ref().map(rd);
+        if id > 15 || count.is_some_and(|c| c == 0 || c % 32 != 0) {
+            return Err(format!(
+                "barrier {id}{}: ids are 0..=15 (a CTA has sixteen barriers) and a thread count is a non-zero multiple of the warp size, 32 (PTX ISA, barrier)",
+                count
+                    .map(|c| format!(" with count {c}"))
+                    .unwrap_or_default()
+            ));
+        }
+        let (mut t, mut f) = (0, 0);
+        if let Some((_, _, (p, neg))) = red {
+            for l in 0..WARP_SIZE {
+                if mask >> l & 1 == 1 {
+                    let v = match *p {
+                        Src::Imm(v) => v,
+                        Src::Reg(r) => regs[r as usize * WARP_SIZE + l],
+                    };
+                    if (v & 1 != 0) != *neg {
+                        t += 1;
+                    } else {
+                        f += 1;
+                    }
+                }
+            }
+        }
+        let nb = &mut self.bars[id as usize];
+        if (nb.arrived > 0 || !nb.waiters.is_empty()) && nb.count != count {
+            let said =
+                |c: Option<u32>| c.map_or("all threads".to_string(), |c| format!("{c} threads"));
+            return Err(format!(
+                "{name} {id} with {} while warps already at barrier {id} gave {}: every arrival of one barrier round names the same thread count (PTX ISA, bar)",
+                said(count),
+                said(nb.count)
+            ));
+        }
+        nb.count = count;
+        nb.arrived += if count.is_some() {
+            32
+        } else {
+            all.count_ones()
+        };
+        nb.trues += t;
+        nb.falses += f;
+        if !arrive {
+            nb.waiters.push((w, red.map(|(op, d, _)| (op, d))));
+        }
+        let released = self.release_bar(id as usize);
+        if *arrive || released.contains(&w) {
+            return Ok(Flow::Next);
+        }
+        Ok(Flow::Block {
+            block: Block::Bar {
+                id,
+                count,
+                line: inst.line,
+            },
+            advance: true,
+        })
+    }
+
+    /// Releases named barrier `id` if its expected threads have arrived: its waiters run
+    /// (with their `bar.red` results), and a new round begins. Returns the warps released.
+    fn release_bar(&mut self, id: usize) -> Vec<usize> {
+        let not_exited: u32 = self
+            .warps
+            .iter()
+            .map(|w| (w.live & !w.exited).count_ones())
+            .sum();
+        let nb = &self.bars[id];
+        let expected = nb.count.unwrap_or(not_exited);
+        if nb.arrived == 0 || nb.arrived < expected {
+            return Vec::new();
+        }
+        let nb = std::mem::take(&mut self.bars[id]);
+        let mut out = Vec::with_capacity(nb.waiters.len());
+        for (w, red) in nb.waiters {
+            let warp = &mut self.warps[w];
+            warp.state = WState::Run;
+            if let Some((op, d)) = red {
+                let v = match op {
+                    BarRed::Popc => u64::from(nb.trues),
+                    BarRed::And => u64::from(nb.falses == 0),
+                    BarRed::Or => u64::from(nb.trues > 0),
+                };
+                let lanes = warp.live & !warp.exited;
+                for l in 0..WARP_SIZE {
+                    if lanes >> l & 1 == 1 {
+                        warp.regs[d as usize * WARP_SIZE + l] = v;
+                    }
+                }
+                warp.changed = true;
+            }
+            out.push(w);
+        }
+        out
+    }
+
+    /// The scheduler's look at every waiting warp: releases the named barriers whose threads
+    /// have all arrived, completes the cluster barrier's phase, and wakes the warps whose
+    /// mbarrier phase completed, whose groups drained, or whose cluster phase passed. False
+    /// when nothing changed.
+    pub(super) fn release(&mut self) -> bool {
+        let mut any = false;
+        for id in 0..self.bars.len() {
+            if !self.bars[id].waiters.is_empty() && !self.release_bar(id).is_empty() {
+                any = true;
+            }
+        }
+        self.cluster_settle();
+        for w in 0..self.warps.len() {
+            let WState::Blocked(b) = self.warps[w].state else {
+                continue;
+            };
+            let go = match b {
+                Block::Bar { .. } => false,
+                Block::Mbarrier { addr, phase, .. } => self
+                    .mbars
+                    .get(&addr)
+                    .is_none_or(|m| !m.is_live() || m.phase() > phase),
+                Block::Group { unit, n, .. } => self.outstanding(w, unit) <= u64::from(n),
+                Block::Cluster { phase, .. } => self.cluster_phase > phase,
+            };
+            if go {
+                self.warps[w].state = WState::Run;
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// The committed groups of `unit` warp `w` still has operations of in flight.
+    fn outstanding(&self, w: usize, unit: AsyncUnit) -> u64 {
+        let committed = self.warps[w].groups[unit as usize];
+        let mut gs: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|o| o.warp == w)
+            .filter_map(|o| match o.group {
+                Some((u, g)) if u == unit && g < committed => Some(g),
+                _ => None,
+            })
+            .collect();
+        gs.sort_unstable();
+        gs.dedup();
+        gs.len() as u64
+    }
+
+    /// Issues an asynchronous operation of warp `w` at `line`: in the open group of `unit`
+    /// (when given), completing with `action` when the scheduler completes the pending work.
+    /// The door the bulk-copy and `wgmma` arms enqueue through.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(super) fn issue_async(
+        &mut self,
+        w: usize,
+        unit: Option<AsyncUnit>,
+        line: u32,
+        action: AsyncAction,
+    ) {
+        let group = unit.map(|u| (u, self.warps[w].groups[u as usize]));
+        self.pending.push(AsyncOp {
+            warp: w,
+            group,
+            line,
+            action,
+        });
+    }
+
+    /// Completes every operation in flight, in issue order.
+    ///
+    /// # Errors
+    /// A complete-tx the mbarrier refuses, naming the issuing line.
+    pub(super) fn complete_async(&mut self) -> Result<(), super::engine::RunError> {
+        let ops = std::mem::take(&mut self.pending);
+        if ops.is_empty() {
+            return Ok(());
+        }
+        for op in ops {
+            if let AsyncAction::CompleteTx { mbar, bytes } = op.action {
+                let name = self.mbar_name(mbar);
+                self.mbars
+                    .entry(mbar)
+                    .or_default()
+                    .complete_tx(bytes)
+                    .map_err(|e| super::engine::RunError::At {
+                        line: op.line,
+                        message: format!(
+                            "the asynchronous operation's complete-tx of {bytes} bytes on mbarrier {name}: {e}"
+                        ),
+                    })?;
+            }
+        }
+        self.epoch += 1;
+        Ok(())
+    }
+
+    /// An mbarrier's shared address in words: `'full'+8 (shared address 0x10)`.
+    pub(super) fn mbar_name(&self, at: u32) -> String {
+        match self.prog.shared_names.iter().rev().find(|(o, _)| *o <= at) {
+            Some((o, n)) => format!(
+                "'{}'+{} (shared address {at:#x})",
+                crate::text::escape(n),
+                at - o
+            ),
+            None => format!("at shared address {at:#x}"),
+        }
+    }
+
+    /// Lane `l`'s mbarrier address: a shared byte offset inside shared memory, 8-byte aligned
+    /// (PTX ISA §9.7.13.15.1: the object is a `.b64` in shared memory).
+    fn mbar_addr(
+        &self,
+        w: usize,
+        space: Space,
+        addr: &super::decode::Addr,
+        l: usize,
+    ) -> Result<u32, String> {
+        let a = addr_value(&self.warps[w].regs, addr, l);
+        let len = i128::from(self.smem.len());
+        let off = match space {
+            Space::Generic => {
+                let win = i128::from(SHARED_WINDOW);
+                if !(win..win + len).contains(&a) {
+                    return Err(format!(
+                        "lane {l}: the generic address {a:#x} of an mbarrier is not in the shared window ({win:#x}..{:#x}): an mbarrier object lives in shared memory (PTX ISA §9.7.13.15)",
+                        win + len
+                    ));
+                }
+                a - win
+            }
+            _ => a,
+        };
+        if off < 0 || off + 8 > len {
+            return Err(format!(
+                "lane {l}: mbarrier address {off} (8 bytes) is outside shared memory of {len} bytes"
+            ));
+        }
+        if off % 8 != 0 {
+            return Err(format!(
+                "lane {l}: mbarrier address {off:#x} is not aligned to 8 bytes: an mbarrier object is a .b64 (PTX ISA §9.7.13.15.1)"
+            ));
+        }
+        Ok(off as u32)
+    }
+
+    /// An mbarrier instruction for each lane of `mask`, lowest first (each lane arrives once):
+    /// the state changes go through [`Mbarrier`]; `try_wait` on an incomplete phase blocks
+    /// the warp until it completes and then runs again (a try_wait may return at any time
+    /// before its time limit; this one waits as long as it takes), `test_wait` answers.
+    fn mbarrier(&mut self, w: usize, inst: &Inst, mask: u32) -> Result<Flow, String> {
+        let Op::Mbarrier {
+            op,
+            expect_tx,
+            parity,
+            space,
+            d,
+            addr,
+            a,
+            b,
+        } = &inst.op
+        else {
+            return Ok(Flow::Next);
+        };
+        let mut changed = false;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let at = self.mbar_addr(w, *space, addr, l)?;
+            let regs = &self.warps[w].regs;
+            let val = |s: &Option<Src>| {
+                s.map(|s| match s {
+                    Src::Imm(v) => v,
+                    Src::Reg(r) => regs[r as usize * WARP_SIZE + l],
+                })
+            };
+            let (av, bv) = (val(a), val(b));
+            let name = self.mbar_name(at);
+            let bar = self.mbars.entry(at).or_default();
+            let res: Result<Option<u64>, MbarrierError> = match op {
+                MbarOp::Init => bar.init(av.unwrap_or(0) as u32).map(|_| None),
+                MbarOp::Arrive | MbarOp::ArriveDrop => {
+                    let (tx, count) = match expect_tx {
+                        true => (av, bv.unwrap_or(1)),
+                        false => (None, av.unwrap_or(1)),
+                    };
+                    let count = count as u32;
+                    match (op, tx) {
+                        (MbarOp::Arrive, Some(t)) => bar.arrive_expect_tx(t as u32, count),
+                        (MbarOp::Arrive, None) => bar.arrive(count),
+                        (_, Some(t)) => {
+                            bar.expect_tx(t as u32).and_then(|_| bar.arrive_drop(count))
+                        }
+                        (_, None) => bar.arrive_drop(count),
+                    }
+                    .map(Some)
+                }
+                MbarOp::ExpectTx => bar.expect_tx(av.unwrap_or(0) as u32).map(|_| None),
+                MbarOp::CompleteTx => bar.complete_tx(av.unwrap_or(0) as u32).map(|_| None),
+                MbarOp::TestWait | MbarOp::TryWait => {
+                    let what = if *op == MbarOp::TryWait {
+                        "try_wait"
+                    } else {
+                        "test_wait"
+                    };
+                    bar.check_live(what).map(|_| {
+                        let v = av.unwrap_or(0);
+                        Some(u64::from(if *parity {
+                            bar.test_wait_parity(v as u32)
+                        } else {
+                            bar.test_wait(v)
+                        }))
+                    })
+                }
+                MbarOp::Inval => bar.inval().map(|_| None),
+                MbarOp::CpAsyncArrive { noinc } => {
+                    // This thread's cp.asyncs completed at issue: the arrive-on happens now.
+                    if *noinc {
+                        bar.arrive(1).map(|_| None)
+                    } else {
+                        bar.check_live("cp.async.mbarrier.arrive").map(|_| None)
+                    }
+                }
+            };
+            let res = res.map_err(|e| format!("lane {l}: mbarrier {name}: {e}"))?;
+            if *op == MbarOp::TryWait && res == Some(0) {
+                let phase = self.mbars.get(&at).map_or(0, Mbarrier::phase);
+                return Ok(Flow::Block {
+                    block: Block::Mbarrier {
+                        addr: at,
+                        phase,
+                        line: inst.line,
+                    },
+                    advance: false,
+                });
+            }
+            if let (Some(d), Some(v)) = (d, res) {
+                let slot = &mut self.warps[w].regs[*d as usize * WARP_SIZE + l];
+                changed |= *slot != v;
+                *slot = v;
+            }
+        }
+        let waits = matches!(op, MbarOp::TestWait | MbarOp::TryWait);
+        if mask != 0 && !waits {
+            // The object is shared memory: a spinning warp may wait for it.
+            self.epoch += 1;
+            changed = true;
+        }
+        if changed {
+            self.warps[w].changed = true;
+        }
+        Ok(Flow::Next)
+    }
+
+    /// `barrier.cluster.arrive` / `wait` (PTX ISA 9.7.13.2) over the cluster's warps (one
+    /// CTA's): a phase completes when every warp not exited has arrived; a wait returns once
+    /// the phase of its warp's arrive has completed.
+    fn cluster_barrier(
+        &mut self,
+        w: usize,
+        inst: &Inst,
+        mask: u32,
+        wait: bool,
+    ) -> Result<Flow, String> {
+        let warp = &self.warps[w];
+        let all = warp.live & !warp.exited;
+        let name = if wait {
+            "barrier.cluster.wait"
+        } else {
+            "barrier.cluster.arrive"
+        };
+        if mask != all {
+            return Err(format!(
+                "{name} reached by lanes {mask:#010x} of warp {w} while lanes {:#010x} are elsewhere: the simulator runs barrier.cluster per warp, all its threads together",
+                all & !mask
+            ));
+        }
+        match (wait, warp.cluster_arrived) {
+            (false, Some(_)) => Err(format!(
+                "{name} twice without a barrier.cluster.wait between: each thread arrives once per phase, then waits (PTX ISA 9.7.13.2 barrier.cluster)"
+            )),
+            (false, None) => {
+                self.warps[w].cluster_arrived = Some(self.cluster_phase);
+                self.cluster_settle();
+                Ok(Flow::Next)
+            }
+            (true, None) => Err(format!(
+                "{name} without a barrier.cluster.arrive before it: a wait waits for the phase of the thread's own arrive (PTX ISA 9.7.13.2 barrier.cluster)"
+            )),
+            (true, Some(p)) if p < self.cluster_phase => {
+                self.warps[w].cluster_arrived = None;
+                Ok(Flow::Next)
+            }
+            (true, Some(phase)) => Ok(Flow::Block {
+                block: Block::Cluster {
+                    phase,
+                    line: inst.line,
+                },
+                advance: false,
+            }),
+        }
+    }
+
+    /// Completes the cluster barrier's phase once every warp not exited has arrived in it.
+    fn cluster_settle(&mut self) {
+        let p = self.cluster_phase;
+        let live: Vec<&super::engine::Warp> = self
+            .warps
+            .iter()
+            .filter(|w| w.state != WState::Done)
+            .collect();
+        if !live.is_empty() && live.iter().all(|w| w.cluster_arrived == Some(p)) {
+            self.cluster_phase += 1;
+        }
+    }
+
+    /// `wgmma`/`cp.async` commits, `elect.sync`, `mapa`, `call`.
+    pub(super) fn exec_hopper<'o>(
+        &mut self,
+        w: usize,
+        _pc: usize,
+        inst: &Inst,
+        mask: u32,
+        path: u32,
+        _obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<bool, String> {
+        let mut changed = false;
+        let live = self.warps[w].live & !self.warps[w].exited;
+        let regs = &mut self.warps[w].regs;
+        match &inst.op {
+            Op::AsyncCommit { unit } if mask != 0 => {
+                self.warps[w].groups[*unit as usize] += 1;
+            }
+            Op::Elect { d, p, member } if mask != 0 => {
+                check_member("elect.sync", regs, Some(*member), mask, path, live)?;
+                let first = mask.trailing_zeros() as usize;
+                let mm = v!(regs, *member, first) as u32;
+                // PTX ISA 9.7.13.12 elect.sync: the leader is the active thread of
+                // membermask with the lowest lane id.
+                let leader = (mask & mm).trailing_zeros() as usize;
+                each!(mask, |l| {
+                    if let Some(d) = d {
+                        set!(changed, regs, *d, l, leader as u64);
+                    }
+                    if let Some(p) = p {
+                        set!(changed, regs, *p, l, u64::from(l == leader));
+                    }
+                });
+            }
+            Op::Mapa { d, a, rank } => {
+                let ctas: u32 = self.cluster.dims.iter().product();
+                each!(mask, |l| {
+                    let r = v!(regs, *rank, l);
+                    if r >= u64::from(ctas) {
+                        return Err(format!(
+                            "lane {l}: mapa to CTA rank {r}, but the cluster has {ctas} CTA (ranks 0..={}): a launch simulates one CTA, its own cluster (PTX ISA 9.7.9.22 mapa: the rank must be in the cluster)",
+                            ctas - 1
+                        ));
+                    }
+                    // Rank 0 is this CTA: its shared::cluster addresses are its own.
+                    set!(changed, regs, *d, l, v!(regs, *a, l));
+                });
+            }
+            Op::Call { name } if mask != 0 => {
+                let what = match name.as_str() {
+                    "__assertfail" => ": a device-side assert() failed on this path",
+                    "vprintf" => ": device-side printf",
+                    _ => "",
+                };
+                return Err(format!(
+                    "call to '{}'{what}; calls to functions are not simulated (lanes {mask:#010x} reach it)",
+                    crate::text::escape(name)
+                ));
+            }
+            _ => {}
+        }
+        Ok(changed)
+    }
+
+    /// A blocked warp's reason in words, `at …` (grouped warps share it): with `detail`, the
+    /// barrier's state (the deadlock message), without it the short form (the budget's).
+    pub(super) fn block_words(&self, b: &Block, detail: bool) -> String {
+        match *b {
+            Block::Bar { id, count, line } => {
+                let c = count.map(|c| format!(", {c} threads")).unwrap_or_default();
+                if detail {
+                    format!("at barrier {id} (line {line}{c})")
+                } else {
+                    format!("at barrier {id} (line {line})")
+                }
+            }
+            Block::Mbarrier { addr, phase, line } => {
+                let name = self.mbar_name(addr);
+                if !detail {
+                    return format!("at mbarrier {name} (line {line})");
+                }
+                let state = match self.mbars.get(&addr) {
+                    Some(m) if m.is_live() => format!(
+                        "{} of {} arrivals and {} transaction bytes pending",
+                        m.pending(),
+                        m.expected(),
+                        m.tx_count()
+                    ),
+                    _ => "not initialised".to_string(),
+                };
+                format!(
+                    "at mbarrier {name} (line {line}) for phase {phase} (parity {}) to complete: {state}",
+                    phase & 1
+                )
+            }
+            Block::Group { unit, n, line } => {
+                format!("at {} {n} (line {line})", unit.wait_name())
+            }
+            Block::Cluster { phase, line } => {
+                let arrived = self
+                    .warps
+                    .iter()
+                    .filter(|w| w.cluster_arrived == Some(phase))
+                    .count();
+                if detail {
+                    format!(
+                        "at barrier.cluster.wait (line {line}) for cluster phase {phase}: {arrived} of {} warps arrived",
+                        self.warps.len()
+                    )
+                } else {
+                    format!("at barrier.cluster.wait (line {line})")
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx::engine::RunError;
+
+    const KERNEL: &str = ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .pred %p<3>;\n.reg .b32 %r<8>;\n.shared .align 8 .b64 full;\nelect.sync _|%p1, -1;\n@%p1 mbarrier.init.shared.b64 [full], 1;\n@%p1 mbarrier.arrive.expect_tx.shared.b64 _, [full], 64;\ncp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;\nmov.u32 %r7, 0;\n$W:\nmbarrier.try_wait.parity.shared.b64 %p2, [full], %r7;\n@!%p2 bra $W;\nret;\n}\n";
+
+    fn machine(prog: &crate::ptx::decode::Program) -> Machine<'_> {
+        let l = Launch {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            cta: [0, 0, 0],
+            args: vec![],
+            dynamic_smem: None,
+            max_instructions: 10_000,
+        };
+        Machine::new(prog, &l, (0, String::new())).unwrap()
+    }
+
+    /// An operation issued in the warp's open bulk group, completing 64 bytes on `full`: the
+    /// warp's `wait_group 0` blocks until the scheduler completes it (every warp waits), the
+    /// complete-tx then completes phase 0, and the try_wait loop ends.
+    #[test]
+    fn an_async_operation_completes_its_group_and_its_mbarrier_bytes() {
+        let prog = crate::ptx::report::load(KERNEL, None).unwrap();
+        let mut m = machine(&prog);
+        m.issue_async(
+            0,
+            Some(AsyncUnit::Bulk),
+            13,
+            AsyncAction::CompleteTx { mbar: 0, bytes: 64 },
+        );
+        assert_eq!(m.outstanding(0, AsyncUnit::Bulk), 0, "not committed yet");
+        m.run(None).unwrap();
+        assert!(m.pending.is_empty());
+        assert_eq!(m.warps[0].groups[AsyncUnit::Bulk as usize], 1);
+        let b = m.mbars[&0];
+        assert_eq!((b.phase(), b.pending(), b.tx_count()), (1, 1, 0));
+        // wait_group (line 13) blocked until the completion, so the try_wait (line 16) found
+        // the phase complete: one execution each.
+        for line in [13, 16] {
+            let i = prog.insts.iter().position(|i| i.line == line).unwrap();
+            assert_eq!(m.stats[i].executions, 1, "line {line}");
+        }
+    }
+
+    /// Without the operation the 64 bytes never come: a deadlock naming the object, its phase
+    /// and what it still waits for.
+    #[test]
+    fn without_it_the_wait_is_a_deadlock() {
+        let prog = crate::ptx::report::load(KERNEL, None).unwrap();
+        let mut m = machine(&prog);
+        let e = m.run(None).unwrap_err();
+        assert_eq!(
+            e,
+            RunError::Deadlock("warp 0 waits at mbarrier 'full'+0 (shared address 0x0) (line 16) for phase 0 (parity 0) to complete: 0 of 1 arrivals and 64 transaction bytes pending; no warp that could arrive on or complete what they wait for can run, and no asynchronous operation is in flight (32 threads in the CTA)".into())
+        );
+    }
+
+    /// A complete-tx the object refuses (more bytes than the tx-count range) names the line
+    /// that issued it.
+    #[test]
+    fn a_refused_completion_names_the_issuing_line() {
+        let prog = crate::ptx::report::load(KERNEL, None).unwrap();
+        let mut m = machine(&prog);
+        m.issue_async(
+            0,
+            None,
+            13,
+            AsyncAction::CompleteTx {
+                mbar: 0,
+                bytes: 1 << 21,
+            },
+        );
+        let e = m.run(None).unwrap_err();
+        assert!(
+            matches!(&e, RunError::At { line: 13, message } if message.contains("2097152 bytes")),
+            "{e}"
+        );
+    }
+}
