@@ -25,7 +25,10 @@ use super::types::Ty;
 use crate::sim::arch::Arch;
 use crate::sim::mma::{MmaDtype, MmaShape};
 
+mod hopper;
 mod sync;
+
+pub use hopper::{BulkForm, WgmmaSrc};
 
 /// A decode error: line and message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -560,6 +563,43 @@ pub enum Op {
         a: Option<Src>,
         /// arrive.expect_tx's count.
         b: Option<Src>,
+    },
+    /// `wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype` (PTX ISA 9.7.15.5.2):
+    /// warpgroup-collective, executed once when the four warps of the warpgroup arrive.
+    Wgmma {
+        /// The form (N, D type, A and B types, `.satfinite`).
+        kind: crate::sim::wgmma::WgmmaKind,
+        /// The accumulator registers (per thread, `kind.d_regs()` of them).
+        d: Vec<u32>,
+        /// A: a descriptor (`.b64`) or 4 registers.
+        a: WgmmaSrc,
+        /// B's descriptor.
+        b: Src,
+        /// `scale-d` predicate (negated?).
+        scale_d: (Src, bool),
+        /// `imm-scale-a`, `imm-scale-b` (1 or -1; 1 when the form has none).
+        scale: [i32; 2],
+        /// `imm-trans-a`, `imm-trans-b` (false when the form has none).
+        trans: [bool; 2],
+    },
+    /// The bulk copies of the TMA unit (PTX ISA 9.7.9.25): `cp.async.bulk{.tensor}`,
+    /// `cp.reduce.async.bulk{.tensor}`.
+    Bulk {
+        /// Which form.
+        form: BulkForm,
+        /// The shared-memory side (destination of a load, source of a store): a shared address.
+        smem: Addr,
+        /// The global side of a copy without a tensor map.
+        global: Option<Addr>,
+        /// The tensor map's address (a parameter's address, or its generic address after
+        /// `cvta.param`), with the tensor coordinates (elements, innermost first).
+        tmap: Option<(Addr, Vec<Src>)>,
+        /// Copy size in bytes (copies without a map).
+        size: Option<Src>,
+        /// The mbarrier completed (`.mbarrier::complete_tx::bytes` forms).
+        mbar: Option<Addr>,
+        /// `.multicast::cluster`'s ctaMask.
+        cta_mask: Option<Src>,
     },
     /// `elect.sync d|p, membermask` (PTX ISA 9.7.13.12 elect.sync).
     Elect {
@@ -1282,6 +1322,13 @@ const FORMS: &[Form] = &[
         (1, 1),
         0,
         "cp.async.bulk.wait_group{.read} N",
+    ),
+    form(
+        "cp",
+        &["bulk"],
+        (2, 6),
+        1,
+        "cp{.reduce}.async.bulk{.tensor.Nd}.dst.src{.tile}.completion{.op.type} [dst], [src | tensorMap, {coords}]{, size}{, [mbar]}{, ctaMask}{, cache-policy}",
     ),
     form("cp", &["wait_group"], (1, 1), 0, "cp.async.wait_group N"),
     form("cp", &["wait_all"], (0, 0), 0, "cp.async.wait_all"),
@@ -2639,6 +2686,12 @@ impl Decoder<'_> {
                     Src::Imm(o as u64)
                 } else if let Some(&o) = self.local_syms.get(n) {
                     Src::Imm(o as u64)
+                } else if let Some(&p) = self.params.get(n) {
+                    // A kernel parameter's address in the parameter space (`mov.b64 %rd,
+                    // param`; `cvta.param` keeps it): its byte offset in the parameter buffer,
+                    // which `cp.async.bulk.tensor` and `prefetch.tensormap` take as a tensor
+                    // map's address.
+                    Src::Imm(self.param_info[p].offset as u64)
                 } else if let Some(&g) = self.global_syms.get(n) {
                     let r = self.global_reg(g);
                     self.check(r, n, want, line)?;
@@ -2844,6 +2897,8 @@ impl Decoder<'_> {
                     ),
                 ));
             }
+        } else if name == "cp" && mods.contains(&"bulk") {
+            // The bulk copies' space pairs are checked by their decoder (`Decoder::bulk`).
         } else if matches!(name, "fence" | "membar") {
             // Proxy kinds (`fence.proxy.async.shared::cta`) are spelled like spaces.
         } else if let Some(allowed) = spaces_of(name).or_else(|| {
@@ -3830,7 +3885,7 @@ impl Decoder<'_> {
                     return self.cp_async_mbarrier_arrive(i);
                 }
                 if has("bulk") {
-                    return Err(unsupported());
+                    return self.bulk(i);
                 }
                 let size = match &ops[2] {
                     Operand::Int(v) if [4, 8, 16].contains(v) => *v as u32,

@@ -634,6 +634,10 @@ pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
             Operand::Name(n) | Operand::Not(n) | Operand::Address(Some(n), _) => out.push(n),
             Operand::Pair(a, b) => out.extend([a.as_str(), b.as_str()]),
             Operand::Vector(v) => v.iter().for_each(|e| names(e, out)),
+            Operand::TensorAddress(n, v) => {
+                out.push(n);
+                v.iter().for_each(|e| names(e, out));
+            }
             Operand::Address(None, _)
             | Operand::Int(_)
             | Operand::F32(_)
@@ -745,8 +749,8 @@ pub struct TensorMapArg {
     pub param: String,
     /// Byte offset of the map in the parameter (a multiple of 64).
     pub byte_offset: u32,
-    /// `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` as written.
-    // integration: parse with sim::tma::TensorMap::parse (its rules replace `check_spec`'s).
+    /// `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` as written; [`TensorMapArg::map`] parses it with
+    /// `cuTensorMapEncodeTiled`'s rules ([`crate::sim::tma::TensorMap::parse`]).
     pub spec: String,
     /// `@POINTER`: the pointer parameter whose buffer the map points into.
     pub base: Option<String>,
@@ -859,11 +863,21 @@ pub fn parse_tensor_map(s: &str) -> Result<TensorMapArg, String> {
         spec: spec.trim().to_string(),
         base,
     };
+    m.map().map_err(|e| format!("'{sq}': {e}"))?;
     m.tensor_bytes().map_err(|e| format!("'{sq}': {e}"))?;
     Ok(m)
 }
 
 impl TensorMapArg {
+    /// The map: [`crate::sim::tma::TensorMap::parse`] of the spec.
+    ///
+    /// # Errors
+    /// One line naming the flag's value and the rule it breaks.
+    pub fn map(&self) -> Result<crate::sim::tma::TensorMap, String> {
+        crate::sim::tma::TensorMap::parse(&self.spec)
+            .map_err(|e| format!("--tensor-map {}: {e}", self.text()))
+    }
+
     /// The flag's value as written back (`NAME+OFF=SPEC@PTR`), clipped for messages.
     pub fn text(&self) -> String {
         let mut t = self.param.clone();
