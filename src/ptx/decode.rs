@@ -2174,7 +2174,11 @@ struct Decoder<'a> {
     global_regs: HashMap<usize, u32>,
     params: HashMap<String, usize>,
     param_info: &'a mut Vec<ParamInfo>,
+    /// Labels by [`scoped_label`] key (a label in a `{ }` block is local to it: Triton's inline
+    /// asm repeats `waitLoop:` in one block per wait, PTX ISA §4.4 / §11.1 scopes).
     labels: HashMap<String, u32>,
+    /// The `{ }` blocks open at the instruction being decoded, outermost first (0 = the body).
+    scopes: Vec<u32>,
     /// Registers loaded from 64-bit parameters: register → parameter index.
     param_regs: HashMap<u32, usize>,
     /// The target's number (90 for `sm_90a`; 0 if none or unknown), for the forms a target
@@ -2188,6 +2192,16 @@ struct Decoder<'a> {
     opname: String,
     /// The body's `.param` names (a `call`'s arguments and return values).
     call_params: std::collections::HashSet<String>,
+}
+
+/// The key of label `l` defined in block `b` (0: the kernel body, whose labels keep their
+/// names; a NUL cannot be in a PTX name).
+fn scoped_label(l: &str, b: u32) -> String {
+    if b == 0 {
+        l.to_string()
+    } else {
+        format!("{l}\0{b}")
+    }
 }
 
 fn derr(line: u32, message: impl Into<String>) -> DecodeError {
@@ -2418,6 +2432,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         params: HashMap::new(),
         param_info: &mut param_info,
         labels: HashMap::new(),
+        scopes: vec![0],
         param_regs: HashMap::new(),
         sm: module.target.as_deref().map_or(0, target_number),
         version: module.version.unwrap_or((0, 0)),
@@ -2437,23 +2452,41 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     }
     // Pass 1: labels → instruction indices.
     let mut n = 0u32;
+    let (mut stack, mut blocks) = (vec![0u32], 0u32);
     for s in &kernel.body {
         match s {
-            Stmt::Label(l, line) if d.labels.insert(l.clone(), n).is_some() => {
+            Stmt::Open => {
+                blocks += 1;
+                stack.push(blocks);
+            }
+            Stmt::Close => {
+                stack.pop();
+            }
+            Stmt::Label(l, line)
+                if d.labels
+                    .insert(scoped_label(l, *stack.last().unwrap_or(&0)), n)
+                    .is_some() =>
+            {
                 return Err(derr(*line, format!("label '{l}' is defined twice")));
             }
             Stmt::Inst(_) => n += 1,
             _ => {}
         }
     }
+    blocks = 0;
     // Pass 2: instructions.
     let mut insts = Vec::new();
     let mut texts = Vec::new();
     for s in &kernel.body {
         match s {
-            Stmt::Open => d.regs.push(HashMap::new()),
+            Stmt::Open => {
+                d.regs.push(HashMap::new());
+                blocks += 1;
+                d.scopes.push(blocks);
+            }
             Stmt::Close => {
                 d.regs.pop();
+                d.scopes.pop();
             }
             Stmt::Reg(r) => {
                 for (name, count) in &r.names {
@@ -3729,8 +3762,10 @@ impl Decoder<'_> {
                     ));
                 };
                 let target = *self
-                    .labels
-                    .get(l)
+                    .scopes
+                    .iter()
+                    .rev()
+                    .find_map(|&b| self.labels.get(&scoped_label(l, b)))
                     .ok_or_else(|| derr(line, format!("unknown label '{l}'")))?;
                 Op::Bra { target }
             }

@@ -762,11 +762,9 @@ impl<'p> Machine<'p> {
                         Op::Wgmma { .. } => self.exec_wgmma(w, pc, inst, mask),
                         _ => self.exec_sync(w, inst, mask, top.mask),
                     }
-                    .map_err(|message| {
-                        RunError::At {
-                            line: inst.line,
-                            message,
-                        }
+                    .map_err(|message| RunError::At {
+                        line: inst.line,
+                        message,
                     })?;
                     let warp = &mut self.warps[w];
                     let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());

@@ -53,7 +53,13 @@ pub const GMMA_WAVEFRONT_BYTES: u32 = 128;
 impl Machine<'_> {
     /// `wgmma.mma_async` for warp `w` (see the module docs): blocks until the warpgroup has
     /// arrived; the last warp executes it for all four.
-    pub(super) fn exec_wgmma(&mut self, w: usize, pc: usize, inst: &Inst, mask: u32) -> Result<Flow, String> {
+    pub(super) fn exec_wgmma(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+    ) -> Result<Flow, String> {
         let warp = &self.warps[w];
         let all = warp.live & !warp.exited;
         if mask != u32::MAX || all != u32::MAX {
@@ -74,9 +80,7 @@ impl Machine<'_> {
         let mut arrived = 0;
         for &o in members.iter().filter(|&&o| o != w) {
             match self.warps[o].state {
-                WState::Blocked(Block::Warpgroup { pc: p, .. }) if p as usize == pc => {
-                    arrived += 1
-                }
+                WState::Blocked(Block::Warpgroup { pc: p, .. }) if p as usize == pc => arrived += 1,
                 WState::Blocked(Block::Warpgroup { line, .. }) => {
                     return Err(format!(
                         "warp {w} reaches this wgmma.mma_async while warp {o} of its warpgroup {g} waits at the one of line {line}: the four warps of a warpgroup execute the same wgmma.mma_async together (.aligned, PTX ISA 9.7.15.5.2)"
@@ -111,7 +115,13 @@ impl Machine<'_> {
     }
 
     /// Gathers the warpgroup's registers, runs the one [`WgmmaOp`], writes D back, counts.
-    fn wgmma_execute(&mut self, w: usize, pc: usize, inst: &Inst, members: &[usize]) -> Result<(), String> {
+    fn wgmma_execute(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        members: &[usize],
+    ) -> Result<(), String> {
         let Op::Wgmma {
             kind,
             d,
@@ -205,10 +215,9 @@ impl Machine<'_> {
             return Ok((i, u64::from_le_bytes(b)));
         }
         let owner = off.and_then(|o| {
-            self.prog
-                .params
-                .iter()
-                .find(|p| (u64::from(p.offset)..u64::from(p.offset) + u64::from(p.size)).contains(&o))
+            self.prog.params.iter().find(|p| {
+                (u64::from(p.offset)..u64::from(p.offset) + u64::from(p.size)).contains(&o)
+            })
         });
         Err(match owner {
             Some(p) => format!(
@@ -228,7 +237,13 @@ impl Machine<'_> {
     }
 
     /// `cp.async.bulk{.tensor}` / `cp.reduce.async.bulk{.tensor}`: one copy per lane of `mask`.
-    pub(super) fn exec_bulk(&mut self, w: usize, pc: usize, inst: &Inst, mask: u32) -> Result<bool, String> {
+    pub(super) fn exec_bulk(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+    ) -> Result<bool, String> {
         let Op::Bulk {
             form,
             smem,
@@ -274,21 +289,62 @@ impl Machine<'_> {
             };
             let gaddr = global.as_ref().map(|g| addr_value(regs, g, l));
             let gaddr = match gaddr {
-                Some(a) => Some(u64::try_from(a).map_err(|_| format!("lane {l}: negative global address {a}"))?),
+                Some(a) => Some(
+                    u64::try_from(a)
+                        .map_err(|_| format!("lane {l}: negative global address {a}"))?,
+                ),
                 None => None,
             };
             let bytes = size.map(|s| v!(regs, s, l) as u32);
             let tm = map.map(|(i, base, c)| (&self.tensor_maps[i], base, c));
             let kind = match (*form, tm) {
-                (BulkForm::TensorLoad { .. }, Some((map, tensor, coords))) => BulkKind::TensorLoad { map, tensor, coords, smem: sa },
-                (BulkForm::TensorStore { .. }, Some((map, tensor, coords))) => BulkKind::TensorStore { map, tensor, coords, smem: sa },
-                (BulkForm::TensorReduce { op, .. }, Some((map, tensor, coords))) => BulkKind::TensorReduce { map, tensor, coords, smem: sa, op },
-                (BulkForm::CopyToShared, _) => BulkKind::CopyToShared { smem: sa, global: gaddr.unwrap_or(0), bytes: bytes.unwrap_or(0) },
-                (BulkForm::CopyToGlobal, _) => BulkKind::CopyToGlobal { smem: sa, global: gaddr.unwrap_or(0), bytes: bytes.unwrap_or(0) },
-                (BulkForm::ReduceToGlobal { op, dtype }, _) => BulkKind::ReduceToGlobal { smem: sa, global: gaddr.unwrap_or(0), bytes: bytes.unwrap_or(0), dtype, op },
+                (BulkForm::TensorLoad { .. }, Some((map, tensor, coords))) => {
+                    BulkKind::TensorLoad {
+                        map,
+                        tensor,
+                        coords,
+                        smem: sa,
+                    }
+                }
+                (BulkForm::TensorStore { .. }, Some((map, tensor, coords))) => {
+                    BulkKind::TensorStore {
+                        map,
+                        tensor,
+                        coords,
+                        smem: sa,
+                    }
+                }
+                (BulkForm::TensorReduce { op, .. }, Some((map, tensor, coords))) => {
+                    BulkKind::TensorReduce {
+                        map,
+                        tensor,
+                        coords,
+                        smem: sa,
+                        op,
+                    }
+                }
+                (BulkForm::CopyToShared, _) => BulkKind::CopyToShared {
+                    smem: sa,
+                    global: gaddr.unwrap_or(0),
+                    bytes: bytes.unwrap_or(0),
+                },
+                (BulkForm::CopyToGlobal, _) => BulkKind::CopyToGlobal {
+                    smem: sa,
+                    global: gaddr.unwrap_or(0),
+                    bytes: bytes.unwrap_or(0),
+                },
+                (BulkForm::ReduceToGlobal { op, dtype }, _) => BulkKind::ReduceToGlobal {
+                    smem: sa,
+                    global: gaddr.unwrap_or(0),
+                    bytes: bytes.unwrap_or(0),
+                    dtype,
+                    op,
+                },
                 _ => return Err("a tensor copy without its tensor map".into()),
             };
-            if let BulkKind::TensorLoad { map, .. } | BulkKind::TensorStore { map, .. } | BulkKind::TensorReduce { map, .. } = &kind
+            if let BulkKind::TensorLoad { map, .. }
+            | BulkKind::TensorStore { map, .. }
+            | BulkKind::TensorReduce { map, .. } = &kind
                 && usize::from(form.rank()) != map.rank
             {
                 return Err(format!(
@@ -317,7 +373,10 @@ impl Machine<'_> {
                 self.issue_async(w, Some(AsyncUnit::Bulk), inst.line, AsyncAction::Done);
             } else {
                 let bytes = u32::try_from(step.tx_bytes).map_err(|_| {
-                    format!("lane {l}: {} transaction bytes do not fit an mbarrier's tx-count", step.tx_bytes)
+                    format!(
+                        "lane {l}: {} transaction bytes do not fit an mbarrier's tx-count",
+                        step.tx_bytes
+                    )
                 })?;
                 let mbar = mb.unwrap_or(0);
                 self.issue_async(w, None, inst.line, AsyncAction::CompleteTx { mbar, bytes });

@@ -2197,7 +2197,13 @@ fn param(part: &str, line: u32) -> Result<Param, ParseError> {
             if let Some(e) = align_error(n, line, part) {
                 return Err(e);
             }
-            align = u32::try_from(n).ok();
+            // After `.ptr`, `.align N` is the alignment of the memory pointed to, not the
+            // parameter's (PTX ISA §5.1.6.1 Kernel Function Parameters: `.param .type .ptr
+            // .space .align N name`): the parameter keeps its type's natural alignment (Triton's
+            // `.param .u64 .ptr .global .align 1` after an `.f32` sits at byte 8).
+            if !ptr {
+                align = u32::try_from(n).ok();
+            }
             k += 2;
             continue;
         }

@@ -113,10 +113,7 @@ impl Decoder<'_> {
         let b = WgmmaType::parse(bt).map_err(sim)?;
         let kind = WgmmaKind::new(n, acc, a, b, mods.contains(&"satfinite")).map_err(sim)?;
         if k != kind.k() {
-            return bad(format!(
-                "K = {k} with .{at} inputs; allowed: k{}",
-                kind.k()
-            ));
+            return bad(format!("K = {k} with .{at} inputs; allowed: k{}", kind.k()));
         }
         let ops = &i.operands;
         let Some(Operand::Vector(dv)) = ops.first() else {
@@ -161,7 +158,11 @@ impl Decoder<'_> {
             return bad(format!(
                 "{} operands; this form takes {want}: d, a, b-desc, scale-d{}{}{}",
                 ops.len(),
-                if float { ", imm-scale-a, imm-scale-b" } else { "" },
+                if float {
+                    ", imm-scale-a, imm-scale-b"
+                } else {
+                    ""
+                },
                 if transposable && a_desc {
                     ", imm-trans-a"
                 } else {
@@ -215,7 +216,12 @@ impl Decoder<'_> {
     }
 
     /// A shared-memory or global address operand of a bulk copy.
-    fn bulk_addr(&mut self, o: Option<&Operand>, what: &str, line: u32) -> Result<Addr, DecodeError> {
+    fn bulk_addr(
+        &mut self,
+        o: Option<&Operand>,
+        what: &str,
+        line: u32,
+    ) -> Result<Addr, DecodeError> {
         match o {
             Some(o @ Operand::Address(..)) => self.addr(o, line),
             Some(o) => Err(derr(
@@ -293,7 +299,11 @@ impl Decoder<'_> {
         if tensor && !rank.is_some_and(|r| (1..=5).contains(&r)) {
             return bad("a tensor copy needs .1d to .5d".into());
         }
-        if has("im2col") || mods.iter().any(|m| m.starts_with("im2col") || m.starts_with("tile::")) {
+        if has("im2col")
+            || mods
+                .iter()
+                .any(|m| m.starts_with("im2col") || m.starts_with("tile::"))
+        {
             return bad(".im2col and gather/scatter modes are not modelled; allowed: .tile".into());
         }
         let spaces: Vec<&str> = mods
@@ -301,7 +311,10 @@ impl Decoder<'_> {
             .copied()
             .filter(|m| m.starts_with("shared") || *m == "global")
             .collect();
-        let to_shared = matches!(spaces.as_slice(), ["shared::cluster" | "shared::cta", "global"]);
+        let to_shared = matches!(
+            spaces.as_slice(),
+            ["shared::cluster" | "shared::cta", "global"]
+        );
         let to_global = matches!(spaces.as_slice(), ["global", "shared::cta"]);
         if !to_shared && !to_global {
             return bad(format!(
@@ -309,7 +322,11 @@ impl Decoder<'_> {
                 if spaces.is_empty() {
                     "none".to_string()
                 } else {
-                    spaces.iter().map(|s| format!(".{s}")).collect::<Vec<_>>().join("")
+                    spaces
+                        .iter()
+                        .map(|s| format!(".{s}"))
+                        .collect::<Vec<_>>()
+                        .join("")
                 }
             ));
         }
@@ -324,10 +341,17 @@ impl Decoder<'_> {
         let multicast = has("multicast::cluster");
         let hint = has("L2::cache_hint");
         let rop = if reduce {
-            let found: Vec<ReduceOp> = mods.iter().filter_map(|m| ReduceOp::parse(m).ok()).collect();
+            let found: Vec<ReduceOp> = mods
+                .iter()
+                .filter_map(|m| ReduceOp::parse(m).ok())
+                .collect();
             match found[..] {
                 [op] => Some(op),
-                _ => return bad("a reduction names one of .add .min .max .inc .dec .and .or .xor".into()),
+                _ => {
+                    return bad(
+                        "a reduction names one of .add .min .max .inc .dec .and .or .xor".into(),
+                    );
+                }
             }
         } else {
             None
@@ -414,10 +438,7 @@ impl Decoder<'_> {
             next += 1;
         }
         if ops.len() != next {
-            return bad(format!(
-                "{} operands; this form takes {next}",
-                ops.len()
-            ));
+            return bad(format!("{} operands; this form takes {next}", ops.len()));
         }
         let Some(smem) = smem else {
             return bad("needs a shared-memory address".into());
