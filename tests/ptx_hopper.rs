@@ -237,3 +237,139 @@ fn fa3_matches_the_h200_but_its_shared_wavefronts() {
 fn fa3_shared_wavefronts_match_the_h200() {
     assert_matches(&FA3, &[]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The engine's Hopper arms on small kernels, and the acceptance lines.
+// ---------------------------------------------------------------------------------------------
+
+fn launch(block: u32, args: &[&str], maps: &[&str]) -> tilelab::ptx::Launch {
+    tilelab::ptx::Launch {
+        grid: [1, 1, 1],
+        block: [block, 1, 1],
+        cta: [0, 0, 0],
+        args: args
+            .iter()
+            .map(|a| {
+                let (k, v) = a.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect(),
+        tensor_maps: maps
+            .iter()
+            .map(|m| tilelab::ptx::params::parse_tensor_map(m).unwrap())
+            .collect(),
+        dynamic_smem: None,
+        max_instructions: 1_000_000,
+    }
+}
+
+/// 8 KiB of shared memory filled with f16 1.0, then two `m64n8k16` wgmmas over it (A at 0,
+/// B at 4096, no swizzle, LBO 128, SBO 256 bytes): the first with scale-d false (the 5.0 the
+/// accumulators held is not read), the second accumulating. Every D element is then
+/// 16 + 16 = 32 whatever the fragment layout (K = 16 products of 1.0 · 1.0, PTX ISA
+/// 9.7.15.5.2: D = A·B + (scale-d ? D : 0)); the kernel checks its own accumulators against
+/// `EXPECT` and loads from address 0 (an error) when one differs.
+const WGMMA_ONES: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n.reqntid 128, 1, 1\n{\n.reg .pred %p<8>;\n.reg .b32 %r<12>;\n.reg .f32 %f<4>;\n.reg .b64 %rd<4>;\n.shared .align 1024 .b8 s[8192];\nmov.u32 %r0, %tid.x;\nshl.b32 %r1, %r0, 6;\nmov.u32 %r2, s;\nadd.u32 %r1, %r1, %r2;\nmov.b32 %r5, 1006648320;\nst.shared.v4.b32 [%r1], {%r5, %r5, %r5, %r5};\nst.shared.v4.b32 [%r1+16], {%r5, %r5, %r5, %r5};\nst.shared.v4.b32 [%r1+32], {%r5, %r5, %r5, %r5};\nst.shared.v4.b32 [%r1+48], {%r5, %r5, %r5, %r5};\nbar.sync 0;\nmov.f32 %f0, 0f40A00000;\nmov.f32 %f1, 0f40A00000;\nmov.f32 %f2, 0f40A00000;\nmov.f32 %f3, 0f40A00000;\nsetp.ne.u32 %p1, %r0, %r0;\nsetp.eq.u32 %p2, %r0, %r0;\nmov.b64 %rd1, 68720001024;\nmov.b64 %rd2, 68720001280;\nwgmma.fence.sync.aligned;\nwgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;\nwgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p2, 1, 1, 0, 0;\nwgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\nsetp.ne.f32 %p3, %f0, EXPECT;\nsetp.ne.f32 %p4, %f3, EXPECT;\nor.pred %p3, %p3, %p4;\nmov.u64 %rd3, 0;\n@%p3 ld.global.u32 %r9, [%rd3];\nret;\n}\n";
+
+/// The wgmma arm end to end: gathered from four warps, executed once, scale-d honoured, the
+/// accumulators written back to every thread; 4 warp executions per wgmma in the tensor pipe.
+#[test]
+fn wgmma_accumulates_over_the_warpgroup() {
+    let ok = WGMMA_ONES.replace("EXPECT", "0f42000000"); // 32.0
+    let r = tilelab::ptx::simulate(&ok, None, &launch(128, &[], &[])).unwrap();
+    assert_eq!(r.totals.sass.GMMA, 8);
+    assert_eq!(r.totals.gmma_shapes.get("HGMMA.64x8x16.F32"), Some(&8));
+    // The control: 16.0 (scale-d ignored on the second, or D lost) is not what it computes.
+    let wrong = WGMMA_ONES.replace("EXPECT", "0f41800000");
+    let e = tilelab::ptx::simulate(&wrong, None, &launch(128, &[], &[])).unwrap_err();
+    assert!(e.to_string().contains("outside every buffer"), "{e}");
+}
+
+/// A warpgroup whose warp 3 never reaches the wgmma: one line naming the waiting warps, the
+/// line and the warp missing.
+#[test]
+fn a_warpgroup_that_does_not_converge_is_one_line() {
+    let src = WGMMA_ONES.replace("EXPECT", "0f42000000").replace(
+        "wgmma.fence.sync.aligned;\n",
+        "wgmma.fence.sync.aligned;\nshr.u32 %r6, %r0, 5;\nsetp.eq.u32 %p5, %r6, 3;\n@%p5 ret;\n",
+    );
+    let e = tilelab::ptx::simulate(&src, None, &launch(128, &[], &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n'), "{e}");
+    // Warp 3 has exited (at the `@%p5 ret`) by the time warp 0 arrives.
+    assert_eq!(
+        e,
+        "line 34: warp 0 reaches wgmma.mma_async, but warp 3 of its warpgroup 0 has exited: the four warps of a warpgroup execute it together (.aligned, PTX ISA 9.7.15.5.2)"
+    );
+    // Warp 3 (the last at bar.sync, so it runs on first) branches to the second wgmma; warp 0
+    // then reaches the first.
+    let src = WGMMA_ONES.replace("EXPECT", "0f42000000").replace(
+        "wgmma.fence.sync.aligned;\n",
+        "wgmma.fence.sync.aligned;\nshr.u32 %r6, %r0, 5;\nsetp.eq.u32 %p5, %r6, 3;\n@%p5 bra $SKIP;\n",
+    ).replace(
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p2",
+        "$SKIP:\nwgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p2",
+    );
+    let e = tilelab::ptx::simulate(&src, None, &launch(128, &[], &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n'), "{e}");
+    assert_eq!(
+        e,
+        "line 34: warp 0 reaches this wgmma.mma_async while warp 3 of its warpgroup 0 waits at the one of line 36: the four warps of a warpgroup execute the same wgmma.mma_async together (.aligned, PTX ISA 9.7.15.5.2)"
+    );
+}
+
+fn hand() -> String {
+    std::fs::read_to_string(Path::new(DIR).join("hand_tma_wgmma_pipe.ptx")).unwrap()
+}
+
+const HAND_MAP: &str = "f16:256,64:512:64,64:128B";
+
+/// Acceptance: the consumer waits on a phase nobody completes (the producer's second load,
+/// line 183, removed: 8192 of the 16384 bytes it expects never come): one line naming the
+/// barrier, its phase and the warps.
+#[test]
+fn a_phase_nobody_completes_is_one_line_naming_barrier_phase_and_warps() {
+    let src: String = hand()
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i + 1 != 183)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let maps = [format!("0={HAND_MAP}"), format!("1={HAND_MAP}")];
+    let maps: Vec<&str> = maps.iter().map(String::as_str).collect();
+    let e = tilelab::ptx::simulate(&src, None, &launch(160, &["3=4"], &maps))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n'), "{e}");
+    assert!(
+        e.starts_with("deadlock: warps 0-3 wait at mbarrier 'full_bar'+0 (shared address 0x0) (line 90) for phase 0 (parity 0) to complete: 0 of 1 arrivals and 8192 transaction bytes pending"),
+        "{e}"
+    );
+}
+
+/// Acceptance: a tensor map left out is one line naming the parameter and the flag; a map
+/// parameter holding other bytes is refused where the copy reads it, naming it.
+#[test]
+fn a_missing_tensor_map_is_one_line_naming_the_parameter() {
+    let m0 = format!("0={HAND_MAP}");
+    let e = tilelab::ptx::simulate(&hand(), None, &launch(160, &["3=4"], &[&m0]))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n'), "{e}");
+    assert!(
+        e.contains("missing value for parameter tma_wgmma_pipe_param_1")
+            && e.contains("--tensor-map NAME"),
+        "{e}"
+    );
+    let bytes = format!("1=u32:{}", vec!["0"; 32].join(","));
+    let e = tilelab::ptx::simulate(&hand(), None, &launch(160, &["3=4", &bytes], &[&m0]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("byte 0 of parameter 'tma_wgmma_pipe_param_1', which holds no tensor map: give it with --tensor-map tma_wgmma_pipe_param_1="),
+        "{e}"
+    );
+}

@@ -452,7 +452,7 @@ fn fill_params(
     }
     let owner = std::mem::take(&mut w.owner);
     let mut missing = Vec::new();
-    let mut strukt = false;
+    let (mut strukt, mut map) = (false, false);
     for (i, p) in prog.params.iter().enumerate() {
         if p.pointer {
             if owner[i].is_empty() {
@@ -470,6 +470,7 @@ fn fill_params(
         let gaps = unset_reads(p, own);
         if !gaps.is_empty() {
             strukt |= p.ty == "b8";
+            map |= check_map_place(p, 0).is_ok();
             let decl = if p.ty == "b8" {
                 format!(".b8[{}]", p.size)
             } else {
@@ -492,11 +493,16 @@ fn fill_params(
     }
     if !missing.is_empty() {
         return bad(format!(
-            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE){}",
+            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE){}{}",
             if missing.len() > 1 { "s" } else { "" },
             crate::text::list(&missing),
             if strukt {
                 "; struct bytes: --arg NAME[+OFFSET]=TYPE:V[,V...]"
+            } else {
+                ""
+            },
+            if map {
+                "; a tensor map (CUtensorMap, a .param .align 64 .b8 [128]): --tensor-map NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]"
             } else {
                 ""
             }
@@ -863,7 +869,7 @@ pub fn parse_tensor_map(s: &str) -> Result<TensorMapArg, String> {
         spec: spec.trim().to_string(),
         base,
     };
-    m.map().map_err(|e| format!("'{sq}': {e}"))?;
+    crate::sim::tma::TensorMap::parse(&m.spec).map_err(|e| format!("'{sq}': {e}"))?;
     m.tensor_bytes().map_err(|e| format!("'{sq}': {e}"))?;
     Ok(m)
 }
