@@ -20,7 +20,8 @@
 //! at issue through a [`BulkOp`]; a load then enqueues a complete-tx of the whole box's bytes
 //! ([`crate::sim::exec::BulkStep::tx_bytes`]) on its mbarrier, a store closes its part of the
 //! warp's open bulk group. Counters (per instruction, [`super::engine::InstStats`]): a
-//! `wgmma`'s operand bytes read from shared memory / 128 (`gmma_wavefronts`, H200:
+//! `wgmma`'s operand wavefronts, one per core matrix read from shared memory, i.e. bytes / 128
+//! ([`crate::sim::exec::WgmmaStep::wavefronts`]; `gmma_wavefronts`, H200:
 //! `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma`, tests/data/ptx_hopper/README.md), the
 //! bulk copies' global bytes (`tma_bytes`); neither touches the `l1tex` ld/st wavefronts.
 
@@ -45,10 +46,6 @@ impl GlobalMemory for Buffers<'_> {
         self.0.store(addr, data, 0).map_err(SimError::Invalid)
     }
 }
-
-/// Bytes of operand one gmma wavefront moves (H200: `..._op_gmma` wavefronts = (A bytes from
-/// shared memory + B bytes) / 128, tests/data/hopper_probes, tests/data/ptx_hopper/README.md).
-pub const GMMA_WAVEFRONT_BYTES: u32 = 128;
 
 impl Machine<'_> {
     /// `wgmma.mma_async` for warp `w` (see the module docs): blocks until the warpgroup has
@@ -194,9 +191,8 @@ impl Machine<'_> {
                 regs[dr as usize * WARP_SIZE + t % WARP_SIZE] = u64::from(acc[t * nd + r]);
             }
         }
-        let bytes = step.smem_bytes[0] + step.smem_bytes[1];
         let s = &mut self.stats[pc];
-        s.gmma_wavefronts += u64::from(bytes.div_ceil(GMMA_WAVEFRONT_BYTES));
+        s.gmma_wavefronts += u64::from(step.wavefronts);
         s.wgmma += 1;
         Ok(())
     }
