@@ -1438,7 +1438,9 @@ fn spaces_of(name: &str) -> Option<&'static [&'static str]> {
             "shared::cta",
             "shared::cluster",
         ],
-        "prefetch" => &["global", "local"],
+        // `.const`/`.param` are prefetch.tensormap's spaces (PTX ISA 9.7.9.15 prefetch:
+        // `prefetch{.tensormap_space}.tensormap [a]`).
+        "prefetch" => &["global", "local", "const", "param"],
         "ldmatrix" | "stmatrix" => &["shared", "shared::cta"],
         "mbarrier" => &["shared", "shared::cta", "shared::cluster"],
         "mapa" => &["shared::cluster"],
