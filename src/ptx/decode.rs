@@ -2196,6 +2196,35 @@ struct Decoder<'a> {
     call_params: std::collections::HashSet<String>,
 }
 
+/// Pass 1 of [`decode`]: every label's instruction index, by [`scoped_label`] key (blocks
+/// numbered in the order they open, as pass 2 numbers them).
+fn labels_of(kernel: &Kernel) -> Result<HashMap<String, u32>, DecodeError> {
+    let mut labels = HashMap::new();
+    let mut n = 0u32;
+    let (mut stack, mut blocks) = (vec![0u32], 0u32);
+    for s in &kernel.body {
+        match s {
+            Stmt::Open => {
+                blocks += 1;
+                stack.push(blocks);
+            }
+            Stmt::Close => {
+                stack.pop();
+            }
+            Stmt::Label(l, line)
+                if labels
+                    .insert(scoped_label(l, *stack.last().unwrap_or(&0)), n)
+                    .is_some() =>
+            {
+                return Err(derr(*line, format!("label '{l}' is defined twice")));
+            }
+            Stmt::Inst(_) => n += 1,
+            _ => {}
+        }
+    }
+    Ok(labels)
+}
+
 /// The key of label `l` defined in block `b` (0: the kernel body, whose labels keep their
 /// names; a NUL cannot be in a PTX name).
 fn scoped_label(l: &str, b: u32) -> String {
@@ -2453,29 +2482,8 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         d.params.insert(p.name.clone(), i);
     }
     // Pass 1: labels → instruction indices.
-    let mut n = 0u32;
-    let (mut stack, mut blocks) = (vec![0u32], 0u32);
-    for s in &kernel.body {
-        match s {
-            Stmt::Open => {
-                blocks += 1;
-                stack.push(blocks);
-            }
-            Stmt::Close => {
-                stack.pop();
-            }
-            Stmt::Label(l, line)
-                if d.labels
-                    .insert(scoped_label(l, *stack.last().unwrap_or(&0)), n)
-                    .is_some() =>
-            {
-                return Err(derr(*line, format!("label '{l}' is defined twice")));
-            }
-            Stmt::Inst(_) => n += 1,
-            _ => {}
-        }
-    }
-    blocks = 0;
+    d.labels = labels_of(kernel)?;
+    let mut blocks = 0u32;
     // Pass 2: instructions.
     let mut insts = Vec::new();
     let mut texts = Vec::new();

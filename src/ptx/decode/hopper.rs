@@ -50,6 +50,15 @@ pub enum BulkForm {
     },
 }
 
+/// The addresses and size a bulk copy's operands give ([`Decoder::bulk_operands`]).
+struct BulkParts {
+    smem: Addr,
+    global: Option<Addr>,
+    tmap: Option<(Addr, Vec<Src>)>,
+    size: Option<Src>,
+    mbar: Option<Addr>,
+}
+
 impl BulkForm {
     /// Whether the form writes global memory (completes in a bulk group).
     pub fn is_store(self) -> bool {
@@ -357,6 +366,56 @@ impl Decoder<'_> {
             None
         };
         let ops = &i.operands;
+        let (form, parts, mut next) = self.bulk_operands(i, (tensor, to_shared), rank, rop)?;
+        let BulkParts {
+            smem,
+            global,
+            tmap,
+            size,
+            mbar,
+        } = parts;
+        let mut cta_mask = None;
+        if multicast {
+            if !to_shared {
+                return bad(".multicast::cluster is a load's qualifier".into());
+            }
+            let Some(m) = ops.get(next) else {
+                return bad(".multicast::cluster needs a ctaMask operand".into());
+            };
+            cta_mask = Some(self.src(m, Want::Ty(Ty::B(16)), line)?);
+            next += 1;
+        }
+        if hint {
+            next += 1;
+        }
+        if ops.len() != next {
+            return bad(format!("{} operands; this form takes {next}", ops.len()));
+        }
+        Ok(Op::Bulk {
+            form,
+            smem,
+            global,
+            tmap,
+            size,
+            mbar,
+            cta_mask,
+        })
+    }
+
+    /// The operands of a bulk copy form: which form, its addresses, and how many operands it
+    /// used (the optional ctaMask and cache-policy follow).
+    fn bulk_operands(
+        &mut self,
+        i: &parse::Inst,
+        (tensor, to_shared): (bool, bool),
+        rank: Option<u8>,
+        rop: Option<ReduceOp>,
+    ) -> Result<(BulkForm, BulkParts, usize), DecodeError> {
+        let line = i.line;
+        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let text = self.text.to_string();
+        let bad = |m: String| Err(derr(line, format!("'{text}': {m} ({BULK_ISA})")));
+        let ops = &i.operands;
         let (smem, mut global, mut tmap, mut size, mut mbar);
         (global, tmap, size, mbar) = (None, None, None, None);
         let mut next;
@@ -400,19 +459,7 @@ impl Decoder<'_> {
                     global = Some(dst);
                     match rop {
                         Some(op) => {
-                            let t = mods
-                                .iter()
-                                .rev()
-                                .find_map(|m| TmaDtype::parse(m).ok())
-                                .or_else(|| {
-                                    mods.iter().rev().find_map(|m| match *m {
-                                        "s32" => Some(TmaDtype::S32),
-                                        "u32" => Some(TmaDtype::U32),
-                                        "u64" => Some(TmaDtype::U64),
-                                        "s64" => Some(TmaDtype::S64),
-                                        _ => None,
-                                    })
-                                });
+                            let t = mods.iter().rev().find_map(|m| TmaDtype::parse(m).ok());
                             let Some(dtype) = t else {
                                 return bad("a reduction names its element type".into());
                             };
@@ -423,34 +470,19 @@ impl Decoder<'_> {
                 }
             }
         };
-        let mut cta_mask = None;
-        if multicast {
-            if !to_shared {
-                return bad(".multicast::cluster is a load's qualifier".into());
-            }
-            let Some(m) = ops.get(next) else {
-                return bad(".multicast::cluster needs a ctaMask operand".into());
-            };
-            cta_mask = Some(self.src(m, Want::Ty(Ty::B(16)), line)?);
-            next += 1;
-        }
-        if hint {
-            next += 1;
-        }
-        if ops.len() != next {
-            return bad(format!("{} operands; this form takes {next}", ops.len()));
-        }
         let Some(smem) = smem else {
             return bad("needs a shared-memory address".into());
         };
-        Ok(Op::Bulk {
+        Ok((
             form,
-            smem,
-            global,
-            tmap,
-            size,
-            mbar,
-            cta_mask,
-        })
+            BulkParts {
+                smem,
+                global,
+                tmap,
+                size,
+                mbar,
+            },
+            next,
+        ))
     }
 }
