@@ -869,8 +869,10 @@ pub fn parse_tensor_map(s: &str) -> Result<TensorMapArg, String> {
         spec: spec.trim().to_string(),
         base,
     };
-    crate::sim::tma::TensorMap::parse(&m.spec).map_err(|e| format!("'{sq}': {e}"))?;
     m.tensor_bytes().map_err(|e| format!("'{sq}': {e}"))?;
+    // Then cuTensorMapEncodeTiled's other rules (the box's inner bytes within the swizzle
+    // span, the box within shared memory, …), as the bulk copies will use the map.
+    crate::sim::tma::TensorMap::parse(&m.spec).map_err(|e| format!("'{sq}': {e}"))?;
     Ok(m)
 }
 
