@@ -373,3 +373,72 @@ fn a_missing_tensor_map_is_one_line_naming_the_parameter() {
         "{e}"
     );
 }
+
+/// A from registers (4 `.b32` of f16 1.0 pairs per thread, no imm-trans-a): the same sums,
+/// and only B read from shared memory (8 x 16 f16 = 256 bytes, 2 gmma wavefronts per wgmma:
+/// H200 rule, m64n64k16 RS 16 = B only, tests/data/ptx_hopper/README.md).
+#[test]
+fn wgmma_with_a_from_registers() {
+    let src = WGMMA_ONES.replace("EXPECT", "0f42000000").replace(
+        "%rd1, %rd2, %p1, 1, 1, 0, 0;",
+        "{%r5, %r5, %r5, %r5}, %rd2, %p1, 1, 1, 0;",
+    );
+    let src = src.replace(
+        "%rd1, %rd2, %p2, 1, 1, 0, 0;",
+        "{%r5, %r5, %r5, %r5}, %rd2, %p2, 1, 1, 0;",
+    );
+    let r = tilelab::ptx::simulate(&src, None, &launch(128, &[], &[])).unwrap();
+    assert_eq!((r.totals.sass.GMMA, r.totals.gmma_wavefronts), (8, 4));
+}
+
+/// Forms the decoder refuses, each one line naming the rule.
+#[test]
+fn wgmma_forms_the_isa_does_not_have_are_refused() {
+    let base = WGMMA_ONES.replace("EXPECT", "0f42000000");
+    for (from, to, want) in [
+        (
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0;",
+            "7 operands; this form takes 8",
+        ),
+        (
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 2, 1, 0, 0;",
+            "imm-scale-a is '2'; allowed: 1, -1",
+        ),
+        (
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "d has 3 registers; m64n8 .f32 takes 4",
+        ),
+        (
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "m64n8k16.f32.bf16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "is not a PTX form",
+        ),
+        (
+            "m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "m64n8k32.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, %p1, 1, 1, 0, 0;",
+            "K = 32 with .f16 inputs; allowed: k16",
+        ),
+    ] {
+        let src = base.replacen(from, to, 1);
+        assert_ne!(src, base);
+        let e = tilelab::ptx::report::load(&src, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("line 31:") && e.contains(want), "{to}: {e}");
+    }
+}
+
+/// `cp.async.bulk` without a map, global to shared, completing on an mbarrier: its bytes are
+/// the copy size (PTX ISA 9.7.9.25.4.1: complete-tx of `size` bytes), one UBLKCP; the wait
+/// returns once they land.
+#[test]
+fn a_bulk_copy_without_a_map_completes_its_bytes() {
+    let src = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{\n.reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.shared .align 128 .b8 s[256];\n.shared .align 8 .b64 bar;\nld.param.u64 %rd1, [k_param_0];\ncvta.to.global.u64 %rd1, %rd1;\nmov.u32 %r1, s;\nmov.u32 %r2, bar;\nelect.sync %r3|%p1, -1;\n@%p1 mbarrier.init.shared::cta.b64 [%r2], 1;\n@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 256;\n@%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 256, [%r2];\nmov.u32 %r4, 0;\n$W:\nmbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], %r4;\n@!%p2 bra $W;\nret;\n}\n";
+    let r = tilelab::ptx::simulate(src, None, &launch(32, &[], &[])).unwrap();
+    let t = &r.totals;
+    assert_eq!((t.sass.UBLKCP, t.tma_ld, t.tma_ld_bytes), (1, 1, 256));
+    assert_eq!((t.shared_ld_wavefronts, t.shared_st_wavefronts), (0, 0));
+}
