@@ -442,3 +442,49 @@ fn a_bulk_copy_without_a_map_completes_its_bytes() {
     assert_eq!((t.sass.UBLKCP, t.tma_ld, t.tma_ld_bytes), (1, 1, 256));
     assert_eq!((t.shared_ld_wavefronts, t.shared_st_wavefronts), (0, 0));
 }
+
+/// `m64nNk16` of ones with scale-d false then true, for N from 8 to 256: the kernel checks its
+/// first and last accumulator registers of every thread against 32 (K = 16 products of
+/// 1.0 · 1.0, twice; PTX ISA 9.7.15.5.2) and the run counts (2048 + 32·N) / 128 gmma
+/// wavefronts per wgmma (A's 64 x 16 and B's N x 16 f16 bytes / 128, the H200's rule:
+/// tests/data/ptx_hopper/README.md).
+fn wgmma_n(n: u32) -> String {
+    let regs = n / 2;
+    let d: Vec<String> = (0..regs).map(|r| format!("%f{r}")).collect();
+    let d = d.join(", ");
+    let inits: String = (0..regs)
+        .map(|r| format!("mov.f32 %f{r}, 0f40A00000;\n"))
+        .collect();
+    let stores: String = (0..8)
+        .map(|k| {
+            format!(
+                "st.shared.v4.b32 [%r1+{}], {{%r5, %r5, %r5, %r5}};\n",
+                16 * k
+            )
+        })
+        .collect();
+    format!(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n.reqntid 128, 1, 1\n{{\n.reg .pred %p<8>;\n.reg .b32 %r<12>;\n.reg .f32 %f<{regs}>;\n.reg .b64 %rd<4>;\n.shared .align 1024 .b8 s[16384];\nmov.u32 %r0, %tid.x;\nshl.b32 %r1, %r0, 7;\nmov.u32 %r2, s;\nadd.u32 %r1, %r1, %r2;\nmov.b32 %r5, 1006648320;\n{stores}bar.sync 0;\n{inits}setp.ne.u32 %p1, %r0, %r0;\nsetp.eq.u32 %p2, %r0, %r0;\nmov.b64 %rd1, 68720001024;\nmov.b64 %rd2, 68720001280;\nwgmma.fence.sync.aligned;\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {{{d}}}, %rd1, %rd2, %p1, 1, 1, 0, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {{{d}}}, %rd1, %rd2, %p2, 1, 1, 0, 0;\nwgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\nsetp.ne.f32 %p3, %f0, 0f42000000;\nsetp.ne.f32 %p4, %f{}, 0f42000000;\nor.pred %p3, %p3, %p4;\nmov.u64 %rd3, 0;\n@%p3 ld.global.u32 %r9, [%rd3];\nret;\n}}\n",
+        regs - 1
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(8))]
+    #[test]
+    fn wgmma_of_every_n_sums_over_the_warpgroup(k in 1u32..=32) {
+        let n = 8 * k;
+        let r = tilelab::ptx::simulate(&wgmma_n(n), None, &launch(128, &[], &[]))
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("N = {n}: {e}")))?;
+        proptest::prop_assert_eq!(r.totals.gmma_wavefronts, 2 * (2048 + 32 * u64::from(n)) / 128);
+        proptest::prop_assert_eq!(r.totals.sass.GMMA, 8);
+    }
+}
+
+/// The control of the property: the last register of N = 256 (thread-major D, register 127)
+/// is checked, so 16 instead of 32 there fails.
+#[test]
+fn wgmma_n256_checks_its_last_register() {
+    let src = wgmma_n(256).replace("%f127, 0f42000000", "%f127, 0f41800000");
+    assert!(tilelab::ptx::simulate(&src, None, &launch(128, &[], &[])).is_err());
+}
