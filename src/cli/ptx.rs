@@ -208,7 +208,11 @@ fn write_svg(
         let mut shared: Vec<u32> = prog
             .insts
             .iter()
-            .filter(|i| ptx::report::class_of(&i.op).is_some_and(|c| c.name() != "HMMA"))
+            .filter(|i| {
+                use ptx::report::Class;
+                ptx::report::class_of(&i.op)
+                    .is_some_and(|c| !matches!(c, Class::Hmma | Class::Gmma | Class::Tma))
+            })
             .map(|i| i.line)
             .collect();
         shared.dedup();
