@@ -208,7 +208,11 @@ fn write_svg(
         let mut shared: Vec<u32> = prog
             .insts
             .iter()
-            .filter(|i| ptx::report::class_of(&i.op).is_some_and(|c| c.name() != "HMMA"))
+            .filter(|i| {
+                use ptx::report::Class;
+                ptx::report::class_of(&i.op)
+                    .is_some_and(|c| !matches!(c, Class::Hmma | Class::Gmma | Class::Tma))
+            })
             .map(|i| i.line)
             .collect();
         shared.dedup();
@@ -436,6 +440,33 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             String::new()
         }
     );
+    if s.GMMA > 0 {
+        outln!(
+            o,
+            "wgmma: {} warp executions (smsp__inst_executed_pipe_tensor_op_gmma; in HMMA too): {}; {} gmma operand wavefronts (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma, not in the ld/st wavefronts)",
+            s.GMMA,
+            t.gmma_shapes
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            t.gmma_wavefronts
+        );
+    }
+    if t.tma_ld + t.tma_st > 0 {
+        outln!(
+            o,
+            "TMA: UTMALDG {} UTMASTG {} UBLKCP {} UTMAREDG+UBLKRED {}; loads {} (smsp__inst_executed_op_tma_ld_pred_on_any), {} bytes (l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld); stores {} (smsp__inst_executed_op_tma_st_pred_on_any), {} bytes (l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st); no l1tex shared wavefronts",
+            s.UTMALDG,
+            s.UTMASTG,
+            s.UBLKCP,
+            s.UTMAREDG,
+            t.tma_ld,
+            t.tma_ld_bytes,
+            t.tma_st,
+            t.tma_st_bytes
+        );
+    }
     // A long table scrolls the worst lines off the screen: name the worst one again last.
     if shown.len() > 20
         && let Some(w) = worst.first()

@@ -25,7 +25,10 @@ use super::types::Ty;
 use crate::sim::arch::Arch;
 use crate::sim::mma::{MmaDtype, MmaShape};
 
+mod hopper;
 mod sync;
+
+pub use hopper::{BulkForm, WgmmaSrc};
 
 /// A decode error: line and message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -560,6 +563,43 @@ pub enum Op {
         a: Option<Src>,
         /// arrive.expect_tx's count.
         b: Option<Src>,
+    },
+    /// `wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype` (PTX ISA 9.7.15.5.2):
+    /// warpgroup-collective, executed once when the four warps of the warpgroup arrive.
+    Wgmma {
+        /// The form (N, D type, A and B types, `.satfinite`).
+        kind: crate::sim::wgmma::WgmmaKind,
+        /// The accumulator registers (per thread, `kind.d_regs()` of them).
+        d: Vec<u32>,
+        /// A: a descriptor (`.b64`) or 4 registers.
+        a: WgmmaSrc,
+        /// B's descriptor.
+        b: Src,
+        /// `scale-d` predicate (negated?).
+        scale_d: (Src, bool),
+        /// `imm-scale-a`, `imm-scale-b` (1 or -1; 1 when the form has none).
+        scale: [i32; 2],
+        /// `imm-trans-a`, `imm-trans-b` (false when the form has none).
+        trans: [bool; 2],
+    },
+    /// The bulk copies of the TMA unit (PTX ISA 9.7.9.25): `cp.async.bulk{.tensor}`,
+    /// `cp.reduce.async.bulk{.tensor}`.
+    Bulk {
+        /// Which form.
+        form: BulkForm,
+        /// The shared-memory side (destination of a load, source of a store): a shared address.
+        smem: Addr,
+        /// The global side of a copy without a tensor map.
+        global: Option<Addr>,
+        /// The tensor map's address (a parameter's address, or its generic address after
+        /// `cvta.param`), with the tensor coordinates (elements, innermost first).
+        tmap: Option<(Addr, Vec<Src>)>,
+        /// Copy size in bytes (copies without a map).
+        size: Option<Src>,
+        /// The mbarrier completed (`.mbarrier::complete_tx::bytes` forms).
+        mbar: Option<Addr>,
+        /// `.multicast::cluster`'s ctaMask.
+        cta_mask: Option<Src>,
     },
     /// `elect.sync d|p, membermask` (PTX ISA 9.7.13.12 elect.sync).
     Elect {
@@ -1283,6 +1323,13 @@ const FORMS: &[Form] = &[
         0,
         "cp.async.bulk.wait_group{.read} N",
     ),
+    form(
+        "cp",
+        &["bulk"],
+        (2, 6),
+        1,
+        "cp{.reduce}.async.bulk{.tensor.Nd}.dst.src{.tile}.completion{.op.type} [dst], [src | tensorMap, {coords}]{, size}{, [mbar]}{, ctaMask}{, cache-policy}",
+    ),
     form("cp", &["wait_group"], (1, 1), 0, "cp.async.wait_group N"),
     form("cp", &["wait_all"], (0, 0), 0, "cp.async.wait_all"),
     form(
@@ -1391,7 +1438,9 @@ fn spaces_of(name: &str) -> Option<&'static [&'static str]> {
             "shared::cta",
             "shared::cluster",
         ],
-        "prefetch" => &["global", "local"],
+        // `.const`/`.param` are prefetch.tensormap's spaces (PTX ISA 9.7.9.15 prefetch:
+        // `prefetch{.tensormap_space}.tensormap [a]`).
+        "prefetch" => &["global", "local", "const", "param"],
         "ldmatrix" | "stmatrix" => &["shared", "shared::cta"],
         "mbarrier" => &["shared", "shared::cta", "shared::cluster"],
         "mapa" => &["shared::cluster"],
@@ -2127,7 +2176,11 @@ struct Decoder<'a> {
     global_regs: HashMap<usize, u32>,
     params: HashMap<String, usize>,
     param_info: &'a mut Vec<ParamInfo>,
+    /// Labels by [`scoped_label`] key (a label in a `{ }` block is local to it: Triton's inline
+    /// asm repeats `waitLoop:` in one block per wait, PTX ISA §4.4 / §11.1 scopes).
     labels: HashMap<String, u32>,
+    /// The `{ }` blocks open at the instruction being decoded, outermost first (0 = the body).
+    scopes: Vec<u32>,
     /// Registers loaded from 64-bit parameters: register → parameter index.
     param_regs: HashMap<u32, usize>,
     /// The target's number (90 for `sm_90a`; 0 if none or unknown), for the forms a target
@@ -2141,6 +2194,45 @@ struct Decoder<'a> {
     opname: String,
     /// The body's `.param` names (a `call`'s arguments and return values).
     call_params: std::collections::HashSet<String>,
+}
+
+/// Pass 1 of [`decode`]: every label's instruction index, by [`scoped_label`] key (blocks
+/// numbered in the order they open, as pass 2 numbers them).
+fn labels_of(kernel: &Kernel) -> Result<HashMap<String, u32>, DecodeError> {
+    let mut labels = HashMap::new();
+    let mut n = 0u32;
+    let (mut stack, mut blocks) = (vec![0u32], 0u32);
+    for s in &kernel.body {
+        match s {
+            Stmt::Open => {
+                blocks += 1;
+                stack.push(blocks);
+            }
+            Stmt::Close => {
+                stack.pop();
+            }
+            Stmt::Label(l, line)
+                if labels
+                    .insert(scoped_label(l, *stack.last().unwrap_or(&0)), n)
+                    .is_some() =>
+            {
+                return Err(derr(*line, format!("label '{l}' is defined twice")));
+            }
+            Stmt::Inst(_) => n += 1,
+            _ => {}
+        }
+    }
+    Ok(labels)
+}
+
+/// The key of label `l` defined in block `b` (0: the kernel body, whose labels keep their
+/// names; a NUL cannot be in a PTX name).
+fn scoped_label(l: &str, b: u32) -> String {
+    if b == 0 {
+        l.to_string()
+    } else {
+        format!("{l}\0{b}")
+    }
 }
 
 fn derr(line: u32, message: impl Into<String>) -> DecodeError {
@@ -2371,6 +2463,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         params: HashMap::new(),
         param_info: &mut param_info,
         labels: HashMap::new(),
+        scopes: vec![0],
         param_regs: HashMap::new(),
         sm: module.target.as_deref().map_or(0, target_number),
         version: module.version.unwrap_or((0, 0)),
@@ -2389,24 +2482,21 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         d.params.insert(p.name.clone(), i);
     }
     // Pass 1: labels → instruction indices.
-    let mut n = 0u32;
-    for s in &kernel.body {
-        match s {
-            Stmt::Label(l, line) if d.labels.insert(l.clone(), n).is_some() => {
-                return Err(derr(*line, format!("label '{l}' is defined twice")));
-            }
-            Stmt::Inst(_) => n += 1,
-            _ => {}
-        }
-    }
+    d.labels = labels_of(kernel)?;
+    let mut blocks = 0u32;
     // Pass 2: instructions.
     let mut insts = Vec::new();
     let mut texts = Vec::new();
     for s in &kernel.body {
         match s {
-            Stmt::Open => d.regs.push(HashMap::new()),
+            Stmt::Open => {
+                d.regs.push(HashMap::new());
+                blocks += 1;
+                d.scopes.push(blocks);
+            }
             Stmt::Close => {
                 d.regs.pop();
+                d.scopes.pop();
             }
             Stmt::Reg(r) => {
                 for (name, count) in &r.names {
@@ -2639,6 +2729,12 @@ impl Decoder<'_> {
                     Src::Imm(o as u64)
                 } else if let Some(&o) = self.local_syms.get(n) {
                     Src::Imm(o as u64)
+                } else if let Some(&p) = self.params.get(n) {
+                    // A kernel parameter's address in the parameter space (`mov.b64 %rd,
+                    // param`; `cvta.param` keeps it): its byte offset in the parameter buffer,
+                    // which `cp.async.bulk.tensor` and `prefetch.tensormap` take as a tensor
+                    // map's address.
+                    Src::Imm(self.param_info[p].offset as u64)
                 } else if let Some(&g) = self.global_syms.get(n) {
                     let r = self.global_reg(g);
                     self.check(r, n, want, line)?;
@@ -2844,6 +2940,8 @@ impl Decoder<'_> {
                     ),
                 ));
             }
+        } else if name == "cp" && mods.contains(&"bulk") {
+            // The bulk copies' space pairs are checked by their decoder (`Decoder::bulk`).
         } else if matches!(name, "fence" | "membar") {
             // Proxy kinds (`fence.proxy.async.shared::cta`) are spelled like spaces.
         } else if let Some(allowed) = spaces_of(name).or_else(|| {
@@ -3674,8 +3772,10 @@ impl Decoder<'_> {
                     ));
                 };
                 let target = *self
-                    .labels
-                    .get(l)
+                    .scopes
+                    .iter()
+                    .rev()
+                    .find_map(|&b| self.labels.get(&scoped_label(l, b)))
                     .ok_or_else(|| derr(line, format!("unknown label '{l}'")))?;
                 Op::Bra { target }
             }
@@ -3830,7 +3930,7 @@ impl Decoder<'_> {
                     return self.cp_async_mbarrier_arrive(i);
                 }
                 if has("bulk") {
-                    return Err(unsupported());
+                    return self.bulk(i);
                 }
                 let size = match &ops[2] {
                     Operand::Int(v) if [4, 8, 16].contains(v) => *v as u32,

@@ -116,7 +116,7 @@ pub const MAX_INSTRUCTIONS_LIMIT: u64 = 30_000_000;
 /// `mma.sync` (measured in a release build, loops of each kind: docs/ptx.md, "Budget").
 pub fn cost_units(op: &Op) -> u64 {
     match op {
-        Op::Mma { .. } => MMA_UNITS,
+        Op::Mma { .. } | Op::Wgmma { .. } => MMA_UNITS,
         Op::Ld {
             space: Space::Param,
             ..
@@ -126,7 +126,8 @@ pub fn cost_units(op: &Op) -> u64 {
         | Op::Atom { .. }
         | Op::Ldmatrix { .. }
         | Op::Stmatrix { .. }
-        | Op::CpAsync { .. } => MEMORY_UNITS,
+        | Op::CpAsync { .. }
+        | Op::Bulk { .. } => MEMORY_UNITS,
         _ => 1,
     }
 }
@@ -196,6 +197,18 @@ pub struct InstStats {
     pub sass_bounds: [u64; 2],
     /// `cp.async` executions without such bounds (`.cg`, zero-filled `.ca`).
     pub sass_unbounded: u64,
+    /// `wgmma.mma_async` only: warpgroup executions (each also counts 4 warp `executions`).
+    pub wgmma: u64,
+    /// `wgmma.mma_async` only: operand wavefronts, the bytes of A (from a descriptor) and B
+    /// read from shared memory / 128 per execution (H200:
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma`, tests/data/ptx_hopper/README.md).
+    pub gmma_wavefronts: u64,
+    /// Bulk copies only: copies issued (one per lane whose guard is true).
+    pub tma_ops: u64,
+    /// Bulk copies only: bytes moved, the whole box per tensor copy (H200:
+    /// `l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld` for loads,
+    /// `l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st` for stores).
+    pub tma_bytes: u64,
 }
 
 /// What a run counted.
@@ -303,6 +316,9 @@ pub(super) enum Block {
     Group { unit: AsyncUnit, n: u32, line: u32 },
     /// `barrier.cluster.wait` after the warp's arrive in cluster phase `phase`.
     Cluster { phase: u64, line: u32 },
+    /// `wgmma.mma_async` at instruction `pc`: waits for the other warps of its warpgroup
+    /// (the last to arrive executes it for all four and releases them; pc is past it).
+    Warpgroup { pc: u32, line: u32 },
 }
 
 pub(super) struct Warp {
@@ -378,6 +394,8 @@ pub(super) struct Machine<'p> {
     pub(super) cluster_phase: u64,
     /// The launch's cluster ([`ClusterShape`]).
     pub(super) cluster: ClusterShape,
+    /// The launch's tensor maps ([`Launch::tensor_maps`], parsed), by handle index.
+    pub(super) tensor_maps: Vec<crate::sim::tma::TensorMap>,
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
@@ -438,6 +456,11 @@ impl<'p> Machine<'p> {
                 .map_err(RunError::Launch)?;
         }
         let cluster = ClusterShape::of(l);
+        let tensor_maps = l
+            .tensor_maps
+            .iter()
+            .map(|m| m.map().map_err(RunError::Launch))
+            .collect::<Result<Vec<_>, _>>()?;
         // Warps.
         let nr = prog.nregs as usize;
         let mut warps = Vec::with_capacity(nwarps as usize);
@@ -529,6 +552,7 @@ impl<'p> Machine<'p> {
             pending: Vec::new(),
             cluster_phase: 0,
             cluster,
+            tensor_maps,
         })
     }
 
@@ -732,12 +756,15 @@ impl<'p> Machine<'p> {
                 Op::Bar { .. }
                 | Op::Mbarrier { .. }
                 | Op::AsyncWait { .. }
-                | Op::ClusterBarrier { .. } => {
-                    let flow = self.exec_sync(w, inst, mask, top.mask).map_err(|message| {
-                        RunError::At {
-                            line: inst.line,
-                            message,
-                        }
+                | Op::ClusterBarrier { .. }
+                | Op::Wgmma { .. } => {
+                    let flow = match inst.op {
+                        Op::Wgmma { .. } => self.exec_wgmma(w, pc, inst, mask),
+                        _ => self.exec_sync(w, inst, mask, top.mask),
+                    }
+                    .map_err(|message| RunError::At {
+                        line: inst.line,
+                        message,
                     })?;
                     let warp = &mut self.warps[w];
                     let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
@@ -871,7 +898,9 @@ impl<'p> Machine<'p> {
             | Op::Bar { .. }
             | Op::Mbarrier { .. }
             | Op::AsyncWait { .. }
-            | Op::ClusterBarrier { .. } => false,
+            | Op::ClusterBarrier { .. }
+            | Op::Wgmma { .. } => false,
+            Op::Bulk { .. } => self.exec_bulk(w, pc, inst, m)?,
             Op::AsyncCommit { .. } | Op::Elect { .. } | Op::Mapa { .. } | Op::Call { .. } => {
                 self.exec_hopper(w, pc, inst, m, p, obs)?
             }

@@ -20,6 +20,7 @@ pub mod alu;
 pub mod cfg;
 pub mod decode;
 pub mod engine;
+mod hopper;
 pub mod mem;
 pub mod params;
 pub mod parse;

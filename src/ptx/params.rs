@@ -452,7 +452,7 @@ fn fill_params(
     }
     let owner = std::mem::take(&mut w.owner);
     let mut missing = Vec::new();
-    let mut strukt = false;
+    let (mut strukt, mut map) = (false, false);
     for (i, p) in prog.params.iter().enumerate() {
         if p.pointer {
             if owner[i].is_empty() {
@@ -470,6 +470,7 @@ fn fill_params(
         let gaps = unset_reads(p, own);
         if !gaps.is_empty() {
             strukt |= p.ty == "b8";
+            map |= check_map_place(p, 0).is_ok();
             let decl = if p.ty == "b8" {
                 format!(".b8[{}]", p.size)
             } else {
@@ -492,11 +493,16 @@ fn fill_params(
     }
     if !missing.is_empty() {
         return bad(format!(
-            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE){}",
+            "missing value for parameter{} {}: give --arg NAME=VALUE (or --arg INDEX=VALUE){}{}",
             if missing.len() > 1 { "s" } else { "" },
             crate::text::list(&missing),
             if strukt {
                 "; struct bytes: --arg NAME[+OFFSET]=TYPE:V[,V...]"
+            } else {
+                ""
+            },
+            if map {
+                "; a tensor map (CUtensorMap, a .param .align 64 .b8 [128]): --tensor-map NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]"
             } else {
                 ""
             }
@@ -634,6 +640,10 @@ pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
             Operand::Name(n) | Operand::Not(n) | Operand::Address(Some(n), _) => out.push(n),
             Operand::Pair(a, b) => out.extend([a.as_str(), b.as_str()]),
             Operand::Vector(v) => v.iter().for_each(|e| names(e, out)),
+            Operand::TensorAddress(n, v) => {
+                out.push(n);
+                v.iter().for_each(|e| names(e, out));
+            }
             Operand::Address(None, _)
             | Operand::Int(_)
             | Operand::F32(_)
@@ -745,8 +755,8 @@ pub struct TensorMapArg {
     pub param: String,
     /// Byte offset of the map in the parameter (a multiple of 64).
     pub byte_offset: u32,
-    /// `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` as written.
-    // integration: parse with sim::tma::TensorMap::parse (its rules replace `check_spec`'s).
+    /// `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` as written; [`TensorMapArg::map`] parses it with
+    /// `cuTensorMapEncodeTiled`'s rules ([`crate::sim::tma::TensorMap::parse`]).
     pub spec: String,
     /// `@POINTER`: the pointer parameter whose buffer the map points into.
     pub base: Option<String>,
@@ -860,10 +870,22 @@ pub fn parse_tensor_map(s: &str) -> Result<TensorMapArg, String> {
         base,
     };
     m.tensor_bytes().map_err(|e| format!("'{sq}': {e}"))?;
+    // Then cuTensorMapEncodeTiled's other rules (the box's inner bytes within the swizzle
+    // span, the box within shared memory, …), as the bulk copies will use the map.
+    crate::sim::tma::TensorMap::parse(&m.spec).map_err(|e| format!("'{sq}': {e}"))?;
     Ok(m)
 }
 
 impl TensorMapArg {
+    /// The map: [`crate::sim::tma::TensorMap::parse`] of the spec.
+    ///
+    /// # Errors
+    /// One line naming the flag's value and the rule it breaks.
+    pub fn map(&self) -> Result<crate::sim::tma::TensorMap, String> {
+        crate::sim::tma::TensorMap::parse(&self.spec)
+            .map_err(|e| format!("--tensor-map {}: {e}", self.text()))
+    }
+
     /// The flag's value as written back (`NAME+OFF=SPEC@PTR`), clipped for messages.
     pub fn text(&self) -> String {
         let mut t = self.param.clone();

@@ -264,6 +264,10 @@ pub enum Operand {
     Vector(Vec<Operand>),
     /// `[base + offset]`, `[base]`, `[offset]`.
     Address(Option<String>, i64),
+    /// `[tensorMap, {c0, c1, …}]`: a tensor map's address and the tensor coordinates of
+    /// `cp.async.bulk.tensor` / `cp.reduce.async.bulk.tensor` (PTX ISA §9.7.9.25.5, 1 to 5
+    /// scalar coordinates).
+    TensorAddress(String, Vec<Operand>),
     /// `_` (sink).
     Sink,
 }
@@ -294,6 +298,10 @@ impl fmt::Display for Operand {
             Operand::Address(Some(n), 0) => write!(f, "[{}]", escape(n)),
             Operand::Address(Some(n), o) => write!(f, "[{}+{o}]", escape(n)),
             Operand::Address(None, o) => write!(f, "[{o}]"),
+            Operand::TensorAddress(n, v) => {
+                write!(f, "[{}, ", escape(n))?;
+                write!(f, "{}]", Operand::Vector(v.clone()))
+            }
             Operand::Sink => f.write_str("_"),
         }
     }
@@ -1316,6 +1324,10 @@ fn address(i: &mut &str) -> ModalResult<Operand> {
     delimited(
         ('[', ws),
         alt((
+            (reg_name, ws, ',', ws, vector).verify_map(|(n, _, _, _, v)| match v {
+                Operand::Vector(v) => Some(Operand::TensorAddress(n.to_string(), v)),
+                _ => None,
+            }),
             (
                 reg_name,
                 ws,
@@ -2185,7 +2197,13 @@ fn param(part: &str, line: u32) -> Result<Param, ParseError> {
             if let Some(e) = align_error(n, line, part) {
                 return Err(e);
             }
-            align = u32::try_from(n).ok();
+            // After `.ptr`, `.align N` is the alignment of the memory pointed to, not the
+            // parameter's (PTX ISA §5.1.6.1 Kernel Function Parameters: `.param .type .ptr
+            // .space .align N name`): the parameter keeps its type's natural alignment (Triton's
+            // `.param .u64 .ptr .global .align 1` after an `.f32` sits at byte 8).
+            if !ptr {
+                align = u32::try_from(n).ok();
+            }
             k += 2;
             continue;
         }

@@ -67,6 +67,10 @@ pub enum Class {
     Ldgsts,
     /// `atom/red.shared` (ATOMS).
     Atoms,
+    /// `wgmma.mma_async` (HGMMA, QGMMA, IGMMA by input type).
+    Gmma,
+    /// The bulk copies (UTMALDG, UTMASTG, UTMAREDG, UBLKCP, UBLKRED by form).
+    Tma,
 }
 
 impl Class {
@@ -80,7 +84,39 @@ impl Class {
             Class::Hmma => "HMMA",
             Class::Ldgsts => "LDGSTS",
             Class::Atoms => "ATOMS",
+            Class::Gmma => "HGMMA",
+            Class::Tma => "UTMALDG",
         }
+    }
+}
+
+/// The SASS class of one instruction as cuobjdump spells it: [`Class::name`], except for the
+/// Hopper families, whose class follows the form (`QGMMA` for fp8 inputs, `UTMASTG` for a
+/// tensor store, `UBLKCP` for a copy without a map; [`crate::sim::instr::SassClass`]).
+pub fn sass_name(op: &Op) -> Option<&'static str> {
+    use crate::sim::instr::SassClass as S;
+    use crate::sim::wgmma::WgmmaType as T;
+    Some(match op {
+        Op::Wgmma { kind, .. } => match kind.a {
+            T::E4m3 | T::E5m2 => S::Qgmma.name(),
+            T::S8 | T::U8 => S::Igmma.name(),
+            _ => S::Hgmma.name(),
+        },
+        Op::Bulk { form, .. } => tma_class(*form).name(),
+        o => class_of(o)?.name(),
+    })
+}
+
+/// The SASS class of a bulk copy form.
+fn tma_class(form: decode::BulkForm) -> crate::sim::instr::SassClass {
+    use crate::sim::instr::SassClass as S;
+    use decode::BulkForm as F;
+    match form {
+        F::TensorLoad { .. } => S::Utmaldg,
+        F::TensorStore { .. } => S::Utmastg,
+        F::TensorReduce { .. } => S::Utmaredg,
+        F::CopyToShared | F::CopyToGlobal => S::Ublkcp,
+        F::ReduceToGlobal { .. } => S::Ublkred,
     }
 }
 
@@ -105,6 +141,8 @@ pub fn class_of(op: &Op) -> Option<Class> {
             space: Space::Shared,
             ..
         } => Class::Atoms,
+        Op::Wgmma { .. } => Class::Gmma,
+        Op::Bulk { .. } => Class::Tma,
         _ => return None,
     })
 }
@@ -128,10 +166,24 @@ pub struct Sass {
     pub HMMA: u64,
     /// `sm__sass_inst_executed_op_ldgsts.sum`.
     pub LDGSTS: u64,
+    /// `wgmma.mma_async` warp-level executions, four per warpgroup instruction (HGMMA, QGMMA
+    /// and IGMMA together): `smsp__inst_executed_pipe_tensor_op_gmma.sum` (they are also in
+    /// `HMMA`, the whole tensor pipe, as on the H200: tests/data/ptx_hopper/README.md).
+    pub GMMA: u64,
+    /// Tensor loads with a lane's guard on: UTMALDG, `smsp__sass_inst_executed_op_tma_ld.sum`
+    /// (with UBLKCP loads, `smsp__inst_executed_op_tma_ld_pred_on_any.sum`).
+    pub UTMALDG: u64,
+    /// Tensor stores with a lane's guard on (UTMASTG; with UBLKCP stores and the reductions,
+    /// `smsp__inst_executed_op_tma_st_pred_on_any.sum`).
+    pub UTMASTG: u64,
+    /// Bulk copies without a tensor map, either direction (UBLKCP).
+    pub UBLKCP: u64,
+    /// Bulk reductions, with and without a map (UTMAREDG, UBLKRED).
+    pub UTMAREDG: u64,
 }
 
 /// Per-CTA totals (see the module docs for the counters).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Totals {
     /// LDS + LDSM wavefronts.
     pub shared_ld_wavefronts: u64,
@@ -160,6 +212,25 @@ pub struct Totals {
     pub ldgsts_unbounded: u64,
     /// Executions of `atom/red.shared` (their wavefronts are not modelled).
     pub atoms: u64,
+    /// `wgmma` operand wavefronts: bytes of A (from a descriptor) and B read from shared
+    /// memory / 128 per warpgroup instruction,
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum` (not in the ld/st wavefronts).
+    pub gmma_wavefronts: u64,
+    /// Per SASS shape (`HGMMA.64x128x16.F32`, [`crate::sim::instr::wgmma_sass`]): warp-level
+    /// executions (four per warpgroup instruction).
+    pub gmma_shapes: std::collections::BTreeMap<String, u64>,
+    /// Bulk copies to shared memory issued with a lane's guard on (UTMALDG + UBLKCP loads,
+    /// warp-level): `smsp__inst_executed_op_tma_ld_pred_on_any.sum`.
+    pub tma_ld: u64,
+    /// Bulk copies to global memory issued with a lane's guard on:
+    /// `smsp__inst_executed_op_tma_st_pred_on_any.sum`.
+    pub tma_st: u64,
+    /// Bytes the bulk loads move (the whole box of each tensor load, zero-filled parts too):
+    /// `l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum`.
+    pub tma_ld_bytes: u64,
+    /// Bytes the bulk stores and reductions move:
+    /// `l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum`.
+    pub tma_st_bytes: u64,
     /// Warp instructions executed (all PTX instructions).
     pub warp_instructions: u64,
     /// Shared memory modelled, bytes.
@@ -179,7 +250,8 @@ pub struct LineReport {
     pub sass: &'static str,
     /// Warp-level executions.
     pub executions: u64,
-    /// Shared-memory wavefronts (0 for HMMA and atomics).
+    /// Shared-memory wavefronts (0 for HMMA, atomics and bulk copies; a `wgmma`'s are its
+    /// gmma operand wavefronts, [`Totals::gmma_wavefronts`]).
     pub wavefronts: u64,
     /// Conflict-free wavefronts.
     pub ideal: u64,
@@ -405,6 +477,25 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
                     .map(|w| w + s.wavefronts);
                 t.ldgsts_sass_wavefronts = add_sass_bounds(t.ldgsts_sass_wavefronts, &s);
             }
+            Class::Gmma => t.gmma_wavefronts += s.gmma_wavefronts,
+            Class::Tma => {
+                if let Op::Bulk { form, .. } = &inst.op {
+                    if form.is_store() {
+                        t.tma_st += s.pred_on;
+                        t.tma_st_bytes += s.tma_bytes;
+                    } else {
+                        t.tma_ld += s.pred_on;
+                        t.tma_ld_bytes += s.tma_bytes;
+                    }
+                    use crate::sim::instr::SassClass as S;
+                    match tma_class(*form) {
+                        S::Utmaldg => t.sass.UTMALDG += s.pred_on,
+                        S::Utmastg => t.sass.UTMASTG += s.pred_on,
+                        S::Ublkcp => t.sass.UBLKCP += s.pred_on,
+                        _ => t.sass.UTMAREDG += s.pred_on,
+                    }
+                }
+            }
             Class::Hmma | Class::Atoms => {}
         }
         match class {
@@ -415,12 +506,30 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
             Class::Hmma => t.sass.HMMA += s.executions,
             Class::Ldgsts => t.sass.LDGSTS += s.executions,
             Class::Atoms => t.atoms += s.executions,
+            Class::Gmma => {
+                t.sass.HMMA += s.executions;
+                t.sass.GMMA += s.executions;
+                if let Op::Wgmma { kind, .. } = &inst.op
+                    && s.executions > 0
+                {
+                    *t.gmma_shapes
+                        .entry(crate::sim::instr::wgmma_sass(kind))
+                        .or_default() += s.executions;
+                }
+            }
+            Class::Tma => {}
         }
+        let sass = sass_name(&inst.op).unwrap_or(class.name());
+        // A wgmma's operand wavefronts: no bank conflicts (none measured, any layout).
+        let (wavefronts, ideal) = match class {
+            Class::Gmma => (s.gmma_wavefronts, s.gmma_wavefronts),
+            _ => (s.wavefronts, s.ideal),
+        };
         match lines.last_mut() {
-            Some(l) if l.line == inst.line && l.sass == class.name() => {
+            Some(l) if l.line == inst.line && l.sass == sass => {
                 l.executions += s.executions;
-                l.wavefronts += s.wavefronts;
-                l.ideal += s.ideal;
+                l.wavefronts += wavefronts;
+                l.ideal += ideal;
                 l.bank_conflicts += conflicts;
                 l.not_modelled += s.not_modelled;
                 l.sass_wavefronts = add_sass_bounds(l.sass_wavefronts, &s);
@@ -428,10 +537,10 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
             _ => lines.push(LineReport {
                 line: inst.line,
                 ptx: prog.texts[i].clone(),
-                sass: class.name(),
+                sass,
                 executions: s.executions,
-                wavefronts: s.wavefronts,
-                ideal: s.ideal,
+                wavefronts,
+                ideal,
                 bank_conflicts: conflicts,
                 not_modelled: s.not_modelled,
                 sass_wavefronts: if class == Class::Ldgsts {

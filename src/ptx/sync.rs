@@ -290,6 +290,8 @@ impl Machine<'_> {
                     .is_none_or(|m| !m.is_live() || m.phase() > phase),
                 Block::Group { unit, n, .. } => self.outstanding(w, unit) <= u64::from(n),
                 Block::Cluster { phase, .. } => self.cluster_phase > phase,
+                // Released by the warp that completes the warpgroup.
+                Block::Warpgroup { .. } => false,
             };
             if go {
                 self.warps[w].state = WState::Run;
@@ -378,7 +380,7 @@ impl Machine<'_> {
 
     /// Lane `l`'s mbarrier address: a shared byte offset inside shared memory, 8-byte aligned
     /// (PTX ISA §9.7.13.15.1: the object is a `.b64` in shared memory).
-    fn mbar_addr(
+    pub(super) fn mbar_addr(
         &self,
         w: usize,
         space: Space,
@@ -681,6 +683,7 @@ impl Machine<'_> {
             Block::Group { unit, n, line } => {
                 format!("at {} {n} (line {line})", unit.wait_name())
             }
+            Block::Warpgroup { pc, line } => self.warpgroup_words(pc, line, detail),
             Block::Cluster { phase, line } => {
                 let arrived = self
                     .warps

@@ -686,7 +686,9 @@ pub struct CoreMatrixRead {
     pub k: u32,
     /// Byte addresses of its 8 rows.
     pub rows: [u32; 8],
-    /// Wavefronts when its 8 rows are read as one 8-address unit ([`super::instr::CostRule::CoreMatrices`]).
+    /// Wavefronts its 8 rows would take read as one 8-address unit (an ldmatrix-like request):
+    /// a layout diagnostic, not what the H200 counts ([`WgmmaStep::wavefronts`] counts one per
+    /// core matrix, [`super::instr::CostRule::CoreMatrices`]).
     pub wavefronts: u32,
 }
 
@@ -697,7 +699,10 @@ pub struct WgmmaStep {
     pub core_matrices: Vec<CoreMatrixRead>,
     /// Shared-memory bytes read for A (0 from registers) and B.
     pub smem_bytes: [u32; 2],
-    /// Sum of the core matrices' wavefronts, and their ideal (one per core matrix).
+    /// Operand wavefronts as the H200 counts them: one per core matrix read from shared memory,
+    /// i.e. (A bytes from shared memory + B bytes) / 128, never conflicted
+    /// (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma`; tests/data/hopper_probes,
+    /// tests/data/ptx_hopper/README.md, [`super::instr::CostRule::CoreMatrices`]).
     pub wavefronts: u32,
     /// Ideal wavefronts (one per core matrix).
     pub ideal: u32,
@@ -824,7 +829,10 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
                     rows: r,
                     wavefronts: w,
                 });
-                step.wavefronts += w;
+                // The H200 counts one `..._op_gmma` wavefront per 128 operand bytes (one
+                // per core matrix) and no conflicts in any layout tried, so the 8-address cost
+                // `w` is kept per core matrix only (CostRule::CoreMatrices).
+                step.wavefronts += 1;
                 step.ideal += 1;
             }
         }

@@ -579,8 +579,14 @@ pub enum CostRule {
     CpAsyncLines,
     /// Tensor-core work only: no shared-memory request.
     TensorCore,
-    /// Core matrices (8 rows x 16 bytes) read from shared memory, each costed as one 8-address
-    /// unit; whether the H200's `l1tex` shared counters see these reads is not measured yet.
+    /// Core matrices (8 rows x 16 bytes) read from shared memory: one wavefront each, i.e.
+    /// (A bytes from shared memory + B bytes) / 128 per `wgmma`, in
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma` (also in `..._mem_shared` and
+    /// `_cmd_read`, never in `_op_ld`) with no bank conflicts in any layout measured on the H200
+    /// (tests/data/hopper_probes, tests/data/ptx_hopper/README.md: m64n64k16 SS 32, m64n128k16
+    /// 48, m64n256k16 80, m64n64k16 RS 16). The earlier unmeasured rule (each core matrix costed
+    /// as an 8-address ldmatrix-like unit, conflicts where rows share banks) differed for
+    /// conflicting layouts and was replaced by this one.
     CoreMatrices,
     /// Bytes moved by the TMA unit (no warp shared-memory request).
     BulkBytes,

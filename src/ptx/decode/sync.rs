@@ -370,6 +370,7 @@ impl Decoder<'_> {
             },
             // wgmma: the fence orders register accesses (nothing to do in a lockstep warp);
             // the groups are the Wgmma unit's.
+            _ if i.opcode.iter().any(|m| m == "mma_async") => self.wgmma(i),
             _ if i.opcode.iter().any(|m| m == "fence") => Ok(Op::Nop),
             _ if i
                 .opcode

@@ -1,0 +1,414 @@
+//! The Hopper arms of the CTA engine: `wgmma.mma_async` at warpgroup scope and the bulk copies
+//! (TMA) at bulk scope, both executed by the one executor, [`crate::sim::exec::execute`].
+//!
+//! **wgmma.** `wgmma.mma_async.sync.aligned` is warpgroup-collective (PTX ISA 9.7.15.5.2): the
+//! four warps 4g..4g+3 of warpgroup g execute it together, every lane active. A warp that
+//! reaches it blocks ([`Block::Warpgroup`]) until the fourth warp of its warpgroup arrives at
+//! the same instruction; that warp gathers the 128 threads' accumulators (and A registers),
+//! runs one [`WgmmaOp`], writes the accumulators back to all four warps and releases them, and
+//! each warp's part is an asynchronous operation of its open `wgmma` group, closed by
+//! `wgmma.commit_group` and awaited by `wgmma.wait_group N`. PTX leaves the accumulators
+//! undefined until that wait; the engine writes them at issue (a legal schedule: a program
+//! that reads them only after the wait sees the same values). A warp reaching another
+//! `wgmma.mma_async` than the ones its warpgroup waits at, or with lanes off, is an error
+//! naming the warps and lines; a warpgroup some warp never completes is a deadlock naming them.
+//!
+//! **Bulk copies.** Each lane whose guard is true issues one copy (in practice one elected
+//! lane). The tensor map is found through the 128-byte handle ([`super::params::tensor_map_index`])
+//! at the address the instruction gives (a parameter's address, directly or as its generic
+//! address after `cvta.param`); its tensor's base is the handle's bytes 16..24. The data moves
+//! at issue through a [`BulkOp`]; a load then enqueues a complete-tx of the whole box's bytes
+//! ([`crate::sim::exec::BulkStep::tx_bytes`]) on its mbarrier, a store closes its part of the
+//! warp's open bulk group. Counters (per instruction, [`super::engine::InstStats`]): a
+//! `wgmma`'s operand wavefronts, one per core matrix read from shared memory, i.e. bytes / 128
+//! ([`crate::sim::exec::WgmmaStep::wavefronts`]; `gmma_wavefronts`, H200:
+//! `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma`, tests/data/ptx_hopper/README.md), the
+//! bulk copies' global bytes (`tma_bytes`); neither touches the `l1tex` ld/st wavefronts.
+
+use super::decode::{AsyncUnit, BulkForm, Inst, Op, Space, Src, WgmmaSrc};
+use super::engine::{Block, Machine, WState, warp_ranges};
+use super::mem::{Global, addr_value, shared_addr};
+use super::sync::{AsyncAction, Flow};
+use crate::sim::bank::WARP_SIZE;
+use crate::sim::error::SimError;
+use crate::sim::exec::{self, BulkKind, BulkOp, GlobalMemory, WgmmaA, WgmmaOp};
+use crate::sim::tma::MAX_RANK;
+use crate::sim::wgmma::{MatrixDescriptor, WARPGROUP_THREADS};
+
+/// The engine's global buffers as the bulk executor sees them.
+struct Buffers<'a>(&'a mut Global);
+
+impl GlobalMemory for Buffers<'_> {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), SimError> {
+        self.0.read(addr, out).map_err(SimError::Invalid)
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), SimError> {
+        self.0.store(addr, data, 0).map_err(SimError::Invalid)
+    }
+}
+
+impl Machine<'_> {
+    /// `wgmma.mma_async` for warp `w` (see the module docs): blocks until the warpgroup has
+    /// arrived; the last warp executes it for all four.
+    pub(super) fn exec_wgmma(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+    ) -> Result<Flow, String> {
+        let warp = &self.warps[w];
+        let all = warp.live & !warp.exited;
+        if mask != u32::MAX || all != u32::MAX {
+            return Err(format!(
+                "wgmma.mma_async reached by lanes {mask:#010x} of warp {w}: it is .sync.aligned over a warpgroup of 128 threads, every lane of warps 4g..4g+3 executes it together (PTX ISA 9.7.15.5.2)"
+            ));
+        }
+        let g = w / 4;
+        let members: Vec<usize> = (4 * g..4 * g + 4).collect();
+        if members[3] >= self.warps.len() {
+            return Err(format!(
+                "warp {w} reaches wgmma.mma_async, but warpgroup {g} (warps {}-{}) is not whole: the CTA has {} warps (a warpgroup is four consecutive warps, PTX ISA 9.7.15.5.2)",
+                4 * g,
+                4 * g + 3,
+                self.warps.len()
+            ));
+        }
+        let mut arrived = 0;
+        for &o in members.iter().filter(|&&o| o != w) {
+            match self.warps[o].state {
+                WState::Blocked(Block::Warpgroup { pc: p, .. }) if p as usize == pc => arrived += 1,
+                WState::Blocked(Block::Warpgroup { line, .. }) => {
+                    return Err(format!(
+                        "warp {w} reaches this wgmma.mma_async while warp {o} of its warpgroup {g} waits at the one of line {line}: the four warps of a warpgroup execute the same wgmma.mma_async together (.aligned, PTX ISA 9.7.15.5.2)"
+                    ));
+                }
+                WState::Done => {
+                    return Err(format!(
+                        "warp {w} reaches wgmma.mma_async, but warp {o} of its warpgroup {g} has exited: the four warps of a warpgroup execute it together (.aligned, PTX ISA 9.7.15.5.2)"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if arrived < 3 {
+            return Ok(Flow::Block {
+                block: Block::Warpgroup {
+                    pc: pc as u32,
+                    line: inst.line,
+                },
+                advance: true,
+            });
+        }
+        self.wgmma_execute(w, pc, inst, &members)?;
+        for &o in &members {
+            if o != w {
+                self.warps[o].state = WState::Run;
+            }
+            self.warps[o].changed = true;
+            self.issue_async(o, Some(AsyncUnit::Wgmma), inst.line, AsyncAction::Done);
+        }
+        Ok(Flow::Next)
+    }
+
+    /// Gathers the warpgroup's registers, runs the one [`WgmmaOp`], writes D back, counts.
+    fn wgmma_execute(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        members: &[usize],
+    ) -> Result<(), String> {
+        let Op::Wgmma {
+            kind,
+            d,
+            a,
+            b,
+            scale_d,
+            scale,
+            trans,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
+        let nd = d.len();
+        let reg = |warps: &[super::engine::Warp], t: usize, s: Src| -> u64 {
+            let regs = &warps[members[t / WARP_SIZE]].regs;
+            v!(regs, s, t % WARP_SIZE)
+        };
+        // Descriptors and scale-d are uniform over the warpgroup: thread 0's.
+        let desc = |warps: &[super::engine::Warp], s: &Src| -> Result<MatrixDescriptor, String> {
+            let v = reg(warps, 0, *s);
+            for t in 1..WARPGROUP_THREADS {
+                if reg(warps, t, *s) != v {
+                    return Err(format!(
+                        "the matrix descriptor differs between threads 0 ({v:#x}) and {t} ({:#x}) of warpgroup {}: a wgmma descriptor is uniform over the warpgroup",
+                        reg(warps, t, *s),
+                        w / 4
+                    ));
+                }
+            }
+            Ok(MatrixDescriptor::decode(v))
+        };
+        let bd = desc(&self.warps, b)?;
+        let mut a_regs = [[0u32; 4]; WARPGROUP_THREADS];
+        let a_op = match a {
+            WgmmaSrc::Desc(s) => WgmmaA::Desc(desc(&self.warps, s)?),
+            WgmmaSrc::Regs(rs) => {
+                for (t, tr) in a_regs.iter_mut().enumerate() {
+                    for (i, s) in rs.iter().enumerate() {
+                        tr[i] = reg(&self.warps, t, *s) as u32;
+                    }
+                }
+                WgmmaA::Regs(&a_regs)
+            }
+        };
+        let sd = (reg(&self.warps, 0, scale_d.0) & 1 != 0) != scale_d.1;
+        let mut acc = vec![0u32; WARPGROUP_THREADS * nd];
+        for t in 0..WARPGROUP_THREADS {
+            for (r, &dr) in d.iter().enumerate() {
+                acc[t * nd + r] = reg(&self.warps, t, Src::Reg(dr)) as u32;
+            }
+        }
+        let step = exec::execute(
+            &mut self.smem,
+            WgmmaOp {
+                kind: *kind,
+                a: a_op,
+                b: bd,
+                scale_d: sd,
+                scale_a: scale[0],
+                scale_b: scale[1],
+                trans_a: trans[0],
+                trans_b: trans[1],
+                d: &mut acc,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        for t in 0..WARPGROUP_THREADS {
+            let regs = &mut self.warps[members[t / WARP_SIZE]].regs;
+            for (r, &dr) in d.iter().enumerate() {
+                regs[dr as usize * WARP_SIZE + t % WARP_SIZE] = u64::from(acc[t * nd + r]);
+            }
+        }
+        let s = &mut self.stats[pc];
+        s.gmma_wavefronts += u64::from(step.wavefronts);
+        s.wgmma += 1;
+        Ok(())
+    }
+
+    /// The tensor map at the address `a` an instruction gives: its index in the launch's maps
+    /// and its tensor's global base (the handle's bytes 16..24).
+    fn tensor_map_at(&self, a: i128, l: usize) -> Result<(usize, u64), String> {
+        let off = u64::try_from(a).ok();
+        if let Some(o) = off
+            && let Some(i) = super::params::tensor_map_index(&self.params, o)
+            && i < self.tensor_maps.len()
+        {
+            let o = o as usize + 16;
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&self.params[o..o + 8]);
+            return Ok((i, u64::from_le_bytes(b)));
+        }
+        let owner = off.and_then(|o| {
+            self.prog.params.iter().find(|p| {
+                (u64::from(p.offset)..u64::from(p.offset) + u64::from(p.size)).contains(&o)
+            })
+        });
+        Err(match owner {
+            Some(p) => format!(
+                "lane {l}: the tensor map operand is byte {} of parameter '{}', which holds no tensor map: give it with --tensor-map {}{}=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]",
+                a - i128::from(p.offset),
+                crate::text::escape(&p.name),
+                crate::text::escape(&p.name),
+                match a - i128::from(p.offset) {
+                    0 => String::new(),
+                    o => format!("+{o}"),
+                }
+            ),
+            None => format!(
+                "lane {l}: the tensor map operand {a:#x} is not the address of a kernel parameter (a CUtensorMap is a __grid_constant__ parameter: its address, or its generic address after cvta.param)"
+            ),
+        })
+    }
+
+    /// `cp.async.bulk{.tensor}` / `cp.reduce.async.bulk{.tensor}`: one copy per lane of `mask`.
+    pub(super) fn exec_bulk(
+        &mut self,
+        w: usize,
+        pc: usize,
+        inst: &Inst,
+        mask: u32,
+    ) -> Result<bool, String> {
+        let Op::Bulk {
+            form,
+            smem,
+            global,
+            tmap,
+            size,
+            mbar,
+            cta_mask,
+        } = &inst.op
+        else {
+            return Ok(false);
+        };
+        let mut changed = false;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let regs = &self.warps[w].regs;
+            if let Some(cm) = cta_mask {
+                let v = v!(regs, *cm, l) & 0xffff;
+                if v != 1 {
+                    return Err(format!(
+                        "lane {l}: .multicast::cluster with ctaMask {v:#06x}: the launch simulates a cluster of one CTA (rank 0), so the mask is 0x0001 (a multicast to other CTAs is not modelled)"
+                    ));
+                }
+            }
+            let sa = shared_addr(addr_value(regs, smem, l), l, self.smem.len())?;
+            let mb = match mbar {
+                Some(a) => Some(self.mbar_addr(w, Space::Shared, a, l)?),
+                None => None,
+            };
+            let regs = &self.warps[w].regs;
+            let map = match tmap {
+                Some((ta, cs)) => {
+                    let (i, base) = self.tensor_map_at(addr_value(regs, ta, l), l)?;
+                    let mut coords = [0i64; MAX_RANK];
+                    for (k, c) in cs.iter().enumerate() {
+                        coords[k] = i64::from(v!(regs, *c, l) as u32 as i32);
+                    }
+                    Some((i, base, coords))
+                }
+                None => None,
+            };
+            let gaddr = global.as_ref().map(|g| addr_value(regs, g, l));
+            let gaddr = match gaddr {
+                Some(a) => Some(
+                    u64::try_from(a)
+                        .map_err(|_| format!("lane {l}: negative global address {a}"))?,
+                ),
+                None => None,
+            };
+            let bytes = size.map(|s| v!(regs, s, l) as u32);
+            let tm = map.map(|(i, base, c)| (&self.tensor_maps[i], base, c));
+            let kind = match (*form, tm) {
+                (BulkForm::TensorLoad { .. }, Some((map, tensor, coords))) => {
+                    BulkKind::TensorLoad {
+                        map,
+                        tensor,
+                        coords,
+                        smem: sa,
+                    }
+                }
+                (BulkForm::TensorStore { .. }, Some((map, tensor, coords))) => {
+                    BulkKind::TensorStore {
+                        map,
+                        tensor,
+                        coords,
+                        smem: sa,
+                    }
+                }
+                (BulkForm::TensorReduce { op, .. }, Some((map, tensor, coords))) => {
+                    BulkKind::TensorReduce {
+                        map,
+                        tensor,
+                        coords,
+                        smem: sa,
+                        op,
+                    }
+                }
+                (BulkForm::CopyToShared, _) => BulkKind::CopyToShared {
+                    smem: sa,
+                    global: gaddr.unwrap_or(0),
+                    bytes: bytes.unwrap_or(0),
+                },
+                (BulkForm::CopyToGlobal, _) => BulkKind::CopyToGlobal {
+                    smem: sa,
+                    global: gaddr.unwrap_or(0),
+                    bytes: bytes.unwrap_or(0),
+                },
+                (BulkForm::ReduceToGlobal { op, dtype }, _) => BulkKind::ReduceToGlobal {
+                    smem: sa,
+                    global: gaddr.unwrap_or(0),
+                    bytes: bytes.unwrap_or(0),
+                    dtype,
+                    op,
+                },
+                _ => return Err("a tensor copy without its tensor map".into()),
+            };
+            if let BulkKind::TensorLoad { map, .. }
+            | BulkKind::TensorStore { map, .. }
+            | BulkKind::TensorReduce { map, .. } = &kind
+                && usize::from(form.rank()) != map.rank
+            {
+                return Err(format!(
+                    "lane {l}: a .{}d copy through a tensor map of rank {} (cp.async.bulk.tensor's .dim is the map's rank, PTX ISA 9.7.9.25.5)",
+                    form.rank(),
+                    map.rank
+                ));
+            }
+            let step = exec::execute(
+                &mut self.smem,
+                BulkOp {
+                    kind,
+                    global: &mut Buffers(&mut self.global),
+                },
+            )
+            .map_err(|e| format!("lane {l}: {e}"))?;
+            if let Some(end) = step.smem_written.iter().map(|r| r.end).max() {
+                self.touched = self.touched.max(end);
+            }
+            let s = &mut self.stats[pc];
+            s.tma_bytes += step.tx_bytes;
+            s.tma_ops += 1;
+            self.epoch += 1;
+            changed = true;
+            if form.is_store() {
+                self.issue_async(w, Some(AsyncUnit::Bulk), inst.line, AsyncAction::Done);
+            } else {
+                let bytes = u32::try_from(step.tx_bytes).map_err(|_| {
+                    format!(
+                        "lane {l}: {} transaction bytes do not fit an mbarrier's tx-count",
+                        step.tx_bytes
+                    )
+                })?;
+                let mbar = mb.unwrap_or(0);
+                self.issue_async(w, None, inst.line, AsyncAction::CompleteTx { mbar, bytes });
+            }
+        }
+        Ok(changed)
+    }
+
+    /// A warpgroup wait in words (the deadlock message): the warps of the warpgroup not there.
+    pub(super) fn warpgroup_words(&self, w_pc: u32, line: u32, detail: bool) -> String {
+        if !detail {
+            return format!("at wgmma.mma_async (line {line})");
+        }
+        let waiting: Vec<usize> = (0..self.warps.len())
+            .filter(|&o| matches!(self.warps[o].state, WState::Blocked(Block::Warpgroup { pc, .. }) if pc == w_pc))
+            .collect();
+        let g = waiting.first().map_or(0, |w| w / 4);
+        let missing: Vec<usize> = (4 * g..(4 * g + 4).min(self.warps.len()))
+            .filter(|o| !waiting.contains(o))
+            .collect();
+        format!(
+            "at wgmma.mma_async (line {line}) for {} of warpgroup {g}, which never reach{} it (the four warps of a warpgroup execute it together, .aligned)",
+            warp_ranges(&missing),
+            if missing.len() == 1 { "es" } else { "" }
+        )
+    }
+}
+
+impl BulkForm {
+    /// The tensor forms' rank (0 for copies without a map).
+    pub fn rank(self) -> u8 {
+        match self {
+            BulkForm::TensorLoad { rank }
+            | BulkForm::TensorStore { rank }
+            | BulkForm::TensorReduce { rank, .. } => rank,
+            _ => 0,
+        }
+    }
+}
