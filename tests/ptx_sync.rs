@@ -19,6 +19,7 @@ fn launch(block: u32) -> Launch {
         block: [block, 1, 1],
         cta: [3, 0, 0],
         args: vec![],
+        tensor_maps: vec![],
         dynamic_smem: None,
         max_instructions: DEFAULT_MAX_INSTRUCTIONS,
     }

@@ -713,6 +713,7 @@ mod tests {
             block: [32, 1, 1],
             cta: [0, 0, 0],
             args: vec![],
+            tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 10_000,
         };
