@@ -307,7 +307,8 @@ pub struct MapPlan {
 pub struct GpuParams {
     /// The parameter buffer, bytes (`Program::param_bytes` long).
     pub bytes: Vec<u8>,
-    /// Per parameter in order: (offset, size, alignment), bytes.
+    /// Per parameter in order: (offset, size, alignment), bytes (the alignment the driver
+    /// lays the parameter out with).
     pub layout: Vec<(usize, usize, usize)>,
     /// Indices of the pointer parameters.
     pub pointers: Vec<usize>,
@@ -322,10 +323,15 @@ pub struct GpuParams {
 /// `--tensor-map`), and a map `sim::tma::TensorMap::parse` refuses (the driver's rules).
 pub fn gpu_plan(prog: &crate::ptx::decode::Program, l: &Launch) -> anyhow::Result<GpuParams> {
     let bytes = ptx::params::launch_params(prog, l).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // A scalar's alignment is its size (a `.ptr .align N` names the pointee's alignment, not
+    // the parameter's: PTX ISA, "Kernel Function Parameters"); a `.b8` array's is its `.align`.
     let layout = prog
         .params
         .iter()
-        .map(|p| (p.offset as usize, p.size as usize, p.align as usize))
+        .map(|p| {
+            let align = if p.ty == "b8" { p.align } else { p.size };
+            (p.offset as usize, p.size as usize, align as usize)
+        })
         .collect();
     let pointers = (0..prog.params.len())
         .filter(|&i| prog.params[i].pointer)
