@@ -206,8 +206,7 @@ fn ldmatrix_execute_delivers_what_the_table_names() {
         for &[lane, m, row] in &f.address_lanes {
             offs[lane as usize] = ((m * 37 + row * 11) % 64) * 80 + (row % 2) * 16 + m * 5120;
         }
-        let res =
-            ldsm(MatrixCount::from_count(num).unwrap(), trans, &smem, offs).unwrap();
+        let res = ldsm(MatrixCount::from_count(num).unwrap(), trans, &smem, offs).unwrap();
         let addr_lane = |m: u32, r: u32| {
             f.address_lanes
                 .iter()

@@ -208,7 +208,10 @@ fn write_svg(
         let mut shared: Vec<u32> = prog
             .insts
             .iter()
-            .filter(|i| ptx::report::class_of(&i.op).is_some_and(|c| c.name() != tilelab::sim::instr::SassClass::Hmma.name()))
+            .filter(|i| {
+                ptx::report::class_of(&i.op)
+                    .is_some_and(|c| c.name() != tilelab::sim::instr::SassClass::Hmma.name())
+            })
             .map(|i| i.line)
             .collect();
         shared.dedup();

@@ -132,7 +132,9 @@ pub fn mma_check(
     // NaN, which no GPU value equals.
     let sim_d = WarpOp::mma_f32(shape, dtype, regs)
         .and_then(|op| exec::execute(&mut SharedMemory::zeroed(0), &op))
-        .map_or([[f32::NAN; 4]; 32], |s| s.regs.map(|l| l.map(f32::from_bits)));
+        .map_or([[f32::NAN; 4]; 32], |s| {
+            s.regs.map(|l| l.map(f32::from_bits))
+        });
     let max_err_vs_sim = sim_d
         .iter()
         .flatten()

@@ -84,7 +84,13 @@ pub fn profile<S: AsRef<OsStr>>(
     program: &Path,
     args: &[S],
 ) -> std::io::Result<(LaunchMetrics, Output)> {
-    profile_filtered(ncu, metrics, &KernelFilter::regex(kernel_regex), program, args)
+    profile_filtered(
+        ncu,
+        metrics,
+        &KernelFilter::regex(kernel_regex),
+        program,
+        args,
+    )
 }
 
 /// [`profile`] with any [`KernelFilter`].
@@ -235,7 +241,9 @@ mod tests {
     /// matched as the mangled base, exactly; a C name likewise; metacharacters are escaped.
     #[test]
     fn kernel_filters_match_mangled_names_exactly() {
-        let f = KernelFilter::exact_mangled("_Z11gemm_deviceILi128EEvN4cute5tupleIJiiiEEENS0_1CIXT_EEE3EpiPfPi");
+        let f = KernelFilter::exact_mangled(
+            "_Z11gemm_deviceILi128EEvN4cute5tupleIJiiiEEENS0_1CIXT_EEE3EpiPfPi",
+        );
         assert_eq!(
             f.args(),
             [
@@ -249,7 +257,10 @@ mod tests {
             KernelFilter::exact_mangled("a.b$c").args()[3],
             "regex:^a\\.b\\$c$"
         );
-        assert_eq!(KernelFilter::regex("smem_probe").args(), ["-k", "regex:smem_probe"]);
+        assert_eq!(
+            KernelFilter::regex("smem_probe").args(),
+            ["-k", "regex:smem_probe"]
+        );
     }
 
     #[test]

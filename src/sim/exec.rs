@@ -492,12 +492,7 @@ fn store(
     })
 }
 
-fn mma_step(
-    kind: MmaKind,
-    a: &LaneRegs,
-    b: &LaneRegs,
-    c: &LaneRegs,
-) -> Result<WarpStep, SimError> {
+fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<WarpStep, SimError> {
     let kind = MmaKind::new(kind.shape, kind.dtype, kind.acc)?;
     let regs = RawRegs {
         a: *a,

@@ -12,7 +12,6 @@
 //! low 16 bits of the register: groupID = lane/4 selects the row and threadID_in_group = lane%4
 //! the column pair (swapped by `.trans`). Measured on the H200 (the H200 measurements, tests/data/h200_wavefronts.json).
 
-
 /// Coordinates of one b16 element of an 8x8 matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct MatrixElem {
@@ -58,7 +57,6 @@ pub fn owner(trans: bool, row: u32, col: u32) -> (u32, u32) {
 pub fn address_lane(matrix: u32, row: u32) -> u32 {
     8 * matrix + row
 }
-
 
 #[cfg(test)]
 mod tests {

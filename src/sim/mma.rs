@@ -706,7 +706,6 @@ pub fn unpack(shape: MmaShape, dtype: MmaDtype, op: Operand, regs: &MmaRegs) -> 
         .mapv(|v| v as f32)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -969,7 +968,8 @@ mod tests {
         let c = Array2::from_shape_fn((16, 8), |(i, j)| (100 * i + j) as f32);
         let want = a.dot(&b) + &c;
         let regs = pack(MmaShape::M16N8K16, MmaDtype::F16, &a, &b, &c).unwrap();
-        let op = crate::sim::exec::WarpOp::mma_f32(MmaShape::M16N8K16, MmaDtype::F16, &regs).unwrap();
+        let op =
+            crate::sim::exec::WarpOp::mma_f32(MmaShape::M16N8K16, MmaDtype::F16, &regs).unwrap();
         let d = crate::sim::exec::execute(&mut crate::sim::smem::SharedMemory::zeroed(0), &op)
             .unwrap()
             .regs

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use tilelab::sim::arch::Arch;
-use tilelab::sim::instr::SassClass;
 use tilelab::sim::counts::{
     self, BankSummary, FormulaCheck, Line, bank_summary, gemm_checks, gemm_counts,
 };
+use tilelab::sim::instr::SassClass;
 use tilelab::sim::layout::LayoutSpec;
 use tilelab::sim::program::{GemmTiling, Split};
 

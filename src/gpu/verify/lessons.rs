@@ -16,8 +16,8 @@ use crate::lessons::{Lesson, StepOp, run};
 use crate::records::Record;
 use crate::sim::arch::Arch;
 use crate::sim::bank::WarpRequest;
-use crate::sim::instr::{Instruction, SassClass};
 use crate::sim::exec::{self, WarpOp};
+use crate::sim::instr::{Instruction, SassClass};
 use crate::sim::smem::SharedMemory;
 
 /// The group.

@@ -176,7 +176,8 @@ impl PtxRun {
             .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
         // The GPU side's plan (tensor maps under the driver's rules), before the GPU is looked
         // for.
-        gpu_plan(&prog, &l).map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
+        gpu_plan(&prog, &l)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
         Ok(Prepared { prog })
     }
 
@@ -350,10 +351,13 @@ pub fn gpu_plan(prog: &crate::ptx::decode::Program, l: &Launch) -> anyhow::Resul
         let map = crate::sim::tma::TensorMap::parse(&m.spec)
             .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
         let global = match &m.base {
-            None => MapGlobal::Own(m.tensor_bytes().map_err(|e| anyhow::anyhow!("{flag}: {e}"))?),
-            Some(b) => MapGlobal::Pointer(
-                find(b).with_context(|| format!("{flag}: no parameter '{b}'"))?,
+            None => MapGlobal::Own(
+                m.tensor_bytes()
+                    .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?,
             ),
+            Some(b) => {
+                MapGlobal::Pointer(find(b).with_context(|| format!("{flag}: no parameter '{b}'"))?)
+            }
         };
         maps.push(MapPlan {
             flag,
@@ -459,8 +463,8 @@ pub fn probe(gpu: &Gpu, run: &PtxRun, line_info: bool) -> anyhow::Result<String>
     let name = crate::text::path(&run.file);
     // The launch's parameters are planned before the module is loaded (bad flags are one
     // line, before any JIT).
-    let plan = gpu_plan(&prog, &run.launch([0, 0, 0]))
-        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let plan =
+        gpu_plan(&prog, &run.launch([0, 0, 0])).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
     let module = gpu.load_ptx_ex(&name, &text, line_info)?;
     let k = PtxKernel::load_jit(&module, &prog.name)?;
     let smem = run.dynamic_smem.unwrap_or(0);
@@ -760,11 +764,18 @@ mod tests {
         assert_eq!(&pb.as_bytes()[16..20], &[0, 0, 0x80, 0x3f]);
         // A struct value the kernel reads and nobody gave: the simulator's one line, before
         // the GPU.
-        let r = run_of("ptx_params/struct_params.ptx", "gemm", 32, &["2=f32:1"], &[]);
+        let r = run_of(
+            "ptx_params/struct_params.ptx",
+            "gemm",
+            32,
+            &["2=f32:1"],
+            &[],
+        );
         let e = plan_of(&r).unwrap_err().to_string();
         assert!(
-            e.contains("_param_0 (.b8[12], index 0; reads bytes 0..4 at line 36, 8..12 at line 35)")
-                && !e.contains('\n'),
+            e.contains(
+                "_param_0 (.b8[12], index 0; reads bytes 0..4 at line 36, 8..12 at line 35)"
+            ) && !e.contains('\n'),
             "{e}"
         );
     }
@@ -862,7 +873,10 @@ mod tests {
                 .function,
             "tma_kernel(Tma, float*)"
         );
-        assert_eq!(source_kernel(vec![k("tma_kernel")], m).unwrap().function, "tma_kernel");
+        assert_eq!(
+            source_kernel(vec![k("tma_kernel")], m).unwrap().function,
+            "tma_kernel"
+        );
         assert_eq!(
             source_kernel(vec![k("a"), k("b")], m).unwrap_err(),
             "the source page has no function _Z10tma_kernel3TmaPf (2 functions)"
