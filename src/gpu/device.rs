@@ -2,6 +2,7 @@
 //! modules loaded through the driver's JIT (cudarc with `dynamic-loading`). Kernel launches are
 //! in [`super::launch`].
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
@@ -306,7 +307,7 @@ impl Gpu {
         name: &str,
         ptx: &str,
         line_info: bool,
-    ) -> Result<Arc<JitModule>, GpuError> {
+    ) -> Result<Rc<JitModule>, GpuError> {
         use cudarc::driver::sys::{self, CUjit_option, CUresult};
         let src = c_string(&format!("the PTX of '{}'", name.escape_default()), ptx)?;
         self.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
@@ -347,7 +348,7 @@ impl Gpu {
                 ),
             ));
         }
-        Ok(Arc::new(JitModule {
+        Ok(Rc::new(JitModule {
             module,
             ctx: self.ctx.clone(),
             name: name.to_string(),

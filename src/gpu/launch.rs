@@ -20,7 +20,7 @@
 //! | [`Fa3Fwd`] | `fa3_fwd` (`kernels/fa3_fwd.cu`, sm_90a) and its four tensor maps |
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::rc::Rc;
 
 pub use cudarc::driver::LaunchConfig;
 use cudarc::driver::sys::CUfunction_attribute;
@@ -555,7 +555,7 @@ enum KernelFn {
         /// The entry.
         f: cudarc::driver::sys::CUfunction,
         /// Held only to keep the module loaded while the function is used.
-        _module: Arc<JitModule>,
+        _module: Rc<JitModule>,
     },
 }
 
@@ -575,7 +575,7 @@ impl PtxKernel {
     ///
     /// # Errors
     /// [`GpuError::BadName`], [`GpuError::Driver`] when the module has no such entry.
-    pub fn load_jit(module: &Arc<JitModule>, name: &str) -> Result<PtxKernel, GpuError> {
+    pub fn load_jit(module: &Rc<JitModule>, name: &str) -> Result<PtxKernel, GpuError> {
         Ok(PtxKernel {
             f: KernelFn::Jit {
                 f: module.function(name)?,

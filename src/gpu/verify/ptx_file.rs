@@ -4,9 +4,9 @@
 //!
 //! * **Simulated**: every CTA of the grid, one after another, summed (Nsight Compute counts the
 //!   whole launch); each pointer parameter its own zero-filled buffer.
-//! * **Measured**: this executable, run by ncu with the hidden `--probe-ptx`, loads the PTX with
-//!   `cuModuleLoadDataEx` ([`Gpu::load_ptx_ex`]: the path on which kernels with
-//!   `extern __shared__ __align__(1024)` run), passes the parameter bytes `tilelab ptx` builds
+//! * **Measured**: this executable, run by ncu with the hidden `--probe-ptx`, loads the PTX
+//!   ([`load_path`]: through the driver's linker as the sm_80-style fixtures were measured, or
+//!   with `cuModuleLoadDataEx` for kernels with `extern __shared__ __align__(1024)`), passes the parameter bytes `tilelab ptx` builds
 //!   (scalars, by-value structs; [`gpu_plan`]), gives each pointer parameter its own
 //!   zero-filled device buffer of `--pointer-bytes` (the simulator's buffers have no size; the
 //!   kernel must stay inside these), encodes each `--tensor-map` with `cuTensorMapEncodeTiled`
@@ -16,10 +16,9 @@
 //!   [`ptx_check::METRICS`], and `--section SourceCounters` with the PTX given its own line table
 //!   ([`source_view::with_own_line_info`]) so the source page's rows are the PTX file's lines.
 //!
-//! The fixtures of `tests/data/ptx/` were measured through cuLink instead
-//! (`scripts/ptx_fixtures/harness.py`); `docs/ptx.md` ("Loading PTX") lists what differs (the
-//! `HFMA2.MMA` count, which the HMMA row subtracts, and one multi-warp L1TEX surplus, which
-//! the wavefront rule accepts); the Hopper fixtures were measured with `cuModuleLoadDataEx`.
+//! The fixtures of `tests/data/ptx/` were measured through cuLink
+//! (`scripts/ptx_fixtures/harness.py`); `docs/ptx.md` ("Loading PTX") lists what the other path
+//! changes; the FA3 fixtures were measured with `cuModuleLoadDataEx`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -445,6 +444,42 @@ fn gpu_params(
     Ok((pb, bufs))
 }
 
+/// How the child loads the PTX.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadPath {
+    /// `cuLinkCreate`/`cuLinkAddData`/`cuLinkComplete` + `cuModuleLoadData` on the CUBIN
+    /// ([`Gpu::jit_ptx`]): the path the sm_80-style fixtures of `tests/data/ptx/` were measured
+    /// on. Measured on the H200 (2026-12-02, `docs/log/2026-12-02-verify-ptx-hopper.md`):
+    /// through `cuModuleLoadDataEx` instead, `triton_matmul_2w` executes 6 `LDS` with a
+    /// predicate on, against 4 through this path and in the fixture.
+    Link,
+    /// `cuModuleLoadDataEx` on the PTX text ([`Gpu::load_ptx_ex`]): for a module declaring
+    /// `.extern .shared .align A` with A above 16 bytes (`extern __shared__ __align__(1024)`),
+    /// which faults with error 716 through [`LoadPath::Link`] (FA3's PTX on the H200,
+    /// `docs/log/2026-12-01-hopper-fixtures.md`).
+    ModuleLoadDataEx,
+}
+
+/// The load path for PTX text `ptx` (see [`LoadPath`]).
+pub fn load_path(ptx: &str) -> LoadPath {
+    let over_16 = ptx.lines().any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        w.first() == Some(&".extern")
+            && w.contains(&".shared")
+            && w
+                .iter()
+                .position(|&x| x == ".align")
+                .and_then(|i| w.get(i + 1))
+                .and_then(|a| a.parse::<u64>().ok())
+                .is_some_and(|a| a > 16)
+    });
+    if over_16 {
+        LoadPath::ModuleLoadDataEx
+    } else {
+        LoadPath::Link
+    }
+}
+
 /// The child process: JIT-compiles the PTX (with its own line table when `line_info`), launches
 /// the grid once and returns a line for stdout.
 ///
@@ -465,8 +500,16 @@ pub fn probe(gpu: &Gpu, run: &PtxRun, line_info: bool) -> anyhow::Result<String>
     // line, before any JIT).
     let plan =
         gpu_plan(&prog, &run.launch([0, 0, 0])).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-    let module = gpu.load_ptx_ex(&name, &text, line_info)?;
-    let k = PtxKernel::load_jit(&module, &prog.name)?;
+    let k = match load_path(&text) {
+        LoadPath::ModuleLoadDataEx => {
+            let module = gpu.load_ptx_ex(&name, &text, line_info)?;
+            PtxKernel::load_jit(&module, &prog.name)?
+        }
+        LoadPath::Link => {
+            let module = gpu.load_cubin(&name, gpu.jit_ptx(&name, &text, line_info)?)?;
+            PtxKernel::load(&module, &prog.name)?
+        }
+    };
     let smem = run.dynamic_smem.unwrap_or(0);
     if smem > DEFAULT_DYNAMIC_SMEM_LIMIT {
         k.set_max_dynamic_shared(smem)?;
@@ -854,6 +897,26 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("256"), "{e}");
+    }
+
+    /// FA3's `.extern .shared .align 1024` takes `cuModuleLoadDataEx`; Triton's `.align 16`
+    /// and a module without extern shared memory the linker path.
+    #[test]
+    fn the_load_path_follows_the_extern_shared_alignment() {
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("{}/tests/data/{f}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap()
+        };
+        assert_eq!(
+            load_path(&read("ptx_hopper/fa3_d64_full_f16.ptx")),
+            LoadPath::ModuleLoadDataEx
+        );
+        assert_eq!(load_path(&read("ptx/triton_matmul_2w.ptx")), LoadPath::Link);
+        assert_eq!(load_path(&read("ptx_params/map_launch.ptx")), LoadPath::Link);
+        assert_eq!(
+            load_path(".extern .shared .align 128 .b8 s[];"),
+            LoadPath::ModuleLoadDataEx
+        );
     }
 
     /// The source page is searched by the mangled name, then the demangled one, then its only
