@@ -466,8 +466,7 @@ pub fn load_path(ptx: &str) -> LoadPath {
         let w: Vec<&str> = l.split_whitespace().collect();
         w.first() == Some(&".extern")
             && w.contains(&".shared")
-            && w
-                .iter()
+            && w.iter()
                 .position(|&x| x == ".align")
                 .and_then(|i| w.get(i + 1))
                 .and_then(|a| a.parse::<u64>().ok())
@@ -912,7 +911,10 @@ mod tests {
             LoadPath::ModuleLoadDataEx
         );
         assert_eq!(load_path(&read("ptx/triton_matmul_2w.ptx")), LoadPath::Link);
-        assert_eq!(load_path(&read("ptx_params/map_launch.ptx")), LoadPath::Link);
+        assert_eq!(
+            load_path(&read("ptx_params/map_launch.ptx")),
+            LoadPath::Link
+        );
         assert_eq!(
             load_path(".extern .shared .align 128 .b8 s[];"),
             LoadPath::ModuleLoadDataEx
