@@ -868,16 +868,12 @@ fn wgmma_descriptors_and_accumulators_match_the_h200() {
             } else {
                 ASource::Smem(ta.descriptor(kb), a.ma)
             };
-            wgmma::execute(
-                a.n,
-                a.dtype,
-                &src,
-                &tb.descriptor(kb),
-                a.mb,
-                &smem,
-                &mut acc,
-            )
-            .unwrap();
+            let mut d: Vec<u32> = acc.iter().flatten().map(|v| v.to_bits()).collect();
+            let op = exec::WgmmaOp::f32_acc(a.n, a.dtype, &src, tb.descriptor(kb), a.mb, &mut d);
+            exec::execute(&mut smem, op).unwrap();
+            for (v, bits) in acc.iter_mut().flatten().zip(d) {
+                *v = f32::from_bits(bits);
+            }
         }
         let model: Vec<i32> = acc.iter().flatten().map(|&v| v as i32).collect();
         assert!(acc.iter().flatten().all(|v| v.fract() == 0.0));

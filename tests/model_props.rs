@@ -13,6 +13,26 @@ use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{self, MmaDtype, MmaShape, Operand};
 use tilelab::sim::smem::SharedMemory;
 
+/// `mma.sync` with f32 accumulators through the one executor: D in the C/D fragment layout.
+fn mma_f32(shape: MmaShape, dtype: MmaDtype, regs: &tilelab::sim::mma::MmaRegs) -> [[f32; 4]; 32] {
+    let op = tilelab::sim::exec::WarpOp::mma_f32(shape, dtype, regs).unwrap();
+    tilelab::sim::exec::execute(&mut SharedMemory::zeroed(0), &op)
+        .unwrap()
+        .regs
+        .map(|l| l.map(f32::from_bits))
+}
+
+/// `ldmatrix` through the one executor.
+fn ldsm(
+    num: MatrixCount,
+    trans: bool,
+    smem: &SharedMemory,
+    offs: [u32; 32],
+) -> Result<tilelab::sim::exec::WarpStep, SimError> {
+    let op = tilelab::sim::exec::WarpOp::ldmatrix(num, trans, offs);
+    tilelab::sim::exec::execute(&mut smem.clone(), &op)
+}
+
 fn instruction() -> impl Strategy<Value = Instruction> {
     prop_oneof![
         prop::sample::select(vec![
@@ -259,7 +279,7 @@ proptest! {
         let smem = SharedMemory::with_b16_indices(8192);
         let offs = rows.map(|r| r * 16);
         let num_c = MatrixCount::from_count(num).unwrap();
-        let res = ldmatrix::execute(num_c, trans, &smem, offs).unwrap();
+        let res = ldsm(num_c, trans, &smem, offs).unwrap();
         for lane in 0..32u32 {
             for reg in 0..num {
                 for h in 0..2 {
@@ -300,7 +320,7 @@ fn run_mma(shape: MmaShape, dtype: MmaDtype, f: &mut dyn FnMut() -> f32) -> (f64
     let c = Array2::from_shape_simple_fn(dims(Operand::C), &mut *f);
     let regs = mma::pack(shape, dtype, &a, &b, &c).unwrap();
     let mut out = regs.clone();
-    out.c = mma::execute(shape, dtype, &regs);
+    out.c = mma_f32(shape, dtype, &regs);
     let d = mma::unpack(shape, dtype, Operand::C, &out);
     let want = a.mapv(f64::from).dot(&b.mapv(f64::from)) + c.mapv(f64::from);
     let err = d
@@ -337,11 +357,11 @@ fn a_swapped_fragment_row_is_detected() {
     let b = Array2::from_shape_fn((16, 8), |(i, j)| (i + 2 * j) as f32 % 3.0);
     let c = Array2::zeros((16, 8));
     let mut regs = mma::pack(shape, MmaDtype::F16, &a, &b, &c).unwrap();
-    let good = mma::execute(shape, MmaDtype::F16, &regs);
+    let good = mma_f32(shape, MmaDtype::F16, &regs);
     for l in 0..32 {
         regs.a[l].swap(0, 1);
     }
-    assert_ne!(mma::execute(shape, MmaDtype::F16, &regs), good);
+    assert_ne!(mma_f32(shape, MmaDtype::F16, &regs), good);
 }
 
 /// Replay files fuzzed: valid record arrays with random bytes replaced, inserted or cut. The

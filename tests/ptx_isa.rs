@@ -5,7 +5,7 @@
 //! * registers packed *by the tables* (not by `mma::pack`) from ndarray matrices, executed by
 //!   the simulator, and D read back by the table equals `A.dot(B) + C` computed by ndarray from
 //!   the original matrices; `mma::pack` and `mma::unpack` agree with the table-packed registers;
-//! * `ldmatrix::execute` on index-filled memory returns, in every (lane, reg, half), the element
+//! * `ldmatrix` through `sim::exec::execute` on index-filled memory returns, in every (lane, reg, half), the element
 //!   the ldmatrix table names.
 
 mod common;
@@ -17,6 +17,34 @@ use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
 use tilelab::sim::mma::{self, MmaAcc, MmaDtype, MmaKind, MmaShape, Operand, RawRegs};
 use tilelab::sim::smem::SharedMemory;
+
+/// `mma.sync` with f32 accumulators through the one executor: D in the C/D fragment layout.
+fn mma_f32(shape: MmaShape, dtype: MmaDtype, regs: &tilelab::sim::mma::MmaRegs) -> [[f32; 4]; 32] {
+    let op = tilelab::sim::exec::WarpOp::mma_f32(shape, dtype, regs).unwrap();
+    tilelab::sim::exec::execute(&mut SharedMemory::zeroed(0), &op)
+        .unwrap()
+        .regs
+        .map(|l| l.map(f32::from_bits))
+}
+
+/// `ldmatrix` through the one executor.
+fn ldsm(
+    num: MatrixCount,
+    trans: bool,
+    smem: &SharedMemory,
+    offs: [u32; 32],
+) -> Result<tilelab::sim::exec::WarpStep, tilelab::sim::error::SimError> {
+    let op = tilelab::sim::exec::WarpOp::ldmatrix(num, trans, offs);
+    tilelab::sim::exec::execute(&mut smem.clone(), &op)
+}
+
+/// `mma.sync` of `kind` on raw registers through the one executor: D's raw bits.
+fn raw_mma(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
+    let op = tilelab::sim::exec::WarpOp::mma(kind, regs);
+    tilelab::sim::exec::execute(&mut SharedMemory::zeroed(0), &op)
+        .unwrap()
+        .regs
+}
 
 fn shape_of(k: u32) -> MmaShape {
     match k {
@@ -178,8 +206,7 @@ fn ldmatrix_execute_delivers_what_the_table_names() {
         for &[lane, m, row] in &f.address_lanes {
             offs[lane as usize] = ((m * 37 + row * 11) % 64) * 80 + (row % 2) * 16 + m * 5120;
         }
-        let res =
-            ldmatrix::execute(MatrixCount::from_count(num).unwrap(), trans, &smem, offs).unwrap();
+        let res = ldsm(MatrixCount::from_count(num).unwrap(), trans, &smem, offs).unwrap();
         let addr_lane = |m: u32, r: u32| {
             f.address_lanes
                 .iter()
@@ -302,7 +329,7 @@ fn check_product(kind: MmaKind, seed: u64) -> f64 {
             kind.ptx()
         );
     }
-    let d = kind.execute(&regs);
+    let d = raw_mma(kind, &regs);
     let got = isa::unpack_by_table(
         &tc,
         &|lane, reg| d[lane as usize][reg as usize],
@@ -388,7 +415,7 @@ fn small_integer_products_are_exact_for_every_kind() {
             &isa::pack_by_table(&tb, &b, &*isa::encoder(dt)),
             &isa::pack_by_table(&tc, &c, &*isa::encoder(acc)),
         );
-        let d = kind.execute(&regs);
+        let d = raw_mma(kind, &regs);
         let got = isa::unpack_by_table(&tc, &|l, r| d[l as usize][r as usize], &*isa::decoder(acc));
         let want = a.dot(&b) + &c;
         assert_eq!(got, want, "{}", kind.ptx());
@@ -455,7 +482,7 @@ fn legacy_f32_api_agrees_with_the_tables() {
             mma::unpack(shape, dtype, Operand::C, &regs).mapv(f64::from),
             c
         );
-        let d = mma::execute(shape, dtype, &regs);
+        let d = mma_f32(shape, dtype, &regs);
         let got = isa::unpack_by_table(
             &tc,
             &|l, r| d[l as usize][r as usize].to_bits(),

@@ -22,6 +22,15 @@ use tilelab::sim::ldmatrix::{self, MatrixElem};
 use tilelab::sim::mma::{self, MmaDtype, MmaShape};
 use tilelab::sim::smem::SharedMemory;
 
+/// `mma.sync` with f32 accumulators through the one executor: D in the C/D fragment layout.
+fn mma_f32(shape: MmaShape, dtype: MmaDtype, regs: &tilelab::sim::mma::MmaRegs) -> [[f32; 4]; 32] {
+    let op = tilelab::sim::exec::WarpOp::mma_f32(shape, dtype, regs).unwrap();
+    tilelab::sim::exec::execute(&mut SharedMemory::zeroed(0), &op)
+        .unwrap()
+        .regs
+        .map(|l| l.map(f32::from_bits))
+}
+
 /// A wrong ldmatrix table: rows 0 and 1 of every matrix swapped.
 fn swapped_rows(trans: bool, lane: u32, reg: u32, half: u32) -> MatrixElem {
     let mut e = ldmatrix::fragment(trans, lane, reg, half);
@@ -74,7 +83,7 @@ fn a_swapped_mma_fragment_row_is_caught() {
     let [a, b, c] = mma_inputs();
     let regs = mma::pack(shape, MmaDtype::F16, &a, &b, &c).unwrap();
     // Right registers: the GPU's D is A·B + C exactly.
-    let gpu_d = mma::execute(shape, MmaDtype::F16, &regs);
+    let gpu_d = mma_f32(shape, MmaDtype::F16, &regs);
     let good = compare::mma_check(shape, MmaDtype::F16, [&a, &b, &c], &regs, &gpu_d);
     assert_eq!(good.max_err_vs_reference, 0.0);
     // A simulator whose A table swapped rows g and g+8 packs (and uploads) other registers;
@@ -84,7 +93,7 @@ fn a_swapped_mma_fragment_row_is_caught() {
         wrong.a[l].swap(0, 1);
         wrong.a[l].swap(2, 3);
     }
-    let gpu_d = mma::execute(shape, MmaDtype::F16, &wrong);
+    let gpu_d = mma_f32(shape, MmaDtype::F16, &wrong);
     let bad = compare::mma_check(shape, MmaDtype::F16, [&a, &b, &c], &wrong, &gpu_d);
     assert!(bad.max_err_vs_reference > 0.5, "{bad:?}");
 }
@@ -105,7 +114,7 @@ fn a_packer_that_loses_half_of_each_register_is_caught() {
             *r &= 0xffff;
         }
     }
-    let gpu_d = mma::execute(shape, MmaDtype::F16, &damaged);
+    let gpu_d = mma_f32(shape, MmaDtype::F16, &damaged);
     let m = compare::mma_check(shape, MmaDtype::F16, [&a, &b, &c], &damaged, &gpu_d);
     assert!(m.max_err_vs_reference >= 1.0, "{m:?}");
     assert_eq!(

@@ -120,7 +120,7 @@ pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
 /// simulator names the static and dynamic bytes when their sum is too large.
 pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
     use tilelab::sim::size::{SizeError, parse_bytes};
-    let limit = tilelab::ptx::params::SMEM_LIMIT;
+    let limit = tilelab::ptx::params::ARCH.limits().smem_per_block_bytes;
     match parse_bytes(s, u32::MAX as u64) {
         Ok(v) => Ok(v as u32),
         Err(SizeError::TooLarge { .. }) => Err(format!(

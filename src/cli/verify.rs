@@ -104,12 +104,15 @@ pub struct VerifyArgs {
     /// --ptx: block size in threads, X[,Y,Z].
     #[arg(long, requires = "ptx", value_parser = super::ptx::parse_dim3)]
     pub block: Option<[u32; 3]>,
-    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable); pointers take none:
-    /// each gets its own zero-filled buffer, in the simulator and on the GPU.
+    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE, or struct bytes
+    /// NAME[+OFFSET]=TYPE:V[,V...] (repeatable), as for `tilelab ptx` (the GPU gets the same
+    /// bytes); pointers take none: each gets its own zero-filled buffer, in the simulator and on
+    /// the GPU.
     #[arg(long = "arg", requires = "ptx", value_parser = super::ptx::parse_arg)]
     pub args: Vec<(String, String)>,
     /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
-    /// (repeatable), as for `tilelab ptx`: simulated and checked; not yet encoded on the GPU.
+    /// (repeatable), as for `tilelab ptx`; on the GPU encoded with cuTensorMapEncodeTiled over
+    /// its own zero-filled buffer (or @POINTER's).
     #[arg(long = "tensor-map", value_name = "NAME=SPEC", requires = "ptx", value_parser = super::ptx::parse_tensor_map)]
     pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;

@@ -8,7 +8,8 @@ use crate::sim::instr::MatrixCount;
 use crate::sim::ldmatrix::MatrixElem;
 use ndarray::Array2;
 
-use crate::sim::mma::{self, MmaDtype, MmaRegs, MmaShape};
+use crate::sim::exec::{self, WarpOp};
+use crate::sim::mma::{MmaDtype, MmaRegs, MmaShape};
 use crate::sim::smem::SharedMemory;
 
 /// A register that differs: lane, register, expected and measured bits.
@@ -127,7 +128,13 @@ pub fn mma_check(
     regs: &MmaRegs,
     gpu_d: &[[f32; 4]; 32],
 ) -> MmaCheck {
-    let sim_d = mma::execute(shape, dtype, regs);
+    // The executor refuses only a (shape, dtype) with no f32-accumulator form; its D is then
+    // NaN, which no GPU value equals.
+    let sim_d = WarpOp::mma_f32(shape, dtype, regs)
+        .and_then(|op| exec::execute(&mut SharedMemory::zeroed(0), &op))
+        .map_or([[f32::NAN; 4]; 32], |s| {
+            s.regs.map(|l| l.map(f32::from_bits))
+        });
     let max_err_vs_sim = sim_d
         .iter()
         .flatten()

@@ -2,6 +2,7 @@
 //! modules loaded through the driver's JIT (cudarc with `dynamic-loading`). Kernel launches are
 //! in [`super::launch`].
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
@@ -289,6 +290,71 @@ impl Gpu {
         Ok(cubin)
     }
 
+    /// Loads PTX text as a module with `cuModuleLoadDataEx` (the driver JIT-compiles it for this
+    /// device inside the module load), with an error log and, when `line_info`,
+    /// `CU_JIT_GENERATE_LINE_INFO` (a line table from the PTX's `.loc` directives, for Nsight
+    /// Compute's source view). This is the path `verify --ptx` takes: kernels declaring
+    /// `extern __shared__ __align__(1024)` (`kernels/fa3_fwd.cu`'s PTX) fault with
+    /// `CUDA_ERROR_MISALIGNED_ADDRESS` (716) through [`Gpu::jit_ptx`] + [`Gpu::load_cubin`] and
+    /// run through this one (measured on the H200, `docs/log/2026-12-01-hopper-fixtures.md`).
+    /// `name` labels errors.
+    ///
+    /// # Errors
+    /// [`GpuError::BadName`] for PTX with a NUL byte; [`GpuError::Compile`] with the JIT's log
+    /// when it rejects the PTX.
+    pub fn load_ptx_ex(
+        &self,
+        name: &str,
+        ptx: &str,
+        line_info: bool,
+    ) -> Result<Rc<JitModule>, GpuError> {
+        use cudarc::driver::sys::{self, CUjit_option, CUresult};
+        let src = c_string(&format!("the PTX of '{}'", name.escape_default()), ptx)?;
+        self.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
+        let mut log = vec![0u8; 1 << 16];
+        let mut opts = vec![
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut vals: Vec<*mut std::ffi::c_void> = vec![
+            log.as_mut_ptr().cast(),
+            std::ptr::without_provenance_mut(log.len()),
+        ];
+        if line_info {
+            opts.push(CUjit_option::CU_JIT_GENERATE_LINE_INFO);
+            vals.push(std::ptr::without_provenance_mut(1));
+        }
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `src` is NUL-terminated PTX; `opts` and `vals` have the same length and live
+        // across the call; the log buffer's size is passed with it; numeric option values are
+        // passed in the pointer, as the driver API specifies.
+        let r = unsafe {
+            sys::cuModuleLoadDataEx(
+                &mut module,
+                src.as_ptr().cast(),
+                opts.len() as u32,
+                opts.as_mut_ptr(),
+                vals.as_mut_ptr(),
+            )
+        };
+        if r != CUresult::CUDA_SUCCESS || module.is_null() {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            return Err(GpuError::Compile(
+                name.to_string(),
+                format!(
+                    "cuModuleLoadDataEx: {}: {}",
+                    super::cu_name(r),
+                    String::from_utf8_lossy(&log[..end]).replace('\n', " ")
+                ),
+            ));
+        }
+        Ok(Rc::new(JitModule {
+            module,
+            ctx: self.ctx.clone(),
+            name: name.to_string(),
+        }))
+    }
+
     /// Loads a CUBIN (e.g. from [`Gpu::jit_ptx`]) as a module (`cuModuleLoadData`). `name`
     /// labels errors.
     ///
@@ -377,6 +443,38 @@ impl Gpu {
         // SAFETY: destroys the program once.
         let _ = unsafe { result::destroy_program(prog) };
         out
+    }
+}
+
+/// A PTX module loaded with `cuModuleLoadDataEx` ([`Gpu::load_ptx_ex`]); unloaded on drop.
+pub struct JitModule {
+    module: cudarc::driver::sys::CUmodule,
+    ctx: Arc<CudaContext>,
+    /// What it was loaded from (for error messages).
+    pub name: String,
+}
+
+impl JitModule {
+    /// The `CUfunction` of entry `name`.
+    ///
+    /// # Errors
+    /// [`GpuError::BadName`] for a name with a NUL byte; [`GpuError::Driver`] when the module has
+    /// no such entry.
+    pub fn function(&self, name: &str) -> Result<cudarc::driver::sys::CUfunction, GpuError> {
+        let c = c_string(&format!("kernel name '{}'", name.escape_default()), name)?;
+        self.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
+        // SAFETY: `self.module` is loaded and unloaded only on drop.
+        unsafe { cudarc::driver::result::module::get_function(self.module, c) }
+            .map_err(derr("cuModuleGetFunction"))
+    }
+}
+
+impl Drop for JitModule {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: the module was loaded by `load_ptx_ex` and is unloaded once, here.
+            let _ = unsafe { cudarc::driver::result::module::unload(self.module) };
+        }
     }
 }
 

@@ -803,8 +803,9 @@ impl WgmmaCase {
         })
     }
 
-    /// The simulator's accumulators after every k block ([`wgmma::execute`] through the same
-    /// descriptors), thread-major like the probe's output.
+    /// The simulator's accumulators after every k block (the executor's
+    /// [`crate::sim::exec::WgmmaOp::f32_acc`] through the same descriptors), thread-major like
+    /// the probe's output.
     ///
     /// # Errors
     /// The executor's.
@@ -814,7 +815,7 @@ impl WgmmaCase {
             smem.write_u16(2 * i as u32, u16::from_le_bytes([c[0], c[1]]))?;
         }
         let (ta, tb) = inp.tiles;
-        let mut acc = vec![vec![0f32; (self.n / 2) as usize]; wgmma::WARPGROUP_THREADS];
+        let mut acc = vec![0u32; (self.n / 2) as usize * wgmma::WARPGROUP_THREADS];
         for kb in 0..ta.k_blocks() {
             let src = match &inp.aregs {
                 Some(a) => {
@@ -825,17 +826,17 @@ impl WgmmaCase {
                 }
                 None => ASource::Smem(ta.descriptor(kb), self.major_a),
             };
-            wgmma::execute(
+            let op = exec::WgmmaOp::f32_acc(
                 self.n,
                 self.dtype,
                 &src,
-                &tb.descriptor(kb),
+                tb.descriptor(kb),
                 self.major_b,
-                &smem,
                 &mut acc,
-            )?;
+            );
+            exec::execute(&mut smem, op)?;
         }
-        Ok(acc.into_iter().flatten().collect())
+        Ok(acc.into_iter().map(f32::from_bits).collect())
     }
 
     /// The reference: D(m, n) = Σ_k A(m, k)·B(k, n) in f64 over the tiles' elements (A(m, k) at

@@ -20,13 +20,14 @@
 //! | [`Fa3Fwd`] | `fa3_fwd` (`kernels/fa3_fwd.cu`, sm_90a) and its four tensor maps |
 
 use std::ffi::c_void;
+use std::rc::Rc;
 
 pub use cudarc::driver::LaunchConfig;
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
 
 use super::GpuError;
-use super::device::{Compiled, Gpu, PtxModule};
+use super::device::{Compiled, Gpu, JitModule, PtxModule};
 use super::params::{Param, ParamBuffer, entry_param_sizes};
 use crate::sim::instr::MatrixCount;
 use crate::sim::mma::{MmaDtype, MmaShape};
@@ -541,8 +542,21 @@ impl DeviceBuffer {
 /// One `.entry` of a PTX module, launched with raw parameters (the parameters are not typed by
 /// Rust: [`ParamBuffer::check_declared`] against the PTX declaration is the caller's check).
 pub struct PtxKernel {
-    f: CudaFunction,
+    f: KernelFn,
     name: String,
+}
+
+/// The function of a [`PtxKernel`] and what keeps its module loaded.
+enum KernelFn {
+    /// From a cudarc module ([`PtxModule`]).
+    Cudarc(CudaFunction),
+    /// From a [`JitModule`] (`cuModuleLoadDataEx`).
+    Jit {
+        /// The entry.
+        f: cudarc::driver::sys::CUfunction,
+        /// Held only to keep the module loaded while the function is used.
+        _module: Rc<JitModule>,
+    },
 }
 
 impl PtxKernel {
@@ -552,9 +566,30 @@ impl PtxKernel {
     /// [`GpuError::BadName`], [`GpuError::Driver`] when the module has no such entry.
     pub fn load(module: &PtxModule, name: &str) -> Result<PtxKernel, GpuError> {
         Ok(PtxKernel {
-            f: module.function(name)?,
+            f: KernelFn::Cudarc(module.function(name)?),
             name: name.to_string(),
         })
+    }
+
+    /// Finds the entry `name` in a module loaded with [`Gpu::load_ptx_ex`].
+    ///
+    /// # Errors
+    /// [`GpuError::BadName`], [`GpuError::Driver`] when the module has no such entry.
+    pub fn load_jit(module: &Rc<JitModule>, name: &str) -> Result<PtxKernel, GpuError> {
+        Ok(PtxKernel {
+            f: KernelFn::Jit {
+                f: module.function(name)?,
+                _module: module.clone(),
+            },
+            name: name.to_string(),
+        })
+    }
+
+    fn cu(&self) -> cudarc::driver::sys::CUfunction {
+        match &self.f {
+            KernelFn::Cudarc(f) => f.cu_function(),
+            KernelFn::Jit { f, .. } => *f,
+        }
     }
 
     /// The entry's name.
@@ -571,12 +606,15 @@ impl PtxKernel {
         let b = i32::try_from(bytes).map_err(|_| {
             GpuError::Unsupported(format!("{bytes} bytes of dynamic shared memory"))
         })?;
-        self.f
-            .set_attribute(
+        // SAFETY: the function belongs to a module this kernel keeps loaded.
+        unsafe {
+            cudarc::driver::result::function::set_function_attribute(
+                self.cu(),
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 b,
             )
-            .map_err(derr("cuFuncSetAttribute"))
+        }
+        .map_err(derr("cuFuncSetAttribute"))
     }
 
     /// Registers per thread the JIT gave the entry.
@@ -584,7 +622,15 @@ impl PtxKernel {
     /// # Errors
     /// [`GpuError::Driver`].
     pub fn num_regs(&self) -> Result<u32, GpuError> {
-        num_regs(&self.f)
+        // SAFETY: the function belongs to a module this kernel keeps loaded.
+        let r = unsafe {
+            cudarc::driver::result::function::get_function_attribute(
+                self.cu(),
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS,
+            )
+        }
+        .map_err(derr("cuFuncGetAttribute"))?;
+        Ok(r.max(0) as u32)
     }
 
     /// Launches with `params` (one pointer per parameter into the packed buffer, as
@@ -615,7 +661,7 @@ impl PtxKernel {
         // the call; the caller vouches for the parameters themselves (see # Safety).
         unsafe {
             cudarc::driver::result::launch_kernel(
-                self.f.cu_function(),
+                self.cu(),
                 cfg.grid_dim,
                 cfg.block_dim,
                 cfg.shared_mem_bytes,
@@ -1149,5 +1195,135 @@ impl WgmmaProbe {
         // null for ss kernels, which do not read it) kblocks*128*4 words, out 128 * n/2 floats.
         unsafe { b.launch(cfg) }.map_err(derr("cuLaunchKernel wgmma"))?;
         s.clone_dtoh(&d_out).map_err(derr("cuMemcpyDtoH"))
+    }
+}
+
+/// The arguments of `cuTensorMapEncodeTiled` (CUDA driver API, "Tensor Map Object Management")
+/// for a [`crate::sim::tma::TensorMap`], as `verify --ptx` passes them: `tensorDataType`,
+/// `tensorRank`, `globalDim` (elements, innermost first), `globalStrides` (bytes, dimensions
+/// 1..rank), `boxDim` (elements), `elementStrides` (all 1), `swizzle`; interleave
+/// `CU_TENSOR_MAP_INTERLEAVE_NONE`, L2 promotion `CU_TENSOR_MAP_L2_PROMOTION_NONE`, OOB fill
+/// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` (out-of-bounds elements read as zeros), as
+/// `tilelab ptx` models them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMapEncode {
+    /// `tensorDataType`.
+    pub dtype: cudarc::driver::sys::CUtensorMapDataType,
+    /// `tensorRank`, 1..=5.
+    pub rank: u32,
+    /// `globalDim`, elements (`rank` entries).
+    pub dims: Vec<u64>,
+    /// `globalStrides`, bytes (`rank - 1` entries).
+    pub strides: Vec<u64>,
+    /// `boxDim`, elements (`rank` entries).
+    pub box_dims: Vec<u32>,
+    /// `elementStrides` (`rank` entries, all 1).
+    pub elem_strides: Vec<u32>,
+    /// `swizzle`.
+    pub swizzle: cudarc::driver::sys::CUtensorMapSwizzle,
+}
+
+impl TensorMapEncode {
+    /// The driver's arguments for `map` (already checked by `sim::tma::TensorMap::new`'s rules).
+    pub fn of(map: &crate::sim::tma::TensorMap) -> TensorMapEncode {
+        use crate::sim::tma::TmaDtype as D;
+        use cudarc::driver::sys::{CUtensorMapDataType as T, CUtensorMapSwizzle as S};
+        let dtype = match map.dtype {
+            D::U8 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            D::U16 => T::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            D::U32 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            D::S32 => T::CU_TENSOR_MAP_DATA_TYPE_INT32,
+            D::U64 => T::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+            D::S64 => T::CU_TENSOR_MAP_DATA_TYPE_INT64,
+            D::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            D::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            D::F64 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            D::Bf16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            D::F32Ftz => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ,
+            D::Tf32 => T::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
+            D::Tf32Ftz => T::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ,
+        };
+        let swizzle = match map.swizzle {
+            TmaSwizzle::None => S::CU_TENSOR_MAP_SWIZZLE_NONE,
+            TmaSwizzle::B32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
+            TmaSwizzle::B64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
+            TmaSwizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
+        };
+        let r = map.rank;
+        TensorMapEncode {
+            dtype,
+            rank: r as u32,
+            dims: map.dims[..r].to_vec(),
+            strides: map.strides[1..r].to_vec(),
+            box_dims: map.box_dims[..r].to_vec(),
+            elem_strides: vec![1; r],
+            swizzle,
+        }
+    }
+
+    /// Encodes the map over the tensor at device address `global` (`cuTensorMapEncodeTiled`):
+    /// the 128 bytes of the `CUtensorMap`, to be placed in the kernel's parameter.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] naming the driver's refusal (`CUDA_ERROR_INVALID_VALUE`) and the
+    /// arguments.
+    pub fn encode(&self, gpu: &Gpu, global: u64) -> Result<[u8; 128], GpuError> {
+        use cudarc::driver::sys::{
+            self, CUresult, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+        };
+        let r = self.rank as usize;
+        if !(1..=5).contains(&r)
+            || self.dims.len() != r
+            || self.strides.len() + 1 != r
+            || self.box_dims.len() != r
+            || self.elem_strides.len() != r
+        {
+            return Err(GpuError::Unsupported(format!(
+                "a tensor map of rank {r} with {} dims, {} strides, {} box dims; cuTensorMapEncodeTiled takes rank 1..=5, rank dims, rank - 1 strides",
+                self.dims.len(),
+                self.strides.len(),
+                self.box_dims.len()
+            )));
+        }
+        gpu.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
+        let mut map = sys::CUtensorMap { opaque: [0; 16] };
+        // SAFETY: `map` is a writable, aligned CUtensorMap; the dimension, box and
+        // element-stride arrays hold `rank` entries and the stride array `rank - 1` (checked
+        // above); `global` is the address of a live device allocation, which the driver only
+        // records.
+        let res = unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut map,
+                self.dtype,
+                self.rank,
+                global as *mut c_void,
+                self.dims.as_ptr(),
+                self.strides.as_ptr(),
+                self.box_dims.as_ptr(),
+                self.elem_strides.as_ptr(),
+                CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                self.swizzle,
+                CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        };
+        if res != CUresult::CUDA_SUCCESS {
+            return Err(GpuError::Driver(
+                "cuTensorMapEncodeTiled",
+                format!(
+                    "{} (dims {:?}, strides {:?} bytes, box {:?}, {:?})",
+                    super::cu_name(res),
+                    self.dims,
+                    self.strides,
+                    self.box_dims,
+                    self.swizzle
+                ),
+            ));
+        }
+        let mut out = [0u8; 128];
+        for (k, q) in map.opaque.iter().enumerate() {
+            out[8 * k..8 * k + 8].copy_from_slice(&q.to_le_bytes());
+        }
+        Ok(out)
     }
 }

@@ -22,6 +22,55 @@ pub const BANK_CONFLICTS: &str = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared
 /// Per kernel launch ID (in launch order), the value of each metric.
 pub type LaunchMetrics = BTreeMap<u64, BTreeMap<String, f64>>;
 
+/// Which kernels ncu profiles: `-k regex:R`, matched against the function name
+/// (`--kernel-name-base function`, ncu's default: the name without parameters or templates) or
+/// the mangled name (`--kernel-name-base mangled`). Nsight Compute CLI, "Filter Profiled
+/// Kernels": `--kernel-name-base {function, demangled, mangled}` sets what `--kernel-name`
+/// matches; a C++ kernel's `.entry` name in PTX is its mangled name
+/// (`_Z11gemm_deviceILi128EEv…`), which the function base never equals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelFilter {
+    regex: String,
+    mangled: bool,
+}
+
+impl KernelFilter {
+    /// `-k regex:R` against the function name (ncu's default base).
+    pub fn regex(r: &str) -> KernelFilter {
+        KernelFilter {
+            regex: r.to_string(),
+            mangled: false,
+        }
+    }
+
+    /// Exactly the `.entry` named `name` in PTX: `--kernel-name-base mangled -k regex:^NAME$`,
+    /// the name's regex metacharacters escaped (a C name is its own mangled name).
+    pub fn exact_mangled(name: &str) -> KernelFilter {
+        let mut r = String::from("^");
+        for c in name.chars() {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                r.push('\\');
+            }
+            r.push(c);
+        }
+        r.push('$');
+        KernelFilter {
+            regex: r,
+            mangled: true,
+        }
+    }
+
+    /// ncu's arguments for the filter.
+    pub fn args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if self.mangled {
+            a.extend(["--kernel-name-base".to_string(), "mangled".to_string()]);
+        }
+        a.extend(["-k".to_string(), format!("regex:{}", self.regex)]);
+        a
+    }
+}
+
 /// Runs `program args…` under `ncu --clock-control none --csv --metrics METRICS -k regex:KERNEL`
 /// and returns the parsed per-launch table (see [`parse_csv`]) with ncu's raw output, whose
 /// text explains an empty table (e.g. `ERR_NVGPUCTRPERM` when counters are not readable).
@@ -35,11 +84,30 @@ pub fn profile<S: AsRef<OsStr>>(
     program: &Path,
     args: &[S],
 ) -> std::io::Result<(LaunchMetrics, Output)> {
+    profile_filtered(
+        ncu,
+        metrics,
+        &KernelFilter::regex(kernel_regex),
+        program,
+        args,
+    )
+}
+
+/// [`profile`] with any [`KernelFilter`].
+///
+/// # Errors
+/// `ncu` could not be started.
+pub fn profile_filtered<S: AsRef<OsStr>>(
+    ncu: &Path,
+    metrics: &[&str],
+    filter: &KernelFilter,
+    program: &Path,
+    args: &[S],
+) -> std::io::Result<(LaunchMetrics, Output)> {
     let o = Command::new(ncu)
         .args(["--clock-control", "none", "--csv", "--metrics"])
         .arg(metrics.join(","))
-        .arg("-k")
-        .arg(format!("regex:{kernel_regex}"))
+        .args(filter.args())
         .arg(program)
         .args(args)
         .output()?;
@@ -80,7 +148,7 @@ pub fn why_no_rows(o: &Output) -> String {
 
 /// Runs `program args…` under `ncu --clock-control none --section SourceCounters
 /// --import-source yes -k regex:KERNEL -f -o REPORT` (REPORT: `report`, without the
-/// `.ncu-rep` ncu adds), then prints the report's source page with
+/// `.ncu-rep` ncu adds; the kernel filter is [`KernelFilter::args`]), then prints the report's source page with
 /// `ncu -i REPORT.ncu-rep --page source --csv --print-source cuda,sass`: per kernel, its source
 /// file's lines with the counters of their SASS instructions (read by
 /// [`super::source_view::parse_source_page`]). Returns the page (empty when there is no report)
@@ -90,7 +158,7 @@ pub fn why_no_rows(o: &Output) -> String {
 /// `ncu` could not be started.
 pub fn profile_source<S: AsRef<OsStr>>(
     ncu: &Path,
-    kernel_regex: &str,
+    filter: &KernelFilter,
     program: &Path,
     args: &[S],
     report: &Path,
@@ -99,8 +167,7 @@ pub fn profile_source<S: AsRef<OsStr>>(
         .args(["--clock-control", "none", "--section", "SourceCounters"])
         .args(["--import-source", "yes", "-f", "-o"])
         .arg(report)
-        .arg("-k")
-        .arg(format!("regex:{kernel_regex}"))
+        .args(filter.args())
         .arg(program)
         .args(args)
         .output()?;
@@ -169,6 +236,32 @@ fn split_csv(line: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nvcc's mangled name of `gemm_device<128>` (`tests/data/ptx_params/struct_params.ptx`) is
+    /// matched as the mangled base, exactly; a C name likewise; metacharacters are escaped.
+    #[test]
+    fn kernel_filters_match_mangled_names_exactly() {
+        let f = KernelFilter::exact_mangled(
+            "_Z11gemm_deviceILi128EEvN4cute5tupleIJiiiEEENS0_1CIXT_EEE3EpiPfPi",
+        );
+        assert_eq!(
+            f.args(),
+            [
+                "--kernel-name-base",
+                "mangled",
+                "-k",
+                "regex:^_Z11gemm_deviceILi128EEvN4cute5tupleIJiiiEEENS0_1CIXT_EEE3EpiPfPi$"
+            ]
+        );
+        assert_eq!(
+            KernelFilter::exact_mangled("a.b$c").args()[3],
+            "regex:^a\\.b\\$c$"
+        );
+        assert_eq!(
+            KernelFilter::regex("smem_probe").args(),
+            ["-k", "regex:smem_probe"]
+        );
+    }
 
     #[test]
     fn parses_ncu_rows_and_skips_noise() {

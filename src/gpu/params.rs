@@ -205,6 +205,9 @@ pub struct ParamBuffer {
     bytes: Vec<u8>,
     offsets: Vec<usize>,
     params: Vec<Param>,
+    /// Per parameter (scalars and byte arrays, in order): its size in bytes and how it was
+    /// given (for [`ParamBuffer::check_declared`]'s messages).
+    sizes: Vec<(usize, String)>,
 }
 
 impl ParamBuffer {
@@ -221,6 +224,27 @@ impl ParamBuffer {
         self.bytes.extend(p.to_le_bytes());
         self.offsets.push(at);
         self.params.push(p);
+        self.sizes.push((size, p.to_string()));
+        self
+    }
+
+    /// Appends a byte-array parameter (`.param .align A .b8 name[N]`: a by-value struct, a
+    /// `CUtensorMap`) at the next offset that is a multiple of `align` bytes (0 or 1: no
+    /// padding); the driver copies its `bytes.len()` bytes as they are.
+    ///
+    /// ```
+    /// use tilelab::gpu::params::{Param, ParamBuffer};
+    /// let mut p = ParamBuffer::new();
+    /// p.push(Param::U32(7)).push_bytes(8, &[1; 12]).push(Param::U8(2));
+    /// assert_eq!(p.offsets(), &[0, 8, 20]);
+    /// ```
+    pub fn push_bytes(&mut self, align: usize, bytes: &[u8]) -> &mut ParamBuffer {
+        let at = self.bytes.len().next_multiple_of(align.max(1));
+        self.bytes.resize(at, 0);
+        self.bytes.extend_from_slice(bytes);
+        self.offsets.push(at);
+        self.sizes
+            .push((bytes.len(), format!("{} bytes", bytes.len())));
         self
     }
 
@@ -229,7 +253,7 @@ impl ParamBuffer {
         &self.offsets
     }
 
-    /// The parameters, in order.
+    /// The scalar parameters ([`ParamBuffer::push`]), in order (byte arrays not among them).
     pub fn params(&self) -> &[Param] {
         &self.params
     }
@@ -249,21 +273,21 @@ impl ParamBuffer {
     /// # Errors
     /// [`ParamError::Count`], [`ParamError::Size`] naming the kernel and the parameter.
     pub fn check_declared(&self, kernel: &str, declared: &[usize]) -> Result<(), ParamError> {
-        if declared.len() != self.params.len() {
+        if declared.len() != self.sizes.len() {
             return Err(ParamError::Count {
                 kernel: kernel.to_string(),
                 declared: declared.len(),
-                given: self.params.len(),
+                given: self.sizes.len(),
             });
         }
-        for (index, (&d, p)) in declared.iter().zip(&self.params).enumerate() {
-            if d != p.size_bytes() {
+        for (index, (&d, (size, given))) in declared.iter().zip(&self.sizes).enumerate() {
+            if d != *size {
                 return Err(ParamError::Size {
                     kernel: kernel.to_string(),
                     index,
                     declared: d,
-                    given: p.to_string(),
-                    given_bytes: p.size_bytes(),
+                    given: given.clone(),
+                    given_bytes: *size,
                 });
             }
         }
@@ -396,6 +420,28 @@ mod tests {
         assert_eq!(e, "PTX entry 'ldsm': no such .entry in the PTX");
         let e = entry_param_sizes(".entry k(.param .q32 x)", "k").unwrap_err();
         assert!(e.to_string().contains("'.param .q32 x'"), "{e}");
+    }
+
+    /// A CuTe struct `.param .align 4 .b8 [12]` after a `u8` starts at byte 4; a
+    /// `CUtensorMap` (`.align 64 .b8 [128]`) after it at 64; the bytes are copied as given.
+    #[test]
+    fn byte_arrays_are_aligned_to_their_declared_alignment() {
+        let mut p = ParamBuffer::new();
+        let map = [0xa5u8; 128];
+        p.push(Param::U8(1))
+            .push_bytes(4, &[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0])
+            .push_bytes(64, &map)
+            .push(Param::U64(9));
+        assert_eq!(p.offsets(), &[0, 4, 64, 192]);
+        assert_eq!(&p.as_bytes()[4..8], &[1, 0, 0, 0]);
+        assert_eq!(&p.as_bytes()[64..192], &map[..]);
+        assert_eq!(p.size_bytes(), 200);
+        assert_eq!(p.check_declared("k", &[1, 12, 128, 8]), Ok(()));
+        let e = p.check_declared("k", &[1, 16, 128, 8]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kernel 'k' parameter 1 is 16 bytes, '12 bytes' is 12 bytes"
+        );
     }
 
     #[test]

@@ -7,10 +7,6 @@ use super::engine::{Launch, RunError};
 use super::types::Ty;
 use crate::sim::arch::Arch;
 
-/// The per-block shared-memory limit of [`ARCH`] in bytes, with the opt-in above 48 KiB
-/// (sm_90: 227 KiB = 232,448; `Arch::limits().smem_per_block_bytes`).
-pub const SMEM_LIMIT: u32 = ARCH.limits().smem_per_block_bytes;
-
 /// An integer as `--arg` takes it: an optional sign, then decimal digits or `0x` and hex
 /// digits, nothing else (no second sign, no `_`).
 pub(super) fn parse_int(s: &str) -> Option<i128> {
@@ -1025,32 +1021,34 @@ pub fn tensor_map_names(maps: &[TensorMapArg]) -> impl Iterator<Item = String> +
 }
 
 /// The shared-memory bytes of a launch: the kernel's static bytes and `--dynamic-smem` (all
-/// that is left of [`SMEM_LIMIT`] when the kernel declares dynamic shared memory and the flag
-/// is not given), within [`SMEM_LIMIT`].
+/// that is left of the per-block limit when the kernel declares dynamic shared memory and the
+/// flag is not given), within [`ARCH`]'s per-block limit with the opt-in above 48 KiB
+/// (`Arch::limits().smem_per_block_bytes`; sm_90: 227 KiB = 232,448).
 ///
 /// # Errors
 /// [`RunError::Launch`], one line naming the bytes and the limit.
 pub fn check_smem(prog: &Program, l: &Launch) -> Result<u32, RunError> {
+    let limit = ARCH.limits().smem_per_block_bytes;
     let bad = |s: String| Err(RunError::Launch(s));
     let smem_bytes = match (prog.dynamic_smem_offset, l.dynamic_smem) {
         (Some(o), Some(d)) => o.checked_add(d),
-        (Some(_), None) => Some(SMEM_LIMIT),
+        (Some(_), None) => Some(limit),
         (None, Some(d)) => prog.static_smem.checked_add(d),
         (None, None) => Some(prog.static_smem),
     };
     let static_end = prog.dynamic_smem_offset.unwrap_or(prog.static_smem);
-    if static_end > SMEM_LIMIT {
+    if static_end > limit {
         return bad(format!(
-            "the kernel's static shared memory ends at byte {static_end}, past {ARCH}'s {SMEM_LIMIT} bytes per block"
+            "the kernel's static shared memory ends at byte {static_end}, past {ARCH}'s {limit} bytes per block"
         ));
     }
     match smem_bytes {
-        Some(b) if b <= SMEM_LIMIT => Ok(b),
+        Some(b) if b <= limit => Ok(b),
         _ => bad(format!(
-            "shared memory of {} static + {} dynamic bytes exceeds {ARCH}'s {SMEM_LIMIT} bytes per block (with the opt-in above 48 KiB); allowed: --dynamic-smem up to {}",
+            "shared memory of {} static + {} dynamic bytes exceeds {ARCH}'s {limit} bytes per block (with the opt-in above 48 KiB); allowed: --dynamic-smem up to {}",
             prog.static_smem,
             l.dynamic_smem.unwrap_or(0),
-            SMEM_LIMIT - static_end
+            limit - static_end
         )),
     }
 }

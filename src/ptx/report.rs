@@ -73,16 +73,20 @@ pub enum Class {
     Tma,
 }
 
+use crate::sim::instr::SassClass;
+
 impl Class {
-    /// The SASS mnemonic's class name.
+    /// The SASS mnemonic's class name ([`SassClass::name`]).
     pub fn name(self) -> &'static str {
         match self {
-            Class::Lds => "LDS",
-            Class::Sts => "STS",
-            Class::Ldsm => "LDSM",
-            Class::Stsm => "STSM",
-            Class::Hmma => "HMMA",
-            Class::Ldgsts => "LDGSTS",
+            Class::Lds => SassClass::Lds.name(),
+            Class::Sts => SassClass::Sts.name(),
+            Class::Ldsm => SassClass::Ldsm.name(),
+            Class::Stsm => SassClass::Stsm.name(),
+            Class::Hmma => SassClass::Hmma.name(),
+            Class::Ldgsts => SassClass::Ldgsts.name(),
+            // Not a row of the instruction table (`sim::instr`): the shared atomics have no
+            // SassClass yet.
             Class::Atoms => "ATOMS",
             Class::Gmma => "HGMMA",
             Class::Tma => "UTMALDG",

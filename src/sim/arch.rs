@@ -121,8 +121,8 @@ impl Arch {
     }
 
     /// The limits table of this architecture (CUDA C++ Programming Guide, compute capabilities).
-    /// A `const fn`, so that constants elsewhere (e.g. `ptx::params::SMEM_LIMIT`) are read
-    /// from this table rather than written again.
+    /// A `const fn`, so that limits elsewhere (e.g. `ptx::params::check_smem`'s) are read from
+    /// this table rather than written again.
     pub const fn limits(self) -> ArchLimits {
         const KB: u32 = 1024;
         let base = ArchLimits {

@@ -412,7 +412,7 @@ pub fn flash_formulas(t: &FlashTiling) -> Vec<Formula> {
         }
     }
     v.push(formula(
-        &pc("HMMA"),
+        &pc(super::instr::SassClass::Hmma.name()),
         Some(InstrClass::Hmma),
         hmma_sym,
         hmma_sub,

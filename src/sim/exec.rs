@@ -216,6 +216,38 @@ impl WarpOp {
             WarpOp::Mma { .. } => None,
         }
     }
+
+    /// `mma.sync` of `kind` on raw registers (A, B, C as [`MmaKind::pack`] lays them out);
+    /// [`execute`] returns D's raw bits in [`WarpStep::regs`].
+    pub fn mma(kind: MmaKind, regs: &RawRegs) -> WarpOp {
+        WarpOp::Mma {
+            kind,
+            a: regs.a,
+            b: regs.b.map(|r| [r[0], r[1], 0, 0]),
+            c: regs.c,
+        }
+    }
+
+    /// `mma.sync` with f32 accumulators on the registers of [`crate::sim::mma::pack`]
+    /// (C as f32 values); D comes back as f32 bit patterns in [`WarpStep::regs`].
+    ///
+    /// # Errors
+    /// A (shape, dtype) pair with no f32-accumulator form ([`MmaKind::new`]).
+    pub fn mma_f32(
+        shape: crate::sim::mma::MmaShape,
+        dtype: crate::sim::mma::MmaDtype,
+        regs: &crate::sim::mma::MmaRegs,
+    ) -> Result<WarpOp, SimError> {
+        let kind = MmaKind::new(shape, dtype, crate::sim::mma::MmaAcc::F32)?;
+        Ok(WarpOp::mma(
+            kind,
+            &RawRegs {
+                a: regs.a,
+                b: regs.b,
+                c: regs.c.map(|l| l.map(f32::to_bits)),
+            },
+        ))
+    }
 }
 
 fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
@@ -380,7 +412,7 @@ fn warp(smem: &mut SharedMemory, op: &WarpOp) -> Result<WarpStep, SimError> {
             store(smem, request, data)
         }
         WarpOp::Shared { request, .. } => load(smem, request),
-        WarpOp::Mma { kind, a, b, c } => execute_mma(*kind, a, b, c),
+        WarpOp::Mma { kind, a, b, c } => mma_step(*kind, a, b, c),
     }
 }
 
@@ -460,12 +492,7 @@ fn store(
     })
 }
 
-fn execute_mma(
-    kind: MmaKind,
-    a: &LaneRegs,
-    b: &LaneRegs,
-    c: &LaneRegs,
-) -> Result<WarpStep, SimError> {
+fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<WarpStep, SimError> {
     let kind = MmaKind::new(kind.shape, kind.dtype, kind.acc)?;
     let regs = RawRegs {
         a: *a,
@@ -673,6 +700,38 @@ pub struct WgmmaOp<'a> {
     /// D, thread-major: register `r` of thread `t` at `d[t * kind.d_regs() + r]` (f32 or s32
     /// bits, or two f16 per register, low half first); read as C, overwritten with D.
     pub d: &'a mut [u32],
+}
+
+impl<'a> WgmmaOp<'a> {
+    /// `wgmma.mma_async` with f32 accumulators (`D += A·B`, scale-d 1, imm-scales 1), f16 or
+    /// bf16 inputs, A from `a` (a descriptor with its major: MN-major is imm-trans-a 1, or
+    /// registers), B through `b` with `b_major`; `d` thread-major, `N/2` f32 bit patterns per
+    /// thread of the 128. [`execute`] checks the form.
+    pub fn f32_acc(
+        n: u32,
+        dtype: crate::sim::mma::MmaDtype,
+        a: &'a crate::sim::wgmma::ASource,
+        b: MatrixDescriptor,
+        b_major: Major,
+        d: &'a mut [u32],
+    ) -> WgmmaOp<'a> {
+        use crate::sim::wgmma::ASource;
+        let (a, trans_a) = match a {
+            ASource::Smem(desc, major) => (WgmmaA::Desc(*desc), *major == Major::Mn),
+            ASource::Registers(regs) => (WgmmaA::Regs(regs), false),
+        };
+        WgmmaOp {
+            kind: WgmmaKind::f32_of(n, dtype),
+            a,
+            b,
+            scale_d: true,
+            scale_a: 1,
+            scale_b: 1,
+            trans_a,
+            trans_b: b_major == Major::Mn,
+            d,
+        }
+    }
 }
 
 /// One core matrix (8 rows × 16 bytes) a `wgmma` read from shared memory.
@@ -1330,103 +1389,6 @@ fn reduce_elem(t: TmaDtype, op: ReduceOp, old: &mut [u8], src: &[u8]) {
 // ---------------------------------------------------------------------------------------------
 // Paths kept for callers (and measured tests) written before the one executor.
 // ---------------------------------------------------------------------------------------------
-
-/// Adapters behind the older per-module paths (`wgmma::execute`, `mma::execute`,
-/// `ldmatrix::execute`, re-exported there): each builds the op and runs this file's arm; new
-/// code calls [`execute`].
-pub mod legacy {
-    use super::*;
-    use crate::sim::ldmatrix::LdmatrixResult;
-    use crate::sim::mma::{MmaDtype, MmaRegs, MmaShape};
-    use crate::sim::wgmma::ASource;
-
-    /// `wgmma` with f32 accumulators `acc[thread][reg]` (scale-d = 1: D += A·B), A and B
-    /// 16-bit (`dtype` f16 or bf16) read from `smem`.
-    ///
-    /// # Errors
-    /// Illegal N, an input type other than f16/bf16, accumulator arrays of the wrong size,
-    /// operand addresses outside `smem`.
-    pub fn wgmma(
-        n: u32,
-        dtype: MmaDtype,
-        a: &ASource,
-        b: &MatrixDescriptor,
-        b_major: Major,
-        smem: &SharedMemory,
-        acc: &mut [Vec<f32>],
-    ) -> Result<(), SimError> {
-        crate::sim::wgmma::check_n(n)?;
-        crate::sim::wgmma::check_dtype(dtype)?;
-        if acc.len() != WARPGROUP_THREADS || acc.iter().any(|r| r.len() != (n / 2) as usize) {
-            return Err(SimError::Invalid(format!(
-                "accumulators must be 128 threads x {} registers for N = {n}",
-                n / 2
-            )));
-        }
-        let mut d: Vec<u32> = acc.iter().flatten().map(|v| v.to_bits()).collect();
-        let (src, trans_a) = match a {
-            ASource::Smem(desc, major) => (WgmmaA::Desc(*desc), *major == Major::Mn),
-            ASource::Registers(regs) => (WgmmaA::Regs(regs), false),
-        };
-        let op = WgmmaOp {
-            kind: WgmmaKind::f32_of(n, dtype),
-            a: src,
-            b: *b,
-            scale_d: true,
-            scale_a: 1,
-            scale_b: 1,
-            trans_a,
-            trans_b: b_major == Major::Mn,
-            d: &mut d,
-        };
-        warpgroup_on(smem, op)?;
-        for (v, bits) in acc.iter_mut().flatten().zip(d) {
-            *v = f32::from_bits(bits);
-        }
-        Ok(())
-    }
-
-    /// `mma.sync` with f32 accumulators: every lane's D registers in the C/D fragment layout.
-    pub fn mma(shape: MmaShape, dtype: MmaDtype, regs: &MmaRegs) -> [[f32; 4]; 32] {
-        let raw = RawRegs {
-            a: regs.a,
-            b: regs.b,
-            c: regs.c.map(|l| l.map(f32::to_bits)),
-        };
-        mma_d(
-            MmaKind::unchecked(shape, dtype, crate::sim::mma::MmaAcc::F32),
-            &raw,
-        )
-        .map(|l| l.map(f32::from_bits))
-    }
-
-    impl MmaKind {
-        /// Executes the mma on raw registers: every lane's D registers (raw bits) in the C/D
-        /// fragment layout, through the warp arm's arithmetic (kept as a method for the PTX ISA
-        /// tests; new code runs a [`WarpOp::Mma`] through [`execute`]).
-        pub fn execute(&self, regs: &RawRegs) -> [[u32; 4]; 32] {
-            mma_d(*self, regs)
-        }
-    }
-
-    /// `ldmatrix` with the given lane row addresses, through the warp arm.
-    ///
-    /// # Errors
-    /// Misaligned (rows must be 16-byte aligned) or out-of-range row addresses.
-    pub fn ldmatrix(
-        num: MatrixCount,
-        trans: bool,
-        smem: &SharedMemory,
-        lane_byte_offsets: [u32; 32],
-    ) -> Result<LdmatrixResult, SimError> {
-        let req = WarpRequest::new(Instruction::Ldmatrix { num, trans }, lane_byte_offsets);
-        let step = load(smem, &req)?;
-        Ok(LdmatrixResult {
-            regs: step.regs,
-            cost: step.cost,
-        })
-    }
-}
 
 #[cfg(test)]
 mod tests {

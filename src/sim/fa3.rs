@@ -75,8 +75,6 @@ pub const FA3_THREADS: u32 = 384;
 pub use super::arch::H200_SMS;
 /// Consumer warpgroups per CTA (rows 64c..64c+63 of each tile).
 pub const FA3_CONSUMERS: u64 = 2;
-/// Bytes of dynamic shared memory an sm_90 block may use ([`Arch::limits`]: 227 KiB).
-const SM90_SMEM_LIMIT: u64 = super::arch::Arch::Sm90.limits().smem_per_block_bytes as u64;
 
 /// The kernel variant: the compile-time constants of `kernels/fa3_fwd.cu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -374,7 +372,8 @@ impl Fa3Tiling {
             });
         }
         let needed = self.dynamic_smem_bytes();
-        if needed.is_none_or(|n| n > SM90_SMEM_LIMIT) {
+        let limit = super::arch::Arch::Sm90.limits().smem_per_block_bytes;
+        if needed.is_none_or(|n| n > u64::from(limit)) {
             let tile = u128::from(self.bm) * u128::from(self.head_dim) * 2;
             return Err(SimError::SharedMemory {
                 needed: needed.map_or(
@@ -386,7 +385,7 @@ impl Fa3Tiling {
                     "2 Q + O staging 3 x {tile} B, {} K and {} V tiles of {tile} B, 1024 B alignment",
                     self.stages, self.stages
                 ),
-                limit: SM90_SMEM_LIMIT as u32,
+                limit,
                 arch: "sm_90".into(),
             });
         }

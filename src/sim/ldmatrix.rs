@@ -12,8 +12,6 @@
 //! low 16 bits of the register: groupID = lane/4 selects the row and threadID_in_group = lane%4
 //! the column pair (swapped by `.trans`). Measured on the H200 (the H200 measurements, tests/data/h200_wavefronts.json).
 
-use super::bank::RequestCost;
-
 /// Coordinates of one b16 element of an 8x8 matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct MatrixElem {
@@ -60,23 +58,10 @@ pub fn address_lane(matrix: u32, row: u32) -> u32 {
     8 * matrix + row
 }
 
-/// Result of executing one ldmatrix: per-lane registers and the request's cost.
-#[derive(Clone, Debug)]
-pub struct LdmatrixResult {
-    /// `regs[lane][r]` for r < num (unused registers are 0), each two b16 values, low half first.
-    pub regs: [[u32; 4]; 32],
-    /// Wavefronts and ideal count of the access.
-    pub cost: RequestCost,
-}
-
-/// Executes `ldmatrix` with the given lane row addresses (byte offsets) against `smem`,
-/// through the warp executor ([`super::exec`]). Errors: misaligned (rows must be 16-byte
-/// aligned) or out-of-range row addresses.
-pub use super::exec::legacy::ldmatrix as execute;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::exec::{WarpOp, execute};
     use crate::sim::instr::MatrixCount;
     use crate::sim::smem::SharedMemory;
 
@@ -111,19 +96,19 @@ mod tests {
 
     #[test]
     fn executes_on_index_filled_memory() {
-        let smem = SharedMemory::with_b16_indices(4096);
+        let mut smem = SharedMemory::with_b16_indices(4096);
         // x4 over a 16x16 row-major f16 tile (pitch 16 elements = 32 bytes):
         // matrices: (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7, cols 8-15), (8-15, 8-15)
         let offs = std::array::from_fn(|l| {
             let (m, r) = (l as u32 / 8, l as u32 % 8);
             ((m % 2) * 8 + r) * 32 + (m / 2) * 16
         });
-        let res = execute(MatrixCount::X4, false, &smem, offs).unwrap();
+        let res = execute(&mut smem, &WarpOp::ldmatrix(MatrixCount::X4, false, offs)).unwrap();
         // lane 5: g=1, t=1 -> reg0 = tile(1, 2..3) = indices 18, 19.
         assert_eq!(res.regs[5][0], 18 | (19 << 16));
         // reg3 = tile(9, 10..11) = 154, 155
         assert_eq!(res.regs[5][3], 154 | (155 << 16));
-        let t = execute(MatrixCount::X4, true, &smem, offs).unwrap();
+        let t = execute(&mut smem, &WarpOp::ldmatrix(MatrixCount::X4, true, offs)).unwrap();
         // trans: lane 5 reg0 = (row 2, col 1), (row 3, col 1) = 33, 49
         assert_eq!(t.regs[5][0], 33 | (49 << 16));
         assert_eq!(res.cost.wavefronts, 8); // 32-byte pitch: 2-way per matrix

@@ -24,9 +24,10 @@
 //! ```
 //!
 //! Main types: [`MmaKind`] (shape, input type, accumulator type: one PTX instruction) with
-//! [`MmaKind::pack`], [`MmaKind::execute`] and [`MmaKind::unpack`] on raw 32-bit registers
-//! ([`RawRegs`]). The older [`pack`]/[`execute`]/[`unpack`] functions are the f32-accumulator
-//! special case with C/D held as `f32`.
+//! [`MmaKind::pack`] and [`MmaKind::unpack`] on raw 32-bit registers ([`RawRegs`]); the
+//! arithmetic is the one executor's ([`super::exec::execute`] of
+//! [`super::exec::WarpOp::mma`]). The older [`pack`]/[`unpack`] functions are the
+//! f32-accumulator special case with C/D held as `f32` ([`super::exec::WarpOp::mma_f32`]).
 
 use half::{bf16, f16};
 use ndarray::Array2;
@@ -432,7 +433,7 @@ pub struct RawRegs {
     pub a: [[u32; 4]; 32],
     /// `b[lane][reg]`.
     pub b: [[u32; 2]; 32],
-    /// `c[lane][reg]` (C on input, D after [`MmaKind::execute`]).
+    /// `c[lane][reg]` (C on input; D is [`super::exec::WarpStep::regs`] after the mma).
     pub c: [[u32; 4]; 32],
 }
 
@@ -705,10 +706,6 @@ pub fn unpack(shape: MmaShape, dtype: MmaDtype, op: Operand, regs: &MmaRegs) -> 
         .mapv(|v| v as f32)
 }
 
-/// Executes the mma with f32 accumulators: every lane's D registers, in the C/D fragment
-/// layout, through the one executor's mma arm ([`super::exec`]).
-pub use super::exec::legacy::mma as execute;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -961,7 +958,7 @@ mod tests {
         assert!(fp8.contains("F2FP"), "{fp8}");
     }
 
-    /// The free `pack`/`execute` pair (f32 accumulators): D read through the PTX ISA's C/D
+    /// The free `pack` and the f32 mma op: D read through the PTX ISA's C/D
     /// fragment (§9.7.14.5.8: c0, c1 at row groupID, columns 2·threadID_in_group + 0/1; c2, c3
     /// eight rows below) equals A·B + C computed with ndarray from the input matrices.
     #[test]
@@ -971,7 +968,12 @@ mod tests {
         let c = Array2::from_shape_fn((16, 8), |(i, j)| (100 * i + j) as f32);
         let want = a.dot(&b) + &c;
         let regs = pack(MmaShape::M16N8K16, MmaDtype::F16, &a, &b, &c).unwrap();
-        let d = execute(MmaShape::M16N8K16, MmaDtype::F16, &regs);
+        let op =
+            crate::sim::exec::WarpOp::mma_f32(MmaShape::M16N8K16, MmaDtype::F16, &regs).unwrap();
+        let d = crate::sim::exec::execute(&mut crate::sim::smem::SharedMemory::zeroed(0), &op)
+            .unwrap()
+            .regs
+            .map(|l| l.map(f32::from_bits));
         for (lane, r) in d.iter().enumerate() {
             let (g, t) = (lane / 4, lane % 4);
             for (i, &v) in r.iter().enumerate() {

@@ -497,14 +497,8 @@ pub fn a_fragment(thread: u32, reg: u32, half: u32) -> (u32, u32) {
     (16 * w + g + 8 * (reg % 2), 2 * q + half + 8 * (reg / 2))
 }
 
-/// Executes one f32-accumulating f16/bf16 `wgmma` (scale-d = 1: D += A·B) on
-/// `acc[thread][reg]`, through the one executor's warpgroup arm ([`super::exec`]): the path the
-/// H200 checks use. Errors: illegal N, an input type other than f16/bf16, accumulators of the
-/// wrong size, operand addresses outside `smem`.
-pub use super::exec::legacy::wgmma as execute;
-
-/// Where A comes from (the legacy [`execute`]'s form; the executor takes
-/// [`super::exec::WgmmaA`]).
+/// Where A comes from, with A's major (the form [`super::exec::WgmmaOp::f32_acc`] takes; the
+/// executor's own is [`super::exec::WgmmaA`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ASource {
     /// Shared memory through a descriptor, with its major.
@@ -860,6 +854,24 @@ impl WgmmaKind {
 mod tests {
     use super::*;
     use crate::sim::smem::SharedMemory;
+
+    /// One f32-accumulating wgmma through the executor on `acc[thread][reg]` (B K-major).
+    fn run(
+        n: u32,
+        dtype: MmaDtype,
+        a: &ASource,
+        b: &MatrixDescriptor,
+        smem: &mut SharedMemory,
+        acc: &mut [Vec<f32>],
+    ) -> Result<(), SimError> {
+        let mut d: Vec<u32> = acc.iter().flatten().map(|v| v.to_bits()).collect();
+        let op = crate::sim::exec::WgmmaOp::f32_acc(n, dtype, a, *b, Major::K, &mut d);
+        crate::sim::exec::execute(smem, op)?;
+        for (v, bits) in acc.iter_mut().flatten().zip(d) {
+            *v = f32::from_bits(bits);
+        }
+        Ok(())
+    }
     use half::{bf16, f16};
 
     #[test]
@@ -1064,7 +1076,7 @@ mod tests {
                 ASource::Registers(regs),
             ] {
                 let mut acc = vec![vec![1.0f32; 4]; WARPGROUP_THREADS];
-                execute(8, dtype, &src, &bd, Major::K, &smem, &mut acc).unwrap();
+                run(8, dtype, &src, &bd, &mut smem, &mut acc).unwrap();
                 for t in 0..128u32 {
                     let (w, g, q) = wgq(t);
                     for i in 0..4u32 {
@@ -1078,7 +1090,7 @@ mod tests {
                 }
                 for bad in [vec![vec![0.0; 3]; 128], vec![vec![0.0; 4]; 127]] {
                     let mut bad = bad;
-                    assert!(execute(8, dtype, &src, &bd, Major::K, &smem, &mut bad).is_err());
+                    assert!(run(8, dtype, &src, &bd, &mut smem, &mut bad).is_err());
                 }
             }
         }

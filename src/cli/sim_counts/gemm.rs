@@ -8,6 +8,7 @@ use tilelab::sim::arch::Arch;
 use tilelab::sim::counts::{
     self, BankSummary, FormulaCheck, Line, bank_summary, gemm_checks, gemm_counts,
 };
+use tilelab::sim::instr::SassClass;
 use tilelab::sim::layout::LayoutSpec;
 use tilelab::sim::program::{GemmTiling, Split};
 
@@ -115,11 +116,12 @@ pub(super) fn run(a: GemmArgs) -> anyhow::Result<ExitCode> {
     outln!(o, "  {:<12} {:>10} {:>10}", "", "per warp", "per CTA");
     let per_cta_a: u64 = g.a_loads_per_warp * t.warps as u64;
     let per_cta_b: u64 = g.b_loads_per_warp * t.warps as u64;
+    let (ldsm, hmma) = (SassClass::Ldsm.name(), SassClass::Hmma.name());
     for (label, w, c) in [
-        ("LDSM of A", g.a_loads_per_warp, per_cta_a),
-        ("LDSM of B", g.b_loads_per_warp, per_cta_b),
-        ("LDSM", g.per_warp.ldsm, g.per_cta.ldsm),
-        ("HMMA", g.per_warp.hmma, g.per_cta.hmma),
+        (format!("{ldsm} of A"), g.a_loads_per_warp, per_cta_a),
+        (format!("{ldsm} of B"), g.b_loads_per_warp, per_cta_b),
+        (ldsm.to_string(), g.per_warp.ldsm, g.per_cta.ldsm),
+        (hmma.to_string(), g.per_warp.hmma, g.per_cta.hmma),
     ] {
         outln!(o, "  {label:<12} {:>10} {:>10}", group(w), group(c));
     }

@@ -196,7 +196,7 @@ fn print(o: &mut String, r: &Fa3Report) {
     outln!(
         o,
         "  {:<34} {:>8}  (epilogue st.shared.b32: D/4; the producer's tile number: 1)",
-        "STS",
+        SassClass::Sts.name(),
         st.sts
     );
     outln!(

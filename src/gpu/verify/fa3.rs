@@ -270,12 +270,12 @@ pub fn sass_rows(case: &Fa3Case, listing: &sass::Listing) -> Vec<Check> {
     ));
     rows.push(sass_row(
         &name,
-        "STS",
+        crate::sim::instr::SassClass::Sts.name(),
         st.sts,
-        found("STS"),
+        found(crate::sim::instr::SassClass::Sts.name()),
         format!(
             "{src}: the epilogue's D/4 st.shared.b32 (prediction: none merged); all STS*: {}",
-            list(&with_prefix("STS"))
+            list(&with_prefix(crate::sim::instr::SassClass::Sts.name()))
         ),
     ));
     let ld_st_matrix = [

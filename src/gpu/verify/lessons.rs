@@ -16,8 +16,8 @@ use crate::lessons::{Lesson, StepOp, run};
 use crate::records::Record;
 use crate::sim::arch::Arch;
 use crate::sim::bank::WarpRequest;
-use crate::sim::instr::Instruction;
-use crate::sim::ldmatrix;
+use crate::sim::exec::{self, WarpOp};
+use crate::sim::instr::{Instruction, SassClass};
 use crate::sim::smem::SharedMemory;
 
 /// The group.
@@ -113,7 +113,9 @@ pub fn sass_check(lesson: &Lesson, listing: &sass::Listing) -> Check {
     let got = listing.get(&fname).cloned().unwrap_or_default();
     let fill_is_extra = !want.contains_key("STS.U16");
     let relevant = |m: &str| {
-        (m.starts_with("LDS") || m.starts_with("STS") || m.starts_with("HMMA"))
+        [SassClass::Lds, SassClass::Sts, SassClass::Hmma]
+            .iter()
+            .any(|c| m.starts_with(c.name()))
             && !(fill_is_extra && m == "STS.U16")
     };
     let got_f: BTreeMap<String, u32> = got.into_iter().filter(|(m, _)| relevant(m)).collect();
@@ -223,7 +225,9 @@ fn expected_load_regs(
     };
     match req.instruction {
         Instruction::Ldmatrix { num, trans } => {
-            let res = ldmatrix::execute(num, trans, smem, req.lane_byte_offsets)?;
+            let op = WarpOp::ldmatrix(num, trans, req.lane_byte_offsets);
+            // A load: the copy is only read.
+            let res = exec::execute(&mut smem.clone(), &op)?;
             for (lane, w) in want.iter_mut().enumerate() {
                 *w = Some(res.regs[lane]);
             }

@@ -4,15 +4,21 @@
 //!
 //! * **Simulated**: every CTA of the grid, one after another, summed (Nsight Compute counts the
 //!   whole launch); each pointer parameter its own zero-filled buffer.
-//! * **Measured**: this executable, run by ncu with the hidden `--probe-ptx`, JIT-compiles the PTX
-//!   through the driver's linker ([`Gpu::jit_ptx`]), gives each pointer parameter its own
+//! * **Measured**: this executable, run by ncu with the hidden `--probe-ptx`, loads the PTX
+//!   ([`load_path`]: through the driver's linker as the sm_80-style fixtures were measured, or
+//!   with `cuModuleLoadDataEx` for kernels with `extern __shared__ __align__(1024)`), passes the parameter bytes `tilelab ptx` builds
+//!   (scalars, by-value structs; [`gpu_plan`]), gives each pointer parameter its own
 //!   zero-filled device buffer of `--pointer-bytes` (the simulator's buffers have no size; the
-//!   kernel must stay inside these), and launches the grid once. Two ncu runs: the counters of
+//!   kernel must stay inside these), encodes each `--tensor-map` with `cuTensorMapEncodeTiled`
+//!   ([`TensorMapEncode`]) over its own zero-filled buffer (or its `@POINTER`'s) and places its
+//!   128 bytes in the parameter, and launches the grid once. ncu selects the kernel by its
+//!   mangled name ([`ncu::KernelFilter::exact_mangled`]). Two ncu runs: the counters of
 //!   [`ptx_check::METRICS`], and `--section SourceCounters` with the PTX given its own line table
 //!   ([`source_view::with_own_line_info`]) so the source page's rows are the PTX file's lines.
 //!
-//! This is the path the fixtures of `tests/data/ptx/` were measured on
-//! (`scripts/ptx_fixtures/harness.py`).
+//! The fixtures of `tests/data/ptx/` were measured through cuLink
+//! (`scripts/ptx_fixtures/harness.py`); `docs/ptx.md` ("Loading PTX") lists what the other path
+//! changes; the FA3 fixtures were measured with `cuModuleLoadDataEx`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -22,9 +28,9 @@ use cudarc::driver::LaunchConfig;
 
 use super::{Check, Context};
 use crate::gpu::device::Gpu;
-use crate::gpu::launch::{DeviceBuffer, PtxKernel};
+use crate::gpu::launch::{DeviceBuffer, PtxKernel, TensorMapEncode};
 use crate::gpu::ncu;
-use crate::gpu::params::{Param, ParamBuffer};
+use crate::gpu::params::ParamBuffer;
 use crate::gpu::ptx_check::{self, PtxCheck, SimLine, SimTotals};
 use crate::gpu::source_view::{self, KernelLines};
 use crate::ptx::{self, Launch};
@@ -63,7 +69,7 @@ pub struct PtxRun {
     pub block: [u32; 3],
     /// Parameter values: (name or index, value as written); pointers take none.
     pub args: Vec<(String, String)>,
-    /// `--tensor-map`s (simulated; not yet encoded through the driver: [`probe`] refuses them).
+    /// `--tensor-map`s (simulated, and encoded through the driver on the GPU).
     pub tensor_maps: Vec<crate::ptx::params::TensorMapArg>,
     /// Dynamic shared memory, bytes (`None`: 0 on the GPU; the simulator's default).
     pub dynamic_smem: Option<u32>,
@@ -167,6 +173,10 @@ impl PtxRun {
             .and_then(|_| ptx::params::launch_params(&prog, &l))
             .and_then(|_| ptx::params::check_smem(&prog, &l))
             .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
+        // The GPU side's plan (tensor maps under the driver's rules), before the GPU is looked
+        // for.
+        gpu_plan(&prog, &l)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
         Ok(Prepared { prog })
     }
 
@@ -263,118 +273,210 @@ impl PtxRun {
     }
 }
 
-/// The packed parameters of `prog` for the GPU: each pointer parameter the address of its own
-/// zero-filled buffer of `pointer_bytes`, every other one the value `args` give it (by name or
-/// index), read by its PTX type as the simulator reads it. Returns the buffers too (they must
-/// outlive the launch).
+/// Where the tensor of a `--tensor-map` lives on the device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MapGlobal {
+    /// Its own zero-filled buffer of this many bytes (the span
+    /// [`crate::ptx::params::TensorMapArg::tensor_bytes`] gives: the simulator's buffer).
+    Own(u64),
+    /// The buffer of this pointer parameter (`@POINTER`; index from 0).
+    Pointer(usize),
+}
+
+/// One `--tensor-map` as the GPU launch encodes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapPlan {
+    /// The flag as written (for messages).
+    pub flag: String,
+    /// Byte offset of the map's 128 bytes in the parameter buffer (the parameter's offset plus
+    /// `+BYTE_OFFSET`).
+    pub at: usize,
+    /// The map, parsed and checked with `cuTensorMapEncodeTiled`'s rules.
+    pub map: crate::sim::tma::TensorMap,
+    /// Its tensor's device memory.
+    pub global: MapGlobal,
+}
+
+/// The parameters of the GPU launch before anything is allocated: the bytes `tilelab ptx`
+/// builds ([`ptx::params::launch_params`]: scalars, struct bytes, zeros for what the kernel
+/// never reads), where each parameter lies, which parameters are pointers (each gets its own
+/// zero-filled device buffer, its address written over the simulator's), and the tensor maps
+/// (each encoded by the driver over its own zero-filled buffer or its `@POINTER`'s, the
+/// 128 bytes written over the simulator's handle).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuParams {
+    /// The parameter buffer, bytes (`Program::param_bytes` long).
+    pub bytes: Vec<u8>,
+    /// Per parameter in order: (offset, size, alignment), bytes (the alignment the driver
+    /// lays the parameter out with).
+    pub layout: Vec<(usize, usize, usize)>,
+    /// Indices of the pointer parameters.
+    pub pointers: Vec<usize>,
+    /// The tensor maps, in `--tensor-map` order.
+    pub maps: Vec<MapPlan>,
+}
+
+/// The plan of the GPU launch's parameters (pure: nothing is allocated).
 ///
 /// # Errors
-/// A value for a pointer, a missing or unreadable value, an unknown parameter name, an array
-/// parameter; a driver error allocating.
+/// Every error `tilelab ptx` gives for the same flags (one line naming the `--arg` or
+/// `--tensor-map`), and a map `sim::tma::TensorMap::parse` refuses (the driver's rules).
+pub fn gpu_plan(prog: &crate::ptx::decode::Program, l: &Launch) -> anyhow::Result<GpuParams> {
+    let bytes = ptx::params::launch_params(prog, l).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // A scalar's alignment is its size (a `.ptr .align N` names the pointee's alignment, not
+    // the parameter's: PTX ISA, "Kernel Function Parameters"); a `.b8` array's is its `.align`.
+    let layout = prog
+        .params
+        .iter()
+        .map(|p| {
+            let align = if p.ty == "b8" { p.align } else { p.size };
+            (p.offset as usize, p.size as usize, align as usize)
+        })
+        .collect();
+    let pointers = (0..prog.params.len())
+        .filter(|&i| prog.params[i].pointer)
+        .collect();
+    let find = |key: &str| {
+        prog.params
+            .iter()
+            .position(|p| p.name == key)
+            .or_else(|| key.parse::<usize>().ok().filter(|&i| i < prog.params.len()))
+    };
+    let mut maps = Vec::new();
+    for m in &l.tensor_maps {
+        let flag = format!("--tensor-map {}", m.text());
+        // launch_params accepted the flag: the parameter exists and holds the map's 128 bytes.
+        let i = find(&m.param).with_context(|| format!("{flag}: no such parameter"))?;
+        let map = crate::sim::tma::TensorMap::parse(&m.spec)
+            .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+        let global = match &m.base {
+            None => MapGlobal::Own(
+                m.tensor_bytes()
+                    .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?,
+            ),
+            Some(b) => {
+                MapGlobal::Pointer(find(b).with_context(|| format!("{flag}: no parameter '{b}'"))?)
+            }
+        };
+        maps.push(MapPlan {
+            flag,
+            at: prog.params[i].offset as usize + m.byte_offset as usize,
+            map,
+            global,
+        });
+    }
+    Ok(GpuParams {
+        bytes,
+        layout,
+        pointers,
+        maps,
+    })
+}
+
+impl GpuParams {
+    /// The packed parameters for `cuLaunchKernel`, each one the bytes of its place in
+    /// [`GpuParams::bytes`] at its declared alignment.
+    ///
+    /// # Errors
+    /// The packing lands a parameter elsewhere than the PTX declares it (a `.param` layout
+    /// this packing does not follow), or another size.
+    pub fn packed(&self, kernel: &str) -> anyhow::Result<ParamBuffer> {
+        let mut pb = ParamBuffer::new();
+        for (i, &(off, size, align)) in self.layout.iter().enumerate() {
+            let b = self
+                .bytes
+                .get(off..off + size)
+                .with_context(|| format!("parameter {i} lies outside the parameter bytes"))?;
+            pb.push_bytes(align, b);
+            if pb.offsets()[i] != off {
+                bail!(
+                    "parameter {i} of '{kernel}' is declared at byte {off}, packed at {}",
+                    pb.offsets()[i]
+                );
+            }
+        }
+        let sizes: Vec<usize> = self.layout.iter().map(|l| l.1).collect();
+        pb.check_declared(kernel, &sizes)?;
+        Ok(pb)
+    }
+}
+
+/// The GPU's parameters: every pointer its own zero-filled buffer of `pointer_bytes`, every
+/// tensor map encoded over its buffer; returns the buffers too (they must outlive the launch).
+///
+/// # Errors
+/// A driver error allocating or encoding (naming the `--tensor-map`).
 fn gpu_params(
     gpu: &Gpu,
     prog: &crate::ptx::decode::Program,
-    args: &[(String, String)],
+    mut plan: GpuParams,
     pointer_bytes: u64,
 ) -> anyhow::Result<(ParamBuffer, Vec<DeviceBuffer>)> {
-    let mut given: Vec<Option<&str>> = vec![None; prog.params.len()];
-    // The driver side passes one scalar per parameter (no struct bytes yet).
-    if let Some((k, v)) = args
-        .iter()
-        .find(|(k, v)| k.contains('+') || v.contains(':'))
-    {
-        bail!(
-            "--arg {k}={v}: verify --ptx does not yet pass struct bytes (NAME[+OFFSET]=TYPE:V,...) to the GPU; `tilelab ptx` simulates them"
-        );
-    }
-    for (k, v) in args {
-        let i = prog
-            .params
-            .iter()
-            .position(|p| &p.name == k)
-            .or_else(|| k.parse::<usize>().ok().filter(|&i| i < prog.params.len()))
-            .with_context(|| {
-                format!(
-                    "--arg {k}={v}: kernel '{}' has no parameter '{k}'",
-                    prog.name
-                )
-            })?;
-        given[i] = Some(v);
-    }
     let bytes =
         usize::try_from(pointer_bytes).context("--pointer-bytes does not fit this machine")?;
-    let mut pb = ParamBuffer::new();
     let mut bufs = Vec::new();
-    for (i, p) in prog.params.iter().enumerate() {
-        let bad = |why: &str| anyhow::anyhow!("parameter {i} '{}' (.{}): {why}", p.name, p.ty);
-        if p.pointer {
-            if given[i].is_some() {
-                return Err(bad(
-                    "a pointer takes no value (it gets its own zero-filled buffer)",
-                ));
-            }
-            let b = DeviceBuffer::zeroed(gpu, bytes)?;
-            pb.push(Param::U64(b.addr(gpu)));
-            bufs.push(b);
-            continue;
-        }
-        // A 64-bit parameter the kernel never reads (an unused pointer) needs no value, as in
-        // the simulator (`ptx::params::launch_params`); a struct cannot be passed yet.
-        if given[i].is_none()
-            && p.reads.is_empty()
-            && matches!(p.ty.as_str(), "u64" | "s64" | "b64")
-        {
-            pb.push(Param::U64(0));
-            continue;
-        }
-        if p.ty == "b8" && p.size > 1 {
-            return Err(bad(
-                "verify --ptx does not yet pass by-value struct parameters to the GPU; `tilelab ptx` simulates them",
-            ));
-        }
-        let v =
-            given[i].ok_or_else(|| bad("no value; give --arg NAME=VALUE or --arg INDEX=VALUE"))?;
-        let int = || -> anyhow::Result<i128> {
-            let t = v.trim();
-            let (neg, t) = t.strip_prefix('-').map_or((false, t), |r| (true, r));
-            let n = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-                Some(h) => i128::from_str_radix(h, 16).ok(),
-                None => t.parse::<i128>().ok(),
-            }
-            .ok_or_else(|| bad(&format!("'{v}' is not an integer (decimal or 0x hex)")))?;
-            Ok(if neg { -n } else { n })
-        };
-        let fits = |n: i128, lo: i128, hi: i128| {
-            if (lo..=hi).contains(&n) {
-                Ok(n)
-            } else {
-                Err(bad(&format!("{v} is out of range ({lo}..={hi})")))
-            }
-        };
-        let param = match (p.ty.as_str(), p.size) {
-            ("f32", 4) => Param::F32(
-                v.trim()
-                    .parse()
-                    .map_err(|_| bad(&format!("'{v}' is not a number")))?,
-            ),
-            ("f64", 8) => Param::F64(
-                v.trim()
-                    .parse()
-                    .map_err(|_| bad(&format!("'{v}' is not a number")))?,
-            ),
-            ("s32", 4) => Param::S32(fits(int()?, i32::MIN.into(), i32::MAX.into())? as i32),
-            ("s64", 8) => Param::S64(fits(int()?, i64::MIN.into(), i64::MAX.into())? as i64),
-            (_, 1) => Param::U8(fits(int()?, i8::MIN.into(), u8::MAX.into())? as u8),
-            (_, 2) => Param::U16(fits(int()?, i16::MIN.into(), u16::MAX.into())? as u16),
-            (_, 4) => Param::U32(fits(int()?, i32::MIN.into(), u32::MAX.into())? as u32),
-            (_, 8) => Param::U64(fits(int()?, i64::MIN.into(), u64::MAX.into())? as u64),
-            _ => return Err(bad("this parameter type is not supported by verify --ptx")),
-        };
-        pb.push(param);
+    let mut addr = vec![0u64; prog.params.len()];
+    for &i in &plan.pointers {
+        let b = DeviceBuffer::zeroed(gpu, bytes)?;
+        addr[i] = b.addr(gpu);
+        let (off, size, _) = plan.layout[i];
+        let n = size.min(8);
+        plan.bytes[off..off + n].copy_from_slice(&addr[i].to_le_bytes()[..n]);
+        bufs.push(b);
     }
-    let sizes: Vec<usize> = prog.params.iter().map(|p| p.size as usize).collect();
-    pb.check_declared(&prog.name, &sizes)?;
+    for m in &plan.maps {
+        let global = match m.global {
+            MapGlobal::Pointer(i) => addr[i],
+            MapGlobal::Own(n) => {
+                let n = usize::try_from(n).context("a tensor does not fit this machine")?;
+                let b = DeviceBuffer::zeroed(gpu, n)?;
+                let a = b.addr(gpu);
+                bufs.push(b);
+                a
+            }
+        };
+        let enc = TensorMapEncode::of(&m.map)
+            .encode(gpu, global)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", m.flag))?;
+        plan.bytes[m.at..m.at + 128].copy_from_slice(&enc);
+    }
+    let pb = plan.packed(&prog.name)?;
     Ok((pb, bufs))
+}
+
+/// How the child loads the PTX.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadPath {
+    /// `cuLinkCreate`/`cuLinkAddData`/`cuLinkComplete` + `cuModuleLoadData` on the CUBIN
+    /// ([`Gpu::jit_ptx`]): the path the sm_80-style fixtures of `tests/data/ptx/` were measured
+    /// on. Measured on the H200 (2026-12-02, `docs/log/2026-12-02-verify-ptx-hopper.md`):
+    /// through `cuModuleLoadDataEx` instead, `triton_matmul_2w` executes 6 `LDS` with a
+    /// predicate on, against 4 through this path and in the fixture.
+    Link,
+    /// `cuModuleLoadDataEx` on the PTX text ([`Gpu::load_ptx_ex`]): for a module declaring
+    /// `.extern .shared .align A` with A above 16 bytes (`extern __shared__ __align__(1024)`),
+    /// which faults with error 716 through [`LoadPath::Link`] (FA3's PTX on the H200,
+    /// `docs/log/2026-12-01-hopper-fixtures.md`).
+    ModuleLoadDataEx,
+}
+
+/// The load path for PTX text `ptx` (see [`LoadPath`]).
+pub fn load_path(ptx: &str) -> LoadPath {
+    let over_16 = ptx.lines().any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        w.first() == Some(&".extern")
+            && w.contains(&".shared")
+            && w.iter()
+                .position(|&x| x == ".align")
+                .and_then(|i| w.get(i + 1))
+                .and_then(|a| a.parse::<u64>().ok())
+                .is_some_and(|a| a > 16)
+    });
+    if over_16 {
+        LoadPath::ModuleLoadDataEx
+    } else {
+        LoadPath::Link
+    }
 }
 
 /// The child process: JIT-compiles the PTX (with its own line table when `line_info`), launches
@@ -393,28 +495,34 @@ pub fn probe(gpu: &Gpu, run: &PtxRun, line_info: bool) -> anyhow::Result<String>
         src
     };
     let name = crate::text::path(&run.file);
-    let cubin = gpu.jit_ptx(&name, &text, line_info)?;
-    let module = gpu.load_cubin(&name, cubin)?;
-    let k = PtxKernel::load(&module, &prog.name)?;
+    // The launch's parameters are planned before the module is loaded (bad flags are one
+    // line, before any JIT).
+    let plan =
+        gpu_plan(&prog, &run.launch([0, 0, 0])).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let k = match load_path(&text) {
+        LoadPath::ModuleLoadDataEx => {
+            let module = gpu.load_ptx_ex(&name, &text, line_info)?;
+            PtxKernel::load_jit(&module, &prog.name)?
+        }
+        LoadPath::Link => {
+            let module = gpu.load_cubin(&name, gpu.jit_ptx(&name, &text, line_info)?)?;
+            PtxKernel::load(&module, &prog.name)?
+        }
+    };
     let smem = run.dynamic_smem.unwrap_or(0);
     if smem > DEFAULT_DYNAMIC_SMEM_LIMIT {
         k.set_max_dynamic_shared(smem)?;
     }
-    if let Some(m) = run.tensor_maps.first() {
-        bail!(
-            "--tensor-map {}: verify --ptx does not yet encode tensor maps through the driver (cuTensorMapEncodeTiled); `tilelab ptx` simulates them",
-            m.text()
-        );
-    }
-    let (params, bufs) = gpu_params(gpu, &prog, &run.args, run.pointer_bytes)?;
+    let (params, bufs) = gpu_params(gpu, &prog, plan, run.pointer_bytes)?;
     let cfg = LaunchConfig {
         grid_dim: (run.grid[0], run.grid[1], run.grid[2]),
         block_dim: (run.block[0], run.block[1], run.block[2]),
         shared_mem_bytes: smem,
     };
-    // SAFETY: the parameters follow the kernel's declaration (checked sizes, in order); every
-    // pointer addresses its own live zero-filled buffer of `pointer_bytes`, which the user
-    // vouches is large enough (as for the simulator's buffers, addresses must not depend on
+    // SAFETY: the parameters follow the kernel's declaration (checked offsets and sizes, in
+    // order); every tensor map was encoded by the driver over a live buffer of the tensor's
+    // span; every pointer addresses its own live zero-filled buffer of `pointer_bytes`, which
+    // the user vouches is large enough (as for the simulator's buffers, addresses must not depend on
     // loaded data for the comparison to mean anything).
     unsafe { k.launch(gpu, cfg, &params) }?;
     drop(bufs);
@@ -450,10 +558,10 @@ pub fn measure(ctx: &mut Context<'_>, run: &PtxRun, kernel: &str) -> anyhow::Res
         .ncu
         .clone()
         .context("ncu (Nsight Compute) not found on PATH or in /usr/local/cuda/bin")?;
-    let regex = format!("^{kernel}$");
+    let regex = ncu::KernelFilter::exact_mangled(kernel);
     ctx.progress
         .start("measuring the launch with Nsight Compute");
-    let counted = ncu::profile(
+    let counted = ncu::profile_filtered(
         &ncu_path,
         ptx_check::METRICS,
         &regex,
@@ -480,13 +588,31 @@ pub fn measure(ctx: &mut Context<'_>, run: &PtxRun, kernel: &str) -> anyhow::Res
         Ok((page, o)) if page.is_empty() => Err(ncu::why_no_rows(&o)),
         Ok((page, _)) => match source_view::parse_source_page(&page) {
             Err(e) => Err(e.to_string()),
-            Ok(ks) => ks
-                .into_iter()
-                .find(|k| k.function == kernel)
-                .ok_or_else(|| format!("the source page has no function {kernel}")),
+            Ok(ks) => source_kernel(ks, kernel),
         },
     };
     Ok(Measured { counters, lines })
+}
+
+/// The kernel's part of the source page: the function named `kernel` (mangled) or its
+/// demangled name, or else the page's only function (ncu profiled the one kernel the mangled
+/// filter selects; how the page spells a C++ name depends on ncu's `--print-kernel-base`).
+fn source_kernel(ks: Vec<KernelLines>, kernel: &str) -> Result<KernelLines, String> {
+    let demangled = ptx::report::demangle(kernel);
+    let n = ks.len();
+    let mut only = None;
+    for k in ks {
+        if k.function == kernel || k.function == demangled {
+            return Ok(k);
+        }
+        only = Some(k);
+    }
+    match only {
+        Some(k) if n == 1 => Ok(k),
+        _ => Err(format!(
+            "the source page has no function {kernel} ({n} functions)"
+        )),
+    }
 }
 
 fn row(c: PtxCheck) -> Check {
@@ -615,6 +741,210 @@ mod tests {
         assert_eq!(
             (l402.simulated.as_str(), l402.measured.as_str()),
             ("448", "448")
+        );
+    }
+
+    fn run_of(file: &str, kernel: &str, block: u32, args: &[&str], maps: &[&str]) -> PtxRun {
+        PtxRun {
+            file: format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR")).into(),
+            kernel: Some(kernel.into()),
+            grid: [1, 1, 1],
+            block: [block, 1, 1],
+            args: args
+                .iter()
+                .map(|a| {
+                    let (k, v) = a.split_once('=').unwrap();
+                    (k.to_string(), v.to_string())
+                })
+                .collect(),
+            tensor_maps: maps
+                .iter()
+                .map(|m| crate::ptx::params::parse_tensor_map(m).unwrap())
+                .collect(),
+            dynamic_smem: None,
+            max_instructions: 1_000_000,
+            pointer_bytes: POINTER_BYTES,
+        }
+    }
+
+    fn plan_of(r: &PtxRun) -> anyhow::Result<GpuParams> {
+        let p = r.prepare()?;
+        gpu_plan(&p.prog, &r.launch([0, 0, 0]))
+    }
+
+    /// `gemm_device<128>(cute::tuple<int,int,int>, cute::C<128>, Epi, float*, int*)` as nvcc
+    /// lays it out (`.align 4 .b8 [12]`, `.align 1 .b8 [1]`, `.align 4 .b8 [12]`, `.u64`,
+    /// `.u64`): offsets 0, 12, 16, 32, 40 (PTX ISA, kernel parameters at their alignment);
+    /// the struct values little-endian where `--arg` puts them (1.0f32 = 0x3f800000,
+    /// 1.0f16 = 0x3c00); the empty struct and the unused `int*` zero; the `float*` (converted
+    /// with `cvta.to.global`) the one pointer.
+    #[test]
+    fn struct_parameters_go_to_the_gpu_as_their_bytes() {
+        let r = run_of(
+            "ptx_params/struct_params.ptx",
+            "gemm",
+            32,
+            &["0=s32:32,0,1", "2=f32:1", "2+8=f16:1"],
+            &[],
+        );
+        let plan = plan_of(&r).unwrap();
+        assert_eq!(plan.pointers, vec![3]);
+        assert_eq!(
+            plan.layout,
+            vec![(0, 12, 4), (12, 1, 1), (16, 12, 4), (32, 8, 8), (40, 8, 8)]
+        );
+        assert_eq!(&plan.bytes[..12], &[32, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+        assert_eq!(plan.bytes[12], 0);
+        assert_eq!(
+            &plan.bytes[16..28],
+            &[0, 0, 0x80, 0x3f, 0, 0, 0, 0, 0, 0x3c, 0, 0]
+        );
+        assert_eq!(&plan.bytes[40..48], &[0; 8]);
+        let pb = plan.packed(&r.kernel.clone().unwrap()).unwrap();
+        assert_eq!(pb.offsets(), &[0, 12, 16, 32, 40]);
+        assert_eq!(pb.size_bytes(), 48);
+        assert_eq!(&pb.as_bytes()[16..20], &[0, 0, 0x80, 0x3f]);
+        // A struct value the kernel reads and nobody gave: the simulator's one line, before
+        // the GPU.
+        let r = run_of(
+            "ptx_params/struct_params.ptx",
+            "gemm",
+            32,
+            &["2=f32:1"],
+            &[],
+        );
+        let e = plan_of(&r).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "_param_0 (.b8[12], index 0; reads bytes 0..4 at line 36, 8..12 at line 35)"
+            ) && !e.contains('\n'),
+            "{e}"
+        );
+    }
+
+    /// `map_launch(CUtensorMap as .param .align 64 .b8 [128], unsigned *out)`
+    /// (`tests/data/ptx_params/map_launch.ptx`): the map's 128 bytes at byte 0, the pointer at
+    /// 128. The map is the hand-written TMA pipeline's as the H200 ran it
+    /// (`tests/data/ptx_hopper/hand_tma_wgmma_pipe.json`'s `cli`: a 256 x 64 f16 tensor, rows
+    /// 512 bytes apart, box 64 x 64, 128B swizzle), over its own 32 KiB (64 rows x 512 bytes)
+    /// buffer; the driver gets FLOAT16, rank 2, dims [256, 64], strides [512], box [64, 64],
+    /// element strides [1, 1].
+    #[test]
+    fn tensor_maps_are_planned_and_encoded_as_cu_tensor_map_encode_tiled_takes_them() {
+        use cudarc::driver::sys::{CUtensorMapDataType as T, CUtensorMapSwizzle as S};
+        let r = run_of(
+            "ptx_params/map_launch.ptx",
+            "map_launch",
+            32,
+            &[],
+            &["0=f16:256,64:512:64,64:128B"],
+        );
+        let plan = plan_of(&r).unwrap();
+        assert_eq!(plan.maps.len(), 1);
+        assert_eq!(plan.maps[0].at, 0);
+        assert_eq!(plan.maps[0].global, MapGlobal::Own(64 * 512));
+        assert_eq!(plan.pointers, vec![1]);
+        assert_eq!(plan.layout, vec![(0, 128, 64), (128, 8, 8)]);
+        // The simulator's handle is there until the device encodes the map over it.
+        assert_eq!(&plan.bytes[..8], b"tlTMAP\0\x01");
+        let e = TensorMapEncode::of(&plan.maps[0].map);
+        assert_eq!(
+            e,
+            TensorMapEncode {
+                dtype: T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                rank: 2,
+                dims: vec![256, 64],
+                strides: vec![512],
+                box_dims: vec![64, 64],
+                elem_strides: vec![1, 1],
+                swizzle: S::CU_TENSOR_MAP_SWIZZLE_128B,
+            }
+        );
+        let pb = plan.packed("map_launch").unwrap();
+        assert_eq!(pb.offsets(), &[0, 128]);
+        assert_eq!(pb.size_bytes(), 136);
+        // A 3-D bf16 map with no swizzle: strides are dimensions 1 and 2.
+        let m = crate::sim::tma::TensorMap::parse("bf16:64,32,4:128,4096:64,8,2").unwrap();
+        let e = TensorMapEncode::of(&m);
+        assert_eq!(
+            (e.dtype, e.rank, e.dims, e.strides, e.box_dims, e.swizzle),
+            (
+                T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                3,
+                vec![64, 32, 4],
+                vec![128, 4096],
+                vec![64, 8, 2],
+                S::CU_TENSOR_MAP_SWIZZLE_NONE
+            )
+        );
+    }
+
+    /// A map the driver would refuse (box rows of 128 f16 = 256 bytes, past the 128-byte
+    /// swizzle span: cuTensorMapEncodeTiled's rule) is refused before the GPU, naming the flag.
+    #[test]
+    fn a_map_the_driver_refuses_is_one_line_before_the_gpu() {
+        let r = run_of(
+            "ptx_params/map_launch.ptx",
+            "map_launch",
+            32,
+            &[],
+            &["0=f16:256,64:512:128,64:128B"],
+        );
+        let e = r.prepare().unwrap_err().to_string();
+        assert!(
+            e.contains("--tensor-map 0=f16:256,64:512:128,64:128B: ") && !e.contains('\n'),
+            "{e}"
+        );
+        assert!(e.contains("256"), "{e}");
+    }
+
+    /// FA3's `.extern .shared .align 1024` takes `cuModuleLoadDataEx`; Triton's `.align 16`
+    /// and a module without extern shared memory the linker path.
+    #[test]
+    fn the_load_path_follows_the_extern_shared_alignment() {
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("{}/tests/data/{f}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap()
+        };
+        assert_eq!(
+            load_path(&read("ptx_hopper/fa3_d64_full_f16.ptx")),
+            LoadPath::ModuleLoadDataEx
+        );
+        assert_eq!(load_path(&read("ptx/triton_matmul_2w.ptx")), LoadPath::Link);
+        assert_eq!(
+            load_path(&read("ptx_params/map_launch.ptx")),
+            LoadPath::Link
+        );
+        assert_eq!(
+            load_path(".extern .shared .align 128 .b8 s[];"),
+            LoadPath::ModuleLoadDataEx
+        );
+    }
+
+    /// The source page is searched by the mangled name, then the demangled one, then its only
+    /// function.
+    #[test]
+    fn the_source_page_kernel_is_found_by_either_name() {
+        let k = |f: &str| KernelLines {
+            file: String::new(),
+            function: f.into(),
+            lines: vec![],
+        };
+        let m = "_Z10tma_kernel3TmaPf";
+        assert_eq!(source_kernel(vec![k("a"), k(m)], m).unwrap().function, m);
+        assert_eq!(
+            source_kernel(vec![k("a"), k("tma_kernel(Tma, float*)")], m)
+                .unwrap()
+                .function,
+            "tma_kernel(Tma, float*)"
+        );
+        assert_eq!(
+            source_kernel(vec![k("tma_kernel")], m).unwrap().function,
+            "tma_kernel"
+        );
+        assert_eq!(
+            source_kernel(vec![k("a"), k("b")], m).unwrap_err(),
+            "the source page has no function _Z10tma_kernel3TmaPf (2 functions)"
         );
     }
 
