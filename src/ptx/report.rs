@@ -88,8 +88,8 @@ impl Class {
             // Not a row of the instruction table (`sim::instr`): the shared atomics have no
             // SassClass yet.
             Class::Atoms => "ATOMS",
-            Class::Gmma => "HGMMA",
-            Class::Tma => "UTMALDG",
+            Class::Gmma => SassClass::Hgmma.name(),
+            Class::Tma => SassClass::Utmaldg.name(),
         }
     }
 }
