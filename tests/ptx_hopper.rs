@@ -488,3 +488,90 @@ fn wgmma_n256_checks_its_last_register() {
     let src = wgmma_n(256).replace("%f127, 0f42000000", "%f127, 0f41800000");
     assert!(tilelab::ptx::simulate(&src, None, &launch(128, &[], &[])).is_err());
 }
+
+/// The acceptance line: the FA3 kernel's PTX, one CTA, gives the counts
+/// `sim counts flash-attn --style hopper` predicts for that launch (CTA 0 of a grid of one: the
+/// persistent CTA walks every tile; `--sms 1`). Two models built apart (the code-structure model
+/// of `sim::fa3` and the PTX engine) must agree on every counter both give, for each of the 8
+/// H200 launches (the H200 values themselves are compared in
+/// `fa3_matches_the_h200_but_its_shared_wavefronts`).
+#[test]
+fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
+    for name in FA3 {
+        let f = fixture(name);
+        let t = &run(&f).unwrap()["totals"];
+        let d = if name.contains("d64") { "64" } else { "128" };
+        let s = if name.ends_with("s128") { "128" } else { "512" };
+        let mut args = vec![
+            "sim",
+            "counts",
+            "flash-attn",
+            "--style",
+            "hopper",
+            "--head-dim",
+            d,
+            "--seq",
+            s,
+            "--batch",
+            "1",
+            "--heads",
+            "1",
+            "--sms",
+            "1",
+            "--json",
+        ];
+        if name.contains("causal") {
+            args.push("--causal");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &c["cta0"];
+        let pairs = [
+            ("STS", &t["sass"]["STS"], &c["sts"]),
+            ("UTMALDG", &t["sass"]["UTMALDG"], &c["tma"]["loads"]),
+            ("UTMASTG", &t["sass"]["UTMASTG"], &c["tma"]["o_stores"]),
+            (
+                "TMA load bytes",
+                &t["tma_ld_bytes"],
+                &c["tma"]["load_bytes"],
+            ),
+            (
+                "TMA store bytes",
+                &t["tma_st_bytes"],
+                &c["tma"]["store_bytes"],
+            ),
+        ];
+        for (what, ptx, counts) in pairs {
+            assert!(
+                ptx.as_u64().is_some(),
+                "{name}: {what} missing in tilelab ptx"
+            );
+            assert_eq!(ptx, counts, "{name}: {what}: tilelab ptx vs sim counts");
+        }
+        // Per SASS shape (d = 128: S = Q·Kᵀ and O += P·V are both HGMMA.64x128x16.F32).
+        let mut shapes = std::collections::BTreeMap::<String, u64>::new();
+        for h in c["hgmma"].as_array().unwrap() {
+            *shapes
+                .entry(h["sass"].as_str().unwrap().into())
+                .or_default() += h["warp_executions"].as_u64().unwrap();
+        }
+        let ptx_shapes: std::collections::BTreeMap<String, u64> = t["gmma_shapes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+            .collect();
+        assert_eq!(
+            ptx_shapes, shapes,
+            "{name}: HGMMA warp executions per shape"
+        );
+    }
+}
