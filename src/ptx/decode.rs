@@ -2242,6 +2242,18 @@ fn derr(line: u32, message: impl Into<String>) -> DecodeError {
     }
 }
 
+/// The error for an instruction the interpreter does not run (or a form of it), naming its line
+/// and full opcode: one wording for every instruction family's decoder.
+fn unsupported_inst(i: &parse::Inst) -> DecodeError {
+    derr(
+        i.line,
+        format!(
+            "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
+            i.opcode.join(".")
+        ),
+    )
+}
+
 /// Names the kernels of a module, for error messages: the first few, then how many more
 /// ([`crate::text::list`]).
 pub fn kernel_names(m: &Module) -> String {
@@ -3145,13 +3157,7 @@ impl Decoder<'_> {
             "mma" => self.mma(i),
             "mbarrier" => self.mbarrier(i),
             "elect" | "setmaxnreg" | "mapa" | "call" | "wgmma" => self.hopper_misc(i),
-            _ => Err(derr(
-                i.line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )),
+            _ => Err(unsupported_inst(i)),
         }
     }
 
@@ -3163,15 +3169,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         // The last type suffix among the modifiers.
         let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
         let ty = ty_of(mods);
@@ -3281,15 +3279,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         // The last type suffix among the modifiers.
         let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
         let ty = ty_of(mods);
@@ -3383,15 +3373,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         // The last type suffix among the modifiers.
         let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
         let ty = ty_of(mods);
@@ -3475,15 +3457,7 @@ impl Decoder<'_> {
         let name = parts[0];
         let mods = &parts[1..];
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         // The last type suffix among the modifiers.
         let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
         let ty = ty_of(mods);
@@ -3557,15 +3531,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         // The last type suffix among the modifiers.
         let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
         let ty = ty_of(mods);
@@ -3674,15 +3640,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         let same = Want::Ty;
         Ok(match name {
             "cvt" => {
@@ -3753,15 +3711,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         let same = Want::Ty;
         Ok(match name {
             "bra" => {
@@ -3852,15 +3802,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         let same = Want::Ty;
         Ok(match name {
             "ld" | "ldu" | "st" => self.ld_st(i, name == "st")?,
@@ -3983,15 +3925,7 @@ impl Decoder<'_> {
         let mods = &parts[1..];
         let has = |m: &str| mods.contains(&m);
         let ops = &i.operands;
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )
-        };
+        let unsupported = || unsupported_inst(i);
         // The last type suffix among the modifiers.
         let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
         let ty = ty_of(mods);

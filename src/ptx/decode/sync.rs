@@ -4,7 +4,10 @@
 
 use super::super::parse::{self, Operand};
 use super::super::types::Ty;
-use super::{AsyncUnit, BarRed, DecodeError, Decoder, MbarOp, Op, Space, Src, Want, derr, isa};
+use super::{
+    AsyncUnit, BarRed, DecodeError, Decoder, MbarOp, Op, Space, Src, Want, derr, isa,
+    unsupported_inst,
+};
 use crate::sim::mbarrier::MAX_COUNT;
 
 impl Decoder<'_> {
@@ -379,13 +382,7 @@ impl Decoder<'_> {
             {
                 self.async_group(i)
             }
-            _ => Err(derr(
-                line,
-                format!(
-                    "unsupported instruction '{}' (see docs/ptx.md for the supported subset)",
-                    i.opcode.join(".")
-                ),
-            )),
+            _ => Err(unsupported_inst(i)),
         }
     }
 }
