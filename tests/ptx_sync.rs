@@ -455,3 +455,24 @@ ret;";
         "{e}"
     );
 }
+
+/// An mbarrier operation the PTX ISA does not have is refused at decode, naming it; it used to
+/// run as `mbarrier.inval` (the decoder's last branch took anything else).
+#[test]
+fn an_unknown_mbarrier_operation_is_refused_not_run_as_inval() {
+    let e = run(
+        ".shared .align 8 .b64 full;\nmbarrier.bogus.shared.b64 [full];\nret;",
+        32,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("unsupported instruction 'mbarrier.bogus.shared.b64'"),
+        "{e}"
+    );
+    // The real inval still runs after an init.
+    run(
+        ".reg .pred %p;\n.reg .b32 %r;\n.shared .align 8 .b64 full;\nmov.u32 %r, %tid.x;\nsetp.eq.u32 %p, %r, 0;\n@%p mbarrier.init.shared.b64 [full], 1;\n@%p mbarrier.inval.shared.b64 [full];\nret;",
+        32,
+    )
+    .unwrap();
+}

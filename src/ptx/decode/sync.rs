@@ -177,8 +177,10 @@ impl Decoder<'_> {
             MbarOp::TestWait
         } else if has("try_wait") {
             MbarOp::TryWait
-        } else {
+        } else if has("inval") {
             MbarOp::Inval
+        } else {
+            return Err(unsupported_inst(i));
         };
         if !has("b64") {
             return Err(derr(
