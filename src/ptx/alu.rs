@@ -8,7 +8,7 @@ use super::decode::{BoolOp, Inst, Op, ShflMode};
 use super::engine::{Machine, Observer, check_member};
 use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 
-/// A loaded value of `ty` in a register: signed types sign-extended.
+/// The ALU instruction families of the engine, one function per family.
 impl Machine<'_> {
     /// `mov`, and packing or unpacking a vector of parts (`mov.b64 d, {a, b}`).
     pub(super) fn exec_move<'o>(
@@ -393,6 +393,7 @@ impl Machine<'_> {
     }
 }
 
+/// A loaded value of `ty` in a register: signed types sign-extended.
 pub(super) fn extend(ty: Ty, v: u64) -> u64 {
     if ty.signed() {
         sext(v, ty.bits()) as u64
