@@ -499,9 +499,12 @@ pub struct TensorMap {
 }
 
 impl TensorMap {
-    /// Builds and validates a map with `cuTensorMapEncodeTiled`'s rules (CUDA driver API):
-    /// rank 1..=5; every `globalDim` in 1..=2^32; `globalStrides` (`global_strides`, bytes, one
-    /// per dimension 1..rank) multiples of 16 and below 2^40; every `boxDim` in 1..=256;
+    /// Builds and validates a map with `cuTensorMapEncodeTiled`'s rules (CUDA driver API; each
+    /// rule checked against the H200's driver 580.159.04 in
+    /// `tests/data/hopper_probes/h200_tensormap_rules.json`, replayed by
+    /// `tests/tensormap_rules.rs`): rank 1..=5; every `globalDim` in 1..=2^32; `globalStrides`
+    /// (`global_strides`, bytes, one per dimension 1..rank) multiples of 16 (0 included) and
+    /// below 2^40; every `boxDim` in 1..=256;
     /// `boxDim[0] * elemsize` a multiple of 16 bytes; with a swizzle, `boxDim[0] * elemsize` at
     /// most the swizzle span; `elementStrides` in 1..=8, of which only 1 is modelled.
     ///
@@ -551,9 +554,11 @@ impl TensorMap {
             m.dims[i] = d;
         }
         for (i, &st) in global_strides.iter().enumerate() {
-            if !st.is_multiple_of(16) || st == 0 || st >= MAX_GLOBAL_STRIDE {
+            // 0 is a multiple of 16: the driver accepts it (every index of the dimension reads
+            // the same bytes; tests/data/hopper_probes/h200_tensormap_rules.json).
+            if !st.is_multiple_of(16) || st >= MAX_GLOBAL_STRIDE {
                 return bad(format!(
-                    "globalStrides[{i}] {st} bytes is not allowed; allowed: a non-zero multiple of 16 below 2^40"
+                    "globalStrides[{i}] {st} bytes is not allowed; allowed: a multiple of 16 below 2^40"
                 ));
             }
             m.strides[i + 1] = st;

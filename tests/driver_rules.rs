@@ -1,0 +1,126 @@
+//! ISA rules of the model checked against NVIDIA's own tools.
+//!
+//! `sim::tma::TensorMap::new` against the H200's driver: every case of
+//! `tests/data/hopper_probes/h200_tensormap_rules.json` (120 calls of `cuTensorMapEncodeTiled`,
+//! driver 580.159.04 / CUDA 13.0, made by `scripts/hopper_fixtures/tensormap_rules.py` on
+//! 2026-12-02) must be accepted by the model exactly when the driver accepted it. The one allowed
+//! difference: a map the driver accepts whose `elementStrides` are not 1, which the model refuses
+//! as "not modelled" (never as "not allowed").
+
+//!
+//! `sim::wgmma::integer_n_allowed` against ptxas 13.0.88 (the H200 machine's version, from pip's
+//! `nvidia-cuda-nvcc==13.0.88`): `tests/data/hopper_probes/ptxas_wgmma_integer_n.txt`, written by
+//! `scripts/hopper_fixtures/ptxas_wgmma_n.sh`, lists the N that ptxas accepts for
+//! `wgmma.mma_async.sync.aligned.m64nNk32.s32.s8.s8`.
+
+use tilelab::sim::tma::{TensorMap, TmaDtype, TmaSwizzle};
+use tilelab::sim::wgmma::integer_n_allowed;
+
+#[derive(serde::Deserialize)]
+struct Case {
+    name: String,
+    dtype: usize,
+    dims: Vec<u64>,
+    strides: Vec<u64>,
+    #[serde(rename = "box")]
+    box_dims: Vec<u32>,
+    elem_strides: Vec<u32>,
+    swizzle: usize,
+    result: i64,
+}
+
+#[derive(serde::Deserialize)]
+struct Probe {
+    driver: u32,
+    cases: Vec<Case>,
+}
+
+fn probe() -> Probe {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hopper_probes/h200_tensormap_rules.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn every_driver_case_is_decided_as_the_driver_decided_it() {
+    let p = probe();
+    assert_eq!(p.driver, 13000);
+    assert_eq!(p.cases.len(), 120);
+    let mut wrong = Vec::new();
+    for c in &p.cases {
+        let got = TensorMap::new(
+            TmaDtype::ALL[c.dtype],
+            &c.dims,
+            &c.strides,
+            &c.box_dims,
+            Some(&c.elem_strides),
+            TmaSwizzle::ALL[c.swizzle],
+        );
+        let driver_ok = c.result == 0;
+        let fine = match (&got, driver_ok) {
+            (Ok(_), true) | (Err(_), false) => true,
+            (Err(e), true) => {
+                e.to_string().contains("not modelled") && c.elem_strides.iter().any(|&s| s != 1)
+            }
+            (Ok(_), false) => false,
+        };
+        if !fine {
+            wrong.push(format!(
+                "{}: driver {} , model {:?}",
+                c.name,
+                c.result,
+                got.map(|_| "accepts").map_err(|e| e.to_string())
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_probe_covers_both_answers_of_each_rule() {
+    // The measured edges the model's limits come from: a probe without them would not test them.
+    let p = probe();
+    let result = |n: &str| {
+        p.cases
+            .iter()
+            .find(|c| c.name == n)
+            .unwrap_or_else(|| panic!("case {n}"))
+            .result
+    };
+    for (accepted, refused) in [
+        ("dim0=4294967296", "dim0=4294967297"),
+        ("dim1=1", "dim1=0"),
+        ("stride=1099511627760", "stride=1099511627776"),
+        ("stride=0", "stride=8"),
+        ("box1=256", "box1=257"),
+        ("box0=8,f16,none", "box0=12,f16,none"),
+        ("32B,inner=32", "32B,inner=64"),
+        ("64B,inner=64", "64B,inner=128"),
+        ("128B,inner=128", "128B,inner=256"),
+        ("es0=8", "es0=9"),
+    ] {
+        assert_eq!(result(accepted), 0, "{accepted}");
+        assert_ne!(result(refused), 0, "{refused}");
+    }
+}
+
+#[test]
+fn integer_wgmma_n_are_the_ones_ptxas_accepts() {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hopper_probes/ptxas_wgmma_integer_n.txt"
+    );
+    let text = std::fs::read_to_string(p).unwrap();
+    let line = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    let accepted: Vec<u32> = line
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(accepted.len(), 18);
+    for n in (8..=256).step_by(8) {
+        assert_eq!(integer_n_allowed(n), accepted.contains(&n), "N = {n}");
+    }
+    assert!(!integer_n_allowed(0) && !integer_n_allowed(4) && !integer_n_allowed(264));
+}
