@@ -203,6 +203,24 @@ fn triton_fused_attention_matches_the_h200() {
     assert_matches(&["tt_attn_fwd_d64", "tt_attn_fwd_d128"], &[]);
 }
 
+/// Five Triton kernels compared with the H200 only after they were measured (none of the
+/// other fixtures' configurations; `docs/log/2026-12-02-unseen-kernels.md`): HGMMA.64x256x16,
+/// HGMMA.64x64x16 from a 128x64 tile, tf32 wgmma (HGMMA.64x128x8), the causal attention's
+/// masked diagonal block, and the 8-warp TMA matmul.
+#[test]
+fn triton_kernels_measured_before_they_were_run_match_the_h200() {
+    assert_matches(
+        &[
+            "u_matmul_f16_64x256x32_4w",
+            "u_matmul_f16_128x64x32_4w",
+            "u_matmul_tf32_128x128x32_4w",
+            "u_attn_fwd_causal_d64",
+            "u_matmul_tma_128x256x64_8w",
+        ],
+        &[],
+    );
+}
+
 const FA3: [&str; 8] = [
     "fa3_d64_full_f16_s128",
     "fa3_d64_full_f16_s512",

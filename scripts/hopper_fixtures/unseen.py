@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Triton Hopper kernels the tests had not seen (issue 27's "checked against kernels you have not
+seen"), compiled on a CPU as triton_hopper.py compiles the fixtures (same JIT specialisation and
+launch files):
+
+    python3 scripts/hopper_fixtures/unseen.py OUTDIR [NAME ...]
+
+Each is a tutorial kernel at a configuration none of the fixtures uses: other tile shapes of the
+tutorial matmul's autotune list (HGMMA shapes the fixtures lack), tf32 inputs, the causal fused
+attention, and the TMA matmul with 8 warps. One program each (grid 1).
+"""
+import sys
+
+import triton_hopper as T
+
+
+def causal(f, what):
+    g = dict(f, consts=dict(f["consts"], STAGE=3))
+    g["what"] = what
+    return g
+
+
+UNSEEN = {
+    "u_matmul_f16_64x256x32_4w": T.mm("fp16", 64, 256, 32, 4, 4, 64, 256, 256,
+                                      "tutorial matmul at its config (64, 256, 32), 4 stages, 4 warps, fp16, "
+                                      "M = 64, N = 256, K = 256 (8 K blocks): one program"),
+    "u_matmul_f16_128x64x32_4w": T.mm("fp16", 128, 64, 32, 4, 4, 128, 64, 256,
+                                      "tutorial matmul at its config (128, 64, 32), 4 stages, 4 warps, fp16, "
+                                      "M = 128, N = 64, K = 256: one program"),
+    "u_matmul_tf32_128x128x32_4w": T.mm("fp32", 128, 128, 32, 4, 3, 128, 128, 128,
+                                        "tutorial matmul with fp32 A and B (tl.dot's default tf32), "
+                                        "(128, 128, 32), 3 stages, 4 warps, M = N = 128, K = 128: one program"),
+    "u_attn_fwd_causal_d64": causal(T.attn(64, 128, 64, 4, 2, 512, ""),
+                                    "tutorial fused attention forward, causal (STAGE 3), f16, D = 64, BLOCK_M 128, "
+                                    "BLOCK_N 64, 2 stages, 4 warps, N_CTX = 512: program (0, 0), the diagonal block"),
+    "u_matmul_tma_128x256x64_8w": T.mm_tma(128, 256, 64, 8, 3, 128, 256, 256,
+                                           "matmul through host TensorDescriptors, 128x256x64, 3 stages, 8 warps, "
+                                           "M = 128, N = 256, K = 256: one program"),
+}
+T.FIXTURES.update(UNSEEN)
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    sys.argv = [sys.argv[0], sys.argv[1]] + (sys.argv[2:] or list(UNSEEN))
+    T.main()
