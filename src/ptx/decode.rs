@@ -27,6 +27,7 @@ use crate::sim::mma::{MmaDtype, MmaShape};
 
 mod hopper;
 mod sync;
+mod tensormap;
 
 pub use hopper::{BulkForm, WgmmaSrc};
 
@@ -624,6 +625,28 @@ pub enum Op {
         a: Src,
         /// Target CTA rank.
         rank: Src,
+    },
+    /// `tensormap.replace.tile.<field>{.space}.b1024.<type> [addr], {ord,} new_val` (PTX ISA,
+    /// tensormap.replace): writes one field of the tensor-map object at `addr`
+    /// ([`crate::sim::tensormap::MapImage::replace`]).
+    TensorMapReplace {
+        /// `.global`, `.shared::cta`, or generic.
+        space: Space,
+        /// The object's address (64-byte aligned).
+        addr: Addr,
+        /// The field, with its ordinal.
+        field: crate::sim::tensormap::MapField,
+        /// `new_val` (`.b32` or `.b64`).
+        value: Src,
+    },
+    /// `tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned
+    /// [dst], [src], 128` (PTX ISA, tensormap.cp_fenceproxy): copies the 128-byte object at
+    /// shared `src` to global `dst`.
+    TensorMapCopy {
+        /// Global destination.
+        dst: Addr,
+        /// Shared source.
+        src: Addr,
     },
     /// `call` to a function the simulator does not run (`vprintf`, `__assertfail`, any
     /// `.extern .func`): an error when a lane reaches it.
@@ -1255,6 +1278,20 @@ const FORMS: &[Form] = &[
         0,
         "call{.uni} (ret-param), func, (param-list)",
     ),
+    form(
+        "tensormap",
+        &["replace"],
+        (2, 3),
+        1,
+        "tensormap.replace.tile.field{.space}.b1024.type [addr], {ord,} new_val",
+    ),
+    form(
+        "tensormap",
+        &["cp_fenceproxy"],
+        (3, 3),
+        0,
+        "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst], [src], 128",
+    ),
     form("wgmma", &["fence"], (0, 0), 0, "wgmma.fence.sync.aligned"),
     form(
         "wgmma",
@@ -1444,6 +1481,7 @@ fn spaces_of(name: &str) -> Option<&'static [&'static str]> {
         "ldmatrix" | "stmatrix" => &["shared", "shared::cta"],
         "mbarrier" => &["shared", "shared::cta", "shared::cluster"],
         "mapa" => &["shared::cluster"],
+        "tensormap" => &["global", "shared::cta"],
         _ => return None,
     })
 }
@@ -2956,6 +2994,8 @@ impl Decoder<'_> {
             // The bulk copies' space pairs are checked by their decoder (`Decoder::bulk`).
         } else if matches!(name, "fence" | "membar") {
             // Proxy kinds (`fence.proxy.async.shared::cta`) are spelled like spaces.
+        } else if name == "tensormap" && mods.contains(&"cp_fenceproxy") {
+            // Its pair `.global.shared::cta` is checked by its decoder (`Decoder::tensormap`).
         } else if let Some(allowed) = spaces_of(name).or_else(|| {
             (name == "cp" && mods.contains(&"mbarrier") && !mods.contains(&"bulk"))
                 .then_some(&["shared", "shared::cta"][..])
@@ -3010,10 +3050,13 @@ impl Decoder<'_> {
         let name = i.opcode[0].as_str();
         let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
         let op = &self.opname;
-        if let Some(m) = mods
-            .iter()
-            .find(|m| parse::type_like(m) && !parse::PTX_TYPES.contains(m))
-        {
+        // `.b1024` names the tensor-map object in `tensormap.*` (PTX ISA, tensormap.replace),
+        // and nowhere else.
+        if let Some(m) = mods.iter().find(|m| {
+            parse::type_like(m)
+                && !parse::PTX_TYPES.contains(m)
+                && !(name == "tensormap" && **m == "b1024")
+        }) {
             return Err(derr(line, format!("{} in '{op}'", parse::not_a_type(m))));
         }
         let Some(form) = FORMS
@@ -3157,6 +3200,7 @@ impl Decoder<'_> {
             "mma" => self.mma(i),
             "mbarrier" => self.mbarrier(i),
             "elect" | "setmaxnreg" | "mapa" | "call" | "wgmma" => self.hopper_misc(i),
+            "tensormap" => self.tensormap(i),
             _ => Err(unsupported_inst(i)),
         }
     }

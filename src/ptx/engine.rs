@@ -127,7 +127,9 @@ pub fn cost_units(op: &Op) -> u64 {
         | Op::Ldmatrix { .. }
         | Op::Stmatrix { .. }
         | Op::CpAsync { .. }
-        | Op::Bulk { .. } => MEMORY_UNITS,
+        | Op::Bulk { .. }
+        | Op::TensorMapReplace { .. }
+        | Op::TensorMapCopy { .. } => MEMORY_UNITS,
         _ => 1,
     }
 }
@@ -901,6 +903,9 @@ impl<'p> Machine<'p> {
             | Op::ClusterBarrier { .. }
             | Op::Wgmma { .. } => false,
             Op::Bulk { .. } => self.exec_bulk(w, pc, inst, m)?,
+            Op::TensorMapReplace { .. } | Op::TensorMapCopy { .. } => {
+                self.exec_tensormap(w, inst, m)?
+            }
             Op::AsyncCommit { .. } | Op::Elect { .. } | Op::Mapa { .. } | Op::Call { .. } => {
                 self.exec_hopper(w, pc, inst, m, p, obs)?
             }

@@ -32,7 +32,7 @@ use super::sync::{AsyncAction, Flow};
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::error::SimError;
 use crate::sim::exec::{self, BulkKind, BulkOp, GlobalMemory, WgmmaA, WgmmaOp};
-use crate::sim::tma::MAX_RANK;
+use crate::sim::tma::{MAX_RANK, TensorMap};
 use crate::sim::wgmma::{MatrixDescriptor, WARPGROUP_THREADS};
 
 /// The engine's global buffers as the bulk executor sees them.
@@ -197,9 +197,10 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// The tensor map at the address `a` an instruction gives: its index in the launch's maps
-    /// and its tensor's global base (the handle's bytes 16..24).
-    fn tensor_map_at(&self, a: i128, l: usize) -> Result<(usize, u64), String> {
+    /// The tensor map at the address `a` an instruction gives and its tensor's global base: a
+    /// parameter's handle (the handle's bytes 16..24 hold the base), or a map in global memory
+    /// ([`Machine::global_map`]: copied there, or made by `tensormap.replace`).
+    fn tensor_map_at(&self, a: i128, l: usize) -> Result<(TensorMap, u64), String> {
         let off = u64::try_from(a).ok();
         if let Some(o) = off
             && let Some(i) = super::params::tensor_map_index(&self.params, o)
@@ -208,13 +209,19 @@ impl Machine<'_> {
             let o = o as usize + 16;
             let mut b = [0u8; 8];
             b.copy_from_slice(&self.params[o..o + 8]);
-            return Ok((i, u64::from_le_bytes(b)));
+            return Ok((self.tensor_maps[i], u64::from_le_bytes(b)));
         }
         let owner = off.and_then(|o| {
             self.prog.params.iter().find(|p| {
                 (u64::from(p.offset)..u64::from(p.offset) + u64::from(p.size)).contains(&o)
             })
         });
+        if owner.is_none()
+            && let Some(g) = off
+            && self.global.check(g, 128).is_ok()
+        {
+            return self.global_map(g, l);
+        }
         Err(match owner {
             Some(p) => format!(
                 "lane {l}: the tensor map operand is byte {} of parameter '{}', which holds no tensor map: give it with --tensor-map {}{}=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]",
@@ -227,7 +234,7 @@ impl Machine<'_> {
                 }
             ),
             None => format!(
-                "lane {l}: the tensor map operand {a:#x} is not the address of a kernel parameter (a CUtensorMap is a __grid_constant__ parameter: its address, or its generic address after cvta.param)"
+                "lane {l}: the tensor map operand {a:#x} is neither the address of a kernel parameter (a __grid_constant__ CUtensorMap: its address, or its generic address after cvta.param) nor of a map in global memory"
             ),
         })
     }
@@ -292,7 +299,7 @@ impl Machine<'_> {
                 None => None,
             };
             let bytes = size.map(|s| v!(regs, s, l) as u32);
-            let tm = map.map(|(i, base, c)| (&self.tensor_maps[i], base, c));
+            let tm = map.as_ref().map(|(m, base, c)| (m, *base, *c));
             let kind = match (*form, tm) {
                 (BulkForm::TensorLoad { .. }, Some((map, tensor, coords))) => {
                     BulkKind::TensorLoad {

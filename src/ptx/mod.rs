@@ -26,6 +26,7 @@ pub mod params;
 pub mod parse;
 pub mod report;
 mod sync;
+mod tensormap;
 pub mod trace;
 pub mod types;
 pub mod warp_ops;

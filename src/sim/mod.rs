@@ -23,6 +23,8 @@
 //! * [`mbarrier`]: the mbarrier object (phase, pending arrivals, transaction bytes), pure;
 //! * [`occupancy`]: blocks per SM, active warps and the limiting resource;
 //! * [`size`]: the one spelling of a byte size (`32768`, `32K`, `32KiB`, `2M`);
+//! * [`tensormap`]: tensor maps a kernel makes or changes (`tensormap.replace`'s fields),
+//!   pure;
 //! * [`tma`]: tensor maps (`cuTensorMapEncodeTiled`, rank 1..=5), where a TMA box lands in
 //!   shared memory under each swizzle mode, bulk-copy and reduction rules (sm_90; executed by
 //!   [`exec`]);
@@ -50,6 +52,7 @@ pub mod readback;
 pub mod size;
 pub mod smem;
 pub mod stats;
+pub mod tensormap;
 pub mod tma;
 pub mod traffic;
 pub mod wgmma;
