@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "ptx_fixtures"))
 import fixtures as F  # noqa: E402
 
-FAMILIES = ["LDS", "STS", "LDSM", "STSM", "HMMA", "LDGSTS", "HGMMA", "LDGDEPBAR", "BAR", "SHFL", "UTMALDG",
+FAMILIES = ["LDS", "STS", "LDSM", "STSM", "HMMA", "LDGSTS", "HGMMA", "QGMMA", "IGMMA", "LDGDEPBAR", "BAR", "SHFL", "UTMALDG",
             "UTMASTG", "UBLKCP", "UTMACMDFLUSH", "UTMAPF", "UTMACCTL", "SYNCS", "WARPGROUP", "ELECT", "DEPBAR",
             "ARRIVES", "USETMAXREG", "UCGABAR_ARV", "UCGABAR_WAIT", "MEMBAR", "FENCE", "LDG", "STG", "REDG", "ATOMG"]
 ISSUE12 = F.COUNTERS

@@ -12,6 +12,7 @@ attention, and the TMA matmul with 8 warps. One program each (grid 1).
 import sys
 
 import triton_hopper as T
+import unseen_kernels as UK
 
 
 def causal(f, what):
@@ -37,6 +38,42 @@ UNSEEN = {
                                            "matmul through host TensorDescriptors, 128x256x64, 3 stages, 8 warps, "
                                            "M = 128, N = 256, K = 256: one program"),
 }
+
+
+def custom(fn, args, consts, warps, stages, what):
+    return dict(fn=fn, args=args, consts=consts, warps=warps, stages=stages, grid=[1, 1, 1], what=what,
+                source="scripts/hopper_fixtures/unseen_kernels.py: " + fn.fn.__name__)
+
+
+D = T.Desc
+UNSEEN2 = {
+    "u2_persistent_tma_matmul": custom(
+        UK.persistent_tma_matmul,
+        [("a_desc", "desc", D("fp16", [256, 128], [128, 1], [128, 64])),
+         ("b_desc", "desc", D("fp16", [256, 128], [128, 1], [128, 64])),
+         ("c_desc", "desc", D("fp16", [256, 256], [256, 1], [128, 128])),
+         ("M", "int", 256), ("N", "int", 256), ("K", "int", 128)],
+        {"BM": 128, "BN": 128, "BK": 64, "NUM_PROGRAMS": 1}, 4, 3,
+        "persistent matmul, one program walking all 4 output tiles of 128x128 (M = N = 256, K = 128), "
+        "host TensorDescriptors, f16, 3 stages, 4 warps"),
+    "u2_device_desc_matmul": custom(
+        UK.device_desc_matmul,
+        [("a_ptr", "ptr", "fp16"), ("b_ptr", "ptr", "fp16"), ("c_ptr", "ptr", "fp16"),
+         ("M", "int", 128), ("N", "int", 128), ("K", "int", 256)],
+        {"BM": 128, "BN": 128, "BK": 64}, 4, 3,
+        "matmul with tensor descriptors made on the device (tl.make_tensor_descriptor), 128x128x64, "
+        "M = N = 128, K = 256, 3 stages, 4 warps"),
+    "u2_fp8_tma_matmul": custom(
+        UK.fp8_tma_matmul,
+        [("a_desc", "desc", D("fp8e4nv", [128, 256], [256, 1], [128, 128])),
+         ("b_desc", "desc", D("fp8e4nv", [128, 256], [256, 1], [128, 128])),
+         ("c_ptr", "ptr", "fp16"), ("M", "int", 128), ("N", "int", 128), ("K", "int", 256),
+         ("stride_cm", "int", 128)],
+        {"BM": 128, "BN": 128, "BK": 128}, 4, 3,
+        "fp8 (e4m3) matmul through host TensorDescriptors, 128x128x128, M = N = 128, K = 256, f16 out, "
+        "3 stages, 4 warps"),
+}
+UNSEEN.update(UNSEEN2)
 T.FIXTURES.update(UNSEEN)
 
 if __name__ == "__main__":
