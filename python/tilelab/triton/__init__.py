@@ -33,7 +33,7 @@ import tempfile
 
 from .._binary import TilelabError, run_launch
 
-__all__ = ["analyze", "Descriptor", "specialise", "TilelabError"]
+__all__ = ["analyze", "compile", "Descriptor", "specialise", "TilelabError"]
 
 #: Triton's dtype names a pointer may point to (``"*fp16"``) and what torch calls them.
 TORCH_DTYPES = {
@@ -214,6 +214,14 @@ def _launch_doc(k, names, sig, kinds, args, grid, cta, ptx_name):
             "block": [32 * k.metadata.num_warps, 1, 1], "cta": c, "dynamic_smem": int(k.metadata.shared),
             "note": f"written by tilelab.triton.analyze (Triton {__import__('triton').__version__})",
             "args": entries}
+
+
+def compile(fn, args=None, *, num_warps=4, num_stages=3, target="sm_90", **constexprs):  # noqa: A001
+    """Steps 1 and 2 of :func:`analyze` alone: ``fn`` specialised for ``args`` and compiled on the
+    CPU; Triton's ``CompiledKernel`` (``.asm["ptx"]``, ``.metadata``)."""
+    if target not in _TARGETS:
+        raise TilelabError(f"target {target!r} is not allowed; allowed: {', '.join(_TARGETS)}")
+    return _compile(fn, dict(args or {}), constexprs, num_warps, num_stages, _TARGETS[target])[0]
 
 
 def analyze(fn, grid=(1, 1, 1), args=None, *, num_warps=4, num_stages=3, target="sm_90", cta=(0, 0, 0),
