@@ -216,3 +216,12 @@ def test_the_notebook_view_renders_in_a_browser(matmul, tmp_path):
         d.quit()
     assert rows == len(r.by_source())
     assert log == []
+
+
+def test_a_kernel_compiled_elsewhere(matmul):
+    r, _ = matmul
+    k = tt.compile(TK.matmul_kernel, mm_args(128, 128, 256), num_warps=4, num_stages=4, **MM_CONSTS)
+    r2 = tt.analyze(k, grid=(1,), args=mm_args(128, 128, 256))
+    assert r2.totals == r.totals
+    with pytest.raises(tilelab.TilelabError, match="argument M of matmul_kernel is missing"):
+        tt.analyze(k, grid=(1,), args={k: v for k, v in mm_args(128, 128, 256).items() if k != "M"})
