@@ -89,21 +89,7 @@ for n in sgemm_sm80 wgmma_sm90 wgmma_tma_sm90; do
 done
 pack > /dev/null
 log provenance
-python3 - "$W/prov.json" <<'PY'
-import json, subprocess, sys, datetime
-def out(c):
-    r = subprocess.run(c, shell=True, capture_output=True, text=True); return (r.stdout + r.stderr).strip()
-p = {"card": out("nvidia-smi --query-gpu=name --format=csv,noheader"),
-     "driver": out("nvidia-smi --query-gpu=driver_version --format=csv,noheader"),
-     "cuda": out("nvcc --version | tail -2 | head -1"), "ncu": out("ncu --version | tail -1"),
-     "triton": out("python3 -c 'import triton; print(triton.__version__)'"),
-     "torch": out("python3 -c 'import torch; print(torch.__version__)'"),
-     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-     "command": "ncu --clock-control none --csv --print-units base --metrics <list> python3 harness_hopper.py <launches>",
-     "script": "scripts/hopper_fixtures/run_device.sh (harness_hopper.py, metrics.py, check_correct.py, check_jit.py)",
-     "git_commit": open("COMMIT").read().strip()}
-json.dump(p, open(sys.argv[1], "w"), indent=1); print(p)
-PY
+python3 "$D/provenance.py" "$W/prov.json" "scripts/hopper_fixtures/run_device.sh (harness_hopper.py, metrics.py, check_correct.py, check_jit.py)"
 log done
 } 2>&1 | tee "$OUT/log.txt"
 cp "$OUT/log.txt" "$W/log.txt"

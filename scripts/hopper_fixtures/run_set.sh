@@ -18,20 +18,7 @@ timeout 300 ncu --clock-control none --csv --print-units base --metrics "$MF" py
   "$W/fix_ok.json" --cubin-dir "$W/cubin" > "$W/ncu_fix.csv" 2> "$W/ncu_fix.err"
 echo "ncu rc=$? rows=$(grep -c '^"' "$W/ncu_fix.csv")"; tail -3 "$W/ncu_fix.err"
 for c in "$W"/cubin/*.cubin; do cuobjdump -sass "$c" > "$W/sass/$(basename "$c" .cubin).sass" 2>&1; done
-python3 - "$W/prov.json" <<'PY'
-import json, subprocess, sys, datetime
-def out(c):
-    r = subprocess.run(c, shell=True, capture_output=True, text=True); return (r.stdout + r.stderr).strip()
-p = {"card": out("nvidia-smi --query-gpu=name --format=csv,noheader"),
-     "driver": out("nvidia-smi --query-gpu=driver_version --format=csv,noheader"),
-     "cuda": out("nvcc --version | tail -2 | head -1"), "ncu": out("ncu --version | tail -1"),
-     "triton": out("python3 -c 'import triton; print(triton.__version__)'"),
-     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-     "command": "ncu --clock-control none --csv --print-units base --metrics <list> python3 harness_hopper.py <launches>",
-     "script": "scripts/hopper_fixtures/run_set.sh (harness_hopper.py)",
-     "git_commit": open("COMMIT").read().strip()}
-json.dump(p, open(sys.argv[1], "w"), indent=1); print(p)
-PY
+python3 "$D/provenance.py" "$W/prov.json" "scripts/hopper_fixtures/run_set.sh (harness_hopper.py)"
 ls "$W/sass"
 } 2>&1 | tee "$OUT/log.txt"
 cp "$OUT/log.txt" "$W/"
