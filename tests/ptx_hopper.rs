@@ -247,6 +247,7 @@ fn launch(block: u32, args: &[&str], maps: &[&str]) -> tilelab::ptx::Launch {
         grid: [1, 1, 1],
         block: [block, 1, 1],
         cta: [0, 0, 0],
+        cluster: [1, 1, 1],
         args: args
             .iter()
             .map(|a| {
@@ -282,6 +283,25 @@ fn wgmma_accumulates_over_the_warpgroup() {
     // The control: 16.0 (scale-d ignored on the second, or D lost) is not what it computes.
     let wrong = WGMMA_ONES.replace("EXPECT", "0f41800000");
     let e = tilelab::ptx::simulate(&wrong, None, &launch(128, &[], &[])).unwrap_err();
+    assert!(e.to_string().contains("outside every buffer"), "{e}");
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16` (CuTe's `SM80_16x8x16_F16F16F16F16_TN`,
+/// the sgemm_sm80 tutorial's MMA): C and D are two `.f16x2` registers. A, B and C all 1.0, so
+/// every D element is 16 · 1.0 · 1.0 + 1.0 = 17.0 (f16 0x4C40) whatever the fragment layout
+/// (PTX ISA 9.7.14.5.14: D = A·B + C); the kernel loads from address 0 when a D register is not
+/// two of them.
+const MMA_F16_ACC: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .pred %p<4>;\n.reg .b32 %r<12>;\n.reg .b64 %rd<2>;\nmov.b32 %r1, 1006648320;\nmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r8, %r9}, {%r1, %r1, %r1, %r1}, {%r1, %r1}, {%r1, %r1};\nsetp.ne.b32 %p1, %r8, EXPECT;\nsetp.ne.b32 %p2, %r9, EXPECT;\nor.pred %p1, %p1, %p2;\nmov.u64 %rd1, 0;\n@%p1 ld.global.u32 %r10, [%rd1];\nret;\n}\n";
+
+/// The f16-accumulator mma.sync runs through the executor and counts one HMMA per warp; a
+/// wrong expectation (16.0: C dropped) is caught, so the check can fail.
+#[test]
+fn mma_sync_with_an_f16_accumulator_runs() {
+    let ok = MMA_F16_ACC.replace("EXPECT", "1279282240"); // 0x4C404C40: 17.0, 17.0
+    let r = tilelab::ptx::simulate(&ok, None, &launch(32, &[], &[])).unwrap();
+    assert_eq!(r.totals.sass.HMMA, 1);
+    let wrong = MMA_F16_ACC.replace("EXPECT", "1275087872"); // 0x4C004C00: 16.0, 16.0
+    let e = tilelab::ptx::simulate(&wrong, None, &launch(32, &[], &[])).unwrap_err();
     assert!(e.to_string().contains("outside every buffer"), "{e}");
 }
 

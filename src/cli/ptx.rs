@@ -161,6 +161,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         grid: a.grid,
         block: a.block,
         cta: a.cta,
+        cluster: [1, 1, 1],
         args: a.args.clone(),
         tensor_maps: a.tensor_maps.clone(),
         dynamic_smem: a.dynamic_smem,

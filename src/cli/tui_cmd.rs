@@ -95,6 +95,7 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
         grid,
         block,
         cta: a.cta.unwrap_or([0; 3]),
+        cluster: [1, 1, 1],
         args: a.args.clone(),
         tensor_maps: a.tensor_maps.clone(),
         dynamic_smem: a.dynamic_smem,
