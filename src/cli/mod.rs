@@ -19,6 +19,7 @@ macro_rules! outln {
 mod explain;
 mod lessons;
 pub mod out;
+mod launch;
 mod ptx;
 mod sim_bank;
 mod sim_counts;

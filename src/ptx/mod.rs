@@ -21,6 +21,7 @@ pub mod cfg;
 pub mod decode;
 pub mod engine;
 mod hopper;
+pub mod launch_file;
 pub mod mem;
 pub mod params;
 pub mod parse;
