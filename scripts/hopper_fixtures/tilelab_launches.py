@@ -123,7 +123,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     n = 0
     for f in sorted(os.listdir(DIR)):
-        if not f.endswith(".json") or f.endswith(".launch.json") or f == "ptx_manifest.json":
+        if not f.endswith(".json") or f.endswith((".launch.json", ".params_h200.json")) or f == "ptx_manifest.json":
             continue
         name = f[:-5]
         d = json.load(open(os.path.join(DIR, f)))
