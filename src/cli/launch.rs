@@ -1,5 +1,5 @@
 //! `--launch FILE.json` for `tilelab ptx`, `tui --ptx` and `verify --ptx`: the launch file read
-//! through the bounded reader ([`tilelab::textfile::MAX_LAUNCH_BYTES`]), parsed
+//! through the bounded reader ([`tilelab::textfile::MAX_LAUNCH_FILE_BYTES`]), parsed
 //! ([`tilelab::ptx::launch_file`]) and merged with the flags given beside it (a flag wins; an
 //! `--arg`/`--tensor-map` replaces the file's entry at the same parameter and byte offset).
 
@@ -52,7 +52,7 @@ pub struct Resolved {
 /// One line naming the file: unreadable, too large, or the JSON path and what is wrong.
 pub fn read_file(path: &Path) -> anyhow::Result<LaunchSpec> {
     let shown = tilelab::text::path(path);
-    let text = tilelab::textfile::read_text(path, tilelab::textfile::MAX_LAUNCH_BYTES, "launch file")
+    let text = tilelab::textfile::read_text(path, tilelab::textfile::MAX_LAUNCH_FILE_BYTES, "launch file")
         .with_context(|| format!("cannot read launch file '{shown}'"))?;
     launch_file::parse(&text).map_err(|e| anyhow::anyhow!("launch file '{shown}': {e}"))
 }

@@ -3,7 +3,7 @@
 //! a user keeps the PTX file, kernel, grid, block, cluster, dynamic shared memory and every
 //! parameter's value (with where it came from) together. The format is documented in
 //! `docs/launch-files.md`; this module parses it (pure: the caller reads the file through
-//! [`crate::textfile`], at most [`crate::textfile::MAX_LAUNCH_BYTES`]) and turns it into the
+//! [`crate::textfile`], at most [`crate::textfile::MAX_LAUNCH_FILE_BYTES`]) and turns it into the
 //! values the flags give.
 //!
 //! ```text
