@@ -126,11 +126,23 @@ fn flags_beside_a_launch_file_override_it() {
 #[test]
 fn bad_launch_files_name_the_file_and_the_path() {
     let cases: [(&str, &str, &str); 5] = [
-        ("\"version\": 1", "\"version\": 7", "version: version 7 is not supported"),
+        (
+            "\"version\": 1",
+            "\"version\": 7",
+            "version: version 7 is not supported",
+        ),
         ("\"grid\"", "\"grids\"", "grids: unknown field `grids`"),
-        ("\"from\"", "\"origin\"", "args[0].origin: unknown field `origin`"),
+        (
+            "\"from\"",
+            "\"origin\"",
+            "args[0].origin: unknown field `origin`",
+        ),
         (":128B", ":96B", "args[3].tensor_map:"),
-        ("\"block\": [\n  128", "\"block\": [\n  0", "block[0]: 0: every dimension must be at least 1"),
+        (
+            "\"block\": [\n  128",
+            "\"block\": [\n  0",
+            "block[0]: 0: every dimension must be at least 1",
+        ),
     ];
     for (from, to, want) in cases {
         let (_d, p) = edited("cute_wgmma_tma_sm90", |t| t.replacen(from, to, 1));
@@ -148,7 +160,10 @@ fn bad_launch_files_name_the_file_and_the_path() {
         }
     }
     let e = error(&["ptx", "--launch", "/nonexistent/l.json"]);
-    assert!(e.contains("cannot read launch file '/nonexistent/l.json'"), "{e}");
+    assert!(
+        e.contains("cannot read launch file '/nonexistent/l.json'"),
+        "{e}"
+    );
     let e = error(&["ptx", "--launch", "/dev/zero"]);
     assert!(e.contains("not a regular file"), "{e}");
     // The PTX path is relative to the launch file: a copy elsewhere names the PTX it lacks.

@@ -329,10 +329,9 @@ fn cute_wgmma_tma_launch_file_is_the_binarys_launch() {
             .unwrap(),
     )
     .unwrap();
-    let l: Value = serde_json::from_str(
-        &std::fs::read_to_string(launch_file("cute_wgmma_tma_sm90")).unwrap(),
-    )
-    .unwrap();
+    let l: Value =
+        serde_json::from_str(&std::fs::read_to_string(launch_file("cute_wgmma_tma_sm90")).unwrap())
+            .unwrap();
     let hw = &d["launch"];
     for k in ["grid", "block", "cluster"] {
         assert_eq!(l[k], hw[k], "{k}");
@@ -375,12 +374,21 @@ fn cute_wgmma_tma_launch_file_is_the_binarys_launch() {
                 .unwrap()
                 .iter()
                 .find(|e| {
-                    e["dims"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect::<Vec<_>>()
+                    e["dims"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_u64().unwrap())
+                        .collect::<Vec<_>>()
                         == list(p[1])
                 })
                 .unwrap_or_else(|| panic!("no encode with dims {}", p[1]));
             let nums = |k: &str| -> Vec<u64> {
-                e[k].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect()
+                e[k].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect()
             };
             assert_eq!(p[0], "f16");
             assert_eq!(e["data_type"], 6, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
@@ -408,13 +416,22 @@ fn launch_files_agree_with_the_records() {
         let f = fixture(&name);
         let l: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         assert_eq!(l["format"], "tilelab-launch");
-        assert_eq!(l["ptx"], format!("../{}", f["ptx"].as_str().unwrap()), "{name}");
+        assert_eq!(
+            l["ptx"],
+            format!("../{}", f["ptx"].as_str().unwrap()),
+            "{name}"
+        );
         n += 1;
         let Some(r) = f.get("launch") else {
             // The CuTe records hold the binary launch's ncu row instead.
             let row = &f["ncu_row"];
             let d = |k: &str| {
-                let v: Vec<String> = l[k].as_array().unwrap().iter().map(|x| x.to_string()).collect();
+                let v: Vec<String> = l[k]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect();
                 format!("({})", v.join(", "))
             };
             assert_eq!(row["grid"].as_str().unwrap(), d("grid"), "{name}");

@@ -38,12 +38,22 @@ pub struct Flags {
 pub struct Resolved {
     /// The PTX file (a launch file's, relative to the launch file's folder).
     pub ptx: PathBuf,
-    /// Its text (read once, through the bounded reader).
-    pub src: String,
+    /// Its text when a launch file was merged (its args need the kernel's parameters); `None`
+    /// otherwise (read it with [`read_ptx`] when needed).
+    pub src: Option<String>,
     /// `--kernel`.
     pub kernel: Option<String>,
     /// The launch.
     pub launch: Launch,
+}
+
+/// Reads a PTX module through the bounded reader.
+///
+/// # Errors
+/// One line naming the file.
+pub fn read_ptx(path: &Path) -> anyhow::Result<String> {
+    tilelab::textfile::read_text(path, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
+        .with_context(|| format!("cannot read PTX file '{}'", tilelab::text::path(path)))
 }
 
 /// Reads and checks a launch file.
@@ -52,8 +62,12 @@ pub struct Resolved {
 /// One line naming the file: unreadable, too large, or the JSON path and what is wrong.
 pub fn read_file(path: &Path) -> anyhow::Result<LaunchSpec> {
     let shown = tilelab::text::path(path);
-    let text = tilelab::textfile::read_text(path, tilelab::textfile::MAX_LAUNCH_FILE_BYTES, "launch file")
-        .with_context(|| format!("cannot read launch file '{shown}'"))?;
+    let text = tilelab::textfile::read_text(
+        path,
+        tilelab::textfile::MAX_LAUNCH_FILE_BYTES,
+        "launch file",
+    )
+    .with_context(|| format!("cannot read launch file '{shown}'"))?;
     launch_file::parse(&text).map_err(|e| anyhow::anyhow!("launch file '{shown}': {e}"))
 }
 
@@ -75,8 +89,6 @@ pub fn resolve(file: Option<&Path>, flags: Flags, cmd: &str) -> anyhow::Result<R
         }
         _ => bail!("{cmd} needs a PTX file (or --launch FILE.json)"),
     };
-    let src = tilelab::textfile::read_text(&ptx, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
-        .with_context(|| format!("cannot read PTX file '{}'", tilelab::text::path(&ptx)))?;
     let kernel = flags
         .kernel
         .clone()
@@ -87,9 +99,12 @@ pub fn resolve(file: Option<&Path>, flags: Flags, cmd: &str) -> anyhow::Result<R
     };
     let grid = need(flags.grid, spec.as_ref().map(|s| s.grid), "--grid")?;
     let block = need(flags.block, spec.as_ref().map(|s| s.block), "--block")?;
-    let (args, tensor_maps) = match &spec {
-        None => (flags.args.clone(), flags.tensor_maps.clone()),
-        Some(s) => match tilelab::ptx::report::load(&src, kernel.as_deref()) {
+    let src = match &spec {
+        Some(_) => Some(read_ptx(&ptx)?),
+        None => None,
+    };
+    let (args, tensor_maps) = match (&spec, &src) {
+        (Some(s), Some(src)) => match tilelab::ptx::report::load(src, kernel.as_deref()) {
             Ok(prog) => (
                 launch_file::override_args(&prog, &s.args, &flags.args),
                 launch_file::override_maps(&prog, &s.tensor_maps, &flags.tensor_maps),
@@ -97,9 +112,14 @@ pub fn resolve(file: Option<&Path>, flags: Flags, cmd: &str) -> anyhow::Result<R
             // The run loads it again and names the error.
             Err(_) => (
                 s.args.iter().chain(&flags.args).cloned().collect(),
-                s.tensor_maps.iter().chain(&flags.tensor_maps).cloned().collect(),
+                s.tensor_maps
+                    .iter()
+                    .chain(&flags.tensor_maps)
+                    .cloned()
+                    .collect(),
             ),
         },
+        _ => (flags.args.clone(), flags.tensor_maps.clone()),
     };
     let launch = Launch {
         grid,

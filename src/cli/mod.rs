@@ -17,9 +17,9 @@ macro_rules! outln {
 }
 
 mod explain;
+mod launch;
 mod lessons;
 pub mod out;
-mod launch;
 mod ptx;
 mod sim_bank;
 mod sim_counts;

@@ -181,8 +181,12 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         },
         "tilelab ptx",
     )?;
+    let src = match r.src {
+        Some(s) => s,
+        None => super::launch::read_ptx(&r.ptx)?,
+    };
     let (file, launch) = (&r.ptx, &r.launch);
-    let prog = match ptx::report::load(&r.src, r.kernel.as_deref()) {
+    let prog = match ptx::report::load(&src, r.kernel.as_deref()) {
         Ok(p) => p,
         Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
     };

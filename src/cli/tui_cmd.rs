@@ -105,7 +105,11 @@ fn run_ptx(a: &TuiArgs) -> anyhow::Result<ExitCode> {
         },
         "tilelab tui --ptx",
     )?;
-    let (file, text, launch) = (r.ptx.as_path(), &r.src, &r.launch);
+    let text = match &r.src {
+        Some(s) => s.clone(),
+        None => super::launch::read_ptx(&r.ptx)?,
+    };
+    let (file, text, launch) = (r.ptx.as_path(), &text, &r.launch);
     let state = tilelab::tui::ptx::PtxState::load(
         tilelab::text::path(file),
         text,

@@ -522,7 +522,7 @@ mod ptx_tests {
             "--pointer-bytes",
             "4096",
         ]);
-        let run = a.ptx_run(a.ptx.as_deref().unwrap()).unwrap();
+        let run = a.ptx_run().unwrap();
         assert_eq!((run.grid, run.block), ([2, 3, 1], [128, 1, 1]));
         for line_info in [false, true] {
             let child: Vec<String> = std::iter::once("tilelab".to_string())
@@ -541,8 +541,11 @@ mod ptx_tests {
     fn ptx_flags_need_the_file_and_the_grid() {
         assert!(Cli::try_parse_from(["tilelab", "verify", "--grid", "1"]).is_err());
         let a = args(&["tilelab", "verify", "--ptx", "k.ptx", "--block", "32"]);
-        let e = a.ptx_run(a.ptx.as_deref().unwrap()).unwrap_err();
-        assert_eq!(e.to_string(), "verify --ptx needs --grid X[,Y,Z]");
+        let e = a.ptx_run().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "verify --ptx needs --grid X[,Y,Z] (or --launch FILE.json)"
+        );
         assert!(
             Cli::try_parse_from(["tilelab", "verify", "--ptx", "k.ptx", "--lesson", "banks"])
                 .is_err()

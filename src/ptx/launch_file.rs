@@ -151,7 +151,12 @@ pub fn parse(text: &str) -> Result<LaunchSpec, LaunchFileError> {
     let top: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         err(
             "(document)",
-            format!("not JSON: {} (line {}, column {})", msg(&e), e.line(), e.column()),
+            format!(
+                "not JSON: {} (line {}, column {})",
+                msg(&e),
+                e.line(),
+                e.column()
+            ),
         )
     })?;
     check_header(&top)?;
@@ -192,16 +197,29 @@ fn check_header(top: &serde_json::Value) -> Result<(), LaunchFileError> {
         Some(v) => {
             return Err(err(
                 "format",
-                format!("'{}' is not a launch file format; allowed: \"{FORMAT}\"", show(v)),
+                format!(
+                    "'{}' is not a launch file format; allowed: \"{FORMAT}\"",
+                    show(v)
+                ),
             ));
         }
-        None => return Err(err("format", format!("missing; a launch file starts {{\"format\": \"{FORMAT}\", \"version\": {VERSION}"))),
+        None => {
+            return Err(err(
+                "format",
+                format!(
+                    "missing; a launch file starts {{\"format\": \"{FORMAT}\", \"version\": {VERSION}"
+                ),
+            ));
+        }
     }
     match obj.get("version") {
         Some(v) if v.as_u64() == Some(VERSION) => Ok(()),
         Some(v) => Err(err(
             "version",
-            format!("version {} is not supported; this tilelab reads version {VERSION}", show(v)),
+            format!(
+                "version {} is not supported; this tilelab reads version {VERSION}",
+                show(v)
+            ),
         )),
         None => Err(err("version", format!("missing; allowed: {VERSION}"))),
     }
@@ -221,13 +239,19 @@ fn dims(path: &str, v: &[u32], min: u32, fill: u32) -> Result<[u32; 3], LaunchFi
     if v.is_empty() || v.len() > 3 {
         return Err(err(
             path,
-            format!("{} numbers; expected 1 to 3 ([x], [x, y] or [x, y, z])", v.len()),
+            format!(
+                "{} numbers; expected 1 to 3 ([x], [x, y] or [x, y, z])",
+                v.len()
+            ),
         ));
     }
     let mut out = [fill; 3];
     for (i, &d) in v.iter().enumerate() {
         if d < min {
-            return Err(err(format!("{path}[{i}]"), format!("{d}: every dimension must be at least {min}")));
+            return Err(err(
+                format!("{path}[{i}]"),
+                format!("{d}: every dimension must be at least {min}"),
+            ));
         }
         out[i] = d;
     }
@@ -247,7 +271,10 @@ impl LaunchFile {
             return Err(err("version", format!("allowed: {VERSION}")));
         }
         if self.ptx.trim().is_empty() {
-            return Err(err("ptx", "empty; give the PTX file, relative to the launch file"));
+            return Err(err(
+                "ptx",
+                "empty; give the PTX file, relative to the launch file",
+            ));
         }
         let mut s = LaunchSpec {
             ptx: self.ptx.clone(),
@@ -287,7 +314,9 @@ impl LaunchArg {
     /// The `NAME[+OFF]` key of `--arg`/`--tensor-map`.
     fn key(&self, path: &str) -> Result<String, LaunchFileError> {
         let name = match &self.param {
-            serde_json::Value::String(s) if !s.trim().is_empty() && !s.contains(['+', '=', '@']) => {
+            serde_json::Value::String(s)
+                if !s.trim().is_empty() && !s.contains(['+', '=', '@']) =>
+            {
                 s.clone()
             }
             serde_json::Value::Number(n) if n.as_u64().is_some() => n.to_string(),
@@ -319,7 +348,10 @@ impl LaunchArg {
             )),
             (Some(v), None) => {
                 if self.pointer.is_some() {
-                    return Err(err(format!("{path}.pointer"), "only a tensor_map takes a pointer"));
+                    return Err(err(
+                        format!("{path}.pointer"),
+                        "only a tensor_map takes a pointer",
+                    ));
                 }
                 let text = match v {
                     serde_json::Value::String(t) if !t.trim().is_empty() => t.clone(),
@@ -347,9 +379,10 @@ impl LaunchArg {
                 s.tensor_maps.push(m);
                 Ok(())
             }
-            (None, None) if self.pointer.is_some() => {
-                Err(err(format!("{path}.pointer"), "only a tensor_map takes a pointer"))
-            }
+            (None, None) if self.pointer.is_some() => Err(err(
+                format!("{path}.pointer"),
+                "only a tensor_map takes a pointer",
+            )),
             // A parameter named for its `from` only: a pointer (its own buffer) or a struct the
             // kernel never reads.
             (None, None) => Ok(()),
@@ -400,7 +433,8 @@ pub fn override_maps(
         .filter(|m| {
             let p = at(m);
             !flags.iter().any(|f| {
-                (f.param == m.param && f.byte_offset == m.byte_offset) || (p.is_some() && at(f) == p)
+                (f.param == m.param && f.byte_offset == m.byte_offset)
+                    || (p.is_some() && at(f) == p)
             })
         })
         .cloned()
@@ -460,15 +494,39 @@ mod tests {
     #[test]
     fn bad_files_name_the_path() {
         let cases: [(&str, &str, &str); 9] = [
-            ("\"version\": 1", "\"version\": 2", "version: version 2 is not supported"),
-            ("\"tilelab-launch\"", "\"tilelab-lunch\"", "format: 'tilelab-lunch' is not a launch file format"),
+            (
+                "\"version\": 1",
+                "\"version\": 2",
+                "version: version 2 is not supported",
+            ),
+            (
+                "\"tilelab-launch\"",
+                "\"tilelab-lunch\"",
+                "format: 'tilelab-lunch' is not a launch file format",
+            ),
             ("\"kernel\"", "\"kernal\"", "kernal: unknown field `kernal`"),
-            ("\"from\": \"A\"", "\"form\": \"A\"", "args[3].form: unknown field `form`"),
+            (
+                "\"from\": \"A\"",
+                "\"form\": \"A\"",
+                "args[3].form: unknown field `form`",
+            ),
             ("[2]", "[]", "grid: 0 numbers"),
-            ("[128, 1]", "[128, 0]", "block[1]: 0: every dimension must be at least 1"),
-            ("\"param\": 0,", "\"param\": -1,", "args[0].param: '-1' names no parameter"),
+            (
+                "[128, 1]",
+                "[128, 0]",
+                "block[1]: 0: every dimension must be at least 1",
+            ),
+            (
+                "\"param\": 0,",
+                "\"param\": -1,",
+                "args[0].param: '-1' names no parameter",
+            ),
             (":128B", ":100B", "args[2].tensor_map:"),
-            ("\"value\": 7", "\"value\": 7, \"tensor_map\": \"f16:1:2\"", "args[1]: both value and tensor_map"),
+            (
+                "\"value\": 7",
+                "\"value\": 7, \"tensor_map\": \"f16:1:2\"",
+                "args[1]: both value and tensor_map",
+            ),
         ];
         for (from, to, want) in cases {
             let text = OK.replacen(from, to, 1);
