@@ -52,40 +52,40 @@ pub struct TuiArgs {
     pub launch: Option<PathBuf>,
     /// --ptx: kernel (`.entry`) to run, needed when the file has several: as for `tilelab ptx`
     /// (a name, a part of exactly one kernel's name, or #N from 0).
-    #[arg(long, value_name = "K", requires = "ptx_view")]
+    #[arg(long, value_name = "K")]
     pub kernel: Option<String>,
     /// --ptx: grid size in CTAs, X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx_view")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
     pub grid: Option<[u32; 3]>,
     /// --ptx: block size in threads, X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx_view")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
     pub block: Option<[u32; 3]>,
     /// --ptx: the CTA to simulate, X[,Y,Z] (default 0,0,0).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero, requires = "ptx_view")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
     /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable), or struct bytes
     /// NAME[+OFFSET]=TYPE:V[,V...] as for `tilelab ptx`; pointers need none.
-    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg, requires = "ptx_view")]
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg)]
     pub args: Vec<(String, String)>,
     /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
     /// (repeatable), as for `tilelab ptx`.
-    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map, requires = "ptx_view")]
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map)]
     pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
-    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx_view")]
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop after N warp instructions, or once they cost more than 20·N units (as for
     /// `tilelab ptx`; at most 30000000) [default: 3000000].
-    #[arg(long, value_name = "N", requires = "ptx_view", value_parser = super::ptx::parse_max_instructions)]
+    #[arg(long, value_name = "N", value_parser = super::ptx::parse_max_instructions)]
     pub max_instructions: Option<u64>,
     /// --ptx: the warp to follow (0-based, within the CTA) [default: 0].
-    #[arg(long, value_name = "W", requires = "ptx_view", value_parser = super::whole::<u32>("0..=31, a warp of the CTA"))]
+    #[arg(long, value_name = "W", value_parser = super::whole::<u32>("0..=31, a warp of the CTA"))]
     pub warp: Option<u32>,
     /// --ptx: start at the first instruction of this PTX line.
-    #[arg(long, value_name = "N", requires = "ptx_view", value_parser = super::whole::<u32>("a line of the PTX file, 1-based"))]
+    #[arg(long, value_name = "N", value_parser = super::whole::<u32>("a line of the PTX file, 1-based"))]
     pub line: Option<u32>,
     /// --ptx: keep at most N of the warp's steps (later ones are counted, not shown) [default: 10000].
-    #[arg(long, value_name = "N", requires = "ptx_view", value_parser = super::whole::<usize>("a whole number of steps"))]
+    #[arg(long, value_name = "N", value_parser = super::whole::<usize>("a whole number of steps"))]
     pub max_steps: Option<usize>,
 }
 
