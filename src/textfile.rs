@@ -21,6 +21,11 @@ pub const MAX_PTX_BYTES: u64 = 64 << 20;
 /// `lessons/09-fa2-counts.toml`, is about 10 KB).
 pub const MAX_LESSON_BYTES: u64 = 4 << 20;
 
+/// The most bytes of a tilelab launch file (`ptx --launch FILE.json`, format in
+/// `docs/launch-files.md`): 4 MiB. A launch names a few dozen parameters in about 100 bytes
+/// each; the largest in `tests/data/ptx_hopper/launch/` is under 8 KB.
+pub const MAX_LAUNCH_FILE_BYTES: u64 = 4 << 20;
+
 /// The most bytes of the learner's progress file (`progress.json`): 16 MiB. One record (a step's
 /// right/attempts/last answer) takes about 100 bytes and the built-in lessons ask a few dozen
 /// questions, so a real file is a few KB; 16 MiB leaves room for many `--dir` lessons.

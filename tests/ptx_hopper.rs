@@ -1,16 +1,21 @@
 //! Issue 27: `tilelab ptx` on the Hopper kernels measured on the H200
 //! (`tests/data/ptx_hopper/*.json`, made by `scripts/hopper_fixtures/`, format in
-//! `tests/data/ptx_hopper/README.md`). Each launch file's command line is built from its `cli`
-//! and launch fields, run through the binary with `--json`, and its per-CTA totals compared with
-//! the file's measured counters (never values computed here).
+//! `tests/data/ptx_hopper/README.md`). Each measured launch has a tilelab launch file
+//! (`tests/data/ptx_hopper/launch/NAME.json`, docs/launch-files.md): the one place its flags
+//! live. It is run through the binary with `--launch FILE --json`, and its totals compared with
+//! the measured counters (never values computed here); `launch_files_agree_with_the_records`
+//! checks each launch file against the launch its measured record says was run.
 //!
 //! Instruction counts are compared where ncu counts what the PTX asks for: the
 //! `smsp__sass_inst_executed_*` counters for LDS/STS (ptxas adds predicated-off LDS, issue #28;
 //! `tt_matmul_bf16_8w`'s `_pred_on_any` is 1 where the SASS counter is 0) and for the bulk
 //! copies (the Triton kernels issue UTMALDG from every warp under an elected
 //! predicate; `tt_attn_fwd_d128`'s `_pred_on_any` is 52 for 34 SASS executions).
+//!
+//! The CuTe tutorials' counters are per binary launch of a 2-CTA grid: both CTAs are simulated
+//! (`--cta 0` and `--cta 1` beside the launch file) and their totals summed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -23,48 +28,78 @@ fn fixture(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
 }
 
-/// `tilelab ptx` on the launch of `f` with `--json`: the report, or the error line.
-fn run(f: &Value) -> Result<Value, String> {
-    let l = &f["launch"];
-    let dim = |v: &Value| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let mut args: Vec<String> = vec![
-        "ptx".into(),
-        Path::new(DIR)
-            .join(f["ptx"].as_str().unwrap())
-            .to_string_lossy()
-            .into_owned(),
-        "--kernel".into(),
-        l["kernel"].as_str().unwrap().into(),
-        "--grid".into(),
-        dim(&l["grid"]),
-        "--block".into(),
-        dim(&l["block"]),
-        "--dynamic-smem".into(),
-        l["dynamic_smem_bytes"].to_string(),
-        "--json".into(),
-    ];
-    args.extend(
-        l["cli"]
-            .as_str()
-            .unwrap()
-            .split_whitespace()
-            .map(String::from),
-    );
+/// The tilelab launch file of measured launch `name`.
+fn launch_file(name: &str) -> PathBuf {
+    Path::new(DIR).join("launch").join(format!("{name}.json"))
+}
+
+/// `tilelab ptx --launch` on `name`'s launch file with `extra` flags and `--json`: the report,
+/// or the error line.
+fn run_launch(name: &str, extra: &[&str]) -> Result<Value, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(&args)
+        .arg("ptx")
+        .arg("--launch")
+        .arg(launch_file(name))
+        .args(extra)
+        .arg("--json")
         .output()
         .unwrap();
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
     Ok(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The report of every CTA of `name`'s grid, totals summed (numbers added; `gmma_shapes`
+/// merged).
+fn run(name: &str) -> Result<Value, String> {
+    let l: Value =
+        serde_json::from_str(&std::fs::read_to_string(launch_file(name)).unwrap()).unwrap();
+    let g: Vec<u64> = l["grid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let n = g.iter().product::<u64>();
+    if n == 1 {
+        return run_launch(name, &[]);
+    }
+    assert!(g.len() == 3 && g[1] == 1 && g[2] == 1, "{name}: a 1-D grid");
+    let mut sum: Option<Value> = None;
+    for x in 0..n {
+        let r = run_launch(name, &["--cta", &format!("{x},0,0")])?;
+        sum = Some(match sum {
+            None => r,
+            Some(mut s) => {
+                add(&mut s["totals"], &r["totals"]);
+                s
+            }
+        });
+    }
+    Ok(sum.unwrap())
+}
+
+/// `a += b`, number by number, through objects.
+fn add(a: &mut Value, b: &Value) {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(k) {
+                    Some(x) => add(x, v),
+                    None => {
+                        a.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (a @ Value::Number(_), Value::Number(b)) => {
+            if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+                *a = Value::from(x + y);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The counters compared: (ncu metric, path in the report's totals). `HMMA` is the whole
@@ -125,10 +160,11 @@ fn measured(f: &Value, k: &str) -> u64 {
 }
 
 /// Every disagreement of fixture `name` outside `skip`: (counter, simulated, measured); also
-/// a SASS shape the run reports that the H200's SASS of the module does not have.
+/// a SASS shape the run reports that the H200's SASS of the module does not have (the CuTe
+/// records hold the binary's SASS family counts only: there, HGMMA must be in its kernel's).
 fn disagreements(name: &str, skip: &[&str]) -> Vec<(String, u64, u64)> {
     let f = fixture(name);
-    let r = match run(&f) {
+    let r = match run(name) {
         Ok(r) => r,
         Err(e) => return vec![(format!("error: {e}"), 0, 0)],
     };
@@ -141,9 +177,14 @@ fn disagreements(name: &str, skip: &[&str]) -> Vec<(String, u64, u64)> {
             bad.push((k.to_string(), sim, want));
         }
     }
-    let opcodes = &f["sass_static"]["opcodes"];
     for (shape, n) in t["gmma_shapes"].as_object().unwrap() {
-        if opcodes.get(shape).is_none() {
+        let known = match f["sass_static"]["opcodes"].as_object() {
+            Some(ops) => ops.contains_key(shape),
+            None => f["sass_static_of_binary"][r["kernel"].as_str().unwrap()]["HGMMA"]
+                .as_u64()
+                .is_some_and(|h| h > 0),
+        };
+        if !known {
             bad.push((
                 format!("{shape} not in the H200's SASS"),
                 n.as_u64().unwrap(),
@@ -277,6 +318,197 @@ fn fa3_shared_wavefronts_match_the_h200() {
     assert_matches(&FA3, &[]);
 }
 
+/// CuTe's `sgemm_sm80` (TN, cp.async + ldmatrix + `mma.sync` with an f16 accumulator), both
+/// CTAs of its grid: 4352 ld wavefronts, LDSM 1088, HMMA 4096, LDGSTS 768 as the binary's launch.
+#[test]
+fn cute_sgemm_sm80_matches_the_h200() {
+    assert_matches(&["cute_sgemm_sm80"], &[]);
+}
+
+/// CuTe's `wgmma_sm90` (NT, cp.async into 128B-swizzled tiles, wgmma m64n64k16 f16): HMMA and
+/// GMMA 512, gmma wavefronts 4096, LDGSTS 768 over the two CTAs.
+#[test]
+fn cute_wgmma_sm90_matches_the_h200() {
+    assert_matches(&["cute_wgmma_sm90"], &[]);
+}
+
+/// CuTe's `wgmma_tma_sm90` (NT, TMA 64x8 boxes through CuTe's own tensor maps inside the
+/// by-value `Copy_Atom` parameters, mbarriers, wgmma): 256 UTMALDG of 1 KiB (262144 bytes),
+/// gmma wavefronts 4096 over the two CTAs. The tutorial launches clusters of 2 (the launch
+/// file's `cluster`); the kernel uses no cluster-wide resource beyond `barrier.cluster`, so
+/// each CTA is simulated as its own cluster.
+#[test]
+fn cute_wgmma_tma_sm90_matches_the_h200() {
+    assert_matches(&["cute_wgmma_tma_sm90"], &[]);
+}
+
+/// The two CTAs of each CuTe launch run the same counts (the grid's CTAs differ only in the
+/// tile they address), so a per-CTA count is half the measured grid's.
+#[test]
+fn cute_ctas_are_symmetric() {
+    for n in ["cute_sgemm_sm80", "cute_wgmma_sm90", "cute_wgmma_tma_sm90"] {
+        let a = run_launch(n, &["--cta", "0,0,0"]).unwrap();
+        let b = run_launch(n, &["--cta", "1,0,0"]).unwrap();
+        for (k, path) in COUNTERS {
+            let get = |r: &Value| path.split('.').fold(&r["totals"], |v, p| &v[p]).as_u64();
+            assert_eq!(get(&a), get(&b), "{n}: {k}");
+        }
+    }
+}
+
+/// The wgmma_tma_sm90 launch file against the tutorial binary's own launch, read on the H200
+/// (`cute_wgmma_tma_sm90.params_h200.json`): grid, block, cluster and dynamic shared memory;
+/// every parameter byte the file gives that is not a pointer or a tensor map equals the
+/// binary's (the bytes after each CUtensorMap are the host's uninitialised padding, which the
+/// file gives as zeros); each tensor map is the binary's `cuTensorMapEncodeTiled` call.
+#[test]
+fn cute_wgmma_tma_launch_file_is_the_binarys_launch() {
+    let d: Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(DIR).join("cute_wgmma_tma_sm90.params_h200.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let l: Value =
+        serde_json::from_str(&std::fs::read_to_string(launch_file("cute_wgmma_tma_sm90")).unwrap())
+            .unwrap();
+    let hw = &d["launch"];
+    for k in ["grid", "block", "cluster"] {
+        assert_eq!(l[k], hw[k], "{k}");
+    }
+    assert_eq!(l["dynamic_smem"], hw["dynamic_smem"]);
+    let bytes = |i: u64| -> Vec<u8> {
+        let h = hw["params"][i as usize]["hex"].as_str().unwrap();
+        (0..h.len())
+            .step_by(2)
+            .map(|j| u8::from_str_radix(&h[j..j + 2], 16).unwrap())
+            .collect()
+    };
+    let mut checked = 0;
+    for a in l["args"].as_array().unwrap() {
+        let i = a["param"].as_u64().unwrap();
+        if a["offset"].as_u64().unwrap_or(0) > 0 {
+            continue; // padding after a CUtensorMap
+        }
+        if let Some(v) = a["value"].as_str() {
+            // TYPE:V,... little-endian, as --arg packs it.
+            let (ty, vals) = v.split_once(':').unwrap();
+            let mut want = Vec::new();
+            for x in vals.split(',') {
+                match ty {
+                    "s32" => want.extend(x.parse::<i32>().unwrap().to_le_bytes()),
+                    "u32" => want.extend(x.parse::<u32>().unwrap().to_le_bytes()),
+                    "f16" => want.extend(half::f16::from_f32(x.parse().unwrap()).to_le_bytes()),
+                    t => panic!("type {t}"),
+                }
+            }
+            assert_eq!(bytes(i), want, "param {i} ({})", a["from"]);
+            checked += 1;
+        }
+        if let Some(m) = a["tensor_map"].as_str() {
+            // f16:DIMS:STRIDES:BOX:SWIZZLE against the encode call of the same dims.
+            let p: Vec<&str> = m.split(':').collect();
+            let list = |s: &str| -> Vec<u64> { s.split(',').map(|x| x.parse().unwrap()).collect() };
+            let e = d["tensor_map_encodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| {
+                    e["dims"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_u64().unwrap())
+                        .collect::<Vec<_>>()
+                        == list(p[1])
+                })
+                .unwrap_or_else(|| panic!("no encode with dims {}", p[1]));
+            let nums = |k: &str| -> Vec<u64> {
+                e[k].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect()
+            };
+            assert_eq!(p[0], "f16");
+            assert_eq!(e["data_type"], 6, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
+            assert_eq!(nums("strides_bytes"), list(p[2]));
+            assert_eq!(nums("box"), list(p[3]));
+            assert_eq!((p[4], e["swizzle"].as_u64()), ("128B", Some(3)));
+            assert_eq!(nums("element_strides"), [1, 1]);
+            // The map's global address is the pointer parameter before it (A for tmaA).
+            assert_eq!(bytes(i)[..8], bytes(i - 1)[..], "param {i}: address");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 7);
+}
+
+/// Each launch file (the flags `tilelab ptx` runs) says what its measured record says was
+/// launched: kernel, grid, block, dynamic shared memory, and exactly the `--arg` and
+/// `--tensor-map` values of the record's `cli`, by parameter index.
+#[test]
+fn launch_files_agree_with_the_records() {
+    let mut n = 0;
+    for e in std::fs::read_dir(Path::new(DIR).join("launch")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+        let f = fixture(&name);
+        let l: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(l["format"], "tilelab-launch");
+        assert_eq!(
+            l["ptx"],
+            format!("../{}", f["ptx"].as_str().unwrap()),
+            "{name}"
+        );
+        n += 1;
+        let Some(r) = f.get("launch") else {
+            // The CuTe records hold the binary launch's ncu row instead.
+            let row = &f["ncu_row"];
+            let d = |k: &str| {
+                let v: Vec<String> = l[k]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect();
+                format!("({})", v.join(", "))
+            };
+            assert_eq!(row["grid"].as_str().unwrap(), d("grid"), "{name}");
+            assert_eq!(row["block"].as_str().unwrap(), d("block"), "{name}");
+            continue;
+        };
+        assert_eq!(l["kernel"], r["kernel"], "{name}");
+        assert_eq!(l["grid"], r["grid"], "{name}");
+        assert_eq!(l["block"], r["block"], "{name}");
+        assert_eq!(l["dynamic_smem"], r["dynamic_smem_bytes"], "{name}");
+        let mut want: Vec<String> = r["cli"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .chunks(2)
+            .map(|c| format!("{} {}", c[0], c[1]))
+            .collect();
+        let mut got: Vec<String> = l["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| {
+                let i = a["param"].as_u64().unwrap();
+                match (a["value"].as_str(), a["tensor_map"].as_str()) {
+                    (Some(v), _) => Some(format!("--arg {i}={v}")),
+                    (_, Some(m)) => Some(format!("--tensor-map {i}={m}")),
+                    _ => None,
+                }
+            })
+            .collect();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{name}");
+    }
+    assert_eq!(n, 20);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The engine's Hopper arms on small kernels, and the acceptance lines.
 // ---------------------------------------------------------------------------------------------
@@ -286,6 +518,7 @@ fn launch(block: u32, args: &[&str], maps: &[&str]) -> tilelab::ptx::Launch {
         grid: [1, 1, 1],
         block: [block, 1, 1],
         cta: [0, 0, 0],
+        cluster: [1, 1, 1],
         args: args
             .iter()
             .map(|a| {
@@ -321,6 +554,25 @@ fn wgmma_accumulates_over_the_warpgroup() {
     // The control: 16.0 (scale-d ignored on the second, or D lost) is not what it computes.
     let wrong = WGMMA_ONES.replace("EXPECT", "0f41800000");
     let e = tilelab::ptx::simulate(&wrong, None, &launch(128, &[], &[])).unwrap_err();
+    assert!(e.to_string().contains("outside every buffer"), "{e}");
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16` (CuTe's `SM80_16x8x16_F16F16F16F16_TN`,
+/// the sgemm_sm80 tutorial's MMA): C and D are two `.f16x2` registers. A, B and C all 1.0, so
+/// every D element is 16 · 1.0 · 1.0 + 1.0 = 17.0 (f16 0x4C40) whatever the fragment layout
+/// (PTX ISA 9.7.14.5.14: D = A·B + C); the kernel loads from address 0 when a D register is not
+/// two of them.
+const MMA_F16_ACC: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .pred %p<4>;\n.reg .b32 %r<12>;\n.reg .b64 %rd<2>;\nmov.b32 %r1, 1006648320;\nmma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r8, %r9}, {%r1, %r1, %r1, %r1}, {%r1, %r1}, {%r1, %r1};\nsetp.ne.b32 %p1, %r8, EXPECT;\nsetp.ne.b32 %p2, %r9, EXPECT;\nor.pred %p1, %p1, %p2;\nmov.u64 %rd1, 0;\n@%p1 ld.global.u32 %r10, [%rd1];\nret;\n}\n";
+
+/// The f16-accumulator mma.sync runs through the executor and counts one HMMA per warp; a
+/// wrong expectation (16.0: C dropped) is caught, so the check can fail.
+#[test]
+fn mma_sync_with_an_f16_accumulator_runs() {
+    let ok = MMA_F16_ACC.replace("EXPECT", "1279282240"); // 0x4C404C40: 17.0, 17.0
+    let r = tilelab::ptx::simulate(&ok, None, &launch(32, &[], &[])).unwrap();
+    assert_eq!(r.totals.sass.HMMA, 1);
+    let wrong = MMA_F16_ACC.replace("EXPECT", "1275087872"); // 0x4C004C00: 16.0, 16.0
+    let e = tilelab::ptx::simulate(&wrong, None, &launch(32, &[], &[])).unwrap_err();
     assert!(e.to_string().contains("outside every buffer"), "{e}");
 }
 
@@ -537,8 +789,8 @@ fn wgmma_n256_checks_its_last_register() {
 #[test]
 fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
     for name in FA3 {
-        let f = fixture(name);
-        let t = &run(&f).unwrap()["totals"];
+        let r = run(name).unwrap();
+        let t = &r["totals"];
         let d = if name.contains("d64") { "64" } else { "128" };
         let s = if name.ends_with("s128") { "128" } else { "512" };
         let mut args = vec![

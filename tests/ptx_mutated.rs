@@ -100,6 +100,7 @@ fn fixtures() -> &'static [Fixture] {
                 grid: dim(&l["grid"]),
                 block: dim(&l["block"]),
                 cta: [0, 0, 0],
+                cluster: [1, 1, 1],
                 args,
                 tensor_maps: vec![],
                 dynamic_smem: Some(
@@ -1019,6 +1020,7 @@ mod regressions {
             grid: [1, 1, 1],
             block: [block, 1, 1],
             cta: [0, 0, 0],
+            cluster: [1, 1, 1],
             args: vec![],
             tensor_maps: vec![],
             dynamic_smem: None,

@@ -18,6 +18,7 @@ fn launch(block: u32) -> Launch {
         grid: [4, 1, 1],
         block: [block, 1, 1],
         cta: [3, 0, 0],
+        cluster: [1, 1, 1],
         args: vec![],
         tensor_maps: vec![],
         dynamic_smem: None,

@@ -54,6 +54,7 @@ fn state(
         grid: [1, 1, 1],
         block: [block, 1, 1],
         cta: [0, 0, 0],
+        cluster: [1, 1, 1],
         args: args
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Runs `tilelab verify --ptx` on the H200 for Hopper fixtures of tests/data/ptx_hopper/.
+"""Runs `tilelab verify --launch` on the H200 for Hopper fixtures of tests/data/ptx_hopper/.
 
-Usage (on the GPU machine, from the repository root):
+Usage (on the GPU machine, from the repository root or a staging folder holding
+tests/data/ptx_hopper):
     python3 scripts/hopper_fixtures/verify_ptx_device.py TILELAB OUTDIR NAME...
-Each NAME is a launch file tests/data/ptx_hopper/NAME.json; its `launch` (kernel, grid, block,
-dynamic_smem_bytes, cli) gives the flags. Writes OUTDIR/NAME.json (verify's --json-out), and
-OUTDIR/NAME.txt (the table and its exit code).
+Each NAME is a measured launch tests/data/ptx_hopper/NAME.json; its tilelab launch file
+tests/data/ptx_hopper/launch/NAME.json (docs/launch-files.md) gives the PTX file, kernel, grid,
+block, dynamic shared memory and parameter values. Writes OUTDIR/NAME.json (verify's
+--json-out), and OUTDIR/NAME.txt (the command, the table and its exit code).
 """
-import json
 import shlex
 import subprocess
 import sys
@@ -16,14 +17,8 @@ import sys
 def main():
     tl, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]
     for n in names:
-        d = json.load(open(f"tests/data/ptx_hopper/{n}.json"))
-        l = d["launch"]
-        ptx = f"tests/data/ptx_hopper/{d.get('ptx', n + '.ptx')}"
-        cmd = [tl, "verify", "--ptx", ptx, "--kernel", l["kernel"],
-               "--grid", ",".join(map(str, l["grid"])),
-               "--block", ",".join(map(str, l["block"])),
-               "--dynamic-smem", str(l["dynamic_smem_bytes"]),
-               "--json-out", f"{out}/{n}.json"] + shlex.split(l.get("cli") or "")
+        cmd = [tl, "verify", "--launch", f"tests/data/ptx_hopper/launch/{n}.json",
+               "--json-out", f"{out}/{n}.json"]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=100)
         with open(f"{out}/{n}.txt", "w") as f:
             f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")

@@ -17,6 +17,7 @@ macro_rules! outln {
 }
 
 mod explain;
+mod launch;
 mod lessons;
 pub mod out;
 mod ptx;

@@ -16,22 +16,32 @@ use super::out;
 
 /// Arguments of `tilelab ptx`.
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "A launch file (--launch FILE.json, format in docs/launch-files.md) holds the PTX file, kernel, grid, block, cluster, dynamic shared memory and every parameter's value; flags given beside --launch override the file's (an --arg or --tensor-map replaces the file's entry for the same parameter and byte offset).\n\nExamples:\n  tilelab ptx --launch tests/data/ptx_hopper/launch/cute_wgmma_tma_sm90.json\n  tilelab ptx --launch tests/data/ptx_hopper/launch/cute_wgmma_tma_sm90.json --cta 1,0,0"
+)]
 pub struct PtxArgs {
-    /// PTX file (nvcc `-ptx`, Triton `.asm["ptx"]`).
-    pub file: PathBuf,
+    /// PTX file (nvcc `-ptx`, Triton `.asm["ptx"]`); with --launch, overrides the file's.
+    #[arg(required_unless_present = "launch")]
+    pub file: Option<PathBuf>,
+    /// A launch file (JSON, `{"format": "tilelab-launch", "version": 1, ...}`, see
+    /// docs/launch-files.md): the PTX file (relative to the launch file), kernel, grid, block,
+    /// cluster, CTA, dynamic shared memory, instruction budget and parameter values. Flags given
+    /// beside it override its values.
+    #[arg(long, value_name = "FILE.json")]
+    pub launch: Option<PathBuf>,
     /// Kernel (`.entry`) to run, needed when the file has several: its name (mangled or
     /// demangled), a part of exactly one kernel's name, or #N (the N-th .entry, from 0).
     #[arg(long)]
     pub kernel: Option<String>,
     /// Grid size in CTAs: X[,Y,Z].
-    #[arg(long, value_parser = parse_dim3)]
-    pub grid: [u32; 3],
+    #[arg(long, value_parser = parse_dim3, required_unless_present = "launch")]
+    pub grid: Option<[u32; 3]>,
     /// Block size in threads: X[,Y,Z].
-    #[arg(long, value_parser = parse_dim3)]
-    pub block: [u32; 3],
-    /// The CTA to simulate: X[,Y,Z].
-    #[arg(long, value_parser = parse_dim3_zero, default_value = "0,0,0")]
-    pub cta: [u32; 3],
+    #[arg(long, value_parser = parse_dim3, required_unless_present = "launch")]
+    pub block: Option<[u32; 3]>,
+    /// The CTA to simulate: X[,Y,Z] [default: 0,0,0].
+    #[arg(long, value_parser = parse_dim3_zero)]
+    pub cta: Option<[u32; 3]>,
     /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
     /// NAME[+OFFSET]=TYPE:V[,V...] packs values of one PTX type little-endian from byte OFFSET
     /// (default 0) of a by-value struct (.b8 array), e.g. 0=s32:128,128,512 or 0+16=f16:1.0.
@@ -53,8 +63,9 @@ pub struct PtxArgs {
     /// Stop after N warp instructions, or once they cost more than 20·N units (1 per
     /// instruction, 32 per memory instruction, 64 per mma.sync): a runaway loop of any kind ends
     /// within seconds. At most 30000000.
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS, value_parser = parse_max_instructions)]
-    pub max_instructions: u64,
+    /// [default: 3000000]
+    #[arg(long, value_name = "N", value_parser = parse_max_instructions)]
+    pub max_instructions: Option<u64>,
     /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
     /// per-line table, in line order; 0 prints every line. Totals always count every line.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::whole::<usize>("0 (every line) or a number of lines"))]
@@ -155,37 +166,46 @@ pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
 
 /// Runs `tilelab ptx`.
 pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
-    let src = tilelab::textfile::read_text(&a.file, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
-        .with_context(|| format!("cannot read PTX file '{}'", tilelab::text::path(&a.file)))?;
-    let launch = Launch {
-        grid: a.grid,
-        block: a.block,
-        cta: a.cta,
-        args: a.args.clone(),
-        tensor_maps: a.tensor_maps.clone(),
-        dynamic_smem: a.dynamic_smem,
-        max_instructions: a.max_instructions,
+    let r = super::launch::resolve(
+        a.launch.as_deref(),
+        super::launch::Flags {
+            ptx: a.file.clone(),
+            kernel: a.kernel.clone(),
+            grid: a.grid,
+            block: a.block,
+            cta: a.cta,
+            args: a.args.clone(),
+            tensor_maps: a.tensor_maps.clone(),
+            dynamic_smem: a.dynamic_smem,
+            max_instructions: a.max_instructions,
+        },
+        "tilelab ptx",
+    )?;
+    let src = match r.src {
+        Some(s) => s,
+        None => super::launch::read_ptx(&r.ptx)?,
     };
-    let prog = match ptx::report::load(&src, a.kernel.as_deref()) {
+    let (file, launch) = (&r.ptx, &r.launch);
+    let prog = match ptx::report::load(&src, r.kernel.as_deref()) {
         Ok(p) => p,
-        Err(e) => bail!("{}: {e}", tilelab::text::path(&a.file)),
+        Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
     };
     let mut worst = WorstOfLine::new(a.line.unwrap_or(0));
     let observer: Option<(u32, &mut dyn ptx::Observer)> = match a.line {
         Some(_) => Some((ALL_WARPS, &mut worst)),
         None => None,
     };
-    let report = match ptx::report::simulate_program(&prog, &launch, observer) {
+    let report = match ptx::report::simulate_program(&prog, launch, observer) {
         Ok(r) => r,
-        Err(e) => bail!("{}: {e}", tilelab::text::path(&a.file)),
+        Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
     };
     if let (Some(path), Some(line)) = (&a.svg, a.line) {
-        write_svg(path, line, &a.file, &prog, &worst)?;
+        write_svg(path, line, file, &prog, &worst)?;
     }
     if a.json {
         out::emit_json(&report)?;
     } else {
-        out::emit(&render(&report, &launch, a.top))?;
+        out::emit(&render(&report, launch, a.top))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,8 +12,9 @@ use super::lessons::{layout_index, load, refuse_question_svg, step_index, varian
 
 /// Arguments of `tilelab tui`.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("ptx_view").args(["ptx", "launch"]).multiple(true)))]
 #[command(
-    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, a answer the step's question (its numbers stay hidden until it is answered; r shows them, --answers shows them all), ? help, q quit.\nWith --ptx: c/C next/previous instruction with bank conflicts, : go to a PTX line, f only conflicting, F only this line.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 1 --svg step1.svg   write a picture, no terminal UI\n  tilelab tui ldmatrix --step 2 --svg step2.svg --answers   a step that asks a question: its picture shows the answer\n  tilelab tui --ptx tests/data/ptx_hand/col16.ptx --kernel col16 --grid 1 --block 32\n  tilelab tui --ptx tests/data/ptx/triton_fa_v1_trans.ptx --grid 1 --block 128 --dynamic-smem 32768 \\\n      --arg 6=64 --arg 7=0.125 --warp 0 --line 402"
+    after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, a answer the step's question (its numbers stay hidden until it is answered; r shows them, --answers shows them all), ? help, q quit.\nWith --ptx: c/C next/previous instruction with bank conflicts, : go to a PTX line, f only conflicting, F only this line.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 1 --svg step1.svg   write a picture, no terminal UI\n  tilelab tui ldmatrix --step 2 --svg step2.svg --answers   a step that asks a question: its picture shows the answer\n  tilelab tui --ptx tests/data/ptx_hand/col16.ptx --kernel col16 --grid 1 --block 32\n  tilelab tui --launch tests/data/ptx_hopper/launch/tt_matmul_tma.json --warp 4   a launch file (docs/launch-files.md); flags beside it override its values\n  tilelab tui --ptx tests/data/ptx/triton_fa_v1_trans.ptx --grid 1 --block 128 --dynamic-smem 32768 \\\n      --arg 6=64 --arg 7=0.125 --warp 0 --line 402"
 )]
 pub struct TuiArgs {
     /// Lesson name (see `tilelab lessons`); without it, a list to pick from.
@@ -34,7 +35,7 @@ pub struct TuiArgs {
     /// pressed on each: they are their answers); without it they stay hidden until the question
     /// is answered or `r` is pressed, and --svg refuses to draw such a step (its picture is the
     /// answer), as `tilelab lessons show --svg` does.
-    #[arg(long, conflicts_with = "ptx")]
+    #[arg(long, conflicts_with = "ptx_view")]
     pub answers: bool,
     /// Load lessons from DIR (*.toml) instead of the built-in ones.
     #[arg(long, value_name = "DIR")]
@@ -44,69 +45,76 @@ pub struct TuiArgs {
     /// instructions one at a time.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["lesson", "step", "layout", "variant", "svg", "dir"])]
     pub ptx: Option<PathBuf>,
+    /// Step through the PTX kernel of a launch file (docs/launch-files.md) as --ptx does: its
+    /// PTX file, kernel, grid, block, CTA, dynamic shared memory and parameter values. Flags
+    /// given beside it (--ptx FILE included) override the file's.
+    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["lesson", "step", "layout", "variant", "svg", "dir"])]
+    pub launch: Option<PathBuf>,
     /// --ptx: kernel (`.entry`) to run, needed when the file has several: as for `tilelab ptx`
     /// (a name, a part of exactly one kernel's name, or #N from 0).
-    #[arg(long, value_name = "K", requires = "ptx")]
+    #[arg(long, value_name = "K")]
     pub kernel: Option<String>,
     /// --ptx: grid size in CTAs, X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
     pub grid: Option<[u32; 3]>,
     /// --ptx: block size in threads, X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
     pub block: Option<[u32; 3]>,
     /// --ptx: the CTA to simulate, X[,Y,Z] (default 0,0,0).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero, requires = "ptx")]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
     /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable), or struct bytes
     /// NAME[+OFFSET]=TYPE:V[,V...] as for `tilelab ptx`; pointers need none.
-    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg, requires = "ptx")]
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg)]
     pub args: Vec<(String, String)>,
     /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
     /// (repeatable), as for `tilelab ptx`.
-    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map, requires = "ptx")]
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map)]
     pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
-    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop after N warp instructions, or once they cost more than 20·N units (as for
     /// `tilelab ptx`; at most 30000000) [default: 3000000].
-    #[arg(long, value_name = "N", requires = "ptx", value_parser = super::ptx::parse_max_instructions)]
+    #[arg(long, value_name = "N", value_parser = super::ptx::parse_max_instructions)]
     pub max_instructions: Option<u64>,
     /// --ptx: the warp to follow (0-based, within the CTA) [default: 0].
-    #[arg(long, value_name = "W", requires = "ptx", value_parser = super::whole::<u32>("0..=31, a warp of the CTA"))]
+    #[arg(long, value_name = "W", value_parser = super::whole::<u32>("0..=31, a warp of the CTA"))]
     pub warp: Option<u32>,
     /// --ptx: start at the first instruction of this PTX line.
-    #[arg(long, value_name = "N", requires = "ptx", value_parser = super::whole::<u32>("a line of the PTX file, 1-based"))]
+    #[arg(long, value_name = "N", value_parser = super::whole::<u32>("a line of the PTX file, 1-based"))]
     pub line: Option<u32>,
     /// --ptx: keep at most N of the warp's steps (later ones are counted, not shown) [default: 10000].
-    #[arg(long, value_name = "N", requires = "ptx", value_parser = super::whole::<usize>("a whole number of steps"))]
+    #[arg(long, value_name = "N", value_parser = super::whole::<usize>("a whole number of steps"))]
     pub max_steps: Option<usize>,
 }
 
-fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let (Some(grid), Some(block)) = (a.grid, a.block) else {
-        anyhow::bail!(
-            "--ptx needs --grid X[,Y,Z] and --block X[,Y,Z] (the launch, as for `tilelab ptx`)"
-        );
+fn run_ptx(a: &TuiArgs) -> anyhow::Result<ExitCode> {
+    let r = super::launch::resolve(
+        a.launch.as_deref(),
+        super::launch::Flags {
+            ptx: a.ptx.clone(),
+            kernel: a.kernel.clone(),
+            grid: a.grid,
+            block: a.block,
+            cta: a.cta,
+            args: a.args.clone(),
+            tensor_maps: a.tensor_maps.clone(),
+            dynamic_smem: a.dynamic_smem,
+            max_instructions: a.max_instructions,
+        },
+        "tilelab tui --ptx",
+    )?;
+    let text = match &r.src {
+        Some(s) => s.clone(),
+        None => super::launch::read_ptx(&r.ptx)?,
     };
-    let text = tilelab::textfile::read_text(file, tilelab::textfile::MAX_PTX_BYTES, "PTX module")
-        .with_context(|| format!("cannot read PTX file '{}'", tilelab::text::path(file)))?;
-    let launch = tilelab::ptx::Launch {
-        grid,
-        block,
-        cta: a.cta.unwrap_or([0; 3]),
-        args: a.args.clone(),
-        tensor_maps: a.tensor_maps.clone(),
-        dynamic_smem: a.dynamic_smem,
-        max_instructions: a
-            .max_instructions
-            .unwrap_or(tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS),
-    };
+    let (file, text, launch) = (r.ptx.as_path(), &text, &r.launch);
     let state = tilelab::tui::ptx::PtxState::load(
         tilelab::text::path(file),
-        &text,
-        a.kernel.as_deref(),
-        &launch,
+        text,
+        r.kernel.as_deref(),
+        launch,
         a.warp.unwrap_or(0),
         a.max_steps.unwrap_or(tilelab::ptx::trace::DEFAULT_CAP),
         a.line,
@@ -126,8 +134,8 @@ fn run_ptx(a: &TuiArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
-    if let Some(file) = &a.ptx {
-        return run_ptx(&a, file);
+    if a.ptx.is_some() || a.launch.is_some() {
+        return run_ptx(&a);
     }
     // clap does not enforce `requires = "ptx"` when a lesson (which conflicts with --ptx) is named.
     if a.kernel.is_some()
@@ -143,7 +151,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         || a.max_instructions.is_some()
     {
         anyhow::bail!(
-            "--kernel, --grid, --block, --cta, --arg, --tensor-map, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE; a lesson takes --step, --layout and --variant"
+            "--kernel, --grid, --block, --cta, --arg, --tensor-map, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE or --launch FILE.json; a lesson takes --step, --layout and --variant"
         );
     }
     let all = load(a.dir.as_ref())?;

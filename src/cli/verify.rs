@@ -25,6 +25,7 @@ use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
 
 /// Arguments of `tilelab verify`.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("ptx_check").args(["ptx", "launch"]).multiple(true)))]
 pub struct VerifyArgs {
     /// Run every check (the default).
     #[arg(long, conflicts_with = "lesson")]
@@ -94,35 +95,40 @@ pub struct VerifyArgs {
     /// per counter and per PTX line. Takes the launch flags below.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["all", "lesson", "fuzz", "records"])]
     pub ptx: Option<PathBuf>,
+    /// Check the PTX kernel of a launch file (docs/launch-files.md) as --ptx does: its PTX file,
+    /// kernel, grid, block, dynamic shared memory and parameter values. Flags given beside it
+    /// (--ptx FILE included) override the file's. (A cluster it names is not launched as one.)
+    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["all", "lesson", "fuzz", "records"])]
+    pub launch: Option<PathBuf>,
     /// --ptx: the kernel (`.entry`), needed when the file has several: as for `tilelab ptx`
     /// (a name, a part of exactly one kernel's name, or #N from 0).
-    #[arg(long, requires = "ptx")]
+    #[arg(long, requires = "ptx_check")]
     pub kernel: Option<String>,
     /// --ptx: grid size in CTAs, X[,Y,Z] (every CTA is simulated and measured).
-    #[arg(long, requires = "ptx", value_parser = super::ptx::parse_dim3)]
+    #[arg(long, requires = "ptx_check", value_parser = super::ptx::parse_dim3)]
     pub grid: Option<[u32; 3]>,
     /// --ptx: block size in threads, X[,Y,Z].
-    #[arg(long, requires = "ptx", value_parser = super::ptx::parse_dim3)]
+    #[arg(long, requires = "ptx_check", value_parser = super::ptx::parse_dim3)]
     pub block: Option<[u32; 3]>,
     /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE, or struct bytes
     /// NAME[+OFFSET]=TYPE:V[,V...] (repeatable), as for `tilelab ptx` (the GPU gets the same
     /// bytes); pointers take none: each gets its own zero-filled buffer, in the simulator and on
     /// the GPU.
-    #[arg(long = "arg", requires = "ptx", value_parser = super::ptx::parse_arg)]
+    #[arg(long = "arg", requires = "ptx_check", value_parser = super::ptx::parse_arg)]
     pub args: Vec<(String, String)>,
     /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
     /// (repeatable), as for `tilelab ptx`; on the GPU encoded with cuTensorMapEncodeTiled over
     /// its own zero-filled buffer (or @POINTER's).
-    #[arg(long = "tensor-map", value_name = "NAME=SPEC", requires = "ptx", value_parser = super::ptx::parse_tensor_map)]
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", requires = "ptx_check", value_parser = super::ptx::parse_tensor_map)]
     pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;
     /// on the GPU: 0 when not given).
-    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx_check")]
     pub dynamic_smem: Option<u32>,
     /// --ptx: stop the simulation of a CTA after N warp instructions, or once they cost more
-    /// than 20·N units (as for `tilelab ptx`; at most 30000000).
-    #[arg(long, value_name = "N", default_value_t = tilelab::ptx::engine::DEFAULT_MAX_INSTRUCTIONS, value_parser = super::ptx::parse_max_instructions)]
-    pub max_instructions: u64,
+    /// than 20·N units (as for `tilelab ptx`; at most 30000000) [default: 3000000].
+    #[arg(long, value_name = "N", value_parser = super::ptx::parse_max_instructions)]
+    pub max_instructions: Option<u64>,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
     /// inside it), a size: 1048576, 1024K, 1M, 1MiB.
     #[arg(long, value_name = "BYTES", value_parser = super::size_u64, default_value_t = verify::ptx_file::POINTER_BYTES)]
@@ -136,31 +142,43 @@ pub struct VerifyArgs {
 }
 
 impl VerifyArgs {
-    /// The --ptx run the flags describe.
+    /// The --ptx run the flags (and --launch's file) describe.
     ///
     /// # Errors
-    /// --grid or --block missing.
-    fn ptx_run(&self, file: &std::path::Path) -> anyhow::Result<verify::ptx_file::PtxRun> {
-        let need = |v: Option<[u32; 3]>, flag: &str| {
-            v.with_context(|| format!("verify --ptx needs {flag} X[,Y,Z]"))
-        };
+    /// The launch file's; --grid or --block missing.
+    fn ptx_run(&self) -> anyhow::Result<verify::ptx_file::PtxRun> {
+        let r = super::launch::resolve(
+            self.launch.as_deref(),
+            super::launch::Flags {
+                ptx: self.ptx.clone(),
+                kernel: self.kernel.clone(),
+                grid: self.grid,
+                block: self.block,
+                cta: None,
+                args: self.args.clone(),
+                tensor_maps: self.tensor_maps.clone(),
+                dynamic_smem: self.dynamic_smem,
+                max_instructions: self.max_instructions,
+            },
+            "verify --ptx",
+        )?;
         Ok(verify::ptx_file::PtxRun {
-            file: file.to_path_buf(),
-            kernel: self.kernel.clone(),
-            grid: need(self.grid, "--grid")?,
-            block: need(self.block, "--block")?,
-            args: self.args.clone(),
-            tensor_maps: self.tensor_maps.clone(),
-            dynamic_smem: self.dynamic_smem,
-            max_instructions: self.max_instructions,
+            file: r.ptx,
+            kernel: r.kernel,
+            grid: r.launch.grid,
+            block: r.launch.block,
+            args: r.launch.args,
+            tensor_maps: r.launch.tensor_maps,
+            dynamic_smem: r.launch.dynamic_smem,
+            max_instructions: r.launch.max_instructions,
             pointer_bytes: self.pointer_bytes,
         })
     }
 
     /// The probe this invocation asks for, if any.
     fn probe(&self) -> anyhow::Result<Option<Probe>> {
-        if let (Some(f), true) = (&self.ptx, self.probe_ptx) {
-            return Ok(Some(Probe::Ptx(self.ptx_run(f)?, self.line_info)));
+        if self.ptx.is_some() && self.probe_ptx {
+            return Ok(Some(Probe::Ptx(self.ptx_run()?, self.line_info)));
         }
         Ok(if let Some(f) = &self.probe_file {
             Some(Probe::Records(f.clone()))
@@ -238,8 +256,8 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         out::line(format_args!("{}", verify::run_probe(&p)?))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(f) = &a.ptx {
-        let run = a.ptx_run(f)?;
+    if a.ptx.is_some() || a.launch.is_some() {
+        let run = a.ptx_run()?;
         return run_ptx(&a, &run);
     }
     // Names, counts and files first (milliseconds), then the GPU, then the plan: generating the
@@ -504,7 +522,7 @@ mod ptx_tests {
             "--pointer-bytes",
             "4096",
         ]);
-        let run = a.ptx_run(a.ptx.as_deref().unwrap()).unwrap();
+        let run = a.ptx_run().unwrap();
         assert_eq!((run.grid, run.block), ([2, 3, 1], [128, 1, 1]));
         for line_info in [false, true] {
             let child: Vec<String> = std::iter::once("tilelab".to_string())
@@ -523,8 +541,11 @@ mod ptx_tests {
     fn ptx_flags_need_the_file_and_the_grid() {
         assert!(Cli::try_parse_from(["tilelab", "verify", "--grid", "1"]).is_err());
         let a = args(&["tilelab", "verify", "--ptx", "k.ptx", "--block", "32"]);
-        let e = a.ptx_run(a.ptx.as_deref().unwrap()).unwrap_err();
-        assert_eq!(e.to_string(), "verify --ptx needs --grid X[,Y,Z]");
+        let e = a.ptx_run().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "verify --ptx needs --grid X[,Y,Z] (or --launch FILE.json)"
+        );
         assert!(
             Cli::try_parse_from(["tilelab", "verify", "--ptx", "k.ptx", "--lesson", "banks"])
                 .is_err()

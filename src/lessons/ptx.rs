@@ -209,6 +209,7 @@ impl PtxPart {
                 grid,
                 block,
                 cta: [0, 0, 0],
+                cluster: [1, 1, 1],
                 args,
                 tensor_maps: vec![],
                 dynamic_smem,

@@ -23,7 +23,7 @@ use std::fmt;
 use super::parse::{self, Kernel, Module, Operand, Stmt};
 use super::types::Ty;
 use crate::sim::arch::Arch;
-use crate::sim::mma::{MmaDtype, MmaShape};
+use crate::sim::mma::{MmaAcc, MmaDtype, MmaShape};
 
 mod hopper;
 mod sync;
@@ -724,6 +724,8 @@ pub enum Op {
         shape: MmaShape,
         /// A/B type.
         dtype: MmaDtype,
+        /// C/D type: `.f32` (4 registers) or `.f16` (2 `.f16x2` registers).
+        acc: MmaAcc,
         /// D registers.
         d: Vec<u32>,
         /// A, B, C sources.
@@ -4194,7 +4196,7 @@ impl Decoder<'_> {
             derr(
                 line,
                 format!(
-                    "unsupported mma '{}': modelled are mma.sync.aligned.{{m16n8k16,m16n8k8}}.row.col.f32.{{f16,bf16}}.{{f16,bf16}}.f32 (m16n8k8: f16)",
+                    "unsupported mma '{}': modelled are mma.sync.aligned.{{m16n8k16,m16n8k8}}.row.col.f32.{{f16,bf16}}.{{f16,bf16}}.f32 (m16n8k8: f16) and .f16.f16.f16.f16",
                     i.opcode.join(".")
                 ),
             )
@@ -4246,34 +4248,41 @@ impl Decoder<'_> {
             .copied()
             .filter(|s| Ty::parse(s).is_some())
             .collect();
-        let dtype = match tys.as_slice() {
-            ["f32", "f16", "f16", "f32"] => MmaDtype::F16,
-            ["f32", "bf16", "bf16", "f32"] => MmaDtype::Bf16,
+        // `.dtype.atype.btype.ctype` (PTX ISA 9.7.14.5.14 mma: for .f16 inputs D and C are
+        // both .f16 or both .f32; .bf16 accumulates in .f32 only).
+        let (dtype, acc) = match tys.as_slice() {
+            ["f32", "f16", "f16", "f32"] => (MmaDtype::F16, MmaAcc::F32),
+            ["f16", "f16", "f16", "f16"] => (MmaDtype::F16, MmaAcc::F16),
+            ["f32", "bf16", "bf16", "f32"] => (MmaDtype::Bf16, MmaAcc::F32),
             _ => return Err(unsupported()),
         };
         if shape == MmaShape::M16N8K8 && dtype == MmaDtype::Bf16 {
             return Err(unsupported());
         }
-        let f32_ = Want::Ty(Ty::F32);
+        // C and D: four .f32 registers, or two .f16x2 registers (.b32) for an .f16 accumulator.
+        let (cd, ncd) = match acc {
+            MmaAcc::F16 => (Want::Ty(Ty::B(32)), 2),
+            _ => (Want::Ty(Ty::F32), 4),
+        };
         let b32 = Want::Ty(Ty::B(32));
         let d: Vec<u32> = self
-            .vec_dsts(&i.operands[0], f32_, line)?
+            .vec_dsts(&i.operands[0], cd, line)?
             .into_iter()
             .map(|r| r.ok_or_else(|| derr(line, "mma destinations cannot be '_'")))
             .collect::<Result<_, _>>()?;
         let a = self.vec_srcs(&i.operands[1], b32, line)?;
         let b = self.vec_srcs(&i.operands[2], b32, line)?;
-        let c = self.vec_srcs(&i.operands[3], f32_, line)?;
+        let c = self.vec_srcs(&i.operands[3], cd, line)?;
         let (na, nb) = if shape == MmaShape::M16N8K16 {
             (4, 2)
         } else {
             (2, 1)
         };
-        if d.len() != 4 || a.len() != na || b.len() != nb || c.len() != 4 {
+        if d.len() != ncd || a.len() != na || b.len() != nb || c.len() != ncd {
             return Err(derr(
                 line,
                 format!(
-                    "mma.{} needs 4 D, {na} A, {nb} B and 4 C registers",
+                    "mma.{} needs {ncd} D, {na} A, {nb} B and {ncd} C registers",
                     shape.name()
                 ),
             ));
@@ -4281,6 +4290,7 @@ impl Decoder<'_> {
         Ok(Op::Mma {
             shape,
             dtype,
+            acc,
             d,
             a,
             b,

@@ -166,6 +166,10 @@ pub struct Launch {
     pub block: [u32; 3],
     /// Which CTA to simulate (`%ctaid`).
     pub cta: [u32; 3],
+    /// CTAs per cluster (x, y, z): `cudaLaunchAttributeClusterDimension`; `[1, 1, 1]` for a
+    /// launch that names no cluster. Held as data (the launch file's `cluster`, `--cluster`):
+    /// the engine still runs each CTA as its own cluster ([`super::sync`]'s `ClusterShape`).
+    pub cluster: [u32; 3],
     /// Parameter values: (name or index, value as written).
     pub args: Vec<(String, String)>,
     /// `--tensor-map`s, in order (a map's index here is the one its handle holds).

@@ -458,6 +458,7 @@ impl Machine<'_> {
         let Op::Mma {
             shape,
             dtype,
+            acc,
             d,
             a,
             b,
@@ -485,7 +486,7 @@ impl Machine<'_> {
                 rc[l][i] = v!(regs, *s, l) as u32;
             }
         }
-        let out = warp_ops::mma(&mut self.smem, *shape, *dtype, &ra, &rb, &rc)
+        let out = warp_ops::mma(&mut self.smem, *shape, *dtype, *acc, &ra, &rb, &rc)
             .map_err(|e| e.to_string())?;
         for l in 0..WARP_SIZE {
             for (i, r) in d.iter().enumerate() {

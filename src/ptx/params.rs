@@ -323,6 +323,14 @@ fn find_param(prog: &Program, key: &str) -> Option<usize> {
         .or_else(|| key.parse::<usize>().ok().filter(|&i| i < prog.params.len()))
 }
 
+/// Where a `--arg`/`--tensor-map` key `NAME[+OFFSET]` writes: (parameter index, byte offset
+/// inside it, 0 when not given); `None` when the key names no parameter of `prog` or its offset
+/// is not a number.
+pub fn arg_place(prog: &Program, key: &str) -> Option<(usize, u32)> {
+    let (k, off) = split_offset(key).ok()?;
+    Some((find_param(prog, k)?, off.unwrap_or(0)))
+}
+
 /// The error for a flag naming no parameter.
 fn no_param(prog: &Program, flag: &str, key: &str) -> RunError {
     let known = match prog.params.is_empty() {

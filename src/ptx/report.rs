@@ -582,6 +582,7 @@ mod tests {
             grid: [1, 1, 1],
             block: [64, 1, 1],
             cta: [0, 0, 0],
+            cluster: [1, 1, 1],
             args: (3..7).map(|i| (i.to_string(), "32".to_string())).collect(),
             tensor_maps: vec![],
             dynamic_smem: None,

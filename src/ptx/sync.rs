@@ -715,6 +715,7 @@ mod tests {
             grid: [1, 1, 1],
             block: [32, 1, 1],
             cta: [0, 0, 0],
+            cluster: [1, 1, 1],
             args: vec![],
             tensor_maps: vec![],
             dynamic_smem: None,

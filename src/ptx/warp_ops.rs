@@ -75,8 +75,9 @@ pub fn shared(
     exec::execute(smem, &op)
 }
 
-/// `mma.sync.aligned.<shape>.row.col.f32.<dtype>.<dtype>.f32` through the executor: D (f32 bits)
-/// from A, B (packed 16-bit pairs) and C (f32 bits).
+/// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` through the executor: D from
+/// A, B (packed 16-bit pairs) and C; C and D are f32 bits per register (`acc` F32) or two f16
+/// per register (`acc` F16, registers 0 and 1 only).
 ///
 /// # Errors
 /// A shape and type pair the model does not cover.
@@ -84,12 +85,13 @@ pub fn mma(
     smem: &mut Smem,
     shape: MmaShape,
     dtype: MmaDtype,
+    acc: MmaAcc,
     a: &LaneRegs,
     b: &LaneRegs,
     c: &LaneRegs,
 ) -> Result<LaneRegs, SimError> {
     let op = WarpOp::Mma {
-        kind: MmaKind::new(shape, dtype, MmaAcc::F32)?,
+        kind: MmaKind::new(shape, dtype, acc)?,
         a: *a,
         b: *b,
         c: *c,

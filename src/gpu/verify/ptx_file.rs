@@ -98,6 +98,7 @@ impl PtxRun {
             grid: self.grid,
             block: self.block,
             cta,
+            cluster: [1, 1, 1],
             args: self.args.clone(),
             tensor_maps: self.tensor_maps.clone(),
             dynamic_smem: self.dynamic_smem,
