@@ -506,7 +506,7 @@ fn launch_files_agree_with_the_records() {
         got.sort();
         assert_eq!(got, want, "{name}");
     }
-    assert_eq!(n, 20);
+    assert_eq!(n, 28); // 20 fixtures of 2026-12-01 and the 8 measured first (u_*, u2_*)
 }
 
 // ---------------------------------------------------------------------------------------------
