@@ -499,9 +499,52 @@ fn wgmma_n256_checks_its_last_register() {
 fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
     for name in FA3 {
         let f = fixture(name);
-        let t = &run(&f).unwrap()["totals"];
         let d = if name.contains("d64") { "64" } else { "128" };
         let s = if name.ends_with("s128") { "128" } else { "512" };
+        fa3_agrees(name, &f, d, s, name.contains("causal"), "128");
+    }
+}
+
+/// The other key-block width `kernels/fa3_fwd.cu` builds with, `FA_BN = 64` (not causal; PTX
+/// `fa3_d{64,128}_full_f16_bn64.ptx` from `scripts/hopper_fixtures/make_fa3_ptx.sh`, nvcc
+/// 13.0.88): one CTA of `tilelab ptx` gives the counts `sim counts flash-attn --style hopper
+/// --bn 64` predicts, at S = 128 and 512. The launch is the H200 fixtures' but for the K and V
+/// maps' box, `{64, 64}` (the kernel's `{64, FA_BN}`), and the dynamic shared memory,
+/// `FA3_SMEM_BYTES + 1024` = 3·(128·D·2) + 2·2·(64·D·2) + 1024.
+#[test]
+fn fa3_at_64_key_blocks_gives_the_counts_sim_counts_predicts() {
+    for d in [64u32, 128] {
+        for s in [128u32, 512] {
+            let smem = 3 * 128 * d * 2 + 4 * 64 * d * 2 + 1024;
+            let map = |box_rows: u32| format!("f16:{d},{s}:{}:64,{box_rows}:128B", 2 * d);
+            let cli = format!(
+                "--arg 4={s} --arg 5=1 --arg 6=0.125 --tensor-map 0={} --tensor-map 1={} --tensor-map 2={} --tensor-map 3={}",
+                map(128),
+                map(64),
+                map(64),
+                map(64)
+            );
+            let f = serde_json::json!({
+                "ptx": format!("fa3_d{d}_full_f16_bn64.ptx"),
+                "launch": {
+                    "kernel": "fa3_fwd",
+                    "grid": [1, 1, 1],
+                    "block": [384, 1, 1],
+                    "dynamic_smem_bytes": smem,
+                    "cli": cli,
+                },
+            });
+            let name = format!("fa3_d{d}_full_f16_bn64 s{s}");
+            fa3_agrees(&name, &f, &d.to_string(), &s.to_string(), false, "64");
+        }
+    }
+}
+
+/// `tilelab ptx` of launch `f` against `sim counts flash-attn --style hopper` of (D `d`,
+/// S `s`, `causal`, key block `bn`), B = H = 1, one SM: every counter both give.
+fn fa3_agrees(name: &str, f: &Value, d: &str, s: &str, causal: bool, bn: &str) {
+    let t = &run(f).unwrap_or_else(|e| panic!("{name}: {e}"))["totals"];
+    {
         let mut args = vec![
             "sim",
             "counts",
@@ -512,6 +555,8 @@ fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
             d,
             "--seq",
             s,
+            "--bn",
+            bn,
             "--batch",
             "1",
             "--heads",
@@ -520,7 +565,7 @@ fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
             "1",
             "--json",
         ];
-        if name.contains("causal") {
+        if causal {
             args.push("--causal");
         }
         let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
