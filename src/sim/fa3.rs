@@ -897,7 +897,10 @@ mod tests {
         for bn in [32, 96, 192, 256] {
             t.bn = bn;
             let e = t.validate().unwrap_err().to_string();
-            assert!(e.contains(&format!("--bn {bn}")) && e.contains("64, 128"), "{e}");
+            assert!(
+                e.contains(&format!("--bn {bn}")) && e.contains("64, 128"),
+                "{e}"
+            );
         }
         t.bn = 64;
         assert!(t.validate().is_ok());
@@ -906,12 +909,12 @@ mod tests {
         assert!(e.contains("--bn 64") && e.contains("--causal"), "{e}");
     }
 
-    /// `FA_BN = 64` (kernels/fa3_fwd.cu, not causal), D = 128, S = 512, one CTA: 512/64 = 8 key
-    /// blocks; S = Q·Kᵀ is m64n64k16, D/16 = 8 per block plus the discarded S: 8·9 = 72 per
-    /// consumer; P·V m64n128k16, 64/16 = 4 per block: 32 per consumer. K and V boxes
-    /// {64, 64} of 2-byte elements are 8192 bytes, 2 panels per block: 16 of each, so 2 + 32
-    /// loads and 2·16384 + 32·8192 = 294,912 load bytes. Shared memory: 3·32768 + 4·16384 +
-    /// 1024 = 164,864 bytes.
+    /// `FA_BN = 64` (kernels/fa3_fwd.cu, not causal), D = 128, S = 512, one CTA: 512/128 = 4
+    /// tiles of 512/64 = 8 key blocks, 32 in all; S = Q·Kᵀ is m64n64k16, D/16 = 8 per block plus
+    /// the discarded S: 8·33 = 264 per consumer; P·V m64n128k16, 64/16 = 4 per block: 128 per
+    /// consumer. Q boxes {64, 128} are 16384 bytes, K and V boxes {64, 64} 8192, 2 panels each:
+    /// 8 Q loads and 64 of K and of V, so 136 loads and 8·16384 + 128·8192 = 1,179,648 load
+    /// bytes. Shared memory: 3·32768 + 4·16384 + 1024 = 164,864 bytes.
     #[test]
     fn key_blocks_of_64() {
         let mut t = Fa3Tiling::new(128, false);
@@ -919,13 +922,13 @@ mod tests {
         assert_eq!(t.dynamic_smem_bytes(), Some(164_864));
         let r = t.report(&prob(1, 1, 512), 1).unwrap();
         let c = &r.cta0;
-        assert_eq!((c.tiles, c.key_blocks), (1, 8));
+        assert_eq!((c.tiles, c.key_blocks), (4, 32));
         let want: BTreeMap<String, u64> = [
-            ("HGMMA.64x64x16.F32".to_string(), 2 * 72),
-            ("HGMMA.64x128x16.F32".to_string(), 2 * 32),
+            ("HGMMA.64x64x16.F32".to_string(), 2 * 264),
+            ("HGMMA.64x128x16.F32".to_string(), 2 * 128),
         ]
         .into();
         assert_eq!(c.hgmma_by_sass(), want);
-        assert_eq!((c.tma.loads, c.tma.load_bytes), (34, 294_912));
+        assert_eq!((c.tma.loads, c.tma.load_bytes), (136, 1_179_648));
     }
 }
