@@ -231,6 +231,56 @@ fn fa3_matches_the_h200_but_its_shared_wavefronts() {
     assert_matches(&FA3, &FA3_UNMATCHED);
 }
 
+/// The other key-block width, `FA_BN = 64` (`fa3_d{64,128}_full_f16_bn64.ptx`), measured on the
+/// H200 by `scripts/hopper_fixtures/run_fa3_widths.sh` (docs/log/2026-12-02-fa3-widths.md):
+/// every counter but the shared ld/st wavefronts and conflicts, as for the default width.
+const FA3_BN64: [&str; 4] = [
+    "fa3_d64_full_f16_bn64_s128",
+    "fa3_d64_full_f16_bn64_s512",
+    "fa3_d128_full_f16_bn64_s128",
+    "fa3_d128_full_f16_bn64_s512",
+];
+
+#[test]
+fn fa3_at_64_key_blocks_matches_the_h200_but_its_shared_wavefronts() {
+    assert_matches(&FA3_BN64, &FA3_UNMATCHED);
+}
+
+/// `sim counts --bn 64`'s static counts (SASS lines of the variant) against the H200's
+/// `cuobjdump -sass` of the same PTX: HGMMA per shape, UTMALDG.2D, UTMASTG.2D, STS.
+#[test]
+fn fa3_at_64_key_blocks_static_sass_is_what_sim_counts_predicts() {
+    for name in ["fa3_d64_full_f16_bn64_s512", "fa3_d128_full_f16_bn64_s512"] {
+        let f = fixture(name);
+        let ops = &f["sass_static"]["opcodes"];
+        let d = if name.contains("d64") { "64" } else { "128" };
+        let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args([
+                "sim",
+                "counts",
+                "flash-attn",
+                "--style",
+                "hopper",
+                "--head-dim",
+                d,
+                "--bn",
+                "64",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}");
+        let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let st = &c["static"];
+        for (shape, n) in st["hgmma"].as_object().unwrap() {
+            assert_eq!(&ops[shape], n, "{name}: {shape}");
+        }
+        assert_eq!(ops["UTMALDG.2D"], st["utmaldg"], "{name}");
+        assert_eq!(ops["UTMASTG.2D"], st["utmastg"], "{name}");
+        assert_eq!(ops["STS"], st["sts"], "{name}");
+    }
+}
+
 /// The same with the shared ld/st wavefronts and conflicts: they do not match yet.
 #[test]
 #[ignore = "FA3's op_ld/op_st wavefronts on the H200 exceed what its LDS/STS make (fa3_d64_full_f16_s128: st 161 measured for 130 STS, simulated 130) and vary between launches with equal counts (d128 s128 full 331, causal 338); see tests/data/ptx_hopper/README.md"]
