@@ -334,8 +334,9 @@ impl Machine<'_> {
         gs.len() as u64
     }
 
-    /// Issues an asynchronous operation of warp `w` at instruction `pc`, PTX `line`: in the open group of `unit`
-    /// (when given), completing with `action` when the scheduler completes the pending work.
+    /// Issues an asynchronous operation of warp `w` at instruction `pc`, PTX `line`: in the
+    /// open group of `unit` (when given), completing with `action` when the scheduler completes
+    /// the pending work.
     /// The door the bulk-copy and `wgmma` arms enqueue through.
     #[cfg_attr(not(test), allow(dead_code))]
     pub(super) fn issue_async(
