@@ -282,14 +282,73 @@ fn roles_per_warp() {
     let s = screen(&app);
     for want in [
         "Warp roles (R)",
-        "   0  consumer            0     16",
-        "   3  consumer            0     16",
-        "   4  producer            8      0",
+        "   0  consumer               0       0     16",
+        "   3  consumer               0       0     16",
+        "   4  producer               8       0      0",
     ] {
         assert!(s.contains(want), "{want}\n{s}");
     }
     update(&mut app, Msg::ToggleRoles);
     assert!(!screen(&app).contains("Warp roles (R)"));
+}
+
+/// `kernels/fa3_fwd.cu` (D = 64, S = 128, one CTA, its H200 launch `fa3_d64_full_f16_s128.json`):
+/// warpgroup 0 is the producer, one elected thread of warp 0 issuing every load (the kernel's
+/// header: 1 Q box and 1 K and 1 V box of 64 columns, 3 loads), warps 1-3 idle; warpgroups 1 and
+/// 2 the consumers, whose leader warps (4 and 8) also store their 64 rows of O by TMA (one box
+/// each) and stay consumers.
+#[test]
+fn fa3_roles() {
+    let path = format!(
+        "{}/tests/data/ptx_hopper/fa3_d64_full_f16.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let src = std::fs::read_to_string(&path).unwrap();
+    let (m, o) = ("f16:64,128:128:64,128:128B", "f16:64,128:128:64,64:128B");
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [384, 1, 1],
+        cta: [0, 0, 0],
+        args: vec![
+            ("4".into(), "128".into()),
+            ("5".into(), "1".into()),
+            ("6".into(), "0.125".into()),
+        ],
+        tensor_maps: [
+            format!("0={m}"),
+            format!("1={m}"),
+            format!("2={m}"),
+            format!("3={o}"),
+        ]
+        .iter()
+        .map(|x| tilelab::ptx::params::parse_tensor_map(x).unwrap())
+        .collect(),
+        dynamic_smem: Some(115_712),
+        max_instructions: 3_000_000,
+    };
+    let st = PtxState::load(
+        "fa3".into(),
+        &src,
+        Some("fa3_fwd"),
+        &launch,
+        0,
+        10_000,
+        None,
+    )
+    .unwrap();
+    let roles: Vec<&str> = (0..12).map(|w| st.role(w).name()).collect();
+    let c = "consumer";
+    assert_eq!(
+        roles,
+        ["producer", "-", "-", "-", c, c, c, c, c, c, c, c],
+        "{:?}",
+        st.trace.warps
+    );
+    let (p, c4) = (st.activity(0), st.activity(4));
+    assert_eq!((p.bulk_copies, p.bulk_stores, p.wgmma), (3, 0, 0));
+    assert_eq!(c4.bulk_copies, 0);
+    assert_eq!(c4.bulk_stores, 1);
+    assert_eq!(st.activity(5).bulk_stores, 0);
 }
 
 /// The trace stays bounded with Hopper events: a cap of 3 keeps 3 steps of the producer and

@@ -65,8 +65,12 @@ pub enum Hopper {
 /// instructions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WarpActivity {
-    /// Bulk copies (`cp.async.bulk{.tensor}`, SASS `UTMALDG`/`UTMASTG`/`UBLKCP`) issued.
+    /// Bulk copies into shared memory (`cp.async.bulk{.tensor}` global -> shared, SASS
+    /// `UTMALDG`/`UBLKCP`) issued.
     pub bulk_copies: u64,
+    /// Bulk copies out of shared memory (stores and reductions to global, SASS `UTMASTG`,
+    /// `UBLKCP`, `UTMAREDG`) issued: a consumer's epilogue, not a producer's work.
+    pub bulk_stores: u64,
     /// `wgmma.mma_async` executions (SASS `HGMMA`) of the warp's warpgroup.
     pub wgmma: u64,
     /// mbarrier instructions executed (warp instructions).
@@ -76,9 +80,10 @@ pub struct WarpActivity {
 /// A warp's role, derived from what it executed ([`WarpActivity`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// Issued bulk copies (TMA) and no wgmma: it feeds shared memory.
+    /// Issued bulk copies into shared memory (TMA loads) and no wgmma: it feeds shared memory.
     Producer,
-    /// Took part in wgmma and issued no bulk copy: it computes on what was fed.
+    /// Took part in wgmma and issued no bulk copy into shared memory (a TMA store of its
+    /// results is allowed): it computes on what was fed.
     Consumer,
     /// Both (a kernel without warp specialisation).
     Both,
@@ -99,8 +104,8 @@ impl Role {
 }
 
 impl WarpActivity {
-    /// The role: a warp that issues bulk copies is a producer, one that issues wgmma a
-    /// consumer.
+    /// The role: a warp that issues bulk copies into shared memory is a producer, one that
+    /// issues wgmma a consumer (FlashAttention-3's consumer warps also store O by TMA).
     pub fn role(&self) -> Role {
         match (self.bulk_copies > 0, self.wgmma > 0) {
             (true, false) => Role::Producer,
@@ -178,6 +183,7 @@ impl Recorder {
         }
         let a = &mut self.warps[w];
         match ev.kind {
+            TraceKind::Bulk(b) if b.form.is_store() => a.bulk_stores += 1,
             TraceKind::Bulk(_) => a.bulk_copies += 1,
             TraceKind::Wgmma(_) => a.wgmma += 1,
             TraceKind::Mbarrier(m) if m.op.is_some() => a.mbarrier_ops += 1,

@@ -299,7 +299,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('R')],
         label: "R",
         msg: Msg::ToggleRoles,
-        help: "warp roles: producer (TMA) or consumer (wgmma), per warp",
+        help: "warp roles: producer (TMA loads) or consumer (wgmma), per warp",
         scope: Scope::Ptx,
         footer: false,
     },

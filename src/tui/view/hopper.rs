@@ -100,13 +100,16 @@ pub(super) fn render_side(app: &App, p: &PtxState, h: &Hopper, area: Rect, buf: 
 
 /// The warp-roles view (`R`), in the lanes' place.
 pub(super) fn render_roles(app: &App, p: &PtxState, area: Rect, buf: &mut Buffer) {
-    let mut lines = vec![dim("warp  role              TMA  wgmma  mbarrier".into())];
+    let mut lines = vec![dim(
+        "warp  role              TMA ld  TMA st  wgmma  mbarrier".into(),
+    )];
     for w in 0..p.warps {
         let a = p.activity(w);
         let line = format!(
-            "{w:>4}  {:<16} {:>4} {:>6} {:>9}",
+            "{w:>4}  {:<16} {:>7} {:>7} {:>6} {:>9}",
             a.role().name(),
             a.bulk_copies,
+            a.bulk_stores,
             a.wgmma,
             a.mbarrier_ops
         );
@@ -117,7 +120,7 @@ pub(super) fn render_roles(app: &App, p: &PtxState, area: Rect, buf: &mut Buffer
         });
     }
     lines.push(dim(
-        "a warp that issues TMA/bulk copies is a producer, one that issues wgmma a consumer".into(),
+        "a warp that issues TMA/bulk loads is a producer, one that issues wgmma a consumer".into(),
     ));
     draw(
         app,
