@@ -2,7 +2,8 @@
 // and V into 128-byte-swizzled shared memory, wgmma from shared memory for S = Q·Kᵀ and from
 // registers for O += P·V, a producer warpgroup and two consumer warpgroups synchronised by
 // mbarriers, and (FA_OVERLAP) the softmax of key block j overlapped with the P·V wgmma of block j-1.
-// Compile-time parameters: FA_D (64 or 128), FA_CAUSAL (0/1), FA_BF16 (0: fp16, 1: bf16),
+// Compile-time parameters: FA_D (64 or 128), FA_CAUSAL (0/1), FA_BF16 (0: fp16, 1: bf16), FA_BN (keys per
+// block: 128, or 64 when not causal),
 // FA_STAGES (K/V buffers, 2), FA_OVERLAP (1), FA_PINGPONG (1; needs FA_OVERLAP), FA_RED (softmax partials
 // per row, 4), FA_EARLY (1: O rescaled while S = Q·Kᵀ runs; 0: after P·V), FA_XTILE (1), FA_LAZY (0). nvcc -arch=sm_90a.
 //
@@ -13,11 +14,12 @@
 //   read at a time in L2 and, causal, hands out the longest tiles first (fa3_tile). sched: two zero
 //   words on the first launch; the CTA that finishes last zeroes them again.
 //   q, k, v, o: [B, H, S, D] contiguous, viewed by the tensor maps as 2-D [B*H*S rows, D columns]
-//   (element 2 bytes, row pitch 2*D bytes), box {64 columns, 128 rows} (64 rows for O),
+//   (element 2 bytes, row pitch 2*D bytes), box {64 columns, 128 rows} for Q, {64, FA_BN} for K and V,
+//   {64, 64} for O,
 //   CU_TENSOR_MAP_SWIZZLE_128B; S % 128 == 0; parameters seq = S, bh = B*H.
 //   Dynamic shared memory: FA3_SMEM_BYTES (+1024 for alignment): two Q buffers (128 x D; tile i of
 //   the CTA uses buffer i % 2, so the next tile's Q arrives while this one runs), O staging (128 x D),
-//   FA_STAGES K tiles and FA_STAGES V tiles (128 x D each). A tile is D/64 panels of 64 columns
+//   FA_STAGES K tiles and FA_STAGES V tiles (FA_BN x D each). A tile is D/64 panels of 64 columns
 //   (128 bytes per row, rows 128 bytes apart, 16-byte chunk c of row r at chunk c ^ (r % 8): TMA's
 //   128B swizzle, CuTe Swizzle<3,4,3> on byte offsets), panel p at p * 128 * 128 bytes.
 //   Warpgroup 0 (producer; one thread issues every copy): per tile, Q (D/64 boxes) into its buffer
@@ -25,11 +27,11 @@
 //   cp.async.bulk.tensor.2d, SASS UTMALDG.2D) into stage g % FA_STAGES (g counts the key blocks of
 //   the CTA's tiles) once both consumers released it.
 //   Warpgroup 1 + c (consumer c = 0, 1) owns query rows 64c..64c+63 of each tile:
-//     S = Q·Kᵀ: D/16 wgmma.m64n128k16 (SASS HGMMA.64x128x16.F32), both operands K-major
+//     S = Q·Kᵀ: D/16 wgmma.m64nFA_BNk16 (SASS HGMMA.64x128x16.F32 at FA_BN 128), both operands K-major
 //               descriptors (LBO 16 B, SBO 1024 B, layout 128B swizzle), k-step kk at byte
 //               (kk / 4) * panel + (kk % 4) * 32;
 //     online softmax on the accumulators (thread's rows 16w+g and 16w+g+8; exp2, quad max/sum);
-//     O += P·V: 128/16 wgmma.m64nDk16 (HGMMA.64xDx16.F32) with A = P in registers (the
+//     O += P·V: FA_BN/16 wgmma.m64nDk16 (HGMMA.64xDx16.F32) with A = P in registers (the
 //               accumulators of S repacked to f16x2/bf16x2, as mma.sync's A fragment) and B = V
 //               MN-major (imm-trans-b 1; LBO = panel stride, SBO 1024 B), key step kt at kt*2048.
 //   Code copies: the CTA's first S = Q·Kᵀ (before the tile loop); a loop over a tile's other
@@ -77,7 +79,15 @@
 #error "FA_PINGPONG needs FA_OVERLAP"
 #endif
 #define FA_BM 128
-#define FA_BN 128
+#ifndef FA_BN
+#define FA_BN 128 // keys per block: 128, or 64 (not causal)
+#endif
+#if FA_BN != 64 && FA_BN != 128
+#error "FA_BN (keys per block) is 64 or 128: the S = Q·K^T wgmma is m64nFA_BNk16, whose wrappers below are n64 and n128"
+#endif
+#if FA_CAUSAL && FA_BN != FA_BM
+#error "FA_CAUSAL needs FA_BN == FA_BM (128): a query block masks only the first key block it runs, the diagonal"
+#endif
 #define FA_PANELS (FA_D / 64)
 #define FA_QPANEL (FA_BM * 128)                 // bytes of one 64-column panel of Q
 #define FA_KVPANEL (FA_BN * 128)                // bytes of one panel of K or V
@@ -159,6 +169,7 @@ __device__ __forceinline__ void fa3_wgmma_rs_n128_bf16(float (&d)[64], unsigned 
 #endif
 #define FA3_XSTR(a, b) a(b)
 #define FA3_RS_D FA3_XSTR(FA3_RS, FA_D)
+#define FA3_SS_BN FA3_XSTR(FA3_SS, FA_BN)
 
 __device__ __forceinline__ void fa3_bar_init(unsigned bar, unsigned count)
 {
@@ -252,7 +263,7 @@ __device__ __forceinline__ void fa3_issue_s(float (&s)[FA_BN / 2], unsigned sq_r
 #pragma unroll
     for (int kk = 0; kk < FA_D / 16; ++kk) {
         const unsigned off = (kk % 4) * 32u; // k-step inside the 64-column panel
-        FA3_SS(128)(s, fa3_desc_k(sq_rows + (kk / 4) * FA_QPANEL + off), fa3_desc_k(sk + (kk / 4) * FA_KVPANEL + off), kk > 0);
+        FA3_SS_BN(s, fa3_desc_k(sq_rows + (kk / 4) * FA_QPANEL + off), fa3_desc_k(sk + (kk / 4) * FA_KVPANEL + off), kk > 0);
     }
     fa3_wg_commit();
 }

@@ -403,6 +403,11 @@ fn bad_inputs_fail_with_one_line() {
         (&["hopper", "--seq", "0"], "--seq 0"),
         (&["hopper", "--bm", "64"], "--bm 64"),
         (&["hopper", "--bn", "256"], "--bn 256"),
+        (&["hopper", "--bn", "96"], "allowed: 64, 128"),
+        (
+            &["hopper", "--bn", "64", "--causal"],
+            "FA_CAUSAL needs FA_BN",
+        ),
         (&["hopper", "--stages", "3"], "shared memory"),
         (&["hopper", "--stages", "0"], "--stages 0"),
         (&["hopper", "--warps", "4"], "--warps 4"),

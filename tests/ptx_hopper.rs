@@ -50,6 +50,21 @@ fn run_launch(name: &str, extra: &[&str]) -> Result<Value, String> {
     Ok(serde_json::from_slice(&out.stdout).unwrap())
 }
 
+/// `tilelab ptx` on fixture PTX `ptx` with `flags` (no launch file) and `--json`.
+fn run_flags(ptx: &str, flags: &[&str]) -> Result<Value, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .arg("ptx")
+        .arg(Path::new(DIR).join(ptx))
+        .args(flags)
+        .arg("--json")
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(serde_json::from_slice(&out.stdout).unwrap())
+}
+
 /// The report of every CTA of `name`'s grid, totals summed (numbers added; `gmma_shapes`
 /// merged).
 fn run(name: &str) -> Result<Value, String> {
@@ -311,6 +326,56 @@ fn fa3_matches_the_h200_but_its_shared_wavefronts() {
     assert_matches(&FA3, &FA3_UNMATCHED);
 }
 
+/// The other key-block width, `FA_BN = 64` (`fa3_d{64,128}_full_f16_bn64.ptx`), measured on the
+/// H200 by `scripts/hopper_fixtures/run_fa3_widths.sh` (docs/log/2026-12-02-fa3-widths.md):
+/// every counter but the shared ld/st wavefronts and conflicts, as for the default width.
+const FA3_BN64: [&str; 4] = [
+    "fa3_d64_full_f16_bn64_s128",
+    "fa3_d64_full_f16_bn64_s512",
+    "fa3_d128_full_f16_bn64_s128",
+    "fa3_d128_full_f16_bn64_s512",
+];
+
+#[test]
+fn fa3_at_64_key_blocks_matches_the_h200_but_its_shared_wavefronts() {
+    assert_matches(&FA3_BN64, &FA3_UNMATCHED);
+}
+
+/// `sim counts --bn 64`'s static counts (SASS lines of the variant) against the H200's
+/// `cuobjdump -sass` of the same PTX: HGMMA per shape, UTMALDG.2D, UTMASTG.2D, STS.
+#[test]
+fn fa3_at_64_key_blocks_static_sass_is_what_sim_counts_predicts() {
+    for name in ["fa3_d64_full_f16_bn64_s512", "fa3_d128_full_f16_bn64_s512"] {
+        let f = fixture(name);
+        let ops = &f["sass_static"]["opcodes"];
+        let d = if name.contains("d64") { "64" } else { "128" };
+        let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args([
+                "sim",
+                "counts",
+                "flash-attn",
+                "--style",
+                "hopper",
+                "--head-dim",
+                d,
+                "--bn",
+                "64",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}");
+        let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let st = &c["static"];
+        for (shape, n) in st["hgmma"].as_object().unwrap() {
+            assert_eq!(&ops[shape], n, "{name}: {shape}");
+        }
+        assert_eq!(ops["UTMALDG.2D"], st["utmaldg"], "{name}");
+        assert_eq!(ops["UTMASTG.2D"], st["utmastg"], "{name}");
+        assert_eq!(ops["STS"], st["sts"], "{name}");
+    }
+}
+
 /// The same with the shared ld/st wavefronts and conflicts: they do not match yet.
 #[test]
 #[ignore = "FA3's op_ld/op_st wavefronts on the H200 exceed what its LDS/STS make (fa3_d64_full_f16_s128: st 161 measured for 130 STS, simulated 130) and vary between launches with equal counts (d128 s128 full 331, causal 338); see tests/data/ptx_hopper/README.md"]
@@ -506,7 +571,8 @@ fn launch_files_agree_with_the_records() {
         got.sort();
         assert_eq!(got, want, "{name}");
     }
-    assert_eq!(n, 28); // 20 fixtures of 2026-12-01 and the 8 measured first (u_*, u2_*)
+    // 20 fixtures of 2026-12-01, the 8 measured first (u_*, u2_*), the 4 FA_BN = 64 launches.
+    assert_eq!(n, 32);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -789,10 +855,57 @@ fn wgmma_n256_checks_its_last_register() {
 #[test]
 fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
     for name in FA3 {
-        let r = run(name).unwrap();
-        let t = &r["totals"];
+        let r = run(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         let d = if name.contains("d64") { "64" } else { "128" };
         let s = if name.ends_with("s128") { "128" } else { "512" };
+        fa3_agrees(name, &r, d, s, name.contains("causal"), "128");
+    }
+}
+
+/// The other key-block width `kernels/fa3_fwd.cu` builds with, `FA_BN = 64` (not causal; PTX
+/// `fa3_d{64,128}_full_f16_bn64.ptx` from `scripts/hopper_fixtures/make_fa3_ptx.sh`, nvcc
+/// 13.0.88): one CTA of `tilelab ptx` gives the counts `sim counts flash-attn --style hopper
+/// --bn 64` predicts, at S = 128 and 512. The launch is the H200 fixtures' but for the K and V
+/// maps' box, `{64, 64}` (the kernel's `{64, FA_BN}`), and the dynamic shared memory,
+/// `FA3_SMEM_BYTES + 1024` = 3·(128·D·2) + 2·2·(64·D·2) + 1024.
+#[test]
+fn fa3_at_64_key_blocks_gives_the_counts_sim_counts_predicts() {
+    for d in [64u32, 128] {
+        for s in [128u32, 512] {
+            let smem = 3 * 128 * d * 2 + 4 * 64 * d * 2 + 1024;
+            let map = |box_rows: u32| format!("f16:{d},{s}:{}:64,{box_rows}:128B", 2 * d);
+            let cli = format!(
+                "--arg 4={s} --arg 5=1 --arg 6=0.125 --tensor-map 0={} --tensor-map 1={} --tensor-map 2={} --tensor-map 3={}",
+                map(128),
+                map(64),
+                map(64),
+                map(64)
+            );
+            let ptx = format!("fa3_d{d}_full_f16_bn64.ptx");
+            let smem = smem.to_string();
+            let mut flags = vec![
+                "--kernel",
+                "fa3_fwd",
+                "--grid",
+                "1",
+                "--block",
+                "384",
+                "--dynamic-smem",
+                &smem,
+            ];
+            flags.extend(cli.split_whitespace());
+            let name = format!("fa3_d{d}_full_f16_bn64 s{s}");
+            let r = run_flags(&ptx, &flags).unwrap_or_else(|e| panic!("{name}: {e}"));
+            fa3_agrees(&name, &r, &d.to_string(), &s.to_string(), false, "64");
+        }
+    }
+}
+
+/// `tilelab ptx` of launch `f` against `sim counts flash-attn --style hopper` of (D `d`,
+/// S `s`, `causal`, key block `bn`), B = H = 1, one SM: every counter both give.
+fn fa3_agrees(name: &str, report: &Value, d: &str, s: &str, causal: bool, bn: &str) {
+    let t = &report["totals"];
+    {
         let mut args = vec![
             "sim",
             "counts",
@@ -803,6 +916,8 @@ fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
             d,
             "--seq",
             s,
+            "--bn",
+            bn,
             "--batch",
             "1",
             "--heads",
@@ -811,7 +926,7 @@ fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
             "1",
             "--json",
         ];
-        if name.contains("causal") {
+        if causal {
             args.push("--causal");
         }
         let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))

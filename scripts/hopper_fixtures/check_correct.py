@@ -83,8 +83,8 @@ def main():
             m = torch.zeros(512, device=dev)
             run(nm, {1: m, 2: q, 7: k, 12: v, 17: o}, lambda: o[:128], attn_ref(q[:128], k, v, 0.125, False), 2e-3)
     for d in (64, 128):
-        for causal in (False, True):
-            nm = f"fa3_d{d}_{'causal' if causal else 'full'}_f16_s512"
+        for causal, bn in ((False, ""), (True, ""), (False, "_bn64")):
+            nm = f"fa3_d{d}_{'causal' if causal else 'full'}_f16{bn}_s512"
             if nm in launches:
                 q, k, v = (torch.randn(512, d, device=dev).half() for _ in range(3))
                 o = torch.full((512, d), float("nan"), device=dev).half()

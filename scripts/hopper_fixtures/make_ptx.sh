@@ -18,11 +18,7 @@ python3 $D/gen_handwritten.py $F
 python3 $D/gen_probes.py $P
 NVD=$(dirname "$NVCC")
 CCCL=$(cd "$NVD/../include/cccl" 2>/dev/null && pwd || true)
-for d in 64 128; do for c in 0 1; do
-  n=fa3_d${d}_$([ $c = 1 ] && echo causal || echo full)_f16
-  "$NVCC" -gencode=arch=compute_90a,code=sm_90a -ptx -use_fast_math -DFA_D=$d -DFA_CAUSAL=$c -DFA_BF16=0 \
-    -o $F/$n.ptx kernels/fa3_fwd.cu
-done; done
+NVCC="$NVCC" bash $D/make_fa3_ptx.sh
 for t in sgemm_sm80 hopper/wgmma_sm90 hopper/wgmma_tma_sm90; do
   n=$(basename $t)
   [ -n "${CUTE_PTX_DIR:-}" ] && { cp "$CUTE_PTX_DIR/cute_$n.ptx" $F/cute_$n.ptx; continue; }

@@ -30,26 +30,28 @@ def tmap(index, dims, stride, box, swz="128B"):
             "cli": f"{index}={'f16'}:{dims[0]},{dims[1]}:{stride}:{box[0]},{box[1]}:{swz}"}
 
 
-def fa3(fixdir, d, causal, seq):
-    name = f"fa3_d{d}_{'causal' if causal else 'full'}_f16"
+def fa3(fixdir, d, causal, seq, bn=128):
+    # bn: the key block (FA_BN; 64 only not causal, fa3_d{d}_full_f16_bn64.ptx): the K and V boxes are {64, bn}.
+    name = f"fa3_d{d}_{'causal' if causal else 'full'}_f16" + ("" if bn == 128 else f"_bn{bn}")
     rows = seq
-    maps = [tmap(i, [d, rows], 2 * d, [64, 64 if i == 3 else 128]) for i in range(4)]
+    maps = [tmap(i, [d, rows], 2 * d, [64, [128, bn, bn, 64][i]]) for i in range(4)]
     params = [{"name": f"fa3_fwd_param_{i}", "type": ".b8[128]", "align": 64, "value": "tensor_map",
                "arg": ["mq", "mk", "mv", "mo"][i]} for i in range(4)]
     params += [{"name": "fa3_fwd_param_4", "type": ".u32", "value": seq, "arg": "seq"},
                {"name": "fa3_fwd_param_5", "type": ".u32", "value": 1, "arg": "bh"},
                {"name": "fa3_fwd_param_6", "type": ".f32", "value": 0.125, "arg": "softmax_scale"},
                {"name": "fa3_fwd_param_7", "type": ".u64", "value": "pointer", "arg": "sched (2 zero words)"}]
-    smem = 3 * 128 * d * 2 + 4 * 128 * d * 2 + 1024
+    smem = 3 * 128 * d * 2 + 4 * bn * d * 2 + 1024
     tiles = seq // 128
     return {"name": f"{name}_s{seq}", "unit": name, "ptx": os.path.join(fixdir, name + ".ptx"), "kernel": "fa3_fwd",
             "grid": [1, 1, 1], "block": [384, 1, 1], "dynamic_smem_bytes": smem, "params": params,
             "tensor_maps": maps,
             "note": f"kernels/fa3_fwd.cu D = {d}, {'causal' if causal else 'full'}, f16; seq {seq}, bh 1: the one CTA "
-                    f"computes all {tiles} tile(s) of 128 query rows" + (f" ({', '.join(str(tiles - t) for t in range(tiles))} key blocks)" if causal else f", {tiles} key block(s) each"),
+                    f"computes all {tiles} tile(s) of 128 query rows" + (f" ({', '.join(str(tiles - t) for t in range(tiles))} key blocks)" if causal else f", {seq // bn} key block(s) of {bn} each"),
             "compiler": {"tool": "nvcc 13.0.88 (pip nvidia-cuda-nvcc==13.0.88, the H200 machine's version)",
                          "command": f"nvcc -gencode=arch=compute_90a,code=sm_90a -ptx -use_fast_math -DFA_D={d} "
-                                    f"-DFA_CAUSAL={int(causal)} -DFA_BF16=0 -o {name}.ptx kernels/fa3_fwd.cu"}}
+                                    f"-DFA_CAUSAL={int(causal)} -DFA_BF16=0" + ("" if bn == 128 else f" -DFA_BN={bn}")
+                                    + f" -o {name}.ptx kernels/fa3_fwd.cu"}}
 
 
 def hand(fixdir):
@@ -74,6 +76,8 @@ def main():
         for c in (False, True):
             for s in (128, 512):
                 L.append(fa3(fixdir, d, c, s))
+        for s in (128, 512):
+            L.append(fa3(fixdir, d, False, s, 64))
     L.append(hand(fixdir))
     for l in L:
         l["ptx_sha256"] = hashlib.sha256(open(l["ptx"], "rb").read()).hexdigest()

@@ -871,6 +871,21 @@ pub struct Program {
     pub shared_names: Vec<(u32, String)>,
 }
 
+impl Program {
+    /// A shared byte address in words, by the variable it falls in: `'full'+8 (shared address
+    /// 0x10)`, or `at shared address 0x10` before every variable.
+    pub fn shared_label(&self, at: u32) -> String {
+        match self.shared_names.iter().rev().find(|(o, _)| *o <= at) {
+            Some((o, n)) => format!(
+                "'{}'+{} (shared address {at:#x})",
+                crate::text::escape(n),
+                at - o
+            ),
+            None => format!("at shared address {at:#x}"),
+        }
+    }
+}
+
 /// Base of the generic-address window that maps to shared memory (`cvta.shared`).
 pub const SHARED_WINDOW: u64 = 1 << 56;
 /// Base of the generic-address window that maps to the executing thread's `.local` frame

@@ -38,8 +38,10 @@
 //!   [`UNITS_PER_INSTRUCTION`] units each on average ([`cost_units`]), then an error (runaway
 //!   loops end within seconds).
 //!
-//! An optional [`Observer`] sees, for one chosen warp, every shared-memory and tensor-core
-//! instruction as it executes (the TUI stepper's feed); without one the run pays nothing.
+//! An optional [`Observer`] sees, for one chosen warp or all ([`ALL_WARPS`]), every
+//! shared-memory and tensor-core instruction as it executes, and the Hopper events
+//! ([`WgmmaEvent`], [`BulkEvent`], [`MbarrierEvent`]; the TUI stepper's feed); without one the
+//! run pays nothing.
 
 use thiserror::Error;
 
@@ -240,6 +242,109 @@ pub enum TraceKind<'a> {
     Shared(&'a Step),
     /// An mma: the D registers written.
     Mma(&'a LaneRegs),
+    /// A `wgmma.mma_async` the warp took part in (each of the warpgroup's four warps sees it).
+    Wgmma(&'a WgmmaEvent),
+    /// A bulk copy (TMA box or plain bulk copy) one lane of the warp issued.
+    Bulk(&'a BulkEvent),
+    /// An mbarrier operation: an `mbarrier.*` instruction of the warp (all its lanes), or the
+    /// complete-tx of a bulk copy the warp issued, when the asynchronous unit lands it.
+    Mbarrier(&'a MbarrierEvent),
+}
+
+/// One `wgmma.mma_async` of a warpgroup as the engine executed it: what the TUI needs to show
+/// the descriptors (decode with [`crate::sim::wgmma::MatrixDescriptor::decode`]), the core
+/// matrices read ([`crate::sim::wgmma::MatrixDescriptor::core_matrix_rows_of`]) and the
+/// accumulator map ([`crate::sim::wgmma::WgmmaKind::d_fragment`]). Fixed size (a trace of
+/// them is bounded by its step count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgmmaEvent {
+    /// Warpgroup `g` (warps 4g..4g+3).
+    pub warpgroup: u32,
+    /// The form: N, D/A/B types.
+    pub kind: crate::sim::wgmma::WgmmaKind,
+    /// A's 64-bit matrix descriptor (uniform over the warpgroup), `None` when A comes from
+    /// registers.
+    pub a_desc: Option<u64>,
+    /// B's 64-bit matrix descriptor.
+    pub b_desc: u64,
+    /// `imm-trans-a`, `imm-trans-b` (true: MN-major).
+    pub trans: [bool; 2],
+    /// The `scale-d` predicate's value (false: D = A·B, true: D += A·B).
+    pub scale_d: bool,
+    /// Shared-memory wavefronts of the operand reads, one per 128-byte core matrix
+    /// ([`crate::sim::exec::WgmmaStep::wavefronts`]).
+    pub wavefronts: u32,
+}
+
+/// One bulk copy as issued (`cp.async.bulk{.tensor}`, `cp.reduce.async.bulk{.tensor}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BulkEvent {
+    /// The issuing lane.
+    pub lane: u32,
+    /// Which copy.
+    pub form: super::decode::BulkForm,
+    /// The tensor map (tensor copies): its box lands under its swizzle
+    /// ([`crate::sim::tma::TensorMap::smem_box`], [`crate::sim::tma::TmaBox::smem_chunks`]).
+    pub map: Option<crate::sim::tma::TensorMap>,
+    /// The box's coordinates, elements, innermost first (entries past the rank 0).
+    pub coords: [i64; crate::sim::tma::MAX_RANK],
+    /// The shared-memory byte address (destination of a load, source of a store).
+    pub smem: u32,
+    /// The global byte address of a copy without a map.
+    pub global: Option<u64>,
+    /// Bytes moved: a load's transaction bytes (the whole box, zero fill included).
+    pub bytes: u64,
+    /// The mbarrier (shared byte address) a load completes its bytes on.
+    pub mbar: Option<u32>,
+}
+
+/// An mbarrier's state ([`crate::sim::mbarrier::Mbarrier`]): the current phase, the arrivals
+/// it still waits for, the expected count of a phase and the transaction count (bytes expected
+/// and not yet completed; negative when bytes completed before they were expected).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MbarState {
+    /// Phases completed so far (the phase's parity is `phase & 1`).
+    pub phase: u64,
+    /// Pending arrivals of the current phase.
+    pub pending: u32,
+    /// The arrival count a phase starts with (`mbarrier.init`'s count, less drops).
+    pub expected: u32,
+    /// Transaction bytes outstanding.
+    pub tx: i64,
+}
+
+impl MbarState {
+    /// The state of `m`; an uninitialised object reads as zeros.
+    pub fn of(m: Option<&Mbarrier>) -> MbarState {
+        m.map_or_else(MbarState::default, |m| MbarState {
+            phase: m.phase(),
+            pending: m.pending(),
+            expected: m.expected(),
+            tx: m.tx_count(),
+        })
+    }
+}
+
+/// One mbarrier operation: the object, what was done and its state before and after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MbarrierEvent {
+    /// The object's shared byte address.
+    pub addr: u32,
+    /// The operation (`None`: the complete-tx of a bulk copy landing, [`Self::bytes`] bytes).
+    pub op: Option<super::decode::MbarOp>,
+    /// Threads that executed it (0 for a landing).
+    pub threads: u32,
+    /// Transaction bytes the operation expects or completes (per thread), if any.
+    pub bytes: Option<u64>,
+    /// A wait's answer (`try_wait`, `test_wait`: whether the phase had completed; a `try_wait`
+    /// answered false blocks the warp and runs again once the phase completes).
+    pub waited: Option<bool>,
+    /// The phase or parity a wait asked about.
+    pub wait_for: Option<u64>,
+    /// State before the first thread's operation.
+    pub before: MbarState,
+    /// State after the last thread's.
+    pub after: MbarState,
 }
 
 /// One traced execution.
@@ -260,7 +365,7 @@ pub struct TraceEvent<'a> {
 /// The warp number that traces every warp of the CTA (each event names its warp).
 pub const ALL_WARPS: u32 = u32::MAX;
 
-/// Receives the traced warp's shared-memory and tensor-core instructions.
+/// Receives the traced warp's shared-memory, tensor-core, bulk-copy and mbarrier events.
 pub trait Observer {
     /// Called once per execution, in program order of that warp.
     fn event(&mut self, ev: &TraceEvent<'_>);
@@ -564,21 +669,29 @@ impl<'p> Machine<'p> {
 
     pub(super) fn run<'o>(
         &mut self,
-        mut obs: Option<(u32, &mut (dyn Observer + 'o))>,
+        obs: Option<(u32, &mut (dyn Observer + 'o))>,
     ) -> Result<(), RunError> {
+        // Every warp's events go through one observer that keeps the traced warp's: a wgmma
+        // is executed by the last warp of its warpgroup to arrive, for all four, and a landing
+        // copy's complete-tx belongs to the warp that issued it.
+        let mut one;
+        let mut obs: Option<&mut dyn Observer> = match obs {
+            Some((ALL_WARPS, o)) => Some(o),
+            Some((warp, inner)) => {
+                one = OneWarp { warp, inner };
+                Some(&mut one)
+            }
+            None => None,
+        };
         loop {
             for w in 0..self.warps.len() {
                 if self.warps[w].state == WState::Run {
-                    let o = match obs.as_mut() {
-                        Some((tw, o)) if *tw as usize == w || *tw == ALL_WARPS => Some(&mut **o),
-                        _ => None,
-                    };
-                    self.run_warp(w, o)?;
+                    self.run_warp(w, obs.as_deref_mut())?;
                 }
             }
             if self.warps.iter().all(|w| w.state == WState::Done) {
                 // What is still in flight lands (its mbarrier effects), then the CTA is done.
-                self.complete_async()?;
+                self.complete_async(obs.as_deref_mut())?;
                 return Ok(());
             }
             // A warp released by a later warp's arrival in this round runs next round.
@@ -602,7 +715,7 @@ impl<'p> Machine<'p> {
                 if self.pending.is_empty() {
                     return Err(RunError::Deadlock(self.deadlock_message()));
                 }
-                self.complete_async()?;
+                self.complete_async(obs.as_deref_mut())?;
             }
         }
     }
@@ -764,9 +877,10 @@ impl<'p> Machine<'p> {
                 | Op::AsyncWait { .. }
                 | Op::ClusterBarrier { .. }
                 | Op::Wgmma { .. } => {
+                    let o = obs.as_deref_mut();
                     let flow = match inst.op {
-                        Op::Wgmma { .. } => self.exec_wgmma(w, pc, inst, mask),
-                        _ => self.exec_sync(w, inst, mask, top.mask),
+                        Op::Wgmma { .. } => self.exec_wgmma(w, pc, inst, mask, o),
+                        _ => self.exec_sync(w, pc, inst, mask, o),
                     }
                     .map_err(|message| RunError::At {
                         line: inst.line,
@@ -906,7 +1020,7 @@ impl<'p> Machine<'p> {
             | Op::AsyncWait { .. }
             | Op::ClusterBarrier { .. }
             | Op::Wgmma { .. } => false,
-            Op::Bulk { .. } => self.exec_bulk(w, pc, inst, m)?,
+            Op::Bulk { .. } => self.exec_bulk(w, pc, inst, m, obs)?,
             Op::TensorMapReplace { .. } | Op::TensorMapCopy { .. } => {
                 self.exec_tensormap(w, inst, m)?
             }
@@ -939,6 +1053,20 @@ impl<'p> Machine<'p> {
             self.warps[w].changed = true;
         }
         Ok(())
+    }
+}
+
+/// The observer of one warp's events over an observer of all (`Machine::run`).
+struct OneWarp<'a, 'o> {
+    warp: u32,
+    inner: &'a mut (dyn Observer + 'o),
+}
+
+impl Observer for OneWarp<'_, '_> {
+    fn event(&mut self, ev: &TraceEvent<'_>) {
+        if ev.warp == self.warp {
+            self.inner.event(ev);
+        }
     }
 }
 

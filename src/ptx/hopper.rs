@@ -26,7 +26,9 @@
 //! bulk copies' global bytes (`tma_bytes`); neither touches the `l1tex` ld/st wavefronts.
 
 use super::decode::{AsyncUnit, BulkForm, Inst, Op, Space, Src, WgmmaSrc};
-use super::engine::{Block, Machine, WState, warp_ranges};
+use super::engine::{
+    Block, BulkEvent, Machine, Observer, TraceKind, WState, WgmmaEvent, observe, warp_ranges,
+};
 use super::mem::{Global, addr_value, shared_addr};
 use super::sync::{AsyncAction, Flow};
 use crate::sim::bank::WARP_SIZE;
@@ -50,12 +52,13 @@ impl GlobalMemory for Buffers<'_> {
 impl Machine<'_> {
     /// `wgmma.mma_async` for warp `w` (see the module docs): blocks until the warpgroup has
     /// arrived; the last warp executes it for all four.
-    pub(super) fn exec_wgmma(
+    pub(super) fn exec_wgmma<'o>(
         &mut self,
         w: usize,
         pc: usize,
         inst: &Inst,
         mask: u32,
+        mut obs: Option<&mut (dyn Observer + 'o)>,
     ) -> Result<Flow, String> {
         let warp = &self.warps[w];
         let all = warp.live & !warp.exited;
@@ -100,25 +103,39 @@ impl Machine<'_> {
                 advance: true,
             });
         }
-        self.wgmma_execute(w, pc, inst, &members)?;
+        let ev = self.wgmma_execute(w, pc, inst, &members)?;
         for &o in &members {
+            observe(
+                obs.as_deref_mut(),
+                o,
+                pc,
+                inst,
+                u32::MAX,
+                TraceKind::Wgmma(&ev),
+            );
             if o != w {
                 self.warps[o].state = WState::Run;
             }
             self.warps[o].changed = true;
-            self.issue_async(o, Some(AsyncUnit::Wgmma), inst.line, AsyncAction::Done);
+            self.issue_async(
+                o,
+                Some(AsyncUnit::Wgmma),
+                (pc, inst.line),
+                AsyncAction::Done,
+            );
         }
         Ok(Flow::Next)
     }
 
-    /// Gathers the warpgroup's registers, runs the one [`WgmmaOp`], writes D back, counts.
+    /// Gathers the warpgroup's registers, runs the one [`WgmmaOp`], writes D back, counts;
+    /// returns what the observer sees of it.
     fn wgmma_execute(
         &mut self,
         w: usize,
         pc: usize,
         inst: &Inst,
         members: &[usize],
-    ) -> Result<(), String> {
+    ) -> Result<WgmmaEvent, String> {
         let Op::Wgmma {
             kind,
             d,
@@ -129,7 +146,7 @@ impl Machine<'_> {
             trans,
         } = &inst.op
         else {
-            return Ok(());
+            return Err("not a wgmma.mma_async".into());
         };
         let nd = d.len();
         let reg = |warps: &[super::engine::Warp], t: usize, s: Src| -> u64 {
@@ -137,7 +154,7 @@ impl Machine<'_> {
             v!(regs, s, t % WARP_SIZE)
         };
         // Descriptors and scale-d are uniform over the warpgroup: thread 0's.
-        let desc = |warps: &[super::engine::Warp], s: &Src| -> Result<MatrixDescriptor, String> {
+        let desc = |warps: &[super::engine::Warp], s: &Src| -> Result<u64, String> {
             let v = reg(warps, 0, *s);
             for t in 1..WARPGROUP_THREADS {
                 if reg(warps, t, *s) != v {
@@ -148,12 +165,17 @@ impl Machine<'_> {
                     ));
                 }
             }
-            Ok(MatrixDescriptor::decode(v))
+            Ok(v)
         };
-        let bd = desc(&self.warps, b)?;
+        let b_raw = desc(&self.warps, b)?;
+        let bd = MatrixDescriptor::decode(b_raw);
+        let a_raw = match a {
+            WgmmaSrc::Desc(s) => Some(desc(&self.warps, s)?),
+            WgmmaSrc::Regs(_) => None,
+        };
         let mut a_regs = [[0u32; 4]; WARPGROUP_THREADS];
         let a_op = match a {
-            WgmmaSrc::Desc(s) => WgmmaA::Desc(desc(&self.warps, s)?),
+            WgmmaSrc::Desc(_) => WgmmaA::Desc(MatrixDescriptor::decode(a_raw.unwrap_or(0))),
             WgmmaSrc::Regs(rs) => {
                 for (t, tr) in a_regs.iter_mut().enumerate() {
                     for (i, s) in rs.iter().enumerate() {
@@ -194,7 +216,15 @@ impl Machine<'_> {
         let s = &mut self.stats[pc];
         s.gmma_wavefronts += u64::from(step.wavefronts);
         s.wgmma += 1;
-        Ok(())
+        Ok(WgmmaEvent {
+            warpgroup: (w / 4) as u32,
+            kind: *kind,
+            a_desc: a_raw,
+            b_desc: b_raw,
+            trans: *trans,
+            scale_d: sd,
+            wavefronts: step.wavefronts,
+        })
     }
 
     /// The tensor map at the address `a` an instruction gives and its tensor's global base: a
@@ -240,12 +270,13 @@ impl Machine<'_> {
     }
 
     /// `cp.async.bulk{.tensor}` / `cp.reduce.async.bulk{.tensor}`: one copy per lane of `mask`.
-    pub(super) fn exec_bulk(
+    pub(super) fn exec_bulk<'o>(
         &mut self,
         w: usize,
         pc: usize,
         inst: &Inst,
         mask: u32,
+        mut obs: Option<&mut (dyn Observer + 'o)>,
     ) -> Result<bool, String> {
         let Op::Bulk {
             form,
@@ -300,51 +331,7 @@ impl Machine<'_> {
             };
             let bytes = size.map(|s| v!(regs, s, l) as u32);
             let tm = map.as_ref().map(|(m, base, c)| (m, *base, *c));
-            let kind = match (*form, tm) {
-                (BulkForm::TensorLoad { .. }, Some((map, tensor, coords))) => {
-                    BulkKind::TensorLoad {
-                        map,
-                        tensor,
-                        coords,
-                        smem: sa,
-                    }
-                }
-                (BulkForm::TensorStore { .. }, Some((map, tensor, coords))) => {
-                    BulkKind::TensorStore {
-                        map,
-                        tensor,
-                        coords,
-                        smem: sa,
-                    }
-                }
-                (BulkForm::TensorReduce { op, .. }, Some((map, tensor, coords))) => {
-                    BulkKind::TensorReduce {
-                        map,
-                        tensor,
-                        coords,
-                        smem: sa,
-                        op,
-                    }
-                }
-                (BulkForm::CopyToShared, _) => BulkKind::CopyToShared {
-                    smem: sa,
-                    global: gaddr.unwrap_or(0),
-                    bytes: bytes.unwrap_or(0),
-                },
-                (BulkForm::CopyToGlobal, _) => BulkKind::CopyToGlobal {
-                    smem: sa,
-                    global: gaddr.unwrap_or(0),
-                    bytes: bytes.unwrap_or(0),
-                },
-                (BulkForm::ReduceToGlobal { op, dtype }, _) => BulkKind::ReduceToGlobal {
-                    smem: sa,
-                    global: gaddr.unwrap_or(0),
-                    bytes: bytes.unwrap_or(0),
-                    dtype,
-                    op,
-                },
-                _ => return Err("a tensor copy without its tensor map".into()),
-            };
+            let kind = bulk_kind(*form, tm, sa, gaddr.unwrap_or(0), bytes.unwrap_or(0))?;
             if let BulkKind::TensorLoad { map, .. }
             | BulkKind::TensorStore { map, .. }
             | BulkKind::TensorReduce { map, .. } = &kind
@@ -370,22 +357,54 @@ impl Machine<'_> {
             let s = &mut self.stats[pc];
             s.tma_bytes += step.tx_bytes;
             s.tma_ops += 1;
+            if obs.is_some() {
+                let ev = BulkEvent {
+                    lane: l as u32,
+                    form: *form,
+                    map: map.map(|(m, _, _)| m),
+                    coords: map.map_or([0; MAX_RANK], |(_, _, c)| c),
+                    smem: sa,
+                    global: gaddr,
+                    bytes: step.tx_bytes,
+                    mbar: mb,
+                };
+                observe(
+                    obs.as_deref_mut(),
+                    w,
+                    pc,
+                    inst,
+                    1 << l,
+                    TraceKind::Bulk(&ev),
+                );
+            }
             self.epoch += 1;
             changed = true;
-            if form.is_store() {
-                self.issue_async(w, Some(AsyncUnit::Bulk), inst.line, AsyncAction::Done);
-            } else {
-                let bytes = u32::try_from(step.tx_bytes).map_err(|_| {
-                    format!(
-                        "lane {l}: {} transaction bytes do not fit an mbarrier's tx-count",
-                        step.tx_bytes
-                    )
-                })?;
-                let mbar = mb.unwrap_or(0);
-                self.issue_async(w, None, inst.line, AsyncAction::CompleteTx { mbar, bytes });
-            }
+            self.bulk_issued(w, (pc, inst.line), *form, l, step.tx_bytes, mb)?;
         }
         Ok(changed)
+    }
+
+    /// What a copy of lane `l` leaves in flight: a store closes its part of the warp's open
+    /// bulk group, a load enqueues the complete-tx of its `tx` bytes on mbarrier `mb`.
+    fn bulk_issued(
+        &mut self,
+        w: usize,
+        at: (usize, u32),
+        form: BulkForm,
+        l: usize,
+        tx: u64,
+        mb: Option<u32>,
+    ) -> Result<(), String> {
+        if form.is_store() {
+            self.issue_async(w, Some(AsyncUnit::Bulk), at, AsyncAction::Done);
+            return Ok(());
+        }
+        let bytes = u32::try_from(tx).map_err(|_| {
+            format!("lane {l}: {tx} transaction bytes do not fit an mbarrier's tx-count")
+        })?;
+        let mbar = mb.unwrap_or(0);
+        self.issue_async(w, None, at, AsyncAction::CompleteTx { mbar, bytes });
+        Ok(())
     }
 
     /// A warpgroup wait in words (the deadlock message): the warps of the warpgroup not there.
@@ -406,6 +425,61 @@ impl Machine<'_> {
             if missing.len() == 1 { "es" } else { "" }
         )
     }
+}
+
+/// The executor's form of a bulk copy: `form` with its tensor map, tensor base and coordinates
+/// (`tm`), shared address `sa`, and for copies without a map the global address and bytes.
+///
+/// # Errors
+/// A tensor form without its map.
+fn bulk_kind(
+    form: BulkForm,
+    tm: Option<(&crate::sim::tma::TensorMap, u64, [i64; MAX_RANK])>,
+    sa: u32,
+    gaddr: u64,
+    bytes: u32,
+) -> Result<BulkKind<'_>, String> {
+    Ok(match (form, tm) {
+        (BulkForm::TensorLoad { .. }, Some((map, tensor, coords))) => BulkKind::TensorLoad {
+            map,
+            tensor,
+            coords,
+            smem: sa,
+        },
+        (BulkForm::TensorStore { .. }, Some((map, tensor, coords))) => BulkKind::TensorStore {
+            map,
+            tensor,
+            coords,
+            smem: sa,
+        },
+        (BulkForm::TensorReduce { op, .. }, Some((map, tensor, coords))) => {
+            BulkKind::TensorReduce {
+                map,
+                tensor,
+                coords,
+                smem: sa,
+                op,
+            }
+        }
+        (BulkForm::CopyToShared, _) => BulkKind::CopyToShared {
+            smem: sa,
+            global: gaddr,
+            bytes,
+        },
+        (BulkForm::CopyToGlobal, _) => BulkKind::CopyToGlobal {
+            smem: sa,
+            global: gaddr,
+            bytes,
+        },
+        (BulkForm::ReduceToGlobal { op, dtype }, _) => BulkKind::ReduceToGlobal {
+            smem: sa,
+            global: gaddr,
+            bytes,
+            dtype,
+            op,
+        },
+        _ => return Err("a tensor copy without its tensor map".into()),
+    })
 }
 
 impl BulkForm {

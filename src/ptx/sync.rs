@@ -16,7 +16,10 @@
 //! from it; a `--cluster` launch of several CTAs would give the shape there.
 
 use super::decode::{AsyncUnit, BarRed, Inst, MbarOp, Op, SHARED_WINDOW, Space, Src};
-use super::engine::{Block, Launch, Machine, Observer, WState, check_member};
+use super::engine::{
+    Block, Launch, Machine, MbarState, MbarrierEvent, Observer, TraceEvent, TraceKind, WState,
+    check_member, observe,
+};
 use super::mem::addr_value;
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::mbarrier::{Mbarrier, MbarrierError};
@@ -93,6 +96,8 @@ pub(super) enum AsyncAction {
 pub(super) struct AsyncOp {
     /// The warp that issued it.
     pub(super) warp: usize,
+    /// The issuing instruction.
+    pub(super) pc: u32,
     /// Its unit and group number, if its unit commits groups.
     pub(super) group: Option<(AsyncUnit, u64)>,
     /// The issuing line.
@@ -104,16 +109,27 @@ pub(super) struct AsyncOp {
 impl Machine<'_> {
     /// The synchronising instructions: named barriers, mbarriers, the units' waits and
     /// `barrier.cluster`.
-    pub(super) fn exec_sync(
+    pub(super) fn exec_sync<'o>(
         &mut self,
         w: usize,
+        pc: usize,
         inst: &Inst,
         mask: u32,
-        _path: u32,
+        obs: Option<&mut (dyn Observer + 'o)>,
     ) -> Result<Flow, String> {
         match &inst.op {
             Op::Bar { .. } => self.bar(w, inst, mask),
-            Op::Mbarrier { .. } => self.mbarrier(w, inst, mask),
+            Op::Mbarrier { .. } => {
+                let Some(o) = obs.filter(|_| mask != 0) else {
+                    return self.mbarrier(w, inst, mask, None);
+                };
+                let mut ev = None;
+                let flow = self.mbarrier(w, inst, mask, Some(&mut ev));
+                if let Some(e) = &ev {
+                    observe(Some(o), w, pc, inst, mask, TraceKind::Mbarrier(e));
+                }
+                flow
+            }
             Op::AsyncWait { unit, n, all } if mask != 0 => {
                 if *all {
                     self.warps[w].groups[*unit as usize] += 1;
@@ -318,20 +334,22 @@ impl Machine<'_> {
         gs.len() as u64
     }
 
-    /// Issues an asynchronous operation of warp `w` at `line`: in the open group of `unit`
-    /// (when given), completing with `action` when the scheduler completes the pending work.
+    /// Issues an asynchronous operation of warp `w` at instruction `pc`, PTX `line`: in the
+    /// open group of `unit` (when given), completing with `action` when the scheduler completes
+    /// the pending work.
     /// The door the bulk-copy and `wgmma` arms enqueue through.
     #[cfg_attr(not(test), allow(dead_code))]
     pub(super) fn issue_async(
         &mut self,
         w: usize,
         unit: Option<AsyncUnit>,
-        line: u32,
+        (pc, line): (usize, u32),
         action: AsyncAction,
     ) {
         let group = unit.map(|u| (u, self.warps[w].groups[u as usize]));
         self.pending.push(AsyncOp {
             warp: w,
+            pc: pc as u32,
             group,
             line,
             action,
@@ -342,7 +360,10 @@ impl Machine<'_> {
     ///
     /// # Errors
     /// A complete-tx the mbarrier refuses, naming the issuing line.
-    pub(super) fn complete_async(&mut self) -> Result<(), super::engine::RunError> {
+    pub(super) fn complete_async<'o>(
+        &mut self,
+        mut obs: Option<&mut (dyn Observer + 'o)>,
+    ) -> Result<(), super::engine::RunError> {
         let ops = std::mem::take(&mut self.pending);
         if ops.is_empty() {
             return Ok(());
@@ -350,10 +371,27 @@ impl Machine<'_> {
         for op in ops {
             if let AsyncAction::CompleteTx { mbar, bytes } = op.action {
                 let name = self.mbar_name(mbar);
-                self.mbars
-                    .entry(mbar)
-                    .or_default()
-                    .complete_tx(bytes)
+                let before = MbarState::of(self.mbars.get(&mbar));
+                let done = self.mbars.entry(mbar).or_default().complete_tx(bytes);
+                if let (Some(o), Ok(())) = (obs.as_deref_mut(), &done) {
+                    o.event(&TraceEvent {
+                        warp: op.warp as u32,
+                        pc: op.pc,
+                        line: op.line,
+                        mask: 0,
+                        kind: TraceKind::Mbarrier(&MbarrierEvent {
+                            addr: mbar,
+                            op: None,
+                            threads: 0,
+                            bytes: Some(u64::from(bytes)),
+                            waited: None,
+                            wait_for: None,
+                            before,
+                            after: MbarState::of(self.mbars.get(&mbar)),
+                        }),
+                    });
+                }
+                done
                     .map_err(|e| super::engine::RunError::At {
                         line: op.line,
                         message: format!(
@@ -368,13 +406,31 @@ impl Machine<'_> {
 
     /// An mbarrier's shared address in words: `'full'+8 (shared address 0x10)`.
     pub(super) fn mbar_name(&self, at: u32) -> String {
-        match self.prog.shared_names.iter().rev().find(|(o, _)| *o <= at) {
-            Some((o, n)) => format!(
-                "'{}'+{} (shared address {at:#x})",
-                crate::text::escape(n),
-                at - o
-            ),
-            None => format!("at shared address {at:#x}"),
+        self.prog.shared_label(at)
+    }
+
+    /// The observer's view of an mbarrier instruction at object `at`, before it runs: `av` is
+    /// the first lane's first operand (tx bytes, count or the waited phase or parity).
+    fn mbar_event(
+        &self,
+        op: MbarOp,
+        expect_tx: bool,
+        at: u32,
+        mask: u32,
+        av: Option<u64>,
+    ) -> MbarrierEvent {
+        let state = MbarState::of(self.mbars.get(&at));
+        let waits = matches!(op, MbarOp::TryWait | MbarOp::TestWait);
+        let tx = expect_tx || matches!(op, MbarOp::ExpectTx | MbarOp::CompleteTx);
+        MbarrierEvent {
+            addr: at,
+            op: Some(op),
+            threads: mask.count_ones(),
+            bytes: av.filter(|_| tx),
+            waited: None,
+            wait_for: av.filter(|_| waits),
+            before: state,
+            after: state,
         }
     }
 
@@ -419,7 +475,15 @@ impl Machine<'_> {
     /// the state changes go through [`Mbarrier`]; `try_wait` on an incomplete phase blocks
     /// the warp until it completes and then runs again (a try_wait may return at any time
     /// before its time limit; this one waits as long as it takes), `test_wait` answers.
-    fn mbarrier(&mut self, w: usize, inst: &Inst, mask: u32) -> Result<Flow, String> {
+    ///
+    /// With `ev`, it receives the operation's [`MbarrierEvent`] (the first lane's object).
+    fn mbarrier(
+        &mut self,
+        w: usize,
+        inst: &Inst,
+        mask: u32,
+        mut ev: Option<&mut Option<MbarrierEvent>>,
+    ) -> Result<Flow, String> {
         let Op::Mbarrier {
             op,
             expect_tx,
@@ -447,6 +511,9 @@ impl Machine<'_> {
                 })
             };
             let (av, bv) = (val(a), val(b));
+            if let Some(e) = ev.as_deref_mut().filter(|e| e.is_none()) {
+                *e = Some(self.mbar_event(*op, *expect_tx, at, mask, av));
+            }
             let name = self.mbar_name(at);
             let bar = self.mbars.entry(at).or_default();
             let res: Result<Option<u64>, MbarrierError> = match op {
@@ -495,6 +562,12 @@ impl Machine<'_> {
                 }
             };
             let res = res.map_err(|e| format!("lane {l}: mbarrier {name}: {e}"))?;
+            if let Some(Some(e)) = ev.as_deref_mut() {
+                e.after = MbarState::of(self.mbars.get(&e.addr));
+                if matches!(op, MbarOp::TryWait | MbarOp::TestWait) {
+                    e.waited = Some(e.waited.unwrap_or(true) && res == Some(1));
+                }
+            }
             if *op == MbarOp::TryWait && res == Some(0) {
                 let phase = self.mbars.get(&at).map_or(0, Mbarrier::phase);
                 return Ok(Flow::Block {
@@ -734,7 +807,7 @@ mod tests {
         m.issue_async(
             0,
             Some(AsyncUnit::Bulk),
-            13,
+            (0, 13),
             AsyncAction::CompleteTx { mbar: 0, bytes: 64 },
         );
         assert_eq!(m.outstanding(0, AsyncUnit::Bulk), 0, "not committed yet");
@@ -773,7 +846,7 @@ mod tests {
         m.issue_async(
             0,
             None,
-            13,
+            (0, 13),
             AsyncAction::CompleteTx {
                 mbar: 0,
                 bytes: 1 << 21,

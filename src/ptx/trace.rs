@@ -1,10 +1,13 @@
 //! A bounded record of one warp's shared-memory and tensor-core instructions: the feed of
-//! `tilelab tui --ptx` (issue 17). [`Recorder`] is an [`Observer`]: pass it to
+//! `tilelab tui --ptx` (issues 17, 27). [`Recorder`] is an [`Observer`]: pass it to
 //! [`super::report::simulate_program`] with the warp to follow and it keeps, in that warp's
 //! program order, every `ld/st.shared`, `ldmatrix`, `stmatrix`, `cp.async` (shared side) and
 //! `mma.sync` execution as a [`Recorded`] (the executor's [`Step`] with its instruction index
-//! and PTX line), up to [`Recorder::cap`] of them; the rest are counted in
-//! [`Recorder::dropped`], never silently lost. Pure: no I/O.
+//! and PTX line), and the Hopper events ([`Hopper`]: `wgmma.mma_async`, bulk copies, mbarrier
+//! operations and landings), up to [`Recorder::cap`] of them; the rest are counted in
+//! [`Recorder::dropped`], never silently lost. [`Recorder::following`] traced with
+//! [`super::engine::ALL_WARPS`] also counts every warp's [`WarpActivity`], whose
+//! [`WarpActivity::role`] is the warp's producer/consumer role. Pure: no I/O.
 //!
 //! ```
 //! use tilelab::ptx::{self, Launch, trace::Recorder};
@@ -20,7 +23,7 @@
 //! assert_eq!((rec.steps[0].line, rec.steps[0].step.cost.wavefronts), (10, 32));
 //! ```
 
-use super::engine::{Observer, TraceEvent, TraceKind};
+use super::engine::{BulkEvent, MbarrierEvent, Observer, TraceEvent, TraceKind, WgmmaEvent};
 use super::warp_ops::Step;
 
 /// Steps a [`Recorder`] keeps by default: about 7 MB (one [`Step`] is under 700 bytes: 32
@@ -38,9 +41,83 @@ pub struct Recorded {
     pub mask: u32,
     /// What the executor did: for shared-memory instructions the request (32 lane byte
     /// addresses in the shared window), its cost (wavefronts, ideal) and the registers loaded;
-    /// for an `mma` no request, zero cost and D in `regs` (f32 bit patterns).
+    /// for an `mma` no request, zero cost and D in `regs` (f32 bit patterns); for a Hopper
+    /// event (see [`Self::hopper`]) an empty step.
     pub step: Step,
+    /// A `wgmma.mma_async`, bulk copy or mbarrier operation (`None` for the warp-level steps).
+    pub hopper: Option<Hopper>,
 }
+
+/// The Hopper events a [`Recorder`] keeps, as the engine gave them (fixed size: a trace's
+/// bytes stay [`Recorder::cap`] times one [`Recorded`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hopper {
+    /// `wgmma.mma_async` of the warp's warpgroup.
+    Wgmma(WgmmaEvent),
+    /// A bulk copy (TMA) one lane issued.
+    Bulk(BulkEvent),
+    /// An mbarrier operation, or a bulk copy's bytes landing on one.
+    Mbarrier(MbarrierEvent),
+}
+
+/// What one warp executed of the instructions that give a warp-specialised kernel's roles:
+/// bulk copies issued (one per issuing lane), `wgmma.mma_async` taken part in, mbarrier
+/// instructions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarpActivity {
+    /// Bulk copies into shared memory (`cp.async.bulk{.tensor}` global -> shared, SASS
+    /// `UTMALDG`/`UBLKCP`) issued.
+    pub bulk_copies: u64,
+    /// Bulk copies out of shared memory (stores and reductions to global, SASS `UTMASTG`,
+    /// `UBLKCP`, `UTMAREDG`) issued: a consumer's epilogue, not a producer's work.
+    pub bulk_stores: u64,
+    /// `wgmma.mma_async` executions (SASS `HGMMA`) of the warp's warpgroup.
+    pub wgmma: u64,
+    /// mbarrier instructions executed (warp instructions).
+    pub mbarrier_ops: u64,
+}
+
+/// A warp's role, derived from what it executed ([`WarpActivity`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Issued bulk copies into shared memory (TMA loads) and no wgmma: it feeds shared memory.
+    Producer,
+    /// Took part in wgmma and issued no bulk copy into shared memory (a TMA store of its
+    /// results is allowed): it computes on what was fed.
+    Consumer,
+    /// Both (a kernel without warp specialisation).
+    Both,
+    /// Neither.
+    Other,
+}
+
+impl Role {
+    /// `producer`, `consumer`, `producer+consumer`, `-`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Producer => "producer",
+            Role::Consumer => "consumer",
+            Role::Both => "producer+consumer",
+            Role::Other => "-",
+        }
+    }
+}
+
+impl WarpActivity {
+    /// The role: a warp that issues bulk copies into shared memory is a producer, one that
+    /// issues wgmma a consumer (FlashAttention-3's consumer warps also store O by TMA).
+    pub fn role(&self) -> Role {
+        match (self.bulk_copies > 0, self.wgmma > 0) {
+            (true, false) => Role::Producer,
+            (false, true) => Role::Consumer,
+            (true, true) => Role::Both,
+            (false, false) => Role::Other,
+        }
+    }
+}
+
+/// The most warps a CTA has (1024 threads, CUDA's block limit): [`Recorder::warps`]' bound.
+pub const MAX_WARPS: usize = 32;
 
 impl Recorded {
     /// Bank conflicts of this execution (wavefronts − ideal; 0 for mma and for a `cp.async`
@@ -52,30 +129,65 @@ impl Recorded {
             .saturating_sub(self.step.cost.ideal)
     }
 
-    /// Whether it is an `mma` (no shared-memory request).
+    /// Whether it is an `mma.sync` (no shared-memory request, no Hopper event).
     pub fn is_mma(&self) -> bool {
-        self.step.request.is_none()
+        self.step.request.is_none() && self.hopper.is_none()
     }
 }
 
-/// Keeps the first [`Self::cap`] shared-memory and mma executions of the traced warp.
+/// Keeps the first [`Self::cap`] shared-memory, mma and Hopper events (wgmma, bulk copies,
+/// mbarrier operations) of the traced warp, and every warp's [`WarpActivity`].
 #[derive(Clone, Debug)]
 pub struct Recorder {
     /// Most steps kept.
     pub cap: usize,
+    /// The warp whose steps are kept (`None`: every event given); trace with
+    /// [`super::engine::ALL_WARPS`] so that [`Self::warps`] sees every warp.
+    pub follow: Option<u32>,
     /// The kept steps, in the warp's program order.
     pub steps: Vec<Recorded>,
     /// Executions seen after the cap was reached (not kept).
     pub dropped: u64,
+    /// What each warp executed (index: warp; at most [`MAX_WARPS`]).
+    pub warps: Vec<WarpActivity>,
 }
 
 impl Recorder {
-    /// An empty recorder keeping at most `cap` steps.
+    /// An empty recorder keeping at most `cap` steps of whatever it is given.
     pub fn new(cap: usize) -> Recorder {
         Recorder {
             cap,
+            follow: None,
             steps: Vec::new(),
             dropped: 0,
+            warps: Vec::new(),
+        }
+    }
+
+    /// An empty recorder keeping at most `cap` steps of warp `warp` and the activity of every
+    /// warp it is given.
+    pub fn following(warp: u32, cap: usize) -> Recorder {
+        Recorder {
+            follow: Some(warp),
+            ..Recorder::new(cap)
+        }
+    }
+
+    fn count(&mut self, ev: &TraceEvent<'_>) {
+        let w = ev.warp as usize;
+        if w >= MAX_WARPS {
+            return;
+        }
+        if self.warps.len() <= w {
+            self.warps.resize(w + 1, WarpActivity::default());
+        }
+        let a = &mut self.warps[w];
+        match ev.kind {
+            TraceKind::Bulk(b) if b.form.is_store() => a.bulk_stores += 1,
+            TraceKind::Bulk(_) => a.bulk_copies += 1,
+            TraceKind::Wgmma(_) => a.wgmma += 1,
+            TraceKind::Mbarrier(m) if m.op.is_some() => a.mbarrier_ops += 1,
+            _ => {}
         }
     }
 }
@@ -84,32 +196,43 @@ impl Observer for Recorder {
     fn reserved(&self) -> (u64, String) {
         let each = std::mem::size_of::<Recorded>();
         (
-            (self.cap as u64).saturating_mul(each as u64),
+            (self.cap as u64)
+                .saturating_mul(each as u64)
+                .saturating_add((MAX_WARPS * std::mem::size_of::<WarpActivity>()) as u64),
             format!("trace of {} steps x {each} bytes (--max-steps)", self.cap),
         )
     }
 
     fn event(&mut self, ev: &TraceEvent<'_>) {
+        self.count(ev);
+        if self.follow.is_some_and(|w| w != ev.warp) {
+            return;
+        }
         if self.steps.len() >= self.cap {
             self.dropped += 1;
             return;
         }
-        let step = match ev.kind {
-            TraceKind::Shared(s) => s.clone(),
-            TraceKind::Mma(d) => Step {
-                request: None,
-                cost: Default::default(),
-                regs: *d,
-                regs_per_lane: 4,
-                reg_lanes: ev.mask,
-                stored_lanes: 0,
-            },
+        let empty = |regs| Step {
+            request: None,
+            cost: Default::default(),
+            regs,
+            regs_per_lane: 4,
+            reg_lanes: ev.mask,
+            stored_lanes: 0,
+        };
+        let (step, hopper) = match ev.kind {
+            TraceKind::Shared(s) => (s.clone(), None),
+            TraceKind::Mma(d) => (empty(*d), None),
+            TraceKind::Wgmma(e) => (empty([[0; 4]; 32]), Some(Hopper::Wgmma(*e))),
+            TraceKind::Bulk(e) => (empty([[0; 4]; 32]), Some(Hopper::Bulk(*e))),
+            TraceKind::Mbarrier(e) => (empty([[0; 4]; 32]), Some(Hopper::Mbarrier(*e))),
         };
         self.steps.push(Recorded {
             pc: ev.pc,
             line: ev.line,
             mask: ev.mask,
             step,
+            hopper,
         });
     }
 }
@@ -146,11 +269,16 @@ impl Observer for WorstOfLine {
         if ev.line != self.line {
             return;
         }
-        self.executions += 1;
-        let TraceKind::Shared(s) = ev.kind else {
-            self.saw_mma = true;
-            return;
+        let s = match ev.kind {
+            TraceKind::Shared(s) => s,
+            TraceKind::Mma(_) | TraceKind::Wgmma(_) => {
+                self.executions += 1;
+                self.saw_mma = true;
+                return;
+            }
+            TraceKind::Bulk(_) | TraceKind::Mbarrier(_) => return,
         };
+        self.executions += 1;
         let key = |c: &crate::sim::bank::RequestCost| {
             (c.wavefronts.saturating_sub(c.ideal), c.wavefronts)
         };
@@ -166,6 +294,7 @@ impl Observer for WorstOfLine {
                     line: ev.line,
                     mask: ev.mask,
                     step: s.clone(),
+                    hopper: None,
                 },
             ));
         }

@@ -16,11 +16,13 @@
 //!   (`fa3_tile`): not causal `qb = t % nq`, `h = t / nq`; causal, the heads in groups (group
 //!   0 of `r` heads, the others of `gh`, [`Fa3Tiling::head_groups`]) and inside a group of `n`
 //!   heads, `i` tiles into it, `qb = nq − 1 − i / n`, `h = first head + i % n` (longest first);
-//!   a tile runs `qb + 1` key blocks when causal, `S / 128` otherwise;
-//! * per key block, each consumer warpgroup issues `D/16` `wgmma.m64n128k16` (S = Q·Kᵀ, both
-//!   operands from shared memory) and `128/16 = 8` `wgmma.m64nDk16` (O += P·V, P from
+//!   a tile runs `qb + 1` key blocks when causal, `S / bn` otherwise (`bn` = `FA_BN`, 128 or,
+//!   not causal, 64: [`FA3_BLOCK_N`]);
+//! * per key block, each consumer warpgroup issues `D/16` `wgmma.m64n{bn}k16` (S = Q·Kᵀ, both
+//!   operands from shared memory) and `bn/16` `wgmma.m64nDk16` (O += P·V, P from
 //!   registers); the producer's one thread issues `D/64` TMA boxes of K and of V
-//!   (`{64 columns, 128 rows}`, 16 KiB each), and per tile `D/64` boxes of Q; each consumer's
+//!   (`{64 columns, bn rows}`, `bn`·128 bytes each), and per tile `D/64` boxes of Q
+//!   (`{64, 128}`, 16 KiB); each consumer's
 //!   leader thread stores its 64 rows of O in `D/64` boxes of `{64, 64}` (8 KiB each);
 //! * a tile's first S = Q·Kᵀ is issued in the same ping-pong turn as the last P·V of the tile
 //!   before it (`FA_XTILE` = 1), so it runs while that tile's epilogue writes O; a CTA's first
@@ -63,9 +65,14 @@ use super::mma::MmaDtype;
 use super::program::FlashProblem;
 use super::wgmma;
 
-/// `FA_BM` = `FA_BN` of `kernels/fa3_fwd.cu`: query rows per tile and keys per block (fixed
-/// there by `#define`, not configurable).
+/// `FA_BM` of `kernels/fa3_fwd.cu` (query rows per tile, fixed there by `#define`) and the
+/// default `FA_BN` (keys per block).
 pub const FA3_BLOCK: u32 = 128;
+/// The key-block widths `FA_BN` `kernels/fa3_fwd.cu` builds with (its `#error` refuses the
+/// others): the S = Q·Kᵀ wgmma is `m64n{FA_BN}k16`, and the kernel carries the `n64` and
+/// `n128` wrappers; 64 only without `FA_CAUSAL` (the kernel masks one key block per query
+/// block, the diagonal, so a causal build needs `FA_BN = FA_BM`).
+pub const FA3_BLOCK_N: [u32; 2] = [64, 128];
 /// `FA_STAGES` default of the kernel: K/V buffers.
 pub const FA3_STAGES: u32 = 2;
 /// Threads per CTA (`__launch_bounds__(384, 1)`): three warpgroups.
@@ -81,7 +88,7 @@ pub const FA3_CONSUMERS: u64 = 2;
 pub struct Fa3Tiling {
     /// Query rows per tile (`FA_BM`; the kernel fixes 128).
     pub bm: u32,
-    /// Keys per block (`FA_BN`; the kernel fixes 128).
+    /// Keys per block (`FA_BN`: 128, or 64 when not causal; [`FA3_BLOCK_N`]).
     pub bn: u32,
     /// Head dimension D (`FA_D`: 64 or 128).
     pub head_dim: u32,
@@ -123,7 +130,7 @@ pub struct TmaCounts {
     pub loads: u64,
     /// Bytes of Q loaded (`128·D·2` per tile).
     pub q_bytes: u64,
-    /// Bytes of K loaded (`128·D·2` per key block).
+    /// Bytes of K loaded (`bn·D·2` per key block).
     pub k_bytes: u64,
     /// Bytes of V loaded.
     pub v_bytes: u64,
@@ -225,7 +232,7 @@ pub struct Fa3Copy {
     pub label: &'static str,
     /// S = Q·Kᵀ wgmma in the copy (`D/16`, or 0).
     pub s_hgmma: u64,
-    /// P·V wgmma in the copy (`128/16 = 8`, or 0).
+    /// P·V wgmma in the copy (`bn/16`, or 0).
     pub pv_hgmma: u64,
 }
 
@@ -324,21 +331,28 @@ impl Fa3Tiling {
     }
 
     /// Dynamic shared memory the kernel needs, bytes: `FA3_SMEM_BYTES` = 3 Q-sized buffers (two
-    /// Q, the O staging) + `2·stages` K/V tiles, each `128·D·2`, plus 1024 for the 1024-byte
-    /// alignment (what `scripts/bench_fa3.py` launches with). `None` on overflow.
+    /// Q, the O staging), each `128·D·2`, + `2·stages` K/V tiles, each `bn·D·2`, plus 1024 for
+    /// the 1024-byte alignment (what `scripts/bench_fa3.py` launches with). `None` on overflow.
     pub fn dynamic_smem_bytes(&self) -> Option<u64> {
-        let tile = u64::from(self.bm)
-            .checked_mul(u64::from(self.head_dim))?
-            .checked_mul(2)?;
-        let kv = u64::from(self.stages).checked_mul(2)?.checked_mul(tile)?;
-        tile.checked_mul(3)?.checked_add(kv)?.checked_add(1024)
+        let (q, kv) = self.tile_bytes()?;
+        let kvs = u64::from(self.stages).checked_mul(2)?.checked_mul(kv)?;
+        q.checked_mul(3)?.checked_add(kvs)?.checked_add(1024)
+    }
+
+    /// Bytes of one Q tile (`bm·D·2`) and of one K or V tile (`bn·D·2`).
+    fn tile_bytes(&self) -> Option<(u64, u64)> {
+        let d2 = u64::from(self.head_dim).checked_mul(2)?;
+        Some((
+            u64::from(self.bm).checked_mul(d2)?,
+            u64::from(self.bn).checked_mul(d2)?,
+        ))
     }
 
     /// Checks the variant is one `kernels/fa3_fwd.cu` compiles to and sm_90 can launch.
     ///
     /// # Errors
-    /// [`SimError::NotAllowed`] for a head dim other than 64/128, a block other than 128 or zero
-    /// stages; [`SimError::Unsupported`] for another input type than f16/bf16;
+    /// [`SimError::NotAllowed`] for a head dim other than 64/128, a bm other than 128, a bn
+    /// outside [`FA3_BLOCK_N`] (or 64 with causal masking), zero stages; [`SimError::Unsupported`] for another input type than f16/bf16;
     /// [`SimError::SharedMemory`] when the buffers
     /// exceed 227 KiB.
     pub fn validate(&self) -> Result<(), SimError> {
@@ -349,14 +363,26 @@ impl Fa3Tiling {
                 allowed: "64, 128 (FA_D of kernels/fa3_fwd.cu)".into(),
             });
         }
-        for (param, v) in [("--bm", self.bm), ("--bn", self.bn)] {
-            if v != FA3_BLOCK {
-                return Err(SimError::NotAllowed {
-                    param,
-                    value: v.into(),
-                    allowed: "128 (FA_BM = FA_BN = 128 are fixed in kernels/fa3_fwd.cu)".into(),
-                });
-            }
+        if self.bm != FA3_BLOCK {
+            return Err(SimError::NotAllowed {
+                param: "--bm",
+                value: self.bm.into(),
+                allowed: "128 (FA_BM = 128 is fixed in kernels/fa3_fwd.cu)".into(),
+            });
+        }
+        if !FA3_BLOCK_N.contains(&self.bn) {
+            return Err(SimError::NotAllowed {
+                param: "--bn",
+                value: self.bn.into(),
+                allowed: "64, 128 (FA_BN of kernels/fa3_fwd.cu: its S = Q·Kᵀ wgmma is m64n64k16 or m64n128k16)".into(),
+            });
+        }
+        if self.causal && self.bn != self.bm {
+            return Err(SimError::NotAllowed {
+                param: "--bn",
+                value: self.bn.into(),
+                allowed: "128 with --causal (kernels/fa3_fwd.cu masks only the first key block a query block runs, so FA_CAUSAL needs FA_BN = FA_BM = 128)".into(),
+            });
         }
         if self.stages == 0 {
             return Err(SimError::NotAllowed {
@@ -375,14 +401,15 @@ impl Fa3Tiling {
         let limit = super::arch::Arch::Sm90.limits().smem_per_block_bytes;
         if needed.is_none_or(|n| n > u64::from(limit)) {
             let tile = u128::from(self.bm) * u128::from(self.head_dim) * 2;
+            let kv = u128::from(self.bn) * u128::from(self.head_dim) * 2;
             return Err(SimError::SharedMemory {
                 needed: needed.map_or(
-                    3 * tile + 2 * u128::from(self.stages) * tile + 1024,
+                    3 * tile + 2 * u128::from(self.stages) * kv + 1024,
                     u128::from,
                 ),
                 lower_bound: false,
                 parts: format!(
-                    "2 Q + O staging 3 x {tile} B, {} K and {} V tiles of {tile} B, 1024 B alignment",
+                    "2 Q + O staging 3 x {tile} B, {} K and {} V tiles of {kv} B, 1024 B alignment",
                     self.stages, self.stages
                 ),
                 limit,
@@ -614,7 +641,7 @@ impl Fa3Tiling {
                 warp_executions: mul(total, 4)?,
             });
         }
-        let box_kv = u64::from(self.bn) * 64 * 2; // {64 columns, 128 rows} of 2-byte elements
+        let box_kv = u64::from(self.bn) * 64 * 2; // {64 columns, bn rows} of 2-byte elements
         let box_q = u64::from(self.bm) * 64 * 2;
         let box_o = 64 * 64 * 2; // {64 columns, 64 rows}
         let q_loads = mul(tiles, panels)?;
@@ -867,7 +894,41 @@ mod tests {
         t.stages = 3; // 3·32 KiB + 6·32 KiB + 1 KiB > 227 KiB
         assert!(matches!(t.validate(), Err(SimError::SharedMemory { .. })));
         t.stages = 2;
+        for bn in [32, 96, 192, 256] {
+            t.bn = bn;
+            let e = t.validate().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("--bn {bn}")) && e.contains("64, 128"),
+                "{e}"
+            );
+        }
         t.bn = 64;
-        assert!(t.validate().unwrap_err().to_string().contains("--bn 64"));
+        assert!(t.validate().is_ok());
+        t.causal = true;
+        let e = t.validate().unwrap_err().to_string();
+        assert!(e.contains("--bn 64") && e.contains("--causal"), "{e}");
+    }
+
+    /// `FA_BN = 64` (kernels/fa3_fwd.cu, not causal), D = 128, S = 512, one CTA: 512/128 = 4
+    /// tiles of 512/64 = 8 key blocks, 32 in all; S = Q·Kᵀ is m64n64k16, D/16 = 8 per block plus
+    /// the discarded S: 8·33 = 264 per consumer; P·V m64n128k16, 64/16 = 4 per block: 128 per
+    /// consumer. Q boxes {64, 128} are 16384 bytes, K and V boxes {64, 64} 8192, 2 panels each:
+    /// 8 Q loads and 64 of K and of V, so 136 loads and 8·16384 + 128·8192 = 1,179,648 load
+    /// bytes. Shared memory: 3·32768 + 4·16384 + 1024 = 164,864 bytes.
+    #[test]
+    fn key_blocks_of_64() {
+        let mut t = Fa3Tiling::new(128, false);
+        t.bn = 64;
+        assert_eq!(t.dynamic_smem_bytes(), Some(164_864));
+        let r = t.report(&prob(1, 1, 512), 1).unwrap();
+        let c = &r.cta0;
+        assert_eq!((c.tiles, c.key_blocks), (4, 32));
+        let want: BTreeMap<String, u64> = [
+            ("HGMMA.64x64x16.F32".to_string(), 2 * 264),
+            ("HGMMA.64x128x16.F32".to_string(), 2 * 128),
+        ]
+        .into();
+        assert_eq!(c.hgmma_by_sass(), want);
+        assert_eq!((c.tma.loads, c.tma.load_bytes), (136, 1_179_648));
     }
 }

@@ -16,7 +16,7 @@ use crate::lessons::run::{Check, StepRun, check_model, place_tiles, run_step};
 use crate::sim::mma::Operand;
 use crate::sim::stats::AccessStats;
 
-use super::ptx::PtxState;
+use super::ptx::{HopperKind, PtxState};
 
 /// Which screen is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +129,12 @@ pub enum Msg {
     FilterConflicts,
     /// PTX: show only the current instruction's line (toggle).
     FilterLine,
+    /// PTX: next step of this Hopper event kind (`wgmma`, bulk copy, mbarrier).
+    NextHopper(HopperKind),
+    /// PTX: previous step of this Hopper event kind.
+    PrevHopper(HopperKind),
+    /// PTX: open or close the warp-roles view.
+    ToggleRoles,
     /// Prompt: a typed character.
     PromptChar(char),
     /// Prompt: delete the last character.
@@ -544,6 +550,9 @@ fn ptx_update(app: &mut App, msg: Msg) {
         Msg::GotoLine => p.prompt = Some(String::new()),
         Msg::FilterConflicts => p.toggle_conflicts(),
         Msg::FilterLine => p.toggle_line(),
+        Msg::NextHopper(k) => p.next_hopper(k),
+        Msg::PrevHopper(k) => p.prev_hopper(k),
+        Msg::ToggleRoles => p.toggle_roles(),
         Msg::NextLane => app.lane = (app.lane + 1) % 32,
         Msg::PrevLane => app.lane = (app.lane + 31) % 32,
         Msg::NextOperand => {
@@ -692,6 +701,9 @@ fn lesson_update(app: &mut App, msg: Msg) {
         | Msg::GotoLine
         | Msg::FilterConflicts
         | Msg::FilterLine
+        | Msg::NextHopper(_)
+        | Msg::PrevHopper(_)
+        | Msg::ToggleRoles
         | Msg::PromptChar(_)
         | Msg::PromptBack
         | Msg::PromptEnter

@@ -4,6 +4,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, Msg, Screen};
+use super::ptx::HopperKind;
 
 /// Where a binding applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,6 +269,40 @@ pub const BINDINGS: &[Binding] = &[
         scope: Scope::Ptx,
         footer: false,
     },
+    // The capital of `w`, `t`, `b` shares its row (the help overlay fits 80x24): it sends
+    // Msg::PrevHopper.
+    Binding {
+        keys: &[KeyCode::Char('w'), KeyCode::Char('W')],
+        label: "w W",
+        msg: Msg::NextHopper(HopperKind::Wgmma),
+        help: "next/previous wgmma: descriptors, core matrices, accumulators",
+        scope: Scope::Ptx,
+        footer: false,
+    },
+    Binding {
+        keys: &[KeyCode::Char('t'), KeyCode::Char('T')],
+        label: "t T",
+        msg: Msg::NextHopper(HopperKind::Bulk),
+        help: "next/previous TMA or bulk copy: where its box landed",
+        scope: Scope::Ptx,
+        footer: false,
+    },
+    Binding {
+        keys: &[KeyCode::Char('b'), KeyCode::Char('B')],
+        label: "b B",
+        msg: Msg::NextHopper(HopperKind::Mbarrier),
+        help: "next/previous mbarrier operation: phase, arrivals, tx bytes",
+        scope: Scope::Ptx,
+        footer: false,
+    },
+    Binding {
+        keys: &[KeyCode::Char('R')],
+        label: "R",
+        msg: Msg::ToggleRoles,
+        help: "warp roles: producer (TMA loads) or consumer (wgmma), per warp",
+        scope: Scope::Ptx,
+        footer: false,
+    },
     Binding {
         keys: &[KeyCode::Char('?'), KeyCode::F(1)],
         label: "?",
@@ -348,6 +383,11 @@ pub fn msg_for_state(
         }
         if let (Msg::StartAnswer, KeyCode::Char('r')) = (b.msg, key.code) {
             return Some(Msg::Reveal);
+        }
+        if let (Msg::NextHopper(k), KeyCode::Char(c)) = (b.msg, key.code)
+            && c.is_ascii_uppercase()
+        {
+            return Some(Msg::PrevHopper(k));
         }
         return Some(b.msg);
     }

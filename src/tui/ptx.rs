@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 
 use crate::ptx::Launch;
 use crate::ptx::decode::{Op, Program};
+use crate::ptx::engine::{ALL_WARPS, MbarrierEvent};
 use crate::ptx::report::{Report, class_of, load, simulate_program};
-use crate::ptx::trace::{Recorded, Recorder};
+use crate::ptx::trace::{Hopper, Recorded, Recorder, Role, WarpActivity};
 use crate::sim::bank::{self, RequestReport};
 use crate::sim::stats::AccessStats;
 
@@ -44,6 +45,37 @@ pub struct PtxState {
     pub prompt: Option<String>,
     /// A one-line message for the footer (a refused filter, a line without steps).
     pub status: Option<String>,
+    /// The warp-roles view is open (`R`).
+    pub show_roles: bool,
+}
+
+/// The Hopper events the jump keys look for (`w`, `t`, `b` and their capitals).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HopperKind {
+    /// `wgmma.mma_async`.
+    Wgmma,
+    /// Bulk copies (TMA).
+    Bulk,
+    /// mbarrier operations and landings.
+    Mbarrier,
+}
+
+impl HopperKind {
+    fn of(h: &Hopper) -> HopperKind {
+        match h {
+            Hopper::Wgmma(_) => HopperKind::Wgmma,
+            Hopper::Bulk(_) => HopperKind::Bulk,
+            Hopper::Mbarrier(_) => HopperKind::Mbarrier,
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            HopperKind::Wgmma => "wgmma.mma_async",
+            HopperKind::Bulk => "bulk copy (TMA)",
+            HopperKind::Mbarrier => "mbarrier operation",
+        }
+    }
 }
 
 impl PtxState {
@@ -73,6 +105,7 @@ impl PtxState {
             only_line: None,
             prompt: None,
             status: None,
+            show_roles: false,
         }
     }
 
@@ -107,8 +140,10 @@ impl PtxState {
         if cap == 0 {
             return Err("--max-steps 0: at least one step must be kept".into());
         }
-        let mut rec = Recorder::new(cap);
-        let report = simulate_program(&prog, launch, Some((warp, &mut rec)))
+        // Every warp is observed (the roles need each warp's activity); the recorder keeps the
+        // followed warp's steps.
+        let mut rec = Recorder::following(warp, cap);
+        let report = simulate_program(&prog, launch, Some((ALL_WARPS, &mut rec)))
             .map_err(|e| format!("{file}: {e}"))?;
         let d = |v: [u32; 3]| format!("({},{},{})", v[0], v[1], v[2]);
         let words = format!("{} of grid {}", d(launch.cta), d(launch.grid));
@@ -124,8 +159,12 @@ impl PtxState {
         self.trace.steps.get(self.pos)
     }
 
-    /// The SASS class name of a step (`LDS`, `LDSM`, `HMMA`, …).
+    /// The SASS class name of a step (`LDS`, `LDSM`, `HMMA`, …; `mbarrier` for an mbarrier
+    /// operation or a copy's bytes landing on one).
     pub fn sass(&self, r: &Recorded) -> &'static str {
+        if matches!(r.hopper, Some(Hopper::Mbarrier(_))) {
+            return "mbarrier";
+        }
         self.prog
             .insts
             .get(r.pc as usize)
@@ -305,12 +344,70 @@ impl PtxState {
         false
     }
 
+    /// Next step (after the current one, among the visible) of Hopper event kind `k`, or a
+    /// status message saying there is none.
+    pub fn next_hopper(&mut self, k: HopperKind) {
+        let is = |r: &Recorded| r.hopper.as_ref().is_some_and(|h| HopperKind::of(h) == k);
+        match self.next_where(is) {
+            Some(i) => self.pos = i,
+            None => self.status = Some(self.none_msg(&format!("no later {}", k.words()))),
+        }
+    }
+
+    /// Previous step of Hopper event kind `k`.
+    pub fn prev_hopper(&mut self, k: HopperKind) {
+        let is = |r: &Recorded| r.hopper.as_ref().is_some_and(|h| HopperKind::of(h) == k);
+        match self.prev_where(is) {
+            Some(i) => self.pos = i,
+            None => self.status = Some(self.none_msg(&format!("no earlier {}", k.words()))),
+        }
+    }
+
+    /// Opens or closes the warp-roles view.
+    pub fn toggle_roles(&mut self) {
+        self.show_roles = !self.show_roles;
+    }
+
+    /// What each warp of the CTA executed (bulk copies, wgmma, mbarrier instructions); warps
+    /// past the last active one are idle.
+    pub fn activity(&self, warp: u32) -> WarpActivity {
+        self.trace
+            .warps
+            .get(warp as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// A warp's role, derived from what it executed ([`WarpActivity::role`]).
+    pub fn role(&self, warp: u32) -> Role {
+        self.activity(warp).role()
+    }
+
+    /// The recorded mbarrier events of the object at shared byte `addr` among steps
+    /// `0..=pos`, with their step index: its phase history as the followed warp saw it.
+    pub fn mbar_history(&self, addr: u32) -> Vec<(usize, &Recorded, &MbarrierEvent)> {
+        self.trace
+            .steps
+            .iter()
+            .enumerate()
+            .take(self.pos + 1)
+            .filter_map(|(i, r)| match &r.hopper {
+                Some(Hopper::Mbarrier(m)) if m.addr == addr => Some((i, r, m)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Running counters of the followed warp over steps `0..=pos` (all steps, whatever the
     /// filters): executions by SASS class and the summed request costs.
     pub fn counters(&self) -> (BTreeMap<&'static str, u32>, AccessStats) {
         let mut by = BTreeMap::new();
         let mut stats = AccessStats::default();
         for r in self.trace.steps.iter().take(self.pos + 1) {
+            // An mbarrier operation has no class of its own; a landing is its copy's.
+            if matches!(r.hopper, Some(Hopper::Mbarrier(_))) {
+                continue;
+            }
             *by.entry(self.sass(r)).or_insert(0) += 1;
             if r.step.request.is_some() && r.step.cost.not_modelled.is_none() {
                 stats += AccessStats::from(r.step.cost);

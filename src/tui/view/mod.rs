@@ -6,6 +6,7 @@
 //!   step's note; [`registers`]: registers and fragment maps; [`counters`]: running counts;
 //! * [`ptx`]: `tilelab tui --ptx`, the same panes for one warp of a PTX kernel (the source
 //!   around the current line in the narrative's place);
+//! * [`hopper`]: the Hopper events' views in `--ptx` (wgmma, TMA, mbarrier, warp roles);
 //! * [`help`]: the key overlay; [`glossary`]: the current step's terms explained.
 //!
 //! Colours come from [`crate::palette`] (also checked by `tests/tui.rs`): in the bank grid each
@@ -21,6 +22,7 @@ mod banks;
 mod counters;
 mod glossary;
 mod help;
+mod hopper;
 mod lanes;
 mod menu;
 mod narrative;
@@ -28,6 +30,7 @@ mod ptx;
 mod registers;
 
 pub use banks::{LEGEND, bank_grid_lines};
+pub use hopper::mbar_op_name;
 pub use narrative::markdown;
 pub use ptx::{PTX_LEGEND, ptx_register_lines};
 pub use registers::{fragment_map, register_lines};

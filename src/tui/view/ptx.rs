@@ -83,6 +83,10 @@ fn render_header(p: &PtxState, area: Rect, buf: &mut Buffer) {
         Style::new().fg(Color::Black).bg(Color::Cyan),
     )];
     spans.push(Span::raw(format!(" warp {}/{} ", p.warp, p.warps)));
+    let role = p.role(p.warp);
+    if role != crate::ptx::trace::Role::Other {
+        spans.push(Span::raw(format!("({}) ", role.name())));
+    }
     match p.current() {
         Some(r) => {
             let shown = p.visible_steps();
@@ -111,6 +115,18 @@ fn render_header(p: &PtxState, area: Rect, buf: &mut Buffer) {
 }
 
 fn render_pane(app: &App, p: &PtxState, pane: Pane, area: Rect, buf: &mut Buffer) {
+    if pane == Pane::Lanes && p.show_roles {
+        return super::hopper::render_roles(app, p, area, buf);
+    }
+    if let Some(r) = p.current()
+        && let Some(h) = &r.hopper
+    {
+        match pane {
+            Pane::Banks => return super::hopper::render_main(app, p, r, h, area, buf),
+            Pane::Lanes => return super::hopper::render_side(app, p, h, area, buf),
+            _ => {}
+        }
+    }
     match pane {
         Pane::Banks => render_banks(app, p, area, buf),
         Pane::Lanes => render_lanes(app, p, area, buf),
