@@ -260,6 +260,7 @@ fn launch(block: u32, args: &[&str], maps: &[&str]) -> tilelab::ptx::Launch {
             .collect(),
         dynamic_smem: None,
         max_instructions: 1_000_000,
+        cluster: [1, 1, 1],
     }
 }
 

@@ -61,6 +61,7 @@ fn state(
         tensor_maps: vec![],
         dynamic_smem: Some(smem),
         max_instructions: 10_000_000,
+        cluster: [1, 1, 1],
     };
     PtxState::load(
         format!("tests/data/ptx/{name}.ptx"),

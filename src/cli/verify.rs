@@ -115,6 +115,11 @@ pub struct VerifyArgs {
     /// its own zero-filled buffer (or @POINTER's).
     #[arg(long = "tensor-map", value_name = "NAME=SPEC", requires = "ptx", value_parser = super::ptx::parse_tensor_map)]
     pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
+    /// --ptx: CTAs per cluster, X[,Y,Z], as for `tilelab ptx`: each cluster is simulated with
+    /// its CTAs together, and the GPU launch is a cluster launch (cuLaunchKernelEx with
+    /// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx", default_value = "1,1,1")]
+    pub cluster: [u32; 3],
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;
     /// on the GPU: 0 when not given).
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx")]
@@ -153,6 +158,7 @@ impl VerifyArgs {
             tensor_maps: self.tensor_maps.clone(),
             dynamic_smem: self.dynamic_smem,
             max_instructions: self.max_instructions,
+            cluster: self.cluster,
             pointer_bytes: self.pointer_bytes,
         })
     }

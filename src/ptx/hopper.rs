@@ -27,7 +27,7 @@
 
 use super::decode::{AsyncUnit, BulkForm, Inst, Op, Space, Src, WgmmaSrc};
 use super::engine::{Block, Machine, WState, warp_ranges};
-use super::mem::{Global, addr_value, shared_addr};
+use super::mem::{Global, addr_value, cluster_addr, shared_addr};
 use super::sync::{AsyncAction, Flow};
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::error::SimError;
@@ -258,19 +258,40 @@ impl Machine<'_> {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
             let regs = &self.warps[w].regs;
+            let n = self.nctas();
+            // Where the copy lands: the destination CTA (a shared::cluster address may name
+            // another), or with .multicast::cluster every CTA of ctaMask, at the same offset,
+            // each completing its own mbarrier at the same offset (PTX ISA 9.7.9.25.5.1).
+            let (dst, sa) = match form.is_store() {
+                true => (
+                    self.cur,
+                    shared_addr(addr_value(regs, smem, l), l, self.smem.len())?,
+                ),
+                false => cluster_addr(addr_value(regs, smem, l), self.cur, n, l)?,
+            };
+            let mut targets: Vec<usize> = vec![dst];
             if let Some(cm) = cta_mask {
                 let v = v!(regs, *cm, l) & 0xffff;
-                if v != 1 {
+                if v == 0 || v >> n != 0 {
                     return Err(format!(
-                        "lane {l}: .multicast::cluster with ctaMask {v:#06x}: the launch simulates a cluster of one CTA (rank 0), so the mask is 0x0001 (a multicast to other CTAs is not modelled)"
+                        "lane {l}: .multicast::cluster with ctaMask {v:#06x}: each bit is a CTA's cluster rank, and the cluster has {n} CTA{} (allowed: a non-zero mask below {:#06x}; --cluster gives the shape)",
+                        if n == 1 { "" } else { "s" },
+                        1u32 << n
                     ));
                 }
+                targets = (0..n).filter(|r| v >> r & 1 == 1).collect();
             }
-            let sa = shared_addr(addr_value(regs, smem, l), l, self.smem.len())?;
             let mb = match mbar {
-                Some(a) => Some(self.mbar_addr(w, Space::Shared, a, l)?),
+                Some(a) => Some(self.mbar_target(w, Space::Cluster, a, l)?),
                 None => None,
             };
+            if let (None, Some((mr, _))) = (cta_mask, mb)
+                && mr != dst
+            {
+                return Err(format!(
+                    "lane {l}: the copy lands in the CTA of cluster rank {dst} but its mbarrier is in rank {mr}'s shared memory: they must be in the same CTA (PTX ISA 9.7.9.25.5.1 cp.async.bulk.tensor)"
+                ));
+            }
             let regs = &self.warps[w].regs;
             let map = match tmap {
                 Some((ta, cs)) => {
@@ -349,33 +370,46 @@ impl Machine<'_> {
                     map.rank
                 ));
             }
-            let step = exec::execute(
-                &mut self.smem,
-                BulkOp {
-                    kind,
-                    global: &mut Buffers(&mut self.global),
-                },
-            )
-            .map_err(|e| format!("lane {l}: {e}"))?;
-            if let Some(end) = step.smem_written.iter().map(|r| r.end).max() {
-                self.touched = self.touched.max(end);
+            let mut done = Vec::with_capacity(targets.len());
+            for &t in &targets {
+                let (smem, touched) = if t == self.cur {
+                    (&mut self.smem, &mut self.touched)
+                } else {
+                    let c = &mut self.ctas[t];
+                    (&mut c.smem, &mut c.touched)
+                };
+                let step = exec::execute(
+                    smem,
+                    BulkOp {
+                        kind,
+                        global: &mut Buffers(&mut self.global),
+                    },
+                )
+                .map_err(|e| format!("lane {l}: {e}"))?;
+                if let Some(end) = step.smem_written.iter().map(|r| r.end).max() {
+                    *touched = (*touched).max(end);
+                }
+                self.stats[pc].tma_bytes += step.tx_bytes;
+                done.push((t, step.tx_bytes));
             }
-            let s = &mut self.stats[pc];
-            s.tma_bytes += step.tx_bytes;
-            s.tma_ops += 1;
+            self.stats[pc].tma_ops += 1;
             self.epoch += 1;
             changed = true;
             if form.is_store() {
                 self.issue_async(w, Some(AsyncUnit::Bulk), inst.line, AsyncAction::Done);
-            } else {
-                let bytes = u32::try_from(step.tx_bytes).map_err(|_| {
-                    format!(
-                        "lane {l}: {} transaction bytes do not fit an mbarrier's tx-count",
-                        step.tx_bytes
-                    )
+                continue;
+            }
+            for (t, tx) in done {
+                let bytes = u32::try_from(tx).map_err(|_| {
+                    format!("lane {l}: {tx} transaction bytes do not fit an mbarrier's tx-count")
                 })?;
-                let mbar = mb.unwrap_or(0);
-                self.issue_async(w, None, inst.line, AsyncAction::CompleteTx { mbar, bytes });
+                let mbar = mb.map_or(0, |(_, o)| o);
+                let action = AsyncAction::CompleteTx {
+                    cta: t,
+                    mbar,
+                    bytes,
+                };
+                self.issue_async(w, None, inst.line, action);
             }
         }
         Ok(changed)

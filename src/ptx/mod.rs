@@ -8,7 +8,8 @@
 //! use tilelab::ptx;
 //! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nret;\n}\n";
 //! let launch = ptx::Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], args: vec![],
-//!     tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000 };
+//!     tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000,
+//!     cluster: [1, 1, 1] };
 //! let r = ptx::simulate(src, None, &launch).unwrap();
 //! // 32 lanes, rows 128 bytes apart: one bank, a 32-way conflict.
 //! assert_eq!((r.totals.shared_ld_wavefronts, r.totals.shared_ld_bank_conflicts), (32, 31));
