@@ -171,6 +171,60 @@ fn hand_tma_wgmma_pipe_matches_the_h200() {
     assert_matches(&["hand_tma_wgmma_pipe"], &[]);
 }
 
+/// The hand-written cluster of 2 (one launch = one cluster, `--cluster 2,1,1` in its `cli`):
+/// TMA multicast into both CTAs, a warpgroup's wgmma in each, a DSMEM exchange. Every compared
+/// counter equals the H200's per-launch total over both CTAs (docs/log/2026-12-02-cluster.md),
+/// and so do the distributed-shared-memory stores, which are no STS; the report has one row per
+/// CTA, ranks 0 and 1, whose counts sum to the totals.
+#[test]
+fn hand_cluster_mc_wgmma_matches_the_h200() {
+    assert_matches(&["hand_cluster_mc_wgmma"], &[]);
+    let f = fixture("hand_cluster_mc_wgmma");
+    let r = run(&f).unwrap();
+    let t = &r["totals"];
+    for (k, path) in [
+        ("smsp__sass_inst_executed_op_dshared_st.sum", "dshared_st"),
+        (
+            "l1tex__t_bytes_pipe_lsu_mem_dshared_op_st.sum",
+            "dshared_st_bytes",
+        ),
+    ] {
+        assert_eq!(t[path].as_u64().unwrap(), measured(&f, k), "{k}");
+    }
+    assert_eq!(r["cluster"], serde_json::json!([2, 1, 1]));
+    let ctas = r["ctas"].as_array().unwrap();
+    let ids: Vec<(u64, Value)> = ctas
+        .iter()
+        .map(|c| (c["rank"].as_u64().unwrap(), c["cta"].clone()))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            (0, serde_json::json!([0, 0, 0])),
+            (1, serde_json::json!([1, 0, 0]))
+        ]
+    );
+    for key in ["gmma_wavefronts", "tma_ld_bytes", "dshared_st", "warp_instructions"] {
+        let sum: u64 = ctas.iter().map(|c| c["totals"][key].as_u64().unwrap()).sum();
+        assert_eq!(sum, t[key].as_u64().unwrap(), "{key}");
+    }
+}
+
+/// The same launch without `--cluster` is refused in one line: its ctaMask names rank 1 of a
+/// cluster of one CTA.
+#[test]
+fn the_cluster_fixture_without_its_cluster_is_refused() {
+    let mut f = fixture("hand_cluster_mc_wgmma");
+    let cli = f["launch"]["cli"].as_str().unwrap().replace("--cluster 2,1,1", "");
+    f["launch"]["cli"] = Value::String(cli);
+    let e = run(&f).unwrap_err();
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("ctaMask 0x0003") && e.contains("the cluster has 1 CTA"),
+        "{e}"
+    );
+}
+
 /// Triton's tutorial matmul (cp.async + ldmatrix + wgmma), 4 and 8 warps, f16 and bf16.
 #[test]
 fn triton_matmuls_match_the_h200() {
