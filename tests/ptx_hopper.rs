@@ -204,8 +204,16 @@ fn hand_cluster_mc_wgmma_matches_the_h200() {
             (1, serde_json::json!([1, 0, 0]))
         ]
     );
-    for key in ["gmma_wavefronts", "tma_ld_bytes", "dshared_st", "warp_instructions"] {
-        let sum: u64 = ctas.iter().map(|c| c["totals"][key].as_u64().unwrap()).sum();
+    for key in [
+        "gmma_wavefronts",
+        "tma_ld_bytes",
+        "dshared_st",
+        "warp_instructions",
+    ] {
+        let sum: u64 = ctas
+            .iter()
+            .map(|c| c["totals"][key].as_u64().unwrap())
+            .sum();
         assert_eq!(sum, t[key].as_u64().unwrap(), "{key}");
     }
 }
@@ -215,7 +223,10 @@ fn hand_cluster_mc_wgmma_matches_the_h200() {
 #[test]
 fn the_cluster_fixture_without_its_cluster_is_refused() {
     let mut f = fixture("hand_cluster_mc_wgmma");
-    let cli = f["launch"]["cli"].as_str().unwrap().replace("--cluster 2,1,1", "");
+    let cli = f["launch"]["cli"]
+        .as_str()
+        .unwrap()
+        .replace("--cluster 2,1,1", "");
     f["launch"]["cli"] = Value::String(cli);
     let e = run(&f).unwrap_err();
     assert_eq!(e.trim().lines().count(), 1, "{e}");
