@@ -202,7 +202,7 @@ fn remote_mbarrier_and_mapa_misuse_is_one_line() {
     );
     let far = EXCHANGE
         .replace("ARRIVE", REMOTE_ARRIVE)
-        .replace("xor.b32 %r4, %r1, 1;", "add.u32 %r4, %r1, 2;");
+        .replace("xor.b32 %r4, %r1, 1;", "mov.u32 %r4, 2;");
     let e = error(&kernel("", &far), &launch(2, 32, 0, [2, 1, 1]));
     assert!(
         e.contains("lane 0: mapa to CTA rank 2, but the cluster has 2 CTAs (ranks 0..=1"),
