@@ -257,41 +257,7 @@ impl Machine<'_> {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let regs = &self.warps[w].regs;
-            let n = self.nctas();
-            // Where the copy lands: the destination CTA (a shared::cluster address may name
-            // another), or with .multicast::cluster every CTA of ctaMask, at the same offset,
-            // each completing its own mbarrier at the same offset (PTX ISA 9.7.9.25.5.1).
-            let (dst, sa) = match form.is_store() {
-                true => (
-                    self.cur,
-                    shared_addr(addr_value(regs, smem, l), l, self.smem.len())?,
-                ),
-                false => cluster_addr(addr_value(regs, smem, l), self.cur, n, l)?,
-            };
-            let mut targets: Vec<usize> = vec![dst];
-            if let Some(cm) = cta_mask {
-                let v = v!(regs, *cm, l) & 0xffff;
-                if v == 0 || v >> n != 0 {
-                    return Err(format!(
-                        "lane {l}: .multicast::cluster with ctaMask {v:#06x}: each bit is a CTA's cluster rank, and the cluster has {n} CTA{} (allowed: a non-zero mask below {:#06x}; --cluster gives the shape)",
-                        if n == 1 { "" } else { "s" },
-                        1u32 << n
-                    ));
-                }
-                targets = (0..n).filter(|r| v >> r & 1 == 1).collect();
-            }
-            let mb = match mbar {
-                Some(a) => Some(self.mbar_target(w, Space::Cluster, a, l)?),
-                None => None,
-            };
-            if let (None, Some((mr, _))) = (cta_mask, mb)
-                && mr != dst
-            {
-                return Err(format!(
-                    "lane {l}: the copy lands in the CTA of cluster rank {dst} but its mbarrier is in rank {mr}'s shared memory: they must be in the same CTA (PTX ISA 9.7.9.25.5.1 cp.async.bulk.tensor)"
-                ));
-            }
+            let (sa, targets, mb) = self.bulk_targets(w, *form, smem, *cta_mask, mbar, l)?;
             let regs = &self.warps[w].regs;
             let map = match tmap {
                 Some((ta, cs)) => {
@@ -415,6 +381,54 @@ impl Machine<'_> {
         Ok(changed)
     }
 
+    /// Where lane `l`'s bulk copy lands: its shared offset, the CTAs (cluster ranks) it lands
+    /// in (the destination CTA, which a `shared::cluster` address may name; with
+    /// `.multicast::cluster` every CTA of ctaMask, at the same offset, PTX ISA 9.7.9.25.5.1) and
+    /// its mbarrier (rank, offset; each receiving CTA's at the same offset for a multicast).
+    fn bulk_targets(
+        &self,
+        w: usize,
+        form: BulkForm,
+        smem: &super::decode::Addr,
+        cta_mask: Option<Src>,
+        mbar: &Option<super::decode::Addr>,
+        l: usize,
+    ) -> Result<BulkTargets, String> {
+        let regs = &self.warps[w].regs;
+        let n = self.nctas();
+        let (dst, sa) = match form.is_store() {
+            true => (
+                self.cur,
+                shared_addr(addr_value(regs, smem, l), l, self.smem.len())?,
+            ),
+            false => cluster_addr(addr_value(regs, smem, l), self.cur, n, l)?,
+        };
+        let mut targets: Vec<usize> = vec![dst];
+        if let Some(cm) = cta_mask {
+            let v = v!(regs, cm, l) & 0xffff;
+            if v == 0 || v >> n != 0 {
+                return Err(format!(
+                    "lane {l}: .multicast::cluster with ctaMask {v:#06x}: each bit is a CTA's cluster rank, and the cluster has {n} CTA{} (allowed: a non-zero mask below {:#06x}; --cluster gives the shape)",
+                    if n == 1 { "" } else { "s" },
+                    1u32 << n
+                ));
+            }
+            targets = (0..n).filter(|r| v >> r & 1 == 1).collect();
+        }
+        let mb = match mbar {
+            Some(a) => Some(self.mbar_target(w, Space::Cluster, a, l)?),
+            None => None,
+        };
+        if let (None, Some((mr, _))) = (cta_mask, mb)
+            && mr != dst
+        {
+            return Err(format!(
+                "lane {l}: the copy lands in the CTA of cluster rank {dst} but its mbarrier is in rank {mr}'s shared memory: they must be in the same CTA (PTX ISA 9.7.9.25.5.1 cp.async.bulk.tensor)"
+            ));
+        }
+        Ok((sa, targets, mb))
+    }
+
     /// A warpgroup wait in words (the deadlock message): the warps of the warpgroup not there.
     pub(super) fn warpgroup_words(&self, w_pc: u32, line: u32, detail: bool) -> String {
         if !detail {
@@ -434,6 +448,10 @@ impl Machine<'_> {
         )
     }
 }
+
+/// Where a bulk copy lands ([`Machine::bulk_targets`]): the shared offset, the receiving CTAs'
+/// cluster ranks, and the mbarrier's (rank, offset).
+type BulkTargets = (u32, Vec<usize>, Option<(usize, u32)>);
 
 impl BulkForm {
     /// The tensor forms' rank (0 for copies without a map).

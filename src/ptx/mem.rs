@@ -199,8 +199,7 @@ impl Machine<'_> {
                 self.count_remote(pc, mask, total);
                 let (eb, n) = (eb as usize, total as usize);
                 each!(mask, |l| {
-                    let (r, o) = at[l];
-                    let o = o as usize;
+                    let (r, o) = (at[l].0 as usize, at[l].1 as usize);
                     let mut bytes = [0u8; 32];
                     bytes[..n].copy_from_slice(&self.smem_of(r).bytes()[o..o + n]);
                     let regs = &mut self.warps[w].regs;
@@ -299,7 +298,7 @@ impl Machine<'_> {
                         let v = v!(regs, *src, l);
                         bytes[i * eb..(i + 1) * eb].copy_from_slice(&v.to_le_bytes()[..eb]);
                     }
-                    let (r, o) = at[l];
+                    let (r, o) = (at[l].0 as usize, at[l].1);
                     let n = total as usize;
                     self.smem_of(r).bytes_mut()[o as usize..o as usize + n]
                         .copy_from_slice(&bytes[..n]);
@@ -588,7 +587,7 @@ impl Machine<'_> {
                 }
                 Resolved::Global(a) => self.global.read(a[l], &mut buf[..eb as usize])?,
                 Resolved::Remote(a) => {
-                    let (r, o) = (a[l].0, a[l].1 as usize);
+                    let (r, o) = (a[l].0 as usize, a[l].1 as usize);
                     buf[..eb as usize]
                         .copy_from_slice(&self.smem_of(r).bytes()[o..o + eb as usize]);
                 }
@@ -609,7 +608,7 @@ impl Machine<'_> {
                 }
                 Resolved::Global(a) => self.global.store(a[l], &nb[..eb as usize], l)?,
                 Resolved::Remote(a) => {
-                    let (r, o) = (a[l].0, a[l].1 as usize);
+                    let (r, o) = (a[l].0 as usize, a[l].1 as usize);
                     self.smem_of(r).bytes_mut()[o..o + eb as usize]
                         .copy_from_slice(&nb[..eb as usize]);
                 }
@@ -683,7 +682,7 @@ impl Machine<'_> {
 
     /// Every lane of `mask` of a distributed-shared-memory access: inside the CTA's window
     /// and naturally aligned.
-    fn check_remote(&self, r: &[(usize, u32); 32], mask: u32, bytes: u32) -> Result<(), String> {
+    fn check_remote(&self, r: &[(u8, u32); 32], mask: u32, bytes: u32) -> Result<(), String> {
         let len = self.smem.len();
         let mut m = mask;
         while m != 0 {
@@ -737,14 +736,16 @@ impl Machine<'_> {
                 Ok(Resolved::Shared(out))
             }
             Space::Cluster => {
-                let mut out = [(0usize, 0u32); 32];
+                let mut out = [(0u8, 0u32); 32];
                 let mut remote = false;
                 let mut m = mask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    out[l] = cluster_addr(addr_value(regs, addr, l), self.cur, self.nctas(), l)?;
-                    remote |= out[l].0 != self.cur;
+                    let (r, o) =
+                        cluster_addr(addr_value(regs, addr, l), self.cur, self.nctas(), l)?;
+                    out[l] = (r as u8, o);
+                    remote |= r != self.cur;
                 }
                 if remote {
                     self.check_remote(&out, mask, bytes)?;
@@ -768,7 +769,7 @@ impl Machine<'_> {
                 let mut g = [0u64; 32];
                 let mut s = [0u32; 32];
                 let mut loc = [0u32; 32];
-                let mut rem = [(0usize, 0u32); 32];
+                let mut rem = [(0u8, 0u32); 32];
                 let (mut any_s, mut any_g, mut any_l, mut any_r) = (false, false, false, false);
                 let cluster_top =
                     SHARED_WINDOW + (((self.nctas() + 1) as u64) << CLUSTER_RANK_SHIFT);
@@ -788,8 +789,9 @@ impl Machine<'_> {
                         && self.nctas() > 1
                         && (SHARED_WINDOW..cluster_top).contains(&a)
                     {
-                        rem[l] =
+                        let (r, o) =
                             cluster_addr(i128::from(a - SHARED_WINDOW), self.cur, self.nctas(), l)?;
+                        rem[l] = (r as u8, o);
                         any_r = true;
                     } else if space == Space::Generic
                         && (LOCAL_WINDOW..LOCAL_WINDOW + LOCAL_WINDOW_BYTES).contains(&a)
@@ -840,8 +842,9 @@ pub(super) enum Resolved {
     Param,
     Shared([u32; 32]),
     /// Lanes reaching another CTA's shared memory (distributed shared memory): each lane's
-    /// cluster rank and byte offset there (every active lane of the access).
-    Remote([(usize, u32); 32]),
+    /// cluster rank (at most 8 CTAs, [`super::params::MAX_CLUSTER_CTAS`]) and byte offset there
+    /// (every active lane of the access).
+    Remote([(u8, u32); 32]),
     Global([u64; 32]),
     /// Byte offsets into each lane's own frame, checked against its size.
     Local([u32; 32]),
