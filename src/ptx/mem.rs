@@ -908,12 +908,17 @@ pub(super) fn cluster_addr(
 
 /// `mapa` of address `a` to the CTA of rank `rank` (PTX ISA 9.7.9.22): the same offset in that
 /// CTA's window, as a `shared::cluster` address ([`CLUSTER_RANK_SHIFT`]) or, when `a` is a
-/// generic shared address, a generic one.
+/// generic shared address, a generic one; to the executing CTA's own rank, the plain address
+/// of its own window.
 ///
 /// # Errors
 /// [`cluster_addr`]'s, or a generic address outside the shared window.
 pub(super) fn mapa(a: u64, rank: usize, own: usize, nctas: usize) -> Result<u64, String> {
-    let tag = ((rank as u64) + 1) << CLUSTER_RANK_SHIFT;
+    // The executing CTA's own window: its plain (shared::cta) addresses.
+    let tag = match rank == own {
+        true => 0,
+        false => ((rank as u64) + 1) << CLUSTER_RANK_SHIFT,
+    };
     if a >= SHARED_WINDOW {
         let (_, off) = cluster_addr(i128::from(a - SHARED_WINDOW), own, nctas, 0)
             .map_err(|_| format!("the generic address {a:#x} is not in the shared window"))?;
