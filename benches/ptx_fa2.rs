@@ -23,7 +23,6 @@ fn launch() -> Launch {
         grid: [32, 1, 1],
         block: [128, 1, 1],
         cta: [0, 0, 0],
-        cluster: [1, 1, 1],
         args: vec![
             ("fa2_fwd_param_4".into(), "4096".into()),
             ("fa2_fwd_param_5".into(), "0.0883883461356163".into()),
@@ -31,6 +30,7 @@ fn launch() -> Launch {
         tensor_maps: vec![],
         dynamic_smem: Some(98_304),
         max_instructions: 200_000_000,
+        cluster: [1, 1, 1],
     }
 }
 

@@ -95,7 +95,7 @@ fn a_launch_file_runs_as_its_flags() {
 /// prologue loads all K_PIPE_MAX = 3 stages whatever K (the third tile past K = 128 is out of
 /// bounds, zero-filled) and whose main loop loads while tiles remain: 3 tiles x 2 operands x 16
 /// boxes of 64x8 f16 = 96 TMA loads of 1 KiB per CTA, where the file's K = 256 (4 tiles) makes
-/// 128.
+/// 128; the file's cluster of 2 runs both CTAs, so the totals are twice that (192, 256).
 #[test]
 fn flags_beside_a_launch_file_override_it() {
     let f = launch("cute_wgmma_tma_sm90");
@@ -104,10 +104,12 @@ fn flags_beside_a_launch_file_override_it() {
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["cta"], serde_json::json!([1, 0, 0]));
     let file = totals(&["ptx", "--launch", &f]);
-    assert_eq!(file["tma_ld"], 128);
+    assert_eq!(file["tma_ld"], 256);
     let k128 = totals(&["ptx", "--launch", &f, "--arg", "0=s32:256,128,128"]);
-    assert_eq!(k128["tma_ld"], 96);
-    assert_eq!(k128["tma_ld_bytes"], 98304);
+    assert_eq!(k128["tma_ld"], 192);
+    assert_eq!(k128["tma_ld_bytes"], 196608);
+    let one = totals(&["ptx", "--launch", &f, "--cluster", "1,1,1"]);
+    assert_eq!(one["tma_ld"], 128);
     // The positional PTX file is the one run: the hand-written pipeline's kernel (#0, its only
     // one) with the file's block of 128, which its .reqntid 160 refuses.
     let e = error(&[

@@ -32,11 +32,11 @@ fn check(path: &Path) -> Vec<(String, String, u64, u64)> {
         grid: dim(&l["grid"]),
         block: dim(&l["block"]),
         cta: [0, 0, 0],
-        cluster: [1, 1, 1],
         args,
         tensor_maps: vec![],
         dynamic_smem: Some(l["dynamic_smem_bytes"].as_u64().unwrap() as u32),
         max_instructions: tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS,
+        cluster: [1, 1, 1],
     };
     let r = match ptx::simulate(&src, l["kernel"].as_str(), &launch) {
         Ok(r) => r,

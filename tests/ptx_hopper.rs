@@ -66,7 +66,7 @@ fn run_flags(ptx: &str, flags: &[&str]) -> Result<Value, String> {
 }
 
 /// The report of every CTA of `name`'s grid, totals summed (numbers added; `gmma_shapes`
-/// merged).
+/// merged): one run per cluster (a run simulates `--cta`'s whole cluster and sums its CTAs).
 fn run(name: &str) -> Result<Value, String> {
     let l: Value =
         serde_json::from_str(&std::fs::read_to_string(launch_file(name)).unwrap()).unwrap();
@@ -81,8 +81,11 @@ fn run(name: &str) -> Result<Value, String> {
         return run_launch(name, &[]);
     }
     assert!(g.len() == 3 && g[1] == 1 && g[2] == 1, "{name}: a 1-D grid");
+    let cx = l["cluster"]
+        .as_array()
+        .map_or(1, |c| c[0].as_u64().unwrap());
     let mut sum: Option<Value> = None;
-    for x in 0..n {
+    for x in (0..n).step_by(cx as usize) {
         let r = run_launch(name, &["--cta", &format!("{x},0,0")])?;
         sum = Some(match sum {
             None => r,
@@ -225,6 +228,65 @@ fn assert_matches(names: &[&str], skip: &[&str]) {
 #[test]
 fn hand_tma_wgmma_pipe_matches_the_h200() {
     assert_matches(&["hand_tma_wgmma_pipe"], &[]);
+}
+
+/// The hand-written cluster of 2 (one launch = one cluster, `--cluster 2,1,1` in its `cli`):
+/// TMA multicast into both CTAs, a warpgroup's wgmma in each, a DSMEM exchange. Every compared
+/// counter equals the H200's per-launch total over both CTAs (docs/log/2026-12-02-cluster.md),
+/// and so do the distributed-shared-memory stores, which are no STS; the report has one row per
+/// CTA, ranks 0 and 1, whose counts sum to the totals.
+#[test]
+fn hand_cluster_mc_wgmma_matches_the_h200() {
+    assert_matches(&["hand_cluster_mc_wgmma"], &[]);
+    let f = fixture("hand_cluster_mc_wgmma");
+    let r = run("hand_cluster_mc_wgmma").unwrap();
+    let t = &r["totals"];
+    for (k, path) in [
+        ("smsp__sass_inst_executed_op_dshared_st.sum", "dshared_st"),
+        (
+            "l1tex__t_bytes_pipe_lsu_mem_dshared_op_st.sum",
+            "dshared_st_bytes",
+        ),
+    ] {
+        assert_eq!(t[path].as_u64().unwrap(), measured(&f, k), "{k}");
+    }
+    assert_eq!(r["cluster"], serde_json::json!([2, 1, 1]));
+    let ctas = r["ctas"].as_array().unwrap();
+    let ids: Vec<(u64, Value)> = ctas
+        .iter()
+        .map(|c| (c["rank"].as_u64().unwrap(), c["cta"].clone()))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            (0, serde_json::json!([0, 0, 0])),
+            (1, serde_json::json!([1, 0, 0]))
+        ]
+    );
+    for key in [
+        "gmma_wavefronts",
+        "tma_ld_bytes",
+        "dshared_st",
+        "warp_instructions",
+    ] {
+        let sum: u64 = ctas
+            .iter()
+            .map(|c| c["totals"][key].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, t[key].as_u64().unwrap(), "{key}");
+    }
+}
+
+/// The same launch without `--cluster` is refused in one line: its ctaMask names rank 1 of a
+/// cluster of one CTA.
+#[test]
+fn the_cluster_fixture_without_its_cluster_is_refused() {
+    let e = run_launch("hand_cluster_mc_wgmma", &["--cluster", "1,1,1"]).unwrap_err();
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("ctaMask 0x0003") && e.contains("the cluster has 1 CTA"),
+        "{e}"
+    );
 }
 
 /// Triton's tutorial matmul (cp.async + ldmatrix + wgmma), 4 and 8 warps, f16 and bf16.
@@ -413,9 +475,14 @@ fn cute_wgmma_tma_sm90_matches_the_h200() {
 fn cute_ctas_are_symmetric() {
     for n in ["cute_sgemm_sm80", "cute_wgmma_sm90", "cute_wgmma_tma_sm90"] {
         let a = run_launch(n, &["--cta", "0,0,0"]).unwrap();
-        let b = run_launch(n, &["--cta", "1,0,0"]).unwrap();
+        // wgmma_tma_sm90 is one cluster of both CTAs: its per-CTA rows; the others run apart.
+        let (a, b) = match a["ctas"].as_array() {
+            Some(c) if c.len() == 2 => (c[0].clone(), c[1].clone()),
+            _ => (a, run_launch(n, &["--cta", "1,0,0"]).unwrap()),
+        };
         for (k, path) in COUNTERS {
             let get = |r: &Value| path.split('.').fold(&r["totals"], |v, p| &v[p]).as_u64();
+            assert!(get(&a).is_some(), "{n}: {k}");
             assert_eq!(get(&a), get(&b), "{n}: {k}");
         }
     }
@@ -554,6 +621,12 @@ fn launch_files_agree_with_the_records() {
             .chunks(2)
             .map(|c| format!("{} {}", c[0], c[1]))
             .collect();
+        // `--cluster X,Y,Z` in a record's flags is the launch file's `cluster`.
+        if let Some(i) = want.iter().position(|c| c.starts_with("--cluster ")) {
+            let c = want.remove(i);
+            let dims: Vec<u64> = c[10..].split(',').map(|x| x.parse().unwrap()).collect();
+            assert_eq!(l["cluster"], serde_json::json!(dims), "{name}");
+        }
         let mut got: Vec<String> = l["args"]
             .as_array()
             .unwrap()
@@ -571,8 +644,9 @@ fn launch_files_agree_with_the_records() {
         got.sort();
         assert_eq!(got, want, "{name}");
     }
-    // 20 fixtures of 2026-12-01, the 8 measured first (u_*, u2_*), the 4 FA_BN = 64 launches.
-    assert_eq!(n, 32);
+    // 20 fixtures of 2026-12-01, the 8 measured first (u_*, u2_*), the 4 FA_BN = 64 launches,
+    // the cluster of 2.
+    assert_eq!(n, 33);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -100,13 +100,13 @@ fn fixtures() -> &'static [Fixture] {
                 grid: dim(&l["grid"]),
                 block: dim(&l["block"]),
                 cta: [0, 0, 0],
-                cluster: [1, 1, 1],
                 args,
                 tensor_maps: vec![],
                 dynamic_smem: Some(
                     u32::try_from(l["dynamic_smem_bytes"].as_u64().unwrap()).unwrap(),
                 ),
                 max_instructions: BUDGET,
+                cluster: [1, 1, 1],
             };
             let mut tokens: Vec<String> = token_ranges(&src)
                 .into_iter()
@@ -1020,11 +1020,11 @@ mod regressions {
             grid: [1, 1, 1],
             block: [block, 1, 1],
             cta: [0, 0, 0],
-            cluster: [1, 1, 1],
             args: vec![],
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 1_000,
+            cluster: [1, 1, 1],
         }
     }
 

@@ -563,7 +563,6 @@ fn probe_launch(maps: &[&str], args: &[(&str, &str)]) -> Launch {
         grid: [1, 1, 1],
         block: [32, 1, 1],
         cta: [0, 0, 0],
-        cluster: [1, 1, 1],
         args: args
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -574,6 +573,7 @@ fn probe_launch(maps: &[&str], args: &[(&str, &str)]) -> Launch {
             .collect(),
         dynamic_smem: None,
         max_instructions: 1000,
+        cluster: [1, 1, 1],
     }
 }
 

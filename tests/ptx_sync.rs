@@ -18,11 +18,11 @@ fn launch(block: u32) -> Launch {
         grid: [4, 1, 1],
         block: [block, 1, 1],
         cta: [3, 0, 0],
-        cluster: [1, 1, 1],
         args: vec![],
         tensor_maps: vec![],
         dynamic_smem: None,
         max_instructions: DEFAULT_MAX_INSTRUCTIONS,
+        cluster: [1, 1, 1],
     }
 }
 

@@ -54,7 +54,6 @@ fn state(
         grid: [1, 1, 1],
         block: [block, 1, 1],
         cta: [0, 0, 0],
-        cluster: [1, 1, 1],
         args: args
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -62,6 +61,7 @@ fn state(
         tensor_maps: vec![],
         dynamic_smem: Some(smem),
         max_instructions: 10_000_000,
+        cluster: [1, 1, 1],
     };
     PtxState::load(
         format!("tests/data/ptx/{name}.ptx"),

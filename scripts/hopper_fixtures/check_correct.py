@@ -7,7 +7,7 @@ compared with a float64 torch reference by ||out - ref|| / ||ref||.
                                                      a failed launch spoils the context)
 
 Checks: hand_tma_wgmma_pipe (C = A . Bt^T, f32 out, A and Bt f16 [64, 256] through the tensor
-maps), tt_matmul_tma (C = A . B^T through host-descriptor maps), tt_matmul_f16_8w (pointers),
+maps), hand_cluster_mc_wgmma (a cluster of 2: C = A . Bt^T [64, 128] and the exchanged X [2, 128]), tt_matmul_tma (C = A . B^T through host-descriptor maps), tt_matmul_f16_8w (pointers),
 tt_attn_fwd_d64 / _d128 (program (0, 0): rows 0..127 of softmax(Q K^T sm_scale) V), and
 fa3_*_s512 (all of O; full or causal). It validates the tensor maps of the launch files: a wrong
 box, stride or swizzle gives a wrong answer.
@@ -63,6 +63,19 @@ def main():
         bt = torch.randn(64, 256, device=dev).half()
         c = torch.full((64, 64), float("nan"), device=dev)
         run("hand_tma_wgmma_pipe", {0: a, 1: bt, 2: c}, lambda: c, a.double() @ bt.double().T, 1e-5)
+    if "hand_cluster_mc_wgmma" in launches:
+        # C = A . Bt^T (64 x 128); X[r][t] = C[16 w + lane / 4][64 (r ^ 1) + 2 (lane % 4)], t = 32 w + lane:
+        # what the peer CTA sent through distributed shared memory (gen_cluster.py).
+        a = torch.randn(64, 64, device=dev).half()
+        bt = torch.randn(128, 64, device=dev).half()
+        c = torch.full((64, 128), float("nan"), device=dev)
+        x = torch.full((2, 128), float("nan"), device=dev)
+        ref = a.double() @ bt.double().T
+        t = torch.arange(128)
+        rows, cols = 16 * (t // 32) + (t % 32) // 4, 2 * (t % 4)
+        xref = torch.stack([ref[rows, 64 * (r ^ 1) + cols] for r in (0, 1)])
+        run("hand_cluster_mc_wgmma", {0: a, 1: bt, 2: c, 3: x}, lambda: torch.cat([c.flatten(), x.flatten()]),
+            torch.cat([ref.flatten(), xref.flatten()]), 1e-5)
     if "tt_matmul_tma" in launches:
         a = torch.randn(128, 256, device=dev).half()
         b = torch.randn(128, 256, device=dev).half()

@@ -8,7 +8,8 @@ plus the parameters Hopper kernels take.
 --direct and cudarc's load_module do. kernels/fa3_fwd.cu needs it: through cuLink its launch fails
 with CUDA error 716, misaligned address, in thread 0 (2026-12-01, H200).)
 
-LAUNCHES.json: a list of launches {"name", "ptx", "kernel", "grid", "block",
+LAUNCHES.json: a list of launches {"name", "ptx", "kernel", "grid", "block", ("cluster": CTAs per
+cluster x, y, z, launched with cuLaunchKernelEx and CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION),
 "dynamic_smem_bytes", "params": [{"name", "type", "value"}], "tensor_maps": [...]}. As in
 harness.py: the PTX is JIT-compiled with cuLinkCreate/cuLinkAddData/cuLinkComplete (default
 options) and the CUBIN loaded with cuModuleLoadData; every "pointer" parameter gets its own
@@ -121,6 +122,33 @@ def load_module(cuda, path, cubin_dir=None, direct=False):
     return cuda.load(cubin)
 
 
+CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+
+
+class LaunchAttribute(C.Structure):
+    """CUlaunchAttribute: the id, padding to 8 bytes, a 64-byte value union (cuda.h, CUDA 12+)."""
+    _fields_ = [("id", C.c_int), ("pad", C.c_char * 4), ("value", C.c_uint32 * 16)]
+
+
+class LaunchConfig(C.Structure):
+    """CUlaunchConfig of cuLaunchKernelEx (cuda.h)."""
+    _fields_ = [("gridDimX", C.c_uint), ("gridDimY", C.c_uint), ("gridDimZ", C.c_uint),
+                ("blockDimX", C.c_uint), ("blockDimY", C.c_uint), ("blockDimZ", C.c_uint),
+                ("sharedMemBytes", C.c_uint), ("hStream", C.c_void_p),
+                ("attrs", C.POINTER(LaunchAttribute)), ("numAttrs", C.c_uint)]
+
+
+def launch_cluster(cuda, f, l, smem, ptrs):
+    """cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = l["cluster"] (CTAs per
+    cluster in x, y, z; the grid stays in CTAs)."""
+    g, b, c = l["grid"], l["block"], l["cluster"]
+    attr = LaunchAttribute()
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attr.value[0], attr.value[1], attr.value[2] = c
+    cfg = LaunchConfig(g[0], g[1], g[2], b[0], b[1], b[2], smem, None, C.pointer(attr), 1)
+    return cuda.fn("cuLaunchKernelEx")(C.byref(cfg), f, ptrs, None)
+
+
 def launch(cuda, mod, l, gaddr_of=None):
     f = cuda.function(mod, l["kernel"])
     smem = int(l["dynamic_smem_bytes"])
@@ -130,8 +158,12 @@ def launch(cuda, mod, l, gaddr_of=None):
     buffers = []
     ptrs, keep = pack(l, cuda, buffers, gaddr_of)
     g, b = l["grid"], l["block"]
-    rc = cuda.fn("cuLaunchKernel")(f, g[0], g[1], g[2], b[0], b[1], b[2], smem, None, ptrs, None)
-    cuda.check(rc, f"cuLaunchKernel({l['name']})")
+    if l.get("cluster", [1, 1, 1]) != [1, 1, 1]:
+        rc = launch_cluster(cuda, f, l, smem, ptrs)
+        cuda.check(rc, f"cuLaunchKernelEx({l['name']}, cluster {l['cluster']})")
+    else:
+        rc = cuda.fn("cuLaunchKernel")(f, g[0], g[1], g[2], b[0], b[1], b[2], smem, None, ptrs, None)
+        cuda.check(rc, f"cuLaunchKernel({l['name']})")
     cuda.check(cuda.fn("cuCtxSynchronize")(), f"kernel {l['name']}")
     regs = C.c_int()
     cuda.fn("cuFuncGetAttribute")(C.byref(regs), H.CU_FUNC_ATTRIBUTE_NUM_REGS, f)

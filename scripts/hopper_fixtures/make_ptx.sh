@@ -15,6 +15,7 @@ D=scripts/hopper_fixtures
 mkdir -p $F $P
 "$TRITON_PY" $D/triton_hopper.py $F
 python3 $D/gen_handwritten.py $F
+python3 $D/gen_cluster.py $F
 python3 $D/gen_probes.py $P
 NVD=$(dirname "$NVCC")
 CCCL=$(cd "$NVD/../include/cccl" 2>/dev/null && pwd || true)

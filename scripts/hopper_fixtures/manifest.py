@@ -42,6 +42,8 @@ def main():
                             f"--expt-relaxed-constexpr -ptx -o {n} {src} (in the CUTLASS checkout)")
             e["cutlass"] = {"repository": "https://github.com/NVIDIA/cutlass", "commit": commit, "source": src}
             e["nvcc"] = " ".join(nv)
+        elif n.startswith("hand_cluster_"):
+            e["command"] = f"python3 scripts/hopper_fixtures/gen_cluster.py {F}"
         elif n.startswith("hand_"):
             e["command"] = f"python3 scripts/hopper_fixtures/gen_handwritten.py {F}"
         else:

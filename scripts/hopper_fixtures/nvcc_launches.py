@@ -69,6 +69,24 @@ def hand(fixdir):
             "compiler": {"tool": "hand-written PTX", "command": "python3 scripts/hopper_fixtures/gen_handwritten.py DIR"}}
 
 
+def hand_cluster(fixdir):
+    maps = [tmap(0, [64, 64], 128, [64, 64]), tmap(1, [64, 128], 128, [64, 64])]
+    params = [{"name": "cluster_mc_wgmma_param_0", "type": ".b8[128]", "align": 64, "value": "tensor_map", "arg": "map A"},
+              {"name": "cluster_mc_wgmma_param_1", "type": ".b8[128]", "align": 64, "value": "tensor_map",
+               "arg": "map Bt"},
+              {"name": "cluster_mc_wgmma_param_2", "type": ".u64", "value": "pointer", "arg": "C (f32, 64 x 128)"},
+              {"name": "cluster_mc_wgmma_param_3", "type": ".u64", "value": "pointer", "arg": "X (f32, 2 x 128)"}]
+    return {"name": "hand_cluster_mc_wgmma", "unit": "hand_cluster_mc_wgmma",
+            "ptx": os.path.join(fixdir, "hand_cluster_mc_wgmma.ptx"), "kernel": "cluster_mc_wgmma",
+            "grid": [2, 1, 1], "cluster": [2, 1, 1], "block": [128, 1, 1], "dynamic_smem_bytes": 17408,
+            "params": params, "tensor_maps": maps,
+            "note": "hand-written cluster of 2 (one launch, grid = one cluster): rank 0 multicasts the A box "
+                    "(UTMALDG.2D .multicast::cluster, ctaMask 0b11) into both CTAs, each CTA loads its own B box and "
+                    "runs 4 x wgmma m64n64k16 on them; each thread sends d0 to the peer (mapa + st.shared::cluster) "
+                    "and arrives on the peer's mbarrier; barrier.cluster before exit. C[64][128] f32, X[2][128]",
+            "compiler": {"tool": "hand-written PTX", "command": "python3 scripts/hopper_fixtures/gen_cluster.py DIR"}}
+
+
 def main():
     fixdir, out = sys.argv[1], sys.argv[2]
     L = []
@@ -79,11 +97,13 @@ def main():
         for s in (128, 512):
             L.append(fa3(fixdir, d, False, s, 64))
     L.append(hand(fixdir))
+    L.append(hand_cluster(fixdir))
     for l in L:
         l["ptx_sha256"] = hashlib.sha256(open(l["ptx"], "rb").read()).hexdigest()
         l["cli"] = " ".join([f"--arg {i}={p['value']}" for i, p in enumerate(l["params"])
                              if p["value"] not in ("pointer", "tensor_map")] +
-                            [f"--tensor-map {m['cli']}" for m in l["tensor_maps"]])
+                            [f"--tensor-map {m['cli']}" for m in l["tensor_maps"]] +
+                            ([f"--cluster {','.join(map(str, l['cluster']))}"] if "cluster" in l else []))
     json.dump(L, open(out, "w"), indent=1)
     print(len(L), "launches")
 

@@ -102,9 +102,12 @@ CUTE = {
 def from_record(d):
     """The launch file of a harness-measured record."""
     l = d["launch"]
-    given = {}
+    given, cluster = {}, None
     toks = shlex.split(l.get("cli") or "")
     for flag, val in zip(toks[::2], toks[1::2]):
+        if flag == "--cluster":
+            cluster = [int(x) for x in val.split(",")]
+            continue
         k, v = val.split("=", 1)
         given[int(k)] = ("value" if flag == "--arg" else "tensor_map", v)
     args = []
@@ -114,7 +117,7 @@ def from_record(d):
             a[given[i][0]] = given[i][1]
         a["from"] = p.get("arg") or p["name"]
         args.append(a)
-    return dict(kernel=l["kernel"], grid=l["grid"], block=l["block"],
+    return dict(kernel=l["kernel"], grid=l["grid"], block=l["block"], cluster=cluster,
                 dynamic_smem=l["dynamic_smem_bytes"], note=d.get("note"), args=args)
 
 

@@ -23,6 +23,8 @@ pub struct Flags {
     pub block: Option<[u32; 3]>,
     /// `--cta`.
     pub cta: Option<[u32; 3]>,
+    /// `--cluster`.
+    pub cluster: Option<[u32; 3]>,
     /// `--arg`s.
     pub args: Vec<(String, String)>,
     /// `--tensor-map`s.
@@ -128,7 +130,10 @@ pub fn resolve(file: Option<&Path>, flags: Flags, cmd: &str) -> anyhow::Result<R
             .cta
             .or(spec.as_ref().map(|s| s.cta))
             .unwrap_or([0, 0, 0]),
-        cluster: spec.as_ref().map_or([1, 1, 1], |s| s.cluster),
+        cluster: flags
+            .cluster
+            .or(spec.as_ref().map(|s| s.cluster))
+            .unwrap_or([1, 1, 1]),
         args,
         tensor_maps,
         dynamic_smem: flags

@@ -42,6 +42,12 @@ pub struct PtxArgs {
     /// The CTA to simulate: X[,Y,Z] [default: 0,0,0].
     #[arg(long, value_parser = parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
+    /// CTAs per cluster, X[,Y,Z] (default 1,1,1: no cluster, or the kernel's
+    /// .reqnctapercluster): every CTA of --cta's cluster runs together (their own shared
+    /// memory, shared::cluster addresses, barrier.cluster); the grid must be a multiple of it,
+    /// at most 8 CTAs (the portable limit).
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3)]
+    pub cluster: Option<[u32; 3]>,
     /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
     /// NAME[+OFFSET]=TYPE:V[,V...] packs values of one PTX type little-endian from byte OFFSET
     /// (default 0) of a by-value struct (.b8 array), e.g. 0=s32:128,128,512 or 0+16=f16:1.0.
@@ -174,6 +180,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
             grid: a.grid,
             block: a.block,
             cta: a.cta,
+            cluster: a.cluster,
             args: a.args.clone(),
             tensor_maps: a.tensor_maps.clone(),
             dynamic_smem: a.dynamic_smem,
@@ -294,6 +301,24 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         t.smem_bytes,
         t.smem_touched
     );
+    if r.ctas.len() > 1 {
+        outln!(
+            o,
+            "cluster {}: its {} CTAs ran together, each with its own shared memory; every count is their sum: {}",
+            dims(r.cluster),
+            r.ctas.len(),
+            r.ctas
+                .iter()
+                .map(|c| format!(
+                    "CTA {} (rank {}) {} warp instructions",
+                    dims(c.cta),
+                    c.rank,
+                    c.totals.warp_instructions
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let mut worst: Vec<_> = r.lines.iter().filter(|x| x.bank_conflicts > 0).collect();
     worst.sort_by(|a, b| {
         b.bank_conflicts
@@ -485,6 +510,16 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             t.tma_ld_bytes,
             t.tma_st,
             t.tma_st_bytes
+        );
+    }
+    if t.dshared_st + t.dshared_ld + t.dshared_atom > 0 {
+        outln!(
+            o,
+            "distributed shared memory (another CTA's): stores {} (smsp__sass_inst_executed_op_dshared_st), {} bytes (l1tex__t_bytes_pipe_lsu_mem_dshared_op_st); loads {}; atomics {}; not in the shared wavefronts or STS/LDS",
+            t.dshared_st,
+            t.dshared_st_bytes,
+            t.dshared_ld,
+            t.dshared_atom
         );
     }
     // A long table scrolls the worst lines off the screen: name the worst one again last.

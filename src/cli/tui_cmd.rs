@@ -71,6 +71,10 @@ pub struct TuiArgs {
     /// (repeatable), as for `tilelab ptx`.
     #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map)]
     pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
+    /// --ptx: CTAs per cluster, X[,Y,Z], as for `tilelab ptx` (the stepper follows --cta's
+    /// warps; the cluster's other CTAs run beside them) [default: 1,1,1].
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx")]
+    pub cluster: Option<[u32; 3]>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
@@ -98,6 +102,7 @@ fn run_ptx(a: &TuiArgs) -> anyhow::Result<ExitCode> {
             grid: a.grid,
             block: a.block,
             cta: a.cta,
+            cluster: a.cluster,
             args: a.args.clone(),
             tensor_maps: a.tensor_maps.clone(),
             dynamic_smem: a.dynamic_smem,
@@ -142,6 +147,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         || a.grid.is_some()
         || a.block.is_some()
         || a.cta.is_some()
+        || a.cluster.is_some()
         || !a.args.is_empty()
         || !a.tensor_maps.is_empty()
         || a.dynamic_smem.is_some()
@@ -151,7 +157,7 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
         || a.max_instructions.is_some()
     {
         anyhow::bail!(
-            "--kernel, --grid, --block, --cta, --arg, --tensor-map, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE or --launch FILE.json; a lesson takes --step, --layout and --variant"
+            "--kernel, --grid, --block, --cta, --cluster, --arg, --tensor-map, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE or --launch FILE.json; a lesson takes --step, --layout and --variant"
         );
     }
     let all = load(a.dir.as_ref())?;

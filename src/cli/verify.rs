@@ -97,7 +97,7 @@ pub struct VerifyArgs {
     pub ptx: Option<PathBuf>,
     /// Check the PTX kernel of a launch file (docs/launch-files.md) as --ptx does: its PTX file,
     /// kernel, grid, block, dynamic shared memory and parameter values. Flags given beside it
-    /// (--ptx FILE included) override the file's. (A cluster it names is not launched as one.)
+    /// (--ptx FILE included) override the file's; a cluster it names is launched as one.
     #[arg(long, value_name = "FILE.json", conflicts_with_all = ["all", "lesson", "fuzz", "records"])]
     pub launch: Option<PathBuf>,
     /// --ptx: the kernel (`.entry`), needed when the file has several: as for `tilelab ptx`
@@ -121,6 +121,11 @@ pub struct VerifyArgs {
     /// its own zero-filled buffer (or @POINTER's).
     #[arg(long = "tensor-map", value_name = "NAME=SPEC", requires = "ptx_check", value_parser = super::ptx::parse_tensor_map)]
     pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
+    /// --ptx: CTAs per cluster, X[,Y,Z], as for `tilelab ptx`: each cluster is simulated with
+    /// its CTAs together, and the GPU launch is a cluster launch (cuLaunchKernelEx with
+    /// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx_check")]
+    pub cluster: Option<[u32; 3]>,
     /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;
     /// on the GPU: 0 when not given).
     #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx_check")]
@@ -155,6 +160,7 @@ impl VerifyArgs {
                 grid: self.grid,
                 block: self.block,
                 cta: None,
+                cluster: self.cluster,
                 args: self.args.clone(),
                 tensor_maps: self.tensor_maps.clone(),
                 dynamic_smem: self.dynamic_smem,
@@ -171,6 +177,7 @@ impl VerifyArgs {
             tensor_maps: r.launch.tensor_maps,
             dynamic_smem: r.launch.dynamic_smem,
             max_instructions: r.launch.max_instructions,
+            cluster: r.launch.cluster,
             pointer_bytes: self.pointer_bytes,
         })
     }

@@ -674,6 +674,67 @@ impl PtxKernel {
             .synchronize()
             .map_err(derr("cuStreamSynchronize"))
     }
+
+    /// [`Self::launch`] as a cluster launch: `cuLaunchKernelEx` with
+    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` = `cluster` (CTAs per cluster in x, y, z; the
+    /// grid stays in CTAs and must be a multiple of it). `[1, 1, 1]` is a plain launch.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`], e.g. a cluster the device or the kernel refuses.
+    ///
+    /// # Safety
+    /// As [`Self::launch`].
+    pub unsafe fn launch_cluster(
+        &self,
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        cluster: [u32; 3],
+        params: &ParamBuffer,
+    ) -> Result<(), GpuError> {
+        if cluster == [1, 1, 1] {
+            // SAFETY: the caller's promise, passed on.
+            return unsafe { self.launch(gpu, cfg, params) };
+        }
+        use cudarc::driver::sys;
+        let base = params.as_bytes().as_ptr();
+        let mut ptrs: Vec<*mut c_void> = params
+            .offsets()
+            .iter()
+            // SAFETY: every offset lies inside the packed buffer.
+            .map(|&o| unsafe { base.add(o) } as *mut c_void)
+            .collect();
+        gpu.ctx.bind_to_thread().map_err(derr("cuCtxSetCurrent"))?;
+        // SAFETY: a plain C struct and union; all zero is a valid value of each.
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+            x: cluster[0],
+            y: cluster[1],
+            z: cluster[2],
+        };
+        let config = sys::CUlaunchConfig {
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            hStream: gpu.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        // SAFETY: `config` and `attr` outlive the call; `ptrs` point at the parameters' values,
+        // which the driver copies during the call; the caller vouches for the parameters.
+        unsafe {
+            sys::cuLaunchKernelEx(&config, self.cu(), ptrs.as_mut_ptr(), std::ptr::null_mut())
+        }
+        .result()
+        .map_err(derr("cuLaunchKernelEx (PTX, cluster)"))?;
+        gpu.stream
+            .synchronize()
+            .map_err(derr("cuStreamSynchronize"))
+    }
 }
 
 /// `stsm_probe(const unsigned *offs, int kind, unsigned *dump)` and `stsm_count(const unsigned

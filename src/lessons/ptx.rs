@@ -209,11 +209,11 @@ impl PtxPart {
                 grid,
                 block,
                 cta: [0, 0, 0],
-                cluster: [1, 1, 1],
                 args,
                 tensor_maps: vec![],
                 dynamic_smem,
                 max_instructions: crate::ptx::engine::DEFAULT_MAX_INSTRUCTIONS,
+                cluster: [1, 1, 1],
             },
             counters,
         })

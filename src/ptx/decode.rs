@@ -99,6 +99,10 @@ pub enum Space {
     Global,
     /// `.shared` / `.shared::cta`.
     Shared,
+    /// `.shared::cluster`: the executing CTA's shared memory or, through an address from
+    /// `mapa`, another CTA's of the cluster (PTX ISA §5.1.4.1, distributed shared memory;
+    /// [`crate::ptx::mem`]'s address form).
+    Cluster,
     /// `.param` (kernel parameters).
     Param,
     /// `.local`: the thread's own frame (nvcc's `__local_depot0` stack).
@@ -863,6 +867,13 @@ pub struct Program {
     pub maxntid: Option<[u32; 3]>,
     /// `.minnctapersm` of the kernel (PTX ISA §11.4.4), a hint.
     pub minnctapersm: Option<u32>,
+    /// `.reqnctapercluster` of the kernel (PTX ISA §11.7.1): its cluster shape in CTAs, the
+    /// shape a launch that names none runs with ([`crate::ptx::params::check_cluster`]).
+    pub reqnctapercluster: Option<[u32; 3]>,
+    /// `.maxclusterrank` of the kernel (PTX ISA §11.7.3): the most CTAs per cluster.
+    pub maxclusterrank: Option<u32>,
+    /// `.explicitcluster` of the kernel (PTX ISA §11.7.2): it must be launched as clusters.
+    pub explicitcluster: bool,
     /// Reconvergence point of each branch instruction (index), `u32::MAX` for none (the
     /// immediate post-dominator is the kernel's exit); unused for other instructions.
     pub reconverge: Vec<u32>,
@@ -2615,6 +2626,9 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         globals,
         reqntid: kernel.reqntid,
         maxntid: kernel.maxntid,
+        reqnctapercluster: kernel.reqnctapercluster,
+        maxclusterrank: kernel.maxclusterrank,
+        explicitcluster: kernel.explicitcluster,
         minnctapersm: kernel.minnctapersm,
         reconverge,
         shared_names,
@@ -4056,7 +4070,9 @@ impl Decoder<'_> {
             }
             "atom" | "red" => {
                 let t = need_ty()?;
-                let space = if mods.iter().any(|m| m.starts_with("shared")) {
+                let space = if has("shared::cluster") {
+                    Space::Cluster
+                } else if mods.iter().any(|m| m.starts_with("shared")) {
                     Space::Shared
                 } else if has("global") {
                     Space::Global
@@ -4126,12 +4142,7 @@ impl Decoder<'_> {
                 "shared" | "shared::cta" => space = Space::Shared,
                 "param" | "param::entry" | "param::func" => space = Space::Param,
                 "local" => space = Space::Local,
-                "shared::cluster" => {
-                    return Err(derr(
-                        line,
-                        format!("unsupported state space '.{m}' in '{}'", i.opcode.join(".")),
-                    ));
-                }
+                "shared::cluster" => space = Space::Cluster,
                 "v2" => vec = 2,
                 "v4" => vec = 4,
                 "v8" => vec = 8,

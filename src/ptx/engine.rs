@@ -49,7 +49,7 @@ use std::collections::BTreeMap;
 
 use super::decode::{AsyncUnit, Inst, Op, Program, Space, Special, Src, buffer_base};
 use super::mem::Global;
-use super::params::{check_launch, check_smem, launch_params};
+use super::params::{check_cluster, check_launch, check_smem, launch_params};
 use super::sync::{AsyncOp, ClusterShape, Flow, NamedBar};
 use super::warp_ops::{LaneRegs, Smem, Step};
 use crate::sim::bank::WARP_SIZE;
@@ -168,10 +168,6 @@ pub struct Launch {
     pub block: [u32; 3],
     /// Which CTA to simulate (`%ctaid`).
     pub cta: [u32; 3],
-    /// CTAs per cluster (x, y, z): `cudaLaunchAttributeClusterDimension`; `[1, 1, 1]` for a
-    /// launch that names no cluster. Held as data (the launch file's `cluster`, `--cluster`):
-    /// the engine still runs each CTA as its own cluster ([`super::sync`]'s `ClusterShape`).
-    pub cluster: [u32; 3],
     /// Parameter values: (name or index, value as written).
     pub args: Vec<(String, String)>,
     /// `--tensor-map`s, in order (a map's index here is the one its handle holds).
@@ -182,6 +178,10 @@ pub struct Launch {
     /// `max_instructions *` [`UNITS_PER_INSTRUCTION`] units ([`cost_units`]). Default
     /// [`DEFAULT_MAX_INSTRUCTIONS`].
     pub max_instructions: u64,
+    /// CTAs per cluster (x, y, z), `--cluster`; `[1, 1, 1]`: the launch names no cluster (the
+    /// kernel's `.reqnctapercluster` shape, if it has one, else clusters of one CTA). Every CTA
+    /// of the cluster containing `cta` runs, together ([`super::params::check_cluster`]).
+    pub cluster: [u32; 3],
 }
 
 /// Per-instruction counts of a run.
@@ -215,8 +215,36 @@ pub struct InstStats {
     pub tma_ops: u64,
     /// Bulk copies only: bytes moved, the whole box per tensor copy (H200:
     /// `l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld` for loads,
-    /// `l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st` for stores).
+    /// `l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st` for stores). A multicast load
+    /// counts its box once per CTA it lands in (H200: the receiving CTAs' `_dest_multicast`
+    /// bytes, tests/data/ptx_hopper/hand_cluster_mc_wgmma.json).
     pub tma_bytes: u64,
+    /// `ld`/`st`/`atom`/`red` reaching another CTA's shared memory (distributed shared memory,
+    /// `.shared::cluster` or a generic address from `mapa`): executions with such a lane (H200:
+    /// `smsp__sass_inst_executed_op_dshared_st.sum` for stores; not in the shared wavefronts).
+    pub dshared: u64,
+    /// Their bytes, every such lane's (H200: `l1tex__t_bytes_pipe_lsu_mem_dshared_op_st.sum`).
+    pub dshared_bytes: u64,
+}
+
+impl InstStats {
+    /// Adds another CTA's counts of the same instruction.
+    pub fn add(&mut self, o: &InstStats) {
+        self.executions += o.executions;
+        self.pred_on += o.pred_on;
+        self.wavefronts += o.wavefronts;
+        self.ideal += o.ideal;
+        self.not_modelled += o.not_modelled;
+        self.sass_bounds[0] += o.sass_bounds[0];
+        self.sass_bounds[1] += o.sass_bounds[1];
+        self.sass_unbounded += o.sass_unbounded;
+        self.wgmma += o.wgmma;
+        self.gmma_wavefronts += o.gmma_wavefronts;
+        self.tma_ops += o.tma_ops;
+        self.tma_bytes += o.tma_bytes;
+        self.dshared += o.dshared;
+        self.dshared_bytes += o.dshared_bytes;
+    }
 }
 
 /// What a run counted.
@@ -230,7 +258,27 @@ pub struct RunResult {
     pub cost_units: u64,
     /// Shared memory modelled, in bytes.
     pub smem_bytes: u32,
-    /// One past the highest shared byte accessed.
+    /// One past the highest shared byte accessed (the highest over the cluster's CTAs).
+    pub smem_touched: u32,
+    /// The cluster's shape in CTAs (x, y, z): `[1, 1, 1]` for a launch of one CTA.
+    pub cluster: [u32; 3],
+    /// Per CTA of the cluster, by cluster rank (`%cluster_ctarank`): its own counts; `stats`
+    /// and `instructions` above are their sums.
+    pub ctas: Vec<CtaRun>,
+}
+
+/// What one CTA of a cluster counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CtaRun {
+    /// Its `%ctaid`.
+    pub cta: [u32; 3],
+    /// Its `%cluster_ctarank`.
+    pub rank: u32,
+    /// Per instruction (index into [`Program::insts`]).
+    pub stats: Vec<InstStats>,
+    /// Warp instructions it executed.
+    pub instructions: u64,
+    /// One past the highest byte of its shared memory accessed.
     pub smem_touched: u32,
 }
 
@@ -455,6 +503,36 @@ pub(super) struct Warp {
     pub(super) cluster_arrived: Option<u64>,
 }
 
+/// The state of one CTA of the cluster that is its own: its warps, shared memory window,
+/// named barriers, mbarriers and counts. The running CTA's lives in [`Machine`]'s fields
+/// ([`Machine::enter`] swaps it in); the others' wait here.
+pub(super) struct CtaState {
+    pub(super) warps: Vec<Warp>,
+    pub(super) smem: Smem,
+    pub(super) stats: Vec<InstStats>,
+    pub(super) touched: u32,
+    pub(super) bars: [NamedBar; 16],
+    pub(super) mbars: BTreeMap<u32, Mbarrier>,
+    pub(super) cluster: ClusterShape,
+    pub(super) executed: u64,
+}
+
+impl Default for CtaState {
+    /// A hollow state (no warps, no shared memory): the running CTA's entry.
+    fn default() -> Self {
+        CtaState {
+            warps: Vec::new(),
+            smem: Smem::zeroed(0),
+            stats: Vec::new(),
+            touched: 0,
+            bars: Default::default(),
+            mbars: BTreeMap::new(),
+            cluster: ClusterShape::default(),
+            executed: 0,
+        }
+    }
+}
+
 /// Runs one CTA of `prog`.
 ///
 /// # Errors
@@ -470,13 +548,7 @@ pub fn run(
         .map_or((0, String::new()), |(_, o)| o.reserved());
     let mut m = Machine::new(prog, launch, reserved)?;
     m.run(observer)?;
-    Ok(RunResult {
-        stats: m.stats,
-        instructions: m.executed,
-        cost_units: m.units,
-        smem_bytes: m.smem.len(),
-        smem_touched: m.touched,
-    })
+    Ok(m.finish())
 }
 
 pub(super) struct Machine<'p> {
@@ -507,6 +579,15 @@ pub(super) struct Machine<'p> {
     pub(super) cluster: ClusterShape,
     /// The launch's tensor maps ([`Launch::tensor_maps`], parsed), by handle index.
     pub(super) tensor_maps: Vec<crate::sim::tma::TensorMap>,
+    /// Every CTA of the cluster by rank; the running one's entry is hollow while its state is
+    /// in the fields above ([`Machine::enter`]).
+    pub(super) ctas: Vec<CtaState>,
+    /// The running CTA's rank.
+    pub(super) cur: usize,
+    /// The rank of `--cta` (the CTA an observer watches).
+    pub(super) home: usize,
+    /// Warp instructions the running CTA executed.
+    pub(super) cta_executed: u64,
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
@@ -524,23 +605,34 @@ impl<'p> Machine<'p> {
     ) -> Result<Self, RunError> {
         let bad = |s: String| Err(RunError::Launch(s));
         let nthreads = check_launch(prog, l)?;
+        let (dims, explicit) = check_cluster(prog, l)?;
         let params = launch_params(prog, l)?;
         let smem_bytes = check_smem(prog, l)?;
-        // What the launch will allocate, bounded before anything is.
+        let nctas: u32 = dims.iter().product();
+        // What the launch will allocate, bounded before anything is: every CTA of the cluster
+        // its own registers, frames, shared memory and counters.
         let nwarps = nthreads.div_ceil(32);
         let lanes = u64::from(nwarps) * WARP_SIZE as u64;
         let regs = u64::from(prog.nregs) * lanes * 8;
         let local = u64::from(prog.local_frame) * lanes;
         let stats = prog.insts.len() as u64 * std::mem::size_of::<InstStats>() as u64;
-        let need = [regs, local, u64::from(smem_bytes), stats, reserved.0]
+        let per_cta = [regs, local, u64::from(smem_bytes), stats]
             .iter()
             .try_fold(0u64, |a, &b| a.checked_add(b));
+        let need = per_cta
+            .and_then(|c| c.checked_mul(u64::from(nctas)))
+            .and_then(|c| c.checked_add(reserved.0));
         if need.is_none_or(|n| n > MAX_LAUNCH_BYTES) {
             return bad(format!(
-                "the launch needs {} bytes of simulator memory, more than its limit of {MAX_LAUNCH_BYTES} bytes (tilelab::ptx::machine::MAX_LAUNCH_BYTES): registers {} per thread x {lanes} threads x 8 bytes = {regs}, .local {} bytes x {lanes} threads = {local}, shared {smem_bytes}, counters {stats}{}; make the largest part smaller (fewer registers, threads or steps)",
+                "the launch needs {} bytes of simulator memory, more than its limit of {MAX_LAUNCH_BYTES} bytes (tilelab::ptx::machine::MAX_LAUNCH_BYTES): registers {} per thread x {lanes} threads x 8 bytes = {regs}, .local {} bytes x {lanes} threads = {local}, shared {smem_bytes}, counters {stats}{}{}; make the largest part smaller (fewer registers, threads or steps)",
                 need.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
                 prog.nregs,
                 prog.local_frame,
+                if nctas > 1 {
+                    format!(", each of the cluster's {nctas} CTAs")
+                } else {
+                    String::new()
+                },
                 if reserved.0 > 0 {
                     format!(", {} = {}", reserved.1, reserved.0)
                 } else {
@@ -566,92 +658,31 @@ impl<'p> Machine<'p> {
                 .write(buffer_base(prog.params.len() + g), &v.bytes)
                 .map_err(RunError::Launch)?;
         }
-        let cluster = ClusterShape::of(l);
         let tensor_maps = l
             .tensor_maps
             .iter()
             .map(|m| m.map().map_err(RunError::Launch))
             .collect::<Result<Vec<_>, _>>()?;
-        // Warps.
-        let nr = prog.nregs as usize;
-        let mut warps = Vec::with_capacity(nwarps as usize);
-        for w in 0..nwarps {
-            let mut regs = vec![0u64; nr * WARP_SIZE];
-            let mut live = 0u32;
-            for lane in 0..32u32 {
-                let t = w * 32 + lane;
-                if t < nthreads {
-                    live |= 1 << lane;
+        let ctas: Vec<CtaState> = (0..nctas)
+            .map(|rank| {
+                let cluster = ClusterShape::of(l, dims, explicit, rank);
+                CtaState {
+                    warps: make_warps(prog, l, &cluster, nthreads),
+                    smem: Smem::zeroed(smem_bytes),
+                    stats: vec![InstStats::default(); prog.insts.len()],
+                    cluster,
+                    ..CtaState::default()
                 }
-                let [bx, by, _] = l.block;
-                let tid = [t % bx, (t / bx) % by, t / (bx * by)];
-                for &(r, sp) in &prog.specials {
-                    let v = match sp {
-                        Special::Tid(d) => tid[d as usize],
-                        Special::Ntid(d) => l.block[d as usize],
-                        Special::Ctaid(d) => l.cta[d as usize],
-                        Special::Nctaid(d) => l.grid[d as usize],
-                        Special::Laneid => lane,
-                        Special::Warpid => w,
-                        Special::Nwarpid => nwarps,
-                        Special::ClusterCtaid(d) => cluster.ctaid[d as usize],
-                        Special::ClusterNctaid(d) => cluster.dims[d as usize],
-                        Special::Clusterid(d) => cluster.id[d as usize],
-                        Special::Nclusterid(d) => cluster.nclusters[d as usize],
-                        Special::ClusterCtarank => cluster.rank,
-                        Special::ClusterNctarank => cluster.dims.iter().product(),
-                        Special::IsExplicitCluster => u32::from(cluster.explicit),
-                        Special::Lanemask(k) => {
-                            let eq = 1u32 << lane;
-                            match k {
-                                0 => eq,
-                                1 => eq - 1,
-                                2 => (eq - 1) | eq,
-                                3 => !((eq - 1) | eq),
-                                _ => !(eq - 1),
-                            }
-                        }
-                    };
-                    regs[r as usize * WARP_SIZE + lane as usize] = v as u64;
-                }
-                for &(r, g) in &prog.global_addrs {
-                    regs[r as usize * WARP_SIZE + lane as usize] =
-                        buffer_base(prog.params.len() + g);
-                }
-            }
-            let mut stack = Vec::with_capacity(8);
-            if !prog.insts.is_empty() {
-                stack.push(Entry {
-                    pc: 0,
-                    mask: live,
-                    rpc: u32::MAX,
-                });
-            }
-            warps.push(Warp {
-                regs,
-                local: Vec::new(),
-                stack,
-                state: if prog.insts.is_empty() {
-                    WState::Done
-                } else {
-                    WState::Run
-                },
-                live,
-                exited: 0,
-                changed: true,
-                mark: None,
-                mark_stack: Vec::new(),
-                groups: [0; 3],
-                cluster_arrived: None,
-            });
-        }
-        Ok(Machine {
+            })
+            .collect();
+        let home = ClusterShape::rank_of(l.cta, dims) as usize;
+        let mut m = Machine {
             prog,
-            warps,
-            smem: Smem::zeroed(smem_bytes),
+            warps: Vec::new(),
+            smem: Smem::zeroed(0),
             global,
             params,
-            stats: vec![InstStats::default(); prog.insts.len()],
+            stats: Vec::new(),
             executed: 0,
             units: 0,
             epoch: 0,
@@ -662,18 +693,108 @@ impl<'p> Machine<'p> {
             mbars: BTreeMap::new(),
             pending: Vec::new(),
             cluster_phase: 0,
-            cluster,
+            cluster: ClusterShape::default(),
             tensor_maps,
-        })
+            ctas,
+            cur: home,
+            home,
+            cta_executed: 0,
+        };
+        m.swap_cta(home);
+        Ok(m)
     }
 
+    /// Exchanges the running CTA's fields with entry `r` of [`Machine::ctas`].
+    fn swap_cta(&mut self, r: usize) {
+        let c = &mut self.ctas[r];
+        std::mem::swap(&mut self.warps, &mut c.warps);
+        std::mem::swap(&mut self.smem, &mut c.smem);
+        std::mem::swap(&mut self.stats, &mut c.stats);
+        std::mem::swap(&mut self.touched, &mut c.touched);
+        std::mem::swap(&mut self.bars, &mut c.bars);
+        std::mem::swap(&mut self.mbars, &mut c.mbars);
+        std::mem::swap(&mut self.cluster, &mut c.cluster);
+        std::mem::swap(&mut self.cta_executed, &mut c.executed);
+    }
+
+    /// Makes the CTA of rank `r` the running one (its warps, shared memory, barriers).
+    pub(super) fn enter(&mut self, r: usize) {
+        if r != self.cur {
+            self.swap_cta(self.cur);
+            self.swap_cta(r);
+            self.cur = r;
+        }
+    }
+
+    /// The CTAs of the cluster.
+    pub(super) fn nctas(&self) -> usize {
+        self.ctas.len()
+    }
+
+    /// The shared memory window of the CTA of rank `r`.
+    pub(super) fn smem_of(&mut self, r: usize) -> &mut Smem {
+        if r == self.cur {
+            &mut self.smem
+        } else {
+            &mut self.ctas[r].smem
+        }
+    }
+
+    /// The mbarriers of the CTA of rank `r`.
+    pub(super) fn mbars_of(&mut self, r: usize) -> &mut BTreeMap<u32, Mbarrier> {
+        if r == self.cur {
+            &mut self.mbars
+        } else {
+            &mut self.ctas[r].mbars
+        }
+    }
+
+    /// Every warp of the cluster (the running CTA's first).
+    pub(super) fn all_warps(&self) -> impl Iterator<Item = &Warp> {
+        self.warps
+            .iter()
+            .chain(self.ctas.iter().flat_map(|c| c.warps.iter()))
+    }
+
+    /// The counts of the run, per CTA and summed.
+    fn finish(mut self) -> RunResult {
+        self.swap_cta(self.cur);
+        let mut stats = vec![InstStats::default(); self.prog.insts.len()];
+        let mut ctas = Vec::with_capacity(self.ctas.len());
+        for (r, c) in self.ctas.iter().enumerate() {
+            for (t, s) in stats.iter_mut().zip(&c.stats) {
+                t.add(s);
+            }
+            ctas.push(CtaRun {
+                cta: c.cluster.cta(),
+                rank: r as u32,
+                stats: c.stats.clone(),
+                instructions: c.executed,
+                smem_touched: c.touched,
+            });
+        }
+        RunResult {
+            stats,
+            instructions: self.executed,
+            cost_units: self.units,
+            smem_bytes: self.ctas[0].smem.len(),
+            smem_touched: ctas.iter().map(|c| c.smem_touched).max().unwrap_or(0),
+            cluster: self.ctas[0].cluster.dims,
+            ctas,
+        }
+    }
+
+    /// Runs the cluster's CTAs to the end: each round runs every runnable warp of each CTA
+    /// (rank order), then releases what the round completed in each, wakes the spinning warps
+    /// once memory changed, and completes the asynchronous work when nothing else can move.
     pub(super) fn run<'o>(
         &mut self,
         obs: Option<(u32, &mut (dyn Observer + 'o))>,
     ) -> Result<(), RunError> {
         // Every warp's events go through one observer that keeps the traced warp's: a wgmma
         // is executed by the last warp of its warpgroup to arrive, for all four, and a landing
-        // copy's complete-tx belongs to the warp that issued it.
+        // copy's complete-tx belongs to the warp that issued it. Only `--cta`'s CTA of the
+        // cluster is traced.
         let mut one;
         let mut obs: Option<&mut dyn Observer> = match obs {
             Some((ALL_WARPS, o)) => Some(o),
@@ -683,24 +804,34 @@ impl<'p> Machine<'p> {
             }
             None => None,
         };
+        let n = self.nctas();
         loop {
-            for w in 0..self.warps.len() {
-                if self.warps[w].state == WState::Run {
-                    self.run_warp(w, obs.as_deref_mut())?;
+            for c in 0..n {
+                self.enter(c);
+                let home = c == self.home;
+                for w in 0..self.warps.len() {
+                    if self.warps[w].state == WState::Run {
+                        let o = if home { obs.as_deref_mut() } else { None };
+                        self.run_warp(w, o)?;
+                    }
                 }
             }
-            if self.warps.iter().all(|w| w.state == WState::Done) {
-                // What is still in flight lands (its mbarrier effects), then the CTA is done.
+            if self.all_warps().all(|w| w.state == WState::Done) {
+                // What is still in flight lands (its mbarrier effects), then the CTAs are done.
                 self.complete_async(obs.as_deref_mut())?;
                 return Ok(());
             }
             // A warp released by a later warp's arrival in this round runs next round.
-            let runnable = self.warps.iter().any(|w| w.state == WState::Run);
-            let released = self.release() || runnable;
+            let mut released = self.all_warps().any(|w| w.state == WState::Run);
+            for c in 0..n {
+                self.enter(c);
+                released |= self.release();
+            }
             // A spinning warp runs again once memory changed since it began to spin.
             let epoch = self.epoch;
             let mut woke = false;
-            for w in &mut self.warps {
+            let others = self.ctas.iter_mut().flat_map(|c| c.warps.iter_mut());
+            for w in self.warps.iter_mut().chain(others) {
                 if let WState::Spin { epoch: e, .. } = w.state
                     && e != epoch
                 {
@@ -713,11 +844,30 @@ impl<'p> Machine<'p> {
                 // legal schedule: PTX promises completion only at the waits), and the
                 // scheduler looks again; with nothing in flight, no warp can ever run.
                 if self.pending.is_empty() {
-                    return Err(RunError::Deadlock(self.deadlock_message()));
+                    return Err(RunError::Deadlock(self.cluster_deadlock()));
                 }
                 self.complete_async(obs.as_deref_mut())?;
             }
         }
+    }
+
+    /// The deadlock message: [`Machine::deadlock_message`] for a CTA of its own; for a
+    /// cluster, each CTA's warps under its `%ctaid` and rank.
+    fn cluster_deadlock(&mut self) -> String {
+        if self.nctas() == 1 {
+            return self.deadlock_message();
+        }
+        let parts: Vec<String> = (0..self.nctas())
+            .map(|c| {
+                self.enter(c);
+                let [x, y, z] = self.cluster.cta();
+                format!(
+                    "CTA ({x},{y},{z}) (cluster rank {c}): {}",
+                    self.deadlock_message()
+                )
+            })
+            .collect();
+        parts.join(" | ")
     }
 
     /// The warps waiting at barriers, for the budget's message: `""` or
@@ -835,6 +985,7 @@ impl<'p> Machine<'p> {
             }
             let warp = &mut self.warps[w];
             self.executed += 1;
+            self.cta_executed += 1;
             self.units += cost;
             self.stats[pc].executions += 1;
             let mask = match inst.guard {
@@ -939,8 +1090,12 @@ impl<'p> Machine<'p> {
             // one could) instead of spinning through the budget.
             let same = warp.mark == Some(pc as u32) && warp.mark_stack == warp.stack;
             if same && !warp.changed {
-                let others =
-                    (0..self.warps.len()).any(|i| i != w && self.warps[i].state != WState::Done);
+                let others = (0..self.warps.len())
+                    .any(|i| i != w && self.warps[i].state != WState::Done)
+                    || self
+                        .ctas
+                        .iter()
+                        .any(|c| c.warps.iter().any(|o| o.state != WState::Done));
                 if others {
                     let warp = &mut self.warps[w];
                     let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
@@ -1068,6 +1223,85 @@ impl Observer for OneWarp<'_, '_> {
             self.inner.event(ev);
         }
     }
+}
+
+/// The warps of one CTA (`cluster`: its place in the grid and its cluster), each with its
+/// special registers and `.global` variable addresses written, at pc 0.
+fn make_warps(prog: &Program, l: &Launch, cluster: &ClusterShape, nthreads: u32) -> Vec<Warp> {
+    let nwarps = nthreads.div_ceil(32);
+    let nr = prog.nregs as usize;
+    let cta = cluster.cta();
+    let mut warps = Vec::with_capacity(nwarps as usize);
+    for w in 0..nwarps {
+        let mut regs = vec![0u64; nr * WARP_SIZE];
+        let mut live = 0u32;
+        for lane in 0..32u32 {
+            let t = w * 32 + lane;
+            if t < nthreads {
+                live |= 1 << lane;
+            }
+            let [bx, by, _] = l.block;
+            let tid = [t % bx, (t / bx) % by, t / (bx * by)];
+            for &(r, sp) in &prog.specials {
+                let v = match sp {
+                    Special::Tid(d) => tid[d as usize],
+                    Special::Ntid(d) => l.block[d as usize],
+                    Special::Ctaid(d) => cta[d as usize],
+                    Special::Nctaid(d) => l.grid[d as usize],
+                    Special::Laneid => lane,
+                    Special::Warpid => w,
+                    Special::Nwarpid => nwarps,
+                    Special::ClusterCtaid(d) => cluster.ctaid[d as usize],
+                    Special::ClusterNctaid(d) => cluster.dims[d as usize],
+                    Special::Clusterid(d) => cluster.id[d as usize],
+                    Special::Nclusterid(d) => cluster.nclusters[d as usize],
+                    Special::ClusterCtarank => cluster.rank,
+                    Special::ClusterNctarank => cluster.ctas(),
+                    Special::IsExplicitCluster => u32::from(cluster.explicit),
+                    Special::Lanemask(k) => {
+                        let eq = 1u32 << lane;
+                        match k {
+                            0 => eq,
+                            1 => eq - 1,
+                            2 => (eq - 1) | eq,
+                            3 => !((eq - 1) | eq),
+                            _ => !(eq - 1),
+                        }
+                    }
+                };
+                regs[r as usize * WARP_SIZE + lane as usize] = v as u64;
+            }
+            for &(r, g) in &prog.global_addrs {
+                regs[r as usize * WARP_SIZE + lane as usize] = buffer_base(prog.params.len() + g);
+            }
+        }
+        let mut stack = Vec::with_capacity(8);
+        if !prog.insts.is_empty() {
+            stack.push(Entry {
+                pc: 0,
+                mask: live,
+                rpc: u32::MAX,
+            });
+        }
+        warps.push(Warp {
+            regs,
+            local: Vec::new(),
+            stack,
+            state: if prog.insts.is_empty() {
+                WState::Done
+            } else {
+                WState::Run
+            },
+            live,
+            exited: 0,
+            changed: true,
+            mark: None,
+            mark_stack: Vec::new(),
+            groups: [0; 3],
+            cluster_arrived: None,
+        });
+    }
+    warps
 }
 
 pub(super) fn observe<'o>(

@@ -29,7 +29,7 @@ use super::decode::{AsyncUnit, BulkForm, Inst, Op, Space, Src, WgmmaSrc};
 use super::engine::{
     Block, BulkEvent, Machine, Observer, TraceKind, WState, WgmmaEvent, observe, warp_ranges,
 };
-use super::mem::{Global, addr_value, shared_addr};
+use super::mem::{Global, addr_value, cluster_addr, shared_addr};
 use super::sync::{AsyncAction, Flow};
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::error::SimError;
@@ -295,20 +295,7 @@ impl Machine<'_> {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let regs = &self.warps[w].regs;
-            if let Some(cm) = cta_mask {
-                let v = v!(regs, *cm, l) & 0xffff;
-                if v != 1 {
-                    return Err(format!(
-                        "lane {l}: .multicast::cluster with ctaMask {v:#06x}: the launch simulates a cluster of one CTA (rank 0), so the mask is 0x0001 (a multicast to other CTAs is not modelled)"
-                    ));
-                }
-            }
-            let sa = shared_addr(addr_value(regs, smem, l), l, self.smem.len())?;
-            let mb = match mbar {
-                Some(a) => Some(self.mbar_addr(w, Space::Shared, a, l)?),
-                None => None,
-            };
+            let (sa, targets, mb) = self.bulk_targets(w, *form, smem, *cta_mask, mbar, l)?;
             let regs = &self.warps[w].regs;
             let map = match tmap {
                 Some((ta, cs)) => {
@@ -343,20 +330,29 @@ impl Machine<'_> {
                     map.rank
                 ));
             }
-            let step = exec::execute(
-                &mut self.smem,
-                BulkOp {
-                    kind,
-                    global: &mut Buffers(&mut self.global),
-                },
-            )
-            .map_err(|e| format!("lane {l}: {e}"))?;
-            if let Some(end) = step.smem_written.iter().map(|r| r.end).max() {
-                self.touched = self.touched.max(end);
+            let mut done = Vec::with_capacity(targets.len());
+            for &t in &targets {
+                let (smem, touched) = if t == self.cur {
+                    (&mut self.smem, &mut self.touched)
+                } else {
+                    let c = &mut self.ctas[t];
+                    (&mut c.smem, &mut c.touched)
+                };
+                let step = exec::execute(
+                    smem,
+                    BulkOp {
+                        kind,
+                        global: &mut Buffers(&mut self.global),
+                    },
+                )
+                .map_err(|e| format!("lane {l}: {e}"))?;
+                if let Some(end) = step.smem_written.iter().map(|r| r.end).max() {
+                    *touched = (*touched).max(end);
+                }
+                self.stats[pc].tma_bytes += step.tx_bytes;
+                done.push((t, step.tx_bytes));
             }
-            let s = &mut self.stats[pc];
-            s.tma_bytes += step.tx_bytes;
-            s.tma_ops += 1;
+            self.stats[pc].tma_ops += 1;
             if obs.is_some() {
                 let ev = BulkEvent {
                     lane: l as u32,
@@ -365,8 +361,8 @@ impl Machine<'_> {
                     coords: map.map_or([0; MAX_RANK], |(_, _, c)| c),
                     smem: sa,
                     global: gaddr,
-                    bytes: step.tx_bytes,
-                    mbar: mb,
+                    bytes: done.first().map_or(0, |d| d.1),
+                    mbar: mb.map(|(_, o)| o),
                 };
                 observe(
                     obs.as_deref_mut(),
@@ -379,32 +375,72 @@ impl Machine<'_> {
             }
             self.epoch += 1;
             changed = true;
-            self.bulk_issued(w, (pc, inst.line), *form, l, step.tx_bytes, mb)?;
+            if form.is_store() {
+                self.issue_async(w, Some(AsyncUnit::Bulk), (pc, inst.line), AsyncAction::Done);
+                continue;
+            }
+            for (t, tx) in done {
+                let bytes = u32::try_from(tx).map_err(|_| {
+                    format!("lane {l}: {tx} transaction bytes do not fit an mbarrier's tx-count")
+                })?;
+                let mbar = mb.map_or(0, |(_, o)| o);
+                let action = AsyncAction::CompleteTx {
+                    cta: t,
+                    mbar,
+                    bytes,
+                };
+                self.issue_async(w, None, (pc, inst.line), action);
+            }
         }
         Ok(changed)
     }
 
-    /// What a copy of lane `l` leaves in flight: a store closes its part of the warp's open
-    /// bulk group, a load enqueues the complete-tx of its `tx` bytes on mbarrier `mb`.
-    fn bulk_issued(
-        &mut self,
+    /// Where lane `l`'s bulk copy lands: its shared offset, the CTAs (cluster ranks) it lands
+    /// in (the destination CTA, which a `shared::cluster` address may name; with
+    /// `.multicast::cluster` every CTA of ctaMask, at the same offset, PTX ISA 9.7.9.25.5.1) and
+    /// its mbarrier (rank, offset; each receiving CTA's at the same offset for a multicast).
+    fn bulk_targets(
+        &self,
         w: usize,
-        at: (usize, u32),
         form: BulkForm,
+        smem: &super::decode::Addr,
+        cta_mask: Option<Src>,
+        mbar: &Option<super::decode::Addr>,
         l: usize,
-        tx: u64,
-        mb: Option<u32>,
-    ) -> Result<(), String> {
-        if form.is_store() {
-            self.issue_async(w, Some(AsyncUnit::Bulk), at, AsyncAction::Done);
-            return Ok(());
+    ) -> Result<BulkTargets, String> {
+        let regs = &self.warps[w].regs;
+        let n = self.nctas();
+        let (dst, sa) = match form.is_store() {
+            true => (
+                self.cur,
+                shared_addr(addr_value(regs, smem, l), l, self.smem.len())?,
+            ),
+            false => cluster_addr(addr_value(regs, smem, l), self.cur, n, l)?,
+        };
+        let mut targets: Vec<usize> = vec![dst];
+        if let Some(cm) = cta_mask {
+            let v = v!(regs, cm, l) & 0xffff;
+            if v == 0 || v >> n != 0 {
+                return Err(format!(
+                    "lane {l}: .multicast::cluster with ctaMask {v:#06x}: each bit is a CTA's cluster rank, and the cluster has {n} CTA{} (allowed: a non-zero mask below {:#06x}; --cluster gives the shape)",
+                    if n == 1 { "" } else { "s" },
+                    1u32 << n
+                ));
+            }
+            targets = (0..n).filter(|r| v >> r & 1 == 1).collect();
         }
-        let bytes = u32::try_from(tx).map_err(|_| {
-            format!("lane {l}: {tx} transaction bytes do not fit an mbarrier's tx-count")
-        })?;
-        let mbar = mb.unwrap_or(0);
-        self.issue_async(w, None, at, AsyncAction::CompleteTx { mbar, bytes });
-        Ok(())
+        let mb = match mbar {
+            Some(a) => Some(self.mbar_target(w, Space::Cluster, a, l)?),
+            None => None,
+        };
+        if let (None, Some((mr, _))) = (cta_mask, mb)
+            && mr != dst
+        {
+            return Err(format!(
+                "lane {l}: the copy lands in the CTA of cluster rank {dst} but its mbarrier is in rank {mr}'s shared memory: they must be in the same CTA (PTX ISA 9.7.9.25.5.1 cp.async.bulk.tensor)"
+            ));
+        }
+        Ok((sa, targets, mb))
     }
 
     /// A warpgroup wait in words (the deadlock message): the warps of the warpgroup not there.
@@ -481,6 +517,10 @@ fn bulk_kind(
         _ => return Err("a tensor copy without its tensor map".into()),
     })
 }
+
+/// Where a bulk copy lands ([`Machine::bulk_targets`]): the shared offset, the receiving CTAs'
+/// cluster ranks, and the mbarrier's (rank, offset).
+type BulkTargets = (u32, Vec<usize>, Option<(usize, u32)>);
 
 impl BulkForm {
     /// The tensor forms' rank (0 for copies without a map).

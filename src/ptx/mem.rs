@@ -195,6 +195,23 @@ impl Machine<'_> {
                     }
                 });
             }
+            Resolved::Remote(at) => {
+                self.count_remote(pc, mask, total);
+                let (eb, n) = (eb as usize, total as usize);
+                each!(mask, |l| {
+                    let (r, o) = (at[l].0 as usize, at[l].1 as usize);
+                    let mut bytes = [0u8; 32];
+                    bytes[..n].copy_from_slice(&self.smem_of(r).bytes()[o..o + n]);
+                    let regs = &mut self.warps[w].regs;
+                    for (i, dst) in d.iter().enumerate() {
+                        if let Some(r) = dst {
+                            let mut b = [0u8; 8];
+                            b[..eb].copy_from_slice(&bytes[i * eb..(i + 1) * eb]);
+                            set!(changed, regs, *r, l, extend(ty, u64::from_le_bytes(b)));
+                        }
+                    }
+                });
+            }
             Resolved::Shared(addrs) => {
                 let width = width_of(total)?;
                 let step =
@@ -266,6 +283,25 @@ impl Machine<'_> {
                             .copy_from_slice(&v!(regs, *src, l).to_le_bytes()[..eb]);
                     }
                     self.global.store(addrs[l], &bytes, l)?;
+                }
+            }
+            Resolved::Remote(at) => {
+                self.count_remote(pc, mask, total);
+                let eb = eb as usize;
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let mut bytes = [0u8; 32];
+                    for (i, src) in s.iter().enumerate() {
+                        let regs = &self.warps[w].regs;
+                        let v = v!(regs, *src, l);
+                        bytes[i * eb..(i + 1) * eb].copy_from_slice(&v.to_le_bytes()[..eb]);
+                    }
+                    let (r, o) = (at[l].0 as usize, at[l].1);
+                    let n = total as usize;
+                    self.smem_of(r).bytes_mut()[o as usize..o as usize + n]
+                        .copy_from_slice(&bytes[..n]);
                 }
             }
             Resolved::Shared(addrs) => {
@@ -501,7 +537,7 @@ impl Machine<'_> {
     pub(super) fn exec_atom<'o>(
         &mut self,
         w: usize,
-        _pc: usize,
+        pc: usize,
         inst: &Inst,
         mask: u32,
         _path: u32,
@@ -522,6 +558,9 @@ impl Machine<'_> {
         };
         let eb = ty.bytes();
         let resolved = self.resolve_space(w, *space, addr, mask, eb)?;
+        if matches!(resolved, Resolved::Remote(_)) {
+            self.count_remote(pc, mask, eb);
+        }
         let mut m = mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -548,6 +587,11 @@ impl Machine<'_> {
                     buf[..eb as usize].copy_from_slice(old);
                 }
                 Resolved::Global(a) => self.global.read(a[l], &mut buf[..eb as usize])?,
+                Resolved::Remote(a) => {
+                    let (r, o) = (a[l].0 as usize, a[l].1 as usize);
+                    buf[..eb as usize]
+                        .copy_from_slice(&self.smem_of(r).bytes()[o..o + eb as usize]);
+                }
                 Resolved::Param => return Err("atom on .param".into()),
                 Resolved::Local(_) => {
                     return Err(format!(
@@ -564,6 +608,11 @@ impl Machine<'_> {
                     self.smem.bytes_mut()[o..o + eb as usize].copy_from_slice(&nb[..eb as usize]);
                 }
                 Resolved::Global(a) => self.global.store(a[l], &nb[..eb as usize], l)?,
+                Resolved::Remote(a) => {
+                    let (r, o) = (a[l].0 as usize, a[l].1 as usize);
+                    self.smem_of(r).bytes_mut()[o..o + eb as usize]
+                        .copy_from_slice(&nb[..eb as usize]);
+                }
                 Resolved::Param | Resolved::Local(_) => {}
             }
             if let Some(d) = d {
@@ -632,6 +681,34 @@ impl Machine<'_> {
         Ok(out)
     }
 
+    /// Every lane of `mask` of a distributed-shared-memory access: inside the CTA's window
+    /// and naturally aligned.
+    fn check_remote(&self, r: &[(u8, u32); 32], mask: u32, bytes: u32) -> Result<(), String> {
+        let len = self.smem.len();
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let (rank, o) = r[l];
+            if o.checked_add(bytes).is_none_or(|e| e > len) {
+                return Err(format!(
+                    "lane {l}: bytes {o}..{} of the CTA of cluster rank {rank} are outside its shared memory of {len} bytes",
+                    u64::from(o) + u64::from(bytes)
+                ));
+            }
+            check_aligned("shared::cluster", l, u64::from(o), bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Counts one distributed-shared-memory execution of instruction `pc`: `lanes` lanes of
+    /// `bytes` bytes each ([`super::engine::InstStats::dshared`]).
+    fn count_remote(&mut self, pc: usize, mask: u32, bytes: u32) {
+        let s = &mut self.stats[pc];
+        s.dshared += 1;
+        s.dshared_bytes += u64::from(mask.count_ones()) * u64::from(bytes);
+    }
+
     pub(super) fn resolve_space(
         &self,
         w: usize,
@@ -659,6 +736,24 @@ impl Machine<'_> {
                 }
                 Ok(Resolved::Shared(out))
             }
+            Space::Cluster => {
+                let mut out = [(0u8, 0u32); 32];
+                let mut remote = false;
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let (r, o) =
+                        cluster_addr(addr_value(regs, addr, l), self.cur, self.nctas(), l)?;
+                    out[l] = (r as u8, o);
+                    remote |= r != self.cur;
+                }
+                if remote {
+                    self.check_remote(&out, mask, bytes)?;
+                    return Ok(Resolved::Remote(out));
+                }
+                Ok(Resolved::Shared(out.map(|(_, o)| o)))
+            }
             Space::Local => {
                 let mut out = [0u32; 32];
                 let mut m = mask;
@@ -675,7 +770,10 @@ impl Machine<'_> {
                 let mut g = [0u64; 32];
                 let mut s = [0u32; 32];
                 let mut loc = [0u32; 32];
-                let (mut any_s, mut any_g, mut any_l) = (false, false, false);
+                let mut rem = [(0u8, 0u32); 32];
+                let (mut any_s, mut any_g, mut any_l, mut any_r) = (false, false, false, false);
+                let cluster_top =
+                    SHARED_WINDOW + (((self.nctas() + 1) as u64) << CLUSTER_RANK_SHIFT);
                 let mut m = mask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -688,6 +786,14 @@ impl Machine<'_> {
                     {
                         s[l] = (a - SHARED_WINDOW) as u32;
                         any_s = true;
+                    } else if space == Space::Generic
+                        && self.nctas() > 1
+                        && (SHARED_WINDOW..cluster_top).contains(&a)
+                    {
+                        let (r, o) =
+                            cluster_addr(i128::from(a - SHARED_WINDOW), self.cur, self.nctas(), l)?;
+                        rem[l] = (r as u8, o);
+                        any_r = true;
                     } else if space == Space::Generic
                         && (LOCAL_WINDOW..LOCAL_WINDOW + LOCAL_WINDOW_BYTES).contains(&a)
                     {
@@ -705,18 +811,27 @@ impl Machine<'_> {
                         any_g = true;
                     }
                 }
-                match (any_s, any_g, any_l) {
-                    (true, false, false) => Ok(Resolved::Shared(s)),
-                    (false, false, true) => Ok(Resolved::Local(loc)),
-                    (false, _, false) => Ok(Resolved::Global(g)),
+                match (any_s, any_g, any_l, any_r) {
+                    (true, false, false, false) => Ok(Resolved::Shared(s)),
+                    (false, false, true, false) => Ok(Resolved::Local(loc)),
+                    (false, false, false, true) => {
+                        self.check_remote(&rem, mask, bytes)?;
+                        Ok(Resolved::Remote(rem))
+                    }
+                    (false, _, false, false) => Ok(Resolved::Global(g)),
                     _ => Err(format!(
                         "a generic access mixes {} addresses across lanes",
-                        [(any_g, "global"), (any_s, "shared"), (any_l, "local")]
-                            .iter()
-                            .filter(|x| x.0)
-                            .map(|x| x.1)
-                            .collect::<Vec<_>>()
-                            .join(" and ")
+                        [
+                            (any_g, "global"),
+                            (any_s, "shared"),
+                            (any_l, "local"),
+                            (any_r, "another CTA's shared")
+                        ]
+                        .iter()
+                        .filter(|x| x.0)
+                        .map(|x| x.1)
+                        .collect::<Vec<_>>()
+                        .join(" and ")
                     )),
                 }
             }
@@ -727,6 +842,10 @@ impl Machine<'_> {
 pub(super) enum Resolved {
     Param,
     Shared([u32; 32]),
+    /// Lanes reaching another CTA's shared memory (distributed shared memory): each lane's
+    /// cluster rank (at most 8 CTAs, [`super::params::MAX_CLUSTER_CTAS`]) and byte offset there
+    /// (every active lane of the access).
+    Remote([(u8, u32); 32]),
     Global([u64; 32]),
     /// Byte offsets into each lane's own frame, checked against its size.
     Local([u32; 32]),
@@ -752,6 +871,62 @@ pub(super) fn check_aligned(space: &str, l: usize, a: u64, bytes: u32) -> Result
             "lane {l}: {space} address {a:#x} is not aligned to {align} bytes: a {bytes}-byte access must be naturally aligned (PTX ISA §6.4.1, Addresses as Operands)"
         ))
     }
+}
+
+/// The bit where a `shared::cluster` address starts to name its CTA: the simulator's form is
+/// `offset | (rank + 1) << 24` for the CTA of cluster rank `rank` (what `mapa` gives), and a
+/// plain shared offset (below 2^24) is the executing CTA's own window (PTX ISA §5.1.4.1: the
+/// `shared::cta` window is contained in the `shared::cluster` window). Shared memory per CTA
+/// is at most 227 KiB, below 2^24; a generic address of another CTA's window is
+/// [`SHARED_WINDOW`] plus the same form.
+pub const CLUSTER_RANK_SHIFT: u32 = 24;
+
+/// A `shared::cluster` address `a` executed by the CTA of rank `own` in a cluster of `nctas`:
+/// the rank of the CTA it names and the byte offset in that CTA's window.
+///
+/// # Errors
+/// A negative address, or one naming no CTA of the cluster.
+pub(super) fn cluster_addr(
+    a: i128,
+    own: usize,
+    nctas: usize,
+    l: usize,
+) -> Result<(usize, u32), String> {
+    let v = u32::try_from(a).map_err(|_| {
+        format!("lane {l}: shared::cluster address {a:#x} is outside every CTA's shared memory")
+    })?;
+    match (v >> CLUSTER_RANK_SHIFT) as usize {
+        0 => Ok((own, v)),
+        k if k <= nctas => Ok((k - 1, v & ((1 << CLUSTER_RANK_SHIFT) - 1))),
+        k => Err(format!(
+            "lane {l}: shared::cluster address {v:#x} names CTA rank {}, but the cluster has {nctas} CTA{} (an address from mapa of a rank in 0..={})",
+            k - 1,
+            if nctas == 1 { "" } else { "s" },
+            nctas - 1
+        )),
+    }
+}
+
+/// `mapa` of address `a` to the CTA of rank `rank` (PTX ISA 9.7.9.22): the same offset in that
+/// CTA's window, as a `shared::cluster` address ([`CLUSTER_RANK_SHIFT`]) or, when `a` is a
+/// generic shared address, a generic one; to the executing CTA's own rank, the plain address
+/// of its own window.
+///
+/// # Errors
+/// [`cluster_addr`]'s, or a generic address outside the shared window.
+pub(super) fn mapa(a: u64, rank: usize, own: usize, nctas: usize) -> Result<u64, String> {
+    // The executing CTA's own window: its plain (shared::cta) addresses.
+    let tag = match rank == own {
+        true => 0,
+        false => ((rank as u64) + 1) << CLUSTER_RANK_SHIFT,
+    };
+    if a >= SHARED_WINDOW {
+        let (_, off) = cluster_addr(i128::from(a - SHARED_WINDOW), own, nctas, 0)
+            .map_err(|_| format!("the generic address {a:#x} is not in the shared window"))?;
+        return Ok(SHARED_WINDOW + tag + u64::from(off));
+    }
+    let (_, off) = cluster_addr(i128::from(a), own, nctas, 0)?;
+    Ok(tag | u64::from(off))
 }
 
 pub(super) fn shared_addr(a: i128, l: usize, size: u32) -> Result<u32, String> {

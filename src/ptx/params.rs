@@ -230,6 +230,79 @@ pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
     Ok(threads)
 }
 
+/// The most CTAs a cluster may have in a portable launch (CUDA C++ Programming Guide, "Thread
+/// Block Clusters": 8; sm_90 allows 16 only with `cudaFuncAttributeNonPortableClusterSizeAllowed`,
+/// which the simulator does not model).
+pub const MAX_CLUSTER_CTAS: u32 = 8;
+
+/// The cluster a launch runs with: [`Launch::cluster`], or the kernel's `.reqnctapercluster`
+/// when the launch names none (`[1, 1, 1]`), checked against the kernel's cluster directives
+/// (PTX ISA §11.7: `.reqnctapercluster` must equal a shape given at launch, `.maxclusterrank`
+/// bounds the CTAs per cluster, `.explicitcluster` needs a shape) and the grid (each dimension a
+/// multiple of the cluster's; CUDA refuses the launch otherwise) and [`MAX_CLUSTER_CTAS`].
+/// Returns the shape in CTAs (x, y, z) and whether the launch is an explicit cluster launch
+/// (`%is_explicit_cluster`: a shape given at launch or by `.reqnctapercluster`).
+///
+/// # Errors
+/// [`RunError::Launch`], one line naming the shape and the rule.
+pub fn check_cluster(prog: &Program, l: &Launch) -> Result<([u32; 3], bool), RunError> {
+    let d3 = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
+    let bad = |s: String| Err(RunError::Launch(s));
+    let name = super::report::demangle(&prog.name);
+    let given = l.cluster != [1, 1, 1];
+    if l.cluster.contains(&0) {
+        return bad(format!(
+            "--cluster {}: every dimension must be at least 1",
+            d3(l.cluster)
+        ));
+    }
+    let dims = match prog.reqnctapercluster {
+        Some(r) if given && r != l.cluster => {
+            return bad(format!(
+                "--cluster {} disagrees with kernel '{name}''s .reqnctapercluster {} (PTX ISA §11.7.1: a cluster shape given at launch must equal the directive's); leave --cluster out or give {}",
+                d3(l.cluster),
+                d3(r),
+                d3(r)
+            ));
+        }
+        Some(r) => r,
+        None => l.cluster,
+    };
+    let explicit = given || prog.reqnctapercluster.is_some();
+    if prog.explicitcluster && !explicit {
+        return bad(format!(
+            "kernel '{name}' has .explicitcluster: it must be launched as clusters (PTX ISA §11.7.2); give --cluster X,Y,Z"
+        ));
+    }
+    let ctas = u64::from(dims[0]) * u64::from(dims[1]) * u64::from(dims[2]);
+    if ctas > u64::from(MAX_CLUSTER_CTAS) {
+        return bad(format!(
+            "cluster {} has {ctas} CTAs, more than the portable limit of {MAX_CLUSTER_CTAS} (CUDA C++ Programming Guide, Thread Block Clusters; 16 on sm_90 needs cudaFuncAttributeNonPortableClusterSizeAllowed, not modelled)",
+            d3(dims)
+        ));
+    }
+    if let Some(m) = prog.maxclusterrank
+        && ctas > u64::from(m)
+    {
+        return bad(format!(
+            "cluster {} has {ctas} CTAs, more than kernel '{name}''s .maxclusterrank {m} (PTX ISA §11.7.3: the most CTAs a cluster may have)",
+            d3(dims)
+        ));
+    }
+    for (i, axis) in ["x", "y", "z"].into_iter().enumerate() {
+        if !l.grid[i].is_multiple_of(dims[i]) {
+            return bad(format!(
+                "--grid {} is not a whole number of clusters {}: the grid's {axis} ({}) must be a multiple of the cluster's ({})",
+                d3(l.grid),
+                d3(dims),
+                l.grid[i],
+                dims[i]
+            ));
+        }
+    }
+    Ok((dims, explicit))
+}
+
 /// The parameter buffer of a launch with no tensor maps: [`launch_params`] with `args` only.
 ///
 /// # Errors

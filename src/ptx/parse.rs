@@ -151,6 +151,14 @@ pub struct Kernel {
     pub minnctapersm: Option<u32>,
     /// `.maxnreg n` (PTX ISA §11.4.1): registers per thread ptxas may use; a hint.
     pub maxnreg: Option<u32>,
+    /// `.reqnctapercluster x, y, z` (PTX ISA §11.7.1): the cluster shape, CTAs in x, y, z
+    /// (missing dimensions are 1), the kernel must run in.
+    pub reqnctapercluster: Option<[u32; 3]>,
+    /// `.maxclusterrank n` (PTX ISA §11.7.3): the most CTAs a cluster of the kernel may have.
+    pub maxclusterrank: Option<u32>,
+    /// `.explicitcluster` (PTX ISA §11.7.2): the kernel must be launched with cluster dimensions
+    /// (at launch or through `.reqnctapercluster`).
+    pub explicitcluster: bool,
     /// Body statements in order.
     pub body: Vec<Stmt>,
 }
@@ -2077,6 +2085,9 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
         maxntid: None,
         minnctapersm: None,
         maxnreg: None,
+        reqnctapercluster: None,
+        maxclusterrank: None,
+        explicitcluster: false,
         body: Vec::new(),
     };
     entry_directives(after, line, &mut k)?;
@@ -2153,6 +2164,9 @@ fn entry_directives(after: &str, line: u32, k: &mut Kernel) -> Result<(), ParseE
             ".maxntid" => k.maxntid = Some(dims()),
             ".minnctapersm" => k.minnctapersm = Some(vals[0]),
             ".maxnreg" => k.maxnreg = Some(vals[0]),
+            ".reqnctapercluster" => k.reqnctapercluster = Some(dims()),
+            ".maxclusterrank" => k.maxclusterrank = Some(vals[0]),
+            ".explicitcluster" => k.explicitcluster = true,
             _ => {}
         }
     }

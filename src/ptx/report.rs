@@ -235,6 +235,19 @@ pub struct Totals {
     /// Bytes the bulk stores and reductions move:
     /// `l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum`.
     pub tma_st_bytes: u64,
+    /// Stores to another CTA's shared memory (distributed shared memory: `st.shared::cluster`
+    /// or a generic store to an address from `mapa`), warp-level executions:
+    /// `smsp__sass_inst_executed_op_dshared_st.sum` (SASS `ST.E`; counted neither in `STS` nor
+    /// in the shared wavefronts; H200, tests/data/ptx_hopper/hand_cluster_mc_wgmma.json).
+    pub dshared_st: u64,
+    /// Their bytes: `l1tex__t_bytes_pipe_lsu_mem_dshared_op_st.sum` (same measurement).
+    pub dshared_st_bytes: u64,
+    /// Loads from another CTA's shared memory, warp-level executions (not yet measured:
+    /// `smsp__sass_inst_executed_op_dshared_ld.sum` by name).
+    pub dshared_ld: u64,
+    /// Atomics and reductions on another CTA's shared memory, warp-level executions (not yet
+    /// measured: `smsp__sass_inst_executed_op_dshared_atom.sum` / `_redas` by name).
+    pub dshared_atom: u64,
     /// Warp instructions executed (all PTX instructions).
     pub warp_instructions: u64,
     /// Shared memory modelled, bytes.
@@ -281,10 +294,26 @@ pub struct Report {
     pub cta: [u32; 3],
     /// Block size.
     pub block: [u32; 3],
-    /// Totals.
+    /// Totals: over every CTA of the cluster (Nsight Compute's per-launch counters of a launch
+    /// of one cluster).
     pub totals: Totals,
-    /// Lines with a counted instruction, source order.
+    /// The cluster's shape in CTAs (x, y, z); `[1, 1, 1]`: the one CTA `cta`.
+    pub cluster: [u32; 3],
+    /// Per CTA of the cluster, by cluster rank: its own totals (`totals` is their sum).
+    pub ctas: Vec<CtaReport>,
+    /// Lines with a counted instruction, source order (summed over the cluster's CTAs).
     pub lines: Vec<LineReport>,
+}
+
+/// One CTA's row of a cluster's report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CtaReport {
+    /// Its `%ctaid`.
+    pub cta: [u32; 3],
+    /// Its `%cluster_ctarank`.
+    pub rank: u32,
+    /// Its totals.
+    pub totals: Totals,
 }
 
 /// The most characters [`demangle`] writes: a name whose demangling is longer is shown mangled.
@@ -446,22 +475,62 @@ fn add_sass_bounds(acc: Option<[u64; 2]>, s: &engine::InstStats) -> Option<[u64;
         .map(|[lo, hi]| [lo + s.sass_bounds[0], hi + s.sass_bounds[1]])
 }
 
-/// Sums a run per line and in total.
+/// Sums a run per line and in total, and each CTA of a cluster in total.
 pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
+    let (mut t, lines) = tally(prog, &r.stats);
+    t.warp_instructions = r.instructions;
+    t.smem_bytes = r.smem_bytes;
+    t.smem_touched = r.smem_touched;
+    let ctas = r
+        .ctas
+        .iter()
+        .map(|c| {
+            let (mut ct, _) = tally(prog, &c.stats);
+            ct.warp_instructions = c.instructions;
+            ct.smem_bytes = r.smem_bytes;
+            ct.smem_touched = c.smem_touched;
+            CtaReport {
+                cta: c.cta,
+                rank: c.rank,
+                totals: ct,
+            }
+        })
+        .collect();
+    Report {
+        kernel: prog.name.clone(),
+        kernel_demangled: demangle(&prog.name),
+        cta: launch.cta,
+        block: launch.block,
+        totals: t,
+        cluster: r.cluster,
+        ctas,
+        lines,
+    }
+}
+
+/// The totals (but the run-wide `warp_instructions`, `smem_bytes`, `smem_touched`) and the
+/// per-line rows of per-instruction counts `stats`.
+fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport>) {
     let mut t = Totals {
-        warp_instructions: r.instructions,
-        smem_bytes: r.smem_bytes,
-        smem_touched: r.smem_touched,
         ldgsts_wavefronts: Some(0),
         ldgsts_sass_wavefronts: Some([0, 0]),
         ..Totals::default()
     };
     let mut lines: Vec<LineReport> = Vec::new();
     for (i, inst) in prog.insts.iter().enumerate() {
+        let s = stats[i];
+        match inst.op {
+            Op::St { .. } => {
+                t.dshared_st += s.dshared;
+                t.dshared_st_bytes += s.dshared_bytes;
+            }
+            Op::Ld { .. } => t.dshared_ld += s.dshared,
+            Op::Atom { .. } => t.dshared_atom += s.dshared,
+            _ => {}
+        }
         let Some(class) = class_of(&inst.op) else {
             continue;
         };
-        let s = r.stats[i];
         let conflicts = s.wavefronts - s.ideal.min(s.wavefronts);
         match class {
             Class::Lds | Class::Ldsm => {
@@ -555,14 +624,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
             }),
         }
     }
-    Report {
-        kernel: prog.name.clone(),
-        kernel_demangled: demangle(&prog.name),
-        cta: launch.cta,
-        block: launch.block,
-        totals: t,
-        lines,
-    }
+    (t, lines)
 }
 
 #[cfg(test)]
@@ -582,11 +644,11 @@ mod tests {
             grid: [1, 1, 1],
             block: [64, 1, 1],
             cta: [0, 0, 0],
-            cluster: [1, 1, 1],
             args: (3..7).map(|i| (i.to_string(), "32".to_string())).collect(),
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 20_000,
+            cluster: [1, 1, 1],
         }
     }
 

@@ -11,9 +11,14 @@
 //! lets each wait see the most work done before it. A later bulk-copy or `wgmma` arm issues
 //! one with [`Machine::issue_async`].
 //!
-//! **Cluster.** A launch simulates one CTA, a cluster of 1×1×1 ([`ClusterShape::of`]): the
-//! cluster special registers, `barrier.cluster` over the CTA's warps and `mapa` to rank 0 follow
-//! from it; a `--cluster` launch of several CTAs would give the shape there.
+//! **Cluster.** A launch runs every CTA of the cluster containing `--cta` together
+//! ([`ClusterShape::of`], the shape from [`super::params::check_cluster`]; one CTA when the
+//! launch names no cluster): each CTA has its own warps, shared memory window, named barriers
+//! and mbarriers ([`super::engine::CtaState`]); `barrier.cluster` completes a phase when every
+//! warp of every CTA not exited has arrived (PTX ISA 9.7.13.2); `mapa` gives the
+//! `shared::cluster` address of the same offset in another CTA ([`super::mem::cluster_addr`]);
+//! an `mbarrier.arrive` on a `shared::cluster` address arrives on that CTA's object; pending
+//! asynchronous operations name the CTA whose mbarrier they complete.
 
 use super::decode::{AsyncUnit, BarRed, Inst, MbarOp, Op, SHARED_WINDOW, Space, Src};
 use super::engine::{
@@ -24,8 +29,8 @@ use super::mem::addr_value;
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::mbarrier::{Mbarrier, MbarrierError};
 
-/// The cluster of the simulated CTA (PTX ISA §10.11-§10.17, the cluster special registers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One CTA's place in its cluster (PTX ISA §10.11-§10.17, the cluster special registers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct ClusterShape {
     /// `%cluster_nctaid`: CTAs per cluster in x, y, z.
     pub(super) dims: [u32; 3],
@@ -42,18 +47,55 @@ pub(super) struct ClusterShape {
 }
 
 impl ClusterShape {
-    /// The cluster of a launch: one CTA (a launch that names no cluster runs clusters of
-    /// 1×1×1, PTX ISA §10.17), so each CTA is its own cluster; the seam for a `--cluster`
-    /// launch.
-    pub(super) fn of(l: &Launch) -> Self {
+    /// The CTA of cluster rank `rank` in the cluster of `dims` CTAs that contains `l.cta`
+    /// (`explicit`: `%is_explicit_cluster`). The rank is linear, x fastest (PTX ISA §10.15
+    /// `%cluster_ctarank`: `x + y * nx + z * nx * ny` of `%cluster_ctaid`); a launch that
+    /// names no cluster runs clusters of 1×1×1 (§10.17), each CTA its own.
+    pub(super) fn of(l: &Launch, dims: [u32; 3], explicit: bool, rank: u32) -> Self {
+        let ctaid = [
+            rank % dims[0],
+            (rank / dims[0]) % dims[1],
+            rank / (dims[0] * dims[1]),
+        ];
         ClusterShape {
-            dims: [1, 1, 1],
-            ctaid: [0, 0, 0],
-            id: l.cta,
-            nclusters: l.grid,
-            rank: 0,
-            explicit: false,
+            dims,
+            ctaid,
+            id: std::array::from_fn(|d| l.cta[d] / dims[d]),
+            nclusters: std::array::from_fn(|d| l.grid[d] / dims[d]),
+            rank,
+            explicit,
         }
+    }
+
+    /// The cluster rank of CTA `cta` in clusters of `dims`.
+    pub(super) fn rank_of(cta: [u32; 3], dims: [u32; 3]) -> u32 {
+        let c: [u32; 3] = std::array::from_fn(|d| cta[d] % dims[d]);
+        c[0] + c[1] * dims[0] + c[2] * dims[0] * dims[1]
+    }
+
+    /// This CTA's `%ctaid`.
+    pub(super) fn cta(&self) -> [u32; 3] {
+        std::array::from_fn(|d| self.id[d] * self.dims[d] + self.ctaid[d])
+    }
+
+    /// `%cluster_nctarank`: CTAs in the cluster.
+    pub(super) fn ctas(&self) -> u32 {
+        self.dims.iter().product()
+    }
+}
+
+/// An mbarrier operation's PTX name (`arrive`, `try_wait`, ...).
+fn mbar_op_name(op: &MbarOp) -> &'static str {
+    match op {
+        MbarOp::Init => "init",
+        MbarOp::Arrive => "arrive",
+        MbarOp::ArriveDrop => "arrive_drop",
+        MbarOp::ExpectTx => "expect_tx",
+        MbarOp::CompleteTx => "complete_tx",
+        MbarOp::TestWait => "test_wait",
+        MbarOp::TryWait => "try_wait",
+        MbarOp::Inval => "inval",
+        MbarOp::CpAsyncArrive { .. } => "cp.async.mbarrier.arrive",
     }
 }
 
@@ -84,9 +126,9 @@ pub(super) struct NamedBar {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(dead_code)] // issued by the bulk-copy and wgmma arms when they are integrated
 pub(super) enum AsyncAction {
-    /// A complete-tx of `bytes` on the mbarrier at shared byte `mbar`
-    /// (`.mbarrier::complete_tx::bytes`).
-    CompleteTx { mbar: u32, bytes: u32 },
+    /// A complete-tx of `bytes` on the mbarrier at shared byte `mbar` of the CTA of cluster
+    /// rank `cta` (`.mbarrier::complete_tx::bytes`; a multicast completes one per CTA).
+    CompleteTx { cta: usize, mbar: u32, bytes: u32 },
     /// Nothing beyond closing its part of its group (a `bulk_group` store, a `wgmma`).
     Done,
 }
@@ -94,6 +136,8 @@ pub(super) enum AsyncAction {
 /// An asynchronous operation in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct AsyncOp {
+    /// The cluster rank of the CTA that issued it.
+    pub(super) cta: usize,
     /// The warp that issued it.
     pub(super) warp: usize,
     /// The issuing instruction.
@@ -323,7 +367,7 @@ impl Machine<'_> {
         let mut gs: Vec<u64> = self
             .pending
             .iter()
-            .filter(|o| o.warp == w)
+            .filter(|o| o.cta == self.cur && o.warp == w)
             .filter_map(|o| match o.group {
                 Some((u, g)) if u == unit && g < committed => Some(g),
                 _ => None,
@@ -348,6 +392,7 @@ impl Machine<'_> {
     ) {
         let group = unit.map(|u| (u, self.warps[w].groups[u as usize]));
         self.pending.push(AsyncOp {
+            cta: self.cur,
             warp: w,
             pc: pc as u32,
             group,
@@ -369,11 +414,19 @@ impl Machine<'_> {
             return Ok(());
         }
         for op in ops {
-            if let AsyncAction::CompleteTx { mbar, bytes } = op.action {
+            if let AsyncAction::CompleteTx { cta, mbar, bytes } = op.action {
                 let name = self.mbar_name(mbar);
-                let before = MbarState::of(self.mbars.get(&mbar));
-                let done = self.mbars.entry(mbar).or_default().complete_tx(bytes);
-                if let (Some(o), Ok(())) = (obs.as_deref_mut(), &done) {
+                let before = MbarState::of(self.mbars_of(cta).get(&mbar));
+                let done = self
+                    .mbars_of(cta)
+                    .entry(mbar)
+                    .or_default()
+                    .complete_tx(bytes);
+                // A landing belongs to the warp that issued the copy: traced when its CTA is.
+                if op.cta == self.home
+                    && let (Some(o), Ok(())) = (obs.as_deref_mut(), &done)
+                {
+                    let after = MbarState::of(self.mbars_of(cta).get(&mbar));
                     o.event(&TraceEvent {
                         warp: op.warp as u32,
                         pc: op.pc,
@@ -387,7 +440,7 @@ impl Machine<'_> {
                             waited: None,
                             wait_for: None,
                             before,
-                            after: MbarState::of(self.mbars.get(&mbar)),
+                            after,
                         }),
                     });
                 }
@@ -434,29 +487,36 @@ impl Machine<'_> {
         }
     }
 
-    /// Lane `l`'s mbarrier address: a shared byte offset inside shared memory, 8-byte aligned
-    /// (PTX ISA §9.7.13.15.1: the object is a `.b64` in shared memory).
-    pub(super) fn mbar_addr(
+    /// Lane `l`'s mbarrier: the cluster rank of the CTA whose shared memory holds it and its
+    /// byte offset there (a `.shared::cluster` or generic address may name another CTA's,
+    /// [`super::mem::cluster_addr`]), 8-byte aligned, inside shared memory.
+    pub(super) fn mbar_target(
         &self,
         w: usize,
         space: Space,
         addr: &super::decode::Addr,
         l: usize,
-    ) -> Result<u32, String> {
+    ) -> Result<(usize, u32), String> {
         let a = addr_value(&self.warps[w].regs, addr, l);
         let len = i128::from(self.smem.len());
-        let off = match space {
+        let (rank, off) = match space {
             Space::Generic => {
                 let win = i128::from(SHARED_WINDOW);
-                if !(win..win + len).contains(&a) {
+                let top = win + (((self.nctas() + 1) as i128) << super::mem::CLUSTER_RANK_SHIFT);
+                if !(win..top).contains(&a) {
                     return Err(format!(
                         "lane {l}: the generic address {a:#x} of an mbarrier is not in the shared window ({win:#x}..{:#x}): an mbarrier object lives in shared memory (PTX ISA §9.7.13.15)",
                         win + len
                     ));
                 }
-                a - win
+                let (r, o) = super::mem::cluster_addr(a - win, self.cur, self.nctas(), l)?;
+                (r, i128::from(o))
             }
-            _ => a,
+            Space::Cluster => {
+                let (r, o) = super::mem::cluster_addr(a, self.cur, self.nctas(), l)?;
+                (r, i128::from(o))
+            }
+            _ => (self.cur, a),
         };
         if off < 0 || off + 8 > len {
             return Err(format!(
@@ -468,7 +528,7 @@ impl Machine<'_> {
                 "lane {l}: mbarrier address {off:#x} is not aligned to 8 bytes: an mbarrier object is a .b64 (PTX ISA §9.7.13.15.1)"
             ));
         }
-        Ok(off as u32)
+        Ok((rank, off as u32))
     }
 
     /// An mbarrier instruction for each lane of `mask`, lowest first (each lane arrives once):
@@ -502,7 +562,17 @@ impl Machine<'_> {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let at = self.mbar_addr(w, *space, addr, l)?;
+            let (rank, at) = self.mbar_target(w, *space, addr, l)?;
+            let remote = matches!(
+                op,
+                MbarOp::Arrive | MbarOp::ArriveDrop | MbarOp::ExpectTx | MbarOp::CompleteTx
+            );
+            if rank != self.cur && (!remote || d.is_some()) {
+                return Err(format!(
+                    "lane {l}: mbarrier.{} on the object at offset {at:#x} of the CTA of cluster rank {rank}: another CTA's mbarrier takes only arrive (with the sink _ as its state), arrive_drop, expect_tx and complete_tx (PTX ISA §9.7.13.15.13 mbarrier.arrive: .shared::cluster)",
+                    mbar_op_name(op)
+                ));
+            }
             let regs = &self.warps[w].regs;
             let val = |s: &Option<Src>| {
                 s.map(|s| match s {
@@ -514,8 +584,16 @@ impl Machine<'_> {
             if let Some(e) = ev.as_deref_mut().filter(|e| e.is_none()) {
                 *e = Some(self.mbar_event(*op, *expect_tx, at, mask, av));
             }
-            let name = self.mbar_name(at);
-            let bar = self.mbars.entry(at).or_default();
+            let name = match rank == self.cur {
+                true => self.mbar_name(at),
+                false => format!("{} of cluster rank {rank}", self.mbar_name(at)),
+            };
+            let mbars = if rank == self.cur {
+                &mut self.mbars
+            } else {
+                &mut self.ctas[rank].mbars
+            };
+            let bar = mbars.entry(at).or_default();
             let res: Result<Option<u64>, MbarrierError> = match op {
                 MbarOp::Init => bar.init(av.unwrap_or(0) as u32).map(|_| None),
                 MbarOp::Arrive | MbarOp::ArriveDrop => {
@@ -597,7 +675,7 @@ impl Machine<'_> {
         Ok(Flow::Next)
     }
 
-    /// `barrier.cluster.arrive` / `wait` (PTX ISA 9.7.13.2) over the cluster's warps (one
+    /// `barrier.cluster.arrive` / `wait` (PTX ISA 9.7.13.2) over the cluster's warps (every
     /// CTA's): a phase completes when every warp not exited has arrived; a wait returns once
     /// the phase of its warp's arrive has completed.
     fn cluster_barrier(
@@ -650,8 +728,7 @@ impl Machine<'_> {
     fn cluster_settle(&mut self) {
         let p = self.cluster_phase;
         let live: Vec<&super::engine::Warp> = self
-            .warps
-            .iter()
+            .all_warps()
             .filter(|w| w.state != WState::Done)
             .collect();
         if !live.is_empty() && live.iter().all(|w| w.cluster_arrived == Some(p)) {
@@ -671,6 +748,7 @@ impl Machine<'_> {
     ) -> Result<bool, String> {
         let mut changed = false;
         let live = self.warps[w].live & !self.warps[w].exited;
+        let (ctas, own) = (self.nctas(), self.cur);
         let regs = &mut self.warps[w].regs;
         match &inst.op {
             Op::AsyncCommit { unit } if mask != 0 => {
@@ -693,17 +771,18 @@ impl Machine<'_> {
                 });
             }
             Op::Mapa { d, a, rank } => {
-                let ctas: u32 = self.cluster.dims.iter().product();
                 each!(mask, |l| {
                     let r = v!(regs, *rank, l);
-                    if r >= u64::from(ctas) {
+                    if r >= ctas as u64 {
                         return Err(format!(
-                            "lane {l}: mapa to CTA rank {r}, but the cluster has {ctas} CTA (ranks 0..={}): a launch simulates one CTA, its own cluster (PTX ISA 9.7.9.22 mapa: the rank must be in the cluster)",
+                            "lane {l}: mapa to CTA rank {r}, but the cluster has {ctas} CTA{} (ranks 0..={}; PTX ISA 9.7.9.22 mapa: the rank must be in the cluster; --cluster gives the shape)",
+                            if ctas == 1 { "" } else { "s" },
                             ctas - 1
                         ));
                     }
-                    // Rank 0 is this CTA: its shared::cluster addresses are its own.
-                    set!(changed, regs, *d, l, v!(regs, *a, l));
+                    let v = super::mem::mapa(v!(regs, *a, l), r as usize, own, ctas)
+                        .map_err(|e| format!("lane {l}: mapa: {e}"))?;
+                    set!(changed, regs, *d, l, v);
                 });
             }
             Op::Call { name } if mask != 0 => {
@@ -759,14 +838,18 @@ impl Machine<'_> {
             Block::Warpgroup { pc, line } => self.warpgroup_words(pc, line, detail),
             Block::Cluster { phase, line } => {
                 let arrived = self
-                    .warps
-                    .iter()
+                    .all_warps()
                     .filter(|w| w.cluster_arrived == Some(phase))
                     .count();
                 if detail {
                     format!(
-                        "at barrier.cluster.wait (line {line}) for cluster phase {phase}: {arrived} of {} warps arrived",
-                        self.warps.len()
+                        "at barrier.cluster.wait (line {line}) for cluster phase {phase}: {arrived} of {} warps{} arrived",
+                        self.all_warps().count(),
+                        if self.nctas() > 1 {
+                            format!(" of the cluster's {} CTAs", self.nctas())
+                        } else {
+                            String::new()
+                        }
                     )
                 } else {
                     format!("at barrier.cluster.wait (line {line})")
@@ -788,11 +871,11 @@ mod tests {
             grid: [1, 1, 1],
             block: [32, 1, 1],
             cta: [0, 0, 0],
-            cluster: [1, 1, 1],
             args: vec![],
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 10_000,
+            cluster: [1, 1, 1],
         };
         Machine::new(prog, &l, (0, String::new())).unwrap()
     }
@@ -808,7 +891,11 @@ mod tests {
             0,
             Some(AsyncUnit::Bulk),
             (0, 13),
-            AsyncAction::CompleteTx { mbar: 0, bytes: 64 },
+            AsyncAction::CompleteTx {
+                cta: 0,
+                mbar: 0,
+                bytes: 64,
+            },
         );
         assert_eq!(m.outstanding(0, AsyncUnit::Bulk), 0, "not committed yet");
         m.run(None).unwrap();
@@ -848,6 +935,7 @@ mod tests {
             None,
             (0, 13),
             AsyncAction::CompleteTx {
+                cta: 0,
                 mbar: 0,
                 bytes: 1 << 21,
             },

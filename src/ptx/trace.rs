@@ -317,11 +317,11 @@ mod tests {
             grid: [1, 1, 1],
             block: [64, 1, 1],
             cta: [0, 0, 0],
-            cluster: [1, 1, 1],
             args: vec![],
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 1_000_000,
+            cluster: [1, 1, 1],
         };
         let prog = ptx::report::load(SRC, None).unwrap();
         ptx::report::simulate_program(&prog, &launch, Some((warp, obs))).unwrap();

@@ -35,11 +35,11 @@ fn launch(grid: [u32; 3], block: [u32; 3]) -> Launch {
         grid,
         block,
         cta: [0, 0, 0],
-        cluster: [1, 1, 1],
         args: vec![],
         tensor_maps: vec![],
         dynamic_smem: None,
         max_instructions: DEFAULT_MAX_INSTRUCTIONS,
+        cluster: [1, 1, 1],
     }
 }
 
@@ -557,7 +557,6 @@ mod hangs {
             grid: [32, 1, 1],
             block: [128, 1, 1],
             cta: [0, 0, 0],
-            cluster: [1, 1, 1],
             args: vec![
                 ("fa2_fwd_param_4".into(), "4096".into()),
                 ("fa2_fwd_param_5".into(), "0.0883883461356163".into()),
@@ -565,6 +564,7 @@ mod hangs {
             tensor_maps: vec![],
             dynamic_smem: Some(98_304),
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
+            cluster: [1, 1, 1],
         };
         let r = machine::run(&prog, &l, None).unwrap();
         assert_eq!(r.instructions, 270_596);

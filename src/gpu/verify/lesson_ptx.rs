@@ -60,6 +60,7 @@ pub fn ptx_run(r: &Resolved, file: PathBuf) -> PtxRun {
         tensor_maps: r.launch.tensor_maps.clone(),
         dynamic_smem: r.launch.dynamic_smem,
         max_instructions: r.launch.max_instructions,
+        cluster: r.launch.cluster,
         pointer_bytes: ptx_file::POINTER_BYTES,
     }
 }

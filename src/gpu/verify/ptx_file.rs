@@ -75,6 +75,9 @@ pub struct PtxRun {
     pub dynamic_smem: Option<u32>,
     /// The simulator's per-CTA instruction budget.
     pub max_instructions: u64,
+    /// CTAs per cluster (`--cluster`, [`crate::ptx::Launch::cluster`]): the simulator runs each
+    /// cluster's CTAs together, the GPU launches with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
+    pub cluster: [u32; 3],
     /// Bytes of each pointer parameter's device buffer.
     pub pointer_bytes: u64,
 }
@@ -98,11 +101,11 @@ impl PtxRun {
             grid: self.grid,
             block: self.block,
             cta,
-            cluster: [1, 1, 1],
             args: self.args.clone(),
             tensor_maps: self.tensor_maps.clone(),
             dynamic_smem: self.dynamic_smem,
             max_instructions: self.max_instructions,
+            cluster: self.cluster,
         }
     }
 
@@ -128,6 +131,9 @@ impl PtxRun {
         }
         if let Some(s) = self.dynamic_smem {
             a.extend(["--dynamic-smem".into(), s.to_string().into()]);
+        }
+        if self.cluster != [1, 1, 1] {
+            a.extend(["--cluster".into(), dims(self.cluster).into()]);
         }
         a.extend([
             "--pointer-bytes".into(),
@@ -171,6 +177,7 @@ impl PtxRun {
         // bad launch input is exit 2 with its error, not "skipped, no GPU".
         let l = self.launch([0, 0, 0]);
         ptx::params::check_launch(&prog, &l)
+            .and_then(|_| ptx::params::check_cluster(&prog, &l))
             .and_then(|_| ptx::params::launch_params(&prog, &l))
             .and_then(|_| ptx::params::check_smem(&prog, &l))
             .map_err(|e| anyhow::anyhow!("{}: {e}", crate::text::path(&self.file)))?;
@@ -210,13 +217,16 @@ impl PtxRun {
         let n = self.ctas();
         let file = crate::text::path(&self.file);
         let prog = &prepared.prog;
+        // One simulation per cluster (it runs all the cluster's CTAs): its first CTA's.
+        let (cdims, _) = ptx::params::check_cluster(prog, &self.launch([0, 0, 0]))
+            .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         let mut totals = SimTotals::default();
         let mut lines: std::collections::BTreeMap<u32, SimLine> = std::collections::BTreeMap::new();
         progress.start(&format!("simulating {n} CTA(s) of {}", prog.name));
         let add = |a: u64, b: u64| a.checked_add(b).context("simulated counts overflow u64");
-        for z in 0..self.grid[2] {
-            for y in 0..self.grid[1] {
-                for x in 0..self.grid[0] {
+        for z in (0..self.grid[2]).step_by(cdims[2] as usize) {
+            for y in (0..self.grid[1]).step_by(cdims[1] as usize) {
+                for x in (0..self.grid[0]).step_by(cdims[0] as usize) {
                     let r = ptx::report::simulate_program(prog, &self.launch([x, y, z]), None)
                         .map_err(|e| anyhow::anyhow!("{file}: CTA ({x},{y},{z}): {e}"));
                     let r = match r {
@@ -525,7 +535,7 @@ pub fn probe(gpu: &Gpu, run: &PtxRun, line_info: bool) -> anyhow::Result<String>
     // span; every pointer addresses its own live zero-filled buffer of `pointer_bytes`, which
     // the user vouches is large enough (as for the simulator's buffers, addresses must not depend on
     // loaded data for the comparison to mean anything).
-    unsafe { k.launch(gpu, cfg, &params) }?;
+    unsafe { k.launch_cluster(gpu, cfg, run.cluster, &params) }?;
     drop(bufs);
     Ok(format!(
         "launched {} grid ({},{},{}) block ({},{},{}), {} registers",
@@ -670,6 +680,7 @@ mod tests {
             tensor_maps: vec![],
             dynamic_smem: Some(32768),
             max_instructions: 10_000_000,
+            cluster: [1, 1, 1],
             pointer_bytes: POINTER_BYTES,
         }
     }
@@ -764,6 +775,7 @@ mod tests {
                 .collect(),
             dynamic_smem: None,
             max_instructions: 1_000_000,
+            cluster: [1, 1, 1],
             pointer_bytes: POINTER_BYTES,
         }
     }

@@ -191,7 +191,9 @@ impl Decoder<'_> {
                 ),
             ));
         }
-        let space = if mods.iter().any(|m| m.starts_with("shared")) {
+        let space = if has("shared::cluster") {
+            Space::Cluster
+        } else if mods.iter().any(|m| m.starts_with("shared")) {
             Space::Shared
         } else {
             Space::Generic
