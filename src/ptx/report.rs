@@ -237,6 +237,10 @@ pub struct Totals {
     pub tma_st_bytes: u64,
     /// Warp instructions executed (all PTX instructions).
     pub warp_instructions: u64,
+    /// What the SASS counts come from: `"ptx"` here (one SASS instruction per PTX instruction
+    /// of a class); `tilelab ptx --sass` replaces it with ptxas's version (`"ptxas 13.0.88"`)
+    /// when its SASS gave the dynamic counts (`crate::sass`).
+    pub sass_from: String,
     /// Shared memory modelled, bytes.
     pub smem_bytes: u32,
     /// One past the highest shared byte accessed.
@@ -285,6 +289,11 @@ pub struct Report {
     pub totals: Totals,
     /// Lines with a counted instruction, source order.
     pub lines: Vec<LineReport>,
+    /// Every PTX line with an instruction: the warp-level executions of its instruction (the
+    /// most of any when it has several), warps whose guard was false in every lane included
+    /// (an issued SASS instruction's count: `crate::sass::dynamic`). Not in the JSON.
+    #[serde(skip)]
+    pub reached: std::collections::BTreeMap<u32, u64>,
 }
 
 /// The most characters [`demangle`] writes: a name whose demangling is longer is shown mangled.
@@ -450,6 +459,7 @@ fn add_sass_bounds(acc: Option<[u64; 2]>, s: &engine::InstStats) -> Option<[u64;
 pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
     let mut t = Totals {
         warp_instructions: r.instructions,
+        sass_from: "ptx".into(),
         smem_bytes: r.smem_bytes,
         smem_touched: r.smem_touched,
         ldgsts_wavefronts: Some(0),
@@ -562,7 +572,18 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         block: launch.block,
         totals: t,
         lines,
+        reached: reached(prog, r),
     }
+}
+
+/// Per PTX line, the most warp-level executions of any of its instructions.
+fn reached(prog: &Program, r: &RunResult) -> std::collections::BTreeMap<u32, u64> {
+    let mut m = std::collections::BTreeMap::new();
+    for (inst, s) in prog.insts.iter().zip(&r.stats) {
+        let e: &mut u64 = m.entry(inst.line).or_default();
+        *e = (*e).max(s.executions);
+    }
+    m
 }
 
 #[cfg(test)]
