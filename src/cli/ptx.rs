@@ -239,8 +239,8 @@ fn render_sass(s: &tilelab::sass::report::SassReport) -> String {
         o,
         "{}",
         out::bold(&format!(
-            "SASS ({}, {}; {}): each PTX line, then its SASS with warp-level issues",
-            s.from, s.arch, s.tool
+            "SASS ({}, {}, {}; {}): each PTX line, then its SASS with warp-level issues",
+            s.from, s.mode, s.arch, s.tool
         ))
     );
     for l in &s.lines {

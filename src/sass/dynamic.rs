@@ -7,10 +7,10 @@
 //! and a block's count comes from the PTX lines of its instructions, read from the SASS itself:
 //!
 //! 1. **Anchors.** An unguarded instruction of a class that one PTX instruction makes exactly once
-//!    (LDS, STS, LDSM, STSM, HMMA, HGMMA, LDGSTS, BAR, SHFL, ...: `ld.shared.v4` is one
-//!    `LDS.128`, `mma.sync.m16n8k16` one `HMMA.16816.F32`) votes `R / N`: the PTX line's
-//!    reach count `R` shared among the `N` anchors of its class that ptxas made of the line
-//!    (a loop ptxas unrolled N times holds N copies, each entered R / N times).
+//!    ([`ANCHORS`]: `ld.shared.v4` is one `LDS.128`, `mma.sync.m16n8k16` one
+//!    `HMMA.16816.F32`) votes `R / N` where that is a whole number: the PTX line's reach count
+//!    `R` shared among the `N` anchors of its class that ptxas made of the line (a loop ptxas
+//!    unrolled N times holds N copies, each entered R / N times).
 //! 2. **Other unguarded instructions**, when the block has no anchor, vote `R · n / N` (`n` of
 //!    the line's `N` SASS instructions are in the block), where that is a whole number.
 //! 3. **Only guarded instructions** (a branch ptxas if-converted: the skipped PTX lines became
@@ -27,24 +27,12 @@ use std::collections::BTreeMap;
 
 use super::listing::SassInst;
 
-/// Families a PTX instruction makes exactly one of (the anchors of rule 1).
+/// Families a PTX instruction makes exactly one of, on its own line (the anchors of rule 1).
+/// Not `HGMMA`: ptxas's line table books a run of `wgmma.mma_async` on the lines of its
+/// neighbours (H200 source view of `hand_tma_wgmma_pipe`, docs/log/2026-12-02-verify-ptx-hopper.md),
+/// so a line's HGMMA count says nothing about how often it ran.
 pub const ANCHORS: &[&str] = &[
-    "LDS",
-    "STS",
-    "LDSM",
-    "STSM",
-    "HMMA",
-    "HGMMA",
-    "IGMMA",
-    "QGMMA",
-    "LDGSTS",
-    "BAR",
-    "SHFL",
-    "ATOMS",
-    "UTMALDG",
-    "UTMASTG",
-    "UBLKCP",
-    "WARPGROUP",
+    "LDS", "STS", "LDSM", "STSM", "HMMA", "LDGSTS", "BAR", "SHFL",
 ];
 
 /// Whether `i` is an anchor (rule 1).
@@ -52,13 +40,17 @@ fn anchor(i: &SassInst) -> bool {
     ANCHORS.contains(&i.family()) && !i.guarded()
 }
 
-/// The basic blocks of `insts`: index ranges, split at labelled instructions and after
-/// branches, exits and calls.
+/// The basic blocks of `insts`: index ranges, split at instructions whose label some
+/// instruction names (a `BRA` target, a `BSSY` reconvergence point) and after branches, exits and
+/// calls. nvdisasm also labels addresses nothing branches to (ptxas's if-converted `VOTEU` runs
+/// on sm_90 carry one per instruction); those do not split.
 pub fn blocks(insts: &[SassInst]) -> Vec<std::ops::Range<usize>> {
+    let named: std::collections::BTreeSet<&str> =
+        insts.iter().filter_map(|i| i.target.as_deref()).collect();
     let mut out = Vec::new();
     let mut start = 0;
     for (i, x) in insts.iter().enumerate() {
-        if i > start && !x.labels.is_empty() {
+        if i > start && x.labels.iter().any(|l| named.contains(l.as_str())) {
             out.push(start..i);
             start = i;
         }
@@ -139,9 +131,11 @@ pub fn executions(insts: &[SassInst], reached: &BTreeMap<u32, u64>) -> Vec<u64> 
         let lined = || body.iter().filter(|i| i.line.is_some() && !i.never_true());
         let first: Vec<u64> = lined()
             .filter(|i| anchor(i))
-            .map(|i| {
+            .filter_map(|i| {
                 let l = i.line.unwrap_or(0);
-                r(i.line) / anchors.get(&(l, i.family())).copied().unwrap_or(1).max(1)
+                let n = anchors.get(&(l, i.family())).copied().unwrap_or(1).max(1);
+                let v = r(i.line);
+                (v % n == 0).then_some(v / n)
             })
             .collect();
         let count = mode(&first).or_else(|| {
@@ -215,8 +209,13 @@ mod tests {
             inst(32, "", "LDS", 3, false),
             inst(48, "", "IADD3", 4, true),
             inst(64, "", "EXIT", 5, false),
+            inst(80, "", "NOP", 5, true),
         ];
-        assert_eq!(blocks(&v), [0..2, 2..3, 3..5]);
+        // Nothing names the labels of 48 and 80: no block starts there.
+        assert_eq!(blocks(&v), [0..2, 2..5, 5..6]);
+        let mut w = v.clone();
+        w[1].target = Some(".L".into());
+        assert_eq!(blocks(&w), [0..2, 2..3, 3..5, 5..6]);
     }
 
     #[test]

@@ -34,6 +34,11 @@ pub struct KernelSass {
     pub tool: String,
     /// The `.target` compiled for (`sm_90a`).
     pub arch: String,
+    /// How: `ptxas -c` (a relocatable object, as the driver compiles PTX given to
+    /// `cuLinkAddData`) or `ptxas` (a whole program, as for `cuModuleLoadDataEx`), following
+    /// the load path `verify --ptx` takes for this PTX
+    /// ([`crate::gpu::verify::ptx_file::load_path`]).
+    pub mode: &'static str,
     /// The kernel's instructions in address order.
     pub insts: Vec<SassInst>,
 }
@@ -68,7 +73,8 @@ pub fn target(ptx: &str) -> anyhow::Result<String> {
     Ok(arch)
 }
 
-/// Compiles `ptx` for its `.target` with its own line table and returns the SASS of `kernel`
+/// Compiles `ptx` for its `.target` with its own line table, the way the driver compiles it on
+/// the load path `verify --ptx` takes ([`KernelSass::mode`]), and returns the SASS of `kernel`
 /// (its `.entry` name, mangled as the PTX spells it).
 ///
 /// # Errors
@@ -76,13 +82,20 @@ pub fn target(ptx: &str) -> anyhow::Result<String> {
 pub fn of_ptx(tools: &CudaTools, ptx: &str, kernel: &str) -> anyhow::Result<KernelSass> {
     let arch = target(ptx)?;
     let text = crate::gpu::source_view::with_own_line_info(ptx, LINE_TABLE_FILE);
-    let listing = tools.listing(&text, &arch)?;
+    use crate::gpu::verify::ptx_file::{LoadPath, load_path};
+    let relocatable = load_path(ptx) == LoadPath::Link;
+    let listing = tools.listing(&text, &arch, relocatable)?;
     let fs = listing::parse(&listing)?;
     let f = listing::function(&fs, kernel)?;
     Ok(KernelSass {
         from: tools.version.clone(),
         tool: format!("{} ({})", crate::text::path(&tools.ptxas), tools.from),
         arch,
+        mode: if relocatable {
+            "ptxas -c (as cuLinkAddData)"
+        } else {
+            "ptxas (as cuModuleLoadDataEx)"
+        },
         insts: f.insts.clone(),
     })
 }

@@ -52,6 +52,8 @@ pub struct SassReport {
     pub tool: String,
     /// The `.target` compiled for.
     pub arch: String,
+    /// How ptxas compiled it ([`KernelSass::mode`]).
+    pub mode: &'static str,
     /// Dynamic counts per family and in total.
     pub counts: Counts,
     /// Every PTX line with SASS, in line order.
@@ -79,6 +81,7 @@ pub fn build(src: &str, sass: &KernelSass, reached: &BTreeMap<u32, u64>) -> Sass
         from: sass.from.clone(),
         tool: sass.tool.clone(),
         arch: sass.arch.clone(),
+        mode: sass.mode,
         counts: dynamic::counts(&sass.insts, &execs),
         lines: by_line
             .into_iter()

@@ -128,14 +128,22 @@ impl CudaTools {
         })
     }
 
-    /// Compiles `ptx` for `arch` (`sm_90a`) with `ptxas -lineinfo` and returns
+    /// Compiles `ptx` for `arch` (`sm_90a`) with `ptxas -lineinfo` (and `-c` when
+    /// `relocatable`) and returns
     /// `nvdisasm --print-line-info -c` of the CUBIN. The files live in a temporary directory
     /// removed afterwards.
+    ///
+    /// `-c` (a relocatable object, shared-memory symbols left to the linker) is how the driver
+    /// compiles PTX given to `cuLinkAddData`: on the H200 (driver 580.159.04) the JIT's SASS of
+    /// nine fixtures through cuLink equals `ptxas 13.0.88 -c`'s instruction for instruction but
+    /// for the relocated symbol values, while a whole-program `ptxas` folds the shared window's
+    /// address and schedules differently (docs/log/2026-12-02-sass-lines.md). PTX given to
+    /// `cuModuleLoadDataEx` (FA3's) is compiled as a whole program.
     ///
     /// # Errors
     /// The temporary files cannot be written; either tool cannot be started or fails (its first
     /// error line is in the message).
-    pub fn listing(&self, ptx: &str, arch: &str) -> anyhow::Result<String> {
+    pub fn listing(&self, ptx: &str, arch: &str, relocatable: bool) -> anyhow::Result<String> {
         let dir = tempfile::Builder::new()
             .prefix("tilelab-sass")
             .tempdir()
@@ -143,17 +151,17 @@ impl CudaTools {
         let src = dir.path().join("k.ptx");
         let bin = dir.path().join("k.cubin");
         std::fs::write(&src, ptx).with_context(|| format!("cannot write '{}'", src.display()))?;
-        let arch_flag: OsString = format!("-arch={arch}").into();
-        run(
-            &self.ptxas,
-            &[
-                arch_flag,
-                "-lineinfo".into(),
-                "-o".into(),
-                bin.clone().into(),
-                src.into(),
-            ],
-        )?;
+        let mut args: Vec<OsString> = vec![format!("-arch={arch}").into()];
+        if relocatable {
+            args.push("-c".into());
+        }
+        args.extend([
+            "-lineinfo".into(),
+            "-o".into(),
+            bin.clone().into(),
+            src.into(),
+        ]);
+        run(&self.ptxas, &args)?;
         run(
             &self.nvdisasm,
             &["--print-line-info".into(), "-c".into(), bin.into()],
