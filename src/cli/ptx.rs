@@ -69,6 +69,11 @@ pub struct PtxArgs {
     /// them the counts stay PTX-level
     #[arg(long)]
     pub sass: bool,
+    /// How --sass compiles the PTX, as the driver does for one load path: link (ptxas -c, as
+    /// cuLinkAddData), module (a whole program, as cuModuleLoadDataEx) or auto (the path
+    /// `verify --ptx` takes: module for an .extern .shared aligned above 16 bytes, else link)
+    #[arg(long, value_name = "PATH", default_value = "auto", requires = "sass", value_parser = ["auto", "link", "module"])]
+    pub sass_load: String,
     /// Write the bank grid of line --line's worst execution (most bank conflicts, then most
     /// wavefronts, over every warp of the CTA) to FILE as an SVG picture.
     #[arg(long, value_name = "FILE", requires = "line")]
@@ -190,7 +195,12 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         write_svg(path, line, &a.file, &prog, &worst)?;
     }
     let sass = if a.sass {
-        match sass_report(&src, &prog.name, &report) {
+        let relocatable = match a.sass_load.as_str() {
+            "link" => Some(true),
+            "module" => Some(false),
+            _ => None,
+        };
+        match sass_report(&src, &prog.name, &report, relocatable) {
             Ok(s) => Some(s),
             Err(e) => {
                 out::note(format_args!(
@@ -225,9 +235,10 @@ fn sass_report(
     src: &str,
     kernel: &str,
     report: &Report,
+    relocatable: Option<bool>,
 ) -> anyhow::Result<tilelab::sass::report::SassReport> {
     let tools = tilelab::sass::CudaTools::find()?;
-    let k = tilelab::sass::of_ptx(&tools, src, kernel)?;
+    let k = tilelab::sass::of_ptx(&tools, src, kernel, relocatable)?;
     Ok(tilelab::sass::report::build(src, &k, &report.reached))
 }
 

@@ -74,16 +74,22 @@ pub fn target(ptx: &str) -> anyhow::Result<String> {
 }
 
 /// Compiles `ptx` for its `.target` with its own line table, the way the driver compiles it on
-/// the load path `verify --ptx` takes ([`KernelSass::mode`]), and returns the SASS of `kernel`
-/// (its `.entry` name, mangled as the PTX spells it).
+/// the load path `verify --ptx` takes ([`KernelSass::mode`]) unless `relocatable` says
+/// (`Some(true)`: as `cuLinkAddData`, `Some(false)`: as `cuModuleLoadDataEx`), and returns the
+/// SASS of `kernel` (its `.entry` name, mangled as the PTX spells it).
 ///
 /// # Errors
 /// No usable `.target`; ptxas or nvdisasm fails; the listing has no such function.
-pub fn of_ptx(tools: &CudaTools, ptx: &str, kernel: &str) -> anyhow::Result<KernelSass> {
+pub fn of_ptx(
+    tools: &CudaTools,
+    ptx: &str,
+    kernel: &str,
+    relocatable: Option<bool>,
+) -> anyhow::Result<KernelSass> {
     let arch = target(ptx)?;
     let text = crate::gpu::source_view::with_own_line_info(ptx, LINE_TABLE_FILE);
     use crate::gpu::verify::ptx_file::{LoadPath, load_path};
-    let relocatable = load_path(ptx) == LoadPath::Link;
+    let relocatable = relocatable.unwrap_or_else(|| load_path(ptx) == LoadPath::Link);
     let listing = tools.listing(&text, &arch, relocatable)?;
     let fs = listing::parse(&listing)?;
     let f = listing::function(&fs, kernel)?;
