@@ -26,11 +26,11 @@ pub struct CudaTools {
 }
 
 /// The directories searched, in order, each with its name: `$TILELAB_CUDA_BIN` alone when it is
-/// set (so an empty directory there means "no tools"); otherwise `PATH`'s directories,
+/// set and not empty (so an empty directory there means "no tools"); otherwise `PATH`'s directories,
 /// `$CUDA_HOME/bin`, then `nvidia/cu13/bin` and Triton's `backends/nvidia/bin` in the
 /// site-packages of the `python3` on `PATH`.
 pub fn search_dirs() -> Vec<(String, PathBuf)> {
-    if let Some(d) = std::env::var_os("TILELAB_CUDA_BIN") {
+    if let Some(d) = std::env::var_os("TILELAB_CUDA_BIN").filter(|d| !d.is_empty()) {
         return vec![("$TILELAB_CUDA_BIN".into(), PathBuf::from(d))];
     }
     let mut out: Vec<(String, PathBuf)> = std::env::var_os("PATH")
