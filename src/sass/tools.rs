@@ -27,7 +27,7 @@ pub struct CudaTools {
 
 /// The directories searched, in order, each with its name: `$TILELAB_CUDA_BIN` alone when it is
 /// set and not empty (so an empty directory there means "no tools"); otherwise `PATH`'s directories,
-/// `$CUDA_HOME/bin`, then `nvidia/cu13/bin` and Triton's `backends/nvidia/bin` in the
+/// `$CUDA_HOME/bin`, `/usr/local/cuda/bin` (the H200 machine's), then `nvidia/cu13/bin` and Triton's `backends/nvidia/bin` in the
 /// site-packages of the `python3` on `PATH`.
 pub fn search_dirs() -> Vec<(String, PathBuf)> {
     if let Some(d) = std::env::var_os("TILELAB_CUDA_BIN").filter(|d| !d.is_empty()) {
@@ -42,6 +42,10 @@ pub fn search_dirs() -> Vec<(String, PathBuf)> {
     if let Some(h) = std::env::var_os("CUDA_HOME") {
         out.push(("$CUDA_HOME/bin".into(), PathBuf::from(h).join("bin")));
     }
+    out.push((
+        "/usr/local/cuda/bin".into(),
+        PathBuf::from("/usr/local/cuda/bin"),
+    ));
     for site in python_site_packages() {
         out.push((
             "python3's nvidia/cu13/bin".into(),
