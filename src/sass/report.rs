@@ -34,7 +34,7 @@ pub struct SassRow {
 pub struct SassLine {
     /// 1-based PTX line (0: instructions the line table gives no line).
     pub line: u32,
-    /// The PTX line's text, trimmed.
+    /// The PTX line's text, its runs of blanks as one space.
     pub ptx: String,
     /// Warp-level executions of the PTX line in the simulated CTA (guard false in every lane
     /// included).
@@ -90,7 +90,9 @@ pub fn build(src: &str, sass: &KernelSass, reached: &BTreeMap<u32, u64>) -> Sass
                 ptx: line
                     .checked_sub(1)
                     .and_then(|i| texts.get(i as usize))
-                    .map_or(String::new(), |t| t.trim().to_string()),
+                    .map_or(String::new(), |t| {
+                        t.split_whitespace().collect::<Vec<_>>().join(" ")
+                    }),
                 reached: reached.get(&line).copied().unwrap_or(0),
                 sass,
             })
