@@ -17,6 +17,9 @@
 //!    guarded SASS that issues whenever the block is entered): the block's count is the
 //!    largest reach count among them.
 //! 4. **No line at all** (the `BRA` trap after `EXIT`, padding): 0.
+//! 5. **Fall-through only.** A block no branch names is entered only from the block before it,
+//!    so at most as often (a loop's preheader, where ptxas hoisted the loop lines' address
+//!    arithmetic and spills, would otherwise vote with the loop: `fa2_d128_bm128_full`).
 //!
 //! Within a rule the vote is the most frequent value, ties to the larger. `@!PT` instructions
 //! (ptxas's placeholder `LDS RZ, [RZ]` before `LDGSTS` groups on sm_90) never vote; they issue
@@ -126,8 +129,20 @@ pub fn executions(insts: &[SassInst], reached: &BTreeMap<u32, u64>) -> Vec<u64> 
     let mut out = vec![0; insts.len()];
     let bs = blocks(insts);
     let live = reachable(insts, &bs);
-    for (b, _) in bs.into_iter().zip(live).filter(|(_, l)| *l) {
+    let named: std::collections::BTreeSet<&str> =
+        insts.iter().filter_map(|i| i.target.as_deref()).collect();
+    // The count of the block before (in address order), for rule 5.
+    let mut before: Option<u64> = None;
+    for (b, l) in bs.into_iter().zip(live) {
+        if !l {
+            before = Some(0);
+            continue;
+        }
         let body = &insts[b.clone()];
+        let entered_by_branch = insts[b.start]
+            .labels
+            .iter()
+            .any(|l| named.contains(l.as_str()));
         let lined = || body.iter().filter(|i| i.line.is_some() && !i.never_true());
         let first: Vec<u64> = lined()
             .filter(|i| anchor(i))
@@ -153,8 +168,13 @@ pub fn executions(insts: &[SassInst], reached: &BTreeMap<u32, u64>) -> Vec<u64> 
                 .collect();
             mode(&second).or_else(|| lined().map(|i| r(i.line)).max())
         });
+        let mut count = count.unwrap_or(0);
+        if !entered_by_branch && let Some(p) = before {
+            count = count.min(p);
+        }
+        before = Some(count);
         for o in &mut out[b] {
-            *o = count.unwrap_or(0);
+            *o = count;
         }
     }
     out
@@ -230,6 +250,27 @@ mod tests {
         assert_eq!(executions(&v, &reached), [8, 8, 8]);
         let c = counts(&v, &[8, 8, 8]);
         assert_eq!((c.inst_executed, c.never_true["LDS"]), (24, 8));
+    }
+
+    #[test]
+    fn a_preheader_of_hoisted_loop_lines_is_entered_as_often_as_the_block_before() {
+        // A (4 warps) falls through to the preheader B, whose instructions ptxas hoisted from
+        // the loop's lines (reached 28 times); the loop C is entered by its back-edge too.
+        let mut v = [
+            inst(0, "", "MOV", 1, false),
+            inst(16, "@P0", "BRA", 2, false),
+            inst(32, "", "IMAD", 6, false),
+            inst(48, "", "LEA", 7, false),
+            inst(64, "", "LDS", 6, true),
+            inst(80, "", "IADD3", 7, false),
+            inst(96, "@P1", "BRA", 8, false),
+            inst(112, "", "EXIT", 9, false),
+        ];
+        v[1].target = Some(".L9".into());
+        v[7].labels = vec![".L9".into()];
+        v[6].target = Some(".L".into());
+        let reached = BTreeMap::from([(1, 4), (2, 4), (6, 28), (7, 28), (8, 28), (9, 4)]);
+        assert_eq!(executions(&v, &reached), [4, 4, 4, 4, 28, 28, 28, 4]);
     }
 
     #[test]
