@@ -308,6 +308,21 @@ fn inserted_placeholder_lds_issue_with_their_block() {
         measured(&f, "smsp__inst_executed_op_shared_ld.sum")
     );
     assert_eq!(r["totals"]["sass"]["LDS"], 4, "the PTX-level count stays");
+    assert_eq!(r["totals"]["sass_from"], "ptxas 13.0.88");
+    // The first cp.async line carries its LDGSTS and the three placeholders ptxas put before it.
+    let first = r["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["sass"] == "LDGSTS")
+        .unwrap();
+    let texts: Vec<&str> = first["sass_instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["mnemonic"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["LDS", "LDS", "LDS", "LDGSTS.E.BYPASS.128"]);
 }
 
 /// Guarded instructions: `triton_softmax`'s `@%p ld.shared`/`st.shared` are reached by warps

@@ -218,6 +218,17 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
             v["totals"]["sass_from"] = s.from.clone().into();
             v["totals"]["sass_executed"] = serde_json::to_value(&s.counts)?;
             v["sass"] = serde_json::to_value(s)?;
+            // Each counted line also carries its own SASS (`sass` there is the class name).
+            let by: std::collections::BTreeMap<u32, &tilelab::sass::report::SassLine> =
+                s.lines.iter().map(|l| (l.line, l)).collect();
+            if let Some(lines) = v["lines"].as_array_mut() {
+                for l in lines {
+                    let n = l["line"].as_u64().and_then(|n| u32::try_from(n).ok());
+                    if let Some(sl) = n.and_then(|n| by.get(&n)) {
+                        l["sass_instructions"] = serde_json::to_value(&sl.sass)?;
+                    }
+                }
+            }
         }
         out::emit_json(&v)?;
     } else {
