@@ -5,6 +5,8 @@
 //! * [`lessons`]: the lesson files (`lessons/*.toml`), loaded and run on [`sim`];
 //! * [`tui`]: the terminal walkthrough;
 //! * [`viz`]: SVG pictures of bank grids and fragment maps;
+//! * [`sass`]: ptxas and nvdisasm on the host, each SASS instruction on its PTX line, dynamic SASS
+//!   counts of a simulated CTA;
 //! * [`records`], [`provenance`]: measured warp requests (the replay format) and where a measured
 //!   file came from;
 //! * [`text`]: user input as messages and tables show it (control characters and non-UTF-8
@@ -16,6 +18,7 @@ pub mod palette;
 pub mod provenance;
 pub mod ptx;
 pub mod records;
+pub mod sass;
 pub mod sim;
 pub mod sources;
 pub mod text;

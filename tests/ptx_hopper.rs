@@ -440,7 +440,7 @@ fn fa3_at_64_key_blocks_static_sass_is_what_sim_counts_predicts() {
 
 /// The same with the shared ld/st wavefronts and conflicts: they do not match yet.
 #[test]
-#[ignore = "FA3's op_ld/op_st wavefronts on the H200 exceed what its LDS/STS make (fa3_d64_full_f16_s128: st 161 measured for 130 STS, simulated 130) and vary between launches with equal counts (d128 s128 full 331, causal 338); see tests/data/ptx_hopper/README.md"]
+#[ignore = "FA3's op_ld/op_st wavefronts on the H200 exceed what its LDS/STS make (fa3_d64_full_f16_s128: st 161 measured for 130 STS, simulated 130) and vary between launches with equal counts (d128 s128 full 331, causal 338); the SASS-attributed counters equal the simulated ones (fa3_shared_wavefronts_equal_what_its_sass_instructions_make): the rest belongs to no SASS instruction; see tests/data/ptx_hopper/README.md"]
 fn fa3_shared_wavefronts_match_the_h200() {
     assert_matches(&FA3, &[]);
 }
@@ -647,6 +647,42 @@ fn launch_files_agree_with_the_records() {
     // 20 fixtures of 2026-12-01, the 8 measured first (u_*, u2_*), the 4 FA_BN = 64 launches,
     // the cluster of 2.
     assert_eq!(n, 33);
+}
+
+/// What the SASS says about that gap (issue 28): Nsight Compute's SASS-attributed shared
+/// wavefronts, `smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{st,ld}.sum` (the
+/// wavefronts of the LDS/STS instructions themselves), equal the simulated ones on all 8 FA3
+/// launches (d64 s128: 130 stores, 16 loads; the plain counters say 161 and 16). The rest of the
+/// measured `op_st` wavefronts, and their bank conflicts (8 in `fa3_d64_full_f16_s128`'s
+/// source-view run, 0 to 11 here), belong to no SASS instruction: the SASS has no STS or STSM the
+/// PTX model misses (17 STS, no STSM: `sass_static`), so there is nothing to fix in the model;
+/// the unattributed part follows the hardware (TMA and mbarrier traffic: it varies between
+/// launches of equal instruction counts).
+#[test]
+fn fa3_shared_wavefronts_equal_what_its_sass_instructions_make() {
+    let mut bad = Vec::new();
+    for n in FA3 {
+        let f = fixture(n);
+        let r = run(n).unwrap_or_else(|e| panic!("{n}: {e}"));
+        for (k, path) in [
+            (
+                "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                "shared_st_wavefronts",
+            ),
+            (
+                "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                "shared_ld_wavefronts",
+            ),
+        ] {
+            let sim = r["totals"][path].as_u64().unwrap();
+            let want = measured(&f, k);
+            if sim != want {
+                bad.push(format!("{n}: {path} simulated {sim}, {k} {want}"));
+            }
+        }
+        assert_eq!(f["sass_static"]["opcodes"].get("STSM"), None, "{n}");
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -79,6 +79,18 @@ pub struct PtxArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Compile the PTX for its .target with ptxas (its own line table) and show each PTX line's
+    /// SASS (nvdisasm) with how often each instruction issues in the simulated CTA, and the
+    /// dynamic SASS counts per family. Looks in $TILELAB_CUDA_BIN (alone, when set), PATH,
+    /// $CUDA_HOME/bin, then python3's nvidia/cu13/bin and triton/backends/nvidia/bin; without
+    /// them the counts stay PTX-level
+    #[arg(long)]
+    pub sass: bool,
+    /// How --sass compiles the PTX, as the driver does for one load path: link (ptxas -c, as
+    /// cuLinkAddData), module (a whole program, as cuModuleLoadDataEx) or auto (the path
+    /// `verify --ptx` takes: module for an .extern .shared aligned above 16 bytes, else link)
+    #[arg(long, value_name = "PATH", default_value = "auto", requires = "sass", value_parser = ["auto", "link", "module"])]
+    pub sass_load: String,
     /// Write the bank grid of line --line's worst execution (most bank conflicts, then most
     /// wavefronts, over every warp of the CTA) to FILE as an SVG picture.
     #[arg(long, value_name = "FILE", requires = "line")]
@@ -209,12 +221,117 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     if let (Some(path), Some(line)) = (&a.svg, a.line) {
         write_svg(path, line, file, &prog, &worst)?;
     }
-    if a.json {
-        out::emit_json(&report)?;
+    let sass = if a.sass {
+        let relocatable = match a.sass_load.as_str() {
+            "link" => Some(true),
+            "module" => Some(false),
+            _ => None,
+        };
+        match sass_report(&src, &prog.name, &report, relocatable) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                out::note(format_args!(
+                    "SASS counts are PTX-level (one SASS instruction per PTX instruction of a class): {e:#}"
+                ));
+                None
+            }
+        }
     } else {
-        out::emit(&render(&report, launch, a.top))?;
+        None
+    };
+    if a.json {
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(s) = &sass {
+            v["totals"]["sass_from"] = s.from.clone().into();
+            v["totals"]["sass_executed"] = serde_json::to_value(&s.counts)?;
+            v["sass"] = serde_json::to_value(s)?;
+            // Each counted line also carries its own SASS (`sass` there is the class name).
+            let by: std::collections::BTreeMap<u32, &tilelab::sass::report::SassLine> =
+                s.lines.iter().map(|l| (l.line, l)).collect();
+            if let Some(lines) = v["lines"].as_array_mut() {
+                for l in lines {
+                    let n = l["line"].as_u64().and_then(|n| u32::try_from(n).ok());
+                    if let Some(sl) = n.and_then(|n| by.get(&n)) {
+                        l["sass_instructions"] = serde_json::to_value(&sl.sass)?;
+                    }
+                }
+            }
+        }
+        out::emit_json(&v)?;
+    } else {
+        let mut text = render(&report, launch, a.top);
+        if let Some(s) = &sass {
+            text.push_str(&render_sass(s));
+        }
+        out::emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// ptxas's SASS of the kernel with the run's dynamic counts.
+fn sass_report(
+    src: &str,
+    kernel: &str,
+    report: &Report,
+    relocatable: Option<bool>,
+) -> anyhow::Result<tilelab::sass::report::SassReport> {
+    let tools = tilelab::sass::CudaTools::find()?;
+    let k = tilelab::sass::of_ptx(&tools, src, kernel, relocatable)?;
+    Ok(tilelab::sass::report::build(src, &k, &report.reached))
+}
+
+/// The SASS section of the text report: each PTX line with its SASS and their issues.
+fn render_sass(s: &tilelab::sass::report::SassReport) -> String {
+    let mut o = String::new();
+    outln!(o);
+    outln!(
+        o,
+        "{}",
+        out::bold(&format!(
+            "SASS ({}, {}, {}; {}): each PTX line, then its SASS with warp-level issues",
+            s.from, s.mode, s.arch, s.tool
+        ))
+    );
+    for l in &s.lines {
+        if l.line == 0 {
+            outln!(o, "{:>6}  (no PTX line)", "-");
+        } else {
+            outln!(o, "{:>6}  {:>10}  {}", l.line, l.reached, l.ptx);
+        }
+        for r in &l.sass {
+            outln!(
+                o,
+                "        {:>10}    /*{:04x}*/ {}",
+                r.executions,
+                r.addr,
+                r.text
+            );
+        }
+    }
+    let c = &s.counts;
+    let fam = |f: &str| c.families.get(f).copied().unwrap_or(0);
+    let off = |f: &str| match c.never_true.get(f) {
+        Some(n) => format!(" ({n} @!PT)"),
+        None => String::new(),
+    };
+    outln!(o);
+    outln!(
+        o,
+        "SASS executed ({}): smsp__inst_executed {}; LDS {}{} STS {}{} LDSM {} STSM {} HMMA {} HGMMA {} LDGSTS {} BAR {}",
+        s.from,
+        c.inst_executed,
+        fam("LDS"),
+        off("LDS"),
+        fam("STS"),
+        off("STS"),
+        fam("LDSM"),
+        fam("STSM"),
+        fam("HMMA"),
+        fam("HGMMA"),
+        fam("LDGSTS"),
+        fam("BAR")
+    );
+    o
 }
 
 /// Writes the bank grid of `line`'s worst execution; errors name the line and why it has no

@@ -269,6 +269,37 @@ pub fn counter_checks(sim: &SimTotals, m: &BTreeMap<String, f64>) -> Vec<PtxChec
     out
 }
 
+/// `lines` with each `wgmma.mma_async` line's executions, wavefronts and bank conflicts booked
+/// on the PTX line that ptxas's line table gives its HGMMA (`gmma_lines`: the HGMMA/IGMMA/QGMMA
+/// lines in SASS address order; the k-th wgmma line in line order is the k-th of them, since
+/// ptxas keeps the warpgroup MMAs in order). Nsight Compute's source view books them so: in
+/// `hand_tma_wgmma_pipe` the wgmma lines 104/107/110/113 (128 wavefronts each) appear as 128 on
+/// line 82, 0 on 104, 128 on 106 and 256 on 112 (H200, docs/log/2026-12-02-verify-ptx-hopper.md),
+/// which is where ptxas 13.0.88's line table puts the four HGMMA (106, 82, 112, 112). Unchanged
+/// when the numbers differ (ptxas duplicated a wgmma: no order to follow).
+pub fn book_wgmma_on_sass_lines(lines: &[SimLine], gmma_lines: &[u32]) -> Vec<SimLine> {
+    let is_wgmma = |l: &SimLine| l.ptx.trim_start().starts_with("wgmma.mma_async");
+    let n = lines.iter().filter(|l| is_wgmma(l)).count();
+    if n == 0 || n != gmma_lines.len() {
+        return lines.to_vec();
+    }
+    let mut by: BTreeMap<u32, SimLine> = BTreeMap::new();
+    for l in lines.iter().filter(|l| !is_wgmma(l)) {
+        by.insert(l.line, l.clone());
+    }
+    for (l, &to) in lines.iter().filter(|l| is_wgmma(l)).zip(gmma_lines) {
+        let e = by.entry(to).or_insert_with(|| SimLine {
+            line: to,
+            ptx: format!("(HGMMA of line {})", l.line),
+            ..SimLine::default()
+        });
+        e.executions = e.executions.saturating_add(l.executions);
+        e.wavefronts = e.wavefronts.saturating_add(l.wavefronts);
+        e.bank_conflicts = e.bank_conflicts.saturating_add(l.bank_conflicts);
+    }
+    by.into_values().collect()
+}
+
 /// Per-line checks: every line with shared-memory wavefronts on either side, except `cp.async`
 /// lines (see the module docs), compared in executions, wavefronts and bank conflicts
 /// (ncu's excessive wavefronts). A line the simulator has and ncu does not (or the reverse)
@@ -345,6 +376,31 @@ pub fn line_checks(sim: &[SimLine], measured: &KernelLines) -> Vec<PtxCheck> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `hand_tma_wgmma_pipe`: four wgmma lines of 16 executions and 128 wavefronts each, whose
+    /// HGMMA ptxas 13.0.88 (`-c`, as the H200's cuLink JIT) books on lines 106, 82, 112, 112;
+    /// the H200's source view: 128 wavefronts on line 82, 0 on 104, 128 on 106, 256 on 112
+    /// (docs/log/2026-12-02-verify-ptx-hopper.md).
+    #[test]
+    fn wgmma_counts_go_to_their_hgmma_lines() {
+        let w = |line| SimLine {
+            line,
+            ptx:
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {…}, %rd1, %rd2, p, 1, 1, 0, 0;"
+                    .into(),
+            executions: 16,
+            wavefronts: 128,
+            bank_conflicts: 0,
+        };
+        let lines = [w(104), w(107), w(110), w(113)];
+        let got: Vec<(u32, u64)> = book_wgmma_on_sass_lines(&lines, &[106, 82, 112, 112])
+            .iter()
+            .map(|l| (l.line, l.wavefronts))
+            .collect();
+        assert_eq!(got, [(82, 128), (106, 128), (112, 256)]);
+        // Three HGMMA for four wgmma: nothing to follow, the PTX lines stay.
+        assert_eq!(book_wgmma_on_sass_lines(&lines, &[1, 2, 3]), lines);
+    }
     use crate::gpu::source_view::parse_source_page;
 
     /// Counters of `tests/data/ptx/*.json` (measured on the H200) as a metric map.

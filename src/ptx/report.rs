@@ -250,6 +250,10 @@ pub struct Totals {
     pub dshared_atom: u64,
     /// Warp instructions executed (all PTX instructions).
     pub warp_instructions: u64,
+    /// What the SASS counts come from: `"ptx"` here (one SASS instruction per PTX instruction
+    /// of a class); `tilelab ptx --sass` replaces it with ptxas's version (`"ptxas 13.0.88"`)
+    /// when its SASS gave the dynamic counts (`crate::sass`).
+    pub sass_from: String,
     /// Shared memory modelled, bytes.
     pub smem_bytes: u32,
     /// One past the highest shared byte accessed.
@@ -303,6 +307,11 @@ pub struct Report {
     pub ctas: Vec<CtaReport>,
     /// Lines with a counted instruction, source order (summed over the cluster's CTAs).
     pub lines: Vec<LineReport>,
+    /// Every PTX line with an instruction: the warp-level executions of its instruction (the
+    /// most of any when it has several), warps whose guard was false in every lane included
+    /// (an issued SASS instruction's count: `crate::sass::dynamic`). Not in the JSON.
+    #[serde(skip)]
+    pub reached: std::collections::BTreeMap<u32, u64>,
 }
 
 /// One CTA's row of a cluster's report.
@@ -505,6 +514,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         cluster: r.cluster,
         ctas,
         lines,
+        reached: reached(prog, r),
     }
 }
 
@@ -512,6 +522,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
 /// per-line rows of per-instruction counts `stats`.
 fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport>) {
     let mut t = Totals {
+        sass_from: "ptx".into(),
         ldgsts_wavefronts: Some(0),
         ldgsts_sass_wavefronts: Some([0, 0]),
         ..Totals::default()
@@ -625,6 +636,16 @@ fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport
         }
     }
     (t, lines)
+}
+
+/// Per PTX line, the most warp-level executions of any of its instructions.
+fn reached(prog: &Program, r: &RunResult) -> std::collections::BTreeMap<u32, u64> {
+    let mut m = std::collections::BTreeMap::new();
+    for (inst, s) in prog.insts.iter().zip(&r.stats) {
+        let e: &mut u64 = m.entry(inst.line).or_default();
+        *e = (*e).max(s.executions);
+    }
+    m
 }
 
 #[cfg(test)]

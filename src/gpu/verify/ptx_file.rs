@@ -93,6 +93,12 @@ pub struct Simulated {
     pub totals: SimTotals,
     /// Per PTX line, summed over all CTAs, in line order.
     pub lines: Vec<SimLine>,
+    /// The PTX line ptxas's line table gives each `HGMMA`/`IGMMA`/`QGMMA` of the kernel, in
+    /// address order (`crate::sass`, compiled as the driver compiles it on this run's load
+    /// path), or why there are none (no ptxas/nvdisasm): the per-line rows book each wgmma's
+    /// counts there, as Nsight Compute's source view does
+    /// ([`ptx_check::book_wgmma_on_sass_lines`]).
+    pub gmma_lines: Result<Vec<u32>, String>,
 }
 
 impl PtxRun {
@@ -275,11 +281,22 @@ impl PtxRun {
             }
         }
         progress.finish();
+        let gmma_lines = self.source().map_err(|e| e.to_string()).and_then(|src| {
+            let tools = crate::sass::CudaTools::find().map_err(|e| e.to_string())?;
+            let k = crate::sass::of_ptx(&tools, &src, &prog.name, None)
+                .map_err(|e| format!("{e:#}"))?;
+            Ok(k.insts
+                .iter()
+                .filter(|i| matches!(i.family(), "HGMMA" | "IGMMA" | "QGMMA"))
+                .map(|i| i.line.unwrap_or(0))
+                .collect())
+        });
         Ok(Simulated {
             kernel: prog.name.clone(),
             ctas: n,
             totals,
             lines: lines.into_values().collect(),
+            gmma_lines,
         })
     }
 }
@@ -643,8 +660,12 @@ pub fn checks(sim: &Simulated, m: &Measured) -> Vec<Check> {
         .into_iter()
         .map(row)
         .collect();
+    let booked = match &sim.gmma_lines {
+        Ok(g) => ptx_check::book_wgmma_on_sass_lines(&sim.lines, g),
+        Err(_) => sim.lines.clone(),
+    };
     match &m.lines {
-        Ok(k) => out.extend(ptx_check::line_checks(&sim.lines, k).into_iter().map(row)),
+        Ok(k) => out.extend(ptx_check::line_checks(&booked, k).into_iter().map(row)),
         Err(why) => out.push(Check::skipped(
             "ptx",
             "per-line counters",

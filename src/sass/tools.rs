@@ -1,0 +1,197 @@
+//! Finding and running ptxas and nvdisasm on the host (no GPU needed): the one place of the
+//! crate that starts them.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+/// The pip command that installs both tools (CUDA 13.0, the H200 machine's version).
+pub const PIP_HINT: &str = "pip install nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvdisasm";
+
+/// ptxas and nvdisasm, where they were found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaTools {
+    /// `ptxas`.
+    pub ptxas: PathBuf,
+    /// `nvdisasm`.
+    pub nvdisasm: PathBuf,
+    /// ptxas's version as reports name it: `ptxas 13.0.88` (from `ptxas --version`'s
+    /// `…, V13.0.88` line).
+    pub version: String,
+    /// Which place of the search gave ptxas (`$TILELAB_CUDA_BIN`, `PATH`, `$CUDA_HOME/bin`,
+    /// `python3's nvidia/cu13/bin`, `python3's triton/backends/nvidia/bin`).
+    pub from: String,
+}
+
+/// The directories searched, in order, each with its name: `$TILELAB_CUDA_BIN` alone when it is
+/// set and not empty (so an empty directory there means "no tools"); otherwise `PATH`'s directories,
+/// `$CUDA_HOME/bin`, `/usr/local/cuda/bin` (the H200 machine's), then `nvidia/cu13/bin` and Triton's `backends/nvidia/bin` in the
+/// site-packages of the `python3` on `PATH`.
+pub fn search_dirs() -> Vec<(String, PathBuf)> {
+    if let Some(d) = std::env::var_os("TILELAB_CUDA_BIN").filter(|d| !d.is_empty()) {
+        return vec![("$TILELAB_CUDA_BIN".into(), PathBuf::from(d))];
+    }
+    let mut out: Vec<(String, PathBuf)> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| ("PATH".to_string(), d))
+        .collect();
+    if let Some(h) = std::env::var_os("CUDA_HOME") {
+        out.push(("$CUDA_HOME/bin".into(), PathBuf::from(h).join("bin")));
+    }
+    out.push((
+        "/usr/local/cuda/bin".into(),
+        PathBuf::from("/usr/local/cuda/bin"),
+    ));
+    for site in python_site_packages() {
+        out.push((
+            "python3's nvidia/cu13/bin".into(),
+            site.join("nvidia/cu13/bin"),
+        ));
+        out.push((
+            "python3's triton/backends/nvidia/bin".into(),
+            site.join("triton/backends/nvidia/bin"),
+        ));
+    }
+    out
+}
+
+/// The `purelib` and `platlib` directories of the `python3` on `PATH` (none when it cannot be
+/// run).
+fn python_site_packages() -> Vec<PathBuf> {
+    let Ok(o) = Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig as s; p=s.get_paths(); print(p['purelib']); print(p['platlib'])",
+        ])
+        .output()
+    else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = Vec::new();
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let p = PathBuf::from(l.trim());
+        if !l.trim().is_empty() && !v.contains(&p) {
+            v.push(p);
+        }
+    }
+    v
+}
+
+/// `ptxas --version`'s `V13.0.88` as `ptxas 13.0.88`.
+fn version(ptxas: &Path) -> anyhow::Result<String> {
+    let o = Command::new(ptxas)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("cannot run {}", crate::text::path(ptxas)))?;
+    let s = String::from_utf8_lossy(&o.stdout);
+    s.lines()
+        .find_map(|l| l.rsplit_once(", V").map(|(_, v)| v.trim().to_string()))
+        .map(|v| format!("ptxas {v}"))
+        .with_context(|| {
+            format!(
+                "{} --version printed no ', V<version>' line",
+                crate::text::path(ptxas)
+            )
+        })
+}
+
+impl CudaTools {
+    /// Looks for ptxas and nvdisasm in [`search_dirs`] (each tool in the first directory that
+    /// has it).
+    ///
+    /// # Errors
+    /// Either tool is in none of the directories (the message lists where it looked and
+    /// gives [`PIP_HINT`]), or `ptxas --version` cannot be read.
+    pub fn find() -> anyhow::Result<CudaTools> {
+        let dirs = search_dirs();
+        let find = |name: &str| {
+            dirs.iter()
+                .map(|(from, d)| (from, d.join(name)))
+                .find(|(_, p)| p.is_file())
+        };
+        let places = || {
+            let mut names: Vec<&str> = dirs.iter().map(|(f, _)| f.as_str()).collect();
+            names.dedup();
+            names.join(", ")
+        };
+        let Some((from, ptxas)) = find("ptxas") else {
+            bail!("no ptxas in {} ({PIP_HINT})", places());
+        };
+        let Some((_, nvdisasm)) = find("nvdisasm") else {
+            bail!("no nvdisasm in {} ({PIP_HINT})", places());
+        };
+        Ok(CudaTools {
+            version: version(&ptxas)?,
+            ptxas,
+            nvdisasm,
+            from: from.clone(),
+        })
+    }
+
+    /// Compiles `ptx` for `arch` (`sm_90a`) with `ptxas -lineinfo` (and `-c` when
+    /// `relocatable`) and returns
+    /// `nvdisasm --print-line-info -c` of the CUBIN. The files live in a temporary directory
+    /// removed afterwards.
+    ///
+    /// `-c` (a relocatable object, shared-memory symbols left to the linker) is how the driver
+    /// compiles PTX given to `cuLinkAddData`: on the H200 (driver 580.159.04) the JIT's SASS of
+    /// nine fixtures through cuLink equals `ptxas 13.0.88 -c`'s instruction for instruction but
+    /// for the relocated symbol values, while a whole-program `ptxas` folds the shared window's
+    /// address and schedules differently (docs/log/2026-12-02-sass-lines.md). PTX given to
+    /// `cuModuleLoadDataEx` (FA3's) is compiled as a whole program.
+    ///
+    /// # Errors
+    /// The temporary files cannot be written; either tool cannot be started or fails (its first
+    /// error line is in the message).
+    pub fn listing(&self, ptx: &str, arch: &str, relocatable: bool) -> anyhow::Result<String> {
+        let dir = tempfile::Builder::new()
+            .prefix("tilelab-sass")
+            .tempdir()
+            .context("cannot make a temporary directory")?;
+        let src = dir.path().join("k.ptx");
+        let bin = dir.path().join("k.cubin");
+        std::fs::write(&src, ptx).with_context(|| format!("cannot write '{}'", src.display()))?;
+        let mut args: Vec<OsString> = vec![format!("-arch={arch}").into()];
+        if relocatable {
+            args.push("-c".into());
+        }
+        args.extend([
+            "-lineinfo".into(),
+            "-o".into(),
+            bin.clone().into(),
+            src.into(),
+        ]);
+        run(&self.ptxas, &args)?;
+        run(
+            &self.nvdisasm,
+            &["--print-line-info".into(), "-c".into(), bin.into()],
+        )
+    }
+}
+
+/// Runs `tool args`, its stdout as text.
+fn run(tool: &Path, args: &[OsString]) -> anyhow::Result<String> {
+    let o = Command::new(tool)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {}", crate::text::path(tool)))?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let first = err
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        bail!(
+            "{} exited with {}: {}",
+            crate::text::path(tool),
+            o.status,
+            crate::text::value(first)
+        );
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
