@@ -225,3 +225,17 @@ def test_a_kernel_compiled_elsewhere(matmul):
     assert r2.totals == r.totals
     with pytest.raises(tilelab.TilelabError, match="argument M of matmul_kernel is missing"):
         tt.analyze(k, grid=(1,), args={k: v for k, v in mm_args(128, 128, 256).items() if k != "M"})
+
+
+def test_fused_attention_sm80_through_pointers():
+    # sm_80 has no TMA: the tutorial passes pointers and Triton lowers the in-kernel descriptors
+    # to cp.async and ldmatrix; every tl.dot is mma.sync (HMMA), none wgmma.
+    args = dict(sm_scale=0.125, M="*fp32", Z=1, H=1, desc_q="*fp16", desc_k="*fp16", desc_v="*fp16",
+                desc_o="*fp16", N_CTX=512)
+    r = tt.analyze(TK._attn_fwd, grid=(1,), args=args, num_warps=4, num_stages=2, target="sm_80", HEAD_DIM=64,
+                   BLOCK_M=128, BLOCK_N=64, FP8_OUTPUT=False, STAGE=1, warp_specialize=False, IS_HOPPER=False)
+    assert r.totals["sass"]["GMMA"] == 0 and r.totals["sass"]["UTMALDG"] == 0
+    src = open(os.path.join(REPO, "scripts", "hopper_fixtures", "tutorial_kernels.py")).read().splitlines()
+    qk = 1 + next(i for i, t in enumerate(src) if "qk = tl.dot(q, k)" in t)
+    g = next(g for g in r.by_source() if g["line"] == qk)
+    assert "HMMA" in g["sass"] and "HGMMA" not in g["sass"] and g["executions"] > 0
