@@ -48,6 +48,10 @@ pub const SASS_STSM_WAVEFRONTS: &str =
 pub const LDS: &str = "smsp__inst_executed_op_shared_ld_pred_on_any.sum";
 /// Executed `STS` with at least one thread's predicate on.
 pub const STS: &str = "smsp__inst_executed_op_shared_st_pred_on_any.sum";
+/// Issued `LDS`, every predicate (ptxas's `@!PT LDS RZ, [RZ]` and all-false guards included).
+pub const LDS_ISSUED: &str = "smsp__inst_executed_op_shared_ld.sum";
+/// Issued `STS`, every predicate.
+pub const STS_ISSUED: &str = "smsp__inst_executed_op_shared_st.sum";
 /// Executed `LDSM`.
 pub const LDSM: &str = "smsp__inst_executed_op_ldsm.sum";
 /// Executed `STSM`.
@@ -71,6 +75,8 @@ pub const METRICS: &[&str] = &[
     SASS_STSM_WAVEFRONTS,
     LDS,
     STS,
+    LDS_ISSUED,
+    STS_ISSUED,
     LDSM,
     STSM,
     HMMA_PIPE,
@@ -103,6 +109,12 @@ pub struct SimTotals {
     pub hmma: u64,
     /// Executed `cp.async` (SASS `LDGSTS`).
     pub ldgsts: u64,
+    /// Issued `LDS` and `STS` of ptxas's SASS of the module (`crate::sass`: each SASS
+    /// instruction as often as its block was entered, the ones ptxas inserted and the guarded
+    /// ones included), when ptxas and nvdisasm were found: then these are checked against
+    /// [`LDS_ISSUED`]/[`STS_ISSUED`] instead of the PTX-level [`Self::lds`]/[`Self::sts`]
+    /// against the `_pred_on_any` counters.
+    pub sass_issued: Option<[u64; 2]>,
 }
 
 /// The simulator's numbers for one PTX line.
@@ -246,8 +258,28 @@ pub fn counter_checks(sim: &SimTotals, m: &BTreeMap<String, f64>) -> Vec<PtxChec
             detail,
         })
     };
-    exact("LDS executed", sim.lds, metric(m, LDS), LDS.into());
-    exact("STS executed", sim.sts, metric(m, STS), STS.into());
+    match sim.sass_issued {
+        Some([lds, sts]) => {
+            let from =
+                "issued by the SASS of the module, ptxas's inserted and guarded ones included";
+            exact(
+                "LDS issued (SASS)",
+                lds,
+                metric(m, LDS_ISSUED),
+                format!("{LDS_ISSUED}; {from}"),
+            );
+            exact(
+                "STS issued (SASS)",
+                sts,
+                metric(m, STS_ISSUED),
+                format!("{STS_ISSUED}; {from}"),
+            );
+        }
+        None => {
+            exact("LDS executed", sim.lds, metric(m, LDS), LDS.into());
+            exact("STS executed", sim.sts, metric(m, STS), STS.into());
+        }
+    }
     exact("LDSM executed", sim.ldsm, metric(m, LDSM), LDSM.into());
     exact("STSM executed", sim.stsm, metric(m, STSM), STSM.into());
     let hmma = match (metric(m, HMMA_PIPE), metric(m, HMMA_PIPE_HFMA2)) {
@@ -434,7 +466,35 @@ mod tests {
         stsm: 4,
         hmma: 128,
         ldgsts: 80,
+        sass_issued: None,
     };
+
+    /// With the SASS of the module, LDS/STS are compared as issued: `triton_matmul_2w`'s SASS
+    /// issues 64 LDS (60 of them ptxas's `@!PT LDS RZ, [RZ]`, tests/sass_counts.rs) and its
+    /// H200 counter says 64; the PTX-level 4 would fail there.
+    #[test]
+    fn sass_issued_counts_are_checked_against_the_issued_counters() {
+        let m = measured("triton_matmul_2w");
+        let sts = m["smsp__inst_executed_op_shared_st.sum"] as u64;
+        let with = |lds| SimTotals {
+            sass_issued: Some([lds, sts]),
+            ..MATMUL_2W
+        };
+        let c = counter_checks(&with(64), &m);
+        assert!(c.iter().all(|c| c.pass), "{c:#?}");
+        assert!(
+            c.iter()
+                .any(|c| c.name == "LDS issued (SASS)" && c.simulated == 64)
+        );
+        assert!(c.iter().all(|c| c.name != "LDS executed"));
+        let c = counter_checks(&with(4), &m);
+        let bad: Vec<&str> = c
+            .iter()
+            .filter(|c| !c.pass)
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(bad, ["LDS issued (SASS)"]);
+    }
 
     #[test]
     fn exact_totals_pass_and_the_raw_counters_would_not() {

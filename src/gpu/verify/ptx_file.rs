@@ -228,6 +228,15 @@ impl PtxRun {
             .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         let mut totals = SimTotals::default();
         let mut lines: std::collections::BTreeMap<u32, SimLine> = std::collections::BTreeMap::new();
+        // ptxas's SASS of the module as the driver compiles it on this run's load path (None
+        // when ptxas or nvdisasm is missing): its LDS/STS issues and where its wgmma lines are.
+        let sass = self.source().map_err(|e| e.to_string()).and_then(|src| {
+            let tools = crate::sass::CudaTools::find().map_err(|e| e.to_string())?;
+            let k = crate::sass::of_ptx(&tools, &src, &prog.name, None)
+                .map_err(|e| format!("{e:#}"))?;
+            Ok((src, k))
+        });
+        let mut issued = [0u64; 2];
         progress.start(&format!("simulating {n} CTA(s) of {}", prog.name));
         let add = |a: u64, b: u64| a.checked_add(b).context("simulated counts overflow u64");
         for z in (0..self.grid[2]).step_by(cdims[2] as usize) {
@@ -266,7 +275,13 @@ impl PtxRun {
                         stsm: add(totals.stsm, t.sass.STSM)?,
                         hmma: add(totals.hmma, t.sass.HMMA)?,
                         ldgsts: add(totals.ldgsts, t.sass.LDGSTS)?,
+                        sass_issued: None,
                     };
+                    if let Ok((src, k)) = &sass {
+                        let c = crate::sass::report::build(src, k, &r.reached).counts;
+                        let fam = |f: &str| c.families.get(f).copied().unwrap_or(0);
+                        issued = [add(issued[0], fam("LDS"))?, add(issued[1], fam("STS"))?];
+                    }
                     for l in &r.lines {
                         let e = lines.entry(l.line).or_insert_with(|| SimLine {
                             line: l.line,
@@ -281,15 +296,13 @@ impl PtxRun {
             }
         }
         progress.finish();
-        let gmma_lines = self.source().map_err(|e| e.to_string()).and_then(|src| {
-            let tools = crate::sass::CudaTools::find().map_err(|e| e.to_string())?;
-            let k = crate::sass::of_ptx(&tools, &src, &prog.name, None)
-                .map_err(|e| format!("{e:#}"))?;
-            Ok(k.insts
+        totals.sass_issued = sass.as_ref().ok().map(|_| issued);
+        let gmma_lines = sass.map(|(_, k)| {
+            k.insts
                 .iter()
                 .filter(|i| matches!(i.family(), "HGMMA" | "IGMMA" | "QGMMA"))
                 .map(|i| i.line.unwrap_or(0))
-                .collect())
+                .collect()
         });
         Ok(Simulated {
             kernel: prog.name.clone(),
