@@ -27,21 +27,7 @@ if [ "$STEP" != verify ]; then
   echo "ncu rc=$? rows=$(grep -c '^"' "$W/ncu_fix.csv")"; grep -v '^"' "$W/ncu_fix.csv" | tail -4; tail -3 "$W/ncu_fix.err"
   for c in "$W"/cubin/*.cubin; do cuobjdump -sass "$c" > "$W/sass/$(basename "$c" .cubin).sass" 2>&1; done
   grep -oE "(UTMALDG|HGMMA|SYNCS|UCGABAR|STAS|ST\.E|STS|LDS|MEMBAR|FENCE)[A-Z0-9_.]*" "$W"/sass/*.sass | sort | uniq -c
-  python3 - "$W/prov.json" <<'PY'
-import json, subprocess, sys, datetime
-def out(c):
-    r = subprocess.run(c, shell=True, capture_output=True, text=True); return (r.stdout + r.stderr).strip()
-p = {"card": out("nvidia-smi --query-gpu=name --format=csv,noheader"),
-     "driver": out("nvidia-smi --query-gpu=driver_version --format=csv,noheader"),
-     "cuda": out("nvcc --version | tail -2 | head -1"), "ncu": out("ncu --version | tail -1"),
-     "triton": out("python3 -c 'import triton; print(triton.__version__)'"),
-     "torch": out("python3 -c 'import torch; print(torch.__version__)'"),
-     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-     "command": "ncu --clock-control none --csv --print-units base --metrics <list> python3 harness_hopper.py <launches>",
-     "script": "scripts/hopper_fixtures/run_cluster.sh (harness_hopper.py, check_correct.py)",
-     "git_commit": open("COMMIT").read().strip()}
-json.dump(p, open(sys.argv[1], "w"), indent=1); print(p)
-PY
+  python3 "$D/provenance.py" "$W/prov.json" "scripts/hopper_fixtures/run_cluster.sh (harness_hopper.py, check_correct.py)"
 fi
 if [ "$STEP" != hw ] && [ -x ./tilelab ]; then
   A=$(python3 -c "import json; l=json.load(open('cl.json'))[0]; print(l['cli'])")
