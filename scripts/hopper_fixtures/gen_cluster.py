@@ -37,26 +37,12 @@ So X[r][t] = C[16 w + lane / 4][64 (r ^ 1) + 2 (lane % 4)] with t = 32 w + lane.
 import os
 import sys
 
-DESC_HI = (1 << 62) | (64 << 32) | (1 << 16)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_handwritten import DESC_HI, accumulator_parts  # noqa: E402
 
 
 def cluster_ptx():
-    f = ", ".join(f"%f{i}" for i in range(32))
-    zero = "\n".join(f"\tmov.f32 \t%f{i}, 0f00000000;" for i in range(32))
-    mma = []
-    for kk in range(4):
-        if kk == 0:
-            da, db = "%rd10", "%rd11"
-        else:
-            da, db = f"%rd{10 + 2 * kk}", f"%rd{11 + 2 * kk}"
-            mma.append(f"\tadd.s64 \t{da}, %rd10, {2 * kk};\n\tadd.s64 \t{db}, %rd11, {2 * kk};")
-        mma.append(f"\twgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{f}}}, {da}, {db}, 1, 1, 1, 0, 0;")
-    mma = "\n".join(mma)
-    st = []
-    for j in range(8):
-        st.append(f"\tst.global.v2.f32 \t[%rd22+{32 * j}], {{%f{4 * j}, %f{4 * j + 1}}};")
-        st.append(f"\tst.global.v2.f32 \t[%rd22+{4096 + 32 * j}], {{%f{4 * j + 2}, %f{4 * j + 3}}};")
-    st = "\n".join(st)
+    f, zero, mma, st = accumulator_parts(1, 4096)
     return f"""//
 // Hand-written for tilelab's fixtures (scripts/hopper_fixtures/gen_cluster.py): a cluster of 2
 // CTAs; rank 0 multicasts the A box (TMA .multicast::cluster, ctaMask 0b11) into both, each loads

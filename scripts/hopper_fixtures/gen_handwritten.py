@@ -29,7 +29,12 @@ import sys
 DESC_HI = (1 << 62) | (64 << 32) | (1 << 16)
 
 
-def pipe_ptx():
+def accumulator_parts(scale_d, half_bytes):
+    """The PTX of a consumer warpgroup's m64n64k16 f32 accumulator (32 registers %f0..%f31), shared
+    with gen_cluster.py: (the register list, their zeroing, four wgmma k-steps from descriptors
+    %rd10/%rd11 (each step 2 descriptor units = 32 bytes further) with predicate or constant
+    `scale_d`, and the 16 st.global.v2.f32 of the fragment into rows of C at %rd22, the second
+    half `half_bytes` after the first)."""
     f = ", ".join(f"%f{i}" for i in range(32))
     zero = "\n".join(f"\tmov.f32 \t%f{i}, 0f00000000;" for i in range(32))
     mma = []
@@ -39,13 +44,17 @@ def pipe_ptx():
         else:
             da, db = f"%rd{10 + 2 * kk}", f"%rd{11 + 2 * kk}"
             mma.append(f"\tadd.s64 \t{da}, %rd10, {2 * kk};\n\tadd.s64 \t{db}, %rd11, {2 * kk};")
-        mma.append(f"\twgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{f}}}, {da}, {db}, %p6, 1, 1, 0, 0;")
+        mma.append(f"\twgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{f}}}, {da}, {db}, {scale_d}, 1, 1, 0, 0;")
     mma = "\n".join(mma)
     st = []
     for j in range(8):
         st.append(f"\tst.global.v2.f32 \t[%rd22+{32 * j}], {{%f{4 * j}, %f{4 * j + 1}}};")
-        st.append(f"\tst.global.v2.f32 \t[%rd22+{2048 + 32 * j}], {{%f{4 * j + 2}, %f{4 * j + 3}}};")
-    st = "\n".join(st)
+        st.append(f"\tst.global.v2.f32 \t[%rd22+{half_bytes + 32 * j}], {{%f{4 * j + 2}, %f{4 * j + 3}}};")
+    return f, zero, mma, "\n".join(st)
+
+
+def pipe_ptx():
+    f, zero, mma, st = accumulator_parts("%p6", 2048)
     return f"""//
 // Hand-written for tilelab's fixtures (scripts/hopper_fixtures/gen_handwritten.py): a two-stage
 // TMA -> mbarrier -> wgmma pipeline, one producer warp (warp 4) and one consumer warpgroup
