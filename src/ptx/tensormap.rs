@@ -11,7 +11,7 @@
 use super::decode::{Addr, Inst, Op, SHARED_WINDOW, Space};
 use super::engine::Machine;
 use super::mem::{addr_value, shared_addr};
-use super::params::TENSOR_MAP_MAGIC;
+use super::params::tensor_map_index;
 use crate::sim::tensormap::{MAP_BYTES, MapImage};
 use crate::sim::tma::TensorMap;
 
@@ -96,10 +96,7 @@ impl Machine<'_> {
 
     /// The handle's map and base when `b` is a tensor-map parameter's handle.
     fn handle_map(&self, b: &[u8; MAP_BYTES]) -> Option<(TensorMap, u64)> {
-        if b[..8] != TENSOR_MAP_MAGIC.to_le_bytes() || b[12..16] != [0; 4] {
-            return None;
-        }
-        let i = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize;
+        let i = tensor_map_index(b, 0)?;
         let base = u64::from_le_bytes(b[16..24].try_into().ok()?);
         self.tensor_maps.get(i).map(|m| (*m, base))
     }
