@@ -33,14 +33,11 @@ fn launch_file(name: &str) -> PathBuf {
     Path::new(DIR).join("launch").join(format!("{name}.json"))
 }
 
-/// `tilelab ptx --launch` on `name`'s launch file with `extra` flags and `--json`: the report,
-/// or the error line.
-fn run_launch(name: &str, extra: &[&str]) -> Result<Value, String> {
+/// `tilelab ptx ARGS --json`: the report, or the error line.
+fn ptx_json(args: &[&std::ffi::OsStr]) -> Result<Value, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
         .arg("ptx")
-        .arg("--launch")
-        .arg(launch_file(name))
-        .args(extra)
+        .args(args)
         .arg("--json")
         .output()
         .unwrap();
@@ -50,19 +47,21 @@ fn run_launch(name: &str, extra: &[&str]) -> Result<Value, String> {
     Ok(serde_json::from_slice(&out.stdout).unwrap())
 }
 
+/// `tilelab ptx --launch` on `name`'s launch file with `extra` flags and `--json`: the report,
+/// or the error line.
+fn run_launch(name: &str, extra: &[&str]) -> Result<Value, String> {
+    let file = launch_file(name);
+    let mut args = vec![std::ffi::OsStr::new("--launch"), file.as_os_str()];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    ptx_json(&args)
+}
+
 /// `tilelab ptx` on fixture PTX `ptx` with `flags` (no launch file) and `--json`.
 fn run_flags(ptx: &str, flags: &[&str]) -> Result<Value, String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .arg("ptx")
-        .arg(Path::new(DIR).join(ptx))
-        .args(flags)
-        .arg("--json")
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(serde_json::from_slice(&out.stdout).unwrap())
+    let file = Path::new(DIR).join(ptx);
+    let mut args = vec![file.as_os_str()];
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    ptx_json(&args)
 }
 
 /// The report of every CTA of `name`'s grid, totals summed (numbers added; `gmma_shapes`
