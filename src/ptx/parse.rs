@@ -2096,7 +2096,9 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
 
 /// Reads the directives after an `.entry`'s parameter list into `k`: each one known, with
 /// 1 to 3 (or exactly 1) positive integers; `.reqntid` never with `.maxntid` (PTX ISA §11.4.3:
-/// "The .reqntid directive cannot be used in conjunction with the .maxntid directive").
+/// "The .reqntid directive cannot be used in conjunction with the .maxntid directive");
+/// `.reqnctapercluster` never with `.maxclusterrank` (ptxas 13.0.88 refuses the pair as
+/// "Conflicting directives", checked 2026-12-02, `tests/data/ptx_invalid/d14_*`).
 fn entry_directives(after: &str, line: u32, k: &mut Kernel) -> Result<(), ParseError> {
     let mut rest = after.trim();
     while !rest.is_empty() {
@@ -2169,6 +2171,15 @@ fn entry_directives(after: &str, line: u32, k: &mut Kernel) -> Result<(), ParseE
             ".explicitcluster" => k.explicitcluster = true,
             _ => {}
         }
+    }
+    if k.reqnctapercluster.is_some() && k.maxclusterrank.is_some() {
+        return Err(ParseError {
+            line,
+            message: format!(
+                "kernel '{}' has both .reqnctapercluster and .maxclusterrank: a fixed cluster shape leaves no rank to bound (PTX ISA §11.7; ptxas 13.0 refuses them together as conflicting directives)",
+                k.name
+            ),
+        });
     }
     if k.reqntid.is_some() && k.maxntid.is_some() {
         return Err(ParseError {
