@@ -27,6 +27,10 @@
 //! output, one colour decision (clap's help included, `CLICOLOR`, `CLICOLOR_FORCE`), capped
 //! lists and escaped control bytes in errors and tables, one size syntax.
 
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab;
+
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 
@@ -62,14 +66,6 @@ fn replay_file(path: &std::path::Path, n: usize, long: usize, long_len: usize, m
     }
     text.push(']');
     std::fs::write(path, text).unwrap();
-}
-
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
 }
 
 /// Asserts a bad input: exit 2, nothing on stdout, one line on stderr starting
@@ -1343,14 +1339,8 @@ mod round2_cli {
         "/tests/data/h200_wavefronts.json"
     );
 
-    /// Runs the binary on OS-string arguments with `NO_COLOR=1`.
-    fn tilelab_os(args: &[OsString]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_tilelab"))
-            .args(args)
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run tilelab")
-    }
+    // The one runner (tests/common/run.rs) takes OS-string arguments too.
+    use crate::run::tilelab as tilelab_os;
 
     /// One valid command line of every subcommand, with no option that takes a file to write
     /// (where any bytes are a valid name) and no GPU needed.
