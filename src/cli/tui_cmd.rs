@@ -8,7 +8,7 @@ use anyhow::Context;
 use tilelab::lessons::{self, run::run_step};
 use tilelab::tui::app::{App, Msg, update};
 
-use super::lessons::{layout_index, load, refuse_question_svg, step_index, variant_index};
+use super::lessons::{load, refuse_question_svg};
 
 /// Arguments of `tilelab tui`.
 #[derive(clap::Args, Debug)]
@@ -132,15 +132,15 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
     let (mut li, mut vi, mut pos) = (0, 0, 0);
     if let Some(i) = start {
         let l = &all[i];
-        li = layout_index(l, a.layout.as_deref())?;
-        vi = variant_index(l, a.variant.as_deref())?;
+        li = l.layout_index(a.layout.as_deref())?;
+        vi = l.variant_index(a.variant.as_deref())?;
         if let Some(n) = a.step {
-            step_index(l, vi, n)?;
+            l.step_index(vi, n)?;
             pos = n - 1;
         }
         if let Some(path) = &a.svg {
             refuse_question_svg(l, vi, a.step.unwrap_or(1), a.answers)?;
-            let si = step_index(l, vi, a.step.unwrap_or(1))?;
+            let si = l.step_index(vi, a.step.unwrap_or(1))?;
             let svg = tilelab::viz::lesson::step_svg(l, &run_step(l, si, li)?);
             std::fs::write(path, svg).with_context(|| {
                 format!("cannot write SVG file '{}'", tilelab::text::path(path))

@@ -412,6 +412,60 @@ impl fmt::Display for Arithmetic {
 }
 
 impl Lesson {
+    /// Index into [`Self::layouts`] of the layout spelled `spec` (`None`: the first, 0).
+    ///
+    /// # Errors
+    /// [`LessonError::NotInLesson`] naming `spec` and the lesson's layouts.
+    pub fn layout_index(&self, spec: Option<&str>) -> Result<usize, LessonError> {
+        match spec {
+            None => Ok(0),
+            Some(s) => self.layouts.iter().position(|x| x == s).ok_or_else(|| {
+                LessonError::NotInLesson(format!(
+                    "layout '{}' is not one of lesson '{}''s layouts; allowed: {}",
+                    crate::text::value(s),
+                    self.name,
+                    crate::text::list(&self.layouts)
+                ))
+            }),
+        }
+    }
+
+    /// Index into [`Self::variants`] of the variant `name` (`None`: the first, 0).
+    ///
+    /// # Errors
+    /// [`LessonError::NotInLesson`] naming `name` and the lesson's variants.
+    pub fn variant_index(&self, name: Option<&str>) -> Result<usize, LessonError> {
+        match name {
+            None => Ok(0),
+            Some(s) => self.variants.iter().position(|x| x == s).ok_or_else(|| {
+                LessonError::NotInLesson(format!(
+                    "variant '{}' is not one of lesson '{}''s variants; allowed: {}",
+                    crate::text::value(s),
+                    self.name,
+                    crate::text::list(&self.variants)
+                ))
+            }),
+        }
+    }
+
+    /// Index into [`Self::steps`] of step `n` (1-based, as the reader counts them) of variant
+    /// `variant` (an index into [`Self::variants`]).
+    ///
+    /// # Errors
+    /// [`LessonError::NotInLesson`] when `n` is 0 or past the variant's last step.
+    pub fn step_index(&self, variant: usize, n: usize) -> Result<usize, LessonError> {
+        let steps = self.steps_of(variant);
+        if n == 0 || n > steps.len() {
+            return Err(LessonError::NotInLesson(format!(
+                "step {n} is not in lesson '{}' (variant '{}'); allowed: 1..={}",
+                self.name,
+                self.variants[variant],
+                steps.len()
+            )));
+        }
+        Ok(steps[n - 1])
+    }
+
     /// Indices into [`Self::steps`] of the steps of `variant` (program order).
     pub fn steps_of(&self, variant: usize) -> Vec<usize> {
         let v = self.variants.get(variant).map(String::as_str);
