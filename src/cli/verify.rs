@@ -242,7 +242,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     // fuzz requests and simulating the lessons never runs on a machine without a GPU.
     let options = a.options();
     options.check()?;
-    let gpu = match open_gpu() {
+    let gpu = match open_gpu(a.json) {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
@@ -295,21 +295,30 @@ fn finish(a: &VerifyArgs, gpu: &Gpu, rows: &[Check]) -> anyhow::Result<ExitCode>
     })
 }
 
-/// The GPU, or the exit code after saying in one line why there is none.
-fn open_gpu() -> Result<Gpu, ExitCode> {
-    match Gpu::open() {
-        Ok(g) => Ok(g),
-        Err(e @ GpuError::UnknownArch { .. }) => {
-            out::note(format_args!(
-                "tilelab: verify: skipped, unsupported GPU: {e}"
-            ));
-            Err(ExitCode::from(EXIT_NO_GPU))
-        }
-        Err(e) => {
-            out::note(format_args!("tilelab: verify: skipped, no GPU: {e}"));
-            Err(ExitCode::from(EXIT_NO_GPU))
+/// The GPU, or the exit code after saying in one line why there is none; with `--json` also a
+/// JSON document on stdout saying so: `{"gpu": null, "verdict": "skipped", "reason", "exit_code":
+/// 3, "checks": []}` (`reason` is the stderr line's text after `skipped, `).
+fn open_gpu(json: bool) -> Result<Gpu, ExitCode> {
+    let reason = match Gpu::open() {
+        Ok(g) => return Ok(g),
+        Err(e @ GpuError::UnknownArch { .. }) => format!("unsupported GPU: {e}"),
+        Err(e) => format!("no GPU: {e}"),
+    };
+    out::note(format_args!("tilelab: verify: skipped, {reason}"));
+    if json {
+        let doc = serde_json::json!({
+            "gpu": null,
+            "verdict": "skipped",
+            "reason": reason,
+            "exit_code": EXIT_NO_GPU,
+            "checks": [],
+        });
+        if let Err(e) = out::emit_json(&doc) {
+            super::error_line(&format!("{e:#}"));
+            return Err(ExitCode::from(super::EXIT_ERROR));
         }
     }
+    Err(ExitCode::from(EXIT_NO_GPU))
 }
 
 /// `verify --ptx`: the file read, the grid bounded and the kernel found (milliseconds); then
@@ -321,7 +330,7 @@ fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<Exi
         ..Spinner::default()
     };
     let prepared = run.prepare()?;
-    let gpu = match open_gpu() {
+    let gpu = match open_gpu(a.json) {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
