@@ -566,7 +566,8 @@ mod cli {
     use std::process::{Command, Output, Stdio};
 
     fn run(args: &[&str]) -> Output {
-        crate::run::tilelab(["--color", "never"].iter().chain(args))
+        let a: Vec<&str> = ["--color", "never"].iter().chain(args).copied().collect();
+        crate::run::tilelab(&a)
     }
 
     fn stdout(args: &[&str]) -> String {

@@ -378,7 +378,7 @@ mod conventions {
     /// here of git itself), its first 12 hex digits.
     #[test]
     fn version_names_the_commit() {
-        let o = tilelab(["--version"]);
+        let o = tilelab(&["--version"]);
         assert!(o.status.success());
         let v = String::from_utf8_lossy(&o.stdout).into_owned();
         let head = Command::new("git")
@@ -391,7 +391,11 @@ mod conventions {
         match head {
             Some(h) => assert_eq!(
                 v.trim_end(),
-                format!("tilelab {} (commit {})", env!("CARGO_PKG_VERSION"), &h[..12])
+                format!(
+                    "tilelab {} (commit {})",
+                    env!("CARGO_PKG_VERSION"),
+                    &h[..12]
+                )
             ),
             None => assert_eq!(
                 v.trim_end(),
@@ -405,16 +409,24 @@ mod conventions {
     /// shell is a one-line error.
     #[test]
     fn completions_for_each_shell() {
-        let bash = String::from_utf8(tilelab(["completions", "bash"]).stdout).unwrap();
+        let bash = String::from_utf8(tilelab(&["completions", "bash"]).stdout).unwrap();
         assert!(bash.contains("_tilelab()"), "{bash}");
         assert!(bash.contains("complete -F _tilelab"), "{bash}");
-        for sub in ["sim", "tui", "verify", "lessons", "explain", "ptx", "bank-conflicts"] {
+        for sub in [
+            "sim",
+            "tui",
+            "verify",
+            "lessons",
+            "explain",
+            "ptx",
+            "bank-conflicts",
+        ] {
             assert!(bash.contains(sub), "bash completion lacks {sub}");
         }
-        let zsh = String::from_utf8(tilelab(["completions", "zsh"]).stdout).unwrap();
+        let zsh = String::from_utf8(tilelab(&["completions", "zsh"]).stdout).unwrap();
         assert!(zsh.starts_with("#compdef tilelab"), "{zsh}");
         for shell in ["fish", "elvish", "powershell"] {
-            let o = tilelab(["completions", shell]);
+            let o = tilelab(&["completions", shell]);
             assert!(o.status.success() && !o.stdout.is_empty(), "{shell}");
         }
         assert_error(&["completions", "tcsh"], &["'tcsh'", "bash, elvish, fish"]);
@@ -423,7 +435,7 @@ mod conventions {
     /// `man` prints tilelab(1) in roff: the title line and a section per part.
     #[test]
     fn man_page_is_roff() {
-        let o = tilelab(["man"]);
+        let o = tilelab(&["man"]);
         assert!(o.status.success());
         let m = String::from_utf8(o.stdout).unwrap();
         assert!(m.contains(".TH tilelab 1"), "{m}");

@@ -16,11 +16,7 @@ use serde_json::Value;
 ///
 /// # Panics
 /// When the binary cannot be started.
-pub fn tilelab<I, S>(args: I) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
+pub fn tilelab<S: AsRef<OsStr>>(args: &[S]) -> Output {
     tilelab_env(args, std::iter::empty::<(&str, &str)>())
 }
 
@@ -29,9 +25,8 @@ where
 ///
 /// # Panics
 /// When the binary cannot be started.
-pub fn tilelab_env<I, S, E, K, V>(args: I, env: E) -> Output
+pub fn tilelab_env<S, E, K, V>(args: &[S], env: E) -> Output
 where
-    I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
     E: IntoIterator<Item = (K, V)>,
     K: AsRef<OsStr>,
