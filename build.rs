@@ -19,7 +19,9 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
     let commit = git(&["rev-parse", "HEAD"]);
-    let short = commit.as_deref().map_or("unknown", |c| &c[..c.len().min(12)]);
+    let short = commit
+        .as_deref()
+        .map_or("unknown", |c| &c[..c.len().min(12)]);
     println!("cargo:rustc-env=TILELAB_VERSION={version} (commit {short})");
     let Some(commit) = commit else {
         return;

@@ -189,9 +189,7 @@ pub fn resolve(flags: &Flags, cmd: &str) -> anyhow::Result<Resolved> {
     let launch = Launch {
         grid,
         block,
-        cta: (*cta)
-            .or(spec.as_ref().map(|s| s.cta))
-            .unwrap_or([0, 0, 0]),
+        cta: (*cta).or(spec.as_ref().map(|s| s.cta)).unwrap_or([0, 0, 0]),
         cluster: flags
             .cluster
             .or(spec.as_ref().map(|s| s.cluster))

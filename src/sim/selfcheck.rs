@@ -150,10 +150,18 @@ pub fn wgmma_check(case: &WgmmaCase) -> Result<WgmmaCheck, SimError> {
     // Element (mn, k) of an e-byte tile: byte address of its 2-byte unit plus the byte in it.
     let addr = |t: &OperandTile, mn: u32, kx: u32| t.byte_address(mn, kx * e / 2) + (kx * e) % 2;
     let am: Vec<Vec<f64>> = (0..64)
-        .map(|i| (0..k as usize).map(|j| wgmma_small(i, j, 0, ta_t)).collect())
+        .map(|i| {
+            (0..k as usize)
+                .map(|j| wgmma_small(i, j, 0, ta_t))
+                .collect()
+        })
         .collect();
     let bm: Vec<Vec<f64>> = (0..n as usize)
-        .map(|i| (0..k as usize).map(|j| wgmma_small(i, j, 1, tb_t)).collect())
+        .map(|i| {
+            (0..k as usize)
+                .map(|j| wgmma_small(i, j, 1, tb_t))
+                .collect()
+        })
         .collect();
     let mut smem = SharedMemory::zeroed(smem_bytes);
     for (t, m, ty) in [(ta, &am, ta_t), (tb, &bm, tb_t)] {
