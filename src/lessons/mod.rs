@@ -417,17 +417,7 @@ impl Lesson {
     /// # Errors
     /// [`LessonError::NotInLesson`] naming `spec` and the lesson's layouts.
     pub fn layout_index(&self, spec: Option<&str>) -> Result<usize, LessonError> {
-        match spec {
-            None => Ok(0),
-            Some(s) => self.layouts.iter().position(|x| x == s).ok_or_else(|| {
-                LessonError::NotInLesson(format!(
-                    "layout '{}' is not one of lesson '{}''s layouts; allowed: {}",
-                    crate::text::value(s),
-                    self.name,
-                    crate::text::list(&self.layouts)
-                ))
-            }),
-        }
+        self.index_in(&self.layouts, spec, "layout")
     }
 
     /// Index into [`Self::variants`] of the variant `name` (`None`: the first, 0).
@@ -435,17 +425,25 @@ impl Lesson {
     /// # Errors
     /// [`LessonError::NotInLesson`] naming `name` and the lesson's variants.
     pub fn variant_index(&self, name: Option<&str>) -> Result<usize, LessonError> {
-        match name {
-            None => Ok(0),
-            Some(s) => self.variants.iter().position(|x| x == s).ok_or_else(|| {
-                LessonError::NotInLesson(format!(
-                    "variant '{}' is not one of lesson '{}''s variants; allowed: {}",
-                    crate::text::value(s),
-                    self.name,
-                    crate::text::list(&self.variants)
-                ))
-            }),
-        }
+        self.index_in(&self.variants, name, "variant")
+    }
+
+    /// Index of `given` in `list` (the lesson's `what`s; `None`: 0).
+    fn index_in(
+        &self,
+        list: &[String],
+        given: Option<&str>,
+        what: &str,
+    ) -> Result<usize, LessonError> {
+        let Some(s) = given else { return Ok(0) };
+        list.iter().position(|x| x == s).ok_or_else(|| {
+            LessonError::NotInLesson(format!(
+                "{what} '{}' is not one of lesson '{}''s {what}s; allowed: {}",
+                crate::text::value(s),
+                self.name,
+                crate::text::list(list)
+            ))
+        })
     }
 
     /// Index into [`Self::steps`] of step `n` (1-based, as the reader counts them) of variant
