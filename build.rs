@@ -1,6 +1,9 @@
 //! Records the commit the binary is built from (`TILELAB_COMMIT`, read by
 //! `tilelab::provenance::BUILD_COMMIT`) so `tilelab verify --save-measured` can write it into the
 //! provenance of what it measures. Outside a git checkout nothing is set ("unknown").
+//! `TILELAB_VERSION` is what `tilelab --version` prints after the name: the package version and
+//! the commit's first 12 hex digits (`0.1.0 (commit 8dba9e8a1b2c)`, `(commit unknown)` outside a
+//! git checkout).
 
 use std::process::Command;
 
@@ -14,7 +17,13 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    let Some(commit) = git(&["rev-parse", "HEAD"]) else {
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    let commit = git(&["rev-parse", "HEAD"]);
+    let short = commit
+        .as_deref()
+        .map_or("unknown", |c| &c[..c.len().min(12)]);
+    println!("cargo:rustc-env=TILELAB_VERSION={version} (commit {short})");
+    let Some(commit) = commit else {
         return;
     };
     println!("cargo:rustc-env=TILELAB_COMMIT={commit}");

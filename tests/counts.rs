@@ -10,6 +10,9 @@
 //! * `cli`: the built binary: tables, `--json`, snapshots, bad inputs (exit 2, one line on
 //!   stderr, no panic), a closed pipe.
 
+#[path = "common/run.rs"]
+mod run;
+
 use tilelab::sim::arch::Arch;
 use tilelab::sim::counts::{
     bank_summary, dynamic_counts, flash_checks, flash_dynamic_checks, gemm_checks, gemm_counts,
@@ -563,11 +566,8 @@ mod cli {
     use std::process::{Command, Output, Stdio};
 
     fn run(args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_tilelab"))
-            .args(["--color", "never"])
-            .args(args)
-            .output()
-            .expect("run tilelab")
+        let a: Vec<&str> = ["--color", "never"].iter().chain(args).copied().collect();
+        crate::run::tilelab(&a)
     }
 
     fn stdout(args: &[&str]) -> String {

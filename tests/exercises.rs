@@ -15,6 +15,8 @@
 //!   answer the simulator computes; `the_spoiler_check_catches_the_old_notes` shows the check
 //!   sees the notes the issue quoted; `readme_and_help_examples_answer_wrong`.
 
+#[path = "common/run.rs"]
+mod run;
 #[path = "common/tiny_lesson.rs"]
 mod tiny_lesson;
 use std::process::Command;
@@ -363,13 +365,9 @@ fn malformed_exercises_name_file_and_field() {
     );
 }
 
+/// The binary with its progress kept under `data` (`XDG_DATA_HOME`).
 fn tilelab(data: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("XDG_DATA_HOME", data)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
+    run::tilelab_env(args, [("XDG_DATA_HOME", data)])
 }
 
 #[test]

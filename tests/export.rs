@@ -23,6 +23,10 @@
 //! * `export_errors_are_one_line`: unknown lesson or variant, a page path that cannot be
 //!   written, bad arguments: one line on stderr, exit 2, nothing on stdout.
 
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab;
+
 #[path = "common/skip.rs"]
 mod skip;
 
@@ -34,14 +38,6 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tilelab::lessons::{self, parse_lesson};
 use tilelab::tui::app::{App, Msg, update};
-
-fn tilelab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn the_page_is_self_contained_and_holds_every_step() {

@@ -4,19 +4,13 @@
 //! consumer loops, the `#pragma unroll` panel loops) and written out with its derivation; the
 //! library is only the thing under test.
 
-use std::process::{Command, Output};
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab as run;
 
 use tilelab::sim::fa3::{Fa3Tiling, H200_SMS};
 use tilelab::sim::mma::MmaDtype;
 use tilelab::sim::program::FlashProblem;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
 
 fn json(args: &[&str]) -> serde_json::Value {
     let mut a = vec!["sim", "counts", "flash-attn", "--style", "hopper", "--json"];

@@ -6,7 +6,9 @@
 //! * `explain_cli`: one entry, the list, `--json`, an unknown term's one-line error with near
 //!   matches (exit 2).
 
-use std::process::Command;
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab;
 
 use tilelab::lessons::{self, glossary};
 
@@ -94,14 +96,6 @@ fn key_terms_have_entries_with_sources() {
             .iter()
             .any(|s| s.contains("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"))
     );
-}
-
-fn tilelab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
 }
 
 #[test]

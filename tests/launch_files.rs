@@ -2,20 +2,15 @@
 //! report as the flags they hold, flags beside them overriding, and one-line errors (exit 2)
 //! naming the file and the JSON path, for `tilelab ptx`, `tui` and `verify`.
 
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hopper");
-
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
 
 fn totals(args: &[&str]) -> Value {
     let mut a = args.to_vec();

@@ -1,18 +1,14 @@
 //! What stumbled in the new-user trial of 2026-12-01 (`docs/new-user-trial-2026-12-01.md`),
 //! run as the user ran it: each test is one stumble and the behaviour it has now.
 
-use std::process::{Command, Output};
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
-
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
 
 /// The one-line error of a failing run (exit 2, nothing on stdout).
 fn error(args: &[&str]) -> String {

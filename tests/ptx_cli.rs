@@ -4,45 +4,16 @@
 //! PTX, unknown kernels, missing arguments, unsupported instructions, deadlocks, runaway loops,
 //! local accesses outside the thread's frame.
 
-use std::process::{Command, Output};
+#[path = "common/run.rs"]
+mod run;
+use run::{json, one_line_error as error, tilelab};
 
 use serde_json::Value;
 
 const HAND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hand");
 
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
-
 fn file(name: &str) -> String {
     format!("{HAND}/{name}")
-}
-
-fn json(args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.push("--json");
-    let o = tilelab(&a);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("valid JSON")
-}
-
-/// The one-line error of a failing run (exit 2, nothing on stdout).
-fn error(args: &[&str]) -> String {
-    let o = tilelab(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?} should fail");
-    assert!(o.stdout.is_empty());
-    let e = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(e.lines().count(), 1, "one line: {e}");
-    assert!(!e.contains("panicked"), "{e}");
-    e
 }
 
 fn line(r: &Value, n: u64) -> &Value {

@@ -8,7 +8,9 @@
 //! wavefronts, 31 conflicts), 8 bytes two lanes per bank (2 wavefronts), 4 bytes one word per
 //! lane (1 wavefront). Demangled names are c++filt's (GNU binutils) for the same symbols.
 
-use std::process::{Command, Output};
+#[path = "common/run.rs"]
+mod run;
+use run::{json, one_line_error as error, tilelab};
 
 use proptest::prelude::*;
 use serde_json::Value;
@@ -18,37 +20,6 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_params");
 
 fn file(name: &str) -> String {
     format!("{DIR}/{name}")
-}
-
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
-
-fn json(args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.push("--json");
-    let o = tilelab(&a);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("valid JSON")
-}
-
-/// The one-line error of a failing run (exit 2, nothing on stdout).
-fn error(args: &[&str]) -> String {
-    let o = tilelab(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?} should fail");
-    assert!(o.stdout.is_empty());
-    let e = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(e.lines().count(), 1, "one line: {e}");
-    assert!(!e.contains("panicked"), "{e}");
-    e
 }
 
 /// (executions, wavefronts, ideal, bank_conflicts) of PTX line `n`.

@@ -27,6 +27,10 @@
 //! output, one colour decision (clap's help included, `CLICOLOR`, `CLICOLOR_FORCE`), capped
 //! lists and escaped control bytes in errors and tables, one size syntax.
 
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab;
+
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 
@@ -62,14 +66,6 @@ fn replay_file(path: &std::path::Path, n: usize, long: usize, long_len: usize, m
     }
     text.push(']');
     std::fs::write(path, text).unwrap();
-}
-
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
 }
 
 /// Asserts a bad input: exit 2, nothing on stdout, one line on stderr starting
@@ -377,6 +373,77 @@ mod empty {
 
 mod conventions {
     use super::*;
+
+    /// `--version` names the commit the binary was built from (`git rev-parse HEAD`, asked
+    /// here of git itself), its first 12 hex digits.
+    #[test]
+    fn version_names_the_commit() {
+        let o = tilelab(&["--version"]);
+        assert!(o.status.success());
+        let v = String::from_utf8_lossy(&o.stdout).into_owned();
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|g| g.status.success())
+            .map(|g| String::from_utf8_lossy(&g.stdout).trim().to_string());
+        match head {
+            Some(h) => assert_eq!(
+                v.trim_end(),
+                format!(
+                    "tilelab {} (commit {})",
+                    env!("CARGO_PKG_VERSION"),
+                    &h[..12]
+                )
+            ),
+            None => assert_eq!(
+                v.trim_end(),
+                format!("tilelab {} (commit unknown)", env!("CARGO_PKG_VERSION"))
+            ),
+        }
+    }
+
+    /// `completions SHELL` prints the shell's script (bash: a `_tilelab` function registered
+    /// with `complete -F`; zsh: a `#compdef tilelab` file), naming the subcommands; an unknown
+    /// shell is a one-line error.
+    #[test]
+    fn completions_for_each_shell() {
+        let bash = String::from_utf8(tilelab(&["completions", "bash"]).stdout).unwrap();
+        assert!(bash.contains("_tilelab()"), "{bash}");
+        assert!(bash.contains("complete -F _tilelab"), "{bash}");
+        for sub in [
+            "sim",
+            "tui",
+            "verify",
+            "lessons",
+            "explain",
+            "ptx",
+            "bank-conflicts",
+        ] {
+            assert!(bash.contains(sub), "bash completion lacks {sub}");
+        }
+        let zsh = String::from_utf8(tilelab(&["completions", "zsh"]).stdout).unwrap();
+        assert!(zsh.starts_with("#compdef tilelab"), "{zsh}");
+        for shell in ["fish", "elvish", "powershell"] {
+            let o = tilelab(&["completions", shell]);
+            assert!(o.status.success() && !o.stdout.is_empty(), "{shell}");
+        }
+        assert_error(&["completions", "tcsh"], &["'tcsh'", "bash, elvish, fish"]);
+    }
+
+    /// `man` prints tilelab(1) in roff: the title line and a section per part.
+    #[test]
+    fn man_page_is_roff() {
+        let o = tilelab(&["man"]);
+        assert!(o.status.success());
+        let m = String::from_utf8(o.stdout).unwrap();
+        assert!(m.contains(".TH tilelab 1"), "{m}");
+        for section in [".SH NAME", ".SH SYNOPSIS", ".SH SUBCOMMANDS", ".SH VERSION"] {
+            assert!(m.contains(section), "man page lacks {section}");
+        }
+        assert!(m.contains(r"tilelab\-ptx(1)"), "the subcommands are listed");
+    }
 
     /// `--color always` wins over `NO_COLOR` (crossterm reads it too), `--color never` wins
     /// over a terminal.
@@ -1343,14 +1410,8 @@ mod round2_cli {
         "/tests/data/h200_wavefronts.json"
     );
 
-    /// Runs the binary on OS-string arguments with `NO_COLOR=1`.
-    fn tilelab_os(args: &[OsString]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_tilelab"))
-            .args(args)
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run tilelab")
-    }
+    // The one runner (tests/common/run.rs) takes OS-string arguments too.
+    use crate::run::tilelab as tilelab_os;
 
     /// One valid command line of every subcommand, with no option that takes a file to write
     /// (where any bytes are a valid name) and no GPU needed.

@@ -1,28 +1,14 @@
 //! The `tilelab sim …` commands, run as a user would: measured H200 records reproduced, the
 //! article's bank-conflict story, fragment maps, and one-line errors for bad input.
 
-use std::process::{Command, Output};
+#[path = "common/run.rs"]
+mod run;
+use run::{stdout_json as json, tilelab};
 
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
+use std::process::{Command, Output};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let o = tilelab(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("valid JSON")
 }
 
 const MEASURED: &str = concat!(

@@ -4,25 +4,9 @@
 //! from the PTX ISA (matrix descriptor format, wgmma and cp.async.bulk(.tensor) sections) and
 //! the CUDA driver API (`cuTensorMapEncodeTiled`).
 
-use std::process::{Command, Output};
-
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let o = tilelab(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("valid JSON")
-}
+#[path = "common/run.rs"]
+mod run;
+use run::{stdout_json as json, tilelab};
 
 /// The one-line error of a failing command.
 fn error(args: &[&str]) -> String {

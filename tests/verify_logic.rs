@@ -803,7 +803,8 @@ fn measured_files_carry_their_provenance() {
 }
 
 /// `--json` prints JSON on stdout like every other `--json` (no value: the file is
-/// `--json-out FILE`); without a GPU stdout stays empty and the one line goes to stderr.
+/// `--json-out FILE`); without a GPU stdout is a JSON document saying so (verdict `skipped`,
+/// exit code 3, no checks), the one line goes to stderr and no file is written.
 #[test]
 fn verify_json_goes_to_stdout_and_json_out_to_a_file() {
     let bin = env!("CARGO_BIN_EXE_tilelab");
@@ -827,7 +828,12 @@ fn verify_json_goes_to_stdout_and_json_out_to_a_file() {
     );
     match o.status.code() {
         Some(3) => {
-            assert!(out.is_empty(), "stdout must stay empty: {out}");
+            let v: serde_json::Value = serde_json::from_str(&out).expect("a JSON document");
+            assert_eq!(v["verdict"], "skipped", "{out}");
+            assert_eq!(v["exit_code"], 3, "{out}");
+            assert_eq!(v["gpu"], serde_json::Value::Null, "{out}");
+            assert_eq!(v["checks"], serde_json::json!([]), "{out}");
+            assert!(v["reason"].as_str().unwrap().contains("no GPU"), "{out}");
             assert!(err.contains("no GPU"), "{err}");
             assert!(!file.exists());
         }

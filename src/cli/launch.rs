@@ -10,29 +10,86 @@ use tilelab::ptx::Launch;
 use tilelab::ptx::launch_file::{self, LaunchSpec};
 use tilelab::ptx::params::TensorMapArg;
 
-/// The launch flags as given on the command line (each `None`/empty when absent).
+/// The launch flags of `tilelab ptx`, `tui --ptx` and `verify --ptx`, declared once and
+/// flattened into each command (`#[command(flatten)]`); each `None`/empty when absent. The PTX
+/// file (`ptx FILE`, `--ptx FILE`) and `--cta` (not in `verify`, which runs every CTA) are the
+/// commands' own. Dimensions are in CTAs (grid, cluster) and threads (block).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct LaunchArgs {
+    /// A launch file (JSON, `{"format": "tilelab-launch", "version": 1, ...}`, see
+    /// docs/launch-files.md): the PTX file (relative to the launch file), kernel, grid, block,
+    /// cluster, CTA, dynamic shared memory, instruction budget and parameter values. Flags given
+    /// beside it (the PTX file included) override its values.
+    #[arg(long, value_name = "FILE.json")]
+    pub launch: Option<PathBuf>,
+    /// Kernel (`.entry`) to run, needed when the file has several: its name (mangled or
+    /// demangled), a part of exactly one kernel's name, or #N (the N-th .entry, from 0).
+    #[arg(long, value_name = "K")]
+    pub kernel: Option<String>,
+    /// Grid size in CTAs: X[,Y,Z].
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
+    pub grid: Option<[u32; 3]>,
+    /// Block size in threads: X[,Y,Z].
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
+    pub block: Option<[u32; 3]>,
+    /// CTAs per cluster, X[,Y,Z] (default 1,1,1: no cluster, or the kernel's
+    /// .reqnctapercluster): every CTA of a cluster runs together (their own shared memory,
+    /// shared::cluster addresses, barrier.cluster); the grid must be a multiple of it, at most
+    /// 8 CTAs (the portable limit).
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
+    pub cluster: Option<[u32; 3]>,
+    /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
+    /// NAME[+OFFSET]=TYPE:V[,V...] packs values of one PTX type little-endian from byte OFFSET
+    /// (default 0) of a by-value struct (.b8 array), e.g. 0=s32:128,128,512 or 0+16=f16:1.0.
+    /// Pointers need none (each gets its own zero-filled buffer), nor a .b8 parameter the
+    /// kernel never reads.
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg)]
+    pub args: Vec<(String, String)>,
+    /// A CUtensorMap in a parameter (repeatable): NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
+    /// with cuTensorMapEncodeTiled's arguments (dims and box innermost first, in elements;
+    /// strides in bytes for dims 1..; element strides 1; zero fill out of bounds), e.g.
+    /// 3=f16:512,128:1024:64,128:128B. The tensor gets its own zero-filled buffer, or with a
+    /// trailing @POINTER that pointer parameter's. The place: 128 bytes at a multiple of 64 of
+    /// a .b8 parameter of .align 64 or more.
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map)]
+    pub tensor_maps: Vec<TensorMapArg>,
+    /// Dynamic shared memory per block, a size: bytes (32768) or K, KB, KiB of 1024 bytes (32K),
+    /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block in the
+    /// simulator; 0 on the GPU).
+    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes)]
+    pub dynamic_smem: Option<u32>,
+    /// Stop the simulation of a CTA after N warp instructions, or once they cost more than
+    /// 20·N units (1 per instruction, 32 per memory instruction, 64 per mma.sync): a runaway
+    /// loop of any kind ends within seconds. At most 30000000.
+    /// [default: 3000000]
+    #[arg(long, value_name = "N", value_parser = super::ptx::parse_max_instructions)]
+    pub max_instructions: Option<u64>,
+}
+
+impl LaunchArgs {
+    /// Whether any flag but `--launch` was given (they belong to a PTX run).
+    pub fn any_flag(&self) -> bool {
+        self.kernel.is_some()
+            || self.grid.is_some()
+            || self.block.is_some()
+            || self.cluster.is_some()
+            || !self.args.is_empty()
+            || !self.tensor_maps.is_empty()
+            || self.dynamic_smem.is_some()
+            || self.max_instructions.is_some()
+    }
+}
+
+/// The launch flags as one command line gave them: [`LaunchArgs`] with the command's PTX file
+/// and `--cta`.
 #[derive(Clone, Debug, Default)]
 pub struct Flags {
     /// The PTX file (`tilelab ptx FILE`, `--ptx FILE`).
     pub ptx: Option<PathBuf>,
-    /// `--kernel`.
-    pub kernel: Option<String>,
-    /// `--grid`.
-    pub grid: Option<[u32; 3]>,
-    /// `--block`.
-    pub block: Option<[u32; 3]>,
-    /// `--cta`.
+    /// `--cta` (`None` for `verify`, which runs every CTA).
     pub cta: Option<[u32; 3]>,
-    /// `--cluster`.
-    pub cluster: Option<[u32; 3]>,
-    /// `--arg`s.
-    pub args: Vec<(String, String)>,
-    /// `--tensor-map`s.
-    pub tensor_maps: Vec<TensorMapArg>,
-    /// `--dynamic-smem`.
-    pub dynamic_smem: Option<u32>,
-    /// `--max-instructions`.
-    pub max_instructions: Option<u64>,
+    /// The shared launch flags.
+    pub launch: LaunchArgs,
 }
 
 /// One launch, from flags or a launch file and flags.
@@ -73,14 +130,20 @@ pub fn read_file(path: &Path) -> anyhow::Result<LaunchSpec> {
     launch_file::parse(&text).map_err(|e| anyhow::anyhow!("launch file '{shown}': {e}"))
 }
 
-/// The launch `flags` describe, on top of launch file `file` when given. `cmd` names the
-/// command in the error for a missing grid or block (`verify --ptx`).
+/// The launch `flags` describe, on top of their launch file (`--launch`) when given. `cmd`
+/// names the command in the error for a missing PTX file, grid or block (`verify --ptx`).
 ///
 /// # Errors
-/// The launch file's, an unreadable PTX file, or no grid/block from either.
-pub fn resolve(file: Option<&Path>, flags: Flags, cmd: &str) -> anyhow::Result<Resolved> {
+/// The launch file's, an unreadable PTX file, or no PTX file, grid or block from either.
+pub fn resolve(flags: &Flags, cmd: &str) -> anyhow::Result<Resolved> {
+    let Flags {
+        ptx: ptx_flag,
+        cta,
+        launch: flags,
+    } = flags;
+    let file = flags.launch.as_deref();
     let spec = file.map(read_file).transpose()?;
-    let ptx = match (&flags.ptx, &spec, file) {
+    let ptx = match (ptx_flag, &spec, file) {
         (Some(p), _, _) => p.clone(),
         (None, Some(s), Some(f)) => {
             let p = Path::new(&s.ptx);
@@ -126,10 +189,7 @@ pub fn resolve(file: Option<&Path>, flags: Flags, cmd: &str) -> anyhow::Result<R
     let launch = Launch {
         grid,
         block,
-        cta: flags
-            .cta
-            .or(spec.as_ref().map(|s| s.cta))
-            .unwrap_or([0, 0, 0]),
+        cta: (*cta).or(spec.as_ref().map(|s| s.cta)).unwrap_or([0, 0, 0]),
         cluster: flags
             .cluster
             .or(spec.as_ref().map(|s| s.cluster))

@@ -168,50 +168,6 @@ pub fn load(dir: Option<&PathBuf>) -> anyhow::Result<Vec<Lesson>> {
     })
 }
 
-/// Index of `spec` among the lesson's layouts (default 0).
-pub fn layout_index(l: &Lesson, spec: Option<&str>) -> anyhow::Result<usize> {
-    match spec {
-        None => Ok(0),
-        Some(s) => l.layouts.iter().position(|x| x == s).ok_or_else(|| {
-            anyhow::anyhow!(
-                "layout '{}' is not one of lesson '{}''s layouts; allowed: {}",
-                tilelab::text::value(s),
-                l.name,
-                tilelab::text::list(&l.layouts)
-            )
-        }),
-    }
-}
-
-/// Index of `name` among the lesson's variants (default 0).
-pub fn variant_index(l: &Lesson, name: Option<&str>) -> anyhow::Result<usize> {
-    match name {
-        None => Ok(0),
-        Some(s) => l.variants.iter().position(|x| x == s).ok_or_else(|| {
-            anyhow::anyhow!(
-                "variant '{}' is not one of lesson '{}''s variants; allowed: {}",
-                tilelab::text::value(s),
-                l.name,
-                tilelab::text::list(&l.variants)
-            )
-        }),
-    }
-}
-
-/// Converts a 1-based step number of `variant` into an index into `lesson.steps`.
-pub fn step_index(l: &Lesson, variant: usize, n: usize) -> anyhow::Result<usize> {
-    let steps = l.steps_of(variant);
-    if n == 0 || n > steps.len() {
-        anyhow::bail!(
-            "step {n} is not in lesson '{}' (variant '{}'); allowed: 1..={}",
-            l.name,
-            l.variants[variant],
-            steps.len()
-        );
-    }
-    Ok(steps[n - 1])
-}
-
 /// `lessons kernel NAME --json`.
 #[derive(Serialize)]
 struct KernelJson<'a> {
@@ -432,7 +388,7 @@ fn lesson_sources(l: &Lesson) -> Vec<tilelab::sources::Source> {
 /// # Errors
 /// The step asks a question and `answers` is false, or `n` is not a step.
 pub fn refuse_question_svg(l: &Lesson, vi: usize, n: usize, answers: bool) -> anyhow::Result<()> {
-    if !answers && l.steps[step_index(l, vi, n)?].exercise.is_some() {
+    if !answers && l.steps[l.step_index(vi, n)?].exercise.is_some() {
         anyhow::bail!(
             "step {n} of lesson '{}' asks a question, and its picture shows the answer: answer it first (tilelab lessons answer {} {n} ANSWER), then add --answers to draw it",
             l.name,
@@ -444,9 +400,17 @@ pub fn refuse_question_svg(l: &Lesson, vi: usize, n: usize, answers: bool) -> an
 
 fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     let l = lessons::find(all, &a.name)?;
-    let li = layout_index(l, a.layout.as_deref())?;
-    let vi = variant_index(l, a.variant.as_deref())?;
+    let li = l.layout_index(a.layout.as_deref())?;
+    let vi = l.variant_index(a.variant.as_deref())?;
     let order = l.steps_of(vi);
+    // The step `--step` (or `--svg`, step 1 by default) shows: its run under `--layout` is kept
+    // from the loop below, which runs every step once under every layout.
+    let selected = match (a.step, &a.svg) {
+        (Some(n), _) => Some(l.step_index(vi, n)?),
+        (None, Some(_)) => Some(l.step_index(vi, 1)?),
+        (None, None) => None,
+    };
+    let mut selected_run = None;
     let mut steps = Vec::new();
     for (n, &si) in order.iter().enumerate() {
         let st = &l.steps[si];
@@ -454,10 +418,14 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         let hidden = st.exercise.is_some() && !a.answers;
         for (lj, spec) in l.layouts.iter().enumerate() {
             let run = run_step(l, si, lj)?;
+            let cost = run.cost;
+            if selected == Some(si) && lj == li {
+                selected_run = Some(run);
+            }
             if hidden {
                 continue;
             }
-            if let Some(cost) = run.cost {
+            if let Some(cost) = cost {
                 results.insert(
                     spec.clone(),
                     StepResult {
@@ -485,7 +453,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     }
     // `--step N` / `--svg` of a step whose question is not to be answered for the reader.
     let asks = |n: usize| -> anyhow::Result<bool> {
-        Ok(!a.answers && l.steps[step_index(l, vi, n)?].exercise.is_some())
+        Ok(!a.answers && l.steps[l.step_index(vi, n)?].exercise.is_some())
     };
     let lanes_hidden = match a.step {
         Some(n) => asks(n)?,
@@ -497,9 +465,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     let lanes = match a.step {
         None => None,
         Some(_) if lanes_hidden => None,
-        Some(n) => {
-            let si = step_index(l, vi, n)?;
-            let run = run_step(l, si, li)?;
+        Some(_) => {
+            let run = selected_run.as_ref().expect("the selected step ran");
             run.request.as_ref().map(|req| {
                 let rep = run.report.as_ref().expect("shared step");
                 (0..32)
@@ -521,8 +488,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     };
     // Each lane in the colour of the first wavefront serving it (palette::wavefront).
     let lane_colours: Vec<tilelab::palette::Swatch> = match (a.step, &lanes) {
-        (Some(n), Some(rows)) => {
-            let run = run_step(l, step_index(l, vi, n)?, li)?;
+        (Some(_), Some(rows)) => {
+            let run = selected_run.as_ref().expect("the selected step ran");
             let rep = run.report.as_ref().expect("shared step");
             rows.iter()
                 .map(|x| {
@@ -535,9 +502,8 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
         _ => Vec::new(),
     };
     if let Some(path) = &a.svg {
-        let si = step_index(l, vi, a.step.unwrap_or(1))?;
-        let run = run_step(l, si, li)?;
-        let svg = tilelab::viz::lesson::step_svg(l, &run);
+        let run = selected_run.as_ref().expect("the selected step ran");
+        let svg = tilelab::viz::lesson::step_svg(l, run);
         std::fs::write(path, svg)
             .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
         out::note(format_args!("wrote {}", tilelab::text::path(path)));
@@ -825,8 +791,8 @@ struct AnswerJson<'a> {
 fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode> {
     use tilelab::lessons::{exercise, progress};
     let l = lessons::find(all, &a.name)?;
-    let vi = variant_index(l, a.variant.as_deref())?;
-    let si = step_index(l, vi, a.step)?;
+    let vi = l.variant_index(a.variant.as_deref())?;
+    let si = l.step_index(vi, a.step)?;
     let ex = l.steps[si].exercise.as_ref().ok_or_else(|| {
         let with: Vec<String> = l
             .steps_of(vi)
@@ -1030,7 +996,7 @@ fn export(all: &[Lesson], a: ExportArgs, json: bool) -> anyhow::Result<ExitCode>
     match &a.name {
         Some(name) => {
             let l = lessons::find(all, name)?;
-            let vi = variant_index(l, a.variant.as_deref())?;
+            let vi = l.variant_index(a.variant.as_deref())?;
             pages.push((l, tilelab::viz::html::lesson_page(l, vi)?));
         }
         None => {

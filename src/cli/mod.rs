@@ -16,6 +16,7 @@ macro_rules! outln {
     }};
 }
 
+mod conventions;
 mod explain;
 mod launch;
 mod lessons;
@@ -40,7 +41,7 @@ pub const EXIT_NO_GPU: u8 = 3;
 
 /// tilelab: see inside a tensor-core tile kernel, one warp instruction at a time.
 #[derive(Parser, Debug)]
-#[command(name = "tilelab", version, about, long_about = None)]
+#[command(name = "tilelab", version = env!("TILELAB_VERSION"), about, long_about = None)]
 pub struct Cli {
     /// Colour output: auto, always, never. auto colours when stdout is a terminal, unless
     /// NO_COLOR is set (not empty) or CLICOLOR=0; CLICOLOR_FORCE (not 0) colours even when it is
@@ -69,6 +70,10 @@ pub enum Command {
     Explain(explain::ExplainArgs),
     /// Run one CTA of a PTX kernel on the simulator: per-line wavefronts, bank conflicts, SASS counts.
     Ptx(ptx::PtxArgs),
+    /// Print a shell completion script to stdout (e.g. `tilelab completions bash > /etc/bash_completion.d/tilelab`).
+    Completions(conventions::CompletionsArgs),
+    /// Print the manual page (roff) to stdout (e.g. `tilelab man | man -l -`).
+    Man,
 }
 
 /// `tilelab sim …` subcommands.
@@ -546,5 +551,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lessons(a) => lessons::run(a),
         Command::Ptx(a) => ptx::run(a),
         Command::Explain(a) => explain::run(a),
+        Command::Completions(a) => conventions::completions(a),
+        Command::Man => conventions::man(),
     }
 }

@@ -23,55 +23,13 @@ pub struct PtxArgs {
     /// PTX file (nvcc `-ptx`, Triton `.asm["ptx"]`); with --launch, overrides the file's.
     #[arg(required_unless_present = "launch")]
     pub file: Option<PathBuf>,
-    /// A launch file (JSON, `{"format": "tilelab-launch", "version": 1, ...}`, see
-    /// docs/launch-files.md): the PTX file (relative to the launch file), kernel, grid, block,
-    /// cluster, CTA, dynamic shared memory, instruction budget and parameter values. Flags given
-    /// beside it override its values.
-    #[arg(long, value_name = "FILE.json")]
-    pub launch: Option<PathBuf>,
-    /// Kernel (`.entry`) to run, needed when the file has several: its name (mangled or
-    /// demangled), a part of exactly one kernel's name, or #N (the N-th .entry, from 0).
-    #[arg(long)]
-    pub kernel: Option<String>,
-    /// Grid size in CTAs: X[,Y,Z].
-    #[arg(long, value_parser = parse_dim3, required_unless_present = "launch")]
-    pub grid: Option<[u32; 3]>,
-    /// Block size in threads: X[,Y,Z].
-    #[arg(long, value_parser = parse_dim3, required_unless_present = "launch")]
-    pub block: Option<[u32; 3]>,
-    /// The CTA to simulate: X[,Y,Z] [default: 0,0,0].
-    #[arg(long, value_parser = parse_dim3_zero)]
+    /// The launch: kernel, grid, block, cluster, parameters (or a launch file holding them).
+    #[command(flatten)]
+    pub launch: super::launch::LaunchArgs,
+    /// The CTA to simulate: X[,Y,Z] [default: 0,0,0]; with --cluster, every CTA of its
+    /// cluster runs.
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
-    /// CTAs per cluster, X[,Y,Z] (default 1,1,1: no cluster, or the kernel's
-    /// .reqnctapercluster): every CTA of --cta's cluster runs together (their own shared
-    /// memory, shared::cluster addresses, barrier.cluster); the grid must be a multiple of it,
-    /// at most 8 CTAs (the portable limit).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3)]
-    pub cluster: Option<[u32; 3]>,
-    /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
-    /// NAME[+OFFSET]=TYPE:V[,V...] packs values of one PTX type little-endian from byte OFFSET
-    /// (default 0) of a by-value struct (.b8 array), e.g. 0=s32:128,128,512 or 0+16=f16:1.0.
-    /// Pointers need none, nor a .b8 parameter the kernel never reads.
-    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_arg)]
-    pub args: Vec<(String, String)>,
-    /// A CUtensorMap in a parameter (repeatable): NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
-    /// with cuTensorMapEncodeTiled's arguments (dims and box innermost first, in elements;
-    /// strides in bytes for dims 1..; element strides 1; zero fill out of bounds), e.g.
-    /// 3=f16:512,128:1024:64,128:128B. The tensor gets its own zero-filled buffer, or with a
-    /// trailing @POINTER that pointer parameter's. The place: 128 bytes at a multiple of 64 of
-    /// a .b8 parameter of .align 64 or more.
-    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = parse_tensor_map)]
-    pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
-    /// Dynamic shared memory per block, a size: bytes (32768) or K, KB, KiB of 1024 bytes (32K),
-    /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block).
-    #[arg(long, value_name = "BYTES", value_parser = parse_smem_bytes)]
-    pub dynamic_smem: Option<u32>,
-    /// Stop after N warp instructions, or once they cost more than 20·N units (1 per
-    /// instruction, 32 per memory instruction, 64 per mma.sync): a runaway loop of any kind ends
-    /// within seconds. At most 30000000.
-    /// [default: 3000000]
-    #[arg(long, value_name = "N", value_parser = parse_max_instructions)]
-    pub max_instructions: Option<u64>,
     /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
     /// per-line table, in line order; 0 prints every line. Totals always count every line.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::whole::<usize>("0 (every line) or a number of lines"))]
@@ -185,18 +143,10 @@ pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
 /// Runs `tilelab ptx`.
 pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     let r = super::launch::resolve(
-        a.launch.as_deref(),
-        super::launch::Flags {
+        &super::launch::Flags {
             ptx: a.file.clone(),
-            kernel: a.kernel.clone(),
-            grid: a.grid,
-            block: a.block,
             cta: a.cta,
-            cluster: a.cluster,
-            args: a.args.clone(),
-            tensor_maps: a.tensor_maps.clone(),
-            dynamic_smem: a.dynamic_smem,
-            max_instructions: a.max_instructions,
+            launch: a.launch.clone(),
         },
         "tilelab ptx",
     )?;

@@ -316,18 +316,17 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
     }
     let (rows, cols) = parse_tile(&a.tile)?;
     let access = Access::parse(&a.access)?;
-    // Defaults that work for the access: ldmatrix loads b16 and shows what a swizzle fixes;
-    // vector loads need rows stored contiguously (not `trans`).
-    let dtype = a.dtype.clone().unwrap_or_else(|| match access {
-        Access::Ldmatrix { .. } => "f16".into(),
-        _ => "f32".into(),
-    });
+    // Defaults that work for the access (`sim::access`).
+    let dtype = a
+        .dtype
+        .clone()
+        .unwrap_or_else(|| access.default_dtype().to_string());
     if a.layout.is_empty() {
-        a.layout = match access {
-            Access::Ldmatrix { .. } => vec!["row".into(), "swizzle:3,3,3".into()],
-            Access::Vec { .. } => vec!["row".into()],
-            _ => vec!["row".into(), "trans".into()],
-        };
+        a.layout = access
+            .default_layouts()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     }
     let eb = parse_dtype(&dtype)?;
     let mut reports = Vec::new();

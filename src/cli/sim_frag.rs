@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ndarray::Array2;
 use serde::Serialize;
 use tilelab::sim::instr::{Instruction, MatrixCount};
 use tilelab::sim::ldmatrix;
@@ -266,47 +265,6 @@ fn op_name(op: Operand) -> &'static str {
     }
 }
 
-/// Executes the mma on registers packed from `input(row, col, operand)` and returns max |D −
-/// reference|, the reference computed by ndarray in f64 from the input matrices after rounding
-/// each element to its type (never from the packed registers).
-pub fn functional_check(
-    kind: MmaKind,
-    input: &dyn Fn(usize, usize, u32) -> f64,
-) -> anyhow::Result<f64> {
-    let matrix = |op: Operand, o: u32| {
-        let (r, c) = kind.shape.dims(op);
-        Array2::from_shape_fn((r as usize, c as usize), |(i, j)| {
-            let v = input(i, j, o);
-            match op {
-                Operand::C => kind.acc.decode(kind.acc.encode(v)),
-                _ => kind.dtype.decode(kind.dtype.encode(v)),
-            }
-        })
-    };
-    let (a, b, c) = (
-        matrix(Operand::A, 0),
-        matrix(Operand::B, 1),
-        matrix(Operand::C, 2),
-    );
-    let regs = kind.pack(&a, &b, &c)?;
-    let mut out = regs.clone();
-    let op = tilelab::sim::exec::WarpOp::Mma {
-        kind,
-        a: regs.a,
-        b: regs.b.map(|r| [r[0], r[1], 0, 0]),
-        c: regs.c,
-    };
-    let mut none = tilelab::sim::smem::SharedMemory::zeroed(0);
-    out.c = tilelab::sim::exec::execute(&mut none, &op)?.regs;
-    let got = kind.unpack(Operand::C, &out);
-    let want = a.dot(&b) + &c;
-    Ok(got
-        .iter()
-        .zip(want.iter())
-        .map(|(g, w)| (g - w).abs())
-        .fold(0.0, f64::max))
-}
-
 /// Resolves `--shape`, `--dtype` and `--acc` into a checked [`MmaKind`], with the defaults
 /// (f16, or s8 for m16n8k32; the input type's usual accumulator).
 fn mma_kind(a: &MmaArgs) -> anyhow::Result<MmaKind> {
@@ -345,22 +303,7 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("unknown operand '{o}'; allowed: a, b, c (C and D share a layout)")
         }
     };
-    let unsigned = kind.dtype == MmaDtype::U8;
-    let small = functional_check(kind, &|i, j, o| {
-        let v = ((i * 3 + j * 5 + o as usize) % 7) as f64;
-        if unsigned && o < 2 { v } else { v - 3.0 }
-    })?;
-    let mut seed = 0x2545F4914F6CDD1Du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let randoms: Vec<f64> = (0..3 * 512).map(|_| next() * 2.0 - 1.0).collect();
-    let random = functional_check(kind, &|i, j, o| {
-        randoms[(o as usize * 512 + i * 32 + j) % randoms.len()]
-    })?;
+    let check = tilelab::sim::selfcheck::mma_check(kind)?;
     let elem_type = |op: Operand| match op {
         Operand::C => kind.acc.name(),
         _ => kind.dtype.name(),
@@ -457,8 +400,8 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
             acc: kind.acc.name().to_string(),
             operands: reports,
             check: Check {
-                small_integer_max_abs_error: small,
-                random_max_abs_error: random,
+                small_integer_max_abs_error: check.small_integer_max_abs_error,
+                random_max_abs_error: check.random_max_abs_error,
             },
         })?;
         return Ok(ExitCode::SUCCESS);
@@ -511,7 +454,9 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(
         o,
-        "\nfunctional check (CPU, registers packed by these maps, reference from the input matrices): max |D - reference| = {small} on small integers, {random:.3e} on uniform(-1,1) inputs rounded to {}",
+        "\nfunctional check (CPU, registers packed by these maps, reference from the input matrices): max |D - reference| = {} on small integers, {:.3e} on uniform(-1,1) inputs rounded to {}",
+        check.small_integer_max_abs_error,
+        check.random_max_abs_error,
         kind.dtype.name()
     );
     out::emit(&o)?;

@@ -30,7 +30,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 use tilelab::sim::arch::Arch;
-use tilelab::sim::exec::{self, BulkKind, BulkOp, FlatGlobal, WgmmaA, WgmmaOp};
+use tilelab::sim::exec::{self, BulkKind, BulkOp, FlatGlobal};
 use tilelab::sim::instr::{self, SassClass};
 use tilelab::sim::readback::{self, CoreMatrix};
 use tilelab::sim::smem::SharedMemory;
@@ -749,12 +749,6 @@ fn operand_json(t: &OperandTile, k: u32) -> OperandJson {
     }
 }
 
-/// Small integers in [-3, 3] from `(i, j, salt)` (in [0, 6] for u8).
-fn small(i: usize, j: usize, salt: usize, t: WgmmaType) -> f64 {
-    let v = ((i * 7 + j * 3 + salt * 5 + (i * j) % 5) % 7) as f64;
-    if t == WgmmaType::U8 { v } else { v - 3.0 }
-}
-
 fn parse_u64(s: &str) -> anyhow::Result<u64> {
     let t = s.trim();
     let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -869,56 +863,16 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
             "the operand tiles end at byte {smem_bytes}, past sm_90's {limit} bytes of shared memory per block; allowed: --base and tiles within {limit} bytes"
         );
     }
-    // Element (mn, k) of an e-byte tile: byte address of its 2-byte unit plus the byte in it.
-    let addr = |t: &OperandTile, mn: u32, kx: u32| t.byte_address(mn, kx * e / 2) + (kx * e) % 2;
-    let am: Vec<Vec<f64>> = (0..64)
-        .map(|i| (0..k as usize).map(|j| small(i, j, 0, ta_t)).collect())
-        .collect();
-    let bm: Vec<Vec<f64>> = (0..a.n as usize)
-        .map(|i| (0..k as usize).map(|j| small(i, j, 1, tb_t)).collect())
-        .collect();
-    let mut smem = SharedMemory::zeroed(smem_bytes);
-    for (t, m, ty) in [(&ta, &am, ta_t), (&tb, &bm, tb_t)] {
-        for (i, row) in m.iter().enumerate() {
-            for (j, v) in row.iter().enumerate() {
-                let at = addr(t, i as u32, j as u32) as usize;
-                let bits = ty.encode(*v).to_le_bytes();
-                smem.bytes_mut()[at..at + e as usize].copy_from_slice(&bits[..e as usize]);
-            }
-        }
-    }
-    let regs_per = kind.d_regs() as usize;
-    let mut d = vec![0u32; wgmma::WARPGROUP_THREADS * regs_per];
+    let run = tilelab::sim::selfcheck::wgmma_check(&tilelab::sim::selfcheck::WgmmaCase {
+        kind,
+        tiles: [&ta, &tb],
+        majors: [ma, mb],
+        a_regs: a.a_regs,
+        k,
+        smem_bytes,
+    })?;
     let mut descriptors = Vec::new();
-    for kb in 0..k / kk {
-        let regs: Box<[[u32; 4]; wgmma::WARPGROUP_THREADS]> = Box::new(std::array::from_fn(|t| {
-            std::array::from_fn(|r| {
-                (0..4 / e).fold(0u32, |w, pos| {
-                    let (m, kx) = kind.a_fragment(t as u32, r as u32, pos);
-                    let v = am[m as usize][(kk * kb + kx) as usize];
-                    w | ta_t.encode(v).checked_shl(8 * e * pos).unwrap_or(0)
-                })
-            })
-        }));
-        let src = if a.a_regs {
-            WgmmaA::Regs(&regs)
-        } else {
-            WgmmaA::Desc(ta.descriptor(kb))
-        };
-        let step = exec::execute(
-            &mut smem,
-            WgmmaOp {
-                kind,
-                a: src,
-                b: tb.descriptor(kb),
-                scale_d: kb > 0,
-                scale_a: 1,
-                scale_b: 1,
-                trans_a: !a.a_regs && ma == Major::Mn,
-                trans_b: mb == Major::Mn,
-                d: &mut d,
-            },
-        )?;
+    for (kb, step) in (0..).zip(&run.steps) {
         descriptors.push(KbJson {
             k_block: kb,
             a: if a.a_regs {
@@ -932,34 +886,20 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
             core_matrix_wavefronts: step.wavefronts,
         });
     }
-    // Reference: plain f64 sums over the values written.
-    let mut err = 0f64;
-    let mut accumulators = Vec::new();
-    let halves = if acc == WgmmaAcc::F16 { 2 } else { 1 };
-    for t in 0..wgmma::WARPGROUP_THREADS as u32 {
-        for r in 0..regs_per as u32 {
-            let word = d[t as usize * regs_per + r as usize];
-            for h in 0..halves {
-                let (row, col) = kind.d_fragment(t, r, h);
-                let want: f64 = (0..k as usize)
-                    .map(|j| am[row as usize][j] * bm[col as usize][j])
-                    .sum();
-                let got = match acc {
-                    WgmmaAcc::F32 => f64::from(f32::from_bits(word)),
-                    WgmmaAcc::S32 => f64::from(word as i32),
-                    WgmmaAcc::F16 => half::f16::from_bits((word >> (16 * h)) as u16).to_f64(),
-                };
-                err = err.max((got - want).abs());
-            }
+    let err = run.max_abs_error;
+    let regs_per = kind.d_regs() as usize;
+    let accumulators: Vec<AccJson> = (0..wgmma::WARPGROUP_THREADS as u32)
+        .flat_map(|t| (0..kind.d_regs()).map(move |r| (t, r)))
+        .map(|(t, r)| {
             let (row, col) = kind.d_fragment(t, r, 0);
-            accumulators.push(AccJson {
+            AccJson {
                 thread: t,
                 reg: r,
                 row,
                 col,
-            });
-        }
-    }
+            }
+        })
+        .collect();
     let report = WgmmaReport {
         ptx: kind.ptx(),
         sass: instr::wgmma_sass(&kind),
@@ -974,7 +914,7 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
         accumulators,
         check: WgCheck {
             max_abs_error: err,
-            values: d.len() * halves as usize,
+            values: run.values,
         },
     };
     let code = if err == 0.0 {

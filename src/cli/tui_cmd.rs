@@ -8,11 +8,16 @@ use anyhow::Context;
 use tilelab::lessons::{self, run::run_step};
 use tilelab::tui::app::{App, Msg, update};
 
-use super::lessons::{layout_index, load, refuse_question_svg, step_index, variant_index};
+use super::lessons::{load, refuse_question_svg};
 
 /// Arguments of `tilelab tui`.
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("ptx_view").args(["ptx", "launch"]).multiple(true)))]
+#[command(group(
+    clap::ArgGroup::new("ptx_view")
+        .args(["ptx", "launch"])
+        .multiple(true)
+        .conflicts_with_all(["lesson", "step", "layout", "variant", "svg", "dir"])
+))]
 #[command(
     after_help = "Keys inside: → next instruction, ← back, l layout, j/k lane, Tab pane, z zoom, e explain terms, a answer the step's question (its numbers stay hidden until it is answered; r shows them, --answers shows them all), ? help, q quit.\nWith --ptx: c/C next/previous instruction with bank conflicts, : go to a PTX line, f only conflicting, F only this line; w/W wgmma (descriptors, core matrices, accumulators), t/T TMA box, b/B mbarrier phases, R warp roles.\n\nExamples:\n  tilelab tui                 pick a lesson from the list\n  tilelab tui swizzle         open a lesson\n  tilelab tui swizzle --step 3 --layout pad:8\n  tilelab tui ldmatrix --step 1 --svg step1.svg   write a picture, no terminal UI\n  tilelab tui ldmatrix --step 2 --svg step2.svg --answers   a step that asks a question: its picture shows the answer\n  tilelab tui --ptx tests/data/ptx_hand/col16.ptx --kernel col16 --grid 1 --block 32\n  tilelab tui --launch tests/data/ptx_hopper/launch/tt_matmul_tma.json --warp 4   a launch file (docs/launch-files.md); flags beside it override its values\n  tilelab tui --ptx tests/data/ptx/triton_fa_v1_trans.ptx --grid 1 --block 128 --dynamic-smem 32768 \\\n      --arg 6=64 --arg 7=0.125 --warp 0 --line 402"
 )]
@@ -43,45 +48,15 @@ pub struct TuiArgs {
     /// Step through one warp of your own PTX kernel instead of a lesson: one CTA simulated as
     /// `tilelab ptx` does (same launch flags), then that warp's shared-memory and mma
     /// instructions one at a time.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["lesson", "step", "layout", "variant", "svg", "dir"])]
+    #[arg(long, value_name = "FILE")]
     pub ptx: Option<PathBuf>,
-    /// Step through the PTX kernel of a launch file (docs/launch-files.md) as --ptx does: its
-    /// PTX file, kernel, grid, block, CTA, dynamic shared memory and parameter values. Flags
-    /// given beside it (--ptx FILE included) override the file's.
-    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["lesson", "step", "layout", "variant", "svg", "dir"])]
-    pub launch: Option<PathBuf>,
-    /// --ptx: kernel (`.entry`) to run, needed when the file has several: as for `tilelab ptx`
-    /// (a name, a part of exactly one kernel's name, or #N from 0).
-    #[arg(long, value_name = "K")]
-    pub kernel: Option<String>,
-    /// --ptx: grid size in CTAs, X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
-    pub grid: Option<[u32; 3]>,
-    /// --ptx: block size in threads, X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
-    pub block: Option<[u32; 3]>,
+    /// --ptx: the launch, as for `tilelab ptx` (the stepper follows --cta's warps; a
+    /// cluster's other CTAs run beside them).
+    #[command(flatten)]
+    pub launch: super::launch::LaunchArgs,
     /// --ptx: the CTA to simulate, X[,Y,Z] (default 0,0,0).
     #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
-    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE (repeatable), or struct bytes
-    /// NAME[+OFFSET]=TYPE:V[,V...] as for `tilelab ptx`; pointers need none.
-    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg)]
-    pub args: Vec<(String, String)>,
-    /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
-    /// (repeatable), as for `tilelab ptx`.
-    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map)]
-    pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
-    /// --ptx: CTAs per cluster, X[,Y,Z], as for `tilelab ptx` (the stepper follows --cta's
-    /// warps; the cluster's other CTAs run beside them) [default: 1,1,1].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx")]
-    pub cluster: Option<[u32; 3]>,
-    /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB).
-    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes)]
-    pub dynamic_smem: Option<u32>,
-    /// --ptx: stop after N warp instructions, or once they cost more than 20·N units (as for
-    /// `tilelab ptx`; at most 30000000) [default: 3000000].
-    #[arg(long, value_name = "N", value_parser = super::ptx::parse_max_instructions)]
-    pub max_instructions: Option<u64>,
     /// --ptx: the warp to follow (0-based, within the CTA) [default: 0].
     #[arg(long, value_name = "W", value_parser = super::whole::<u32>("0..=31, a warp of the CTA"))]
     pub warp: Option<u32>,
@@ -95,18 +70,10 @@ pub struct TuiArgs {
 
 fn run_ptx(a: &TuiArgs) -> anyhow::Result<ExitCode> {
     let r = super::launch::resolve(
-        a.launch.as_deref(),
-        super::launch::Flags {
+        &super::launch::Flags {
             ptx: a.ptx.clone(),
-            kernel: a.kernel.clone(),
-            grid: a.grid,
-            block: a.block,
             cta: a.cta,
-            cluster: a.cluster,
-            args: a.args.clone(),
-            tensor_maps: a.tensor_maps.clone(),
-            dynamic_smem: a.dynamic_smem,
-            max_instructions: a.max_instructions,
+            launch: a.launch.clone(),
         },
         "tilelab tui --ptx",
     )?;
@@ -139,22 +106,15 @@ fn run_ptx(a: &TuiArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
-    if a.ptx.is_some() || a.launch.is_some() {
+    if a.ptx.is_some() || a.launch.launch.is_some() {
         return run_ptx(&a);
     }
     // clap does not enforce `requires = "ptx"` when a lesson (which conflicts with --ptx) is named.
-    if a.kernel.is_some()
-        || a.grid.is_some()
-        || a.block.is_some()
+    if a.launch.any_flag()
         || a.cta.is_some()
-        || a.cluster.is_some()
-        || !a.args.is_empty()
-        || !a.tensor_maps.is_empty()
-        || a.dynamic_smem.is_some()
         || a.line.is_some()
         || a.warp.is_some()
         || a.max_steps.is_some()
-        || a.max_instructions.is_some()
     {
         anyhow::bail!(
             "--kernel, --grid, --block, --cta, --cluster, --arg, --tensor-map, --dynamic-smem, --line, --warp, --max-steps and --max-instructions go with --ptx FILE or --launch FILE.json; a lesson takes --step, --layout and --variant"
@@ -172,15 +132,15 @@ pub fn run(a: TuiArgs) -> anyhow::Result<ExitCode> {
     let (mut li, mut vi, mut pos) = (0, 0, 0);
     if let Some(i) = start {
         let l = &all[i];
-        li = layout_index(l, a.layout.as_deref())?;
-        vi = variant_index(l, a.variant.as_deref())?;
+        li = l.layout_index(a.layout.as_deref())?;
+        vi = l.variant_index(a.variant.as_deref())?;
         if let Some(n) = a.step {
-            step_index(l, vi, n)?;
+            l.step_index(vi, n)?;
             pos = n - 1;
         }
         if let Some(path) = &a.svg {
             refuse_question_svg(l, vi, a.step.unwrap_or(1), a.answers)?;
-            let si = step_index(l, vi, a.step.unwrap_or(1))?;
+            let si = l.step_index(vi, a.step.unwrap_or(1))?;
             let svg = tilelab::viz::lesson::step_svg(l, &run_step(l, si, li)?);
             std::fs::write(path, svg).with_context(|| {
                 format!("cannot write SVG file '{}'", tilelab::text::path(path))

@@ -25,7 +25,19 @@ use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
 
 /// Arguments of `tilelab verify`.
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("ptx_check").args(["ptx", "launch"]).multiple(true)))]
+#[command(group(
+    clap::ArgGroup::new("ptx_check")
+        .args(["ptx", "launch"])
+        .multiple(true)
+        .conflicts_with_all(["all", "lesson", "fuzz", "records"])
+))]
+// The launch flags (but --max-instructions, as before) mean nothing without a PTX kernel.
+#[command(group(
+    clap::ArgGroup::new("ptx_launch_flags")
+        .args(["kernel", "grid", "block", "args", "tensor_maps", "cluster", "dynamic_smem"])
+        .multiple(true)
+        .requires("ptx_check")
+))]
 pub struct VerifyArgs {
     /// Run every check (the default).
     #[arg(long, conflicts_with = "lesson")]
@@ -93,47 +105,14 @@ pub struct VerifyArgs {
     /// Check a PTX kernel instead of the suite: simulate every CTA of the launch (as
     /// `tilelab ptx` does one), run the same launch on the GPU under Nsight Compute, and compare
     /// per counter and per PTX line. Takes the launch flags below.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["all", "lesson", "fuzz", "records"])]
+    #[arg(long, value_name = "FILE")]
     pub ptx: Option<PathBuf>,
-    /// Check the PTX kernel of a launch file (docs/launch-files.md) as --ptx does: its PTX file,
-    /// kernel, grid, block, dynamic shared memory and parameter values. Flags given beside it
-    /// (--ptx FILE included) override the file's; a cluster it names is launched as one.
-    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["all", "lesson", "fuzz", "records"])]
-    pub launch: Option<PathBuf>,
-    /// --ptx: the kernel (`.entry`), needed when the file has several: as for `tilelab ptx`
-    /// (a name, a part of exactly one kernel's name, or #N from 0).
-    #[arg(long, requires = "ptx_check")]
-    pub kernel: Option<String>,
-    /// --ptx: grid size in CTAs, X[,Y,Z] (every CTA is simulated and measured).
-    #[arg(long, requires = "ptx_check", value_parser = super::ptx::parse_dim3)]
-    pub grid: Option<[u32; 3]>,
-    /// --ptx: block size in threads, X[,Y,Z].
-    #[arg(long, requires = "ptx_check", value_parser = super::ptx::parse_dim3)]
-    pub block: Option<[u32; 3]>,
-    /// --ptx: a parameter value, NAME=VALUE or INDEX=VALUE, or struct bytes
-    /// NAME[+OFFSET]=TYPE:V[,V...] (repeatable), as for `tilelab ptx` (the GPU gets the same
-    /// bytes); pointers take none: each gets its own zero-filled buffer, in the simulator and on
-    /// the GPU.
-    #[arg(long = "arg", requires = "ptx_check", value_parser = super::ptx::parse_arg)]
-    pub args: Vec<(String, String)>,
-    /// --ptx: a CUtensorMap in a parameter, NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
-    /// (repeatable), as for `tilelab ptx`; on the GPU encoded with cuTensorMapEncodeTiled over
-    /// its own zero-filled buffer (or @POINTER's).
-    #[arg(long = "tensor-map", value_name = "NAME=SPEC", requires = "ptx_check", value_parser = super::ptx::parse_tensor_map)]
-    pub tensor_maps: Vec<tilelab::ptx::params::TensorMapArg>,
-    /// --ptx: CTAs per cluster, X[,Y,Z], as for `tilelab ptx`: each cluster is simulated with
-    /// its CTAs together, and the GPU launch is a cluster launch (cuLaunchKernelEx with
-    /// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3, requires = "ptx_check")]
-    pub cluster: Option<[u32; 3]>,
-    /// --ptx: dynamic shared memory per block, a size as for `tilelab ptx` (32768, 32K, 32KiB;
-    /// on the GPU: 0 when not given).
-    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes, requires = "ptx_check")]
-    pub dynamic_smem: Option<u32>,
-    /// --ptx: stop the simulation of a CTA after N warp instructions, or once they cost more
-    /// than 20·N units (as for `tilelab ptx`; at most 30000000) [default: 3000000].
-    #[arg(long, value_name = "N", value_parser = super::ptx::parse_max_instructions)]
-    pub max_instructions: Option<u64>,
+    /// --ptx: the launch, as for `tilelab ptx`; every CTA of the grid is simulated and
+    /// measured, a cluster is launched as one (cuLaunchKernelEx with
+    /// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION), a tensor map is encoded with
+    /// cuTensorMapEncodeTiled over its own zero-filled buffer (or @POINTER's).
+    #[command(flatten)]
+    pub launch: super::launch::LaunchArgs,
     /// --ptx: bytes of each pointer parameter's zero-filled device buffer (the kernel must stay
     /// inside it), a size: 1048576, 1024K, 1M, 1MiB.
     #[arg(long, value_name = "BYTES", value_parser = super::size_u64, default_value_t = verify::ptx_file::POINTER_BYTES)]
@@ -153,18 +132,10 @@ impl VerifyArgs {
     /// The launch file's; --grid or --block missing.
     fn ptx_run(&self) -> anyhow::Result<verify::ptx_file::PtxRun> {
         let r = super::launch::resolve(
-            self.launch.as_deref(),
-            super::launch::Flags {
+            &super::launch::Flags {
                 ptx: self.ptx.clone(),
-                kernel: self.kernel.clone(),
-                grid: self.grid,
-                block: self.block,
                 cta: None,
-                cluster: self.cluster,
-                args: self.args.clone(),
-                tensor_maps: self.tensor_maps.clone(),
-                dynamic_smem: self.dynamic_smem,
-                max_instructions: self.max_instructions,
+                launch: self.launch.clone(),
             },
             "verify --ptx",
         )?;
@@ -263,7 +234,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
         out::line(format_args!("{}", verify::run_probe(&p)?))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if a.ptx.is_some() || a.launch.is_some() {
+    if a.ptx.is_some() || a.launch.launch.is_some() {
         let run = a.ptx_run()?;
         return run_ptx(&a, &run);
     }
@@ -271,7 +242,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     // fuzz requests and simulating the lessons never runs on a machine without a GPU.
     let options = a.options();
     options.check()?;
-    let gpu = match open_gpu() {
+    let gpu = match open_gpu(a.json) {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
@@ -324,21 +295,30 @@ fn finish(a: &VerifyArgs, gpu: &Gpu, rows: &[Check]) -> anyhow::Result<ExitCode>
     })
 }
 
-/// The GPU, or the exit code after saying in one line why there is none.
-fn open_gpu() -> Result<Gpu, ExitCode> {
-    match Gpu::open() {
-        Ok(g) => Ok(g),
-        Err(e @ GpuError::UnknownArch { .. }) => {
-            out::note(format_args!(
-                "tilelab: verify: skipped, unsupported GPU: {e}"
-            ));
-            Err(ExitCode::from(EXIT_NO_GPU))
-        }
-        Err(e) => {
-            out::note(format_args!("tilelab: verify: skipped, no GPU: {e}"));
-            Err(ExitCode::from(EXIT_NO_GPU))
+/// The GPU, or the exit code after saying in one line why there is none; with `--json` also a
+/// JSON document on stdout saying so: `{"gpu": null, "verdict": "skipped", "reason", "exit_code":
+/// 3, "checks": []}` (`reason` is the stderr line's text after `skipped, `).
+fn open_gpu(json: bool) -> Result<Gpu, ExitCode> {
+    let reason = match Gpu::open() {
+        Ok(g) => return Ok(g),
+        Err(e @ GpuError::UnknownArch { .. }) => format!("unsupported GPU: {e}"),
+        Err(e) => format!("no GPU: {e}"),
+    };
+    out::note(format_args!("tilelab: verify: skipped, {reason}"));
+    if json {
+        let doc = serde_json::json!({
+            "gpu": null,
+            "verdict": "skipped",
+            "reason": reason,
+            "exit_code": EXIT_NO_GPU,
+            "checks": [],
+        });
+        if let Err(e) = out::emit_json(&doc) {
+            super::error_line(&format!("{e:#}"));
+            return Err(ExitCode::from(super::EXIT_ERROR));
         }
     }
+    Err(ExitCode::from(EXIT_NO_GPU))
 }
 
 /// `verify --ptx`: the file read, the grid bounded and the kernel found (milliseconds); then
@@ -350,7 +330,7 @@ fn run_ptx(a: &VerifyArgs, run: &verify::ptx_file::PtxRun) -> anyhow::Result<Exi
         ..Spinner::default()
     };
     let prepared = run.prepare()?;
-    let gpu = match open_gpu() {
+    let gpu = match open_gpu(a.json) {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };

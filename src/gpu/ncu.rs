@@ -196,7 +196,7 @@ pub fn parse_csv(text: &str) -> LaunchMetrics {
         if !line.starts_with('"') {
             continue;
         }
-        let cols = split_csv(line);
+        let cols = csv_row(line);
         if header.is_none() {
             if cols.iter().any(|c| c == "Metric Name") {
                 header = Some(cols);
@@ -218,24 +218,46 @@ pub fn parse_csv(text: &str) -> LaunchMetrics {
     out
 }
 
-fn split_csv(line: &str) -> Vec<String> {
-    let mut cols = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for ch in line.chars() {
-        match ch {
-            '"' => quoted = !quoted,
-            ',' if !quoted => cols.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
+/// The cells of one CSV record of ncu's `--csv` output (RFC 4180 quoting: a `""` inside a
+/// quoted cell is one `"`), read with the `csv` crate; the one CSV reader of `gpu/`
+/// ([`parse_csv`], [`super::source_view::parse_source_page`]). A line that is not one whole
+/// record (an unterminated quote) gives the cells read so far.
+pub(crate) fn csv_row(line: &str) -> Vec<String> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(line.as_bytes());
+    let mut rec = csv::StringRecord::new();
+    match r.read_record(&mut rec) {
+        Ok(true) => rec.iter().map(str::to_string).collect(),
+        _ => Vec::new(),
     }
-    cols.push(cur);
-    cols
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 4180: `""` inside a quoted cell is one quote, a comma inside quotes is text (a
+    /// demangled template name in ncu's "Kernel Name" column has both). The hand splitter this
+    /// replaced dropped the quotes (`k<"a">` read as `k<a>`).
+    #[test]
+    fn csv_cells_keep_escaped_quotes() {
+        assert_eq!(
+            csv_row(r#""1","k<""a"", 2>","smsp__inst_executed.sum","1,234""#),
+            ["1", r#"k<"a", 2>"#, "smsp__inst_executed.sum", "1,234"]
+        );
+        assert_eq!(csv_row(r#""","x""#), ["", "x"]);
+        let text = concat!(
+            "==PROF== Connected\n",
+            r#""ID","Kernel Name","Metric Name","Metric Value""#,
+            "\n",
+            r#""0","k<""a"", 2>","smsp__inst_executed.sum","1,234""#,
+            "\n",
+        );
+        let m = parse_csv(text);
+        assert_eq!(m[&0]["smsp__inst_executed.sum"], 1234.0);
+    }
 
     /// nvcc's mangled name of `gemm_device<128>` (`tests/data/ptx_params/struct_params.ptx`) is
     /// matched as the mangled base, exactly; a C name likewise; metacharacters are escaped.

@@ -24,10 +24,16 @@ pub fn count(listing: &Listing, function: &str, mnemonic: &str) -> u32 {
 /// # Errors
 /// The temporary file cannot be written, `cuobjdump` cannot be started or exits with an error.
 pub fn of_cubin(tool: &Path, cubin: &[u8], tag: &str) -> anyhow::Result<Listing> {
-    let p = std::env::temp_dir().join(format!("tilelab-{}-{tag}.cubin", std::process::id()));
-    std::fs::write(&p, cubin).with_context(|| format!("cannot write '{}'", p.display()))?;
-    let o = Command::new(tool).arg("-sass").arg(&p).output();
-    let _ = std::fs::remove_file(&p);
+    // Removed when `tmp` is dropped, whatever happens (tempfile: a fresh name, not the pid's).
+    let tmp = tempfile::Builder::new()
+        .prefix("tilelab-")
+        .suffix(&format!("-{tag}.cubin"))
+        .tempfile()
+        .context("cannot create a temporary file for the CUBIN")?;
+    let p = tmp.path();
+    std::fs::write(p, cubin).with_context(|| format!("cannot write '{}'", p.display()))?;
+    let o = Command::new(tool).arg("-sass").arg(p).output();
+    drop(tmp);
     let o = o.with_context(|| format!("cannot run {}", tool.display()))?;
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);

@@ -118,26 +118,6 @@ pub fn with_own_line_info(ptx: &str, file: &str) -> String {
     out
 }
 
-/// Splits one CSV record (RFC 4180 quoting, `""` for a quote inside a quoted field).
-fn split_record(line: &str) -> Vec<String> {
-    let mut cols = Vec::new();
-    let mut cur = String::new();
-    let (mut quoted, mut chars) = (false, line.chars().peekable());
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => cols.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-    }
-    cols.push(cur);
-    cols
-}
-
 /// A count cell: `""` and `"-"` are 0, thousands separators are dropped.
 fn count(cell: &str) -> Option<u64> {
     let c = cell.trim().replace(',', "");
@@ -170,7 +150,7 @@ pub fn parse_source_page(csv: &str) -> Result<Vec<KernelLines>, SourcePageError>
         if !raw.starts_with('"') {
             continue; // ncu's ==PROF== / ==WARNING== lines
         }
-        let r = split_record(raw);
+        let r = super::ncu::csv_row(raw);
         match r.first().map(String::as_str) {
             Some("File Path") => out.push(KernelLines {
                 file: r.get(1).cloned().unwrap_or_default(),
@@ -284,7 +264,7 @@ mod tests {
     #[test]
     fn quoted_commas_and_quotes_split_right() {
         assert_eq!(
-            split_record(r#""a,b","say ""hi""",3"#),
+            crate::gpu::ncu::csv_row(r#""a,b","say ""hi""",3"#),
             vec!["a,b".to_string(), "say \"hi\"".to_string(), "3".to_string()]
         );
         assert_eq!(count("1,024"), Some(1024));

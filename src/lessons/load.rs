@@ -73,6 +73,11 @@ pub enum LessonError {
         /// The known names, comma-separated.
         known: String,
     },
+    /// A layout, variant or step the command line asked for that the lesson does not have
+    /// ([`super::Lesson::layout_index`], [`super::Lesson::variant_index`],
+    /// [`super::Lesson::step_index`]); the message names the value and what is allowed.
+    #[error("{0}")]
+    NotInLesson(String),
 }
 
 /// The lessons built into the binary ([`super::embedded::FILES`]), in curriculum order.

@@ -412,6 +412,58 @@ impl fmt::Display for Arithmetic {
 }
 
 impl Lesson {
+    /// Index into [`Self::layouts`] of the layout spelled `spec` (`None`: the first, 0).
+    ///
+    /// # Errors
+    /// [`LessonError::NotInLesson`] naming `spec` and the lesson's layouts.
+    pub fn layout_index(&self, spec: Option<&str>) -> Result<usize, LessonError> {
+        self.index_in(&self.layouts, spec, "layout")
+    }
+
+    /// Index into [`Self::variants`] of the variant `name` (`None`: the first, 0).
+    ///
+    /// # Errors
+    /// [`LessonError::NotInLesson`] naming `name` and the lesson's variants.
+    pub fn variant_index(&self, name: Option<&str>) -> Result<usize, LessonError> {
+        self.index_in(&self.variants, name, "variant")
+    }
+
+    /// Index of `given` in `list` (the lesson's `what`s; `None`: 0).
+    fn index_in(
+        &self,
+        list: &[String],
+        given: Option<&str>,
+        what: &str,
+    ) -> Result<usize, LessonError> {
+        let Some(s) = given else { return Ok(0) };
+        list.iter().position(|x| x == s).ok_or_else(|| {
+            LessonError::NotInLesson(format!(
+                "{what} '{}' is not one of lesson '{}''s {what}s; allowed: {}",
+                crate::text::value(s),
+                self.name,
+                crate::text::list(list)
+            ))
+        })
+    }
+
+    /// Index into [`Self::steps`] of step `n` (1-based, as the reader counts them) of variant
+    /// `variant` (an index into [`Self::variants`]).
+    ///
+    /// # Errors
+    /// [`LessonError::NotInLesson`] when `n` is 0 or past the variant's last step.
+    pub fn step_index(&self, variant: usize, n: usize) -> Result<usize, LessonError> {
+        let steps = self.steps_of(variant);
+        if n == 0 || n > steps.len() {
+            return Err(LessonError::NotInLesson(format!(
+                "step {n} is not in lesson '{}' (variant '{}'); allowed: 1..={}",
+                self.name,
+                self.variants[variant],
+                steps.len()
+            )));
+        }
+        Ok(steps[n - 1])
+    }
+
     /// Indices into [`Self::steps`] of the steps of `variant` (program order).
     pub fn steps_of(&self, variant: usize) -> Vec<usize> {
         let v = self.variants.get(variant).map(String::as_str);

@@ -45,6 +45,27 @@ pub enum Access {
 pub const ACCESS_NAMES: &str = "row, col, col16, vec8, vec16, ldmatrix, ldmatrix.trans";
 
 impl Access {
+    /// The element type a tile read this way has when none is given: `f16` for `ldmatrix`
+    /// (it loads b16 elements), `f32` otherwise.
+    pub fn default_dtype(self) -> &'static str {
+        match self {
+            Access::Ldmatrix { .. } => "f16",
+            _ => "f32",
+        }
+    }
+
+    /// The layouts (`Layout::parse` spellings) compared when none is given: for `ldmatrix`
+    /// the row-major tile and the `Swizzle<3,3,3>` that removes its conflicts; for vector
+    /// loads only `row` (they need the row's elements contiguous, which `trans` breaks); for
+    /// scalar loads `row` and `trans`.
+    pub fn default_layouts(self) -> &'static [&'static str] {
+        match self {
+            Access::Ldmatrix { .. } => &["row", "swizzle:3,3,3"],
+            Access::Vec { .. } => &["row"],
+            _ => &["row", "trans"],
+        }
+    }
+
     /// Parses a pattern name (see the module docs).
     ///
     /// # Errors

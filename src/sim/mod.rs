@@ -30,7 +30,8 @@
 //!   [`exec`]);
 //! * [`wgmma`]: warpgroup MMA forms, matrix descriptors, canonical layouts and fragments
 //!   (sm_90a; executed by [`exec`]);
-//! * [`readback`]: wavefronts of reading a TMA box or a wgmma operand back with `ldmatrix`.
+//! * [`readback`]: wavefronts of reading a TMA box or a wgmma operand back with `ldmatrix`;
+//! * [`selfcheck`]: the executor's mma and wgmma on known inputs against plain f64 sums.
 
 pub mod access;
 pub mod addr;
@@ -49,6 +50,7 @@ pub mod occupancy;
 pub mod placement;
 pub mod program;
 pub mod readback;
+pub mod selfcheck;
 pub mod size;
 pub mod smem;
 pub mod stats;

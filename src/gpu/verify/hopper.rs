@@ -59,11 +59,21 @@ pub(super) fn measure(
             format!("{why} (--no-ncu skips these checks)"),
         ))
     };
-    let tmp = std::env::temp_dir().join(format!(
-        "tilelab-{}-{}.json",
-        group.replace('.', ""),
-        std::process::id()
-    ));
+    // Removed when `guard` is dropped (tempfile: a fresh name, not the pid's).
+    let guard = match tempfile::Builder::new()
+        .prefix(&format!("tilelab-{}-", group.replace('.', "")))
+        .suffix(".json")
+        .tempfile()
+    {
+        Ok(f) => f.into_temp_path(),
+        Err(e) => {
+            return Err(fail(
+                "-".into(),
+                format!("cannot create a temporary file: {e}"),
+            ));
+        }
+    };
+    let tmp = guard.to_path_buf();
     let written = serde_json::to_string(recs)
         .map_err(anyhow::Error::from)
         .and_then(|s| {
@@ -89,7 +99,7 @@ pub(super) fn measure(
         ],
     );
     ctx.progress.finish();
-    let _ = std::fs::remove_file(&tmp);
+    drop(guard);
     let (table, o) = match profiled {
         Ok(x) => x,
         Err(e) => {

@@ -66,26 +66,32 @@ pub fn ptx_run(r: &Resolved, file: PathBuf) -> PtxRun {
 }
 
 /// The module's path on disk: the launch file's own when it exists, else a temporary copy of
-/// the built-in text.
-fn module_file(r: &Resolved) -> anyhow::Result<PathBuf> {
+/// the built-in text, removed when the returned guard is dropped.
+fn module_file(r: &Resolved) -> anyhow::Result<(PathBuf, Option<tempfile::TempPath>)> {
     let p = PathBuf::from(&r.ptx_path);
     if p.is_file() {
-        return Ok(p);
+        return Ok((p, None));
     }
     let name = p.file_name().map_or_else(
         || "module.ptx".to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let tmp = std::env::temp_dir().join(format!("tilelab-lesson-{}-{name}", std::process::id()));
-    std::fs::write(&tmp, &r.ptx_text)
-        .with_context(|| format!("cannot write '{}'", tmp.display()))?;
-    Ok(tmp)
+    let guard = tempfile::Builder::new()
+        .prefix("tilelab-lesson-")
+        .suffix(&format!("-{name}"))
+        .tempfile()
+        .context("cannot create a temporary file for the lesson's PTX")?
+        .into_temp_path();
+    std::fs::write(&guard, &r.ptx_text)
+        .with_context(|| format!("cannot write '{}'", guard.display()))?;
+    Ok((guard.to_path_buf(), Some(guard)))
 }
 
 fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
     let mut rows = Vec::new();
     for part in &plan.lesson_ptx {
-        let run = ptx_run(&part.resolved, module_file(&part.resolved)?);
+        let (file, _guard) = module_file(&part.resolved)?;
+        let run = ptx_run(&part.resolved, file);
         let sim = run.simulate(&mut *ctx.progress)?;
         match super::kernel::ncu_for(ctx, plan) {
             Err(why) => rows.push(Check::skipped(

@@ -620,7 +620,12 @@ pub fn measure(ctx: &mut Context<'_>, run: &PtxRun, kernel: &str) -> anyhow::Res
         );
     }
     let counters = table.into_values().next().unwrap_or_default();
-    let report = std::env::temp_dir().join(format!("tilelab-ptx-{}", std::process::id()));
+    // ncu writes REPORT.ncu-rep; the folder goes when `dir` is dropped.
+    let dir = tempfile::Builder::new()
+        .prefix("tilelab-ptx-")
+        .tempdir()
+        .context("cannot create a temporary folder for Nsight Compute's report")?;
+    let report = dir.path().join("report");
     ctx.progress.start("reading Nsight Compute's source view");
     let paged = ncu::profile_source(&ncu_path, &regex, &ctx.exe, &run.child_args(true), &report);
     ctx.progress.finish();

@@ -56,7 +56,14 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
             )]);
         }
     };
-    let tmp = std::env::temp_dir().join(format!("tilelab-probe-{}.json", std::process::id()));
+    // Removed when `guard` is dropped (tempfile: a fresh name, not the pid's).
+    let guard = tempfile::Builder::new()
+        .prefix("tilelab-probe-")
+        .suffix(".json")
+        .tempfile()
+        .context("cannot create a temporary file for the probe's requests")?
+        .into_temp_path();
+    let tmp = guard.to_path_buf();
     std::fs::write(&tmp, serde_json::to_string(recs)?)
         .with_context(|| format!("cannot write '{}'", crate::text::path(&tmp)))?;
     ctx.progress.start(&format!(
@@ -75,7 +82,7 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
         ],
     );
     ctx.progress.finish();
-    let _ = std::fs::remove_file(&tmp);
+    drop(guard);
     let failed = |measured: String, why: String| {
         Ok(vec![Check::new(
             "wavefronts",
