@@ -50,6 +50,11 @@ pub const MAX_HW_RECORDS_BYTES: u64 = 64 << 20;
 /// largest in `tests/data/` is under 2 KB.
 pub const MAX_PROVENANCE_BYTES: u64 = 1 << 20;
 
+/// The most bytes of a kernel's source file that `tilelab ptx --by-source` reads to show its
+/// lines' text (the `.file` a `.loc` names: `kernel.py`, `gemm.cu`): 16 MiB. A larger file's
+/// text is not shown (the counts are).
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
 /// Why [`read_text`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TextError {
