@@ -321,7 +321,10 @@ fn source_rows(
         if texts.contains_key(&**f) {
             continue;
         }
-        texts.insert(f.to_string(), read_source(f, ptx_file));
+        texts.insert(
+            f.to_string(),
+            tilelab::textfile::read_source_lines(f, ptx_file),
+        );
     }
     // Per group (by file and line), the SASS families of its PTX lines.
     let mut fams: BTreeMap<(Option<String>, u32), BTreeMap<String, u64>> = BTreeMap::new();
@@ -362,26 +365,6 @@ fn source_rows(
         .map(|(f, r)| (f, r.map_or_else(|e| e, |_| "read".to_string())))
         .collect();
     SourceRows { rows, files }
-}
-
-/// The lines of source file `name` (as `.file` names it; a relative name is also tried beside
-/// the PTX file), or why it could not be read.
-fn read_source(name: &str, ptx_file: &std::path::Path) -> Result<Vec<String>, String> {
-    use tilelab::textfile::{MAX_SOURCE_BYTES, read_text};
-    let p = std::path::Path::new(name);
-    let first = read_text(p, MAX_SOURCE_BYTES, "source file");
-    let text = match first {
-        Ok(t) => Ok(t),
-        Err(e) if p.is_relative() => {
-            let beside = ptx_file.parent().map(|d| d.join(p));
-            match beside.map(|b| read_text(&b, MAX_SOURCE_BYTES, "source file")) {
-                Some(Ok(t)) => Ok(t),
-                _ => Err(e.to_string()),
-            }
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    text.map(|t| t.lines().map(str::to_string).collect())
 }
 
 /// The `--by-source` table: one row per source line, its summed counts and text.
