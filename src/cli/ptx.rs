@@ -393,9 +393,32 @@ fn render_by_source(g: &SourceRows, with_sass: bool) -> String {
         .max()
         .unwrap_or(6)
         .max(6);
+    let classes_of = |r: &SourceRow| -> String {
+        let v: Vec<String> = match &r.sass_executed {
+            Some(m) => m
+                .iter()
+                .filter(|(f, n)| **n > 0 && is_counted_family(f))
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect(),
+            None => r
+                .group
+                .classes
+                .iter()
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect(),
+        };
+        v.join(" ")
+    };
+    let cw = g
+        .rows
+        .iter()
+        .map(|r| classes_of(r).len())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     outln!(
         o,
-        "{:<w$}  {:>9} {:>10} {:>11} {:>9} {:>9}  {:<24} text",
+        "{:<w$}  {:>9} {:>10} {:>11} {:>9} {:>9}  {:<cw$} text",
         "source",
         "ptx lines",
         "executions",
@@ -415,23 +438,15 @@ fn render_by_source(g: &SourceRows, with_sass: bool) -> String {
         } else {
             format!("{:>9}", x.bank_conflicts)
         };
-        let classes: Vec<String> = match &r.sass_executed {
-            Some(m) => m
-                .iter()
-                .filter(|(f, n)| **n > 0 && is_counted_family(f))
-                .map(|(f, n)| format!("{f} {n}"))
-                .collect(),
-            None => x.classes.iter().map(|(f, n)| format!("{f} {n}")).collect(),
-        };
         outln!(
             o,
-            "{:<w$}  {:>9} {:>10} {:>11} {:>9} {c}  {:<24} {}",
+            "{:<w$}  {:>9} {:>10} {:>11} {:>9} {c}  {:<cw$} {}",
             name(r),
             x.ptx_lines.len(),
             x.executions,
             x.wavefronts,
             x.ideal,
-            classes.join(" "),
+            classes_of(r),
             r.text
                 .as_deref()
                 .map(tilelab::text::escape)
