@@ -677,13 +677,13 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             };
             outln!(
                 o,
-                "  line {}{}: {} in {runs}{ways}  {}",
+                "  line {}: {} in {runs}{ways}{}  {}",
                 x.line,
+                out::plural(x.bank_conflicts, "conflict"),
                 x.source
                     .as_ref()
-                    .map(|s| format!(" ({})", s.short()))
+                    .map(|s| format!(", {}", s.short()))
                     .unwrap_or_default(),
-                out::plural(x.bank_conflicts, "conflict"),
                 x.ptx
             );
         }
