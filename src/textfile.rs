@@ -50,6 +50,37 @@ pub const MAX_HW_RECORDS_BYTES: u64 = 64 << 20;
 /// largest in `tests/data/` is under 2 KB.
 pub const MAX_PROVENANCE_BYTES: u64 = 1 << 20;
 
+/// The most bytes of a kernel's source file that `tilelab ptx --by-source` reads to show its
+/// lines' text (the `.file` a `.loc` names: `kernel.py`, `gemm.cu`): 16 MiB. A larger file's
+/// text is not shown (the counts are).
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// The lines of the source file `name` a PTX file's `.file` names (for `--by-source` and the
+/// TUI), or why it could not be read (one line): the path as given, then (a file that moved
+/// since the PTX was made, or a relative name) the path relative to `ptx_file`'s folder, then
+/// its last component there. Each try is [`read_text`] with [`MAX_SOURCE_BYTES`].
+pub fn read_source_lines(name: &str, ptx_file: &Path) -> Result<Vec<String>, String> {
+    let p = Path::new(name);
+    let dir = ptx_file.parent().unwrap_or(Path::new(""));
+    let mut tries = vec![p.to_path_buf()];
+    if p.is_relative() {
+        tries.push(dir.join(p));
+    }
+    if let Some(base) = p.file_name() {
+        tries.push(dir.join(base));
+    }
+    let mut first_err = None;
+    for t in &tries {
+        match read_text(t, MAX_SOURCE_BYTES, "source file") {
+            Ok(text) => return Ok(text.lines().map(str::to_string).collect()),
+            Err(e) => {
+                first_err.get_or_insert(e.to_string());
+            }
+        }
+    }
+    Err(first_err.unwrap_or_default())
+}
+
 /// Why [`read_text`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TextError {

@@ -287,3 +287,70 @@ fn help_lists_the_ptx_keys() {
     }
     assert!(s.contains("next instruction with bank conflicts"), "{s}");
 }
+
+/// The source line of the selected PTX line (issue 28): `variants.py:37` and its text in the
+/// header when the `.file` is readable (here found beside the PTX by its name), the reason in
+/// the counters pane when not. `va_f32in`'s line 444 is on the H200's conflicting line 37
+/// (`tests/data/ptx_lines/va_f32in.json`).
+#[test]
+fn the_selected_line_shows_its_source_line() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_lines");
+    let tmp = tempfile::tempdir().unwrap();
+    let ptx = tmp.path().join("va_f32in.ptx");
+    let text = std::fs::read_to_string(format!("{dir}/va_f32in.ptx"))
+        .unwrap()
+        .replace(
+            "\"/work/main/scratch/src/variants.py\"",
+            "\"/nonexistent-tilelab/variants.py\"",
+        );
+    std::fs::write(&ptx, &text).unwrap();
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [64, 1, 1],
+        cta: [0, 0, 0],
+        args: vec![("4".into(), "0.125".into())],
+        tensor_maps: vec![],
+        dynamic_smem: Some(8192),
+        max_instructions: 10_000_000,
+        cluster: [1, 1, 1],
+    };
+    let state = || {
+        PtxState::load(
+            ptx.to_string_lossy().into_owned(),
+            &text,
+            None,
+            &launch,
+            0,
+            10_000,
+            Some(444),
+        )
+        .unwrap()
+    };
+    let load = || App::new_ptx(state());
+    let (at, why) = state().source_line().unwrap();
+    assert_eq!(at, "variants.py:37");
+    assert!(why.unwrap_err().contains("No such file"));
+    let s = text_of(&load(), 160, 30);
+    let head = s.lines().next().unwrap();
+    assert!(head.contains("line 444 LDS │ variants.py:37 "), "{head}");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/ptx_fixtures/attn_2w.py"
+        ),
+        tmp.path().join("variants.py"),
+    )
+    .unwrap();
+    let s = text_of(&load(), 160, 30);
+    let head = s.lines().next().unwrap();
+    assert!(
+        head.contains(
+            "│ variants.py:37 v = tl.load(V + n[:, None] * D + d[None, :]).to(tl.float16)"
+        ),
+        "{head}"
+    );
+}
+
+fn text_of(app: &App, w: u16, h: u16) -> String {
+    text(draw(app, w, h).backend().buffer())
+}

@@ -8,33 +8,8 @@ import html
 import json
 import linecache
 import os
-import re
 import tempfile
 from collections import OrderedDict
-
-_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
-_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
-
-
-def source_map(ptx_text):
-    """{PTX line (1-based): (file, line, column)} from the ``.file``/``.loc`` directives: each
-    instruction belongs to the last ``.loc`` before it (Triton writes one per source position,
-    nvcc with ``-lineinfo``). Triton writes the ``.file`` table after the kernel."""
-    lines = ptx_text.splitlines()
-    files = {int(m.group(1)): m.group(2) for m in map(_FILE.match, lines) if m}
-    cur, out = None, {}
-    for n, text in enumerate(lines, 1):
-        if _FILE.match(text):
-            continue
-        m = _LOC.match(text)
-        if m:
-            f = files.get(int(m.group(1)))
-            cur = (f, int(m.group(2)), int(m.group(3))) if f else None
-            continue
-        if cur:
-            out[n] = cur
-    return out
-
 
 class Report:
     """One CTA's counts.
@@ -43,25 +18,25 @@ class Report:
       ``gmma_wavefronts``, ``tma_ld_bytes``, ...);
     * ``lines``: one dict per PTX line with shared-memory or tensor work: ``line``, ``ptx``,
       ``sass``, ``executions``, ``wavefronts``, ``ideal``, ``bank_conflicts``, and ``source``
-      (``{"file", "line", "column", "text"}``, or ``None`` without ``.loc``);
+      (``{"file", "line", "column", "text"}`` from the binary's ``source``, ``text`` read here, or
+      ``None`` without ``.loc``);
     * ``kernel``, ``cta``, ``doc`` (the whole JSON document).
 
     ``file_hints`` (basename -> path) finds a source file that moved since the PTX was made.
     """
 
-    def __init__(self, doc, launch_file=None, ptx_text=None, file_hints=None):
+    def __init__(self, doc, launch_file=None, file_hints=None):
         self.doc = doc
         self.launch_file = launch_file
         self.kernel = doc.get("kernel")
         self.cta = doc.get("cta")
         self.totals = doc.get("totals", {})
-        if ptx_text is None and launch_file:
-            ptx_text = _ptx_of_launch(launch_file)
-        smap = source_map(ptx_text) if ptx_text else {}
         self.lines = []
         for entry in doc.get("lines", []):
             e = dict(entry)
-            src = smap.get(e.get("line"))
+            # The binary reads .file/.loc: each line's "source" (null without a .loc).
+            s = e.get("source")
+            src = (s["file"], s["line"], s["column"]) if s else None
             if src and not os.path.isfile(src[0]) and os.path.basename(src[0]) in (file_hints or {}):
                 # Triton's cache keeps the path of the first compile of the same source.
                 src = (file_hints[os.path.basename(src[0])], src[1], src[2])
@@ -149,15 +124,3 @@ class Report:
                 "<th>wavefronts</th><th>bank conflicts</th><th>PTX lines</th></tr></thead><tbody>"
                 + "".join(rows) + "</tbody></table>" + pic)
 
-
-def _ptx_of_launch(launch_file):
-    try:
-        with open(launch_file) as f:
-            doc = json.load(f)
-        p = doc["ptx"]
-        if not os.path.isabs(p):
-            p = os.path.join(os.path.dirname(os.path.abspath(launch_file)), p)
-        with open(p) as f:
-            return f.read()
-    except (OSError, ValueError, KeyError):
-        return None

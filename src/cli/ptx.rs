@@ -37,6 +37,11 @@ pub struct PtxArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Sum the per-line counts of each source line (the `.file`/`.loc` line table Triton and
+    /// `nvcc -lineinfo` write): executions, wavefronts, bank conflicts and SASS counts, with the
+    /// line's text when the source file is readable. With --json: a `by_source` array.
+    #[arg(long)]
+    pub by_source: bool,
     /// Compile the PTX for its .target with ptxas (its own line table) and show each PTX line's
     /// SASS (nvdisasm) with how often each instruction issues in the simulated CTA, and the
     /// dynamic SASS counts per family. Looks in $TILELAB_CUDA_BIN (alone, when set), PATH,
@@ -189,8 +194,15 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    let grouped = a
+        .by_source
+        .then(|| source_rows(&report, &prog, sass.as_ref(), file));
     if a.json {
         let mut v = serde_json::to_value(&report)?;
+        if let Some(g) = &grouped {
+            v["by_source"] = serde_json::to_value(&g.rows)?;
+            v["source_files"] = serde_json::to_value(&g.files)?;
+        }
         if let Some(s) = &sass {
             v["totals"]["sass_from"] = s.from.clone().into();
             v["totals"]["sass_executed"] = serde_json::to_value(&s.counts)?;
@@ -213,9 +225,203 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         if let Some(s) = &sass {
             text.push_str(&render_sass(s));
         }
+        if let Some(g) = &grouped {
+            text.push_str(&render_by_source(g, sass.is_some()));
+        }
         out::emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One row of `--by-source`: a source line's summed counts, its SASS and its text.
+#[derive(serde::Serialize)]
+struct SourceRow {
+    #[serde(flatten)]
+    group: ptx::report::SourceGroup,
+    /// Dynamic SASS issues per family of every SASS instruction of the source line's PTX lines
+    /// (with --sass and the CUDA tools; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sass_executed: Option<std::collections::BTreeMap<String, u64>>,
+    /// The source line's text (blanks at both ends trimmed), `null` when the file was not read.
+    text: Option<String>,
+}
+
+/// The `--by-source` rows and, per source file, whether its text could be read.
+struct SourceRows {
+    rows: Vec<SourceRow>,
+    /// File → "read" or why not.
+    files: std::collections::BTreeMap<String, String>,
+}
+
+/// Groups the report by source line ([`ptx::report::by_source`]), adds the SASS families of
+/// each group's PTX lines, and reads each source file once (bounded: at most
+/// [`tilelab::textfile::MAX_SOURCE_BYTES`], a regular file; the path as `.file` gives it, then
+/// beside the PTX file) for the lines' text.
+fn source_rows(
+    report: &Report,
+    prog: &ptx::decode::Program,
+    sass: Option<&tilelab::sass::report::SassReport>,
+    ptx_file: &std::path::Path,
+) -> SourceRows {
+    use std::collections::BTreeMap;
+    let groups = ptx::report::by_source(report);
+    let mut texts: BTreeMap<String, Result<Vec<String>, String>> = BTreeMap::new();
+    for g in &groups {
+        let Some(f) = &g.file else { continue };
+        if texts.contains_key(&**f) {
+            continue;
+        }
+        texts.insert(
+            f.to_string(),
+            tilelab::textfile::read_source_lines(f, ptx_file),
+        );
+    }
+    // Per group (by file and line), the SASS families of its PTX lines.
+    let mut fams: BTreeMap<(Option<String>, u32), BTreeMap<String, u64>> = BTreeMap::new();
+    if let Some(s) = sass {
+        for l in &s.lines {
+            let key = match prog.sources.get(&l.line) {
+                Some(r) => (Some(r.file.to_string()), r.line),
+                None => (None, 0),
+            };
+            let m = fams.entry(key).or_default();
+            for r in &l.sass {
+                let fam = r.mnemonic.split('.').next().unwrap_or("").to_string();
+                *m.entry(fam).or_default() += r.executions;
+            }
+        }
+    }
+    let rows = groups
+        .into_iter()
+        .map(|g| {
+            let key = (g.file.as_ref().map(|f| f.to_string()), g.line);
+            let text = key.0.as_ref().and_then(|f| match texts.get(f) {
+                Some(Ok(lines)) => g
+                    .line
+                    .checked_sub(1)
+                    .and_then(|i| lines.get(i as usize))
+                    .map(|t| t.trim().to_string()),
+                _ => None,
+            });
+            SourceRow {
+                sass_executed: sass.map(|_| fams.remove(&key).unwrap_or_default()),
+                group: g,
+                text,
+            }
+        })
+        .collect();
+    let files = texts
+        .into_iter()
+        .map(|(f, r)| (f, r.map_or_else(|e| e, |_| "read".to_string())))
+        .collect();
+    SourceRows { rows, files }
+}
+
+/// The `--by-source` table: one row per source line, its summed counts and text.
+fn render_by_source(g: &SourceRows, with_sass: bool) -> String {
+    let mut o = String::new();
+    outln!(o);
+    outln!(
+        o,
+        "{}",
+        out::bold("by source line (the PTX lines of each .loc line summed):")
+    );
+    let name = |r: &SourceRow| match &r.group.file {
+        Some(f) => tilelab::ptx::lineinfo::SourceRef {
+            file: f.clone(),
+            line: r.group.line,
+            column: 0,
+            inlined_at: None,
+        }
+        .short(),
+        None => "(no .loc)".to_string(),
+    };
+    let w = g
+        .rows
+        .iter()
+        .map(|r| name(r).len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let classes_of = |r: &SourceRow| -> String {
+        let v: Vec<String> = match &r.sass_executed {
+            Some(m) => m
+                .iter()
+                .filter(|(f, n)| **n > 0 && is_counted_family(f))
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect(),
+            None => r
+                .group
+                .classes
+                .iter()
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect(),
+        };
+        v.join(" ")
+    };
+    let cw = g
+        .rows
+        .iter()
+        .map(|r| classes_of(r).len())
+        .max()
+        .unwrap_or(0)
+        .max(16);
+    outln!(
+        o,
+        "{:<w$}  {:>9} {:>10} {:>11} {:>9} {:>9}  {:<cw$} text",
+        "source",
+        "ptx lines",
+        "executions",
+        "wavefronts",
+        "ideal",
+        "conflicts",
+        if with_sass {
+            "sass (issued)"
+        } else {
+            "sass (ptx-level)"
+        }
+    );
+    for r in &g.rows {
+        let x = &r.group;
+        let c = if x.bank_conflicts > 0 {
+            out::paint(&format!("{:>9}", x.bank_conflicts), out::BAD)
+        } else {
+            format!("{:>9}", x.bank_conflicts)
+        };
+        outln!(
+            o,
+            "{:<w$}  {:>9} {:>10} {:>11} {:>9} {c}  {:<cw$} {}",
+            name(r),
+            x.ptx_lines.len(),
+            x.executions,
+            x.wavefronts,
+            x.ideal,
+            classes_of(r),
+            r.text
+                .as_deref()
+                .map(tilelab::text::escape)
+                .unwrap_or_default()
+        );
+    }
+    for (f, why) in &g.files {
+        if why != "read" {
+            outln!(
+                o,
+                "  {}: source text not shown ({})",
+                tilelab::text::escape(f),
+                tilelab::text::escape(why)
+            );
+        }
+    }
+    o
+}
+
+/// The SASS families `--by-source` lists (the shared-memory, tensor-core and barrier ones).
+fn is_counted_family(f: &str) -> bool {
+    matches!(
+        f,
+        "LDS" | "STS" | "LDSM" | "STSM" | "HMMA" | "HGMMA" | "QGMMA" | "LDGSTS" | "BAR" | "ATOMS"
+    )
 }
 
 /// ptxas's SASS of the kernel with the run's dynamic counts.
@@ -421,24 +627,17 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             };
             outln!(
                 o,
-                "  line {}: {} in {runs}{ways}  {}",
+                "  line {}: {} in {runs}{ways}{}  {}",
                 x.line,
                 out::plural(x.bank_conflicts, "conflict"),
+                x.source
+                    .as_ref()
+                    .map(|s| format!(", {}", s.short()))
+                    .unwrap_or_default(),
                 x.ptx
             );
         }
     }
-    outln!(o);
-    outln!(
-        o,
-        "{:>6}  {:<6} {:>10} {:>11} {:>9} {:>9}  ptx",
-        "line",
-        "sass",
-        "executions",
-        "wavefronts",
-        "ideal",
-        "conflicts"
-    );
     let shown: Vec<_> = if top > 0 && top < r.lines.len() {
         let mut by_cost: Vec<_> = r.lines.iter().collect();
         by_cost.sort_by(|a, b| {
@@ -450,6 +649,34 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
     } else {
         r.lines.iter().collect()
     };
+    // The source column (`kernel.py:27`) when the PTX has a line table.
+    let src_w = shown
+        .iter()
+        .filter_map(|x| x.source.as_ref().map(|s| s.short().len()))
+        .max()
+        .map(|w| w.max(6));
+    let src_cell = |x: &ptx::report::LineReport| match src_w {
+        Some(w) => format!(
+            "{:<w$}  ",
+            x.source.as_ref().map(|s| s.short()).unwrap_or_default()
+        ),
+        None => String::new(),
+    };
+    outln!(o);
+    outln!(
+        o,
+        "{:>6}  {:<6} {:>10} {:>11} {:>9} {:>9}  {}ptx",
+        "line",
+        "sass",
+        "executions",
+        "wavefronts",
+        "ideal",
+        "conflicts",
+        match src_w {
+            Some(w) => format!("{:<w$}  ", "source"),
+            None => String::new(),
+        }
+    );
     for x in &shown {
         // A line none of whose executions the model costs has no counts: `-`, not 0.
         let none = x.not_modelled > 0 && x.not_modelled == x.executions;
@@ -485,12 +712,13 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
         };
         outln!(
             o,
-            "{:>6}  {:<6} {:>10} {} {} {c}  {}{note}",
+            "{:>6}  {:<6} {:>10} {} {} {c}  {}{}{note}",
             x.line,
             x.sass,
             x.executions,
             num(x.wavefronts, 11),
             num(x.ideal, 9),
+            src_cell(x),
             x.ptx
         );
     }

@@ -880,6 +880,9 @@ pub struct Program {
     /// The shared variables (static and `.extern`) by byte offset, ascending: (offset, name),
     /// for messages naming an address as `name+offset`.
     pub shared_names: Vec<(u32, String)>,
+    /// The source line of each instruction's PTX line (the `.loc` in force there),
+    /// from the kernel's line table and the module's `.file` names.
+    pub sources: std::collections::BTreeMap<u32, super::lineinfo::SourceRef>,
 }
 
 impl Program {
@@ -2598,15 +2601,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     let specials: Vec<(u32, Special)> = d.specials.iter().map(|(s, r)| (*r, *s)).collect();
     let global_addrs: Vec<(u32, usize)> = d.global_regs.iter().map(|(g, r)| (*r, *g)).collect();
     let nregs = d.nregs;
-    if nregs > MAX_NREGS {
-        return Err(derr(
-            kernel.line,
-            format!(
-                "kernel '{}' needs {nregs} registers per lane, more than {MAX_NREGS} (decode::MAX_NREGS)",
-                kernel.name
-            ),
-        ));
-    }
+    check_nregs(kernel, nregs)?;
     let param_regs = std::mem::take(&mut d.param_regs);
     drop(d);
     mark_pointers(&insts, &param_regs, &mut param_info);
@@ -2632,7 +2627,55 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         minnctapersm: kernel.minnctapersm,
         reconverge,
         shared_names,
+        sources: source_refs(module, kernel),
     })
+}
+
+/// The flat register file's width must stay within [`MAX_NREGS`].
+fn check_nregs(kernel: &Kernel, nregs: u32) -> Result<(), DecodeError> {
+    if nregs > MAX_NREGS {
+        return Err(derr(
+            kernel.line,
+            format!(
+                "kernel '{}' needs {nregs} registers per lane, more than {MAX_NREGS} (decode::MAX_NREGS)",
+                kernel.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Each instruction line's `.loc` with its file's name: a `.loc` naming a file index no `.file`
+/// declares gives `file N` (the line and column are still right).
+fn source_refs(
+    module: &Module,
+    kernel: &Kernel,
+) -> std::collections::BTreeMap<u32, super::lineinfo::SourceRef> {
+    use super::lineinfo::{SourcePos, SourceRef};
+    use std::sync::Arc;
+    let mut names: std::collections::BTreeMap<u32, Arc<str>> = module
+        .files
+        .iter()
+        .map(|(&i, n)| (i, Arc::from(n.as_str())))
+        .collect();
+    let mut named = |p: SourcePos| SourceRef {
+        file: names
+            .entry(p.file)
+            .or_insert_with(|| Arc::from(format!("file {}", p.file)))
+            .clone(),
+        line: p.line,
+        column: p.column,
+        inlined_at: None,
+    };
+    kernel
+        .source
+        .iter()
+        .map(|(&line, l)| {
+            let mut r = named(l.pos);
+            r.inlined_at = l.inlined_at.map(|p| Box::new(named(p)));
+            (line, r)
+        })
+        .collect()
 }
 
 impl Decoder<'_> {

@@ -22,6 +22,7 @@ pub mod decode;
 pub mod engine;
 mod hopper;
 pub mod launch_file;
+pub mod lineinfo;
 pub mod mem;
 pub mod params;
 pub mod parse;

@@ -38,6 +38,7 @@ use winnow::error::{ContextError, StrContext, StrContextValue};
 use winnow::prelude::*;
 use winnow::token::{one_of, take_while};
 
+use super::lineinfo::{self, SourceLoc};
 use super::types::Ty;
 use crate::sim::arch::Arch;
 
@@ -129,6 +130,9 @@ pub struct Module {
     pub vars: Vec<VarDecl>,
     /// Every `.entry` in file order.
     pub kernels: Vec<Kernel>,
+    /// `.file INDEX "NAME"` (PTX ISA §11.5.1): the source files the `.loc` directives name, by
+    /// index (Triton lists them after the kernel).
+    pub files: std::collections::BTreeMap<u32, String>,
 }
 
 /// One `.entry` kernel.
@@ -161,6 +165,10 @@ pub struct Kernel {
     pub explicitcluster: bool,
     /// Body statements in order.
     pub body: Vec<Stmt>,
+    /// The `.loc` in force at each instruction, by the instruction's PTX line (PTX ISA
+    /// §11.5.2: an instruction belongs to the last `.loc` before it); lines before any `.loc`
+    /// have none.
+    pub source: std::collections::BTreeMap<u32, SourceLoc>,
 }
 
 /// A kernel parameter (`.param .u64 .ptr .global .align 1 name`).
@@ -506,6 +514,14 @@ fn split<'a>(
             (i, line) = skip_block_comment(b, i, line)?;
             continue;
         }
+        if c == b'@' && st.start.is_none() && b[i..].starts_with(b"@@DWARF") {
+            // Old nvcc `-G` debug data (`@@DWARF .section .debug_info`, `@@DWARF .byte …`): a
+            // whole line of DWARF bytes for the assembler, nothing the simulator reads.
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
         if c == b'"' {
             if st.start.is_none() {
                 st.start = Some((i, line));
@@ -824,6 +840,10 @@ struct Builder {
     version_line: Option<u32>,
     target_line: Option<u32>,
     address_size_line: Option<u32>,
+    /// The `.loc` in force in the current kernel body.
+    loc: Option<SourceLoc>,
+    /// The line of each `.file` index's directive.
+    file_lines: HashMap<u32, u32>,
 }
 
 /// The targets the PTX ISA names (PTX ISA §11.1.2 ".target", Table "PTX Module Directives:
@@ -943,11 +963,23 @@ impl Builder {
                 let t = raw.text;
                 let line = raw.line;
                 if self.cur.is_some() {
+                    if starts_with_word(t, ".loc") {
+                        self.loc = Some(
+                            lineinfo::parse_loc(t)
+                                .map_err(|message| ParseError { line, message })?,
+                        );
+                        return Ok(());
+                    }
                     let s = body_stmt(t, line)?;
                     self.count(s.as_ref(), line)?;
                     if let (Some(k), Some(s)) = (self.cur.as_mut(), s) {
+                        if let (Stmt::Inst(i), Some(l)) = (&s, self.loc) {
+                            k.source.insert(i.line, l);
+                        }
                         k.body.push(s);
                     }
+                } else if starts_with_word(t, ".file") {
+                    self.file(t, line)?;
                 } else if t.starts_with('.') {
                     if [".version", ".target", ".address_size"]
                         .iter()
@@ -1066,6 +1098,23 @@ impl Builder {
         self.cur = Some(k);
         self.depth = 1;
         self.regs = 0;
+        self.loc = None;
+        Ok(())
+    }
+
+    /// `.file INDEX "NAME"` at module scope (PTX ISA §11.5.1): each index once.
+    fn file(&mut self, t: &str, line: u32) -> Result<(), ParseError> {
+        let (idx, name) =
+            lineinfo::parse_file(t).map_err(|message| ParseError { line, message })?;
+        if let Some(first) = self.file_lines.insert(idx, line) {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "'.file {idx}' is given twice (first at line {first}): each .file index names one file (PTX ISA §11.5.1 .file)"
+                ),
+            });
+        }
+        self.m.files.insert(idx, name);
         Ok(())
     }
 
@@ -1170,6 +1219,8 @@ pub fn parse(src: &str) -> Result<Module, ParseError> {
         version_line: None,
         target_line: None,
         address_size_line: None,
+        loc: None,
+        file_lines: HashMap::new(),
     };
     split(src, |p| b.piece(p))?;
     let Some(vline) = b.version_line else {
@@ -2089,6 +2140,7 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
         maxclusterrank: None,
         explicitcluster: false,
         body: Vec::new(),
+        source: std::collections::BTreeMap::new(),
     };
     entry_directives(after, line, &mut k)?;
     Ok(Some(k))
@@ -2510,6 +2562,49 @@ $L__BB0_1:
         let e = parse(src).unwrap_err();
         assert!(!e.message.contains('\n'), "{e}");
         e
+    }
+
+    /// `.loc` attaches to the instructions after it until the next `.loc` (PTX ISA §11.5.2),
+    /// Triton's trailing comment and nvcc's inlined form included; `.file` after the kernel
+    /// (Triton's order) names the files; old nvcc's `@@DWARF` lines are skipped; a bad `.loc`
+    /// or a `.file` index given twice is one line naming the line.
+    #[test]
+    fn loc_and_file_make_the_line_table() {
+        let src = format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<3>;\nmov.u32 %r0, 1;\n\t.loc\t1 27 19                         // kernel.py:27:19\nmov.u32 %r1, 2;\nadd.u32 %r2, %r1, 1;\n.loc 2 170 12, function_name $L__info_string0, inlined_at 1 31 33\nL1:\nmov.u32 %r1, 3;\nret;\n}}\n@@DWARF .section .debug_info\n@@DWARF .byte 0x01, 0x02\n\t.file\t1 \"/tmp/kernel.py\"\n.file 2 \"standard.py\", 1700000000, 99\n"
+        );
+        let m = parse(&src).unwrap();
+        let k = &m.kernels[0];
+        let lines: Vec<(u32, u32, u32)> = k
+            .source
+            .iter()
+            .map(|(&l, s)| (l, s.pos.file, s.pos.line))
+            .collect();
+        // HEAD is 3 lines: mov at 7 has no .loc; 9, 10 are kernel.py:27; 13 and ret (14) are
+        // standard.py:170 inlined at kernel.py:31.
+        assert_eq!(lines, [(9, 1, 27), (10, 1, 27), (13, 2, 170), (14, 2, 170)]);
+        assert_eq!(k.source[&9].pos.column, 19);
+        assert_eq!(
+            k.source[&13].inlined_at.map(|p| (p.file, p.line, p.column)),
+            Some((1, 31, 33))
+        );
+        assert_eq!(m.files[&1], "/tmp/kernel.py");
+        assert_eq!(m.files[&2], "standard.py");
+        let e = parse_err(&kernel(".loc 1 x 3\nret;"));
+        assert!(
+            e.line == 6 && e.message.contains("expected .loc FILE LINE COLUMN"),
+            "{e}"
+        );
+        let e = parse_err(&format!(
+            "{}.file 1 \"a.py\"\n.file 1 \"b.py\"\n",
+            kernel("ret;")
+        ));
+        assert!(
+            e.message
+                .contains("'.file 1' is given twice (first at line 8)")
+                && e.line == 9,
+            "{e}"
+        );
     }
 
     #[test]

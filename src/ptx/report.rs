@@ -285,6 +285,9 @@ pub struct LineReport {
     /// [`Totals::ldgsts_sass_wavefronts`]); absent for other lines and for `.cg`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sass_wavefronts: Option<[u64; 2]>,
+    /// The source line the PTX line came from (the `.loc` in force, PTX ISA §11.5.2):
+    /// `{"file", "line", "column"}` and `inlined_at` for inlined code; `null` without `.loc`.
+    pub source: Option<super::lineinfo::SourceRef>,
 }
 
 /// `tilelab ptx`'s report.
@@ -632,10 +635,88 @@ fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport
                 } else {
                     None
                 },
+                source: prog.sources.get(&inst.line).cloned(),
             }),
         }
     }
     (t, lines)
+}
+
+/// One source line's PTX lines summed: a row of `tilelab ptx --by-source` (JSON field names as
+/// here). Counts are warp-level executions and wavefronts, as in [`LineReport`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SourceGroup {
+    /// The source file (`.file`'s name); `null` for the PTX lines no `.loc` reaches.
+    #[serde(serialize_with = "opt_str")]
+    pub file: Option<std::sync::Arc<str>>,
+    /// The 1-based source line (0 with `file` null).
+    pub line: u32,
+    /// The counted PTX lines of this source line, ascending.
+    pub ptx_lines: Vec<u32>,
+    /// Warp-level executions of those lines' instructions, summed.
+    pub executions: u64,
+    /// Shared-memory wavefronts, summed.
+    pub wavefronts: u64,
+    /// Conflict-free wavefronts, summed.
+    pub ideal: u64,
+    /// Bank conflicts (wavefronts − ideal), summed.
+    pub bank_conflicts: u64,
+    /// Executions the model does not cost (cp.async), summed.
+    pub not_modelled: u64,
+    /// Executions per SASS class of the PTX lines (`LDSM`, `HMMA`, …: PTX-level, one SASS
+    /// instruction per PTX instruction of a class).
+    pub classes: std::collections::BTreeMap<&'static str, u64>,
+}
+
+fn opt_str<S: serde::Serializer>(f: &Option<std::sync::Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+    match f {
+        Some(f) => s.serialize_str(f),
+        None => s.serialize_none(),
+    }
+}
+
+/// The report's lines summed per source line (file and line; columns merged), in the order the
+/// source lines first appear in the PTX; the lines without `.loc` last, as one group with no
+/// file. Several PTX lines of one source line (Triton emits one `.loc` per sub-expression)
+/// become one row.
+pub fn by_source(r: &Report) -> Vec<SourceGroup> {
+    let mut groups: Vec<SourceGroup> = Vec::new();
+    let mut index: std::collections::HashMap<(Option<std::sync::Arc<str>>, u32), usize> =
+        std::collections::HashMap::new();
+    let mut lines: Vec<&LineReport> = r.lines.iter().collect();
+    // Lines without a source sort after every line with one.
+    lines.sort_by_key(|l| (l.source.is_none(), l.line));
+    for l in lines {
+        let key = match &l.source {
+            Some(s) => (Some(s.file.clone()), s.line),
+            None => (None, 0),
+        };
+        let at = *index.entry(key.clone()).or_insert_with(|| {
+            groups.push(SourceGroup {
+                file: key.0.clone(),
+                line: key.1,
+                ptx_lines: Vec::new(),
+                executions: 0,
+                wavefronts: 0,
+                ideal: 0,
+                bank_conflicts: 0,
+                not_modelled: 0,
+                classes: std::collections::BTreeMap::new(),
+            });
+            groups.len() - 1
+        });
+        let g = &mut groups[at];
+        if g.ptx_lines.last() != Some(&l.line) {
+            g.ptx_lines.push(l.line);
+        }
+        g.executions += l.executions;
+        g.wavefronts += l.wavefronts;
+        g.ideal += l.ideal;
+        g.bank_conflicts += l.bank_conflicts;
+        g.not_modelled += l.not_modelled;
+        *g.classes.entry(l.sass).or_default() += l.executions;
+    }
+    groups
 }
 
 /// Per PTX line, the most warp-level executions of any of its instructions.

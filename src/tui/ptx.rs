@@ -47,6 +47,9 @@ pub struct PtxState {
     pub status: Option<String>,
     /// The warp-roles view is open (`R`).
     pub show_roles: bool,
+    /// The text of each source file the PTX's `.loc` lines name (`.file`), or why it could not
+    /// be read ([`crate::textfile::read_source_lines`]); empty for PTX without a line table.
+    pub source_files: BTreeMap<String, Result<Vec<String>, String>>,
 }
 
 /// The Hopper events the jump keys look for (`w`, `t`, `b` and their capitals).
@@ -106,7 +109,26 @@ impl PtxState {
             prompt: None,
             status: None,
             show_roles: false,
+            source_files: BTreeMap::new(),
         }
+    }
+
+    /// The current step's source line: `kernel.py:27` and the line's text (blanks trimmed)
+    /// when its file was read, else why not; `None` without a `.loc`.
+    pub fn source_line(&self) -> Option<(String, Result<String, String>)> {
+        let r = self.current()?;
+        let s = self.prog.sources.get(&r.line)?;
+        let text = match self.source_files.get(&*s.file) {
+            Some(Ok(lines)) => s
+                .line
+                .checked_sub(1)
+                .and_then(|i| lines.get(i as usize))
+                .map(|t| t.trim().to_string())
+                .ok_or_else(|| format!("the file has no line {}", s.line)),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("not read".to_string()),
+        };
+        Some((s.short(), text))
     }
 
     /// Decodes `text` (kernel `kernel`, or the only one), simulates one CTA of `launch` while
@@ -148,6 +170,16 @@ impl PtxState {
         let d = |v: [u32; 3]| format!("({},{},{})", v[0], v[1], v[2]);
         let words = format!("{} of grid {}", d(launch.cta), d(launch.grid));
         let mut s = PtxState::new(file, text, prog, report, words, warp, warps, rec);
+        let names: std::collections::BTreeSet<String> = s
+            .prog
+            .sources
+            .values()
+            .map(|r| r.file.to_string())
+            .collect();
+        for n in names {
+            let read = crate::textfile::read_source_lines(&n, std::path::Path::new(&s.file));
+            s.source_files.insert(n, read);
+        }
         if let Some(l) = line {
             s.goto_line(l);
         }

@@ -96,6 +96,15 @@ fn render_header(p: &PtxState, area: Rect, buf: &mut Buffer) {
                 Style::new().add_modifier(Modifier::BOLD),
             ));
             spans.push(Span::raw(format!("│ line {} {} ", r.line, p.sass(r))));
+            if let Some((at, text)) = p.source_line() {
+                spans.push(Span::raw(format!("│ {at} ")));
+                if let Ok(t) = text {
+                    spans.push(Span::styled(
+                        format!("{} ", crate::text::escape(&t)),
+                        Style::new().add_modifier(Modifier::BOLD),
+                    ));
+                }
+            }
         }
         None => spans.push(Span::raw("no steps ")),
     }
@@ -515,6 +524,21 @@ fn render_counters(app: &App, p: &PtxState, area: Rect, buf: &mut Buffer) {
         ),
         Style::new().fg(color(palette::DIM)),
     ));
+    if let Some((at, text)) = p.source_line() {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{at}: "), Style::new().fg(color(palette::DIM))),
+            match text {
+                Ok(t) => Span::styled(
+                    crate::text::escape(&t).into_owned(),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+                Err(e) => Span::styled(
+                    format!("(source text not shown: {})", crate::text::escape(&e)),
+                    Style::new().fg(color(palette::DIM)),
+                ),
+            },
+        ]));
+    }
     if p.trace.dropped > 0 {
         lines.push(Line::styled(
             format!(
