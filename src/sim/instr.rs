@@ -702,7 +702,7 @@ pub const TABLE: &[InstrRow] = &[
     row(
         "mma.sync.aligned.m16n8k32.row.col.{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2}.{f32,f16}",
         SassClass::Hmma,
-        "sm_90: F2FP.F16.{E4M3,E5M2}.UNPACK_B, then 2 HMMA.16816.{F32,F16}; sm_89: QMMA.16832.{F32,F16}.{E4M3,E5M2}.{E4M3,E5M2}",
+        "HMMA.16816.{F32,F16} x2 after F2FP.F16.{E4M3,E5M2}.UNPACK_B (sm_90); QMMA.16832.{F32,F16}.{E4M3,E5M2}.{E4M3,E5M2} (sm_89)",
         Scope::Warp,
         Completion::Synchronous,
         CostRule::TensorCore,
