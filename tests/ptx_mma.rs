@@ -13,6 +13,10 @@
 //!   counts, a generic address outside the shared window.
 
 use std::path::Path;
+use std::process::Command;
+
+#[path = "common/skip.rs"]
+mod skip;
 
 use serde_json::Value;
 use tilelab::ptx::{self, Launch, Observer, TraceEvent, TraceKind};
@@ -397,4 +401,67 @@ fn generic_matrix_addresses_must_be_in_the_shared_window() {
             .to_string();
         assert!(e.contains("outside shared memory"), "{op_s}: {e}");
     }
+}
+
+/// With ptxas and nvdisasm (`tilelab ptx --sass`): the dynamic SASS counts of every fixture
+/// equal ncu's, the whole `smsp__inst_executed.sum` and the HMMA, IMMA, LDSM, STSM families
+/// (an FP8 form's two HMMA.16816 and its F2FP conversions included). Skipped, and said so,
+/// without the tools.
+#[test]
+fn with_ptxas_every_fixture_s_sass_counts_equal_the_h200() {
+    if let Err(e) = tilelab::sass::CudaTools::find() {
+        skip::skip(
+            "with_ptxas_every_fixture_s_sass_counts_equal_the_h200",
+            "cuda-tools",
+            &e.to_string(),
+        );
+        return;
+    }
+    let ptx = Path::new(DIR).join("mma_forms.ptx");
+    let mut bad = Vec::new();
+    for f in fixtures() {
+        let name = f["fixture"].as_str().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(["ptx", ptx.to_str().unwrap(), "--kernel", name])
+            .args(["--grid", "1,1,1", "--block", "32,1,1", "--sass", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let s = &r["totals"]["sass_executed"];
+        let fam = |k: &str| s["families"][k].as_u64().unwrap_or(0);
+        let c = |k: &str| f["counters"][k].as_u64().unwrap();
+        for (k, sim, hw) in [
+            (
+                "inst_executed",
+                s["inst_executed"].as_u64().unwrap(),
+                c("smsp__inst_executed.sum"),
+            ),
+            (
+                "HMMA",
+                fam("HMMA"),
+                c("smsp__inst_executed_pipe_tensor_op_hmma.sum"),
+            ),
+            (
+                "IMMA",
+                fam("IMMA"),
+                c("smsp__inst_executed_pipe_tensor_op_imma.sum"),
+            ),
+            ("LDSM", fam("LDSM"), c("smsp__inst_executed_op_ldsm.sum")),
+            (
+                "STSM",
+                fam("STSM"),
+                c("smsp__inst_executed_op_shared_stsm.sum"),
+            ),
+        ] {
+            if sim != hw {
+                bad.push(format!("{name}: {k}: SASS {sim}, H200 {hw}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
