@@ -2615,8 +2615,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
             ),
         ));
     }
-    let param_regs = std::mem::take(&mut d.param_regs);
-    drop(d);
+    let (param_regs, target_sm) = (std::mem::take(&mut d.param_regs), d.sm);
     mark_pointers(&insts, &param_regs, &mut param_info);
     let reconverge = super::cfg::reconvergence(&insts);
     Ok(Program {
@@ -2640,7 +2639,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         minnctapersm: kernel.minnctapersm,
         reconverge,
         shared_names,
-        target_sm: module.target.as_deref().map_or(0, target_number),
+        target_sm,
     })
 }
 
