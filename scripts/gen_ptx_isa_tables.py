@@ -6,11 +6,13 @@ A second, independent implementation of the fragment layouts that `src/sim/ldmat
 "Warp Level Matrix Multiply-Accumulate Instructions"), element by element, in the ISA's
 notation: every mma fragment is listed by the ISA's element index i (a0, a1, ... "low to high"),
 and the register and position inside it follow from how many elements one 32-bit register
-holds (two 16-bit, or four 8-bit). Nothing here is read from the Rust code.
+holds (one tf32, two 16-bit, or four 8-bit). Nothing here is read from the Rust code.
 
 Sections transcribed (docs.nvidia.com/cuda/parallel-thread-execution, PTX ISA 9.0 numbering):
-  9.7.14.5.7   Matrix Fragments for mma.m16n8k8 (.f16/.bf16 A, B; C/D)
+  9.7.14.5.6   Matrix Fragments for mma.m16n8k4 with .tf32 floating point type
+  9.7.14.5.7   Matrix Fragments for mma.m16n8k8 (.f16/.bf16 and .tf32 A, B; C/D)
   9.7.14.5.8   Matrix Fragments for mma.m16n8k16 with floating point type (Figures 79, 81, 83)
+  9.7.14.5.9   Matrix Fragments for mma.m16n8k16 with integer type
   9.7.14.5.10  Matrix Fragments for mma.m16n8k32 (.s8/.u8/.e4m3/.e5m2 A, B; C/D)
   9.7.14.5.15  Warp-level matrix load instruction: ldmatrix (address table, Figure 104, .trans)
   9.7.14.5.16  Warp-level matrix store instruction: stmatrix (address table, Figure 107, .trans)
@@ -113,6 +115,62 @@ def m16n8k32_8bit_b(lane, i):
     return row, g
 
 
+def m16n8k4_tf32_a(lane, i):
+    """9.7.14.5.6, multiplicand A, .tf32, a0, a1 in two .b32 registers.
+    row = groupID       for a0
+          groupID + 8   for a1
+    col = threadID_in_group"""
+    g, t = group_id(lane), thread_id_in_group(lane)
+    return (g if i == 0 else g + 8), t
+
+
+def m16n8k4_tf32_b(lane, i):
+    """9.7.14.5.6, multiplicand B, .tf32, b0 in one .b32 register.
+    row = threadID_in_group
+    col = groupID"""
+    g, t = group_id(lane), thread_id_in_group(lane)
+    return t, g
+
+
+def m16n8k8_tf32_a(lane, i):
+    """9.7.14.5.7, multiplicand A, .tf32, a0..a3 in four .b32 registers.
+    row = groupID       for a0 and a2
+          groupID + 8   for a1 and a3
+    col = threadID_in_group       for a0 and a1
+          threadID_in_group + 4   for a2 and a3"""
+    g, t = group_id(lane), thread_id_in_group(lane)
+    row = g if i in (0, 2) else g + 8
+    col = t if i in (0, 1) else t + 4
+    return row, col
+
+
+def m16n8k8_tf32_b(lane, i):
+    """9.7.14.5.7, multiplicand B, .tf32, b0, b1 in two .b32 registers.
+    row = threadID_in_group       for b0
+          threadID_in_group + 4   for b1
+    col = groupID"""
+    g, t = group_id(lane), thread_id_in_group(lane)
+    return (t if i == 0 else t + 4), g
+
+
+def m16n8k16_8bit_a(lane, i):
+    """9.7.14.5.9, multiplicand A, .s8/.u8, a0..a7 in two .b32 registers.
+    row = groupID       for ai where 0 <= i < 4
+          groupID + 8   for ai where 4 <= i < 8
+    col = (threadID_in_group * 4) + (i & 0x3)   for ai where i = {0,..,7}"""
+    g, t = group_id(lane), thread_id_in_group(lane)
+    row = g if i < 4 else g + 8
+    return row, (t * 4) + (i & 0x3)
+
+
+def m16n8k16_8bit_b(lane, i):
+    """9.7.14.5.9, multiplicand B, .s8/.u8, b0..b3 in one .b32 register.
+    row = (threadID_in_group * 4) + i   for bi where i = {0,..,3}
+    col = groupID"""
+    g, t = group_id(lane), thread_id_in_group(lane)
+    return (t * 4) + i, g
+
+
 def operand(name, types, rows, cols, count, element_bits, formula, register_type):
     """One operand's table: elements a0..a(count-1) packed low to high into 32-bit registers."""
     per_reg = 32 // element_bits
@@ -159,6 +217,36 @@ def mma_tables():
                 operand("B", ["f16", "bf16"], 8, 8, 2, 16, m16n8k8_f16_b, ".f16x2"),
                 operand(c_doc, ["f32"], 16, 8, 4, 32, m16n8_c, ".f32"),
                 operand(c_doc, ["f16"], 16, 8, 4, 16, m16n8_c, ".f16x2"),
+            ],
+        },
+        "mma_m16n8k4_tf32.json": {
+            "instruction": "mma.sync.aligned.m16n8k4.row.col",
+            "section": "9.7.14.5.6 Matrix Fragments for mma.m16n8k4 with .tf32 floating point type",
+            "shape": [16, 8, 4],
+            "operands": [
+                operand("A", ["tf32"], 16, 4, 2, 32, m16n8k4_tf32_a, ".b32"),
+                operand("B", ["tf32"], 4, 8, 1, 32, m16n8k4_tf32_b, ".b32"),
+                operand(c_doc, ["f32"], 16, 8, 4, 32, m16n8_c, ".f32"),
+            ],
+        },
+        "mma_m16n8k8_tf32.json": {
+            "instruction": "mma.sync.aligned.m16n8k8.row.col",
+            "section": "9.7.14.5.7 Matrix Fragments for mma.m16n8k8 (.tf32 multiplicands)",
+            "shape": [16, 8, 8],
+            "operands": [
+                operand("A", ["tf32"], 16, 8, 4, 32, m16n8k8_tf32_a, ".b32"),
+                operand("B", ["tf32"], 8, 8, 2, 32, m16n8k8_tf32_b, ".b32"),
+                operand(c_doc, ["f32"], 16, 8, 4, 32, m16n8_c, ".f32"),
+            ],
+        },
+        "mma_m16n8k16_8bit.json": {
+            "instruction": "mma.sync.aligned.m16n8k16.row.col",
+            "section": "9.7.14.5.9 Matrix Fragments for mma.m16n8k16 with integer type",
+            "shape": [16, 8, 16],
+            "operands": [
+                operand("A", ["s8", "u8"], 16, 16, 8, 8, m16n8k16_8bit_a, ".b32"),
+                operand("B", ["s8", "u8"], 16, 8, 4, 8, m16n8k16_8bit_b, ".b32"),
+                operand(c_doc, ["s32"], 16, 8, 4, 32, m16n8_c, ".s32"),
             ],
         },
         "mma_m16n8k32_8bit.json": {

@@ -778,6 +778,10 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
             format!(" ATOMS {}", t.atoms)
         } else {
             String::new()
+        } + &if s.IMMA > 0 {
+            format!(" IMMA {}", s.IMMA)
+        } else {
+            String::new()
         }
     );
     if s.GMMA > 0 {

@@ -37,15 +37,16 @@ pub struct LdmatrixArgs {
 /// Arguments of `tilelab sim mma`.
 #[derive(clap::Args, Debug)]
 pub struct MmaArgs {
-    /// Shape: m16n8k16, m16n8k8 or m16n8k32.
+    /// Shape: m16n8k16, m16n8k8, m16n8k32 or m16n8k4.
     #[arg(long, default_value = "m16n8k16")]
     pub shape: String,
-    /// Input type of A and B: f16 or bf16 (m16n8k16, m16n8k8), s8, u8, e4m3 or e5m2
-    /// (m16n8k32). Default: f16, or s8 for m16n8k32.
+    /// Input type of A and B: f16, bf16, s8 or u8 (m16n8k16); f16, bf16 or tf32 (m16n8k8);
+    /// s8, u8, e4m3 or e5m2 (m16n8k32); tf32 (m16n8k4). Default: f16, s8 for m16n8k32, tf32
+    /// for m16n8k4.
     #[arg(long)]
     pub dtype: Option<String>,
-    /// Accumulator type of C and D: f32 or f16 (f16, e4m3, e5m2 inputs), s32 (s8, u8).
-    /// Default: s32 for s8/u8, f32 otherwise.
+    /// Accumulator type of C and D: f32 or f16 (f16, e4m3, e5m2 inputs), f32 (bf16, tf32),
+    /// s32 (s8, u8). Default: s32 for s8/u8, f32 otherwise.
     #[arg(long)]
     pub acc: Option<String>,
     /// Show only one operand: a, b or c (C and D share a layout).
@@ -272,6 +273,7 @@ fn mma_kind(a: &MmaArgs) -> anyhow::Result<MmaKind> {
     let dtype = match &a.dtype {
         Some(d) => MmaDtype::parse(d)?,
         None if shape == MmaShape::M16N8K32 => MmaDtype::S8,
+        None if shape == MmaShape::M16N8K4 => MmaDtype::Tf32,
         None => MmaDtype::F16,
     };
     shape.check_dtype(dtype)?;

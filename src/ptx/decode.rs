@@ -23,7 +23,7 @@ use std::fmt;
 use super::parse::{self, Kernel, Module, Operand, Stmt};
 use super::types::Ty;
 use crate::sim::arch::Arch;
-use crate::sim::mma::{MmaAcc, MmaDtype, MmaShape};
+use crate::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape};
 
 mod hopper;
 mod sync;
@@ -695,6 +695,10 @@ pub enum Op {
         d: Vec<u32>,
         /// Row address.
         addr: Addr,
+        /// No `.shared` state space: the row addresses are generic and must lie in the shared
+        /// window ([`SHARED_WINDOW`]; PTX ISA 9.7.14.5.15/16: "If no state space is provided,
+        /// generic addressing is used", and the address must map to shared memory).
+        generic: bool,
     },
     /// stmatrix.sync.aligned.m8n8.xN[.trans].shared.b16.
     Stmatrix {
@@ -706,6 +710,10 @@ pub enum Op {
         s: Vec<Src>,
         /// Row address.
         addr: Addr,
+        /// No `.shared` state space: the row addresses are generic and must lie in the shared
+        /// window ([`SHARED_WINDOW`]; PTX ISA 9.7.14.5.15/16: "If no state space is provided,
+        /// generic addressing is used", and the address must map to shared memory).
+        generic: bool,
     },
     /// `cp.async.{ca,cg}.shared.global [dst], [src], cp-size[, src-size | ignore-src]`.
     CpAsync {
@@ -724,12 +732,9 @@ pub enum Op {
     },
     /// mma.sync.aligned.
     Mma {
-        /// Shape.
-        shape: MmaShape,
-        /// A/B type.
-        dtype: MmaDtype,
-        /// C/D type: `.f32` (4 registers) or `.f16` (2 `.f16x2` registers).
-        acc: MmaAcc,
+        /// Shape, A and B types, C/D type (`.f32`/`.s32`: 4 registers, `.f16`: 2 `.f16x2`),
+        /// `.satfinite`.
+        kind: MmaKind,
         /// D registers.
         d: Vec<u32>,
         /// A, B, C sources.
@@ -883,6 +888,9 @@ pub struct Program {
     /// The source line of each instruction's PTX line (the `.loc` in force there),
     /// from the kernel's line table and the module's `.file` names.
     pub sources: std::collections::BTreeMap<u32, super::lineinfo::SourceRef>,
+    /// The number of the module's `.target` (90 for `sm_90a`; 0 when it names none): decides
+    /// the SASS an `mma.sync` form becomes ([`MmaKind::sass_count`]).
+    pub target_sm: u32,
 }
 
 impl Program {
@@ -2602,7 +2610,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     let global_addrs: Vec<(u32, usize)> = d.global_regs.iter().map(|(g, r)| (*r, *g)).collect();
     let nregs = d.nregs;
     check_nregs(kernel, nregs)?;
-    let param_regs = std::mem::take(&mut d.param_regs);
+    let (param_regs, target_sm) = (std::mem::take(&mut d.param_regs), d.sm);
     drop(d);
     mark_pointers(&insts, &param_regs, &mut param_info);
     let reconverge = super::cfg::reconvergence(&insts);
@@ -2628,6 +2636,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         reconverge,
         shared_names,
         sources: source_refs(module, kernel),
+        target_sm,
     })
 }
 
@@ -3938,6 +3947,7 @@ impl Decoder<'_> {
                     return Err(unsupported());
                 }
                 let trans = has("trans");
+                let generic = !has("shared");
                 let b32 = same(Ty::B(32));
                 if name == "ldmatrix" {
                     let d: Vec<u32> = self
@@ -3959,6 +3969,7 @@ impl Decoder<'_> {
                         trans,
                         d,
                         addr: self.addr(&ops[1], line)?,
+                        generic,
                     }
                 } else {
                     let s = self.vec_srcs(&ops[1], b32, line)?;
@@ -3976,6 +3987,7 @@ impl Decoder<'_> {
                         trans,
                         s,
                         addr: self.addr(&ops[0], line)?,
+                        generic,
                     }
                 }
             }
@@ -4260,78 +4272,15 @@ impl Decoder<'_> {
 
     fn mma(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         let line = i.line;
+        let name = i.opcode.join(".");
         let m: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
-        let unsupported = || {
-            derr(
-                line,
-                format!(
-                    "unsupported mma '{}': modelled are mma.sync.aligned.{{m16n8k16,m16n8k8}}.row.col.f32.{{f16,bf16}}.{{f16,bf16}}.f32 (m16n8k8: f16) and .f16.f16.f16.f16",
-                    i.opcode.join(".")
-                ),
-            )
-        };
-        if !m.contains(&"sync") {
-            return Err(unsupported());
-        }
-        let shape = if m.contains(&"m16n8k16") {
-            MmaShape::M16N8K16
-        } else if m.contains(&"m16n8k8") {
-            MmaShape::M16N8K8
-        } else {
-            return Err(unsupported());
-        };
-        // The layouts: every shape but m8n8k4 is .row.col, in that order (PTX ISA 9.7.14.5.14
-        // mma: "mma.sync.aligned.m16n8k16.row.col…"; .alayout/.blayout are free only for
-        // m8n8k4).
-        let layouts: Vec<&str> = m
-            .iter()
-            .copied()
-            .filter(|s| matches!(*s, "row" | "col"))
-            .collect();
-        if layouts != ["row", "col"] {
-            let shown = if layouts.is_empty() {
-                "none".to_string()
-            } else {
-                layouts
-                    .iter()
-                    .map(|l| format!(".{l}"))
-                    .collect::<Vec<_>>()
-                    .join("")
-            };
-            return Err(derr(
-                line,
-                format!(
-                    "'{}' has the layouts {shown}: mma.{} takes .row.col only (A row-major, B column-major; {}: .alayout and .blayout are free only for m8n8k4)",
-                    i.opcode.join("."),
-                    if shape == MmaShape::M16N8K16 {
-                        "m16n8k16"
-                    } else {
-                        "m16n8k8"
-                    },
-                    isa("mma")
-                ),
-            ));
-        }
-        let tys: Vec<&str> = m
-            .iter()
-            .copied()
-            .filter(|s| Ty::parse(s).is_some())
-            .collect();
-        // `.dtype.atype.btype.ctype` (PTX ISA 9.7.14.5.14 mma: for .f16 inputs D and C are
-        // both .f16 or both .f32; .bf16 accumulates in .f32 only).
-        let (dtype, acc) = match tys.as_slice() {
-            ["f32", "f16", "f16", "f32"] => (MmaDtype::F16, MmaAcc::F32),
-            ["f16", "f16", "f16", "f16"] => (MmaDtype::F16, MmaAcc::F16),
-            ["f32", "bf16", "bf16", "f32"] => (MmaDtype::Bf16, MmaAcc::F32),
-            _ => return Err(unsupported()),
-        };
-        if shape == MmaShape::M16N8K8 && dtype == MmaDtype::Bf16 {
-            return Err(unsupported());
-        }
-        // C and D: four .f32 registers, or two .f16x2 registers (.b32) for an .f16 accumulator.
-        let (cd, ncd) = match acc {
-            MmaAcc::F16 => (Want::Ty(Ty::B(32)), 2),
-            _ => (Want::Ty(Ty::F32), 4),
+        let kind = mma_kind(&m, &name, self.sm).map_err(|e| derr(line, e))?;
+        let shape = kind.shape;
+        // C and D: four .f32/.s32 registers, or two .f16x2 registers (.b32) for .f16.
+        let cd = match kind.acc {
+            MmaAcc::F16 => Want::Ty(Ty::B(32)),
+            MmaAcc::F32 => Want::Ty(Ty::F32),
+            MmaAcc::S32 => Want::Ty(Ty::B(32)),
         };
         let b32 = Want::Ty(Ty::B(32));
         let d: Vec<u32> = self
@@ -4342,30 +4291,102 @@ impl Decoder<'_> {
         let a = self.vec_srcs(&i.operands[1], b32, line)?;
         let b = self.vec_srcs(&i.operands[2], b32, line)?;
         let c = self.vec_srcs(&i.operands[3], cd, line)?;
-        let (na, nb) = if shape == MmaShape::M16N8K16 {
-            (4, 2)
-        } else {
-            (2, 1)
-        };
-        if d.len() != ncd || a.len() != na || b.len() != nb || c.len() != ncd {
+        use crate::sim::mma::Operand as O;
+        let (na, nb, ncd) = (
+            kind.regs(O::A) as usize,
+            kind.regs(O::B) as usize,
+            kind.regs(O::C) as usize,
+        );
+        if (d.len(), a.len(), b.len(), c.len()) != (ncd, na, nb, ncd) {
             return Err(derr(
                 line,
                 format!(
-                    "mma.{} needs {ncd} D, {na} A, {nb} B and {ncd} C registers",
-                    shape.name()
+                    "'{name}' has {} D, {} A, {} B and {} C registers: mma.{} with .{} A, .{} B and .{} C/D takes {ncd} D, {na} A, {nb} B and {ncd} C ({})",
+                    d.len(),
+                    a.len(),
+                    b.len(),
+                    c.len(),
+                    shape.name(),
+                    kind.dtype.name(),
+                    kind.btype.name(),
+                    kind.acc.name(),
+                    isa("mma")
                 ),
             ));
         }
-        Ok(Op::Mma {
-            shape,
-            dtype,
-            acc,
-            d,
-            a,
-            b,
-            c,
-        })
+        Ok(Op::Mma { kind, d, a, b, c })
     }
+}
+
+/// The m16n8 forms of `mma.sync.aligned` this interpreter runs (PTX ISA 9.7.14.5.14 mma), for
+/// the error messages.
+const MMA_FORMS: &str = "mma.sync.aligned.{m16n8k16,m16n8k8}.row.col with .f32.f16.f16.f32, .f16.f16.f16.f16, .f32.bf16.bf16.f32; m16n8k8/m16n8k4 with .f32.tf32.tf32.f32; m16n8k16/m16n8k32 with [.satfinite].s32.{s8,u8}.{s8,u8}.s32; m16n8k32 with .{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2}.{f32,f16}";
+
+/// The [`MmaKind`] of an `mma` opcode's modifiers `m` (`sync`, `aligned`, shape, `row`, `col`,
+/// `satfinite`, `.dtype.atype.btype.ctype`), on target `sm` (0: unknown, not checked).
+///
+/// # Errors
+/// A one-line message naming the opcode for: no `.sync.aligned`, a shape other than the m16n8
+/// ones (m8n8k4 and the sub-byte and f64 forms are not modelled), layouts other than `.row.col`,
+/// a type combination the PTX ISA has not ([`MmaKind::with_types`]), D and C of different types,
+/// and a target older than the form's ([`MmaKind::min_sm`]).
+fn mma_kind(m: &[&str], name: &str, sm: u32) -> Result<MmaKind, String> {
+    let unsupported = || format!("unsupported mma '{name}': modelled are {MMA_FORMS}");
+    if !m.contains(&"sync") || !m.contains(&"aligned") {
+        return Err(unsupported());
+    }
+    let shape = MmaShape::ALL
+        .into_iter()
+        .find(|s| m.contains(&s.name()))
+        .ok_or_else(unsupported)?;
+    // The layouts: every shape but m8n8k4 is .row.col, in that order (PTX ISA 9.7.14.5.14
+    // mma: "mma.sync.aligned.m16n8k16.row.col…"; .alayout/.blayout are free only for m8n8k4).
+    let layouts: Vec<&str> = m
+        .iter()
+        .copied()
+        .filter(|s| matches!(*s, "row" | "col"))
+        .collect();
+    if layouts != ["row", "col"] {
+        let shown = if layouts.is_empty() {
+            "none".to_string()
+        } else {
+            layouts.iter().map(|l| format!(".{l}")).collect::<String>()
+        };
+        return Err(format!(
+            "'{name}' has the layouts {shown}: mma.{} takes .row.col only (A row-major, B column-major; {}: .alayout and .blayout are free only for m8n8k4)",
+            shape.name(),
+            isa("mma")
+        ));
+    }
+    let tys: Vec<&str> = m
+        .iter()
+        .copied()
+        .filter(|s| {
+            !matches!(*s, "sync" | "aligned" | "row" | "col" | "satfinite") && *s != shape.name()
+        })
+        .collect();
+    let [dt, at, bt, ct] = tys.as_slice() else {
+        return Err(unsupported());
+    };
+    if dt != ct {
+        return Err(format!(
+            "'{name}': .dtype .{dt} and .ctype .{ct} differ; D and C have one type in mma.{} ({})",
+            shape.name(),
+            isa("mma")
+        ));
+    }
+    let ty = |t: &str| MmaDtype::parse(t).map_err(|_| unsupported());
+    let acc = MmaAcc::parse(dt).map_err(|_| unsupported())?;
+    let kind = MmaKind::with_types(shape, ty(at)?, ty(bt)?, acc, m.contains(&"satfinite"))
+        .map_err(|e| format!("'{name}': {e} ({})", isa("mma")))?;
+    if sm != 0 && sm < kind.min_sm() {
+        return Err(format!(
+            "'{name}' needs .target sm_{} or later; this module's .target is sm_{sm} ({})",
+            kind.min_sm(),
+            isa("mma")
+        ));
+    }
+    Ok(kind)
 }
 
 /// The type twice as wide (`mul.wide`/`mad.wide` results): `.s16` → `.s32`, `.u32` → `.u64`.

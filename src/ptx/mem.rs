@@ -341,8 +341,9 @@ impl Machine<'_> {
                 trans,
                 d,
                 addr,
+                generic,
             } => {
-                let addrs = self.matrix_addrs(w, addr, *num)?;
+                let addrs = self.matrix_addrs(w, addr, *num, *generic)?;
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
                 let step = self.shared_op(
                     pc,
@@ -365,8 +366,9 @@ impl Machine<'_> {
                 trans,
                 s,
                 addr,
+                generic,
             } => {
-                let addrs = self.matrix_addrs(w, addr, *num)?;
+                let addrs = self.matrix_addrs(w, addr, *num, *generic)?;
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
                 let regs = &self.warps[w].regs;
                 let mut data = [[0u32; 4]; 32];
@@ -491,16 +493,7 @@ impl Machine<'_> {
     ) -> Result<bool, String> {
         let mut changed = false;
         let regs = &mut self.warps[w].regs;
-        let Op::Mma {
-            shape,
-            dtype,
-            acc,
-            d,
-            a,
-            b,
-            c,
-        } = &inst.op
-        else {
+        let Op::Mma { kind, d, a, b, c } = &inst.op else {
             return Ok(changed);
         };
         if mask != u32::MAX {
@@ -522,8 +515,7 @@ impl Machine<'_> {
                 rc[l][i] = v!(regs, *s, l) as u32;
             }
         }
-        let out = warp_ops::mma(&mut self.smem, *shape, *dtype, *acc, &ra, &rb, &rc)
-            .map_err(|e| e.to_string())?;
+        let out = warp_ops::mma(&mut self.smem, *kind, &ra, &rb, &rc).map_err(|e| e.to_string())?;
         for l in 0..WARP_SIZE {
             for (i, r) in d.iter().enumerate() {
                 set!(changed, regs, *r, l, out[l][i] as u64);
@@ -671,12 +663,30 @@ impl Machine<'_> {
         Ok(step)
     }
 
-    pub(super) fn matrix_addrs(&self, w: usize, addr: &Addr, num: u8) -> Result<[u32; 32], String> {
+    /// The row addresses of an `ldmatrix`/`stmatrix` (lanes 0..8·num) as shared offsets; a
+    /// `generic` one (no `.shared`) must lie in the CTA's shared window.
+    ///
+    /// # Errors
+    /// A lane's address outside shared memory, or, generic, outside the shared window (a
+    /// global or local address: the instruction reads and writes shared memory only).
+    pub(super) fn matrix_addrs(
+        &self,
+        w: usize,
+        addr: &Addr,
+        num: u8,
+        generic: bool,
+    ) -> Result<[u32; 32], String> {
         let regs = &self.warps[w].regs;
         let lanes = 8 * num as usize;
+        let len = self.smem.len();
         let mut out = [0u32; 32];
         for (l, o) in out.iter_mut().enumerate().take(lanes) {
-            *o = shared_addr(addr_value(regs, addr, l), l, self.smem.len())?;
+            let a = addr_value(regs, addr, l);
+            *o = if generic {
+                generic_shared(a, l, len)?
+            } else {
+                shared_addr(a, l, len)?
+            };
         }
         Ok(out)
     }
@@ -927,6 +937,22 @@ pub(super) fn mapa(a: u64, rank: usize, own: usize, nctas: usize) -> Result<u64,
     }
     let (_, off) = cluster_addr(i128::from(a), own, nctas, 0)?;
     Ok(tag | u64::from(off))
+}
+
+/// The shared offset of generic address `a` of lane `l` of an instruction that reaches shared
+/// memory only (`ldmatrix`, `stmatrix` without `.shared`).
+///
+/// # Errors
+/// `a` outside the window [`SHARED_WINDOW`]`..+size`, named with the window.
+pub(super) fn generic_shared(a: i128, l: usize, size: u32) -> Result<u32, String> {
+    let base = i128::from(SHARED_WINDOW);
+    if (base..base + i128::from(size)).contains(&a) {
+        return Ok((a - base) as u32);
+    }
+    Err(format!(
+        "lane {l}: generic address {a:#x} is not in the shared window {base:#x}..{:#x} ({size} bytes of shared memory): ldmatrix/stmatrix without .shared take a generic address of shared memory (cvta.shared of a shared address)",
+        base + i128::from(size)
+    ))
 }
 
 pub(super) fn shared_addr(a: i128, l: usize, size: u32) -> Result<u32, String> {

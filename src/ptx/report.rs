@@ -166,8 +166,13 @@ pub struct Sass {
     /// `smsp__inst_executed_op_shared_stsm.sum`.
     pub STSM: u64,
     /// `smsp__inst_executed_pipe_tensor_op_hmma.sum` minus its `HFMA2.MMA` part
-    /// (`…_hmma_type_hfma2.sum`: register moves ptxas runs on the tensor pipe).
+    /// (`…_hmma_type_hfma2.sum`: register moves ptxas runs on the tensor pipe). An FP8
+    /// `mma.sync` on sm_90 is two HMMA.16816 ([`crate::sim::mma::MmaKind::sass_count`];
+    /// measured: tests/data/ptx_mma/).
     pub HMMA: u64,
+    /// Integer `mma.sync` (IMMA.16816/IMMA.16832): `smsp__inst_executed_pipe_tensor_op_imma.sum`,
+    /// not part of `…_op_hmma` (tests/data/ptx_mma/).
+    pub IMMA: u64,
     /// `sm__sass_inst_executed_op_ldgsts.sum`.
     pub LDGSTS: u64,
     /// `wgmma.mma_async` warp-level executions, four per warpgroup instruction (HGMMA, QGMMA
@@ -543,6 +548,22 @@ fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport
             _ => {}
         }
         let Some(class) = class_of(&inst.op) else {
+            // A generic ld/st whose lanes reached shared memory: its wavefronts and conflicts
+            // are the shared pipe's (H200: `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}`
+            // count them), its executions are not LDS/STS (`smsp__inst_executed_op_generic_*`;
+            // fixture ldsm_generic, tests/data/ptx_mma/).
+            let conflicts = s.wavefronts - s.ideal.min(s.wavefronts);
+            match inst.op {
+                Op::Ld { .. } => {
+                    t.shared_ld_wavefronts += s.wavefronts;
+                    t.shared_ld_bank_conflicts += conflicts;
+                }
+                Op::St { .. } => {
+                    t.shared_st_wavefronts += s.wavefronts;
+                    t.shared_st_bank_conflicts += conflicts;
+                }
+                _ => {}
+            }
             continue;
         };
         let conflicts = s.wavefronts - s.ideal.min(s.wavefronts);
@@ -590,7 +611,13 @@ fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport
             Class::Sts => t.sass.STS += s.pred_on,
             Class::Ldsm => t.sass.LDSM += s.executions,
             Class::Stsm => t.sass.STSM += s.executions,
-            Class::Hmma => t.sass.HMMA += s.executions,
+            Class::Hmma => match &inst.op {
+                Op::Mma { kind, .. } if kind.dtype.is_int() => t.sass.IMMA += s.executions,
+                Op::Mma { kind, .. } => {
+                    t.sass.HMMA += s.executions * u64::from(kind.sass_count(prog.target_sm))
+                }
+                _ => t.sass.HMMA += s.executions,
+            },
             Class::Ldgsts => t.sass.LDGSTS += s.executions,
             Class::Atoms => t.atoms += s.executions,
             Class::Gmma => {

@@ -8,7 +8,7 @@ use crate::sim::bank::WARP_SIZE;
 use crate::sim::error::SimError;
 use crate::sim::exec::{self, WarpOp};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
-use crate::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape};
+use crate::sim::mma::MmaKind;
 
 pub use crate::sim::exec::{LaneRegs, WarpStep as Step};
 pub use crate::sim::smem::SharedMemory as Smem;
@@ -83,15 +83,13 @@ pub fn shared(
 /// A shape and type pair the model does not cover.
 pub fn mma(
     smem: &mut Smem,
-    shape: MmaShape,
-    dtype: MmaDtype,
-    acc: MmaAcc,
+    kind: MmaKind,
     a: &LaneRegs,
     b: &LaneRegs,
     c: &LaneRegs,
 ) -> Result<LaneRegs, SimError> {
     let op = WarpOp::Mma {
-        kind: MmaKind::new(shape, dtype, acc)?,
+        kind,
         a: *a,
         b: *b,
         c: *c,

@@ -493,7 +493,7 @@ fn store(
 }
 
 fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<WarpStep, SimError> {
-    let kind = MmaKind::new(kind.shape, kind.dtype, kind.acc)?;
+    let kind = MmaKind::with_types(kind.shape, kind.dtype, kind.btype, kind.acc, kind.satfinite)?;
     let regs = RawRegs {
         a: *a,
         b: b.map(|r| [r[0], r[1]]),
@@ -512,7 +512,8 @@ fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<W
 /// The tensor-core arithmetic of `mma.sync`: every lane's D registers (raw bits) in the C/D
 /// fragment layout. Each D element is C plus the K products, summed in f64 and rounded once to
 /// the accumulator type (f32 or f16, to nearest even); integer inputs sum exactly and wrap
-/// modulo 2^32 into s32 (the form without `.satfinite`). NaN and infinite inputs propagate as
+/// modulo 2^32 into s32, or with `.satfinite` clamp to [-2^31, 2^31 - 1] (both measured on the
+/// H200: `tests/data/ptx_mma/`). tf32 inputs are read without their 13 low mantissa bits. NaN and infinite inputs propagate as
 /// IEEE arithmetic does. The hardware accumulates at least to f32 precision for f16/bf16 inputs
 /// (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8 tensor cores are
 /// reported to keep fewer bits while accumulating, which this model does not reproduce.
@@ -533,7 +534,12 @@ fn mma_d(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
                     let dot: i64 = (0..k as usize)
                         .map(|kk| a[[i, kk]] as i64 * b[[kk, j]] as i64)
                         .sum();
-                    (c[[i, j]] as i64).wrapping_add(dot) as f64
+                    let sum = (c[[i, j]] as i64).wrapping_add(dot);
+                    if kind.satfinite {
+                        sum.clamp(i32::MIN as i64, i32::MAX as i64) as f64
+                    } else {
+                        sum as f64
+                    }
                 } else {
                     (0..k as usize).fold(c[[i, j]], |s, kk| s + a[[i, kk]] * b[[kk, j]])
                 };
@@ -1799,7 +1805,9 @@ mod tests {
             kind: MmaKind {
                 shape: MmaShape::M16N8K16,
                 dtype: MmaDtype::Bf16,
+                btype: MmaDtype::Bf16,
                 acc: MmaAcc::F16,
+                satfinite: false,
             },
             a: [[0; 4]; 32],
             b: [[0; 4]; 32],

@@ -630,8 +630,10 @@ const fn row(
 /// The instruction table: every non-ALU instruction the executor ([`super::exec::execute`])
 /// runs, once. Sources: PTX ISA 8.x (sm_90a) for names and completion; SASS forms as cuobjdump
 /// prints them for sm_90a (`tests/data/h200_*`: LDS/STS/LDSM/STSM/LDGSTS/HMMA/HGMMA f16 and
-/// bf16, UTMALDG.2D, UTMASTG.2D); the QGMMA/IGMMA/UTMAREDG/UBLKCP/UBLKRED forms and the tf32
-/// HGMMA form are NVIDIA's SASS names not yet disassembled here.
+/// bf16, UTMALDG.2D, UTMASTG.2D); every `mma.sync` form as ptxas 13.0.88 assembles it for
+/// sm_90 and sm_89 and nvdisasm prints it (`docs/log/2026-12-02-mma-forms.md`); the
+/// QGMMA/IGMMA/UTMAREDG/UBLKCP/UBLKRED forms and the tf32 HGMMA form are NVIDIA's SASS names not
+/// yet disassembled here.
 pub const TABLE: &[InstrRow] = &[
     row(
         "ld.shared.{u8,u16,b32,v2.b32,v4.b32}",
@@ -674,7 +676,7 @@ pub const TABLE: &[InstrRow] = &[
         CostRule::CpAsyncLines,
     ),
     row(
-        "mma.sync.aligned.{m16n8k16,m16n8k8}.row.col",
+        "mma.sync.aligned.{m16n8k16,m16n8k8}.row.col.{f32,f16}.{f16,bf16}.{f16,bf16}.{f32,f16}",
         SassClass::Hmma,
         "HMMA.{16816,1688}.{F32,F16}[.BF16]",
         Scope::Warp,
@@ -682,9 +684,25 @@ pub const TABLE: &[InstrRow] = &[
         CostRule::TensorCore,
     ),
     row(
-        "mma.sync.aligned.m16n8k32.row.col.s32.{s8,u8}",
+        "mma.sync.aligned.{m16n8k8,m16n8k4}.row.col.f32.tf32.tf32.f32",
+        SassClass::Hmma,
+        "HMMA.{1688,1684}.F32.TF32",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::TensorCore,
+    ),
+    row(
+        "mma.sync.aligned.{m16n8k16,m16n8k32}.row.col[.satfinite].s32.{s8,u8}.{s8,u8}.s32",
         SassClass::Imma,
-        "IMMA.16832.{S8,U8}.{S8,U8}",
+        "IMMA.{16816,16832}.{S8,U8}.{S8,U8}[.SAT]",
+        Scope::Warp,
+        Completion::Synchronous,
+        CostRule::TensorCore,
+    ),
+    row(
+        "mma.sync.aligned.m16n8k32.row.col.{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2}.{f32,f16}",
+        SassClass::Hmma,
+        "HMMA.16816.{F32,F16} x2 after F2FP.F16.{E4M3,E5M2}.UNPACK_B (sm_90); QMMA.16832.{F32,F16}.{E4M3,E5M2}.{E4M3,E5M2} (sm_89)",
         Scope::Warp,
         Completion::Synchronous,
         CostRule::TensorCore,

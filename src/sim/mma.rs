@@ -37,12 +37,14 @@ use super::error::SimError;
 /// The mma shapes modelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum MmaShape {
-    /// m16n8k16: A 16x16, B 16x8, C/D 16x8 (f16, bf16 inputs).
+    /// m16n8k16: A 16x16, B 16x8, C/D 16x8 (f16, bf16, s8, u8 inputs).
     M16N8K16,
-    /// m16n8k8: A 16x8, B 8x8, C/D 16x8 (f16 inputs only here).
+    /// m16n8k8: A 16x8, B 8x8, C/D 16x8 (f16, bf16, tf32 inputs).
     M16N8K8,
     /// m16n8k32: A 16x32, B 32x8, C/D 16x8 (8-bit inputs: s8, u8, e4m3, e5m2).
     M16N8K32,
+    /// m16n8k4: A 16x4, B 4x8, C/D 16x8 (tf32 inputs only).
+    M16N8K4,
 }
 
 /// Input element type of A and B (both operands have the same type here).
@@ -60,6 +62,10 @@ pub enum MmaDtype {
     E4m3,
     /// OCP FP8 E5M2 (sm_89+): bias 15, IEEE-like (infinities and NaNs), largest finite 57344.
     E5m2,
+    /// TensorFloat-32 in a 32-bit register: an f32 whose 13 low mantissa bits the tensor core
+    /// does not read (sign, 8 exponent bits, 10 mantissa bits; measured on the H200:
+    /// `tests/data/ptx_mma/`).
+    Tf32,
 }
 
 /// Element type of the accumulators C and D.
@@ -97,9 +103,14 @@ impl std::fmt::Display for Operand {
 
 impl MmaShape {
     /// Every shape, in the order the CLI lists them.
-    pub const ALL: [MmaShape; 3] = [MmaShape::M16N8K16, MmaShape::M16N8K8, MmaShape::M16N8K32];
+    pub const ALL: [MmaShape; 4] = [
+        MmaShape::M16N8K16,
+        MmaShape::M16N8K8,
+        MmaShape::M16N8K32,
+        MmaShape::M16N8K4,
+    ];
 
-    /// Parses `m16n8k16`, `m16n8k8` or `m16n8k32`.
+    /// Parses `m16n8k16`, `m16n8k8`, `m16n8k32` or `m16n8k4`.
     ///
     /// # Errors
     /// [`SimError::Unknown`] naming the value and the allowed shapes.
@@ -110,16 +121,28 @@ impl MmaShape {
             .ok_or_else(|| SimError::Unknown {
                 what: "mma shape",
                 given: s.to_string(),
-                allowed: "m16n8k16, m16n8k8, m16n8k32",
+                allowed: "m16n8k16, m16n8k8, m16n8k32, m16n8k4",
             })
     }
 
-    /// `m16n8k16`, `m16n8k8` or `m16n8k32`.
+    /// `m16n8k16`, `m16n8k8`, `m16n8k32` or `m16n8k4`.
     pub fn name(self) -> &'static str {
         match self {
             MmaShape::M16N8K16 => "m16n8k16",
             MmaShape::M16N8K8 => "m16n8k8",
             MmaShape::M16N8K32 => "m16n8k32",
+            MmaShape::M16N8K4 => "m16n8k4",
+        }
+    }
+
+    /// Element bits of the input type [`element`] and [`fragment`] assume: 16 for m16n8k16 and
+    /// m16n8k8 (f16/bf16), 8 for m16n8k32, 32 for m16n8k4 (tf32). The other widths of a shape
+    /// (m16n8k16 s8/u8, m16n8k8 tf32) go through [`element_bits`] or [`MmaKind::fragment`].
+    pub fn default_bits(self) -> u32 {
+        match self {
+            MmaShape::M16N8K16 | MmaShape::M16N8K8 => 16,
+            MmaShape::M16N8K32 => 8,
+            MmaShape::M16N8K4 => 32,
         }
     }
 
@@ -129,6 +152,7 @@ impl MmaShape {
             MmaShape::M16N8K16 => (16, 8, 16),
             MmaShape::M16N8K8 => (16, 8, 8),
             MmaShape::M16N8K32 => (16, 8, 32),
+            MmaShape::M16N8K4 => (16, 8, 4),
         }
     }
 
@@ -142,25 +166,26 @@ impl MmaShape {
         }
     }
 
-    /// Elements per lane of an operand: (rows · cols) / 32 (A 8/4/16, B 4/2/8, C/D 4).
+    /// Elements per lane of an operand: (rows · cols) / 32 (A 8/4/16/2, B 4/2/8/1, C/D 4).
     pub fn elems_per_lane(self, op: Operand) -> u32 {
         let (r, c) = self.dims(op);
         r * c / 32
     }
 
-    /// 32-bit registers per lane for an operand with 32-bit accumulators (f32 or s32): A 4/2/4,
-    /// B 2/1/2, C 4. f16 accumulators take two: [`MmaKind::regs`].
+    /// 32-bit registers per lane for an operand with 32-bit accumulators (f32 or s32) and the
+    /// shape's [`Self::default_bits`] inputs: A 4/2/4/2, B 2/1/2/1, C 4. Other input widths and
+    /// f16 accumulators: [`MmaKind::regs`].
     pub fn regs(self, op: Operand) -> u32 {
         self.elems_per_lane(op) / self.elems_per_reg(op)
     }
 
-    /// Elements one 32-bit register holds with 32-bit accumulators: A and B 2 (16-bit inputs)
-    /// or 4 (m16n8k32, 8-bit inputs), C/D 1.
+    /// Elements one 32-bit register holds with 32-bit accumulators and the shape's
+    /// [`Self::default_bits`] inputs: A and B 2 (16-bit), 4 (m16n8k32, 8-bit) or 1 (m16n8k4,
+    /// tf32), C/D 1.
     pub fn elems_per_reg(self, op: Operand) -> u32 {
-        match (self, op) {
-            (_, Operand::C) => 1,
-            (MmaShape::M16N8K32, _) => 4,
-            _ => 2,
+        match op {
+            Operand::C => 1,
+            _ => 32 / self.default_bits(),
         }
     }
 
@@ -175,39 +200,43 @@ impl MmaShape {
         MmaKind::unchecked(self, dtype, dtype.default_acc()).sass()
     }
 
-    /// Checks the (shape, dtype) pair is one this model covers: m16n8k16 with f16 or bf16,
-    /// m16n8k8 with f16, m16n8k32 with s8, u8, e4m3 or e5m2.
+    /// Checks the (shape, dtype) pair is a PTX ISA `mma` form (§9.7.14.5.14, the m16n8 shapes):
+    /// m16n8k16 with f16, bf16, s8 or u8; m16n8k8 with f16, bf16 or tf32; m16n8k32 with s8,
+    /// u8, e4m3 or e5m2; m16n8k4 with tf32.
     ///
     /// # Errors
     /// [`SimError::Unsupported`] naming the pair and listing the allowed ones.
     pub fn check_dtype(self, dtype: MmaDtype) -> Result<(), SimError> {
+        use MmaDtype as D;
         let ok = match self {
-            MmaShape::M16N8K16 => matches!(dtype, MmaDtype::F16 | MmaDtype::Bf16),
-            MmaShape::M16N8K8 => dtype == MmaDtype::F16,
+            MmaShape::M16N8K16 => matches!(dtype, D::F16 | D::Bf16 | D::S8 | D::U8),
+            MmaShape::M16N8K8 => matches!(dtype, D::F16 | D::Bf16 | D::Tf32),
             MmaShape::M16N8K32 => dtype.bits() == 8,
+            MmaShape::M16N8K4 => dtype == D::Tf32,
         };
         if ok {
             return Ok(());
         }
         Err(SimError::Unsupported {
             what: format!("mma {} with --dtype {}", self.name(), dtype.name()),
-            allowed: "m16n8k16 with f16 or bf16, m16n8k8 with f16, m16n8k32 with s8, u8, e4m3 or e5m2",
+            allowed: "m16n8k16 with f16, bf16, s8 or u8; m16n8k8 with f16, bf16 or tf32; m16n8k32 with s8, u8, e4m3 or e5m2; m16n8k4 with tf32",
         })
     }
 }
 
 impl MmaDtype {
     /// Every input type.
-    pub const ALL: [MmaDtype; 6] = [
+    pub const ALL: [MmaDtype; 7] = [
         MmaDtype::F16,
         MmaDtype::Bf16,
         MmaDtype::S8,
         MmaDtype::U8,
         MmaDtype::E4m3,
         MmaDtype::E5m2,
+        MmaDtype::Tf32,
     ];
 
-    /// Parses `f16`, `bf16`, `s8`, `u8`, `e4m3` or `e5m2`.
+    /// Parses `f16`, `bf16`, `s8`, `u8`, `e4m3`, `e5m2` or `tf32`.
     ///
     /// # Errors
     /// [`SimError::Unknown`] naming the value and the allowed types.
@@ -218,11 +247,11 @@ impl MmaDtype {
             .ok_or_else(|| SimError::Unknown {
                 what: "mma dtype",
                 given: s.to_string(),
-                allowed: "f16, bf16, s8, u8, e4m3, e5m2",
+                allowed: "f16, bf16, s8, u8, e4m3, e5m2, tf32",
             })
     }
 
-    /// The PTX type name without the dot: `f16`, `bf16`, `s8`, `u8`, `e4m3`, `e5m2`.
+    /// The PTX type name without the dot: `f16`, `bf16`, `s8`, `u8`, `e4m3`, `e5m2`, `tf32`.
     pub fn name(self) -> &'static str {
         match self {
             MmaDtype::F16 => "f16",
@@ -231,15 +260,22 @@ impl MmaDtype {
             MmaDtype::U8 => "u8",
             MmaDtype::E4m3 => "e4m3",
             MmaDtype::E5m2 => "e5m2",
+            MmaDtype::Tf32 => "tf32",
         }
     }
 
-    /// Bits per element: 16 or 8.
+    /// Bits per element in the registers: 32 (tf32), 16 or 8.
     pub fn bits(self) -> u32 {
         match self {
+            MmaDtype::Tf32 => 32,
             MmaDtype::F16 | MmaDtype::Bf16 => 16,
             _ => 8,
         }
+    }
+
+    /// Whether the type is an integer (s8, u8: s32 accumulators).
+    pub fn is_int(self) -> bool {
+        matches!(self, MmaDtype::S8 | MmaDtype::U8)
     }
 
     /// The accumulator PTX pairs with this input when none is named: s32 for s8/u8, f32 else.
@@ -253,9 +289,12 @@ impl MmaDtype {
     /// Rounds `v` to this type and returns its bit pattern (low [`Self::bits`] bits): f16 and
     /// bf16 round to nearest even (the `half` crate); s8/u8 round to nearest and saturate (as
     /// `cvt.rni.sat`); e4m3/e5m2 round to nearest even and saturate to the largest finite value
-    /// (as `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`, PTX ISA §9.7.9.21); NaN stays NaN.
+    /// (as `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`, PTX ISA §9.7.9.21); tf32 rounds to f32 and
+    /// then to 10 mantissa bits, to nearest with ties away from zero (`cvt.rna.tf32.f32`), the
+    /// 13 low bits zero; NaN stays NaN.
     pub fn encode(self, v: f64) -> u32 {
         match self {
+            MmaDtype::Tf32 => tf32_rna(v as f32),
             MmaDtype::F16 => f16::from_f64(v).to_bits() as u32,
             MmaDtype::Bf16 => bf16::from_f64(v).to_bits() as u32,
             MmaDtype::S8 => (v.round_ties_even().clamp(-128.0, 127.0) as i8) as u8 as u32,
@@ -275,6 +314,7 @@ impl MmaDtype {
             MmaDtype::U8 => (bits as u8) as f64,
             MmaDtype::E4m3 => decode_fp8(bits as u8, 4, 3),
             MmaDtype::E5m2 => decode_fp8(bits as u8, 5, 2),
+            MmaDtype::Tf32 => f32::from_bits(bits & TF32_MASK) as f64,
         }
     }
 
@@ -288,6 +328,26 @@ impl MmaDtype {
     pub fn from_bits(self, b: u16) -> f32 {
         self.decode(b as u32) as f32
     }
+}
+
+/// The bits of a 32-bit register a tf32 mma reads: sign, exponent and the 10 high mantissa bits
+/// (the H200 ignores the 13 low bits: `tests/data/ptx_mma/`, fixture `tf32_k8_lowbits`).
+pub const TF32_MASK: u32 = 0xffff_e000;
+
+/// `cvt.rna.tf32.f32`: to nearest, ties away from zero, on the 13 low mantissa bits; NaN and
+/// infinities are kept (a NaN keeps a mantissa bit set).
+fn tf32_rna(v: f32) -> u32 {
+    let b = v.to_bits();
+    if !v.is_finite() {
+        return if v.is_nan() {
+            0x7fc0_0000
+        } else {
+            b & TF32_MASK
+        };
+    }
+    // Adding half an ulp of tf32 to the magnitude and cutting rounds ties away from zero; a
+    // carry into the exponent is the correct next binade (or infinity).
+    (b.wrapping_add(0x1000)) & TF32_MASK
 }
 
 /// Decodes an OCP FP8 value with `e` exponent bits and `m` mantissa bits (bias 2^(e-1) − 1).
@@ -390,38 +450,63 @@ impl MmaAcc {
 }
 
 /// The (row, col) of element i of `op` held by `lane`, the ISA's formulas by element index (see
-/// the module docs). `i` < [`MmaShape::elems_per_lane`].
+/// the module docs), for the shape's [`MmaShape::default_bits`] inputs. `i` <
+/// [`MmaShape::elems_per_lane`].
 pub fn element(shape: MmaShape, op: Operand, lane: u32, i: u32) -> (u32, u32) {
+    element_bits(shape, shape.default_bits(), op, lane, i)
+}
+
+/// The (row, col) of element i of `op` held by `lane` when A and B have `bits`-bit elements
+/// (32 for tf32, 16, 8). Every m16n8 fragment of PTX ISA §9.7.14.5.7-10 follows one pattern
+/// with e = 32 / `bits` elements per register, element i in register r = i / e at position
+/// p = i % e, g = lane / 4, t = lane % 4:
+///
+/// ```text
+/// A: row g + 8 (r mod 2),  col e t + p + (K / 2) (r / 2)
+/// B: row e t + p + (K / 2) r,  col g
+/// C/D: row g + 8 (i / 2),  col 2 t + i mod 2
+/// ```
+///
+/// (m16n8k8 tf32: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4), b0 (t, g),
+/// b1 (t + 4, g); m16n8k16 8-bit: a0..a3 (g, 4t..4t+3), a4..a7 (g + 8, ..), b0..b3 (4t.., g).)
+/// `tests/data/ptx_isa/mma_*.json` holds the ISA's own formulas, transcribed independently.
+pub fn element_bits(shape: MmaShape, bits: u32, op: Operand, lane: u32, i: u32) -> (u32, u32) {
     let (g, t) = (lane / 4, lane % 4);
-    match (shape, op) {
-        (_, Operand::C) => (g + 8 * (i / 2), 2 * t + i % 2),
-        (MmaShape::M16N8K16, Operand::A) => (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4)),
-        (MmaShape::M16N8K16, Operand::B) => (2 * t + i % 2 + 8 * (i / 2), g),
-        (MmaShape::M16N8K8, Operand::A) => (g + 8 * (i / 2), 2 * t + i % 2),
-        (MmaShape::M16N8K8, Operand::B) => (2 * t + i, g),
-        (MmaShape::M16N8K32, Operand::A) => (g + 8 * ((i / 4) % 2), 4 * t + i % 4 + 16 * (i / 8)),
-        (MmaShape::M16N8K32, Operand::B) => (4 * t + i % 4 + 16 * (i / 4), g),
+    let (_, _, k) = shape.mnk();
+    let e = 32 / bits;
+    let (r, p) = (i / e, i % e);
+    match op {
+        Operand::C => (g + 8 * (i / 2), 2 * t + i % 2),
+        Operand::A => (g + 8 * (r % 2), e * t + p + (k / 2) * (r / 2)),
+        Operand::B => (e * t + p + (k / 2) * r, g),
     }
 }
 
 /// The (row, col) of `op` held by `lane` in register `reg`, position `half` (0 = lowest bits;
-/// for m16n8k32 A/B the byte 0..4; always 0 for C/D), with 32-bit accumulators. PTX ISA
-/// §9.7.14.5.7/8/10 fragment figures.
+/// for m16n8k32 A/B the byte 0..4; always 0 for C/D), with 32-bit accumulators and the shape's
+/// [`MmaShape::default_bits`] inputs. PTX ISA §9.7.14.5.7/8/10 fragment figures.
 pub fn fragment(shape: MmaShape, op: Operand, lane: u32, reg: u32, half: u32) -> (u32, u32) {
     element(shape, op, lane, reg * shape.elems_per_reg(op) + half)
 }
 
-/// One mma instruction: shape, input type of A and B, accumulator type of C and D.
-/// Combinations modelled: m16n8k16 f16→f32/f16, bf16→f32; m16n8k8 f16→f32/f16; m16n8k32
-/// s8/u8→s32, e4m3/e5m2→f32/f16 (all PTX ISA §9.7.14.5.14 "mma" forms).
+/// One mma instruction: shape, input types of A and B, accumulator type of C and D, and
+/// `.satfinite`. Combinations modelled (PTX ISA §9.7.14.5.14 "mma", the m16n8 shapes):
+/// m16n8k16 f16→f32/f16, bf16→f32, s8/u8→s32; m16n8k8 f16→f32/f16, bf16→f32, tf32→f32;
+/// m16n8k4 tf32→f32; m16n8k32 s8/u8→s32, e4m3/e5m2→f32/f16. The integer forms take any mix of
+/// s8 and u8 and `.satfinite`; the FP8 forms any mix of e4m3 and e5m2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct MmaKind {
     /// Shape.
     pub shape: MmaShape,
-    /// Type of A and B.
+    /// Type of A (and of B unless [`Self::btype`] differs).
     pub dtype: MmaDtype,
+    /// Type of B: equal to `dtype` except in the mixed integer (`.s8.u8`) and FP8
+    /// (`.e4m3.e5m2`) forms.
+    pub btype: MmaDtype,
     /// Type of C and D.
     pub acc: MmaAcc,
+    /// `.satfinite` (integer forms): D clamps to the s32 range instead of wrapping.
+    pub satfinite: bool,
 }
 
 /// Per-lane registers of one mma as raw 32-bit patterns: A and B packed low element first, C/D
@@ -475,97 +560,224 @@ impl MmaKind {
     /// an accumulator the ISA does not pair with the input type (s32 only with s8/u8; bf16 only
     /// with f32), naming the values and what is allowed.
     pub fn new(shape: MmaShape, dtype: MmaDtype, acc: MmaAcc) -> Result<MmaKind, SimError> {
-        shape.check_dtype(dtype)?;
-        let ok = match dtype {
-            MmaDtype::S8 | MmaDtype::U8 => acc == MmaAcc::S32,
-            MmaDtype::Bf16 => acc == MmaAcc::F32,
-            MmaDtype::F16 | MmaDtype::E4m3 | MmaDtype::E5m2 => acc != MmaAcc::S32,
+        MmaKind::with_types(shape, dtype, dtype, acc, false)
+    }
+
+    /// The kind with A of `atype`, B of `btype` and `.satfinite` when `satfinite`, checked.
+    ///
+    /// # Errors
+    /// [`SimError::Unsupported`] for a type the shape does not take ([`MmaShape::check_dtype`]),
+    /// A and B of different families (only s8/u8 mix, and e4m3/e5m2), an accumulator the ISA
+    /// does not pair with the inputs (s32 only with s8/u8; bf16 and tf32 with f32 only; f16,
+    /// e4m3, e5m2 with f32 or f16), or `.satfinite` on a floating-point form.
+    pub fn with_types(
+        shape: MmaShape,
+        atype: MmaDtype,
+        btype: MmaDtype,
+        acc: MmaAcc,
+        satfinite: bool,
+    ) -> Result<MmaKind, SimError> {
+        use MmaDtype as D;
+        shape.check_dtype(atype)?;
+        shape.check_dtype(btype)?;
+        let fp8 = |d: D| matches!(d, D::E4m3 | D::E5m2);
+        if atype != btype && !(atype.is_int() && btype.is_int()) && !(fp8(atype) && fp8(btype)) {
+            return Err(SimError::Unsupported {
+                what: format!(
+                    "mma with {} A and {} B (not a PTX form)",
+                    atype.name(),
+                    btype.name()
+                ),
+                allowed: "equal A and B types, or a mix of s8 and u8, or of e4m3 and e5m2",
+            });
+        }
+        let ok = match atype {
+            D::S8 | D::U8 => acc == MmaAcc::S32,
+            D::Bf16 | D::Tf32 => acc == MmaAcc::F32,
+            D::F16 | D::E4m3 | D::E5m2 => acc != MmaAcc::S32,
         };
         if !ok {
             return Err(SimError::Unsupported {
                 what: format!(
                     "mma with {} inputs and {} accumulators (not a PTX form)",
-                    dtype.name(),
+                    atype.name(),
                     acc.name()
                 ),
-                allowed: "f16 with f32 or f16, bf16 with f32, s8/u8 with s32, e4m3/e5m2 with f32 or f16",
+                allowed: "f16 with f32 or f16, bf16 and tf32 with f32, s8/u8 with s32, e4m3/e5m2 with f32 or f16",
             });
         }
-        Ok(MmaKind { shape, dtype, acc })
+        if satfinite && !atype.is_int() {
+            return Err(SimError::Unsupported {
+                what: format!("mma .satfinite with {} inputs", atype.name()),
+                allowed: ".satfinite with s8/u8 inputs (s32 accumulators) only",
+            });
+        }
+        Ok(MmaKind {
+            shape,
+            dtype: atype,
+            btype,
+            acc,
+            satfinite,
+        })
     }
 
     pub(crate) fn unchecked(shape: MmaShape, dtype: MmaDtype, acc: MmaAcc) -> MmaKind {
-        MmaKind { shape, dtype, acc }
+        MmaKind {
+            shape,
+            dtype,
+            btype: dtype,
+            acc,
+            satfinite: false,
+        }
+    }
+
+    /// The oldest target that has the form (PTX ISA §9.7.14.5.14 "Target ISA notes", checked
+    /// with ptxas 13.0.88): 75 for m16n8k8 with f16, 80 for bf16, tf32, m16n8k16 and the
+    /// integer forms, 89 for e4m3/e5m2.
+    pub fn min_sm(&self) -> u32 {
+        match (self.shape, self.dtype) {
+            (_, MmaDtype::E4m3 | MmaDtype::E5m2) => 89,
+            (MmaShape::M16N8K8, MmaDtype::F16) => 75,
+            _ => 80,
+        }
+    }
+
+    /// The type of operand A or B.
+    pub fn input_type(&self, op: Operand) -> MmaDtype {
+        if op == Operand::B {
+            self.btype
+        } else {
+            self.dtype
+        }
     }
 
     /// Elements one 32-bit register of `op` holds: 32 / element bits.
     pub fn elems_per_reg(&self, op: Operand) -> u32 {
         match op {
             Operand::C => self.acc.elems_per_reg(),
-            _ => 32 / self.dtype.bits(),
+            _ => 32 / self.input_type(op).bits(),
         }
     }
 
-    /// 32-bit registers per lane of `op` (A 4/2/4, B 2/1/2, C/D 4, or 2 with f16 accumulators).
+    /// 32-bit registers per lane of `op` (A 4/2/4/2 for m16n8k16/k8/k32/k4 with the shape's
+    /// default width, 2 for m16n8k16 8-bit, 4 for m16n8k8 tf32; B half of A; C/D 4, or 2 with
+    /// f16 accumulators).
     pub fn regs(&self, op: Operand) -> u32 {
         self.shape.elems_per_lane(op) / self.elems_per_reg(op)
     }
 
     /// The (row, col) that `lane` holds in register `reg`, position `pos` (0 = lowest bits).
     pub fn fragment(&self, op: Operand, lane: u32, reg: u32, pos: u32) -> (u32, u32) {
-        element(self.shape, op, lane, reg * self.elems_per_reg(op) + pos)
+        let bits = self.input_type(op).bits();
+        element_bits(
+            self.shape,
+            bits,
+            op,
+            lane,
+            reg * self.elems_per_reg(op) + pos,
+        )
     }
 
-    /// PTX name, e.g. `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16`.
+    /// PTX name, e.g. `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16` or
+    /// `mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32`.
     pub fn ptx(&self) -> String {
-        let (t, c) = (self.dtype.name(), self.acc.name());
+        let (a, b, c) = (self.dtype.name(), self.btype.name(), self.acc.name());
+        let sat = if self.satfinite { ".satfinite" } else { "" };
         format!(
-            "mma.sync.aligned.{}.row.col.{c}.{t}.{t}.{c}",
+            "mma.sync.aligned.{}.row.col{sat}.{c}.{a}.{b}.{c}",
             self.shape.name()
         )
     }
 
-    /// SASS mnemonic: `HMMA.16816.F32`, `HMMA.16816.F32.BF16`, `HMMA.1688.F32`, `HMMA.16816.F16`,
-    /// `HMMA.1688.F16` (sm_80/sm_90), `IMMA.16832.S8.S8`, `IMMA.16832.U8.U8` (sm_80+),
-    /// `QMMA.16832.F32.E4M3.E4M3`, `QMMA.16832.F32.E5M2.E5M2` (sm_89, sm_120); with f16
-    /// accumulators `QMMA.16832.F16.E4M3.E4M3` / `.E5M2.E5M2`. Not measured by this project:
-    /// taken from public `cuobjdump -sass` listings (see [`Self::sass_note`]).
+    /// SASS mnemonic on sm_90 (the H200), as ptxas 13.0.88 assembles the form and nvdisasm
+    /// prints it (`docs/log/2026-12-02-mma-forms.md`): `HMMA.16816.F32`, `HMMA.16816.F32.BF16`,
+    /// `HMMA.16816.F16`, `HMMA.1688.F32`, `HMMA.1688.F16`, `HMMA.1688.F32.BF16`,
+    /// `HMMA.1688.F32.TF32`, `HMMA.1684.F32.TF32`, `IMMA.16816.S8.S8`, `IMMA.16832.U8.S8`,
+    /// … with `.SAT` for `.satfinite`. sm_90 has no FP8 `mma.sync`: ptxas unpacks A and B to
+    /// f16 (`F2FP.F16.E4M3.UNPACK_B`) and issues [`Self::sass_count`] = 2 `HMMA.16816.F32` (or
+    /// `.F16`); [`Self::sass_on`] gives sm_89's `QMMA.16832.F32.E4M3.E4M3`.
     pub fn sass(&self) -> &'static str {
+        self.sass_on(90)
+    }
+
+    /// SASS instructions of the mnemonic [`Self::sass_on`]`(sm)` per `mma.sync`: 2 for the FP8
+    /// forms on sm_90 (K 32 as two HMMA.16816 on f16), 1 otherwise.
+    pub fn sass_count(&self, sm: u32) -> u32 {
+        if self.is_fp8() && sm == 90 { 2 } else { 1 }
+    }
+
+    fn is_fp8(&self) -> bool {
+        matches!(self.dtype, MmaDtype::E4m3 | MmaDtype::E5m2)
+    }
+
+    /// SASS mnemonic on target `sm` (sm_80 and sm_90 print the same names; the FP8 forms are
+    /// `QMMA.16832.{F32,F16}.{E4M3,E5M2}.{E4M3,E5M2}` on sm_89 and `HMMA.16816.{F32,F16}` twice
+    /// on sm_90). Checked with ptxas 13.0.88 and nvdisasm for sm_89 and sm_90.
+    pub fn sass_on(&self, sm: u32) -> &'static str {
         use MmaAcc as C;
         use MmaDtype as D;
         use MmaShape as S;
+        if self.is_fp8() && sm != 90 {
+            return match (self.acc, self.dtype, self.btype) {
+                (C::F16, D::E4m3, D::E4m3) => "QMMA.16832.F16.E4M3.E4M3",
+                (C::F16, D::E4m3, _) => "QMMA.16832.F16.E4M3.E5M2",
+                (C::F16, _, D::E4m3) => "QMMA.16832.F16.E5M2.E4M3",
+                (C::F16, _, _) => "QMMA.16832.F16.E5M2.E5M2",
+                (_, D::E4m3, D::E4m3) => "QMMA.16832.F32.E4M3.E4M3",
+                (_, D::E4m3, _) => "QMMA.16832.F32.E4M3.E5M2",
+                (_, _, D::E4m3) => "QMMA.16832.F32.E5M2.E4M3",
+                _ => "QMMA.16832.F32.E5M2.E5M2",
+            };
+        }
+        let imma = |k32: bool| -> &'static str {
+            let i = (self.dtype == D::U8) as usize * 2 + (self.btype == D::U8) as usize;
+            let names = match (k32, self.satfinite) {
+                (true, false) => [
+                    "IMMA.16832.S8.S8",
+                    "IMMA.16832.S8.U8",
+                    "IMMA.16832.U8.S8",
+                    "IMMA.16832.U8.U8",
+                ],
+                (true, true) => [
+                    "IMMA.16832.S8.S8.SAT",
+                    "IMMA.16832.S8.U8.SAT",
+                    "IMMA.16832.U8.S8.SAT",
+                    "IMMA.16832.U8.U8.SAT",
+                ],
+                (false, false) => [
+                    "IMMA.16816.S8.S8",
+                    "IMMA.16816.S8.U8",
+                    "IMMA.16816.U8.S8",
+                    "IMMA.16816.U8.U8",
+                ],
+                (false, true) => [
+                    "IMMA.16816.S8.S8.SAT",
+                    "IMMA.16816.S8.U8.SAT",
+                    "IMMA.16816.U8.S8.SAT",
+                    "IMMA.16816.U8.U8.SAT",
+                ],
+            };
+            names[i]
+        };
         match (self.shape, self.dtype, self.acc) {
+            (_, D::S8 | D::U8, _) => imma(self.shape == S::M16N8K32),
             (S::M16N8K16, D::Bf16, _) => "HMMA.16816.F32.BF16",
-            (S::M16N8K16, _, C::F16) => "HMMA.16816.F16",
-            (S::M16N8K16, _, _) => "HMMA.16816.F32",
+            (S::M16N8K16 | S::M16N8K32, _, C::F16) => "HMMA.16816.F16",
+            (S::M16N8K16 | S::M16N8K32, _, _) => "HMMA.16816.F32",
             (S::M16N8K8, D::Bf16, _) => "HMMA.1688.F32.BF16",
+            (S::M16N8K8, D::Tf32, _) => "HMMA.1688.F32.TF32",
             (S::M16N8K8, _, C::F16) => "HMMA.1688.F16",
             (S::M16N8K8, _, _) => "HMMA.1688.F32",
-            (S::M16N8K32, D::U8, _) => "IMMA.16832.U8.U8",
-            (S::M16N8K32, D::E4m3, C::F16) => "QMMA.16832.F16.E4M3.E4M3",
-            (S::M16N8K32, D::E4m3, _) => "QMMA.16832.F32.E4M3.E4M3",
-            (S::M16N8K32, D::E5m2, C::F16) => "QMMA.16832.F16.E5M2.E5M2",
-            (S::M16N8K32, D::E5m2, _) => "QMMA.16832.F32.E5M2.E5M2",
-            (S::M16N8K32, _, _) => "IMMA.16832.S8.S8",
+            (S::M16N8K4, _, _) => "HMMA.1684.F32.TF32",
         }
     }
 
-    /// Where the SASS name comes from and where it does not hold, for the forms this project
-    /// has not compiled itself (`None` for the f16/bf16 f32-accumulator forms, which
-    /// `tilelab verify` disassembles on the H200).
+    /// What the SASS name does not say: for the FP8 forms on sm_90, the conversion ptxas adds
+    /// (`None` for the others, whose one SASS instruction is the whole form).
     pub fn sass_note(&self) -> Option<&'static str> {
-        match (self.dtype, self.acc) {
-            (MmaDtype::F16 | MmaDtype::Bf16, MmaAcc::F32) => None,
-            (MmaDtype::F16, _) => {
-                Some("SASS from public cuobjdump listings; not disassembled by tilelab")
-            }
-            (MmaDtype::S8 | MmaDtype::U8, _) => Some(
-                "SASS from public cuobjdump listings (sm_80, sm_86, sm_120); not disassembled by tilelab",
-            ),
-            _ => Some(
-                "SASS on sm_89 and sm_120 per public cuobjdump listings (unverified here); on sm_90 ptxas is reported to convert FP8 to f16 (F2FP) and issue HMMA.16816 instead",
-            ),
-        }
+        self.is_fp8().then_some(
+            "sm_90 has no FP8 mma.sync: ptxas 13.0.88 converts A and B to f16 (F2FP.F16.E4M3.UNPACK_B / .E5M2) and issues two HMMA.16816; sm_89 issues one QMMA.16832",
+        )
     }
 
     fn check_dims(&self, name: &'static str, op: Operand, m: &Array2<f64>) -> Result<(), SimError> {
@@ -585,14 +797,14 @@ impl MmaKind {
     fn elem_encode(&self, op: Operand, v: f64) -> u32 {
         match op {
             Operand::C => self.acc.encode(v),
-            _ => self.dtype.encode(v),
+            _ => self.input_type(op).encode(v),
         }
     }
 
     fn elem_decode(&self, op: Operand, bits: u32) -> f64 {
         match op {
             Operand::C => self.acc.decode(bits),
-            _ => self.dtype.decode(bits),
+            _ => self.input_type(op).decode(bits),
         }
     }
 
@@ -845,19 +1057,27 @@ mod tests {
             ("m16n8k16", S::M16N8K16, 4, 2),
             ("m16n8k8", S::M16N8K8, 2, 1),
             ("m16n8k32", S::M16N8K32, 4, 2),
+            ("m16n8k4", S::M16N8K4, 2, 1),
         ] {
             assert_eq!(MmaShape::parse(name).unwrap(), sh);
             assert_eq!(sh.name(), name);
             assert_eq!((sh.regs(A), sh.regs(B), sh.regs(C)), (a, b, 4), "{name}");
         }
         assert!(matches!(
-            MmaShape::parse("m16n8k4"),
-            Err(SimError::Unknown { given, .. }) if given == "m16n8k4"
+            MmaShape::parse("m8n8k4"),
+            Err(SimError::Unknown { given, .. }) if given == "m8n8k4"
         ));
-        for name in ["f16", "bf16", "s8", "u8", "e4m3", "e5m2"] {
+        for name in ["f16", "bf16", "s8", "u8", "e4m3", "e5m2", "tf32"] {
             assert_eq!(MmaDtype::parse(name).unwrap().name(), name);
         }
-        assert!(MmaDtype::parse("tf32").is_err());
+        assert!(MmaDtype::parse("f64").is_err());
+        // The widths the shape's registers hold (PTX ISA §9.7.14.5.7, 9): m16n8k8 tf32 takes 4 A
+        // and 2 B registers, m16n8k16 s8 2 A and 1 B.
+        let k = |sh, d, c| MmaKind::new(sh, d, c).unwrap();
+        let tf = k(S::M16N8K8, MmaDtype::Tf32, MmaAcc::F32);
+        assert_eq!((tf.regs(A), tf.regs(B), tf.regs(C)), (4, 2, 4));
+        let i8 = k(S::M16N8K16, MmaDtype::S8, MmaAcc::S32);
+        assert_eq!((i8.regs(A), i8.regs(B), i8.regs(C)), (2, 1, 4));
         for (name, acc) in [
             ("f32", MmaAcc::F32),
             ("f16", MmaAcc::F16),
@@ -898,15 +1118,38 @@ mod tests {
         use MmaDtype as D;
         use MmaShape as S;
         let ok = |s: S, d: D| s.check_dtype(d).is_ok();
-        assert!(ok(S::M16N8K16, D::F16) && ok(S::M16N8K16, D::Bf16));
-        assert!(!ok(S::M16N8K16, D::S8) && !ok(S::M16N8K16, D::E4m3));
-        assert!(ok(S::M16N8K8, D::F16) && !ok(S::M16N8K8, D::Bf16));
+        // PTX ISA §9.7.14.5.14, the m16n8 forms (and ptxas 13.0.88 refusing the others).
+        for d in [D::F16, D::Bf16, D::S8, D::U8] {
+            assert!(ok(S::M16N8K16, d), "{d:?}");
+        }
+        assert!(!ok(S::M16N8K16, D::E4m3) && !ok(S::M16N8K16, D::Tf32));
+        for d in [D::F16, D::Bf16, D::Tf32] {
+            assert!(ok(S::M16N8K8, d), "{d:?}");
+        }
+        assert!(!ok(S::M16N8K8, D::S8));
         for d in [D::S8, D::U8, D::E4m3, D::E5m2] {
             assert!(ok(S::M16N8K32, d), "{d:?}");
         }
         assert!(!ok(S::M16N8K32, D::F16));
-        let e = S::M16N8K16.check_dtype(D::S8).unwrap_err().to_string();
-        assert!(e.contains("mma m16n8k16 with --dtype s8"), "{e}");
+        assert!(ok(S::M16N8K4, D::Tf32) && !ok(S::M16N8K4, D::F16));
+        let e = S::M16N8K16.check_dtype(D::E4m3).unwrap_err().to_string();
+        assert!(e.contains("mma m16n8k16 with --dtype e4m3"), "{e}");
+        // Mixed inputs: s8 with u8 and e4m3 with e5m2 only; accumulators and .satfinite.
+        let w = |a, b, c, sat| MmaKind::with_types(S::M16N8K32, a, b, c, sat);
+        assert!(w(D::S8, D::U8, MmaAcc::S32, true).is_ok());
+        assert!(w(D::E4m3, D::E5m2, MmaAcc::F32, false).is_ok());
+        assert!(w(D::S8, D::E4m3, MmaAcc::S32, false).is_err());
+        assert!(w(D::E4m3, D::E4m3, MmaAcc::F32, true).is_err());
+        assert!(MmaKind::new(S::M16N8K8, D::Tf32, MmaAcc::F16).is_err());
+        assert!(MmaKind::new(S::M16N8K8, D::Bf16, MmaAcc::F16).is_err());
+        // Oldest targets (ptxas 13.0.88: "requires .target sm_89 or higher" for FP8, sm_80 for
+        // .m16n8k16 and .bf16; m16n8k8 f16 assembles for sm_75).
+        let sm = |sh, d, c| MmaKind::new(sh, d, c).unwrap().min_sm();
+        assert_eq!(sm(S::M16N8K8, D::F16, MmaAcc::F32), 75);
+        assert_eq!(sm(S::M16N8K16, D::F16, MmaAcc::F32), 80);
+        assert_eq!(sm(S::M16N8K8, D::Bf16, MmaAcc::F32), 80);
+        assert_eq!(sm(S::M16N8K16, D::S8, MmaAcc::S32), 80);
+        assert_eq!(sm(S::M16N8K32, D::E5m2, MmaAcc::F32), 89);
     }
 
     #[test]
@@ -944,18 +1187,106 @@ mod tests {
     }
 
     #[test]
-    fn sass_notes_say_which_names_were_not_disassembled_here() {
-        let note =
-            |d: MmaDtype, c: MmaAcc, sh: MmaShape| MmaKind::new(sh, d, c).unwrap().sass_note();
-        assert_eq!(note(MmaDtype::F16, MmaAcc::F32, MmaShape::M16N8K16), None);
-        assert_eq!(note(MmaDtype::Bf16, MmaAcc::F32, MmaShape::M16N8K16), None);
-        let f16acc = note(MmaDtype::F16, MmaAcc::F16, MmaShape::M16N8K16).unwrap();
-        assert!(f16acc.contains("not disassembled by tilelab"), "{f16acc}");
-        assert!(!f16acc.contains("sm_80"), "{f16acc}");
-        let s8 = note(MmaDtype::S8, MmaAcc::S32, MmaShape::M16N8K32).unwrap();
-        assert!(s8.contains("sm_80, sm_86, sm_120"), "{s8}");
-        let fp8 = note(MmaDtype::E4m3, MmaAcc::F32, MmaShape::M16N8K32).unwrap();
-        assert!(fp8.contains("F2FP"), "{fp8}");
+    fn sass_names_are_the_ones_ptxas_13_0_assembles() {
+        // nvdisasm of ptxas 13.0.88's sm_90 and sm_89 CUBINs of tests/data/ptx_mma/mma_forms.ptx
+        // (docs/log/2026-12-02-mma-forms.md); cuobjdump of the H200 driver's CUBIN agrees.
+        use MmaAcc as C;
+        use MmaDtype as D;
+        use MmaShape as S;
+        let k = |sh, a, b, c, sat| MmaKind::with_types(sh, a, b, c, sat).unwrap();
+        for (kind, sm90, sm89, n90) in [
+            (
+                k(S::M16N8K16, D::F16, D::F16, C::F16, false),
+                "HMMA.16816.F16",
+                "HMMA.16816.F16",
+                1,
+            ),
+            (
+                k(S::M16N8K8, D::F16, D::F16, C::F16, false),
+                "HMMA.1688.F16",
+                "HMMA.1688.F16",
+                1,
+            ),
+            (
+                k(S::M16N8K16, D::Bf16, D::Bf16, C::F32, false),
+                "HMMA.16816.F32.BF16",
+                "HMMA.16816.F32.BF16",
+                1,
+            ),
+            (
+                k(S::M16N8K8, D::Bf16, D::Bf16, C::F32, false),
+                "HMMA.1688.F32.BF16",
+                "HMMA.1688.F32.BF16",
+                1,
+            ),
+            (
+                k(S::M16N8K8, D::Tf32, D::Tf32, C::F32, false),
+                "HMMA.1688.F32.TF32",
+                "HMMA.1688.F32.TF32",
+                1,
+            ),
+            (
+                k(S::M16N8K4, D::Tf32, D::Tf32, C::F32, false),
+                "HMMA.1684.F32.TF32",
+                "HMMA.1684.F32.TF32",
+                1,
+            ),
+            (
+                k(S::M16N8K16, D::U8, D::U8, C::S32, true),
+                "IMMA.16816.U8.U8.SAT",
+                "IMMA.16816.U8.U8.SAT",
+                1,
+            ),
+            (
+                k(S::M16N8K32, D::S8, D::U8, C::S32, false),
+                "IMMA.16832.S8.U8",
+                "IMMA.16832.S8.U8",
+                1,
+            ),
+            (
+                k(S::M16N8K32, D::S8, D::S8, C::S32, true),
+                "IMMA.16832.S8.S8.SAT",
+                "IMMA.16832.S8.S8.SAT",
+                1,
+            ),
+            (
+                k(S::M16N8K32, D::E4m3, D::E5m2, C::F32, false),
+                "HMMA.16816.F32",
+                "QMMA.16832.F32.E4M3.E5M2",
+                2,
+            ),
+            (
+                k(S::M16N8K32, D::E5m2, D::E5m2, C::F32, false),
+                "HMMA.16816.F32",
+                "QMMA.16832.F32.E5M2.E5M2",
+                2,
+            ),
+        ] {
+            assert_eq!(kind.sass(), sm90, "{kind:?}");
+            assert_eq!(kind.sass_on(89), sm89, "{kind:?}");
+            assert_eq!(kind.sass_count(90), n90, "{kind:?}");
+            assert_eq!(kind.sass_count(89), 1, "{kind:?}");
+            assert_eq!(kind.sass_note().is_some(), n90 == 2, "{kind:?}");
+        }
+        let fp8 = k(S::M16N8K32, D::E4m3, D::E4m3, C::F32, false)
+            .sass_note()
+            .unwrap();
+        assert!(fp8.contains("F2FP") && fp8.contains("QMMA"), "{fp8}");
+    }
+
+    /// tf32: the register's 13 low mantissa bits are not read (measured on the H200,
+    /// tests/data/ptx_mma/ `tf32_k8_lowbits`); encoding rounds to nearest, ties away from zero
+    /// (`cvt.rna.tf32.f32`): 1 + 2^-11 is halfway between 1 and 1 + 2^-10 and goes up.
+    #[test]
+    fn tf32_reads_19_bits_and_rounds_ties_away() {
+        let t = MmaDtype::Tf32;
+        assert_eq!(t.decode(0x3f80_1fff), 1.0);
+        assert_eq!(t.decode(0xbfc0_0001), -1.5);
+        assert_eq!(t.encode(1.0 + 2f64.powi(-11)), 0x3f80_2000);
+        assert_eq!(t.encode(-(1.0 + 2f64.powi(-11))), 0xbf80_2000);
+        assert_eq!(t.encode(1.0 + 2f64.powi(-12)), 0x3f80_0000);
+        assert_eq!(t.encode(f64::from(f32::MAX)), 0x7f80_0000);
+        assert_eq!(t.bits(), 32);
     }
 
     /// The free `pack` and the f32 mma op: D read through the PTX ISA's C/D

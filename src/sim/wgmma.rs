@@ -650,6 +650,7 @@ impl From<MmaDtype> for WgmmaType {
             MmaDtype::E5m2 => WgmmaType::E5m2,
             MmaDtype::S8 => WgmmaType::S8,
             MmaDtype::U8 => WgmmaType::U8,
+            MmaDtype::Tf32 => WgmmaType::Tf32,
         }
     }
 }

@@ -81,6 +81,9 @@ pub fn mma_files() -> Vec<MmaFile> {
         "mma_m16n8k16_f16.json",
         "mma_m16n8k8_f16.json",
         "mma_m16n8k32_8bit.json",
+        "mma_m16n8k4_tf32.json",
+        "mma_m16n8k8_tf32.json",
+        "mma_m16n8k16_8bit.json",
     ]
     .iter()
     .map(|n| load(n))
@@ -97,12 +100,11 @@ pub fn stmatrix_file() -> MatrixFile {
 
 /// The table of `operand` (`A`, `B`, `C/D`) of the mma with K = `k` for element type `ty`.
 pub fn mma_table(k: u32, operand: &str, ty: &str) -> OperandTable {
-    let file = mma_files()
+    // The C/D table is the same in every file of a shape; A and B differ by input width.
+    mma_files()
         .into_iter()
-        .find(|f| f.shape[2] == k)
-        .unwrap_or_else(|| panic!("no table for k = {k}"));
-    file.operands
-        .into_iter()
+        .filter(|f| f.shape[2] == k)
+        .flat_map(|f| f.operands)
         .find(|o| o.operand == operand && o.types.iter().any(|t| t == ty))
         .unwrap_or_else(|| panic!("no {operand} table for {ty} with k = {k}"))
 }
@@ -196,6 +198,8 @@ pub fn encoder(ty: &str) -> Box<dyn Fn(f64) -> u32> {
         "f16" => Box::new(|v| half::f16::from_f64(v).to_bits() as u32),
         "bf16" => Box::new(|v| half::bf16::from_f64(v).to_bits() as u32),
         "f32" => Box::new(|v| (v as f32).to_bits()),
+        // Values with at most 10 mantissa bits (the tests' exact values): f32 bits, low 13 zero.
+        "tf32" => Box::new(|v| (v as f32).to_bits()),
         "s8" => Box::new(|v| (v as i8) as u8 as u32),
         "u8" => Box::new(|v| v as u8 as u32),
         "s32" => Box::new(|v| (v as i32) as u32),

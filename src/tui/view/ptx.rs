@@ -331,10 +331,10 @@ pub fn ptx_register_lines(app: &App, p: &PtxState) -> Vec<Line<'static>> {
     let mut lines = vec![head(fragments)];
     let text = p.prog.texts.get(r.pc as usize).cloned().unwrap_or_default();
     match (&r.step.request, p.op(r)) {
-        (None, Some(Op::Mma { shape, dtype, .. })) => {
-            mma_lines(&mut lines, r, *shape, lane);
+        (None, Some(Op::Mma { kind, .. })) => {
+            mma_lines(&mut lines, r, kind, lane);
             lines.push(Line::styled(
-                format!("{} · {}", shape.ptx(*dtype), shape.sass(*dtype)),
+                format!("{} · {}", kind.ptx(), kind.sass()),
                 Style::new().fg(color(palette::DIM)),
             ));
         }
@@ -345,12 +345,12 @@ pub fn ptx_register_lines(app: &App, p: &PtxState) -> Vec<Line<'static>> {
     lines
 }
 
-fn mma_lines(lines: &mut Vec<Line<'static>>, r: &Recorded, shape: mma::MmaShape, lane: u32) {
+fn mma_lines(lines: &mut Vec<Line<'static>>, r: &Recorded, kind: &mma::MmaKind, lane: u32) {
     for (op, name) in [(Operand::A, "a"), (Operand::B, "b")] {
-        for reg in 0..shape.regs(op) {
-            let els: Vec<String> = (0..shape.elems_per_reg(op))
+        for reg in 0..kind.regs(op) {
+            let els: Vec<String> = (0..kind.elems_per_reg(op))
                 .map(|h| {
-                    let (row, col) = mma::fragment(shape, op, lane, reg, h);
+                    let (row, col) = kind.fragment(op, lane, reg, h);
                     format!("{op}({row},{col})")
                 })
                 .collect();
@@ -365,9 +365,19 @@ fn mma_lines(lines: &mut Vec<Line<'static>>, r: &Recorded, shape: mma::MmaShape,
             ]));
         }
     }
-    for reg in 0..shape.regs(Operand::C) {
-        let (row, col) = mma::fragment(shape, Operand::C, lane, reg, 0);
-        let v = f32::from_bits(r.step.regs[lane as usize][reg as usize]);
+    for reg in 0..kind.regs(Operand::C) {
+        let (row, col) = kind.fragment(Operand::C, lane, reg, 0);
+        let word = r.step.regs[lane as usize][reg as usize];
+        let v = match kind.acc {
+            mma::MmaAcc::F16 => format!(
+                "{}, D({},{}) = {}",
+                kind.acc.decode(word),
+                kind.fragment(Operand::C, lane, reg, 1).0,
+                kind.fragment(Operand::C, lane, reg, 1).1,
+                kind.acc.decode(word >> 16)
+            ),
+            acc => acc.decode(word).to_string(),
+        };
         lines.push(Line::from(vec![
             Span::styled(
                 format!("d{reg:<2} "),
