@@ -41,6 +41,13 @@ pub struct Launch {
     pub ctaid: [u32; 3],
 }
 
+/// The constant-bank word ptxas loads the stack pointer from (`LDC R1, c[0x0][0x28]`).
+const LOCAL_WINDOW_OFFSET: u32 = 0x28;
+
+/// The value the replay gives that word: a stand-in (the hardware's value is not known here),
+/// which is sound because a thread's local addresses only ever meet its own `STL`/`LDL`.
+const LOCAL_WINDOW_TOP: u32 = 0x00ff_fc00;
+
 /// The constant-bank offset of the parameters for `arch` (`sm_90a`, `sm_80`): see [`Launch`].
 /// `None` for an arch this was not read for (before sm_70).
 pub fn param_base(arch: &str) -> Option<u32> {
@@ -216,6 +223,8 @@ fn operands(i: &SassInst) -> Vec<Opnd> {
         .strip_prefix(i.mnemonic.as_str())
         .unwrap_or(body)
         .trim();
+    // nvdisasm's annotations: `LDL R249, [R1] (*"SpillRefill"*)`.
+    let body = body.split("(*").next().unwrap_or("").trim();
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
@@ -255,6 +264,16 @@ struct Warp<'a> {
     /// Convergence barriers `B0..B15`: lanes that must meet.
     barriers: [u32; 16],
     exited: u32,
+    /// Per lane, the local memory words its `STL`s wrote (byte address -> word): ptxas's
+    /// spills of loop counters come back through `LDL`.
+    local: Vec<std::collections::BTreeMap<u32, u32>>,
+    /// The instruction being replayed (index).
+    at: usize,
+    /// Per predicate file (`P`, `UP`) and register: the instruction that last made it unknown.
+    unknown_from: [[usize; 8]; 2],
+    /// The same for `R0..R255` and `UR0..UR63`.
+    r_unknown_from: Vec<usize>,
+    ur_unknown_from: Vec<usize>,
 }
 
 fn stop(i: &SassInst, why: impl Into<String>) -> Stop {
@@ -334,6 +353,9 @@ impl<'a> Warp<'a> {
 
     fn constant(&self, off: u32) -> Option<u32> {
         let l = self.launch;
+        if off == LOCAL_WINDOW_OFFSET {
+            return Some(LOCAL_WINDOW_TOP);
+        }
         if off % 4 == 0 && off < 0x18 {
             let k = (off / 4) as usize;
             return Some(if k < 3 { l.ntid[k] } else { l.nctaid[k - 3] });
@@ -392,6 +414,14 @@ impl<'a> Warp<'a> {
             };
             if let Some(r) = file.get_mut(*n as usize) {
                 r[lane] = v;
+                if v.is_none() {
+                    let files = if *uniform {
+                        &mut self.ur_unknown_from
+                    } else {
+                        &mut self.r_unknown_from
+                    };
+                    files[*n as usize] = self.at;
+                }
             }
         }
     }
@@ -428,7 +458,62 @@ impl<'a> Warp<'a> {
                 &mut self.regs.p
             };
             file[*n as usize][lane] = v;
+            if v.is_none() {
+                self.unknown_from[usize::from(*uniform)][*n as usize] = self.at;
+            }
         }
+    }
+
+    /// The instruction that last left operand `o` unknown, if it is a register or predicate.
+    fn unknown_source(&self, o: &Opnd) -> Option<usize> {
+        let k = match o {
+            Opnd::Pred {
+                uniform,
+                n: Some(n),
+                ..
+            } => self.unknown_from[usize::from(*uniform)][*n as usize],
+            Opnd::Reg {
+                uniform: false,
+                n: Some(n),
+                ..
+            } => *self.r_unknown_from.get(*n as usize)?,
+            Opnd::Reg {
+                uniform: true,
+                n: Some(n),
+                ..
+            } => *self.ur_unknown_from.get(*n as usize)?,
+            _ => return None,
+        };
+        (k < self.insts.len()).then_some(k)
+    }
+
+    /// Why the guard `g` is unknown: the chain of instructions that left it so, back to one
+    /// whose sources were all known (or up to five steps).
+    fn unknown_why(&self, g: &Option<Opnd>) -> String {
+        let mut chain = Vec::new();
+        let mut next = g.as_ref().and_then(|g| self.unknown_source(g));
+        while let Some(k) = next {
+            if chain.contains(&k) || chain.len() == 5 {
+                break;
+            }
+            chain.push(k);
+            // The first source (after the destination) that is itself unknown.
+            next = self.ops[k]
+                .iter()
+                .skip(1)
+                .find_map(|o| self.unknown_source(o).filter(|&j| j != k));
+        }
+        if chain.is_empty() {
+            return "a branch on a predicate the replay cannot know (never set)".into();
+        }
+        let steps: Vec<String> = chain
+            .iter()
+            .map(|&k| format!("/*{:04x}*/ {}", self.insts[k].addr, self.insts[k].text))
+            .collect();
+        format!(
+            "a branch on a predicate the replay cannot know (from {})",
+            steps.join(" <- ")
+        )
     }
 
     /// Makes the registers an instruction this replay does not evaluate may write unknown: its
@@ -437,17 +522,27 @@ impl<'a> Warp<'a> {
     fn clobber(&mut self, i: &SassInst, ops: &[Opnd], mask: u32) {
         let m = i.mnemonic.as_str();
         let fam = i.family();
+        // Registers written: the tensor-core and vector forms name their width; others one.
+        let wide = |t: &str| m.split('.').any(|p| p == t);
         let width: u16 = if fam.ends_with("GMMA") {
             128
-        } else if m.contains(".256") {
+        } else if wide("256") {
             8
-        } else if m.contains(".128")
+        } else if wide("128")
             || matches!(fam, "HMMA" | "IMMA" | "DMMA")
             || (fam == "LDSM" && m.ends_with(".4"))
         {
             4
-        } else {
+        } else if wide("64")
+            || wide("F64")
+            || wide("S64")
+            || wide("U64")
+            || (fam == "LDSM" && m.ends_with(".2"))
+            || matches!(fam, "DADD" | "DMUL" | "DFMA" | "DMNMX")
+        {
             2
+        } else {
+            1
         };
         if ops.iter().any(|o| matches!(o, Opnd::Other(s) if s == "PR")) {
             for l in lanes(mask) {
@@ -542,6 +637,10 @@ impl<'a> Warp<'a> {
                 continue;
             }
             if on.is_none() {
+                if parts[0] == "STL" {
+                    // It may or may not have written: nothing stored is known any more.
+                    self.local[l].clear();
+                }
                 // ISETP and PLOP3 write two predicates; the wide forms two registers.
                 let two = matches!(parts[0], "ISETP" | "PLOP3")
                     || has("WIDE")
@@ -602,22 +701,11 @@ impl<'a> Warp<'a> {
                     self.write(&ops[0], l, v);
                 }
                 "IADD3" | "VIADD" | "IADD32I" => {
-                    if has("X") || has("64") {
-                        self.forget(ops, l, if has("64") { 2 } else { 1 });
+                    if has("64") {
+                        self.forget(ops, l, 2);
                         continue;
                     }
-                    // Carry-out predicates after the destination are not evaluated.
-                    let mut srcs = Vec::new();
-                    for o in ops.iter().skip(1) {
-                        match o {
-                            Opnd::Pred { .. } => self.write_pred(o, l, None),
-                            _ => srcs.push(self.read(o, l)),
-                        }
-                    }
-                    let v = srcs
-                        .into_iter()
-                        .try_fold(0u32, |acc, x| x.map(|x| acc.wrapping_add(x)));
-                    self.write(&ops[0], l, v);
+                    self.iadd3(ops, l, has("X"));
                 }
                 "LOP3" => self.lop3(ops, l),
                 "PLOP3" => {
@@ -816,6 +904,7 @@ impl<'a> Warp<'a> {
                         .map(|(lo, hi)| hi << 16 | lo);
                     self.write(&ops[0], l, v);
                 }
+                "STL" | "LDL" => self.local_access(&parts, ops, l),
                 "I2F" => {
                     // 32-bit integer to f32 with the rounding asked (ptxas's integer division
                     // starts so: `I2F.U32.RP`, then `MUFU.RCP`, then `F2I...TRUNC`).
@@ -855,6 +944,138 @@ impl<'a> Warp<'a> {
         }
     }
 
+    /// `IADD3 Rd, [Pc0,] a, b, c` and `IADD3.X Rd, a, b, c, Pin0, Pin1`: the sum of the three
+    /// sources in 64 bits (`-R` as `~R + 1`, `~R` as `~R`, so that a 64-bit add or subtract
+    /// carries as the hardware's does), plus the carry-in predicates of `.X`. A single
+    /// carry-out predicate is the sum's bit 32 (when the carry is 0 or 1); two are not read.
+    fn iadd3(&mut self, ops: &[Opnd], l: usize, x: bool) {
+        let outs = ops
+            .iter()
+            .skip(1)
+            .take_while(|o| matches!(o, Opnd::Pred { .. }))
+            .count();
+        let rest = &ops[1 + outs..];
+        let (srcs, ins) = rest.split_at(
+            rest.iter()
+                .take_while(|o| !matches!(o, Opnd::Pred { .. }))
+                .count(),
+        );
+        let term = |o: &Opnd| -> Option<u64> {
+            match o {
+                Opnd::Reg {
+                    uniform,
+                    n,
+                    neg,
+                    inv,
+                    abs: false,
+                } => {
+                    let plain = Opnd::Reg {
+                        uniform: *uniform,
+                        n: *n,
+                        neg: false,
+                        inv: false,
+                        abs: false,
+                    };
+                    let v = u64::from(self.read(&plain, l)?);
+                    Some(if *neg {
+                        (!v & 0xffff_ffff) + 1
+                    } else if *inv {
+                        !v & 0xffff_ffff
+                    } else {
+                        v
+                    })
+                }
+                o => self.read(o, l).map(u64::from),
+            }
+        };
+        let mut sum = Some(0u64);
+        for o in srcs {
+            sum = sum.zip(term(o)).map(|(a, b)| a + b);
+        }
+        if x {
+            for o in ins {
+                sum = sum.zip(self.pred(o, l)).map(|(a, p)| a + u64::from(p));
+            }
+        } else if !ins.is_empty() {
+            sum = None;
+        }
+        self.write(&ops[0], l, sum.map(|v| v as u32));
+        let carry = sum.map(|v| v >> 32).filter(|&c| c <= 1 && outs == 1);
+        for o in &ops[1..1 + outs] {
+            self.write_pred(o, l, carry.map(|c| c == 1));
+        }
+    }
+
+    /// The byte address of a `[Rn]`, `[Rn+0x10]`, `[Rn+-0x8]` or `[0x10]` operand in `lane`.
+    fn address(&self, o: &Opnd, lane: usize) -> Option<u32> {
+        let Opnd::Other(t) = o else { return None };
+        let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+        let (reg, off) = match inner.split_once('+') {
+            Some((r, o)) => (r, parse_int(o)?),
+            None if inner.starts_with('R') || inner.starts_with("UR") => (inner, 0),
+            None => ("RZ", parse_int(inner)?),
+        };
+        let base = self.read(&operand(reg), lane)?;
+        Some(base.wrapping_add(off))
+    }
+
+    /// `STL[.64|.128] [a], Rs` and `LDL[.LU][.64|.128] Rd, [a]`: whole aligned words through
+    /// the lane's own local memory; narrower stores forget the word, narrower loads are unknown.
+    fn local_access(&mut self, parts: &[&str], ops: &[Opnd], l: usize) {
+        let words: u32 = if parts.contains(&"128") {
+            4
+        } else if parts.contains(&"64") {
+            2
+        } else {
+            1
+        };
+        let narrow = parts
+            .iter()
+            .any(|p| matches!(*p, "U8" | "S8" | "U16" | "S16"));
+        let store = parts[0] == "STL";
+        let (mem, reg) = if store { (0, 1) } else { (1, 0) };
+        let at = ops
+            .get(mem)
+            .and_then(|o| self.address(o, l))
+            .filter(|a| a % 4 == 0);
+        let Some(r) = ops.get(reg) else { return };
+        for k in 0..words {
+            let x = match r {
+                Opnd::Reg {
+                    uniform,
+                    n: Some(n),
+                    ..
+                } => Opnd::Reg {
+                    uniform: *uniform,
+                    n: Some(n.saturating_add(k as u16)),
+                    neg: false,
+                    inv: false,
+                    abs: false,
+                },
+                o => o.clone(),
+            };
+            let addr = at.and_then(|a| a.checked_add(4 * k));
+            if store {
+                let v = if narrow { None } else { self.read(&x, l) };
+                match (addr, v) {
+                    (Some(a), Some(v)) => {
+                        self.local[l].insert(a, v);
+                    }
+                    (Some(a), None) => {
+                        self.local[l].remove(&a);
+                    }
+                    // A store to an address not known may have written any word.
+                    (None, _) => self.local[l].clear(),
+                }
+            } else {
+                let v = addr
+                    .filter(|_| !narrow)
+                    .and_then(|a| self.local[l].get(&a).copied());
+                self.write(&x, l, v);
+            }
+        }
+    }
+
     fn lop3(&mut self, ops: &[Opnd], l: usize) {
         // LOP3.LUT [Pd,] Rd, a, b, c, lut, Pin
         let pd = matches!(ops.first(), Some(Opnd::Pred { .. }));
@@ -888,7 +1109,8 @@ impl<'a> Warp<'a> {
     }
 
     fn isetp(&mut self, parts: &[&str], ops: &[Opnd], l: usize) {
-        let unknown = parts.contains(&"EX") || ops.len() < 5;
+        let ex = parts.contains(&"EX");
+        let unknown = ops.len() < if ex { 6 } else { 5 };
         let cmp = parts.get(1).copied().unwrap_or("");
         let bop = parts
             .iter()
@@ -907,6 +1129,19 @@ impl<'a> Warp<'a> {
             } else {
                 (i64::from(a as i32), i64::from(b as i32))
             };
+            if ex {
+                // The high words of a 64-bit compare; operand 5 is the low words' result:
+                // strictly ordered on the high words, or equal there and true below.
+                let low = self.pred(&ops[5], l)?;
+                let strict = match cmp {
+                    "LT" | "LE" => x < y,
+                    "GT" | "GE" => x > y,
+                    "EQ" => false,
+                    "NE" => x != y,
+                    _ => return None,
+                };
+                return Some(strict || (x == y && low));
+            }
             Some(match cmp {
                 "LT" => x < y,
                 "LE" => x <= y,
@@ -927,7 +1162,7 @@ impl<'a> Warp<'a> {
                 _ => return None,
             })
         };
-        let (d, e) = (comb(c), comb(c.map(|c| !c)));
+        let (d, e) = (comb(c), comb(c.map(|c| !c)).filter(|_| !ex));
         let (o0, o1) = (ops[0].clone(), ops.get(1).cloned());
         self.write_pred(&o0, l, d);
         if let Some(o1) = o1 {
@@ -992,6 +1227,8 @@ fn known(base: &str) -> bool {
             | "MUFU"
             | "F2I"
             | "HFMA2"
+            | "LDL"
+            | "STL"
     )
 }
 
@@ -1027,7 +1264,6 @@ fn no_effect(i: &SassInst) -> bool {
             | "WARPGROUP"
             | "STS"
             | "STG"
-            | "STL"
             | "ST"
             | "STSM"
             | "RED"
@@ -1090,6 +1326,11 @@ pub fn replay(insts: &[SassInst], launch: &Launch, budget: u64) -> Result<Vec<u6
             },
             barriers: [0; 16],
             exited: 0,
+            local: vec![std::collections::BTreeMap::new(); 32],
+            at: usize::MAX,
+            unknown_from: [[usize::MAX; 8]; 2],
+            r_unknown_from: vec![usize::MAX; 256],
+            ur_unknown_from: vec![usize::MAX; 64],
         };
         let mut groups = vec![Group {
             mask: live,
@@ -1166,6 +1407,7 @@ fn run_warp(
             return Err(stop(i, format!("more than {budget} steps")));
         }
         issues[pc] += 1;
+        w.at = pc;
         let mask = groups[gi].mask;
         let guard = guard_opnd(i);
         let on = |w: &Warp, l: usize| match &guard {
@@ -1188,7 +1430,7 @@ fn run_warp(
                         Some(true) => taken |= 1 << l,
                         Some(false) => {}
                         None => {
-                            return Err(stop(i, "a branch on a predicate the replay cannot know"));
+                            return Err(stop(i, w.unknown_why(&guard)));
                         }
                     }
                 }
