@@ -525,7 +525,7 @@ impl<'a> Warp<'a> {
         // Registers written: the tensor-core and vector forms name their width; others one.
         let wide = |t: &str| m.split('.').any(|p| p == t);
         let width: u16 = if fam.ends_with("GMMA") {
-            128
+            gmma_width(m)
         } else if wide("256") {
             8
         } else if wide("128")
@@ -1171,6 +1171,23 @@ impl<'a> Warp<'a> {
     }
 }
 
+/// The accumulator registers per thread of `HGMMA.64xNxK.F32` (N/2; N/4 for an `.F16`
+/// accumulator), as the PTX ISA's wgmma D fragments have them (§9.7.15.5.1); 128 (the largest)
+/// when the shape cannot be read.
+fn gmma_width(m: &str) -> u16 {
+    let n = m
+        .split('.')
+        .nth(1)
+        .and_then(|shape| shape.split('x').nth(1))
+        .and_then(|n| n.parse::<u16>().ok())
+        .filter(|n| (8..=256).contains(n));
+    match n {
+        Some(n) if m.split('.').any(|p| p == "F16") => n / 4,
+        Some(n) => n / 2,
+        None => 128,
+    }
+}
+
 /// Whether operands 1 and 2 of `ops` are both `RZ` (negated or not): a product of zero.
 fn zero_product(ops: &[Opnd]) -> bool {
     ops.len() == 5
@@ -1545,6 +1562,15 @@ mod tests {
             nctaid: [1, 1, 1],
             ctaid: [0, 0, 0],
         }
+    }
+
+    #[test]
+    fn gmma_accumulators_are_as_wide_as_their_fragment() {
+        assert_eq!(gmma_width("HGMMA.64x64x16.F32"), 32);
+        assert_eq!(gmma_width("HGMMA.64x256x16.F32.BF16"), 128);
+        assert_eq!(gmma_width("HGMMA.64x128x16.F16"), 32);
+        assert_eq!(gmma_width("QGMMA.64x128x32.F32.E4M3.E4M3"), 64);
+        assert_eq!(gmma_width("HGMMA"), 128);
     }
 
     #[test]
