@@ -182,7 +182,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
             "module" => Some(false),
             _ => None,
         };
-        match sass_report(&src, &prog.name, &report, relocatable) {
+        match sass_report(&src, &prog, launch, &report, relocatable) {
             Ok(s) => Some(s),
             Err(e) => {
                 out::note(format_args!(
@@ -427,13 +427,20 @@ fn is_counted_family(f: &str) -> bool {
 /// ptxas's SASS of the kernel with the run's dynamic counts.
 fn sass_report(
     src: &str,
-    kernel: &str,
+    prog: &ptx::decode::Program,
+    launch: &ptx::Launch,
     report: &Report,
     relocatable: Option<bool>,
 ) -> anyhow::Result<tilelab::sass::report::SassReport> {
     let tools = tilelab::sass::CudaTools::find()?;
-    let k = tilelab::sass::of_ptx(&tools, src, kernel, relocatable)?;
-    Ok(tilelab::sass::report::build(src, &k, &report.reached))
+    let k = tilelab::sass::of_ptx(&tools, src, &prog.name, relocatable)?;
+    let l = tilelab::sass::report::replay_launch(prog, launch, &k.arch);
+    Ok(tilelab::sass::report::build(
+        src,
+        &k,
+        &report.reached,
+        l.as_ref().map_err(String::as_str),
+    ))
 }
 
 /// The SASS section of the text report: each PTX line with its SASS and their issues.
@@ -444,8 +451,8 @@ fn render_sass(s: &tilelab::sass::report::SassReport) -> String {
         o,
         "{}",
         out::bold(&format!(
-            "SASS ({}, {}, {}; {}): each PTX line, then its SASS with warp-level issues",
-            s.from, s.mode, s.arch, s.tool
+            "SASS ({}, {}, {}; {}): each PTX line, then its SASS with warp-level issues ({})",
+            s.from, s.mode, s.arch, s.tool, s.counted_by
         ))
     );
     for l in &s.lines {

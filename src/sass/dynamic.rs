@@ -1,5 +1,9 @@
 //! Dynamic SASS counts from a simulated run: how often each SASS instruction of a listing
-//! issues, from how often the simulator reached each PTX line (pure).
+//! issues, from how often the simulator reached each PTX line (pure). The fallback of
+//! [`super::replay`], which replays the SASS control flow itself and is exact where it finishes
+//! (loops ptxas unrolled with remainder copies of several sizes, which a line's reach count
+//! cannot split between, included); these rules count kernels the replay cannot decide (mbarrier
+//! spin-waits, branches on loaded data).
 //!
 //! Every SASS instruction of a basic block issues as often as the block is entered, whatever
 //! its guard (an instruction whose guard is false in every lane still issues: Nsight Compute's

@@ -13,6 +13,7 @@
 
 pub mod dynamic;
 pub mod listing;
+pub mod replay;
 pub mod report;
 pub mod tools;
 

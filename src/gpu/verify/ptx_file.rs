@@ -278,7 +278,18 @@ impl PtxRun {
                         sass_issued: None,
                     };
                     if let Ok((src, k)) = &sass {
-                        let c = crate::sass::report::build(src, k, &r.reached).counts;
+                        let l = crate::sass::report::replay_launch(
+                            prog,
+                            &self.launch([x, y, z]),
+                            &k.arch,
+                        );
+                        let c = crate::sass::report::build(
+                            src,
+                            k,
+                            &r.reached,
+                            l.as_ref().map_err(String::as_str),
+                        )
+                        .counts;
                         let fam = |f: &str| c.families.get(f).copied().unwrap_or(0);
                         issued = [add(issued[0], fam("LDS"))?, add(issued[1], fam("STS"))?];
                     }
