@@ -124,3 +124,61 @@ fn integer_wgmma_n_are_the_ones_ptxas_accepts() {
     }
     assert!(!integer_n_allowed(0) && !integer_n_allowed(4) && !integer_n_allowed(264));
 }
+
+/// The cluster rules (`ptx::params::check_cluster`) against the H200's driver: every one of the
+/// 280 `cuLaunchKernelEx` calls of `tests/data/hopper_probes/h200_cluster_rules.json` (ten
+/// kernels with and without `.reqnctapercluster`, `.maxclusterrank`, `.explicitcluster`, four
+/// grids, no cluster attribute and six cluster shapes; driver 580.159.04, 2026-12-02,
+/// `scripts/hopper_fixtures/cluster_rules.c`, docs/log/2026-12-02-cluster-rules.md) is
+/// accepted exactly when the driver launched it, with the cluster size the kernel read from
+/// `%cluster_nctarank` and its `%is_explicit_cluster`.
+#[test]
+fn every_cluster_launch_is_decided_as_the_driver_decided_it() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/hopper_probes");
+    let rules: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{dir}/h200_cluster_rules.json")).unwrap(),
+    )
+    .unwrap();
+    let cases = rules["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 280);
+    let num = |v: &serde_json::Value| v.as_u64().unwrap() as u32;
+    let mut wrong = Vec::new();
+    for c in cases {
+        let name = c["ptx"].as_str().unwrap();
+        let src = std::fs::read_to_string(format!("{dir}/cluster_rules/{name}.ptx")).unwrap();
+        let prog = tilelab::ptx::report::load(&src, None).unwrap();
+        let g = c["grid"].as_array().unwrap();
+        let a: Vec<u32> = c["cluster_attr"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(num)
+            .collect();
+        let launch = tilelab::ptx::Launch {
+            grid: [num(&g[0]), num(&g[1]), 1],
+            block: [32, 1, 1],
+            cta: [0, 0, 0],
+            args: vec![],
+            tensor_maps: vec![],
+            dynamic_smem: None,
+            max_instructions: 1000,
+            cluster: (a != [0, 0, 0]).then(|| [a[0], a[1], a[2]]),
+        };
+        let driver_ok = c["launch"] == "CUDA_SUCCESS";
+        let got = tilelab::ptx::params::check_cluster(&prog, &launch);
+        match (&got, driver_ok) {
+            (Ok((dims, explicit)), true) => {
+                let n = dims[0] * dims[1] * dims[2];
+                let cta0 = &c["cta0"];
+                if n != num(&cta0["cluster_nctarank"])
+                    || u32::from(*explicit) != num(&cta0["is_explicit_cluster"])
+                {
+                    wrong.push(format!("{c}: tilelab {dims:?} explicit {explicit}"));
+                }
+            }
+            (Err(_), false) => {}
+            _ => wrong.push(format!("{c}: tilelab {got:?}")),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -6,7 +6,8 @@
 
 use tilelab::ptx::{self, Launch};
 
-fn launch(grid: u32, block: u32, cta: u32, cluster: [u32; 3]) -> Launch {
+/// A launch; `cluster` as `--cluster` gives it (`None`: no `--cluster`).
+fn launch(grid: u32, block: u32, cta: u32, cluster: impl Into<Option<[u32; 3]>>) -> Launch {
     Launch {
         grid: [grid, 1, 1],
         block: [block, 1, 1],
@@ -15,7 +16,7 @@ fn launch(grid: u32, block: u32, cta: u32, cluster: [u32; 3]) -> Launch {
         tensor_maps: vec![],
         dynamic_smem: None,
         max_instructions: 1_000_000,
-        cluster,
+        cluster: cluster.into(),
     }
 }
 
@@ -73,7 +74,7 @@ fn the_cluster_special_registers_follow_the_isa() {
         assert_eq!(r.totals.warp_instructions, 4 * one);
     }
     let alone = kernel("", &specials(0, 0, 1, 8, false));
-    let r = runs(&alone, &launch(8, 32, 3, [1, 1, 1]));
+    let r = runs(&alone, &launch(8, 32, 3, None));
     assert_eq!((r.cluster, r.ctas.len()), ([1, 1, 1], 1));
 }
 
@@ -103,7 +104,7 @@ fn launches_the_cluster_rules_forbid_are_one_line() {
         "--cluster 4,1,1 disagrees with kernel 'k''s .reqnctapercluster 2,1,1 (PTX ISA §11.7.1: a cluster shape given at launch must equal the directive's); leave --cluster out or give 2,1,1"
     );
     assert_eq!(
-        error(&req, &launch(3, 32, 0, [1, 1, 1])),
+        error(&req, &launch(3, 32, 0, None)),
         "--grid 3,1,1 is not a whole number of clusters 2,1,1: the grid's x (3) must be a multiple of the cluster's (2)"
     );
     let max = kernel(".maxclusterrank 2", "");
@@ -114,10 +115,18 @@ fn launches_the_cluster_rules_forbid_are_one_line() {
     runs(&max, &launch(4, 32, 0, [2, 1, 1]));
     let explicit = kernel(".explicitcluster", "");
     assert_eq!(
-        error(&explicit, &launch(4, 32, 0, [1, 1, 1])),
+        error(&explicit, &launch(4, 32, 0, None)),
         "kernel 'k' has .explicitcluster: it must be launched as clusters (PTX ISA §11.7.2); give --cluster X,Y,Z"
     );
     runs(&explicit, &launch(4, 32, 0, [2, 1, 1]));
+    // As the H200's driver decides (tests/data/hopper_probes/h200_cluster_rules.json): a
+    // cluster of 1x1x1 given at launch is a cluster launch, so `.explicitcluster` runs with it
+    // and `.reqnctapercluster 2` refuses it.
+    runs(&explicit, &launch(4, 32, 0, [1, 1, 1]));
+    assert_eq!(
+        error(&req, &launch(4, 32, 0, [1, 1, 1])),
+        "--cluster 1,1,1 disagrees with kernel 'k''s .reqnctapercluster 2,1,1 (PTX ISA §11.7.1: a cluster shape given at launch must equal the directive's); leave --cluster out or give 2,1,1"
+    );
 }
 
 /// A `.reqnctapercluster 2` kernel launched without `--cluster` runs as clusters of 2, an
@@ -125,7 +134,7 @@ fn launches_the_cluster_rules_forbid_are_one_line() {
 #[test]
 fn a_reqnctapercluster_kernel_runs_its_own_shape() {
     let src = kernel(".reqnctapercluster 2", &specials(1, 1, 2, 2, true));
-    let r = runs(&src, &launch(4, 32, 2, [1, 1, 1]));
+    let r = runs(&src, &launch(4, 32, 2, None));
     assert_eq!((r.cluster, r.ctas.len()), ([2, 1, 1], 2));
     let r = runs(&src, &launch(4, 32, 2, [2, 1, 1]));
     assert_eq!(r.cluster, [2, 1, 1]);
@@ -274,7 +283,7 @@ fn barrier_cluster_spans_the_ctas() {
 #[test]
 fn a_cluster_counts_every_ctas_memory_toward_the_launch_bound() {
     let src = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<20000>;\nmov.u32 %r1, %tid.x;\nret;\n}\n";
-    runs(src, &launch(8, 1024, 0, [1, 1, 1]));
+    runs(src, &launch(8, 1024, 0, None));
     let e = error(src, &launch(8, 1024, 0, [8, 1, 1]));
     let need: u64 = e
         .strip_prefix("the launch needs ")

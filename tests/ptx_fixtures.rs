@@ -36,7 +36,7 @@ fn check(path: &Path) -> Vec<(String, String, u64, u64)> {
         tensor_maps: vec![],
         dynamic_smem: Some(l["dynamic_smem_bytes"].as_u64().unwrap() as u32),
         max_instructions: tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS,
-        cluster: [1, 1, 1],
+        cluster: None,
     };
     let r = match ptx::simulate(&src, l["kernel"].as_str(), &launch) {
         Ok(r) => r,

@@ -693,7 +693,7 @@ fn launch(block: u32, args: &[&str], maps: &[&str]) -> tilelab::ptx::Launch {
         grid: [1, 1, 1],
         block: [block, 1, 1],
         cta: [0, 0, 0],
-        cluster: [1, 1, 1],
+        cluster: None,
         args: args
             .iter()
             .map(|a| {

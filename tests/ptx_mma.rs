@@ -46,7 +46,7 @@ fn launch() -> Launch {
         tensor_maps: vec![],
         dynamic_smem: Some(0),
         max_instructions: tilelab::ptx::machine::DEFAULT_MAX_INSTRUCTIONS,
-        cluster: [1, 1, 1],
+        cluster: None,
     }
 }
 

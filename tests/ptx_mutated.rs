@@ -106,7 +106,7 @@ fn fixtures() -> &'static [Fixture] {
                     u32::try_from(l["dynamic_smem_bytes"].as_u64().unwrap()).unwrap(),
                 ),
                 max_instructions: BUDGET,
-                cluster: [1, 1, 1],
+                cluster: None,
             };
             let mut tokens: Vec<String> = token_ranges(&src)
                 .into_iter()
@@ -1024,7 +1024,7 @@ mod regressions {
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 1_000,
-            cluster: [1, 1, 1],
+            cluster: None,
         }
     }
 

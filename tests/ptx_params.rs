@@ -544,7 +544,7 @@ fn probe_launch(maps: &[&str], args: &[(&str, &str)]) -> Launch {
             .collect(),
         dynamic_smem: None,
         max_instructions: 1000,
-        cluster: [1, 1, 1],
+        cluster: None,
     }
 }
 

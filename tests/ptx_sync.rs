@@ -22,7 +22,7 @@ fn launch(block: u32) -> Launch {
         tensor_maps: vec![],
         dynamic_smem: None,
         max_instructions: DEFAULT_MAX_INSTRUCTIONS,
-        cluster: [1, 1, 1],
+        cluster: None,
     }
 }
 

@@ -61,7 +61,7 @@ fn state(
         tensor_maps: vec![],
         dynamic_smem: Some(smem),
         max_instructions: 10_000_000,
-        cluster: [1, 1, 1],
+        cluster: None,
     };
     PtxState::load(
         format!("tests/data/ptx/{name}.ptx"),
@@ -312,7 +312,7 @@ fn the_selected_line_shows_its_source_line() {
         tensor_maps: vec![],
         dynamic_smem: Some(8192),
         max_instructions: 10_000_000,
-        cluster: [1, 1, 1],
+        cluster: None,
     };
     let state = || {
         PtxState::load(

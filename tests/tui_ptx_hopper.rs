@@ -53,7 +53,7 @@ fn state(warp: u32) -> PtxState {
             .collect(),
         dynamic_smem: Some(33_792),
         max_instructions: 1_000_000,
-        cluster: [1, 1, 1],
+        cluster: None,
     };
     PtxState::load(
         "hand_tma_wgmma_pipe.ptx".into(),
@@ -326,7 +326,7 @@ fn fa3_roles() {
         .collect(),
         dynamic_smem: Some(115_712),
         max_instructions: 3_000_000,
-        cluster: [1, 1, 1],
+        cluster: None,
     };
     let st = PtxState::load(
         "fa3".into(),
@@ -374,7 +374,7 @@ fn the_cap_bounds_hopper_events() {
             .collect(),
         dynamic_smem: Some(33_792),
         max_instructions: 1_000_000,
-        cluster: [1, 1, 1],
+        cluster: None,
     };
     let st = PtxState::load("h".into(), &src, None, &launch, 4, 3, None).unwrap();
     assert_eq!(st.trace.steps.len(), 3);

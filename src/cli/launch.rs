@@ -32,10 +32,10 @@ pub struct LaunchArgs {
     /// Block size in threads: X[,Y,Z].
     #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
     pub block: Option<[u32; 3]>,
-    /// CTAs per cluster, X[,Y,Z] (default 1,1,1: no cluster, or the kernel's
-    /// .reqnctapercluster): every CTA of a cluster runs together (their own shared memory,
-    /// shared::cluster addresses, barrier.cluster); the grid must be a multiple of it, at most
-    /// 8 CTAs (the portable limit).
+    /// CTAs per cluster, X[,Y,Z] (left out: no cluster, or the kernel's .reqnctapercluster;
+    /// 1,1,1 is a cluster launch of one CTA each, as the driver takes it): every CTA of a
+    /// cluster runs together (their own shared memory, shared::cluster addresses,
+    /// barrier.cluster); the grid must be a multiple of it, at most 8 CTAs (the portable limit).
     #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
     pub cluster: Option<[u32; 3]>,
     /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
@@ -190,10 +190,7 @@ pub fn resolve(flags: &Flags, cmd: &str) -> anyhow::Result<Resolved> {
         grid,
         block,
         cta: (*cta).or(spec.as_ref().map(|s| s.cta)).unwrap_or([0, 0, 0]),
-        cluster: flags
-            .cluster
-            .or(spec.as_ref().map(|s| s.cluster))
-            .unwrap_or([1, 1, 1]),
+        cluster: flags.cluster.or(spec.as_ref().and_then(|s| s.cluster)),
         args,
         tensor_maps,
         dynamic_smem: flags

@@ -677,7 +677,8 @@ impl PtxKernel {
 
     /// [`Self::launch`] as a cluster launch: `cuLaunchKernelEx` with
     /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` = `cluster` (CTAs per cluster in x, y, z; the
-    /// grid stays in CTAs and must be a multiple of it). `[1, 1, 1]` is a plain launch.
+    /// grid stays in CTAs and must be a multiple of it). `None` is a plain launch; `[1, 1, 1]`
+    /// is a cluster launch of one CTA per cluster (`%is_explicit_cluster` true).
     ///
     /// # Errors
     /// [`GpuError::Driver`], e.g. a cluster the device or the kernel refuses.
@@ -688,13 +689,13 @@ impl PtxKernel {
         &self,
         gpu: &Gpu,
         cfg: LaunchConfig,
-        cluster: [u32; 3],
+        cluster: Option<[u32; 3]>,
         params: &ParamBuffer,
     ) -> Result<(), GpuError> {
-        if cluster == [1, 1, 1] {
+        let Some(cluster) = cluster else {
             // SAFETY: the caller's promise, passed on.
             return unsafe { self.launch(gpu, cfg, params) };
-        }
+        };
         use cudarc::driver::sys;
         let base = params.as_bytes().as_ptr();
         let mut ptrs: Vec<*mut c_void> = params

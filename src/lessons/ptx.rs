@@ -213,7 +213,7 @@ impl PtxPart {
                 tensor_maps: vec![],
                 dynamic_smem,
                 max_instructions: crate::ptx::engine::DEFAULT_MAX_INSTRUCTIONS,
-                cluster: [1, 1, 1],
+                cluster: None,
             },
             counters,
         })

@@ -178,10 +178,13 @@ pub struct Launch {
     /// `max_instructions *` [`UNITS_PER_INSTRUCTION`] units ([`cost_units`]). Default
     /// [`DEFAULT_MAX_INSTRUCTIONS`].
     pub max_instructions: u64,
-    /// CTAs per cluster (x, y, z), `--cluster`; `[1, 1, 1]`: the launch names no cluster (the
-    /// kernel's `.reqnctapercluster` shape, if it has one, else clusters of one CTA). Every CTA
-    /// of the cluster containing `cta` runs, together ([`super::params::check_cluster`]).
-    pub cluster: [u32; 3],
+    /// CTAs per cluster (x, y, z) given at launch, `--cluster`; `None`: the launch names no
+    /// cluster (the kernel's `.reqnctapercluster` shape, if it has one, else clusters of one
+    /// CTA, not an explicit cluster launch). `Some([1, 1, 1])` is a cluster launch of one CTA
+    /// per cluster, as `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` 1x1x1 is on the H200
+    /// (`%is_explicit_cluster` true). Every CTA of the cluster containing `cta` runs, together
+    /// ([`super::params::check_cluster`]).
+    pub cluster: Option<[u32; 3]>,
 }
 
 /// Per-instruction counts of a run.

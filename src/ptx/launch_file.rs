@@ -105,8 +105,8 @@ pub struct LaunchSpec {
     pub grid: [u32; 3],
     /// `--block`.
     pub block: [u32; 3],
-    /// CTAs per cluster.
-    pub cluster: [u32; 3],
+    /// CTAs per cluster (`--cluster`); `None` when the file names none.
+    pub cluster: Option<[u32; 3]>,
     /// `--cta`.
     pub cta: [u32; 3],
     /// `--dynamic-smem` (bytes).
@@ -282,8 +282,8 @@ impl LaunchFile {
             grid: dims("grid", &self.grid, 1, 1)?,
             block: dims("block", &self.block, 1, 1)?,
             cluster: match &self.cluster {
-                Some(c) => dims("cluster", c, 1, 1)?,
-                None => [1, 1, 1],
+                Some(c) => Some(dims("cluster", c, 1, 1)?),
+                None => None,
             },
             cta: match &self.cta {
                 Some(c) => dims("cta", c, 0, 0)?,
@@ -460,7 +460,7 @@ mod tests {
         let s = parse(OK).unwrap();
         assert_eq!(s.grid, [2, 1, 1]);
         assert_eq!(s.block, [128, 1, 1]);
-        assert_eq!(s.cluster, [2, 1, 1]);
+        assert_eq!(s.cluster, Some([2, 1, 1]));
         assert_eq!(s.cta, [0, 0, 0]);
         assert_eq!(s.dynamic_smem, Some(1024));
         assert_eq!(

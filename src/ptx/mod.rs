@@ -7,7 +7,7 @@
 //! ```
 //! use tilelab::ptx;
 //! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nret;\n}\n";
-//! let launch = ptx::Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], cluster: [1, 1, 1],
+//! let launch = ptx::Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], cluster: None,
 //!     args: vec![], tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000 };
 //! let r = ptx::simulate(src, None, &launch).unwrap();
 //! // 32 lanes, rows 128 bytes apart: one bank, a 32-way conflict.

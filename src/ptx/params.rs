@@ -236,7 +236,8 @@ pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
 pub const MAX_CLUSTER_CTAS: u32 = 8;
 
 /// The cluster a launch runs with: [`Launch::cluster`], or the kernel's `.reqnctapercluster`
-/// when the launch names none (`[1, 1, 1]`), checked against the kernel's cluster directives
+/// when the launch names none (`None`; `Some([1, 1, 1])` is a cluster launch, as on the H200's
+/// driver: `tests/data/hopper_probes/h200_cluster_rules.json`), checked against the kernel's cluster directives
 /// (PTX ISA §11.7: `.reqnctapercluster` must equal a shape given at launch, `.maxclusterrank`
 /// bounds the CTAs per cluster, `.explicitcluster` needs a shape) and the grid (each dimension a
 /// multiple of the cluster's; CUDA refuses the launch otherwise) and [`MAX_CLUSTER_CTAS`].
@@ -249,24 +250,25 @@ pub fn check_cluster(prog: &Program, l: &Launch) -> Result<([u32; 3], bool), Run
     let d3 = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
     let bad = |s: String| Err(RunError::Launch(s));
     let name = super::report::demangle(&prog.name);
-    let given = l.cluster != [1, 1, 1];
-    if l.cluster.contains(&0) {
+    let given = l.cluster.is_some();
+    let asked = l.cluster.unwrap_or([1, 1, 1]);
+    if asked.contains(&0) {
         return bad(format!(
             "--cluster {}: every dimension must be at least 1",
-            d3(l.cluster)
+            d3(asked)
         ));
     }
     let dims = match prog.reqnctapercluster {
-        Some(r) if given && r != l.cluster => {
+        Some(r) if given && r != asked => {
             return bad(format!(
                 "--cluster {} disagrees with kernel '{name}''s .reqnctapercluster {} (PTX ISA §11.7.1: a cluster shape given at launch must equal the directive's); leave --cluster out or give {}",
-                d3(l.cluster),
+                d3(asked),
                 d3(r),
                 d3(r)
             ));
         }
         Some(r) => r,
-        None => l.cluster,
+        None => asked,
     };
     let explicit = given || prog.reqnctapercluster.is_some();
     if prog.explicitcluster && !explicit {

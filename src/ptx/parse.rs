@@ -2150,9 +2150,12 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
 /// 1 to 3 (or exactly 1) positive integers; `.reqntid` never with `.maxntid` (PTX ISA §11.4.3:
 /// "The .reqntid directive cannot be used in conjunction with the .maxntid directive");
 /// `.reqnctapercluster` never with `.maxclusterrank` (ptxas 13.0.88 refuses the pair as
-/// "Conflicting directives", checked 2026-12-02, `tests/data/ptx_invalid/d14_*`).
+/// "Conflicting directives", checked 2026-12-02, `tests/data/ptx_invalid/d14_*`); those two
+/// may be 0, which means absent (as ptxas and the H200's driver take it).
 fn entry_directives(after: &str, line: u32, k: &mut Kernel) -> Result<(), ParseError> {
     let mut rest = after.trim();
+    // Whether .reqnctapercluster and .maxclusterrank were written (a 0 is written too).
+    let mut both = (false, false);
     while !rest.is_empty() {
         let word_end = rest
             .find(|c: char| c.is_whitespace() || c == ',')
@@ -2178,7 +2181,10 @@ fn entry_directives(after: &str, line: u32, k: &mut Kernel) -> Result<(), ParseE
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|s| !s.is_empty())
         {
-            let v = a.parse::<u32>().ok().filter(|&v| v >= 1);
+            // A cluster directive of 0 is written as absent (ptxas 13.0.88 accepts it and the
+            // H200's driver launches as without it: tests/data/hopper_probes/h200_cluster_rules.json).
+            let zero_ok = matches!(d, ".reqnctapercluster" | ".maxclusterrank");
+            let v = a.parse::<u32>().ok().filter(|&v| v >= 1 || zero_ok);
             let Some(v) = v else {
                 return Err(ParseError {
                     line,
@@ -2218,13 +2224,19 @@ fn entry_directives(after: &str, line: u32, k: &mut Kernel) -> Result<(), ParseE
             ".maxntid" => k.maxntid = Some(dims()),
             ".minnctapersm" => k.minnctapersm = Some(vals[0]),
             ".maxnreg" => k.maxnreg = Some(vals[0]),
-            ".reqnctapercluster" => k.reqnctapercluster = Some(dims()),
-            ".maxclusterrank" => k.maxclusterrank = Some(vals[0]),
+            ".reqnctapercluster" => {
+                both.0 = true;
+                k.reqnctapercluster = Some(dims()).filter(|d| !d.contains(&0));
+            }
+            ".maxclusterrank" => {
+                both.1 = true;
+                k.maxclusterrank = Some(vals[0]).filter(|&v| v > 0);
+            }
             ".explicitcluster" => k.explicitcluster = true,
             _ => {}
         }
     }
-    if k.reqnctapercluster.is_some() && k.maxclusterrank.is_some() {
+    if both == (true, true) {
         return Err(ParseError {
             line,
             message: format!(

@@ -777,7 +777,7 @@ mod tests {
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 20_000,
-            cluster: [1, 1, 1],
+            cluster: None,
         }
     }
 

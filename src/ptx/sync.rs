@@ -875,7 +875,7 @@ mod tests {
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 10_000,
-            cluster: [1, 1, 1],
+            cluster: None,
         };
         Machine::new(prog, &l, (0, String::new())).unwrap()
     }

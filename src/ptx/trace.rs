@@ -12,7 +12,7 @@
 //! ```
 //! use tilelab::ptx::{self, Launch, trace::Recorder};
 //! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r2+4];\nret;\n}\n";
-//! let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], cluster: [1, 1, 1],
+//! let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], cluster: None,
 //!     args: vec![], tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000 };
 //! let prog = ptx::report::load(src, None).unwrap();
 //! let mut rec = Recorder::new(1);
@@ -321,7 +321,7 @@ mod tests {
             tensor_maps: vec![],
             dynamic_smem: None,
             max_instructions: 1_000_000,
-            cluster: [1, 1, 1],
+            cluster: None,
         };
         let prog = ptx::report::load(SRC, None).unwrap();
         ptx::report::simulate_program(&prog, &launch, Some((warp, obs))).unwrap();

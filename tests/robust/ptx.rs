@@ -39,7 +39,7 @@ fn launch(grid: [u32; 3], block: [u32; 3]) -> Launch {
         tensor_maps: vec![],
         dynamic_smem: None,
         max_instructions: DEFAULT_MAX_INSTRUCTIONS,
-        cluster: [1, 1, 1],
+        cluster: None,
     }
 }
 
@@ -564,7 +564,7 @@ mod hangs {
             tensor_maps: vec![],
             dynamic_smem: Some(98_304),
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
-            cluster: [1, 1, 1],
+            cluster: None,
         };
         let r = machine::run(&prog, &l, None).unwrap();
         assert_eq!(r.instructions, 270_596);

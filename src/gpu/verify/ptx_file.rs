@@ -75,9 +75,10 @@ pub struct PtxRun {
     pub dynamic_smem: Option<u32>,
     /// The simulator's per-CTA instruction budget.
     pub max_instructions: u64,
-    /// CTAs per cluster (`--cluster`, [`crate::ptx::Launch::cluster`]): the simulator runs each
-    /// cluster's CTAs together, the GPU launches with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
-    pub cluster: [u32; 3],
+    /// CTAs per cluster (`--cluster`, [`crate::ptx::Launch::cluster`]; `None`: none given): the
+    /// simulator runs each cluster's CTAs together, the GPU launches with
+    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` when one is given.
+    pub cluster: Option<[u32; 3]>,
     /// Bytes of each pointer parameter's device buffer.
     pub pointer_bytes: u64,
 }
@@ -138,8 +139,8 @@ impl PtxRun {
         if let Some(s) = self.dynamic_smem {
             a.extend(["--dynamic-smem".into(), s.to_string().into()]);
         }
-        if self.cluster != [1, 1, 1] {
-            a.extend(["--cluster".into(), dims(self.cluster).into()]);
+        if let Some(c) = self.cluster {
+            a.extend(["--cluster".into(), dims(c).into()]);
         }
         a.extend([
             "--pointer-bytes".into(),
@@ -730,7 +731,7 @@ mod tests {
             tensor_maps: vec![],
             dynamic_smem: Some(32768),
             max_instructions: 10_000_000,
-            cluster: [1, 1, 1],
+            cluster: None,
             pointer_bytes: POINTER_BYTES,
         }
     }
@@ -825,7 +826,7 @@ mod tests {
                 .collect(),
             dynamic_smem: None,
             max_instructions: 1_000_000,
-            cluster: [1, 1, 1],
+            cluster: None,
             pointer_bytes: POINTER_BYTES,
         }
     }
