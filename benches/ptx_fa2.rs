@@ -30,7 +30,7 @@ fn launch() -> Launch {
         tensor_maps: vec![],
         dynamic_smem: Some(98_304),
         max_instructions: 200_000_000,
-        cluster: [1, 1, 1],
+        cluster: None,
     }
 }
 

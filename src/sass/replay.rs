@@ -356,7 +356,7 @@ impl<'a> Warp<'a> {
         if off == LOCAL_WINDOW_OFFSET {
             return Some(LOCAL_WINDOW_TOP);
         }
-        if off % 4 == 0 && off < 0x18 {
+        if off.is_multiple_of(4) && off < 0x18 {
             let k = (off / 4) as usize;
             return Some(if k < 3 { l.ntid[k] } else { l.nctaid[k - 3] });
         }
