@@ -115,27 +115,27 @@ pub(crate) fn mma_d_lanes<const NB: usize>(
     }
     let mut c = [[0f64; 8]; 16];
     let f16acc = kind.acc == MmaAcc::F16;
-    for lane in 0..32 {
+    for (words, fc) in rc.iter().zip(&f.c) {
         for e in 0..4 {
-            let idx = f.c[lane][e] as usize;
+            let idx = fc[e] as usize;
             let x = if f16acc {
-                f16::from_bits((rc[lane][e / 2] >> (16 * (e % 2))) as u16).to_f64()
+                f16::from_bits((words[e / 2] >> (16 * (e % 2))) as u16).to_f64()
             } else {
-                f64::from(f32::from_bits(rc[lane][e]))
+                f64::from(f32::from_bits(words[e]))
             };
             c[idx / 8][idx % 8] = x;
         }
     }
     let d = mma_sums(&a, &b, &c, k);
     let mut out = [[0u32; 4]; 32];
-    for lane in 0..32 {
+    for (words, fc) in out.iter_mut().zip(&f.c) {
         for e in 0..4 {
-            let idx = f.c[lane][e] as usize;
+            let idx = fc[e] as usize;
             let v = d[idx / 8][idx % 8];
             if f16acc {
-                out[lane][e / 2] |= u32::from(f16::from_f64(v).to_bits()) << (16 * (e % 2));
+                words[e / 2] |= u32::from(f16::from_f64(v).to_bits()) << (16 * (e % 2));
             } else {
-                out[lane][e] = (v as f32).to_bits();
+                words[e] = (v as f32).to_bits();
             }
         }
     }
