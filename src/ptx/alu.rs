@@ -3,9 +3,11 @@
 //! function of register values (PTX ISA, "Integer Arithmetic", "Floating-Point", "Comparison
 //! and Selection", "Data Movement and Conversion: cvt", "atom").
 
+use super::decode::Src;
 use super::decode::{AtomOp, Bin, Cmp, LOCAL_WINDOW, SHARED_WINDOW, Tern, Un};
 use super::decode::{BoolOp, Inst, Op, ShflMode};
 use super::engine::{Machine, Observer, check_member};
+use super::lanes::arrays;
 use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 
 /// The ALU instruction families of the engine, one function per family.
@@ -25,6 +27,10 @@ impl Machine<'_> {
         match &inst.op {
             Op::Mov { ty, d, a } => {
                 let (ty, d, a) = (*ty, *d, *a);
+                if ty != Ty::Pred {
+                    let m = ty.trunc(u64::MAX);
+                    return Ok(arrays::map2(regs, mask, d, a, a, |x, _| x & m));
+                }
                 each!(mask, |l| {
                     let x = v!(regs, a, l);
                     set!(
@@ -117,6 +123,9 @@ impl Machine<'_> {
             }
             Op::Bin { k, ty, d, a, b } => {
                 let (k, ty, d, a, b) = (*k, *ty, *d, *a, *b);
+                if let Some(c) = bin_lanes(regs, mask, k, ty, d, a, b) {
+                    return Ok(c);
+                }
                 each!(mask, |l| {
                     let (x, y) = (v!(regs, a, l), v!(regs, b, l));
                     set!(changed, regs, d, l, binary(k, ty, x, y))
@@ -124,6 +133,9 @@ impl Machine<'_> {
             }
             Op::Tern { k, ty, d, a, b, c } => {
                 let (k, ty, d, a, b, c) = (*k, *ty, *d, *a, *b, *c);
+                if let Some(ch) = tern_lanes(regs, mask, k, ty, d, [a, b, c]) {
+                    return Ok(ch);
+                }
                 each!(mask, |l| {
                     let (x, y, z) = (v!(regs, a, l), v!(regs, b, l), v!(regs, c, l));
                     set!(changed, regs, d, l, ternary(k, ty, x, y, z))
@@ -226,11 +238,9 @@ impl Machine<'_> {
                 });
             }
             Op::Selp { ty, d, a, b, p } => {
-                each!(mask, |l| {
-                    let c = (v!(regs, p.0, l) & 1 != 0) != p.1;
-                    let x = if c { v!(regs, *a, l) } else { v!(regs, *b, l) };
-                    set!(changed, regs, *d, l, ty.trunc(x))
-                });
+                let (m, neg) = (ty.trunc(u64::MAX), p.1);
+                let pick = |x: u64, y: u64, c: u64| if (c & 1 != 0) != neg { x & m } else { y & m };
+                changed |= arrays::map3(regs, mask, *d, [*a, *b, p.0], pick);
             }
             _ => {}
         }
@@ -426,6 +436,53 @@ pub(super) fn unary(k: Un, ty: Ty, x: u64) -> u64 {
         Un::CvtaFromShared => ty.trunc((x & 0xffff_ffff).wrapping_add(SHARED_WINDOW)),
         Un::CvtaToLocal => ty.trunc(x.wrapping_sub(LOCAL_WINDOW)),
         Un::CvtaFromLocal => ty.trunc((x & 0xffff_ffff).wrapping_add(LOCAL_WINDOW)),
+    }
+}
+
+/// [`binary`] over whole lane arrays for the common (operation, type) pairs: f32 add, sub,
+/// mul, min, max and integer add, sub, mul.lo, and, or, xor, shl, each computing exactly what
+/// [`binary`] computes per lane (integer results are the low bits of the type, which do not
+/// depend on signedness for these operations). The changed flag, or `None` for any other pair
+/// (the caller runs the per-lane path).
+fn bin_lanes(regs: &mut [u64], mask: u32, k: Bin, ty: Ty, d: u32, a: Src, b: Src) -> Option<bool> {
+    use arrays::{bits, f, map2};
+    let int = matches!(ty, Ty::B(_) | Ty::U(_) | Ty::S(_));
+    let m = ty.trunc(u64::MAX);
+    let w = u64::from(ty.bits());
+    let r = &mut *regs;
+    Some(match k {
+        Bin::Add if ty == Ty::F32 => map2(r, mask, d, a, b, |x, y| bits(f(x) + f(y))),
+        Bin::Sub if ty == Ty::F32 => map2(r, mask, d, a, b, |x, y| bits(f(x) - f(y))),
+        Bin::MulLo | Bin::MulHi | Bin::MulWide if ty == Ty::F32 => {
+            map2(r, mask, d, a, b, |x, y| bits(f(x) * f(y)))
+        }
+        Bin::Min if ty == Ty::F32 => map2(r, mask, d, a, b, |x, y| bits(f(x).min(f(y)))),
+        Bin::Max if ty == Ty::F32 => map2(r, mask, d, a, b, |x, y| bits(f(x).max(f(y)))),
+        Bin::Add if int => map2(r, mask, d, a, b, |x, y| x.wrapping_add(y) & m),
+        Bin::Sub if int => map2(r, mask, d, a, b, |x, y| x.wrapping_sub(y) & m),
+        Bin::MulLo if int => map2(r, mask, d, a, b, |x, y| x.wrapping_mul(y) & m),
+        Bin::And if int => map2(r, mask, d, a, b, |x, y| x & y & m),
+        Bin::Or if int => map2(r, mask, d, a, b, |x, y| (x | y) & m),
+        Bin::Xor if int => map2(r, mask, d, a, b, |x, y| (x ^ y) & m),
+        Bin::Shl if int => map2(r, mask, d, a, b, |x, y| {
+            let s = y & 0xffff_ffff;
+            if s >= w { 0 } else { (x << s) & m }
+        }),
+        _ => return None,
+    })
+}
+
+/// [`ternary`] over whole lane arrays for `fma.rn.f32` (`mad.rn.f32`) and integer `mad.lo`:
+/// the changed flag, or `None` for any other form.
+fn tern_lanes(regs: &mut [u64], mask: u32, k: Tern, ty: Ty, d: u32, s: [Src; 3]) -> Option<bool> {
+    let int = matches!(ty, Ty::B(_) | Ty::U(_) | Ty::S(_));
+    let m = ty.trunc(u64::MAX);
+    match k {
+        Tern::MadLo if ty == Ty::F32 => Some(arrays::fma_f32(regs, mask, d, s)),
+        Tern::MadLo if int => Some(arrays::map3(regs, mask, d, s, |x, y, z| {
+            x.wrapping_mul(y).wrapping_add(z) & m
+        })),
+        _ => None,
     }
 }
 
@@ -720,6 +777,102 @@ pub(super) fn atomic(op: AtomOp, ty: Ty, old: u64, b: u64, c: Option<u64>) -> u6
                 t(v)
             } else {
                 t(a - 1)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod lane_array_tests {
+    use super::*;
+    use crate::sim::bank::WARP_SIZE;
+    use proptest::prelude::*;
+
+    const BINS: [Bin; 13] = [
+        Bin::Add,
+        Bin::Sub,
+        Bin::MulLo,
+        Bin::MulHi,
+        Bin::MulWide,
+        Bin::Min,
+        Bin::Max,
+        Bin::And,
+        Bin::Or,
+        Bin::Xor,
+        Bin::Shl,
+        Bin::Shr,
+        Bin::Div,
+    ];
+    const TYS: [Ty; 8] = [
+        Ty::F32,
+        Ty::U(32),
+        Ty::S(32),
+        Ty::B(32),
+        Ty::U(64),
+        Ty::S(16),
+        Ty::B(64),
+        Ty::U(8),
+    ];
+
+    proptest! {
+        /// The whole-warp path of a two-operand instruction writes what `binary` computes lane
+        /// by lane, leaves the lanes outside the mask alone, and reports a change exactly when
+        /// an active lane's value changed (`d` may also be a source).
+        #[test]
+        fn bin_lanes_equals_binary_per_lane(
+            x in proptest::collection::vec(any::<u64>(), 32),
+            y in proptest::collection::vec(prop_oneof![any::<u64>(), 0u64..70], 32),
+            old in proptest::collection::vec(any::<u64>(), 32),
+            mask in prop_oneof![Just(u32::MAX), any::<u32>()],
+            k in 0usize..BINS.len(),
+            t in 0usize..TYS.len(),
+            alias in any::<bool>(),
+            imm in any::<bool>(),
+        ) {
+            let (k, ty) = (BINS[k], TYS[t]);
+            let mut regs = vec![0u64; 3 * WARP_SIZE];
+            regs[..32].copy_from_slice(&x);
+            regs[32..64].copy_from_slice(&y);
+            regs[64..].copy_from_slice(&old);
+            let d = if alias { 0 } else { 2 };
+            let b = if imm { Src::Imm(y[0]) } else { Src::Reg(1) };
+            let before = regs.clone();
+            let Some(changed) = bin_lanes(&mut regs, mask, k, ty, d, Src::Reg(0), b) else {
+                return Ok(());
+            };
+            let mut want_changed = false;
+            for l in 0..WARP_SIZE {
+                let slot = d as usize * WARP_SIZE + l;
+                let yv = if imm { y[0] } else { y[l] };
+                let want = if mask >> l & 1 == 1 { binary(k, ty, x[l], yv) } else { before[slot] };
+                want_changed |= want != before[slot];
+                prop_assert_eq!(regs[slot], want, "{:?} {:?} lane {}", k, ty, l);
+            }
+            prop_assert_eq!(changed, want_changed);
+        }
+
+        /// The whole-warp `fma.rn.f32` and integer `mad.lo` equal `ternary` lane by lane.
+        #[test]
+        fn tern_lanes_equals_ternary_per_lane(
+            v in proptest::collection::vec(any::<u32>(), 96),
+            mask in prop_oneof![Just(u32::MAX), any::<u32>()],
+            t in 0usize..TYS.len(),
+        ) {
+            let ty = TYS[t];
+            let mut regs: Vec<u64> = v.iter().map(|&x| u64::from(x) | if ty.bits() == 64 { u64::from(x) << 32 } else { 0 }).collect();
+            regs.extend([7u64; 32]);
+            let before = regs.clone();
+            let s = [Src::Reg(0), Src::Reg(1), Src::Reg(2)];
+            let Some(_) = tern_lanes(&mut regs, mask, Tern::MadLo, ty, 3, s) else {
+                return Ok(());
+            };
+            for l in 0..WARP_SIZE {
+                let want = if mask >> l & 1 == 1 {
+                    ternary(Tern::MadLo, ty, before[l], before[32 + l], before[64 + l])
+                } else {
+                    7
+                };
+                prop_assert_eq!(regs[96 + l], want, "{:?} lane {}", ty, l);
             }
         }
     }

@@ -36,3 +36,115 @@ macro_rules! set {
         *slot = v;
     }};
 }
+
+/// Whole-warp lane arrays: the fast path of the simplest instruction families (issue #31).
+///
+/// A register holds its 32 lanes contiguously (`regs[r · 32 + lane]`), so an instruction whose
+/// every lane computes the same function of its own operands is a loop over arrays of 32
+/// `u64`, which the compiler unrolls and vectorises once the function is known at compile time
+/// (one monomorphised loop per operation, chosen by the family before the lanes run). Results
+/// and the changed-register flag are those of the per-lane path (`each!` and `set!`): lanes
+/// outside the mask keep their values, an active lane counts as changed when its value differs.
+pub(super) mod arrays {
+    use crate::ptx::decode::Src;
+    use crate::sim::bank::WARP_SIZE;
+
+    /// The 32 lanes of source `s`: a register's lanes, or an immediate in every lane.
+    #[inline(always)]
+    pub fn operand(regs: &[u64], s: Src) -> [u64; WARP_SIZE] {
+        match s {
+            Src::Reg(r) => {
+                let b = r as usize * WARP_SIZE;
+                let mut out = [0u64; WARP_SIZE];
+                out.copy_from_slice(&regs[b..b + WARP_SIZE]);
+                out
+            }
+            Src::Imm(v) => [v; WARP_SIZE],
+        }
+    }
+
+    /// Writes `out` to register `d`'s lanes of `mask`; true when one of them changed.
+    #[inline(always)]
+    pub fn write(regs: &mut [u64], d: u32, mask: u32, out: &[u64; WARP_SIZE]) -> bool {
+        let b = d as usize * WARP_SIZE;
+        let dst = &mut regs[b..b + WARP_SIZE];
+        if mask == u32::MAX {
+            // Differences ORed (vectorised; a slice compare calls `memcmp`).
+            let diff = dst.iter().zip(out).fold(0u64, |acc, (x, y)| acc | (x ^ y));
+            dst.copy_from_slice(out);
+            return diff != 0;
+        }
+        let mut changed = false;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            changed |= dst[l] != out[l];
+            dst[l] = out[l];
+        }
+        changed
+    }
+
+    /// `d = f(a, b)` in the lanes of `mask`.
+    #[inline(always)]
+    pub fn map2(
+        regs: &mut [u64],
+        mask: u32,
+        d: u32,
+        a: Src,
+        b: Src,
+        f: impl Fn(u64, u64) -> u64,
+    ) -> bool {
+        let (x, y) = (operand(regs, a), operand(regs, b));
+        let out: [u64; WARP_SIZE] = std::array::from_fn(|l| f(x[l], y[l]));
+        write(regs, d, mask, &out)
+    }
+
+    /// `d = f(a, b, c)` in the lanes of `mask`.
+    #[inline(always)]
+    pub fn map3(
+        regs: &mut [u64],
+        mask: u32,
+        d: u32,
+        s: [Src; 3],
+        f: impl Fn(u64, u64, u64) -> u64,
+    ) -> bool {
+        let (x, y, z) = (
+            operand(regs, s[0]),
+            operand(regs, s[1]),
+            operand(regs, s[2]),
+        );
+        let out: [u64; WARP_SIZE] = std::array::from_fn(|l| f(x[l], y[l], z[l]));
+        write(regs, d, mask, &out)
+    }
+
+    /// The f32 of a register's low 32 bits, and back (upper bits zero, as `float2` writes).
+    #[inline(always)]
+    pub fn f(x: u64) -> f32 {
+        f32::from_bits(x as u32)
+    }
+
+    /// See [`f`].
+    #[inline(always)]
+    pub fn bits(v: f32) -> u64 {
+        u64::from(v.to_bits())
+    }
+
+    /// `fma.rn.f32` over the lanes of `mask`: `a·b + c` rounded once (`f32::mul_add`, which
+    /// is correctly rounded everywhere; with the FMA unit present it is one instruction instead
+    /// of a call to the C library's `fmaf`).
+    pub fn fma_f32(regs: &mut [u64], mask: u32, d: u32, s: [Src; 3]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("fma") {
+            // SAFETY: the FMA extension is present (checked just above).
+            return unsafe { fma_f32_fma(regs, mask, d, s) };
+        }
+        map3(regs, mask, d, s, |x, y, z| bits(f(x).mul_add(f(y), f(z))))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "fma")]
+    fn fma_f32_fma(regs: &mut [u64], mask: u32, d: u32, s: [Src; 3]) -> bool {
+        map3(regs, mask, d, s, |x, y, z| bits(f(x).mul_add(f(y), f(z))))
+    }
+}

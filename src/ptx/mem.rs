@@ -501,25 +501,22 @@ impl Machine<'_> {
                 "mma.sync needs all 32 lanes of the warp (.aligned); active lanes {mask:#010x}"
             ));
         }
-        let mut ra = [[0u32; 4]; 32];
-        let mut rb = [[0u32; 4]; 32];
-        let mut rc = [[0u32; 4]; 32];
-        for l in 0..WARP_SIZE {
-            for (i, s) in a.iter().enumerate() {
-                ra[l][i] = v!(regs, *s, l) as u32;
+        // Registers gathered a source at a time (its 32 lanes are contiguous).
+        let gather = |srcs: &[Src]| {
+            let mut out = [[0u32; 4]; 32];
+            for (i, s) in srcs.iter().enumerate().take(4) {
+                let lanes = super::lanes::arrays::operand(regs, *s);
+                for (o, x) in out.iter_mut().zip(lanes) {
+                    o[i] = x as u32;
+                }
             }
-            for (i, s) in b.iter().enumerate() {
-                rb[l][i] = v!(regs, *s, l) as u32;
-            }
-            for (i, s) in c.iter().enumerate() {
-                rc[l][i] = v!(regs, *s, l) as u32;
-            }
-        }
+            out
+        };
+        let (ra, rb, rc) = (gather(a), gather(b), gather(c));
         let out = warp_ops::mma(&mut self.smem, *kind, &ra, &rb, &rc).map_err(|e| e.to_string())?;
-        for l in 0..WARP_SIZE {
-            for (i, r) in d.iter().enumerate() {
-                set!(changed, regs, *r, l, out[l][i] as u64);
-            }
+        for (i, r) in d.iter().enumerate().take(4) {
+            let lanes: [u64; WARP_SIZE] = std::array::from_fn(|l| u64::from(out[l][i]));
+            changed |= super::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
         }
         observe(obs, w, pc, inst, mask, TraceKind::Mma(&out));
         Ok(changed)

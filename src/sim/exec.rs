@@ -494,15 +494,20 @@ fn store(
 
 fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<WarpStep, SimError> {
     let kind = MmaKind::with_types(kind.shape, kind.dtype, kind.btype, kind.acc, kind.satfinite)?;
-    let regs = RawRegs {
-        a: *a,
-        b: b.map(|r| [r[0], r[1]]),
-        c: *c,
-    };
+    // The float forms straight from the lane registers (`super::mma_fast`), else the
+    // reference on a copy.
+    let d = super::mma_fast::mma_d_lanes(kind, a, b, c).unwrap_or_else(|| {
+        let regs = RawRegs {
+            a: *a,
+            b: b.map(|r| [r[0], r[1]]),
+            c: *c,
+        };
+        mma_d(kind, &regs)
+    });
     Ok(WarpStep {
         request: None,
         cost: RequestCost::default(),
-        regs: mma_d(kind, &regs),
+        regs: d,
         regs_per_lane: kind.regs(Operand::C) as usize,
         reg_lanes: u32::MAX,
         stored_lanes: 0,
@@ -518,6 +523,16 @@ fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<W
 /// (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8 tensor cores are
 /// reported to keep fewer bits while accumulating, which this model does not reproduce.
 fn mma_d(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
+    // The float forms on flat arrays, the same sums bit for bit (`super::mma_fast`).
+    if let Some(d) = super::mma_fast::mma_d(kind, regs) {
+        return d;
+    }
+    mma_d_reference(kind, regs)
+}
+
+/// [`mma_d`] computed on `ndarray` matrices: the reference every form falls back to and the
+/// fast path is tested against.
+pub(crate) fn mma_d_reference(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
     let a = kind.unpack(Operand::A, regs);
     let b = kind.unpack(Operand::B, regs);
     let c = kind.unpack(Operand::C, regs);
@@ -922,6 +937,21 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
     }
     read_operand(1, &op.b, major(op.trans_b), kind.b, n, &mut bv)?;
     let scale = f64::from(op.scale_a * op.scale_b);
+    // Float accumulators: every (row, col) dot product at once, vectorised over columns, the
+    // iterator sums' values bit for bit (`super::mma_fast::wgmma_dots`).
+    let dots = if kind.acc == WgmmaAcc::S32 {
+        Vec::new()
+    } else {
+        let mut bt = vec![0f64; kk * n];
+        for (col, bcol) in bv.chunks_exact(kk).enumerate() {
+            for (k, &x) in bcol.iter().enumerate() {
+                bt[k * n + col] = x;
+            }
+        }
+        let mut o = vec![0f64; 64 * n];
+        super::mma_fast::wgmma_dots(&av, &bt, kk, n, &mut o);
+        o
+    };
     let halves = if kind.acc == WgmmaAcc::F16 { 2 } else { 1 };
     let regs = kind.d_regs() as usize;
     for t in 0..WARPGROUP_THREADS {
@@ -949,7 +979,7 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
                         }
                     }
                     WgmmaAcc::F32 => {
-                        let dot: f64 = arow.iter().zip(brow).map(|(x, y)| x * y).sum();
+                        let dot = dots[row * n + col];
                         let c = if op.scale_d {
                             f64::from(f32::from_bits(*slot))
                         } else {
@@ -958,7 +988,7 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
                         ((c + scale * dot) as f32).to_bits()
                     }
                     WgmmaAcc::F16 => {
-                        let dot: f64 = arow.iter().zip(brow).map(|(x, y)| x * y).sum();
+                        let dot = dots[row * n + col];
                         let c = if op.scale_d {
                             half::f16::from_bits((*slot >> (16 * h)) as u16).to_f64()
                         } else {

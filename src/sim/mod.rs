@@ -46,6 +46,7 @@ pub mod layout;
 pub mod ldmatrix;
 pub mod mbarrier;
 pub mod mma;
+mod mma_fast;
 pub mod occupancy;
 pub mod placement;
 pub mod program;

@@ -134,6 +134,18 @@ impl SharedMemory {
     /// validated the request (so the range is known to be inside the array).
     pub(crate) fn load_le(&self, offset: u32, len: usize) -> u32 {
         let o = offset as usize;
+        // The usual widths as fixed-size loads (a copy of `len` bytes is a `memcpy` call).
+        match len {
+            4 => {
+                let w: [u8; 4] = self.bytes[o..o + 4].try_into().unwrap_or([0; 4]);
+                return u32::from_le_bytes(w);
+            }
+            2 => {
+                let w: [u8; 2] = self.bytes[o..o + 2].try_into().unwrap_or([0; 2]);
+                return u32::from(u16::from_le_bytes(w));
+            }
+            _ => {}
+        }
         let mut b = [0u8; 4];
         b[..len].copy_from_slice(&self.bytes[o..o + len]);
         u32::from_le_bytes(b)
