@@ -660,7 +660,22 @@ impl<'a> Warp<'a> {
                     let v = r(self, 1);
                     self.write(&ops[0], l, v);
                 }
-                "IMAD" if has("X") => self.forget(ops, l, 1),
+                "IMAD" if has("X") => {
+                    // The high word of a 64-bit add: a * b + c + the carry-in predicate
+                    // (`IMAD.X R7, RZ, RZ, R7, P0`); a carry-out form is not read.
+                    let cin = ops.get(4).and_then(|o| self.pred(o, l));
+                    let plain = !matches!(ops.get(1), Some(Opnd::Pred { .. })) && ops.len() == 5;
+                    let v = r(self, 1)
+                        .zip(r(self, 2))
+                        .zip(r(self, 3))
+                        .zip(cin)
+                        .filter(|_| plain && !has("HI") && !has("WIDE"))
+                        .map(|(((a, b), c), p)| {
+                            a.wrapping_mul(b).wrapping_add(c).wrapping_add(u32::from(p))
+                        });
+                    self.forget(ops, l, 1);
+                    self.write(&ops[0], l, v);
+                }
                 "IMAD" if has("WIDE") => {
                     let (a, b) = (r(self, 1), r(self, 2));
                     let c = match ops.get(3) {
