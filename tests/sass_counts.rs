@@ -459,3 +459,33 @@ fn table() {
         }
     }
 }
+
+/// Kernels the replay was not written against (`tests/data/sass/replay_unseen.json`, measured
+/// on the H200 on 2026-12-02 after tilelab's predictions were committed): loops with run-time
+/// trip counts that ptxas unrolls with remainders, a signed division feeding a loop, lanes of a
+/// warp running different trip counts, and a 64-bit loop index. Each is replayed, and its
+/// `smsp__inst_executed` and LDS/STS issues equal the H200's.
+#[test]
+fn unseen_nvcc_launches_replay_exactly() {
+    if !tools("unseen_nvcc_launches_replay_exactly") {
+        return;
+    }
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sass");
+    let f: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/replay_unseen.json")).unwrap())
+            .unwrap();
+    let launches = f["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 5);
+    let mut bad = Vec::new();
+    for l in launches {
+        let fixture = serde_json::json!({"ptx": l["ptx"], "launch": l, "counters": l["counters"]});
+        let (d, method) = disagreements_and_method(dir, &fixture);
+        if method != "replay" {
+            bad.push(format!("{}: {method}", l["name"]));
+        }
+        for (k, sim, m) in d {
+            bad.push(format!("{}: {k} sass {sim} measured {m}", l["name"]));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
