@@ -471,9 +471,10 @@ fn unseen_nvcc_launches_replay_exactly() {
         return;
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sass");
-    let f: Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/replay_unseen.json")).unwrap())
-            .unwrap();
+    let f: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{dir}/replay_unseen.json")).unwrap(),
+    )
+    .unwrap();
     let launches = f["launches"].as_array().unwrap();
     assert_eq!(launches.len(), 5);
     let mut bad = Vec::new();
