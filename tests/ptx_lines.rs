@@ -10,20 +10,16 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
+#[path = "common/run.rs"]
+mod run;
+use run::tilelab;
+
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_lines");
 const NAMES: [&str; 5] = ["va_mask", "va_pid", "va_f32in", "va_exp2", "va_kT"];
-
-fn tilelab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tilelab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run tilelab")
-}
 
 fn fixture(name: &str) -> Value {
     let t = std::fs::read_to_string(format!("{DIR}/{name}.json")).unwrap();
@@ -340,4 +336,55 @@ fn without_loc_and_the_inlined_form() {
     assert_eq!(g["text"], "return s[i * 32];");
     let f = "/nonexistent-tilelab/lineinfo_inlined.cu";
     assert_eq!(v["source_files"][f], "read");
+}
+
+/// Issue 28's acceptance: on the Triton FlashAttention v1 with `tl.dot(qi, tl.trans(kj))`
+/// (`tests/data/ptx/triton_fa_v1_trans`, seed 004's 16-way `tid & 15` read; its counters
+/// measured on the H200 in tests/data/ptx/triton_fa_v1_trans.json), `--by-source` names the
+/// Python line of that dot, `tkernels.py:101`, with all its conflicts: the launch's 14,336
+/// shared-load bank conflicts, every one of them on that line.
+#[test]
+fn by_source_names_the_trans_k_line() {
+    let ptx = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ptx/triton_fa_v1_trans.ptx"
+    );
+    let o = tilelab(&[
+        "ptx",
+        ptx,
+        "--grid",
+        "1",
+        "--block",
+        "128",
+        "--dynamic-smem",
+        "32768",
+        "--arg",
+        "tl_fa_v1_param_6=64",
+        "--arg",
+        "tl_fa_v1_param_7=0.125",
+        "--by-source",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let measured: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/ptx/triton_fa_v1_trans.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let total = measured["counters"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
+        .as_f64()
+        .unwrap() as u64;
+    let rows = v["by_source"].as_array().unwrap();
+    let worst = rows
+        .iter()
+        .max_by_key(|r| r["bank_conflicts"].as_u64().unwrap_or(0))
+        .unwrap();
+    let file = worst["file"].as_str().unwrap();
+    assert!(file.ends_with("tkernels.py"), "{worst}");
+    assert_eq!(worst["line"], 101, "{worst}");
+    assert_eq!(worst["bank_conflicts"].as_u64(), Some(total), "{worst}");
 }
