@@ -115,6 +115,19 @@ enum Opnd {
     Other(String),
 }
 
+impl Opnd {
+    /// Register `n` of the general (`R`) or uniform (`UR`) file, with no modifier.
+    fn plain(uniform: bool, n: u16) -> Opnd {
+        Opnd::Reg {
+            uniform,
+            n: Some(n),
+            neg: false,
+            inv: false,
+            abs: false,
+        }
+    }
+}
+
 fn parse_int(s: &str) -> Option<u32> {
     let (neg, body) = match s.strip_prefix('-') {
         Some(b) => (true, b),
@@ -433,13 +446,7 @@ impl<'a> Warp<'a> {
             ..
         } = o
         {
-            let hi = Opnd::Reg {
-                uniform: *uniform,
-                n: Some(n + 1),
-                neg: false,
-                inv: false,
-                abs: false,
-            };
+            let hi = Opnd::plain(*uniform, n + 1);
             self.write(o, lane, v.map(|v| v as u32));
             self.write(&hi, lane, v.map(|v| (v >> 32) as u32));
         }
@@ -560,24 +567,23 @@ impl<'a> Warp<'a> {
             for l in lanes(mask) {
                 match o {
                     Opnd::Pred { .. } => self.write_pred(o, l, None),
-                    Opnd::Reg {
-                        uniform,
-                        n: Some(r),
-                        ..
-                    } => {
-                        for k in 0..width {
-                            let x = Opnd::Reg {
-                                uniform: *uniform,
-                                n: Some(r.saturating_add(k)),
-                                neg: false,
-                                inv: false,
-                                abs: false,
-                            };
-                            self.write(&x, l, None);
-                        }
-                    }
+                    Opnd::Reg { .. } => self.forget_regs(o, l, width),
                     _ => {}
                 }
+            }
+        }
+    }
+
+    /// Makes `width` registers from register operand `o` on unknown in `lane` (`RZ`: none).
+    fn forget_regs(&mut self, o: &Opnd, lane: usize, width: u16) {
+        if let Opnd::Reg {
+            uniform,
+            n: Some(r),
+            ..
+        } = o
+        {
+            for k in 0..width {
+                self.write(&Opnd::plain(*uniform, r.saturating_add(k)), lane, None);
             }
         }
     }
@@ -588,22 +594,7 @@ impl<'a> Warp<'a> {
     fn forget(&mut self, ops: &[Opnd], lane: usize, width: u16) {
         match ops.first() {
             Some(Opnd::Pred { .. }) => self.write_pred(&ops[0], lane, None),
-            Some(Opnd::Reg {
-                uniform,
-                n: Some(r),
-                ..
-            }) => {
-                for k in 0..width {
-                    let x = Opnd::Reg {
-                        uniform: *uniform,
-                        n: Some(r.saturating_add(k)),
-                        neg: false,
-                        inv: false,
-                        abs: false,
-                    };
-                    self.write(&x, lane, None);
-                }
-            }
+            Some(o @ Opnd::Reg { .. }) => self.forget_regs(o, lane, width),
             _ => {}
         }
         for o in ops.iter().skip(1) {
@@ -1060,13 +1051,7 @@ impl<'a> Warp<'a> {
                     uniform,
                     n: Some(n),
                     ..
-                } => Opnd::Reg {
-                    uniform: *uniform,
-                    n: Some(n.saturating_add(k as u16)),
-                    neg: false,
-                    inv: false,
-                    abs: false,
-                },
+                } => Opnd::plain(*uniform, n.saturating_add(k as u16)),
                 o => o.clone(),
             };
             let addr = at.and_then(|a| a.checked_add(4 * k));
