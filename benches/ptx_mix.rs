@@ -63,7 +63,7 @@ fn flags_case(
             tensor_maps: vec![],
             dynamic_smem: Some(smem),
             max_instructions: 30_000_000,
-            cluster: [1, 1, 1],
+            cluster: None,
         },
     }
 }
