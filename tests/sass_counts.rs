@@ -490,3 +490,86 @@ fn unseen_nvcc_launches_replay_exactly() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// `tilelab ptx --sass --json` on `tests/data/sass/FILE` with `args`.
+fn sass_of(file: &str, args: &[&str]) -> Value {
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sass/").to_string() + file;
+    let mut a = vec!["ptx", p.as_str(), "--json", "--sass"];
+    a.extend_from_slice(args);
+    let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(&a)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sass"]["counted_by"], "replay", "{file}");
+    v["sass"].clone()
+}
+
+/// Issues of the unguarded instructions of `family` in a `--sass` report.
+fn unguarded(s: &Value, family: &str) -> u64 {
+    s["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| l["sass"].as_array().unwrap())
+        .filter(|r| r["text"].as_str().unwrap().starts_with(family))
+        .map(|r| r["executions"].as_u64().unwrap())
+        .sum()
+}
+
+/// A fresh user's finds (2026-12-02), counted by hand from the PTX:
+/// - `@P0 EXIT P1` (ptxas's `@%p ret` of an `and.pred`) exits only where both hold: in
+///   `exit_pred.ptx` (128 threads, n = 5) the two warps below thread 64 store, 2 STS;
+///   `warp_exit_loop.ptx` (n = 6) runs 6 + 6 + 3 = 15 bar.sync and st.shared.
+/// - A parameter after `.align 64 .b8 map[128]` lies where ptxas puts it in the constant bank
+///   (`c[0x0][0x2c0]`, not base + its PTX offset): `aligned_param.ptx`'s K = 6 trips of a
+///   bar.sync, 2 warps, 12 unguarded BAR.
+/// - A cluster launch is replayed CTA by CTA: two identical CTAs issue twice one's.
+#[test]
+fn exits_aligned_parameters_and_clusters_replay_as_counted_by_hand() {
+    if !tools("exits_aligned_parameters_and_clusters_replay_as_counted_by_hand") {
+        return;
+    }
+    let fam = |s: &Value, f: &str| s["counts"]["families"][f].as_u64().unwrap_or(0);
+    let s = sass_of(
+        "exit_pred.ptx",
+        &["--grid", "1", "--block", "128", "--arg", "n=5"],
+    );
+    assert_eq!(fam(&s, "STS"), 2);
+    let s = sass_of(
+        "warp_exit_loop.ptx",
+        &["--grid", "1", "--block", "128", "--arg", "n=6"],
+    );
+    assert_eq!((fam(&s, "BAR"), fam(&s, "STS")), (15, 15));
+    let s = sass_of(
+        "aligned_param.ptx",
+        &["--grid", "1", "--block", "64", "--arg", "K=6"],
+    );
+    assert_eq!((unguarded(&s, "BAR"), unguarded(&s, "STS")), (12, 12));
+    let one = sass_of(
+        "loop.ptx",
+        &["--grid", "1", "--block", "128", "--arg", "n=7"],
+    );
+    let two = sass_of(
+        "cluster_loop.ptx",
+        &[
+            "--grid",
+            "2",
+            "--block",
+            "128",
+            "--cluster",
+            "2",
+            "--arg",
+            "n=7",
+        ],
+    );
+    assert_eq!(
+        two["counts"]["inst_executed"].as_u64().unwrap(),
+        2 * one["counts"]["inst_executed"].as_u64().unwrap()
+    );
+}

@@ -439,7 +439,7 @@ fn sass_report(
         src,
         &k,
         &report.reached,
-        l.as_ref().map_err(String::as_str),
+        l.as_deref().map_err(String::as_str),
     ))
 }
 

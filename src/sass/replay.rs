@@ -28,7 +28,9 @@ use super::listing::SassInst;
 /// What a CTA knows at launch, for the replay.
 #[derive(Clone, Debug)]
 pub struct Launch {
-    /// The parameter buffer as the kernel's `ld.param` reads it (bytes).
+    /// The parameters as they lie in constant bank 0 from [`Launch::param_base`] (bytes; each
+    /// at an absolute address that is a multiple of its `.align`, as ptxas places them, which
+    /// is not the PTX buffer's layout when an alignment exceeds the base's).
     pub params: Vec<u8>,
     /// Offset of the parameters in constant bank 0 (bytes): `0x210` on sm_90 and later,
     /// `0x160` on sm_70..sm_89 ([`param_base`]).
@@ -1475,9 +1477,24 @@ fn run_warp(
                 }
             }
             "EXIT" => {
+                // `@P0 EXIT P1`: a lane exits where the guard and the operand predicate both
+                // hold (ptxas's `@%p ret` of an `and.pred`).
+                let operand = w.ops[pc]
+                    .first()
+                    .filter(|o| matches!(o, Opnd::Pred { .. }))
+                    .cloned();
                 let mut out = 0u32;
                 for l in lanes(mask) {
-                    match on(w, l) {
+                    let also = match &operand {
+                        Some(o) => w.pred(o, l),
+                        None => Some(true),
+                    };
+                    let go = match (on(w, l), also) {
+                        (Some(false), _) | (_, Some(false)) => Some(false),
+                        (Some(true), Some(true)) => Some(true),
+                        _ => None,
+                    };
+                    match go {
                         Some(true) => out |= 1 << l,
                         Some(false) => {}
                         None => {

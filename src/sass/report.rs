@@ -65,30 +65,68 @@ pub struct SassReport {
     pub lines: Vec<SassLine>,
 }
 
-/// What the replay needs of launch `l` of `prog` (one CTA, `l.cta`), for SASS compiled for
-/// `arch`.
+/// What the replay needs of launch `l` of `prog`, for SASS compiled for `arch`: one entry per
+/// CTA the run simulates (`l.cta`, or every CTA of its cluster).
 ///
 /// # Errors
-/// A cluster launch (the replay runs one CTA), an arch without a known parameter offset, or
-/// parameters that do not pack (as the run itself would say).
+/// An arch without a known parameter offset, or a launch or parameters the run itself refuses.
 pub fn replay_launch(
     prog: &crate::ptx::decode::Program,
     l: &crate::ptx::Launch,
     arch: &str,
-) -> Result<replay::Launch, String> {
+) -> Result<Vec<replay::Launch>, String> {
     let (cluster, _) = crate::ptx::params::check_cluster(prog, l).map_err(|e| e.to_string())?;
-    if cluster != [1, 1, 1] {
-        return Err("a cluster launch (the replay runs one CTA)".into());
-    }
     let param_base = replay::param_base(arch)
         .ok_or_else(|| format!("no constant-bank layout known for {arch}"))?;
-    Ok(replay::Launch {
-        params: crate::ptx::params::launch_params(prog, l).map_err(|e| e.to_string())?,
-        param_base,
-        ntid: l.block,
-        nctaid: l.grid,
-        ctaid: l.cta,
-    })
+    let buffer = crate::ptx::params::launch_params(prog, l).map_err(|e| e.to_string())?;
+    let params = constant_bank_params(prog, &buffer, param_base)
+        .ok_or("a parameter layout beyond the constant bank")?;
+    // Every CTA of the cluster that holds `l.cta`, as the run simulates them.
+    let first: [u32; 3] = std::array::from_fn(|i| l.cta[i] / cluster[i] * cluster[i]);
+    let mut out = Vec::new();
+    for z in 0..cluster[2] {
+        for y in 0..cluster[1] {
+            for x in 0..cluster[0] {
+                out.push(replay::Launch {
+                    params: params.clone(),
+                    param_base,
+                    ntid: l.block,
+                    nctaid: l.grid,
+                    ctaid: [first[0] + x, first[1] + y, first[2] + z],
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The parameters as ptxas places them in constant bank 0 from `base` (bytes from `base`): in
+/// order, each at an absolute address that is a multiple of its `.align`. This differs from
+/// the PTX buffer `buffer` (each aligned from offset 0) when an alignment exceeds the base's
+/// (16 at 0x210, 32 at 0x160): `.param .align 64 .b8 map[128]` after a `.u64` sits at
+/// `c[0x0][0x240]` on sm_90 and the `.u32` after it at `0x2c0` (ptxas 13.0.88's SASS of
+/// such kernels, 2026-12-02). `None` when the layout overflows `u32`.
+fn constant_bank_params(
+    prog: &crate::ptx::decode::Program,
+    buffer: &[u8],
+    base: u32,
+) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut at = base;
+    for p in &prog.params {
+        let a = p.align.max(1);
+        at = at.checked_next_multiple_of(a)?;
+        let rel = (at - base) as usize;
+        let end = rel.checked_add(p.size as usize)?;
+        if out.len() < end {
+            out.resize(end, 0);
+        }
+        let from = p.offset as usize;
+        let bytes = buffer.get(from..from.checked_add(p.size as usize)?)?;
+        out[rel..end].copy_from_slice(bytes);
+        at = at.checked_add(p.size)?;
+    }
+    Some(out)
 }
 
 /// Checks replayed `execs` against the PTX run: an unguarded instruction of a class one PTX
@@ -125,12 +163,18 @@ fn agrees(
 fn executions(
     sass: &KernelSass,
     reached: &BTreeMap<u32, u64>,
-    launch: Result<&replay::Launch, &str>,
+    launch: Result<&[replay::Launch], &str>,
 ) -> (Vec<u64>, String) {
-    let replayed = launch.map_err(str::to_string).and_then(|l| {
+    let replayed = launch.map_err(str::to_string).and_then(|ls| {
         let ran: u64 = reached.values().fold(0u64, |a, &b| a.saturating_add(b));
         let budget = ran.saturating_mul(8).saturating_add(1 << 20);
-        let v = replay::replay(&sass.insts, l, budget).map_err(|e| e.to_string())?;
+        let mut v = vec![0u64; sass.insts.len()];
+        for l in ls {
+            let one = replay::replay(&sass.insts, l, budget).map_err(|e| e.to_string())?;
+            for (t, n) in v.iter_mut().zip(one) {
+                *t = t.saturating_add(n);
+            }
+        }
         agrees(&sass.insts, &v, reached)?;
         Ok(v)
     });
@@ -150,7 +194,7 @@ pub fn build(
     src: &str,
     sass: &KernelSass,
     reached: &BTreeMap<u32, u64>,
-    launch: Result<&replay::Launch, &str>,
+    launch: Result<&[replay::Launch], &str>,
 ) -> SassReport {
     let (execs, counted_by) = executions(sass, reached, launch);
     let texts: Vec<&str> = src.lines().collect();

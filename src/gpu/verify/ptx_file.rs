@@ -288,7 +288,7 @@ impl PtxRun {
                             src,
                             k,
                             &r.reached,
-                            l.as_ref().map_err(String::as_str),
+                            l.as_deref().map_err(String::as_str),
                         )
                         .counts;
                         let fam = |f: &str| c.families.get(f).copied().unwrap_or(0);
