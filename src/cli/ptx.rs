@@ -52,7 +52,7 @@ pub struct PtxArgs {
     /// How --sass compiles the PTX, as the driver does for one load path: link (ptxas -c, as
     /// cuLinkAddData), module (a whole program, as cuModuleLoadDataEx) or auto (the path
     /// `verify --ptx` takes: module for an .extern .shared aligned above 16 bytes, else link)
-    #[arg(long, value_name = "PATH", default_value = "auto", requires = "sass", value_parser = ["auto", "link", "module"])]
+    #[arg(long, value_name = "MODE", default_value = "auto", requires = "sass", value_parser = ["auto", "link", "module"])]
     pub sass_load: String,
     /// Write the bank grid of line --line's worst execution (most bank conflicts, then most
     /// wavefronts, over every warp of the CTA) to FILE as an SVG picture.

@@ -83,11 +83,7 @@ fn python_site_packages() -> Vec<PathBuf> {
 
 /// `ptxas --version`'s `V13.0.88` as `ptxas 13.0.88`.
 fn version(ptxas: &Path) -> anyhow::Result<String> {
-    let o = Command::new(ptxas)
-        .arg("--version")
-        .output()
-        .with_context(|| format!("cannot run {}", crate::text::path(ptxas)))?;
-    let s = String::from_utf8_lossy(&o.stdout);
+    let s = run(ptxas, &["--version".into()])?;
     s.lines()
         .find_map(|l| l.rsplit_once(", V").map(|(_, v)| v.trim().to_string()))
         .map(|v| format!("ptxas {v}"))
@@ -173,25 +169,97 @@ impl CudaTools {
     }
 }
 
-/// Runs `tool args`, its stdout as text.
+/// How long ptxas or nvdisasm may run on one kernel (seconds) before it is stopped: far above
+/// the few seconds the largest fixture takes (FA3), so that only a tool that hangs meets it.
+pub const TOOL_SECONDS: u64 = 120;
+
+/// Runs `tool args`, its stdout as text; stopped after [`TOOL_SECONDS`].
 fn run(tool: &Path, args: &[OsString]) -> anyhow::Result<String> {
-    let o = Command::new(tool)
+    run_limited(tool, args, TOOL_SECONDS)
+}
+
+/// Runs `tool args` with no input, its stdout as text; stopped (killed) after `seconds`.
+///
+/// # Errors
+/// The tool cannot be started, exits unsuccessfully (its first stderr line in the message) or
+/// runs longer than `seconds`.
+fn run_limited(tool: &Path, args: &[OsString], seconds: u64) -> anyhow::Result<String> {
+    use std::io::{Read, Seek};
+    let name = crate::text::path(tool);
+    let mut out = tempfile::tempfile().context("cannot make a temporary file")?;
+    let mut err = tempfile::tempfile().context("cannot make a temporary file")?;
+    let mut child = Command::new(tool)
         .args(args)
-        .output()
-        .with_context(|| format!("cannot run {}", crate::text::path(tool)))?;
-    if !o.status.success() {
-        let err = String::from_utf8_lossy(&o.stderr);
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().context("cannot make a temporary file")?)
+        .stderr(err.try_clone().context("cannot make a temporary file")?)
+        .spawn()
+        .with_context(|| format!("cannot run {name}"))?;
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child
+            .try_wait()
+            .with_context(|| format!("cannot wait for {name}"))?
+        {
+            break s;
+        }
+        if start.elapsed().as_secs() >= seconds {
+            // Best effort: the child may have ended between the check and the kill.
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("{name} ran longer than {seconds} s and was stopped");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let read = |f: &mut std::fs::File| -> anyhow::Result<String> {
+        let mut v = Vec::new();
+        f.rewind()?;
+        f.read_to_end(&mut v)?;
+        Ok(String::from_utf8_lossy(&v).into_owned())
+    };
+    if !status.success() {
+        let err = read(&mut err)?;
         let first = err
             .lines()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("")
             .trim();
-        bail!(
-            "{} exited with {}: {}",
-            crate::text::path(tool),
-            o.status,
-            crate::text::value(first)
-        );
+        bail!("{name} exited with {status}: {}", crate::text::value(first));
     }
-    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    read(&mut out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_that_hangs_is_stopped_at_the_limit() {
+        let start = std::time::Instant::now();
+        let e = run_limited(Path::new("/bin/sh"), &["-c".into(), "sleep 30".into()], 1)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "/bin/sh ran longer than 1 s and was stopped");
+        assert!(start.elapsed().as_secs() < 10, "the child was not killed");
+    }
+
+    #[test]
+    fn a_failing_tool_names_its_first_error_line() {
+        let e = run_limited(
+            Path::new("/bin/sh"),
+            &[
+                "-c".into(),
+                "echo; echo 'ptxas fatal: bad' >&2; exit 3".into(),
+            ],
+            5,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("exit status: 3") && e.ends_with("ptxas fatal: bad"),
+            "{e}"
+        );
+        let out = run_limited(Path::new("/bin/sh"), &["-c".into(), "echo hi".into()], 5).unwrap();
+        assert_eq!(out, "hi\n");
+    }
 }
