@@ -235,6 +235,7 @@ fn run(p: &mut Problem, kind: WgmmaKind, scale_d: bool, sa: i32, sb: i32, d: &mu
             trans_a: false,
             trans_b: false,
             d,
+            values: true,
         },
     )
     .unwrap();
@@ -332,6 +333,7 @@ fn satfinite_saturates_and_plain_s32_wraps() {
                 trans_a: false,
                 trans_b: false,
                 d: &mut d,
+                values: true,
             },
         )
         .unwrap();
@@ -430,6 +432,7 @@ fn forbidden_forms_are_one_line_errors() {
                 trans_a: trans,
                 trans_b: false,
                 d: &mut d,
+                values: true,
             },
         )
         .unwrap_err()

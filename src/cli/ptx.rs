@@ -30,6 +30,15 @@ pub struct PtxArgs {
     /// cluster runs.
     #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
+    /// Simulate many CTAs instead of one and report their sum (with `all`: Nsight Compute's
+    /// whole-launch counters), each counter's spread over the CTAs (min, median, max) and the
+    /// busiest CTA: all, X,Y[,Z] (one CTA), N (a linear index x + y*gx + z*gx*gy), A..B or
+    /// A..=B. With --cluster, every CTA of each cluster holding a selected one runs.
+    #[arg(long, value_name = "SET", value_parser = ptx::grid::parse_ctas, conflicts_with_all = ["cta", "svg", "line"])]
+    pub ctas: Option<ptx::grid::CtaSet>,
+    /// Threads simulating CTAs at once with --ctas [default: the CPUs available]
+    #[arg(long, value_name = "N", requires = "ctas", value_parser = super::whole_in::<usize>(1, 1024))]
+    pub jobs: Option<usize>,
     /// Print only the N lines with the most bank conflicts (then the most wavefronts) in the
     /// per-line table, in line order; 0 prints every line. Totals always count every line.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::whole::<usize>("0 (every line) or a number of lines"))]
@@ -164,6 +173,9 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         Ok(p) => p,
         Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
     };
+    if let Some(set) = &a.ctas {
+        return run_grid(&a, set, &src, &prog, file, launch);
+    }
     let mut worst = WorstOfLine::new(a.line.unwrap_or(0));
     let observer: Option<(u32, &mut dyn ptx::Observer)> = match a.line {
         Some(_) => Some((ALL_WARPS, &mut worst)),
@@ -204,20 +216,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
             v["source_files"] = serde_json::to_value(&g.files)?;
         }
         if let Some(s) = &sass {
-            v["totals"]["sass_from"] = s.from.clone().into();
-            v["totals"]["sass_executed"] = serde_json::to_value(&s.counts)?;
-            v["sass"] = serde_json::to_value(s)?;
-            // Each counted line also carries its own SASS (`sass` there is the class name).
-            let by: std::collections::BTreeMap<u32, &tilelab::sass::report::SassLine> =
-                s.lines.iter().map(|l| (l.line, l)).collect();
-            if let Some(lines) = v["lines"].as_array_mut() {
-                for l in lines {
-                    let n = l["line"].as_u64().and_then(|n| u32::try_from(n).ok());
-                    if let Some(sl) = n.and_then(|n| by.get(&n)) {
-                        l["sass_instructions"] = serde_json::to_value(&sl.sass)?;
-                    }
-                }
-            }
+            add_sass_json(&mut v, s)?;
         }
         out::emit_json(&v)?;
     } else {
@@ -231,6 +230,219 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         out::emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Puts the SASS report `s` into a report's JSON `v`: `totals.sass_from`,
+/// `totals.sass_executed`, `sass`, and each counted line's `sass_instructions`.
+fn add_sass_json(
+    v: &mut serde_json::Value,
+    s: &tilelab::sass::report::SassReport,
+) -> anyhow::Result<()> {
+    v["totals"]["sass_from"] = s.from.clone().into();
+    v["totals"]["sass_executed"] = serde_json::to_value(&s.counts)?;
+    v["sass"] = serde_json::to_value(s)?;
+    // Each counted line also carries its own SASS (`sass` there is the class name).
+    let by: std::collections::BTreeMap<u32, &tilelab::sass::report::SassLine> =
+        s.lines.iter().map(|l| (l.line, l)).collect();
+    if let Some(lines) = v["lines"].as_array_mut() {
+        for l in lines {
+            let n = l["line"].as_u64().and_then(|n| u32::try_from(n).ok());
+            if let Some(sl) = n.and_then(|n| by.get(&n)) {
+                l["sass_instructions"] = serde_json::to_value(&sl.sass)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tilelab ptx --ctas SET`: the selected CTAs simulated across threads
+/// ([`ptx::grid::run`]), with a progress bar on a terminal; the summed report, the spread and
+/// the busiest CTA; with --sass, ptxas's SASS replayed per CTA and summed.
+fn run_grid(
+    a: &PtxArgs,
+    set: &ptx::grid::CtaSet,
+    src: &str,
+    prog: &ptx::decode::Program,
+    file: &std::path::Path,
+    launch: &Launch,
+) -> anyhow::Result<ExitCode> {
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let kernel_sass = if a.sass {
+        let relocatable = match a.sass_load.as_str() {
+            "link" => Some(true),
+            "module" => Some(false),
+            _ => None,
+        };
+        match tilelab::sass::CudaTools::find()
+            .and_then(|t| tilelab::sass::of_ptx(&t, src, &prog.name, relocatable))
+        {
+            Ok(k) => Some(k),
+            Err(e) => {
+                out::note(format_args!(
+                    "SASS counts are PTX-level (one SASS instruction per PTX instruction of a class): {e:#}"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let planned = ptx::grid::planned_ctas(prog, launch, set);
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(planned),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} CTAs, {elapsed} (about {eta} left)",
+    ) {
+        bar.set_style(style);
+    }
+    let opts = ptx::grid::GridOptions {
+        jobs,
+        ..ptx::grid::GridOptions::default()
+    };
+    let progress = |d: u64| bar.set_position(d);
+    let result = match &kernel_sass {
+        Some(k) => ptx::grid::run(
+            prog,
+            launch,
+            set,
+            &opts,
+            &progress,
+            &tilelab::sass::report::GridSass { prog, sass: k },
+        ),
+        None => ptx::grid::run(prog, launch, set, &opts, &progress, &ptx::grid::NoExtra),
+    };
+    bar.finish_and_clear();
+    let mut g = match result {
+        Ok(g) => g,
+        Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
+    };
+    let sass = kernel_sass.as_ref().map(|k| {
+        tilelab::sass::report::build_grid(
+            src,
+            k,
+            &g.report.reached,
+            std::mem::take(&mut g.extra_vector),
+            &g.extra_notes,
+            g.ctas_simulated,
+        )
+    });
+    let grouped = a
+        .by_source
+        .then(|| source_rows(&g.report, prog, sass.as_ref(), file));
+    if a.json {
+        let mut v = serde_json::to_value(&g)?;
+        if let Some(gr) = &grouped {
+            v["by_source"] = serde_json::to_value(&gr.rows)?;
+            v["source_files"] = serde_json::to_value(&gr.files)?;
+        }
+        if let Some(s) = &sass {
+            add_sass_json(&mut v, s)?;
+        }
+        out::emit_json(&v)?;
+    } else {
+        let mut text = render_launch(&g, launch);
+        text.push_str(&render_body(&g.report, a.top));
+        if let Some(s) = &sass {
+            text.push_str(&render_sass(s));
+        }
+        if let Some(gr) = &grouped {
+            text.push_str(&render_by_source(gr, sass.is_some()));
+        }
+        out::emit(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The head of `--ctas`'s text report: what ran, the launch's sums in one line, each
+/// counter's spread over the CTAs and the busiest CTA.
+fn render_launch(g: &ptx::grid::GridReport, l: &Launch) -> String {
+    let mut o = String::new();
+    let r = &g.report;
+    let threads = l.block.iter().product::<u32>();
+    outln!(
+        o,
+        "kernel {}: grid {}, block {} ({}); --ctas {}: {} of {} simulated{} on {}; {} warp instructions{}",
+        r.kernel_demangled,
+        dims(g.grid),
+        dims(r.block),
+        out::plural(u64::from(threads.div_ceil(32)), "warp"),
+        g.selected,
+        tilelab::text::group(g.ctas_simulated),
+        tilelab::text::group(g.grid.iter().map(|&d| u64::from(d)).product()),
+        if r.cluster.iter().product::<u32>() > 1 {
+            format!(
+                " (as {} clusters of {})",
+                tilelab::text::group(g.clusters_simulated),
+                dims(r.cluster)
+            )
+        } else {
+            String::new()
+        },
+        out::plural(g.jobs as u64, "thread"),
+        tilelab::text::group(r.totals.warp_instructions),
+        if g.whole_launch {
+            " (the whole launch: every count below is Nsight Compute's whole-kernel sum)"
+        } else {
+            " (every count below is the sum over the simulated CTAs)"
+        }
+    );
+    outln!(o);
+    outln!(
+        o,
+        "{}",
+        out::bold("per CTA (spread over the simulated CTAs):")
+    );
+    outln!(
+        o,
+        "{:<26} {:>14} {:>14} {:>14}  busiest CTA",
+        "counter",
+        "min",
+        "median",
+        "max"
+    );
+    let mut names: Vec<&String> = g.spread.keys().collect();
+    // The PTX counters in their fixed order, then the SASS ones.
+    names.sort_by_key(|n| {
+        (
+            ptx::grid::SPREAD_COUNTERS
+                .iter()
+                .position(|c| c == n)
+                .unwrap_or(usize::MAX),
+            n.as_str(),
+        )
+    });
+    for n in names {
+        let s = &g.spread[n];
+        if s.max == 0 {
+            continue;
+        }
+        outln!(
+            o,
+            "{:<26} {:>14} {:>14} {:>14}  {}",
+            n,
+            tilelab::text::group(s.min),
+            s.median.map_or("-".to_string(), tilelab::text::group),
+            tilelab::text::group(s.max),
+            dims(s.max_cta)
+        );
+    }
+    let b = g.busiest_cta;
+    outln!(
+        o,
+        "busiest CTA (most warp instructions): {} (tilelab ptx --cta {},{},{} reports it alone)",
+        dims(b),
+        b[0],
+        b[1],
+        b[2]
+    );
+    for (why, n) in &g.extra_notes {
+        outln!(o, "SASS of {}: {why}", out::plural(*n, "CTA"));
+    }
+    o
 }
 
 /// One row of `--by-source`: a source line's summed counts, its SASS and its text.
@@ -599,6 +811,14 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
                 .join(", ")
         );
     }
+    o.push_str(&render_body(r, top));
+    o
+}
+
+/// The report's body: the worst lines, the per-line table, the totals.
+fn render_body(r: &Report, top: usize) -> String {
+    let mut o = String::new();
+    let t = &r.totals;
     let mut worst: Vec<_> = r.lines.iter().filter(|x| x.bank_conflicts > 0).collect();
     worst.sort_by(|a, b| {
         b.bank_conflicts

@@ -769,6 +769,7 @@ fn wgmma_model(
                 trans_a: ta.major == Major::Mn,
                 trans_b: tb.major == Major::Mn,
                 d: &mut d,
+                values: true,
             },
         )
         .map_err(sim)?;

@@ -554,8 +554,39 @@ pub fn run(
     Ok(m.finish())
 }
 
+/// [`run`] for counts only: when [`super::dataflow::prove`] holds for `prog`, the `mma` and
+/// `wgmma` results are not computed (their D registers keep their old values), which changes
+/// no count and no error; else exactly [`run`]. Register and memory values of the result are
+/// not the kernel's.
+///
+/// # Errors
+/// Those of [`run`].
+pub fn run_counts(prog: &Program, launch: &Launch) -> Result<RunResult, RunError> {
+    let proven = super::dataflow::prove(prog) == super::dataflow::Proof::Holds;
+    run_counts_proven(prog, launch, proven)
+}
+
+/// [`run_counts`] with the proof already made (`proven`: [`super::dataflow::prove`] holds for
+/// `prog`; a caller running many CTAs proves once).
+///
+/// # Errors
+/// Those of [`run`].
+pub fn run_counts_proven(
+    prog: &Program,
+    launch: &Launch,
+    proven: bool,
+) -> Result<RunResult, RunError> {
+    let mut m = Machine::new(prog, launch, (0, String::new()))?;
+    m.values = !proven;
+    m.run(None)?;
+    Ok(m.finish())
+}
+
 pub(super) struct Machine<'p> {
     pub(super) prog: &'p Program,
+    /// Compute tensor-core results (`false`: a counts-only run whose proof holds,
+    /// [`run_counts_proven`]).
+    pub(super) values: bool,
     pub(super) warps: Vec<Warp>,
     pub(super) smem: Smem,
     pub(super) global: Global,
@@ -681,6 +712,7 @@ impl<'p> Machine<'p> {
         let home = ClusterShape::rank_of(l.cta, dims) as usize;
         let mut m = Machine {
             prog,
+            values: true,
             warps: Vec::new(),
             smem: Smem::zeroed(0),
             global,

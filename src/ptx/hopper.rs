@@ -187,9 +187,11 @@ impl Machine<'_> {
         };
         let sd = (reg(&self.warps, 0, scale_d.0) & 1 != 0) != scale_d.1;
         let mut acc = vec![0u32; WARPGROUP_THREADS * nd];
-        for t in 0..WARPGROUP_THREADS {
-            for (r, &dr) in d.iter().enumerate() {
-                acc[t * nd + r] = reg(&self.warps, t, Src::Reg(dr)) as u32;
+        if self.values {
+            for t in 0..WARPGROUP_THREADS {
+                for (r, &dr) in d.iter().enumerate() {
+                    acc[t * nd + r] = reg(&self.warps, t, Src::Reg(dr)) as u32;
+                }
             }
         }
         let step = exec::execute(
@@ -204,10 +206,12 @@ impl Machine<'_> {
                 trans_a: trans[0],
                 trans_b: trans[1],
                 d: &mut acc,
+                values: self.values,
             },
         )
         .map_err(|e| e.to_string())?;
-        for t in 0..WARPGROUP_THREADS {
+        // Counts only: D keeps its old value (`crate::ptx::dataflow`).
+        for t in (0..WARPGROUP_THREADS).filter(|_| self.values) {
             let regs = &mut self.warps[members[t / WARP_SIZE]].regs;
             for (r, &dr) in d.iter().enumerate() {
                 regs[dr as usize * WARP_SIZE + t % WARP_SIZE] = u64::from(acc[t * nd + r]);

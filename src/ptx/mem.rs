@@ -501,6 +501,11 @@ impl Machine<'_> {
                 "mma.sync needs all 32 lanes of the warp (.aligned); active lanes {mask:#010x}"
             ));
         }
+        if !self.values {
+            // Counts only (`crate::ptx::dataflow`): D keeps its old value; reported as
+            // changed, as a computed D nearly always is (the spin rule's view).
+            return Ok(true);
+        }
         // Registers gathered a source at a time (its 32 lanes are contiguous).
         let gather = |srcs: &[Src]| {
             let mut out = [[0u32; 4]; 32];

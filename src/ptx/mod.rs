@@ -18,8 +18,10 @@
 mod lanes;
 pub mod alu;
 pub mod cfg;
+pub mod dataflow;
 pub mod decode;
 pub mod engine;
+pub mod grid;
 mod hopper;
 pub mod launch_file;
 pub mod lineinfo;

@@ -472,7 +472,9 @@ pub fn simulate(src: &str, kernel: Option<&str>, launch: &Launch) -> Result<Repo
     simulate_program(&prog, launch, None)
 }
 
-/// Runs a decoded program, optionally tracing one warp.
+/// Runs a decoded program, optionally tracing one warp. Without an observer only counts are
+/// kept, so the run skips the tensor-core results where [`super::dataflow`] proves that
+/// changes no count ([`engine::run_counts`]); an observer sees every value.
 ///
 /// # Errors
 /// [`PtxError::Run`].
@@ -481,7 +483,10 @@ pub fn simulate_program(
     launch: &Launch,
     observer: Option<(u32, &mut dyn Observer)>,
 ) -> Result<Report, PtxError> {
-    let r = engine::run(prog, launch, observer)?;
+    let r = match observer {
+        None => engine::run_counts(prog, launch)?,
+        Some(o) => engine::run(prog, launch, Some(o))?,
+    };
     Ok(build(prog, launch, &r))
 }
 
@@ -524,6 +529,12 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         lines,
         reached: reached(prog, r),
     }
+}
+
+/// The totals of one CTA's per-instruction counts `stats` (but `warp_instructions`,
+/// `smem_bytes` and `smem_touched`, which the run knows), without the per-line rows.
+pub fn cta_totals(prog: &Program, stats: &[engine::InstStats]) -> Totals {
+    tally(prog, stats).0
 }
 
 /// The totals (but the run-wide `warp_instructions`, `smem_bytes`, `smem_touched`) and the

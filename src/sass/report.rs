@@ -187,6 +187,86 @@ fn executions(
     }
 }
 
+/// ptxas's SASS replayed for every CTA of a grid run ([`crate::ptx::grid::run`]): per CTA, its
+/// instructions' executions (the grid's [`crate::ptx::grid::CtaExtra::vector`]), its
+/// `smsp__inst_executed` (counter `"sass inst_executed"`) and the issues of each counted family
+/// (`"sass LDS"`, ...; [`GRID_FAMILIES`]). A CTA whose replay stops or disagrees is counted from
+/// its line counts, with a note.
+pub struct GridSass<'a> {
+    /// The decoded kernel.
+    pub prog: &'a crate::ptx::decode::Program,
+    /// Its SASS.
+    pub sass: &'a KernelSass,
+}
+
+/// The SASS families whose per-CTA issues a grid run spreads ([`GridSass`]).
+pub const GRID_FAMILIES: [&str; 10] = [
+    "LDS", "STS", "LDSM", "STSM", "HMMA", "HGMMA", "LDGSTS", "BAR", "UTMALDG", "SYNCS",
+];
+
+impl crate::ptx::grid::PerCluster for GridSass<'_> {
+    fn cluster(
+        &self,
+        launch: &crate::ptx::Launch,
+        run: &crate::ptx::engine::RunResult,
+    ) -> Result<Vec<crate::ptx::grid::CtaExtra>, String> {
+        let ls = replay_launch(self.prog, launch, &self.sass.arch);
+        let mut out = Vec::with_capacity(run.ctas.len());
+        for (i, c) in run.ctas.iter().enumerate() {
+            let mut reached = BTreeMap::new();
+            for (inst, st) in self.prog.insts.iter().zip(&c.stats) {
+                let e: &mut u64 = reached.entry(inst.line).or_default();
+                *e = (*e).max(st.executions);
+            }
+            let one = match &ls {
+                Ok(v) => v
+                    .get(i..i + 1)
+                    .ok_or("the replay has fewer CTAs than the cluster"),
+                Err(e) => Err(e.as_str()),
+            };
+            let (execs, by) = executions(self.sass, &reached, one);
+            let counts = dynamic::counts(&self.sass.insts, &execs);
+            let mut counters = vec![("sass inst_executed".to_string(), counts.inst_executed)];
+            for f in GRID_FAMILIES {
+                counters.push((
+                    format!("sass {f}"),
+                    counts.families.get(f).copied().unwrap_or(0),
+                ));
+            }
+            out.push(crate::ptx::grid::CtaExtra {
+                counters,
+                vector: execs,
+                note: (by != "replay").then_some(by),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The SASS report of a grid run: `execs` (per instruction of `sass`, summed over the CTAs:
+/// [`crate::ptx::grid::GridReport::extra_vector`]) with the summed reach counts; `notes` (how
+/// many CTAs were counted from line counts, and why) give `counted_by`.
+pub fn build_grid(
+    src: &str,
+    sass: &KernelSass,
+    reached: &BTreeMap<u32, u64>,
+    execs: Vec<u64>,
+    notes: &BTreeMap<String, u64>,
+    ctas: u64,
+) -> SassReport {
+    let counted_by = if notes.is_empty() {
+        "replay".to_string()
+    } else {
+        let fell: u64 = notes.values().sum();
+        let (why, _) = notes.iter().max_by_key(|(_, n)| **n).expect("not empty");
+        format!(
+            "replay in {} of {ctas} CTAs; {why} in {fell}",
+            ctas.saturating_sub(fell)
+        )
+    };
+    assemble(src, sass, reached, execs, counted_by)
+}
+
 /// Joins `sass` with the reach counts of a run (`reached[line]`, [`crate::ptx::Report::reached`])
 /// of the PTX `src`; `launch` (from [`replay_launch`], or why there is none) lets the SASS
 /// control flow be replayed.
@@ -197,6 +277,17 @@ pub fn build(
     launch: Result<&[replay::Launch], &str>,
 ) -> SassReport {
     let (execs, counted_by) = executions(sass, reached, launch);
+    assemble(src, sass, reached, execs, counted_by)
+}
+
+/// The report of `sass` with per-instruction executions `execs`.
+fn assemble(
+    src: &str,
+    sass: &KernelSass,
+    reached: &BTreeMap<u32, u64>,
+    execs: Vec<u64>,
+    counted_by: String,
+) -> SassReport {
     let texts: Vec<&str> = src.lines().collect();
     let mut by_line: BTreeMap<u32, Vec<SassRow>> = BTreeMap::new();
     for (i, &n) in sass.insts.iter().zip(&execs) {

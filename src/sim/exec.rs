@@ -721,6 +721,11 @@ pub struct WgmmaOp<'a> {
     /// D, thread-major: register `r` of thread `t` at `d[t * kind.d_regs() + r]` (f32 or s32
     /// bits, or two f16 per register, low half first); read as C, overwritten with D.
     pub d: &'a mut [u32],
+    /// Compute D. `false`: counts only — the form, the descriptors and every operand byte's
+    /// address are checked and the step's wavefronts and bytes are the same, but D is left as
+    /// it is and no [`CoreMatrixRead`]s are listed (a run whose D values are proven to reach no
+    /// address, branch or guard: `crate::ptx::dataflow`).
+    pub values: bool,
 }
 
 impl<'a> WgmmaOp<'a> {
@@ -751,6 +756,7 @@ impl<'a> WgmmaOp<'a> {
             trans_a,
             trans_b: b_major == Major::Mn,
             d,
+            values: true,
         }
     }
 }
@@ -794,6 +800,43 @@ fn read_elem(smem: &SharedMemory, addr: u32, bytes: u32) -> Result<u32, SimError
         2 => u32::from(smem.read_u16(addr)?),
         _ => smem.read_u32(addr)?,
     })
+}
+
+/// [`warpgroup_on`] without values (`op.values` false): the same checks, wavefronts and bytes.
+/// Each core-matrix row is 16 contiguous bytes at a 16-byte boundary and the operand's
+/// elements fill its rows, so reading each row's last element fails exactly when reading
+/// every element would (shared memory is one range from 0).
+fn warpgroup_counts(
+    smem: &SharedMemory,
+    op: &WgmmaOp,
+    mut step: WgmmaStep,
+) -> Result<WgmmaStep, SimError> {
+    let kind = op.kind;
+    let kk = kind.k();
+    let major = |t: bool| if t { Major::Mn } else { Major::K };
+    let mut operand = |which: u8, d: &MatrixDescriptor, maj: Major, t: WgmmaType, rows: u32| {
+        let e = t.bytes();
+        let kstep = match maj {
+            Major::K => 16 / e,
+            Major::Mn => 8,
+        };
+        for mn in (0..rows).step_by(8) {
+            for k in (0..kk).step_by(kstep as usize) {
+                for r in d.core_matrix_rows_of(maj, mn, k, e) {
+                    read_elem(smem, r + 16 - e, e)?;
+                }
+                step.wavefronts += 1;
+                step.ideal += 1;
+            }
+        }
+        step.smem_bytes[which as usize] = rows * kk * e;
+        Ok::<(), SimError>(())
+    };
+    if let WgmmaA::Desc(d) = op.a {
+        operand(0, &d, major(op.trans_a), kind.a, 64)?;
+    }
+    operand(1, &op.b, major(op.trans_b), kind.b, kind.n)?;
+    Ok(step)
 }
 
 fn check_wgmma(op: &WgmmaOp) -> Result<(), SimError> {
@@ -875,6 +918,9 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
         wavefronts: 0,
         ideal: 0,
     };
+    if !op.values {
+        return warpgroup_counts(smem, &op, step);
+    }
     // Operand values, exact in f64 (every input type's products are exact too).
     let mut av = vec![0f64; 64 * kk];
     let mut bv = vec![0f64; n * kk];

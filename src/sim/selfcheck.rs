@@ -203,6 +203,7 @@ pub fn wgmma_check(case: &WgmmaCase) -> Result<WgmmaCheck, SimError> {
                 trans_a: !a_regs && ma == Major::Mn,
                 trans_b: mb == Major::Mn,
                 d: &mut d,
+                values: true,
             },
         )?);
     }

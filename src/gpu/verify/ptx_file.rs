@@ -224,11 +224,6 @@ impl PtxRun {
         let n = self.ctas();
         let file = crate::text::path(&self.file);
         let prog = &prepared.prog;
-        // One simulation per cluster (it runs all the cluster's CTAs): its first CTA's.
-        let (cdims, _) = ptx::params::check_cluster(prog, &self.launch([0, 0, 0]))
-            .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-        let mut totals = SimTotals::default();
-        let mut lines: std::collections::BTreeMap<u32, SimLine> = std::collections::BTreeMap::new();
         // ptxas's SASS of the module as the driver compiles it on this run's load path (None
         // when ptxas or nvdisasm is missing): its LDS/STS issues and where its wgmma lines are.
         let sass = self.source().map_err(|e| e.to_string()).and_then(|src| {
@@ -237,78 +232,60 @@ impl PtxRun {
                 .map_err(|e| format!("{e:#}"))?;
             Ok((src, k))
         });
-        let mut issued = [0u64; 2];
-        progress.start(&format!("simulating {n} CTA(s) of {}", prog.name));
-        let add = |a: u64, b: u64| a.checked_add(b).context("simulated counts overflow u64");
-        for z in (0..self.grid[2]).step_by(cdims[2] as usize) {
-            for y in (0..self.grid[1]).step_by(cdims[1] as usize) {
-                for x in (0..self.grid[0]).step_by(cdims[0] as usize) {
-                    let r = ptx::report::simulate_program(prog, &self.launch([x, y, z]), None)
-                        .map_err(|e| anyhow::anyhow!("{file}: CTA ({x},{y},{z}): {e}"));
-                    let r = match r {
-                        Ok(r) => r,
-                        Err(e) => {
-                            progress.finish();
-                            return Err(e);
-                        }
-                    };
-                    let t = &r.totals;
-                    totals = SimTotals {
-                        shared_ld_wavefronts: add(
-                            totals.shared_ld_wavefronts,
-                            t.shared_ld_wavefronts,
-                        )?,
-                        shared_st_wavefronts: add(
-                            totals.shared_st_wavefronts,
-                            t.shared_st_wavefronts,
-                        )?,
-                        shared_ld_bank_conflicts: add(
-                            totals.shared_ld_bank_conflicts,
-                            t.shared_ld_bank_conflicts,
-                        )?,
-                        shared_st_bank_conflicts: add(
-                            totals.shared_st_bank_conflicts,
-                            t.shared_st_bank_conflicts,
-                        )?,
-                        lds: add(totals.lds, t.sass.LDS)?,
-                        sts: add(totals.sts, t.sass.STS)?,
-                        ldsm: add(totals.ldsm, t.sass.LDSM)?,
-                        stsm: add(totals.stsm, t.sass.STSM)?,
-                        hmma: add(totals.hmma, t.sass.HMMA)?,
-                        ldgsts: add(totals.ldgsts, t.sass.LDGSTS)?,
-                        sass_issued: None,
-                    };
-                    if let Ok((src, k)) = &sass {
-                        let l = crate::sass::report::replay_launch(
-                            prog,
-                            &self.launch([x, y, z]),
-                            &k.arch,
-                        );
-                        let c = crate::sass::report::build(
-                            src,
-                            k,
-                            &r.reached,
-                            l.as_deref().map_err(String::as_str),
-                        )
-                        .counts;
-                        let fam = |f: &str| c.families.get(f).copied().unwrap_or(0);
-                        issued = [add(issued[0], fam("LDS"))?, add(issued[1], fam("STS"))?];
-                    }
-                    for l in &r.lines {
-                        let e = lines.entry(l.line).or_insert_with(|| SimLine {
-                            line: l.line,
-                            ptx: l.ptx.clone(),
-                            ..SimLine::default()
-                        });
-                        e.executions = add(e.executions, l.executions)?;
-                        e.wavefronts = add(e.wavefronts, l.wavefronts)?;
-                        e.bank_conflicts = add(e.bank_conflicts, l.bank_conflicts)?;
-                    }
-                }
-            }
-        }
+        // Every CTA (one run per cluster), across the machine's cores (`ptx::grid`).
+        let opts = ptx::grid::GridOptions {
+            jobs: std::thread::available_parallelism().map_or(1, |j| j.get()),
+            ..ptx::grid::GridOptions::default()
+        };
+        progress.start(&format!(
+            "simulating {n} CTA(s) of {} on {} thread(s)",
+            prog.name, opts.jobs
+        ));
+        let launch = self.launch([0, 0, 0]);
+        let all = ptx::grid::CtaSet::All;
+        let g = match &sass {
+            Ok((_, k)) => ptx::grid::run(
+                prog,
+                &launch,
+                &all,
+                &opts,
+                &|_| {},
+                &crate::sass::report::GridSass { prog, sass: k },
+            ),
+            Err(_) => ptx::grid::run(prog, &launch, &all, &opts, &|_| {}, &ptx::grid::NoExtra),
+        };
         progress.finish();
-        totals.sass_issued = sass.as_ref().ok().map(|_| issued);
+        let g = g.map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        let t = &g.report.totals;
+        let sum = |name: &str| g.spread.get(name).map_or(0, |s| s.sum);
+        let totals = SimTotals {
+            shared_ld_wavefronts: t.shared_ld_wavefronts,
+            shared_st_wavefronts: t.shared_st_wavefronts,
+            shared_ld_bank_conflicts: t.shared_ld_bank_conflicts,
+            shared_st_bank_conflicts: t.shared_st_bank_conflicts,
+            lds: t.sass.LDS,
+            sts: t.sass.STS,
+            ldsm: t.sass.LDSM,
+            stsm: t.sass.STSM,
+            hmma: t.sass.HMMA,
+            ldgsts: t.sass.LDGSTS,
+            sass_issued: sass
+                .as_ref()
+                .ok()
+                .map(|_| [sum("sass LDS"), sum("sass STS")]),
+        };
+        let lines = g
+            .report
+            .lines
+            .iter()
+            .map(|l| SimLine {
+                line: l.line,
+                ptx: l.ptx.clone(),
+                executions: l.executions,
+                wavefronts: l.wavefronts,
+                bank_conflicts: l.bank_conflicts,
+            })
+            .collect();
         let gmma_lines = sass.map(|(_, k)| {
             k.insts
                 .iter()
@@ -320,7 +297,7 @@ impl PtxRun {
             kernel: prog.name.clone(),
             ctas: n,
             totals,
-            lines: lines.into_values().collect(),
+            lines,
             gmma_lines,
         })
     }

@@ -1,0 +1,511 @@
+//! Issue 31: whole launches (`tilelab ptx --ctas`, `ptx::grid`) and counts-only runs
+//! (`ptx::dataflow`, `engine::run_counts`).
+//!
+//! * Every measured launch of the repository (the sm_80 fixtures of `tests/data/ptx/`, the
+//!   Hopper launch files of `tests/data/ptx_hopper/launch/`) gives the same per-instruction
+//!   counts, warp instructions and per-CTA counts with and without the tensor-core results;
+//!   the proof holds on the kernels whose results only reach stores (Triton's matmuls, the
+//!   FA2 lesson kernels), so the skip is exercised, not only the fallback.
+//! * A grid run's sums are the sums of the one-CTA runs of its CTAs (`tilelab ptx --cta` each),
+//!   per line and in total, for a 2-D grid, a range and a cluster launch; `--ctas` refuses a
+//!   selection outside the grid.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tilelab::ptx::engine::{self, Launch, RunResult};
+use tilelab::ptx::{dataflow, decode::Program, grid, report};
+
+#[path = "common/fixture_launch.rs"]
+mod fixture_launch;
+
+#[path = "common/run.rs"]
+mod run;
+#[path = "common/skip.rs"]
+mod skip;
+use run::tilelab;
+
+const HOPPER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hopper/launch");
+
+/// Every launch file of `tests/data/ptx_hopper/launch/`: (name, PTX text, kernel, launch).
+fn hopper_launches() -> Vec<(String, String, Option<String>, Launch)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(HOPPER)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let spec = tilelab::ptx::launch_file::parse(&std::fs::read_to_string(&p).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let src = std::fs::read_to_string(Path::new(HOPPER).join(&spec.ptx)).unwrap();
+            let l = Launch {
+                grid: spec.grid,
+                block: spec.block,
+                cta: spec.cta,
+                args: spec.args.clone(),
+                tensor_maps: spec.tensor_maps.clone(),
+                dynamic_smem: spec.dynamic_smem,
+                max_instructions: spec
+                    .max_instructions
+                    .unwrap_or(engine::DEFAULT_MAX_INSTRUCTIONS),
+                cluster: spec.cluster,
+            };
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            (name, src, spec.kernel, l)
+        })
+        .collect()
+}
+
+/// Every one-CTA launch of `tests/data/ptx/*.json` (the sm_80 fixtures).
+fn sm80_launches() -> Vec<(String, String, Launch)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_launch::DIR)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for p in files {
+        let f: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let (Some(ptx), Some(l)) = (f["ptx"].as_str(), f.get("launch")) else {
+            continue;
+        };
+        let src = std::fs::read_to_string(Path::new(fixture_launch::DIR).join(ptx)).unwrap();
+        out.push((
+            f["fixture"].as_str().unwrap_or("?").to_string(),
+            src,
+            Launch {
+                grid: fixture_launch::dim(&l["grid"]),
+                block: fixture_launch::dim(&l["block"]),
+                cta: [0, 0, 0],
+                args: fixture_launch::args(l),
+                tensor_maps: vec![],
+                dynamic_smem: l["dynamic_smem_bytes"].as_u64().map(|v| v as u32),
+                max_instructions: engine::DEFAULT_MAX_INSTRUCTIONS,
+                cluster: None,
+            },
+        ));
+    }
+    out
+}
+
+fn same_counts(name: &str, exact: &RunResult, counts: &RunResult) {
+    assert_eq!(
+        exact.instructions, counts.instructions,
+        "{name}: warp instructions"
+    );
+    assert_eq!(exact.stats, counts.stats, "{name}: per-instruction counts");
+    assert_eq!(exact.ctas.len(), counts.ctas.len(), "{name}");
+    for (a, b) in exact.ctas.iter().zip(&counts.ctas) {
+        assert_eq!(a.stats, b.stats, "{name}: CTA {:?}", a.cta);
+        assert_eq!(a.instructions, b.instructions, "{name}: CTA {:?}", a.cta);
+    }
+}
+
+#[test]
+fn counts_only_runs_count_what_exact_runs_count() {
+    let mut held = Vec::new();
+    let mut n = 0;
+    let mut all: Vec<(String, Program, Launch)> = hopper_launches()
+        .into_iter()
+        .map(|(name, src, k, l)| (name, report::load(&src, k.as_deref()).unwrap(), l))
+        .collect();
+    for (name, src, l) in sm80_launches() {
+        all.push((name, report::load(&src, None).unwrap(), l));
+    }
+    for (name, prog, l) in &all {
+        let exact = engine::run(prog, l, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let counts = engine::run_counts(prog, l).unwrap();
+        same_counts(name, &exact, &counts);
+        if dataflow::prove(prog) == dataflow::Proof::Holds {
+            held.push(name.clone());
+        }
+        n += 1;
+    }
+    assert!(n >= 60, "only {n} launches found");
+    // The proof is made, not only failed: Triton's tutorial matmuls (results through shared
+    // memory to global stores), the sm_80 GEMM fixtures.
+    for want in [
+        "tt_matmul_f16_4w",
+        "tt_matmul_bf16_8w",
+        "triton_matmul_4w",
+        "gemm_64x64x128_4w_rows_row",
+    ] {
+        assert!(
+            held.iter().any(|h| h == want),
+            "the proof does not hold on {want}; it holds on {held:?}"
+        );
+    }
+    // And refused where the data decides the path: the FA2 kernel skips the rescale when the
+    // running row maximum is -inf (`setp.eq.ftz.f32 %p13, %f1574, 0fFF800000; @%p13 bra`,
+    // line 1147 of fa2_d64_bm64_full.ptx).
+    let fa2 = &all
+        .iter()
+        .find(|(n, ..)| n == "fa2_d64_bm64_full_s512")
+        .unwrap()
+        .1;
+    assert_eq!(
+        dataflow::prove(fa2),
+        dataflow::Proof::Fails("line 1147: its guard depends on a tensor-core result".into())
+    );
+}
+
+/// The tutorial matmul's launch file with a 4 x 2 grid and M = 512, N = 256 (each CTA its own
+/// 128 x 128 tile), K = 256.
+fn matmul() -> (Program, Launch) {
+    let (_, src, k, mut l) = hopper_launches()
+        .into_iter()
+        .find(|(n, ..)| n == "tt_matmul_f16_4w")
+        .unwrap();
+    l.grid = [4, 2, 1];
+    for (key, v) in &mut l.args {
+        match key.as_str() {
+            "3" => *v = "512".into(),
+            "4" | "7" | "8" => *v = "256".into(),
+            _ => {}
+        }
+    }
+    (report::load(&src, k.as_deref()).unwrap(), l)
+}
+
+#[test]
+fn a_grid_sums_the_runs_of_its_ctas() {
+    let (prog, l) = matmul();
+    let g = grid::run(
+        &prog,
+        &l,
+        &grid::CtaSet::All,
+        &grid::GridOptions {
+            jobs: 2,
+            ..Default::default()
+        },
+        &|_| {},
+        &grid::NoExtra,
+    )
+    .unwrap();
+    assert_eq!((g.ctas_simulated, g.clusters_simulated), (8, 8));
+    assert!(g.whole_launch);
+    let mut insts = 0;
+    let mut ld = 0;
+    let mut lines: std::collections::BTreeMap<u32, u64> = Default::default();
+    for i in 0..8u32 {
+        let one = Launch {
+            cta: [i % 4, i / 4, 0],
+            ..l.clone()
+        };
+        let r = report::simulate_program(&prog, &one, None).unwrap();
+        insts += r.totals.warp_instructions;
+        ld += r.totals.shared_ld_wavefronts;
+        for x in &r.lines {
+            *lines.entry(x.line).or_default() += x.executions;
+        }
+    }
+    assert_eq!(g.report.totals.warp_instructions, insts);
+    assert_eq!(g.report.totals.shared_ld_wavefronts, ld);
+    let got: std::collections::BTreeMap<u32, u64> = g
+        .report
+        .lines
+        .iter()
+        .map(|x| (x.line, x.executions))
+        .collect();
+    assert_eq!(got, lines);
+    assert!(
+        g.tensor_core_values.starts_with("skipped"),
+        "{}",
+        g.tensor_core_values
+    );
+    // Every CTA runs the same K loop: min = median = max.
+    let s = &g.spread["warp_instructions"];
+    assert_eq!(
+        (s.min, s.median, s.max, s.sum),
+        (insts / 8, Some(insts / 8), insts / 8, insts)
+    );
+}
+
+#[test]
+fn ctas_flag_ranges_refusals_and_json() {
+    let launch = format!("{HOPPER}/tt_matmul_f16_4w.json");
+    let base = [
+        "ptx", "--launch", &launch, "--grid", "4,2", "--arg", "3=512", "--arg", "4=256", "--arg",
+        "7=256", "--arg", "8=256",
+    ];
+    let run = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend(extra);
+        let o = tilelab(&a);
+        Out {
+            ok: o.status.success(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    };
+    let o = run(&["--ctas", "2..=5", "--jobs", "2", "--json"]);
+    assert!(o.ok, "{}", o.stderr);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["ctas_simulated"], 4);
+    assert_eq!(v["whole_launch"], false);
+    assert_eq!(v["selected"], "2..6");
+    assert_eq!(v["cta"], serde_json::json!([2, 0, 0]));
+    let one = run(&["--cta", "2,0", "--json"]);
+    let one: Value = serde_json::from_str(&one.stdout).unwrap();
+    let per = one["totals"]["warp_instructions"].as_u64().unwrap();
+    assert_eq!(v["totals"]["warp_instructions"].as_u64().unwrap(), 4 * per);
+    assert_eq!(
+        v["spread"]["warp_instructions"]["max"].as_u64().unwrap(),
+        per
+    );
+    let o = run(&["--ctas", "0..9"]);
+    assert!(!o.ok);
+    assert!(
+        o.stderr
+            .contains("--ctas 0..9: the grid has 8 CTAs (linear indices 0..8)"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&["--ctas", "4,0"]);
+    assert!(
+        o.stderr.contains("--ctas 4,0,0: the grid is 4,2,1 CTAs"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&["--ctas", "all", "--cta", "1"]);
+    assert!(!o.ok && o.stderr.contains("--cta"), "{}", o.stderr);
+    let o = run(&["--ctas", "all", "--jobs", "0"]);
+    assert!(!o.ok && o.stderr.contains("--jobs"), "{}", o.stderr);
+    let o = run(&["--ctas", "all"]);
+    assert!(o.ok, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("--ctas all: 8 of 8 simulated")
+            && o.stdout.contains("the whole launch")
+            && o.stdout
+                .contains("busiest CTA (most warp instructions): (0,0,0)"),
+        "{}",
+        o.stdout
+    );
+}
+
+struct Out {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// A cluster launch: each cluster runs once, whole; a range that cuts a cluster runs all of it.
+#[test]
+fn clusters_run_whole() {
+    let (name, src, k, l) = hopper_launches()
+        .into_iter()
+        .find(|(n, _, _, l)| l.cluster.is_some_and(|c| c[0] == 2) && n.contains("cluster"))
+        .expect("a cluster-of-2 launch file");
+    let prog = report::load(&src, k.as_deref()).unwrap();
+    let l = Launch {
+        grid: [4, 1, 1],
+        ..l
+    };
+    let run = |set: grid::CtaSet| {
+        grid::run(
+            &prog,
+            &l,
+            &set,
+            &Default::default(),
+            &|_| {},
+            &grid::NoExtra,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let g = run(grid::CtaSet::All);
+    assert_eq!((g.ctas_simulated, g.clusters_simulated), (4, 2), "{name}");
+    let part = run(grid::CtaSet::Linear { start: 1, end: 3 });
+    assert_eq!(
+        (part.ctas_simulated, part.clusters_simulated),
+        (4, 2),
+        "{name}"
+    );
+    let first = run(grid::CtaSet::One([1, 0, 0]));
+    assert_eq!(
+        (first.ctas_simulated, first.report.cta),
+        (2, [0, 0, 0]),
+        "{name}"
+    );
+    assert_eq!(
+        g.report.totals.warp_instructions,
+        2 * first.report.totals.warp_instructions,
+        "{name}"
+    );
+}
+
+/// The measured launches of more than one CTA (`tests/data/ptx/*.json` whose grid is the
+/// whole causal FA2 launch: every CTA computes a different number of key blocks) and their
+/// whole-launch counters.
+fn multi_cta_fixtures() -> Vec<(String, Program, Launch, Value)> {
+    let mut out = Vec::new();
+    for (name, src, l) in sm80_launches() {
+        if l.grid.iter().product::<u32>() == 1 {
+            continue;
+        }
+        let f: Value = serde_json::from_str(
+            &std::fs::read_to_string(Path::new(fixture_launch::DIR).join(format!("{name}.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        let prog = report::load(&src, f["launch"]["kernel"].as_str()).unwrap();
+        out.push((name, prog, l, f));
+    }
+    out
+}
+
+/// Issue 31: the launch totals of every CTA summed equal Nsight Compute's whole-kernel counters
+/// on the H200, for the measured multi-CTA launches at S = 512 (6 causal FA2 grids of 3 to 8
+/// CTAs, each CTA a different number of key blocks; their one-CTA check is
+/// `cta0_by_difference` in tests/ptx_fixtures.rs). The 4 launches at S = 4096 (31 to 64 CTAs)
+/// take minutes in the test profile: [`launch_totals_at_s4096`].
+#[test]
+fn launch_totals_equal_the_whole_kernel_counters() {
+    let fixtures: Vec<_> = multi_cta_fixtures()
+        .into_iter()
+        .filter(|f| f.0.contains("_s512_"))
+        .collect();
+    assert_eq!(fixtures.len(), 6, "multi-CTA launches at S = 512");
+    check_launch_totals(&fixtures);
+}
+
+/// [`launch_totals_equal_the_whole_kernel_counters`] on the 4 causal FA2 launches at S = 4096
+/// (31, 32, 63 and 64 CTAs; passed 2026-12-02, docs/log/2026-12-02-whole-launch.md). Run with
+/// `cargo test --release --test ptx_grid -- --ignored`.
+#[test]
+#[ignore = "minutes in the test profile; run with --release -- --ignored"]
+fn launch_totals_at_s4096() {
+    let fixtures: Vec<_> = multi_cta_fixtures()
+        .into_iter()
+        .filter(|f| f.0.contains("_s4096_"))
+        .collect();
+    assert_eq!(fixtures.len(), 4, "multi-CTA launches at S = 4096");
+    check_launch_totals(&fixtures);
+}
+
+fn check_launch_totals(fixtures: &[(String, Program, Launch, Value)]) {
+    let mut bad = Vec::new();
+    for (name, prog, l, f) in fixtures {
+        let g = grid::run(
+            prog,
+            l,
+            &grid::CtaSet::All,
+            &grid::GridOptions {
+                jobs: 2,
+                ..Default::default()
+            },
+            &|_| {},
+            &grid::NoExtra,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(g.whole_launch, "{name}");
+        let c = |k: &str| {
+            f["counters"][k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{name}: {k}"))
+        };
+        let t = &g.report.totals;
+        for (k, sim, hw) in [
+            (
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                t.shared_ld_wavefronts,
+                c("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
+            ),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                t.shared_ld_bank_conflicts,
+                c("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
+            ),
+            (
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                t.shared_st_wavefronts,
+                c("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
+            ),
+            (
+                "smsp__inst_executed_op_ldsm.sum",
+                t.sass.LDSM,
+                c("smsp__inst_executed_op_ldsm.sum"),
+            ),
+            (
+                "smsp__inst_executed_op_ldgsts.sum",
+                t.sass.LDGSTS,
+                c("smsp__inst_executed_op_ldgsts.sum"),
+            ),
+            (
+                "hmma - hfma2",
+                t.sass.HMMA,
+                c("smsp__inst_executed_pipe_tensor_op_hmma.sum")
+                    - c("smsp__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum"),
+            ),
+        ] {
+            if sim != hw {
+                bad.push(format!("{name}: {k}: simulated {sim}, measured {hw}"));
+            }
+        }
+        // The CTAs differ: the spread is not flat, and CTA 0 (the last query block, the most
+        // key blocks) is the busiest.
+        let s = &g.spread["LDSM"];
+        assert!(s.min < s.max, "{name}: {s:?}");
+        assert_eq!(s.max_cta, [0, 0, 0], "{name}");
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// With ptxas's SASS replayed for every CTA (`--sass`): the launch's `smsp__inst_executed`
+/// against the H200's on every multi-CTA launch. **Known to disagree** (2026-12-02, ptxas
+/// 13.0.88 `-c`): the causal FA2 grids are replayed 8 instructions per CTA short with BM = 64
+/// (e.g. `fa2_d64_bm64_causal_s512_grid8`: 57,504 against 57,568; CTA 0 alone 12,148 against
+/// the 12,156 of `cta0_by_difference`) and 48 to 744 per CTA long with BM = 128, while every
+/// one-CTA launch agrees (tests/sass_counts.rs); the PTX-level counts of the same launches
+/// agree ([`launch_totals_equal_the_whole_kernel_counters`]). Kept as an ignored test until
+/// the replay is fixed (docs/log/2026-12-02-whole-launch.md).
+#[test]
+#[ignore = "known disagreement of the SASS replay on causal FA2 grids; see the doc comment"]
+fn launch_sass_totals_equal_smsp_inst_executed() {
+    let tools = match tilelab::sass::CudaTools::find() {
+        Ok(t) => t,
+        Err(e) => {
+            skip::skip(
+                "launch_sass_totals_equal_smsp_inst_executed",
+                "cuda-tools",
+                &e.to_string(),
+            );
+            return;
+        }
+    };
+    let mut bad = Vec::new();
+    for (name, prog, l, f) in multi_cta_fixtures() {
+        let src = std::fs::read_to_string(
+            Path::new(fixture_launch::DIR).join(f["ptx"].as_str().unwrap()),
+        )
+        .unwrap();
+        let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
+        let g = grid::run(
+            &prog,
+            &l,
+            &grid::CtaSet::All,
+            &grid::GridOptions {
+                jobs: 2,
+                ..Default::default()
+            },
+            &|_| {},
+            &tilelab::sass::report::GridSass {
+                prog: &prog,
+                sass: &k,
+            },
+        )
+        .unwrap();
+        assert!(g.extra_notes.is_empty(), "{name}: {:?}", g.extra_notes);
+        let sim = g.spread["sass inst_executed"].sum;
+        let hw = f["counters"]["smsp__inst_executed.sum"].as_u64().unwrap();
+        if sim != hw {
+            bad.push(format!(
+                "{name}: smsp__inst_executed.sum: simulated {sim}, measured {hw}"
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
