@@ -4478,6 +4478,19 @@ fn mma_kind(m: &[&str], name: &str, sm: u32) -> Result<MmaKind, String> {
     }
     let ty = |t: &str| MmaDtype::parse(t).map_err(|_| unsupported());
     let acc = MmaAcc::parse(dt).map_err(|_| unsupported())?;
+    // A shape/type pair the ISA has not, in PTX's words (the sim's message names `sim mma`'s
+    // --dtype flag, which `tilelab ptx` has not).
+    for (which, t) in [("A", at), ("B", bt)] {
+        if let Err(crate::sim::error::SimError::Unsupported { allowed, .. }) =
+            shape.check_dtype(ty(t)?)
+        {
+            return Err(format!(
+                "'{name}': mma.{} does not take .{t} {which} elements; the m16n8 forms are {allowed} ({})",
+                shape.name(),
+                isa("mma")
+            ));
+        }
+    }
     let kind = MmaKind::with_types(shape, ty(at)?, ty(bt)?, acc, m.contains(&"satfinite"))
         .map_err(|e| format!("'{name}': {e} ({})", isa("mma")))?;
     if sm != 0 && sm < kind.min_sm() {
