@@ -309,3 +309,26 @@ fn the_new_users_gated_forms_are_refused_in_one_line() {
         "line 9: 'mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32' needs PTX ISA 8.4 or later and .target sm_89 or later; this module has .version 8.0 and .target sm_90 (PTX ISA 9.7.14.5.14 mma)"
     );
 }
+
+/// D5: a cluster directive of 0 is read as absent (as ptxas 13.0.88 and the H200's driver take
+/// it, `h200_cluster_rules.json` above), and the docs say so where they list the refused
+/// directive values.
+#[test]
+fn a_cluster_directive_of_0_is_absent_and_the_docs_say_so() {
+    for d in [".reqnctapercluster 0, 1, 1", ".maxclusterrank 0"] {
+        let src = format!(
+            ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k() {d}\n{{\nret;\n}}\n"
+        );
+        let p = tilelab::ptx::report::load(&src, None).unwrap();
+        assert_eq!((p.reqnctapercluster, p.maxclusterrank), (None, None), "{d}");
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let ptx_md = std::fs::read_to_string(format!("{root}/docs/ptx.md")).unwrap();
+    let flat = ptx_md.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("directive values that are not positive integers, except that a `.reqnctapercluster` with a 0 dimension and a `.maxclusterrank 0` are read as absent"),
+        "docs/ptx.md"
+    );
+    let rob = std::fs::read_to_string(format!("{root}/docs/robustness.md")).unwrap();
+    assert!(rob.contains("a directive of 0 (`.reqnctapercluster 0,1,1`, `.maxclusterrank 0`) is read as absent"));
+}
