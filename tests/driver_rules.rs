@@ -330,5 +330,7 @@ fn a_cluster_directive_of_0_is_absent_and_the_docs_say_so() {
         "docs/ptx.md"
     );
     let rob = std::fs::read_to_string(format!("{root}/docs/robustness.md")).unwrap();
-    assert!(rob.contains("a directive of 0 (`.reqnctapercluster 0,1,1`, `.maxclusterrank 0`) is read as absent"));
+    assert!(rob.contains(
+        "a directive of 0 (`.reqnctapercluster 0,1,1`, `.maxclusterrank 0`) is read as absent"
+    ));
 }
