@@ -182,3 +182,155 @@ fn every_cluster_launch_is_decided_as_the_driver_decided_it() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The largest number ptxas names after `key` in its messages (`requires PTX ISA .version 7.8`
+/// → 7.8 as (7, 8); `requires .target sm_90` → 90 as (90, 0)).
+fn ptxas_needs(msgs: &str, key: &str) -> Option<(u32, u32)> {
+    msgs.match_indices(key)
+        .filter_map(|(i, _)| {
+            let rest = &msgs[i + key.len()..];
+            let num: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let mut it = num.trim_end_matches('.').split('.');
+            let a = it.next()?.parse().ok()?;
+            Some((a, it.next().and_then(|b| b.parse().ok()).unwrap_or(0)))
+        })
+        .max()
+}
+
+/// The version/target gates (`sim::instr::GATES`, D4) against ptxas 13.0.88:
+/// `tests/data/hopper_probes/ptxas_gates.tsv` (written by `scripts/hopper_fixtures/ptxas_gates.sh`)
+/// compiles each gated form under `.version 6.3 .target sm_75`, `.version 9.0 .target sm_75` and
+/// `.version 9.0 .target sm_90`. The decoder refuses a form exactly when ptxas does, and its
+/// one-line message names the version and the target ptxas names.
+#[test]
+fn version_and_target_gates_are_the_ones_ptxas_applies() {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hopper_probes/ptxas_gates.tsv"
+    );
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut rows = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let [name, version, target, regs, inst, msgs] = f[..] else {
+            panic!("bad row {line}");
+        };
+        let src = format!(
+            ".version {version}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n{regs}\n{inst}\nret;\n}}\n"
+        );
+        let got = match tilelab::ptx::report::load(&src, None) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        };
+        let gated = got.contains(" needs PTX ISA ");
+        let case = format!(
+            "{name} under .version {version} .target {target}: ptxas '{msgs}', tilelab '{got}'"
+        );
+        assert!(!got.contains('\n'), "{case}");
+        if msgs == "OK" {
+            assert!(!gated, "{case}");
+            rows += 1;
+            continue;
+        }
+        assert!(gated, "{case}");
+        let opname = inst
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .trim_end_matches(';');
+        assert!(
+            got.starts_with(&format!("line 7: '{opname}' needs PTX ISA ")),
+            "{case}"
+        );
+        assert!(
+            got.contains(&format!(
+                "; this module has .version {version} and .target {target} (PTX ISA "
+            )),
+            "{case}"
+        );
+        if let Some((ma, mi)) = ptxas_needs(msgs, "requires PTX ISA .version ") {
+            assert!(
+                got.contains(&format!("needs PTX ISA {ma}.{mi} or later")),
+                "{case}"
+            );
+        }
+        if let Some((sm, _)) = ptxas_needs(msgs, "requires .target sm_") {
+            // `sm_90 or later`, or `sm_90a …` for the architecture-specific forms.
+            assert!(got.contains(&format!("and .target sm_{sm}")), "{case}");
+        }
+        if msgs.contains("not supported on .target 'sm_90'") {
+            assert!(got.contains(".target sm_90a"), "{case}");
+        }
+        rows += 1;
+    }
+    assert_eq!(rows, 132, "every form under three headers");
+}
+
+/// D4, the new user's cases: stmatrix under PTX 7.0 / sm_80, wgmma and setmaxnreg under plain
+/// sm_90 (the ISA's "Requires sm_90a"), e4m3 mma under PTX 8.0 — one line each, naming both
+/// minimums and the module's values.
+#[test]
+fn the_new_users_gated_forms_are_refused_in_one_line() {
+    let load = |version: &str, target: &str, body: &str| {
+        let src = format!(
+            ".version {version}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<8>;\n.reg .f32 %f<8>;\n.reg .b64 %rd<4>;\n{body}\nret;\n}}\n"
+        );
+        match tilelab::ptx::report::load(&src, None) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert_eq!(
+        load(
+            "7.0",
+            "sm_80",
+            "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%rd1], {%r1, %r2, %r3, %r4};"
+        ),
+        "line 9: 'stmatrix.sync.aligned.m8n8.x4.shared.b16' needs PTX ISA 7.8 or later and .target sm_90 or later; this module has .version 7.0 and .target sm_80 (PTX ISA 9.7.14.5.16 stmatrix)"
+    );
+    assert_eq!(
+        load("8.0", "sm_90", "wgmma.fence.sync.aligned;"),
+        "line 9: 'wgmma.fence.sync.aligned' needs PTX ISA 8.0 or later and .target sm_90a (only); this module has .version 8.0 and .target sm_90 (PTX ISA 9.7.15 wgmma)"
+    );
+    assert_eq!(load("8.0", "sm_90a", "wgmma.fence.sync.aligned;"), "");
+    assert_eq!(
+        load("8.0", "sm_90", "setmaxnreg.inc.sync.aligned.u32 240;"),
+        "line 9: 'setmaxnreg.inc.sync.aligned.u32' needs PTX ISA 8.0 or later and .target sm_90a or a later architecture-specific target (a or f suffix); this module has .version 8.0 and .target sm_90 (PTX ISA 9.7.17.1 setmaxnreg)"
+    );
+    assert_eq!(
+        load(
+            "8.0",
+            "sm_90",
+            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};"
+        ),
+        "line 9: 'mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32' needs PTX ISA 8.4 or later and .target sm_89 or later; this module has .version 8.0 and .target sm_90 (PTX ISA 9.7.14.5.14 mma)"
+    );
+}
+
+/// D5: a cluster directive of 0 is read as absent (as ptxas 13.0.88 and the H200's driver take
+/// it, `h200_cluster_rules.json` above), and the docs say so where they list the refused
+/// directive values.
+#[test]
+fn a_cluster_directive_of_0_is_absent_and_the_docs_say_so() {
+    for d in [".reqnctapercluster 0, 1, 1", ".maxclusterrank 0"] {
+        let src = format!(
+            ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k() {d}\n{{\nret;\n}}\n"
+        );
+        let p = tilelab::ptx::report::load(&src, None).unwrap();
+        assert_eq!((p.reqnctapercluster, p.maxclusterrank), (None, None), "{d}");
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let ptx_md = std::fs::read_to_string(format!("{root}/docs/ptx.md")).unwrap();
+    let flat = ptx_md.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("directive values that are not positive integers, except that a `.reqnctapercluster` with a 0 dimension and a `.maxclusterrank 0` are read as absent"),
+        "docs/ptx.md"
+    );
+    let rob = std::fs::read_to_string(format!("{root}/docs/robustness.md")).unwrap();
+    assert!(rob.contains(
+        "a directive of 0 (`.reqnctapercluster 0,1,1`, `.maxclusterrank 0`) is read as absent"
+    ));
+}

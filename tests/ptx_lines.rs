@@ -388,3 +388,72 @@ fn by_source_names_the_trans_k_line() {
     assert_eq!(worst["line"], 101, "{worst}");
     assert_eq!(worst["bank_conflicts"].as_u64(), Some(total), "{worst}");
 }
+
+/// D6 and D7: `.loc` with a `/* … */` comment and hexadecimal/octal numbers (PTX ISA §4.2,
+/// §4.5.1), a `.file` name with an escaped quote (`\"`), and a `.loc` line past the end of its
+/// source file: `--by-source` says why that row has no text instead of a bare `null`.
+#[test]
+fn loc_spellings_escapes_and_a_line_past_the_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("kernel.py"), "one\n  two  \nthree\n").unwrap();
+    let ptx = tmp.path().join("k.ptx");
+    std::fs::write(
+        &ptx,
+        concat!(
+            ".version 8.7\n.target sm_90\n.address_size 64\n",
+            ".visible .entry k()\n{\n.reg .b32 %r<4>;\n.shared .align 4 .b8 s[128];\n",
+            "mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\n",
+            ".loc 0x1 02 0b101 /* the second line */\n",
+            "st.shared.u32 [s], %r2;\n",
+            ".loc 1 900 1\n",
+            "st.shared.u32 [s+4], %r2;\n",
+            "ret;\n}\n",
+            ".file 1 \"kernel.py\" /* c */\n",
+            ".file 2 \"a \\\"b\\\".cu\"\n",
+        ),
+    )
+    .unwrap();
+    let p = ptx.to_str().unwrap();
+    let args = ["ptx", p, "--grid", "1", "--block", "32", "--by-source"];
+    let o = tilelab(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows: Vec<(u64, Value, Value)> = v["by_source"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["file"], "kernel.py");
+            (
+                r["line"].as_u64().unwrap(),
+                r["text"].clone(),
+                r["text_missing"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (2, Value::from("two"), Value::Null),
+            (
+                900,
+                Value::Null,
+                Value::from("line 900 is past the end of kernel.py, 3 lines")
+            ),
+        ]
+    );
+    let line11 = v["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["line"] == 11)
+        .unwrap();
+    assert_eq!(line11["source"]["column"], 5);
+    let o = tilelab(&args);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("kernel.py:900")
+            && l.ends_with("(line 900 is past the end of kernel.py, 3 lines)")),
+        "{text}"
+    );
+}

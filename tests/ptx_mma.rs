@@ -312,7 +312,7 @@ fn the_forms_the_isa_has_not_are_refused() {
         (
             "sm_90",
             format!("mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {f4}, {r4}, {{%r5, %r6}}, {f4};"),
-            "mma m16n8k16 with --dtype tf32",
+            "'mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32': mma.m16n8k16 does not take .tf32 A elements; the m16n8 forms are m16n8k16 with f16, bf16, s8 or u8;",
         ),
         (
             "sm_90",
@@ -337,12 +337,12 @@ fn the_forms_the_isa_has_not_are_refused() {
         (
             "sm_80",
             format!("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {f4}, {r4}, {{%r5, %r6}}, {f4};"),
-            "needs .target sm_89 or later; this module's .target is sm_80",
+            "'mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32' needs PTX ISA 8.4 or later and .target sm_89 or later; this module has .version 9.0 and .target sm_80 (PTX ISA 9.7.14.5.14 mma)",
         ),
         (
             "sm_75",
             format!("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {r4}, {{%r5, %r6}}, {{%r7}}, {r4};"),
-            "needs .target sm_80 or later",
+            "needs PTX ISA 7.0 or later and .target sm_80 or later; this module has .version 9.0 and .target sm_75",
         ),
         (
             "sm_90",
@@ -502,4 +502,100 @@ fn triton_tf32_and_int8_dots_equal_the_h200() {
     }
     assert_eq!(n, 4);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// D4: the declared types of the mma registers against ptxas 13.0.88
+/// (`tests/data/hopper_probes/ptxas_mma_regs.tsv`, written by
+/// `scripts/hopper_fixtures/ptxas_mma_regs.sh`: each form with one operand's registers declared
+/// .b32, .u32, .s32, .f32 or .f16x2). The decoder accepts what ptxas accepts and refuses the
+/// rest in one line naming the register, its type, the operand and the types it takes.
+#[test]
+fn mma_register_types_are_the_ones_ptxas_accepts() {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hopper_probes/ptxas_mma_regs.tsv"
+    );
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut n = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let [form, operand, ty, inst, ptxas] = line.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("bad row {line}");
+        };
+        let src = format!(
+            ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<16>;\n.reg .u32 %u<16>;\n.reg .s32 %s<16>;\n.reg .f32 %f<16>;\n.reg .f16x2 %h<16>;\n{inst}\nret;\n}}\n"
+        );
+        let got = match ptx::report::load(&src, None) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        };
+        let case = format!("{form} {operand} .{ty}: ptxas {ptxas}, tilelab '{got}'");
+        if ptxas == "OK" {
+            assert_eq!(got, "", "{case}");
+        } else {
+            assert!(
+                got.starts_with("line 11: '%")
+                    && got.contains(&format!(
+                        "' is declared .{ty} but {operand} of 'mma.sync.aligned.{form}' holds ."
+                    ))
+                    && got.contains("elements: its registers are .")
+                    && !got.contains('\n'),
+                "{case}"
+            );
+        }
+        n += 1;
+    }
+    assert_eq!(n, 140);
+    // The user's case: .f32 registers for an f16 A.
+    let e = decode_err(
+        "sm_90",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%f5, %f6, %f7, %f8}, {%r5, %r6}, {%f1, %f2, %f3, %f4};",
+        "",
+    );
+    assert_eq!(
+        e,
+        "line 9: '%f5' is declared .f32 but A of 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32' holds .f16 elements: its registers are .b32 or .f16x2 (PTX ISA 9.7.14.5.14 mma; ptxas 13.0.88 refuses the others)"
+    );
+}
+
+/// D7: an FP8 `mma.sync` on sm_89 is one `QMMA.16832` (on sm_90 two HMMA.16816; ptxas 13.0.88
+/// and nvdisasm, `docs/log/2026-12-02-mma-forms.md`): the text summary of `tilelab ptx` shows
+/// the QMMA class beside HMMA and IMMA, and `--json` counts it in `totals.sass.QMMA`.
+#[test]
+fn fp8_mma_on_sm89_is_shown_as_qmma() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = |target: &str| {
+        format!(
+            ".version 8.7\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<8>;\n.reg .f32 %f<8>;\nmma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {{%f1, %f2, %f3, %f4}}, {{%r1, %r2, %r3, %r4}}, {{%r5, %r6}}, {{%f1, %f2, %f3, %f4}};\nret;\n}}\n"
+        )
+    };
+    for (target, summary) in [
+        (
+            "sm_89",
+            "SASS: LDS 0 STS 0 LDSM 0 STSM 0 HMMA 0 LDGSTS 0 QMMA 1",
+        ),
+        ("sm_90", "SASS: LDS 0 STS 0 LDSM 0 STSM 0 HMMA 2 LDGSTS 0"),
+    ] {
+        let f = tmp.path().join(format!("{target}.ptx"));
+        std::fs::write(&f, body(target)).unwrap();
+        let args = ["ptx", f.to_str().unwrap(), "--grid", "1", "--block", "32"];
+        let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.lines().any(|l| l == summary), "{target}: {text}");
+        let o = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let q = &v["totals"]["sass"]["QMMA"];
+        if target == "sm_89" {
+            assert_eq!(q, 1);
+        } else {
+            assert!(q.is_null(), "{q}");
+        }
+    }
 }

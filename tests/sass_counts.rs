@@ -439,7 +439,14 @@ fn without_the_tools_the_counts_are_ptx_level() {
         err.contains("pip install nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvdisasm"),
         "{err}"
     );
-    assert!(err.contains("no ptxas in $TILELAB_CUDA_BIN"), "{err}");
+    // D7: the one place searched is named with its value.
+    assert!(
+        err.contains(&format!(
+            "no ptxas in $TILELAB_CUDA_BIN={} (",
+            empty.path().display()
+        )),
+        "{err}"
+    );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["totals"]["sass_from"], "ptx");
     assert!(r.get("sass").is_none() && r["totals"].get("sass_executed").is_none());
@@ -571,5 +578,58 @@ fn exits_aligned_parameters_and_clusters_replay_as_counted_by_hand() {
     assert_eq!(
         two["counts"]["inst_executed"].as_u64().unwrap(),
         2 * one["counts"]["inst_executed"].as_u64().unwrap()
+    );
+}
+
+/// D7: when ptxas refuses a kernel the simulator runs (a float immediate in `mul.lo.u32`: ptxas
+/// 13.0.88 says "Arguments mismatch for instruction 'mul.lo'"), `--sass` falls back to the
+/// PTX-level counts with ptxas's reason in full on one line, at the user's PTX line (12, not the
+/// line of the rewritten file ptxas compiled, which has a `.file` and `.loc` lines more) and
+/// without the temporary file's path; `--json` carries it as `totals.sass_error`.
+#[test]
+fn a_ptxas_failure_names_the_users_line_in_full() {
+    if !tools("a_ptxas_failure_names_the_users_line_in_full") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ptx = tmp.path().join("bad.ptx");
+    std::fs::write(
+        &ptx,
+        concat!(
+            ".version 8.7\n.target sm_90\n.address_size 64\n",
+            ".visible .entry k()\n{\n.reg .b32 %r<4>;\n",
+            ".loc 1 1 1\n",
+            "mov.u32 %r1, %tid.x;\n",
+            "add.u32 %r2, %r1, 1;\n",
+            "add.u32 %r2, %r2, 1;\n",
+            "add.u32 %r2, %r2, 1;\n",
+            "mul.lo.u32 %r3, %r2, 1.5;\n",
+            "ret;\n}\n",
+            ".file 1 \"k.py\"\n",
+        ),
+    )
+    .unwrap();
+    let p = ptx.to_str().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tilelab"))
+        .args(["ptx", p, "--grid", "1", "--block", "32", "--sass", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let note = err
+        .lines()
+        .find(|l| l.starts_with("SASS counts are PTX-level"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        note.contains("line 12; error   : Arguments mismatch for instruction 'mul.lo'"),
+        "{note}"
+    );
+    assert!(!note.contains("k.ptx") && !note.contains("/tmp"), "{note}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["totals"]["sass_from"], "ptx");
+    let e = r["totals"]["sass_error"].as_str().unwrap();
+    assert!(
+        note.ends_with(e) && e.contains("line 12; error   : Arguments mismatch"),
+        "{e}"
     );
 }

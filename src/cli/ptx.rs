@@ -188,6 +188,8 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
     if let (Some(path), Some(line)) = (&a.svg, a.line) {
         write_svg(path, line, file, &prog, &worst)?;
     }
+    // Why `--sass` fell back to the PTX-level counts (`totals.sass_error` in the JSON).
+    let mut sass_error: Option<String> = None;
     let sass = if a.sass {
         let relocatable = match a.sass_load.as_str() {
             "link" => Some(true),
@@ -200,6 +202,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
                 out::note(format_args!(
                     "SASS counts are PTX-level (one SASS instruction per PTX instruction of a class): {e:#}"
                 ));
+                sass_error = Some(format!("{e:#}"));
                 None
             }
         }
@@ -214,6 +217,9 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         if let Some(g) = &grouped {
             v["by_source"] = serde_json::to_value(&g.rows)?;
             v["source_files"] = serde_json::to_value(&g.files)?;
+        }
+        if let Some(e) = &sass_error {
+            v["totals"]["sass_error"] = e.clone().into();
         }
         if let Some(s) = &sass {
             add_sass_json(&mut v, s)?;
@@ -456,6 +462,11 @@ struct SourceRow {
     sass_executed: Option<std::collections::BTreeMap<String, u64>>,
     /// The source line's text (blanks at both ends trimmed), `null` when the file was not read.
     text: Option<String>,
+    /// Why `text` is `null` for a file that was read: the `.loc` line is past its end
+    /// (`line 900 is past the end of kernel.py, 120 lines`) or is line 0 (the compiler knows
+    /// none). Absent when the text is there or the file was not read (`source_files` says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text_missing: Option<String>,
 }
 
 /// The `--by-source` rows and, per source file, whether its text could be read.
@@ -515,10 +526,27 @@ fn source_rows(
                     .map(|t| t.trim().to_string()),
                 _ => None,
             });
+            let text_missing = match (&text, key.0.as_ref().and_then(|f| texts.get(f))) {
+                (None, Some(Ok(lines))) => Some(if g.line == 0 {
+                    "the .loc gives line 0 (no source line)".to_string()
+                } else {
+                    let base = g.file.as_deref().unwrap_or("");
+                    let base = base.rsplit(['/', '\\']).next().unwrap_or(base);
+                    format!(
+                        "line {} is past the end of {}, {} line{}",
+                        g.line,
+                        tilelab::text::escape(base),
+                        lines.len(),
+                        if lines.len() == 1 { "" } else { "s" }
+                    )
+                }),
+                _ => None,
+            };
             SourceRow {
                 sass_executed: sass.map(|_| fams.remove(&key).unwrap_or_default()),
                 group: g,
                 text,
+                text_missing,
             }
         })
         .collect();
@@ -609,10 +637,11 @@ fn render_by_source(g: &SourceRows, with_sass: bool) -> String {
             x.wavefronts,
             x.ideal,
             classes_of(r),
-            r.text
-                .as_deref()
-                .map(tilelab::text::escape)
-                .unwrap_or_default()
+            match (&r.text, &r.text_missing) {
+                (Some(t), _) => tilelab::text::escape(t).into_owned(),
+                (None, Some(why)) => format!("({why})"),
+                (None, None) => String::new(),
+            }
         );
     }
     for (f, why) in &g.files {
@@ -632,7 +661,18 @@ fn render_by_source(g: &SourceRows, with_sass: bool) -> String {
 fn is_counted_family(f: &str) -> bool {
     matches!(
         f,
-        "LDS" | "STS" | "LDSM" | "STSM" | "HMMA" | "HGMMA" | "QGMMA" | "LDGSTS" | "BAR" | "ATOMS"
+        "LDS"
+            | "STS"
+            | "LDSM"
+            | "STSM"
+            | "HMMA"
+            | "IMMA"
+            | "QMMA"
+            | "HGMMA"
+            | "QGMMA"
+            | "LDGSTS"
+            | "BAR"
+            | "ATOMS"
     )
 }
 
@@ -706,6 +746,13 @@ fn render_sass(s: &tilelab::sass::report::SassReport) -> String {
         fam("LDGSTS"),
         fam("BAR")
     );
+    // The integer and FP8 mma.sync families, when the kernel has them (IMMA; QMMA on sm_89).
+    for f in ["IMMA", "QMMA"] {
+        if fam(f) > 0 {
+            o.pop();
+            outln!(o, " {f} {}", fam(f));
+        }
+    }
     o
 }
 
@@ -1007,6 +1054,10 @@ fn render_body(r: &Report, top: usize) -> String {
             String::new()
         } + &if s.IMMA > 0 {
             format!(" IMMA {}", s.IMMA)
+        } else {
+            String::new()
+        } + &if s.QMMA > 0 {
+            format!(" QMMA {}", s.QMMA)
         } else {
             String::new()
         }

@@ -70,6 +70,14 @@ pub enum SourcePageError {
 /// line N of `ptx` is what ncu reports as line N of `file`. An instruction spanning several
 /// lines gets the `.loc` of its first line.
 pub fn with_own_line_info(ptx: &str, file: &str) -> String {
+    with_own_line_info_map(ptx, file).0
+}
+
+/// [`with_own_line_info`] and, for each line of the rewritten text (index = its 1-based line
+/// − 1), the 1-based line of `ptx` it was copied from, 0 for a line the rewrite added (`.file`,
+/// `.loc`): how a tool's message about the rewritten file is told in the user's lines.
+pub fn with_own_line_info_map(ptx: &str, file: &str) -> (String, Vec<u32>) {
+    let mut map: Vec<u32> = Vec::new();
     let mut out = String::with_capacity(ptx.len() * 2);
     let (mut depth, mut section_depth) = (0i64, 0i64);
     let (mut in_section, mut in_statement) = (false, false);
@@ -100,6 +108,7 @@ pub fn with_own_line_info(ptx: &str, file: &str) -> String {
             && !code.ends_with(':');
         if is_code && !in_statement {
             let _ = writeln!(out, "\t.loc 1 {} 1", i + 1);
+            map.push(0);
         }
         if is_code {
             in_statement = !code.ends_with(';');
@@ -107,15 +116,17 @@ pub fn with_own_line_info(ptx: &str, file: &str) -> String {
         depth += braces;
         out.push_str(line);
         out.push('\n');
+        map.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
         if first == ".address_size" {
             let _ = writeln!(
                 out,
                 ".file 1 \"{}\"",
                 file.replace('\\', "\\\\").replace('"', "\\\"")
             );
+            map.push(0);
         }
     }
-    out
+    (out, map)
 }
 
 /// A count cell: `""` and `"-"` are 0, thousands separators are dropped.

@@ -2265,6 +2265,9 @@ struct Decoder<'a> {
     sm: u32,
     /// The module's `.version` (major, minor); (0, 0) if none.
     version: (u32, u32),
+    /// The module's `.target` as written (`sm_90a`; empty if none), for the version/target
+    /// gates ([`crate::sim::instr::GATES`]).
+    target: String,
     /// The instruction being decoded, as written (for messages).
     text: String,
     /// Its opcode with modifiers (`add.s32`).
@@ -2556,6 +2559,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         param_regs: HashMap::new(),
         sm: module.target.as_deref().map_or(0, target_number),
         version: module.version.unwrap_or((0, 0)),
+        target: module.target.clone().unwrap_or_default(),
         text: String::new(),
         opname: String::new(),
         call_params: kernel
@@ -3128,6 +3132,27 @@ impl Decoder<'_> {
     /// The rules every instruction obeys before its own: its modifiers (no unknown type, none
     /// twice, at most its number of types, its state spaces) and its operand count, from
     /// `FORMS` and `spaces_of`.
+    /// The version/target gate of the instruction (`sim::instr::GATES`, from each section's
+    /// "PTX ISA Notes" and "Target ISA Notes"): a form newer than the module's `.version` or
+    /// `.target` is refused in one line naming both minimums and the module's values.
+    fn check_gate(&self, line: u32, name: &str, mods: &[&str]) -> Result<(), DecodeError> {
+        let Some(g) = crate::sim::instr::refusing_gate(name, mods, self.version, &self.target)
+        else {
+            return Ok(());
+        };
+        let (ma, mi) = self.version;
+        Err(derr(
+            line,
+            format!(
+                "'{}' needs {}; this module has .version {ma}.{mi} and .target {} ({})",
+                self.opname,
+                g.needs(),
+                self.target,
+                g.section
+            ),
+        ))
+    }
+
     fn check_form(&self, i: &parse::Inst) -> Result<(), DecodeError> {
         let line = i.line;
         let name = i.opcode[0].as_str();
@@ -3142,6 +3167,7 @@ impl Decoder<'_> {
         }) {
             return Err(derr(line, format!("{} in '{op}'", parse::not_a_type(m))));
         }
+        self.check_gate(line, name, &mods)?;
         let Some(form) = FORMS
             .iter()
             .find(|f| f.op == name && f.when.iter().all(|w| mods.contains(w)))
@@ -4276,6 +4302,15 @@ impl Decoder<'_> {
         let m: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
         let kind = mma_kind(&m, &name, self.sm).map_err(|e| derr(line, e))?;
         let shape = kind.shape;
+        use crate::sim::mma::Operand as O;
+        for (which, o, op) in [
+            ("D", &i.operands[0], O::C),
+            ("A", &i.operands[1], O::A),
+            ("B", &i.operands[2], O::B),
+            ("C", &i.operands[3], O::C),
+        ] {
+            self.mma_reg_types(&kind, which, o, op, line)?;
+        }
         // C and D: four .f32/.s32 registers, or two .f16x2 registers (.b32) for .f16.
         let cd = match kind.acc {
             MmaAcc::F16 => Want::Ty(Ty::B(32)),
@@ -4291,7 +4326,6 @@ impl Decoder<'_> {
         let a = self.vec_srcs(&i.operands[1], b32, line)?;
         let b = self.vec_srcs(&i.operands[2], b32, line)?;
         let c = self.vec_srcs(&i.operands[3], cd, line)?;
-        use crate::sim::mma::Operand as O;
         let (na, nb, ncd) = (
             kind.regs(O::A) as usize,
             kind.regs(O::B) as usize,
@@ -4315,6 +4349,73 @@ impl Decoder<'_> {
             ));
         }
         Ok(Op::Mma { kind, d, a, b, c })
+    }
+
+    /// The declared types of an `mma` operand's registers (`which` is D, A, B or C) against
+    /// [`mma_reg_types`]: a register of another 32-bit type (`.f32` for an f16 A) is refused in
+    /// one line naming the operand, the register, its type and the types the form takes.
+    fn mma_reg_types(
+        &mut self,
+        kind: &MmaKind,
+        which: &str,
+        o: &Operand,
+        op: crate::sim::mma::Operand,
+        line: u32,
+    ) -> Result<(), DecodeError> {
+        let allowed = mma_reg_types(kind, op);
+        let regs: Vec<&Operand> = match o {
+            Operand::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        for r in regs {
+            let Operand::Name(n) = r else { continue };
+            let idx = self.reg(n, line)?;
+            let ty = self.tys.get(idx as usize).copied().unwrap_or(Ty::B(32));
+            if !allowed.contains(&ty) {
+                let elem = match op {
+                    crate::sim::mma::Operand::C => kind.acc.name(),
+                    o => kind.input_type(o).name(),
+                };
+                return Err(derr(
+                    line,
+                    format!(
+                        "'{n}' is declared .{} but {which} of '{}' holds .{elem} elements: its registers are {} ({}; ptxas 13.0.88 refuses the others)",
+                        ty.name(),
+                        self.opname,
+                        allowed
+                            .iter()
+                            .map(|t| format!(".{}", t.name()))
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                        isa("mma")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The register types an `mma` operand accepts, by its element type (PTX ISA 9.7.14.5.14 mma,
+/// the fragments of each form: f16 A/B in `.f16x2` registers, f32 C/D in `.f32`, s32 in
+/// `.s32`, every other input in `.b32`), with what ptxas 13.0.88 also accepts under the §9.4
+/// rule that `.b32` agrees with every 32-bit type: f16 A/B `.b32`/`.f16x2`; bf16 and tf32 A/B
+/// `.b32` only (ptxas refuses `.f32`, `.f16x2`, `.u32`); 8-bit integer and fp8 A/B any 32-bit
+/// register; f32 C/D `.f32`/`.b32`; f16 C/D `.f16x2`/`.b32`; s32 C/D `.s32`/`.u32`/`.b32`
+/// (`tests/data/hopper_probes/ptxas_mma_regs.tsv`).
+fn mma_reg_types(kind: &MmaKind, op: crate::sim::mma::Operand) -> &'static [Ty] {
+    const ANY32: &[Ty] = &[Ty::B(32), Ty::U(32), Ty::S(32), Ty::F32, Ty::F16x2];
+    match op {
+        crate::sim::mma::Operand::C => match kind.acc {
+            MmaAcc::F32 => &[Ty::F32, Ty::B(32)],
+            MmaAcc::F16 => &[Ty::F16x2, Ty::B(32)],
+            MmaAcc::S32 => &[Ty::S(32), Ty::U(32), Ty::B(32)],
+        },
+        o => match kind.input_type(o) {
+            MmaDtype::F16 => &[Ty::B(32), Ty::F16x2],
+            MmaDtype::Bf16 | MmaDtype::Tf32 => &[Ty::B(32)],
+            _ => ANY32,
+        },
     }
 }
 
@@ -4377,6 +4478,19 @@ fn mma_kind(m: &[&str], name: &str, sm: u32) -> Result<MmaKind, String> {
     }
     let ty = |t: &str| MmaDtype::parse(t).map_err(|_| unsupported());
     let acc = MmaAcc::parse(dt).map_err(|_| unsupported())?;
+    // A shape/type pair the ISA has not, in PTX's words (the sim's message names `sim mma`'s
+    // --dtype flag, which `tilelab ptx` has not).
+    for (which, t) in [("A", at), ("B", bt)] {
+        if let Err(crate::sim::error::SimError::Unsupported { allowed, .. }) =
+            shape.check_dtype(ty(t)?)
+        {
+            return Err(format!(
+                "'{name}': mma.{} does not take .{t} {which} elements; the m16n8 forms are {allowed} ({})",
+                shape.name(),
+                isa("mma")
+            ));
+        }
+    }
     let kind = MmaKind::with_types(shape, ty(at)?, ty(bt)?, acc, m.contains(&"satfinite"))
         .map_err(|e| format!("'{name}': {e} ({})", isa("mma")))?;
     if sm != 0 && sm < kind.min_sm() {

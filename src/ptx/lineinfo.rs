@@ -79,11 +79,46 @@ impl SourceRef {
 const FILE_FORM: &str = "expected .file INDEX \"NAME\" [, TIMESTAMP, SIZE] (PTX ISA §11.5.1 .file), e.g. .file 1 \"kernel.py\"";
 const LOC_FORM: &str = "expected .loc FILE LINE COLUMN [, function_name LABEL[+N], inlined_at FILE LINE COLUMN] (PTX ISA §11.5.2 .loc), e.g. .loc 1 27 19";
 
-/// A whole unsigned decimal number that fits u32.
+/// A non-negative integer constant that fits u32, in any of PTX's spellings (PTX ISA §4.5.1
+/// "Integer Constants": decimal, hexadecimal `0x1`, octal `01`, binary `0b1`, an optional `U`).
 fn number(s: &str) -> Option<u32> {
-    (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| s.parse().ok())
-        .flatten()
+    if s.starts_with('-') {
+        return None;
+    }
+    u32::try_from(super::parse::int_value(s)?).ok()
+}
+
+/// `t` with its `/* … */` comments (outside quoted strings) turned into a blank: PTX allows a
+/// comment wherever whitespace may be (PTX ISA §4.2 "Comments"), and a line directive's text
+/// runs to the end of its line, comments included.
+fn without_block_comments(t: &str) -> std::borrow::Cow<'_, str> {
+    if !t.contains("/*") {
+        return t.into();
+    }
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    let mut in_string = false;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if c == '\\' && rest.len() > 1 {
+                let n = 1 + rest[1..].chars().next().map_or(0, char::len_utf8);
+                out.push_str(&rest[..n]);
+                rest = &rest[n..];
+                continue;
+            }
+            in_string = c != '"';
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            // The splitter has checked that the comment ends.
+            rest = r.find("*/").map_or("", |e| &r[e + 2..]);
+            out.push(' ');
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out.into()
 }
 
 /// Three numbers separated by blanks: `FILE LINE COLUMN`.
@@ -106,6 +141,7 @@ fn triple(s: &str) -> Option<SourcePos> {
 /// Anything but three whole numbers, optionally followed by `, function_name LABEL[+N]` and
 /// `, inlined_at FILE LINE COLUMN` (in that order, each at most once).
 pub fn parse_loc(t: &str) -> Result<SourceLoc, String> {
+    let t = &*without_block_comments(t);
     let rest = t.trim().strip_prefix(".loc").unwrap_or(t).trim();
     let mut parts = rest.split(',').map(str::trim);
     let pos = parts
@@ -142,6 +178,7 @@ pub fn parse_loc(t: &str) -> Result<SourceLoc, String> {
 /// A missing or non-numeric index, a name that is not one quoted string, anything after it but
 /// two numbers.
 pub fn parse_file(t: &str) -> Result<(u32, String), String> {
+    let t = &*without_block_comments(t);
     let bad = || format!("'{}': {FILE_FORM}", crate::text::escape(t.trim()));
     let rest = t.trim().strip_prefix(".file").unwrap_or(t).trim_start();
     let (idx, rest) = rest.split_once(char::is_whitespace).ok_or_else(bad)?;
@@ -184,11 +221,13 @@ pub fn parse_file(t: &str) -> Result<(u32, String), String> {
     Ok((idx, name))
 }
 
-/// A whole decimal number that fits u64 (`.file`'s timestamp and size).
+/// A non-negative integer constant that fits u64 (`.file`'s timestamp and size; PTX ISA
+/// §4.5.1 spellings as [`number`]).
 fn number_u64(s: &str) -> Option<u64> {
-    (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| s.parse().ok())
-        .flatten()
+    if s.starts_with('-') {
+        return None;
+    }
+    u64::try_from(super::parse::int_value(s)?).ok()
 }
 
 #[cfg(test)]
@@ -252,6 +291,38 @@ mod tests {
             let e = parse_file(bad).unwrap_err();
             assert!(e.contains("expected .file INDEX"), "{bad}: {e}");
         }
+    }
+
+    /// D6: a `/* … */` comment where whitespace may be (PTX ISA §4.2), the integer spellings of
+    /// §4.5.1 (hex, octal, binary, `U`), and the C escapes of a `.file` name.
+    #[test]
+    fn comments_integer_spellings_and_escapes() {
+        let loc = |t: &str| parse_loc(t).map(|l| (l.pos, l.inlined_at));
+        assert_eq!(loc(".loc 1 2 5 /* comment */"), Ok((pos(1, 2, 5), None)));
+        assert_eq!(loc(".loc 1 /* c */ 2 5"), Ok((pos(1, 2, 5), None)));
+        assert_eq!(loc(".loc 0x1 2 5"), Ok((pos(1, 2, 5), None)));
+        assert_eq!(loc(".loc 1 010 0b101"), Ok((pos(1, 8, 5), None)));
+        assert_eq!(loc(".loc 1U 0X1F 0"), Ok((pos(1, 31, 0), None)));
+        assert_eq!(
+            loc(".loc 1 3 3, function_name $L__info_string0, inlined_at 0x1 9 3 /* x */"),
+            Ok((pos(1, 3, 3), Some(pos(1, 9, 3))))
+        );
+        for bad in [
+            ".loc -1 2 5",
+            ".loc 1 2 0x1g",
+            ".loc 1 2 4294967296",
+            ".loc 1 2 09",
+        ] {
+            assert!(loc(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_file(".file 1 \"x\\\\y\""),
+            Ok((1, "x\\y".to_string()))
+        );
+        assert_eq!(
+            parse_file(".file 1 \"a/*b*/.py\" /* c */, 0x10, 5"),
+            Ok((1, "a/*b*/.py".to_string()))
+        );
     }
 
     #[test]

@@ -730,11 +730,15 @@ fn skip_block_comment(b: &[u8], mut i: usize, mut line: u32) -> Result<(usize, u
 }
 
 /// Skips the string literal whose opening quote is at byte `i`: the byte after its closing
-/// quote and the line there.
+/// quote and the line there. A backslash escapes the byte after it (`\"`, `\\`: PTX strings
+/// are C strings, as `.file 2 "a \"b\".cu"` writes a quote), so an escaped quote does not end it.
 fn skip_string(b: &[u8], mut i: usize, mut line: u32) -> Result<(usize, u32), ParseError> {
     let l0 = line;
     i += 1;
     while i < b.len() && b[i] != b'"' {
+        if b[i] == b'\\' && i + 1 < b.len() && b[i + 1] != b'\n' {
+            i += 1;
+        }
         if b[i] == b'\n' {
             line = line.saturating_add(1);
         }
@@ -1333,7 +1337,7 @@ fn int_lit(i: &mut &str) -> ModalResult<i128> {
 }
 
 /// The value of an integer literal's whole text (see [`int_lit`]), or `None`.
-fn int_value(t: &str) -> Option<i128> {
+pub(crate) fn int_value(t: &str) -> Option<i128> {
     let (neg, t) = match t.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, t),

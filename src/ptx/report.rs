@@ -151,6 +151,10 @@ pub fn class_of(op: &Op) -> Option<Class> {
     })
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// SASS instruction counts per class (warp-level executions).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[allow(non_snake_case)]
@@ -173,6 +177,11 @@ pub struct Sass {
     /// Integer `mma.sync` (IMMA.16816/IMMA.16832): `smsp__inst_executed_pipe_tensor_op_imma.sum`,
     /// not part of `…_op_hmma` (tests/data/ptx_mma/).
     pub IMMA: u64,
+    /// FP8 `mma.sync` on a target that runs it as one `QMMA.16832` (sm_89; on sm_90 it is two
+    /// HMMA, [`crate::sim::mma::MmaKind::sass_on`], checked with ptxas 13.0.88 and nvdisasm). Not
+    /// measured here (no sm_89 device); absent from the JSON when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub QMMA: u64,
     /// `sm__sass_inst_executed_op_ldgsts.sum`.
     pub LDGSTS: u64,
     /// `wgmma.mma_async` warp-level executions, four per warpgroup instruction (HGMMA, QGMMA
@@ -624,6 +633,9 @@ fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport
             Class::Stsm => t.sass.STSM += s.executions,
             Class::Hmma => match &inst.op {
                 Op::Mma { kind, .. } if kind.dtype.is_int() => t.sass.IMMA += s.executions,
+                Op::Mma { kind, .. } if kind.sass_on(prog.target_sm).starts_with("QMMA") => {
+                    t.sass.QMMA += s.executions
+                }
                 Op::Mma { kind, .. } => {
                     t.sass.HMMA += s.executions * u64::from(kind.sass_count(prog.target_sm))
                 }

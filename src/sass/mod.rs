@@ -88,10 +88,12 @@ pub fn of_ptx(
     relocatable: Option<bool>,
 ) -> anyhow::Result<KernelSass> {
     let arch = target(ptx)?;
-    let text = crate::gpu::source_view::with_own_line_info(ptx, LINE_TABLE_FILE);
+    let (text, lines) = crate::gpu::source_view::with_own_line_info_map(ptx, LINE_TABLE_FILE);
     use crate::gpu::verify::ptx_file::{LoadPath, load_path};
     let relocatable = relocatable.unwrap_or_else(|| load_path(ptx) == LoadPath::Link);
-    let listing = tools.listing(&text, &arch, relocatable)?;
+    let listing = tools
+        .listing(&text, &arch, relocatable)
+        .map_err(|e| anyhow::anyhow!(users_lines(&e.to_string(), &lines)))?;
     let fs = listing::parse(&listing)?;
     let f = listing::function(&fs, kernel)?;
     Ok(KernelSass {
@@ -107,8 +109,57 @@ pub fn of_ptx(
     })
 }
 
+/// A tool's message about the rewritten PTX (`k.ptx, line 57`, [`tools::TEMP_PTX`]) told in the
+/// user's lines: `line 50` when the rewritten line 57 is the user's line 50 (`lines`, from
+/// [`crate::gpu::source_view::with_own_line_info_map`]), `line 57 of the PTX as rewritten with
+/// its own line table` for a line the rewrite added.
+pub fn users_lines(msg: &str, lines: &[u32]) -> String {
+    let key = format!("{}, line ", tools::TEMP_PTX);
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(&key) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + key.len()..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let n: Option<usize> = after[..digits].parse().ok();
+        match n.and_then(|n| lines.get(n.checked_sub(1)?).map(|&u| (n, u))) {
+            Some((_, u)) if u > 0 => out.push_str(&format!("line {u}")),
+            Some((n, _)) => out.push_str(&format!(
+                "line {n} of the PTX as rewritten with its own line table"
+            )),
+            None => out.push_str(&rest[i..i + key.len() + digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    /// ptxas's `k.ptx, line N` becomes the user's line through the rewrite's map.
+    #[test]
+    fn tool_messages_name_the_users_lines() {
+        let ptx = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.loc 1 3 1\nbad.op;\nret;\n}\n";
+        let (text, lines) = crate::gpu::source_view::with_own_line_info_map(ptx, "t.ptx");
+        assert_eq!(text.lines().count(), lines.len());
+        // The rewritten line holding `bad.op;` is the user's line 7.
+        let r = text.lines().position(|l| l == "bad.op;").unwrap() + 1;
+        let msg = format!("ptxas k.ptx, line {r}; error   : Unknown 'bad' / ptxas fatal");
+        assert_eq!(
+            super::users_lines(&msg, &lines),
+            "ptxas line 7; error   : Unknown 'bad' / ptxas fatal"
+        );
+        assert_eq!(
+            super::users_lines("ptxas k.ptx, line 4; x", &lines),
+            "ptxas line 4 of the PTX as rewritten with its own line table; x"
+        );
+        assert_eq!(
+            super::users_lines("k.ptx, line 999", &lines),
+            "k.ptx, line 999"
+        );
+    }
+
     #[test]
     fn the_target_is_read_and_checked() {
         let t = |s: &str| super::target(s).map_err(|e| e.to_string());

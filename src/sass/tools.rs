@@ -109,8 +109,18 @@ impl CudaTools {
                 .map(|(from, d)| (from, d.join(name)))
                 .find(|(_, p)| p.is_file())
         };
+        // `$TILELAB_CUDA_BIN=/its/value`: the one place searched then, named with its value.
         let places = || {
-            let mut names: Vec<&str> = dirs.iter().map(|(f, _)| f.as_str()).collect();
+            let mut names: Vec<String> = dirs
+                .iter()
+                .map(|(f, d)| {
+                    if f == "$TILELAB_CUDA_BIN" {
+                        format!("{f}={}", crate::text::path(d))
+                    } else {
+                        f.clone()
+                    }
+                })
+                .collect();
             names.dedup();
             names.join(", ")
         };
@@ -148,7 +158,7 @@ impl CudaTools {
             .prefix("tilelab-sass")
             .tempdir()
             .context("cannot make a temporary directory")?;
-        let src = dir.path().join("k.ptx");
+        let src = dir.path().join(TEMP_PTX);
         let bin = dir.path().join("k.cubin");
         std::fs::write(&src, ptx).with_context(|| format!("cannot write '{}'", src.display()))?;
         let mut args: Vec<OsString> = vec![format!("-arch={arch}").into()];
@@ -161,13 +171,23 @@ impl CudaTools {
             bin.clone().into(),
             src.into(),
         ]);
-        run(&self.ptxas, &args)?;
+        // The temporary file's path says nothing to the user: ptxas's messages name it
+        // [`TEMP_PTX`] (`k.ptx, line N`), which [`super::of_ptx`] turns into the user's line.
+        let tmp = crate::text::path(&dir.path().join(TEMP_PTX));
+        run(&self.ptxas, &args)
+            .map_err(|e| anyhow::anyhow!(e.to_string().replace(&tmp, TEMP_PTX)))?;
         run(
             &self.nvdisasm,
             &["--print-line-info".into(), "-c".into(), bin.into()],
         )
     }
 }
+
+/// The name of the PTX file [`CudaTools::listing`] gives ptxas (in a temporary directory).
+pub const TEMP_PTX: &str = "k.ptx";
+
+/// The most stderr lines a failing tool's message quotes (each in full, joined by ` / `).
+pub const ERROR_LINES: usize = 8;
 
 /// How long ptxas or nvdisasm may run on one kernel (seconds) before it is stopped: far above
 /// the few seconds the largest fixture takes (FA3), so that only a tool that hangs meets it.
@@ -181,8 +201,9 @@ fn run(tool: &Path, args: &[OsString]) -> anyhow::Result<String> {
 /// Runs `tool args` with no input, its stdout as text; stopped (killed) after `seconds`.
 ///
 /// # Errors
-/// The tool cannot be started, exits unsuccessfully (its first stderr line in the message) or
-/// runs longer than `seconds`.
+/// The tool cannot be started, exits unsuccessfully (its stderr in the message, one line: the
+/// first [`ERROR_LINES`] non-empty lines in full, joined by ` / `) or runs longer than
+/// `seconds`.
 fn run_limited(tool: &Path, args: &[OsString], seconds: u64) -> anyhow::Result<String> {
     use std::io::{Read, Seek};
     let name = crate::text::path(tool);
@@ -219,12 +240,20 @@ fn run_limited(tool: &Path, args: &[OsString], seconds: u64) -> anyhow::Result<S
     };
     if !status.success() {
         let err = read(&mut err)?;
-        let first = err
+        let lines: Vec<&str> = err
             .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim();
-        bail!("{name} exited with {status}: {}", crate::text::value(first));
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let mut said: Vec<String> = lines
+            .iter()
+            .take(ERROR_LINES)
+            .map(|l| crate::text::escape(l).into_owned())
+            .collect();
+        if lines.len() > ERROR_LINES {
+            said.push(format!("… and {} more lines", lines.len() - ERROR_LINES));
+        }
+        bail!("{name} exited with {status}: {}", said.join(" / "));
     }
     read(&mut out)
 }

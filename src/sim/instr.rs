@@ -781,6 +781,472 @@ pub const TABLE: &[InstrRow] = &[
     ),
 ];
 
+/// Which targets accept an instruction form beyond its oldest architecture number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum TargetRule {
+    /// Every target numbered `sm` or later (the ISA's "onion" model: `sm_90` code runs on later
+    /// targets), with or without an `a`/`f` suffix.
+    AndLater,
+    /// Only the architecture-specific targets (`a` or `f` suffix) numbered `sm` or later: the
+    /// ISA's "Requires sm_90a or higher" forms (`setmaxnreg`, `tensormap.replace`; ptxas 13.0.88
+    /// accepts them on sm_90a, sm_100a/f … sm_121a and refuses them on sm_90, sm_100, sm_120).
+    ArchSpecific,
+    /// One target only (`wgmma.*`: "Requires sm_90a"; ptxas 13.0.88 refuses it on every other
+    /// target, sm_100a and sm_120a included).
+    Only(&'static str),
+}
+
+/// One row of the version/target gates: the oldest PTX ISA version ("PTX ISA Notes") and target
+/// ("Target ISA Notes") that accept an instruction form. A row applies when the opcode is `op`
+/// and every qualifier of `when` is present; every row that applies is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Gate {
+    /// The opcode (`stmatrix`, `mbarrier`, `cp`).
+    pub op: &'static str,
+    /// The qualifiers that select the form (all present), e.g. `["try_wait"]`.
+    pub when: &'static [&'static str],
+    /// The oldest `.version` (major, minor).
+    pub ptx: (u32, u32),
+    /// The oldest target number (90 for sm_90).
+    pub sm: u32,
+    /// Which targets of that number or later accept it.
+    pub targets: TargetRule,
+    /// The PTX ISA section whose notes give the minimums.
+    pub section: &'static str,
+}
+
+const fn gate(
+    op: &'static str,
+    when: &'static [&'static str],
+    ptx: (u32, u32),
+    sm: u32,
+    targets: TargetRule,
+    section: &'static str,
+) -> Gate {
+    Gate {
+        op,
+        when,
+        ptx,
+        sm,
+        targets,
+        section,
+    }
+}
+
+use TargetRule::{AndLater, ArchSpecific, Only};
+
+/// The version/target gates of the instructions the PTX engine decodes, from each section's
+/// "PTX ISA Notes" and "Target ISA Notes" (PTX ISA 8.x/9.0 numbering; NVIDIA's CCCL
+/// `cuda::ptx` pages give the same pairs, e.g. "elect.sync … PTX ISA 80, SM_90",
+/// "mbarrier.try_wait … PTX ISA 78, SM_90"). Every row was checked against ptxas 13.0.88, which
+/// refuses the form one version or one target below ("Feature 'stmatrix' requires PTX ISA
+/// .version 7.8 or later", "… requires .target sm_90 or higher", "Instruction 'wgmma.fence' not
+/// supported on .target 'sm_90'") and accepts it at the minimum. More specific rows first: the
+/// first row that refuses names the message.
+pub const GATES: &[Gate] = &[
+    gate(
+        "ldmatrix",
+        &[],
+        (6, 5),
+        75,
+        AndLater,
+        "PTX ISA 9.7.14.5.15 ldmatrix",
+    ),
+    gate(
+        "stmatrix",
+        &[],
+        (7, 8),
+        90,
+        AndLater,
+        "PTX ISA 9.7.14.5.16 stmatrix",
+    ),
+    // mma.sync: fp8 with f16 accumulators (8.7), fp8 (8.4, sm_89), tf32/bf16 and the
+    // m16n8k16/k32/k4 shapes (7.0, sm_80), m16n8k8 f16 (6.5, sm_75), mma itself (6.4, sm_70).
+    gate(
+        "mma",
+        &["e4m3", "f16"],
+        (8, 7),
+        89,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["e5m2", "f16"],
+        (8, 7),
+        89,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["e4m3"],
+        (8, 4),
+        89,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["e5m2"],
+        (8, 4),
+        89,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["tf32"],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["bf16"],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["m16n8k16"],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["m16n8k32"],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["m16n8k4"],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate(
+        "mma",
+        &["m16n8k8"],
+        (6, 5),
+        75,
+        AndLater,
+        "PTX ISA 9.7.14.5.14 mma",
+    ),
+    gate("mma", &[], (6, 4), 70, AndLater, "PTX ISA 9.7.14.5.14 mma"),
+    gate(
+        "wgmma",
+        &[],
+        (8, 0),
+        90,
+        Only("sm_90a"),
+        "PTX ISA 9.7.15 wgmma",
+    ),
+    gate(
+        "setmaxnreg",
+        &[],
+        (8, 0),
+        90,
+        ArchSpecific,
+        "PTX ISA 9.7.17.1 setmaxnreg",
+    ),
+    gate(
+        "elect",
+        &[],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.12 elect.sync",
+    ),
+    gate(
+        "cp",
+        &["reduce", "async", "bulk"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.9.25.4.2 cp.reduce.async.bulk",
+    ),
+    gate(
+        "cp",
+        &["async", "bulk", "tensor"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.9.25.5.1 cp.async.bulk.tensor",
+    ),
+    gate(
+        "cp",
+        &["async", "bulk"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.9.25 cp.async.bulk",
+    ),
+    gate(
+        "cp",
+        &["async"],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA §9.7.9.25.3 cp.async",
+    ),
+    gate(
+        "fence",
+        &["proxy", "tensormap::generic"],
+        (8, 3),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.4 membar/fence",
+    ),
+    gate(
+        "fence",
+        &["proxy", "async"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.4 membar/fence",
+    ),
+    gate(
+        "fence",
+        &["proxy"],
+        (7, 5),
+        70,
+        AndLater,
+        "PTX ISA 9.7.13.4 membar/fence",
+    ),
+    gate(
+        "fence",
+        &["mbarrier_init"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.4 membar/fence",
+    ),
+    gate(
+        "fence",
+        &["cluster"],
+        (7, 8),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.4 membar/fence",
+    ),
+    gate(
+        "mbarrier",
+        &["try_wait", "relaxed"],
+        (8, 6),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15.16 mbarrier.test_wait/try_wait",
+    ),
+    gate(
+        "mbarrier",
+        &["test_wait", "relaxed"],
+        (8, 6),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15.16 mbarrier.test_wait/try_wait",
+    ),
+    gate(
+        "mbarrier",
+        &["expect_tx"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15.11 mbarrier.expect_tx",
+    ),
+    gate(
+        "mbarrier",
+        &["complete_tx"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15.12 mbarrier.complete_tx",
+    ),
+    gate(
+        "mbarrier",
+        &["release"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15 mbarrier",
+    ),
+    gate(
+        "mbarrier",
+        &["acquire"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15 mbarrier",
+    ),
+    gate(
+        "mbarrier",
+        &["cluster"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15 mbarrier",
+    ),
+    gate(
+        "mbarrier",
+        &["try_wait"],
+        (7, 8),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13.15.16 mbarrier.test_wait/try_wait",
+    ),
+    gate(
+        "mbarrier",
+        &["test_wait", "parity"],
+        (7, 1),
+        80,
+        AndLater,
+        "PTX ISA §9.7.13.15.16 mbarrier.test_wait/try_wait",
+    ),
+    gate(
+        "mbarrier",
+        &[],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA §9.7.13.15 mbarrier",
+    ),
+    gate(
+        "barrier",
+        &["cluster", "release"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.2 barrier.cluster",
+    ),
+    gate(
+        "barrier",
+        &["cluster", "relaxed"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.2 barrier.cluster",
+    ),
+    gate(
+        "barrier",
+        &["cluster", "acquire"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.2 barrier.cluster",
+    ),
+    gate(
+        "barrier",
+        &["cluster"],
+        (7, 8),
+        90,
+        AndLater,
+        "PTX ISA 9.7.13.2 barrier.cluster",
+    ),
+    gate(
+        "griddepcontrol",
+        &[],
+        (7, 8),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13 griddepcontrol",
+    ),
+    gate("mapa", &[], (7, 8), 90, AndLater, "PTX ISA 9.7.9.22 mapa"),
+    gate(
+        "redux",
+        &[],
+        (7, 0),
+        80,
+        AndLater,
+        "PTX ISA §9.7.13 redux.sync",
+    ),
+    gate(
+        "prefetch",
+        &["tensormap"],
+        (8, 0),
+        90,
+        AndLater,
+        "PTX ISA 9.7.9.15 prefetch",
+    ),
+    gate(
+        "tensormap",
+        &["replace"],
+        (8, 3),
+        90,
+        ArchSpecific,
+        "PTX ISA §9.7.9.26 tensormap.replace",
+    ),
+    gate(
+        "tensormap",
+        &["cp_fenceproxy"],
+        (8, 3),
+        90,
+        AndLater,
+        "PTX ISA §9.7.13 tensormap.cp_fenceproxy",
+    ),
+];
+
+/// A module's `.target` as the gates read it: its number and suffix (`sm_90a` → (90, "a"),
+/// `compute_80` → (80, ""), `sm_100f` → (100, "f")); `None` when it names no number.
+pub fn target_parts(target: &str) -> Option<(u32, &str)> {
+    let d = target
+        .strip_prefix("sm_")
+        .or_else(|| target.strip_prefix("compute_"))?;
+    let n = d.len() - d.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    Some((d[..n].parse().ok()?, &d[n..]))
+}
+
+impl Gate {
+    /// Whether the form is allowed under `.version` `version` (major, minor) and `.target`
+    /// `target` (`sm_90a`). A target without a number, and the version (0, 0) (none given), are
+    /// not checked.
+    pub fn allows(&self, version: (u32, u32), target: &str) -> bool {
+        let target_ok = match target_parts(target) {
+            None => true,
+            Some((n, suffix)) => match self.targets {
+                AndLater => n >= self.sm,
+                ArchSpecific => n >= self.sm && matches!(suffix, "a" | "f"),
+                Only(t) => target == t || target.strip_prefix("compute_") == t.strip_prefix("sm_"),
+            },
+        };
+        (version == (0, 0) || version >= self.ptx) && target_ok
+    }
+
+    /// What the form needs, for a message: `PTX ISA 7.8 or later and .target sm_90 or later`.
+    pub fn needs(&self) -> String {
+        let t = match self.targets {
+            AndLater => format!(".target sm_{} or later", self.sm),
+            ArchSpecific => format!(
+                ".target sm_{}a or a later architecture-specific target (a or f suffix)",
+                self.sm
+            ),
+            Only(t) => format!(".target {t} (only)"),
+        };
+        format!("PTX ISA {}.{} or later and {t}", self.ptx.0, self.ptx.1)
+    }
+}
+
+/// The first gate refusing the instruction `op` with qualifiers `mods` under `.version`
+/// `version` and `.target` `target` ([`GATES`]); `None` when every row that applies allows it.
+pub fn refusing_gate(
+    op: &str,
+    mods: &[&str],
+    version: (u32, u32),
+    target: &str,
+) -> Option<&'static Gate> {
+    GATES.iter().find(|g| {
+        g.op == op && g.when.iter().all(|w| mods.contains(w)) && !g.allows(version, target)
+    })
+}
+
 /// The table's row of an [`Instruction`] (the warp shared-memory instructions).
 pub fn row_of(ins: Instruction) -> &'static InstrRow {
     let class = match ins {
