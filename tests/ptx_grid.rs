@@ -460,8 +460,13 @@ fn check_launch_totals(fixtures: &[(String, Program, Launch, Value)]) {
 /// (e.g. `fa2_d64_bm64_causal_s512_grid8`: 57,504 against 57,568; CTA 0 alone 12,148 against
 /// the 12,156 of `cta0_by_difference`) and 48 to 744 per CTA long with BM = 128, while every
 /// one-CTA launch agrees (tests/sass_counts.rs); the PTX-level counts of the same launches
-/// agree ([`launch_totals_equal_the_whole_kernel_counters`]). Kept as an ignored test until
-/// the replay is fixed (docs/log/2026-12-02-whole-launch.md).
+/// agree ([`launch_totals_equal_the_whole_kernel_counters`]). Measured again on 2026-12-02
+/// (`fa2_d64_bm64_causal` grid 8 under ncu's SourceCounters), every SASS instruction's
+/// executions equal the replay's, 57,504 in all
+/// ([`causal_fa2_sass_replay_equals_the_source_counters_per_instruction`]): the 64 missing
+/// issues are in the fixture's `smsp__inst_executed.sum` (cuLink harness) but on no SASS
+/// instruction of the source page. Kept as an ignored test until that is explained
+/// (docs/log/2026-12-02-whole-launch.md).
 #[test]
 #[ignore = "known disagreement of the SASS replay on causal FA2 grids; see the doc comment"]
 fn launch_sass_totals_equal_smsp_inst_executed() {
@@ -508,4 +513,293 @@ fn launch_sass_totals_equal_smsp_inst_executed() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+const WHOLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/whole_launch");
+
+/// The whole-kernel counters of an `ncu --csv --metrics` file of `tests/data/whole_launch/`.
+fn ncu_counters(file: &str) -> std::collections::BTreeMap<String, u64> {
+    // ncu prints its `==PROF==` lines before the table.
+    let text = std::fs::read_to_string(Path::new(WHOLE).join(file)).unwrap();
+    let table = &text[text.find("\"ID\"").expect("a CSV header")..];
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(table.as_bytes());
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (name, value) = (col("Metric Name"), col("Metric Value"));
+    r.records()
+        .map(|x| x.unwrap())
+        .filter(|x| x.len() > value)
+        .map(|x| {
+            (
+                x[name].to_string(),
+                x[value].replace(',', "").parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The tutorial matmul over M = N = `mn`, K = `k`: (M/128)·(N/128) CTAs, as
+/// scripts/whole_launch/measure.sh launched it.
+fn matmul_launch(mn: u32, k: u32) -> (Program, Launch) {
+    let (_, src, kern, mut l) = hopper_launches()
+        .into_iter()
+        .find(|(n, ..)| n == "tt_matmul_f16_4w")
+        .unwrap();
+    l.grid = [(mn / 128) * (mn / 128), 1, 1];
+    for (key, v) in &mut l.args {
+        match key.as_str() {
+            "3" | "4" | "7" | "8" => *v = mn.to_string(),
+            "5" | "6" => *v = k.to_string(),
+            _ => {}
+        }
+    }
+    (report::load(&src, kern.as_deref()).unwrap(), l)
+}
+
+/// The simulated launch against the measured whole-kernel counters `c`: the instruction
+/// counts and the gmma operand wavefronts, and (`pipe`) the pipe-level shared wavefronts and
+/// conflicts.
+fn matmul_disagreements(
+    g: &grid::GridReport,
+    c: &std::collections::BTreeMap<String, u64>,
+    pipe: bool,
+) -> Vec<String> {
+    let t = &g.report.totals;
+    let mut want = vec![
+        ("smsp__inst_executed_op_ldsm.sum", t.sass.LDSM),
+        ("smsp__inst_executed_op_shared_st.sum", t.sass.STS),
+        ("smsp__inst_executed_pipe_tensor_op_hmma.sum", t.sass.HMMA),
+        ("smsp__inst_executed_pipe_tensor_op_gmma.sum", t.sass.GMMA),
+        ("smsp__inst_executed_op_ldgsts.sum", t.sass.LDGSTS),
+        (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum",
+            t.gmma_wavefronts,
+        ),
+        ("sm__ctas_launched.sum", g.ctas_simulated),
+    ];
+    if pipe {
+        want.extend([
+            (
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                t.shared_ld_wavefronts,
+            ),
+            (
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                t.shared_st_wavefronts,
+            ),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                t.shared_ld_bank_conflicts,
+            ),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+                t.shared_st_bank_conflicts,
+            ),
+        ]);
+    }
+    want.into_iter()
+        .filter(|(k, s)| c[*k] != *s)
+        .map(|(k, s)| format!("{k}: simulated {s}, measured {}", c[k]))
+        .collect()
+}
+
+/// Issue 31's fixture: Triton's tutorial matmul launched whole on the H200, 64 CTAs
+/// (M = N = 1024, K = 512; tests/data/whole_launch/mm64_ncu.csv). Every whole-kernel counter
+/// equals the simulated launch; with ptxas's SASS replayed per CTA, so do
+/// `smsp__inst_executed.sum` (565,504) and the issued LDS (14,592, ptxas's `@!PT LDS`
+/// included).
+#[test]
+fn tutorial_matmul_launch_of_64_ctas_equals_the_h200() {
+    let (prog, l) = matmul_launch(1024, 512);
+    let c = ncu_counters("mm64_ncu.csv");
+    let opts = grid::GridOptions {
+        jobs: 2,
+        ..Default::default()
+    };
+    let g = grid::run(
+        &prog,
+        &l,
+        &grid::CtaSet::All,
+        &opts,
+        &|_| {},
+        &grid::NoExtra,
+    )
+    .unwrap();
+    let bad = matmul_disagreements(&g, &c, true);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let tools = match tilelab::sass::CudaTools::find() {
+        Ok(t) => t,
+        Err(e) => {
+            skip::skip(
+                "tutorial_matmul_launch_of_64_ctas_equals_the_h200 (SASS part)",
+                "cuda-tools",
+                &e.to_string(),
+            );
+            return;
+        }
+    };
+    let src = std::fs::read_to_string(format!("{HOPPER}/../tt_matmul_f16_4w.ptx")).unwrap();
+    let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
+    let g = grid::run(
+        &prog,
+        &l,
+        &grid::CtaSet::All,
+        &opts,
+        &|_| {},
+        &tilelab::sass::report::GridSass {
+            prog: &prog,
+            sass: &k,
+        },
+    )
+    .unwrap();
+    assert!(g.extra_notes.is_empty(), "{:?}", g.extra_notes);
+    assert_eq!(
+        g.spread["sass inst_executed"].sum,
+        c["smsp__inst_executed.sum"]
+    );
+    assert_eq!(
+        g.spread["sass LDS"].sum,
+        c["smsp__inst_executed_op_shared_ld.sum"]
+    );
+}
+
+/// The same kernel over M = N = 8,192, K = 4,096: 4,096 CTAs (tests/data/whole_launch/
+/// mm4096_ncu.csv). The instruction counts and gmma wavefronts equal the H200's; the
+/// pipe-level shared wavefronts do not, and change from one ncu run to the next (the README
+/// there). About a minute of CPU in a release build: run with
+/// `cargo test --release --test ptx_grid -- --ignored`.
+#[test]
+#[ignore = "a minute of CPU in --release, longer in the test profile; run with --release -- --ignored"]
+fn tutorial_matmul_launch_of_4096_ctas_counts_what_the_h200_executes() {
+    let (prog, l) = matmul_launch(8192, 4096);
+    assert_eq!(l.grid, [4096, 1, 1]);
+    let c = ncu_counters("mm4096_ncu.csv");
+    let g = grid::run(
+        &prog,
+        &l,
+        &grid::CtaSet::All,
+        &grid::GridOptions {
+            jobs: 2,
+            ..Default::default()
+        },
+        &|_| {},
+        &grid::NoExtra,
+    )
+    .unwrap();
+    let bad = matmul_disagreements(&g, &c, false);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // With the SASS replayed per CTA (about 4 minutes of CPU more): the launch's
+    // `smsp__inst_executed.sum`, 208,683,008, and its issued LDS.
+    let Ok(tools) = tilelab::sass::CudaTools::find() else {
+        skip::skip(
+            "tutorial_matmul_launch_of_4096_ctas_counts_what_the_h200_executes (SASS part)",
+            "cuda-tools",
+            "no ptxas/nvdisasm",
+        );
+        return;
+    };
+    let src = std::fs::read_to_string(format!("{HOPPER}/../tt_matmul_f16_4w.ptx")).unwrap();
+    let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
+    let g = grid::run(
+        &prog,
+        &l,
+        &grid::CtaSet::All,
+        &grid::GridOptions {
+            jobs: 2,
+            ..Default::default()
+        },
+        &|_| {},
+        &tilelab::sass::report::GridSass {
+            prog: &prog,
+            sass: &k,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        g.spread["sass inst_executed"].sum,
+        c["smsp__inst_executed.sum"]
+    );
+    assert_eq!(
+        g.spread["sass LDS"].sum,
+        c["smsp__inst_executed_op_shared_ld.sum"]
+    );
+}
+
+/// ptxas's SASS of the causal FA2 kernel replayed for every CTA of a grid of 8 (S = 512):
+/// each of its 960 SASS instructions executes as often as ncu's SourceCounters say on the
+/// H200 (tests/data/whole_launch/fa2c_grid8_source.csv, 57,504 in all).
+#[test]
+fn causal_fa2_sass_replay_equals_the_source_counters_per_instruction() {
+    let tools = match tilelab::sass::CudaTools::find() {
+        Ok(t) => t,
+        Err(e) => {
+            skip::skip(
+                "causal_fa2_sass_replay_equals_the_source_counters_per_instruction",
+                "cuda-tools",
+                &e.to_string(),
+            );
+            return;
+        }
+    };
+    let (_, prog, l, f) = multi_cta_fixtures()
+        .into_iter()
+        .find(|f| f.0 == "fa2_d64_bm64_causal_s512_grid8")
+        .unwrap();
+    let src =
+        std::fs::read_to_string(Path::new(fixture_launch::DIR).join(f["ptx"].as_str().unwrap()))
+            .unwrap();
+    let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
+    let g = grid::run(
+        &prog,
+        &l,
+        &grid::CtaSet::All,
+        &grid::GridOptions {
+            jobs: 2,
+            ..Default::default()
+        },
+        &|_| {},
+        &tilelab::sass::report::GridSass {
+            prog: &prog,
+            sass: &k,
+        },
+    )
+    .unwrap();
+    // The source page: a title row, the header, one row per SASS instruction (address, text,
+    // ..., "Instructions Executed").
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_path(Path::new(WHOLE).join("fa2c_grid8_source.csv"))
+        .unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    let ie = rows[1]
+        .iter()
+        .position(|c| c == "Instructions Executed")
+        .unwrap();
+    let hw: Vec<(u64, u64)> = rows[2..]
+        .iter()
+        .filter(|x| x[0].starts_with("0x"))
+        .map(|x| {
+            (
+                u64::from_str_radix(&x[0][2..], 16).unwrap(),
+                x[ie].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(hw.len(), k.insts.len(), "SASS instructions");
+    let base = hw[0].0;
+    let mut bad = Vec::new();
+    for ((addr, n), (inst, sim)) in hw.iter().zip(k.insts.iter().zip(&g.extra_vector)) {
+        assert_eq!(addr - base, u64::from(inst.addr), "{}", inst.text);
+        if n != sim {
+            bad.push(format!(
+                "{:#x} {}: simulated {sim}, measured {n}",
+                inst.addr, inst.text
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(g.extra_vector.iter().sum::<u64>(), 57_504);
 }

@@ -275,6 +275,8 @@ fn run_grid(
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // Why `--sass` fell back to the PTX-level counts (`totals.sass_error` in the JSON).
+    let mut sass_error: Option<String> = None;
     let kernel_sass = if a.sass {
         let relocatable = match a.sass_load.as_str() {
             "link" => Some(true),
@@ -289,6 +291,7 @@ fn run_grid(
                 out::note(format_args!(
                     "SASS counts are PTX-level (one SASS instruction per PTX instruction of a class): {e:#}"
                 ));
+                sass_error = Some(format!("{e:#}"));
                 None
             }
         }
@@ -347,6 +350,9 @@ fn run_grid(
         }
         if let Some(s) = &sass {
             add_sass_json(&mut v, s)?;
+        }
+        if let Some(e) = &sass_error {
+            v["totals"]["sass_error"] = e.clone().into();
         }
         out::emit_json(&v)?;
     } else {

@@ -506,6 +506,42 @@ pub fn planned_ctas(prog: &Program, launch: &Launch, set: &CtaSet) -> u64 {
     }
 }
 
+/// Refuses a selection outside the grid or of more than [`MAX_GRID_CTAS`] CTAs, and
+/// `jobs` 0.
+fn check_selection(set: &CtaSet, grid: [u32; 3], total: u64, jobs: usize) -> Result<(), PtxError> {
+    let bad = |m: String| PtxError::Run(engine::RunError::Launch(m));
+    match set {
+        CtaSet::One(c) if (0..3).any(|d| c[d] >= grid[d]) => {
+            return Err(bad(format!(
+                "--ctas {set}: the grid is {},{},{} CTAs (coordinates from 0)",
+                grid[0], grid[1], grid[2]
+            )));
+        }
+        CtaSet::Linear { end, .. } if *end > total => {
+            return Err(bad(format!(
+                "--ctas {set}: the grid has {total} CTAs (linear indices 0..{total})"
+            )));
+        }
+        _ => {}
+    }
+    let wanted = match set {
+        CtaSet::All => total,
+        CtaSet::One(_) => 1,
+        CtaSet::Linear { start, end } => end - start,
+    };
+    if wanted > MAX_GRID_CTAS {
+        return Err(bad(format!(
+            "--ctas {set} selects {} CTAs; at most {} are simulated in one run: choose a part with --ctas A..B",
+            crate::text::group(wanted),
+            crate::text::group(MAX_GRID_CTAS)
+        )));
+    }
+    if jobs == 0 {
+        return Err(bad("--jobs 0: at least one thread is needed".into()));
+    }
+    Ok(())
+}
+
 /// Simulates the CTAs `set` selects of `launch`'s grid (every CTA of each cluster holding one;
 /// `launch.cta` is ignored) on `opts.jobs` threads (at most one per cluster), calling
 /// `progress` with the number of CTAs done after each cluster, and sums them
@@ -536,35 +572,7 @@ pub fn run(
             ..launch.clone()
         },
     )?;
-    match set {
-        CtaSet::One(c) if (0..3).any(|d| c[d] >= grid[d]) => {
-            return Err(bad(format!(
-                "--ctas {set}: the grid is {},{},{} CTAs (coordinates from 0)",
-                grid[0], grid[1], grid[2]
-            )));
-        }
-        CtaSet::Linear { end, .. } if *end > total => {
-            return Err(bad(format!(
-                "--ctas {set}: the grid has {total} CTAs (linear indices 0..{total})"
-            )));
-        }
-        _ => {}
-    }
-    let wanted = match set {
-        CtaSet::All => total,
-        CtaSet::One(_) => 1,
-        CtaSet::Linear { start, end } => end - start,
-    };
-    if wanted > MAX_GRID_CTAS {
-        return Err(bad(format!(
-            "--ctas {set} selects {} CTAs; at most {} are simulated in one run: choose a part with --ctas A..B",
-            crate::text::group(wanted),
-            crate::text::group(MAX_GRID_CTAS)
-        )));
-    }
-    if opts.jobs == 0 {
-        return Err(bad("--jobs 0: at least one thread is needed".into()));
-    }
+    check_selection(set, grid, total, opts.jobs)?;
     let clusters = Clusters::new(grid, dims, set);
     // Counts only: the tensor-core results are skipped where that is proven to change no count.
     let proof = super::dataflow::prove(prog);
