@@ -68,6 +68,30 @@ def test_tutorial_matmul_sm90_equals_the_h200(matmul):
     assert r.totals["shared_ld_wavefronts"] == measured(n, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
 
 
+def test_a_whole_launch_equals_the_h200():
+    # tests/data/whole_launch/mm64_ncu.csv: the tutorial matmul over M = N = 1024, K = 512,
+    # all 64 CTAs of the launch measured whole on the H200 (issue 31).
+    import csv
+    with open(os.path.join(REPO, "tests", "data", "whole_launch", "mm64_ncu.csv")) as f:
+        text = f.read()
+    rows = csv.DictReader(text[text.index('"ID"'):].splitlines())
+    hw = {r["Metric Name"]: int(r["Metric Value"].replace(",", "")) for r in rows}
+    r = tt.analyze(TK.matmul_kernel, grid=(64,), args=mm_args(1024, 1024, 512), num_warps=4,
+                   num_stages=4, target="sm_90", ctas="all", jobs=2, **MM_CONSTS)
+    assert r.ctas_simulated == hw["sm__ctas_launched.sum"] == 64
+    assert r.totals["sass"]["LDSM"] == hw["smsp__inst_executed_op_ldsm.sum"]
+    assert r.totals["sass"]["GMMA"] == hw["smsp__inst_executed_pipe_tensor_op_gmma.sum"]
+    assert r.totals["sass"]["LDGSTS"] == hw["smsp__inst_executed_op_ldgsts.sum"]
+    assert r.totals["gmma_wavefronts"] == hw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"]
+    assert r.totals["shared_ld_wavefronts"] == hw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+    assert r.totals["shared_st_wavefronts"] == hw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]
+    # Every CTA walks the same K loop.
+    s = r.spread["warp_instructions"]
+    assert s["min"] == s["max"] and s["sum"] == r.totals["warp_instructions"]
+    with pytest.raises(tilelab.TilelabError, match="jobs is allowed only with ctas"):
+        tt.analyze(TK.matmul_kernel, grid=(64,), args=mm_args(1024, 1024, 512), jobs=2, **MM_CONSTS)
+
+
 def test_analyze_equals_tilelab_ptx_by_hand(matmul):
     r, out = matmul
     ptx = os.path.join(out, "matmul_kernel.ptx")

@@ -20,7 +20,9 @@ class Report:
       ``sass``, ``executions``, ``wavefronts``, ``ideal``, ``bank_conflicts``, and ``source``
       (``{"file", "line", "column", "text"}`` from the binary's ``source``, ``text`` read here, or
       ``None`` without ``.loc``);
-    * ``kernel``, ``cta``, ``doc`` (the whole JSON document).
+    * ``kernel``, ``cta``, ``doc`` (the whole JSON document);
+    * with ``ctas=``: ``ctas_simulated``, ``spread`` (counter -> ``{min, median, max, max_cta,
+      sum}``) and ``busiest_cta``; ``None`` (1 CTA simulated) otherwise.
 
     ``file_hints`` (basename -> path) finds a source file that moved since the PTX was made.
     """
@@ -31,6 +33,10 @@ class Report:
         self.kernel = doc.get("kernel")
         self.cta = doc.get("cta")
         self.totals = doc.get("totals", {})
+        # Many CTAs (``ctas=``): each counter's spread over them and the busiest; else None.
+        self.spread = doc.get("spread")
+        self.busiest_cta = doc.get("busiest_cta")
+        self.ctas_simulated = doc.get("ctas_simulated", 1)
         self.lines = []
         for entry in doc.get("lines", []):
             e = dict(entry)

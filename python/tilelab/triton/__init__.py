@@ -225,12 +225,17 @@ def compile(fn, args=None, *, num_warps=4, num_stages=3, target="sm_90", **const
 
 
 def analyze(fn, grid=(1, 1, 1), args=None, *, num_warps=4, num_stages=3, target="sm_90", cta=(0, 0, 0),
-            out_dir=None, **constexprs):
+            ctas=None, jobs=None, out_dir=None, **constexprs):
     """Compile ``fn`` (a ``@triton.jit`` function) for ``target`` on the CPU as the JIT would for
     ``args`` (Python parameter name -> value, see the module docs), run CTA ``cta`` of ``grid``
     on the simulator and return its :class:`tilelab.Report`. ``constexprs``: the
     ``tl.constexpr`` parameters (``BLOCK_M=128``). ``out_dir``: keep the PTX and launch file
     there (default: a temporary folder, removed after the run).
+
+    ``ctas`` (``"all"``, ``"0..64"``, ``"3"``, ``(1, 2)``) simulates those CTAs instead of one
+    (``tilelab ptx --ctas``, on ``jobs`` threads, default: every CPU): the report's totals and
+    lines are their sums (the launch's with ``"all"``), ``spread`` gives each counter's min,
+    median and max over the CTAs, ``busiest_cta`` the CTA with the most warp instructions.
 
     ``fn`` may also be a compiled kernel (``triton.compile``'s result, or what ``kernel[grid](...)``
     returns); ``args`` then names the values of its signature's non-constexpr parameters.
@@ -238,6 +243,15 @@ def analyze(fn, grid=(1, 1, 1), args=None, *, num_warps=4, num_stages=3, target=
     Raises :class:`tilelab.TilelabError` with a one-line message on any failure.
     """
     args = dict(args or {})
+    extra = []
+    if ctas is not None:
+        if isinstance(ctas, (tuple, list)):
+            ctas = ",".join(str(int(x)) for x in ctas)
+        extra += ["--ctas", str(ctas)]
+        if jobs is not None:
+            extra += ["--jobs", str(jobs)]
+    elif jobs is not None:
+        raise TilelabError("jobs is allowed only with ctas (the CTAs to simulate, e.g. ctas='all')")
     if target not in _TARGETS:
         raise TilelabError(f"target {target!r} is not allowed; allowed: {', '.join(_TARGETS)}")
     if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3 or not all(isinstance(x, int) and x >= 1 for x in grid):
@@ -274,7 +288,7 @@ def analyze(fn, grid=(1, 1, 1), args=None, *, num_warps=4, num_stages=3, target=
     try:
         code = getattr(getattr(fn, "fn", None), "__code__", None)
         hints = {os.path.basename(code.co_filename): code.co_filename} if code else None
-        rep = run_launch(launch, file_hints=hints)
+        rep = run_launch(launch, *extra, file_hints=hints)
     except BaseException:
         if tmp is not None:
             tmp.cleanup()
