@@ -174,18 +174,7 @@ fn matmul() -> (Program, Launch) {
 #[test]
 fn a_grid_sums_the_runs_of_its_ctas() {
     let (prog, l) = matmul();
-    let g = grid::run(
-        &prog,
-        &l,
-        &grid::CtaSet::All,
-        &grid::GridOptions {
-            jobs: 2,
-            ..Default::default()
-        },
-        &|_| {},
-        &grid::NoExtra,
-    )
-    .unwrap();
+    let g = all_ctas(&prog, &l, &grid::NoExtra).unwrap();
     assert_eq!((g.ctas_simulated, g.clusters_simulated), (8, 8));
     assert!(g.whole_launch);
     let mut insts = 0;
@@ -389,18 +378,7 @@ fn launch_totals_at_s4096() {
 fn check_launch_totals(fixtures: &[(String, Program, Launch, Value)]) {
     let mut bad = Vec::new();
     for (name, prog, l, f) in fixtures {
-        let g = grid::run(
-            prog,
-            l,
-            &grid::CtaSet::All,
-            &grid::GridOptions {
-                jobs: 2,
-                ..Default::default()
-            },
-            &|_| {},
-            &grid::NoExtra,
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let g = all_ctas(prog, l, &grid::NoExtra).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(g.whole_launch, "{name}");
         let c = |k: &str| {
             f["counters"][k]
@@ -488,15 +466,9 @@ fn launch_sass_totals_equal_smsp_inst_executed() {
         )
         .unwrap();
         let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
-        let g = grid::run(
+        let g = all_ctas(
             &prog,
             &l,
-            &grid::CtaSet::All,
-            &grid::GridOptions {
-                jobs: 2,
-                ..Default::default()
-            },
-            &|_| {},
             &tilelab::sass::report::GridSass {
                 prog: &prog,
                 sass: &k,
@@ -513,6 +485,19 @@ fn launch_sass_totals_equal_smsp_inst_executed() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Every CTA of `l` on 2 threads, with `extra`'s counts.
+fn all_ctas(
+    prog: &Program,
+    l: &Launch,
+    extra: &dyn grid::PerCluster,
+) -> Result<grid::GridReport, tilelab::ptx::report::PtxError> {
+    let opts = grid::GridOptions {
+        jobs: 2,
+        ..Default::default()
+    };
+    grid::run(prog, l, &grid::CtaSet::All, &opts, &|_| {}, extra)
 }
 
 const WHOLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/whole_launch");
@@ -629,31 +614,33 @@ fn tutorial_matmul_launch_of_64_ctas_equals_the_h200() {
     .unwrap();
     let bad = matmul_disagreements(&g, &c, true);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    matmul_sass_totals(
+        &prog,
+        &l,
+        &c,
+        "tutorial_matmul_launch_of_64_ctas_equals_the_h200",
+    );
+}
+
+/// With ptxas's SASS of the tutorial matmul replayed per CTA: the launch's
+/// `smsp__inst_executed.sum` and issued LDS (ptxas's `@!PT LDS` included) against `c`; skipped
+/// (for `test`) without ptxas and nvdisasm.
+fn matmul_sass_totals(
+    prog: &Program,
+    l: &Launch,
+    c: &std::collections::BTreeMap<String, u64>,
+    test: &str,
+) {
     let tools = match tilelab::sass::CudaTools::find() {
         Ok(t) => t,
         Err(e) => {
-            skip::skip(
-                "tutorial_matmul_launch_of_64_ctas_equals_the_h200 (SASS part)",
-                "cuda-tools",
-                &e.to_string(),
-            );
+            skip::skip(&format!("{test} (SASS part)"), "cuda-tools", &e.to_string());
             return;
         }
     };
     let src = std::fs::read_to_string(format!("{HOPPER}/../tt_matmul_f16_4w.ptx")).unwrap();
     let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
-    let g = grid::run(
-        &prog,
-        &l,
-        &grid::CtaSet::All,
-        &opts,
-        &|_| {},
-        &tilelab::sass::report::GridSass {
-            prog: &prog,
-            sass: &k,
-        },
-    )
-    .unwrap();
+    let g = all_ctas(prog, l, &tilelab::sass::report::GridSass { prog, sass: &k }).unwrap();
     assert!(g.extra_notes.is_empty(), "{:?}", g.extra_notes);
     assert_eq!(
         g.spread["sass inst_executed"].sum,
@@ -676,54 +663,16 @@ fn tutorial_matmul_launch_of_4096_ctas_counts_what_the_h200_executes() {
     let (prog, l) = matmul_launch(8192, 4096);
     assert_eq!(l.grid, [4096, 1, 1]);
     let c = ncu_counters("mm4096_ncu.csv");
-    let g = grid::run(
-        &prog,
-        &l,
-        &grid::CtaSet::All,
-        &grid::GridOptions {
-            jobs: 2,
-            ..Default::default()
-        },
-        &|_| {},
-        &grid::NoExtra,
-    )
-    .unwrap();
+    let g = all_ctas(&prog, &l, &grid::NoExtra).unwrap();
     let bad = matmul_disagreements(&g, &c, false);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     // With the SASS replayed per CTA (about 4 minutes of CPU more): the launch's
     // `smsp__inst_executed.sum`, 208,683,008, and its issued LDS.
-    let Ok(tools) = tilelab::sass::CudaTools::find() else {
-        skip::skip(
-            "tutorial_matmul_launch_of_4096_ctas_counts_what_the_h200_executes (SASS part)",
-            "cuda-tools",
-            "no ptxas/nvdisasm",
-        );
-        return;
-    };
-    let src = std::fs::read_to_string(format!("{HOPPER}/../tt_matmul_f16_4w.ptx")).unwrap();
-    let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
-    let g = grid::run(
+    matmul_sass_totals(
         &prog,
         &l,
-        &grid::CtaSet::All,
-        &grid::GridOptions {
-            jobs: 2,
-            ..Default::default()
-        },
-        &|_| {},
-        &tilelab::sass::report::GridSass {
-            prog: &prog,
-            sass: &k,
-        },
-    )
-    .unwrap();
-    assert_eq!(
-        g.spread["sass inst_executed"].sum,
-        c["smsp__inst_executed.sum"]
-    );
-    assert_eq!(
-        g.spread["sass LDS"].sum,
-        c["smsp__inst_executed_op_shared_ld.sum"]
+        &c,
+        "tutorial_matmul_launch_of_4096_ctas_counts_what_the_h200_executes",
     );
 }
 
@@ -751,15 +700,9 @@ fn causal_fa2_sass_replay_equals_the_source_counters_per_instruction() {
         std::fs::read_to_string(Path::new(fixture_launch::DIR).join(f["ptx"].as_str().unwrap()))
             .unwrap();
     let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
-    let g = grid::run(
+    let g = all_ctas(
         &prog,
         &l,
-        &grid::CtaSet::All,
-        &grid::GridOptions {
-            jobs: 2,
-            ..Default::default()
-        },
-        &|_| {},
         &tilelab::sass::report::GridSass {
             prog: &prog,
             sass: &k,

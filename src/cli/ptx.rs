@@ -189,26 +189,16 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         write_svg(path, line, file, &prog, &worst)?;
     }
     // Why `--sass` fell back to the PTX-level counts (`totals.sass_error` in the JSON).
-    let mut sass_error: Option<String> = None;
-    let sass = if a.sass {
-        let relocatable = match a.sass_load.as_str() {
-            "link" => Some(true),
-            "module" => Some(false),
-            _ => None,
-        };
-        match sass_report(&src, &prog, launch, &report, relocatable) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                out::note(format_args!(
-                    "SASS counts are PTX-level (one SASS instruction per PTX instruction of a class): {e:#}"
-                ));
-                sass_error = Some(format!("{e:#}"));
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let (kernel_sass, sass_error) = kernel_sass(&a, &src, &prog);
+    let sass = kernel_sass.map(|k| {
+        let l = tilelab::sass::report::replay_launch(&prog, launch, &k.arch);
+        tilelab::sass::report::build(
+            &src,
+            &k,
+            &report.reached,
+            l.as_deref().map_err(String::as_str),
+        )
+    });
     let grouped = a
         .by_source
         .then(|| source_rows(&report, &prog, sass.as_ref(), file));
@@ -276,28 +266,7 @@ fn run_grid(
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     // Why `--sass` fell back to the PTX-level counts (`totals.sass_error` in the JSON).
-    let mut sass_error: Option<String> = None;
-    let kernel_sass = if a.sass {
-        let relocatable = match a.sass_load.as_str() {
-            "link" => Some(true),
-            "module" => Some(false),
-            _ => None,
-        };
-        match tilelab::sass::CudaTools::find()
-            .and_then(|t| tilelab::sass::of_ptx(&t, src, &prog.name, relocatable))
-        {
-            Ok(k) => Some(k),
-            Err(e) => {
-                out::note(format_args!(
-                    "SASS counts are PTX-level (one SASS instruction per PTX instruction of a class): {e:#}"
-                ));
-                sass_error = Some(format!("{e:#}"));
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let (kernel_sass, sass_error) = kernel_sass(a, src, prog);
     let planned = ptx::grid::planned_ctas(prog, launch, set);
     let bar = indicatif::ProgressBar::with_draw_target(
         Some(planned),
@@ -682,23 +651,32 @@ fn is_counted_family(f: &str) -> bool {
     )
 }
 
-/// ptxas's SASS of the kernel with the run's dynamic counts.
-fn sass_report(
+/// With `--sass`, ptxas's SASS of the kernel (compiled as `--sass-load` says), or why there is
+/// none (also noted on stderr: the counts stay PTX-level); `(None, None)` without `--sass`.
+fn kernel_sass(
+    a: &PtxArgs,
     src: &str,
     prog: &ptx::decode::Program,
-    launch: &ptx::Launch,
-    report: &Report,
-    relocatable: Option<bool>,
-) -> anyhow::Result<tilelab::sass::report::SassReport> {
-    let tools = tilelab::sass::CudaTools::find()?;
-    let k = tilelab::sass::of_ptx(&tools, src, &prog.name, relocatable)?;
-    let l = tilelab::sass::report::replay_launch(prog, launch, &k.arch);
-    Ok(tilelab::sass::report::build(
-        src,
-        &k,
-        &report.reached,
-        l.as_deref().map_err(String::as_str),
-    ))
+) -> (Option<tilelab::sass::KernelSass>, Option<String>) {
+    if !a.sass {
+        return (None, None);
+    }
+    let relocatable = match a.sass_load.as_str() {
+        "link" => Some(true),
+        "module" => Some(false),
+        _ => None,
+    };
+    match tilelab::sass::CudaTools::find()
+        .and_then(|t| tilelab::sass::of_ptx(&t, src, &prog.name, relocatable))
+    {
+        Ok(k) => (Some(k), None),
+        Err(e) => {
+            out::note(format_args!(
+                "SASS counts are PTX-level (one SASS instruction per PTX instruction of a class): {e:#}"
+            ));
+            (None, Some(format!("{e:#}")))
+        }
+    }
 }
 
 /// The SASS section of the text report: each PTX line with its SASS and their issues.

@@ -693,20 +693,18 @@ pub fn run(
     Ok(g)
 }
 
-/// Adds one cluster's run to `acc`.
-fn fold(acc: &mut Acc, prog: &Program, r: &RunResult, ex: Vec<CtaExtra>, grid: [u32; 3]) {
-    if acc.stats.is_empty() {
-        acc.stats = vec![InstStats::default(); r.stats.len()];
-    }
-    for (a, b) in acc.stats.iter_mut().zip(&r.stats) {
-        a.add(b);
-    }
-    acc.instructions = acc.instructions.saturating_add(r.instructions);
-    acc.cost_units = acc.cost_units.saturating_add(r.cost_units);
-    acc.smem_bytes = acc.smem_bytes.max(r.smem_bytes);
-    acc.smem_touched = acc.smem_touched.max(r.smem_touched);
-    acc.cluster = r.cluster;
-    acc.clusters += 1;
+/// Adds one cluster's run to `total` (as an `Acc` of its own, merged).
+fn fold(total: &mut Acc, prog: &Program, r: &RunResult, ex: Vec<CtaExtra>, grid: [u32; 3]) {
+    let mut acc = Acc {
+        stats: r.stats.clone(),
+        instructions: r.instructions,
+        cost_units: r.cost_units,
+        smem_bytes: r.smem_bytes,
+        smem_touched: r.smem_touched,
+        cluster: r.cluster,
+        clusters: 1,
+        ..Acc::default()
+    };
     for (c, e) in r.ctas.iter().zip(ex) {
         let idx = linear(c.cta, grid);
         if acc.first.is_none_or(|(i, _)| idx < i) {
@@ -739,6 +737,7 @@ fn fold(acc: &mut Acc, prog: &Program, r: &RunResult, ex: Vec<CtaExtra>, grid: [
             *acc.notes.entry(n).or_default() += 1;
         }
     }
+    *total = std::mem::take(total).merge(acc);
 }
 
 fn finish(
