@@ -2,7 +2,7 @@
 //! the GPU with the same launch, compared counter by counter and per PTX line
 //! ([`crate::gpu::ptx_check`]).
 //!
-//! * **Simulated**: every CTA of the grid, one after another, summed (Nsight Compute counts the
+//! * **Simulated**: every CTA of the grid, across the CPUs ([`crate::ptx::grid`]), summed (Nsight Compute counts the
 //!   whole launch); each pointer parameter its own zero-filled buffer.
 //! * **Measured**: this executable, run by ncu with the hidden `--probe-ptx`, loads the PTX
 //!   ([`load_path`]: through the driver's linker as the sm_80-style fixtures were measured, or
@@ -35,8 +35,11 @@ use crate::gpu::ptx_check::{self, PtxCheck, SimLine, SimTotals};
 use crate::gpu::source_view::{self, KernelLines};
 use crate::ptx::{self, Launch};
 
-/// The most CTAs `verify --ptx` simulates (the grid is simulated CTA by CTA).
-pub const MAX_CTAS: u64 = 4096;
+/// The most CTAs `verify --ptx` simulates (every CTA, across the machine's CPUs: the 4,096-CTA
+/// launch of Triton's tutorial matmul at K = 4096 took 31.7 s on the H200 machine's 16 cores,
+/// ncu's two runs included; docs/log/2026-12-02-whole-launch.md). 65,536: a GEMM of 64 x 64
+/// tiles over 16,384 x 16,384.
+pub const MAX_CTAS: u64 = 65_536;
 
 /// Default bytes of each pointer parameter's device buffer.
 pub const POINTER_BYTES: u64 = 16 << 20;
