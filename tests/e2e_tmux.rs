@@ -15,6 +15,27 @@ static TMUX: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 struct Session(String);
 
+/// `tmux new-session -d` of `script` in an 80x24 window named `name`. Retried a few times: when
+/// the previous test's `kill-session` ended the last session, the server may still be exiting
+/// and refuse the next one ("server exited unexpectedly").
+fn start_session(name: &str, script: &str) {
+    let mut last = String::new();
+    for _ in 0..5 {
+        let o = Command::new("tmux")
+            .args(["new-session", "-d", "-s", name, "-x", "80", "-y", "24"])
+            .arg(script)
+            .env("TERM", "xterm-256color")
+            .output()
+            .unwrap();
+        if o.status.success() {
+            return;
+        }
+        last = String::from_utf8_lossy(&o.stderr).into_owned();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    panic!("tmux new-session failed 5 times: {last}");
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
@@ -86,14 +107,7 @@ fn walk_through_a_lesson_and_quit_cleanly() {
     let script = format!(
         "'{bin}' tui banks; echo \"tilelab exited $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 60"
     );
-    let ok = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
-        .arg(&script)
-        .env("TERM", "xterm-256color")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "tmux new-session");
+    start_session(&name, &script);
     let s = Session(name);
     let screen = s.wait_for("Banks ·");
     assert!(screen.contains("step 1/6"), "{screen}");
@@ -148,14 +162,7 @@ fn sigterm_restores_the_terminal() {
         "bash -c 'echo $$ > {pf}; exec \"{bin}\" tui banks'; echo \"tilelab exited $?\"; stty -a | tr \" ;\" \"\\n\\n\" | grep -x -e icanon -e -icanon -e echo -e -echo | tr \"\\n\" \" \"; echo; sleep 60",
         pf = pidfile.display()
     );
-    let ok = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
-        .arg(&script)
-        .env("TERM", "xterm-256color")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "tmux new-session");
+    start_session(&name, &script);
     let s = Session(name);
     s.wait_for("Banks ·");
     let pid = std::fs::read_to_string(&pidfile).unwrap();
@@ -210,14 +217,7 @@ fn ptx_view_jumps_to_the_first_conflict_and_quits_cleanly() {
     let script = format!(
         "'{bin}' tui --ptx '{ptx}' --grid 1 --block 128 --dynamic-smem 32768 --arg 6=64 --arg 7=0.125; echo \"tilelab exited $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 60"
     );
-    let ok = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
-        .arg(&script)
-        .env("TERM", "xterm-256color")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "tmux new-session");
+    start_session(&name, &script);
     let s = Session(name);
     let screen = s.wait_for("Banks ·");
     assert!(screen.contains("step 1/"), "{screen}");

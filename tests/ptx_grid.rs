@@ -236,7 +236,7 @@ fn ctas_flag_ranges_refusals_and_json() {
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(v["ctas_simulated"], 4);
     assert_eq!(v["whole_launch"], false);
-    assert_eq!(v["selected"], "2..6");
+    assert_eq!(v["selected"], "2..=5");
     assert_eq!(v["cta"], serde_json::json!([2, 0, 0]));
     let one = run(&["--cta", "2,0", "--json"]);
     let one: Value = serde_json::from_str(&one.stdout).unwrap();
@@ -250,7 +250,7 @@ fn ctas_flag_ranges_refusals_and_json() {
     assert!(!o.ok);
     assert!(
         o.stderr
-            .contains("--ctas 0..9: the grid has 8 CTAs (linear indices 0..8)"),
+            .contains("--ctas 0..=8: the grid has 8 CTAs (linear indices 0..8)"),
         "{}",
         o.stderr
     );
@@ -280,6 +280,71 @@ struct Out {
     ok: bool,
     stdout: String,
     stderr: String,
+}
+
+/// An instruction that fails in one CTA of a cluster names that CTA, with `--cta` and with
+/// `--ctas`; a launch the driver refuses is named once, with no CTA.
+#[test]
+fn errors_name_the_cta_that_failed_or_none() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ptx_hand/cluster_fault.ptx"
+    );
+    let want = "line 25: CTA (3,0,0): lane 0: bytes 1000000..1000004 are outside shared memory";
+    for sel in [["--cta", "2"], ["--ctas", "all"], ["--ctas", "3"]] {
+        let o = tilelab(&["ptx", f, "--grid", "6", "--block", "32", sel[0], sel[1]]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && e.contains(want), "{sel:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    let o = tilelab(&[
+        "ptx",
+        f,
+        "--grid",
+        "2147483648",
+        "--block",
+        "32",
+        "--ctas",
+        "0..2",
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains(
+            "cluster_fault.ptx: --grid 2147483648,1,1: x = 2147483648 is above CUDA's limit"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("CTA ("), "{e}");
+}
+
+/// `--sass` on a cluster counts its CTAs one by one whether the cluster is run alone (`--cta`)
+/// or in a grid (`--ctas`): CuTe's TMA tutorial (clusters of 2), 256 UTMALDG either way, as
+/// many as the PTX-level tensor loads.
+#[test]
+fn sass_of_a_cluster_is_the_same_alone_and_in_a_grid() {
+    if tilelab::sass::CudaTools::find().is_err() {
+        skip::skip(
+            "sass_of_a_cluster_is_the_same_alone_and_in_a_grid",
+            "cuda-tools",
+            "no ptxas/nvdisasm",
+        );
+        return;
+    }
+    let launch = format!("{HOPPER}/cute_wgmma_tma_sm90.json");
+    let run = |sel: &[&str]| {
+        let mut a = vec![
+            "ptx", "--launch", &launch, "--grid", "2", "--sass", "--json",
+        ];
+        a.extend(sel);
+        let o = tilelab(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let (one, all) = (run(&["--cta", "0"]), run(&["--ctas", "all"]));
+    let f = |v: &Value| v["totals"]["sass_executed"].clone();
+    assert_eq!(f(&one), f(&all));
+    assert_eq!(f(&one)["families"]["UTMALDG"], 256);
+    assert_eq!(one["totals"]["tma_ld"], 256);
 }
 
 /// A cluster launch: each cluster runs once, whole; a range that cuts a cluster runs all of it.

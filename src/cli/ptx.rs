@@ -196,6 +196,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
             &src,
             &k,
             &report.reached,
+            &report.cta_reached,
             l.as_deref().map_err(String::as_str),
         )
     });
@@ -409,6 +410,13 @@ fn render_launch(g: &ptx::grid::GridReport, l: &Launch) -> String {
             s.median.map_or("-".to_string(), tilelab::text::group),
             tilelab::text::group(s.max),
             dims(s.max_cta)
+        );
+    }
+    if g.spread.values().any(|s| s.median.is_none()) {
+        outln!(
+            o,
+            "(median -: more than {} distinct per-CTA values, not kept)",
+            tilelab::text::group(ptx::grid::MAX_DISTINCT as u64)
         );
     }
     let b = g.busiest_cta;

@@ -928,6 +928,17 @@ impl<'p> Machine<'p> {
             .collect()
     }
 
+    /// `message` of an instruction that failed, with the CTA that ran it when the run holds a
+    /// cluster of several (`CTA (3,0,0): lane 0: …`); as it is for one CTA.
+    fn in_cluster(&self, message: String) -> String {
+        if self.ctas.len() > 1 {
+            let [x, y, z] = self.cluster.cta();
+            format!("CTA ({x},{y},{z}): {message}")
+        } else {
+            message
+        }
+    }
+
     /// One line for a run where no warp can go on: the warps grouped by what they wait for
     /// (`warps 0-3, 5 wait at barrier 0 (line 12)`, `warp 1 waits at mbarrier full+8 …`), so
     /// a 32-warp CTA reads as one clause, then why nothing can complete.
@@ -1070,7 +1081,7 @@ impl<'p> Machine<'p> {
                     }
                     .map_err(|message| RunError::At {
                         line: inst.line,
-                        message,
+                        message: self.in_cluster(message),
                     })?;
                     let warp = &mut self.warps[w];
                     let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
@@ -1093,7 +1104,7 @@ impl<'p> Machine<'p> {
             self.exec(w, pc, inst, mask, top.mask, obs.as_deref_mut())
                 .map_err(|message| RunError::At {
                     line: inst.line,
-                    message,
+                    message: self.in_cluster(message),
                 })?;
             let warp = &mut self.warps[w];
             if let Some(t) = warp.stack.last_mut() {

@@ -59,7 +59,8 @@ impl std::fmt::Display for CtaSet {
         match self {
             CtaSet::All => write!(f, "all"),
             CtaSet::One([x, y, z]) => write!(f, "{x},{y},{z}"),
-            CtaSet::Linear { start, end } => write!(f, "{start}..{end}"),
+            CtaSet::Linear { start, end } if end - start == 1 => write!(f, "{start}"),
+            CtaSet::Linear { start, end } => write!(f, "{start}..={}", end - 1),
         }
     }
 }
@@ -72,9 +73,14 @@ impl std::fmt::Display for CtaSet {
 pub fn parse_ctas(s: &str) -> Result<CtaSet, String> {
     let t = s.trim();
     let num = |p: &str| -> Result<u64, String> {
-        p.trim()
-            .parse::<u64>()
-            .map_err(|_| format!("'{}' is not a whole number", crate::text::value(p.trim())))
+        let p = p.trim();
+        p.parse::<u64>().map_err(|e| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => format!(
+                "'{}' is too large: a grid has at most {MAX_GRID_CTAS} CTAs here",
+                crate::text::value(p)
+            ),
+            _ => format!("'{}' is not a whole number", crate::text::value(p)),
+        })
     };
     let usage = "expected all, X,Y[,Z] (one CTA), N (a linear index), A..B or A..=B (linear indices x + y*gx + z*gx*gy)";
     if t == "all" {
@@ -119,8 +125,9 @@ pub fn parse_ctas(s: &str) -> Result<CtaSet, String> {
     match num(t) {
         Ok(n) => Ok(CtaSet::Linear {
             start: n,
-            end: n + 1,
+            end: n.saturating_add(1),
         }),
+        Err(e) if e.contains("too large") => Err(e),
         Err(_) => Err(format!("'{}': {usage}", crate::text::value(s))),
     }
 }
@@ -333,7 +340,7 @@ pub struct GridReport {
     pub clusters_simulated: u64,
     /// Whether every CTA of the grid was simulated (the totals are the launch's).
     pub whole_launch: bool,
-    /// Threads that simulated clusters at once.
+    /// Threads that simulated clusters at once (`--jobs`, at most one per cluster).
     pub jobs: usize,
     /// Per counter ([`SPREAD_COUNTERS`], then the caller's extra ones): min, median, max and
     /// the busiest CTA.
@@ -574,6 +581,7 @@ pub fn run(
     )?;
     check_selection(set, grid, total, opts.jobs)?;
     let clusters = Clusters::new(grid, dims, set);
+    let cluster_size: u32 = dims.iter().product();
     // Counts only: the tensor-core results are skipped where that is proven to change no count.
     let proof = super::dataflow::prove(prog);
     let proven = proof == super::dataflow::Proof::Holds;
@@ -600,7 +608,22 @@ pub fn run(
                 bad(format!("CTA ({},{},{}): {e}", first[0], first[1], first[2])),
             )
         };
-        let r = engine::run_counts_proven(prog, &l, proven).map_err(|e| at(e.to_string()))?;
+        let r = engine::run_counts_proven(prog, &l, proven).map_err(|e| match e {
+            // The launch itself (grid, block, parameters): the same for every CTA.
+            engine::RunError::Launch(m) => (idx, bad(m)),
+            // A cluster's instruction errors and deadlocks name their CTA themselves.
+            engine::RunError::At { .. } | engine::RunError::Deadlock(_) if cluster_size > 1 => {
+                (idx, PtxError::Run(e))
+            }
+            e if cluster_size > 1 => (
+                idx,
+                bad(format!(
+                    "the cluster of CTA ({},{},{}): {e}",
+                    first[0], first[1], first[2]
+                )),
+            ),
+            e => at(e.to_string()),
+        })?;
         let ex = extra.cluster(&l, &r).map_err(at)?;
         let n = executed.fetch_add(r.instructions, Ordering::Relaxed) + r.instructions;
         if n > opts.max_launch_instructions {
@@ -681,7 +704,7 @@ pub fn run(
     if let Some((_, e)) = fail {
         return Err(e);
     }
-    let mut g = finish(prog, launch, set, opts, acc, total)?;
+    let mut g = finish(prog, launch, set, jobs, acc, total)?;
     g.tensor_core_values = match proof {
         super::dataflow::Proof::Holds => {
             "skipped: no mma/wgmma result reaches an address, guard or branch (ptx::dataflow)"
@@ -744,7 +767,7 @@ fn finish(
     prog: &Program,
     launch: &Launch,
     set: &CtaSet,
-    opts: &GridOptions,
+    jobs: usize,
     acc: Acc,
     total: u64,
 ) -> Result<GridReport, PtxError> {
@@ -790,7 +813,7 @@ fn finish(
         ctas_simulated: acc.ctas,
         clusters_simulated: acc.clusters,
         whole_launch: acc.ctas == total,
-        jobs: opts.jobs,
+        jobs,
         spread,
         busiest_cta,
         tensor_core_values: String::new(),

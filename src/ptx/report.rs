@@ -329,6 +329,10 @@ pub struct Report {
     /// (an issued SASS instruction's count: `crate::sass::dynamic`). Not in the JSON.
     #[serde(skip)]
     pub reached: std::collections::BTreeMap<u32, u64>,
+    /// For a cluster of several CTAs, [`Self::reached`] of each CTA, by cluster rank (empty for
+    /// one CTA). Not in the JSON.
+    #[serde(skip)]
+    pub cta_reached: Vec<std::collections::BTreeMap<u32, u64>>,
 }
 
 /// One CTA's row of a cluster's report.
@@ -536,7 +540,12 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         cluster: r.cluster,
         ctas,
         lines,
-        reached: reached(prog, r),
+        reached: reached(prog, &r.stats),
+        cta_reached: if r.ctas.len() > 1 {
+            r.ctas.iter().map(|c| reached(prog, &c.stats)).collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -769,10 +778,14 @@ pub fn by_source(r: &Report) -> Vec<SourceGroup> {
     groups
 }
 
-/// Per PTX line, the most warp-level executions of any of its instructions.
-fn reached(prog: &Program, r: &RunResult) -> std::collections::BTreeMap<u32, u64> {
+/// Per PTX line, the most warp-level executions of any of its instructions (per-instruction
+/// counts `stats`, one run's or one CTA's).
+pub fn reached(
+    prog: &Program,
+    stats: &[engine::InstStats],
+) -> std::collections::BTreeMap<u32, u64> {
     let mut m = std::collections::BTreeMap::new();
-    for (inst, s) in prog.insts.iter().zip(&r.stats) {
+    for (inst, s) in prog.insts.iter().zip(stats) {
         let e: &mut u64 = m.entry(inst.line).or_default();
         *e = (*e).max(s.executions);
     }

@@ -291,6 +291,20 @@ struct Warp<'a> {
     ur_unknown_from: Vec<usize>,
 }
 
+/// `SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [...], R`: an mbarrier `try_wait` (its predicate: the
+/// phase completed). The replay takes every one as succeeding at its first try, the schedule
+/// the PTX engine runs (`try_wait` blocks until the phase completes), so a kernel's retries,
+/// which follow the hardware's timing, are not counted: [`retries_uncounted`].
+pub fn is_try_wait(i: &SassInst) -> bool {
+    i.mnemonic.starts_with("SYNCS.PHASECHK") && i.mnemonic.contains("TRYWAIT")
+}
+
+/// Whether a replay of `insts` leaves out the retries of mbarrier waits ([`is_try_wait`]): its
+/// total (`smsp__inst_executed`) is then the count with no retry, a lower bound of the H200's.
+pub fn retries_uncounted(insts: &[SassInst]) -> bool {
+    insts.iter().any(is_try_wait)
+}
+
 fn stop(i: &SassInst, why: impl Into<String>) -> Stop {
     Stop {
         addr: i.addr,
@@ -623,6 +637,15 @@ impl<'a> Warp<'a> {
                 Some(g) => self.pred(g, l),
             };
             if on == Some(false) {
+                continue;
+            }
+            if is_try_wait(i)
+                && let Some(p @ Opnd::Pred { .. }) = ops.first()
+            {
+                // The wait completes on this try (`mbarrier.try_wait` as the PTX engine runs it:
+                // it waits until the phase completes); the hardware may retry first.
+                let v = on.map(|_| true);
+                self.write_pred(p, l, v);
                 continue;
             }
             if !evaluated {

@@ -55,7 +55,9 @@ pub struct SassReport {
     pub arch: String,
     /// How ptxas compiled it ([`KernelSass::mode`]).
     pub mode: &'static str,
-    /// How the dynamic counts were found: `"replay"` (the SASS control flow replayed per warp,
+    /// How the dynamic counts were found: `"replay"` (the SASS control flow replayed per warp;
+    /// `"replay, each mbarrier try_wait done at its first try …"` for a kernel with mbarrier
+    /// waits, whose retries are then not counted,
     /// [`super::replay`]) or `"line counts: WHY"` (the reach-count rules of [`dynamic`], with
     /// why the replay was not used).
     pub counted_by: String,
@@ -163,6 +165,7 @@ fn agrees(
 fn executions(
     sass: &KernelSass,
     reached: &BTreeMap<u32, u64>,
+    cta_reached: &[BTreeMap<u32, u64>],
     launch: Result<&[replay::Launch], &str>,
 ) -> (Vec<u64>, String) {
     let replayed = launch.map_err(str::to_string).and_then(|ls| {
@@ -179,7 +182,21 @@ fn executions(
         Ok(v)
     });
     match replayed {
+        Ok(v) if replay::retries_uncounted(&sass.insts) => (
+            v,
+            "replay, each mbarrier try_wait done at its first try (the hardware's retries, which follow its timing, are not counted)".into(),
+        ),
         Ok(v) => (v, "replay".into()),
+        // A cluster's CTAs are counted one by one, as a grid run counts them.
+        Err(why) if !cta_reached.is_empty() => {
+            let mut v = vec![0u64; sass.insts.len()];
+            for r in cta_reached {
+                for (t, n) in v.iter_mut().zip(dynamic::executions(&sass.insts, r)) {
+                    *t = t.saturating_add(n);
+                }
+            }
+            (v, format!("line counts: {why}"))
+        }
         Err(why) => (
             dynamic::executions(&sass.insts, reached),
             format!("line counts: {why}"),
@@ -213,18 +230,14 @@ impl crate::ptx::grid::PerCluster for GridSass<'_> {
         let ls = replay_launch(self.prog, launch, &self.sass.arch);
         let mut out = Vec::with_capacity(run.ctas.len());
         for (i, c) in run.ctas.iter().enumerate() {
-            let mut reached = BTreeMap::new();
-            for (inst, st) in self.prog.insts.iter().zip(&c.stats) {
-                let e: &mut u64 = reached.entry(inst.line).or_default();
-                *e = (*e).max(st.executions);
-            }
+            let reached = crate::ptx::report::reached(self.prog, &c.stats);
             let one = match &ls {
                 Ok(v) => v
                     .get(i..i + 1)
                     .ok_or("the replay has fewer CTAs than the cluster"),
                 Err(e) => Err(e.as_str()),
             };
-            let (execs, by) = executions(self.sass, &reached, one);
+            let (execs, by) = executions(self.sass, &reached, &[], one);
             let counts = dynamic::counts(&self.sass.insts, &execs);
             let mut counters = vec![("sass inst_executed".to_string(), counts.inst_executed)];
             for f in GRID_FAMILIES {
@@ -236,7 +249,7 @@ impl crate::ptx::grid::PerCluster for GridSass<'_> {
             out.push(crate::ptx::grid::CtaExtra {
                 counters,
                 vector: execs,
-                note: (by != "replay").then_some(by),
+                note: (!by.starts_with("replay")).then_some(by),
             });
         }
         Ok(out)
@@ -254,7 +267,9 @@ pub fn build_grid(
     notes: &BTreeMap<String, u64>,
     ctas: u64,
 ) -> SassReport {
-    let counted_by = if notes.is_empty() {
+    let counted_by = if notes.is_empty() && replay::retries_uncounted(&sass.insts) {
+        "replay, each mbarrier try_wait done at its first try (the hardware's retries, which follow its timing, are not counted)".to_string()
+    } else if notes.is_empty() {
         "replay".to_string()
     } else {
         let fell: u64 = notes.values().sum();
@@ -268,15 +283,18 @@ pub fn build_grid(
 }
 
 /// Joins `sass` with the reach counts of a run (`reached[line]`, [`crate::ptx::Report::reached`])
-/// of the PTX `src`; `launch` (from [`replay_launch`], or why there is none) lets the SASS
+/// of the PTX `src` (for a cluster of several CTAs, `cta_reached` holds each CTA's, by rank, so
+/// that a fallback to line counts counts them one by one; else empty); `launch` (from
+/// [`replay_launch`], or why there is none) lets the SASS
 /// control flow be replayed.
 pub fn build(
     src: &str,
     sass: &KernelSass,
     reached: &BTreeMap<u32, u64>,
+    cta_reached: &[BTreeMap<u32, u64>],
     launch: Result<&[replay::Launch], &str>,
 ) -> SassReport {
-    let (execs, counted_by) = executions(sass, reached, launch);
+    let (execs, counted_by) = executions(sass, reached, cta_reached, launch);
     assemble(src, sass, reached, execs, counted_by)
 }
 
