@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use super::verify::Check;
-use crate::records::Record;
+use crate::measured::records::Record;
 use crate::sim::bank::WarpRequest;
 use crate::sim::exec::{self, WarpOp};
 use crate::sim::instr::Instruction;

@@ -13,7 +13,6 @@
 //!   their output;
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
 //! * [`fuzz`]: random warp requests for `verify --fuzz N`;
-//! * [`source_view`]: per-PTX-line counters from Nsight Compute's source page;
 //! * [`ptx_check`]: `verify --ptx`'s verdicts, simulated CTA against measured counters;
 //! * [`hopper_check`]: the Hopper groups' cases, expected results and comparisons (pure).
 //!
@@ -30,7 +29,6 @@ pub mod params;
 pub mod ptx_check;
 pub mod sass;
 pub mod source;
-pub mod source_view;
 pub mod tools;
 pub mod verify;
 

@@ -25,6 +25,7 @@ pub mod grid;
 mod hopper;
 pub mod launch_file;
 pub mod lineinfo;
+pub mod load_path;
 pub mod mem;
 pub mod params;
 pub mod parse;
