@@ -126,3 +126,34 @@ fn pure_rooms_and_lessons_never_use_gpu_cli_or_tui() {
         bad.join("\n")
     );
 }
+
+/// Issue 30's module circles, broken one way each: the lower module of each pair (first) never
+/// names the upper one in code.
+const ONE_WAY: [(&str, &str); 7] = [
+    ("src/gpu/check.rs", "verify::"),
+    ("src/gpu/hopper_check.rs", "verify::"),
+    ("src/lessons/ptx.rs", "run::"),
+    ("src/ptx/cfg.rs", "decode::"),
+    ("src/ptx/inst.rs", "decode::"),
+    ("src/sim/ldmatrix.rs", "exec::"),
+    ("src/sim/error.rs", "instr::"),
+];
+
+#[test]
+fn the_broken_module_circles_stay_broken() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = Vec::new();
+    for (file, upper) in ONE_WAY {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        for (n, l) in code_only(&text).iter().enumerate() {
+            if l.contains(upper) {
+                bad.push(format!("{file}:{}: names {upper}", n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a module circle is back:\n{}",
+        bad.join("\n")
+    );
+}

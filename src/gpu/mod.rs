@@ -11,6 +11,8 @@
 //! * [`verify`]: the checks, one file per group, registered in [`verify::GROUPS`];
 //! * [`tools`], [`ncu`], [`sass`]: finding and running Nsight Compute and `cuobjdump`, parsing
 //!   their output;
+//! * [`check`]: one row of the verify table, its verdict, a run's tally and JSON report (below
+//!   [`verify`] and [`hopper_check`], which both make rows);
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
 //! * [`fuzz`]: random warp requests for `verify --fuzz N`;
 //! * [`ptx_check`]: `verify --ptx`'s verdicts, simulated CTA against measured counters;
@@ -19,6 +21,7 @@
 //! Kernels (`kernels/*.cu`) are compiled into the binary with `include_str!` and built by NVRTC
 //! for the device's own architecture.
 
+pub mod check;
 pub mod compare;
 pub mod device;
 pub mod fuzz;

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::run::{Basis, Check, CheckStatus};
+use super::check::{Basis, Check, CheckStatus};
 use crate::ptx::report::Report;
 use crate::ptx::{self, Launch};
 

@@ -23,6 +23,7 @@ pub mod decode;
 pub mod engine;
 pub mod grid;
 mod hopper;
+pub mod inst;
 pub mod launch_file;
 pub mod lineinfo;
 pub mod load_path;
