@@ -9,8 +9,8 @@
 //! * [`source`]: the CUDA C the suite compiles (`kernels/*.cu`, lesson and GEMM kernels
 //!   generated from simulator data);
 //! * [`verify`]: the checks, one file per group, registered in [`verify::GROUPS`];
-//! * [`tools`], [`ncu`], [`sass`]: finding and running Nsight Compute and `cuobjdump`, parsing
-//!   their output;
+//! * [`tools`], [`ncu`], [`sass`]: finding and running Nsight Compute and `cuobjdump` (their
+//!   output is parsed in [`crate::measured`]);
 //! * [`check`]: one row of the verify table, its verdict, a run's tally and JSON report (below
 //!   [`verify`] and [`hopper_check`], which both make rows);
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);

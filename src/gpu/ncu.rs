@@ -1,5 +1,6 @@
-//! Nsight Compute: the metrics the suite reads, running a program under `ncu`, and parsing
-//! `ncu --csv` output. [`super::tools::Tools`] finds `ncu`.
+//! Nsight Compute: running a program under `ncu`. The metric names and the parser of its
+//! `--csv` output are [`crate::measured::ncu_csv`]'s (pure), re-exported here for the checks.
+//! [`super::tools::Tools`] finds `ncu`.
 
 use std::ffi::OsStr;
 use std::path::Path;
