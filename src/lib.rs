@@ -7,17 +7,17 @@
 //! * [`viz`]: SVG pictures of bank grids and fragment maps;
 //! * [`sass`]: ptxas and nvdisasm on the host, each SASS instruction on its PTX line, dynamic SASS
 //!   counts of a simulated CTA;
-//! * [`records`], [`provenance`]: measured warp requests (the replay format) and where a measured
-//!   file came from;
+//! * [`measured`]: the measured-data formats and readers: warp requests (the replay format,
+//!   [`records`]), where a measured file came from ([`provenance`]), ncu's CSV and source page,
+//!   SASS listings;
 //! * [`text`]: user input as messages and tables show it (control characters and non-UTF-8
 //!   bytes escaped, long lists and values cut).
 
 pub mod gpu;
 pub mod lessons;
+pub mod measured;
 pub mod palette;
-pub mod provenance;
 pub mod ptx;
-pub mod records;
 pub mod sass;
 pub mod sim;
 pub mod sources;
@@ -25,3 +25,8 @@ pub mod text;
 pub mod textfile;
 pub mod tui;
 pub mod viz;
+
+/// Provenance sidecars, at their old path `tilelab::provenance` (build.rs and the integration tests name it).
+pub use measured::provenance;
+/// The replay format, at its old path `tilelab::records` (the integration tests use it).
+pub use measured::records;

@@ -703,8 +703,9 @@ instructions by SASS mnemonic: {}",
 fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
     let hw: Option<BTreeMap<String, HwRecord>> = match &a.hw {
         None => {
-            let recs: Vec<HwRecord> = serde_json::from_str(tilelab::records::MEASURED_H200_JSON)
-                .context("built-in hardware records")?;
+            let recs: Vec<HwRecord> =
+                serde_json::from_str(tilelab::measured::records::MEASURED_H200_JSON)
+                    .context("built-in hardware records")?;
             Some(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
         }
         Some(p) => {

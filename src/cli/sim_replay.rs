@@ -34,7 +34,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
-use tilelab::records::{self, RecordRef};
+use tilelab::measured::records::{self, RecordRef};
 use tilelab::sim::bank::{NotModelled, SharedMemoryConfig};
 use tilelab::sim::instr::Instruction;
 

@@ -19,7 +19,7 @@ use tilelab::gpu::GpuError;
 use tilelab::gpu::device::Gpu;
 use tilelab::gpu::tools::Tools;
 use tilelab::gpu::verify::{self, Check, Options, Plan, Probe, Progress, Report, Tally, Verdict};
-use tilelab::provenance;
+use tilelab::measured::provenance;
 
 use super::{EXIT_MISMATCH, EXIT_NO_GPU, out};
 

@@ -6,7 +6,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::records::Record;
+use crate::measured::records::Record;
 
 /// The most random requests `verify --fuzz N` measures: 100,000. Each is one probe launch
 /// profiled by Nsight Compute; the largest run on record (`docs/verify-h200.md`, `--fuzz 2000`)

@@ -15,8 +15,8 @@
 
 use std::collections::BTreeMap;
 
-use super::verify::Check;
-use crate::records::Record;
+use super::check::Check;
+use crate::measured::records::Record;
 use crate::sim::bank::WarpRequest;
 use crate::sim::exec::{self, WarpOp};
 use crate::sim::instr::Instruction;
@@ -263,9 +263,9 @@ pub fn cp_async_checks(
             format!("{SASS_WAVEFRONTS_LDGSTS}; equal on all 99 such requests measured on 2026-11-30 (it differs on some spread ones)"),
         )
         .with_verdict(if sass_eq == ca {
-            super::verify::Verdict::Pass
+            super::check::Verdict::Pass
         } else {
-            super::verify::Verdict::Warn
+            super::check::Verdict::Warn
         }),
         Check::new(
             G,
@@ -301,7 +301,7 @@ pub fn cp_async_checks(
             true,
             "units reading several 128-byte lines or one address twice: the L1TEX count depends on the cache state; their counters are kept (--save-hopper)",
         )
-        .with_verdict(super::verify::Verdict::Skip),
+        .with_verdict(super::check::Verdict::Skip),
     );
     out.extend(bad);
     Ok(out)

@@ -9,17 +9,19 @@
 //! * [`source`]: the CUDA C the suite compiles (`kernels/*.cu`, lesson and GEMM kernels
 //!   generated from simulator data);
 //! * [`verify`]: the checks, one file per group, registered in [`verify::GROUPS`];
-//! * [`tools`], [`ncu`], [`sass`]: finding and running Nsight Compute and `cuobjdump`, parsing
-//!   their output;
+//! * [`tools`], [`ncu`], [`sass`]: finding and running Nsight Compute and `cuobjdump` (their
+//!   output is parsed in [`crate::measured`]);
+//! * [`check`]: one row of the verify table, its verdict, a run's tally and JSON report (below
+//!   [`verify`] and [`hopper_check`], which both make rows);
 //! * [`compare`]: the comparison logic (pure, tested without a GPU);
 //! * [`fuzz`]: random warp requests for `verify --fuzz N`;
-//! * [`source_view`]: per-PTX-line counters from Nsight Compute's source page;
 //! * [`ptx_check`]: `verify --ptx`'s verdicts, simulated CTA against measured counters;
 //! * [`hopper_check`]: the Hopper groups' cases, expected results and comparisons (pure).
 //!
 //! Kernels (`kernels/*.cu`) are compiled into the binary with `include_str!` and built by NVRTC
 //! for the device's own architecture.
 
+pub mod check;
 pub mod compare;
 pub mod device;
 pub mod fuzz;
@@ -30,7 +32,6 @@ pub mod params;
 pub mod ptx_check;
 pub mod sass;
 pub mod source;
-pub mod source_view;
 pub mod tools;
 pub mod verify;
 

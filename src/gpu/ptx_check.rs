@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use super::compare::{KernelWavefronts, kernel_wavefront_verdicts};
-use super::source_view::KernelLines;
+use crate::measured::source_view::KernelLines;
 
 /// Shared-memory load wavefronts (LDS and LDSM), per launch.
 pub const LD_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
@@ -337,7 +337,7 @@ pub fn book_wgmma_on_sass_lines(lines: &[SimLine], gmma_lines: &[u32]) -> Vec<Si
 /// (ncu's excessive wavefronts). A line the simulator has and ncu does not (or the reverse)
 /// fails with the missing side as 0.
 pub fn line_checks(sim: &[SimLine], measured: &KernelLines) -> Vec<PtxCheck> {
-    let hw: BTreeMap<u32, &super::source_view::LineCounters> =
+    let hw: BTreeMap<u32, &crate::measured::source_view::LineCounters> =
         measured.lines.iter().map(|l| (l.line, l)).collect();
     let sim_by: BTreeMap<u32, &SimLine> = sim.iter().map(|l| (l.line, l)).collect();
     let mut lines: Vec<u32> = sim
@@ -433,7 +433,7 @@ mod tests {
         // Three HGMMA for four wgmma: nothing to follow, the PTX lines stay.
         assert_eq!(book_wgmma_on_sass_lines(&lines, &[1, 2, 3]), lines);
     }
-    use crate::gpu::source_view::parse_source_page;
+    use crate::measured::source_view::parse_source_page;
 
     /// Counters of `tests/data/ptx/*.json` (measured on the H200) as a metric map.
     fn measured(fixture: &str) -> BTreeMap<String, f64> {

@@ -10,6 +10,7 @@
 //! `tests/lessons.rs` checks them all.
 //!
 //! * [`load`]: parsing and validation, one-line [`LessonError`]s naming file, field and rule;
+//! * [`check`]: one checked number of a lesson ([`check::Check`], its status and basis);
 //! * [`run`]: a step → [`run::StepRun`] (the `sim` request, its report, lane coordinates,
 //!   register contents), plus the checks of a whole lesson ([`run::check_lesson`]);
 //! * [`hooks`]: claims about whole kernels (instruction counts, traffic, occupancy), answered
@@ -40,6 +41,7 @@ use std::fmt;
 use crate::sim::instr::Instruction;
 use crate::sim::mma::{MmaDtype, MmaShape, Operand};
 
+pub mod check;
 pub mod embedded;
 pub mod exercise;
 pub mod format;

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::run::{Basis, Check, CheckStatus};
+use super::check::{Basis, Check, CheckStatus};
 use crate::ptx::report::Report;
 use crate::ptx::{self, Launch};
 
@@ -355,7 +355,7 @@ pub fn check_part(p: &PtxPart) -> Vec<Check> {
             lc.line, lc.executions, lc.wavefronts, lc.conflicts
         );
         let measured = read_data(&lc.source_page).and_then(|page| {
-            crate::gpu::source_view::parse_source_page(&page)
+            crate::measured::source_view::parse_source_page(&page)
                 .map_err(|e| format!("{}: {e}", lc.source_page))?
                 .into_iter()
                 .find(|k| k.function == r.kernel)

@@ -8,7 +8,7 @@
 //! post-dominator is only that exit reconverges nowhere (`u32::MAX`): its paths run until their
 //! lanes exit.
 
-use super::decode::{Inst, Op};
+use super::inst::{Inst, Op};
 
 /// Per instruction: the reconvergence instruction index of each branch, `u32::MAX` elsewhere or
 /// where the immediate post-dominator is the virtual exit (or where the branch never reaches
@@ -181,7 +181,7 @@ fn dominators(root: usize, next: &[Vec<usize>], prev: &[Vec<usize>]) -> Vec<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ptx::decode::Src;
+    use crate::ptx::inst::Src;
 
     fn bra(t: u32, guarded: bool) -> Inst {
         Inst {

@@ -6,7 +6,7 @@
 //! `tilelab ptx --sass` works on a machine without a GPU. [`tools`] is the only file that starts
 //! them; [`listing`] (reading nvdisasm's text) and [`dynamic`] (counts from a run) are pure.
 //!
-//! The line table is the PTX's own ([`crate::gpu::source_view::with_own_line_info`], the rewrite
+//! The line table is the PTX's own ([`crate::measured::source_view::with_own_line_info`], the rewrite
 //! `verify --ptx` gives the driver JIT): a `.loc` naming each instruction's line, so
 //! `ptxas -lineinfo` and `nvdisasm --print-line-info` attribute every SASS instruction to the
 //! PTX line Nsight Compute's source view books it on.
@@ -38,7 +38,7 @@ pub struct KernelSass {
     /// How: `ptxas -c` (a relocatable object, as the driver compiles PTX given to
     /// `cuLinkAddData`) or `ptxas` (a whole program, as for `cuModuleLoadDataEx`), following
     /// the load path `verify --ptx` takes for this PTX
-    /// ([`crate::gpu::verify::ptx_file::load_path`]).
+    /// ([`crate::ptx::load_path::load_path`]).
     pub mode: &'static str,
     /// The kernel's instructions in address order.
     pub insts: Vec<SassInst>,
@@ -88,8 +88,8 @@ pub fn of_ptx(
     relocatable: Option<bool>,
 ) -> anyhow::Result<KernelSass> {
     let arch = target(ptx)?;
-    let (text, lines) = crate::gpu::source_view::with_own_line_info_map(ptx, LINE_TABLE_FILE);
-    use crate::gpu::verify::ptx_file::{LoadPath, load_path};
+    let (text, lines) = crate::measured::source_view::with_own_line_info_map(ptx, LINE_TABLE_FILE);
+    use crate::ptx::load_path::{LoadPath, load_path};
     let relocatable = relocatable.unwrap_or_else(|| load_path(ptx) == LoadPath::Link);
     let listing = tools
         .listing(&text, &arch, relocatable)
@@ -111,7 +111,7 @@ pub fn of_ptx(
 
 /// A tool's message about the rewritten PTX (`k.ptx, line 57`, [`tools::TEMP_PTX`]) told in the
 /// user's lines: `line 50` when the rewritten line 57 is the user's line 50 (`lines`, from
-/// [`crate::gpu::source_view::with_own_line_info_map`]), `line 57 of the PTX as rewritten with
+/// [`crate::measured::source_view::with_own_line_info_map`]), `line 57 of the PTX as rewritten with
 /// its own line table` for a line the rewrite added.
 pub fn users_lines(msg: &str, lines: &[u32]) -> String {
     let key = format!("{}, line ", tools::TEMP_PTX);
@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn tool_messages_name_the_users_lines() {
         let ptx = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.loc 1 3 1\nbad.op;\nret;\n}\n";
-        let (text, lines) = crate::gpu::source_view::with_own_line_info_map(ptx, "t.ptx");
+        let (text, lines) = crate::measured::source_view::with_own_line_info_map(ptx, "t.ptx");
         assert_eq!(text.lines().count(), lines.len());
         // The rewritten line holding `bad.op;` is the user's line 7.
         let r = text.lines().position(|l| l == "bad.op;").unwrap() + 1;

@@ -8,15 +8,18 @@
 
 use thiserror::Error;
 
+/// Every spelling `sim::instr::Instruction::parse` accepts, for error messages.
+pub const INSTRUCTION_NAMES: &str = "ld.shared.{u8,u16,b32,v2.b32,v4.b32}, st.shared.{u8,u16,b32,v2.b32,v4.b32}, ldmatrix.{x1,x2,x4}[.trans], stmatrix.{x1,x2,x4}[.trans], cp.async.ca.shared.global.{4,8,16}, cp.async.cg.shared.global.16 (also other PTX types of the same width, e.g. .s8, .f16, .f32, .b64, .v2.f32, .v2.b64, the state space .shared::cta, and the full ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16)";
+
 /// Errors from building or executing simulated requests, layouts, tilings and reports.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum SimError {
-    /// An instruction name that is not one of [`super::instr::INSTRUCTION_NAMES`].
-    #[error("unknown instruction '{}'; allowed: {names}", crate::text::value(.0), names = super::instr::INSTRUCTION_NAMES)]
+    /// An instruction name that is not one of [`INSTRUCTION_NAMES`].
+    #[error("unknown instruction '{}'; allowed: {names}", crate::text::value(.0), names = INSTRUCTION_NAMES)]
     UnknownInstruction(String),
     /// An instruction name made of known parts put together wrongly: a qualifier given twice,
     /// two matrix counts (`ldmatrix.x2.x4`), a count missing.
-    #[error("bad instruction '{}': {reason}; allowed: {names}", crate::text::value(.given), names = super::instr::INSTRUCTION_NAMES)]
+    #[error("bad instruction '{}': {reason}; allowed: {names}", crate::text::value(.given), names = INSTRUCTION_NAMES)]
     BadInstruction {
         /// The name given.
         given: String,

@@ -245,8 +245,7 @@ pub fn parse_matrix_qualifiers(name: &str, rest: &str) -> Result<(MatrixCount, b
     Ok((num, trans))
 }
 
-/// Every spelling [`Instruction::parse`] accepts, for error messages.
-pub const INSTRUCTION_NAMES: &str = "ld.shared.{u8,u16,b32,v2.b32,v4.b32}, st.shared.{u8,u16,b32,v2.b32,v4.b32}, ldmatrix.{x1,x2,x4}[.trans], stmatrix.{x1,x2,x4}[.trans], cp.async.ca.shared.global.{4,8,16}, cp.async.cg.shared.global.16 (also other PTX types of the same width, e.g. .s8, .f16, .f32, .b64, .v2.f32, .v2.b64, the state space .shared::cta, and the full ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16)";
+pub use super::error::INSTRUCTION_NAMES;
 
 impl Instruction {
     /// `ldmatrix.x4` (`LDSM.16.M88.4`).

@@ -11,7 +11,7 @@ use crate::gpu::device::Gpu;
 use crate::gpu::fuzz::{self, CP_ASYNC_KINDS, CP_ASYNC_SRC_BYTES};
 use crate::gpu::hopper_check::{self, CP_ASYNC_METRICS};
 use crate::gpu::launch::{CpAsyncProbe, DeviceBuffer};
-use crate::records::{self, Record};
+use crate::measured::records::{self, Record};
 use crate::sim::instr::Instruction;
 
 /// The group.

@@ -10,7 +10,7 @@ use super::{Check, Context, Plan, kernel};
 use crate::gpu::device::Compiled;
 use crate::gpu::ncu;
 use crate::gpu::source::HOPPER_PROBE_CU;
-use crate::records::Record;
+use crate::measured::records::Record;
 use crate::sim::arch::Arch;
 
 /// The row that stands for group `group` on a device that is not sm_90, or `None` on sm_90.
@@ -139,9 +139,9 @@ pub(super) fn save(
             "card": ctx.device.card,
             "driver": ctx.device.driver,
             "cuda": ctx.device.cuda,
-            "date": crate::provenance::utc_now(),
+            "date": crate::measured::provenance::utc_now(),
             "command": plan.command,
-            "commit": crate::provenance::BUILD_COMMIT,
+            "commit": crate::measured::provenance::BUILD_COMMIT,
         },
         "measured": value,
     });

@@ -13,7 +13,7 @@ use crate::gpu::launch::LessonKernel;
 use crate::gpu::sass;
 use crate::gpu::source::lesson::kernel_source;
 use crate::lessons::{Lesson, StepOp, run};
-use crate::records::Record;
+use crate::measured::records::Record;
 use crate::sim::arch::Arch;
 use crate::sim::bank::WarpRequest;
 use crate::sim::exec::{self, WarpOp};

@@ -32,7 +32,6 @@ use super::device::{Compiled, Gpu};
 use super::tools::Tools;
 use crate::sim::arch::Arch;
 
-pub mod check;
 pub mod cpasync;
 pub mod fa2;
 pub mod fa3;
@@ -53,7 +52,7 @@ pub mod tma;
 pub mod wavefronts;
 pub mod wgmma;
 
-pub use check::{Check, Report, Tally, Verdict};
+pub use super::check::{Check, Report, Tally, Verdict};
 pub use plan::{Options, Plan};
 pub use progress::{Collect, Progress, Silent};
 

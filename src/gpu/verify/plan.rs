@@ -9,7 +9,7 @@ use anyhow::Context as _;
 
 use crate::gpu::fuzz;
 use crate::lessons::{self, Lesson};
-use crate::records::{self, Record};
+use crate::measured::records::{self, Record};
 
 /// The flags of `tilelab verify` that shape the run (what the user typed, checked only by
 /// [`Plan::new`]).

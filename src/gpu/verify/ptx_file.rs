@@ -32,7 +32,8 @@ use crate::gpu::launch::{DeviceBuffer, PtxKernel, TensorMapEncode};
 use crate::gpu::ncu;
 use crate::gpu::params::ParamBuffer;
 use crate::gpu::ptx_check::{self, PtxCheck, SimLine, SimTotals};
-use crate::gpu::source_view::{self, KernelLines};
+use crate::measured::source_view::{self, KernelLines};
+use crate::ptx::load_path::{LoadPath, load_path};
 use crate::ptx::{self, Launch};
 
 /// The most CTAs `verify --ptx` simulates (every CTA, across the machine's CPUs: the 4,096-CTA
@@ -477,41 +478,6 @@ fn gpu_params(
     Ok((pb, bufs))
 }
 
-/// How the child loads the PTX.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadPath {
-    /// `cuLinkCreate`/`cuLinkAddData`/`cuLinkComplete` + `cuModuleLoadData` on the CUBIN
-    /// ([`Gpu::jit_ptx`]): the path the sm_80-style fixtures of `tests/data/ptx/` were measured
-    /// on. Measured on the H200 (2026-12-02, `docs/log/2026-12-02-verify-ptx-hopper.md`):
-    /// through `cuModuleLoadDataEx` instead, `triton_matmul_2w` executes 6 `LDS` with a
-    /// predicate on, against 4 through this path and in the fixture.
-    Link,
-    /// `cuModuleLoadDataEx` on the PTX text ([`Gpu::load_ptx_ex`]): for a module declaring
-    /// `.extern .shared .align A` with A above 16 bytes (`extern __shared__ __align__(1024)`),
-    /// which faults with error 716 through [`LoadPath::Link`] (FA3's PTX on the H200,
-    /// `docs/log/2026-12-01-hopper-fixtures.md`).
-    ModuleLoadDataEx,
-}
-
-/// The load path for PTX text `ptx` (see [`LoadPath`]).
-pub fn load_path(ptx: &str) -> LoadPath {
-    let over_16 = ptx.lines().any(|l| {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        w.first() == Some(&".extern")
-            && w.contains(&".shared")
-            && w.iter()
-                .position(|&x| x == ".align")
-                .and_then(|i| w.get(i + 1))
-                .and_then(|a| a.parse::<u64>().ok())
-                .is_some_and(|a| a > 16)
-    });
-    if over_16 {
-        LoadPath::ModuleLoadDataEx
-    } else {
-        LoadPath::Link
-    }
-}
-
 /// The child process: JIT-compiles the PTX (with its own line table when `line_info`), launches
 /// the grid once and returns a line for stdout.
 ///
@@ -936,29 +902,6 @@ mod tests {
                 && e.contains("at most 128 bytes (the swizzle span)")
                 && !e.contains('\n'),
             "{e}"
-        );
-    }
-
-    /// FA3's `.extern .shared .align 1024` takes `cuModuleLoadDataEx`; Triton's `.align 16`
-    /// and a module without extern shared memory the linker path.
-    #[test]
-    fn the_load_path_follows_the_extern_shared_alignment() {
-        let read = |f: &str| {
-            std::fs::read_to_string(format!("{}/tests/data/{f}", env!("CARGO_MANIFEST_DIR")))
-                .unwrap()
-        };
-        assert_eq!(
-            load_path(&read("ptx_hopper/fa3_d64_full_f16.ptx")),
-            LoadPath::ModuleLoadDataEx
-        );
-        assert_eq!(load_path(&read("ptx/triton_matmul_2w.ptx")), LoadPath::Link);
-        assert_eq!(
-            load_path(&read("ptx_params/map_launch.ptx")),
-            LoadPath::Link
-        );
-        assert_eq!(
-            load_path(".extern .shared .align 128 .b8 s[];"),
-            LoadPath::ModuleLoadDataEx
         );
     }
 

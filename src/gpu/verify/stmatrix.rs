@@ -13,7 +13,7 @@ use crate::gpu::fuzz::{self, STSM_KINDS};
 use crate::gpu::hopper_check;
 use crate::gpu::launch::StsmProbe;
 use crate::gpu::ncu;
-use crate::records::{self, Record};
+use crate::measured::records::{self, Record};
 use crate::sim::instr::Instruction;
 
 /// The group.

@@ -13,8 +13,8 @@ use crate::gpu::fuzz;
 use crate::gpu::launch::SmemProbe;
 use crate::gpu::ncu;
 use crate::gpu::source::SMEM_PROBE_CU;
-use crate::provenance;
-use crate::records::{self, Record};
+use crate::measured::provenance;
+use crate::measured::records::{self, Record};
 
 /// The group.
 pub const GROUP: Group = Group {

@@ -4,51 +4,9 @@
 
 use super::super::parse::{self, Operand};
 use super::super::types::Ty;
-use super::{Addr, DecodeError, Decoder, Op, Src, Want, derr};
+use super::{Addr, BulkForm, DecodeError, Decoder, Op, Src, Want, WgmmaSrc, derr};
 use crate::sim::tma::{ReduceOp, TmaDtype};
 use crate::sim::wgmma::{WgmmaAcc, WgmmaKind, WgmmaType};
-
-/// Where `wgmma.mma_async`'s A comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum WgmmaSrc {
-    /// A matrix descriptor (a `.b64` register or immediate) into shared memory.
-    Desc(Src),
-    /// Four `.b32` registers per thread (the A fragment).
-    Regs(Vec<Src>),
-}
-
-/// Which bulk copy (PTX ISA 9.7.9.25.4-5): the forms [`crate::sim::exec::BulkKind`] executes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BulkForm {
-    /// `cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes`.
-    TensorLoad {
-        /// Rank N (1..=5).
-        rank: u8,
-    },
-    /// `cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group`.
-    TensorStore {
-        /// Rank N.
-        rank: u8,
-    },
-    /// `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op{.tile}.bulk_group`.
-    TensorReduce {
-        /// Rank N.
-        rank: u8,
-        /// The reduction.
-        op: ReduceOp,
-    },
-    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`.
-    CopyToShared,
-    /// `cp.async.bulk.global.shared::cta.bulk_group`.
-    CopyToGlobal,
-    /// `cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type`.
-    ReduceToGlobal {
-        /// The reduction.
-        op: ReduceOp,
-        /// The element type.
-        dtype: TmaDtype,
-    },
-}
 
 /// The addresses and size a bulk copy's operands give ([`Decoder::bulk_operands`]).
 struct BulkParts {
@@ -57,13 +15,6 @@ struct BulkParts {
     tmap: Option<(Addr, Vec<Src>)>,
     size: Option<Src>,
     mbar: Option<Addr>,
-}
-
-impl BulkForm {
-    /// Whether the form writes global memory (completes in a bulk group).
-    pub fn is_store(self) -> bool {
-        !matches!(self, BulkForm::TensorLoad { .. } | BulkForm::CopyToShared)
-    }
 }
 
 const WGMMA_ISA: &str = "PTX ISA 9.7.15.5.2 wgmma.mma_async";

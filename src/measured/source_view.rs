@@ -161,7 +161,7 @@ pub fn parse_source_page(csv: &str) -> Result<Vec<KernelLines>, SourcePageError>
         if !raw.starts_with('"') {
             continue; // ncu's ==PROF== / ==WARNING== lines
         }
-        let r = super::ncu::csv_row(raw);
+        let r = super::ncu_csv::csv_row(raw);
         match r.first().map(String::as_str) {
             Some("File Path") => out.push(KernelLines {
                 file: r.get(1).cloned().unwrap_or_default(),
@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn quoted_commas_and_quotes_split_right() {
         assert_eq!(
-            crate::gpu::ncu::csv_row(r#""a,b","say ""hi""",3"#),
+            crate::measured::ncu_csv::csv_row(r#""a,b","say ""hi""",3"#),
             vec!["a,b".to_string(), "say \"hi\"".to_string(), "3".to_string()]
         );
         assert_eq!(count("1,024"), Some(1024));

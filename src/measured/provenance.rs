@@ -2,7 +2,7 @@
 //! generator of its requests, and the commit of the binary that measured it.
 //!
 //! Provenance lives in a sidecar beside the data, so the data formats (replay records,
-//! [`crate::records`]) and their loaders stay as they are: the sidecar of `X.json` is
+//! [`crate::measured::records`]) and their loaders stay as they are: the sidecar of `X.json` is
 //! `X.provenance.json` ([`sidecar_path`]). `tilelab verify --save-measured X.json` writes both;
 //! the sidecars of the files measured before that were reconstructed from `docs/verify-h200.md`
 //! and the git history and say so ([`Provenance::reconstructed`]).

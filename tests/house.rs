@@ -1,0 +1,159 @@
+//! Issue 30's layers, kept until the workspace split: the pure rooms (`src/sim`, `src/ptx`,
+//! `src/sass`, `src/measured`) and `src/lessons` never name a room above them (`crate::gpu`,
+//! `crate::cli`, `crate::tui`) in code. Comments and doc comments may (a doc link up is not an
+//! import). docs/architecture.md has the room table.
+
+use std::path::{Path, PathBuf};
+
+/// The rooms that may not use the ones in [`ABOVE`].
+const LOWER: [&str; 5] = ["sim", "ptx", "sass", "measured", "lessons"];
+/// The rooms above them.
+const ABOVE: [&str; 3] = ["crate::gpu", "crate::cli", "crate::tui"];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// `text` with its comments (`//…` to the end of the line, `/* … */` nested) blanked, line
+/// numbers kept. String literals are kept whole (a `//` inside one is not a comment; `'"'` starts none).
+fn code_only(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut depth = 0usize; // block comment nesting
+    for line in text.lines() {
+        let b = line.as_bytes();
+        let mut out = String::new();
+        let (mut i, mut in_str) = (0, false);
+        while i < b.len() {
+            let two = &b[i..(i + 2).min(b.len())];
+            if depth > 0 {
+                if two == b"*/" {
+                    depth -= 1;
+                    i += 2;
+                } else if two == b"/*" {
+                    depth += 1;
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            if in_str {
+                if b[i] == b'\\' {
+                    i += 2;
+                    continue;
+                }
+                if b[i] == b'"' {
+                    in_str = false;
+                }
+                out.push(b[i] as char);
+                i += 1;
+                continue;
+            }
+            if two == b"//" {
+                break;
+            }
+            if two == b"/*" {
+                depth += 1;
+                i += 2;
+                continue;
+            }
+            if b[i..].starts_with(b"'\"'") {
+                i += 3; // the char literal '"'
+                continue;
+            }
+            if b[i] == b'"' {
+                in_str = true;
+            }
+            out.push(b[i] as char);
+            i += 1;
+        }
+        lines.push(out);
+    }
+    lines
+}
+
+/// `(line, what)` for each code line of `text` naming a room of [`ABOVE`].
+fn uses_up(text: &str) -> Vec<(usize, &'static str)> {
+    let mut hits = Vec::new();
+    for (n, l) in code_only(text).iter().enumerate() {
+        for up in ABOVE {
+            if l.contains(up) {
+                hits.push((n + 1, up));
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn the_scanner_skips_comments_and_finds_code() {
+    let text = "//! [`crate::gpu::x`]\n/// crate::cli\nuse crate::sim::bank;\n\
+                let a = 1; // crate::tui\n/* crate::gpu\n crate::gpu */ use crate::gpu::ncu;\n\
+                let s = \"//\"; use crate::cli::out;\nlet q = '\"'; use crate::tui::app;\n";
+    assert_eq!(
+        uses_up(text),
+        vec![(6, "crate::gpu"), (7, "crate::cli"), (8, "crate::tui")]
+    );
+}
+
+#[test]
+fn pure_rooms_and_lessons_never_use_gpu_cli_or_tui() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut bad = Vec::new();
+    for room in LOWER {
+        let mut files = Vec::new();
+        rust_files(&src.join(room), &mut files);
+        assert!(!files.is_empty(), "no Rust files in src/{room}");
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (line, up) in uses_up(&text) {
+                let rel = f.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&f);
+                bad.push(format!("{}:{line}: uses {up}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a lower room uses a room above it (docs/architecture.md):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Issue 30's module circles, broken one way each: the lower module of each pair (first) never
+/// names the upper one in code.
+const ONE_WAY: [(&str, &str); 7] = [
+    ("src/gpu/check.rs", "verify::"),
+    ("src/gpu/hopper_check.rs", "verify::"),
+    ("src/lessons/ptx.rs", "run::"),
+    ("src/ptx/cfg.rs", "decode::"),
+    ("src/ptx/inst.rs", "decode::"),
+    ("src/sim/ldmatrix.rs", "exec::"),
+    ("src/sim/error.rs", "instr::"),
+];
+
+#[test]
+fn the_broken_module_circles_stay_broken() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = Vec::new();
+    for (file, upper) in ONE_WAY {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        for (n, l) in code_only(&text).iter().enumerate() {
+            if l.contains(upper) {
+                bad.push(format!("{file}:{}: names {upper}", n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a module circle is back:\n{}",
+        bad.join("\n")
+    );
+}
