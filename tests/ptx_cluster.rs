@@ -200,7 +200,7 @@ fn remote_mbarrier_and_mapa_misuse_is_one_line() {
     let e = error(&kernel("", &wait), &launch(2, 32, 0, [2, 1, 1]));
     // Rank 1 gets there first: its arrive completed the cluster barrier's phase and it ran on.
     assert!(
-        e.starts_with("line 29: lane 0: mbarrier.try_wait on the object at offset 0x0 of the CTA of cluster rank 0"),
+        e.starts_with("line 29: CTA (1,0,0): lane 0: mbarrier.try_wait on the object at offset 0x0 of the CTA of cluster rank 0"),
         "{e}"
     );
     let state = EXCHANGE.replace("ARRIVE", "mbarrier.arrive.shared::cluster.b64 %rd3, [%r9];");

@@ -21,6 +21,11 @@
 //! `cp.async` src-size or ignore-src; or when tainted shared memory reaches a tensor map
 //! (`tensormap.cp_fenceproxy`, `tensormap.replace`).
 //!
+//! One read the pass cannot follow is checked at run time instead: a bulk copy's tensor map
+//! read from global memory (a map a kernel wrote there) may hold bytes a skipped result wrote,
+//! so a counts-only run that reads one is made again with values
+//! (`engine::run_counts_proven`).
+//!
 //! What it does not change: the counts (addresses, guards and control flow are computed from
 //! untainted values exactly as before), the errors a run can meet (every operand that can fail
 //! on its value is a sink), and runs that show values (`tilelab ptx --json` with a trace, the
@@ -329,7 +334,7 @@ fn sink(st: &State, op: &Op) -> Option<String> {
         Op::TensorMapReplace { .. } | Op::TensorMapCopy { .. }
             if st.mem[Place::Shared as usize] || st.mem[Place::Global as usize] =>
         {
-            why("a tensor map's bytes (memory holding tensor-core results)")
+            Some("a tensor map is made in memory that may hold tensor-core results".into())
         }
         Op::TensorMapCopy { dst, src } if addr(dst) || addr(src) => {
             why("a tensormap.cp_fenceproxy address")

@@ -578,7 +578,13 @@ pub fn run_counts_proven(
 ) -> Result<RunResult, RunError> {
     let mut m = Machine::new(prog, launch, (0, String::new()))?;
     m.values = !proven;
-    m.run(None)?;
+    let r = m.run(None);
+    if m.needs_values.get() {
+        // A tensor map was read from global memory, which a skipped result may have written
+        // (the proof follows memory per state space, not per byte): count again with values.
+        return run(prog, launch, None);
+    }
+    r?;
     Ok(m.finish())
 }
 
@@ -587,6 +593,9 @@ pub(super) struct Machine<'p> {
     /// Compute tensor-core results (`false`: a counts-only run whose proof holds,
     /// [`run_counts_proven`]).
     pub(super) values: bool,
+    /// Set by a counts-only run that read what a skipped result may have written and that the
+    /// proof does not cover (a tensor map in global memory): the run is made again with values.
+    pub(super) needs_values: std::cell::Cell<bool>,
     pub(super) warps: Vec<Warp>,
     pub(super) smem: Smem,
     pub(super) global: Global,
@@ -713,6 +722,7 @@ impl<'p> Machine<'p> {
         let mut m = Machine {
             prog,
             values: true,
+            needs_values: std::cell::Cell::new(false),
             warps: Vec::new(),
             smem: Smem::zeroed(0),
             global,

@@ -608,22 +608,8 @@ pub fn run(
                 bad(format!("CTA ({},{},{}): {e}", first[0], first[1], first[2])),
             )
         };
-        let r = engine::run_counts_proven(prog, &l, proven).map_err(|e| match e {
-            // The launch itself (grid, block, parameters): the same for every CTA.
-            engine::RunError::Launch(m) => (idx, bad(m)),
-            // A cluster's instruction errors and deadlocks name their CTA themselves.
-            engine::RunError::At { .. } | engine::RunError::Deadlock(_) if cluster_size > 1 => {
-                (idx, PtxError::Run(e))
-            }
-            e if cluster_size > 1 => (
-                idx,
-                bad(format!(
-                    "the cluster of CTA ({},{},{}): {e}",
-                    first[0], first[1], first[2]
-                )),
-            ),
-            e => at(e.to_string()),
-        })?;
+        let r = engine::run_counts_proven(prog, &l, proven)
+            .map_err(|e| (idx, located(e, first, cluster_size > 1)))?;
         let ex = extra.cluster(&l, &r).map_err(at)?;
         let n = executed.fetch_add(r.instructions, Ordering::Relaxed) + r.instructions;
         if n > opts.max_launch_instructions {
@@ -714,6 +700,20 @@ pub fn run(
         super::dataflow::Proof::Fails(why) => format!("computed: {why}"),
     };
     Ok(g)
+}
+
+/// A failed run's error as the grid reports it: a launch error (grid, block, parameters: the
+/// same for every CTA) as it is; a cluster's instruction errors and deadlocks as they are (they
+/// name their CTA); anything else prefixed with the CTA (or the cluster's first CTA).
+fn located(e: engine::RunError, first: [u32; 3], cluster: bool) -> PtxError {
+    use engine::RunError as R;
+    let [x, y, z] = first;
+    match e {
+        R::Launch(_) => PtxError::Run(e),
+        R::At { .. } | R::Deadlock(_) if cluster => PtxError::Run(e),
+        e if cluster => PtxError::Run(R::Launch(format!("the cluster of CTA ({x},{y},{z}): {e}"))),
+        e => PtxError::Run(R::Launch(format!("CTA ({x},{y},{z}): {e}"))),
+    }
 }
 
 /// Adds one cluster's run to `total` (as an `Acc` of its own, merged).

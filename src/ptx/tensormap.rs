@@ -104,6 +104,9 @@ impl Machine<'_> {
     /// The map of a `cp.async.bulk.tensor` whose tensor-map operand is the global address `g`
     /// (not a parameter): a copied parameter handle or a [`MapImage`].
     pub(super) fn global_map(&self, g: u64, l: usize) -> Result<(TensorMap, u64), String> {
+        if !self.values {
+            self.needs_values.set(true);
+        }
         let at = At::Global(g);
         if !g.is_multiple_of(MAP_ALIGN) {
             return Err(format!(

@@ -621,6 +621,103 @@ impl<'a> Warp<'a> {
         }
     }
 
+    /// `SHFL.{IDX,UP,DOWN,BFLY} Pd, Rd, Ra, b, c` for the lanes of `mask` (PTX ISA shfl.sync:
+    /// `c` holds the clamp in bits 0..4 and the segment mask in bits 8..12; the source lane is
+    /// `b`'s for IDX, `lane - b`, `lane + b`, `lane ^ b` otherwise, kept within the segment or
+    /// else the lane itself, and `Pd` says whether it was in range). A value from a lane
+    /// outside `mask`, or with an unknown guard, `b` or `c`, is unknown.
+    fn shfl(&mut self, parts: &[&str], ops: &[Opnd], mask: u32, guard: &Option<Opnd>) {
+        let (Some(pd), Some(rd), Some(ra)) = (ops.first(), ops.get(1), ops.get(2)) else {
+            return;
+        };
+        // Every lane's value before any is written (Rd may be Ra).
+        let vals: [Option<u32>; 32] =
+            std::array::from_fn(|l| (mask >> l & 1 == 1).then(|| self.read(ra, l)).flatten());
+        let mut out: Vec<(usize, Option<u32>, Option<bool>)> = Vec::new();
+        for l in lanes(mask) {
+            let on = match guard {
+                None => Some(true),
+                Some(g) => self.pred(g, l),
+            };
+            if on == Some(false) {
+                continue;
+            }
+            let b = ops.get(3).and_then(|o| self.read(o, l));
+            let c = ops.get(4).and_then(|o| self.read(o, l));
+            let r = on.and(b.zip(c)).map(|(b, c)| {
+                let (lane, b) = (l as u32, b & 31);
+                let seg = (c >> 8) & 31;
+                let clamp = c & 31;
+                let max = (lane & seg) | (clamp & !seg);
+                let min = lane & seg;
+                let (j, ok) = match parts.get(1).copied() {
+                    Some("UP") => {
+                        let j = lane as i32 - b as i32;
+                        (j, j >= max as i32)
+                    }
+                    Some("DOWN") => {
+                        let j = (lane + b) as i32;
+                        (j, j <= max as i32)
+                    }
+                    Some("BFLY") => {
+                        let j = (lane ^ b) as i32;
+                        (j, j <= max as i32)
+                    }
+                    _ => {
+                        let j = (min | (b & !seg)) as i32;
+                        (j, j <= max as i32)
+                    }
+                };
+                (if ok { j as usize } else { l }, ok)
+            });
+            match r {
+                Some((src, ok)) => out.push((l, vals[src & 31], Some(ok))),
+                None => out.push((l, None, None)),
+            }
+        }
+        for (l, v, p) in out {
+            self.write(rd, l, v);
+            self.write_pred(pd, l, p);
+        }
+    }
+
+    /// `ELECT Pd, URd, Pm` (`elect.sync`): among the lanes of `mask` whose guard and `Pm` hold,
+    /// the lowest is elected: `Pd` true there and false in the others, `URd` its lane number in
+    /// every lane. Unknown when a lane's guard or `Pm` is.
+    fn elect(&mut self, ops: &[Opnd], mask: u32, guard: &Option<Opnd>) {
+        let (Some(pd), Some(rd)) = (ops.first(), ops.get(1)) else {
+            return;
+        };
+        let mut cand: Option<u32> = Some(0);
+        for l in lanes(mask) {
+            let on = match guard {
+                None => Some(true),
+                Some(g) => self.pred(g, l),
+            };
+            let m = match ops.get(2) {
+                Some(o @ Opnd::Pred { .. }) => self.pred(o, l),
+                _ => Some(true),
+            };
+            cand = match (cand, on.zip(m)) {
+                (Some(c), Some((a, b))) => Some(c | (u32::from(a && b) << l)),
+                _ => None,
+            };
+        }
+        let leader = cand.map(|c| c.trailing_zeros());
+        for l in lanes(mask) {
+            let on = match guard {
+                None => Some(true),
+                Some(g) => self.pred(g, l),
+            };
+            if on == Some(false) {
+                continue;
+            }
+            let p = leader.map(|x| x == l as u32);
+            self.write_pred(pd, l, p);
+            self.write(rd, l, leader.filter(|&x| x < 32));
+        }
+    }
+
     /// Evaluates one non-control instruction for the lanes of `mask` whose guard holds.
     fn alu(&mut self, k: usize, mask: u32) {
         let (insts, all): (&'a [SassInst], &'a [Vec<Opnd>]) = (self.insts, self.ops);
@@ -631,6 +728,14 @@ impl<'a> Warp<'a> {
         let parts: Vec<&str> = base.split('.').collect();
         let has = |s: &str| parts.contains(&s);
         let evaluated = known(base);
+        if parts[0] == "SHFL" {
+            self.shfl(&parts, ops, mask, &guard);
+            return;
+        }
+        if parts[0] == "ELECT" {
+            self.elect(ops, mask, &guard);
+            return;
+        }
         for l in lanes(mask) {
             let on = match &guard {
                 None => Some(true),
@@ -1698,6 +1803,48 @@ mod tests {
         let e = replay(&listing(src), &launch(32, vec![]), 1000).unwrap_err();
         assert_eq!(e.addr, 0x20);
         assert!(e.why.contains("cannot know"), "{e}");
+    }
+
+    /// ptxas's loop that issues a per-thread TMA copy one lane at a time: `ELECT` picks the
+    /// lowest lane still to go, which clears its `P0`; the warp loops while any lane has one
+    /// (`BRA.U.ANY`). Lanes 0..2 want a copy: three rounds.
+    #[test]
+    fn an_elect_loop_runs_once_per_lane_that_wants_it() {
+        let src = ".text.k:\n\
+            /*0000*/ S2R R0, SR_TID.X ;\n\
+            /*0010*/ ISETP.LT.U32.AND P0, PT, R0, 0x3, PT ;\n\
+            /*0020*/ PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0 ;\n\
+            .L_x_0:\n\
+            /*0030*/ @P0 ELECT P1, URZ, PT ;\n\
+            /*0040*/ @P1 PLOP3.LUT P0, PT, P1, PT, PT, 0x8, 0x0 ;\n\
+            /*0050*/ PLOP3.LUT P1, PT, PT, PT, PT, 0x8, 0x0 ;\n\
+            /*0060*/ UTMALDG.2D [UR20], [UR4] ;\n\
+            /*0070*/ @P0 BRA.U.ANY `(.L_x_0) ;\n\
+            /*0080*/ EXIT ;\n";
+        let v = replay(&listing(src), &launch(32, vec![]), 1000).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v, [1, 1, 1, 3, 3, 3, 3, 3, 1]);
+    }
+
+    /// `SHFL.IDX` broadcasts lane 5's value, `SHFL.BFLY` 1 swaps neighbours (PTX ISA
+    /// shfl.sync): both results are known, so the branches on them are decided.
+    #[test]
+    fn shuffled_values_are_known_when_their_sources_are() {
+        let src = ".text.k:\n\
+            /*0000*/ S2R R0, SR_TID.X ;\n\
+            /*0010*/ SHFL.IDX PT, R2, R0, 0x5, 0x1f ;\n\
+            /*0020*/ ISETP.NE.AND P0, PT, R2, 0x5, PT ;\n\
+            /*0030*/ @P0 BRA `(.L_x_0) ;\n\
+            /*0040*/ STS [R1], R0 ;\n\
+            .L_x_0:\n\
+            /*0050*/ SHFL.BFLY PT, R3, R0, 0x1, 0x1f ;\n\
+            /*0060*/ LOP3.LUT R4, R3, R0, RZ, 0x96, !PT ;\n\
+            /*0070*/ ISETP.NE.AND P1, PT, R4, 0x1, PT ;\n\
+            /*0080*/ @P1 BRA `(.L_x_1) ;\n\
+            /*0090*/ STS [R1+0x4], R0 ;\n\
+            .L_x_1:\n\
+            /*00a0*/ EXIT ;\n";
+        let v = replay(&listing(src), &launch(32, vec![]), 1000).unwrap();
+        assert_eq!(v, [1; 11]);
     }
 
     #[test]
