@@ -811,3 +811,108 @@ fn causal_fa2_sass_replay_equals_the_source_counters_per_instruction() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert_eq!(g.extra_vector.iter().sum::<u64>(), 57_504);
 }
+
+/// A launch measured after its prediction was committed
+/// (tests/data/whole_launch/attn_causal_32cta_prediction.json, then the H200:
+/// attn_causal_32cta_ncu.csv): Triton's tutorial causal attention, D = 64, N_CTX = 512,
+/// Z*H = 8, 32 CTAs whose work differs (CTA x of a head walks x+1 key-block pairs). Every
+/// counter equals: shared wavefronts and conflicts, STS, STSM, GMMA, the TMA loads and stores
+/// and their bytes, the gmma wavefronts; with `--sass`, `smsp__inst_executed.sum` (487,200) and
+/// the issued LDS (1,152).
+#[test]
+fn a_causal_attention_launch_predicted_before_it_was_measured() {
+    let (_, src, k, mut l) = hopper_launches()
+        .into_iter()
+        .find(|(n, ..)| n == "u_attn_fwd_causal_d64")
+        .unwrap();
+    l.grid = [4, 8, 1];
+    for (key, v) in &mut l.args {
+        if ["3", "8", "13", "18"].contains(&key.as_str()) {
+            *v = "4096".into();
+        }
+    }
+    for (i, m) in [
+        (2, "f16:64,4096:128:64,128:128B"),
+        (7, "f16:64,4096:128:64,64:128B"),
+        (12, "f16:64,4096:128:64,64:128B"),
+        (17, "f16:64,4096:128:64,128:128B"),
+    ] {
+        let t = tilelab::ptx::params::parse_tensor_map(&format!("{i}={m}")).unwrap();
+        let slot = l
+            .tensor_maps
+            .iter_mut()
+            .find(|x| x.param == t.param)
+            .unwrap();
+        *slot = t;
+    }
+    let prog = report::load(&src, k.as_deref()).unwrap();
+    let c = ncu_counters("attn_causal_32cta_ncu.csv");
+    let g = all_ctas(&prog, &l, &grid::NoExtra).unwrap();
+    let t = &g.report.totals;
+    let want = [
+        ("sm__ctas_launched.sum", g.ctas_simulated),
+        (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            t.shared_ld_wavefronts,
+        ),
+        (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+            t.shared_st_wavefronts,
+        ),
+        (
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            t.shared_ld_bank_conflicts,
+        ),
+        (
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+            t.shared_st_bank_conflicts,
+        ),
+        ("smsp__inst_executed_op_shared_st.sum", t.sass.STS),
+        ("smsp__inst_executed_op_shared_stsm.sum", t.sass.STSM),
+        ("smsp__inst_executed_pipe_tensor_op_gmma.sum", t.sass.GMMA),
+        ("smsp__inst_executed_op_tma_ld_pred_on_any.sum", t.tma_ld),
+        ("smsp__inst_executed_op_tma_st_pred_on_any.sum", t.tma_st),
+        (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum",
+            t.gmma_wavefronts,
+        ),
+        (
+            "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum",
+            t.tma_ld_bytes,
+        ),
+    ];
+    let bad: Vec<String> = want
+        .iter()
+        .filter(|(k, s)| c[*k] != *s)
+        .map(|(k, s)| format!("{k}: simulated {s}, measured {}", c[*k]))
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let s = &g.spread["warp_instructions"];
+    assert!(s.min < s.max && s.max_cta[0] == 3, "{s:?}");
+    let Ok(tools) = tilelab::sass::CudaTools::find() else {
+        skip::skip(
+            "a_causal_attention_launch_predicted_before_it_was_measured (SASS part)",
+            "cuda-tools",
+            "no ptxas/nvdisasm",
+        );
+        return;
+    };
+    let ks = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
+    let g = all_ctas(
+        &prog,
+        &l,
+        &tilelab::sass::report::GridSass {
+            prog: &prog,
+            sass: &ks,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        g.spread["sass inst_executed"].sum,
+        c["smsp__inst_executed.sum"]
+    );
+    assert_eq!(
+        g.spread["sass LDS"].sum,
+        c["smsp__inst_executed_op_shared_ld.sum"]
+    );
+}
