@@ -649,9 +649,14 @@ fn matmul_disagreements(
             ),
         ]);
     }
-    want.into_iter()
+    compare(c, &want)
+}
+
+/// Each `(metric, simulated)` of `want` whose measured value in `c` differs, in words.
+fn compare(c: &std::collections::BTreeMap<String, u64>, want: &[(&str, u64)]) -> Vec<String> {
+    want.iter()
         .filter(|(k, s)| c[*k] != *s)
-        .map(|(k, s)| format!("{k}: simulated {s}, measured {}", c[k]))
+        .map(|(k, s)| format!("{k}: simulated {s}, measured {}", c[*k]))
         .collect()
 }
 
@@ -679,7 +684,8 @@ fn tutorial_matmul_launch_of_64_ctas_equals_the_h200() {
     .unwrap();
     let bad = matmul_disagreements(&g, &c, true);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
-    matmul_sass_totals(
+    sass_totals(
+        &matmul_src(),
         &prog,
         &l,
         &c,
@@ -687,10 +693,16 @@ fn tutorial_matmul_launch_of_64_ctas_equals_the_h200() {
     );
 }
 
-/// With ptxas's SASS of the tutorial matmul replayed per CTA: the launch's
+/// The tutorial matmul's PTX.
+fn matmul_src() -> String {
+    std::fs::read_to_string(format!("{HOPPER}/../tt_matmul_f16_4w.ptx")).unwrap()
+}
+
+/// With ptxas's SASS of `src` (the kernel `prog`) replayed per CTA: the launch's
 /// `smsp__inst_executed.sum` and issued LDS (ptxas's `@!PT LDS` included) against `c`; skipped
 /// (for `test`) without ptxas and nvdisasm.
-fn matmul_sass_totals(
+fn sass_totals(
+    src: &str,
     prog: &Program,
     l: &Launch,
     c: &std::collections::BTreeMap<String, u64>,
@@ -703,8 +715,7 @@ fn matmul_sass_totals(
             return;
         }
     };
-    let src = std::fs::read_to_string(format!("{HOPPER}/../tt_matmul_f16_4w.ptx")).unwrap();
-    let k = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
+    let k = tilelab::sass::of_ptx(&tools, src, &prog.name, None).unwrap();
     let g = all_ctas(prog, l, &tilelab::sass::report::GridSass { prog, sass: &k }).unwrap();
     assert!(g.extra_notes.is_empty(), "{:?}", g.extra_notes);
     assert_eq!(
@@ -733,7 +744,8 @@ fn tutorial_matmul_launch_of_4096_ctas_counts_what_the_h200_executes() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     // With the SASS replayed per CTA (about 4 minutes of CPU more): the launch's
     // `smsp__inst_executed.sum`, 208,683,008, and its issued LDS.
-    matmul_sass_totals(
+    sass_totals(
+        &matmul_src(),
         &prog,
         &l,
         &c,
@@ -881,38 +893,15 @@ fn a_causal_attention_launch_predicted_before_it_was_measured() {
             t.tma_ld_bytes,
         ),
     ];
-    let bad: Vec<String> = want
-        .iter()
-        .filter(|(k, s)| c[*k] != *s)
-        .map(|(k, s)| format!("{k}: simulated {s}, measured {}", c[*k]))
-        .collect();
+    let bad = compare(&c, &want);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let s = &g.spread["warp_instructions"];
     assert!(s.min < s.max && s.max_cta[0] == 3, "{s:?}");
-    let Ok(tools) = tilelab::sass::CudaTools::find() else {
-        skip::skip(
-            "a_causal_attention_launch_predicted_before_it_was_measured (SASS part)",
-            "cuda-tools",
-            "no ptxas/nvdisasm",
-        );
-        return;
-    };
-    let ks = tilelab::sass::of_ptx(&tools, &src, &prog.name, None).unwrap();
-    let g = all_ctas(
+    sass_totals(
+        &src,
         &prog,
         &l,
-        &tilelab::sass::report::GridSass {
-            prog: &prog,
-            sass: &ks,
-        },
-    )
-    .unwrap();
-    assert_eq!(
-        g.spread["sass inst_executed"].sum,
-        c["smsp__inst_executed.sum"]
-    );
-    assert_eq!(
-        g.spread["sass LDS"].sum,
-        c["smsp__inst_executed_op_shared_ld.sum"]
+        &c,
+        "a_causal_attention_launch_predicted_before_it_was_measured",
     );
 }

@@ -283,17 +283,10 @@ fn run_grid(
         ..ptx::grid::GridOptions::default()
     };
     let progress = |d: u64| bar.set_position(d);
-    let result = match &kernel_sass {
-        Some(k) => ptx::grid::run(
-            prog,
-            launch,
-            set,
-            &opts,
-            &progress,
-            &tilelab::sass::report::GridSass { prog, sass: k },
-        ),
-        None => ptx::grid::run(prog, launch, set, &opts, &progress, &ptx::grid::NoExtra),
-    };
+    let extra = kernel_sass
+        .as_ref()
+        .map(|k| tilelab::sass::report::GridSass { prog, sass: k });
+    let result = ptx::grid::run(prog, launch, set, &opts, &progress, &extra);
     bar.finish_and_clear();
     let mut g = match result {
         Ok(g) => g,

@@ -183,6 +183,16 @@ impl PerCluster for NoExtra {
     }
 }
 
+/// A caller's counts when it has them (`Some`), none otherwise ([`NoExtra`]).
+impl<T: PerCluster> PerCluster for Option<T> {
+    fn cluster(&self, launch: &Launch, run: &RunResult) -> Result<Vec<CtaExtra>, String> {
+        match self {
+            Some(t) => t.cluster(launch, run),
+            None => NoExtra.cluster(launch, run),
+        }
+    }
+}
+
 /// One counter's spread over the simulated CTAs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Spread {

@@ -621,6 +621,14 @@ impl<'a> Warp<'a> {
         }
     }
 
+    /// Whether lane `l`'s guard holds (`None`: unknown); no guard holds.
+    fn guard_on(&self, guard: &Option<Opnd>, l: usize) -> Option<bool> {
+        match guard {
+            None => Some(true),
+            Some(g) => self.pred(g, l),
+        }
+    }
+
     /// `SHFL.{IDX,UP,DOWN,BFLY} Pd, Rd, Ra, b, c` for the lanes of `mask` (PTX ISA shfl.sync:
     /// `c` holds the clamp in bits 0..4 and the segment mask in bits 8..12; the source lane is
     /// `b`'s for IDX, `lane - b`, `lane + b`, `lane ^ b` otherwise, kept within the segment or
@@ -635,10 +643,7 @@ impl<'a> Warp<'a> {
             std::array::from_fn(|l| (mask >> l & 1 == 1).then(|| self.read(ra, l)).flatten());
         let mut out: Vec<(usize, Option<u32>, Option<bool>)> = Vec::new();
         for l in lanes(mask) {
-            let on = match guard {
-                None => Some(true),
-                Some(g) => self.pred(g, l),
-            };
+            let on = self.guard_on(guard, l);
             if on == Some(false) {
                 continue;
             }
@@ -690,10 +695,7 @@ impl<'a> Warp<'a> {
         };
         let mut cand: Option<u32> = Some(0);
         for l in lanes(mask) {
-            let on = match guard {
-                None => Some(true),
-                Some(g) => self.pred(g, l),
-            };
+            let on = self.guard_on(guard, l);
             let m = match ops.get(2) {
                 Some(o @ Opnd::Pred { .. }) => self.pred(o, l),
                 _ => Some(true),
@@ -705,10 +707,7 @@ impl<'a> Warp<'a> {
         }
         let leader = cand.map(|c| c.trailing_zeros());
         for l in lanes(mask) {
-            let on = match guard {
-                None => Some(true),
-                Some(g) => self.pred(g, l),
-            };
+            let on = self.guard_on(guard, l);
             if on == Some(false) {
                 continue;
             }
@@ -737,10 +736,7 @@ impl<'a> Warp<'a> {
             return;
         }
         for l in lanes(mask) {
-            let on = match &guard {
-                None => Some(true),
-                Some(g) => self.pred(g, l),
-            };
+            let on = self.guard_on(&guard, l);
             if on == Some(false) {
                 continue;
             }

@@ -160,6 +160,16 @@ fn agrees(
     Ok(())
 }
 
+/// `counted_by` of a replayed `sass`: `"replay"`, or with mbarrier waits, that their retries
+/// are not counted ([`replay::retries_uncounted`]).
+fn replayed_by(sass: &KernelSass) -> String {
+    if replay::retries_uncounted(&sass.insts) {
+        "replay, each mbarrier try_wait done at its first try (the hardware's retries, which follow its timing, are not counted)".into()
+    } else {
+        "replay".into()
+    }
+}
+
 /// The dynamic count of each instruction of `sass`: replayed when `launch` is given and the
 /// replay finishes and [`agrees`] with the run, else from the reach counts; and which.
 fn executions(
@@ -182,11 +192,7 @@ fn executions(
         Ok(v)
     });
     match replayed {
-        Ok(v) if replay::retries_uncounted(&sass.insts) => (
-            v,
-            "replay, each mbarrier try_wait done at its first try (the hardware's retries, which follow its timing, are not counted)".into(),
-        ),
-        Ok(v) => (v, "replay".into()),
+        Ok(v) => (v, replayed_by(sass)),
         // A cluster's CTAs are counted one by one, as a grid run counts them.
         Err(why) if !cta_reached.is_empty() => {
             let mut v = vec![0u64; sass.insts.len()];
@@ -267,10 +273,8 @@ pub fn build_grid(
     notes: &BTreeMap<String, u64>,
     ctas: u64,
 ) -> SassReport {
-    let counted_by = if notes.is_empty() && replay::retries_uncounted(&sass.insts) {
-        "replay, each mbarrier try_wait done at its first try (the hardware's retries, which follow its timing, are not counted)".to_string()
-    } else if notes.is_empty() {
-        "replay".to_string()
+    let counted_by = if notes.is_empty() {
+        replayed_by(sass)
     } else {
         let fell: u64 = notes.values().sum();
         let (why, _) = notes.iter().max_by_key(|(_, n)| **n).expect("not empty");

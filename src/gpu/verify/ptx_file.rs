@@ -247,17 +247,11 @@ impl PtxRun {
         ));
         let launch = self.launch([0, 0, 0]);
         let all = ptx::grid::CtaSet::All;
-        let g = match &sass {
-            Ok((_, k)) => ptx::grid::run(
-                prog,
-                &launch,
-                &all,
-                &opts,
-                &|_| {},
-                &crate::sass::report::GridSass { prog, sass: k },
-            ),
-            Err(_) => ptx::grid::run(prog, &launch, &all, &opts, &|_| {}, &ptx::grid::NoExtra),
-        };
+        let extra = sass
+            .as_ref()
+            .ok()
+            .map(|(_, k)| crate::sass::report::GridSass { prog, sass: k });
+        let g = ptx::grid::run(prog, &launch, &all, &opts, &|_| {}, &extra);
         progress.finish();
         let g = g.map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         let t = &g.report.totals;
