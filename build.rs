@@ -1,5 +1,5 @@
 //! Records the commit the binary is built from (`TILELAB_COMMIT`, read by
-//! `tilelab::provenance::BUILD_COMMIT`) so `tilelab verify --save-measured` can write it into the
+//! `tilelab::BUILD_COMMIT`) so `tilelab verify --save-measured` can write it into the
 //! provenance of what it measures. Outside a git checkout nothing is set ("unknown").
 //! `TILELAB_VERSION` is what `tilelab --version` prints after the name: the package version and
 //! the commit's first 12 hex digits (`0.1.0 (commit 8dba9e8a1b2c)`, `(commit unknown)` outside a

@@ -1,5 +1,8 @@
 //! tilelab: what happens inside a tensor-core tile kernel, one warp instruction at a time.
 //!
+//! [`sim`], [`ptx`], [`measured`], [`text`] and [`textfile`] are the pure core crate
+//! `tilelab-core` (`crates/tilelab-core`), re-exported here; the rest is this crate.
+//!
 //! * [`sim`]: the pure CPU simulator (wavefronts, bank conflicts, ldmatrix and mma fragments);
 //! * [`gpu`]: running the same tiling on an NVIDIA GPU (cudarc, loaded at run time);
 //! * [`lessons`]: the lesson files (`lessons/*.toml`), loaded and run on [`sim`];
@@ -15,16 +18,22 @@
 
 pub mod gpu;
 pub mod lessons;
-pub mod measured;
 pub mod palette;
-pub mod ptx;
 pub mod sass;
-pub mod sim;
 pub mod sources;
-pub mod text;
-pub mod textfile;
 pub mod tui;
 pub mod viz;
+
+// The pure core (`crates/tilelab-core`), at the paths the rest of the crate and the tests use.
+pub use tilelab_core::{measured, ptx, sim, text, textfile};
+
+/// The commit the running binary was built from (`git rev-parse HEAD` at build time, by
+/// `build.rs`), or `unknown` when it was built outside a git checkout. Written into the
+/// provenance of what `tilelab verify --save-measured` measures.
+pub const BUILD_COMMIT: &str = match option_env!("TILELAB_COMMIT") {
+    Some(c) => c,
+    None => "unknown",
+};
 
 /// Provenance sidecars, at their old path `tilelab::provenance` (build.rs and the integration tests name it).
 pub use measured::provenance;

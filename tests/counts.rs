@@ -10,9 +10,6 @@
 //! * `cli`: the built binary: tables, `--json`, snapshots, bad inputs (exit 2, one line on
 //!   stderr, no panic), a closed pipe.
 
-#[path = "common/run.rs"]
-mod run;
-
 use tilelab::sim::arch::Arch;
 use tilelab::sim::counts::{
     bank_summary, dynamic_counts, flash_checks, flash_dynamic_checks, gemm_checks, gemm_counts,
@@ -567,7 +564,7 @@ mod cli {
 
     fn run(args: &[&str]) -> Output {
         let a: Vec<&str> = ["--color", "never"].iter().chain(args).copied().collect();
-        crate::run::tilelab(&a)
+        crate::common::run::tilelab(&a)
     }
 
     fn stdout(args: &[&str]) -> String {

@@ -3,8 +3,7 @@
 //! alternate screen. Skipped, with a printed reason, when tmux is not installed
 //! (`apt-get install -y tmux`).
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::common::skip;
 
 use std::process::Command;
 use std::thread::sleep;

@@ -15,10 +15,8 @@
 //!   answer the simulator computes; `the_spoiler_check_catches_the_old_notes` shows the check
 //!   sees the notes the issue quoted; `readme_and_help_examples_answer_wrong`.
 
-#[path = "common/run.rs"]
-mod run;
-#[path = "common/tiny_lesson.rs"]
-mod tiny_lesson;
+use crate::common::run;
+use crate::common::tiny_lesson;
 use std::process::Command;
 use tiny_lesson::TINY_LESSON;
 

@@ -23,12 +23,10 @@
 //! * `export_errors_are_one_line`: unknown lesson or variant, a page path that cannot be
 //!   written, bad arguments: one line on stderr, exit 2, nothing on stdout.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::tilelab;
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::common::skip;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,7 @@
 //! consumer loops, the `#pragma unroll` panel loops) and written out with its derivation; the
 //! library is only the thing under test.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::tilelab as run;
 
 use tilelab::sim::fa3::{Fa3Tiling, H200_SMS};

@@ -6,8 +6,7 @@
 //! * `explain_cli`: one entry, the list, `--json`, an unknown term's one-line error with near
 //!   matches (exit 2).
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::tilelab;
 
 use tilelab::lessons::{self, glossary};

@@ -1,12 +1,20 @@
-//! Issue 30's layers, kept until the workspace split: the pure rooms (`src/sim`, `src/ptx`,
-//! `src/sass`, `src/measured`) and `src/lessons` never name a room above them (`crate::gpu`,
-//! `crate::cli`, `crate::tui`) in code. Comments and doc comments may (a doc link up is not an
+//! Issue 30's layers. The pure core (`sim`, `ptx`, `measured`, `text`, `textfile`) is its own
+//! crate, `crates/tilelab-core`: Cargo refuses an import from it of anything in `tilelab`, and
+//! [`the_core_crate_depends_on_no_layer_above_it`] keeps the layers' libraries (cudarc, ratatui,
+//! crossterm, clap, indicatif) out of its dependencies. Inside `tilelab`, `src/sass` and
+//! `src/lessons` never name a room above them (`crate::gpu`, `crate::cli`, `crate::tui`) in code. Comments and doc comments may (a doc link up is not an
 //! import). docs/architecture.md has the room table.
 
 use std::path::{Path, PathBuf};
 
-/// The rooms that may not use the ones in [`ABOVE`].
-const LOWER: [&str; 5] = ["sim", "ptx", "sass", "measured", "lessons"];
+/// The rooms that may not use the ones in [`ABOVE`] (the core's too: a second guard beside Cargo's).
+const LOWER: [&str; 5] = [
+    "crates/tilelab-core/src/sim",
+    "crates/tilelab-core/src/ptx",
+    "crates/tilelab-core/src/measured",
+    "src/sass",
+    "src/lessons",
+];
 /// The rooms above them.
 const ABOVE: [&str; 3] = ["crate::gpu", "crate::cli", "crate::tui"];
 
@@ -105,12 +113,12 @@ fn the_scanner_skips_comments_and_finds_code() {
 
 #[test]
 fn pure_rooms_and_lessons_never_use_gpu_cli_or_tui() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut bad = Vec::new();
     for room in LOWER {
         let mut files = Vec::new();
-        rust_files(&src.join(room), &mut files);
-        assert!(!files.is_empty(), "no Rust files in src/{room}");
+        rust_files(&root.join(room), &mut files);
+        assert!(!files.is_empty(), "no Rust files in {room}");
         files.sort();
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
@@ -133,10 +141,10 @@ const ONE_WAY: [(&str, &str); 7] = [
     ("src/gpu/check.rs", "verify::"),
     ("src/gpu/hopper_check.rs", "verify::"),
     ("src/lessons/ptx.rs", "run::"),
-    ("src/ptx/cfg.rs", "decode::"),
-    ("src/ptx/inst.rs", "decode::"),
-    ("src/sim/ldmatrix.rs", "exec::"),
-    ("src/sim/error.rs", "instr::"),
+    ("crates/tilelab-core/src/ptx/cfg.rs", "decode::"),
+    ("crates/tilelab-core/src/ptx/inst.rs", "decode::"),
+    ("crates/tilelab-core/src/sim/ldmatrix.rs", "exec::"),
+    ("crates/tilelab-core/src/sim/error.rs", "instr::"),
 ];
 
 #[test]
@@ -155,5 +163,54 @@ fn the_broken_module_circles_stay_broken() {
         bad.is_empty(),
         "a module circle is back:\n{}",
         bad.join("\n")
+    );
+}
+
+/// The libraries of the layers above the core: the core crate may not depend on them, nor on
+/// `tilelab` itself (issue 30: "no cudarc, ratatui, crossterm, clap, indicatif").
+const NOT_IN_CORE: [&str; 6] = [
+    "cudarc",
+    "ratatui",
+    "crossterm",
+    "clap",
+    "indicatif",
+    "tilelab",
+];
+
+#[test]
+fn the_core_crate_depends_on_no_layer_above_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("crates/tilelab-core/Cargo.toml")).unwrap();
+    let manifest: toml::Table = text.parse().unwrap();
+    assert_eq!(manifest["package"]["name"].as_str(), Some("tilelab-core"));
+    let deps = manifest["dependencies"].as_table().unwrap();
+    assert!(
+        deps.contains_key("half"),
+        "the core's dependencies: {deps:?}"
+    );
+    let bad: Vec<&str> = NOT_IN_CORE
+        .into_iter()
+        .filter(|d| {
+            deps.keys()
+                .any(|k| k == d || k.starts_with(&format!("{d}_")))
+        })
+        .collect();
+    assert!(bad.is_empty(), "tilelab-core depends on {bad:?}");
+    // And the tilelab crate takes the core from the workspace, so the re-exported paths are it.
+    let top: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        top["dependencies"]["tilelab-core"]["path"].as_str(),
+        Some("crates/tilelab-core")
+    );
+    assert!(
+        top["workspace"]["default-members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str() == Some("crates/tilelab-core")),
+        "`cargo test` from the root must run the core's unit tests too"
     );
 }

@@ -2,8 +2,7 @@
 //! report as the flags they hold, flags beside them overriding, and one-line errors (exit 2)
 //! naming the file and the JSON path, for `tilelab ptx`, `tui` and `verify`.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::tilelab;
 
 use std::path::{Path, PathBuf};

@@ -12,8 +12,7 @@
 //! * `unknown_lesson_lists_the_known_ones`;
 //! * `p_stays_in_registers`: the C fragment of two n8 mmas is the A fragment of the next mma.
 
-#[path = "common/tiny_lesson.rs"]
-mod tiny_lesson;
+use crate::common::tiny_lesson;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tiny_lesson::TINY_LESSON;

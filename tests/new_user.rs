@@ -1,8 +1,7 @@
 //! What stumbled in the new-user trial of 2026-12-01 (`docs/new-user-trial-2026-12-01.md`),
 //! run as the user ran it: each test is one stumble and the behaviour it has now.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::tilelab;
 
 use std::process::Command;

@@ -11,7 +11,7 @@
 //! * **masked steps**: the kv loop of every CTA against a brute force over the causal mask's
 //!   elements, for every (bm, bn, seq, causal) up to a size, including bm < bn and bm % bn ≠ 0.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 

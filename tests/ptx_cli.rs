@@ -4,8 +4,7 @@
 //! PTX, unknown kernels, missing arguments, unsupported instructions, deadlocks, runaway loops,
 //! local accesses outside the thread's frame.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::{json, one_line_error as error, tilelab};
 
 use serde_json::Value;

@@ -9,8 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 use tilelab::ptx::{self, Launch};
 
-#[path = "common/fixture_launch.rs"]
-mod fixture_launch;
+use crate::common::fixture_launch;
 use fixture_launch::{DIR, dim};
 
 /// (fixture, counter, simulated, measured) for every disagreement of one launch file.

@@ -64,7 +64,7 @@ fn the_checker_measures_a_function() {
 fn no_function_in_src_ptx_is_over_150_lines() {
     let mut files = Vec::new();
     rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ptx"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/tilelab-core/src/ptx"),
         &mut files,
     );
     assert!(files.len() >= 10, "{files:?}");

@@ -16,13 +16,10 @@ use serde_json::Value;
 use tilelab::ptx::engine::{self, Launch, RunResult};
 use tilelab::ptx::{dataflow, decode::Program, grid, report};
 
-#[path = "common/fixture_launch.rs"]
-mod fixture_launch;
+use crate::common::fixture_launch;
 
-#[path = "common/run.rs"]
-mod run;
-#[path = "common/skip.rs"]
-mod skip;
+use crate::common::run;
+use crate::common::skip;
 use run::tilelab;
 
 const HOPPER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hopper/launch");
@@ -428,7 +425,7 @@ fn launch_totals_equal_the_whole_kernel_counters() {
 
 /// [`launch_totals_equal_the_whole_kernel_counters`] on the 4 causal FA2 launches at S = 4096
 /// (31, 32, 63 and 64 CTAs; passed 2026-12-02, docs/log/2026-12-02-whole-launch.md). Run with
-/// `cargo test --release --test ptx_grid -- --ignored`.
+/// `cargo test --release --test tests ptx_grid:: -- --ignored`.
 #[test]
 #[ignore = "minutes in the test profile; run with --release -- --ignored"]
 fn launch_totals_at_s4096() {
@@ -732,7 +729,7 @@ fn sass_totals(
 /// mm4096_ncu.csv). The instruction counts and gmma wavefronts equal the H200's; the
 /// pipe-level shared wavefronts do not, and change from one ncu run to the next (the README
 /// there). About a minute of CPU in a release build: run with
-/// `cargo test --release --test ptx_grid -- --ignored`.
+/// `cargo test --release --test tests ptx_grid:: -- --ignored`.
 #[test]
 #[ignore = "a minute of CPU in --release, longer in the test profile; run with --release -- --ignored"]
 fn tutorial_matmul_launch_of_4096_ctas_counts_what_the_h200_executes() {

@@ -8,7 +8,7 @@
 //! * `ldmatrix` through `sim::exec::execute` on index-filled memory returns, in every (lane, reg, half), the element
 //!   the ldmatrix table names.
 
-mod common;
+use crate::common;
 
 use common::isa_tables::{self as isa, OperandTable};
 use ndarray::Array2;

@@ -14,8 +14,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::tilelab;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_lines");

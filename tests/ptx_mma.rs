@@ -15,8 +15,7 @@
 use std::path::Path;
 use std::process::Command;
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::common::skip;
 
 use serde_json::Value;
 use tilelab::ptx::{self, Launch, Observer, TraceEvent, TraceKind};

@@ -30,8 +30,7 @@ use serde_json::Value;
 use tilelab::ptx::report::PtxError;
 use tilelab::ptx::{self, Launch};
 
-#[path = "common/fixture_launch.rs"]
-mod fixture_launch;
+use crate::common::fixture_launch;
 use fixture_launch::{DIR, dim};
 /// Warp instructions per run: every lesson kernel, `triton_softmax`, `triton_transpose`,
 /// `triton_matmul_2w` and the small GEMMs finish within it, the others stop at it past their

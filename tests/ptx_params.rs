@@ -8,8 +8,7 @@
 //! wavefronts, 31 conflicts), 8 bytes two lanes per bank (2 wavefronts), 4 bytes one word per
 //! lane (1 wavefront). Demangled names are c++filt's (GNU binutils) for the same symbols.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::{json, one_line_error as error, tilelab};
 
 use proptest::prelude::*;

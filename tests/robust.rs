@@ -27,15 +27,13 @@
 //! output, one colour decision (clap's help included, `CLICOLOR`, `CLICOLOR_FORCE`), capped
 //! lists and escaped control bytes in errors and tables, one size syntax.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::tilelab;
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::common::skip;
 
 fn temp_dir(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("tilelab-robust-{tag}-{}", std::process::id()));
@@ -1411,7 +1409,7 @@ mod round2_cli {
     );
 
     // The one runner (tests/common/run.rs) takes OS-string arguments too.
-    use crate::run::tilelab as tilelab_os;
+    use crate::common::run::tilelab as tilelab_os;
 
     /// One valid command line of every subcommand, with no option that takes a file to write
     /// (where any bytes are a valid name) and no GPU needed.

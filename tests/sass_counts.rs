@@ -11,8 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::common::skip;
 
 const PTX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx");
 const HOPPER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ptx_hopper");

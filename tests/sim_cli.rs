@@ -1,8 +1,7 @@
 //! The `tilelab sim …` commands, run as a user would: measured H200 records reproduced, the
 //! article's bank-conflict story, fragment maps, and one-line errors for bad input.
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::{stdout_json as json, tilelab};
 
 use std::process::{Command, Output};

@@ -4,8 +4,7 @@
 //! from the PTX ISA (matrix descriptor format, wgmma and cp.async.bulk(.tensor) sections) and
 //! the CUDA driver API (`cuTensorMapEncodeTiled`).
 
-#[path = "common/run.rs"]
-mod run;
+use crate::common::run;
 use run::{stdout_json as json, tilelab};
 
 /// The one-line error of a failing command.

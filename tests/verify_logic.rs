@@ -1,8 +1,7 @@
 //! The comparison logic of `tilelab verify`, without a GPU: a deliberately wrong simulator
 //! answer must be caught, and `verify` itself must skip cleanly where there is no GPU.
 
-#[path = "common/skip.rs"]
-mod skip;
+use crate::common::skip;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -510,7 +509,7 @@ fn save_measured_writes_what_ncu_measured() {
     assert_eq!(p.card, "NVIDIA H200 (sm_90)");
     assert_eq!(p.tools["ncu"], "2025.3.1.0");
     assert_eq!(p.command, plan.command);
-    assert_eq!(p.commit, provenance::BUILD_COMMIT);
+    assert_eq!(p.commit, tilelab::BUILD_COMMIT);
     assert!(p.reconstructed.is_none());
 }
 

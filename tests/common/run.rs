@@ -2,7 +2,7 @@
 //! checks that many of them make of its output.
 //!
 //! Every run sets `NO_COLOR=1`, so that text output carries no escape codes whatever the
-//! terminal. Included with `#[path = "common/run.rs"] mod run;` (see tests/README.md).
+//! terminal. Used as `use crate::common::run;` (see tests/README.md).
 
 #![allow(dead_code)]
 

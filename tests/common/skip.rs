@@ -6,7 +6,7 @@
 //! just above that `ok`) and the file are what tell a skip from a pass; `TILELAB_REQUIRE` turns
 //! a skip into a failure where the requirement was provided on purpose.
 //!
-//! Included with `#[path = "common/skip.rs"] mod skip;` by the tests that need it.
+//! Used as `use crate::common::skip;` by the tests that need it.
 
 #![allow(dead_code)]
 

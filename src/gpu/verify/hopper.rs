@@ -141,7 +141,7 @@ pub(super) fn save(
             "cuda": ctx.device.cuda,
             "date": crate::measured::provenance::utc_now(),
             "command": plan.command,
-            "commit": crate::measured::provenance::BUILD_COMMIT,
+            "commit": crate::BUILD_COMMIT,
         },
         "measured": value,
     });

@@ -227,7 +227,7 @@ fn provenance_of(
         date: provenance::utc_now(),
         command: plan.command.clone(),
         generator: GENERATOR.to_string(),
-        commit: provenance::BUILD_COMMIT.to_string(),
+        commit: crate::BUILD_COMMIT.to_string(),
         reconstructed: None,
     }
 }

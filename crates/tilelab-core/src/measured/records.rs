@@ -21,7 +21,7 @@ use crate::sim::instr::Instruction;
 
 /// The 237 records measured on an H200 (`tests/data/h200_wavefronts.json`, a copy of
 /// `tests/data/h200_wavefronts.json`), built into the binary.
-pub const MEASURED_H200_JSON: &str = include_str!("../../tests/data/h200_wavefronts.json");
+pub const MEASURED_H200_JSON: &str = include_str!("../../../../tests/data/h200_wavefronts.json");
 
 /// One recorded warp request.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]

@@ -20,13 +20,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-/// The commit the running binary was built from (`git rev-parse HEAD` at build time, by
-/// `build.rs`), or `unknown` when it was built outside a git checkout.
-pub const BUILD_COMMIT: &str = match option_env!("TILELAB_COMMIT") {
-    Some(c) => c,
-    None => "unknown",
-};
-
 /// Where one measured data file came from. Every field is required (a sidecar that lacks one
 /// does not load).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]

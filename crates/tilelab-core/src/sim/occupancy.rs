@@ -16,8 +16,8 @@
 //!
 //! # Example: the FA v1→v2 article's v1 kernel on a Turing card
 //! ```
-//! use tilelab::sim::arch::Arch;
-//! use tilelab::sim::occupancy::{occupancy, Limiter, OccupancyInput};
+//! use tilelab_core::sim::arch::Arch;
+//! use tilelab_core::sim::occupancy::{occupancy, Limiter, OccupancyInput};
 //! let r = occupancy(&OccupancyInput { arch: Arch::Sm75, threads_per_block: 128,
 //!     smem_per_block_bytes: 28 * 1024, regs_per_thread: None, smem_opt_in: true }).unwrap();
 //! assert_eq!((r.blocks_per_sm, r.active_warps), (2, 8));

@@ -152,7 +152,7 @@ impl Default for GridOptions {
 }
 
 /// Extra per-CTA counts a caller adds to a grid run (ptxas's SASS replayed per CTA:
-/// `crate::sass::report::GridSass`): named counters, summed and spread like the PTX ones, and a
+/// `tilelab::sass::report::GridSass`): named counters, summed and spread like the PTX ones, and a
 /// vector summed element by element.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CtaExtra {

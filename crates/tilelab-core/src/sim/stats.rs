@@ -43,7 +43,7 @@ impl From<RequestCost> for AccessStats {
 /// count them). `None` when there is no conflict or no request.
 ///
 /// ```
-/// use tilelab::sim::stats::ways;
+/// use tilelab_core::sim::stats::ways;
 /// assert_eq!(ways(32, 1, 1).unwrap(), "32-way bank conflict (32 wavefronts per request for 1 ideal)");
 /// // Triton's line 402: 16 executions of a 16-byte load, as ncu counts them ("32-way").
 /// assert_eq!(

@@ -33,7 +33,7 @@ pub enum SizeError {
 /// The bytes `s` spells ([`FORMS`]), at most `max`.
 ///
 /// ```
-/// use tilelab::sim::size::{parse_bytes, SizeError};
+/// use tilelab_core::sim::size::{parse_bytes, SizeError};
 /// assert_eq!(parse_bytes("16KB", u64::MAX), Ok(16384));
 /// assert_eq!(parse_bytes("1.5 KiB", u64::MAX), Ok(1536));
 /// assert_eq!(parse_bytes("2M", u64::MAX), Ok(2 << 20));

@@ -26,7 +26,7 @@
 //! arrive-on with a count above the pending count, a tx-count leaving its range.
 //!
 //! ```
-//! use tilelab::sim::mbarrier::Mbarrier;
+//! use tilelab_core::sim::mbarrier::Mbarrier;
 //! // A TMA pipeline stage: one producer arrival that expects 8192 bytes, then the copy.
 //! let mut b = Mbarrier::default();
 //! b.init(1).unwrap();

@@ -1170,8 +1170,8 @@ fn merges_same_word(ins: Instruction) -> bool {
 ///
 /// # Example
 /// ```
-/// use tilelab::sim::bank::{simulate, WarpRequest, SharedMemoryConfig};
-/// use tilelab::sim::instr::Instruction;
+/// use tilelab_core::sim::bank::{simulate, WarpRequest, SharedMemoryConfig};
+/// use tilelab_core::sim::instr::Instruction;
 /// // 32 lanes reading a column of a 64-wide f16 tile: all in bank 0, a 32-way conflict.
 /// let offs = std::array::from_fn(|lane| lane as u32 * 128);
 /// let req = WarpRequest::new(Instruction::parse("ld.shared.u16").unwrap(), offs);

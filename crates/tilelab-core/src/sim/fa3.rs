@@ -44,8 +44,8 @@
 //!
 //! # Example: D = 128, S = 4096, not causal, on the H200's 132 SMs
 //! ```
-//! use tilelab::sim::fa3::{Fa3Tiling, H200_SMS};
-//! use tilelab::sim::program::FlashProblem;
+//! use tilelab_core::sim::fa3::{Fa3Tiling, H200_SMS};
+//! use tilelab_core::sim::program::FlashProblem;
 //! let t = Fa3Tiling::new(128, false);
 //! let p = FlashProblem { batch: 2, heads: 16, seq: 4096 };
 //! let r = t.report(&p, H200_SMS).unwrap();

@@ -1,6 +1,6 @@
 //! How the driver is to load a PTX module, decided on its text alone (pure): the linker path, or
 //! `cuModuleLoadDataEx` for a module whose `.extern .shared` is aligned above 16 bytes. Used by
-//! `gpu::verify::ptx_file` (the load itself) and [`crate::sass`] (ptxas run as the driver would).
+//! `gpu::verify::ptx_file` (the load itself) and `tilelab::sass` (ptxas run as the driver would).
 
 /// How the driver is given the PTX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +46,11 @@ mod tests {
     #[test]
     fn the_load_path_follows_the_extern_shared_alignment() {
         let read = |f: &str| {
-            std::fs::read_to_string(format!("{}/tests/data/{f}", env!("CARGO_MANIFEST_DIR")))
-                .unwrap()
+            std::fs::read_to_string(format!(
+                "{}/../../tests/data/{f}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
         };
         assert_eq!(
             load_path(&read("ptx_hopper/fa3_d64_full_f16.ptx")),

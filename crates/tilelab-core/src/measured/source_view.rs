@@ -215,7 +215,7 @@ mod tests {
 
     /// Rows of the source page measured on the H200 (2026-11-30, `scripts/ptx_fixtures/source_view.sh`,
     /// trimmed to the shared-memory lines of two fixtures).
-    const PAGE: &str = include_str!("../../tests/data/ncu_source_page_h200_2026-11-30.csv");
+    const PAGE: &str = include_str!("../../../../tests/data/ncu_source_page_h200_2026-11-30.csv");
 
     fn line(k: &KernelLines, n: u32) -> &LineCounters {
         k.lines
@@ -301,7 +301,7 @@ mod tests {
     #[test]
     fn line_info_names_each_instructions_own_line() {
         // Triton PTX: its own .loc/.file and DWARF sections go, one .file 1 names the PTX.
-        let t = include_str!("../../tests/data/ptx/triton_matmul_2w.ptx");
+        let t = include_str!("../../../../tests/data/ptx/triton_matmul_2w.ptx");
         let r = with_own_line_info(t, "/x/triton_matmul_2w.ptx");
         assert!(check_loc_targets(t, &r) > 100);
         assert_eq!(r.matches(".file").count(), 1);
@@ -318,7 +318,7 @@ mod tests {
         };
         assert_eq!(instrs(t), instrs(&r));
         // nvcc PTX with a local depot: `.local` is a declaration, not a `.loc`.
-        let n = include_str!("../../tests/data/ptx/lesson_fa_v1_v2.ptx");
+        let n = include_str!("../../../../tests/data/ptx/lesson_fa_v1_v2.ptx");
         let r = with_own_line_info(n, "lesson_fa_v1_v2.ptx");
         assert!(r.contains(".local .align 4 .b8 \t__local_depot0[120];"));
         assert!(check_loc_targets(n, &r) > 100);

@@ -8,10 +8,10 @@
 //!
 //! # Example: the FA2 counts article's dynamic counts
 //! ```
-//! use tilelab::sim::arch::Arch;
-//! use tilelab::sim::counts::dynamic_counts;
-//! use tilelab::sim::layout::LayoutSpec;
-//! use tilelab::sim::program::{FlashProblem, FlashStyle, FlashTiling, StageKind};
+//! use tilelab_core::sim::arch::Arch;
+//! use tilelab_core::sim::counts::dynamic_counts;
+//! use tilelab_core::sim::layout::LayoutSpec;
+//! use tilelab_core::sim::program::{FlashProblem, FlashStyle, FlashTiling, StageKind};
 //! let t = FlashTiling { style: FlashStyle::Torch, bm: 64, bn: 64, head_dim: 128, warps: 4, causal: true };
 //! let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
 //! let p = FlashProblem { batch: 2, heads: 16, seq: 1024 };

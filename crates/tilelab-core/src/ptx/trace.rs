@@ -10,7 +10,7 @@
 //! [`WarpActivity::role`] is the warp's producer/consumer role. Pure: no I/O.
 //!
 //! ```
-//! use tilelab::ptx::{self, Launch, trace::Recorder};
+//! use tilelab_core::ptx::{self, Launch, trace::Recorder};
 //! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nld.shared.b32 %r0, [%r2+4];\nret;\n}\n";
 //! let launch = Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], cluster: None,
 //!     args: vec![], tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000 };

@@ -29,7 +29,7 @@ pub const MAX_LAUNCH_FILE_BYTES: u64 = 4 << 20;
 /// The most bytes of the learner's progress file (`progress.json`): 16 MiB. One record (a step's
 /// right/attempts/last answer) takes about 100 bytes and the built-in lessons ask a few dozen
 /// questions, so a real file is a few KB; 16 MiB leaves room for many `--dir` lessons.
-/// [`crate::lessons::progress`] refuses to write a file over this, so what it saves can always
+/// `tilelab::lessons::progress` refuses to write a file over this, so what it saves can always
 /// be read back.
 pub const MAX_PROGRESS_BYTES: u64 = 16 << 20;
 

@@ -1,5 +1,5 @@
 //! Global-memory traffic of the FlashAttention forward loop orders the v1 → v2 article
-//! ([`crate::sources::FA_ARCHAEOLOGY`]) compares: bytes read and written by v1 (outer loop over
+//! (`tilelab::sources::FA_ARCHAEOLOGY`) compares: bytes read and written by v1 (outer loop over
 //! K/V blocks of B_c rows, inner over Q blocks of B_r rows, Q and O reloaded every inner step)
 //! and v2 (Q block outer and held on chip, accumulator in registers, O and the logsumexp written
 //! once), with and without L2 reuse of K/V, and the grid each order launches.
@@ -17,7 +17,7 @@
 //!
 //! # Example: the article's grid sizes
 //! ```
-//! use tilelab::sim::traffic::{simulate, LoopOrder, ARTICLE_PROBLEM};
+//! use tilelab_core::sim::traffic::{simulate, LoopOrder, ARTICLE_PROBLEM};
 //! let v1 = simulate(&ARTICLE_PROBLEM, LoopOrder::V1, false).unwrap();
 //! let v2 = simulate(&ARTICLE_PROBLEM, LoopOrder::V2, true).unwrap();
 //! assert_eq!((v1.blocks, v2.blocks), (640, 20_480));

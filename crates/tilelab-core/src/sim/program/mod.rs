@@ -23,10 +23,10 @@
 //!
 //! # Example
 //! ```
-//! use tilelab::sim::arch::Arch;
-//! use tilelab::sim::program::{FlashStyle, FlashTiling};
-//! use tilelab::sim::counts::ClassCounts;
-//! use tilelab::sim::layout::LayoutSpec;
+//! use tilelab_core::sim::arch::Arch;
+//! use tilelab_core::sim::program::{FlashStyle, FlashTiling};
+//! use tilelab_core::sim::counts::ClassCounts;
+//! use tilelab_core::sim::layout::LayoutSpec;
 //! let t = FlashTiling { style: FlashStyle::Torch, bm: 64, bn: 64, head_dim: 128, warps: 4, causal: true };
 //! let cta = t.build(&LayoutSpec::row(), Arch::Sm80).unwrap();
 //! let copy = ClassCounts::of(&cta.warps[0].stages[1].instrs);

@@ -266,7 +266,7 @@ pub struct Totals {
     pub warp_instructions: u64,
     /// What the SASS counts come from: `"ptx"` here (one SASS instruction per PTX instruction
     /// of a class); `tilelab ptx --sass` replaces it with ptxas's version (`"ptxas 13.0.88"`)
-    /// when its SASS gave the dynamic counts (`crate::sass`).
+    /// when its SASS gave the dynamic counts (`tilelab::sass`).
     pub sass_from: String,
     /// Shared memory modelled, bytes.
     pub smem_bytes: u32,
@@ -326,7 +326,7 @@ pub struct Report {
     pub lines: Vec<LineReport>,
     /// Every PTX line with an instruction: the warp-level executions of its instruction (the
     /// most of any when it has several), warps whose guard was false in every lane included
-    /// (an issued SASS instruction's count: `crate::sass::dynamic`). Not in the JSON.
+    /// (an issued SASS instruction's count: `tilelab::sass::dynamic`). Not in the JSON.
     #[serde(skip)]
     pub reached: std::collections::BTreeMap<u32, u64>,
     /// For a cluster of several CTAs, [`Self::reached`] of each CTA, by cluster rank (empty for
@@ -798,10 +798,10 @@ mod tests {
     use proptest::prelude::*;
 
     const TEXTS: [&str; 4] = [
-        include_str!("../../tests/data/ptx_hand/divergence.ptx"),
-        include_str!("../../tests/data/ptx_hand/ldmatrix_mma.ptx"),
-        include_str!("../../tests/data/ptx_hand/transpose_store.ptx"),
-        include_str!("../../tests/data/ptx_hand/triton_matmul_2w.ptx"),
+        include_str!("../../../../tests/data/ptx_hand/divergence.ptx"),
+        include_str!("../../../../tests/data/ptx_hand/ldmatrix_mma.ptx"),
+        include_str!("../../../../tests/data/ptx_hand/transpose_store.ptx"),
+        include_str!("../../../../tests/data/ptx_hand/triton_matmul_2w.ptx"),
     ];
 
     fn launch() -> Launch {

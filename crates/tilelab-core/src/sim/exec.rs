@@ -88,9 +88,9 @@
 //!
 //! # Example
 //! ```
-//! use tilelab::sim::exec::{execute, WarpOp};
-//! use tilelab::sim::instr::AccessWidth;
-//! use tilelab::sim::smem::SharedMemory;
+//! use tilelab_core::sim::exec::{execute, WarpOp};
+//! use tilelab_core::sim::instr::AccessWidth;
+//! use tilelab_core::sim::smem::SharedMemory;
 //! let mut smem = SharedMemory::with_b16_indices(4096);
 //! // Every lane loads the 16 bytes at 16·lane: conflict-free, 4 wavefronts (quarter-warps).
 //! let op = WarpOp::ld(AccessWidth::V4, std::array::from_fn(|l| 16 * l as u32), u32::MAX);

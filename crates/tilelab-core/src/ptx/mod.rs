@@ -5,7 +5,7 @@
 //! [`warp_ops`], the one door to `sim`. Pure: no I/O.
 //!
 //! ```
-//! use tilelab::ptx;
+//! use tilelab_core::ptx;
 //! let src = ".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n.shared .align 4 .b8 s[4096];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nld.shared.b32 %r0, [%r2];\nret;\n}\n";
 //! let launch = ptx::Launch { grid: [1, 1, 1], block: [32, 1, 1], cta: [0, 0, 0], cluster: None,
 //!     args: vec![], tensor_maps: vec![], dynamic_smem: None, max_instructions: 1_000_000 };
@@ -40,7 +40,7 @@ pub mod warp_ops;
 pub use engine::{Launch, Observer, RunError, TraceEvent, TraceKind};
 
 /// The names of the former `ptx::machine` module (split into [`engine`], [`mem`], [`params`]
-/// and [`alu`]), re-exported so that `tilelab::ptx::machine::X` paths keep working.
+/// and [`alu`]), re-exported so that `tilelab_core::ptx::machine::X` paths keep working.
 pub mod machine {
     pub use super::engine::*;
     pub use super::mem::{BUFFER_WINDOW, MAX_GLOBAL_BYTES};

@@ -54,8 +54,8 @@ fn invisible(c: char) -> bool {
 /// newline `\n`, U+009B `\u{9b}`, a byte-order mark `\u{feff}`. Text without control characters is borrowed as is.
 ///
 /// ```
-/// assert_eq!(tilelab::text::escape("a\u{1b}[2Jb"), "a\\x1b[2Jb");
-/// assert_eq!(tilelab::text::escape("ldsm.x4"), "ldsm.x4");
+/// assert_eq!(tilelab_core::text::escape("a\u{1b}[2Jb"), "a\\x1b[2Jb");
+/// assert_eq!(tilelab_core::text::escape("ldsm.x4"), "ldsm.x4");
 /// ```
 pub fn escape(s: &str) -> Cow<'_, str> {
     if !s.chars().any(|c| c.is_control() || invisible(c)) {
@@ -76,7 +76,7 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// ```
 /// use std::ffi::OsStr;
 /// use std::os::unix::ffi::OsStrExt;
-/// assert_eq!(tilelab::text::escape_os(OsStr::from_bytes(b"k\xff\x1b")), "k\\xff\\x1b");
+/// assert_eq!(tilelab_core::text::escape_os(OsStr::from_bytes(b"k\xff\x1b")), "k\\xff\\x1b");
 /// ```
 pub fn escape_os(s: &OsStr) -> String {
     let mut out = String::new();
@@ -97,9 +97,9 @@ pub const VALUE_MAX: usize = 120;
 /// is allowed) out of the line.
 ///
 /// ```
-/// assert_eq!(tilelab::text::clip("ldsm.x4", 48), "ldsm.x4");
-/// assert_eq!(tilelab::text::clip("abcdef", 4), "abc…");
-/// assert_eq!(tilelab::text::clip("a\u{1b}b", 48), "a\\x1bb");
+/// assert_eq!(tilelab_core::text::clip("ldsm.x4", 48), "ldsm.x4");
+/// assert_eq!(tilelab_core::text::clip("abcdef", 4), "abc…");
+/// assert_eq!(tilelab_core::text::clip("a\u{1b}b", 48), "a\\x1bb");
 /// ```
 pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
     let max = max.max(1);
@@ -130,11 +130,11 @@ pub fn path(p: &std::path::Path) -> String {
 /// ```
 /// let names: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
 /// assert_eq!(
-///     tilelab::text::list(&names[..21]),
+///     tilelab_core::text::list(&names[..21]),
 ///     "k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14, k15, k16, k17, k18, k19, … and 1 more"
 /// );
-/// assert!(tilelab::text::list(&names).ends_with("k19, … and 19,980 more"));
-/// assert_eq!(tilelab::text::list(["a", "b"]), "a, b");
+/// assert!(tilelab_core::text::list(&names).ends_with("k19, … and 19,980 more"));
+/// assert_eq!(tilelab_core::text::list(["a", "b"]), "a, b");
 /// ```
 pub fn list<I>(items: I) -> String
 where
@@ -183,7 +183,7 @@ pub const LINE_TAIL: usize = 300;
 /// where every error is printed, whatever built it.
 ///
 /// ```
-/// let m = tilelab::text::one_line(&format!("bad\n\u{1b}[31m'{}'; allowed: 1..=4", "x".repeat(5000)));
+/// let m = tilelab_core::text::one_line(&format!("bad\n\u{1b}[31m'{}'; allowed: 1..=4", "x".repeat(5000)));
 /// assert!(m.starts_with("bad \\x1b[31m'xxx"));
 /// assert!(m.contains("… (4,") && m.contains(" characters left out) …"));
 /// assert!(m.ends_with("xxx'; allowed: 1..=4"));
@@ -220,7 +220,7 @@ pub fn one_line(msg: &str) -> String {
 /// becomes "found the string \"0xffff\"", backquotes become quotes. No Rust type name is left.
 ///
 /// ```
-/// let m = tilelab::text::serde_words(
+/// let m = tilelab_core::text::serde_words(
 ///     "invalid type: string \"0xffff\", expected u64 at line 1 column 9",
 ///     &[],
 /// );
