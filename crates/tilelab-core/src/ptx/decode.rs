@@ -322,6 +322,22 @@ const fn form(
     }
 }
 
+/// The rows of [`FORMS`] for opcode `name`, in table order (the first that matches applies):
+/// an index built once, so that each instruction looks its opcode up instead of scanning the
+/// table with string compares.
+fn forms_of(name: &str) -> &'static [usize] {
+    static INDEX: std::sync::OnceLock<HashMap<&'static str, Vec<usize>>> =
+        std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut m: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        for (k, f) in FORMS.iter().enumerate() {
+            m.entry(f.op).or_default().push(k);
+        }
+        m
+    });
+    index.get(name).map_or(&[], Vec::as_slice)
+}
+
 /// The one table of operand counts (and type-suffix counts) of every opcode the decoder
 /// accepts, from each instruction's syntax in the PTX ISA (§9.7); the first row whose opcode
 /// matches and whose `when` modifiers are all present applies. An opcode without a row is
@@ -1151,8 +1167,23 @@ const PROXY_QUALIFIERS: &[&str] = &[
 /// space, the levels of `membar`/`fence`, and the forms the target no longer supports (`vote`
 /// and `shfl` without `.sync` on sm_70 and later). `sm` is the target's number (90 for
 /// `sm_90a`, 0 if unknown), `version` the module's `.version`. An error is its message.
+/// An opcode with its modifiers as PTX writes it (`add.s32`), joined only when a message shows
+/// it: the rule checks run for every instruction and almost never fail.
+#[derive(Clone, Copy)]
+struct OpText<'a>(&'a str, &'a [&'a str]);
+
+impl std::fmt::Display for OpText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)?;
+        for m in self.1 {
+            write!(f, ".{m}")?;
+        }
+        Ok(())
+    }
+}
+
 fn check_rules(name: &str, mods: &[&str], sm: u32, version: (u32, u32)) -> Result<(), String> {
-    let op = format!("{name}.{}", mods.join("."));
+    let op = OpText(name, mods);
     let types: Vec<&str> = mods
         .iter()
         .copied()
@@ -1258,7 +1289,7 @@ fn check_rules_cvt_atom(
     sm: u32,
     version: (u32, u32),
 ) -> Result<(), String> {
-    let op = format!("{name}.{}", mods.join("."));
+    let op = OpText(name, mods);
     let types: Vec<&str> = mods
         .iter()
         .copied()
@@ -1375,7 +1406,7 @@ fn check_rules_memory(
     sm: u32,
     version: (u32, u32),
 ) -> Result<(), String> {
-    let op = format!("{name}.{}", mods.join("."));
+    let op = OpText(name, mods);
     let types: Vec<&str> = mods
         .iter()
         .copied()
@@ -1516,8 +1547,8 @@ struct Decoder<'a> {
     /// The module's `.target` as written (`sm_90a`; empty if none), for the version/target
     /// gates ([`crate::sim::instr::GATES`]).
     target: String,
-    /// The instruction being decoded, as written (for messages).
-    text: String,
+    /// The instruction being decoded, as written (for messages; shortened when shown).
+    text: parse::Quoted,
     /// Its opcode with modifiers (`add.s32`).
     opname: String,
     /// The body's `.param` names (a `call`'s arguments and return values).
@@ -1808,7 +1839,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         sm: module.target.as_deref().map_or(0, target_number),
         version: module.version.unwrap_or((0, 0)),
         target: module.target.clone().unwrap_or_default(),
-        text: String::new(),
+        text: parse::Quoted::default(),
         opname: String::new(),
         call_params: kernel
             .body
@@ -2272,7 +2303,7 @@ impl Decoder<'_> {
 
     fn inst(&mut self, i: &parse::Inst) -> Result<Inst, DecodeError> {
         let line = i.line;
-        self.text = parse::shorten(i.text.trim_end_matches(';'));
+        self.text.set(i.text.trim_end_matches(';'));
         self.opname = i.opcode.join(".");
         let guard = match &i.guard {
             Some((p, neg)) => {
@@ -2416,9 +2447,10 @@ impl Decoder<'_> {
             return Err(derr(line, format!("{} in '{op}'", parse::not_a_type(m))));
         }
         self.check_gate(line, name, &mods)?;
-        let Some(form) = FORMS
+        let Some(form) = forms_of(name)
             .iter()
-            .find(|f| f.op == name && f.when.iter().all(|w| mods.contains(w)))
+            .map(|&k| &FORMS[k])
+            .find(|f| f.when.iter().all(|w| mods.contains(w)))
         else {
             return Ok(()); // unsupported: the decoder says so
         };
@@ -2474,8 +2506,9 @@ impl Decoder<'_> {
                 ));
             }
             for g in EXCLUSIVE {
-                let given: Vec<&str> = mods.iter().copied().filter(|m| g.contains(m)).collect();
-                if given.len() > 1 {
+                // Two of one group is rare: the list is built only for the message.
+                if mods.iter().filter(|m| g.contains(m)).nth(1).is_some() {
+                    let given: Vec<&str> = mods.iter().copied().filter(|m| g.contains(m)).collect();
                     return Err(derr(
                         line,
                         format!(

@@ -767,6 +767,26 @@ fn is_ident(t: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$')
 }
 
+/// A statement's text kept as written and shortened ([`shorten`]) only when it is shown: the
+/// decoder holds one per instruction for its error messages, and most instructions have none.
+#[derive(Clone, Debug, Default)]
+pub struct Quoted(String);
+
+impl Quoted {
+    /// Holds `t` (reusing the buffer: no allocation per instruction once it has grown).
+    pub fn set(&mut self, t: &str) {
+        self.0.clear();
+        self.0.push_str(t);
+    }
+}
+
+impl std::fmt::Display for Quoted {
+    /// The text as [`shorten`] gives it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&shorten(&self.0))
+    }
+}
+
 /// `t` on one line, cut to 60 characters and escaped ([`crate::text::clip`]), for quoting in an error.
 pub fn shorten(t: &str) -> String {
     let one: String = t.split_whitespace().take(64).collect::<Vec<_>>().join(" ");
