@@ -19,9 +19,6 @@
 use super::mma::{MmaAcc, MmaDtype, MmaKind, Operand, RawRegs};
 use half::f16;
 
-/// The largest K of an `mma.sync` shape (m16n8k32).
-const MAX_K: usize = 32;
-
 /// Where each lane's elements sit in the flat matrices of an m16n8kK `mma.sync`: element `e` of
 /// `lane` (register `e / per_reg`, position `e % per_reg`) is `a[idx]` with `idx = i * K + k`, `b[k][j]` as `k * 8 + j`, C/D `c[i][j]` as `i * 8 + j` ([`MmaKind::fragment`]'s table,
 /// built once per K).
@@ -94,27 +91,43 @@ pub(crate) fn mma_d_lanes<const NB: usize>(
         MmaDtype::Tf32 | MmaDtype::S8 | MmaDtype::U8 => return None,
     };
     let f = frags(k)?;
-    let k = k as usize;
+    // Arrays sized to K (zeroing them for the largest K cost more than the sums at K = 16).
+    Some(match k as usize {
+        8 => fast_k::<8, 128, 64, NB>(kind, f, wide, (ra, rb, rc)),
+        16 => fast_k::<16, 256, 128, NB>(kind, f, wide, (ra, rb, rc)),
+        32 => fast_k::<32, 512, 256, NB>(kind, f, wide, (ra, rb, rc)),
+        _ => return None,
+    })
+}
+
+/// `N` 32-bit registers of each of the 32 lanes.
+type LaneWords<const N: usize> = [[u32; N]; 32];
+
+/// The fast D for one K: `AK` = 16·K and `BK` = K·8 elements (stable Rust has no `16 * K` in
+/// an array length).
+fn fast_k<const K: usize, const AK: usize, const BK: usize, const NB: usize>(
+    kind: MmaKind,
+    f: &Frags,
+    wide: bool,
+    (ra, rb, rc): (&LaneWords<4>, &LaneWords<NB>, &LaneWords<4>),
+) -> [[u32; 4]; 32] {
+    debug_assert!(AK == 16 * K && BK == K * 8);
     let (na, nb) = (
         kind.shape.elems_per_lane(Operand::A) as usize,
         kind.shape.elems_per_lane(Operand::B) as usize,
     );
     // Raw element bits in matrix order: A row-major (16 x K), B k-major (K x 8).
-    let mut araw = [0u16; 16 * MAX_K];
-    let mut braw = [0u16; MAX_K * 8];
+    let mut araw = [0u16; AK];
+    let mut braw = [0u16; BK];
     if wide {
         gather::<2, NB>(ra, rb, f, na, nb, &mut araw, &mut braw);
     } else {
         gather::<4, NB>(ra, rb, f, na, nb, &mut araw, &mut braw);
     }
-    let mut a = [0f64; 16 * MAX_K];
-    let mut bflat = [0f64; MAX_K * 8];
-    decode_all(kind.dtype, &araw[..16 * k], &mut a[..16 * k]);
-    decode_all(kind.dtype, &braw[..k * 8], &mut bflat[..k * 8]);
-    let mut b = [[0f64; 8]; MAX_K];
-    for (row, chunk) in b.iter_mut().zip(bflat.chunks_exact(8)) {
-        row.copy_from_slice(chunk);
-    }
+    let mut a = [0f64; AK];
+    let mut b = [[0f64; 8]; K];
+    decode_all(kind.dtype, &araw, &mut a);
+    decode_all(kind.dtype, &braw, b.as_flattened_mut());
     let mut c = [[0f64; 8]; 16];
     let f16acc = kind.acc == MmaAcc::F16;
     for (words, fc) in rc.iter().zip(&f.c) {
@@ -128,7 +141,7 @@ pub(crate) fn mma_d_lanes<const NB: usize>(
             c[idx / 8][idx % 8] = x;
         }
     }
-    let d = mma_sums(&a, &b, &c, k);
+    let d = mma_sums(&a, &b, &c);
     let mut out = [[0u32; 4]; 32];
     for (words, fc) in out.iter_mut().zip(&f.c) {
         for e in 0..4 {
@@ -141,7 +154,7 @@ pub(crate) fn mma_d_lanes<const NB: usize>(
             }
         }
     }
-    Some(out)
+    out
 }
 
 /// Scatters the A and B elements of every lane's registers (`PER` elements of `32 / PER` bits
@@ -152,8 +165,8 @@ fn gather<const PER: usize, const NB: usize>(
     f: &Frags,
     na: usize,
     nb: usize,
-    araw: &mut [u16; 16 * MAX_K],
-    braw: &mut [u16; MAX_K * 8],
+    araw: &mut [u16],
+    braw: &mut [u16],
 ) {
     let bits = 32 / PER;
     let emask = (1u32 << bits) - 1;
@@ -192,42 +205,38 @@ fn decode_all(dtype: MmaDtype, raw: &[u16], out: &mut [f64]) {
 }
 
 /// `d[i][j] = c[i][j] + Σ_k a[i][k]·b[k][j]`, folded left in k (the reference's order).
-fn mma_sums(
-    a: &[f64; 16 * MAX_K],
-    b: &[[f64; 8]; MAX_K],
+fn mma_sums<const K: usize, const AK: usize>(
+    a: &[f64; AK],
+    b: &[[f64; 8]; K],
     c: &[[f64; 8]; 16],
-    k: usize,
 ) -> [[f64; 8]; 16] {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present (checked just above).
-        return unsafe { mma_sums_avx2(a, b, c, k) };
+        return unsafe { mma_sums_avx2(a, b, c) };
     }
-    mma_sums_body(a, b, c, k)
+    mma_sums_body(a, b, c)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn mma_sums_avx2(
-    a: &[f64; 16 * MAX_K],
-    b: &[[f64; 8]; MAX_K],
+fn mma_sums_avx2<const K: usize, const AK: usize>(
+    a: &[f64; AK],
+    b: &[[f64; 8]; K],
     c: &[[f64; 8]; 16],
-    k: usize,
 ) -> [[f64; 8]; 16] {
-    mma_sums_body(a, b, c, k)
+    mma_sums_body(a, b, c)
 }
 
 #[inline(always)]
-fn mma_sums_body(
-    a: &[f64; 16 * MAX_K],
-    b: &[[f64; 8]; MAX_K],
+fn mma_sums_body<const K: usize, const AK: usize>(
+    a: &[f64; AK],
+    b: &[[f64; 8]; K],
     c: &[[f64; 8]; 16],
-    k: usize,
 ) -> [[f64; 8]; 16] {
     let mut d = *c;
-    for (i, row) in d.iter_mut().enumerate() {
-        for (kk, brow) in b.iter().enumerate().take(k) {
-            let x = a[i * k + kk];
+    for (row, arow) in d.iter_mut().zip(a.chunks_exact(K)) {
+        for (&x, brow) in arow.iter().zip(b) {
             for j in 0..8 {
                 row[j] += x * brow[j];
             }
