@@ -1166,24 +1166,16 @@ const PROXY_QUALIFIERS: &[&str] = &[
 /// integers, the types of `abs`, `bfe`, `popc`, `atom.add`, …), the cache operators of each
 /// space, the levels of `membar`/`fence`, and the forms the target no longer supports (`vote`
 /// and `shfl` without `.sync` on sm_70 and later). `sm` is the target's number (90 for
-/// `sm_90a`, 0 if unknown), `version` the module's `.version`. An error is its message.
-/// An opcode with its modifiers as PTX writes it (`add.s32`), joined only when a message shows
-/// it: the rule checks run for every instruction and almost never fail.
-#[derive(Clone, Copy)]
-struct OpText<'a>(&'a str, &'a [&'a str]);
-
-impl std::fmt::Display for OpText<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)?;
-        for m in self.1 {
-            write!(f, ".{m}")?;
-        }
-        Ok(())
-    }
-}
-
-fn check_rules(name: &str, mods: &[&str], sm: u32, version: (u32, u32)) -> Result<(), String> {
-    let op = OpText(name, mods);
+/// `sm_90a`, 0 if unknown), `version` the module's `.version`, `op` the opcode with its
+/// modifiers as written (`add.s32`, the decoder's `opname`: joined once per instruction), for
+/// the messages. An error is its message.
+fn check_rules(
+    op: &str,
+    name: &str,
+    mods: &[&str],
+    sm: u32,
+    version: (u32, u32),
+) -> Result<(), String> {
     let types: Vec<&str> = mods
         .iter()
         .copied()
@@ -1277,19 +1269,19 @@ fn check_rules(name: &str, mods: &[&str], sm: u32, version: (u32, u32)) -> Resul
                 "'{op}': {name} needs .approx ({sec}: {name}.approx.type)"
             ));
         }
-        _ => return check_rules_cvt_atom(name, mods, sm, version),
+        _ => return check_rules_cvt_atom(op, name, mods, sm, version),
     }
     Ok(())
 }
 
 /// The rules of `check_rules` for `cvt` (rounding by conversion kind) and `atom`/`red` (types per operation).
 fn check_rules_cvt_atom(
+    op: &str,
     name: &str,
     mods: &[&str],
     sm: u32,
     version: (u32, u32),
 ) -> Result<(), String> {
-    let op = OpText(name, mods);
     let types: Vec<&str> = mods
         .iter()
         .copied()
@@ -1394,19 +1386,19 @@ fn check_rules_cvt_atom(
                 }
             }
         }
-        _ => return check_rules_memory(name, mods, sm, version),
+        _ => return check_rules_memory(op, name, mods, sm, version),
     }
     Ok(())
 }
 
 /// The rules of `check_rules` for `ld`/`st` (cache operators, ordering and scope, vector width), `membar`/`fence` (levels and proxy forms) and `vote`/`shfl` without `.sync`.
 fn check_rules_memory(
+    op: &str,
     name: &str,
     mods: &[&str],
     sm: u32,
     version: (u32, u32),
 ) -> Result<(), String> {
-    let op = OpText(name, mods);
     let types: Vec<&str> = mods
         .iter()
         .copied()
@@ -2535,7 +2527,7 @@ impl Decoder<'_> {
             }
         }
         self.check_spaces(i, &mods, form)?;
-        check_rules(name, &mods, self.sm, self.version).map_err(|m| derr(line, m))?;
+        check_rules(&self.opname, name, &mods, self.sm, self.version).map_err(|m| derr(line, m))?;
         let n = i.operands.len();
         let (lo, hi) = (usize::from(form.operands.0), usize::from(form.operands.1));
         if n < lo || n > hi {
