@@ -591,7 +591,7 @@ fn simulator_answer(l: &lessons::Lesson, si: usize) -> Answer {
             } else {
                 c
             };
-            let stated = l.steps[si].expect[&l.layouts[ex.layout]];
+            let stated = l.steps[si].expect[&l.layouts[ex.layout].spec];
             assert_eq!((stated.wavefronts, stated.conflicts), (w, c), "{}", l.name);
             assert!(right(&asked.to_string()), "{} step {}", l.name, si + 1);
             assert_eq!(case.2[0], asked.to_string(), "{} step {}", l.name, si + 1);
@@ -602,7 +602,7 @@ fn simulator_answer(l: &lessons::Lesson, si: usize) -> Answer {
         }
         k @ (ExerciseKind::ConflictFree | ExerciseKind::Swizzle) => {
             let mut free = Vec::new();
-            for (li, spec) in l.layouts.iter().enumerate() {
+            for (li, spec) in l.layouts.iter().map(|x| &x.spec).enumerate() {
                 let cost = run_step(l, si, li).unwrap().cost.unwrap();
                 let answers = cost.bank_conflicts() == 0
                     && (*k == ExerciseKind::ConflictFree || spec.contains("swizzle:"));

@@ -529,7 +529,7 @@ fn browser_pages_show_the_tuis_numbers() {
     let (mut stated_views, mut measured_views) = (0, 0);
     for (i, l) in all.iter().enumerate() {
         let order = l.steps_of(0);
-        for (li, layout) in l.layouts.iter().enumerate() {
+        for (li, layout) in l.layouts.iter().map(|x| &x.spec).enumerate() {
             let mut app = App::new(all.clone(), Some(i));
             update(&mut app, Msg::SetLayout(li));
             assert_eq!(app.runs.len(), order.len(), "{}", l.name);

@@ -34,8 +34,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
-use tilelab::lessons::run::{CheckStatus, HwRecord, check_lesson, run_step};
-use tilelab::lessons::{self, Lesson};
+use tilelab::lessons::run::{CheckStatus, StepRun, check_lesson, run_step};
+use tilelab::lessons::{self, Lesson, LessonLayout};
 use tilelab::sim::bank::bank_of;
 
 use super::out;
@@ -187,7 +187,7 @@ struct ListItem<'a> {
     claims: &'a [String],
     kernel: &'a str,
     kernel_function: String,
-    layouts: &'a [String],
+    layouts: &'a [LessonLayout],
     variants: &'a [String],
     steps: usize,
     source: &'a str,
@@ -304,7 +304,7 @@ fn exercise_json(
     ExerciseJson {
         kind: ex.kind.name(),
         question: ex.question.trim().to_string(),
-        layout: l.layouts[ex.layout].clone(),
+        layout: l.layouts[ex.layout].spec.clone(),
         answer_form: tilelab::lessons::exercise::answer_prompt(l, si),
         explanation: (has && !hidden).then(|| ex.explanation.trim().to_string()),
         explanation_hidden: has && hidden,
@@ -334,7 +334,7 @@ struct ShowJson<'a> {
     name: &'a str,
     title: &'a str,
     narrative: &'a str,
-    layouts: &'a [String],
+    layouts: &'a [LessonLayout],
     variants: &'a [String],
     steps: Vec<StepJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -360,26 +360,6 @@ struct PtxJson {
     line: Option<[u64; 4]>,
 }
 
-/// What lesson `l` cites: the sources named in its claims, narrative, step notes and the
-/// sources of its arithmetic and model claims.
-fn lesson_sources(l: &Lesson) -> Vec<tilelab::sources::Source> {
-    let mut text = l.claims.join("\n");
-    text.push_str(&l.narrative);
-    for st in &l.steps {
-        text.push_str(&st.note);
-        if let Some(e) = &st.exercise {
-            text.push_str(&e.explanation);
-        }
-    }
-    for a in &l.arithmetic {
-        text.push_str(&a.source);
-    }
-    for m in &l.model {
-        text.push_str(&m.source);
-    }
-    tilelab::sources::cited_in(&text)
-}
-
 /// The one rule for a picture (`lessons show --svg`, `tui --svg`) of step `n` (1-based, of
 /// variant `vi`): a step that asks a question is drawn only with `--answers` (`answers`), as
 /// its picture (the request's wavefronts and conflicts in the title, the lanes of a fragment)
@@ -402,32 +382,90 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     let l = lessons::find(all, &a.name)?;
     let li = l.layout_index(a.layout.as_deref())?;
     let vi = l.variant_index(a.variant.as_deref())?;
-    let order = l.steps_of(vi);
     // The step `--step` (or `--svg`, step 1 by default) shows: its run under `--layout` is kept
-    // from the loop below, which runs every step once under every layout.
+    // from the one pass over every step and layout.
     let selected = match (a.step, &a.svg) {
         (Some(n), _) => Some(l.step_index(vi, n)?),
         (None, Some(_)) => Some(l.step_index(vi, 1)?),
         (None, None) => None,
     };
+    let (steps, selected_run) = show_steps(l, vi, selected.map(|si| (si, li)), a.answers)?;
+    // `--step N` / `--svg` of a step whose question is not to be answered for the reader.
+    let lanes_hidden = match a.step {
+        Some(n) => !a.answers && l.steps[l.step_index(vi, n)?].exercise.is_some(),
+        None => false,
+    };
+    if a.svg.is_some() {
+        refuse_question_svg(l, vi, a.step.unwrap_or(1), a.answers)?;
+    }
+    let lanes = match (a.step, &selected_run) {
+        (Some(_), Some(run)) if !lanes_hidden => lane_rows(run),
+        _ => None,
+    };
+    if let (Some(path), Some(run)) = (&a.svg, &selected_run) {
+        let svg = tilelab::viz::lesson::step_svg(l, run);
+        std::fs::write(path, svg)
+            .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
+        out::note(format_args!("wrote {}", tilelab::text::path(path)));
+    }
+    let ptx = ptx_parts(l)?;
+    if json {
+        out::emit_json(&ShowJson {
+            name: &l.name,
+            title: &l.title,
+            narrative: &l.narrative,
+            layouts: &l.layouts,
+            variants: &l.variants,
+            steps,
+            lanes,
+            sources: l.cited_sources(),
+            ptx,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut o = String::new();
+    print_header(&mut o, l, vi);
+    print_steps(&mut o, l, &steps, a.answers);
+    print_sources_and_ptx(&mut o, l, vi, &ptx);
+    let n = a.step.unwrap_or(1);
+    if lanes_hidden {
+        outln!(
+            o,
+            "\nstep {n} asks a question: its lanes are left out, they show the answer; answer it (tilelab lessons answer {} {n} ANSWER) or add --answers",
+            l.name
+        );
+    }
+    if let (Some(lanes), Some(run)) = (lanes, &selected_run) {
+        print_lanes(&mut o, n, &l.layouts[li].spec, lanes, run);
+    }
+    out::emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every step of variant `vi`, run once under every layout: their rows of `show`, and the run of
+/// `selected` (step index, layout index) when asked for. A step that asks a question keeps its
+/// numbers to itself unless `answers`.
+fn show_steps(
+    l: &Lesson,
+    vi: usize,
+    selected: Option<(usize, usize)>,
+    answers: bool,
+) -> anyhow::Result<(Vec<StepJson>, Option<StepRun>)> {
     let mut selected_run = None;
     let mut steps = Vec::new();
-    for (n, &si) in order.iter().enumerate() {
+    for (n, &si) in l.steps_of(vi).iter().enumerate() {
         let st = &l.steps[si];
         let mut results = BTreeMap::new();
-        let hidden = st.exercise.is_some() && !a.answers;
-        for (lj, spec) in l.layouts.iter().enumerate() {
+        let hidden = st.exercise.is_some() && !answers;
+        for (lj, layout) in l.layouts.iter().enumerate() {
             let run = run_step(l, si, lj)?;
             let cost = run.cost;
-            if selected == Some(si) && lj == li {
+            if selected == Some((si, lj)) {
                 selected_run = Some(run);
             }
-            if hidden {
-                continue;
-            }
-            if let Some(cost) = cost {
+            if let (false, Some(cost)) = (hidden, cost) {
                 results.insert(
-                    spec.clone(),
+                    layout.spec.clone(),
                     StepResult {
                         wavefronts: cost.wavefronts,
                         conflicts: cost.bank_conflicts(),
@@ -451,69 +489,38 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             answers_hidden: hidden,
         });
     }
-    // `--step N` / `--svg` of a step whose question is not to be answered for the reader.
-    let asks = |n: usize| -> anyhow::Result<bool> {
-        Ok(!a.answers && l.steps[l.step_index(vi, n)?].exercise.is_some())
-    };
-    let lanes_hidden = match a.step {
-        Some(n) => asks(n)?,
-        None => false,
-    };
-    if a.svg.is_some() {
-        refuse_question_svg(l, vi, a.step.unwrap_or(1), a.answers)?;
-    }
-    let lanes = match a.step {
-        None => None,
-        Some(_) if lanes_hidden => None,
-        Some(_) => {
-            let run = selected_run.as_ref().expect("the selected step ran");
-            run.request.as_ref().map(|req| {
-                let rep = run.report.as_ref().expect("shared step");
-                (0..32)
-                    .filter_map(|lane| {
-                        let (row, col) = run.coords[lane]?;
-                        let off = req.lane_byte_offsets[lane];
-                        Some(out::LaneRow {
-                            lane,
-                            row,
-                            col,
-                            byte_offset: off,
-                            bank: bank_of(off),
-                            wavefronts: rep.lane_wavefronts(lane),
-                        })
-                    })
-                    .collect::<Vec<_>>()
-            })
-        }
-    };
-    // Each lane in the colour of the first wavefront serving it (palette::wavefront).
-    let lane_colours: Vec<tilelab::palette::Swatch> = match (a.step, &lanes) {
-        (Some(_), Some(rows)) => {
-            let run = selected_run.as_ref().expect("the selected step ran");
-            let rep = run.report.as_ref().expect("shared step");
-            rows.iter()
-                .map(|x| {
-                    x.wavefronts.first().map_or(tilelab::palette::DIM, |&w| {
-                        tilelab::palette::wavefront(rep, w)
-                    })
+    Ok((steps, selected_run))
+}
+
+/// The lanes of a shared-memory step's request (`None`: the step is an mma).
+fn lane_rows(run: &StepRun) -> Option<Vec<out::LaneRow>> {
+    let (req, rep) = (run.request.as_ref()?, run.report.as_ref()?);
+    Some(
+        (0..32)
+            .filter_map(|lane| {
+                let (row, col) = run.coords[lane]?;
+                let off = req.lane_byte_offsets[lane];
+                Some(out::LaneRow {
+                    lane,
+                    row,
+                    col,
+                    byte_offset: off,
+                    bank: bank_of(off),
+                    wavefronts: rep.lane_wavefronts(lane),
                 })
-                .collect()
-        }
-        _ => Vec::new(),
-    };
-    if let Some(path) = &a.svg {
-        let run = selected_run.as_ref().expect("the selected step ran");
-        let svg = tilelab::viz::lesson::step_svg(l, run);
-        std::fs::write(path, svg)
-            .with_context(|| format!("cannot write SVG file '{}'", tilelab::text::path(path)))?;
-        out::note(format_args!("wrote {}", tilelab::text::path(path)));
-    }
-    let mut ptx_parts = Vec::new();
+            })
+            .collect(),
+    )
+}
+
+/// The lesson's `[[ptx]]` parts, resolved to the module and flags to run them with.
+fn ptx_parts(l: &Lesson) -> anyhow::Result<Vec<PtxJson>> {
+    let mut parts = Vec::new();
     for p in &l.ptx {
         let r = p
             .resolve()
             .map_err(|e| anyhow::anyhow!("lesson {}: ptx '{}': {e}", l.name, p.label))?;
-        ptx_parts.push(PtxJson {
+        parts.push(PtxJson {
             label: p.label.clone(),
             launch: p.launch.clone(),
             module: r.ptx_path.clone(),
@@ -526,21 +533,11 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
                 .map(|x| [u64::from(x.line), x.executions, x.wavefronts, x.conflicts]),
         });
     }
-    if json {
-        out::emit_json(&ShowJson {
-            name: &l.name,
-            title: &l.title,
-            narrative: &l.narrative,
-            layouts: &l.layouts,
-            variants: &l.variants,
-            steps,
-            lanes,
-            sources: lesson_sources(l),
-            ptx: ptx_parts,
-        })?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut o = String::new();
+    Ok(parts)
+}
+
+/// Title, summary, narrative and the variant line of `show`.
+fn print_header(o: &mut String, l: &Lesson, vi: usize) {
     outln!(o, "{}", out::bold(&format!("{} ({})", l.title, l.name)));
     outln!(o, "{}\n", l.summary);
     outln!(o, "{}", l.narrative.trim());
@@ -553,6 +550,11 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             l.variants.join(", ")
         );
     }
+}
+
+/// The steps table of `show`: per layout wavefronts / conflicts (`?` for a question kept from
+/// the reader), each step's note, question and (with `answers`) the explanation of its answer.
+fn print_steps(o: &mut String, l: &Lesson, steps: &[StepJson], answers: bool) {
     let cols: Vec<String> = l
         .layouts
         .iter()
@@ -561,7 +563,7 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
     outln!(
         o,
         "steps: per layout, wf/cf = wavefronts / bank conflicts of the step's request (`tilelab explain wavefront`){}",
-        if !a.answers && steps.iter().any(|s| s.answers_hidden) {
+        if !answers && steps.iter().any(|s| s.answers_hidden) {
             "; ? = a step that asks a question (its numbers are the answer: --answers shows them, and why)"
         } else {
             ""
@@ -578,11 +580,11 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             cols.join("")
         ))
     );
-    for s in &steps {
+    for s in steps {
         let vals: Vec<String> = l
             .layouts
             .iter()
-            .map(|spec| match s.results.get(spec) {
+            .map(|layout| match s.results.get(&layout.spec) {
                 _ if s.answers_hidden => format!("{:>16}", "?"),
                 Some(r) => {
                     let v = format!("{:>16}", format!("{}/{}", r.wavefronts, r.conflicts));
@@ -609,30 +611,39 @@ fn show(all: &[Lesson], a: ShowArgs, json: bool) -> anyhow::Result<ExitCode> {
             outln!(o, "      {}", line.trim_end());
         }
         if let Some(e) = &s.exercise {
-            outln!(
-                o,
-                "      {} {}  (answer: tilelab lessons answer {} {} ANSWER; {})",
-                out::bold("Exercise:"),
-                e.question.replace('\n', " "),
-                l.name,
-                s.index,
-                e.answer_form
-            );
-            // The explanation that gives the answer, behind the same --answers as the numbers.
-            if let Some(x) = &e.explanation {
-                outln!(o, "      {}", out::bold("Answer:"));
-                for line in x.lines() {
-                    outln!(o, "      {}", line.trim_end());
-                }
-            } else if e.explanation_hidden {
-                outln!(
-                    o,
-                    "      (the explanation of the answer is hidden: --answers shows it)"
-                );
-            }
+            print_exercise(o, l, s.index, e);
         }
     }
-    let cited = lesson_sources(l);
+}
+
+/// A step's question under its row, and the explanation that gives its answer behind the same
+/// `--answers` as the numbers.
+fn print_exercise(o: &mut String, l: &Lesson, n: usize, e: &ExerciseJson) {
+    outln!(
+        o,
+        "      {} {}  (answer: tilelab lessons answer {} {} ANSWER; {})",
+        out::bold("Exercise:"),
+        e.question.replace('\n', " "),
+        l.name,
+        n,
+        e.answer_form
+    );
+    if let Some(x) = &e.explanation {
+        outln!(o, "      {}", out::bold("Answer:"));
+        for line in x.lines() {
+            outln!(o, "      {}", line.trim_end());
+        }
+    } else if e.explanation_hidden {
+        outln!(
+            o,
+            "      (the explanation of the answer is hidden: --answers shows it)"
+        );
+    }
+}
+
+/// The lesson's sources, its SASS mnemonics and its `[[ptx]]` parts, after the steps table.
+fn print_sources_and_ptx(o: &mut String, l: &Lesson, vi: usize, ptx: &[PtxJson]) {
+    let cited = l.cited_sources();
     if !cited.is_empty() {
         outln!(o, "\nsources:");
         for c in cited {
@@ -649,7 +660,7 @@ instructions by SASS mnemonic: {}",
             by.join(", ")
         );
     }
-    for (i, p) in ptx_parts.iter().enumerate() {
+    for (i, p) in ptx.iter().enumerate() {
         outln!(o);
         outln!(o, "{}", out::bold(&format!("PTX {}: {}", i + 1, p.label)));
         outln!(o, "  {}", p.note);
@@ -667,65 +678,36 @@ instructions by SASS mnemonic: {}",
             );
         }
     }
-    if lanes_hidden {
-        let n = a.step.unwrap_or(1);
-        outln!(
-            o,
-            "\nstep {n} asks a question: its lanes are left out, they show the answer; answer it (tilelab lessons answer {} {n} ANSWER) or add --answers",
-            l.name
+}
+
+/// The lanes of step `n` under `layout`, each in the colour of the first wavefront serving it
+/// ([`tilelab::palette::wavefront`]).
+fn print_lanes(o: &mut String, n: usize, layout: &str, lanes: Vec<out::LaneRow>, run: &StepRun) {
+    outln!(
+        o,
+        "\nstep {n} under '{layout}': lane, element, byte offset, bank, wavefronts"
+    );
+    for x in lanes {
+        let colour = match (x.wavefronts.first(), run.report.as_ref()) {
+            (Some(&w), Some(rep)) => tilelab::palette::wavefront(rep, w),
+            _ => tilelab::palette::DIM,
+        };
+        let wf: Vec<String> = x.wavefronts.iter().map(|w| w.to_string()).collect();
+        let line = format!(
+            "lane {:>2}  ({:>3}, {:>3})  {:>6}  bank {:>2}  wavefront {}",
+            x.lane,
+            x.row,
+            x.col,
+            x.byte_offset,
+            x.bank,
+            wf.join(",")
         );
+        outln!(o, "{}", out::paint(&line, colour));
     }
-    if let Some(lanes) = lanes {
-        outln!(
-            o,
-            "\nstep {} under '{}': lane, element, byte offset, bank, wavefronts",
-            a.step.unwrap_or(1),
-            l.layouts[li]
-        );
-        for (x, colour) in lanes.into_iter().zip(lane_colours) {
-            let wf: Vec<String> = x.wavefronts.iter().map(|w| w.to_string()).collect();
-            let line = format!(
-                "lane {:>2}  ({:>3}, {:>3})  {:>6}  bank {:>2}  wavefront {}",
-                x.lane,
-                x.row,
-                x.col,
-                x.byte_offset,
-                x.bank,
-                wf.join(",")
-            );
-            outln!(o, "{}", out::paint(&line, colour));
-        }
-    }
-    out::emit(&o)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 fn check(all: &[Lesson], a: CheckArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let hw: Option<BTreeMap<String, HwRecord>> = match &a.hw {
-        None => {
-            let recs: Vec<HwRecord> =
-                serde_json::from_str(tilelab::measured::records::MEASURED_H200_JSON)
-                    .context("built-in hardware records")?;
-            Some(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
-        }
-        Some(p) => {
-            let text = tilelab::textfile::read_text(
-                p,
-                tilelab::textfile::MAX_HW_RECORDS_BYTES,
-                "hardware record file",
-            )
-            .with_context(|| {
-                format!("cannot read hardware records '{}'", tilelab::text::path(p))
-            })?;
-            let recs: Vec<HwRecord> = serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "'{}' is not a JSON array of {{name, instruction, lane_byte_offsets, wavefronts}}",
-                    tilelab::text::path(p)
-                )
-            })?;
-            Some(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
-        }
-    };
+    let hw = Some(tilelab::lessons::run::hw_records(a.hw.as_deref())?);
     let chosen: Vec<&Lesson> = if a.names.is_empty() {
         all.iter().collect()
     } else {
@@ -795,13 +777,7 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
     let vi = l.variant_index(a.variant.as_deref())?;
     let si = l.step_index(vi, a.step)?;
     let ex = l.steps[si].exercise.as_ref().ok_or_else(|| {
-        let with: Vec<String> = l
-            .steps_of(vi)
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| l.steps[**i].exercise.is_some())
-            .map(|(n, _)| (n + 1).to_string())
-            .collect();
+        let with = l.question_steps(vi);
         anyhow::anyhow!(
             "step {} of lesson '{}' asks no question; steps with one: {}",
             a.step,
@@ -834,7 +810,7 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
             out::paint("✗", tilelab::palette::BAD)
         };
         outln!(o, "{tag} {}", v.explanation);
-        let (right, total) = lesson_score(l, &p);
+        let (right, total) = p.score(l);
         outln!(
             o,
             "{} of {} exercises of '{}' answered right (progress in {})",
@@ -850,18 +826,6 @@ fn answer(all: &[Lesson], a: AnswerArgs, json: bool) -> anyhow::Result<ExitCode>
     } else {
         ExitCode::from(super::EXIT_MISMATCH)
     })
-}
-
-/// (answered right, exercises) of lesson `l`.
-fn lesson_score(l: &Lesson, p: &tilelab::lessons::progress::Progress) -> (usize, usize) {
-    let with: Vec<usize> = (0..l.steps.len())
-        .filter(|&i| l.steps[i].exercise.is_some())
-        .collect();
-    let right = with
-        .iter()
-        .filter(|&&i| p.get(&l.name, i).is_some_and(|r| r.correct))
-        .count();
-    (right, with.len())
 }
 
 #[derive(Serialize)]

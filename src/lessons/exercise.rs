@@ -17,7 +17,7 @@
 //! this module does no I/O.
 
 use super::run::{Holder, StepRun, run_step};
-use super::{Lesson, LessonError, StepOp};
+use super::{Lesson, LessonError, LessonLayout, StepOp};
 use crate::sim::bank::{NUM_BANKS, RequestReport, WARP_SIZE};
 use crate::sim::mma::Operand;
 
@@ -264,7 +264,7 @@ pub fn run_under(
     spec: &str,
     kind: &ExerciseKind,
 ) -> Result<Result<StepRun, String>, ExerciseError> {
-    if let Some(i) = lesson.layouts.iter().position(|l| l == spec) {
+    if let Some(i) = lesson.layouts.iter().position(|l| l.spec == spec) {
         return Ok(run_step(lesson, step, i).map_err(|e| e.to_string()));
     }
     if let StepOp::Shared { tile, .. } = &lesson.steps[step].op {
@@ -277,12 +277,16 @@ pub fn run_under(
             }
         })?;
     }
-    let mut other = lesson.clone();
-    other.layouts = vec![spec.to_string()];
-    Ok(run_step(&other, step, 0).map_err(|e| match e {
+    let message = |e: LessonError| match e {
         LessonError::Invalid { message, .. } => message,
         e => e.to_string(),
-    }))
+    };
+    let mut other = lesson.clone();
+    other.layouts = match LessonLayout::place(&lesson.tiles, spec, &lesson.source) {
+        Ok(l) => vec![l],
+        Err(e) => return Ok(Err(message(e))),
+    };
+    Ok(run_step(&other, step, 0).map_err(message))
 }
 
 /// One sentence on why `rep` costs what it does: its phases and its worst bank.
@@ -356,7 +360,7 @@ fn free_layouts<'a>(lesson: &'a Lesson, step: usize, kind: &ExerciseKind) -> Vec
                 .and_then(|r| r.cost)
                 .is_some_and(|c| c.bank_conflicts() == 0)
         })
-        .map(|i| lesson.layouts[i].as_str())
+        .map(|i| lesson.layouts[i].spec.as_str())
         .filter(|l| *kind == ExerciseKind::ConflictFree || l.contains("swizzle:"))
         .collect()
 }
@@ -705,7 +709,7 @@ pub fn validate(lesson: &Lesson, step: usize) -> Result<(), String> {
         }
         ExerciseKind::Swizzle => {
             let ok = (0..lesson.layouts.len())
-                .any(|i| lesson.layouts[i].contains("swizzle:") && conflicts(i) == Some(0));
+                .any(|i| lesson.layouts[i].spec.contains("swizzle:") && conflicts(i) == Some(0));
             if !ok || conflicts(0).unwrap_or(0) == 0 {
                 return Err(format!(
                     "a swizzle question needs conflicts under the first layout and a conflict-free swizzle among the lesson's layouts ({})",

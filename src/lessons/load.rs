@@ -287,6 +287,17 @@ impl Validator<'_> {
         let model = self.model(&raw)?;
         let arithmetic = raw.arithmetic.iter().cloned().map(arithmetic).collect();
         let ptx = self.ptx_parts(&raw)?;
+        // Every layout parsed for every tile and placed once, here (the steps below and every
+        // later run read the placement).
+        let mut layouts = Vec::with_capacity(raw.layouts.len());
+        for spec in &raw.layouts {
+            layouts.push(super::LessonLayout::place(&tiles, spec, self.file).map_err(
+                |e| match e {
+                    LessonError::Invalid { field, message, .. } => self.err(field, message),
+                    other => other,
+                },
+            )?);
+        }
         let lesson = Lesson {
             name: raw.name,
             title: raw.title,
@@ -294,7 +305,7 @@ impl Validator<'_> {
             claims: raw.claims,
             kernel: raw.kernel,
             narrative: raw.narrative,
-            layouts: raw.layouts,
+            layouts,
             variants,
             tiles,
             steps,

@@ -73,9 +73,9 @@ pub struct Lesson {
     pub kernel: String,
     /// The narrative, Markdown.
     pub narrative: String,
-    /// Layout strings to compare, the first is the default; applied to every tile without a
-    /// fixed layout.
-    pub layouts: Vec<String>,
+    /// The layouts to compare, the first is the default; applied to every tile without a
+    /// fixed layout. Parsed and placed once, when the lesson is loaded.
+    pub layouts: Vec<LessonLayout>,
     /// Named variants of the tile program (e.g. `torch`, `triton`); `["all"]` when the file
     /// declares none.
     pub variants: Vec<String>,
@@ -96,6 +96,47 @@ pub struct Lesson {
     pub source: String,
     /// Glossary terms the whole lesson uses (names or aliases of [`glossary`] entries).
     pub terms: Vec<String>,
+}
+
+/// One of a lesson's layout choices (`row`, `pad:8`, `swizzle:3,3,3`), parsed for every tile
+/// and placed in shared memory once, when the lesson is loaded ([`LessonLayout::place`]).
+///
+/// Displays and serialises as the lesson spells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LessonLayout {
+    /// The layout string as the lesson file writes it.
+    pub spec: String,
+    /// Every tile of the lesson under this choice, in [`Lesson::tiles`] order (a tile with a
+    /// fixed layout keeps its own).
+    pub tiles: Vec<run::PlacedTile>,
+}
+
+impl LessonLayout {
+    /// Parses `spec` for every tile of `tiles` (a tile's fixed layout wins) and places them by
+    /// `sim`'s one placement rule ([`crate::sim::placement`]) on [`run::LESSON_ARCH`].
+    /// `source` names the lesson file in errors.
+    ///
+    /// # Errors
+    /// [`LessonError::Invalid`]: a layout that does not parse for a tile (field `tiles[i]`), or
+    /// tiles over sm_90's shared memory (field `tiles`).
+    pub fn place(tiles: &[Tile], spec: &str, source: &str) -> Result<LessonLayout, LessonError> {
+        Ok(LessonLayout {
+            spec: spec.to_string(),
+            tiles: run::place(tiles, spec, source)?,
+        })
+    }
+}
+
+impl std::fmt::Display for LessonLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.spec)
+    }
+}
+
+impl serde::Serialize for LessonLayout {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.spec)
+    }
 }
 
 /// A tile of `rows x cols` elements of `elem_bytes` bytes in shared memory.
@@ -419,7 +460,13 @@ impl Lesson {
     /// # Errors
     /// [`LessonError::NotInLesson`] naming `spec` and the lesson's layouts.
     pub fn layout_index(&self, spec: Option<&str>) -> Result<usize, LessonError> {
-        self.index_in(&self.layouts, spec, "layout")
+        let specs: Vec<&str> = self.layouts.iter().map(|l| l.spec.as_str()).collect();
+        self.index_in(&specs, spec, "layout")
+    }
+
+    /// The layout strings, in order (`row`, `pad:8`, ...).
+    pub fn layout_specs(&self) -> Vec<&str> {
+        self.layouts.iter().map(|l| l.spec.as_str()).collect()
     }
 
     /// Index into [`Self::variants`] of the variant `name` (`None`: the first, 0).
@@ -431,14 +478,14 @@ impl Lesson {
     }
 
     /// Index of `given` in `list` (the lesson's `what`s; `None`: 0).
-    fn index_in(
+    fn index_in<T: AsRef<str> + std::fmt::Display>(
         &self,
-        list: &[String],
+        list: &[T],
         given: Option<&str>,
         what: &str,
     ) -> Result<usize, LessonError> {
         let Some(s) = given else { return Ok(0) };
-        list.iter().position(|x| x == s).ok_or_else(|| {
+        list.iter().position(|x| x.as_ref() == s).ok_or_else(|| {
             LessonError::NotInLesson(format!(
                 "{what} '{}' is not one of lesson '{}''s {what}s; allowed: {}",
                 crate::text::value(s),
@@ -475,6 +522,37 @@ impl Lesson {
             .filter(|(_, s)| s.variant.is_none() || s.variant.as_deref() == v)
             .map(|(i, _)| i)
             .collect()
+    }
+
+    /// The step numbers (1-based, of variant `variant`) whose step asks a question.
+    pub fn question_steps(&self, variant: usize) -> Vec<usize> {
+        self.steps_of(variant)
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| self.steps[**i].exercise.is_some())
+            .map(|(n, _)| n + 1)
+            .collect()
+    }
+
+    /// What the lesson cites ([`crate::sources::cited_in`]): the sources named in its claims,
+    /// narrative, step notes and exercise explanations, and the sources of its arithmetic and
+    /// model claims.
+    pub fn cited_sources(&self) -> Vec<crate::sources::Source> {
+        let mut text = self.claims.join("\n");
+        text.push_str(&self.narrative);
+        for st in &self.steps {
+            text.push_str(&st.note);
+            if let Some(e) = &st.exercise {
+                text.push_str(&e.explanation);
+            }
+        }
+        for a in &self.arithmetic {
+            text.push_str(&a.source);
+        }
+        for m in &self.model {
+            text.push_str(&m.source);
+        }
+        crate::sources::cited_in(&text)
     }
 
     /// Index of the tile named `name`.

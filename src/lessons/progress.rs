@@ -261,6 +261,19 @@ impl Progress {
         r.answer = v.answer.clone();
     }
 
+    /// (answered right, exercises) of lesson `l`: its steps that ask a question, of every
+    /// variant, and how many of them this progress has answered right.
+    pub fn score(&self, l: &super::Lesson) -> (usize, usize) {
+        let with: Vec<usize> = (0..l.steps.len())
+            .filter(|&i| l.steps[i].exercise.is_some())
+            .collect();
+        let right = with
+            .iter()
+            .filter(|&&i| self.get(&l.name, i).is_some_and(|r| r.correct))
+            .count();
+        (right, with.len())
+    }
+
     /// The record of step `step` (index) of `lesson`, if answered.
     pub fn get(&self, lesson: &str, step: usize) -> Option<&Record> {
         self.lessons.get(lesson)?.get(&(step + 1).to_string())

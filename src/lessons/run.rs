@@ -37,17 +37,16 @@ pub struct PlacedTile {
 /// The architecture lessons model: sm_90 (the H200 the lessons' numbers were measured on).
 pub const LESSON_ARCH: Arch = Arch::Sm90;
 
-/// Places every tile of `lesson` under layout choice `layout` (index into
-/// [`Lesson::layouts`]) by `sim`'s one placement rule ([`crate::sim::placement`]), on
-/// [`LESSON_ARCH`].
+/// The tiles of `lesson` placed under layout choice `layout` (index into [`Lesson::layouts`]),
+/// as the loader placed them ([`super::LessonLayout::place`]).
 ///
 /// # Errors
-/// A layout that does not parse for a tile, or tiles over sm_90's shared memory (the loader
-/// rejects such lessons).
-pub fn place_tiles(lesson: &Lesson, layout: usize) -> Result<Vec<PlacedTile>, LessonError> {
-    let choice = lesson
+/// [`LessonError::Invalid`] when `layout` is not an index of the lesson's layouts.
+pub fn place_tiles(lesson: &Lesson, layout: usize) -> Result<&[PlacedTile], LessonError> {
+    lesson
         .layouts
         .get(layout)
+        .map(|l| l.tiles.as_slice())
         .ok_or_else(|| LessonError::Invalid {
             file: lesson.source.clone(),
             field: "layouts".into(),
@@ -55,31 +54,44 @@ pub fn place_tiles(lesson: &Lesson, layout: usize) -> Result<Vec<PlacedTile>, Le
                 "layout index {layout} is out of range; the lesson has {}",
                 lesson.layouts.len()
             ),
-        })?;
-    let mut tiles = Vec::with_capacity(lesson.tiles.len());
-    for (i, t) in lesson.tiles.iter().enumerate() {
-        let spec = t.fixed_layout.clone().unwrap_or_else(|| choice.clone());
+        })
+}
+
+/// Parses layout choice `choice` for every tile of `tiles` (a tile's fixed layout wins) and
+/// places them by `sim`'s one placement rule ([`crate::sim::placement`]) on [`LESSON_ARCH`];
+/// `source` names the lesson file in errors.
+///
+/// # Errors
+/// A layout that does not parse for a tile, or tiles over sm_90's shared memory (the loader
+/// rejects such lessons).
+pub(super) fn place(
+    tiles: &[Tile],
+    choice: &str,
+    source: &str,
+) -> Result<Vec<PlacedTile>, LessonError> {
+    let mut parsed = Vec::with_capacity(tiles.len());
+    for (i, t) in tiles.iter().enumerate() {
+        let spec = t.fixed_layout.clone().unwrap_or_else(|| choice.to_string());
         let layout = Layout::parse(&spec, t.rows, t.cols, t.elem_bytes).map_err(|e| {
             LessonError::Invalid {
-                file: lesson.source.clone(),
+                file: source.to_string(),
                 field: format!("tiles[{i}]"),
                 message: e.to_string(),
             }
         })?;
-        tiles.push((spec, layout));
+        parsed.push((spec, layout));
     }
-    let named: Vec<(&str, Layout)> = lesson
-        .tiles
+    let named: Vec<(&str, Layout)> = tiles
         .iter()
-        .zip(&tiles)
+        .zip(&parsed)
         .map(|(t, (_, l))| (t.name.as_str(), *l))
         .collect();
     let placed = placement::place_tiles(&named, LESSON_ARCH).map_err(|e| LessonError::Invalid {
-        file: lesson.source.clone(),
+        file: source.to_string(),
         field: "tiles".into(),
         message: format!("under layout '{choice}': {e}"),
     })?;
-    Ok(tiles
+    Ok(parsed
         .into_iter()
         .zip(placed.bases)
         .map(|((spec, layout), base)| PlacedTile { spec, layout, base })
@@ -208,7 +220,7 @@ pub fn run_step(lesson: &Lesson, step: usize, layout: usize) -> Result<StepRun, 
             tile,
             access,
         } => {
-            let placed = place_tiles(lesson, layout)?.swap_remove(*tile);
+            let placed = place_tiles(lesson, layout)?[*tile].clone();
             let t = &lesson.tiles[*tile];
             run_shared(lesson, step, *instruction, *tile, t, access, placed, layout)
         }
@@ -424,6 +436,36 @@ pub fn sass_counts(lesson: &Lesson, variant: usize) -> BTreeMap<String, u32> {
     m
 }
 
+/// The hardware records `lessons check` compares `measured` links with, by name: the built-in
+/// H200 records ([`crate::measured::records::MEASURED_H200_JSON`], from
+/// `tests/data/h200_wavefronts.json`) or those of the JSON file `path`.
+///
+/// # Errors
+/// The file cannot be read (or is over [`crate::textfile::MAX_HW_RECORDS_BYTES`]), or is not a
+/// JSON array of `{name, instruction, lane_byte_offsets, wavefronts}`.
+pub fn hw_records(path: Option<&std::path::Path>) -> anyhow::Result<BTreeMap<String, HwRecord>> {
+    use anyhow::Context;
+    let recs: Vec<HwRecord> = match path {
+        None => serde_json::from_str(crate::measured::records::MEASURED_H200_JSON)
+            .context("built-in hardware records")?,
+        Some(p) => {
+            let text = crate::textfile::read_text(
+                p,
+                crate::textfile::MAX_HW_RECORDS_BYTES,
+                "hardware record file",
+            )
+            .with_context(|| format!("cannot read hardware records '{}'", crate::text::path(p)))?;
+            serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "'{}' is not a JSON array of {{name, instruction, lane_byte_offsets, wavefronts}}",
+                    crate::text::path(p)
+                )
+            })?
+        }
+    };
+    Ok(recs.into_iter().map(|r| (r.name.clone(), r)).collect())
+}
+
 /// One hardware record, as `tests/data/h200_wavefronts.json` holds it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct HwRecord {
@@ -458,7 +500,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                     continue;
                 }
             };
-            if let (Some(e), Some(cost)) = (step.expect.get(spec), run.cost) {
+            if let (Some(e), Some(cost)) = (step.expect.get(&spec.spec), run.cost) {
                 let got = (cost.wavefronts, cost.bank_conflicts());
                 push(
                     &mut out,
@@ -477,7 +519,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                     },
                 );
             }
-            if let Some(rec_name) = step.measured.get(spec) {
+            if let Some(rec_name) = step.measured.get(&spec.spec) {
                 let what = format!("{label} under '{spec}' is hardware record '{rec_name}'");
                 match hw.map(|h| h.get(rec_name)) {
                     None => out.push(Check {

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::lessons::exercise;
 use crate::lessons::run::run_step;
-use crate::lessons::{Lesson, LessonError};
+use crate::lessons::{Lesson, LessonError, LessonLayout};
 
 /// `s` with `& < > " '` escaped for HTML text and attribute values.
 pub fn esc(s: &str) -> String {
@@ -163,7 +163,7 @@ struct PageData<'a> {
     name: &'a str,
     title: &'a str,
     variant: &'a str,
-    layouts: &'a [String],
+    layouts: &'a [LessonLayout],
     steps: Vec<StepData>,
 }
 
@@ -359,7 +359,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
                 .layouts
                 .iter()
                 .map(|l| {
-                    st.expect.get(l).map(|e| Stated {
+                    st.expect.get(&l.spec).map(|e| Stated {
                         wavefronts: e.wavefronts,
                         conflicts: e.conflicts,
                     })
@@ -386,7 +386,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
         .layouts
         .iter()
         .enumerate()
-        .map(|(i, l)| format!("<option value=\"{i}\">{}: {}</option>", i + 1, esc(l)))
+        .map(|(i, l)| format!("<option value=\"{i}\">{}: {}</option>", i + 1, esc(&l.spec)))
         .collect();
     let variant_note = if lesson.variants.len() > 1 {
         format!(

@@ -28,7 +28,7 @@
 
 use std::fmt::Write;
 
-use crate::lessons::run::{PlacedTile, place_tiles};
+use crate::lessons::run::PlacedTile;
 use crate::lessons::{AffineExpr, Feed, LanePattern, Lesson, StepOp, Tile};
 use crate::sim::instr::{AccessWidth, Instruction};
 use crate::sim::layout::Order;
@@ -51,9 +51,7 @@ enum ASrc {
 /// # Panics
 /// Never for a lesson that loaded (its layouts were checked then).
 pub fn kernel_source(lesson: &Lesson) -> String {
-    let placed: Vec<Vec<PlacedTile>> = (0..lesson.layouts.len())
-        .map(|li| place_tiles(lesson, li).expect("checked at load"))
-        .collect();
+    let placed: Vec<&[PlacedTile]> = lesson.layouts.iter().map(|l| l.tiles.as_slice()).collect();
     let mut s = String::new();
     emit_header(&mut s, lesson);
     s.push_str(PRELUDE);
@@ -73,7 +71,7 @@ fn emit_header(s: &mut String, lesson: &Lesson) {
         "// Lesson `{}`: {}\n// GENERATED from {} by `tilelab lessons kernel {}`; do not edit by hand.\n//\n// extern \"C\" __global__ void {f}(unsigned *out, int step, int layout, int variant)\n// One block of 32 threads. Shared memory holds b16 indices (halfword i = i); the warp runs the\n// steps of `variant` with file index <= `step` under `layout`, and out[lane*4 + r] gets register r\n// of the last step (f32 bits for mma). Contract: src/gpu/source/lesson.rs.\n//",
         lesson.name, lesson.title, lesson.source, lesson.name
     );
-    let _ = writeln!(s, "// layouts: {}", lesson.layouts.join(" | "));
+    let _ = writeln!(s, "// layouts: {}", lesson.layout_specs().join(" | "));
     let _ = writeln!(s, "// variants: {}", lesson.variants.join(" | "));
     for (i, st) in lesson.steps.iter().enumerate() {
         let _ = writeln!(
@@ -91,7 +89,7 @@ fn emit_header(s: &mut String, lesson: &Lesson) {
 
 /// The kernel's signature, shared memory (filled with b16 indices), each tile's layout table
 /// per layout choice, and the register arrays of every step.
-fn emit_prologue(s: &mut String, lesson: &Lesson, placed: &[Vec<PlacedTile>]) {
+fn emit_prologue(s: &mut String, lesson: &Lesson, placed: &[&[PlacedTile]]) {
     let f = lesson.kernel_function();
     let nl = placed.len();
     let smem_bytes = placed
@@ -132,7 +130,7 @@ fn emit_prologue(s: &mut String, lesson: &Lesson, placed: &[Vec<PlacedTile>]) {
 }
 
 /// Tile `ti`'s layout (`Lay`) and base address under every layout choice.
-fn emit_tile(s: &mut String, ti: usize, t: &Tile, placed: &[Vec<PlacedTile>]) {
+fn emit_tile(s: &mut String, ti: usize, t: &Tile, placed: &[&[PlacedTile]]) {
     let nl = placed.len();
     let lays: Vec<String> = placed
         .iter()

@@ -65,7 +65,7 @@ pub(super) fn render_counters(app: &App, area: Rect, buf: &mut Buffer) {
             c.wavefronts,
             c.bank_conflicts()
         )));
-        if let Some(e) = step.expect.get(&l.layouts[app.layout]) {
+        if let Some(e) = step.expect.get(&l.layouts[app.layout].spec) {
             let ok = (e.wavefronts, e.conflicts) == (c.wavefronts, c.bank_conflicts());
             second.push(Span::styled(
                 if ok {

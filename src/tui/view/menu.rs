@@ -71,7 +71,7 @@ pub(super) fn render_menu(app: &App, area: Rect, buf: &mut Buffer) {
     lines.push(Line::raw(format!(
         "{} steps · layouts: {} · kernel: {}",
         l.steps.len(),
-        l.layouts.join(", "),
+        l.layout_specs().join(", "),
         l.kernel
     )));
     Paragraph::new(lines)

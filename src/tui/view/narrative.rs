@@ -149,7 +149,7 @@ fn exercise_lines(app: &App) -> Vec<Line<'static>> {
         .fg(color(palette::ACCENT));
     let mut head = vec![Span::styled("Exercise: ", accent)];
     head.extend(md_line(ex.question.trim()).spans);
-    let offered = l.layouts.join(", ");
+    let offered = l.layout_specs().join(", ");
     // The lesson's layouts, unless the question already names them.
     if matches!(ex.kind, ExerciseKind::ConflictFree) && !ex.question.contains(&offered) {
         head.push(Span::raw(format!(" ({offered})")));
