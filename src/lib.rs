@@ -25,7 +25,7 @@ pub mod tui;
 pub mod viz;
 
 // The pure core (`crates/tilelab-core`), at the paths the rest of the crate and the tests use.
-pub use tilelab_core::{measured, ptx, sim, text, textfile};
+pub use tilelab_core::{measured, ptx, seeded, sim, text, textfile};
 
 /// The commit the running binary was built from (`git rev-parse HEAD` at build time, by
 /// `build.rs`), or `unknown` when it was built outside a git checkout. Written into the

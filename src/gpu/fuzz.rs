@@ -3,7 +3,7 @@
 //! contiguous runs per group), partial active masks. Offsets stay inside the probe's 48 KiB of
 //! dynamic shared memory and are aligned to the access width.
 
-use rand::rngs::StdRng;
+use chacha20::ChaCha12Rng;
 use rand::{RngExt, SeedableRng};
 
 use crate::measured::records::Record;
@@ -52,7 +52,7 @@ pub fn probe_kind(instruction: &str) -> Option<usize> {
     PROBE_KINDS.iter().position(|k| *k == canon)
 }
 
-fn mask(rng: &mut StdRng) -> u32 {
+fn mask(rng: &mut ChaCha12Rng) -> u32 {
     let c: f64 = rng.random();
     if c < 0.4 {
         u32::MAX
@@ -75,7 +75,7 @@ fn mask(rng: &mut StdRng) -> u32 {
 
 /// `n` random records named `fuzz.<seed>.<i>.<pattern>`, deterministic in `seed`.
 pub fn records(n: usize, seed: u64) -> Vec<Record> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = ChaCha12Rng::seed_from_u64(seed);
     let limit = PROBE_SMEM_BYTES - 16;
     (0..n)
         .map(|i| {
@@ -103,7 +103,7 @@ pub fn records(n: usize, seed: u64) -> Vec<Record> {
 /// into the probe's memory and aligns them): uniform in a random range, a small pool of
 /// addresses, a stride, groups sharing one address, runs per group, a permutation of 16-byte
 /// rows, XOR-swizzled strides.
-fn pattern_offsets(rng: &mut StdRng, p: u32, w: u32, limit: u32) -> Vec<u32> {
+fn pattern_offsets(rng: &mut ChaCha12Rng, p: u32, w: u32, limit: u32) -> Vec<u32> {
     match p {
         0 => {
             let r = [64, 128, 256, 512, 1024, 4096, limit][rng.random_range(0..7)];
@@ -197,7 +197,7 @@ pub fn kind_in(kinds: &[&str], instruction: &str) -> Option<usize> {
 /// `n` random `stmatrix` requests named `stsm.<seed>.<i>.p<pattern>` (every form, the offset
 /// patterns of [`records`] aligned to 16-byte rows), deterministic in `seed`.
 pub fn stmatrix_records(n: usize, seed: u64) -> Vec<Record> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = ChaCha12Rng::seed_from_u64(seed);
     let limit = PROBE_SMEM_BYTES - 16;
     (0..n)
         .map(|i| {
@@ -225,10 +225,10 @@ pub fn stmatrix_records(n: usize, seed: u64) -> Vec<Record> {
 /// anywhere), a stride, a few random lines, a permutation of a contiguous run, groups of lanes
 /// on one line each, reversed; then the two the model covers: each unit (128 bytes of lanes)
 /// on its own random line in a random order of its pieces, and the tile copy from a line.
-fn source_offsets(rng: &mut StdRng, q: u32, w: u32) -> Vec<u64> {
+fn source_offsets(rng: &mut ChaCha12Rng, q: u32, w: u32) -> Vec<u64> {
     let top = CP_ASYNC_SRC_BYTES - 32 * 512;
     let base = rng.random_range(0..top / w) * w;
-    let line = |rng: &mut StdRng| rng.random_range(0..CP_ASYNC_SRC_BYTES / 128 - 1) * 128;
+    let line = |rng: &mut ChaCha12Rng| rng.random_range(0..CP_ASYNC_SRC_BYTES / 128 - 1) * 128;
     let offs: Vec<u32> = match q {
         0 => (0..32).map(|l| base + w * l).collect(),
         1 => {
@@ -291,7 +291,7 @@ fn source_offsets(rng: &mut StdRng, q: u32, w: u32) -> Vec<u64> {
 /// offsets into the probe's source buffer; `s6`, `s7` the one-line units the model covers).
 /// Deterministic in `seed`.
 pub fn cp_async_records(n: usize, seed: u64) -> Vec<Record> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = ChaCha12Rng::seed_from_u64(seed);
     let limit = PROBE_SMEM_BYTES - 16;
     (0..n)
         .map(|i| {

@@ -500,124 +500,149 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
                     continue;
                 }
             };
-            if let (Some(e), Some(cost)) = (step.expect.get(&spec.spec), run.cost) {
-                let got = (cost.wavefronts, cost.bank_conflicts());
+            check_layout_run(&mut out, &label, step, &spec.spec, &run, hw);
+            if li == 0 {
+                check_registers(&mut out, &label, step, &run);
+            }
+        }
+    }
+    check_tables(&mut out, lesson);
+    out.extend(lesson.model.iter().map(check_model));
+    for p in &lesson.ptx {
+        out.extend(super::ptx::check_part(p));
+    }
+    out
+}
+
+/// A step's numbers under layout `spec` against the lesson's `expect` (the simulator) and its
+/// `measured` link (the hardware record `hw` holds; pending without records).
+fn check_layout_run(
+    out: &mut Vec<Check>,
+    label: &str,
+    step: &super::Step,
+    spec: &str,
+    run: &StepRun,
+    hw: Option<&BTreeMap<String, HwRecord>>,
+) {
+    if let (Some(e), Some(cost)) = (step.expect.get(spec), run.cost) {
+        let got = (cost.wavefronts, cost.bank_conflicts());
+        push(
+            out,
+            Basis::Simulator,
+            format!(
+                "{label} under '{spec}': wavefronts {}, conflicts {}",
+                e.wavefronts, e.conflicts
+            ),
+            if got == (e.wavefronts, e.conflicts) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "simulator: wavefronts {}, conflicts {}",
+                    got.0, got.1
+                ))
+            },
+        );
+    }
+    if let Some(rec_name) = step.measured.get(spec) {
+        let what = format!("{label} under '{spec}' is hardware record '{rec_name}'");
+        match hw.map(|h| h.get(rec_name)) {
+            None => out.push(Check {
+                what,
+                status: CheckStatus::Pending,
+                basis: Basis::Measured,
+                detail: "no hardware records given".into(),
+            }),
+            Some(None) => push(out, Basis::Measured, what, Err("no such record".into())),
+            Some(Some(rec)) => {
+                let req = run.request.as_ref().expect("shared step");
+                let same_ins = req.instruction.to_string()
+                    == crate::sim::instr::Instruction::parse(&rec.instruction)
+                        .map(|i| i.to_string())
+                        .unwrap_or_default();
+                let same_addr = req.lane_byte_offsets.as_slice() == rec.lane_byte_offsets;
+                let wf = run.cost.map(|c| c.wavefronts);
                 push(
-                    &mut out,
-                    Basis::Simulator,
-                    format!(
-                        "{label} under '{spec}': wavefronts {}, conflicts {}",
-                        e.wavefronts, e.conflicts
-                    ),
-                    if got == (e.wavefronts, e.conflicts) {
+                    out,
+                    Basis::Measured,
+                    what,
+                    if same_ins && same_addr && wf == Some(rec.wavefronts) {
                         Ok(())
                     } else {
                         Err(format!(
-                            "simulator: wavefronts {}, conflicts {}",
-                            got.0, got.1
+                            "instruction same: {same_ins}, addresses same: {same_addr}, simulated {} vs measured {} wavefronts",
+                            wf.map_or_else(|| "no cost".to_string(), |w| w.to_string()),
+                            rec.wavefronts
                         ))
                     },
                 );
             }
-            if let Some(rec_name) = step.measured.get(&spec.spec) {
-                let what = format!("{label} under '{spec}' is hardware record '{rec_name}'");
-                match hw.map(|h| h.get(rec_name)) {
-                    None => out.push(Check {
-                        what,
-                        status: CheckStatus::Pending,
-                        basis: Basis::Measured,
-                        detail: "no hardware records given".into(),
-                    }),
-                    Some(None) => push(
-                        &mut out,
-                        Basis::Measured,
-                        what,
-                        Err("no such record".into()),
-                    ),
-                    Some(Some(rec)) => {
-                        let req = run.request.as_ref().expect("shared step");
-                        let same_ins = req.instruction.to_string()
-                            == crate::sim::instr::Instruction::parse(&rec.instruction)
-                                .map(|i| i.to_string())
-                                .unwrap_or_default();
-                        let same_addr = req.lane_byte_offsets.as_slice() == rec.lane_byte_offsets;
-                        let wf = run.cost.map(|c| c.wavefronts);
-                        push(
-                            &mut out,
-                            Basis::Measured,
-                            what,
-                            if same_ins && same_addr && wf == Some(rec.wavefronts) {
-                                Ok(())
-                            } else {
-                                Err(format!(
-                                    "instruction same: {same_ins}, addresses same: {same_addr}, simulated {} vs measured {} wavefronts",
-                                    wf.map_or_else(|| "no cost".to_string(), |w| w.to_string()),
-                                    rec.wavefronts
-                                ))
-                            },
-                        );
-                    }
-                }
-            }
-            if li == 0 {
-                for (fi, feed) in step.feeds.iter().enumerate() {
-                    let m = feed_mismatch(&run, feed);
-                    let verb = if feed.matches { "is" } else { "is not" };
-                    push(
-                        &mut out,
-                        Basis::Simulator,
-                        format!(
-                            "{label} feeds[{fi}]: regs {} {verb} the m16n8k16 {} fragment",
-                            crate::text::list_max(&feed.regs, usize::MAX),
-                            feed.operand
-                        ),
-                        match (feed.matches, m) {
-                            (true, None) => Ok(()),
-                            (true, Some(d)) => Err(d),
-                            (false, Some(_)) => Ok(()),
-                            (false, None) => Err("the registers do match".into()),
-                        },
-                    );
-                }
-                for spot in &step.checks {
-                    push(
-                        &mut out,
-                        Basis::Simulator,
-                        format!(
-                            "{label}: lane {} reg {} half {} holds ({}, {})",
-                            spot.lane, spot.reg, spot.half, spot.row, spot.col
-                        ),
-                        spot_holds(&run, spot),
-                    );
-                }
-                if let (Some((a, b, c)), StepOp::Mma { shape, .. }) = (step.mma_regs, &step.op) {
-                    let got = (
-                        shape.regs(Operand::A),
-                        shape.regs(Operand::B),
-                        shape.regs(Operand::C),
-                    );
-                    push(
-                        &mut out,
-                        Basis::Simulator,
-                        format!("{label}: registers per lane A {a}, B {b}, C/D {c}"),
-                        if got == (a, b, c) {
-                            Ok(())
-                        } else {
-                            Err(format!(
-                                "simulator: A {}, B {}, C/D {}",
-                                got.0, got.1, got.2
-                            ))
-                        },
-                    );
-                }
-            }
         }
     }
+}
+
+/// A step's register claims, under the lesson's first layout: ldmatrix→mma feeds, register
+/// spot checks, mma registers per lane.
+fn check_registers(out: &mut Vec<Check>, label: &str, step: &super::Step, run: &StepRun) {
+    for (fi, feed) in step.feeds.iter().enumerate() {
+        let m = feed_mismatch(run, feed);
+        let verb = if feed.matches { "is" } else { "is not" };
+        push(
+            out,
+            Basis::Simulator,
+            format!(
+                "{label} feeds[{fi}]: regs {} {verb} the m16n8k16 {} fragment",
+                crate::text::list_max(&feed.regs, usize::MAX),
+                feed.operand
+            ),
+            match (feed.matches, m) {
+                (true, None) => Ok(()),
+                (true, Some(d)) => Err(d),
+                (false, Some(_)) => Ok(()),
+                (false, None) => Err("the registers do match".into()),
+            },
+        );
+    }
+    for spot in &step.checks {
+        push(
+            out,
+            Basis::Simulator,
+            format!(
+                "{label}: lane {} reg {} half {} holds ({}, {})",
+                spot.lane, spot.reg, spot.half, spot.row, spot.col
+            ),
+            spot_holds(run, spot),
+        );
+    }
+    if let (Some((a, b, c)), StepOp::Mma { shape, .. }) = (step.mma_regs, &step.op) {
+        let got = (
+            shape.regs(Operand::A),
+            shape.regs(Operand::B),
+            shape.regs(Operand::C),
+        );
+        push(
+            out,
+            Basis::Simulator,
+            format!("{label}: registers per lane A {a}, B {b}, C/D {c}"),
+            if got == (a, b, c) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "simulator: A {}, B {}, C/D {}",
+                    got.0, got.1, got.2
+                ))
+            },
+        );
+    }
+}
+
+/// The lesson's own tables: each variant's SASS counts against its steps, and the articles'
+/// arithmetic as written.
+fn check_tables(out: &mut Vec<Check>, lesson: &Lesson) {
     for (vi, v) in lesson.variants.iter().enumerate() {
         if let Some(want) = lesson.sass_counts.get(v) {
             let got = sass_counts(lesson, vi);
             push(
-                &mut out,
+                out,
                 Basis::Consistency,
                 format!("variant '{v}': SASS counts {}", counts_text(want)),
                 if &got == want {
@@ -630,7 +655,7 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
     }
     for a in &lesson.arithmetic {
         push(
-            &mut out,
+            out,
             Basis::Arithmetic,
             format!("{} ({})", a.label, a.source),
             if a.holds() {
@@ -644,11 +669,6 @@ pub fn check_lesson(lesson: &Lesson, hw: Option<&BTreeMap<String, HwRecord>>) ->
             },
         );
     }
-    out.extend(lesson.model.iter().map(check_model));
-    for p in &lesson.ptx {
-        out.extend(super::ptx::check_part(p));
-    }
-    out
 }
 
 /// Checks one kernel-level claim against the counts model ([`hooks::counts_model`]). A passed

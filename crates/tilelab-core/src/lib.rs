@@ -6,13 +6,15 @@
 //!   terms, whole launches across threads;
 //! * [`measured`]: the measured-data formats and readers (replay records, provenance sidecars,
 //!   ncu's CSV and source page, SASS listings);
-//! * [`text`], [`textfile`]: user input as messages show it; bounded reads of input files.
+//! * [`text`], [`textfile`]: user input as messages show it; bounded reads of input files;
+//! * [`seeded`]: the one seeded generator of generated inputs (ChaCha8).
 //!
 //! No I/O beyond reading the files a caller names, no GPU, terminal or command-line code: the
 //! dependencies in this crate's `Cargo.toml` are what the core may use (docs/architecture.md).
 
 pub mod measured;
 pub mod ptx;
+pub mod seeded;
 pub mod sim;
 pub mod text;
 pub mod textfile;

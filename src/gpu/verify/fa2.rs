@@ -128,17 +128,15 @@ pub fn program(i: usize, arch: Arch) -> anyhow::Result<(FlashTiling, CtaProgram)
     Ok((t, cta))
 }
 
-/// Q, K, V of case `i`: `n` values each, uniform(-2, 2) rounded to f16 (xorshift, seeded by
-/// the case index).
+/// Q, K, V of case `i`: `n` values each, uniform(-2, 2) rounded to f16 ([`crate::seeded`],
+/// seeded by the case index).
 pub fn inputs(i: usize, n: usize) -> [Vec<half::f16>; 3] {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ i as u64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        ((seed >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0) as f32
+    let mut rng = crate::seeded::Seeded::new(0x9E37_79B9_7F4A_7C15u64 ^ i as u64);
+    let mut draw = || -> Vec<half::f16> {
+        (0..n)
+            .map(|_| half::f16::from_f64(rng.uniform(-2.0, 2.0)))
+            .collect()
     };
-    let mut draw = || -> Vec<half::f16> { (0..n).map(|_| half::f16::from_f32(rnd())).collect() };
     [draw(), draw(), draw()]
 }
 

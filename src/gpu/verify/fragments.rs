@@ -91,42 +91,29 @@ fn ldmatrix_checks(gpu: &Gpu, frags: &Compiled) -> anyhow::Result<Vec<Check>> {
     Ok(out)
 }
 
-/// Deterministic mma inputs: small integers in -4..=4 (exact in f16, bf16 and f32) or
-/// N(0,1)-like values (Box-Muller on xorshift).
+/// Deterministic mma inputs ([`crate::seeded`]): small integers in -4..=4 (exact in f16, bf16
+/// and f32) or N(0,1) values.
 struct MmaInputs {
-    seed: u64,
+    rng: crate::seeded::Seeded,
 }
 
 impl MmaInputs {
-    fn normal(&mut self) -> f32 {
-        let mut u = || {
-            self.seed ^= self.seed << 13;
-            self.seed ^= self.seed >> 7;
-            self.seed ^= self.seed << 17;
-            ((self.seed >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        };
-        let (u1, u2) = (u(), u());
-        ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()) as f32
-    }
-
     /// A, B and C of `shape`, small integers or normal values.
     fn operands(&mut self, shape: MmaShape, random: bool) -> [Array2<f32>; 3] {
         let dims = |op| {
             let (r, c) = shape.dims(op);
             (r as usize, c as usize)
         };
-        let mut small = 0u32;
-        let mut gen_val = |o: u32| -> f32 {
+        let mut gen_val = || -> f32 {
             if random {
-                self.normal()
+                self.rng.normal() as f32
             } else {
-                small = small.wrapping_mul(1_103_515_245).wrapping_add(12345 + o);
-                ((small >> 16) % 9) as f32 - 4.0
+                self.rng.int_in(-4, 4) as f32
             }
         };
-        let a = Array2::from_shape_simple_fn(dims(mma::Operand::A), || gen_val(0));
-        let b = Array2::from_shape_simple_fn(dims(mma::Operand::B), || gen_val(1));
-        let c = Array2::from_shape_simple_fn(dims(mma::Operand::C), || gen_val(2));
+        let a = Array2::from_shape_simple_fn(dims(mma::Operand::A), &mut gen_val);
+        let b = Array2::from_shape_simple_fn(dims(mma::Operand::B), &mut gen_val);
+        let c = Array2::from_shape_simple_fn(dims(mma::Operand::C), &mut gen_val);
         [a, b, c]
     }
 }
@@ -136,7 +123,7 @@ impl MmaInputs {
 fn mma_checks(gpu: &Gpu, frags: &Compiled) -> anyhow::Result<Vec<Check>> {
     let dump = MmaDump::load(gpu, frags)?;
     let mut inputs = MmaInputs {
-        seed: 0x1234_5678_9abc_def1,
+        rng: crate::seeded::Seeded::new(0x1234_5678_9abc_def1),
     };
     let mut out = Vec::new();
     for (shape, dtype) in MmaDump::KINDS {

@@ -59,13 +59,8 @@ pub fn case(i: usize, arch: Arch) -> anyhow::Result<(GemmTiling, CtaProgram, Str
 /// Small-integer f16 inputs (exact in f32 accumulation): A is M×K, B is N×K, and the exact
 /// C = A·Bᵀ (M×N, row-major).
 pub fn inputs(t: &GemmTiling, seed: u32) -> (Vec<u16>, Vec<u16>, Vec<f32>) {
-    let mut s = seed.wrapping_mul(2_654_435_761).max(1);
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s % 5) as f32 - 2.0
-    };
+    let mut rng = crate::seeded::Seeded::new(u64::from(seed));
+    let mut next = || rng.int_in(-2, 2) as f32;
     let (m, n, k) = (t.m as usize, t.n as usize, t.k as usize);
     let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
     let b: Vec<f32> = (0..n * k).map(|_| next()).collect();

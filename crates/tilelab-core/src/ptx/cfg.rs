@@ -258,13 +258,8 @@ mod tests {
     /// is the strict dominator dominated by all the others.
     #[test]
     fn lengauer_tarjan_agrees_with_the_definition() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = |m: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m as u64) as usize
-        };
+        let mut rng = crate::seeded::Seeded::new(0x9e37_79b9_7f4a_7c15);
+        let mut rnd = |m: usize| rng.int_in(0, m as i64 - 1) as usize;
         for _ in 0..300 {
             let n = 1 + rnd(12);
             let mut next = vec![Vec::new(); n];

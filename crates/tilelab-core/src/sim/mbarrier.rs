@@ -459,10 +459,9 @@ mod tests {
                 steps.push(Step::Complete(t));
             }
             // A deterministic shuffle from the seed.
-            let mut s = seed | 1;
+            let mut rng = crate::seeded::Seeded::new(seed);
             for i in (1..steps.len()).rev() {
-                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-                steps.swap(i, (s % (i as u64 + 1)) as usize);
+                steps.swap(i, rng.int_in(0, i as i64) as usize);
             }
             // The phase completes at the first step after which every arrival is in and the
             // bytes completed equal the bytes expected (possibly a prefix of the

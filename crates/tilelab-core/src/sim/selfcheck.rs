@@ -64,8 +64,8 @@ pub struct MmaCheck {
     pub random_max_abs_error: f64,
 }
 
-/// `kind`'s mma on small integers and on fixed pseudo-random values (a xorshift64 sequence from
-/// a fixed seed), each through [`mma_max_abs_error`].
+/// `kind`'s mma on small integers and on fixed pseudo-random values ([`crate::seeded`] from a
+/// fixed seed), each through [`mma_max_abs_error`].
 ///
 /// # Errors
 /// As [`mma_max_abs_error`].
@@ -75,14 +75,8 @@ pub fn mma_check(kind: MmaKind) -> Result<MmaCheck, SimError> {
         let v = ((i * 3 + j * 5 + o as usize) % 7) as f64;
         if unsigned && o < 2 { v } else { v - 3.0 }
     })?;
-    let mut seed = 0x2545F4914F6CDD1Du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let randoms: Vec<f64> = (0..3 * 512).map(|_| next() * 2.0 - 1.0).collect();
+    let mut rng = crate::seeded::Seeded::new(0x2545_F491_4F6C_DD1D);
+    let randoms: Vec<f64> = (0..3 * 512).map(|_| rng.uniform(-1.0, 1.0)).collect();
     let random = mma_max_abs_error(kind, &|i, j, o| {
         randoms[(o as usize * 512 + i * 32 + j) % randoms.len()]
     })?;
