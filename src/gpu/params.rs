@@ -1,6 +1,7 @@
 //! Kernel parameters packed the way a PTX `.entry` declares them, for launching a kernel by name
-//! with raw parameters ([`super::launch::PtxKernel`]; `tilelab verify --ptx FILE` will take them
-//! from the command line as `TYPE:VALUE`).
+//! with raw parameters ([`super::launch::PtxKernel`], `tilelab verify --ptx`). The values of
+//! `--arg NAME=TYPE:V` are read by [`crate::ptx::params::encode_arg`], the declarations by the
+//! one PTX parser ([`entry_param_sizes`]).
 //!
 //! Layout (PTX ISA, "Kernel Function Parameters" in the `.param` state space section, and the
 //! CUDA driver API's `cuLaunchKernel`, `CU_LAUNCH_PARAM_BUFFER_POINTER`): parameters follow one
@@ -17,7 +18,6 @@
 //! ```
 
 use std::fmt;
-use std::str::FromStr;
 
 /// One scalar kernel parameter (the PTX `.param` types tilelab passes).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,16 +98,6 @@ impl fmt::Display for Param {
 /// Why a parameter list cannot be built or does not fit a kernel.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParamError {
-    /// A `TYPE:VALUE` argument that does not parse.
-    #[error(
-        "kernel argument '{spec}': {reason}; allowed: u8|u16|u32|s32|u64|s64|f32|f64:VALUE (integers in decimal or 0x hex), e.g. u32:128"
-    )]
-    BadSpec {
-        /// The argument as given.
-        spec: String,
-        /// What is wrong with it.
-        reason: String,
-    },
     /// The kernel declares another number of parameters.
     #[error("kernel '{kernel}' takes {declared} parameters, {given} given")]
     Count {
@@ -142,61 +132,6 @@ pub enum ParamError {
         /// Its size, bytes.
         given_bytes: usize,
     },
-}
-
-impl FromStr for Param {
-    type Err = ParamError;
-
-    /// Parses `TYPE:VALUE`: `u32:128`, `s32:-1`, `u64:0x7f0000001000`, `f32:0.5`.
-    fn from_str(spec: &str) -> Result<Param, ParamError> {
-        let bad = |reason: String| ParamError::BadSpec {
-            spec: spec.to_string(),
-            reason,
-        };
-        let (ty, value) = spec
-            .split_once(':')
-            .ok_or_else(|| bad("no ':' between type and value".into()))?;
-        let unsigned = |bits: u32| -> Result<u64, ParamError> {
-            let v = match value
-                .strip_prefix("0x")
-                .or_else(|| value.strip_prefix("0X"))
-            {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => value.parse::<u64>(),
-            }
-            .map_err(|e| bad(format!("'{value}' is not an unsigned integer ({e})")))?;
-            if bits < 64 && v >> bits != 0 {
-                return Err(bad(format!("{value} does not fit in {bits} bits")));
-            }
-            Ok(v)
-        };
-        let signed = |bits: u32| -> Result<i64, ParamError> {
-            let v = value
-                .parse::<i64>()
-                .map_err(|e| bad(format!("'{value}' is not a signed integer ({e})")))?;
-            let lim = 1i64 << (bits - 1);
-            if bits < 64 && !(-lim..lim).contains(&v) {
-                return Err(bad(format!("{value} does not fit in {bits} signed bits")));
-            }
-            Ok(v)
-        };
-        let float = || -> Result<f64, ParamError> {
-            value
-                .parse::<f64>()
-                .map_err(|e| bad(format!("'{value}' is not a number ({e})")))
-        };
-        Ok(match ty {
-            "u8" | "b8" => Param::U8(unsigned(8)? as u8),
-            "u16" | "b16" => Param::U16(unsigned(16)? as u16),
-            "u32" | "b32" => Param::U32(unsigned(32)? as u32),
-            "s32" => Param::S32(signed(32)? as i32),
-            "u64" | "b64" => Param::U64(unsigned(64)?),
-            "s64" => Param::S64(signed(64)?),
-            "f32" => Param::F32(float()? as f32),
-            "f64" => Param::F64(float()?),
-            _ => return Err(bad(format!("unknown type '{ty}'"))),
-        })
-    }
 }
 
 /// Kernel parameters packed in declaration order (see the module docs for the layout).
@@ -295,65 +230,25 @@ impl ParamBuffer {
     }
 }
 
-/// The sizes (bytes) of the parameters the PTX `.entry NAME(...)` declares, in order: `.param
-/// .u32 x` is 4 bytes, `.param .u64 p` (pointers too) 8, `.param .align A .b8 s[N]` N (PTX ISA,
-/// "Kernel Function Parameters"). Only the parameter list is read; a full PTX parser is `src/ptx/`.
+/// The sizes (bytes) of the parameters the PTX `.entry NAME(...)` declares, in order, as the
+/// one PTX parser reads them ([`crate::ptx::parse::parse`]): `.param .u32 x` is 4 bytes,
+/// `.param .u64 p` (pointers too) 8, `.param .align A .b8 s[N]` N (PTX ISA, "Kernel Function
+/// Parameters").
 ///
 /// # Errors
-/// [`ParamError::Entry`] when the entry is missing or a parameter's type is not one of the
-/// scalar `.b/.u/.s/.f` types or a `.b8` array.
+/// [`ParamError::Entry`] when the module does not parse or has no such entry.
 pub fn entry_param_sizes(ptx: &str, entry: &str) -> Result<Vec<usize>, ParamError> {
     let err = |reason: String| ParamError::Entry {
         entry: entry.to_string(),
         reason,
     };
-    let start = ptx
-        .match_indices(".entry")
-        .map(|(i, _)| i + ".entry".len())
-        .find(|&i| {
-            let rest = ptx[i..].trim_start();
-            rest.strip_prefix(entry)
-                .is_some_and(|r| r.trim_start().starts_with('('))
-        })
+    let module = crate::ptx::parse::parse(ptx).map_err(|e| err(e.to_string()))?;
+    let k = module
+        .kernels
+        .iter()
+        .find(|k| k.name == entry)
         .ok_or_else(|| err("no such .entry in the PTX".into()))?;
-    let open = start + ptx[start..].find('(').ok_or_else(|| err("no '('".into()))? + 1;
-    let close = open
-        + ptx[open..]
-            .find(')')
-            .ok_or_else(|| err("no ')' closing the parameter list".into()))?;
-    let list = ptx[open..close].trim();
-    if list.is_empty() {
-        return Ok(Vec::new());
-    }
-    list.split(',')
-        .map(|decl| {
-            let words: Vec<&str> = decl.split_whitespace().collect();
-            let bad = || err(format!("cannot read parameter '{}'", decl.trim()));
-            if words.first() != Some(&".param") {
-                return Err(bad());
-            }
-            if words.contains(&".align") {
-                // .param .align A .b8 name[N]
-                let last = words.last().ok_or_else(bad)?;
-                let n = last
-                    .split_once('[')
-                    .and_then(|(_, n)| n.strip_suffix(']'))
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .ok_or_else(bad)?;
-                return Ok(n);
-            }
-            let ty = words.get(1).ok_or_else(bad)?;
-            let bits: usize = ty
-                .strip_prefix(".b")
-                .or_else(|| ty.strip_prefix(".u"))
-                .or_else(|| ty.strip_prefix(".s"))
-                .or_else(|| ty.strip_prefix(".f"))
-                .and_then(|b| b.parse().ok())
-                .filter(|b| [8, 16, 32, 64].contains(b))
-                .ok_or_else(bad)?;
-            Ok(bits / 8)
-        })
-        .collect()
+    Ok(k.params.iter().map(|p| p.size as usize).collect())
 }
 
 #[cfg(test)]
@@ -388,26 +283,6 @@ mod tests {
         assert_eq!(q.size_bytes(), 20);
     }
 
-    #[test]
-    fn arguments_parse_strictly() {
-        assert_eq!("s32:-1".parse::<Param>(), Ok(Param::S32(-1)));
-        assert_eq!("u64:0x10".parse::<Param>(), Ok(Param::U64(16)));
-        assert_eq!("b32:4294967295".parse::<Param>(), Ok(Param::U32(u32::MAX)));
-        assert_eq!("f32:0.5".parse::<Param>(), Ok(Param::F32(0.5)));
-        assert_eq!(Param::S32(-1).to_le_bytes(), vec![0xff; 4]);
-        for (bad, says) in [
-            ("u32:4294967296", "does not fit in 32 bits"),
-            ("s32:2147483648", "does not fit in 32 signed bits"),
-            ("u8:-1", "not an unsigned integer"),
-            ("x32:1", "unknown type 'x32'"),
-            ("u32", "no ':'"),
-            ("f32:fast", "not a number"),
-        ] {
-            let e = bad.parse::<Param>().unwrap_err().to_string();
-            assert!(e.contains(says) && e.contains(bad), "{bad}: {e}");
-        }
-    }
-
     /// The parameter list as NVRTC 13.0 writes it for `kernels/fragments.cu` (`int` is
     /// `.u32`), and a struct parameter.
     #[test]
@@ -418,8 +293,12 @@ mod tests {
         assert_eq!(entry_param_sizes(ptx, "empty"), Ok(vec![]));
         let e = entry_param_sizes(ptx, "ldsm").unwrap_err().to_string();
         assert_eq!(e, "PTX entry 'ldsm': no such .entry in the PTX");
-        let e = entry_param_sizes(".entry k(.param .q32 x)", "k").unwrap_err();
-        assert!(e.to_string().contains("'.param .q32 x'"), "{e}");
+        let e = entry_param_sizes(
+            ".version 8.0\n.target sm_90\n.entry k(.param .q32 x)\n{\nret;\n}\n",
+            "k",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("q32"), "{e}");
     }
 
     /// A CuTe struct `.param .align 4 .b8 [12]` after a `u8` starts at byte 4; a
