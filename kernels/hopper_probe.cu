@@ -1,5 +1,5 @@
 // Hopper (sm_90/sm_90a) probes for `tilelab`: stmatrix, cp.async, TMA placement. Device code only
-// (NVRTC-compatible; scripts/hopper/probe_main.cu is the standalone host harness).
+// (NVRTC-compatible; scripts/research/hopper/probe_main.cu is the standalone host harness).
 //
 // stsm_probe: one warp executes one stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 with
 //   the 32 lane byte offsets `offs` into 48 KiB of zeroed dynamic shared memory; lane l's register

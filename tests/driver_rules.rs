@@ -2,7 +2,7 @@
 //!
 //! `sim::tma::TensorMap::new` against the H200's driver: every case of
 //! `tests/data/hopper_probes/h200_tensormap_rules.json` (120 calls of `cuTensorMapEncodeTiled`,
-//! driver 580.159.04 / CUDA 13.0, made by `scripts/hopper_fixtures/tensormap_rules.py` on
+//! driver 580.159.04 / CUDA 13.0, made by `scripts/research/hopper_fixtures/tensormap_rules.py` on
 //! 2026-12-02) must be accepted by the model exactly when the driver accepted it. The one allowed
 //! difference: a map the driver accepts whose `elementStrides` are not 1, which the model refuses
 //! as "not modelled" (never as "not allowed").
@@ -10,7 +10,7 @@
 //!
 //! `sim::wgmma::integer_n_allowed` against ptxas 13.0.88 (the H200 machine's version, from pip's
 //! `nvidia-cuda-nvcc==13.0.88`): `tests/data/hopper_probes/ptxas_wgmma_integer_n.txt`, written by
-//! `scripts/hopper_fixtures/ptxas_wgmma_n.sh`, lists the N that ptxas accepts for
+//! `scripts/research/hopper_fixtures/ptxas_wgmma_n.sh`, lists the N that ptxas accepts for
 //! `wgmma.mma_async.sync.aligned.m64nNk32.s32.s8.s8`.
 
 use tilelab::sim::tma::{TensorMap, TmaDtype, TmaSwizzle};
@@ -129,7 +129,7 @@ fn integer_wgmma_n_are_the_ones_ptxas_accepts() {
 /// 280 `cuLaunchKernelEx` calls of `tests/data/hopper_probes/h200_cluster_rules.json` (ten
 /// kernels with and without `.reqnctapercluster`, `.maxclusterrank`, `.explicitcluster`, four
 /// grids, no cluster attribute and six cluster shapes; driver 580.159.04, 2026-12-02,
-/// `scripts/hopper_fixtures/cluster_rules.c`, docs/log/2026-12-02-cluster-rules.md) is
+/// `scripts/research/hopper_fixtures/cluster_rules.c`, docs/log/2026-12-02-cluster-rules.md) is
 /// accepted exactly when the driver launched it, with the cluster size the kernel read from
 /// `%cluster_nctarank` and its `%is_explicit_cluster`.
 #[test]
@@ -201,7 +201,7 @@ fn ptxas_needs(msgs: &str, key: &str) -> Option<(u32, u32)> {
 }
 
 /// The version/target gates (`sim::instr::GATES`, D4) against ptxas 13.0.88:
-/// `tests/data/hopper_probes/ptxas_gates.tsv` (written by `scripts/hopper_fixtures/ptxas_gates.sh`)
+/// `tests/data/hopper_probes/ptxas_gates.tsv` (written by `scripts/research/hopper_fixtures/ptxas_gates.sh`)
 /// compiles each gated form under `.version 6.3 .target sm_75`, `.version 9.0 .target sm_75` and
 /// `.version 9.0 .target sm_90`. The decoder refuses a form exactly when ptxas does, and its
 /// one-line message names the version and the target ptxas names.

@@ -1,5 +1,5 @@
 //! The Hopper models against what an H200 did (tests/data/h200_{stmatrix,stmatrix_smem,tma,
-//! wgmma}_2026-11-30.json, measured by scripts/hopper/run.sh; provenance inside the files and in
+//! wgmma}_2026-11-30.json, measured by scripts/research/hopper/run.sh; provenance inside the files and in
 //! docs/verify-h200.md). Every record must match.
 
 use std::collections::HashMap;
@@ -283,7 +283,7 @@ fn cp_async_seed43_requests_match_where_modelled_and_within_bounds_where_spread(
     );
 }
 
-/// `scripts/hopper/cpasync_lab` on the H200 (2026-12-01, tests/data/h200_cpasync_lab_2026-12-01.json,
+/// `scripts/research/hopper/cpasync_lab` on the H200 (2026-12-01, tests/data/h200_cpasync_lab_2026-12-01.json,
 /// one record per launch): 70 structured requests launched cold three times and warm (sources
 /// loaded into L1 by the same warp first) twice, and 110 random ones of seed 13 (none seen before)
 /// cold twice. Every launch the model covers (one line per unit) matches; the spread ones stay
@@ -308,7 +308,7 @@ fn cp_async_lab_launches_match_where_modelled_and_warm_counts_agree() {
     assert_eq!((warm.len(), cold_extra, by_request.len()), (140, 93, 180));
 }
 
-/// The second run of `scripts/hopper/cpasync_lab` on the H200 (2026-12-01 08:48 UTC,
+/// The second run of `scripts/research/hopper/cpasync_lab` on the H200 (2026-12-01 08:48 UTC,
 /// tests/data/h200_cpasync_lab_d_2026-12-01.json, one record per launch): part b, the 50 earlier
 /// spread records whose L1TEX (W) and SASS-attributed (S) counts disagreed (16 of seed 11, 34 of
 /// seed 7), cold three times and warm once; part d, those 50 and the first run's 110 seed-13
@@ -362,7 +362,7 @@ fn cp_async_lab_second_run_warm_conflicts_follow_l1tex_and_s_is_cache_independen
     }
 }
 
-/// The third run of `scripts/hopper/cpasync_lab` on the H200 (2026-12-01 13:14 UTC, part e,
+/// The third run of `scripts/research/hopper/cpasync_lab` on the H200 (2026-12-01 13:14 UTC, part e,
 /// tests/data/h200_cpasync_lab_e_2026-12-01.json): 71 targeted requests and 60 random spread
 /// requests of seed 29, each once cold and once warm. The 9 one-line controls match the model,
 /// the 122 spread requests stay not modelled (docs/wavefront-model.md: no rule is exact on the
@@ -406,7 +406,7 @@ fn cp_async_lab_part_e_same_or_different_word_and_banks_not_words() {
     }
 }
 
-/// The fourth run of `scripts/hopper/cpasync_lab` on the H200 (2026-12-01 16:01 UTC, part f,
+/// The fourth run of `scripts/research/hopper/cpasync_lab` on the H200 (2026-12-01 16:01 UTC, part f,
 /// tests/data/h200_cpasync_lab_f_2026-12-01.json, cold once): 144 spread requests written to press
 /// on the upper bound of the SASS-attributed count. `f.grp.<size>.G<g>.k<k>.*`: g read groups (the
 /// lanes of g lines reading the same L1 banks), each with k lanes writing k distinct words of its
@@ -439,7 +439,7 @@ fn cp_async_lab_part_f_presses_on_the_upper_bound_and_stays_within() {
     assert_eq!((grp, by_request.len()), (44, 144));
 }
 
-/// The fifth run of `scripts/hopper/cpasync_lab` on the H200 (2026-12-01 16:57 UTC, part g,
+/// The fifth run of `scripts/research/hopper/cpasync_lab` on the H200 (2026-12-01 16:57 UTC, part g,
 /// tests/data/h200_cpasync_lab_g_2026-12-01.json): 73 `cp.async.cg` (16 B) requests, the first
 /// ten launched twice. `.cg` stays not modelled; what the file shows: no L1TEX shared counter moves
 /// (as in every earlier `.cg` record) and its SASS-attributed bank conflicts stay 0, but the
@@ -897,7 +897,7 @@ fn wgmma_descriptors_and_accumulators_match_the_h200() {
 
 #[test]
 fn wgmma_case_descriptors_decode_to_their_tiles() {
-    // The descriptors the H200 ran (scripts/hopper/make_wgmma_cases.sh, built by `tilelab sim
+    // The descriptors the H200 ran (scripts/research/hopper/make_wgmma_cases.sh, built by `tilelab sim
     // wgmma`) are the ones the simulator builds today, bit for bit.
     let text = std::fs::read_to_string(format!(
         "{}/tests/data/h200_wgmma_2026-11-30.json",

@@ -160,7 +160,7 @@ fn ldmatrix_mma_and_shfl_compute_what_the_ptx_isa_says() {
 
 #[test]
 fn a_triton_matmul_counts_its_loop() {
-    // Triton 3.6, tl_matmul BM = BN = BK = 32, K = 256, 2 warps (scripts/ptx_fixtures of the
+    // Triton 3.6, tl_matmul BM = BN = BK = 32, K = 256, 2 warps (scripts/research/ptx_fixtures of the
     // fixtures work): its loop body has 6 ldmatrix and 8 mma.sync and runs K / BK = 8 times
     // in each of the 2 warps.
     let r = json(&[

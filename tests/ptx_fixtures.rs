@@ -1,5 +1,5 @@
 //! Issue 12's acceptance: for every launch measured on the H200 (`tests/data/ptx/*.json`, made
-//! by `scripts/ptx_fixtures/`), `tilelab ptx`'s totals equal Nsight Compute's per-CTA counters
+//! by `scripts/research/ptx_fixtures/`), `tilelab ptx`'s totals equal Nsight Compute's per-CTA counters
 //! exactly: wavefronts and bank conflicts of shared loads (LDS+LDSM) and stores (STS+STSM),
 //! executed LDS and STS (`_pred_on_any`), LDSM, STSM, HMMA (minus `HFMA2.MMA`) and LDGSTS.
 //! Causal FA2 launches compare CTA (0,0,0) of the full grid with `cta0_by_difference`.

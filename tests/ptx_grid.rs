@@ -588,7 +588,7 @@ fn ncu_counters(file: &str) -> std::collections::BTreeMap<String, u64> {
 }
 
 /// The tutorial matmul over M = N = `mn`, K = `k`: (M/128)·(N/128) CTAs, as
-/// scripts/whole_launch/measure.sh launched it.
+/// scripts/research/whole_launch/measure.sh launched it.
 fn matmul_launch(mn: u32, k: u32) -> (Program, Launch) {
     let (_, src, kern, mut l) = hopper_launches()
         .into_iter()

@@ -1,5 +1,5 @@
 //! Issue 27: `tilelab ptx` on the Hopper kernels measured on the H200
-//! (`tests/data/ptx_hopper/*.json`, made by `scripts/hopper_fixtures/`, format in
+//! (`tests/data/ptx_hopper/*.json`, made by `scripts/research/hopper_fixtures/`, format in
 //! `tests/data/ptx_hopper/README.md`). Each measured launch has a tilelab launch file
 //! (`tests/data/ptx_hopper/launch/NAME.json`, docs/launch-files.md): the one place its flags
 //! live. It is run through the binary with `--launch FILE --json`, and its totals compared with
@@ -388,7 +388,7 @@ fn fa3_matches_the_h200_but_its_shared_wavefronts() {
 }
 
 /// The other key-block width, `FA_BN = 64` (`fa3_d{64,128}_full_f16_bn64.ptx`), measured on the
-/// H200 by `scripts/hopper_fixtures/run_fa3_widths.sh` (docs/log/2026-12-02-fa3-widths.md):
+/// H200 by `scripts/research/hopper_fixtures/run_fa3_widths.sh` (docs/log/2026-12-02-fa3-widths.md):
 /// every counter but the shared ld/st wavefronts and conflicts, as for the default width.
 const FA3_BN64: [&str; 4] = [
     "fa3_d64_full_f16_bn64_s128",
@@ -972,7 +972,7 @@ fn fa3_ptx_gives_the_counts_sim_counts_predicts() {
 }
 
 /// The other key-block width `kernels/fa3_fwd.cu` builds with, `FA_BN = 64` (not causal; PTX
-/// `fa3_d{64,128}_full_f16_bn64.ptx` from `scripts/hopper_fixtures/make_fa3_ptx.sh`, nvcc
+/// `fa3_d{64,128}_full_f16_bn64.ptx` from `scripts/research/hopper_fixtures/make_fa3_ptx.sh`, nvcc
 /// 13.0.88): one CTA of `tilelab ptx` gives the counts `sim counts flash-attn --style hopper
 /// --bn 64` predicts, at S = 128 and 512. The launch is the H200 fixtures' but for the K and V
 /// maps' box, `{64, 64}` (the kernel's `{64, FA_BN}`), and the dynamic shared memory,

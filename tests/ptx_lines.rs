@@ -1,6 +1,6 @@
 //! Source lines (issue 28): `tilelab ptx --by-source` against Nsight Compute's source page on
 //! the H200, per Python line, for five 2-warp Triton attentions (BM = BN = 32, D = 64;
-//! `tests/data/ptx_lines/`, made by `scripts/ptx_fixtures/attn_2w_launch.py` and
+//! `tests/data/ptx_lines/`, made by `scripts/research/ptx_fixtures/attn_2w_launch.py` and
 //! `attn_2w_fixtures.py`, log `docs/log/2026-12-02-source-lines.md`).
 //!
 //! ncu's source page books every SASS instruction's shared-memory wavefronts on the Python line
@@ -204,7 +204,7 @@ fn by_source_names_the_python_line_with_the_conflict() {
     std::fs::copy(
         concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/scripts/ptx_fixtures/attn_2w.py"
+            "/scripts/research/ptx_fixtures/attn_2w.py"
         ),
         tmp.path().join("variants.py"),
     )

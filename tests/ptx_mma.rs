@@ -1,12 +1,12 @@
 //! Issue 28's `mma.sync` forms and generic shared addresses against the H200
-//! (`tests/data/ptx_mma/`, made by `scripts/mma_fixtures/`, format in its README).
+//! (`tests/data/ptx_mma/`, made by `scripts/research/mma_fixtures/`, format in its README).
 //!
 //! * every fixture (one warp, one `mma.sync` form each) simulated by `tilelab ptx` gives the
 //!   per-CTA counters ncu measured (HMMA, IMMA, LDSM, STSM, LDS, STS, shared wavefronts and
 //!   conflicts), and the D registers of the simulated mma equal, bit for bit, what the device
 //!   stored (`device_output`);
 //! * the device's own D equals a plain-loop reference through the PTX ISA fragment tables
-//!   (`reference_check`, computed by `scripts/mma_fixtures/check.py` when the data was collected);
+//!   (`reference_check`, computed by `scripts/research/mma_fixtures/check.py` when the data was collected);
 //! * `ldsm_generic`: ldmatrix/stmatrix without `.shared` on `cvta.shared` addresses load and
 //!   store what the device did; generic ld/st wavefronts count in the shared totals as on the H200;
 //! * the refusals: the forms the PTX ISA has not, targets below a form's oldest, wrong register
@@ -505,7 +505,7 @@ fn triton_tf32_and_int8_dots_equal_the_h200() {
 
 /// D4: the declared types of the mma registers against ptxas 13.0.88
 /// (`tests/data/hopper_probes/ptxas_mma_regs.tsv`, written by
-/// `scripts/hopper_fixtures/ptxas_mma_regs.sh`: each form with one operand's registers declared
+/// `scripts/research/hopper_fixtures/ptxas_mma_regs.sh`: each form with one operand's registers declared
 /// .b32, .u32, .s32, .f32 or .f16x2). The decoder accepts what ptxas accepts and refuses the
 /// rest in one line naming the register, its type, the operand and the types it takes.
 #[test]

@@ -336,7 +336,7 @@ fn the_selected_line_shows_its_source_line() {
     std::fs::copy(
         concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/scripts/ptx_fixtures/attn_2w.py"
+            "/scripts/research/ptx_fixtures/attn_2w.py"
         ),
         tmp.path().join("variants.py"),
     )

@@ -1,6 +1,6 @@
 //! `tilelab tui --ptx` on a Hopper kernel: the hand-written two-stage TMA -> mbarrier -> wgmma
 //! pipeline `tests/data/ptx_hopper/hand_tma_wgmma_pipe.ptx` (producer warp 4, consumer
-//! warpgroup 0; made by `scripts/hopper_fixtures/gen_handwritten.py`), launched as its H200
+//! warpgroup 0; made by `scripts/research/hopper_fixtures/gen_handwritten.py`), launched as its H200
 //! launch file gives (`hand_tma_wgmma_pipe.json`: 160 threads, 33,792 bytes of dynamic shared
 //! memory, `--arg 3=4`, both maps `f16:256,64:512:64,64:128B`), drawn into ratatui's
 //! `TestBackend` and driven by messages as keys would send them.

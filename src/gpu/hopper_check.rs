@@ -309,7 +309,7 @@ pub fn cp_async_checks(
 
 // ------------------------------------------------------------------------------ TMA
 
-/// One TMA box the `tma` group copies (the set of `scripts/hopper/probe_main.cu`).
+/// One TMA box the `tma` group copies (the set of `scripts/research/hopper/probe_main.cu`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TmaCase {
     /// Box rows.
@@ -556,7 +556,7 @@ pub struct WgmmaCase {
     pub a_regs: bool,
 }
 
-/// The 43 cases measured on 2026-11-30 (`scripts/hopper/make_wgmma_cases.sh`): N = 64 in every
+/// The 43 cases measured on 2026-11-30 (`scripts/research/hopper/make_wgmma_cases.sh`): N = 64 in every
 /// swizzle and major pairing, N = 8 and 24 in every swizzle, N = 128 and 256 with 128B and
 /// 64B, both atom orders, bf16, A from registers.
 pub fn wgmma_cases() -> Vec<WgmmaCase> {

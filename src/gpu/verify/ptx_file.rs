@@ -17,7 +17,7 @@
 //!   ([`source_view::with_own_line_info`]) so the source page's rows are the PTX file's lines.
 //!
 //! The fixtures of `tests/data/ptx/` were measured through cuLink
-//! (`scripts/ptx_fixtures/harness.py`); `docs/ptx.md` ("Loading PTX") lists what the other path
+//! (`scripts/research/ptx_fixtures/harness.py`); `docs/ptx.md` ("Loading PTX") lists what the other path
 //! changes; the FA3 fixtures were measured with `cuModuleLoadDataEx`.
 
 use std::ffi::OsString;

@@ -213,7 +213,7 @@ pub fn parse_source_page(csv: &str) -> Result<Vec<KernelLines>, SourcePageError>
 mod tests {
     use super::*;
 
-    /// Rows of the source page measured on the H200 (2026-11-30, `scripts/ptx_fixtures/source_view.sh`,
+    /// Rows of the source page measured on the H200 (2026-11-30, `scripts/research/ptx_fixtures/source_view.sh`,
     /// trimmed to the shared-memory lines of two fixtures).
     const PAGE: &str = include_str!("../../../../tests/data/ncu_source_page_h200_2026-11-30.csv");
 

@@ -136,7 +136,7 @@ pub enum NotModelled {
 /// Measured on the H200: the 652 distinct spread requests of 2026-11-30 and 2026-12-01 before
 /// the bounds were written, and 290 measured after them (`tests/data/h200_cpasync_lab_f_2026-12-01.json`,
 /// written to press on `hi`, and `h200_cpasync_verify_seed43_2026-12-01.json`); 797 distinct
-/// requests in all, every SASS-attributed count within its bounds (`scripts/hopper/cpasync_bounds.py`;
+/// requests in all, every SASS-attributed count within its bounds (`scripts/research/hopper/cpasync_bounds.py`;
 /// docs/wavefront-model.md, "Bounds on the SASS-attributed count").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SassBounds {
