@@ -14,7 +14,7 @@ import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
-sys.path.insert(0, os.path.join(REPO, "scripts", "hopper_fixtures"))
+sys.path.insert(0, os.path.join(REPO, "scripts", "research", "hopper_fixtures"))
 
 try:
     import triton  # noqa: F401
@@ -117,7 +117,7 @@ def test_the_launch_file_round_trips(matmul):
 
 def test_by_source_names_the_python_line_of_tl_dot(matmul):
     r, _ = matmul
-    src = open(os.path.join(REPO, "scripts", "hopper_fixtures", "tutorial_kernels.py")).read().splitlines()
+    src = open(os.path.join(REPO, "scripts", "research", "hopper_fixtures", "tutorial_kernels.py")).read().splitlines()
     dot_line = 1 + next(i for i, t in enumerate(src) if "accumulator = tl.dot(a, b, accumulator)" in t)
     g = next(g for g in r.by_source() if "HGMMA" in g["sass"])
     assert g["line"] == dot_line and g["file"].endswith("tutorial_kernels.py")
@@ -202,7 +202,7 @@ def test_without_triton_the_error_says_how_to_install(monkeypatch):
 
 def test_the_shell_command(tmp_path):
     p = subprocess.run(
-        [sys.executable, "-m", "tilelab.triton", os.path.join(REPO, "scripts", "hopper_fixtures", "tutorial_kernels.py")
+        [sys.executable, "-m", "tilelab.triton", os.path.join(REPO, "scripts", "research", "hopper_fixtures", "tutorial_kernels.py")
          + ":matmul_kernel", "--grid", "1", "--num-warps", "4", "--num-stages", "4", "--json",
          *sum((["--arg", f"{k}={v}"] for k, v in mm_args(128, 128, 256).items()), []),
          *sum((["--constexpr", f"{k}={v}"] for k, v in MM_CONSTS.items() if v != ""), []),
@@ -259,7 +259,7 @@ def test_fused_attention_sm80_through_pointers():
     r = tt.analyze(TK._attn_fwd, grid=(1,), args=args, num_warps=4, num_stages=2, target="sm_80", HEAD_DIM=64,
                    BLOCK_M=128, BLOCK_N=64, FP8_OUTPUT=False, STAGE=1, warp_specialize=False, IS_HOPPER=False)
     assert r.totals["sass"]["GMMA"] == 0 and r.totals["sass"]["UTMALDG"] == 0
-    src = open(os.path.join(REPO, "scripts", "hopper_fixtures", "tutorial_kernels.py")).read().splitlines()
+    src = open(os.path.join(REPO, "scripts", "research", "hopper_fixtures", "tutorial_kernels.py")).read().splitlines()
     qk = 1 + next(i for i, t in enumerate(src) if "qk = tl.dot(q, k)" in t)
     g = next(g for g in r.by_source() if g["line"] == qk)
     assert "HMMA" in g["sass"] and "HGMMA" not in g["sass"] and g["executions"] > 0
