@@ -1159,6 +1159,22 @@ const PROXY_QUALIFIERS: &[&str] = &[
     "sync_restrict::shared::cluster",
 ];
 
+/// The PTX type modifiers among `mods` (`s32`, `f16x2`, …), in order.
+fn ptx_types<'a>(mods: &[&'a str]) -> Vec<&'a str> {
+    mods.iter()
+        .copied()
+        .filter(|m| parse::PTX_TYPES.contains(m))
+        .collect()
+}
+
+/// Modifiers as a message lists them: `.a .b .c`.
+fn dots(g: &[&str]) -> String {
+    g.iter()
+        .map(|m| format!(".{m}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The ISA's rules on an instruction's qualifiers beyond which ones it may carry
 /// (`modifiers_of`): those some forms require (rounding of `cvt`, `fma`, `mad`, `div`, `sqrt`,
 /// `rcp`; `.approx` of `ex2`, `sin`, …; `.lo/.hi/.wide` of integer `mul`/`mad`; a scope of
@@ -1176,19 +1192,9 @@ fn check_rules(
     sm: u32,
     version: (u32, u32),
 ) -> Result<(), String> {
-    let types: Vec<&str> = mods
-        .iter()
-        .copied()
-        .filter(|m| parse::PTX_TYPES.contains(m))
-        .collect();
+    let types = ptx_types(mods);
     let has = |m: &str| mods.contains(&m);
     let any = |g: &[&str]| mods.iter().copied().find(|m| g.contains(m));
-    let dots = |g: &[&str]| {
-        g.iter()
-            .map(|m| format!(".{m}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let sec = isa(name);
     let ty = types.first().copied().unwrap_or("");
     // Integer arithmetic takes no rounding, no .ftz, no .approx (PTX ISA §9.7.1 Integer
@@ -1282,19 +1288,9 @@ fn check_rules_cvt_atom(
     sm: u32,
     version: (u32, u32),
 ) -> Result<(), String> {
-    let types: Vec<&str> = mods
-        .iter()
-        .copied()
-        .filter(|m| parse::PTX_TYPES.contains(m))
-        .collect();
+    let types = ptx_types(mods);
     let has = |m: &str| mods.contains(&m);
     let any = |g: &[&str]| mods.iter().copied().find(|m| g.contains(m));
-    let dots = |g: &[&str]| {
-        g.iter()
-            .map(|m| format!(".{m}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let sec = isa(name);
     let ty = types.first().copied().unwrap_or("");
     match name {
@@ -1399,11 +1395,7 @@ fn check_rules_memory(
     sm: u32,
     version: (u32, u32),
 ) -> Result<(), String> {
-    let types: Vec<&str> = mods
-        .iter()
-        .copied()
-        .filter(|m| parse::PTX_TYPES.contains(m))
-        .collect();
+    let types = ptx_types(mods);
     let has = |m: &str| mods.contains(&m);
     let any = |g: &[&str]| mods.iter().copied().find(|m| g.contains(m));
     let sec = isa(name);
@@ -1603,6 +1595,57 @@ fn unsupported_inst(i: &parse::Inst) -> DecodeError {
             i.opcode.join(".")
         ),
     )
+}
+
+/// An instruction's opcode as the family decoders read it, split once per instruction: the
+/// name (`ld`), its modifiers (`global`, `v4`, `f32`, …) and the last type suffix among them.
+struct Opc<'i> {
+    inst: &'i parse::Inst,
+    name: &'i str,
+    parts: Vec<&'i str>,
+    ty: Option<Ty>,
+}
+
+impl<'i> Opc<'i> {
+    fn new(inst: &'i parse::Inst) -> Opc<'i> {
+        let parts: Vec<&str> = inst.opcode.iter().map(String::as_str).collect();
+        let name = parts.first().copied().unwrap_or("");
+        let ty = last_ty(parts.get(1..).unwrap_or(&[]));
+        Opc {
+            inst,
+            name,
+            parts,
+            ty,
+        }
+    }
+
+    /// The modifiers after the name.
+    fn mods(&self) -> &[&'i str] {
+        self.parts.get(1..).unwrap_or(&[])
+    }
+
+    fn has(&self, m: &str) -> bool {
+        self.mods().contains(&m)
+    }
+
+    /// The type suffix, or an error naming the instruction.
+    fn need_ty(&self) -> Result<Ty, DecodeError> {
+        self.ty.ok_or_else(|| {
+            derr(
+                self.inst.line,
+                format!("'{}' has no type suffix", self.inst.opcode.join(".")),
+            )
+        })
+    }
+
+    fn unsupported(&self) -> DecodeError {
+        unsupported_inst(self.inst)
+    }
+}
+
+/// The last type suffix among `ms`.
+fn last_ty(ms: &[&str]) -> Option<Ty> {
+    ms.iter().rev().find_map(|m| Ty::parse(m))
 }
 
 /// Names the kernels of a module, for error messages: the first few, then how many more
@@ -2566,19 +2609,20 @@ impl Decoder<'_> {
 
     fn op(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         self.check_form(i)?;
-        match i.opcode[0].as_str() {
-            "mov" | "cvta" | "createpolicy" | "activemask" => self.op_move(i),
+        let oc = Opc::new(i);
+        match oc.name {
+            "mov" | "cvta" | "createpolicy" | "activemask" => self.op_move(i, &oc),
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
-            | "shl" | "shr" | "copysign" | "mad" | "fma" => self.op_int(i),
-            "bfe" | "prmt" | "shf" | "bfi" | "lop3" => self.op_bits(i),
+            | "shl" | "shr" | "copysign" | "mad" | "fma" => self.op_int(i, &oc),
+            "bfe" | "prmt" | "shf" | "bfi" | "lop3" => self.op_bits(i, &oc),
             "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" | "ex2" | "lg2" | "rcp"
-            | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" | "selp" => self.op_unary(i),
-            "setp" => self.op_setp(i),
-            "cvt" => self.op_cvt(i),
+            | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" | "selp" => self.op_unary(i, &oc),
+            "setp" => self.op_setp(i, &oc),
+            "cvt" => self.op_cvt(i, &oc),
             "bra" | "ret" | "exit" | "trap" | "bar" | "barrier" | "membar" | "fence"
-            | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => self.op_control(i),
-            "ld" | "ldu" | "st" | "ldmatrix" | "stmatrix" | "cp" => self.op_mem(i),
-            "shfl" | "vote" | "atom" | "red" => self.op_warp(i),
+            | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => self.op_control(i, &oc),
+            "ld" | "ldu" | "st" | "ldmatrix" | "stmatrix" | "cp" => self.op_mem(i, &oc),
+            "shfl" | "vote" | "atom" | "red" => self.op_warp(i, &oc),
             "mma" => self.mma(i),
             "mbarrier" => self.mbarrier(i),
             "elect" | "setmaxnreg" | "mapa" | "call" | "wgmma" => self.hopper_misc(i),
@@ -2588,23 +2632,11 @@ impl Decoder<'_> {
     }
 
     /// `mov`, `cvta`, `createpolicy`, `activemask`.
-    fn op_move(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        // The last type suffix among the modifiers.
-        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
-        let ty = ty_of(mods);
-        let need_ty =
-            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
-        let same = Want::Ty;
+    fn op_move(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, mods, ops) = (i.line, oc.name, oc.mods(), &i.operands);
         Ok(match name {
             "mov" => {
-                let t = need_ty()?;
+                let t = oc.need_ty()?;
                 match (&ops[0], &ops[1]) {
                     (Operand::Vector(v), _) | (_, Operand::Vector(v)) => {
                         // mov.b64 d, {a, b} packs, mov.b64 {a, b}, d unpacks: 2 or 4 parts of
@@ -2629,29 +2661,29 @@ impl Decoder<'_> {
                             Op::Unpack {
                                 part_bits,
                                 parts: self.vec_dsts(&ops[0], part, line)?,
-                                a: self.src(&ops[1], same(t), line)?,
+                                a: self.src(&ops[1], Want::Ty(t), line)?,
                             }
                         } else {
                             Op::Pack {
                                 part_bits,
-                                d: self.dst(&ops[0], same(t), line)?,
+                                d: self.dst(&ops[0], Want::Ty(t), line)?,
                                 parts: self.vec_srcs(&ops[1], part, line)?,
                             }
                         }
                     }
                     (dst, a) => Op::Mov {
                         ty: t,
-                        d: self.dst(dst, same(t), line)?,
-                        a: self.src(a, same(t), line)?,
+                        d: self.dst(dst, Want::Ty(t), line)?,
+                        a: self.src(a, Want::Ty(t), line)?,
                     },
                 }
             }
             "cvta" => {
-                let t = need_ty()?;
-                let d = self.dst(&ops[0], same(t), line)?;
-                let a = self.src(&ops[1], same(t), line)?;
-                let to = has("to");
-                if has("global") || has("const") || has("param") {
+                let t = oc.need_ty()?;
+                let d = self.dst(&ops[0], Want::Ty(t), line)?;
+                let a = self.src(&ops[1], Want::Ty(t), line)?;
+                let to = oc.has("to");
+                if oc.has("global") || oc.has("const") || oc.has("param") {
                     if to
                         && let Src::Reg(r) = a
                         && let Some(&p) = self.param_regs.get(&r)
@@ -2670,7 +2702,7 @@ impl Decoder<'_> {
                         d,
                         a,
                     }
-                } else if has("local") {
+                } else if oc.has("local") {
                     Op::Un {
                         k: if to {
                             Un::CvtaToLocal
@@ -2682,42 +2714,30 @@ impl Decoder<'_> {
                         a,
                     }
                 } else {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
             }
             "createpolicy" => Op::Mov {
                 ty: Ty::B(64),
-                d: self.dst(&ops[0], same(Ty::B(64)), line)?,
+                d: self.dst(&ops[0], Want::Ty(Ty::B(64)), line)?,
                 a: Src::Imm(0),
             },
             "activemask" => Op::Activemask {
-                d: self.dst(&ops[0], same(Ty::B(32)), line)?,
+                d: self.dst(&ops[0], Want::Ty(Ty::B(32)), line)?,
             },
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// Integer and float arithmetic of two and three operands (`add` … `copysign`, `mad`, `fma`).
-    fn op_int(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        // The last type suffix among the modifiers.
-        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
-        let ty = ty_of(mods);
-        let need_ty =
-            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
-        let same = Want::Ty;
+    fn op_int(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, ops) = (i.line, oc.name, &i.operands);
         Ok(match name {
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
             | "shl" | "shr" | "copysign" => {
-                let t = need_ty()?;
+                let t = oc.need_ty()?;
                 if t == Ty::Pred && matches!(name, "and" | "or" | "xor") {
-                    let d = self.dst(&ops[0], same(Ty::Pred), line)?;
+                    let d = self.dst(&ops[0], Want::Ty(Ty::Pred), line)?;
                     return Ok(Op::PredLogic {
                         k: match name {
                             "and" => 0,
@@ -2732,8 +2752,8 @@ impl Decoder<'_> {
                 let k = match name {
                     "add" => Bin::Add,
                     "sub" => Bin::Sub,
-                    "mul" if has("hi") => Bin::MulHi,
-                    "mul" if has("wide") => Bin::MulWide,
+                    "mul" if oc.has("hi") => Bin::MulHi,
+                    "mul" if oc.has("wide") => Bin::MulWide,
                     "mul" => Bin::MulLo,
                     "div" => Bin::Div,
                     "rem" => Bin::Rem,
@@ -2746,8 +2766,8 @@ impl Decoder<'_> {
                     "shr" => Bin::Shr,
                     _ => Bin::Copysign,
                 };
-                if has("sat") && !t.is_float() || has("cc") || t == Ty::Pred {
-                    return Err(unsupported());
+                if oc.has("sat") && !t.is_float() || oc.has("cc") || t == Ty::Pred {
+                    return Err(oc.unsupported());
                 }
                 // Shift amounts are .u32 whatever the shifted type; mul.wide's result is twice
                 // the sources' width.
@@ -2760,19 +2780,19 @@ impl Decoder<'_> {
                 Op::Bin {
                     k,
                     ty: t,
-                    d: self.dst(&ops[0], same(dt), line)?,
-                    a: self.src(&ops[1], same(t), line)?,
-                    b: self.src(&ops[2], same(bt), line)?,
+                    d: self.dst(&ops[0], Want::Ty(dt), line)?,
+                    a: self.src(&ops[1], Want::Ty(t), line)?,
+                    b: self.src(&ops[2], Want::Ty(bt), line)?,
                 }
             }
             "mad" | "fma" => {
-                let t = need_ty()?;
-                if has("cc") || (has("sat") && !t.is_float()) || t == Ty::Pred {
-                    return Err(unsupported());
+                let t = oc.need_ty()?;
+                if oc.has("cc") || (oc.has("sat") && !t.is_float()) || t == Ty::Pred {
+                    return Err(oc.unsupported());
                 }
-                let k = if has("hi") {
+                let k = if oc.has("hi") {
                     Tern::MadHi
-                } else if has("wide") {
+                } else if oc.has("wide") {
                     Tern::MadWide
                 } else {
                     Tern::MadLo
@@ -2781,53 +2801,41 @@ impl Decoder<'_> {
                 Op::Tern {
                     k,
                     ty: t,
-                    d: self.dst(&ops[0], same(ct), line)?,
-                    a: self.src(&ops[1], same(t), line)?,
-                    b: self.src(&ops[2], same(t), line)?,
-                    c: self.src(&ops[3], same(ct), line)?,
+                    d: self.dst(&ops[0], Want::Ty(ct), line)?,
+                    a: self.src(&ops[1], Want::Ty(t), line)?,
+                    b: self.src(&ops[2], Want::Ty(t), line)?,
+                    c: self.src(&ops[3], Want::Ty(ct), line)?,
                 }
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// Bit-field and permute instructions: `bfe`, `prmt`, `shf`, `bfi`, `lop3`.
-    fn op_bits(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        // The last type suffix among the modifiers.
-        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
-        let ty = ty_of(mods);
-        let need_ty =
-            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
-        let same = Want::Ty;
+    fn op_bits(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, mods, ops) = (i.line, oc.name, oc.mods(), &i.operands);
         Ok(match name {
             "bfe" | "prmt" => {
-                let t = need_ty()?;
+                let t = oc.need_ty()?;
                 if name == "prmt" && mods.len() > 1 {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
                 // bfe's position and length are .u32 (PTX ISA §9.7 'bfe'); prmt is .b32.
                 let bt = if name == "bfe" { Ty::U(32) } else { t };
                 Op::Tern {
                     k: if name == "bfe" { Tern::Bfe } else { Tern::Prmt },
                     ty: t,
-                    d: self.dst(&ops[0], same(t), line)?,
-                    a: self.src(&ops[1], same(t), line)?,
-                    b: self.src(&ops[2], same(bt), line)?,
-                    c: self.src(&ops[3], same(bt), line)?,
+                    d: self.dst(&ops[0], Want::Ty(t), line)?,
+                    a: self.src(&ops[1], Want::Ty(t), line)?,
+                    b: self.src(&ops[2], Want::Ty(bt), line)?,
+                    c: self.src(&ops[3], Want::Ty(bt), line)?,
                 }
             }
             "shf" => {
-                let wrap = has("wrap");
-                let b32 = same(Ty::B(32));
+                let wrap = oc.has("wrap");
+                let b32 = Want::Ty(Ty::B(32));
                 Op::Tern {
-                    k: if has("l") {
+                    k: if oc.has("l") {
                         Tern::ShfL(wrap)
                     } else {
                         Tern::ShfR(wrap)
@@ -2836,32 +2844,32 @@ impl Decoder<'_> {
                     d: self.dst(&ops[0], b32, line)?,
                     a: self.src(&ops[1], b32, line)?,
                     b: self.src(&ops[2], b32, line)?,
-                    c: self.src(&ops[3], same(Ty::U(32)), line)?,
+                    c: self.src(&ops[3], Want::Ty(Ty::U(32)), line)?,
                 }
             }
             "bfi" => {
-                let t = need_ty()?;
-                let u32_ = same(Ty::U(32));
+                let t = oc.need_ty()?;
+                let u32_ = Want::Ty(Ty::U(32));
                 Op::Bfi {
                     ty: t,
-                    d: self.dst(&ops[0], same(t), line)?,
+                    d: self.dst(&ops[0], Want::Ty(t), line)?,
                     s: [
-                        self.src(&ops[1], same(t), line)?,
-                        self.src(&ops[2], same(t), line)?,
+                        self.src(&ops[1], Want::Ty(t), line)?,
+                        self.src(&ops[2], Want::Ty(t), line)?,
                         self.src(&ops[3], u32_, line)?,
                         self.src(&ops[4], u32_, line)?,
                     ],
                 }
             }
             "lop3" => {
-                if has("and") || has("or") {
-                    return Err(unsupported());
+                if oc.has("and") || oc.has("or") {
+                    return Err(oc.unsupported());
                 }
                 let lut = match &ops[4] {
                     Operand::Int(v) => *v as u8,
                     _ => return Err(derr(line, "lop3 needs an immediate truth table")),
                 };
-                let b32 = same(Ty::B(32));
+                let b32 = Want::Ty(Ty::B(32));
                 Op::Lop3 {
                     d: self.dst(&ops[0], b32, line)?,
                     s: [
@@ -2872,35 +2880,24 @@ impl Decoder<'_> {
                     lut,
                 }
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// One-operand instructions (`not` … `tanh`) and `selp`.
-    fn op_unary(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        // The last type suffix among the modifiers.
-        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
-        let ty = ty_of(mods);
-        let need_ty =
-            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
-        let same = Want::Ty;
+    fn op_unary(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, ops) = (i.line, oc.name, &i.operands);
         Ok(match name {
             "not" | "cnot" | "neg" | "abs" | "popc" | "clz" | "brev" | "ex2" | "lg2" | "rcp"
             | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" => {
-                let t = need_ty()?;
+                let t = oc.need_ty()?;
                 if t == Ty::Pred && name == "not" {
-                    let d = self.dst(&ops[0], same(Ty::Pred), line)?;
+                    let d = self.dst(&ops[0], Want::Ty(Ty::Pred), line)?;
                     let a = self.pred(&ops[1], line)?;
                     return Ok(Op::PredLogic { k: 3, d, a, b: a });
                 }
                 if t == Ty::Pred {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
                 let k = match name {
                     "not" => Un::Not,
@@ -2928,45 +2925,33 @@ impl Decoder<'_> {
                 Op::Un {
                     k,
                     ty: t,
-                    d: self.dst(&ops[0], same(dt), line)?,
-                    a: self.src(&ops[1], same(t), line)?,
+                    d: self.dst(&ops[0], Want::Ty(dt), line)?,
+                    a: self.src(&ops[1], Want::Ty(t), line)?,
                 }
             }
             "selp" => {
-                let t = need_ty()?;
+                let t = oc.need_ty()?;
                 if t == Ty::Pred {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
                 Op::Selp {
                     ty: t,
-                    d: self.dst(&ops[0], same(t), line)?,
-                    a: self.src(&ops[1], same(t), line)?,
-                    b: self.src(&ops[2], same(t), line)?,
+                    d: self.dst(&ops[0], Want::Ty(t), line)?,
+                    a: self.src(&ops[1], Want::Ty(t), line)?,
+                    b: self.src(&ops[2], Want::Ty(t), line)?,
                     p: self.pred(&ops[3], line)?,
                 }
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// `setp` with every comparison of PTX ISA §9.3.1 and its boolean combination.
-    fn op_setp(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        // The last type suffix among the modifiers.
-        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
-        let ty = ty_of(mods);
-        let need_ty =
-            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
-        let same = Want::Ty;
+    fn op_setp(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, mods, ops) = (i.line, oc.name, oc.mods(), &i.operands);
         Ok(match name {
             "setp" => {
-                let t = need_ty()?;
+                let t = oc.need_ty()?;
                 let cmp_op = mods
                     .iter()
                     .copied()
@@ -3015,21 +3000,21 @@ impl Decoder<'_> {
                     "geu" => Cmp::Unordered(5),
                     "num" => Cmp::Num,
                     "nan" => Cmp::Nan,
-                    _ => return Err(unsupported()),
+                    _ => return Err(oc.unsupported()),
                 };
                 if t == Ty::Pred {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
-                let bop = if has("and") {
+                let bop = if oc.has("and") {
                     Some(BoolOp::And)
-                } else if has("or") {
+                } else if oc.has("or") {
                     Some(BoolOp::Or)
-                } else if has("xor") {
+                } else if oc.has("xor") {
                     Some(BoolOp::Xor)
                 } else {
                     None
                 };
-                let p = same(Ty::Pred);
+                let p = Want::Ty(Ty::Pred);
                 let (d, d2) = match &ops[0] {
                     Operand::Pair(a, b) => (
                         self.dst(&Operand::Name(a.clone()), p, line)?,
@@ -3049,25 +3034,18 @@ impl Decoder<'_> {
                     ty: t,
                     d,
                     d2,
-                    a: self.src(&ops[1], same(t), line)?,
-                    b: self.src(&ops[2], same(t), line)?,
+                    a: self.src(&ops[1], Want::Ty(t), line)?,
+                    b: self.src(&ops[2], Want::Ty(t), line)?,
                     comb,
                 }
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// `cvt` (PTX ISA 9.7.9.21).
-    fn op_cvt(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        let same = Want::Ty;
+    fn op_cvt(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, mods, ops) = (i.line, oc.name, oc.mods(), &i.operands);
         Ok(match name {
             "cvt" => {
                 let tys: Vec<Ty> = mods.iter().filter_map(|m| Ty::parse(m)).collect();
@@ -3082,7 +3060,7 @@ impl Decoder<'_> {
                 }
                 let (dt, st) = (tys[0], tys[1]);
                 if dt == Ty::Pred || st == Ty::Pred {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
                 let rnd_mod = mods.iter().find_map(|m| match *m {
                     "rn" | "rni" => Some((0u8, m.ends_with('i'))),
@@ -3094,18 +3072,18 @@ impl Decoder<'_> {
                 });
                 let (rnd, int_round) = rnd_mod.unwrap_or((0, false));
                 if rnd == 9 {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
                 if matches!(dt, Ty::F16x2 | Ty::Bf16x2) {
                     if ops.len() != 3 || st != Ty::F32 {
-                        return Err(unsupported());
+                        return Err(oc.unsupported());
                     }
                     return Ok(Op::CvtPack {
                         dt,
-                        relu: has("relu"),
-                        d: self.dst(&ops[0], same(dt), line)?,
-                        a: self.src(&ops[1], same(Ty::F32), line)?,
-                        b: self.src(&ops[2], same(Ty::F32), line)?,
+                        relu: oc.has("relu"),
+                        d: self.dst(&ops[0], Want::Ty(dt), line)?,
+                        a: self.src(&ops[1], Want::Ty(Ty::F32), line)?,
+                        b: self.src(&ops[2], Want::Ty(Ty::F32), line)?,
                     });
                 }
                 // Float → integer with no rounding modifier defaults to .rzi? PTX requires one;
@@ -3120,25 +3098,18 @@ impl Decoder<'_> {
                     st,
                     rnd,
                     int_round,
-                    sat: has("sat"),
+                    sat: oc.has("sat"),
                     d: self.dst(&ops[0], Want::Wide(dt), line)?,
                     a: self.src(&ops[1], Want::Wide(st), line)?,
                 }
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// Control: `bra`, `ret`/`exit`, the barriers, and the instructions that do nothing here (fences, hints).
-    fn op_control(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        let same = Want::Ty;
+    fn op_control(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, ops) = (i.line, oc.name, &i.operands);
         Ok(match name {
             "bra" => {
                 let Operand::Name(l) = &ops[0] else {
@@ -3157,24 +3128,24 @@ impl Decoder<'_> {
             }
             "ret" | "exit" | "trap" => {
                 if name == "trap" {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
                 Op::Exit
             }
             "bar" | "barrier" => {
-                let u32_ = same(Ty::U(32));
-                if has("warp") {
+                let u32_ = Want::Ty(Ty::U(32));
+                if oc.has("warp") {
                     return Ok(Op::WarpSync {
-                        member: self.src(&ops[0], same(Ty::B(32)), line)?,
+                        member: self.src(&ops[0], Want::Ty(Ty::B(32)), line)?,
                     });
                 }
-                if has("cluster") {
+                if oc.has("cluster") {
                     return self.cluster_barrier(i);
                 }
-                if has("red") {
+                if oc.has("red") {
                     return self.bar_red(i);
                 }
-                let arrive = has("arrive");
+                let arrive = oc.has("arrive");
                 // PTX ISA §9.7 'bar': "a" is a barrier 0 through 15, "b" a multiple of the warp
                 // size (immediates are checked here, registers when run).
                 if let Operand::Int(a) = &ops[0]
@@ -3216,38 +3187,31 @@ impl Decoder<'_> {
             "membar" | "fence" | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => {
                 Op::Nop
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// Memory: `ld`/`ldu`/`st`, `ldmatrix`/`stmatrix`, `cp.async` and its groups.
-    fn op_mem(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        let same = Want::Ty;
+    fn op_mem(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, ops) = (i.line, oc.name, &i.operands);
         Ok(match name {
             "ld" | "ldu" | "st" => self.ld_st(i, name == "st")?,
             "ldmatrix" | "stmatrix" => {
-                let num = if has("x1") {
+                let num = if oc.has("x1") {
                     1
-                } else if has("x2") {
+                } else if oc.has("x2") {
                     2
-                } else if has("x4") {
+                } else if oc.has("x4") {
                     4
                 } else {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 };
-                if !has("m8n8") || !has("b16") {
-                    return Err(unsupported());
+                if !oc.has("m8n8") || !oc.has("b16") {
+                    return Err(oc.unsupported());
                 }
-                let trans = has("trans");
-                let generic = !has("shared");
-                let b32 = same(Ty::B(32));
+                let trans = oc.has("trans");
+                let generic = !oc.has("shared");
+                let b32 = Want::Ty(Ty::B(32));
                 if name == "ldmatrix" {
                     let d: Vec<u32> = self
                         .vec_dsts(&ops[0], b32, line)?
@@ -3291,16 +3255,16 @@ impl Decoder<'_> {
                 }
             }
             "cp" => {
-                if !has("async") {
-                    return Err(unsupported());
+                if !oc.has("async") {
+                    return Err(oc.unsupported());
                 }
-                if has("commit_group") || has("wait_group") || has("wait_all") {
+                if oc.has("commit_group") || oc.has("wait_group") || oc.has("wait_all") {
                     return self.async_group(i);
                 }
-                if has("mbarrier") && !has("bulk") {
+                if oc.has("mbarrier") && !oc.has("bulk") {
                     return self.cp_async_mbarrier_arrive(i);
                 }
-                if has("bulk") {
+                if oc.has("bulk") {
                     return self.bulk(i);
                 }
                 let size = match &ops[2] {
@@ -3317,7 +3281,7 @@ impl Decoder<'_> {
                         ));
                     }
                 };
-                let cg = has("cg");
+                let cg = oc.has("cg");
                 let (mut src_size, mut ignore) = (None, None);
                 if let Some(o) = ops.get(3) {
                     let is_pred = match o {
@@ -3329,8 +3293,8 @@ impl Decoder<'_> {
                     };
                     if is_pred {
                         ignore = Some(self.pred(o, line)?);
-                    } else if !has("L2::cache_hint") || ops.len() > 4 {
-                        src_size = Some(self.src(o, same(Ty::U(32)), line)?);
+                    } else if !oc.has("L2::cache_hint") || ops.len() > 4 {
+                        src_size = Some(self.src(o, Want::Ty(Ty::U(32)), line)?);
                     }
                 }
                 Op::CpAsync {
@@ -3342,46 +3306,34 @@ impl Decoder<'_> {
                     ignore,
                 }
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
     /// Warp-wide and atomic instructions: `shfl.sync`, `vote.sync`, `atom`/`red`.
-    fn op_warp(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
-        let line = i.line;
-        let parts: Vec<&str> = i.opcode.iter().map(String::as_str).collect();
-        let name = parts[0];
-        let mods = &parts[1..];
-        let has = |m: &str| mods.contains(&m);
-        let ops = &i.operands;
-        let unsupported = || unsupported_inst(i);
-        // The last type suffix among the modifiers.
-        let ty_of = |ms: &[&str]| ms.iter().rev().find_map(|m| Ty::parse(m));
-        let ty = ty_of(mods);
-        let need_ty =
-            || ty.ok_or_else(|| derr(line, format!("'{}' has no type suffix", i.opcode.join("."))));
-        let same = Want::Ty;
+    fn op_warp(&mut self, i: &parse::Inst, oc: &Opc<'_>) -> Result<Op, DecodeError> {
+        let (line, name, mods, ops) = (i.line, oc.name, oc.mods(), &i.operands);
         Ok(match name {
             "shfl" => {
-                if !has("sync") {
-                    return Err(unsupported());
+                if !oc.has("sync") {
+                    return Err(oc.unsupported());
                 }
-                let mode = if has("up") {
+                let mode = if oc.has("up") {
                     ShflMode::Up
-                } else if has("down") {
+                } else if oc.has("down") {
                     ShflMode::Down
-                } else if has("bfly") {
+                } else if oc.has("bfly") {
                     ShflMode::Bfly
-                } else if has("idx") {
+                } else if oc.has("idx") {
                     ShflMode::Idx
                 } else {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 };
-                let b32 = same(Ty::B(32));
+                let b32 = Want::Ty(Ty::B(32));
                 let (d, p) = match &ops[0] {
                     Operand::Pair(a, b) => (
                         self.dst(&Operand::Name(a.clone()), b32, line)?,
-                        Some(self.dst(&Operand::Name(b.clone()), same(Ty::Pred), line)?),
+                        Some(self.dst(&Operand::Name(b.clone()), Want::Ty(Ty::Pred), line)?),
                     ),
                     o => (self.dst(o, b32, line)?, None),
                 };
@@ -3399,36 +3351,36 @@ impl Decoder<'_> {
                 }
             }
             "vote" => {
-                let mode = if has("all") {
+                let mode = if oc.has("all") {
                     0
-                } else if has("any") {
+                } else if oc.has("any") {
                     1
-                } else if has("uni") {
+                } else if oc.has("uni") {
                     2
-                } else if has("ballot") {
+                } else if oc.has("ballot") {
                     3
                 } else {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 };
                 let dt = if mode == 3 { Ty::B(32) } else { Ty::Pred };
-                let d = self.dst(&ops[0], same(dt), line)?;
+                let d = self.dst(&ops[0], Want::Ty(dt), line)?;
                 Op::Vote {
                     mode,
                     d,
                     p: self.pred(&ops[1], line)?,
                     member: ops
                         .get(2)
-                        .map(|o| self.src(o, same(Ty::B(32)), line))
+                        .map(|o| self.src(o, Want::Ty(Ty::B(32)), line))
                         .transpose()?,
                 }
             }
             "atom" | "red" => {
-                let t = need_ty()?;
-                let space = if has("shared::cluster") {
+                let t = oc.need_ty()?;
+                let space = if oc.has("shared::cluster") {
                     Space::Cluster
                 } else if mods.iter().any(|m| m.starts_with("shared")) {
                     Space::Shared
-                } else if has("global") {
+                } else if oc.has("global") {
                     Space::Global
                 } else {
                     Space::Generic
@@ -3447,17 +3399,17 @@ impl Decoder<'_> {
                     _ => None,
                 }) {
                     Some(o) => o,
-                    None => return Err(unsupported()),
+                    None => return Err(oc.unsupported()),
                 };
-                if has("v2")
-                    || has("v4")
+                if oc.has("v2")
+                    || oc.has("v4")
                     || t == Ty::Pred
-                    || has("noftz") && !matches!(t, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2)
+                    || oc.has("noftz") && !matches!(t, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2)
                 {
-                    return Err(unsupported());
+                    return Err(oc.unsupported());
                 }
                 let (d, rest) = if name == "atom" {
-                    (Some(self.dst(&ops[0], same(t), line)?), &ops[1..])
+                    (Some(self.dst(&ops[0], Want::Ty(t), line)?), &ops[1..])
                 } else {
                     (None, &ops[..])
                 };
@@ -3465,7 +3417,7 @@ impl Decoder<'_> {
                     if rest.len() < 3 {
                         return Err(derr(line, "atom.cas needs a compare and a new value"));
                     }
-                    Some(self.src(&rest[2], same(t), line)?)
+                    Some(self.src(&rest[2], Want::Ty(t), line)?)
                 } else {
                     None
                 };
@@ -3475,11 +3427,11 @@ impl Decoder<'_> {
                     ty: t,
                     d,
                     addr: self.addr(&rest[0], line)?,
-                    b: self.src(&rest[1], same(t), line)?,
+                    b: self.src(&rest[1], Want::Ty(t), line)?,
                     c,
                 }
             }
-            _ => return Err(unsupported()),
+            _ => return Err(oc.unsupported()),
         })
     }
 
