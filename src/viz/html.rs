@@ -20,6 +20,7 @@
 //! embedding the page. All lesson text is HTML-escaped ([`esc`]); the JSON block has `<`, `>`
 //! and `&` as `\u` escapes. Pure string building; the CLI writes the file.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
@@ -258,89 +259,89 @@ const SCRIPT: &str = r#"
 /// # Errors
 /// A step that does not run (the loader rules that out for validated lessons).
 pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonError> {
-    let order = lesson.steps_of(variant);
-    let nl = lesson.layouts.len();
-    let mut steps = Vec::new();
-    let mut figures = String::new();
-    let mut notes = String::new();
-    let mut running: Vec<Running> = vec![Running::default(); nl];
-    let mut sass: Vec<std::collections::BTreeMap<&str, u32>> = vec![Default::default(); nl];
-    for (n, &si) in order.iter().enumerate() {
-        let st = &lesson.steps[si];
+    let mut page = Steps::new(lesson, variant);
+    for (n, &si) in lesson.steps_of(variant).iter().enumerate() {
+        page.add(n, si)?;
+    }
+    let data = PageData {
+        name: &lesson.name,
+        title: &lesson.title,
+        variant: &lesson.variants[variant],
+        layouts: &lesson.layouts,
+        steps: page.data,
+    };
+    Ok(page_html(
+        lesson,
+        variant,
+        &page.figures,
+        &page.notes,
+        &data_json(&data),
+    ))
+}
+
+/// What the page holds of its steps, built one step at a time ([`Steps::add`]).
+struct Steps<'a> {
+    lesson: &'a Lesson,
+    variant: usize,
+    /// The data block's steps.
+    data: Vec<StepData>,
+    /// One `<figure>` (the picture of [`super::lesson::step_svg`]) per step and layout.
+    figures: String,
+    /// One `<div data-note>` per step: note, question, answer.
+    notes: String,
+    /// Per layout: totals over the steps so far.
+    running: Vec<Running>,
+    /// Per layout: how often each SASS instruction ran so far.
+    sass: Vec<BTreeMap<&'a str, u32>>,
+}
+
+impl<'a> Steps<'a> {
+    fn new(lesson: &'a Lesson, variant: usize) -> Self {
+        let nl = lesson.layouts.len();
+        Steps {
+            lesson,
+            variant,
+            data: Vec::new(),
+            figures: String::new(),
+            notes: String::new(),
+            running: vec![Running::default(); nl],
+            sass: vec![BTreeMap::new(); nl],
+        }
+    }
+
+    /// Step `si` of the lesson, the `n`-th (from 0) of the variant: runs it under every layout.
+    fn add(&mut self, n: usize, si: usize) -> Result<(), LessonError> {
+        let (lesson, st) = (self.lesson, &self.lesson.steps[si]);
         let mut results = Vec::new();
-        for li in 0..nl {
+        for li in 0..lesson.layouts.len() {
             let run = run_step(lesson, si, li)?;
             let c = run.cost.map(|c| Counts {
                 wavefronts: c.wavefronts,
                 conflicts: c.bank_conflicts(),
                 ideal: c.ideal,
             });
-            let r = &mut running[li];
-            *sass[li].entry(st.sass()).or_insert(0) += 1;
-            if let Some(c) = c {
-                r.requests += 1;
-                r.wavefronts += u64::from(c.wavefronts);
-                r.ideal += u64::from(c.ideal);
-                r.conflicts += u64::from(c.conflicts);
-            }
-            r.sass = sass[li]
-                .iter()
-                .map(|(k, v)| format!("{k} ×{v}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            self.count(li, st.sass(), c);
             results.push(c);
             let _ = writeln!(
-                figures,
+                self.figures,
                 "<figure data-step=\"{n}\" data-layout=\"{li}\"{}>\n{}</figure>",
                 if n == 0 && li == 0 { "" } else { " hidden" },
                 super::lesson::step_svg(lesson, &run)
             );
         }
-        let mut note = markdown_html(&st.note);
-        if let Some(ex) = &st.exercise {
-            let _ = write!(
-                note,
-                "<div class=\"exercise\"><strong>Exercise:</strong> {}<br><small>Answer with <code>tilelab lessons answer {} {} ANSWER{}</code> ({}); the simulator checks it.</small>",
-                markdown_inline(ex.question.trim()),
-                esc(&lesson.name),
-                n + 1,
-                if variant == 0 {
-                    String::new()
-                } else {
-                    format!(" --variant {}", esc(&lesson.variants[variant]))
-                },
-                esc(&crate::lessons::exercise::answer_prompt(lesson, si))
-            );
-            // The step's numbers and picture give the answer: hidden until this is opened.
-            // So is the explanation of the answer (`[steps.exercise] explanation`).
-            let why = if ex.explanation.trim().is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "<div class=\"explanation\">{}</div>",
-                    markdown_html(&ex.explanation)
-                )
-            };
-            let _ = write!(
-                note,
-                "<details data-reveal=\"{n}\"><summary>Show the answer (and this step's numbers and picture)</summary><p class=\"answer\">{}</p>{why}</details>",
-                exercise::model_answer(lesson, si)
-                    .map_or_else(|| "The numbers above.".to_string(), |a| esc(&a))
-            );
-            note.push_str("</div>");
-        }
         let _ = writeln!(
-            notes,
-            "<div data-note=\"{n}\"{}>{note}</div>",
-            if n == 0 { "" } else { " hidden" }
+            self.notes,
+            "<div data-note=\"{n}\"{}>{}</div>",
+            if n == 0 { "" } else { " hidden" },
+            step_note(lesson, self.variant, n, si)
         );
-        steps.push(StepData {
+        self.data.push(StepData {
             index: n + 1,
             title: st.title.clone(),
             instruction: st.op_name(),
             sass: st.sass().to_string(),
             results,
-            running: running.clone(),
+            running: self.running.clone(),
             stated: lesson
                 .layouts
                 .iter()
@@ -353,21 +354,81 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
                 .collect(),
             asks: st.exercise.is_some(),
         });
+        Ok(())
     }
-    let data = PageData {
-        name: &lesson.name,
-        title: &lesson.title,
-        variant: &lesson.variants[variant],
-        layouts: &lesson.layouts,
-        steps,
+
+    /// Adds a step (SASS `sass`, numbers `c`) to layout `li`'s running totals.
+    fn count(&mut self, li: usize, sass: &'a str, c: Option<Counts>) {
+        let r = &mut self.running[li];
+        *self.sass[li].entry(sass).or_insert(0) += 1;
+        if let Some(c) = c {
+            r.requests += 1;
+            r.wavefronts += u64::from(c.wavefronts);
+            r.ideal += u64::from(c.ideal);
+            r.conflicts += u64::from(c.conflicts);
+        }
+        r.sass = self.sass[li]
+            .iter()
+            .map(|(k, v)| format!("{k} ×{v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+}
+
+/// The note of step `si` (the `n`-th of variant `variant`), with its question, how to answer
+/// it, and its answer and explanation behind a `<details data-reveal>`.
+fn step_note(lesson: &Lesson, variant: usize, n: usize, si: usize) -> String {
+    let st = &lesson.steps[si];
+    let mut note = markdown_html(&st.note);
+    let Some(ex) = &st.exercise else {
+        return note;
     };
-    // Inside <script>, `</script>` or `<!--` in a string would end or confuse the block: every
-    // `<`, `>` and `&` (they only occur inside JSON strings) becomes a \u escape.
-    let json = serde_json::to_string(&data)
+    let _ = write!(
+        note,
+        "<div class=\"exercise\"><strong>Exercise:</strong> {}<br><small>Answer with <code>tilelab lessons answer {} {} ANSWER{}</code> ({}); the simulator checks it.</small>",
+        markdown_inline(ex.question.trim()),
+        esc(&lesson.name),
+        n + 1,
+        if variant == 0 {
+            String::new()
+        } else {
+            format!(" --variant {}", esc(&lesson.variants[variant]))
+        },
+        esc(&exercise::answer_prompt(lesson, si))
+    );
+    // The step's numbers and picture give the answer: hidden until this is opened.
+    // So is the explanation of the answer (`[steps.exercise] explanation`).
+    let why = if ex.explanation.trim().is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<div class=\"explanation\">{}</div>",
+            markdown_html(&ex.explanation)
+        )
+    };
+    let _ = write!(
+        note,
+        "<details data-reveal=\"{n}\"><summary>Show the answer (and this step's numbers and picture)</summary><p class=\"answer\">{}</p>{why}</details>",
+        exercise::model_answer(lesson, si)
+            .map_or_else(|| "The numbers above.".to_string(), |a| esc(&a))
+    );
+    note.push_str("</div>");
+    note
+}
+
+/// The data block's JSON. Inside <script>, `</script>` or `<!--` in a string would end or
+/// confuse the block: every `<`, `>` and `&` (they only occur inside JSON strings) becomes a
+/// \u escape.
+fn data_json(data: &PageData) -> String {
+    serde_json::to_string(data)
         .expect("plain data serializes")
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")
-        .replace('&', "\\u0026");
+        .replace('&', "\\u0026")
+}
+
+/// The page around the steps' `figures` and `notes` and the data block `json`.
+fn page_html(lesson: &Lesson, variant: usize, figures: &str, notes: &str, json: &str) -> String {
     let options: String = lesson
         .layouts
         .iter()
@@ -383,7 +444,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
     } else {
         String::new()
     };
-    Ok(format!(
+    format!(
         r#"<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -433,7 +494,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
         summary = esc(&lesson.summary),
         source = esc(&lesson.source),
         narrative = markdown_html(&lesson.narrative),
-    ))
+    )
 }
 
 #[cfg(test)]
