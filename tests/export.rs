@@ -20,6 +20,8 @@
 //!   title as text, with no extra script or image. Without chromium, chromedriver or python3 the
 //!   test prints `SKIPPED` (tests/common/skip.rs); `TILELAB_REQUIRE=chromium` makes that a
 //!   failure (`.ci/run` sets it where the browser is installed);
+//! * `lesson_09s_numbered_list_is_an_ordered_list`: the narrative is CommonMark, lesson 09's
+//!   numbered list an `<ol>` of its three items;
 //! * `export_errors_are_one_line`: unknown lesson or variant, a page path that cannot be
 //!   written, bad arguments: one line on stderr, exit 2, nothing on stdout.
 
@@ -323,6 +325,44 @@ fn lesson_text_is_escaped() {
     assert!(page.contains("<strong>&lt;script&gt;alert(2)&lt;/script&gt;</strong>"));
     assert!(page.contains("<code>&lt;/script&gt;</code>"));
     assert!(page.contains("Which &lt;layout&gt; &lt;/script&gt; is conflict-free?"));
+}
+
+/// Issue 30: the narrative is CommonMark (pulldown-cmark). Lesson 09's numbered list of the
+/// three stages is an `<ol>` of three items in the exported page; the hand renderer of before
+/// joined it into one paragraph (`<p>1. ... 2. ... 3. ...</p>`).
+#[test]
+fn lesson_09s_numbered_list_is_an_ordered_list() {
+    let all = lessons::builtin().unwrap();
+    let l = lessons::find(&all, "fa2-counts").unwrap();
+    let page = tilelab::viz::html::lesson_page(l, 0).unwrap();
+    let start = page.find("<article>").unwrap();
+    let article = &page[start..start + page[start..].find("</article>").unwrap()];
+    let open = article.find("<ol>\n").expect("an <ol> in the narrative");
+    let list = &article[open..open + article[open..].find("</ol>").unwrap()];
+    let items: Vec<&str> = list
+        .split("<li>")
+        .skip(1)
+        .map(|i| i.trim_end().trim_end_matches("</li>"))
+        .collect();
+    assert_eq!(items.len(), 3, "{list}");
+    assert!(
+        items[0].starts_with("<code>ldmatrix.x4</code> of Q (A)") && items[0].ends_with("→ S."),
+        "{}",
+        items[0]
+    );
+    assert!(
+        items[1].starts_with("<strong>torch</strong>: P = softmax(S) stays in registers.")
+            && items[1].contains("<strong>triton</strong>: <code>tl.dot</code>")
+            && items[1].ends_with("one more LDSM per 16x16 of P."),
+        "{}",
+        items[1]
+    );
+    assert!(
+        items[2].starts_with("<code>ldmatrix.x4.trans</code> of V") && items[2].ends_with("→ O."),
+        "{}",
+        items[2]
+    );
+    assert!(!article.contains("<p>1. "), "the list is not a paragraph");
 }
 
 fn on_path(names: &[&str]) -> bool {

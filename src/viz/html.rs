@@ -2,8 +2,9 @@
 //! no server, no network, nothing fetched. The page holds, for every step of one variant under
 //! every layout, the SVG picture of [`super::lesson::step_svg`] (inline), the step's note, its
 //! counters and its question; a small inline script steps back and forth (buttons, ← →) and
-//! switches the layout (a select, `l` or 1-9), showing one picture at a time. The narrative is the
-//! lesson's Markdown rendered to HTML.
+//! switches the layout (a select, `l` or 1-9), showing one picture at a time. The narrative, the
+//! notes, the questions and the explanations are the lesson's Markdown rendered to HTML as
+//! CommonMark by `pulldown-cmark` ([`markdown_html`]), with any HTML of the lesson's shown as text.
 //!
 //! Every number on the page comes from the simulator at export time ([`run_step`]); the ones a
 //! step shows (`#wf`, `#ideal`, `#cf`: wavefronts and bank conflicts in Nsight Compute's sense)
@@ -19,8 +20,10 @@
 //! embedding the page. All lesson text is HTML-escaped ([`esc`]); the JSON block has `<`, `>`
 //! and `&` as `\u` escapes. Pure string building; the CLI writes the file.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use serde::Serialize;
 
 use crate::lessons::exercise;
@@ -36,81 +39,65 @@ pub fn esc(s: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// Inline Markdown-lite (already escaped text): `code` and **bold**.
-fn inline(s: &str) -> String {
+/// One heading level deeper (`#` is `<h2>`: the page title is the `<h1>`), `<h6>` at most.
+fn deeper(level: HeadingLevel) -> HeadingLevel {
+    HeadingLevel::try_from(level as usize + 1).unwrap_or(HeadingLevel::H6)
+}
+
+/// `text` parsed as CommonMark (`pulldown-cmark`), made fit for the page: every text, code span
+/// and raw HTML of the lesson comes out as escaped text ([`esc`]), so the lesson's own markup is
+/// shown, never run; headings go one level down ([`deeper`]); links and images keep only their
+/// text (the page fetches and links nothing).
+fn markdown_events(text: &str) -> Vec<Event<'_>> {
+    Parser::new(text)
+        .filter_map(|e| {
+            Some(match e {
+                Event::Text(t) | Event::Html(t) | Event::InlineHtml(t) => {
+                    Event::InlineHtml(esc(&t).into())
+                }
+                Event::Code(t) => Event::InlineHtml(format!("<code>{}</code>", esc(&t)).into()),
+                Event::Start(Tag::HtmlBlock) => Event::Start(Tag::Paragraph),
+                Event::End(TagEnd::HtmlBlock) => Event::End(TagEnd::Paragraph),
+                Event::Start(Tag::Heading { level, .. }) => Event::Start(Tag::Heading {
+                    level: deeper(level),
+                    id: None,
+                    classes: Vec::new(),
+                    attrs: Vec::new(),
+                }),
+                Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(deeper(level))),
+                Event::Start(Tag::Link { .. } | Tag::Image { .. })
+                | Event::End(TagEnd::Link | TagEnd::Image) => return None,
+                e => e,
+            })
+        })
+        .collect()
+}
+
+/// A lesson's Markdown (narrative, note, explanation) as HTML blocks: CommonMark, as
+/// [`markdown_events`] makes it safe.
+pub fn markdown_html(text: &str) -> String {
     let mut out = String::new();
-    let (mut code, mut bold) = (false, false);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '`' {
-            out.push_str(if code { "</code>" } else { "<code>" });
-            code = !code;
-        } else if c == '*' && chars.peek() == Some(&'*') && !code {
-            chars.next();
-            out.push_str(if bold { "</strong>" } else { "<strong>" });
-            bold = !bold;
-        } else {
-            out.push(c);
-        }
-    }
-    if code {
-        out.push_str("</code>");
-    }
-    if bold {
-        out.push_str("</strong>");
-    }
+    pulldown_cmark::html::push_html(&mut out, markdown_events(text).into_iter());
     out
 }
 
-/// Markdown-lite to HTML: `#` headings (one level below the page title), `-`/`*` bullets,
-/// paragraphs separated by blank lines, `code` and **bold**. Everything is escaped first.
-pub fn markdown_html(text: &str) -> String {
+/// [`markdown_html`] of a text that is one paragraph (a question), without the `<p>`, to sit
+/// inside a line of the page; a text of several blocks keeps them.
+fn markdown_inline(text: &str) -> String {
+    let mut events = markdown_events(text);
+    let paragraphs = events
+        .iter()
+        .filter(|e| matches!(e, Event::Start(Tag::Paragraph)))
+        .count();
+    if paragraphs == 1
+        && matches!(events.first(), Some(Event::Start(Tag::Paragraph)))
+        && matches!(events.last(), Some(Event::End(TagEnd::Paragraph)))
+    {
+        events.pop();
+        events.remove(0);
+    }
     let mut out = String::new();
-    let mut para: Vec<String> = Vec::new();
-    let mut list: Vec<String> = Vec::new();
-    fn flush(out: &mut String, para: &mut Vec<String>, list: &mut Vec<String>) {
-        if !para.is_empty() {
-            let _ = writeln!(out, "<p>{}</p>", inline(&esc(&para.join(" "))));
-            para.clear();
-        }
-        if !list.is_empty() {
-            out.push_str("<ul>\n");
-            for item in list.iter() {
-                let _ = writeln!(out, "<li>{}</li>", inline(&esc(item)));
-            }
-            out.push_str("</ul>\n");
-            list.clear();
-        }
-    }
-    for raw in text.lines() {
-        let l = raw.trim_end();
-        if l.trim().is_empty() {
-            flush(&mut out, &mut para, &mut list);
-        } else if let Some(h) = l.strip_prefix('#') {
-            flush(&mut out, &mut para, &mut list);
-            let level = 2 + h.chars().take_while(|&c| c == '#').count().min(3);
-            let _ = writeln!(
-                out,
-                "<h{level}>{}</h{level}>",
-                inline(&esc(h.trim_start_matches('#').trim()))
-            );
-        } else if let Some(item) = l.strip_prefix("- ").or_else(|| l.strip_prefix("* ")) {
-            if !para.is_empty() {
-                flush(&mut out, &mut para, &mut Vec::new());
-            }
-            list.push(item.to_string());
-        } else if l.starts_with("  ") && !list.is_empty() {
-            let last = list.last_mut().expect("non-empty");
-            last.push(' ');
-            last.push_str(l.trim());
-        } else {
-            if !list.is_empty() {
-                flush(&mut out, &mut Vec::new(), &mut list);
-            }
-            para.push(l.trim().to_string());
-        }
-    }
-    flush(&mut out, &mut para, &mut list);
+    pulldown_cmark::html::push_html(&mut out, events.into_iter());
     out
 }
 
@@ -272,89 +259,89 @@ const SCRIPT: &str = r#"
 /// # Errors
 /// A step that does not run (the loader rules that out for validated lessons).
 pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonError> {
-    let order = lesson.steps_of(variant);
-    let nl = lesson.layouts.len();
-    let mut steps = Vec::new();
-    let mut figures = String::new();
-    let mut notes = String::new();
-    let mut running: Vec<Running> = vec![Running::default(); nl];
-    let mut sass: Vec<std::collections::BTreeMap<&str, u32>> = vec![Default::default(); nl];
-    for (n, &si) in order.iter().enumerate() {
-        let st = &lesson.steps[si];
+    let mut page = Steps::new(lesson, variant);
+    for (n, &si) in lesson.steps_of(variant).iter().enumerate() {
+        page.add(n, si)?;
+    }
+    let data = PageData {
+        name: &lesson.name,
+        title: &lesson.title,
+        variant: &lesson.variants[variant],
+        layouts: &lesson.layouts,
+        steps: page.data,
+    };
+    Ok(page_html(
+        lesson,
+        variant,
+        &page.figures,
+        &page.notes,
+        &data_json(&data),
+    ))
+}
+
+/// What the page holds of its steps, built one step at a time ([`Steps::add`]).
+struct Steps<'a> {
+    lesson: &'a Lesson,
+    variant: usize,
+    /// The data block's steps.
+    data: Vec<StepData>,
+    /// One `<figure>` (the picture of [`super::lesson::step_svg`]) per step and layout.
+    figures: String,
+    /// One `<div data-note>` per step: note, question, answer.
+    notes: String,
+    /// Per layout: totals over the steps so far.
+    running: Vec<Running>,
+    /// Per layout: how often each SASS instruction ran so far.
+    sass: Vec<BTreeMap<&'a str, u32>>,
+}
+
+impl<'a> Steps<'a> {
+    fn new(lesson: &'a Lesson, variant: usize) -> Self {
+        let nl = lesson.layouts.len();
+        Steps {
+            lesson,
+            variant,
+            data: Vec::new(),
+            figures: String::new(),
+            notes: String::new(),
+            running: vec![Running::default(); nl],
+            sass: vec![BTreeMap::new(); nl],
+        }
+    }
+
+    /// Step `si` of the lesson, the `n`-th (from 0) of the variant: runs it under every layout.
+    fn add(&mut self, n: usize, si: usize) -> Result<(), LessonError> {
+        let (lesson, st) = (self.lesson, &self.lesson.steps[si]);
         let mut results = Vec::new();
-        for li in 0..nl {
+        for li in 0..lesson.layouts.len() {
             let run = run_step(lesson, si, li)?;
             let c = run.cost.map(|c| Counts {
                 wavefronts: c.wavefronts,
                 conflicts: c.bank_conflicts(),
                 ideal: c.ideal,
             });
-            let r = &mut running[li];
-            *sass[li].entry(st.sass()).or_insert(0) += 1;
-            if let Some(c) = c {
-                r.requests += 1;
-                r.wavefronts += u64::from(c.wavefronts);
-                r.ideal += u64::from(c.ideal);
-                r.conflicts += u64::from(c.conflicts);
-            }
-            r.sass = sass[li]
-                .iter()
-                .map(|(k, v)| format!("{k} ×{v}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            self.count(li, st.sass(), c);
             results.push(c);
             let _ = writeln!(
-                figures,
+                self.figures,
                 "<figure data-step=\"{n}\" data-layout=\"{li}\"{}>\n{}</figure>",
                 if n == 0 && li == 0 { "" } else { " hidden" },
                 super::lesson::step_svg(lesson, &run)
             );
         }
-        let mut note = markdown_html(&st.note);
-        if let Some(ex) = &st.exercise {
-            let _ = write!(
-                note,
-                "<div class=\"exercise\"><strong>Exercise:</strong> {}<br><small>Answer with <code>tilelab lessons answer {} {} ANSWER{}</code> ({}); the simulator checks it.</small>",
-                inline(&esc(ex.question.trim())),
-                esc(&lesson.name),
-                n + 1,
-                if variant == 0 {
-                    String::new()
-                } else {
-                    format!(" --variant {}", esc(&lesson.variants[variant]))
-                },
-                esc(&crate::lessons::exercise::answer_prompt(lesson, si))
-            );
-            // The step's numbers and picture give the answer: hidden until this is opened.
-            // So is the explanation of the answer (`[steps.exercise] explanation`).
-            let why = if ex.explanation.trim().is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "<div class=\"explanation\">{}</div>",
-                    markdown_html(&ex.explanation)
-                )
-            };
-            let _ = write!(
-                note,
-                "<details data-reveal=\"{n}\"><summary>Show the answer (and this step's numbers and picture)</summary><p class=\"answer\">{}</p>{why}</details>",
-                exercise::model_answer(lesson, si)
-                    .map_or_else(|| "The numbers above.".to_string(), |a| esc(&a))
-            );
-            note.push_str("</div>");
-        }
         let _ = writeln!(
-            notes,
-            "<div data-note=\"{n}\"{}>{note}</div>",
-            if n == 0 { "" } else { " hidden" }
+            self.notes,
+            "<div data-note=\"{n}\"{}>{}</div>",
+            if n == 0 { "" } else { " hidden" },
+            step_note(lesson, self.variant, n, si)
         );
-        steps.push(StepData {
+        self.data.push(StepData {
             index: n + 1,
             title: st.title.clone(),
             instruction: st.op_name(),
             sass: st.sass().to_string(),
             results,
-            running: running.clone(),
+            running: self.running.clone(),
             stated: lesson
                 .layouts
                 .iter()
@@ -367,21 +354,81 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
                 .collect(),
             asks: st.exercise.is_some(),
         });
+        Ok(())
     }
-    let data = PageData {
-        name: &lesson.name,
-        title: &lesson.title,
-        variant: &lesson.variants[variant],
-        layouts: &lesson.layouts,
-        steps,
+
+    /// Adds a step (SASS `sass`, numbers `c`) to layout `li`'s running totals.
+    fn count(&mut self, li: usize, sass: &'a str, c: Option<Counts>) {
+        let r = &mut self.running[li];
+        *self.sass[li].entry(sass).or_insert(0) += 1;
+        if let Some(c) = c {
+            r.requests += 1;
+            r.wavefronts += u64::from(c.wavefronts);
+            r.ideal += u64::from(c.ideal);
+            r.conflicts += u64::from(c.conflicts);
+        }
+        r.sass = self.sass[li]
+            .iter()
+            .map(|(k, v)| format!("{k} ×{v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+}
+
+/// The note of step `si` (the `n`-th of variant `variant`), with its question, how to answer
+/// it, and its answer and explanation behind a `<details data-reveal>`.
+fn step_note(lesson: &Lesson, variant: usize, n: usize, si: usize) -> String {
+    let st = &lesson.steps[si];
+    let mut note = markdown_html(&st.note);
+    let Some(ex) = &st.exercise else {
+        return note;
     };
-    // Inside <script>, `</script>` or `<!--` in a string would end or confuse the block: every
-    // `<`, `>` and `&` (they only occur inside JSON strings) becomes a \u escape.
-    let json = serde_json::to_string(&data)
+    let _ = write!(
+        note,
+        "<div class=\"exercise\"><strong>Exercise:</strong> {}<br><small>Answer with <code>tilelab lessons answer {} {} ANSWER{}</code> ({}); the simulator checks it.</small>",
+        markdown_inline(ex.question.trim()),
+        esc(&lesson.name),
+        n + 1,
+        if variant == 0 {
+            String::new()
+        } else {
+            format!(" --variant {}", esc(&lesson.variants[variant]))
+        },
+        esc(&exercise::answer_prompt(lesson, si))
+    );
+    // The step's numbers and picture give the answer: hidden until this is opened.
+    // So is the explanation of the answer (`[steps.exercise] explanation`).
+    let why = if ex.explanation.trim().is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<div class=\"explanation\">{}</div>",
+            markdown_html(&ex.explanation)
+        )
+    };
+    let _ = write!(
+        note,
+        "<details data-reveal=\"{n}\"><summary>Show the answer (and this step's numbers and picture)</summary><p class=\"answer\">{}</p>{why}</details>",
+        exercise::model_answer(lesson, si)
+            .map_or_else(|| "The numbers above.".to_string(), |a| esc(&a))
+    );
+    note.push_str("</div>");
+    note
+}
+
+/// The data block's JSON. Inside <script>, `</script>` or `<!--` in a string would end or
+/// confuse the block: every `<`, `>` and `&` (they only occur inside JSON strings) becomes a
+/// \u escape.
+fn data_json(data: &PageData) -> String {
+    serde_json::to_string(data)
         .expect("plain data serializes")
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")
-        .replace('&', "\\u0026");
+        .replace('&', "\\u0026")
+}
+
+/// The page around the steps' `figures` and `notes` and the data block `json`.
+fn page_html(lesson: &Lesson, variant: usize, figures: &str, notes: &str, json: &str) -> String {
     let options: String = lesson
         .layouts
         .iter()
@@ -397,7 +444,7 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
     } else {
         String::new()
     };
-    Ok(format!(
+    format!(
         r#"<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -447,5 +494,35 @@ pub fn lesson_page(lesson: &Lesson, variant: usize) -> Result<String, LessonErro
         summary = esc(&lesson.summary),
         source = esc(&lesson.source),
         narrative = markdown_html(&lesson.narrative),
-    ))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{markdown_html, markdown_inline};
+
+    #[test]
+    fn markdown_is_commonmark_with_the_lessons_html_as_text() {
+        assert_eq!(
+            markdown_html("# T & <i>x</i>\n\n1. `a<b`\n2. **b** *c*\n"),
+            "<h2>T &amp; &lt;i&gt;x&lt;/i&gt;</h2>\n<ol>\n<li><code>a&lt;b</code></li>\n\
+             <li><strong>b</strong> <em>c</em></li>\n</ol>\n"
+        );
+        // Nothing linked or fetched: links and images keep their text only.
+        let h =
+            markdown_html("[a](http://x) ![b](y.png) <http://z>\n\n<div onclick=\"q\">'</div>\n");
+        assert!(
+            !h.contains("href") && !h.contains("<img") && !h.contains("<div"),
+            "{h}"
+        );
+        assert!(
+            h.contains("a b") && h.contains("&lt;div onclick=&quot;q&quot;&gt;&#39;"),
+            "{h}"
+        );
+        assert_eq!(
+            markdown_inline("Which `pad:1`?"),
+            "Which <code>pad:1</code>?"
+        );
+        assert_eq!(markdown_inline("a\n\nb"), "<p>a</p>\n<p>b</p>\n");
+    }
 }
