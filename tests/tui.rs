@@ -10,7 +10,8 @@
 //! * `color_never_draws_without_colours`, `clipped_panes_show_a_more_marker_and_the_grid_a_legend`
 //!   (issue #16);
 //! * `a_questions_explanation_waits_for_the_answer`, `a_which_lane_question_hides_the_lanes_addresses`
-//!   (issue #26).
+//!   (issue #26);
+//! * `lesson_markdown_lists_are_one_line_per_item` (issue #30).
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -515,4 +516,49 @@ fn a_which_lane_question_hides_the_lanes_addresses() {
     update(&mut app, Msg::NextStep);
     let s = text(draw(&app, 200, 60).backend().buffer());
     assert!(s.contains(" 1 (  1,  0)     32  b8  ?"), "{s}");
+}
+
+/// Issue #30: the narrative reads the lesson's Markdown as CommonMark (`pulldown-cmark`, as the
+/// exported page does): fa2-counts' numbered list is three items, each starting a row of the
+/// zoomed narrative pane with its number, instead of one paragraph.
+#[test]
+fn lesson_markdown_lists_are_one_line_per_item() {
+    let mut app = open("fa2-counts");
+    update(&mut app, Msg::FocusNext);
+    update(&mut app, Msg::FocusNext);
+    update(&mut app, Msg::ToggleZoom);
+    let t = draw(&app, 100, 60);
+    let buf = t.backend().buffer();
+    let s = text(buf);
+    // Rows of the pane, without its borders.
+    let rows: Vec<&str> = s
+        .lines()
+        .map(|l| {
+            l.trim_start_matches(['│', '┃', ' '])
+                .trim_end_matches(['│', '┃', ' '])
+        })
+        .collect();
+    let row_of = |start: &str| {
+        rows.iter()
+            .position(|r| r.starts_with(start))
+            .unwrap_or_else(|| panic!("no row starts with {start:?}:\n{s}"))
+    };
+    let one = row_of("1. ldmatrix.x4 of Q (A), ldmatrix.x4 of K (B, no transpose");
+    let two = row_of("2. torch: P = softmax(S) stays in registers.");
+    let three = row_of("3. ldmatrix.x4.trans of V (B of P·V), two mmas → O.");
+    assert!(one < two && two < three, "{s}");
+    // Item 1 fits on its row; the next paragraph is not joined to item 3.
+    assert!(rows[one].ends_with("two mmas → S."), "{s}");
+    assert_eq!(rows[three + 1], "", "{s}");
+    assert!(
+        rows[three + 2].starts_with("Scaled to the whole loop body"),
+        "{s}"
+    );
+    // `ldmatrix.x4` in an item keeps the code style.
+    let y = s
+        .lines()
+        .position(|l| l.contains("1. ldmatrix.x4"))
+        .unwrap() as u16;
+    let x = find(buf, y, 0, "l").unwrap();
+    assert_ne!(buf[(x, y)].fg, Color::Reset, "{s}");
 }

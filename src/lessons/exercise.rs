@@ -26,7 +26,7 @@ use crate::sim::mma::Operand;
 pub struct Exercise {
     /// The kind of question (and so how the model answers it).
     pub kind: ExerciseKind,
-    /// The question as the learner reads it (Markdown-lite).
+    /// The question as the learner reads it (Markdown, one paragraph).
     pub question: String,
     /// Index into [`Lesson::layouts`] the question is asked under (wavefronts, conflicts,
     /// lane_of); default 0.

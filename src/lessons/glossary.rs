@@ -31,7 +31,7 @@ pub struct Entry {
     pub aliases: Vec<String>,
     /// One line.
     pub short: String,
-    /// A few sentences, Markdown-lite (`code`, **bold**).
+    /// A few sentences, Markdown (CommonMark: `code`, **bold**, lists).
     pub text: String,
     /// Where the term is defined: PTX ISA section, Nsight Compute metric, CUDA guide section.
     pub sources: Vec<String>,

@@ -7,7 +7,8 @@
 //! * [`ptx`]: `tilelab tui --ptx`, the same panes for one warp of a PTX kernel (the source
 //!   around the current line in the narrative's place);
 //! * [`hopper`]: the Hopper events' views in `--ptx` (wgmma, TMA, mbarrier, warp roles);
-//! * [`help`]: the key overlay; [`glossary`]: the current step's terms explained.
+//! * [`help`]: the key overlay; [`glossary`]: the current step's terms explained;
+//! * [`mod@markdown`]: the lessons' Markdown as lines (`pulldown-cmark`, as the exported page).
 //!
 //! Colours come from [`crate::palette`] (also checked by `tests/tui.rs`): in the bank grid each
 //! accessed word shows the number of the wavefront that reads it; the first wavefront of each
@@ -24,6 +25,7 @@ mod glossary;
 mod help;
 mod hopper;
 mod lanes;
+mod markdown;
 mod menu;
 mod narrative;
 mod ptx;
@@ -31,7 +33,7 @@ mod registers;
 
 pub use banks::{LEGEND, bank_grid_lines};
 pub use hopper::mbar_op_name;
-pub use narrative::markdown;
+pub use markdown::{markdown, markdown_spans};
 pub use ptx::{PTX_LEGEND, ptx_register_lines};
 pub use registers::{fragment_map, register_lines};
 

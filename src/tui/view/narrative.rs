@@ -1,4 +1,5 @@
-//! The lesson's Markdown with the current step's note on top, and the Markdown-lite renderer.
+//! The lesson's Markdown with the current step's note on top (its lines made by
+//! [`markdown`](fn@super::markdown)).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -6,87 +7,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use super::{color, pane_block, wrapped_more};
+use super::{color, markdown, markdown_spans, pane_block, wrapped_more};
 use crate::lessons::exercise::ExerciseKind;
 use crate::palette;
 use crate::tui::app::{App, Pane};
-
-fn md_line(s: &str) -> Line<'static> {
-    let t = s.trim_end();
-    if let Some(h) = t.strip_prefix('#') {
-        return Line::styled(
-            h.trim_start_matches('#').trim().to_string(),
-            Style::new()
-                .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-                .fg(color(palette::ACCENT)),
-        );
-    }
-    let mut spans = Vec::new();
-    let mut code = false;
-    let mut bold = false;
-    let mut cur = String::new();
-    let style = |code: bool, bold: bool| {
-        let mut s = Style::new();
-        if code {
-            s = s.fg(color(palette::ACCENT));
-        }
-        if bold {
-            s = s.add_modifier(Modifier::BOLD);
-        }
-        s
-    };
-    let mut chars = t.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if ch == '`' {
-            spans.push(Span::styled(std::mem::take(&mut cur), style(code, bold)));
-            code = !code;
-        } else if ch == '*' && chars.peek() == Some(&'*') && !code {
-            chars.next();
-            spans.push(Span::styled(std::mem::take(&mut cur), style(code, bold)));
-            bold = !bold;
-        } else {
-            cur.push(ch);
-        }
-    }
-    spans.push(Span::styled(cur, style(code, bold)));
-    Line::from(spans)
-}
-
-/// Markdown-lite to lines: headings, `code`, **bold**; paragraphs are joined so that they wrap.
-pub fn markdown(text: &str) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    let mut para = String::new();
-    let flush = |para: &mut String, out: &mut Vec<Line<'static>>| {
-        if !para.is_empty() {
-            out.push(md_line(para));
-            para.clear();
-        }
-    };
-    for raw in text.lines() {
-        let l = raw.trim_end();
-        if l.is_empty() {
-            flush(&mut para, &mut out);
-            out.push(Line::raw(""));
-        } else if l.starts_with('#') || l.starts_with("* ") || l.starts_with("- ") {
-            flush(&mut para, &mut out);
-            if l.starts_with('#') {
-                out.push(md_line(l));
-            } else {
-                para.push_str(&format!("• {}", &l[2..]));
-            }
-        } else if l.starts_with("  ") && !para.is_empty() {
-            para.push(' ');
-            para.push_str(l.trim());
-        } else {
-            if !para.is_empty() {
-                para.push(' ');
-            }
-            para.push_str(l);
-        }
-    }
-    flush(&mut para, &mut out);
-    out
-}
 
 pub(super) fn render_narrative(app: &App, area: Rect, buf: &mut Buffer) {
     let l = app.current();
@@ -148,7 +72,7 @@ fn exercise_lines(app: &App) -> Vec<Line<'static>> {
         .add_modifier(Modifier::BOLD)
         .fg(color(palette::ACCENT));
     let mut head = vec![Span::styled("Exercise: ", accent)];
-    head.extend(md_line(ex.question.trim()).spans);
+    head.extend(markdown_spans(ex.question.trim()));
     let offered = l.layout_specs().join(", ");
     // The lesson's layouts, unless the question already names them.
     if matches!(ex.kind, ExerciseKind::ConflictFree) && !ex.question.contains(&offered) {
