@@ -6,8 +6,12 @@
 
 PREFIX: records whose name starts with it (`h200.`, `lesson.`, `fuzz.5.`, `fuzz1400.`,
 `targeted.`, `pairs.`). --strip removes PREFIX from the names (verify names the built-in
-`tests/data/h200_wavefronts.json` records `h200.<name>`). Output: a JSON array of records, in
-input order, fields as in the input.
+`tests/data/h200_wavefronts.json` records `h200.<name>`). Input: a replay file, either the
+object `{"provenance": {...}, "records": [...]}` that `--save-measured` writes or a bare JSON
+array of records. Output: the same form, the records selected in input order, fields as in the
+input; an object's provenance is kept, with `records` the number selected and this command
+appended to its `command`, so that the output carries its provenance inside as every measured
+file of `tests/data/` does (tests/data/README.md).
 """
 import json
 import sys
@@ -21,7 +25,13 @@ def main(argv):
         sys.exit(__doc__.strip().splitlines()[3].strip())
     path, prefix = args
     with open(path) as f:
-        records = json.load(f)
+        data = json.load(f)
+    if isinstance(data, dict):
+        if not isinstance(data.get("records"), list):
+            sys.exit(f"select_records.py: {path} is an object without a \"records\" array")
+        records = data["records"]
+    else:
+        records = data
     out = []
     for r in records:
         if r["name"].startswith(prefix):
@@ -30,7 +40,14 @@ def main(argv):
             out.append(r)
     if not out:
         sys.exit(f"select_records.py: no record of {path} starts with '{prefix}'")
-    json.dump(out, sys.stdout)
+    if isinstance(data, dict) and isinstance(data.get("provenance"), dict):
+        prov = dict(data["provenance"])
+        prov["records"] = len(out)
+        here = " ".join(["python3 scripts/select_records.py"] + argv[1:])
+        prov["command"] = f"{prov.get('command', '')} && {here}"
+        json.dump({"provenance": prov, "records": out}, sys.stdout, ensure_ascii=False)
+    else:
+        json.dump(out, sys.stdout)
     sys.stdout.write("\n")
 
 

@@ -35,7 +35,7 @@ pub const BUILD_COMMIT: &str = match option_env!("TILELAB_COMMIT") {
     None => "unknown",
 };
 
-/// Provenance sidecars, at their old path `tilelab::provenance` (the integration tests name it).
+/// The provenance of measured files, at its old path `tilelab::provenance` (the integration tests name it).
 pub use measured::provenance;
 /// The replay format, at its old path `tilelab::records` (the integration tests use it).
 pub use measured::records;

@@ -550,12 +550,11 @@ fn browser_pages_show_the_tuis_numbers() {
     }
     // What the H200 measured for the requests the lessons cite (`measured = { LAYOUT = RECORD }`):
     // numbers from the hardware, not from the simulator.
-    let h200: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap())
-            .unwrap();
+    let h200: Vec<serde_json::Value> = tilelab::records::parse(
+        &std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap(),
+    )
+    .unwrap();
     let h200: BTreeMap<&str, u64> = h200
-        .as_array()
-        .unwrap()
         .iter()
         .map(|r| {
             (

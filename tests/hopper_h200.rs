@@ -41,12 +41,16 @@ fn stsm_form(name: &str) -> (MatrixCount, bool) {
 fn stmatrix_wavefronts_follow_the_ldmatrix_rule_on_every_record() {
     // The model (bank.rs): one unit per 8x8 matrix, each costing its rows' largest number of
     // distinct words in one bank, as ldmatrix.
-    let recs = load("h200_stmatrix_2026-11-30.json");
-    let recs = recs.as_array().unwrap();
+    let path = format!(
+        "{}/tests/data/h200_stmatrix_2026-11-30.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let recs: Vec<Value> =
+        tilelab::records::parse(&std::fs::read_to_string(&path).expect("data file")).expect("JSON");
     assert_eq!(recs.len(), 570);
     let mut bad = Vec::new();
     let mut conflicted = 0;
-    for r in recs {
+    for r in &recs {
         let (num, trans) = stsm_form(r["instruction"].as_str().unwrap());
         let offs: [u32; 32] = u32s(&r["lane_byte_offsets"]).try_into().unwrap();
         let cost = WarpRequest::new(Instruction::Stmatrix { num, trans }, offs).cost();

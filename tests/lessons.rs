@@ -22,7 +22,7 @@ use tilelab::lessons::{self, LessonError, parse_lesson};
 
 fn hw() -> BTreeMap<String, HwRecord> {
     let text = std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap();
-    let recs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let recs: Vec<serde_json::Value> = tilelab::records::parse(&text).unwrap();
     recs.into_iter()
         .map(|v| {
             let r = HwRecord {

@@ -3,8 +3,8 @@
 //! scalar path), `schedule` and `simulate` (the per-wavefront detail the TUI draws) must all
 //! give the wavefronts and bank conflicts ncu measured on the H200
 //! (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`,
-//! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum`; provenance in each file's
-//! `.provenance.json` sidecar). `tests/sim_cli.rs` checks the same files through `tilelab sim
+//! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum`; provenance inside each file,
+//! `{"provenance": {...}, "records": [...]}`). `tests/sim_cli.rs` checks the same files through `tilelab sim
 //! replay`; this test links only the library, so it is cheap enough to run for every mutant of
 //! `src/sim/bank.rs` (docs/mutants.md).
 

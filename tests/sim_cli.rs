@@ -33,7 +33,7 @@ fn replay_json_names_every_record_with_predicted_wavefronts() {
     let recs = v.as_array().unwrap();
     assert_eq!(recs.len(), 237);
     let measured: Vec<serde_json::Value> =
-        serde_json::from_str(&std::fs::read_to_string(MEASURED).unwrap()).unwrap();
+        tilelab::records::parse(&std::fs::read_to_string(MEASURED).unwrap()).unwrap();
     for (p, m) in recs.iter().zip(&measured) {
         assert_eq!(p["name"], m["name"]);
         assert_eq!(p["wavefronts"], m["wavefronts"], "{}", m["name"]);
@@ -748,7 +748,7 @@ fn replay_exit_status_reports_disagreement() {
         (o.status.code(), stdout(&o))
     };
     let text = std::fs::read_to_string(MEASURED).unwrap();
-    let mut recs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let mut recs: Vec<serde_json::Value> = tilelab::records::parse(&text).unwrap();
     recs.truncate(3);
     let (code, out) = replay("ok.json", &recs);
     assert_eq!(code, Some(0));
@@ -842,7 +842,7 @@ fn replay_json_honours_mismatches() {
     let dir = std::env::temp_dir().join(format!("tilelab-mm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = std::fs::read_to_string(MEASURED).unwrap();
-    let mut recs: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let mut recs: Vec<serde_json::Value> = tilelab::records::parse(&text).unwrap();
     recs.truncate(5);
     let w = recs[3]["wavefronts"].as_u64().unwrap();
     recs[3]["wavefronts"] = (w + 1).into();

@@ -375,8 +375,7 @@ fn fake_ncu(dir: &Path, csv: &Path, status: i32) -> PathBuf {
 /// `h200.*`, no measured values).
 fn planted_records() -> Vec<Record> {
     let all: Vec<Record> =
-        serde_json::from_str(&std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap())
-            .unwrap();
+        tilelab::records::load(Path::new("tests/data/h200_wavefronts.json")).unwrap();
     ["b32.stride1w", "b32.stride32w", "b32.stride8w"]
         .iter()
         .map(|n| {
@@ -474,9 +473,7 @@ fn save_measured_writes_what_ncu_measured() {
         ("8", "9")
     );
     // The saved file holds ncu's values, record for record.
-    let saved: Vec<Record> =
-        serde_json::from_str(&std::fs::read_to_string(dir.0.join("measured.json")).unwrap())
-            .unwrap();
+    let saved: Vec<Record> = tilelab::records::load(&dir.0.join("measured.json")).unwrap();
     let got: Vec<(Option<u32>, Option<u32>)> = saved
         .iter()
         .map(|r| (r.wavefronts, r.bank_conflicts))
@@ -501,10 +498,11 @@ fn save_measured_writes_what_ncu_measured() {
             .any(|e| e.contains("1 records disagree")),
         "{progress:?}"
     );
-    // The provenance sidecar says what measured it.
+    // The provenance inside the saved file says what measured it; there is no sidecar.
     let p = provenance::load_for(&dir.0.join("measured.json"))
         .unwrap()
         .unwrap();
+    assert!(!dir.0.join("measured.provenance.json").exists());
     assert_eq!(p.records, 3);
     assert_eq!(p.card, "NVIDIA H200 (sm_90)");
     assert_eq!(p.tools["ncu"], "2025.3.1.0");
@@ -656,27 +654,25 @@ fn sass_rows_never_vanish() {
 // ---------------------------------------------------------------------------------------------
 // Measured data: every file has its provenance, and the requests of every set can be made again.
 
-/// The measured files of `tests/data/` (`h200_*.json`, not their sidecars).
+/// The measured files of `tests/data/` (`h200_*.json`).
 fn h200_files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir("tests/data")
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            n.starts_with("h200_") && n.ends_with(".json") && !n.ends_with(".provenance.json")
+            n.starts_with("h200_") && n.ends_with(".json")
         })
         .collect();
     v.sort();
     v
 }
 
-/// The measured replay files (a plain JSON array of replay records).
+/// The measured replay files: those whose records are replay records (`tilelab::records`).
 fn measured_files() -> Vec<PathBuf> {
     h200_files()
         .into_iter()
-        .filter(|f| {
-            serde_json::from_str::<Vec<Record>>(&std::fs::read_to_string(f).unwrap()).is_ok()
-        })
+        .filter(|f| tilelab::records::load(f).is_ok())
         .collect()
 }
 
@@ -686,8 +682,7 @@ fn measured_files() -> Vec<PathBuf> {
 #[test]
 fn fuzz_sets_are_regenerated_by_their_seed() {
     for f in measured_files() {
-        let recs: Vec<Record> =
-            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let recs: Vec<Record> = tilelab::records::load(&f).unwrap();
         let mut by_seed: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
         for r in &recs {
             let mut parts = r.name.split('.');
@@ -716,16 +711,14 @@ fn fuzz_sets_are_regenerated_by_their_seed() {
 #[test]
 fn h200_sets_are_the_built_in_records() {
     let built_in: Vec<Record> =
-        serde_json::from_str(&std::fs::read_to_string("tests/data/h200_wavefronts.json").unwrap())
-            .unwrap();
+        tilelab::records::load(Path::new("tests/data/h200_wavefronts.json")).unwrap();
     let built_in: BTreeMap<String, &Record> = built_in
         .iter()
         .map(|r| (format!("h200.{}", r.name), r))
         .collect();
     let mut seen = 0;
     for f in measured_files() {
-        let recs: Vec<Record> =
-            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let recs: Vec<Record> = tilelab::records::load(&f).unwrap();
         for s in recs.iter().filter(|r| r.name.starts_with("h200.")) {
             let b = built_in[&s.name];
             assert_eq!(
@@ -751,25 +744,26 @@ fn h200_sets_are_the_built_in_records() {
     assert_eq!(seen, 5 * 237, "seeds 5, 6, 7, 21 and 43 each hold all 237");
 }
 
-/// Every measured replay file has a provenance sidecar with every field, for as many records as
-/// the file holds; the ones written after the fact say from what they were reconstructed. The
-/// other measured files (Hopper fragments, TMA boxes, wgmma registers: not replay records) carry
-/// their provenance inside, as `{"provenance": {"card", "date", "command", …}, …}`.
+/// One convention (`tests/data/README.md`): every measured file carries its provenance inside,
+/// as a top-level `"provenance"` object with at least `card`, `date` and `command`, and no file
+/// has a sidecar. The replay files (`{"provenance": {...}, "records": [...]}`, as `verify
+/// --save-measured` writes them) carry every field of a provenance, for as many records as the
+/// file holds; the ones written after the fact say from what they were reconstructed.
 #[test]
 fn measured_files_carry_their_provenance() {
+    let sidecars: Vec<PathBuf> = std::fs::read_dir("tests/data")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".provenance.json"))
+        .collect();
+    assert!(sidecars.is_empty(), "sidecars: {sidecars:?}");
     let files = measured_files();
     assert_eq!(files.len(), 11, "{files:?}");
     for f in &files {
-        let p = provenance::load_for(f).unwrap().unwrap_or_else(|| {
-            panic!(
-                "{} has no {}",
-                f.display(),
-                provenance::sidecar_path(f).display()
-            )
-        });
-        let n = serde_json::from_str::<Vec<Record>>(&std::fs::read_to_string(f).unwrap())
+        let p = provenance::load_for(f)
             .unwrap()
-            .len();
+            .unwrap_or_else(|| panic!("{} has no provenance inside", f.display()));
+        let n = tilelab::records::load(f).unwrap().len();
         assert_eq!(p.records, n, "{}", f.display());
         assert_eq!(
             (p.card.as_str(), p.cuda.as_str()),
@@ -784,13 +778,13 @@ fn measured_files_carry_their_provenance() {
             p.reconstructed
                 .as_deref()
                 .is_none_or(|r| r.contains("git history")),
-            "{}: a reconstructed sidecar says from what",
+            "{}: a reconstructed provenance says from what",
             f.display()
         );
     }
-    for f in h200_files().iter().filter(|f| !files.contains(f)) {
+    for f in h200_files() {
         let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         for key in ["card", "date", "command"] {
             assert!(
                 v["provenance"][key].as_str().is_some_and(|s| !s.is_empty()),

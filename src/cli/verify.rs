@@ -66,9 +66,9 @@ pub struct VerifyArgs {
     /// Where to write the wavefront records that disagree, in replay format.
     #[arg(long, value_name = "FILE", default_value = "verify-mismatches.json")]
     pub mismatches: PathBuf,
-    /// Write every measured wavefront record (replay format, ncu's values) to FILE, and its
-    /// provenance (card, driver, CUDA, ncu, date, command, commit) beside it: m.json ->
-    /// m.provenance.json.
+    /// Write every measured wavefront record (replay format, ncu's values) to FILE with its
+    /// provenance (card, driver, CUDA, ncu, date, command, generator, commit) inside:
+    /// {"provenance": {...}, "records": [...]}.
     #[arg(long, value_name = "FILE")]
     pub save_measured: Option<PathBuf>,
     /// Do not run Nsight Compute: its checks are SKIPPED (wavefronts are then only timed with

@@ -440,14 +440,17 @@ pub fn sass_counts(lesson: &Lesson, variant: usize) -> BTreeMap<String, u32> {
 /// H200 records ([`crate::measured::records::MEASURED_H200_JSON`], from
 /// `tests/data/h200_wavefronts.json`) or those of the JSON file `path`.
 ///
+/// The file is in the replay format ([`crate::measured::records::parse`]): a JSON array of
+/// records, or an object whose `"records"` field is one (a measured file with its provenance).
+///
 /// # Errors
 /// The file cannot be read (or is over [`crate::textfile::MAX_HW_RECORDS_BYTES`]), or is not a
-/// JSON array of `{name, instruction, lane_byte_offsets, wavefronts}`.
+/// JSON array of `{name, instruction, lane_byte_offsets, wavefronts}` (or such an object).
 pub fn hw_records(path: Option<&std::path::Path>) -> anyhow::Result<BTreeMap<String, HwRecord>> {
+    use crate::measured::records;
     use anyhow::Context;
     let recs: Vec<HwRecord> = match path {
-        None => serde_json::from_str(crate::measured::records::MEASURED_H200_JSON)
-            .context("built-in hardware records")?,
+        None => records::parse(records::MEASURED_H200_JSON).context("built-in hardware records")?,
         Some(p) => {
             let text = crate::textfile::read_text(
                 p,
@@ -455,9 +458,9 @@ pub fn hw_records(path: Option<&std::path::Path>) -> anyhow::Result<BTreeMap<Str
                 "hardware record file",
             )
             .with_context(|| format!("cannot read hardware records '{}'", crate::text::path(p)))?;
-            serde_json::from_str(&text).with_context(|| {
+            records::parse(&text).with_context(|| {
                 format!(
-                    "'{}' is not a JSON array of {{name, instruction, lane_byte_offsets, wavefronts}}",
+                    "'{}' is not a JSON array of {{name, instruction, lane_byte_offsets, wavefronts}} (or an object whose \"records\" field is one)",
                     crate::text::path(p)
                 )
             })?

@@ -4,7 +4,7 @@
 //!   the one executor, fragment maps, descriptors, tensor maps, the bank rule, kernel models;
 //! * [`ptx`]: PTX text to program, the CTA engine, the per-line report in Nsight Compute's
 //!   terms, whole launches across threads;
-//! * [`measured`]: the measured-data formats and readers (replay records, provenance sidecars,
+//! * [`measured`]: the measured-data formats and readers (replay records, provenance,
 //!   ncu's CSV and source page, SASS listings);
 //! * [`text`], [`textfile`]: user input as messages show it; bounded reads of input files;
 //! * [`seeded`]: the one seeded generator of generated inputs (ChaCha8).

@@ -45,9 +45,9 @@ pub const MAX_REPLAY_BYTES: u64 = 1 << 30;
 /// H200 file is under 100 KB.
 pub const MAX_HW_RECORDS_BYTES: u64 = 64 << 20;
 
-/// The most bytes of a provenance sidecar (`m.provenance.json` beside a measured file): 1 MiB.
-/// A sidecar holds about ten short strings (card, driver, tools, date, the command line); the
-/// largest in `tests/data/` is under 2 KB.
+/// The most bytes of the `"provenance"` field inside a measured replay file
+/// (`measured::provenance::load_for`): 1 MiB. A provenance holds about ten short strings (card,
+/// driver, tools, date, the command line); the largest in `tests/data/` is under 2 KB.
 pub const MAX_PROVENANCE_BYTES: u64 = 1 << 20;
 
 /// The most bytes of a kernel's source file that `tilelab ptx --by-source` reads to show its

@@ -124,8 +124,8 @@ impl Plan {
             let one = lessons::find(&lessons, name)?.clone();
             lessons = vec![one];
         }
-        let mut recs: Vec<Record> = serde_json::from_str(records::MEASURED_H200_JSON)
-            .context("built-in measured records")?;
+        let mut recs: Vec<Record> =
+            records::measured_h200().context("built-in measured records")?;
         for r in &mut recs {
             r.name = format!("h200.{}", r.name);
         }

@@ -120,14 +120,12 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
         ));
     }
     if let Some(p) = &plan.save_measured {
-        std::fs::write(p, serde_json::to_string(&measured)?)
-            .with_context(|| format!("cannot write '{}'", crate::text::path(p)))?;
-        provenance::write_for(p, &provenance_of(ctx, plan, &ncu_path, measured.len()))?;
+        let prov = provenance_of(ctx, plan, &ncu_path, measured.len());
+        provenance::write_file(p, &measured, &prov)?;
         ctx.progress.note(&format!(
-            "{} measured records written to {} (provenance: {})",
+            "{} measured records written to {} (replay format, provenance inside)",
             measured.len(),
-            crate::text::path(p),
-            crate::text::path(&provenance::sidecar_path(p))
+            crate::text::path(p)
         ));
     }
     Ok(checks)

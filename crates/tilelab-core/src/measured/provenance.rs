@@ -1,27 +1,34 @@
 //! Where a measured data file came from: card, driver, CUDA, tools, date, command, the
 //! generator of its requests, and the commit of the binary that measured it.
 //!
-//! Provenance lives in a sidecar beside the data, so the data formats (replay records,
-//! [`crate::measured::records`]) and their loaders stay as they are: the sidecar of `X.json` is
-//! `X.provenance.json` ([`sidecar_path`]). `tilelab verify --save-measured X.json` writes both;
-//! the sidecars of the files measured before that were reconstructed from `docs/verify-h200.md`
-//! and the git history and say so ([`Provenance::reconstructed`]).
+//! Provenance lives inside the data file, as every measured file of `tests/data/` carries it
+//! (`tests/data/README.md`): a replay file with its provenance is an object whose
+//! `"provenance"` field is a [`Provenance`] and whose `"records"` field is the array of replay
+//! records ([`crate::measured::records`] reads the records of either form, and of a bare array
+//! of records, which has no provenance). `tilelab verify --save-measured X.json` writes it
+//! ([`file_text`]); the provenance of the files measured before that was reconstructed from
+//! `docs/verify-h200.md` and the git history and says so ([`Provenance::reconstructed`]).
 //!
 //! ```json
-//! {"records": 2326, "card": "NVIDIA H200 (sm_90)", "driver": "580.159.04", "cuda": "13.0",
-//!  "tools": {"ncu": "2025.3.1.0"}, "date": "2026-11-29T12:07:38Z",
-//!  "command": "tilelab verify --fuzz 2000 --seed 6 --save-measured …",
-//!  "generator": "…", "commit": "7cbeada…"}
+//! {
+//!   "provenance": {"records": 2326, "card": "NVIDIA H200 (sm_90)", "driver": "580.159.04",
+//!     "cuda": "13.0", "tools": {"ncu": "2025.3.1.0"}, "date": "2026-11-29T12:07:38Z",
+//!     "command": "tilelab verify --fuzz 2000 --seed 6 --save-measured …",
+//!     "generator": "…", "commit": "7cbeada…"},
+//!   "records": [{"name": "fuzz.6.0.p1", …}, …]
+//! }
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-/// Where one measured data file came from. Every field is required (a sidecar that lacks one
-/// does not load).
+use crate::measured::records::{self, Record};
+
+/// Where one measured data file came from. Every field is required (a provenance that lacks
+/// one does not load).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Provenance {
@@ -49,49 +56,68 @@ pub struct Provenance {
     pub reconstructed: Option<String>,
 }
 
-/// The sidecar of a data file: `X.provenance.json` for `X.json` (`X.provenance.json` beside
-/// any other name `X`).
-pub fn sidecar_path(data: &Path) -> PathBuf {
-    let name = data
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = name.strip_suffix(".json").unwrap_or(&name);
-    data.with_file_name(format!("{stem}.provenance.json"))
-}
+/// The fields of a [`Provenance`], for error messages.
+const FIELDS: &str =
+    "{records, card, driver, cuda, tools, date, command, generator, commit, reconstructed?}";
 
-/// The provenance of `data`, if it has a sidecar.
+/// The provenance inside the replay file `data` (its `"provenance"` field), if it has one; a
+/// bare array of records, or an object without the field, has none. The whole file is read
+/// (as [`records::stream`] reads it), so a file whose records do not read is an error too.
 ///
 /// # Errors
-/// A sidecar that cannot be read or lacks a field (the message names the file).
+/// The file cannot be read or is not a replay file; its provenance is over
+/// [`crate::textfile::MAX_PROVENANCE_BYTES`] or lacks a field (the message names the file).
 pub fn load_for(data: &Path) -> anyhow::Result<Option<Provenance>> {
-    let p = sidecar_path(data);
-    if !p.exists() {
+    let (_, text) = records::stream_with_provenance(data, |_| Ok(()))?;
+    let Some(text) = text else {
         return Ok(None);
-    }
-    let text = crate::textfile::read_text(
-        &p,
-        crate::textfile::MAX_PROVENANCE_BYTES,
-        "provenance sidecar",
-    )
-    .with_context(|| format!("cannot read '{}'", crate::text::path(&p)))?;
-    let v = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "'{}' is not a provenance sidecar {{records, card, driver, cuda, tools, date, command, generator, commit, reconstructed?}}",
-            crate::text::path(&p)
-        )
-    })?;
-    Ok(Some(v))
+    };
+    parse(&text)
+        .map(Some)
+        .map_err(|why| anyhow::anyhow!("'{}' {why}", crate::text::path(data)))
 }
 
-/// Writes the sidecar of `data`.
+/// A provenance from the JSON text of a `"provenance"` field; the error says what the file
+/// has (a phrase to follow the file's name).
+fn parse(text: &str) -> Result<Provenance, String> {
+    let max = crate::textfile::MAX_PROVENANCE_BYTES;
+    if text.len() as u64 > max {
+        return Err(format!(
+            "has a \"provenance\" of {} bytes, over the limit of {max} bytes",
+            text.len()
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        // serde_json's position counts from the field's start, not the file's: left out.
+        let msg = e.to_string();
+        let msg = msg
+            .rsplit_once(" at line ")
+            .map_or(msg.as_str(), |(m, _)| m);
+        format!("has a \"provenance\" that is not a provenance {FIELDS}: {msg}")
+    })
+}
+
+/// A replay file with its provenance inside, as `tilelab verify --save-measured` writes it:
+/// `{"provenance": {...}, "records": [...]}`, the provenance one field a line, the records on
+/// one line (the layout of the measured files of `tests/data/`).
 ///
 /// # Errors
-/// The sidecar cannot be written (the message names it).
-pub fn write_for(data: &Path, p: &Provenance) -> anyhow::Result<()> {
-    let path = sidecar_path(data);
-    std::fs::write(&path, serde_json::to_string_pretty(p)? + "\n")
-        .with_context(|| format!("cannot write '{}'", crate::text::path(&path)))
+/// Only those of `serde_json` writing the values.
+pub fn file_text(records: &[Record], p: &Provenance) -> serde_json::Result<String> {
+    let prov = serde_json::to_string_pretty(p)?.replace('\n', "\n  ");
+    let recs = serde_json::to_string(records)?;
+    Ok(format!(
+        "{{\n  \"provenance\": {prov},\n  \"records\": {recs}\n}}\n"
+    ))
+}
+
+/// Writes the replay file `data` with its provenance inside ([`file_text`]).
+///
+/// # Errors
+/// The file cannot be written (the message names it).
+pub fn write_file(data: &Path, records: &[Record], p: &Provenance) -> anyhow::Result<()> {
+    std::fs::write(data, file_text(records, p)?)
+        .with_context(|| format!("cannot write '{}'", crate::text::path(data)))
 }
 
 /// Now, UTC, as `YYYY-MM-DDTHH:MM:SSZ` (from the system clock; the civil date from the days
@@ -127,16 +153,117 @@ pub fn utc_iso(secs: u64) -> String {
 mod tests {
     use super::*;
 
+    fn sample(records: usize) -> Provenance {
+        Provenance {
+            records,
+            card: "NVIDIA H200 (sm_90)".into(),
+            driver: "580.159.04".into(),
+            cuda: "13.0".into(),
+            tools: BTreeMap::from([("ncu".to_string(), "2025.3.1.0".to_string())]),
+            date: "2026-11-29T12:07:38Z".into(),
+            command: "tilelab verify --save-measured m.json".into(),
+            generator: "tilelab verify".into(),
+            commit: "7cbeada".into(),
+            reconstructed: None,
+        }
+    }
+
+    fn record(name: &str, wavefronts: u32) -> Record {
+        Record {
+            name: name.into(),
+            instruction: "ld.shared.b32".into(),
+            lane_byte_offsets: (0..32).map(|i| 4 * i).collect(),
+            active_mask: None,
+            wavefronts: Some(wavefronts),
+            bank_conflicts: Some(wavefronts - 1),
+            global_addresses: None,
+        }
+    }
+
+    struct Dir(std::path::PathBuf);
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    fn dir(name: &str) -> Dir {
+        let d =
+            std::env::temp_dir().join(format!("tilelab-provenance-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    /// What `--save-measured` writes: one object, the provenance then the records, which the
+    /// record reader and [`load_for`] read back as they were; no sidecar.
     #[test]
-    fn sidecars_sit_beside_their_data() {
-        assert_eq!(
-            sidecar_path(Path::new("tests/data/h200_wavefronts.json")),
-            Path::new("tests/data/h200_wavefronts.provenance.json")
+    fn a_measured_file_carries_its_provenance_inside() {
+        let recs = [record("a", 1), record("b", 2)];
+        let p = sample(2);
+        let text = file_text(&recs, &p).unwrap();
+        assert!(
+            text.starts_with("{\n  \"provenance\": {\n    \"records\": 2,\n    \"card\""),
+            "{text}"
         );
-        assert_eq!(
-            sidecar_path(Path::new("measured")),
-            Path::new("measured.provenance.json")
-        );
+        assert!(text.ends_with("]\n}\n"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["provenance", "records"]);
+        assert_eq!(records::parse::<Record>(&text).unwrap(), recs);
+        let d = dir("inside");
+        let f = d.0.join("m.json");
+        write_file(&f, &recs, &p).unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
+        assert_eq!(records::load(&f).unwrap(), recs);
+        assert_eq!(load_for(&f).unwrap(), Some(p));
+        assert_eq!(std::fs::read_dir(&d.0).unwrap().count(), 1, "one file");
+        let reconstructed = Provenance {
+            reconstructed: Some("from git history".into()),
+            ..sample(0)
+        };
+        let text = file_text(&[], &reconstructed).unwrap();
+        std::fs::write(&f, &text).unwrap();
+        assert_eq!(load_for(&f).unwrap(), Some(reconstructed));
+    }
+
+    /// A bare array (a user's older file, a mismatch file) reads as records without
+    /// provenance; a provenance that lacks a field, has an unknown one, or appears twice is a
+    /// one-line error naming the file.
+    #[test]
+    fn provenance_is_every_field_or_an_error() {
+        let d = dir("errors");
+        let f = d.0.join("m.json");
+        let recs = [record("a", 1)];
+        std::fs::write(&f, serde_json::to_string(&recs).unwrap()).unwrap();
+        assert_eq!(load_for(&f).unwrap(), None);
+        assert_eq!(records::load(&f).unwrap(), recs);
+        let good = serde_json::to_value(sample(1)).unwrap();
+        let rec = serde_json::to_string(&recs).unwrap();
+        let mut lacking = good.clone();
+        lacking.as_object_mut().unwrap().remove("commit");
+        let mut extra = good.clone();
+        extra["colour"] = "green".into();
+        for (prov, want) in [
+            (lacking.to_string(), "missing field `commit`"),
+            (extra.to_string(), "unknown field `colour`"),
+            ("[1]".to_string(), "is not a provenance {records, card"),
+        ] {
+            std::fs::write(&f, format!(r#"{{"provenance": {prov}, "records": {rec}}}"#)).unwrap();
+            let e = format!("{:#}", load_for(&f).unwrap_err());
+            assert!(e.contains("m.json") && e.contains(want), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+            // The records still read.
+            assert_eq!(records::load(&f).unwrap(), recs);
+        }
+        let g = good.to_string();
+        std::fs::write(
+            &f,
+            format!(r#"{{"provenance": {g}, "provenance": {g}, "records": {rec}}}"#),
+        )
+        .unwrap();
+        let e = format!("{:#}", load_for(&f).unwrap_err());
+        assert!(e.contains("\"provenance\" field appears twice"), "{e}");
+        std::fs::write(&f, format!(r#"{{"records": {rec}}}"#)).unwrap();
+        assert_eq!(load_for(&f).unwrap(), None);
     }
 
     #[test]

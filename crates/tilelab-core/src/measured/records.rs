@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use crate::sim::bank::WarpRequest;
 use crate::sim::instr::Instruction;
 
-/// The 237 records measured on an H200 (`tests/data/h200_wavefronts.json`, a copy of
-/// `tests/data/h200_wavefronts.json`), built into the binary.
+/// The 237 records measured on an H200 (`tests/data/h200_wavefronts.json`, its provenance
+/// inside), built into the binary; read with [`measured_h200`] (or [`parse`]).
 pub const MEASURED_H200_JSON: &str = include_str!("../../../../tests/data/h200_wavefronts.json");
 
 /// One recorded warp request.
@@ -512,6 +512,31 @@ pub fn stream(
     path: &std::path::Path,
     f: impl FnMut(RecordRef<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
+    stream_path(path, f, None)
+}
+
+/// [`stream`], also handing back the JSON text of the file's top-level `"provenance"` field
+/// (`{"provenance": {...}, "records": [...]}`, the form `tilelab verify --save-measured`
+/// writes; [`crate::measured::provenance`]): `None` for a bare array or an object without one.
+///
+/// # Errors
+/// Those of [`stream`]; a `"provenance"` field that appears twice.
+pub fn stream_with_provenance(
+    path: &std::path::Path,
+    f: impl FnMut(RecordRef<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<(u64, Option<String>)> {
+    let mut kept = None;
+    let n = stream_path(path, f, Some(&mut kept))?;
+    // The scanner validated the field as JSON, which is UTF-8.
+    Ok((n, kept.map(|b| String::from_utf8_lossy(&b).into_owned())))
+}
+
+/// [`stream`], keeping the `"provenance"` field's bytes in `keep` when it is given.
+fn stream_path(
+    path: &std::path::Path,
+    f: impl FnMut(RecordRef<'_>) -> anyhow::Result<()>,
+    keep: Option<&mut Option<Vec<u8>>>,
+) -> anyhow::Result<u64> {
     use crate::textfile::{Limited, MAX_REPLAY_BYTES, TextError, open_regular};
     const WHAT: &str = "replay file";
     let file = match open_regular(path, MAX_REPLAY_BYTES, WHAT) {
@@ -526,7 +551,13 @@ pub fn stream(
                 .with_context(|| format!("cannot read replay file '{}'", crate::text::path(path)));
         }
     };
-    stream_from(Limited::new(file, MAX_REPLAY_BYTES, WHAT), f).map_err(|e| match e {
+    scan(
+        Limited::new(file, MAX_REPLAY_BYTES, WHAT),
+        MAX_RECORD_BYTES,
+        f,
+        keep,
+    )
+    .map_err(|e| match e {
         StreamError::Callback(e) => e,
         StreamError::Format(e) => {
             e.context(format!("'{}' is not {FORMAT}", crate::text::path(path)))
@@ -558,7 +589,21 @@ pub fn stream_from(
 fn stream_limited(
     reader: impl std::io::Read,
     limit: usize,
+    f: impl FnMut(RecordRef<'_>) -> anyhow::Result<()>,
+) -> Result<u64, StreamError> {
+    scan(reader, limit, f, None)
+}
+
+/// The field of an object-form file that [`stream_with_provenance`] keeps.
+const PROVENANCE_FIELD: &str = "provenance";
+
+/// [`stream_limited`], keeping the bytes of the object's [`PROVENANCE_FIELD`] in `keep` when it
+/// is given (then that field may appear once only).
+fn scan(
+    reader: impl std::io::Read,
+    limit: usize,
     mut f: impl FnMut(RecordRef<'_>) -> anyhow::Result<()>,
+    mut keep: Option<&mut Option<Vec<u8>>>,
 ) -> Result<u64, StreamError> {
     let mut s = Scanner {
         r: reader,
@@ -619,6 +664,14 @@ fn stream_limited(
                                 crate::text::serde_words(&e.to_string(), RECORD_SHAPES)
                             ))
                         })?;
+                    if key == PROVENANCE_FIELD
+                        && let Some(kept) = keep.as_deref_mut()
+                    {
+                        if kept.is_some() {
+                            return Err(bad("the \"provenance\" field appears twice"));
+                        }
+                        *kept = Some(s.buf[s.mark..s.pos].to_vec());
+                    }
                 }
                 s.mark = s.pos;
                 match s.skip_ws()? {
@@ -658,6 +711,67 @@ pub fn load(path: &std::path::Path) -> anyhow::Result<Vec<Record>> {
         Ok(())
     })?;
     Ok(v)
+}
+
+/// The records of a replay file's text, each read as a `T` by `serde_json` (a [`Record`], or
+/// another view of one such as `lessons check`'s hardware records): a JSON array of them, or
+/// an object whose `"records"` field is one (its other fields, such as `"provenance"`, are
+/// skipped; `"records"` may appear once). For text already in memory, such as
+/// [`MEASURED_H200_JSON`]; a file is read with [`stream`] or [`load`].
+///
+/// # Errors
+/// Malformed JSON, neither form, no or two `"records"` fields, a record that is not a `T`
+/// (`serde_json`'s message, with its line and column).
+pub fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<Vec<T>, serde_json::Error> {
+    serde_json::from_str::<Either<T>>(text).map(|e| e.0)
+}
+
+/// The records of [`MEASURED_H200_JSON`].
+///
+/// # Errors
+/// Those of [`parse`] (none for the file built in: `tests/verify_logic.rs` reads it).
+pub fn measured_h200() -> Result<Vec<Record>, serde_json::Error> {
+    parse(MEASURED_H200_JSON)
+}
+
+/// What [`parse`] reads: the records of either form.
+struct Either<T>(Vec<T>);
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Either<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::de::DeserializeOwned> Visitor<'de> for V<T> {
+            type Value = Either<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON array of records or an object whose \"records\" field is one")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Either<T>, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                while let Some(r) = seq.next_element()? {
+                    v.push(r);
+                }
+                Ok(Either(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Either<T>, A::Error> {
+                let mut records = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "records" {
+                        if records.is_some() {
+                            return Err(de::Error::duplicate_field("records"));
+                        }
+                        records = Some(map.next_value::<Vec<T>>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                records
+                    .map(Either)
+                    .ok_or_else(|| de::Error::missing_field("records"))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// Bytes read at a time.
@@ -954,6 +1068,44 @@ mod tests {
             rec("p")
         );
         assert_eq!(names(env.as_bytes()).unwrap(), ["p"]);
+    }
+
+    /// [`parse`] reads both forms as the stream reads them, into any record type, and says
+    /// what is wrong with text in neither.
+    #[test]
+    fn parse_reads_both_forms() {
+        let arr = format!("[{}, {}]", rec("a"), rec("b"));
+        let env = format!(
+            r#"{{"provenance": {{"card": "H200", "runs": [1, {{"x": "]"}}]}}, "records": {arr}, "note": null}}"#
+        );
+        for text in [&arr, &env] {
+            let got: Vec<Record> = parse(text).unwrap();
+            let names: Vec<&str> = got.iter().map(|r| r.name.as_str()).collect();
+            assert_eq!(names, ["a", "b"], "{text}");
+            assert_eq!(parse::<serde_json::Value>(text).unwrap().len(), 2);
+        }
+        for (text, needle) in [
+            (
+                r#"{"provenance": {}}"#.to_string(),
+                "missing field `records`",
+            ),
+            (
+                format!(r#"{{"records": {arr}, "records": []}}"#),
+                "duplicate field `records`",
+            ),
+            (r#"{"records": {}}"#.to_string(), "invalid type: map"),
+            ("7".to_string(), "a JSON array of records or an object"),
+            (
+                format!("[{}]", rec("a").replace("\"name\"", "\"nom\"")),
+                "unknown field `nom`",
+            ),
+        ] {
+            let e = parse::<Record>(&text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+        // The built-in records, provenance inside.
+        assert_eq!(measured_h200().unwrap().len(), 237);
+        assert!(MEASURED_H200_JSON.contains("\"provenance\""));
     }
 
     #[test]
