@@ -28,8 +28,12 @@
 //! * [`tma`]: tensor maps (`cuTensorMapEncodeTiled`, rank 1..=5), where a TMA box lands in
 //!   shared memory under each swizzle mode, bulk-copy and reduction rules (sm_90; executed by
 //!   [`exec`]);
+//! * [`tma_copy`]: one TMA box load/store or bulk copy run through [`exec`], with its
+//!   shared-memory chunk map and read-back costs (what `tilelab sim tma` shows);
 //! * [`wgmma`]: warpgroup MMA forms, matrix descriptors, canonical layouts and fragments
 //!   (sm_90a; executed by [`exec`]);
+//! * [`wgmma_run`]: one wgmma problem (tiles, the checked chain, each instruction's
+//!   descriptors), what `tilelab sim wgmma` shows;
 //! * [`readback`]: wavefronts of reading a TMA box or a wgmma operand back with `ldmatrix`;
 //! * [`selfcheck`]: the executor's mma and wgmma on known inputs against plain f64 sums.
 
@@ -57,7 +61,9 @@ pub mod smem;
 pub mod stats;
 pub mod tensormap;
 pub mod tma;
+pub mod tma_copy;
 pub mod traffic;
 pub mod wgmma;
+pub mod wgmma_run;
 
 pub use error::SimError;
