@@ -5,6 +5,8 @@
 //!   what a warp shared-memory instruction is (bytes per lane, address lanes, SASS mnemonic);
 //! * [`addr`]: address expressions over `lane` (`(lane%8)*132+(lane/8)*4`);
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
+//! * [`bank_read`]: the reads `tilelab sim bank-conflicts` costs: a tile under a layout (the
+//!   access pattern's defaults), or one request from lane address expressions;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
 //! * [`ldmatrix`], [`mma`]: fragment tables (`stmatrix`, ldmatrix's store twin on
 //!   sm_90, is an [`instr::Instruction`] the executor runs through the ldmatrix table);
@@ -41,6 +43,7 @@ pub mod access;
 pub mod addr;
 pub mod arch;
 pub mod bank;
+pub mod bank_read;
 pub mod counts;
 pub mod error;
 pub mod exec;
