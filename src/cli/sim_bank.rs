@@ -339,8 +339,42 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    let tile = TileText {
+        rows,
+        cols,
+        dtype: &dtype,
+        eb,
+        access,
+        lanes: a.lanes,
+    };
+    out::emit(&tile_text(&tile, &reports))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the text of a tile read names besides its reports.
+struct TileText<'a> {
+    rows: u32,
+    cols: u32,
+    dtype: &'a str,
+    eb: u32,
+    access: Access,
+    /// `--lanes`: the per-lane table of each drawn request.
+    lanes: bool,
+}
+
+/// The text of a tile read: per layout its drawn request and totals, then a comparison table
+/// when there are several layouts.
+fn tile_text(t: &TileText, reports: &[(LayoutReport, RequestReport)]) -> String {
+    let TileText {
+        rows,
+        cols,
+        dtype,
+        eb,
+        access,
+        ..
+    } = *t;
     let mut o = String::new();
-    for (rep, rr) in &reports {
+    for (rep, rr) in reports {
         outln!(
             o,
             "{} tile {rows}x{cols} {} ({eb} B), layout '{}' = {}, access {}: {} requests of {} ({})",
@@ -366,7 +400,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         );
         print_grid(&mut o, rr);
-        if a.lanes {
+        if t.lanes {
             outln!(o, "  lane  (row,col)   byte offset  bank  wavefront(s)");
             for l in &rep.shown.lanes {
                 outln!(
@@ -411,7 +445,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             "rate",
             "wf/req"
         );
-        for (r, _) in &reports {
+        for (r, _) in reports {
             outln!(
                 o,
                 "{:<w$} {:>9} {:>11} {:>7} {:>10} {:>8.2}% {:>8.2}",
@@ -425,8 +459,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    out::emit(&o)?;
-    Ok(ExitCode::SUCCESS)
+    o
 }
 
 /// `--json` of `sim bank-conflicts --addr`.
