@@ -12,14 +12,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
-use tilelab::sim::access::{self, Access, TileRequest};
+use tilelab::sim::access::{Access, TileRequest};
 use tilelab::sim::bank::{
     NUM_BANKS, NotModelled, RequestReport, SharedMemoryConfig, WarpRequest, bank_of, schedule,
 };
-use tilelab::sim::exec::check_request;
+use tilelab::sim::bank_read::{self, AddrOp, AddrRequestSpec};
 use tilelab::sim::instr::Instruction;
-use tilelab::sim::layout::Layout;
-use tilelab::sim::stats::AccessStats;
 
 use super::out;
 
@@ -173,6 +171,28 @@ fn lanes_of(mask: u32) -> Vec<usize> {
     (0..32).filter(|l| mask >> l & 1 == 1).collect()
 }
 
+/// The bank grid of one request, for `--json`: per wavefront, the banks it touches, the word
+/// each serves and the lanes served.
+fn grid_rows(r: &RequestReport) -> Vec<GridRow> {
+    r.wavefronts
+        .iter()
+        .enumerate()
+        .map(|(i, w)| GridRow {
+            wavefront: i,
+            banks: (0..NUM_BANKS)
+                .filter_map(|b| {
+                    w.bank_words[b].map(|word| BankCell {
+                        bank: b,
+                        word,
+                        lanes: lanes_of(w.bank_lanes[b]),
+                    })
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// One layout's report ([`bank_read::read_tile`]), with request `shown` drawn.
 fn analyse(
     spec: &str,
     access: Access,
@@ -181,34 +201,15 @@ fn analyse(
     eb: u32,
     shown: usize,
 ) -> anyhow::Result<(LayoutReport, RequestReport, TileRequest)> {
-    let layout = Layout::parse(spec, rows, cols, eb)?;
-    // The spec is quoted in messages: control bytes escaped (`trim` lets a tab through).
-    let spec = tilelab::text::escape(spec);
-    let smem = SharedMemoryConfig::default();
-    if layout.size_bytes() > smem.size_bytes {
-        anyhow::bail!(
-            "the {rows}x{cols} tile of {eb}-byte elements under layout '{spec}' needs {} bytes of shared memory; {} allows at most {} bytes per block",
-            layout.size_bytes(),
-            smem.arch,
-            smem.size_bytes
-        );
-    }
-    let reqs = access::requests(access, &layout)?;
-    // Misaligned or out-of-range addresses are errors, as on the GPU.
-    let costs = reqs
-        .iter()
-        .map(|t| {
-            check_request(&t.request, &smem)
-                .with_context(|| format!("{} under layout '{spec}'", t.label))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let read = bank_read::read_tile(spec, access, rows, cols, eb)?;
+    let reqs = &read.requests;
     if shown >= reqs.len() {
         anyhow::bail!(
             "--request {shown} is out of range; this tiling has requests 0..={}",
             reqs.len() - 1
         );
     }
-    let stats: AccessStats = costs.iter().copied().sum();
+    let stats = read.stats;
     let t = &reqs[shown];
     let r = &schedule(&t.request);
     let lanes = (0..32)
@@ -225,27 +226,10 @@ fn analyse(
             })
         })
         .collect();
-    let grid = r
-        .wavefronts
-        .iter()
-        .enumerate()
-        .map(|(i, w)| GridRow {
-            wavefront: i,
-            banks: (0..NUM_BANKS)
-                .filter_map(|b| {
-                    w.bank_words[b].map(|word| BankCell {
-                        bank: b,
-                        word,
-                        lanes: lanes_of(w.bank_lanes[b]),
-                    })
-                })
-                .collect(),
-        })
-        .collect();
     let ins = t.request.instruction;
     let rep = LayoutReport {
-        layout: spec.to_string(),
-        cute: layout.to_string(),
+        layout: read.spec.clone(),
+        cute: read.layout.to_string(),
         instruction: ins.to_string(),
         sass: ins.sass().to_string(),
         requests: reqs.len(),
@@ -254,12 +238,12 @@ fn analyse(
         bank_conflicts: stats.conflicts,
         conflict_rate: stats.conflict_rate(),
         avg_wavefronts_per_request: stats.wavefronts_per_request(),
-        wavefronts_per_request: costs.iter().map(|c| c.wavefronts).collect(),
+        wavefronts_per_request: read.costs.iter().map(|c| c.wavefronts).collect(),
         shown: Shown {
             request: shown,
             label: t.label.clone(),
             lanes,
-            grid,
+            grid: grid_rows(r),
         },
     };
     Ok((rep, r.clone(), t.clone()))
@@ -317,17 +301,8 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
     let (rows, cols) = parse_tile(&a.tile)?;
     let access = Access::parse(&a.access)?;
     // Defaults that work for the access (`sim::access`).
-    let dtype = a
-        .dtype
-        .clone()
-        .unwrap_or_else(|| access.default_dtype().to_string());
-    if a.layout.is_empty() {
-        a.layout = access
-            .default_layouts()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-    }
+    let (dtype, layouts) = bank_read::tile_defaults(access, a.dtype.as_deref(), &a.layout);
+    a.layout = layouts;
     let eb = parse_dtype(&dtype)?;
     let mut reports = Vec::new();
     let mut first = None;
@@ -364,8 +339,42 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    let tile = TileText {
+        rows,
+        cols,
+        dtype: &dtype,
+        eb,
+        access,
+        lanes: a.lanes,
+    };
+    out::emit(&tile_text(&tile, &reports))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the text of a tile read names besides its reports.
+struct TileText<'a> {
+    rows: u32,
+    cols: u32,
+    dtype: &'a str,
+    eb: u32,
+    access: Access,
+    /// `--lanes`: the per-lane table of each drawn request.
+    lanes: bool,
+}
+
+/// The text of a tile read: per layout its drawn request and totals, then a comparison table
+/// when there are several layouts.
+fn tile_text(t: &TileText, reports: &[(LayoutReport, RequestReport)]) -> String {
+    let TileText {
+        rows,
+        cols,
+        dtype,
+        eb,
+        access,
+        ..
+    } = *t;
     let mut o = String::new();
-    for (rep, rr) in &reports {
+    for (rep, rr) in reports {
         outln!(
             o,
             "{} tile {rows}x{cols} {} ({eb} B), layout '{}' = {}, access {}: {} requests of {} ({})",
@@ -391,7 +400,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         );
         print_grid(&mut o, rr);
-        if a.lanes {
+        if t.lanes {
             outln!(o, "  lane  (row,col)   byte offset  bank  wavefront(s)");
             for l in &rep.shown.lanes {
                 outln!(
@@ -436,7 +445,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             "rate",
             "wf/req"
         );
-        for (r, _) in &reports {
+        for (r, _) in reports {
             outln!(
                 o,
                 "{:<w$} {:>9} {:>11} {:>7} {:>10} {:>8.2}% {:>8.2}",
@@ -450,30 +459,7 @@ pub fn run(mut a: BankArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    out::emit(&o)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `--mask M`: hex (`0x…`) or decimal, at least one lane.
-fn parse_mask(s: &str) -> anyhow::Result<u32> {
-    let t = s.trim();
-    let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => (h, 16),
-        None => (t, 10),
-    };
-    let bad = || {
-        anyhow::anyhow!(
-            "bad --mask '{s}'; allowed: a 32-bit lane mask, hex or decimal, e.g. 0xffffffff, 0x0000ffff, 255"
-        )
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return Err(bad());
-    }
-    let m = u32::from_str_radix(digits, radix).map_err(|_| bad())?;
-    if m == 0 {
-        anyhow::bail!("--mask {s} has no active lane; allowed: 0x1..=0xffffffff");
-    }
-    Ok(m)
+    o
 }
 
 /// `--json` of `sim bank-conflicts --addr`.
@@ -618,54 +604,20 @@ struct AddrLane {
 
 /// `sim bank-conflicts --addr EXPR [--width B] [--mask M] [--op ld|st]`: one request.
 fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
-    use tilelab::sim::addr::AddrExpr;
-    use tilelab::sim::instr::{AccessWidth, CpAsyncKind};
-    let e = AddrExpr::parse(expr)?;
-    let width = a.width.unwrap_or(4);
-    let w = AccessWidth::from_bytes(width).ok_or_else(|| {
-        anyhow::anyhow!("--width {width} is not allowed; allowed: 1, 2, 4, 8, 16 bytes per lane")
-    })?;
-    let ins = match a.op.as_deref() {
-        Some("st") => Instruction::St(w),
-        Some("cp.async.ca") => {
-            let kind = match width {
-                4 => CpAsyncKind::Ca4,
-                8 => CpAsyncKind::Ca8,
-                16 => CpAsyncKind::Ca16,
-                _ => anyhow::bail!(
-                    "--width {width} is not allowed with --op cp.async.ca; allowed: 4, 8, 16 bytes per lane"
-                ),
-            };
-            Instruction::CpAsync(kind)
-        }
-        _ => Instruction::Ld(w),
+    let op = match a.op.as_deref() {
+        Some("st") => AddrOp::St,
+        Some("cp.async.ca") => AddrOp::CpAsyncCa,
+        _ => AddrOp::Ld,
     };
-    if a.src.is_some() && !matches!(ins, Instruction::CpAsync(_)) {
-        anyhow::bail!("--src is for --op cp.async.ca (global source addresses); {ins} reads none");
-    }
-    let mask = a.mask.as_deref().map_or(Ok(u32::MAX), parse_mask)?;
-    // Inactive lanes give no address: only active ones are evaluated (and may fail).
-    let mut offs = [0u32; 32];
-    for (lane, o) in offs.iter_mut().enumerate() {
-        if mask >> lane & 1 == 1 {
-            *o = e.eval(lane as u32)?;
-        }
-    }
-    let mut req = WarpRequest::new(ins, offs);
-    req.active_mask = mask;
-    // cp.async: the source expression, `lane*W` (the contiguous copy) unless --src gives one.
-    let src_expr = matches!(ins, Instruction::CpAsync(_))
-        .then(|| a.src.clone().unwrap_or_else(|| format!("lane*{width}")));
-    if let Some(src_expr) = &src_expr {
-        let se = AddrExpr::parse(src_expr).context("--src")?;
-        let mut src = [0u64; 32];
-        for (lane, g) in src.iter_mut().enumerate() {
-            if mask >> lane & 1 == 1 {
-                *g = u64::from(se.eval(lane as u32).context("--src")?);
-            }
-        }
-        req.global_addrs = Some(Box::new(src));
-    }
+    let built = bank_read::addr_request(&AddrRequestSpec {
+        expr,
+        width: a.width,
+        op,
+        mask: a.mask.as_deref(),
+        src: a.src.as_deref(),
+    })?;
+    let (req, src_expr) = (built.request, built.src_expr);
+    let (ins, mask, offs) = (req.instruction, req.active_mask, req.lane_byte_offsets);
     let smem = SharedMemoryConfig::default();
     let rr = tilelab::sim::bank::simulate(&req, &smem)?;
     let src = req.global_addrs.as_deref();
@@ -693,23 +645,7 @@ fn run_addr(expr: &str, a: &BankArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
     }
     if a.json {
-        let grid = rr
-            .wavefronts
-            .iter()
-            .enumerate()
-            .map(|(i, w)| GridRow {
-                wavefront: i,
-                banks: (0..NUM_BANKS)
-                    .filter_map(|b| {
-                        w.bank_words[b].map(|word| BankCell {
-                            bank: b,
-                            word,
-                            lanes: lanes_of(w.bank_lanes[b]),
-                        })
-                    })
-                    .collect(),
-            })
-            .collect();
+        let grid = grid_rows(&rr);
         out::emit_json(&AddrReport {
             addr: expr.to_string(),
             src: src_expr.clone(),

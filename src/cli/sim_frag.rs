@@ -272,9 +272,7 @@ fn mma_kind(a: &MmaArgs) -> anyhow::Result<MmaKind> {
     let shape = MmaShape::parse(&a.shape)?;
     let dtype = match &a.dtype {
         Some(d) => MmaDtype::parse(d)?,
-        None if shape == MmaShape::M16N8K32 => MmaDtype::S8,
-        None if shape == MmaShape::M16N8K4 => MmaDtype::Tf32,
-        None => MmaDtype::F16,
+        None => shape.default_dtype(),
     };
     shape.check_dtype(dtype)?;
     let acc = match &a.acc {
@@ -294,6 +292,54 @@ fn pos_label(per_reg: u32, pos: u32) -> String {
     }
 }
 
+/// One operand's shape, register counts and fragment ([`MmaKind::fragments`]).
+fn operand_report(kind: &MmaKind, op: Operand) -> OperandReport {
+    let (rows, cols) = kind.shape.dims(op);
+    let dtype = match op {
+        Operand::C => kind.acc.name(),
+        _ => kind.dtype.name(),
+    };
+    OperandReport {
+        operand: op_name(op).to_string(),
+        dtype: dtype.to_string(),
+        rows,
+        cols,
+        regs_per_lane: kind.regs(op),
+        elements_per_register: kind.elems_per_reg(op),
+        fragments: kind
+            .fragments(op)
+            .into_iter()
+            .map(|f| MmaFrag {
+                lane: f.lane,
+                reg: f.reg,
+                half: f.pos,
+                row: f.row,
+                col: f.col,
+            })
+            .collect(),
+    }
+}
+
+/// The label of the (lane, register, position) owning each element of an operand and its
+/// register (for colour), row-major.
+fn operand_grid(rep: &OperandReport) -> (Vec<String>, Vec<u32>) {
+    let n = (rep.rows * rep.cols) as usize;
+    let (mut label, mut reg) = (vec![String::new(); n], vec![0u32; n]);
+    for f in &rep.fragments {
+        let at = (f.row * rep.cols + f.col) as usize;
+        label[at] = format!(
+            "T{}.{}{}",
+            f.lane,
+            f.reg,
+            pos_label(rep.elements_per_register, f.half)
+        );
+        reg[at] = f.reg;
+    }
+    (label, reg)
+}
+
+type Grid = (Vec<String>, Vec<u32>);
+
 pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
     let kind = mma_kind(&a)?;
     let ops: Vec<Operand> = match a.operand.as_deref() {
@@ -306,93 +352,10 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let check = tilelab::sim::selfcheck::mma_check(kind)?;
-    let elem_type = |op: Operand| match op {
-        Operand::C => kind.acc.name(),
-        _ => kind.dtype.name(),
-    };
-    let reports: Vec<OperandReport> = ops
-        .iter()
-        .map(|&op| {
-            let (rows, cols) = kind.shape.dims(op);
-            let per_reg = kind.elems_per_reg(op);
-            OperandReport {
-                operand: op_name(op).to_string(),
-                dtype: elem_type(op).to_string(),
-                rows,
-                cols,
-                regs_per_lane: kind.regs(op),
-                elements_per_register: per_reg,
-                fragments: (0..32)
-                    .flat_map(|lane| {
-                        (0..kind.regs(op)).flat_map(move |reg| {
-                            (0..per_reg).map(move |half| {
-                                let (row, col) = kind.fragment(op, lane, reg, half);
-                                MmaFrag {
-                                    lane,
-                                    reg,
-                                    half,
-                                    row,
-                                    col,
-                                }
-                            })
-                        })
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
-    // Per operand: the label of the (lane, register, position) owning each element and its
-    // register (for colour), row-major.
-    let grids: Vec<(Vec<String>, Vec<u32>)> = reports
-        .iter()
-        .map(|rep| {
-            let n = (rep.rows * rep.cols) as usize;
-            let (mut label, mut reg) = (vec![String::new(); n], vec![0u32; n]);
-            for f in &rep.fragments {
-                let at = (f.row * rep.cols + f.col) as usize;
-                label[at] = format!(
-                    "T{}.{}{}",
-                    f.lane,
-                    f.reg,
-                    pos_label(rep.elements_per_register, f.half)
-                );
-                reg[at] = f.reg;
-            }
-            (label, reg)
-        })
-        .collect();
+    let reports: Vec<OperandReport> = ops.iter().map(|&op| operand_report(&kind, op)).collect();
+    let grids: Vec<Grid> = reports.iter().map(operand_grid).collect();
     if let Some(path) = &a.svg {
-        type Cell<'a> = Box<dyn Fn(u32, u32) -> String + 'a>;
-        type Colour<'a> = Box<dyn Fn(u32, u32) -> usize + 'a>;
-        let fns: Vec<(Cell, Colour)> = reports
-            .iter()
-            .zip(&grids)
-            .map(|(rep, (label, reg))| {
-                let cols = rep.cols;
-                let cell: Cell = Box::new(move |r, c| label[(r * cols + c) as usize].clone());
-                let colour: Colour = Box::new(move |r, c| reg[(r * cols + c) as usize] as usize);
-                (cell, colour)
-            })
-            .collect();
-        let maps: Vec<tilelab::viz::FragmentMap> = reports
-            .iter()
-            .zip(&fns)
-            .map(|(rep, (cell, colour))| tilelab::viz::FragmentMap {
-                title: format!(
-                    "{} {} ({}x{}): element -> lane.register",
-                    kind.ptx(),
-                    rep.operand,
-                    rep.rows,
-                    rep.cols
-                ),
-                rows: rep.rows,
-                cols: rep.cols,
-                label: cell.as_ref(),
-                group: colour.as_ref(),
-            })
-            .collect();
-        std::fs::write(path, tilelab::viz::fragment_maps(&maps))
-            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
+        write_mma_svg(path, &kind, &reports, &grids)?;
     }
     if a.json {
         out::emit_json(&MmaReport {
@@ -408,6 +371,57 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    out::emit(&mma_text(&kind, &reports, &grids, &check))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--svg`: the element grids of the operands shown, cell = lane.register.
+fn write_mma_svg(
+    path: &std::path::Path,
+    kind: &MmaKind,
+    reports: &[OperandReport],
+    grids: &[Grid],
+) -> anyhow::Result<()> {
+    type Cell<'a> = Box<dyn Fn(u32, u32) -> String + 'a>;
+    type Colour<'a> = Box<dyn Fn(u32, u32) -> usize + 'a>;
+    let fns: Vec<(Cell, Colour)> = reports
+        .iter()
+        .zip(grids)
+        .map(|(rep, (label, reg))| {
+            let cols = rep.cols;
+            let cell: Cell = Box::new(move |r, c| label[(r * cols + c) as usize].clone());
+            let colour: Colour = Box::new(move |r, c| reg[(r * cols + c) as usize] as usize);
+            (cell, colour)
+        })
+        .collect();
+    let maps: Vec<tilelab::viz::FragmentMap> = reports
+        .iter()
+        .zip(&fns)
+        .map(|(rep, (cell, colour))| tilelab::viz::FragmentMap {
+            title: format!(
+                "{} {} ({}x{}): element -> lane.register",
+                kind.ptx(),
+                rep.operand,
+                rep.rows,
+                rep.cols
+            ),
+            rows: rep.rows,
+            cols: rep.cols,
+            label: cell.as_ref(),
+            group: colour.as_ref(),
+        })
+        .collect();
+    std::fs::write(path, tilelab::viz::fragment_maps(&maps))
+        .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))
+}
+
+/// The text of `sim mma`: the form, each operand's element grid, the functional check.
+fn mma_text(
+    kind: &MmaKind,
+    reports: &[OperandReport],
+    grids: &[Grid],
+    check: &tilelab::sim::selfcheck::MmaCheck,
+) -> String {
     let mut o = String::new();
     outln!(
         o,
@@ -421,7 +435,7 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         o,
         "D = A·B + C; groupID g = lane/4, threadID_in_group t = lane%4 (PTX ISA §9.7.14.5 mma fragment figures)"
     );
-    for (rep, (label, reg)) in reports.iter().zip(&grids) {
+    for (rep, (label, reg)) in reports.iter().zip(grids) {
         let per_reg = rep.elements_per_register;
         outln!(
             o,
@@ -461,6 +475,5 @@ pub fn run_mma(a: MmaArgs) -> anyhow::Result<ExitCode> {
         check.random_max_abs_error,
         kind.dtype.name()
     );
-    out::emit(&o)?;
-    Ok(ExitCode::SUCCESS)
+    o
 }

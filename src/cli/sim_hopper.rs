@@ -29,16 +29,15 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
-use tilelab::sim::arch::Arch;
-use tilelab::sim::exec::{self, BulkKind, BulkOp, FlatGlobal};
-use tilelab::sim::instr::{self, SassClass};
+use tilelab::sim::instr;
 use tilelab::sim::readback::{self, CoreMatrix};
-use tilelab::sim::smem::SharedMemory;
 use tilelab::sim::stats::AccessStats;
 use tilelab::sim::tma::{TensorMap, TmaBox, TmaDtype, TmaSwizzle};
+use tilelab::sim::tma_copy;
 use tilelab::sim::wgmma::{
     self, AtomOrder, Major, MatrixDescriptor, OperandTile, WgmmaAcc, WgmmaKind, WgmmaType,
 };
+use tilelab::sim::wgmma_run::{self, WgmmaProblem, WgmmaRun};
 
 use super::out;
 use super::sim_bank::{parse_dtype, parse_tile};
@@ -143,28 +142,6 @@ struct TmaReport {
     core_matrices: Option<CostJson>,
 }
 
-/// Global memory for `sim tma`: every byte reads as a pattern of its address (nothing is
-/// allocated for the tensor), writes are counted.
-struct PatternGlobal {
-    written: u64,
-}
-
-impl tilelab::sim::exec::GlobalMemory for PatternGlobal {
-    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), tilelab::sim::SimError> {
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = (addr.wrapping_add(i as u64) % 251) as u8;
-        }
-        Ok(())
-    }
-    fn write(&mut self, _addr: u64, data: &[u8]) -> Result<(), tilelab::sim::SimError> {
-        self.written += data.len() as u64;
-        Ok(())
-    }
-}
-
-/// The tensor's global base address `sim tma` uses.
-const TENSOR_BASE: u64 = 0x7f00_0000_0000;
-
 fn parse_coords(s: Option<&str>, rank: usize) -> anyhow::Result<[i64; 5]> {
     let mut c = [0i64; 5];
     let Some(s) = s else { return Ok(c) };
@@ -193,43 +170,7 @@ fn parse_coords(s: Option<&str>, rank: usize) -> anyhow::Result<[i64; 5]> {
 }
 
 fn run_bulk(a: &TmaArgs, bytes: u32) -> anyhow::Result<ExitCode> {
-    let mut smem = SharedMemory::for_arch(Arch::Sm90);
-    let mut g = FlatGlobal {
-        base: TENSOR_BASE,
-        bytes: (0..bytes).map(|i| (i % 251) as u8).collect(),
-    };
-    let kind = if a.store {
-        BulkKind::CopyToGlobal {
-            smem: a.base,
-            global: TENSOR_BASE,
-            bytes,
-        }
-    } else {
-        BulkKind::CopyToShared {
-            smem: a.base,
-            global: TENSOR_BASE,
-            bytes,
-        }
-    };
-    let step = exec::execute(
-        &mut smem,
-        BulkOp {
-            kind,
-            global: &mut g,
-        },
-    )?;
-    let row = instr::TABLE
-        .iter()
-        .find(|r| {
-            r.sass == SassClass::Ublkcp
-                && r.ptx.contains(if a.store {
-                    "global.shared"
-                } else {
-                    "shared::cluster.global"
-                })
-        })
-        .copied()
-        .unwrap_or(instr::TABLE[0]);
+    let r = tma_copy::bulk_copy(a.base, bytes, a.store)?;
     #[derive(Serialize)]
     struct BulkReport {
         ptx: &'static str,
@@ -241,8 +182,8 @@ fn run_bulk(a: &TmaArgs, bytes: u32) -> anyhow::Result<ExitCode> {
         smem_written: Vec<[u32; 2]>,
     }
     let r = BulkReport {
-        ptx: row.ptx,
-        sass: row.sass_form,
+        ptx: r.ptx,
+        sass: r.sass,
         direction: if a.store {
             "shared->global"
         } else {
@@ -250,8 +191,13 @@ fn run_bulk(a: &TmaArgs, bytes: u32) -> anyhow::Result<ExitCode> {
         },
         base: a.base,
         bytes,
-        tx_bytes: step.tx_bytes,
-        smem_written: step.smem_written.iter().map(|x| [x.start, x.end]).collect(),
+        tx_bytes: r.step.tx_bytes,
+        smem_written: r
+            .step
+            .smem_written
+            .iter()
+            .map(|x| [x.start, x.end])
+            .collect(),
     };
     if a.json {
         out::emit_json(&r)?;
@@ -282,11 +228,52 @@ fn run_bulk(a: &TmaArgs, bytes: u32) -> anyhow::Result<ExitCode> {
         outln!(
             o,
             "mbarrier::complete_tx::bytes: the mbarrier's transaction count receives {} bytes",
-            step.tx_bytes
+            r.tx_bytes
         );
     }
     out::emit(&o)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tensor map of `--tensor-map`, or of `--box`, `--dtype`, `--swizzle` and `--extent`, and
+/// the element type's name as given.
+fn tensor_map_of(a: &TmaArgs) -> anyhow::Result<(TensorMap, String)> {
+    if let Some(spec) = &a.tensor_map {
+        let m = TensorMap::parse(spec)?;
+        return Ok((m, m.dtype.name().to_string()));
+    }
+    let (rows, cols) = parse_tile(&a.r#box).map_err(|_| {
+        anyhow::anyhow!(
+            "bad box '{}'; expected ROWSxCOLS, each 1..={} elements, e.g. 64x64",
+            tilelab::text::value(&a.r#box),
+            tilelab::sim::tma::MAX_BOX_DIM
+        )
+    })?;
+    let eb = parse_dtype(&a.dtype)?;
+    let sw = TmaSwizzle::parse(&a.swizzle)?;
+    // The measured 2-D rules first, with their messages.
+    TmaBox::new(rows, cols, eb, sw, a.base)?;
+    let (er, ec) = match &a.extent {
+        Some(e) => {
+            let (r, c) = parse_tile(e).map_err(|_| {
+                anyhow::anyhow!(
+                    "bad extent '{}'; expected ROWSxCOLS in elements, e.g. 40x50",
+                    tilelab::text::value(e)
+                )
+            })?;
+            (u64::from(r), u64::from(c))
+        }
+        None => (u64::from(rows), u64::from(cols)),
+    };
+    let dt = match eb {
+        1 => TmaDtype::U8,
+        2 if a.dtype == "bf16" => TmaDtype::Bf16,
+        2 => TmaDtype::F16,
+        4 => TmaDtype::F32,
+        _ => TmaDtype::U64,
+    };
+    let m = tma_copy::tiled_2d(dt, rows, cols, er, ec, sw)?;
+    Ok((m, a.dtype.clone()))
 }
 
 pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
@@ -303,169 +290,115 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
             "--extent is not allowed with --tensor-map; give the tensor's dims in the map (DTYPE:DIMS:STRIDES:BOX[:SWIZZLE])"
         );
     }
-    let (map, dtype_name) = match &a.tensor_map {
-        Some(spec) => {
-            let m = TensorMap::parse(spec)?;
-            (m, m.dtype.name().to_string())
-        }
-        None => {
-            let (rows, cols) = parse_tile(&a.r#box).map_err(|_| {
-                anyhow::anyhow!(
-                    "bad box '{}'; expected ROWSxCOLS, each 1..={} elements, e.g. 64x64",
-                    tilelab::text::value(&a.r#box),
-                    tilelab::sim::tma::MAX_BOX_DIM
-                )
-            })?;
-            let eb = parse_dtype(&a.dtype)?;
-            let sw = TmaSwizzle::parse(&a.swizzle)?;
-            // The measured 2-D rules first, with their messages.
-            TmaBox::new(rows, cols, eb, sw, a.base)?;
-            let (er, ec) = match &a.extent {
-                Some(e) => {
-                    let (r, c) = super::sim_bank::parse_tile(e).map_err(|_| {
-                        anyhow::anyhow!(
-                            "bad extent '{}'; expected ROWSxCOLS in elements, e.g. 40x50",
-                            tilelab::text::value(e)
-                        )
-                    })?;
-                    (u64::from(r), u64::from(c))
-                }
-                None => (u64::from(rows), u64::from(cols)),
-            };
-            let dt = match eb {
-                1 => TmaDtype::U8,
-                2 if a.dtype == "bf16" => TmaDtype::Bf16,
-                2 => TmaDtype::F16,
-                4 => TmaDtype::F32,
-                _ => TmaDtype::U64,
-            };
-            let stride = (ec * u64::from(eb)).next_multiple_of(16);
-            let m = TensorMap::new(dt, &[ec, er], &[stride], &[cols, rows], None, sw)?;
-            (m, a.dtype.clone())
-        }
-    };
+    let (map, dtype_name) = tensor_map_of(&a)?;
     let coords = parse_coords(a.coords.as_deref(), map.rank)?;
-    let b = map.smem_box(a.base)?;
-    let eb = map.dtype.bytes();
-    let sw = map.swizzle;
-    let (rows, cols) = (b.rows, b.cols);
-    let mut smem = SharedMemory::for_arch(Arch::Sm90);
-    let mut g = PatternGlobal { written: 0 };
-    let kind = if a.store {
-        BulkKind::TensorStore {
-            map: &map,
-            tensor: TENSOR_BASE,
-            coords,
-            smem: a.base,
-        }
-    } else {
-        BulkKind::TensorLoad {
-            map: &map,
-            tensor: TENSOR_BASE,
-            coords,
-            smem: a.base,
-        }
-    };
-    let step = exec::execute(
-        &mut smem,
-        BulkOp {
-            kind,
-            global: &mut g,
-        },
-    )?;
-    let (class, ptx) = if a.store {
-        (
-            SassClass::Utmastg,
-            format!(
-                "cp.async.bulk.tensor.{}.global.shared::cta.tile.bulk_group",
-                map.dim_qualifier()
-            ),
-        )
-    } else {
-        (
-            SassClass::Utmaldg,
-            format!(
-                "cp.async.bulk.tensor.{}.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-                map.dim_qualifier()
-            ),
-        )
-    };
-    let sass = instr::tma_sass(class, map.rank);
-    let chunks = b.smem_chunks();
-    let lines: Vec<Vec<Option<ChunkRef>>> = chunks
-        .chunks(8)
+    let r = tma_copy::tensor_copy(&tma_copy::TensorCopyCase {
+        map: &map,
+        coords,
+        base: a.base,
+        store: a.store,
+    })?;
+    if let Some(path) = &a.svg {
+        write_tma_svg(path, &r, map.swizzle, &dtype_name, a.base)?;
+    }
+    if a.json {
+        out::emit_json(&tma_report(&a, &map, &coords, dtype_name, r))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    out::emit(&tma_text(&a, &map, &coords, &dtype_name, &r))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--svg`: the shared-memory grid, one 128-byte line per row, cell = box row,chunk.
+fn write_tma_svg(
+    path: &std::path::Path,
+    r: &tma_copy::TensorCopy,
+    sw: TmaSwizzle,
+    dtype_name: &str,
+    base: u32,
+) -> anyhow::Result<()> {
+    let (lines, b) = (&r.lines, &r.smem_box);
+    let nlines = lines.len() as u32;
+    let width = lines.iter().map(Vec::len).max().unwrap_or(0) as u32;
+    let cell = |r: u32, c: u32| lines[r as usize].get(c as usize).copied().flatten();
+    let label =
+        |r: u32, c: u32| cell(r, c).map_or(String::new(), |(row, ch)| format!("{row},{ch}"));
+    let group = |r: u32, c: u32| cell(r, c).map_or(0, |(_, ch)| ch as usize + 1);
+    let svg = tilelab::viz::fragment_maps(&[tilelab::viz::FragmentMap {
+        title: format!(
+            "TMA box {}x{} {dtype_name} swizzle {sw}: shared memory from {base} (128-byte lines x 16-byte chunks) -> box row,chunk",
+            b.rows, b.cols
+        ),
+        rows: nlines,
+        cols: width,
+        label: &label,
+        group: &group,
+    }]);
+    std::fs::write(path, svg)
+        .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))
+}
+
+/// `--json` of a tensor copy.
+fn tma_report(
+    a: &TmaArgs,
+    map: &TensorMap,
+    coords: &[i64; 5],
+    dtype_name: String,
+    r: tma_copy::TensorCopy,
+) -> TmaReport {
+    let (b, sw, eb) = (&r.smem_box, map.swizzle, map.dtype.bytes());
+    let lines = r
+        .lines
+        .iter()
         .map(|l| {
             l.iter()
                 .map(|c| c.map(|(row, chunk)| ChunkRef { row, chunk }))
                 .collect()
         })
         .collect();
-    let x4 = readback::tma_ldmatrix_x4(&b).map(CostJson::from);
-    let core = readback::tma_core_matrices(&b).map(CostJson::from);
-    if let Some(path) = &a.svg {
-        let nlines = lines.len() as u32;
-        let width = lines.iter().map(Vec::len).max().unwrap_or(0) as u32;
-        let label = |r: u32, c: u32| {
-            lines[r as usize]
-                .get(c as usize)
-                .copied()
-                .flatten()
-                .map_or(String::new(), |x| format!("{},{}", x.row, x.chunk))
-        };
-        let group = |r: u32, c: u32| {
-            lines[r as usize]
-                .get(c as usize)
-                .copied()
-                .flatten()
-                .map_or(0, |x| x.chunk as usize + 1)
-        };
-        let svg = tilelab::viz::fragment_maps(&[tilelab::viz::FragmentMap {
-            title: format!(
-                "TMA box {rows}x{cols} {dtype_name} swizzle {sw}: shared memory from {} (128-byte lines x 16-byte chunks) -> box row,chunk",
-                a.base
-            ),
-            rows: nlines,
-            cols: width,
-            label: &label,
-            group: &group,
-        }]);
-        std::fs::write(path, svg)
-            .with_context(|| format!("cannot write SVG to '{}'", tilelab::text::path(path)))?;
+    TmaReport {
+        tensor_map: map.to_string(),
+        coords: coords[..map.rank].to_vec(),
+        direction: if a.store {
+            "shared->global"
+        } else {
+            "global->shared"
+        },
+        r#box: [b.rows, b.cols],
+        dtype: dtype_name,
+        elem_bytes: eb,
+        swizzle: sw.to_string(),
+        cu_swizzle: sw.cu_name().to_string(),
+        base: a.base,
+        size_bytes: b.size_bytes(),
+        tx_bytes: r.step.tx_bytes,
+        out_of_bounds_elements: r.step.out_of_bounds,
+        global_bytes_read: r.step.global_read,
+        global_bytes_written: r.step.global_written,
+        pitch: b.pitch(),
+        footprint_bytes: b.footprint_bytes(),
+        repeat_bytes: sw.repeat_bytes(),
+        cute_bytes: sw.cute_bytes().map(|s| s.to_string()),
+        cute_elements: sw.cute_elements(eb).map(|s| s.to_string()),
+        lines,
+        ldmatrix_x4: r.ldmatrix_x4.map(CostJson::from),
+        core_matrices: r.core_matrices.map(CostJson::from),
+        ptx: r.ptx,
+        sass: r.sass,
     }
-    let box_elems = map.box_elements();
-    if a.json {
-        out::emit_json(&TmaReport {
-            ptx,
-            sass,
-            tensor_map: map.to_string(),
-            coords: coords[..map.rank].to_vec(),
-            direction: if a.store {
-                "shared->global"
-            } else {
-                "global->shared"
-            },
-            r#box: [rows, cols],
-            dtype: dtype_name,
-            elem_bytes: eb,
-            swizzle: sw.to_string(),
-            cu_swizzle: sw.cu_name().to_string(),
-            base: a.base,
-            size_bytes: b.size_bytes(),
-            tx_bytes: step.tx_bytes,
-            out_of_bounds_elements: step.out_of_bounds,
-            global_bytes_read: step.global_read,
-            global_bytes_written: step.global_written,
-            pitch: b.pitch(),
-            footprint_bytes: b.footprint_bytes(),
-            repeat_bytes: sw.repeat_bytes(),
-            cute_bytes: sw.cute_bytes().map(|s| s.to_string()),
-            cute_elements: sw.cute_elements(eb).map(|s| s.to_string()),
-            lines,
-            ldmatrix_x4: x4,
-            core_matrices: core,
-        })?;
-        return Ok(ExitCode::SUCCESS);
-    }
+}
+
+/// The text of a tensor copy: the instruction, the map, the box's bytes, the swizzle, the
+/// shared-memory grid and the read-back costs.
+fn tma_text(
+    a: &TmaArgs,
+    map: &TensorMap,
+    coords: &[i64; 5],
+    dtype_name: &str,
+    r: &tma_copy::TensorCopy,
+) -> String {
+    let (b, step, sw, eb) = (&r.smem_box, &r.step, map.swizzle, map.dtype.bytes());
+    let (ptx, sass) = (&r.ptx, &r.sass);
     let mut o = String::new();
     outln!(
         o,
@@ -503,8 +436,9 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
     if step.out_of_bounds > 0 {
         outln!(
             o,
-            "{} of the box's {box_elems} elements lie outside the tensor: {}",
+            "{} of the box's {} elements lie outside the tensor: {}",
             step.out_of_bounds,
+            map.box_elements(),
             if a.store {
                 "the store does not write them".to_string()
             } else {
@@ -533,7 +467,7 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
             o,
             "rank {}: the outer dimensions stack {} boxes of {} rows each (box row = i1 + boxDim[1] * (i2 + ...))",
             map.rank,
-            rows / map.box_dims[1],
+            b.rows / map.box_dims[1],
             map.box_dims[1]
         );
     }
@@ -546,6 +480,13 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
         ),
         _ => outln!(o, "no swizzle: rows packed at {} bytes", b.inner_bytes()),
     }
+    smem_grid(&mut o, &r.lines, a.base);
+    readback_text(&mut o, r);
+    o
+}
+
+/// The shared-memory grid: one 128-byte line per row, cell = box row,chunk (`-`: not written).
+fn smem_grid(o: &mut String, lines: &[Vec<Option<(u32, u32)>>], base: u32) {
     outln!(
         o,
         "\nshared memory, one 128-byte line per row (8 chunks of 16 bytes = 4 banks each); cell = box row,chunk (- = not written):"
@@ -556,34 +497,38 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(o, "{hdr}");
     for (i, l) in lines.iter().enumerate() {
-        let mut s = format!("  {:>6} ", a.base as usize + 128 * i);
+        let mut s = format!("  {:>6} ", base as usize + 128 * i);
         for x in l {
             match x {
-                Some(x) => {
-                    let cell = format!("{:>8}", format!("{},{}", x.row, x.chunk));
-                    s.push_str(&out::paint(&cell, tilelab::palette::unit(x.chunk as usize)));
+                Some((row, chunk)) => {
+                    let cell = format!("{:>8}", format!("{row},{chunk}"));
+                    s.push_str(&out::paint(&cell, tilelab::palette::unit(*chunk as usize)));
                 }
                 None => s.push_str(&format!("{:>8}", "-")),
             }
         }
         outln!(o, "{s}");
     }
+}
+
+/// "reading it back": the `ldmatrix.x4` and core-matrix costs of the box.
+fn readback_text(o: &mut String, r: &tma_copy::TensorCopy) {
     outln!(o, "\nreading it back:");
-    match &x4 {
+    match &r.ldmatrix_x4 {
         Some(c) => outln!(
             o,
             "  ldmatrix.x4 over every 16x32-byte block: {} requests, {} wavefronts (ideal {}), {} bank conflicts",
             c.requests,
             c.wavefronts,
             c.ideal,
-            c.bank_conflicts
+            c.conflicts
         ),
         None => outln!(
             o,
             "  ldmatrix.x4: needs at least 16 rows and 32 bytes per row"
         ),
     }
-    match &core {
+    match &r.core_matrices {
         Some(c) => outln!(
             o,
             "  as wgmma core matrices (8 rows x 16 bytes): {} core matrices, {} wavefronts (ideal {}): {}",
@@ -598,8 +543,6 @@ pub fn run_tma(a: TmaArgs) -> anyhow::Result<ExitCode> {
         ),
         None => outln!(o, "  core matrices: need at least 8 rows"),
     }
-    out::emit(&o)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Arguments of `tilelab sim wgmma`.
@@ -666,10 +609,6 @@ struct DescJson {
 }
 
 impl DescJson {
-    fn new(d: &MatrixDescriptor) -> anyhow::Result<DescJson> {
-        Ok(DescJson::of(d, d.encode()?))
-    }
-
     fn of(d: &MatrixDescriptor, bits: u64) -> DescJson {
         DescJson {
             hex: format!("{bits:#018x}"),
@@ -807,10 +746,8 @@ fn run_desc(text: &str, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
-    if let Some(d) = &a.desc {
-        return run_desc(d, a.json);
-    }
+/// The problem of the flags, refused in the order the flags are read.
+fn wgmma_problem(a: &WgmmaArgs) -> anyhow::Result<WgmmaProblem> {
     let ta_t = WgmmaType::parse(&a.dtype)?;
     let tb_t = match &a.dtype_b {
         Some(t) => WgmmaType::parse(t)?,
@@ -824,70 +761,61 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     let kind = WgmmaKind::new(a.n, acc, ta_t, tb_t, false)?;
     let ma = Major::parse(a.major_a.as_deref().unwrap_or(&a.major))?;
     let mb = Major::parse(a.major_b.as_deref().unwrap_or(&a.major))?;
-    for (name, m) in [("A", ma), ("B", mb)] {
-        if m == Major::Mn && !kind.allows_transpose() {
-            anyhow::bail!(
-                "{name} MN-major (imm-trans 1) with .{} inputs is not allowed; allowed: k (only f16 and bf16 operands may be MN-major)",
-                ta_t.name()
-            );
-        }
-    }
-    let sw = TmaSwizzle::parse(&a.swizzle)?;
+    wgmma_run::check_majors(&kind, [ma, mb])?;
+    let swizzle = TmaSwizzle::parse(&a.swizzle)?;
     let order = match a.order.as_str() {
         "mn" => AtomOrder::MnFirst,
         "k" => AtomOrder::KFirst,
         o => anyhow::bail!("unknown atom order '{o}'; allowed: mn, k"),
     };
-    let e = ta_t.bytes();
-    let kk = kind.k();
-    let k = a.k.unwrap_or((sw.span_bytes() / e).max(kk));
-    if e != 2 && (k == 0 || !k.is_multiple_of(kk) || k > 512 / e) {
-        anyhow::bail!(
-            "--k {k} is not allowed with .{} inputs; allowed: a multiple of {kk} (the instruction's K) up to {}",
-            ta_t.name(),
-            512 / e
-        );
-    }
-    // The tiles in 2-byte units: an e-byte K-major tile of k elements has the byte layout of a
-    // 2-byte tile of k*e/2 elements, so one instruction's 32 bytes of K are one k16 block.
-    let k16 = match e {
-        2 => k,
-        _ => k.checked_mul(e).map(|b| b / 2).ok_or_else(|| {
-            anyhow::anyhow!("--k {k} is not allowed; allowed: at most 256 bytes of K")
-        })?,
-    };
-    let (ta, tb, smem_bytes) = wgmma::operand_tiles_at(a.base, a.n, ma, mb, sw, k16, order)?;
-    let limit = Arch::Sm90.limits().smem_per_block_bytes;
-    if smem_bytes > limit {
-        anyhow::bail!(
-            "the operand tiles end at byte {smem_bytes}, past sm_90's {limit} bytes of shared memory per block; allowed: --base and tiles within {limit} bytes"
-        );
-    }
-    let run = tilelab::sim::selfcheck::wgmma_check(&tilelab::sim::selfcheck::WgmmaCase {
+    Ok(WgmmaProblem {
         kind,
-        tiles: [&ta, &tb],
         majors: [ma, mb],
+        swizzle,
+        order,
+        k: a.k,
+        base: a.base,
         a_regs: a.a_regs,
-        k,
-        smem_bytes,
-    })?;
-    let mut descriptors = Vec::new();
-    for (kb, step) in (0..).zip(&run.steps) {
-        descriptors.push(KbJson {
-            k_block: kb,
-            a: if a.a_regs {
-                None
-            } else {
-                Some(DescJson::new(&ta.descriptor(kb))?)
-            },
-            b: DescJson::new(&tb.descriptor(kb))?,
+    })
+}
+
+pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
+    if let Some(d) = &a.desc {
+        return run_desc(d, a.json);
+    }
+    let p = wgmma_problem(&a)?;
+    let run = wgmma_run::run(&p)?;
+    let report = wgmma_report(&p, &run);
+    let code = if run.check.max_abs_error == 0.0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::EXIT_MISMATCH)
+    };
+    if a.json {
+        out::emit_json(&report)?;
+        return Ok(code);
+    }
+    out::emit(&wgmma_text(&p, &run, &report))?;
+    Ok(code)
+}
+
+/// `--json` of a wgmma problem.
+fn wgmma_report(p: &WgmmaProblem, run: &WgmmaRun) -> WgmmaReport {
+    let kind = p.kind;
+    let [ta, tb] = &run.tiles;
+    let descriptors = run
+        .descriptors
+        .iter()
+        .zip(&run.check.steps)
+        .map(|(d, step)| KbJson {
+            k_block: d.k_block,
+            a: d.a.map(|(x, bits)| DescJson::of(&x, bits)),
+            b: DescJson::of(&d.b.0, d.b.1),
             smem_bytes_read: step.smem_bytes,
             core_matrices_read: step.core_matrices.len(),
             core_matrix_wavefronts: step.wavefronts,
-        });
-    }
-    let err = run.max_abs_error;
-    let regs_per = kind.d_regs() as usize;
+        })
+        .collect();
     let accumulators: Vec<AccJson> = (0..wgmma::WARPGROUP_THREADS as u32)
         .flat_map(|t| (0..kind.d_regs()).map(move |r| (t, r)))
         .map(|(t, r)| {
@@ -900,32 +828,70 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
             }
         })
         .collect();
-    let report = WgmmaReport {
+    WgmmaReport {
         ptx: kind.ptx(),
         sass: instr::wgmma_sass(&kind),
-        n: a.n,
-        dtype: ta_t.name().to_string(),
-        dtype_b: tb_t.name().to_string(),
-        acc: acc.name().to_string(),
-        a: (!a.a_regs).then(|| operand_json(&ta, k)),
-        b: operand_json(&tb, k),
-        smem_bytes,
+        n: kind.n,
+        dtype: kind.a.name().to_string(),
+        dtype_b: kind.b.name().to_string(),
+        acc: kind.acc.name().to_string(),
+        a: (!p.a_regs).then(|| operand_json(ta, run.k)),
+        b: operand_json(tb, run.k),
+        smem_bytes: run.smem_bytes,
         descriptors,
         accumulators,
         check: WgCheck {
-            max_abs_error: err,
-            values: run.values,
+            max_abs_error: run.check.max_abs_error,
+            values: run.check.values,
         },
-    };
-    let code = if err == 0.0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(super::EXIT_MISMATCH)
-    };
-    if a.json {
-        out::emit_json(&report)?;
-        return Ok(code);
     }
+}
+
+/// One operand tile's lines: its placement, offsets and first core matrices.
+fn operand_text(o: &mut String, name: &str, t: &OperandTile, j: &OperandJson, k: u32, e: u32) {
+    outln!(
+        o,
+        "\n{} {}: {} x {k} tile at byte {}, {} with swizzle {} ({}); LBO {} B, SBO {} B",
+        out::bold(name),
+        if name == "A" { "(M x K)" } else { "(N x K)" },
+        t.mn,
+        t.base,
+        t.major,
+        t.swizzle,
+        t.swizzle
+            .cute_bytes()
+            .map_or("no swizzle".to_string(), |s| format!("CuTe {s} on bytes")),
+        j.leading_byte_offset,
+        j.stride_byte_offset
+    );
+    outln!(
+        o,
+        "  core matrices of the first instruction (8 rows x 16 bytes; rows run along {}): row byte addresses, wavefronts if read as one 8-row unit",
+        if t.major == Major::K { "MN" } else { "K" }
+    );
+    for c in j.core_matrices.iter().take(8) {
+        let rows: Vec<String> = c.rows.iter().map(|r| r.to_string()).collect();
+        outln!(
+            o,
+            "    ({:>3},{:>2}): [{}]  {} wavefront{}",
+            c.mn,
+            c.k * 2 / e,
+            rows.join(", "),
+            c.wavefronts,
+            if c.wavefronts == 1 { "" } else { "s" }
+        );
+    }
+    if j.core_matrices.len() > 8 {
+        outln!(o, "    ... {} core matrices in all", j.core_matrices.len());
+    }
+}
+
+/// The text of a wgmma problem: the form, the operands, the descriptors, the accumulator map
+/// and the functional check.
+fn wgmma_text(p: &WgmmaProblem, run: &WgmmaRun, report: &WgmmaReport) -> String {
+    let (kind, k, [ta, tb]) = (p.kind, run.k, &run.tiles);
+    let (e, kk, acc) = (kind.a.bytes(), kind.k(), kind.acc);
+    let regs_per = kind.d_regs();
     let mut o = String::new();
     outln!(
         o,
@@ -937,52 +903,15 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     outln!(
         o,
         "one warpgroup (4 warps, 128 threads): D (64x{}, {}, {} registers per thread) {}= A (64x{kk}) * B ({kk}x{}); {} instructions over K = {k}",
-        a.n,
+        kind.n,
         acc.name(),
         regs_per,
         "+",
-        a.n,
+        kind.n,
         k / kk
     );
-    let show = |o: &mut String, name: &str, t: &OperandTile, j: &OperandJson| {
-        outln!(
-            o,
-            "\n{} {}: {} x {k} tile at byte {}, {} with swizzle {} ({}); LBO {} B, SBO {} B",
-            out::bold(name),
-            if name == "A" { "(M x K)" } else { "(N x K)" },
-            t.mn,
-            t.base,
-            t.major,
-            t.swizzle,
-            t.swizzle
-                .cute_bytes()
-                .map_or("no swizzle".to_string(), |s| format!("CuTe {s} on bytes")),
-            j.leading_byte_offset,
-            j.stride_byte_offset
-        );
-        outln!(
-            o,
-            "  core matrices of the first instruction (8 rows x 16 bytes; rows run along {}): row byte addresses, wavefronts if read as one 8-row unit",
-            if t.major == Major::K { "MN" } else { "K" }
-        );
-        for c in j.core_matrices.iter().take(8) {
-            let rows: Vec<String> = c.rows.iter().map(|r| r.to_string()).collect();
-            outln!(
-                o,
-                "    ({:>3},{:>2}): [{}]  {} wavefront{}",
-                c.mn,
-                c.k * 2 / e,
-                rows.join(", "),
-                c.wavefronts,
-                if c.wavefronts == 1 { "" } else { "s" }
-            );
-        }
-        if j.core_matrices.len() > 8 {
-            outln!(o, "    ... {} core matrices in all", j.core_matrices.len());
-        }
-    };
     if let Some(j) = &report.a {
-        show(&mut o, "A", &ta, j);
+        operand_text(&mut o, "A", ta, j, k, e);
     } else {
         outln!(
             o,
@@ -993,7 +922,7 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
             kk / 2
         );
     }
-    show(&mut o, "B", &tb, &report.b);
+    operand_text(&mut o, "B", tb, &report.b, k, e);
     outln!(
         o,
         "\ndescriptors (bits 0-13 start>>4, 16-29 LBO>>4, 32-45 SBO>>4, 49-51 base offset, 62-63 layout type):"
@@ -1024,7 +953,7 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
         }
     );
     for t in [0u32, 1, 4, 31, 32, 127] {
-        let cells: Vec<String> = (0..(regs_per as u32).min(8))
+        let cells: Vec<String> = (0..regs_per.min(8))
             .map(|r| {
                 let (row, col) = kind.d_fragment(t, r, 0);
                 format!("d{r}=({row},{col})")
@@ -1034,9 +963,9 @@ pub fn run_wgmma(a: WgmmaArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(
         o,
-        "\nfunctional check (CPU, operands placed by the tile layouts, executed through the descriptors): max |D - A*B^T| = {err} over {} values",
+        "\nfunctional check (CPU, operands placed by the tile layouts, executed through the descriptors): max |D - A*B^T| = {} over {} values",
+        run.check.max_abs_error,
         report.check.values
     );
-    out::emit(&o)?;
-    Ok(code)
+    o
 }

@@ -10,10 +10,7 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use tilelab::sim::traffic::{
-    self, ARTICLE_READ_REDUCTION_PERCENT, ARTICLE_V1, ARTICLE_V2, LoopOrder, TrafficProblem,
-    TrafficReport,
-};
+use tilelab::sim::traffic::{self, LoopOrder, TrafficProblem, TrafficReport};
 
 use super::out::{self, emit, emit_json, group};
 
@@ -121,7 +118,6 @@ struct TrafficJson {
 /// # Errors
 /// An invalid problem (sizes, block, element width) or a failed write.
 pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
-    let mut o = String::new();
     let TrafficKernel::FlashAttn(a) = a.kernel;
     let orders = match &a.order {
         Some(s) => vec![LoopOrder::parse(s)?],
@@ -137,40 +133,43 @@ pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
         elem_bytes: a.elem_bytes,
         stat_bytes: 4,
     };
-    p.validate()?;
-    let mut reports = Vec::new();
-    for &o in &orders {
-        for l2 in [false, true] {
-            reports.push(traffic::simulate(&p, o, l2)?);
-        }
-    }
-    let is_article = p == traffic::ARTICLE_PROBLEM;
-    let measured = |o| match o {
-        LoopOrder::V1 => ARTICLE_V1,
-        LoopOrder::V2 => ARTICLE_V2,
-    };
-    // Compare each order's L2-reuse report with the article (the hardware has an L2).
-    let article: Vec<ArticleJson> = reports
-        .iter()
-        .filter(|r| r.l2_kv_reuse)
-        .map(|r| ArticleJson {
-            order: r.order,
-            comparison: traffic::compare(r, &measured(r.order)),
-        })
-        .collect();
-    let assumptions = AssumptionsJson {
-        v1: traffic::assumptions(LoopOrder::V1),
-        v2: traffic::assumptions(LoopOrder::V2),
-    };
+    let s = traffic::study(&p, &orders)?;
     if a.json {
         emit_json(&TrafficJson {
             problem: p,
-            reports,
-            article,
-            assumptions,
+            article: s
+                .article
+                .iter()
+                .map(|&(order, comparison)| ArticleJson { order, comparison })
+                .collect(),
+            reports: s.reports,
+            assumptions: AssumptionsJson {
+                v1: traffic::assumptions(LoopOrder::V1),
+                v2: traffic::assumptions(LoopOrder::V2),
+            },
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    let mut o = String::new();
+    reports_text(&mut o, &p, &s.reports);
+    if s.is_article {
+        article_text(&mut o, &p, &s);
+    }
+    outln!(o, "assumptions:");
+    for order in &orders {
+        for s in traffic::assumptions(*order) {
+            if order == &LoopOrder::V2 && !s.starts_with("v2") && orders.len() == 2 {
+                continue; // shared assumptions printed once, with v1
+            }
+            outln!(o, "  - {s}");
+        }
+    }
+    emit(&o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The problem, one row per report and its bytes per tensor.
+fn reports_text(o: &mut String, p: &TrafficProblem, reports: &[TrafficReport]) {
     outln!(
         o,
         "{}",
@@ -189,7 +188,7 @@ pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
         "read",
         "written"
     );
-    for r in &reports {
+    for r in reports {
         let label = format!(
             "{}{}",
             r.order.name(),
@@ -211,7 +210,7 @@ pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
         );
     }
     outln!(o, "per tensor (read / written / L2 hits):");
-    for r in &reports {
+    for r in reports {
         let cells: Vec<String> = r
             .tensors
             .iter()
@@ -237,93 +236,82 @@ pub fn run(a: TrafficArgs) -> anyhow::Result<ExitCode> {
             cells.join("; ")
         );
     }
-    if is_article {
+}
+
+/// The article's measurements beside the model with L2 reuse, and the read reduction.
+fn article_text(o: &mut String, p: &TrafficProblem, s: &traffic::TrafficStudy) {
+    outln!(
+        o,
+        "the v1 → v2 article's measurements (Nsight Compute) beside the model with L2 reuse:"
+    );
+    outln!(o, "  source: {}", tilelab::sources::FA_ARCHAEOLOGY.cite());
+    for (r, &(_, c)) in s.reports.iter().filter(|r| r.l2_kv_reuse).zip(&s.article) {
+        comparison_text(o, p, r, &c);
+    }
+    if let Some(x) = s.read_reduction {
         outln!(
             o,
-            "the v1 → v2 article's measurements (Nsight Compute) beside the model with L2 reuse:"
+            "  read reduction v1 → v2: article quotes −{:.2}%, its own figures give −{:.2}%, the model (with L2) −{:.2}%",
+            x.quoted_percent,
+            x.article_figures_percent,
+            x.model_percent
         );
-        outln!(o, "  source: {}", tilelab::sources::FA_ARCHAEOLOGY.cite());
-        for (r, c) in reports
-            .iter()
-            .filter(|r| r.l2_kv_reuse)
-            .zip(article.iter().map(|x| x.comparison))
+    }
+}
+
+/// One order's report beside the article's measurement: the read and write gaps.
+fn comparison_text(o: &mut String, p: &TrafficProblem, r: &TrafficReport, c: &traffic::Comparison) {
+    let tb = c.tensor_bytes as f64;
+    let rounding = format!(
+        "the quoted figure's rounding is ±{}",
+        bytes(c.rounding_bytes as f64)
+    );
+    if let (Some(m), Some(g)) = (c.measured_read_bytes, c.read_gap_bytes) {
+        outln!(
+            o,
+            "  {} read:    measured {}, model {}, gap {} = {:.2} passes over K and V ({} per pass)",
+            r.order.name(),
+            bytes(m as f64),
+            bytes(r.read_bytes as f64),
+            signed_bytes(g),
+            c.read_gap_kv_passes.unwrap_or(f64::NAN),
+            bytes(2.0 * tb)
+        );
+        if r.order == LoopOrder::V1
+            && (g - 2 * c.tensor_bytes as i64).unsigned_abs() <= c.rounding_bytes
         {
-            let tb = c.tensor_bytes as f64;
-            let rounding = format!(
-                "the quoted figure's rounding is ±{}",
-                bytes(c.rounding_bytes as f64)
-            );
-            if let (Some(m), Some(g)) = (c.measured_read_bytes, c.read_gap_bytes) {
-                outln!(
-                    o,
-                    "  {} read:    measured {}, model {}, gap {} = {:.2} passes over K and V ({} per pass)",
-                    r.order.name(),
-                    bytes(m as f64),
-                    bytes(r.read_bytes as f64),
-                    signed_bytes(g),
-                    c.read_gap_kv_passes.unwrap_or(f64::NAN),
-                    bytes(2.0 * tb)
-                );
-                if r.order == LoopOrder::V1
-                    && (g - 2 * c.tensor_bytes as i64).unsigned_abs() <= c.rounding_bytes
-                {
-                    outln!(
-                        o,
-                        "      the gap is one more read of K and V ({rounding}); the stated v1 loop order reads each K/V block once, so the model leaves it unexplained"
-                    );
-                }
-            }
-            if let (Some(m), Some(g)) = (c.measured_written_bytes, c.written_gap_bytes) {
-                let note = if g.unsigned_abs() <= c.rounding_bytes {
-                    format!(" ({rounding}: agrees)")
-                } else {
-                    String::new()
-                };
-                outln!(
-                    o,
-                    "  {} written: measured {}, model {}, gap {}{note}",
-                    r.order.name(),
-                    bytes(m as f64),
-                    bytes(r.written_bytes as f64),
-                    signed_bytes(g)
-                );
-            }
-            if c.measured_below_compulsory {
-                outln!(
-                    o,
-                    "  {} read is below the {} that reading Q, K and V once takes at {}-byte elements: no loop order reads less, so the measurement cannot be this exact setting (at 2-byte elements the compulsory reads are {}); taken as is, it implies {:.2} passes over K and V",
-                    r.order.name(),
-                    bytes(c.compulsory_read_bytes as f64),
-                    p.elem_bytes,
-                    bytes(c.compulsory_read_bytes as f64 * 2.0 / p.elem_bytes as f64),
-                    c.implied_kv_passes.unwrap_or(f64::NAN)
-                );
-            }
-        }
-        if orders.len() == 2 {
-            let v1 = ARTICLE_V1.read_bytes.unwrap_or(0) as f64;
-            let v2 = ARTICLE_V2.read_bytes.unwrap_or(0) as f64;
-            let m1 = reports[1].read_bytes as f64;
-            let m2 = reports[3].read_bytes as f64;
             outln!(
                 o,
-                "  read reduction v1 → v2: article quotes −{ARTICLE_READ_REDUCTION_PERCENT:.2}%, its own figures give −{:.2}%, the model (with L2) −{:.2}%",
-                100.0 * (1.0 - v2 / v1),
-                100.0 * (1.0 - m2 / m1)
+                "      the gap is one more read of K and V ({rounding}); the stated v1 loop order reads each K/V block once, so the model leaves it unexplained"
             );
         }
     }
-    outln!(o, "assumptions:");
-    for order in &orders {
-        for s in traffic::assumptions(*order) {
-            if order == &LoopOrder::V2 && !s.starts_with("v2") && orders.len() == 2 {
-                continue; // shared assumptions printed once, with v1
-            }
-            outln!(o, "  - {s}");
-        }
+    if let (Some(m), Some(g)) = (c.measured_written_bytes, c.written_gap_bytes) {
+        let note = if g.unsigned_abs() <= c.rounding_bytes {
+            format!(" ({rounding}: agrees)")
+        } else {
+            String::new()
+        };
+        outln!(
+            o,
+            "  {} written: measured {}, model {}, gap {}{note}",
+            r.order.name(),
+            bytes(m as f64),
+            bytes(r.written_bytes as f64),
+            signed_bytes(g)
+        );
     }
-    emit(&o)?;
-    Ok(ExitCode::SUCCESS)
+    if c.measured_below_compulsory {
+        outln!(
+            o,
+            "  {} read is below the {} that reading Q, K and V once takes at {}-byte elements: no loop order reads less, so the measurement cannot be this exact setting (at 2-byte elements the compulsory reads are {}); taken as is, it implies {:.2} passes over K and V",
+            r.order.name(),
+            bytes(c.compulsory_read_bytes as f64),
+            p.elem_bytes,
+            bytes(c.compulsory_read_bytes as f64 * 2.0 / p.elem_bytes as f64),
+            c.implied_kv_passes.unwrap_or(f64::NAN)
+        );
+    }
 }
 
 #[cfg(test)]

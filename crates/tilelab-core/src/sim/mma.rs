@@ -146,6 +146,16 @@ impl MmaShape {
         }
     }
 
+    /// The input type `tilelab sim mma` takes when none is given: s8 for m16n8k32, tf32 for
+    /// m16n8k4, f16 otherwise.
+    pub fn default_dtype(self) -> MmaDtype {
+        match self {
+            MmaShape::M16N8K32 => MmaDtype::S8,
+            MmaShape::M16N8K4 => MmaDtype::Tf32,
+            MmaShape::M16N8K16 | MmaShape::M16N8K8 => MmaDtype::F16,
+        }
+    }
+
     /// (M, N, K).
     pub fn mnk(self) -> (u32, u32, u32) {
         match self {
@@ -489,6 +499,23 @@ pub fn fragment(shape: MmaShape, op: Operand, lane: u32, reg: u32, half: u32) ->
     element(shape, op, lane, reg * shape.elems_per_reg(op) + half)
 }
 
+/// One element of an operand's fragment: which lane holds it, in which register and where in
+/// it, and its (row, col) in the operand matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragmentElement {
+    /// Lane 0..32.
+    pub lane: u32,
+    /// 32-bit register of the lane.
+    pub reg: u32,
+    /// Position in the register, 0 = lowest bits: the half for 16-bit elements, the byte for
+    /// 8-bit ones, 0 for 32-bit ones.
+    pub pos: u32,
+    /// Row in the operand matrix.
+    pub row: u32,
+    /// Column in the operand matrix.
+    pub col: u32,
+}
+
 /// One mma instruction: shape, input types of A and B, accumulator type of C and D, and
 /// `.satfinite`. Combinations modelled (PTX ISA §9.7.14.5.14 "mma", the m16n8 shapes):
 /// m16n8k16 f16→f32/f16, bf16→f32, s8/u8→s32; m16n8k8 f16→f32/f16, bf16→f32, tf32→f32;
@@ -676,6 +703,29 @@ impl MmaKind {
             lane,
             reg * self.elems_per_reg(op) + pos,
         )
+    }
+
+    /// Every element of `op`'s fragment, lane by lane, register by register, position by
+    /// position ([`MmaKind::fragment`]): 32 × [`MmaKind::regs`] × [`MmaKind::elems_per_reg`]
+    /// of them.
+    pub fn fragments(&self, op: Operand) -> Vec<FragmentElement> {
+        let per_reg = self.elems_per_reg(op);
+        (0..32)
+            .flat_map(|lane| {
+                (0..self.regs(op)).flat_map(move |reg| {
+                    (0..per_reg).map(move |pos| {
+                        let (row, col) = self.fragment(op, lane, reg, pos);
+                        FragmentElement {
+                            lane,
+                            reg,
+                            pos,
+                            row,
+                            col,
+                        }
+                    })
+                })
+            })
+            .collect()
     }
 
     /// PTX name, e.g. `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16` or

@@ -5,6 +5,8 @@
 //!   what a warp shared-memory instruction is (bytes per lane, address lanes, SASS mnemonic);
 //! * [`addr`]: address expressions over `lane` (`(lane%8)*132+(lane/8)*4`);
 //! * [`bank`]: wavefronts and bank conflicts of one warp request;
+//! * [`bank_read`]: the reads `tilelab sim bank-conflicts` costs: a tile under a layout (the
+//!   access pattern's defaults), or one request from lane address expressions;
 //! * [`layout`]: tile layouts (row, col, padding, `Swizzle<B,M,S>`);
 //! * [`ldmatrix`], [`mma`]: fragment tables (`stmatrix`, ldmatrix's store twin on
 //!   sm_90, is an [`instr::Instruction`] the executor runs through the ldmatrix table);
@@ -28,8 +30,12 @@
 //! * [`tma`]: tensor maps (`cuTensorMapEncodeTiled`, rank 1..=5), where a TMA box lands in
 //!   shared memory under each swizzle mode, bulk-copy and reduction rules (sm_90; executed by
 //!   [`exec`]);
+//! * [`tma_copy`]: one TMA box load/store or bulk copy run through [`exec`], with its
+//!   shared-memory chunk map and read-back costs (what `tilelab sim tma` shows);
 //! * [`wgmma`]: warpgroup MMA forms, matrix descriptors, canonical layouts and fragments
 //!   (sm_90a; executed by [`exec`]);
+//! * [`wgmma_run`]: one wgmma problem (tiles, the checked chain, each instruction's
+//!   descriptors), what `tilelab sim wgmma` shows;
 //! * [`readback`]: wavefronts of reading a TMA box or a wgmma operand back with `ldmatrix`;
 //! * [`selfcheck`]: the executor's mma and wgmma on known inputs against plain f64 sums.
 
@@ -37,6 +43,7 @@ pub mod access;
 pub mod addr;
 pub mod arch;
 pub mod bank;
+pub mod bank_read;
 pub mod counts;
 pub mod error;
 pub mod exec;
@@ -57,7 +64,9 @@ pub mod smem;
 pub mod stats;
 pub mod tensormap;
 pub mod tma;
+pub mod tma_copy;
 pub mod traffic;
 pub mod wgmma;
+pub mod wgmma_run;
 
 pub use error::SimError;

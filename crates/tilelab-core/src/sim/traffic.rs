@@ -461,6 +461,83 @@ pub fn compare(r: &TrafficReport, m: &Measured) -> Comparison {
     }
 }
 
+/// The article's measurement of `order`: [`ARTICLE_V1`] or [`ARTICLE_V2`].
+pub fn article_measured(order: LoopOrder) -> Measured {
+    match order {
+        LoopOrder::V1 => ARTICLE_V1,
+        LoopOrder::V2 => ARTICLE_V2,
+    }
+}
+
+/// The v1 → v2 reduction in DRAM reads, percent, three ways.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ReadReduction {
+    /// What the article quotes ([`ARTICLE_READ_REDUCTION_PERCENT`]).
+    pub quoted_percent: f64,
+    /// What the article's own read figures give: `100 · (1 − v2 / v1)`.
+    pub article_figures_percent: f64,
+    /// What the model gives with L2 reuse.
+    pub model_percent: f64,
+}
+
+/// The loop orders of one problem, each without and with L2 reuse of K/V, beside the
+/// article's measurements.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrafficStudy {
+    /// Per order (in the order given), the report without L2 reuse, then with it.
+    pub reports: Vec<TrafficReport>,
+    /// Each order's L2-reuse report beside the article's measurement of that order (the
+    /// hardware has an L2).
+    pub article: Vec<(LoopOrder, Comparison)>,
+    /// Whether the problem is the article's ([`ARTICLE_PROBLEM`]).
+    pub is_article: bool,
+    /// With both orders: the v1 → v2 reduction in reads.
+    pub read_reduction: Option<ReadReduction>,
+}
+
+/// Checks `p` and simulates every order of `orders` without and with L2 reuse of K/V.
+///
+/// # Errors
+/// [`TrafficProblem::validate`]'s and [`simulate`]'s.
+pub fn study(p: &TrafficProblem, orders: &[LoopOrder]) -> Result<TrafficStudy, SimError> {
+    p.validate()?;
+    let mut reports = Vec::new();
+    for &o in orders {
+        for l2 in [false, true] {
+            reports.push(simulate(p, o, l2)?);
+        }
+    }
+    let article = reports
+        .iter()
+        .filter(|r| r.l2_kv_reuse)
+        .map(|r| (r.order, compare(r, &article_measured(r.order))))
+        .collect();
+    let l2_reads = |o: LoopOrder| {
+        reports
+            .iter()
+            .find(|r| r.l2_kv_reuse && r.order == o)
+            .map(|r| r.read_bytes as f64)
+    };
+    let read_reduction = match (l2_reads(LoopOrder::V1), l2_reads(LoopOrder::V2)) {
+        (Some(m1), Some(m2)) => {
+            let v1 = ARTICLE_V1.read_bytes.unwrap_or(0) as f64;
+            let v2 = ARTICLE_V2.read_bytes.unwrap_or(0) as f64;
+            Some(ReadReduction {
+                quoted_percent: ARTICLE_READ_REDUCTION_PERCENT,
+                article_figures_percent: 100.0 * (1.0 - v2 / v1),
+                model_percent: 100.0 * (1.0 - m2 / m1),
+            })
+        }
+        _ => None,
+    };
+    Ok(TrafficStudy {
+        reports,
+        article,
+        is_article: *p == ARTICLE_PROBLEM,
+        read_reduction,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -676,6 +753,19 @@ mod tests {
             assert_eq!(o.name(), texts[0]);
         }
         assert!(LoopOrder::parse("v3").is_err());
+    }
+
+    #[test]
+    fn the_study_of_both_orders_sets_each_beside_the_article() {
+        let s = study(&ARTICLE_PROBLEM, &[LoopOrder::V1, LoopOrder::V2]).unwrap();
+        assert_eq!(s.reports.len(), 4);
+        assert!(s.is_article);
+        assert_eq!(s.reports[0].written_bytes, 5_536_481_280); // v1, as measured: 5.54 GB
+        let orders: Vec<LoopOrder> = s.article.iter().map(|(o, _)| *o).collect();
+        assert_eq!(orders, [LoopOrder::V1, LoopOrder::V2]);
+        assert_eq!(s.read_reduction.map(|r| r.quoted_percent), Some(92.98));
+        let one = study(&ARTICLE_PROBLEM, &[LoopOrder::V2]).unwrap();
+        assert_eq!((one.reports.len(), one.read_reduction), (2, None));
     }
 
     #[test]
