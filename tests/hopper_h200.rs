@@ -1,6 +1,6 @@
 //! The Hopper models against what an H200 did (tests/data/h200_{stmatrix,stmatrix_smem,tma,
 //! wgmma}_2026-11-30.json, measured by scripts/research/hopper/run.sh; provenance inside the files and in
-//! docs/verify-h200.md). Every record must match.
+//! docs/log/2026-11-30-verify.md). Every record must match.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! What stumbled in the new-user trial of 2026-12-01 (`docs/new-user-trial-2026-12-01.md`),
+//! What stumbled in the new-user trial of 2026-12-01 (`docs/log/2026-12-01-new-user-trial.md`),
 //! run as the user ran it: each test is one stumble and the behaviour it has now.
 
 use crate::common::run;

@@ -458,7 +458,7 @@ fn svg_of_one_line() {
 }
 
 /// `--top N` keeps the N costliest lines of the per-line table (the H200 measured 448 bank
-/// conflicts on each of lines 402-433 of the FA v1 `tl.trans(k)` kernel, docs/verify-h200.md),
+/// conflicts on each of lines 402-433 of the FA v1 `tl.trans(k)` kernel, docs/log/2026-11-30-verify.md),
 /// and a long table names the worst line again at its end.
 #[test]
 fn top_keeps_the_costliest_lines_and_a_long_table_repeats_the_worst() {

@@ -1008,7 +1008,7 @@ fn every_invalid_form_applies_and_exits_2_from_the_command() {
 }
 
 /// What the property found and what reading the code beside it found (each fixed in
-/// `src/ptx`), and what mutation testing found unchecked (docs/mutants.md), kept as plain tests.
+/// `src/ptx`), and what mutation testing found unchecked (docs/log/2026-12-01-mutants.md), kept as plain tests.
 mod regressions {
     use super::*;
 
@@ -1137,7 +1137,7 @@ mod regressions {
 
     #[test]
     fn only_active_lanes_count_towards_the_shared_bytes_touched() {
-        // Found by mutation testing (docs/mutants.md): nothing checked which lanes' addresses
+        // Found by mutation testing (docs/log/2026-12-01-mutants.md): nothing checked which lanes' addresses
         // `smem_touched` takes. Lane l stores at 4 * (l ^ 5), lanes 16-31 guarded off: the
         // active lanes reach words 0-15, the highest at lane 10 (10 ^ 5 = 15), so one past the
         // last byte written is 64; the idle lanes' addresses (words 16-31) must not count.
@@ -1154,7 +1154,7 @@ mod regressions {
 
     #[test]
     fn an_mma_in_a_kernel_writes_its_d_registers() {
-        // Found by mutation testing (docs/mutants.md): nothing read the interpreter's mma result
+        // Found by mutation testing (docs/log/2026-12-01-mutants.md): nothing read the interpreter's mma result
         // back, so an mma writing zeros went unseen. A = B = all 1.0 (f16 0x3c00), C = 0: every
         // D element is K = 16, f32 bits 0x41800000; those bits >> 20 (0x418 = 1048) are used
         // as a shared address, so one past the highest byte loaded is 1052 (4 were D zero).

@@ -232,7 +232,7 @@ fn band((per_instruction, l1tex, l1tex_conflicts): (i64, i64, i64), sim: (i64, i
 #[test]
 fn every_measured_surplus_is_within_the_bound() {
     // GEMM 64x64x128, 4 warps, 4 CTAs, pad:8: 2,585-2,588 of 2,560 in five runs (H200,
-    // 2026-11-29, docs/verify-h200.md and docs/wavefront-model.md); 2,588 is the bound itself.
+    // 2026-11-29, docs/log/2026-11-29-verify.md and docs/wavefront-model.md); 2,588 is the bound itself.
     for l1tex in [2585, 2586, 2587, 2588] {
         let s = l1tex - 2560;
         assert_eq!(

@@ -190,7 +190,7 @@ pub struct KernelWavefronts {
 /// The largest L1TEX surplus measured on the H200 over the per-instruction wavefronts of a
 /// multi-warp kernel, as (surplus, per-instruction wavefronts): 28 of 2,560, i.e. 1.09%
 /// (GEMM 64x64x128, 4 warps, `pad:8`, 4 CTAs, the 12:39 UTC run of 2026-11-29 in
-/// `docs/verify-h200.md`). Every measured surplus (`docs/wavefront-model.md`, "Beyond one
+/// `docs/log/2026-11-29-verify.md`). Every measured surplus (`docs/wavefront-model.md`, "Beyond one
 /// instruction"): GEMM `pad:8` 25, 26, 27, 27, 28 of 2,560 (0.98-1.09%), GEMM `swizzle:3,3,3`
 /// 20, 20, 20, 24, 24 of 5,120 (0.39-0.47%), the FA2 bm = 128 build with register spills 433 of
 /// 81,920 and 508 of 51,200 (0.53%, 0.99%); one warp and the current FA2 builds: none.

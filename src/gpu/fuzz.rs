@@ -9,7 +9,7 @@ use rand::{RngExt, SeedableRng};
 use crate::measured::records::Record;
 
 /// The most random requests `verify --fuzz N` measures: 100,000. Each is one probe launch
-/// profiled by Nsight Compute; the largest run on record (`docs/verify-h200.md`, `--fuzz 2000`)
+/// profiled by Nsight Compute; the largest run on record (`docs/log/2026-11-29-verify.md`, `--fuzz 2000`)
 /// took minutes, so 100,000 is hours of H200 time, and generating them takes about 30 MB. A
 /// larger N is refused before anything is generated or a GPU is looked for.
 pub const MAX_FUZZ: usize = 100_000;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Hopper measurements of tilelab issue 13 in one call on an H200 (see docs/verify-h200.md):
+# The Hopper measurements of tilelab issue 13 in one call on an H200 (see docs/log/2026-11-30-verify.md):
 # build scripts/research/hopper/probe_main.cu for sm_90a, dump its SASS, then
 #   TMA placement (every swizzle mode, element size, inner box size), wgmma results (cases built
 #   by `tilelab sim wgmma`), stmatrix dumps + ncu counters, cp.async counters.

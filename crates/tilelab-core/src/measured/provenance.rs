@@ -7,7 +7,7 @@
 //! records ([`crate::measured::records`] reads the records of either form, and of a bare array
 //! of records, which has no provenance). `tilelab verify --save-measured X.json` writes it
 //! ([`file_text`]); the provenance of the files measured before that was reconstructed from
-//! `docs/verify-h200.md` and the git history and says so ([`Provenance::reconstructed`]).
+//! `docs/log/2026-11-29-verify.md` and the git history and says so ([`Provenance::reconstructed`]).
 //!
 //! ```json
 //! {
