@@ -850,13 +850,40 @@ fn render(r: &Report, l: &Launch, top: usize) -> String {
 /// The report's body: the worst lines, the per-line table, the totals.
 fn render_body(r: &Report, top: usize) -> String {
     let mut o = String::new();
-    let t = &r.totals;
+    let worst = worst_lines(r);
+    render_worst(&mut o, r, &worst);
+    let shown = shown_lines(r, top);
+    render_table(&mut o, r, &shown, top);
+    outln!(o);
+    render_totals(&mut o, &r.totals);
+    // A long table scrolls the worst lines off the screen: name the worst one again last.
+    if shown.len() > 20
+        && let Some(w) = worst.first()
+    {
+        outln!(
+            o,
+            "worst line: {} ({} in {}; the list at the top has the others, --top N shortens the table)",
+            w.line,
+            out::plural(w.bank_conflicts, "conflict"),
+            out::plural(w.executions, "execution")
+        );
+    }
+    o
+}
+
+/// The lines with a bank conflict, most conflicts first (then by line).
+fn worst_lines(r: &Report) -> Vec<&ptx::report::LineReport> {
     let mut worst: Vec<_> = r.lines.iter().filter(|x| x.bank_conflicts > 0).collect();
     worst.sort_by(|a, b| {
         b.bank_conflicts
             .cmp(&a.bank_conflicts)
             .then(a.line.cmp(&b.line))
     });
+    worst
+}
+
+/// The list of the (at most five) worst lines, or that no line has a bank conflict.
+fn render_worst(o: &mut String, r: &Report, worst: &[&ptx::report::LineReport]) {
     outln!(o);
     let unmodelled = r.lines.iter().filter(|x| x.not_modelled > 0).count();
     if worst.is_empty() && unmodelled > 0 {
@@ -897,7 +924,12 @@ fn render_body(r: &Report, top: usize) -> String {
             );
         }
     }
-    let shown: Vec<_> = if top > 0 && top < r.lines.len() {
+}
+
+/// The lines of the per-line table: with `top` > 0, only that many (most bank conflicts, then
+/// most wavefronts), in line order.
+fn shown_lines(r: &Report, top: usize) -> Vec<&ptx::report::LineReport> {
+    if top > 0 && top < r.lines.len() {
         let mut by_cost: Vec<_> = r.lines.iter().collect();
         by_cost.sort_by(|a, b| {
             (b.bank_conflicts, b.wavefronts, a.line).cmp(&(a.bank_conflicts, a.wavefronts, b.line))
@@ -907,20 +939,18 @@ fn render_body(r: &Report, top: usize) -> String {
         by_cost
     } else {
         r.lines.iter().collect()
-    };
+    }
+}
+
+/// The per-line table: its header, a row per line of `shown`, and how many of the report's
+/// lines it shows when `--top` left some out.
+fn render_table(o: &mut String, r: &Report, shown: &[&ptx::report::LineReport], top: usize) {
     // The source column (`kernel.py:27`) when the PTX has a line table.
     let src_w = shown
         .iter()
         .filter_map(|x| x.source.as_ref().map(|s| s.short().len()))
         .max()
         .map(|w| w.max(6));
-    let src_cell = |x: &ptx::report::LineReport| match src_w {
-        Some(w) => format!(
-            "{:<w$}  ",
-            x.source.as_ref().map(|s| s.short()).unwrap_or_default()
-        ),
-        None => String::new(),
-    };
     outln!(o);
     outln!(
         o,
@@ -936,50 +966,8 @@ fn render_body(r: &Report, top: usize) -> String {
             None => String::new(),
         }
     );
-    for x in &shown {
-        // A line none of whose executions the model costs has no counts: `-`, not 0.
-        let none = x.not_modelled > 0 && x.not_modelled == x.executions;
-        let num = |v: u64, w: usize| {
-            if none {
-                format!("{:>w$}", "-")
-            } else {
-                format!("{v:>w$}")
-            }
-        };
-        let c = if x.bank_conflicts > 0 {
-            out::paint(&format!("{:>9}", x.bank_conflicts), out::BAD)
-        } else {
-            num(x.bank_conflicts, 9)
-        };
-        // Lines with an execution the model does not cost: how many, and the line's bounds on
-        // ncu's SASS-attributed count (every execution, costed or not).
-        let of = |n: u64| {
-            if n == x.executions {
-                out::plural(n, "execution")
-            } else {
-                format!("{n} of {} executions", x.executions)
-            }
-        };
-        let note = match (x.not_modelled, x.sass_wavefronts) {
-            (0, _) => String::new(),
-            (n, Some([lo, hi])) => format!(
-                "  [{} not modelled; the line's SASS-attributed count: {}]",
-                of(n),
-                span(lo, hi)
-            ),
-            (n, None) => format!("  [{} not modelled]", of(n)),
-        };
-        outln!(
-            o,
-            "{:>6}  {:<6} {:>10} {} {} {c}  {}{}{note}",
-            x.line,
-            x.sass,
-            x.executions,
-            num(x.wavefronts, 11),
-            num(x.ideal, 9),
-            src_cell(x),
-            x.ptx
-        );
+    for x in shown {
+        table_row(o, x, src_w);
     }
     if shown.len() < r.lines.len() {
         outln!(
@@ -989,7 +977,71 @@ fn render_body(r: &Report, top: usize) -> String {
             r.lines.len()
         );
     }
-    outln!(o);
+}
+
+/// One row of the per-line table: line `x`'s counts (`-` when the model costs none of its
+/// executions), its source cell when the table has the column (`src_w`: its width), its PTX.
+fn table_row(o: &mut String, x: &ptx::report::LineReport, src_w: Option<usize>) {
+    // A line none of whose executions the model costs has no counts: `-`, not 0.
+    let none = x.not_modelled > 0 && x.not_modelled == x.executions;
+    let num = |v: u64, w: usize| {
+        if none {
+            format!("{:>w$}", "-")
+        } else {
+            format!("{v:>w$}")
+        }
+    };
+    let c = if x.bank_conflicts > 0 {
+        out::paint(&format!("{:>9}", x.bank_conflicts), out::BAD)
+    } else {
+        num(x.bank_conflicts, 9)
+    };
+    // Lines with an execution the model does not cost: how many, and the line's bounds on
+    // ncu's SASS-attributed count (every execution, costed or not).
+    let of = |n: u64| {
+        if n == x.executions {
+            out::plural(n, "execution")
+        } else {
+            format!("{n} of {} executions", x.executions)
+        }
+    };
+    let note = match (x.not_modelled, x.sass_wavefronts) {
+        (0, _) => String::new(),
+        (n, Some([lo, hi])) => format!(
+            "  [{} not modelled; the line's SASS-attributed count: {}]",
+            of(n),
+            span(lo, hi)
+        ),
+        (n, None) => format!("  [{} not modelled]", of(n)),
+    };
+    outln!(
+        o,
+        "{:>6}  {:<6} {:>10} {} {} {c}  {}{}{note}",
+        x.line,
+        x.sass,
+        x.executions,
+        num(x.wavefronts, 11),
+        num(x.ideal, 9),
+        src_cell(x, src_w),
+        x.ptx
+    );
+}
+
+/// Line `x`'s cell of the source column (`kernel.py:27`), `src_w` wide; nothing when the table
+/// has no such column.
+fn src_cell(x: &ptx::report::LineReport, src_w: Option<usize>) -> String {
+    match src_w {
+        Some(w) => format!(
+            "{:<w$}  ",
+            x.source.as_ref().map(|s| s.short()).unwrap_or_default()
+        ),
+        None => String::new(),
+    }
+}
+
+/// The per-CTA totals: shared-memory wavefronts and bank conflicts, the SASS counts, and the
+/// wgmma, TMA and distributed-shared-memory lines when the kernel has those.
+fn render_totals(o: &mut String, t: &ptx::report::Totals) {
     outln!(
         o,
         "shared loads (LDS+LDSM): {} wavefronts, {} bank conflicts; shared stores (STS+STSM): {} wavefronts, {} bank conflicts; cp.async shared side: {}",
@@ -1084,19 +1136,6 @@ fn render_body(r: &Report, top: usize) -> String {
             t.dshared_atom
         );
     }
-    // A long table scrolls the worst lines off the screen: name the worst one again last.
-    if shown.len() > 20
-        && let Some(w) = worst.first()
-    {
-        outln!(
-            o,
-            "worst line: {} ({} in {}; the list at the top has the others, --top N shortens the table)",
-            w.line,
-            out::plural(w.bank_conflicts, "conflict"),
-            out::plural(w.executions, "execution")
-        );
-    }
-    o
 }
 
 /// `lo` and `hi` as a bound in words: "7 wavefronts" or "between 5 and 9 wavefronts".

@@ -433,8 +433,28 @@ fn check(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdict, Exercise
             step: step + 1,
             with: steps_with(lesson),
         })?;
-    let spec = &lesson.layouts[ex.layout];
-    let verdict = |correct, answer: String, expected: String, explanation: String| Verdict {
+    match &ex.kind {
+        k @ (ExerciseKind::Wavefronts | ExerciseKind::Conflicts) => {
+            check_count(lesson, step, ex, k, answer)
+        }
+        k @ (ExerciseKind::ConflictFree | ExerciseKind::Swizzle) => {
+            check_layout(lesson, step, ex, k, answer)
+        }
+        k @ ExerciseKind::LaneOf { operand, row, col } => {
+            check_lane_of(lesson, step, ex, k, (*operand, *row, *col), answer)
+        }
+    }
+}
+
+/// The verdict on an answer to `ex`; a wrong one's explanation ends with the exercise's hint.
+fn verdict(
+    ex: &Exercise,
+    correct: bool,
+    answer: String,
+    expected: String,
+    explanation: String,
+) -> Verdict {
+    Verdict {
         correct,
         answer,
         expected,
@@ -443,195 +463,227 @@ fn check(lesson: &Lesson, step: usize, answer: &str) -> Result<Verdict, Exercise
         } else {
             format!("{explanation}. Hint: {}", ex.hint.trim())
         },
-    };
-    match &ex.kind {
-        k @ (ExerciseKind::Wavefronts | ExerciseKind::Conflicts) => {
-            let n = parse_count(answer, k)?;
-            let run = run_step(lesson, step, ex.layout)?;
-            let (w, c, why) = counts_of(&run).ok_or_else(|| ExerciseError::BadAnswer {
-                answer: answer.into(),
-                form: "asked of a shared-memory step".to_string(),
-                why: String::new(),
-            })?;
-            let wavefronts = *k == ExerciseKind::Wavefronts;
-            let want = if wavefronts { w } else { c };
-            let what = match (wavefronts, want == 1) {
-                (true, true) => "wavefront",
-                (true, false) => "wavefronts",
-                (false, true) => "bank conflict",
-                (false, false) => "bank conflicts",
-            };
-            let ideal = w - c;
-            // The usual slip: the other number of the same request.
-            let mixed = match (wavefronts, n) {
-                (true, n) if n == c && c != w => format!(
-                    " ({n} is the number of bank conflicts; wavefronts = bank conflicts + ideal = {c} + {ideal})"
-                ),
-                (false, n) if n == w && c != w => format!(
-                    " ({n} is the number of wavefronts; bank conflicts = wavefronts − ideal = {w} − {ideal})"
-                ),
-                _ => String::new(),
-            };
-            let head = if n == want {
-                format!("Right: {want} {what} under '{spec}'")
-            } else {
-                format!("Not {n}: the simulator gives {want} {what} under '{spec}'{mixed}")
-            };
-            Ok(verdict(
-                n == want,
-                n.to_string(),
-                want.to_string(),
-                format!("{head}. {why}"),
-            ))
-        }
-        k @ (ExerciseKind::ConflictFree | ExerciseKind::Swizzle) => {
-            let a = normalize_layout(answer);
-            if a.is_empty() {
-                return Err(ExerciseError::BadAnswer {
-                    answer: answer.into(),
-                    form: k.answer_form().to_string(),
-                    why: String::new(),
-                });
-            }
-            let free = free_layouts(lesson, step, k);
-            let expected = if free.is_empty() {
-                "a layout with 0 bank conflicts".to_string()
-            } else {
-                format!("{} (of the lesson's layouts)", crate::text::list(&free))
-            };
-            let run = match run_under(lesson, step, &a, k)? {
-                Ok(r) => r,
-                Err(reason) => {
-                    return Ok(verdict(
-                        false,
-                        a.clone(),
-                        expected,
-                        format!("The step cannot run under '{a}': {reason}"),
-                    ));
-                }
-            };
-            let (w, c, why) = counts_of(&run).unwrap_or((0, 0, String::new()));
-            let is_swizzle = a.contains("swizzle:");
-            if *k == ExerciseKind::Swizzle && !is_swizzle {
-                let tail = if c == 0 {
-                    "it removes the conflicts too, but by wasting bytes: the question asks for a swizzle, which moves data instead"
-                } else {
-                    "and it still conflicts"
-                };
-                return Ok(verdict(
-                    false,
-                    a.clone(),
-                    expected,
-                    format!("'{a}' is not a swizzle ({w} wavefronts, {c} bank conflicts): {tail}"),
-                ));
-            }
-            let correct = c == 0;
-            let head = if correct {
-                format!(
-                    "Right: under '{a}' the step takes {w} wavefront{}, no bank conflict",
-                    if w == 1 { "" } else { "s" }
-                )
-            } else {
-                format!(
-                    "Not '{a}': the step still has {c} bank conflict{} under it",
-                    if c == 1 { "" } else { "s" }
-                )
-            };
-            Ok(verdict(correct, a, expected, format!("{head}. {why}")))
-        }
-        k @ ExerciseKind::LaneOf { operand, row, col } => {
-            let lane = parse_lane(answer, k)?;
-            let run = run_step(lesson, step, ex.layout)?;
-            let holder = match (operand, &lesson.steps[step].op) {
-                (Some(op), _) => Holder::Operand(*op),
-                (None, StepOp::Shared { tile, .. }) => Holder::Tile(*tile),
-                (None, StepOp::Mma { .. }) => Holder::Operand(Operand::A),
-            };
-            let matrix = match operand {
-                Some(op) => op.to_string(),
-                None => match holder {
-                    Holder::Tile(t) => lesson.tiles[t].name.clone(),
-                    Holder::Operand(op) => op.to_string(),
-                },
-            };
-            let name = format!("{matrix}({row}, {col})");
-            let who = holders(&run, holder, *row, *col);
-            // A register holds two elements only for 16-bit data: an f32 element is the whole
-            // register, and "low half" would be wrong there.
-            let parts = run
-                .regs
-                .iter()
-                .filter(|e| e.holder == holder)
-                .map(|e| e.half)
-                .max()
-                .unwrap_or(0);
-            let lanes: Vec<String> = who
-                .iter()
-                .map(|(l, r, h)| {
-                    let reg = operand_reg_name(*operand, *r);
-                    match (parts, h) {
-                        (0, _) => format!("lane {l} ({reg})"),
-                        (1, 0) => format!("lane {l} ({reg}, low half)"),
-                        (1, _) => format!("lane {l} ({reg}, high half)"),
-                        (_, h) => format!("lane {l} ({reg}, byte {h})"),
-                    }
-                })
-                .collect();
-            let expected = who
-                .iter()
-                .map(|(l, _, _)| format!("lane {l}"))
-                .collect::<Vec<_>>()
-                .join(" or ");
-            let mma_words = |l: u32| {
-                if operand.is_some() {
-                    format!(
-                        " (groupID = {l} >> 2 = {}, threadID_in_group = {l} % 4 = {})",
-                        l >> 2,
-                        l % 4
-                    )
-                } else {
-                    String::new()
-                }
-            };
-            let correct = who.iter().any(|(l, _, _)| *l == lane);
-            if correct {
-                return Ok(verdict(
-                    true,
-                    format!("lane {lane}"),
-                    expected,
-                    format!(
-                        "Right: {name} is in {}{}",
-                        lanes.join(" and "),
-                        mma_words(lane)
-                    ),
-                ));
-            }
-            let mut held: Vec<String> = run
-                .regs
-                .iter()
-                .filter(|e| e.lane == lane && e.holder == holder)
-                .map(|e| format!("{matrix}({}, {})", e.row, e.col))
-                .collect();
-            held.dedup();
-            let truth = who.first().map(|(l, _, _)| *l).unwrap_or(0);
-            Ok(verdict(
-                false,
-                format!("lane {lane}"),
-                expected,
-                format!(
-                    "Not lane {lane}: it holds {}{}; {name} is in {}{}",
-                    if held.is_empty() {
-                        "nothing of it".to_string()
-                    } else {
-                        held.join(" ")
-                    },
-                    mma_words(lane),
-                    lanes.join(" and "),
-                    mma_words(truth)
-                ),
-            ))
-        }
     }
+}
+
+/// A [`ExerciseKind::Wavefronts`] or [`ExerciseKind::Conflicts`] question (`k`): the count of
+/// the step's request under the exercise's layout.
+fn check_count(
+    lesson: &Lesson,
+    step: usize,
+    ex: &Exercise,
+    k: &ExerciseKind,
+    answer: &str,
+) -> Result<Verdict, ExerciseError> {
+    let spec = &lesson.layouts[ex.layout];
+    let n = parse_count(answer, k)?;
+    let run = run_step(lesson, step, ex.layout)?;
+    let (w, c, why) = counts_of(&run).ok_or_else(|| ExerciseError::BadAnswer {
+        answer: answer.into(),
+        form: "asked of a shared-memory step".to_string(),
+        why: String::new(),
+    })?;
+    let wavefronts = *k == ExerciseKind::Wavefronts;
+    let want = if wavefronts { w } else { c };
+    let what = match (wavefronts, want == 1) {
+        (true, true) => "wavefront",
+        (true, false) => "wavefronts",
+        (false, true) => "bank conflict",
+        (false, false) => "bank conflicts",
+    };
+    let ideal = w - c;
+    // The usual slip: the other number of the same request.
+    let mixed = match (wavefronts, n) {
+        (true, n) if n == c && c != w => format!(
+            " ({n} is the number of bank conflicts; wavefronts = bank conflicts + ideal = {c} + {ideal})"
+        ),
+        (false, n) if n == w && c != w => format!(
+            " ({n} is the number of wavefronts; bank conflicts = wavefronts − ideal = {w} − {ideal})"
+        ),
+        _ => String::new(),
+    };
+    let head = if n == want {
+        format!("Right: {want} {what} under '{spec}'")
+    } else {
+        format!("Not {n}: the simulator gives {want} {what} under '{spec}'{mixed}")
+    };
+    Ok(verdict(
+        ex,
+        n == want,
+        n.to_string(),
+        want.to_string(),
+        format!("{head}. {why}"),
+    ))
+}
+
+/// A [`ExerciseKind::ConflictFree`] or [`ExerciseKind::Swizzle`] question (`k`): whether the
+/// step runs without a bank conflict under the layout answered.
+fn check_layout(
+    lesson: &Lesson,
+    step: usize,
+    ex: &Exercise,
+    k: &ExerciseKind,
+    answer: &str,
+) -> Result<Verdict, ExerciseError> {
+    let a = normalize_layout(answer);
+    if a.is_empty() {
+        return Err(ExerciseError::BadAnswer {
+            answer: answer.into(),
+            form: k.answer_form().to_string(),
+            why: String::new(),
+        });
+    }
+    let free = free_layouts(lesson, step, k);
+    let expected = if free.is_empty() {
+        "a layout with 0 bank conflicts".to_string()
+    } else {
+        format!("{} (of the lesson's layouts)", crate::text::list(&free))
+    };
+    let run = match run_under(lesson, step, &a, k)? {
+        Ok(r) => r,
+        Err(reason) => {
+            return Ok(verdict(
+                ex,
+                false,
+                a.clone(),
+                expected,
+                format!("The step cannot run under '{a}': {reason}"),
+            ));
+        }
+    };
+    let (w, c, why) = counts_of(&run).unwrap_or((0, 0, String::new()));
+    let is_swizzle = a.contains("swizzle:");
+    if *k == ExerciseKind::Swizzle && !is_swizzle {
+        let tail = if c == 0 {
+            "it removes the conflicts too, but by wasting bytes: the question asks for a swizzle, which moves data instead"
+        } else {
+            "and it still conflicts"
+        };
+        return Ok(verdict(
+            ex,
+            false,
+            a.clone(),
+            expected,
+            format!("'{a}' is not a swizzle ({w} wavefronts, {c} bank conflicts): {tail}"),
+        ));
+    }
+    let correct = c == 0;
+    let head = if correct {
+        format!(
+            "Right: under '{a}' the step takes {w} wavefront{}, no bank conflict",
+            if w == 1 { "" } else { "s" }
+        )
+    } else {
+        format!(
+            "Not '{a}': the step still has {c} bank conflict{} under it",
+            if c == 1 { "" } else { "s" }
+        )
+    };
+    Ok(verdict(ex, correct, a, expected, format!("{head}. {why}")))
+}
+
+/// A [`ExerciseKind::LaneOf`] question (`k`, asking for element `(row, col)` of `operand` or
+/// of the step's tile): whether the lane answered holds it after the step.
+fn check_lane_of(
+    lesson: &Lesson,
+    step: usize,
+    ex: &Exercise,
+    k: &ExerciseKind,
+    (operand, row, col): (Option<Operand>, u32, u32),
+    answer: &str,
+) -> Result<Verdict, ExerciseError> {
+    let lane = parse_lane(answer, k)?;
+    let run = run_step(lesson, step, ex.layout)?;
+    let holder = match (operand, &lesson.steps[step].op) {
+        (Some(op), _) => Holder::Operand(op),
+        (None, StepOp::Shared { tile, .. }) => Holder::Tile(*tile),
+        (None, StepOp::Mma { .. }) => Holder::Operand(Operand::A),
+    };
+    let matrix = match operand {
+        Some(op) => op.to_string(),
+        None => match holder {
+            Holder::Tile(t) => lesson.tiles[t].name.clone(),
+            Holder::Operand(op) => op.to_string(),
+        },
+    };
+    let name = format!("{matrix}({row}, {col})");
+    let who = holders(&run, holder, row, col);
+    // A register holds two elements only for 16-bit data: an f32 element is the whole
+    // register, and "low half" would be wrong there.
+    let parts = run
+        .regs
+        .iter()
+        .filter(|e| e.holder == holder)
+        .map(|e| e.half)
+        .max()
+        .unwrap_or(0);
+    let lanes: Vec<String> = who
+        .iter()
+        .map(|(l, r, h)| {
+            let reg = operand_reg_name(operand, *r);
+            match (parts, h) {
+                (0, _) => format!("lane {l} ({reg})"),
+                (1, 0) => format!("lane {l} ({reg}, low half)"),
+                (1, _) => format!("lane {l} ({reg}, high half)"),
+                (_, h) => format!("lane {l} ({reg}, byte {h})"),
+            }
+        })
+        .collect();
+    let expected = who
+        .iter()
+        .map(|(l, _, _)| format!("lane {l}"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let mma_words = |l: u32| {
+        if operand.is_some() {
+            format!(
+                " (groupID = {l} >> 2 = {}, threadID_in_group = {l} % 4 = {})",
+                l >> 2,
+                l % 4
+            )
+        } else {
+            String::new()
+        }
+    };
+    let correct = who.iter().any(|(l, _, _)| *l == lane);
+    if correct {
+        return Ok(verdict(
+            ex,
+            true,
+            format!("lane {lane}"),
+            expected,
+            format!(
+                "Right: {name} is in {}{}",
+                lanes.join(" and "),
+                mma_words(lane)
+            ),
+        ));
+    }
+    let mut held: Vec<String> = run
+        .regs
+        .iter()
+        .filter(|e| e.lane == lane && e.holder == holder)
+        .map(|e| format!("{matrix}({}, {})", e.row, e.col))
+        .collect();
+    held.dedup();
+    let truth = who.first().map(|(l, _, _)| *l).unwrap_or(0);
+    Ok(verdict(
+        ex,
+        false,
+        format!("lane {lane}"),
+        expected,
+        format!(
+            "Not lane {lane}: it holds {}{}; {name} is in {}{}",
+            if held.is_empty() {
+                "nothing of it".to_string()
+            } else {
+                held.join(" ")
+            },
+            mma_words(lane),
+            lanes.join(" and "),
+            mma_words(truth)
+        ),
+    ))
 }
 
 /// The simulator's answer to the exercise of step `step`, in words (`32`, `pad:1`,

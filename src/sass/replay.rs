@@ -717,7 +717,9 @@ impl<'a> Warp<'a> {
         }
     }
 
-    /// Evaluates one non-control instruction for the lanes of `mask` whose guard holds.
+    /// Evaluates one non-control instruction for the lanes of `mask` whose guard holds: one
+    /// helper per instruction family, each `false` for a form it does not evaluate (whose
+    /// destinations then become unknown).
     fn alu(&mut self, k: usize, mask: u32) {
         let (insts, all): (&'a [SassInst], &'a [Vec<Opnd>]) = (self.insts, self.ops);
         let (i, ops) = (&insts[k], all[k].as_slice());
@@ -725,7 +727,6 @@ impl<'a> Warp<'a> {
         let m = i.mnemonic.as_str();
         let base = m.strip_prefix('U').filter(|b| known(b)).unwrap_or(m);
         let parts: Vec<&str> = base.split('.').collect();
-        let has = |s: &str| parts.contains(&s);
         let evaluated = known(base);
         if parts[0] == "SHFL" {
             self.shfl(&parts, ops, mask, &guard);
@@ -754,326 +755,414 @@ impl<'a> Warp<'a> {
                 continue;
             }
             if on.is_none() {
-                if parts[0] == "STL" {
-                    // It may or may not have written: nothing stored is known any more.
-                    self.local[l].clear();
-                }
-                // ISETP and PLOP3 write two predicates; the wide forms two registers.
-                let two = matches!(parts[0], "ISETP" | "PLOP3")
-                    || has("WIDE")
-                    || has("64")
-                    || parts[0] == "CS2R";
-                self.forget(ops, l, if two { 2 } else { 1 });
-                if matches!(parts[0], "ISETP" | "PLOP3")
-                    && let Some(o) = ops.get(1)
-                {
-                    self.write_pred(o, l, None);
-                }
+                self.forget_unguarded(&parts, ops, l);
                 continue;
             }
-            let r = |w: &Self, n: usize| ops.get(n).and_then(|o| w.read(o, l));
-            match parts[0] {
-                "MOV" | "MOV32I" => {
-                    let v = r(self, 1);
-                    self.write(&ops[0], l, v);
-                }
-                "IMAD" if has("X") => {
-                    // The high word of a 64-bit add: a * b + c + the carry-in predicate
-                    // (`IMAD.X R7, RZ, RZ, R7, P0`); a carry-out form is not read.
-                    let cin = ops.get(4).and_then(|o| self.pred(o, l));
-                    let plain = !matches!(ops.get(1), Some(Opnd::Pred { .. })) && ops.len() == 5;
-                    let v = r(self, 1)
-                        .zip(r(self, 2))
-                        .zip(r(self, 3))
-                        .zip(cin)
-                        .filter(|_| plain && !has("HI") && !has("WIDE"))
-                        .map(|(((a, b), c), p)| {
-                            a.wrapping_mul(b).wrapping_add(c).wrapping_add(u32::from(p))
-                        });
-                    self.forget(ops, l, 1);
-                    self.write(&ops[0], l, v);
-                }
-                "IMAD" if has("WIDE") => {
-                    let (a, b) = (r(self, 1), r(self, 2));
-                    let c = match ops.get(3) {
-                        Some(o @ Opnd::Reg { .. }) => self.pair(Some(o), l),
-                        // An immediate addend: sign-extended to 64 bits.
-                        Some(o) => self.read(o, l).map(|v| i64::from(v as i32) as u64),
-                        None => None,
-                    };
-                    let v = a.zip(b).zip(c).map(|((a, b), c)| {
-                        let p = if has("U32") {
-                            u64::from(a) * u64::from(b)
-                        } else {
-                            (i64::from(a as i32) * i64::from(b as i32)) as u64
-                        };
-                        p.wrapping_add(c)
-                    });
-                    self.write_pair(&ops[0], l, v);
-                }
-                "IMAD" if has("HI") => {
-                    // The addend is the register pair (c, c+1) as a 64-bit value: ptxas's
-                    // Newton step `IMAD.HI.U32 R9, R9, R13, R8` (R8 = 0) adds R9 << 32.
-                    let c = self.pair(ops.get(3), l);
-                    let v = r(self, 1).zip(r(self, 2)).zip(c).map(|((a, b), c)| {
-                        if has("U32") {
-                            ((u128::from(a) * u128::from(b) + u128::from(c)) >> 32) as u32
-                        } else {
-                            ((i128::from(a as i32) * i128::from(b as i32) + i128::from(c as i64))
-                                >> 32) as u32
-                        }
-                    });
-                    self.write(&ops[0], l, v);
+            let done = match parts[0] {
+                "MOV" | "MOV32I" | "S2R" | "S2UR" | "CS2R" | "R2UR" | "HFMA2" => {
+                    self.moves(ops, parts[0], l, mask)
                 }
                 "IMAD" => {
-                    let v = r(self, 1)
-                        .zip(r(self, 2))
-                        .zip(r(self, 3))
-                        .map(|((a, b), c)| a.wrapping_mul(b).wrapping_add(c));
-                    self.write(&ops[0], l, v);
+                    self.imad(&parts, ops, l);
+                    true
                 }
-                "IADD3" | "VIADD" | "IADD32I" => {
-                    if has("64") {
-                        self.forget(ops, l, 2);
-                        continue;
-                    }
-                    self.iadd3(ops, l, has("X"));
+                "IADD3" | "VIADD" | "IADD32I" | "LOP3" | "SHF" | "LEA" | "IABS" | "SGXT"
+                | "PRMT" => self.integer(&parts, ops, l),
+                "ISETP" | "PLOP3" | "SEL" | "IMNMX" | "VIMNMX" => {
+                    self.compare_select(&parts, ops, l)
                 }
-                "LOP3" => self.lop3(ops, l),
-                "PLOP3" => {
-                    let (a, b, c) = (
-                        ops.get(2).and_then(|o| self.pred(o, l)),
-                        ops.get(3).and_then(|o| self.pred(o, l)),
-                        ops.get(4).and_then(|o| self.pred(o, l)),
-                    );
-                    let idx = a.zip(b).zip(c).map(|((a, b), c)| {
-                        usize::from(a) << 2 | usize::from(b) << 1 | usize::from(c)
-                    });
-                    for (d, lut) in [(0, 5), (1, 6)] {
-                        let t = ops.get(lut).and_then(|o| self.read(o, l));
-                        let v = idx.zip(t).map(|(x, t)| t >> x & 1 == 1);
-                        let dst = ops[d].clone();
-                        self.write_pred(&dst, l, v);
-                    }
-                }
-                "ISETP" => self.isetp(&parts, ops, l),
-                "SHF" => {
-                    let v =
-                        r(self, 1)
-                            .zip(r(self, 2))
-                            .zip(r(self, 3))
-                            .and_then(|((lo, sh), hi)| {
-                                let x = u64::from(hi) << 32 | u64::from(lo);
-                                if sh > 32 && (has("U32") || has("S32")) || sh > 63 {
-                                    return None;
-                                }
-                                let y = if has("L") {
-                                    x << sh
-                                } else if has("S32") || has("S64") {
-                                    ((x as i64) >> sh) as u64
-                                } else {
-                                    x >> sh
-                                };
-                                Some(if has("HI") {
-                                    (y >> 32) as u32
-                                } else {
-                                    y as u32
-                                })
-                            });
-                    self.write(&ops[0], l, v);
-                }
-                "LEA" => {
-                    if has("X") || matches!(ops.get(1), Some(Opnd::Pred { .. })) {
-                        self.forget(ops, l, 1);
-                        continue;
-                    }
-                    let v = if has("HI") {
-                        let (a, b) = (r(self, 1), r(self, 2));
-                        let (c, sh) = if has("SX32") {
-                            (a.map(|a| ((a as i32) >> 31) as u32), r(self, 3))
-                        } else {
-                            (r(self, 3), r(self, 4))
-                        };
-                        a.zip(b).zip(c).zip(sh).and_then(|(((a, b), c), sh)| {
-                            (sh <= 32).then(|| {
-                                let x = u64::from(c) << 32 | u64::from(a);
-                                b.wrapping_add(((x << sh) >> 32) as u32)
-                            })
-                        })
-                    } else {
-                        r(self, 1)
-                            .zip(r(self, 2))
-                            .zip(r(self, 3))
-                            .and_then(|((a, b), sh)| (sh < 32).then(|| (a << sh).wrapping_add(b)))
-                    };
-                    self.write(&ops[0], l, v);
-                }
-                "SEL" => {
-                    let p = ops.get(3).and_then(|o| self.pred(o, l));
-                    let v = p.and_then(|p| if p { r(self, 1) } else { r(self, 2) });
-                    self.write(&ops[0], l, v);
-                }
-                "IMNMX" | "VIMNMX" => {
-                    let p = ops.get(3).and_then(|o| self.pred(o, l));
-                    let v = r(self, 1).zip(r(self, 2)).zip(p).map(|((a, b), min)| {
-                        let lt = if has("U32") {
-                            a < b
-                        } else {
-                            (a as i32) < (b as i32)
-                        };
-                        if lt == min { a } else { b }
-                    });
-                    self.write(&ops[0], l, v);
-                }
-                "IABS" => {
-                    let v = r(self, 1).map(|a| (a as i32).unsigned_abs());
-                    self.write(&ops[0], l, v);
-                }
-                "SGXT" => {
-                    let v = r(self, 1).zip(r(self, 2)).and_then(|(a, bits)| {
-                        if bits == 0 || bits > 32 {
-                            return None;
-                        }
-                        let sh = 32 - bits;
-                        Some(if has("U32") {
-                            (a << sh) >> sh
-                        } else {
-                            (((a << sh) as i32) >> sh) as u32
-                        })
-                    });
-                    self.write(&ops[0], l, v);
-                }
-                "PRMT" => {
-                    let v = r(self, 1)
-                        .zip(r(self, 2))
-                        .zip(r(self, 3))
-                        .map(|((a, s), b)| {
-                            let x = u64::from(b) << 32 | u64::from(a);
-                            (0..4).fold(0u32, |acc, k| {
-                                let sel = s >> (4 * k) & 0xf;
-                                let byte = (x >> (8 * (sel & 7))) as u8;
-                                let byte = if sel & 8 != 0 {
-                                    if byte & 0x80 != 0 { 0xff } else { 0 }
-                                } else {
-                                    byte
-                                };
-                                acc | u32::from(byte) << (8 * k)
-                            })
-                        });
-                    self.write(&ops[0], l, v);
-                }
-                "S2R" | "S2UR" => {
-                    let v = match ops.get(1) {
-                        Some(Opnd::Special(s)) => self.special(s, l),
-                        _ => None,
-                    };
-                    self.write(&ops[0], l, v);
-                }
-                "CS2R" => {
-                    let v = matches!(ops.get(1), Some(Opnd::Other(s)) if s == "SRZ").then_some(0);
-                    self.write_pair(&ops[0], l, v);
-                }
-                "LDC" | "LDCU" | "ULDC" => {
-                    let off = match ops.get(1) {
-                        Some(Opnd::Const(o)) => Some(*o),
-                        _ => None,
-                    };
-                    if has("64") {
-                        let v = off.and_then(|o| {
-                            let lo = self.constant(o)?;
-                            let hi = self.constant(o.checked_add(4)?)?;
-                            Some(u64::from(lo) | u64::from(hi) << 32)
-                        });
-                        self.write_pair(&ops[0], l, v);
-                    } else {
-                        let v = off.and_then(|o| {
-                            let w = self.constant(o & !3)?;
-                            let sh = 8 * (o & 3);
-                            Some(if has("U16") {
-                                (w >> sh) & 0xffff
-                            } else if has("S16") {
-                                ((((w >> sh) & 0xffff) as u16) as i16) as i32 as u32
-                            } else if has("U8") {
-                                (w >> sh) & 0xff
-                            } else if has("S8") {
-                                ((((w >> sh) & 0xff) as u8) as i8) as i32 as u32
-                            } else if o & 3 == 0 {
-                                w
-                            } else {
-                                return None;
-                            })
-                        });
-                        self.write(&ops[0], l, v);
-                    }
-                }
-                "R2UR" => {
-                    // Uniform: every lane of the group must agree.
-                    let vals: Vec<Option<u32>> = lanes(mask)
-                        .map(|x| ops.get(1).and_then(|o| self.read(o, x)))
-                        .collect();
-                    let v = vals
-                        .first()
-                        .copied()
-                        .flatten()
-                        .filter(|v0| vals.iter().all(|v| *v == Some(*v0)));
-                    self.write(&ops[0], l, v);
-                }
-                "HFMA2" if zero_product(ops) => {
-                    // `HFMA2.MMA Rd, -RZ, RZ, h0, h1`: ptxas's way to set a constant (the packed
-                    // f16 pair h1:h0).
-                    let half = |o: Option<&Opnd>| -> Option<u32> {
-                        let x = match o? {
-                            Opnd::Imm(v) => f64::from(*v as i32),
-                            Opnd::Other(t) => t.parse::<f64>().ok()?,
-                            _ => return None,
-                        };
-                        let h = half::f16::from_f64(x);
-                        (h.to_f64() == x || (x == 0.0 && h.to_f64() == 0.0))
-                            .then(|| u32::from(h.to_bits()))
-                    };
-                    let v = half(ops.get(3))
-                        .zip(half(ops.get(4)))
-                        .map(|(lo, hi)| hi << 16 | lo);
-                    self.write(&ops[0], l, v);
-                }
-                "STL" | "LDL" => self.local_access(&parts, ops, l),
-                "I2F" => {
-                    // 32-bit integer to f32 with the rounding asked (ptxas's integer division
-                    // starts so: `I2F.U32.RP`, then `MUFU.RCP`, then `F2I...TRUNC`).
-                    let wide = has("U64") || has("S64") || has("F64") || has("F16");
-                    let v = r(self, 1).filter(|_| !wide).and_then(|a| {
-                        let x = if has("U32") {
-                            f64::from(a)
-                        } else {
-                            f64::from(a as i32)
-                        };
-                        round_f32(x, &parts).map(f32::to_bits)
-                    });
-                    self.write(&ops[0], l, v);
-                }
-                "MUFU" if has("RCP") && !has("64H") => {
-                    // The correction steps of ptxas's division make its quotient exact for any
-                    // reciprocal this close (IEEE 1/x here; the unit's own is within 1 ulp).
-                    let v = r(self, 1).map(|a| (1.0f32 / f32::from_bits(a)).to_bits());
-                    self.write(&ops[0], l, v);
-                }
-                "F2I" if has("TRUNC") && !has("64") && !has("F64") => {
-                    let v = r(self, 1).and_then(|a| {
-                        let f = f64::from(f32::from_bits(a)).trunc();
-                        if f.is_nan() {
-                            return None;
-                        }
-                        Some(if has("U32") {
-                            f.clamp(0.0, f64::from(u32::MAX)) as u32
-                        } else {
-                            f.clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32 as u32
-                        })
-                    });
-                    self.write(&ops[0], l, v);
-                }
-                _ => self.clobber(i, ops, 1 << l),
+                "LDC" | "LDCU" | "ULDC" | "STL" | "LDL" => self.constant_local(&parts, ops, l),
+                "I2F" | "MUFU" | "F2I" => self.float_convert(&parts, ops, l),
+                _ => false,
+            };
+            if !done {
+                self.clobber(i, ops, 1 << l);
             }
         }
+    }
+
+    /// An evaluated instruction whose guard is unknown in lane `l`: it may or may not have
+    /// written, so what it writes becomes unknown there.
+    #[inline]
+    fn forget_unguarded(&mut self, parts: &[&str], ops: &[Opnd], l: usize) {
+        let has = |s: &str| parts.contains(&s);
+        if parts[0] == "STL" {
+            // It may or may not have written: nothing stored is known any more.
+            self.local[l].clear();
+        }
+        // ISETP and PLOP3 write two predicates; the wide forms two registers.
+        let two =
+            matches!(parts[0], "ISETP" | "PLOP3") || has("WIDE") || has("64") || parts[0] == "CS2R";
+        self.forget(ops, l, if two { 2 } else { 1 });
+        if matches!(parts[0], "ISETP" | "PLOP3")
+            && let Some(o) = ops.get(1)
+        {
+            self.write_pred(o, l, None);
+        }
+    }
+
+    /// Moves in lane `l` (`op`: the opcode, `U` prefix removed): `MOV`, `MOV32I`, the special
+    /// registers (`S2R`, `S2UR`), `CS2R Rd, SRZ`, `R2UR` (uniform: every lane of `mask` must
+    /// agree) and `HFMA2.MMA` of a zero product (a constant). `false`: not evaluated.
+    #[inline]
+    fn moves(&mut self, ops: &[Opnd], op: &str, l: usize, mask: u32) -> bool {
+        let r = |w: &Self, n: usize| ops.get(n).and_then(|o| w.read(o, l));
+        match op {
+            "MOV" | "MOV32I" => {
+                let v = r(self, 1);
+                self.write(&ops[0], l, v);
+            }
+            "S2R" | "S2UR" => {
+                let v = match ops.get(1) {
+                    Some(Opnd::Special(s)) => self.special(s, l),
+                    _ => None,
+                };
+                self.write(&ops[0], l, v);
+            }
+            "CS2R" => {
+                let v = matches!(ops.get(1), Some(Opnd::Other(s)) if s == "SRZ").then_some(0);
+                self.write_pair(&ops[0], l, v);
+            }
+            "R2UR" => {
+                // Uniform: every lane of the group must agree.
+                let vals: Vec<Option<u32>> = lanes(mask)
+                    .map(|x| ops.get(1).and_then(|o| self.read(o, x)))
+                    .collect();
+                let v = vals
+                    .first()
+                    .copied()
+                    .flatten()
+                    .filter(|v0| vals.iter().all(|v| *v == Some(*v0)));
+                self.write(&ops[0], l, v);
+            }
+            "HFMA2" if zero_product(ops) => {
+                // `HFMA2.MMA Rd, -RZ, RZ, h0, h1`: ptxas's way to set a constant (the packed
+                // f16 pair h1:h0).
+                let half = |o: Option<&Opnd>| -> Option<u32> {
+                    let x = match o? {
+                        Opnd::Imm(v) => f64::from(*v as i32),
+                        Opnd::Other(t) => t.parse::<f64>().ok()?,
+                        _ => return None,
+                    };
+                    let h = half::f16::from_f64(x);
+                    (h.to_f64() == x || (x == 0.0 && h.to_f64() == 0.0))
+                        .then(|| u32::from(h.to_bits()))
+                };
+                let v = half(ops.get(3))
+                    .zip(half(ops.get(4)))
+                    .map(|(lo, hi)| hi << 16 | lo);
+                self.write(&ops[0], l, v);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `IMAD` in lane `l`: `.X` (the high word of a 64-bit add), `.WIDE` (a 64-bit result),
+    /// `.HI` (the high word of the product plus a 64-bit addend), plain (`a * b + c`).
+    #[inline]
+    fn imad(&mut self, parts: &[&str], ops: &[Opnd], l: usize) {
+        let has = |s: &str| parts.contains(&s);
+        let r = |w: &Self, n: usize| ops.get(n).and_then(|o| w.read(o, l));
+        if has("X") {
+            // The high word of a 64-bit add: a * b + c + the carry-in predicate
+            // (`IMAD.X R7, RZ, RZ, R7, P0`); a carry-out form is not read.
+            let cin = ops.get(4).and_then(|o| self.pred(o, l));
+            let plain = !matches!(ops.get(1), Some(Opnd::Pred { .. })) && ops.len() == 5;
+            let v = r(self, 1)
+                .zip(r(self, 2))
+                .zip(r(self, 3))
+                .zip(cin)
+                .filter(|_| plain && !has("HI") && !has("WIDE"))
+                .map(|(((a, b), c), p)| {
+                    a.wrapping_mul(b).wrapping_add(c).wrapping_add(u32::from(p))
+                });
+            self.forget(ops, l, 1);
+            self.write(&ops[0], l, v);
+        } else if has("WIDE") {
+            let (a, b) = (r(self, 1), r(self, 2));
+            let c = match ops.get(3) {
+                Some(o @ Opnd::Reg { .. }) => self.pair(Some(o), l),
+                // An immediate addend: sign-extended to 64 bits.
+                Some(o) => self.read(o, l).map(|v| i64::from(v as i32) as u64),
+                None => None,
+            };
+            let v = a.zip(b).zip(c).map(|((a, b), c)| {
+                let p = if has("U32") {
+                    u64::from(a) * u64::from(b)
+                } else {
+                    (i64::from(a as i32) * i64::from(b as i32)) as u64
+                };
+                p.wrapping_add(c)
+            });
+            self.write_pair(&ops[0], l, v);
+        } else if has("HI") {
+            // The addend is the register pair (c, c+1) as a 64-bit value: ptxas's
+            // Newton step `IMAD.HI.U32 R9, R9, R13, R8` (R8 = 0) adds R9 << 32.
+            let c = self.pair(ops.get(3), l);
+            let v = r(self, 1).zip(r(self, 2)).zip(c).map(|((a, b), c)| {
+                if has("U32") {
+                    ((u128::from(a) * u128::from(b) + u128::from(c)) >> 32) as u32
+                } else {
+                    ((i128::from(a as i32) * i128::from(b as i32) + i128::from(c as i64)) >> 32)
+                        as u32
+                }
+            });
+            self.write(&ops[0], l, v);
+        } else {
+            let v = r(self, 1)
+                .zip(r(self, 2))
+                .zip(r(self, 3))
+                .map(|((a, b), c)| a.wrapping_mul(b).wrapping_add(c));
+            self.write(&ops[0], l, v);
+        }
+    }
+
+    /// Integer add, logic, shift and bit-field instructions in lane `l`: `IADD3` (`VIADD`,
+    /// `IADD32I`), `LOP3`, `SHF`, `LEA`, `IABS`, `SGXT`, `PRMT`. The 64-bit adds and the carry
+    /// forms of `LEA` make their results unknown. `false`: not evaluated.
+    #[inline]
+    fn integer(&mut self, parts: &[&str], ops: &[Opnd], l: usize) -> bool {
+        let has = |s: &str| parts.contains(&s);
+        let r = |w: &Self, n: usize| ops.get(n).and_then(|o| w.read(o, l));
+        match parts[0] {
+            "IADD3" | "VIADD" | "IADD32I" => {
+                if has("64") {
+                    self.forget(ops, l, 2);
+                    return true;
+                }
+                self.iadd3(ops, l, has("X"));
+            }
+            "LOP3" => self.lop3(ops, l),
+            "SHF" => {
+                let v = r(self, 1)
+                    .zip(r(self, 2))
+                    .zip(r(self, 3))
+                    .and_then(|((lo, sh), hi)| {
+                        let x = u64::from(hi) << 32 | u64::from(lo);
+                        if sh > 32 && (has("U32") || has("S32")) || sh > 63 {
+                            return None;
+                        }
+                        let y = if has("L") {
+                            x << sh
+                        } else if has("S32") || has("S64") {
+                            ((x as i64) >> sh) as u64
+                        } else {
+                            x >> sh
+                        };
+                        Some(if has("HI") {
+                            (y >> 32) as u32
+                        } else {
+                            y as u32
+                        })
+                    });
+                self.write(&ops[0], l, v);
+            }
+            "LEA" => {
+                if has("X") || matches!(ops.get(1), Some(Opnd::Pred { .. })) {
+                    self.forget(ops, l, 1);
+                    return true;
+                }
+                let v = if has("HI") {
+                    let (a, b) = (r(self, 1), r(self, 2));
+                    let (c, sh) = if has("SX32") {
+                        (a.map(|a| ((a as i32) >> 31) as u32), r(self, 3))
+                    } else {
+                        (r(self, 3), r(self, 4))
+                    };
+                    a.zip(b).zip(c).zip(sh).and_then(|(((a, b), c), sh)| {
+                        (sh <= 32).then(|| {
+                            let x = u64::from(c) << 32 | u64::from(a);
+                            b.wrapping_add(((x << sh) >> 32) as u32)
+                        })
+                    })
+                } else {
+                    r(self, 1)
+                        .zip(r(self, 2))
+                        .zip(r(self, 3))
+                        .and_then(|((a, b), sh)| (sh < 32).then(|| (a << sh).wrapping_add(b)))
+                };
+                self.write(&ops[0], l, v);
+            }
+            "IABS" => {
+                let v = r(self, 1).map(|a| (a as i32).unsigned_abs());
+                self.write(&ops[0], l, v);
+            }
+            "SGXT" => {
+                let v = r(self, 1).zip(r(self, 2)).and_then(|(a, bits)| {
+                    if bits == 0 || bits > 32 {
+                        return None;
+                    }
+                    let sh = 32 - bits;
+                    Some(if has("U32") {
+                        (a << sh) >> sh
+                    } else {
+                        (((a << sh) as i32) >> sh) as u32
+                    })
+                });
+                self.write(&ops[0], l, v);
+            }
+            "PRMT" => {
+                let v = r(self, 1)
+                    .zip(r(self, 2))
+                    .zip(r(self, 3))
+                    .map(|((a, s), b)| {
+                        let x = u64::from(b) << 32 | u64::from(a);
+                        (0..4).fold(0u32, |acc, k| {
+                            let sel = s >> (4 * k) & 0xf;
+                            let byte = (x >> (8 * (sel & 7))) as u8;
+                            let byte = if sel & 8 != 0 {
+                                if byte & 0x80 != 0 { 0xff } else { 0 }
+                            } else {
+                                byte
+                            };
+                            acc | u32::from(byte) << (8 * k)
+                        })
+                    });
+                self.write(&ops[0], l, v);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Compares and selects in lane `l`: `ISETP`, `PLOP3` (two predicates from a truth table
+    /// each), `SEL`, `IMNMX` (`VIMNMX`). `false`: not evaluated.
+    #[inline]
+    fn compare_select(&mut self, parts: &[&str], ops: &[Opnd], l: usize) -> bool {
+        let has = |s: &str| parts.contains(&s);
+        let r = |w: &Self, n: usize| ops.get(n).and_then(|o| w.read(o, l));
+        match parts[0] {
+            "ISETP" => self.isetp(parts, ops, l),
+            "PLOP3" => {
+                let (a, b, c) = (
+                    ops.get(2).and_then(|o| self.pred(o, l)),
+                    ops.get(3).and_then(|o| self.pred(o, l)),
+                    ops.get(4).and_then(|o| self.pred(o, l)),
+                );
+                let idx = a
+                    .zip(b)
+                    .zip(c)
+                    .map(|((a, b), c)| usize::from(a) << 2 | usize::from(b) << 1 | usize::from(c));
+                for (d, lut) in [(0, 5), (1, 6)] {
+                    let t = ops.get(lut).and_then(|o| self.read(o, l));
+                    let v = idx.zip(t).map(|(x, t)| t >> x & 1 == 1);
+                    let dst = ops[d].clone();
+                    self.write_pred(&dst, l, v);
+                }
+            }
+            "SEL" => {
+                let p = ops.get(3).and_then(|o| self.pred(o, l));
+                let v = p.and_then(|p| if p { r(self, 1) } else { r(self, 2) });
+                self.write(&ops[0], l, v);
+            }
+            "IMNMX" | "VIMNMX" => {
+                let p = ops.get(3).and_then(|o| self.pred(o, l));
+                let v = r(self, 1).zip(r(self, 2)).zip(p).map(|((a, b), min)| {
+                    let lt = if has("U32") {
+                        a < b
+                    } else {
+                        (a as i32) < (b as i32)
+                    };
+                    if lt == min { a } else { b }
+                });
+                self.write(&ops[0], l, v);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Constant-bank loads (`LDC`, `LDCU`, `ULDC`: a word, a sign- or zero-extended byte or
+    /// half, or with `.64` a pair) and local memory (`STL`, `LDL`) in lane `l`. `false`: not
+    /// evaluated.
+    #[inline]
+    fn constant_local(&mut self, parts: &[&str], ops: &[Opnd], l: usize) -> bool {
+        let has = |s: &str| parts.contains(&s);
+        match parts[0] {
+            "LDC" | "LDCU" | "ULDC" => {
+                let off = match ops.get(1) {
+                    Some(Opnd::Const(o)) => Some(*o),
+                    _ => None,
+                };
+                if has("64") {
+                    let v = off.and_then(|o| {
+                        let lo = self.constant(o)?;
+                        let hi = self.constant(o.checked_add(4)?)?;
+                        Some(u64::from(lo) | u64::from(hi) << 32)
+                    });
+                    self.write_pair(&ops[0], l, v);
+                } else {
+                    let v = off.and_then(|o| {
+                        let w = self.constant(o & !3)?;
+                        let sh = 8 * (o & 3);
+                        Some(if has("U16") {
+                            (w >> sh) & 0xffff
+                        } else if has("S16") {
+                            ((((w >> sh) & 0xffff) as u16) as i16) as i32 as u32
+                        } else if has("U8") {
+                            (w >> sh) & 0xff
+                        } else if has("S8") {
+                            ((((w >> sh) & 0xff) as u8) as i8) as i32 as u32
+                        } else if o & 3 == 0 {
+                            w
+                        } else {
+                            return None;
+                        })
+                    });
+                    self.write(&ops[0], l, v);
+                }
+            }
+            "STL" | "LDL" => self.local_access(parts, ops, l),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The float and conversion steps of ptxas's integer division in lane `l`: `I2F` of a
+    /// 32-bit integer, `MUFU.RCP`, `F2I...TRUNC` to a 32-bit integer. `false`: another form.
+    #[inline]
+    fn float_convert(&mut self, parts: &[&str], ops: &[Opnd], l: usize) -> bool {
+        let has = |s: &str| parts.contains(&s);
+        let r = |w: &Self, n: usize| ops.get(n).and_then(|o| w.read(o, l));
+        match parts[0] {
+            "I2F" => {
+                // 32-bit integer to f32 with the rounding asked (ptxas's integer division
+                // starts so: `I2F.U32.RP`, then `MUFU.RCP`, then `F2I...TRUNC`).
+                let wide = has("U64") || has("S64") || has("F64") || has("F16");
+                let v = r(self, 1).filter(|_| !wide).and_then(|a| {
+                    let x = if has("U32") {
+                        f64::from(a)
+                    } else {
+                        f64::from(a as i32)
+                    };
+                    round_f32(x, parts).map(f32::to_bits)
+                });
+                self.write(&ops[0], l, v);
+            }
+            "MUFU" if has("RCP") && !has("64H") => {
+                // The correction steps of ptxas's division make its quotient exact for any
+                // reciprocal this close (IEEE 1/x here; the unit's own is within 1 ulp).
+                let v = r(self, 1).map(|a| (1.0f32 / f32::from_bits(a)).to_bits());
+                self.write(&ops[0], l, v);
+            }
+            "F2I" if has("TRUNC") && !has("64") && !has("F64") => {
+                let v = r(self, 1).and_then(|a| {
+                    let f = f64::from(f32::from_bits(a)).trunc();
+                    if f.is_nan() {
+                        return None;
+                    }
+                    Some(if has("U32") {
+                        f.clamp(0.0, f64::from(u32::MAX)) as u32
+                    } else {
+                        f.clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32 as u32
+                    })
+                });
+                self.write(&ops[0], l, v);
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// `IADD3 Rd, [Pc0,] a, b, c` and `IADD3.X Rd, a, b, c, Pin0, Pin1`: the sum of the three
@@ -1485,20 +1574,23 @@ pub fn replay(insts: &[SassInst], launch: &Launch, budget: u64) -> Result<Vec<u6
     Ok(issues)
 }
 
+/// The label → instruction index map of a listing.
+type Labels<'s> = std::collections::BTreeMap<&'s str, usize>;
+
+/// Runs the groups of one warp until every lane has exited: each step issues the instruction
+/// of the runnable group with the lowest address, counted in `issues` (`steps`: the group
+/// steps so far, at most `budget`).
 fn run_warp(
     w: &mut Warp,
     groups: &mut Vec<Group>,
-    at: &std::collections::BTreeMap<&str, usize>,
+    at: &Labels,
     issues: &mut [u64],
     steps: &mut u64,
     budget: u64,
 ) -> Result<(), Stop> {
     let insts = w.insts;
     loop {
-        groups.retain(|g| g.mask & !w.exited != 0);
-        for g in groups.iter_mut() {
-            g.mask &= !w.exited;
-        }
+        drop_exited(groups, w.exited);
         // The runnable group with the lowest address first.
         let Some(gi) = (0..groups.len())
             .filter(|&k| !groups[k].waiting)
@@ -1507,34 +1599,7 @@ fn run_warp(
             if groups.is_empty() {
                 return Ok(());
             }
-            // All wait: merge the groups at a BSYNC whose barrier's lanes have all arrived.
-            let mut merged = false;
-            for k in 0..groups.len() {
-                let pc = groups[k].pc;
-                let b = barrier_no(&insts[pc]).unwrap_or(0);
-                let arrived = groups
-                    .iter()
-                    .filter(|g| g.pc == pc)
-                    .fold(0, |m, g| m | g.mask);
-                let need = w.barriers[b] & !w.exited;
-                if need & !arrived == 0 {
-                    groups.retain(|g| g.pc != pc);
-                    groups.push(Group {
-                        mask: arrived,
-                        pc: pc + 1,
-                        waiting: false,
-                    });
-                    merged = true;
-                    break;
-                }
-            }
-            if !merged {
-                let i = &insts[groups[0].pc];
-                return Err(stop(
-                    i,
-                    "lanes wait at convergence barriers that never fill",
-                ));
-            }
+            merge_at_bsync(w, groups)?;
             continue;
         };
         let pc = groups[gi].pc;
@@ -1551,131 +1616,197 @@ fn run_warp(
         }
         issues[pc] += 1;
         w.at = pc;
-        let mask = groups[gi].mask;
-        let guard = guard_opnd(i);
-        let on = |w: &Warp, l: usize| match &guard {
-            None => Some(true),
-            Some(g) => w.pred(g, l),
-        };
-        let fam = i.family();
-        match fam {
-            "BRA" => {
-                let Some(t) = i.target.as_deref().and_then(|t| at.get(t)).copied() else {
-                    return Err(stop(
-                        i,
-                        "a branch whose target is not a label of the function",
-                    ));
-                };
-                let any = i.mnemonic.contains(".ANY");
-                let mut taken = 0u32;
-                for l in lanes(mask) {
-                    match on(w, l) {
-                        Some(true) => taken |= 1 << l,
-                        Some(false) => {}
-                        None => {
-                            return Err(stop(i, w.unknown_why(&guard)));
-                        }
+        issue(w, groups, gi, i, at)?;
+    }
+}
+
+/// Takes the lanes of `exited` out of every group, and the groups left empty out of `groups`.
+fn drop_exited(groups: &mut Vec<Group>, exited: u32) {
+    groups.retain(|g| g.mask & !exited != 0);
+    for g in groups.iter_mut() {
+        g.mask &= !exited;
+    }
+}
+
+/// All groups wait: merges the groups at the first `BSYNC` whose barrier's lanes have all
+/// arrived into one that goes on past it; a [`Stop`] when there is none.
+fn merge_at_bsync(w: &Warp, groups: &mut Vec<Group>) -> Result<(), Stop> {
+    let insts = w.insts;
+    for k in 0..groups.len() {
+        let pc = groups[k].pc;
+        let b = barrier_no(&insts[pc]).unwrap_or(0);
+        let arrived = groups
+            .iter()
+            .filter(|g| g.pc == pc)
+            .fold(0, |m, g| m | g.mask);
+        let need = w.barriers[b] & !w.exited;
+        if need & !arrived == 0 {
+            groups.retain(|g| g.pc != pc);
+            groups.push(Group {
+                mask: arrived,
+                pc: pc + 1,
+                waiting: false,
+            });
+            return Ok(());
+        }
+    }
+    let i = &insts[groups[0].pc];
+    Err(stop(
+        i,
+        "lanes wait at convergence barriers that never fill",
+    ))
+}
+
+/// Issues `i`, the instruction at group `gi`'s address, for that group: a branch, an exit or a
+/// convergence-barrier instruction moves, splits or stops the group; any other is evaluated
+/// ([`Warp::alu`]) and the group goes on to the next instruction.
+fn issue(
+    w: &mut Warp,
+    groups: &mut Vec<Group>,
+    gi: usize,
+    i: &SassInst,
+    at: &Labels,
+) -> Result<(), Stop> {
+    let (pc, mask) = (groups[gi].pc, groups[gi].mask);
+    match i.family() {
+        "BRA" => branch(w, groups, gi, i, at)?,
+        "EXIT" => {
+            let out = exiting(w, i, pc, mask)?;
+            w.exited |= out;
+            for b in &mut w.barriers {
+                *b &= !out;
+            }
+            groups[gi].mask &= !out;
+            groups[gi].pc = pc + 1;
+        }
+        "BSSY" => {
+            let b = barrier_no(i).ok_or_else(|| stop(i, "no barrier register"))?;
+            w.barriers[b] = mask;
+            groups[gi].pc = pc + 1;
+        }
+        "BREAK" => {
+            let b = barrier_no(i).ok_or_else(|| stop(i, "no barrier register"))?;
+            let guard = guard_opnd(i);
+            let mut out = 0u32;
+            for l in lanes(mask) {
+                match w.guard_on(&guard, l) {
+                    Some(true) => out |= 1 << l,
+                    Some(false) => {}
+                    None => {
+                        return Err(stop(i, "a BREAK on a predicate the replay cannot know"));
                     }
                 }
-                if any && taken != 0 {
-                    taken = mask;
-                }
-                let rest = mask & !taken;
-                if taken != 0 && rest != 0 {
-                    let covered = w.barriers.iter().any(|&b| b & mask == mask);
-                    if !covered {
-                        return Err(stop(
-                            i,
-                            "a divergent branch outside every convergence barrier",
-                        ));
-                    }
-                    groups[gi].mask = rest;
-                    groups[gi].pc = pc + 1;
-                    groups.push(Group {
-                        mask: taken,
-                        pc: t,
-                        waiting: false,
-                    });
-                } else {
-                    groups[gi].pc = if taken != 0 { t } else { pc + 1 };
-                }
             }
-            "EXIT" => {
-                // `@P0 EXIT P1`: a lane exits where the guard and the operand predicate both
-                // hold (ptxas's `@%p ret` of an `and.pred`).
-                let operand = w.ops[pc]
-                    .first()
-                    .filter(|o| matches!(o, Opnd::Pred { .. }))
-                    .cloned();
-                let mut out = 0u32;
-                for l in lanes(mask) {
-                    let also = match &operand {
-                        Some(o) => w.pred(o, l),
-                        None => Some(true),
-                    };
-                    let go = match (on(w, l), also) {
-                        (Some(false), _) | (_, Some(false)) => Some(false),
-                        (Some(true), Some(true)) => Some(true),
-                        _ => None,
-                    };
-                    match go {
-                        Some(true) => out |= 1 << l,
-                        Some(false) => {}
-                        None => {
-                            return Err(stop(i, "an exit on a predicate the replay cannot know"));
-                        }
-                    }
-                }
-                w.exited |= out;
-                for b in &mut w.barriers {
-                    *b &= !out;
-                }
-                groups[gi].mask &= !out;
+            w.barriers[b] &= !out;
+            groups[gi].pc = pc + 1;
+        }
+        "BSYNC" => {
+            let b = barrier_no(i).ok_or_else(|| stop(i, "no barrier register"))?;
+            let need = w.barriers[b] & !w.exited;
+            if need & !mask == 0 {
                 groups[gi].pc = pc + 1;
+            } else {
+                groups[gi].waiting = true;
             }
-            "BSSY" => {
-                let b = barrier_no(i).ok_or_else(|| stop(i, "no barrier register"))?;
-                w.barriers[b] = mask;
-                groups[gi].pc = pc + 1;
+        }
+        "CALL" | "RET" | "BRX" | "JMP" | "JMX" | "KILL" | "BMOV" | "BPT" => {
+            return Err(stop(
+                i,
+                "calls, returns and indirect branches are not replayed",
+            ));
+        }
+        _ => {
+            if !no_effect(i) {
+                w.alu(pc, mask);
             }
-            "BREAK" => {
-                let b = barrier_no(i).ok_or_else(|| stop(i, "no barrier register"))?;
-                let mut out = 0u32;
-                for l in lanes(mask) {
-                    match on(w, l) {
-                        Some(true) => out |= 1 << l,
-                        Some(false) => {}
-                        None => {
-                            return Err(stop(i, "a BREAK on a predicate the replay cannot know"));
-                        }
-                    }
-                }
-                w.barriers[b] &= !out;
-                groups[gi].pc = pc + 1;
-            }
-            "BSYNC" => {
-                let b = barrier_no(i).ok_or_else(|| stop(i, "no barrier register"))?;
-                let need = w.barriers[b] & !w.exited;
-                if need & !mask == 0 {
-                    groups[gi].pc = pc + 1;
-                } else {
-                    groups[gi].waiting = true;
-                }
-            }
-            "CALL" | "RET" | "BRX" | "JMP" | "JMX" | "KILL" | "BMOV" | "BPT" => {
-                return Err(stop(
-                    i,
-                    "calls, returns and indirect branches are not replayed",
-                ));
-            }
-            _ => {
-                if !no_effect(i) {
-                    w.alu(pc, mask);
-                }
-                groups[gi].pc = pc + 1;
+            groups[gi].pc = pc + 1;
+        }
+    }
+    Ok(())
+}
+
+/// `BRA` for group `gi`: the lanes whose guard holds (every lane with `.ANY`, when one does)
+/// go to the target. A divergent branch splits the group, which only a convergence barrier
+/// holding all its lanes allows; a guard the replay cannot know stops it.
+fn branch(
+    w: &Warp,
+    groups: &mut Vec<Group>,
+    gi: usize,
+    i: &SassInst,
+    at: &Labels,
+) -> Result<(), Stop> {
+    let (pc, mask) = (groups[gi].pc, groups[gi].mask);
+    let Some(t) = i.target.as_deref().and_then(|t| at.get(t)).copied() else {
+        return Err(stop(
+            i,
+            "a branch whose target is not a label of the function",
+        ));
+    };
+    let guard = guard_opnd(i);
+    let any = i.mnemonic.contains(".ANY");
+    let mut taken = 0u32;
+    for l in lanes(mask) {
+        match w.guard_on(&guard, l) {
+            Some(true) => taken |= 1 << l,
+            Some(false) => {}
+            None => {
+                return Err(stop(i, w.unknown_why(&guard)));
             }
         }
     }
+    if any && taken != 0 {
+        taken = mask;
+    }
+    let rest = mask & !taken;
+    if taken != 0 && rest != 0 {
+        let covered = w.barriers.iter().any(|&b| b & mask == mask);
+        if !covered {
+            return Err(stop(
+                i,
+                "a divergent branch outside every convergence barrier",
+            ));
+        }
+        groups[gi].mask = rest;
+        groups[gi].pc = pc + 1;
+        groups.push(Group {
+            mask: taken,
+            pc: t,
+            waiting: false,
+        });
+    } else {
+        groups[gi].pc = if taken != 0 { t } else { pc + 1 };
+    }
+    Ok(())
+}
+
+/// The lanes of `mask` that `i`, the `EXIT` at `pc`, retires: `@P0 EXIT P1` retires a lane
+/// where the guard and the operand predicate both hold (ptxas's `@%p ret` of an `and.pred`).
+fn exiting(w: &Warp, i: &SassInst, pc: usize, mask: u32) -> Result<u32, Stop> {
+    let guard = guard_opnd(i);
+    let operand = w.ops[pc]
+        .first()
+        .filter(|o| matches!(o, Opnd::Pred { .. }))
+        .cloned();
+    let mut out = 0u32;
+    for l in lanes(mask) {
+        let also = match &operand {
+            Some(o) => w.pred(o, l),
+            None => Some(true),
+        };
+        let go = match (w.guard_on(&guard, l), also) {
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            (Some(true), Some(true)) => Some(true),
+            _ => None,
+        };
+        match go {
+            Some(true) => out |= 1 << l,
+            Some(false) => {}
+            None => {
+                return Err(stop(i, "an exit on a predicate the replay cannot know"));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The `Bn` of `BSSY Bn, …`, `BSYNC Bn`, `BREAK Bn`.

@@ -130,154 +130,177 @@ fn scalar_width(elem_bytes: u32) -> Result<AccessWidth, SimError> {
 /// elements are not contiguous in memory under the layout, tile sizes that are not multiples of
 /// the vector or of 16 (ldmatrix), ldmatrix on elements that are not 2 bytes.
 pub fn requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError> {
-    let (rows, cols) = (l.rows, l.cols);
-    let mut out = Vec::new();
-    let mut push = |label: String,
-                    ins: Instruction,
-                    lanes: Vec<(u32, u32)>,
-                    addr: &dyn Fn(u32, u32) -> u32| {
-        let mut offs = [0u32; WARP_SIZE];
-        let mut elems = [None; WARP_SIZE];
-        let mut mask = 0u32;
-        for (i, &(r, c)) in lanes.iter().enumerate() {
-            offs[i] = addr(r, c);
-            elems[i] = Some((r, c));
-            mask |= 1 << i;
-        }
-        let mut request = WarpRequest::new(ins, offs);
-        request.active_mask = mask;
-        out.push(TileRequest {
-            label,
-            request,
-            elems,
-        });
-    };
     match access {
-        Access::Row | Access::Col => {
-            let ins = Instruction::Ld(scalar_width(l.elem_bytes)?);
-            let n = rows * cols;
-            let coord = |e: u32| {
-                if access == Access::Row {
-                    (e / cols, e % cols)
-                } else {
-                    (e % rows, e / rows)
-                }
-            };
-            for start in (0..n).step_by(WARP_SIZE) {
-                let lanes: Vec<_> = (start..(start + WARP_SIZE as u32).min(n))
-                    .map(coord)
-                    .collect();
-                let (a, b) = (lanes[0], *lanes.last().unwrap());
-                let label = format!("{access} ({},{})..({},{})", a.0, a.1, b.0, b.1);
-                push(label, ins, lanes, &|r, c| l.byte_offset(r, c));
-            }
+        Access::Row | Access::Col => scalar_requests(access, l),
+        Access::Col16 => col16_requests(l),
+        Access::Vec { bytes } => vec_requests(bytes, l),
+        Access::Ldmatrix { trans } => ldmatrix_requests(trans, l),
+    }
+}
+
+/// The request `ins` in which lane i gives the address under `l` of element `lanes[i]` (row,
+/// col); the lanes past the list are inactive.
+fn tile_request(label: String, ins: Instruction, lanes: &[(u32, u32)], l: &Layout) -> TileRequest {
+    let mut offs = [0u32; WARP_SIZE];
+    let mut elems = [None; WARP_SIZE];
+    let mut mask = 0u32;
+    for (i, &(r, c)) in lanes.iter().enumerate() {
+        offs[i] = l.byte_offset(r, c);
+        elems[i] = Some((r, c));
+        mask |= 1 << i;
+    }
+    let mut request = WarpRequest::new(ins, offs);
+    request.active_mask = mask;
+    TileRequest {
+        label,
+        request,
+        elems,
+    }
+}
+
+/// `row` and `col`: scalar loads of 32 consecutive elements in row (column) order per request.
+fn scalar_requests(access: Access, l: &Layout) -> Result<Vec<TileRequest>, SimError> {
+    let (rows, cols) = (l.rows, l.cols);
+    let ins = Instruction::Ld(scalar_width(l.elem_bytes)?);
+    let n = rows * cols;
+    let coord = |e: u32| {
+        if access == Access::Row {
+            (e / cols, e % cols)
+        } else {
+            (e % rows, e / rows)
         }
-        Access::Col16 => {
-            let ins = Instruction::Ld(scalar_width(l.elem_bytes)?);
-            for c in 0..cols {
-                for r0 in (0..rows).step_by(16) {
-                    let lanes: Vec<_> = (0..WARP_SIZE as u32)
-                        .map(|t| (r0 + (t & 15) % (rows - r0).min(16), c))
-                        .collect();
-                    let label =
-                        format!("col {c}, rows {r0}..{} (tid & 15)", (r0 + 16).min(rows) - 1);
-                    push(label, ins, lanes, &|r, c| l.byte_offset(r, c));
-                }
-            }
-        }
-        Access::Vec { bytes } => {
-            let w = AccessWidth::from_bytes(bytes)
-                .filter(|_| bytes >= 8)
-                .ok_or_else(|| SimError::NotAllowed {
-                    param: "vector width",
-                    value: bytes.into(),
-                    allowed: "8, 16 bytes".into(),
-                })?;
-            if bytes % l.elem_bytes != 0 || !(cols * l.elem_bytes).is_multiple_of(bytes) {
-                return Err(SimError::AccessUnfit {
-                    access: access.to_string(),
-                    reason: format!(
-                        "vec{bytes} needs rows of a whole number of {bytes}-byte vectors; a row has {} bytes",
-                        u64::from(cols) * u64::from(l.elem_bytes)
-                    ),
-                });
-            }
-            let per = bytes / l.elem_bytes;
-            let vecs: Vec<(u32, u32)> = (0..rows)
-                .flat_map(|r| (0..cols).step_by(per as usize).map(move |c| (r, c)))
+    };
+    let mut out = Vec::new();
+    for start in (0..n).step_by(WARP_SIZE) {
+        let lanes: Vec<_> = (start..(start + WARP_SIZE as u32).min(n))
+            .map(coord)
+            .collect();
+        let (a, b) = (lanes[0], *lanes.last().unwrap());
+        let label = format!("{access} ({},{})..({},{})", a.0, a.1, b.0, b.1);
+        out.push(tile_request(label, ins, &lanes, l));
+    }
+    Ok(out)
+}
+
+/// `col16`: scalar loads down each column, 16 rows at a time (`tid & 15`: lanes 16-31 repeat
+/// lanes 0-15).
+fn col16_requests(l: &Layout) -> Result<Vec<TileRequest>, SimError> {
+    let (rows, cols) = (l.rows, l.cols);
+    let ins = Instruction::Ld(scalar_width(l.elem_bytes)?);
+    let mut out = Vec::new();
+    for c in 0..cols {
+        for r0 in (0..rows).step_by(16) {
+            let lanes: Vec<_> = (0..WARP_SIZE as u32)
+                .map(|t| (r0 + (t & 15) % (rows - r0).min(16), c))
                 .collect();
-            for &(r, c) in &vecs {
-                if !l.is_contiguous(r, c, per, true) {
+            let label = format!("col {c}, rows {r0}..{} (tid & 15)", (r0 + 16).min(rows) - 1);
+            out.push(tile_request(label, ins, &lanes, l));
+        }
+    }
+    Ok(out)
+}
+
+/// `vec8`, `vec16`: vector loads of `bytes` consecutive bytes along rows, 32 vectors in row
+/// order per request.
+fn vec_requests(bytes: u32, l: &Layout) -> Result<Vec<TileRequest>, SimError> {
+    let access = Access::Vec { bytes };
+    let (rows, cols) = (l.rows, l.cols);
+    let w = AccessWidth::from_bytes(bytes)
+        .filter(|_| bytes >= 8)
+        .ok_or_else(|| SimError::NotAllowed {
+            param: "vector width",
+            value: bytes.into(),
+            allowed: "8, 16 bytes".into(),
+        })?;
+    if !bytes.is_multiple_of(l.elem_bytes) || !(cols * l.elem_bytes).is_multiple_of(bytes) {
+        return Err(SimError::AccessUnfit {
+            access: access.to_string(),
+            reason: format!(
+                "vec{bytes} needs rows of a whole number of {bytes}-byte vectors; a row has {} bytes",
+                u64::from(cols) * u64::from(l.elem_bytes)
+            ),
+        });
+    }
+    let per = bytes / l.elem_bytes;
+    let vecs: Vec<(u32, u32)> = (0..rows)
+        .flat_map(|r| (0..cols).step_by(per as usize).map(move |c| (r, c)))
+        .collect();
+    for &(r, c) in &vecs {
+        if !l.is_contiguous(r, c, per, true) {
+            return Err(SimError::AccessUnfit {
+                access: access.to_string(),
+                reason: format!(
+                    "vec{bytes} reads {per} consecutive elements of a row, but layout {l} does not store row {r}, columns {c}..{} contiguously; use a row-major layout (or a swizzle that keeps {bytes}-byte chunks)",
+                    c + per - 1
+                ),
+            });
+        }
+    }
+    let mut out = Vec::new();
+    for chunk in vecs.chunks(WARP_SIZE) {
+        let (a, b) = (chunk[0], *chunk.last().unwrap());
+        let label = format!("vec{bytes} ({},{})..({},{})", a.0, a.1, b.0, b.1 + per - 1);
+        out.push(tile_request(label, Instruction::Ld(w), chunk, l));
+    }
+    Ok(out)
+}
+
+/// `ldmatrix`, `ldmatrix.trans`: one `ldmatrix.x4` per 16x16 block of the tile as stored, its
+/// four 8x8 matrices in the order of an mma A operand.
+fn ldmatrix_requests(trans: bool, l: &Layout) -> Result<Vec<TileRequest>, SimError> {
+    let access = Access::Ldmatrix { trans };
+    let (rows, cols) = (l.rows, l.cols);
+    if l.elem_bytes != 2 {
+        return Err(SimError::AccessUnfit {
+            access: access.to_string(),
+            reason: format!(
+                "ldmatrix loads b16 elements; --dtype must be 2 bytes (f16/bf16), not {} bytes",
+                l.elem_bytes
+            ),
+        });
+    }
+    // Stored matrix: rows are the contiguous direction.
+    let along_row = l.order == Order::Row;
+    let (srows, scols) = if along_row {
+        (rows, cols)
+    } else {
+        (cols, rows)
+    };
+    if srows % 16 != 0 || scols % 16 != 0 {
+        return Err(SimError::AccessUnfit {
+            access: access.to_string(),
+            reason: format!(
+                "ldmatrix.x4 reads 16x16 blocks; the stored tile is {srows}x{scols}, which is not a multiple of 16 in both dimensions"
+            ),
+        });
+    }
+    // Map stored (row, col) to the logical tile coordinate.
+    let logical = |sr: u32, sc: u32| if along_row { (sr, sc) } else { (sc, sr) };
+    let ins = Instruction::Ldmatrix {
+        num: MatrixCount::X4,
+        trans,
+    };
+    let mut out = Vec::new();
+    for br in (0..srows).step_by(16) {
+        for bc in (0..scols).step_by(16) {
+            let lanes: Vec<(u32, u32)> = (0..WARP_SIZE as u32)
+                .map(|lane| {
+                    let (m, r) = (lane / 8, lane % 8);
+                    logical(br + (m % 2) * 8 + r, bc + (m / 2) * 8)
+                })
+                .collect();
+            for &(r, c) in &lanes {
+                if !l.is_contiguous(r, c, 8, along_row) {
                     return Err(SimError::AccessUnfit {
                         access: access.to_string(),
                         reason: format!(
-                            "vec{bytes} reads {per} consecutive elements of a row, but layout {l} does not store row {r}, columns {c}..{} contiguously; use a row-major layout (or a swizzle that keeps {bytes}-byte chunks)",
-                            c + per - 1
+                            "ldmatrix reads 16-byte rows of 8 elements, but layout {l} does not keep the 8 elements from ({r},{c}) contiguous; use a swizzle with M >= 3 on 2-byte elements"
                         ),
                     });
                 }
             }
-            for chunk in vecs.chunks(WARP_SIZE) {
-                let (a, b) = (chunk[0], *chunk.last().unwrap());
-                let label = format!("vec{bytes} ({},{})..({},{})", a.0, a.1, b.0, b.1 + per - 1);
-                push(label, Instruction::Ld(w), chunk.to_vec(), &|r, c| {
-                    l.byte_offset(r, c)
-                });
-            }
-        }
-        Access::Ldmatrix { trans } => {
-            if l.elem_bytes != 2 {
-                return Err(SimError::AccessUnfit {
-                    access: access.to_string(),
-                    reason: format!(
-                        "ldmatrix loads b16 elements; --dtype must be 2 bytes (f16/bf16), not {} bytes",
-                        l.elem_bytes
-                    ),
-                });
-            }
-            // Stored matrix: rows are the contiguous direction.
-            let along_row = l.order == Order::Row;
-            let (srows, scols) = if along_row {
-                (rows, cols)
-            } else {
-                (cols, rows)
-            };
-            if srows % 16 != 0 || scols % 16 != 0 {
-                return Err(SimError::AccessUnfit {
-                    access: access.to_string(),
-                    reason: format!(
-                        "ldmatrix.x4 reads 16x16 blocks; the stored tile is {srows}x{scols}, which is not a multiple of 16 in both dimensions"
-                    ),
-                });
-            }
-            // Map stored (row, col) to the logical tile coordinate.
-            let logical = |sr: u32, sc: u32| if along_row { (sr, sc) } else { (sc, sr) };
-            let ins = Instruction::Ldmatrix {
-                num: MatrixCount::X4,
-                trans,
-            };
-            for br in (0..srows).step_by(16) {
-                for bc in (0..scols).step_by(16) {
-                    let lanes: Vec<(u32, u32)> = (0..WARP_SIZE as u32)
-                        .map(|lane| {
-                            let (m, r) = (lane / 8, lane % 8);
-                            logical(br + (m % 2) * 8 + r, bc + (m / 2) * 8)
-                        })
-                        .collect();
-                    for &(r, c) in &lanes {
-                        if !l.is_contiguous(r, c, 8, along_row) {
-                            return Err(SimError::AccessUnfit {
-                                access: access.to_string(),
-                                reason: format!(
-                                    "ldmatrix reads 16-byte rows of 8 elements, but layout {l} does not keep the 8 elements from ({r},{c}) contiguous; use a swizzle with M >= 3 on 2-byte elements"
-                                ),
-                            });
-                        }
-                    }
-                    let label = format!("{ins} block ({br},{bc}) of the stored {srows}x{scols}");
-                    push(label, ins, lanes, &|r, c| l.byte_offset(r, c));
-                }
-            }
+            let label = format!("{ins} block ({br},{bc}) of the stored {srows}x{scols}");
+            out.push(tile_request(label, ins, &lanes, l));
         }
     }
     Ok(out)
