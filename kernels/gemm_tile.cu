@@ -2,7 +2,7 @@
 // `tilelab verify` (lesson: tiled GEMM instruction counts).
 //
 // One CTA computes C (M x N, f32) = A (M x K, f16, row-major) * B^T, with B stored N x K (f16,
-// row-major), exactly as the simulator's warp program (src/sim/program.rs, GemmTiling):
+// row-major), exactly as the simulator's warp program (crates/tilelab-core/src/sim/kernels/program.rs, GemmTiling):
 //   * both tiles are copied to shared memory with the layout (row pitch in elements, optional
 //     CuTe Swizzle<B,M,S> on element offsets) and B's tile starts at byte TL_B_BASE;
 //   * warp w owns rows [w*MW, (w+1)*MW) (split rows) or columns [w*NW, (w+1)*NW) (split cols);

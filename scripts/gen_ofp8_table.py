@@ -2,7 +2,7 @@
 """Writes tests/data/ofp8_codes.json: every OCP FP8 code (e4m3, e5m2) with its value, and the
 code a value rounds to at every midpoint between adjacent finite codes (ties to even) and just
 beside it, from ml_dtypes (the FP8 types JAX uses; float8_e4m3fn and float8_e5m2 are the OCP
-OFP8 rev. 1.0 formats PTX calls e4m3 and e5m2). An oracle for src/sim/mma.rs that does not share
+OFP8 rev. 1.0 formats PTX calls e4m3 and e5m2). An oracle for crates/tilelab-core/src/sim/isa/mma.rs that does not share
 its code: `pip install ml_dtypes && python3 scripts/gen_ofp8_table.py`.
 
 Values are strings so that NaN and the infinities survive JSON; finite ones are Python's repr

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes the PTX ISA fragment tables as data: tests/data/ptx_isa/*.json.
 
-A second, independent implementation of the fragment layouts that `src/sim/ldmatrix.rs` and
-`src/sim/mma.rs` model. It transcribes the PTX ISA's own formulas (PTX ISA 9.0, chapter 9.7.14
+A second, independent implementation of the fragment layouts that `crates/tilelab-core/src/sim/isa/ldmatrix.rs` and
+`crates/tilelab-core/src/sim/isa/mma.rs` model. It transcribes the PTX ISA's own formulas (PTX ISA 9.0, chapter 9.7.14
 "Warp Level Matrix Multiply-Accumulate Instructions"), element by element, in the ISA's
 notation: every mma fragment is listed by the ISA's element index i (a0, a1, ... "low to high"),
 and the register and position inside it follow from how many elements one 32-bit register

@@ -143,7 +143,7 @@ const ONE_WAY: [(&str, &str); 7] = [
     ("src/lessons/ptx.rs", "run::"),
     ("crates/tilelab-core/src/ptx/cfg.rs", "decode::"),
     ("crates/tilelab-core/src/ptx/inst.rs", "decode::"),
-    ("crates/tilelab-core/src/sim/ldmatrix.rs", "exec::"),
+    ("crates/tilelab-core/src/sim/isa/ldmatrix.rs", "exec::"),
     ("crates/tilelab-core/src/sim/error.rs", "instr::"),
 ];
 
@@ -213,4 +213,56 @@ fn the_core_crate_depends_on_no_layer_above_it() {
             .any(|m| m.as_str() == Some("crates/tilelab-core")),
         "`cargo test` from the root must run the core's unit tests too"
     );
+}
+
+/// The modules of `sim`'s two other kinds of file: execution (`sim/run/`) and kernel models
+/// (`sim/kernels/`).
+const RUN_AND_KERNELS: [&str; 17] = [
+    "exec",
+    "mma_fast",
+    "smem",
+    "access",
+    "addr",
+    "placement",
+    "stats",
+    "readback",
+    "selfcheck",
+    "bank_read",
+    "tma_copy",
+    "wgmma_run",
+    "counts",
+    "fa3",
+    "traffic",
+    "occupancy",
+    "program",
+];
+
+/// `sim` is grouped by kind of file (issue 30): ISA facts in `sim/isa/` execute nothing, so their
+/// code (tests aside: they may run the executor on a fact) names no module of `sim/run/` or
+/// `sim/kernels/`.
+#[test]
+fn isa_facts_name_no_execution_or_kernel_model() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("crates/tilelab-core/src/sim/isa");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(files.len() >= 10, "{files:?}");
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, l) in code_only(code).iter().enumerate() {
+            for m in RUN_AND_KERNELS {
+                let named = [
+                    format!("sim::{m}"),
+                    format!("run::{m}"),
+                    format!("kernels::{m}"),
+                ];
+                if named.iter().any(|x| l.contains(x.as_str())) {
+                    bad.push(format!("{}:{}: names {m}", f.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -6,7 +6,7 @@
 //! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum`; provenance inside each file,
 //! `{"provenance": {...}, "records": [...]}`). `tests/sim_cli.rs` checks the same files through `tilelab sim
 //! replay`; this test links only the library, so it is cheap enough to run for every mutant of
-//! `src/sim/bank.rs` (docs/log/2026-12-01-mutants.md).
+//! `crates/tilelab-core/src/sim/isa/bank.rs` (docs/log/2026-12-01-mutants.md).
 
 use tilelab::records;
 use tilelab::sim::bank::{SharedMemoryConfig, schedule, simulate};

@@ -1,5 +1,5 @@
 //! The FP8 inputs of `mma.sync...m16n8k32.{e4m3,e5m2}` (PTX ISA §9.7.14.5.14) against an
-//! implementation that shares no code with `src/sim/mma.rs`: every code's value and the
+//! implementation that shares no code with `crates/tilelab-core/src/sim/isa/mma.rs`: every code's value and the
 //! rounding of every midpoint between adjacent finite codes (and of the values just beside
 //! them), from ml_dtypes' `float8_e4m3fn` / `float8_e5m2`, the OCP OFP8 rev. 1.0 formats
 //! (`tests/data/ofp8_codes.json`, written by `scripts/gen_ofp8_table.py`).

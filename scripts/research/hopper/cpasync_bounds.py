@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Bounds on ncu's SASS-attributed cp.async.ca wavefronts for spread sources (issue 13; the model
-is SassBounds in src/sim/bank.rs, written independently here). Per unit: R = most lane words read
+is SassBounds in crates/tilelab-core/src/sim/isa/bank.rs, written independently here). Per unit: R = most lane words read
 from one L1 bank, W = most lane words written to one shared bank, G = first-fit read groups (no L1
 bank twice in a group); lo = max(R, W), hi = G + W - 1; summed over units. Prints, per measured
 file, the distinct spread requests and where S lies (the table of docs/wavefront-model.md,

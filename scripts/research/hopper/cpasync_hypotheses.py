@@ -6,7 +6,7 @@ l1tex__data_pipe_lsu_wavefronts_mem_shared.sum - ..._op_misc.sum, the SASS-attri
 sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum, and bank conflicts C =
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum against prediction - units).
 
-Research code, not the model: the model is src/sim/bank.rs. Run from the repository root:
+Research code, not the model: the model is crates/tilelab-core/src/sim/isa/bank.rs. Run from the repository root:
     python3 scripts/research/hopper/cpasync_hypotheses.py [RESULTS_DIR] [--sweep]
 RESULTS_DIR (optional): the files of the .gpu/cpasync probe (ncu_{a,b,c,d}.csv, requests_*.txt;
 a part without its CSV is skipped; the two runs' parts may share one DIR). Its sets: the first

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The oldest .version and .target ptxas accepts for each instruction form the PTX engine gates
-# (src/sim/instr.rs GATES). Each form is compiled under three headers:
+# (crates/tilelab-core/src/sim/isa/instr.rs GATES). Each form is compiled under three headers:
 #   .version 6.3 .target sm_75  -> ptxas names the PTX ISA version each feature needs,
 #   .version 9.0 .target sm_75  -> ptxas names the target each feature needs,
 #   .version 9.0 .target sm_90  -> ptxas refuses the sm_90a-only forms on plain sm_90,

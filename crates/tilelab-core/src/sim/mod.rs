@@ -1,5 +1,8 @@
 //! The CPU model of one warp meeting shared memory and the tensor cores. Pure: no I/O, no CLI,
-//! no GPU code.
+//! no GPU code. Three kinds of file, a folder each: [`isa`] (what the PTX ISA and the hardware
+//! say an instruction does: the instruction table, fragment maps, descriptors, tensor maps, the
+//! bank rule), [`run`] (execution: the one executor and what feeds it or reads its results) and
+//! [`kernels`] (models of whole kernels: counts, FA3, traffic, occupancy, tiled programs).
 //!
 //! * [`instr`]: the instruction table (PTX name, SASS class, scope, completion, cost rule) and
 //!   what a warp shared-memory instruction is (bytes per lane, address lanes, SASS mnemonic);
@@ -39,34 +42,20 @@
 //! * [`readback`]: wavefronts of reading a TMA box or a wgmma operand back with `ldmatrix`;
 //! * [`selfcheck`]: the executor's mma and wgmma on known inputs against plain f64 sums.
 
-pub mod access;
-pub mod addr;
-pub mod arch;
-pub mod bank;
-pub mod bank_read;
-pub mod counts;
+// The three kinds of file, one folder each (the modules keep their paths: `sim::bank`,
+// `sim::exec`, `sim::counts`, ... are re-exported below).
+pub mod isa;
+pub mod kernels;
+pub mod run;
+
 pub mod error;
-pub mod exec;
-pub mod fa3;
-pub mod instr;
-pub mod layout;
-pub mod ldmatrix;
-pub mod mbarrier;
-pub mod mma;
-mod mma_fast;
-pub mod occupancy;
-pub mod placement;
-pub mod program;
-pub mod readback;
-pub mod selfcheck;
 pub mod size;
-pub mod smem;
-pub mod stats;
-pub mod tensormap;
-pub mod tma;
-pub mod tma_copy;
-pub mod traffic;
-pub mod wgmma;
-pub mod wgmma_run;
+
+pub use isa::{arch, bank, instr, layout, ldmatrix, mbarrier, mma, tensormap, tma, wgmma};
+pub use kernels::{counts, fa3, occupancy, program, traffic};
+pub(crate) use run::mma_fast;
+pub use run::{
+    access, addr, bank_read, exec, placement, readback, selfcheck, smem, stats, tma_copy, wgmma_run,
+};
 
 pub use error::SimError;

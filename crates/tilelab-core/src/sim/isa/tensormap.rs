@@ -21,8 +21,8 @@
 //! [`PTX_ELEMTYPES`]; `.swizzle_mode` 0..3 is none, 32B, 64B, 128B; `.interleave_layout` and
 //! `.fill_mode` 0 are none and zero fill (the only ones modelled).
 
-use super::error::SimError;
-use super::tma::{MAX_RANK, TensorMap, TmaDtype, TmaSwizzle};
+use crate::sim::error::SimError;
+use crate::sim::tma::{MAX_RANK, TensorMap, TmaDtype, TmaSwizzle};
 
 /// The first 8 bytes of a [`MapImage`] in memory: ASCII `tlTMIM\0\x01` (version 1).
 pub const IMAGE_MAGIC: [u8; 8] = *b"tlTMIM\0\x01";

@@ -6,9 +6,9 @@ use std::ops::{Add, AddAssign};
 
 use serde::Serialize;
 
-use super::bank::RequestCost;
+use crate::sim::bank::RequestCost;
 
-/// Totals over warp-level shared-memory requests (see [`super::bank`] for the model).
+/// Totals over warp-level shared-memory requests (see [`crate::sim::bank`] for the model).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct AccessStats {
     /// Warp-level requests (instructions executed).

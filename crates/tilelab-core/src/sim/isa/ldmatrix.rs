@@ -1,6 +1,6 @@
 //! `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16` (PTX ISA §9.7.14.5.15): which lanes
 //! give row addresses, which element each lane/register/half receives, and execution against a
-//! [`super::smem::SharedMemory`] (a thin use of [`super::exec`], which also runs `stmatrix` with this table).
+//! [`crate::sim::smem::SharedMemory`] (a thin use of [`crate::sim::exec`], which also runs `stmatrix` with this table).
 //!
 //! The fragment table, as (lane 32, reg r, half h) -> (matrix, row, col), b16 elements:
 //!

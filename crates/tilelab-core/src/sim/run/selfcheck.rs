@@ -1,15 +1,15 @@
-//! Functional checks of the one executor ([`super::exec::execute`]): an `mma.sync` or a
+//! Functional checks of the one executor ([`crate::sim::exec::execute`]): an `mma.sync` or a
 //! `wgmma.mma_async` chain run on known inputs and compared with plain f64 sums of the same
 //! inputs (never with the packed registers). `tilelab sim mma` and `tilelab sim wgmma` print
 //! what these return; a non-zero error is a defect of the fragment tables or the executor.
 
 use ndarray::Array2;
 
-use super::error::SimError;
-use super::exec::{self, WarpOp, WgmmaA, WgmmaOp, WgmmaStep};
-use super::mma::{MmaDtype, MmaKind, Operand};
-use super::smem::SharedMemory;
-use super::wgmma::{self, Major, OperandTile, WgmmaAcc, WgmmaKind, WgmmaType};
+use crate::sim::error::SimError;
+use crate::sim::exec::{self, WarpOp, WgmmaA, WgmmaOp, WgmmaStep};
+use crate::sim::mma::{MmaDtype, MmaKind, Operand};
+use crate::sim::smem::SharedMemory;
+use crate::sim::wgmma::{self, Major, OperandTile, WgmmaAcc, WgmmaKind, WgmmaType};
 
 /// Executes `kind`'s `mma.sync` on registers packed from `input(row, col, operand)` (operand 0
 /// = A, 1 = B, 2 = C) and returns max |D − reference|, the reference computed by ndarray in f64

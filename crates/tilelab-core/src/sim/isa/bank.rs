@@ -73,9 +73,9 @@
 //! (`tests/data/h200_*.json`, 5,460 records, all reproduced); `docs/wavefront-model.md` tells
 //! how each rule was checked.
 
-use super::arch::Arch;
-use super::error::SimError;
-use super::instr::{CpAsyncKind, Instruction};
+use crate::sim::arch::Arch;
+use crate::sim::error::SimError;
+use crate::sim::instr::{CpAsyncKind, Instruction};
 
 /// Lanes in a warp.
 pub const WARP_SIZE: usize = 32;

@@ -1,6 +1,6 @@
 //! Read-back costs: how many shared-memory wavefronts it costs to read back what a TMA box or
 //! a `wgmma` operand tile put in shared memory, with `ldmatrix` (the 8-address unit rule of
-//! [`super::bank`], measured on the H200: `tests/data/h200_wavefronts.json`). One place for
+//! [`crate::sim::bank`], measured on the H200: `tests/data/h200_wavefronts.json`). One place for
 //! `tilelab sim tma`, `tilelab sim wgmma` and the lessons' `tma`/`wgmma` models.
 //!
 //! * [`tma_ldmatrix_x4`]: every 16-row × 32-byte block of the box with one `ldmatrix.x4`
@@ -10,11 +10,11 @@
 //! * [`operand_core_matrices`]: the core matrices of an operand tile's first k16 block, as its
 //!   descriptor addresses them.
 
-use super::bank::WarpRequest;
-use super::instr::{Instruction, MatrixCount};
-use super::stats::AccessStats;
-use super::tma::TmaBox;
-use super::wgmma::{K, OperandTile};
+use crate::sim::bank::WarpRequest;
+use crate::sim::instr::{Instruction, MatrixCount};
+use crate::sim::stats::AccessStats;
+use crate::sim::tma::TmaBox;
+use crate::sim::wgmma::{K, OperandTile};
 
 /// Wavefronts of reading 8 rows of 16 bytes as one unit (one `ldmatrix.x1` matrix, one `wgmma`
 /// core matrix); `rows` are byte addresses.

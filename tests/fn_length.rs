@@ -1,6 +1,7 @@
 //! Issue #27's done-when: no function in `src/ptx` is over 150 lines (the PTX interpreter's
-//! families are functions of their own, not arms of one match). A function runs from its
-//! `fn` line to the first line after it that is its indentation and `}`.
+//! families are functions of their own, not arms of one match); issue #30's: none anywhere in
+//! `src` (both crates). A function runs from its `fn` line to the first line after it that is
+//! its indentation and `}`.
 
 use std::path::Path;
 
@@ -68,6 +69,23 @@ fn no_function_in_src_ptx_is_over_150_lines() {
         &mut files,
     );
     assert!(files.len() >= 10, "{files:?}");
+    let mut long = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, name, n) in long_functions(&text, LIMIT) {
+            long.push(format!("{}:{line}: fn {name} is {n} lines", f.display()));
+        }
+    }
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}
+
+#[test]
+fn no_function_in_either_crate_is_over_150_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("crates/tilelab-core/src"), &mut files);
+    assert!(files.len() >= 100, "{}", files.len());
     let mut long = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

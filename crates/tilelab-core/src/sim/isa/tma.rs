@@ -21,7 +21,7 @@
 //! addresses (CUTLASS `cute/atom/mma_traits_sm90_gmma.hpp`, `Layout_K_SW{32,64,128}_Atom_Bits`
 //! composed with `Swizzle<B,4,3>`). On *element* offsets of `e`-byte elements the same map is
 //! `Swizzle<B, 4 - log2(e), 3>`: `Swizzle<3,3,3>` for f16 in 128B mode, the swizzle
-//! [`super::layout::Swizzle`] and `tilelab sim bank-conflicts --layout swizzle:3,3,3` use. The
+//! [`crate::sim::layout::Swizzle`] and `tilelab sim bank-conflicts --layout swizzle:3,3,3` use. The
 //! pattern repeats every 256, 512 or 1024 bytes (the repeat, [`TmaSwizzle::repeat_bytes`]).
 //!
 //! Measured on an H200 (`tests/data/h200_tma_2026-11-30.json`, 107 boxes, every byte of every
@@ -45,15 +45,15 @@
 //! `DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]` ([`TensorMap::parse`]). A box of rank 3..5 lands as rows
 //! of the 2-D rule: dimension 1 inside 2 inside 3 …, row `i1 + b1·(i2 + b2·(i3 + …))`
 //! ([`TensorMap::smem_box`]). The copies themselves (load with zero fill, store, reduction,
-//! `cp.async.bulk`) are run by [`super::exec`]; [`check_bulk_copy`] and [`ReduceOp`] hold their
-//! rules. The swizzle is CuTe's [`Swizzle`] (the one of [`super::layout`]), not a formula of its
+//! `cp.async.bulk`) are run by [`crate::sim::exec`]; [`check_bulk_copy`] and [`ReduceOp`] hold their
+//! rules. The swizzle is CuTe's [`Swizzle`] (the one of [`crate::sim::layout`]), not a formula of its
 //! own.
 
 use std::fmt;
 
-use super::arch::Arch;
-use super::error::SimError;
-use super::layout::Swizzle;
+use crate::sim::arch::Arch;
+use crate::sim::error::SimError;
+use crate::sim::layout::Swizzle;
 
 /// Largest `boxDim` entry the driver accepts (elements).
 pub const MAX_BOX_DIM: u32 = 256;

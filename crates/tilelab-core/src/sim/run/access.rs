@@ -15,10 +15,10 @@
 
 use std::fmt;
 
-use super::bank::{WARP_SIZE, WarpRequest};
-use super::error::SimError;
-use super::instr::{AccessWidth, Instruction, MatrixCount};
-use super::layout::{Layout, Order};
+use crate::sim::bank::{WARP_SIZE, WarpRequest};
+use crate::sim::error::SimError;
+use crate::sim::instr::{AccessWidth, Instruction, MatrixCount};
+use crate::sim::layout::{Layout, Order};
 
 /// A warp access pattern over a tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

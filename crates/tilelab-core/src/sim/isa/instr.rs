@@ -1,6 +1,6 @@
 //! What a shared-memory instruction *is*: its PTX name, bytes per lane, and which lanes
-//! supply addresses. What it *means* (wavefronts, fragments) lives in [`super::bank`] and
-//! [`super::ldmatrix`], in the manner of CuTe's split between `arch/` operations and
+//! supply addresses. What it *means* (wavefronts, fragments) lives in [`crate::sim::bank`] and
+//! [`crate::sim::ldmatrix`], in the manner of CuTe's split between `arch/` operations and
 //! `atom/` traits.
 //!
 //! Naming: instructions are written as their PTX mnemonics without the `.sync.aligned`
@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use super::error::SimError;
+use crate::sim::error::SimError;
 
 /// Width of one lane's `ld.shared` / `st.shared` access, in bytes.
 ///
@@ -174,9 +174,9 @@ pub enum Instruction {
     /// inverse of `ldmatrix`. Lanes `8i..8i+7` give the 16-byte row addresses of matrix `i`; lane
     /// `l`'s register `i` holds row `l/4`, columns `2(l%4)` and `2(l%4)+1` of matrix `i` (with
     /// `.trans`, column `l/4`, rows `2(l%4)`, `2(l%4)+1`): the fragment table of
-    /// [`super::ldmatrix::fragment`]. SASS `STSM.16.M88[.2|.4]`, `STSM.16.MT88[.2|.4]`. This is
+    /// [`crate::sim::ldmatrix::fragment`]. SASS `STSM.16.M88[.2|.4]`, `STSM.16.MT88[.2|.4]`. This is
     /// how an epilogue writes an `mma`/`wgmma` accumulator tile (converted to 16-bit) to shared
-    /// memory, 16 bytes per row. Placement ([`super::exec::register_byte_address`]) and cost (one
+    /// memory, 16 bytes per row. Placement ([`crate::sim::exec::register_byte_address`]) and cost (one
     /// unit per matrix, as `ldmatrix`) checked on an H200: `tests/data/h200_stmatrix_*.json`.
     Stmatrix {
         /// `.x1`, `.x2` or `.x4`.
@@ -245,7 +245,7 @@ pub fn parse_matrix_qualifiers(name: &str, rest: &str) -> Result<(MatrixCount, b
     Ok((num, trans))
 }
 
-pub use super::error::INSTRUCTION_NAMES;
+pub use crate::sim::error::INSTRUCTION_NAMES;
 
 impl Instruction {
     /// `ldmatrix.x4` (`LDSM.16.M88.4`).
@@ -571,10 +571,10 @@ pub enum Completion {
 /// How the model costs an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum CostRule {
-    /// Shared-memory wavefronts of the warp request ([`super::bank`]: lanes grouped into units).
+    /// Shared-memory wavefronts of the warp request ([`crate::sim::bank`]: lanes grouped into units).
     BankUnits,
     /// Shared-memory wavefronts by the 128-byte global lines the lanes read (`cp.async.ca`;
-    /// `.cg` not modelled: [`super::bank::NotModelled`]).
+    /// `.cg` not modelled: [`crate::sim::bank::NotModelled`]).
     CpAsyncLines,
     /// Tensor-core work only: no shared-memory request.
     TensorCore,
@@ -626,7 +626,7 @@ const fn row(
     }
 }
 
-/// The instruction table: every non-ALU instruction the executor ([`super::exec::execute`])
+/// The instruction table: every non-ALU instruction the executor ([`crate::sim::exec::execute`])
 /// runs, once. Sources: PTX ISA 8.x (sm_90a) for names and completion; SASS forms as cuobjdump
 /// prints them for sm_90a (`tests/data/h200_*`: LDS/STS/LDSM/STSM/LDGSTS/HMMA/HGMMA f16 and
 /// bf16, UTMALDG.2D, UTMASTG.2D); every `mma.sync` form as ptxas 13.0.88 assembles it for
@@ -1268,8 +1268,8 @@ pub fn class_row(class: SassClass) -> &'static InstrRow {
 /// `HGMMA.64x{N}x16.F16` for f16 accumulators, `HGMMA.64x{N}x8.F32.TF32`,
 /// `QGMMA.64x{N}x32.{F32,F16}.{E4M3,E5M2}.{E4M3,E5M2}`, `IGMMA.64x{N}x32.{S8,U8}.{S8,U8}`
 /// (`.SAT` with `.satfinite`).
-pub fn wgmma_sass(k: &super::wgmma::WgmmaKind) -> String {
-    use super::wgmma::WgmmaType as T;
+pub fn wgmma_sass(k: &crate::sim::wgmma::WgmmaKind) -> String {
+    use crate::sim::wgmma::WgmmaType as T;
     let up = |t: T| t.name().to_ascii_uppercase();
     let (n, kk) = (k.n, k.k());
     let acc = k.acc.name().to_ascii_uppercase();

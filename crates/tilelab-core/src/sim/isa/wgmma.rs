@@ -1,6 +1,6 @@
 //! `wgmma.mma_async.sync.aligned` (PTX ISA 9.7.15 "Asynchronous Warpgroup Level Matrix
 //! Multiply-Accumulate", sm_90a; SASS `HGMMA`/`QGMMA`/`IGMMA`): the **ISA facts** the one
-//! executor ([`super::exec`], [`super::exec::WgmmaOp`]) uses, no execution of their own. A
+//! executor ([`crate::sim::exec`], [`crate::sim::exec::WgmmaOp`]) uses, no execution of their own. A
 //! warpgroup of 128 threads (4 consecutive warps) computes D (64×N, in registers) = A (64×K) ·
 //! B (K×N) (+ D), K = 32 bytes of input: m64nNk16 (f16, bf16), m64nNk8 (tf32), m64nNk32 (e4m3,
 //! e5m2, s8, u8) ([`WgmmaKind`]: the allowed types, accumulators and N), with A and B read from
@@ -17,7 +17,7 @@
 //! # Canonical layouts (bytes; `e` = element bytes = 2, `W` = swizzle span 32/64/128)
 //! Operands are made of **core matrices** of 8 rows × 16 bytes. For one k16 block, element
 //! `(mn, k)` of A (mn = m) or B (mn = n) is read at `start + offset`, the swizzle of the mode then
-//! applied to that *address* (CuTe `Swizzle<1|2|3,4,3>`, as in [`super::tma`]):
+//! applied to that *address* (CuTe `Swizzle<1|2|3,4,3>`, as in [`crate::sim::tma`]):
 //! ```text
 //! K-major  none:  (mn/8)*SBO + (k/8)*LBO + (mn%8)*16 + (k%8)*e
 //! K-major  W:     (mn/8)*SBO + (mn%8)*W  + k*e                      (LBO unused)
@@ -36,9 +36,9 @@
 
 use std::fmt;
 
-use super::error::SimError;
-use super::mma::MmaDtype;
-use super::tma::TmaSwizzle;
+use crate::sim::error::SimError;
+use crate::sim::mma::MmaDtype;
+use crate::sim::tma::TmaSwizzle;
 
 /// Threads in a warpgroup.
 pub const WARPGROUP_THREADS: usize = 128;
@@ -476,9 +476,9 @@ pub fn ptx(n: u32, dtype: MmaDtype) -> String {
 }
 
 /// The SASS mnemonic of the f32-accumulating form, e.g. `HGMMA.64x64x16.F32` (`.BF16`
-/// appended for bf16 inputs), from the instruction table ([`super::instr::wgmma_sass`]).
+/// appended for bf16 inputs), from the instruction table ([`crate::sim::instr::wgmma_sass`]).
 pub fn sass(n: u32, dtype: MmaDtype) -> String {
-    super::instr::wgmma_sass(&WgmmaKind::f32_of(n, dtype))
+    crate::sim::instr::wgmma_sass(&WgmmaKind::f32_of(n, dtype))
 }
 
 /// `(row, col)` of D held by thread `thread` (0..128) in accumulator register `reg` (0..N/2).
@@ -497,8 +497,8 @@ pub fn a_fragment(thread: u32, reg: u32, half: u32) -> (u32, u32) {
     (16 * w + g + 8 * (reg % 2), 2 * q + half + 8 * (reg / 2))
 }
 
-/// Where A comes from, with A's major (the form [`super::exec::WgmmaOp::f32_acc`] takes; the
-/// executor's own is [`super::exec::WgmmaA`]).
+/// Where A comes from, with A's major (the form [`crate::sim::exec::WgmmaOp::f32_acc`] takes; the
+/// executor's own is [`crate::sim::exec::WgmmaA`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ASource {
     /// Shared memory through a descriptor, with its major.

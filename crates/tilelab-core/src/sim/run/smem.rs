@@ -1,12 +1,12 @@
-//! A simulated shared-memory byte array: what [`super::exec::execute`] reads and writes.
+//! A simulated shared-memory byte array: what [`crate::sim::exec::execute`] reads and writes.
 //!
 //! Little-endian like the GPU. Every typed access checks natural alignment (PTX requires it:
 //! PTX ISA §6.4.1 "Addresses as Operands") and that the whole access lies inside the array,
 //! with arithmetic that cannot wrap.
 
-use super::arch::Arch;
-use super::bank::SharedMemoryConfig;
-use super::error::SimError;
+use crate::sim::arch::Arch;
+use crate::sim::bank::SharedMemoryConfig;
+use crate::sim::error::SimError;
 
 /// Shared memory as bytes, little-endian like the GPU, with the architecture whose limits it
 /// models (for error messages and [`Self::config`]).
@@ -91,7 +91,7 @@ impl SharedMemory {
     }
 
     /// The size and architecture requests are validated against
-    /// ([`super::bank::WarpRequest::validate`]).
+    /// ([`crate::sim::bank::WarpRequest::validate`]).
     pub fn config(&self) -> SharedMemoryConfig {
         SharedMemoryConfig {
             arch: self.arch,

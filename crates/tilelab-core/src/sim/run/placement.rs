@@ -1,5 +1,5 @@
 //! Where tiles sit in shared memory: the one placement rule of every tiling
-//! ([`super::program`]) and every lesson.
+//! ([`crate::sim::program`]) and every lesson.
 //!
 //! Tiles are placed one after another in the order given. Each starts at the next multiple of
 //! its alignment ([`tile_alignment`]): [`TILE_ALIGN_BYTES`], or the period of its swizzle in
@@ -10,9 +10,9 @@
 
 use std::fmt;
 
-use super::arch::Arch;
-use super::error::SimError;
-use super::layout::Layout;
+use crate::sim::arch::Arch;
+use crate::sim::error::SimError;
+use crate::sim::layout::Layout;
 
 /// Tiles start at multiples of this many bytes (at least; see [`tile_alignment`]).
 pub const TILE_ALIGN_BYTES: u32 = 1024;

@@ -60,10 +60,10 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::Serialize;
 
-use super::error::SimError;
-use super::mma::MmaDtype;
-use super::program::FlashProblem;
-use super::wgmma;
+use crate::sim::error::SimError;
+use crate::sim::mma::MmaDtype;
+use crate::sim::program::FlashProblem;
+use crate::sim::wgmma;
 
 /// `FA_BM` of `kernels/fa3_fwd.cu` (query rows per tile, fixed there by `#define`) and the
 /// default `FA_BN` (keys per block).
@@ -78,8 +78,8 @@ pub const FA3_STAGES: u32 = 2;
 /// Threads per CTA (`__launch_bounds__(384, 1)`): three warpgroups.
 pub const FA3_THREADS: u32 = 384;
 /// Streaming multiprocessors of an NVIDIA H200 (SXM): the persistent grid's default size
-/// ([`super::arch::H200_SMS`]).
-pub use super::arch::H200_SMS;
+/// ([`crate::sim::arch::H200_SMS`]).
+pub use crate::sim::arch::H200_SMS;
 /// Consumer warpgroups per CTA (rows 64c..64c+63 of each tile).
 pub const FA3_CONSUMERS: u64 = 2;
 
@@ -398,7 +398,7 @@ impl Fa3Tiling {
             });
         }
         let needed = self.dynamic_smem_bytes();
-        let limit = super::arch::Arch::Sm90.limits().smem_per_block_bytes;
+        let limit = crate::sim::arch::Arch::Sm90.limits().smem_per_block_bytes;
         if needed.is_none_or(|n| n > u64::from(limit)) {
             let tile = u128::from(self.bm) * u128::from(self.head_dim) * 2;
             let kv = u128::from(self.bn) * u128::from(self.head_dim) * 2;

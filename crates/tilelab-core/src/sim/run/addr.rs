@@ -23,8 +23,8 @@
 
 use std::fmt;
 
-use super::bank::WARP_SIZE;
-use super::error::SimError;
+use crate::sim::bank::WARP_SIZE;
+use crate::sim::error::SimError;
 
 /// Longest expression accepted, in bytes.
 pub const MAX_EXPR_LEN: usize = 1000;

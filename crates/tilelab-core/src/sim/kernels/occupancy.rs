@@ -27,8 +27,8 @@
 
 use serde::Serialize;
 
-use super::arch::{Arch, ArchLimits};
-use super::error::SimError;
+use crate::sim::arch::{Arch, ArchLimits};
+use crate::sim::error::SimError;
 
 /// The kernel's launch resources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -274,12 +274,12 @@ pub fn occupancy(inp: &OccupancyInput) -> Result<OccupancyReport, SimError> {
 }
 
 /// Parses a byte size of at most `u32::MAX` bytes: `28672`, `28K`, `28KB`, `28KiB`, `1.5K`
-/// (K = 1024 bytes, as CUDA counts shared memory), `0`; the forms of [`super::size`].
+/// (K = 1024 bytes, as CUDA counts shared memory), `0`; the forms of [`crate::sim::size`].
 ///
 /// # Errors
 /// [`SimError::Size`] quoting the string and why (not a size, a fraction of a byte, too large).
 pub fn parse_bytes(s: &str) -> Result<u32, SimError> {
-    super::size::parse_bytes(s, u32::MAX as u64)
+    crate::sim::size::parse_bytes(s, u32::MAX as u64)
         .map(|b| b as u32)
         .map_err(|why| SimError::Size {
             given: s.to_string(),

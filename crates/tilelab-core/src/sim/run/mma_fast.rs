@@ -1,5 +1,5 @@
 //! The tensor-core arithmetic on flat arrays: the same sums as the reference arms of
-//! [`super::exec`] (`mma_d` for `mma.sync`, the f32/f16 accumulators of `warpgroup_on` for
+//! [`crate::sim::exec`] (`mma_d` for `mma.sync`, the f32/f16 accumulators of `warpgroup_on` for
 //! `wgmma.mma_async`), in the same order, so every result is bit-identical, only laid out so
 //! that the compiler vectorises across output columns (issue #31).
 //!
@@ -13,10 +13,10 @@
 //! compare NaNs as NaNs.
 //!
 //! Elements come from the registers by the same fragment tables ([`MmaKind::fragment`]) and
-//! element decoders ([`super::mma::MmaDtype::decode`]); only the integer forms (s8/u8 into
+//! element decoders ([`crate::sim::mma::MmaDtype::decode`]); only the integer forms (s8/u8 into
 //! s32) keep the reference path.
 
-use super::mma::{MmaAcc, MmaDtype, MmaKind, Operand, RawRegs};
+use crate::sim::mma::{MmaAcc, MmaDtype, MmaKind, Operand, RawRegs};
 use half::f16;
 
 /// Where each lane's elements sit in the flat matrices of an m16n8kK `mma.sync`: element `e` of
@@ -29,7 +29,7 @@ struct Frags {
 }
 
 fn frags(k: u32) -> Option<&'static Frags> {
-    use super::mma::MmaShape;
+    use crate::sim::mma::MmaShape;
     use std::sync::OnceLock;
     static T: [OnceLock<Frags>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let (slot, shape) = match k {
@@ -47,15 +47,15 @@ fn frags(k: u32) -> Option<&'static Frags> {
         for lane in 0..32u32 {
             let l = lane as usize;
             for e in 0..shape.elems_per_lane(Operand::A) {
-                let (i, j) = super::mma::element(shape, Operand::A, lane, e);
+                let (i, j) = crate::sim::mma::element(shape, Operand::A, lane, e);
                 f.a[l][e as usize] = (i * k + j) as u16;
             }
             for e in 0..shape.elems_per_lane(Operand::B) {
-                let (i, j) = super::mma::element(shape, Operand::B, lane, e);
+                let (i, j) = crate::sim::mma::element(shape, Operand::B, lane, e);
                 f.b[l][e as usize] = (i * 8 + j) as u16;
             }
             for e in 0..shape.elems_per_lane(Operand::C) {
-                let (i, j) = super::mma::element(shape, Operand::C, lane, e);
+                let (i, j) = crate::sim::mma::element(shape, Operand::C, lane, e);
                 f.c[l][e as usize] = (i * 8 + j) as u16;
             }
         }
@@ -288,7 +288,7 @@ mod tests {
 
     /// The reference `mma_d` of `sim::exec` on the same registers.
     fn reference(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
-        super::super::exec::mma_d_reference(kind, regs)
+        crate::sim::exec::mma_d_reference(kind, regs)
     }
 
     fn same(kind: MmaKind, x: u32, y: u32) -> bool {

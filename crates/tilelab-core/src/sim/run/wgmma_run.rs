@@ -1,18 +1,18 @@
 //! One `wgmma` problem as `tilelab sim wgmma` runs it: the operand tiles placed in shared
-//! memory by their canonical layouts ([`super::wgmma::operand_tiles_at`]), the chain of
+//! memory by their canonical layouts ([`crate::sim::wgmma::operand_tiles_at`]), the chain of
 //! `K / instruction K` instructions run through the one executor and checked against plain
-//! f64 sums ([`super::selfcheck::wgmma_check`]), and each instruction's matrix descriptors.
+//! f64 sums ([`crate::sim::selfcheck::wgmma_check`]), and each instruction's matrix descriptors.
 //!
 //! K is counted two ways: `k` in elements of the input type (what the flags and the check
 //! use) and the tiles' K in 2-byte units (an e-byte K-major tile of k elements has the byte
 //! layout of a 2-byte tile of `k * e / 2` elements, so one instruction's 32 bytes of K are one
 //! k16 block).
 
-use super::arch::Arch;
-use super::error::SimError;
-use super::selfcheck::{self, WgmmaCase, WgmmaCheck};
-use super::tma::TmaSwizzle;
-use super::wgmma::{self, AtomOrder, Major, MatrixDescriptor, OperandTile, WgmmaKind};
+use crate::sim::arch::Arch;
+use crate::sim::error::SimError;
+use crate::sim::selfcheck::{self, WgmmaCase, WgmmaCheck};
+use crate::sim::tma::TmaSwizzle;
+use crate::sim::wgmma::{self, AtomOrder, Major, MatrixDescriptor, OperandTile, WgmmaKind};
 
 /// The problem: one instruction form, the operands' majors and tiling, K and where the tiles
 /// sit.

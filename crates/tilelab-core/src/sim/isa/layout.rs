@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use super::error::SimError;
+use crate::sim::error::SimError;
 
 /// CuTe's `Swizzle<B,M,S>` on an offset `o` (CuTe `include/cute/swizzle.hpp`):
 ///

@@ -1,21 +1,21 @@
 //! One TMA copy as `tilelab sim tma` shows it, run through the one executor
-//! ([`super::exec::execute`]) on sm_90's shared memory: a tensor-map box load or store
+//! ([`crate::sim::exec::execute`]) on sm_90's shared memory: a tensor-map box load or store
 //! ([`tensor_copy`]) or a bulk copy without a tensor map ([`bulk_copy`]), with where each box
 //! row's 16-byte chunks land ([`TensorCopy::lines`]) and what reading the box back costs
-//! ([`super::readback`]).
+//! ([`crate::sim::readback`]).
 //!
 //! Global memory is not allocated for a tensor copy: every byte reads as a pattern of its
 //! address (`address % 251`), writes are counted. The tensor (or the bulk source) sits at
 //! [`TENSOR_BASE`].
 
-use super::arch::Arch;
-use super::error::SimError;
-use super::exec::{self, BulkKind, BulkOp, BulkStep, FlatGlobal, GlobalMemory};
-use super::instr::{self, SassClass};
-use super::readback;
-use super::smem::SharedMemory;
-use super::stats::AccessStats;
-use super::tma::{MAX_RANK, TensorMap, TmaBox, TmaDtype, TmaSwizzle};
+use crate::sim::arch::Arch;
+use crate::sim::error::SimError;
+use crate::sim::exec::{self, BulkKind, BulkOp, BulkStep, FlatGlobal, GlobalMemory};
+use crate::sim::instr::{self, SassClass};
+use crate::sim::readback;
+use crate::sim::smem::SharedMemory;
+use crate::sim::stats::AccessStats;
+use crate::sim::tma::{MAX_RANK, TensorMap, TmaBox, TmaDtype, TmaSwizzle};
 
 /// The global byte address of the tensor (and of a bulk copy's global side).
 pub const TENSOR_BASE: u64 = 0x7f00_0000_0000;

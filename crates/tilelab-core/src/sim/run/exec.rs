@@ -11,9 +11,9 @@
 //! Every op is validated before anything is written; the step says what the instruction cost
 //! and touched (wavefronts, core matrices and bytes read, transaction bytes, shared ranges
 //! written). What each instruction *is* (PTX name, SASS class, scope, completion, cost rule)
-//! is one row of [`super::instr::TABLE`]; the ISA facts the arms use (fragment maps,
-//! descriptor layouts, box placement, tensor map rules) live in [`super::ldmatrix`],
-//! [`super::mma`], [`super::wgmma`] and [`super::tma`], which execute nothing themselves.
+//! is one row of [`crate::sim::instr::TABLE`]; the ISA facts the arms use (fragment maps,
+//! descriptor layouts, box placement, tensor map rules) live in [`crate::sim::ldmatrix`],
+//! [`crate::sim::mma`], [`crate::sim::wgmma`] and [`crate::sim::tma`], which execute nothing themselves.
 //! Global memory enters through the [`GlobalMemory`] trait (the PTX engine implements it;
 //! [`FlatGlobal`] is one allocation).
 //!
@@ -34,26 +34,26 @@
 //! * `ld.shared` / `st.shared` of 1, 2, 4, 8 and 16 bytes per lane ([`AccessWidth`]): a load
 //!   returns the lane's bytes as little-endian 32-bit registers, zero-extended (`.u8`, `.u16`);
 //! * `ldmatrix.x1/.x2/.x4[.trans]` (PTX ISA §9.7.14.5.15) and its inverse `stmatrix` (§9.7.14.5.16,
-//!   sm_90): one register per 8x8 b16 matrix, the fragment table of [`super::ldmatrix::fragment`];
+//!   sm_90): one register per 8x8 b16 matrix, the fragment table of [`crate::sim::ldmatrix::fragment`];
 //! * `cp.async.{ca,cg}.shared.global` of 4, 8 or 16 bytes: the shared side only; the caller
 //!   supplies each lane's source bytes as registers (little-endian, like a store) and their
 //!   global addresses (the cost depends on their 128-byte lines; `.cg` is executed but not
-//!   costed, see [`super::bank::NotModelled`]);
+//!   costed, see [`crate::sim::bank::NotModelled`]);
 //! * `mma.sync.aligned` of every [`MmaKind`] (shape, input type, accumulator type) that
-//!   [`super::mma`] models, on per-lane registers (A, B, C and D as raw 32-bit words: f32 or
+//!   [`crate::sim::mma`] models, on per-lane registers (A, B, C and D as raw 32-bit words: f32 or
 //!   s32 bit patterns, or f16 pairs with f16 accumulators).
 //!
-//! Costs come from [`WarpRequest::cost`]; the per-wavefront detail ([`super::bank::schedule`])
+//! Costs come from [`WarpRequest::cost`]; the per-wavefront detail ([`crate::sim::bank::schedule`])
 //! is for callers that display it.
 //!
 //! # Warpgroup: `wgmma.mma_async` (PTX ISA 9.7.15)
 //! A from registers ([`WgmmaA::Regs`], [`WgmmaKind::a_fragment`]) or a matrix descriptor, B
 //! from a descriptor; elements read at [`MatrixDescriptor::element_address_of`] (the canonical
-//! layouts, swizzled through [`super::layout::Swizzle`]); products exact in f64, summed in f64,
+//! layouts, swizzled through [`crate::sim::layout::Swizzle`]); products exact in f64, summed in f64,
 //! rounded once to the accumulator (f32, f16) or summed exactly in i64 and wrapped (or
 //! saturated with `.satfinite`) to s32. `scale_d = false` ignores D's old value; `imm-scale`
 //! negates A or B. The step lists the core matrices read and their bank cost as 8-address units
-//! ([`super::instr::CostRule::CoreMatrices`]; whether the H200's `l1tex` shared counters see
+//! ([`crate::sim::instr::CostRule::CoreMatrices`]; whether the H200's `l1tex` shared counters see
 //! wgmma operand reads is not measured yet).
 //!
 //! # Bulk: the TMA unit
@@ -71,17 +71,17 @@
 //!   row, col): bytes `2·col .. 2·col + 2` of the row whose address lane `8·matrix + row` gave.
 //!
 //! # Adding an instruction
-//! Always: a row of [`super::instr::TABLE`] (PTX name, SASS class and form, scope, completion,
+//! Always: a row of [`crate::sim::instr::TABLE`] (PTX name, SASS class and form, scope, completion,
 //! cost rule), then by scope:
 //! * **warp**: a variant of [`Instruction`] with its PTX spelling (`parse`, `Display`), SASS
 //!   mnemonic, bytes per address, address lanes, registers per lane and `is_store`; its cost
-//!   as one arm of `unit_rule` in [`super::bank`]; an arm of [`register_segments`] if its
+//!   as one arm of `unit_rule` in [`crate::sim::bank`]; an arm of [`register_segments`] if its
 //!   register ↔ memory map is not one of the two above. The warp arm reads or writes through
 //!   that table, chosen by `is_store`; a non-memory warp op is a [`WarpOp`] variant and an arm
 //!   of `warp`.
 //! * **warpgroup**: the ISA facts (forms, fragment maps, descriptor layouts) in
-//!   [`super::wgmma`]; a field or variant of [`WgmmaOp`] and its arm in `warpgroup_on`.
-//! * **bulk**: its rules in [`super::tma`]; a [`BulkKind`] variant and an arm of `bulk`
+//!   [`crate::sim::wgmma`]; a field or variant of [`WgmmaOp`] and its arm in `warpgroup_on`.
+//! * **bulk**: its rules in [`crate::sim::tma`]; a [`BulkKind`] variant and an arm of `bulk`
 //!   returning its [`BulkStep`].
 //!
 //! Then tests below against the PTX ISA's tables written as data, and the measured files.
@@ -101,14 +101,16 @@
 
 use std::ops::Range;
 
-use super::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
-use super::error::SimError;
-use super::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
-use super::ldmatrix;
-use super::mma::{MmaAcc, MmaKind, Operand, RawRegs};
-use super::smem::SharedMemory;
-use super::tma::{MAX_RANK, ReduceOp, TensorMap, TmaDtype, check_bulk_copy};
-use super::wgmma::{Major, MatrixDescriptor, WARPGROUP_THREADS, WgmmaAcc, WgmmaKind, WgmmaType};
+use crate::sim::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
+use crate::sim::error::SimError;
+use crate::sim::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
+use crate::sim::ldmatrix;
+use crate::sim::mma::{MmaAcc, MmaKind, Operand, RawRegs};
+use crate::sim::smem::SharedMemory;
+use crate::sim::tma::{MAX_RANK, ReduceOp, TensorMap, TmaDtype, check_bulk_copy};
+use crate::sim::wgmma::{
+    Major, MatrixDescriptor, WARPGROUP_THREADS, WgmmaAcc, WgmmaKind, WgmmaType,
+};
 
 /// Per-lane 32-bit registers, lane 0 first, up to 4 per lane (unused ones 0).
 pub type LaneRegs = [[u32; 4]; WARP_SIZE];
@@ -196,7 +198,7 @@ impl WarpOp {
     /// The shared side of `cp.async`: each lane of `mask` writes its `kind.bytes()` source bytes
     /// (`src`, little-endian words), read from global byte address `src_addrs[lane]`, at its
     /// shared byte address `addrs[lane]`. The global addresses decide the cost (which 128-byte
-    /// lines the lanes read: [`super::bank`]).
+    /// lines the lanes read: [`crate::sim::bank`]).
     pub fn cp_async(
         kind: CpAsyncKind,
         addrs: [u32; WARP_SIZE],
@@ -345,7 +347,7 @@ impl RegSegments {
 /// bytes a load puts in it, or a store takes from it. Empty for `reg >= ins.regs_per_lane()`.
 ///
 /// Source: PTX ISA §9.7.9.8 (ld, little-endian vectors), §9.7.14.5.15/16 (ldmatrix/stmatrix
-/// fragments, via [`super::ldmatrix::fragment`]).
+/// fragments, via [`crate::sim::ldmatrix::fragment`]).
 pub fn register_segments(ins: Instruction, lane: usize, reg: usize) -> RegSegments {
     let mut out = RegSegments::EMPTY;
     if lane >= WARP_SIZE || reg >= ins.regs_per_lane() {
@@ -494,9 +496,9 @@ fn store(
 
 fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<WarpStep, SimError> {
     let kind = MmaKind::with_types(kind.shape, kind.dtype, kind.btype, kind.acc, kind.satfinite)?;
-    // The float forms straight from the lane registers (`super::mma_fast`), else the
+    // The float forms straight from the lane registers (`crate::sim::mma_fast`), else the
     // reference on a copy.
-    let d = super::mma_fast::mma_d_lanes(kind, a, b, c).unwrap_or_else(|| {
+    let d = crate::sim::mma_fast::mma_d_lanes(kind, a, b, c).unwrap_or_else(|| {
         let regs = RawRegs {
             a: *a,
             b: b.map(|r| [r[0], r[1]]),
@@ -523,8 +525,8 @@ fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<W
 /// (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8 tensor cores are
 /// reported to keep fewer bits while accumulating, which this model does not reproduce.
 fn mma_d(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
-    // The float forms on flat arrays, the same sums bit for bit (`super::mma_fast`).
-    if let Some(d) = super::mma_fast::mma_d(kind, regs) {
+    // The float forms on flat arrays, the same sums bit for bit (`crate::sim::mma_fast`).
+    if let Some(d) = crate::sim::mma_fast::mma_d(kind, regs) {
         return d;
     }
     mma_d_reference(kind, regs)
@@ -623,7 +625,7 @@ impl Op for BulkOp<'_> {}
 /// Warpgroup: a form [`WgmmaKind::new`] refuses, an `imm-trans`/`imm-scale` the ISA forbids,
 /// an accumulator slice of the wrong length, a descriptor base offset other than 0 (not
 /// modelled), operand bytes outside `smem`. Bulk: the tensor map and copy rules of
-/// [`super::tma`], shared-memory ranges outside `smem`, and the [`GlobalMemory`]'s errors.
+/// [`crate::sim::tma`], shared-memory ranges outside `smem`, and the [`GlobalMemory`]'s errors.
 pub fn execute<O: Op>(smem: &mut SharedMemory, op: O) -> Result<O::Step, SimError> {
     sealed::Sealed::run(op, smem)
 }
@@ -774,7 +776,7 @@ pub struct CoreMatrixRead {
     pub rows: [u32; 8],
     /// Wavefronts its 8 rows would take read as one 8-address unit (an ldmatrix-like request):
     /// a layout diagnostic, not what the H200 counts ([`WgmmaStep::wavefronts`] counts one per
-    /// core matrix, [`super::instr::CostRule::CoreMatrices`]).
+    /// core matrix, [`crate::sim::instr::CostRule::CoreMatrices`]).
     pub wavefronts: u32,
 }
 
@@ -788,7 +790,7 @@ pub struct WgmmaStep {
     /// Operand wavefronts as the H200 counts them: one per core matrix read from shared memory,
     /// i.e. (A bytes from shared memory + B bytes) / 128, never conflicted
     /// (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma`; tests/data/hopper_probes,
-    /// tests/data/ptx_hopper/README.md, [`super::instr::CostRule::CoreMatrices`]).
+    /// tests/data/ptx_hopper/README.md, [`crate::sim::instr::CostRule::CoreMatrices`]).
     pub wavefronts: u32,
     /// Ideal wavefronts (one per core matrix).
     pub ideal: u32,
@@ -984,7 +986,7 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
     read_operand(1, &op.b, major(op.trans_b), kind.b, n, &mut bv)?;
     let scale = f64::from(op.scale_a * op.scale_b);
     // Float accumulators: every (row, col) dot product at once, vectorised over columns, the
-    // iterator sums' values bit for bit (`super::mma_fast::wgmma_dots`).
+    // iterator sums' values bit for bit (`crate::sim::mma_fast::wgmma_dots`).
     let dots = if kind.acc == WgmmaAcc::S32 {
         Vec::new()
     } else {
@@ -995,7 +997,7 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
             }
         }
         let mut o = vec![0f64; 64 * n];
-        super::mma_fast::wgmma_dots(&av, &bt, kk, n, &mut o);
+        crate::sim::mma_fast::wgmma_dots(&av, &bt, kk, n, &mut o);
         o
     };
     let halves = if kind.acc == WgmmaAcc::F16 { 2 } else { 1 };

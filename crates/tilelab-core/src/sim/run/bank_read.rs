@@ -6,14 +6,14 @@
 //! Every request is checked as the GPU checks it ([`exec::check_request`]: alignment, the
 //! range of sm's shared memory) before it is costed.
 
-use super::access::{self, Access, TileRequest};
-use super::addr::AddrExpr;
-use super::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
-use super::error::SimError;
-use super::exec;
-use super::instr::{AccessWidth, CpAsyncKind, Instruction};
-use super::layout::Layout;
-use super::stats::AccessStats;
+use crate::sim::access::{self, Access, TileRequest};
+use crate::sim::addr::AddrExpr;
+use crate::sim::bank::{RequestCost, SharedMemoryConfig, WARP_SIZE, WarpRequest};
+use crate::sim::error::SimError;
+use crate::sim::exec;
+use crate::sim::instr::{AccessWidth, CpAsyncKind, Instruction};
+use crate::sim::layout::Layout;
+use crate::sim::stats::AccessStats;
 
 /// The element type and the layouts of a tile read: `dtype` and `layouts` when given, else
 /// the pattern's defaults ([`Access::default_dtype`], [`Access::default_layouts`]).

@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use super::error::SimError;
+use crate::sim::error::SimError;
 
 /// Streaming multiprocessors of an NVIDIA H200 (SXM, sm_90: 132 SMs, as `cudaDevAttrMultiProcessorCount`
 /// reports on the H200 `tilelab verify` ran on): the default size of persistent grids.

@@ -37,10 +37,10 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::bank::WarpRequest;
-use super::instr::{Instruction, SassClass};
-use super::layout::Layout;
-use super::mma::{MmaDtype, MmaShape};
+use crate::sim::bank::WarpRequest;
+use crate::sim::instr::{Instruction, SassClass};
+use crate::sim::layout::Layout;
+use crate::sim::mma::{MmaDtype, MmaShape};
 
 mod build;
 mod emit;
@@ -100,7 +100,7 @@ pub struct SmemTile {
     pub id: TileId,
     /// Element (row, col) → byte offset inside the tile; f16 elements.
     pub layout: Layout,
-    /// Byte offset of the tile in shared memory ([`super::placement`]'s rule).
+    /// Byte offset of the tile in shared memory ([`crate::sim::placement`]'s rule).
     pub base_byte: u32,
 }
 
@@ -164,7 +164,7 @@ pub struct SmemOp {
     pub row: u32,
     /// Column of the first element covered (elements).
     pub col: u32,
-    /// The instruction and its 32 lane byte addresses, ready for [`super::bank::schedule`].
+    /// The instruction and its 32 lane byte addresses, ready for [`crate::sim::bank::schedule`].
     pub request: WarpRequest,
 }
 
@@ -270,7 +270,7 @@ pub struct Stage {
     /// Its place in the loop structure.
     pub kind: StageKind,
     /// For a masked copy unrolled once per masking step (FlashAttention-2 unrolls
-    /// [`super::FlashTiling::masked_copies`] of them), which step; `None` for a copy that loops.
+    /// [`FlashTiling::masked_copies`] of them), which step; `None` for a copy that loops.
     pub step: Option<u32>,
     /// The instructions, in issue order.
     pub instrs: Vec<WarpInstr>,

@@ -26,7 +26,7 @@
 
 use serde::Serialize;
 
-use super::error::SimError;
+use crate::sim::error::SimError;
 
 /// The attention problem and blocking. Units: elements unless named `_bytes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -25,14 +25,14 @@
 //!
 //! Main types: [`MmaKind`] (shape, input type, accumulator type: one PTX instruction) with
 //! [`MmaKind::pack`] and [`MmaKind::unpack`] on raw 32-bit registers ([`RawRegs`]); the
-//! arithmetic is the one executor's ([`super::exec::execute`] of
-//! [`super::exec::WarpOp::mma`]). The older [`pack`]/[`unpack`] functions are the
-//! f32-accumulator special case with C/D held as `f32` ([`super::exec::WarpOp::mma_f32`]).
+//! arithmetic is the one executor's ([`crate::sim::exec::execute`] of
+//! [`crate::sim::exec::WarpOp::mma`]). The older [`pack`]/[`unpack`] functions are the
+//! f32-accumulator special case with C/D held as `f32` ([`crate::sim::exec::WarpOp::mma_f32`]).
 
 use half::{bf16, f16};
 use ndarray::Array2;
 
-use super::error::SimError;
+use crate::sim::error::SimError;
 
 /// The mma shapes modelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -545,7 +545,7 @@ pub struct RawRegs {
     pub a: [[u32; 4]; 32],
     /// `b[lane][reg]`.
     pub b: [[u32; 2]; 32],
-    /// `c[lane][reg]` (C on input; D is [`super::exec::WarpStep::regs`] after the mma).
+    /// `c[lane][reg]` (C on input; D is [`crate::sim::exec::WarpStep::regs`] after the mma).
     pub c: [[u32; 4]; 32],
 }
 

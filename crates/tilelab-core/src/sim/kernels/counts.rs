@@ -2,7 +2,7 @@
 //! dynamic execution counts per SASS line, from the kernel's loop simulated CTA by CTA; bank
 //! conflicts of every shared access; and the two articles' closed-form formulas beside them.
 //!
-//! Every count here comes from walking a [`CtaProgram`] built by [`super::program`]. The
+//! Every count here comes from walking a [`CtaProgram`] built by [`crate::sim::program`]. The
 //! formulas ([`gemm_formulas`], [`flash_formulas`], [`flash_dynamic_formulas`]) are the
 //! explanation, computed independently; the tests check that both agree over sweeps of tilings.
 //!
@@ -26,8 +26,8 @@ use std::ops::{Add, AddAssign};
 
 use serde::Serialize;
 
-use super::error::SimError;
-use super::program::{
+use crate::sim::error::SimError;
+use crate::sim::program::{
     CtaProgram, FlashProblem, FlashStyle, FlashTiling, GemmCase, GemmTiling, InstrClass, Product,
     Split, Stage, StageKind, TileId, WarpInstr, WarpProgram,
 };
@@ -412,7 +412,7 @@ pub fn flash_formulas(t: &FlashTiling) -> Vec<Formula> {
         }
     }
     v.push(formula(
-        &pc(super::instr::SassClass::Hmma.name()),
+        &pc(crate::sim::instr::SassClass::Hmma.name()),
         Some(InstrClass::Hmma),
         hmma_sym,
         hmma_sub,
@@ -814,7 +814,7 @@ pub fn dynamic_counts(
 // ---------------------------------------------------------------------------------------------
 // Bank conflicts
 
-pub use super::stats::AccessStats;
+pub use crate::sim::stats::AccessStats;
 
 /// Bank statistics of one (tile, instruction class) pair.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -841,7 +841,7 @@ pub struct BankSummary {
 }
 
 /// Runs every shared access of every warp through the wavefront model
-/// ([`super::bank::WarpRequest::cost`], as the executor does).
+/// ([`crate::sim::bank::WarpRequest::cost`], as the executor does).
 /// `stage_trips[s]` is how often stage `s` runs per warp over the whole grid (1 for a GEMM body);
 /// its length must equal the number of stages.
 pub fn bank_summary(cta: &CtaProgram, stage_trips: &[u64]) -> BankSummary {
