@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use svg::Document;
 use svg::Node;
-use svg::node::element::{Rectangle, Text};
+use svg::node::element::{Element, Rectangle, Text};
 
 use crate::lessons::Lesson;
 use crate::lessons::StepOp;
@@ -34,13 +34,16 @@ fn cell(x: u32, y: u32, fill: &str) -> Rectangle {
 }
 
 /// `s` at (`x`, `y`), `px` pixels high, anchored by `anchor` and filled with `ink`.
-fn label(x: u32, y: u32, px: u32, anchor: &str, ink: &str, s: String) -> Text {
-    Text::new(s)
-        .set("x", x)
-        .set("y", y)
-        .set("font-size", px)
-        .set("text-anchor", anchor)
-        .set("fill", ink)
+/// As an [`Element`] (see [`super::text_element`]).
+fn label(x: u32, y: u32, px: u32, anchor: &str, ink: &str, s: String) -> Element {
+    super::text_element(
+        Text::new(s)
+            .set("x", x)
+            .set("y", y)
+            .set("font-size", px)
+            .set("text-anchor", anchor)
+            .set("fill", ink),
+    )
 }
 
 /// The picture being drawn: its elements in drawing order, the width its contents need so far
@@ -82,7 +85,7 @@ impl Picture {
         if bold {
             t = t.set("font-weight", "bold");
         }
-        self.add(t);
+        self.add(super::text_element(t));
     }
 
     /// The SVG document, as tall and as wide as what was drawn.
