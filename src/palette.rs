@@ -2,7 +2,7 @@
 //! coloured text and the SVG pictures ([`crate::viz`]), so a colour means the same thing
 //! everywhere. Colours carry two meanings, and only these:
 //!
-//! * **which unit or register** ([`unit`]): cool colours (green, cyan, blue, magenta, cycled)
+//! * **which unit or register** ([`unit()`]): cool colours (green, cyan, blue, magenta, cycled)
 //!   for the first wavefront of each unit of a request (the warp, a half-warp, a quarter-warp or
 //!   an 8x8 matrix), for register `rK` of a fragment, or for a group of lanes;
 //! * **a bank-conflict replay** ([`replay`]): warm colours (yellow, orange, red, cycled) for
@@ -120,7 +120,7 @@ pub fn unit(u: usize) -> Swatch {
 }
 
 /// The `k`-th extra wavefront of a unit, `k >= 1` (cycled over 3 warm colours); `k = 0` is
-/// not a replay and gets [`unit`] 0's colour.
+/// not a replay and gets [`unit()`] 0's colour.
 pub fn replay(k: usize) -> Swatch {
     match k {
         0 => UNITS[0],

@@ -16,7 +16,7 @@
 //! | [`StsmProbe`] | `stsm_probe`, `stsm_count` (`kernels/hopper_probe.cu`, sm_90) |
 //! | [`CpAsyncProbe`] | `cpasync_src_count` (`kernels/hopper_probe.cu`) |
 //! | [`TmaProbe`] | `tma_probe` (`kernels/hopper_probe.cu`) and `cuTensorMapEncodeTiled` |
-//! | [`WgmmaProbe`] | `wgmma_n<N>_<type>_<ss|rs>_t<A><B>` (`kernels/wgmma_probe.cu`, sm_90a) |
+//! | [`WgmmaProbe`] | `wgmma_n<N>_<type>_<ss\|rs>_t<A><B>` (`kernels/wgmma_probe.cu`, sm_90a) |
 //! | [`Fa3Fwd`] | `fa3_fwd` (`kernels/fa3_fwd.cu`, sm_90a) and its four tensor maps |
 
 use std::ffi::c_void;

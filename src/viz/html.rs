@@ -74,7 +74,7 @@ fn markdown_events(text: &str) -> Vec<Event<'_>> {
 }
 
 /// A lesson's Markdown (narrative, note, explanation) as HTML blocks: CommonMark, as
-/// [`markdown_events`] makes it safe.
+/// `markdown_events` makes it safe.
 pub fn markdown_html(text: &str) -> String {
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, markdown_events(text).into_iter());

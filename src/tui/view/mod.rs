@@ -1,14 +1,14 @@
 //! Drawing: `impl Widget for &App`, one file per pane, none of which changes state. The same
 //! `App` always draws the same screen (what the snapshot tests rely on).
 //!
-//! * [`menu`]: the lesson list;
-//! * [`banks`]: the bank grid; [`lanes`]: the 32 lanes; [`narrative`]: the lesson text and the
-//!   step's note; [`registers`]: registers and fragment maps; [`counters`]: running counts;
-//! * [`ptx`]: `tilelab tui --ptx`, the same panes for one warp of a PTX kernel (the source
+//! * `menu`: the lesson list;
+//! * `banks`: the bank grid; `lanes`: the 32 lanes; `narrative`: the lesson text and the
+//!   step's note; `registers`: registers and fragment maps; `counters`: running counts;
+//! * `ptx`: `tilelab tui --ptx`, the same panes for one warp of a PTX kernel (the source
 //!   around the current line in the narrative's place);
-//! * [`hopper`]: the Hopper events' views in `--ptx` (wgmma, TMA, mbarrier, warp roles);
-//! * [`help`]: the key overlay; [`glossary`]: the current step's terms explained;
-//! * [`mod@markdown`]: the lessons' Markdown as lines (`pulldown-cmark`, as the exported page).
+//! * `hopper`: the Hopper events' views in `--ptx` (wgmma, TMA, mbarrier, warp roles);
+//! * `help`: the key overlay; `glossary`: the current step's terms explained;
+//! * `markdown`: the lessons' Markdown as lines (`pulldown-cmark`, as the exported page).
 //!
 //! Colours come from [`crate::palette`] (also checked by `tests/tui.rs`): in the bank grid each
 //! accessed word shows the number of the wavefront that reads it; the first wavefront of each

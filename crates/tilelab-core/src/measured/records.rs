@@ -501,7 +501,7 @@ const FORMAT: &str = "a JSON array of records {name, instruction, lane_byte_offs
 ///
 /// Each record is read straight from the bytes read and handed on borrowed: a record written
 /// the usual way (plain strings and integers, 32 lanes) by a scan that allocates nothing
-/// ([`quick`]), any other by `serde_json` as a [`Record`] (several times faster from the bytes
+/// (`quick`), any other by `serde_json` as a [`Record`] (several times faster from the bytes
 /// than from a reader), so values and error messages are those of `serde_json`'s reading.
 ///
 /// # Errors

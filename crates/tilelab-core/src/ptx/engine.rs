@@ -18,13 +18,13 @@
 //!   register or memory (`WState::Spin`) yields while another warp could write memory, and runs
 //!   again once shared or global memory changed: spin-waits on another warp complete, and
 //!   spinning while the others wait at a barrier is a prompt deadlock.
-//! * **Launch**: [`check_launch`](super::params::check_launch) (CUDA's grid and block limits, `.reqntid`, `.maxntid`),
+//! * **Launch**: [`super::params::check_launch`] (CUDA's grid and block limits, `.reqntid`, `.maxntid`),
 //!   [`param_buffer`](super::params::param_buffer) and [`encode_arg`](super::params::encode_arg) (every `--arg`), and the bytes the launch will
 //!   allocate, at most [`MAX_LAUNCH_BYTES`], all before anything is allocated.
 //! * **Memory**: shared memory is one byte array of the CTA (static variables, then
 //!   `.extern .shared` arrays); its warp instructions go through [`super::warp_ops`], the door
 //!   to `sim`'s request model. Global memory: each pointer parameter (and each `.global`
-//!   variable) is its own zero-filled buffer at [`buffer_base`](super::decode::buffer_base), allocated lazily in 64 KiB
+//!   variable) is its own zero-filled buffer at [`super::decode::buffer_base`], allocated lazily in 64 KiB
 //!   pages, at most [`MAX_GLOBAL_BYTES`](super::mem::MAX_GLOBAL_BYTES); an address outside every buffer is an error naming the
 //!   line, as is one not naturally aligned in any state space. `cp.async` completes
 //!   at issue (a legal schedule: PTX only promises completion by `cp.async.wait_group`).

@@ -1,6 +1,6 @@
-//! Memory of the CTA engine: the global buffers ([`Global`], lazily paged), state spaces
+//! Memory of the CTA engine: the global buffers (`Global`, lazily paged), state spaces
 //! (`.param`, `.shared` = `shared::cta`, `.local`, `.global`, generic addresses resolved to one
-//! of them: [`Resolved`]), natural-alignment checks, shared and local address helpers, and the
+//! of them: `Resolved`), natural-alignment checks, shared and local address helpers, and the
 //! one door from the engine to `sim`'s shared-memory request model ([`super::warp_ops`]).
 
 use std::collections::BTreeMap;

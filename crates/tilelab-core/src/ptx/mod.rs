@@ -1,5 +1,5 @@
 //! PTX kernels on the simulator: [`parse`] reads the text, [`decode`] turns one kernel into a
-//! compact program, [`cfg`] finds each branch's reconvergence point, [`engine`] runs one CTA
+//! compact program, [`mod@cfg`] finds each branch's reconvergence point, [`engine`] runs one CTA
 //! (every warp, lockstep per warp) and [`report`] sums what it did per PTX line in Nsight
 //! Compute's terms; [`trace`] records one warp's steps for the TUI. Every warp-level shared-memory and tensor-core instruction goes through
 //! [`warp_ops`], the one door to `sim`. Pure: no I/O.
