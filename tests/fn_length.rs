@@ -5,18 +5,9 @@
 
 use std::path::Path;
 
-const LIMIT: usize = 150;
+use crate::common::source::rust_files;
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
+const LIMIT: usize = 150;
 
 /// (line, name, length) of each function of `text` longer than `limit` lines.
 fn long_functions(text: &str, limit: usize) -> Vec<(usize, String, usize)> {
@@ -61,14 +52,15 @@ fn the_checker_measures_a_function() {
     assert_eq!(long_functions(&f, LIMIT), vec![(1, "a".to_string(), 152)]);
 }
 
-#[test]
-fn no_function_in_src_ptx_is_over_150_lines() {
+/// `path:line: fn name is N lines` for each function over [`LIMIT`] in the `.rs` files below
+/// `dirs` (relative to the repository root); at least `min_files` files must be read.
+fn long_in(dirs: &[&str], min_files: usize) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/tilelab-core/src/ptx"),
-        &mut files,
-    );
-    assert!(files.len() >= 10, "{files:?}");
+    for d in dirs {
+        rust_files(&root.join(d), &mut files);
+    }
+    assert!(files.len() >= min_files, "{files:?}");
     let mut long = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
@@ -76,22 +68,17 @@ fn no_function_in_src_ptx_is_over_150_lines() {
             long.push(format!("{}:{line}: fn {name} is {n} lines", f.display()));
         }
     }
+    long
+}
+
+#[test]
+fn no_function_in_src_ptx_is_over_150_lines() {
+    let long = long_in(&["crates/tilelab-core/src/ptx"], 10);
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
 
 #[test]
 fn no_function_in_either_crate_is_over_150_lines() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    rust_files(&root.join("crates/tilelab-core/src"), &mut files);
-    assert!(files.len() >= 100, "{}", files.len());
-    let mut long = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for (line, name, n) in long_functions(&text, LIMIT) {
-            long.push(format!("{}:{line}: fn {name} is {n} lines", f.display()));
-        }
-    }
+    let long = long_in(&["src", "crates/tilelab-core/src"], 100);
     assert!(long.is_empty(), "{}", long.join("\n"));
 }

@@ -5,7 +5,9 @@
 //! `src/lessons` never name a room above them (`crate::gpu`, `crate::cli`, `crate::tui`) in code. Comments and doc comments may (a doc link up is not an
 //! import). docs/architecture.md has the room table.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::common::source::rust_files;
 
 /// The rooms that may not use the ones in [`ABOVE`] (the core's too: a second guard beside Cargo's).
 const LOWER: [&str; 5] = [
@@ -17,17 +19,6 @@ const LOWER: [&str; 5] = [
 ];
 /// The rooms above them.
 const ABOVE: [&str; 3] = ["crate::gpu", "crate::cli", "crate::tui"];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// `text` with its comments (`//…` to the end of the line, `/* … */` nested) blanked, line
 /// numbers kept. String literals are kept whole (a `//` inside one is not a comment; `'"'` starts none).

@@ -36,7 +36,6 @@ use anyhow::Context;
 use serde::Serialize;
 use tilelab::lessons::run::{CheckStatus, StepRun, check_lesson, run_step};
 use tilelab::lessons::{self, Lesson, LessonLayout};
-use tilelab::sim::bank::bank_of;
 
 use super::out;
 
@@ -495,22 +494,7 @@ fn show_steps(
 /// The lanes of a shared-memory step's request (`None`: the step is an mma).
 fn lane_rows(run: &StepRun) -> Option<Vec<out::LaneRow>> {
     let (req, rep) = (run.request.as_ref()?, run.report.as_ref()?);
-    Some(
-        (0..32)
-            .filter_map(|lane| {
-                let (row, col) = run.coords[lane]?;
-                let off = req.lane_byte_offsets[lane];
-                Some(out::LaneRow {
-                    lane,
-                    row,
-                    col,
-                    byte_offset: off,
-                    bank: bank_of(off),
-                    wavefronts: rep.lane_wavefronts(lane),
-                })
-            })
-            .collect(),
-    )
+    Some(out::LaneRow::rows(&run.coords, &req.lane_byte_offsets, rep))
 }
 
 /// The lesson's `[[ptx]]` parts, resolved to the module and flags to run them with.

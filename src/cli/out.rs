@@ -117,6 +117,32 @@ pub struct LaneRow {
     pub wavefronts: Vec<usize>,
 }
 
+impl LaneRow {
+    /// The rows of a request's lanes that give an address: `elems[lane]` the tile element the
+    /// lane points at (`None`: no address), `offsets` the 32 byte offsets, `rep` the request's
+    /// schedule (which wavefronts serve each lane).
+    pub fn rows(
+        elems: &[Option<(u32, u32)>; 32],
+        offsets: &[u32; 32],
+        rep: &tilelab::sim::bank::RequestReport,
+    ) -> Vec<LaneRow> {
+        (0..32)
+            .filter_map(|lane| {
+                let (row, col) = elems[lane]?;
+                let off = offsets[lane];
+                Some(LaneRow {
+                    lane,
+                    row,
+                    col,
+                    byte_offset: off,
+                    bank: tilelab::sim::bank::bank_of(off),
+                    wavefronts: rep.lane_wavefronts(lane),
+                })
+            })
+            .collect()
+    }
+}
+
 /// True when file descriptor 1 was closed when the process started (`tilelab … >&-`).
 ///
 /// Rust's runtime opens `/dev/null` on a closed standard descriptor before `main`, so every

@@ -212,20 +212,7 @@ fn analyse(
     let stats = read.stats;
     let t = &reqs[shown];
     let r = &schedule(&t.request);
-    let lanes = (0..32)
-        .filter_map(|lane| {
-            let (row, col) = t.elems[lane]?;
-            let off = t.request.lane_byte_offsets[lane];
-            Some(out::LaneRow {
-                lane,
-                row,
-                col,
-                byte_offset: off,
-                bank: bank_of(off),
-                wavefronts: r.lane_wavefronts(lane),
-            })
-        })
-        .collect();
+    let lanes = out::LaneRow::rows(&t.elems, &t.request.lane_byte_offsets, r);
     let ins = t.request.instruction;
     let rep = LayoutReport {
         layout: read.spec.clone(),

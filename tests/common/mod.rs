@@ -4,4 +4,5 @@ pub mod fixture_launch;
 pub mod isa_tables;
 pub mod run;
 pub mod skip;
+pub mod source;
 pub mod tiny_lesson;
