@@ -944,11 +944,11 @@ fn sass_names_are_the_ones_cuobjdump_printed() {
         .collect();
     for n in [8, 24, 64, 128, 256] {
         assert!(
-            sass.contains(&wgmma::sass(n, MmaDtype::F16).as_str()),
+            sass.contains(&tilelab::sim::instr::wgmma_f32_sass(n, MmaDtype::F16).as_str()),
             "{n}"
         );
     }
-    assert!(sass.contains(&wgmma::sass(64, MmaDtype::Bf16).as_str()));
+    assert!(sass.contains(&tilelab::sim::instr::wgmma_f32_sass(64, MmaDtype::Bf16).as_str()));
     for num in [MatrixCount::X1, MatrixCount::X2, MatrixCount::X4] {
         for trans in [false, true] {
             assert!(sass.contains(&Instruction::Stmatrix { num, trans }.sass()));

@@ -12,7 +12,6 @@ use super::{Check, Context, Group, Plan, hopper};
 use crate::gpu::hopper_check::{self, WgmmaFill};
 use crate::gpu::launch::WgmmaProbe;
 use crate::gpu::source::WGMMA_PROBE_CU;
-use crate::sim::wgmma;
 
 /// The group.
 pub const GROUP: Group = Group {
@@ -86,7 +85,10 @@ fn run(ctx: &mut Context<'_>, plan: &Plan) -> anyhow::Result<Vec<Check>> {
             let sim = case.simulate(&inp)?;
             let reference = case.reference(&inp);
             let v = hopper_check::wgmma_compare(case.n, &hw, &sim, &reference);
-            kernels.insert((inp.kernel.clone(), wgmma::sass(case.n, case.dtype)));
+            kernels.insert((
+                inp.kernel.clone(),
+                crate::sim::instr::wgmma_f32_sass(case.n, case.dtype),
+            ));
             regs += hw.len();
             saved.push(Measured {
                 case: case.name,

@@ -1293,6 +1293,12 @@ pub fn wgmma_sass(k: &crate::sim::wgmma::WgmmaKind) -> String {
     }
 }
 
+/// [`wgmma_sass`] of the f32-accumulating form of `dtype` inputs, N = `n`, e.g.
+/// `HGMMA.64x64x16.F32` (`.BF16` appended for bf16 inputs).
+pub fn wgmma_f32_sass(n: u32, dtype: crate::sim::mma::MmaDtype) -> String {
+    wgmma_sass(&crate::sim::wgmma::WgmmaKind::f32_of(n, dtype))
+}
+
 /// The SASS mnemonic of a tensor bulk copy of rank `rank` (1..=5): `UTMALDG.2D` (load),
 /// `UTMASTG.2D` (store), `UTMAREDG.2D` (reduce).
 pub fn tma_sass(class: SassClass, rank: usize) -> String {
@@ -1302,6 +1308,17 @@ pub fn tma_sass(class: SassClass, rank: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As cuobjdump prints sm_90a (`tests/data/h200_wgmma_2026-11-30.json`).
+    #[test]
+    fn f32_wgmma_forms_name_their_hgmma() {
+        use crate::sim::mma::MmaDtype;
+        assert_eq!(wgmma_f32_sass(64, MmaDtype::F16), "HGMMA.64x64x16.F32");
+        assert_eq!(
+            wgmma_f32_sass(128, MmaDtype::Bf16),
+            "HGMMA.64x128x16.F32.BF16"
+        );
+    }
 
     #[test]
     fn parses_every_spelling_of_the_measured_file() {

@@ -475,12 +475,6 @@ pub fn ptx(n: u32, dtype: MmaDtype) -> String {
     WgmmaKind::f32_of(n, dtype).ptx()
 }
 
-/// The SASS mnemonic of the f32-accumulating form, e.g. `HGMMA.64x64x16.F32` (`.BF16`
-/// appended for bf16 inputs), from the instruction table ([`crate::sim::instr::wgmma_sass`]).
-pub fn sass(n: u32, dtype: MmaDtype) -> String {
-    crate::sim::instr::wgmma_sass(&WgmmaKind::f32_of(n, dtype))
-}
-
 /// `(row, col)` of D held by thread `thread` (0..128) in accumulator register `reg` (0..N/2).
 pub fn acc_fragment(thread: u32, reg: u32) -> (u32, u32) {
     let (w, lane) = (thread / 32, thread % 32);
@@ -994,8 +988,6 @@ mod tests {
             ptx(256, MmaDtype::Bf16),
             "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
         );
-        assert_eq!(sass(64, MmaDtype::F16), "HGMMA.64x64x16.F32");
-        assert_eq!(sass(128, MmaDtype::Bf16), "HGMMA.64x128x16.F32.BF16");
         assert!(check_dtype(MmaDtype::F16).is_ok() && check_dtype(MmaDtype::Bf16).is_ok());
         for t in [MmaDtype::S8, MmaDtype::E4m3] {
             let e = check_dtype(t).unwrap_err().to_string();

@@ -490,8 +490,12 @@ impl Fa3Tiling {
         let [(_, ns), (_, npv)] = self.shapes();
         let s_lines: u64 = copies.iter().map(|c| c.s_hgmma).sum();
         let pv_lines: u64 = copies.iter().map(|c| c.pv_hgmma).sum();
-        *hgmma.entry(wgmma::sass(ns, self.dtype)).or_insert(0) += s_lines;
-        *hgmma.entry(wgmma::sass(npv, self.dtype)).or_insert(0) += pv_lines;
+        *hgmma
+            .entry(crate::sim::instr::wgmma_f32_sass(ns, self.dtype))
+            .or_insert(0) += s_lines;
+        *hgmma
+            .entry(crate::sim::instr::wgmma_f32_sass(npv, self.dtype))
+            .or_insert(0) += pv_lines;
         let panels = u64::from(self.head_dim / 64);
         Fa3Static {
             copies,
@@ -635,7 +639,7 @@ impl Fa3Tiling {
             hgmma.push(HgmmaCount {
                 role,
                 ptx: wgmma::ptx(n, self.dtype),
-                sass: wgmma::sass(n, self.dtype),
+                sass: crate::sim::instr::wgmma_f32_sass(n, self.dtype),
                 per_consumer,
                 total,
                 warp_executions: mul(total, 4)?,
