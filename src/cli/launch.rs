@@ -27,23 +27,23 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "K")]
     pub kernel: Option<String>,
     /// Grid size in CTAs: X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3)]
     pub grid: Option<[u32; 3]>,
     /// Block size in threads: X[,Y,Z].
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3)]
     pub block: Option<[u32; 3]>,
     /// CTAs per cluster, X[,Y,Z] (left out: no cluster, or the kernel's .reqnctapercluster;
     /// 1,1,1 is a cluster launch of one CTA each, as the driver takes it): every CTA of a
     /// cluster runs together (their own shared memory, shared::cluster addresses,
     /// barrier.cluster); the grid must be a multiple of it, at most 8 CTAs (the portable limit).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3)]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3)]
     pub cluster: Option<[u32; 3]>,
     /// A parameter value (repeatable): NAME=VALUE or INDEX=VALUE for a scalar;
     /// NAME[+OFFSET]=TYPE:V[,V...] packs values of one PTX type little-endian from byte OFFSET
     /// (default 0) of a by-value struct (.b8 array), e.g. 0=s32:128,128,512 or 0+16=f16:1.0.
     /// Pointers need none (each gets its own zero-filled buffer), nor a .b8 parameter the
     /// kernel never reads.
-    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = super::ptx::parse_arg)]
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_arg)]
     pub args: Vec<(String, String)>,
     /// A CUtensorMap in a parameter (repeatable): NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE]
     /// with cuTensorMapEncodeTiled's arguments (dims and box innermost first, in elements;
@@ -51,18 +51,18 @@ pub struct LaunchArgs {
     /// 3=f16:512,128:1024:64,128:128B. The tensor gets its own zero-filled buffer, or with a
     /// trailing @POINTER that pointer parameter's. The place: 128 bytes at a multiple of 64 of
     /// a .b8 parameter of .align 64 or more.
-    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = super::ptx::parse_tensor_map)]
+    #[arg(long = "tensor-map", value_name = "NAME=SPEC", value_parser = parse_tensor_map)]
     pub tensor_maps: Vec<TensorMapArg>,
     /// Dynamic shared memory per block, a size: bytes (32768) or K, KB, KiB of 1024 bytes (32K),
     /// M, MB, MiB of 1024 KiB (default: what is left of sm_90's 232,448 bytes per block in the
     /// simulator; 0 on the GPU).
-    #[arg(long, value_name = "BYTES", value_parser = super::ptx::parse_smem_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_smem_bytes)]
     pub dynamic_smem: Option<u32>,
     /// Stop the simulation of a CTA after N warp instructions, or once they cost more than
     /// 20·N units (1 per instruction, 32 per memory instruction, 64 per mma.sync): a runaway
     /// loop of any kind ends within seconds. At most 30000000.
     /// [default: 3000000]
-    #[arg(long, value_name = "N", value_parser = super::ptx::parse_max_instructions)]
+    #[arg(long, value_name = "N", value_parser = parse_max_instructions)]
     pub max_instructions: Option<u64>,
 }
 
@@ -207,4 +207,126 @@ pub fn resolve(flags: &Flags, cmd: &str) -> anyhow::Result<Resolved> {
         kernel,
         launch,
     })
+}
+
+// The launch flags' value parsers (also `tui --ptx`'s `--cta`).
+
+fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err("expected X, X,Y or X,Y,Z (one to three whole numbers)".to_string());
+    }
+    let mut out = [1u32; 3];
+    if min == 0 {
+        out = [0; 3];
+    }
+    for (i, p) in parts.iter().enumerate() {
+        let v: u32 = match p.parse() {
+            Ok(v) => v,
+            Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
+                let l = tilelab::ptx::params::ARCH.limits();
+                let [gx, gy, gz] = l.max_grid_dim;
+                let [bx, by, bz] = l.max_block_dim;
+                return Err(format!(
+                    "'{p}' is too large: CUDA allows a grid of at most {gx},{gy},{gz} blocks and a block of at most {bx},{by},{bz} threads ({} in all)",
+                    l.max_threads_per_block
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "'{p}' is not a whole number; expected X, X,Y or X,Y,Z"
+                ));
+            }
+        };
+        if v < min {
+            return Err(format!("every dimension must be at least {min}"));
+        }
+        out[i] = v;
+    }
+    Ok(out)
+}
+
+pub(super) fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
+    parse_dims(s, 1)
+}
+
+pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
+    parse_dims(s, 0)
+}
+
+/// `--dynamic-smem BYTES`: a size ([`tilelab::sim::size`]: `32768`, `32K`, `32KiB`); one past
+/// u32 is named as too large with the limit the simulator enforces (sm_90's 232,448 bytes per
+/// block), not as clap's "number too large to fit in target type". Values up to u32 pass: the
+/// simulator names the static and dynamic bytes when their sum is too large.
+pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
+    use tilelab::sim::size::{SizeError, parse_bytes};
+    let limit = tilelab::ptx::params::ARCH.limits().smem_per_block_bytes;
+    match parse_bytes(s, u32::MAX as u64) {
+        Ok(v) => Ok(v as u32),
+        Err(SizeError::TooLarge { .. }) => Err(format!(
+            "too large: shared memory per block is at most {limit} bytes (sm_90)"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--max-instructions N`: 0..=[`tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT`], the bound
+/// that keeps a runaway loop within about a minute.
+pub(super) fn parse_max_instructions(s: &str) -> Result<u64, String> {
+    super::whole_in::<u64>(0, tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT)(s)
+}
+
+/// `--tensor-map NAME[+BYTE_OFFSET]=SPEC[@POINTER]` ([`tilelab::ptx::params::parse_tensor_map`]).
+pub(super) fn parse_tensor_map(s: &str) -> Result<tilelab::ptx::params::TensorMapArg, String> {
+    tilelab::ptx::params::parse_tensor_map(s)
+}
+
+pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        // The value is kept as typed: `encode_arg` refuses spaces around it.
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+            Ok((k.trim().to_string(), v.to_string()))
+        }
+        _ => Err(format!(
+            "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096 (a struct: NAME[+OFFSET]=TYPE:V[,V...])"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_parse() {
+        assert_eq!(parse_dim3("64").unwrap(), [64, 1, 1]);
+        assert_eq!(parse_dim3("2,3").unwrap(), [2, 3, 1]);
+        assert_eq!(parse_dim3_zero("1,0,2").unwrap(), [1, 0, 2]);
+        assert!(parse_dim3("0").is_err());
+        assert!(parse_dim3("1,2,3,4").is_err());
+        assert!(parse_dim3("x").unwrap_err().contains("'x'"));
+        // A whole number past u32 is too large, not "not a whole number" (new-user trial).
+        let e = parse_dim3("99999999999999").unwrap_err();
+        assert!(e.contains("too large") && !e.contains("not a whole"), "{e}");
+        assert_eq!(parse_smem_bytes("32768").unwrap(), 32768);
+        assert_eq!(parse_smem_bytes("16KB").unwrap(), 16384);
+        assert_eq!(parse_smem_bytes("32KiB").unwrap(), 32768);
+        let e = parse_smem_bytes("99999999999999999999999").unwrap_err();
+        assert!(e.contains("at most 232448 bytes"), "{e}");
+        assert!(
+            parse_smem_bytes("4G")
+                .unwrap_err()
+                .starts_with("not a size; allowed: ")
+        );
+        assert!(
+            parse_smem_bytes("0.5")
+                .unwrap_err()
+                .starts_with("not a whole number of bytes")
+        );
+        assert_eq!(
+            parse_arg("seq=4096").unwrap(),
+            ("seq".into(), "4096".into())
+        );
+        assert!(parse_arg("seq").is_err());
+    }
 }

@@ -28,7 +28,7 @@ pub struct PtxArgs {
     pub launch: super::launch::LaunchArgs,
     /// The CTA to simulate: X[,Y,Z] [default: 0,0,0]; with --cluster, every CTA of its
     /// cluster runs.
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = parse_dim3_zero)]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::launch::parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
     /// Simulate many CTAs instead of one and report their sum (with `all`: Nsight Compute's
     /// whole-launch counters), each counter's spread over the CTAs (min, median, max) and the
@@ -70,88 +70,6 @@ pub struct PtxArgs {
     /// The PTX line (1-based) that --svg draws.
     #[arg(long, value_name = "N", requires = "svg", value_parser = super::whole::<u32>("a line of the PTX file, 1-based"))]
     pub line: Option<u32>,
-}
-
-fn parse_dims(s: &str, min: u32) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return Err("expected X, X,Y or X,Y,Z (one to three whole numbers)".to_string());
-    }
-    let mut out = [1u32; 3];
-    if min == 0 {
-        out = [0; 3];
-    }
-    for (i, p) in parts.iter().enumerate() {
-        let v: u32 = match p.parse() {
-            Ok(v) => v,
-            Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
-                let l = tilelab::ptx::params::ARCH.limits();
-                let [gx, gy, gz] = l.max_grid_dim;
-                let [bx, by, bz] = l.max_block_dim;
-                return Err(format!(
-                    "'{p}' is too large: CUDA allows a grid of at most {gx},{gy},{gz} blocks and a block of at most {bx},{by},{bz} threads ({} in all)",
-                    l.max_threads_per_block
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "'{p}' is not a whole number; expected X, X,Y or X,Y,Z"
-                ));
-            }
-        };
-        if v < min {
-            return Err(format!("every dimension must be at least {min}"));
-        }
-        out[i] = v;
-    }
-    Ok(out)
-}
-
-pub(super) fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
-    parse_dims(s, 1)
-}
-
-pub(super) fn parse_dim3_zero(s: &str) -> Result<[u32; 3], String> {
-    parse_dims(s, 0)
-}
-
-/// `--dynamic-smem BYTES`: a size ([`tilelab::sim::size`]: `32768`, `32K`, `32KiB`); one past
-/// u32 is named as too large with the limit the simulator enforces (sm_90's 232,448 bytes per
-/// block), not as clap's "number too large to fit in target type". Values up to u32 pass: the
-/// simulator names the static and dynamic bytes when their sum is too large.
-pub(super) fn parse_smem_bytes(s: &str) -> Result<u32, String> {
-    use tilelab::sim::size::{SizeError, parse_bytes};
-    let limit = tilelab::ptx::params::ARCH.limits().smem_per_block_bytes;
-    match parse_bytes(s, u32::MAX as u64) {
-        Ok(v) => Ok(v as u32),
-        Err(SizeError::TooLarge { .. }) => Err(format!(
-            "too large: shared memory per block is at most {limit} bytes (sm_90)"
-        )),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// `--max-instructions N`: 0..=[`tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT`], the bound
-/// that keeps a runaway loop within about a minute.
-pub(super) fn parse_max_instructions(s: &str) -> Result<u64, String> {
-    super::whole_in::<u64>(0, tilelab::ptx::engine::MAX_INSTRUCTIONS_LIMIT)(s)
-}
-
-/// `--tensor-map NAME[+BYTE_OFFSET]=SPEC[@POINTER]` ([`tilelab::ptx::params::parse_tensor_map`]).
-pub(super) fn parse_tensor_map(s: &str) -> Result<tilelab::ptx::params::TensorMapArg, String> {
-    tilelab::ptx::params::parse_tensor_map(s)
-}
-
-pub(super) fn parse_arg(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        // The value is kept as typed: `encode_arg` refuses spaces around it.
-        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
-            Ok((k.trim().to_string(), v.to_string()))
-        }
-        _ => Err(format!(
-            "'{s}': expected NAME=VALUE or INDEX=VALUE, e.g. --arg seq=4096 (a struct: NAME[+OFFSET]=TYPE:V[,V...])"
-        )),
-    }
 }
 
 /// Runs `tilelab ptx`.
@@ -1144,43 +1062,5 @@ fn span(lo: u64, hi: u64) -> String {
         out::plural(lo, "wavefront")
     } else {
         format!("between {lo} and {hi} wavefronts")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dims_parse() {
-        assert_eq!(parse_dim3("64").unwrap(), [64, 1, 1]);
-        assert_eq!(parse_dim3("2,3").unwrap(), [2, 3, 1]);
-        assert_eq!(parse_dim3_zero("1,0,2").unwrap(), [1, 0, 2]);
-        assert!(parse_dim3("0").is_err());
-        assert!(parse_dim3("1,2,3,4").is_err());
-        assert!(parse_dim3("x").unwrap_err().contains("'x'"));
-        // A whole number past u32 is too large, not "not a whole number" (new-user trial).
-        let e = parse_dim3("99999999999999").unwrap_err();
-        assert!(e.contains("too large") && !e.contains("not a whole"), "{e}");
-        assert_eq!(parse_smem_bytes("32768").unwrap(), 32768);
-        assert_eq!(parse_smem_bytes("16KB").unwrap(), 16384);
-        assert_eq!(parse_smem_bytes("32KiB").unwrap(), 32768);
-        let e = parse_smem_bytes("99999999999999999999999").unwrap_err();
-        assert!(e.contains("at most 232448 bytes"), "{e}");
-        assert!(
-            parse_smem_bytes("4G")
-                .unwrap_err()
-                .starts_with("not a size; allowed: ")
-        );
-        assert!(
-            parse_smem_bytes("0.5")
-                .unwrap_err()
-                .starts_with("not a whole number of bytes")
-        );
-        assert_eq!(
-            parse_arg("seq=4096").unwrap(),
-            ("seq".into(), "4096".into())
-        );
-        assert!(parse_arg("seq").is_err());
     }
 }

@@ -55,7 +55,7 @@ pub struct TuiArgs {
     #[command(flatten)]
     pub launch: super::launch::LaunchArgs,
     /// --ptx: the CTA to simulate, X[,Y,Z] (default 0,0,0).
-    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::ptx::parse_dim3_zero)]
+    #[arg(long, value_name = "X[,Y,Z]", value_parser = super::launch::parse_dim3_zero)]
     pub cta: Option<[u32; 3]>,
     /// --ptx: the warp to follow (0-based, within the CTA) [default: 0].
     #[arg(long, value_name = "W", value_parser = super::whole::<u32>("0..=31, a warp of the CTA"))]

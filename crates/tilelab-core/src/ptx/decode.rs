@@ -26,6 +26,7 @@ use crate::sim::arch::Arch;
 use crate::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape};
 
 mod hopper;
+pub mod reads;
 mod sync;
 mod tensormap;
 
@@ -68,7 +69,7 @@ pub struct ParamInfo {
     /// Declared `.align` in bytes (the type's size when not given).
     pub align: u32,
     /// The bytes of this parameter the kernel reads ([`super::params::mark_reads`]).
-    pub reads: Vec<super::params::ParamRead>,
+    pub reads: Vec<reads::ParamRead>,
 }
 
 /// A module-scope `.global`/`.const` variable.
@@ -166,12 +167,8 @@ pub const SHARED_WINDOW: u64 = 1 << 56;
 pub const LOCAL_WINDOW: u64 = 1 << 57;
 /// Span of the local window in the generic address space, in bytes (4 GiB).
 pub const LOCAL_WINDOW_BYTES: u64 = 1 << 32;
-/// The largest `.local` frame accepted, in bytes per thread (CUDA's 512 KiB of local memory
-/// per thread).
-pub const LOCAL_FRAME_LIMIT: u32 = 512 * 1024;
-/// The most bytes a kernel's parameters may take (CUDA 12.1 and later on Volta and newer:
-/// 32,764; older toolkits allow 4,096).
-pub const PARAM_LIMIT: u32 = 32_764;
+/// The `.local` frame and parameter limits, read by the parser (they are declarations' sizes).
+pub use super::parse::{LOCAL_FRAME_LIMIT, PARAM_LIMIT};
 /// The most registers per lane a [`Program`] has (its `nregs`): the kernel's declared ones (at
 /// most [`parse::MAX_REGISTERS`]) and the decoder's own, one per special register read (20
 /// kinds, at most 32) and one per module variable whose address is taken (at most
@@ -1840,7 +1837,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
         off = end;
     }
     let param_bytes = off;
-    super::params::mark_reads(kernel, &mut params);
+    reads::mark_reads(kernel, &mut params);
     let Layout {
         shared_syms,
         static_smem,

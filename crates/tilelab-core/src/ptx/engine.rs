@@ -1,5 +1,5 @@
-//! The CTA engine (the interpreter's core; arithmetic in [`super::alu`], memory in
-//! [`super::mem`], launch parameters in [`super::params`]): every warp of one CTA runs a decoded [`Program`] in lockstep, 32 lanes
+//! The CTA engine (the interpreter's core; arithmetic in [`alu`], memory in
+//! [`mem`], launch parameters in [`super::params`]): every warp of one CTA runs a decoded [`Program`] in lockstep, 32 lanes
 //! under an active mask, until every lane has exited.
 //!
 //! * **Registers**: one flat `u64` array per warp, register `r` of lane `l` at `32·r + l`;
@@ -18,14 +18,14 @@
 //!   register or memory (`WState::Spin`) yields while another warp could write memory, and runs
 //!   again once shared or global memory changed: spin-waits on another warp complete, and
 //!   spinning while the others wait at a barrier is a prompt deadlock.
-//! * **Launch**: [`super::params::check_launch`] (CUDA's grid and block limits, `.reqntid`, `.maxntid`),
-//!   [`param_buffer`](super::params::param_buffer) and [`encode_arg`](super::params::encode_arg) (every `--arg`), and the bytes the launch will
+//! * **Launch**: [`params::check_launch`] (CUDA's grid and block limits, `.reqntid`, `.maxntid`),
+//!   [`param_buffer`](params::param_buffer) and [`encode_arg`](params::encode_arg) (every `--arg`), and the bytes the launch will
 //!   allocate, at most [`MAX_LAUNCH_BYTES`], all before anything is allocated.
 //! * **Memory**: shared memory is one byte array of the CTA (static variables, then
 //!   `.extern .shared` arrays); its warp instructions go through [`super::warp_ops`], the door
 //!   to `sim`'s request model. Global memory: each pointer parameter (and each `.global`
 //!   variable) is its own zero-filled buffer at [`super::decode::buffer_base`], allocated lazily in 64 KiB
-//!   pages, at most [`MAX_GLOBAL_BYTES`](super::mem::MAX_GLOBAL_BYTES); an address outside every buffer is an error naming the
+//!   pages, at most [`MAX_GLOBAL_BYTES`](mem::MAX_GLOBAL_BYTES); an address outside every buffer is an error naming the
 //!   line, as is one not naturally aligned in any state space. `cp.async` completes
 //!   at issue (a legal schedule: PTX only promises completion by `cp.async.wait_group`).
 //!   Local memory (`.local`, nvcc's `__local_depot0` stack frame): each thread its own
@@ -43,17 +43,25 @@
 //! ([`WgmmaEvent`], [`BulkEvent`], [`MbarrierEvent`]; the TUI stepper's feed); without one the
 //! run pays nothing.
 
+// The instruction families: `impl Machine` blocks of their own, parts of the engine.
+pub mod alu;
+mod hopper;
+pub mod mem;
+pub mod params;
+mod sync;
+mod tensormap;
+
 use thiserror::Error;
 
 use std::collections::BTreeMap;
 
 use super::decode::{AsyncUnit, Inst, Op, Program, Space, Special, Src, buffer_base};
-use super::mem::Global;
-use super::params::{check_cluster, check_launch, check_smem, launch_params};
-use super::sync::{AsyncOp, ClusterShape, Flow, NamedBar};
 use super::warp_ops::{LaneRegs, Smem, Step};
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::mbarrier::Mbarrier;
+use mem::Global;
+use params::{check_cluster, check_launch, check_smem, launch_params};
+use sync::{AsyncOp, ClusterShape, Flow, NamedBar};
 
 /// Errors of a run (launch arguments, or an instruction that cannot execute).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -171,7 +179,7 @@ pub struct Launch {
     /// Parameter values: (name or index, value as written).
     pub args: Vec<(String, String)>,
     /// `--tensor-map`s, in order (a map's index here is the one its handle holds).
-    pub tensor_maps: Vec<super::params::TensorMapArg>,
+    pub tensor_maps: Vec<params::TensorMapArg>,
     /// Dynamic shared memory in bytes; `None`: up to the sm_90 per-block limit.
     pub dynamic_smem: Option<u32>,
     /// Warp instructions before the run is stopped; the run also stops once their cost passes
@@ -183,7 +191,7 @@ pub struct Launch {
     /// CTA, not an explicit cluster launch). `Some([1, 1, 1])` is a cluster launch of one CTA
     /// per cluster, as `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` 1x1x1 is on the H200
     /// (`%is_explicit_cluster` true). Every CTA of the cluster containing `cta` runs, together
-    /// ([`super::params::check_cluster`]).
+    /// ([`params::check_cluster`]).
     pub cluster: Option<[u32; 3]>,
 }
 
@@ -686,7 +694,7 @@ impl<'p> Machine<'p> {
         // Global buffers: one per parameter index (pointers only are used), then variables.
         let mut names: Vec<String> = prog.params.iter().map(|p| p.name.clone()).collect();
         names.extend(prog.globals.iter().map(|g| g.name.clone()));
-        names.extend(super::params::tensor_map_names(&l.tensor_maps));
+        names.extend(params::tensor_map_names(&l.tensor_maps));
         let mut read_only = vec![false; prog.params.len()];
         read_only.extend(prog.globals.iter().map(|g| g.read_only));
         read_only.resize(names.len(), false);

@@ -85,7 +85,7 @@ fn number(s: &str) -> Option<u32> {
     if s.starts_with('-') {
         return None;
     }
-    u32::try_from(super::parse::int_value(s)?).ok()
+    u32::try_from(super::types::int_value(s)?).ok()
 }
 
 /// `t` with its `/* … */` comments (outside quoted strings) turned into a blank: PTX allows a
@@ -227,7 +227,7 @@ fn number_u64(s: &str) -> Option<u64> {
     if s.starts_with('-') {
         return None;
     }
-    u64::try_from(super::parse::int_value(s)?).ok()
+    u64::try_from(super::types::int_value(s)?).ok()
 }
 
 #[cfg(test)]

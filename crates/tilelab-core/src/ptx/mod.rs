@@ -16,34 +16,28 @@
 
 #[macro_use]
 mod lanes;
-pub mod alu;
 pub mod cfg;
 pub mod dataflow;
 pub mod decode;
 pub mod engine;
 pub mod grid;
-mod hopper;
 pub mod inst;
 pub mod launch_file;
 pub mod lineinfo;
 pub mod load_path;
-pub mod mem;
-pub mod params;
 pub mod parse;
 pub mod report;
-mod sync;
-mod tensormap;
 pub mod trace;
 pub mod types;
 pub mod warp_ops;
 
-pub use engine::{Launch, Observer, RunError, TraceEvent, TraceKind};
+pub use engine::{Launch, Observer, RunError, TraceEvent, TraceKind, alu, mem, params};
 
 /// The names of the former `ptx::machine` module (split into [`engine`], [`mem`], [`params`]
 /// and [`alu`]), re-exported so that `tilelab_core::ptx::machine::X` paths keep working.
 pub mod machine {
+    pub use super::engine::mem::{BUFFER_WINDOW, MAX_GLOBAL_BYTES};
     pub use super::engine::*;
-    pub use super::mem::{BUFFER_WINDOW, MAX_GLOBAL_BYTES};
     pub use super::params::*;
 }
 pub use report::{Report, simulate};

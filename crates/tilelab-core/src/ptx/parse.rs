@@ -40,8 +40,15 @@ use winnow::token::{one_of, take_while};
 
 use super::lineinfo::{self, SourceLoc};
 use super::types::Ty;
+pub(crate) use super::types::int_value;
 use crate::sim::arch::Arch;
 
+/// The largest `.local` frame accepted, in bytes per thread (CUDA's 512 KiB of local memory
+/// per thread).
+pub const LOCAL_FRAME_LIMIT: u32 = 512 * 1024;
+/// The most bytes a kernel's parameters may take (CUDA 12.1 and later on Volta and newer:
+/// 32,764; older toolkits allow 4,096).
+pub const PARAM_LIMIT: u32 = 32_764;
 /// The deepest nesting of brackets — `{`, `[` and `(` together — inside one statement. PTX
 /// nests a vector operand's braces once (PTX ISA §6.4.3 "Vectors as Operands"), an address's
 /// brackets once (§6.4.1 "Addresses as Operands") and an initializer's braces once per array
@@ -1356,29 +1363,6 @@ fn int_lit(i: &mut &str) -> ModalResult<i128> {
     }
 }
 
-/// The value of an integer literal's whole text (see [`int_lit`]), or `None`.
-pub(crate) fn int_value(t: &str) -> Option<i128> {
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t),
-    };
-    let t = t.strip_suffix(['U', 'u']).unwrap_or(t);
-    if t.is_empty() || !t.bytes().all(|c| c.is_ascii_alphanumeric()) {
-        return None;
-    }
-    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16)
-    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
-        u64::from_str_radix(b, 2)
-    } else if t.len() > 1 && t.starts_with('0') {
-        u64::from_str_radix(&t[1..], 8)
-    } else {
-        t.parse::<u64>()
-    }
-    .ok()? as i128;
-    Some(if neg { -v } else { v })
-}
-
 fn number(i: &mut &str) -> ModalResult<Operand> {
     alt((
         preceded(alt(("0f", "0F")), hex_digit1)
@@ -1744,7 +1728,7 @@ fn space_limit(space: &str) -> (u64, String) {
                 l.const_bytes
             ),
         ),
-        "local" => (u64::from(super::decode::LOCAL_FRAME_LIMIT), String::new()),
+        "local" => (u64::from(LOCAL_FRAME_LIMIT), String::new()),
         _ => (
             GLOBAL_VAR_LIMIT,
             format!("{GLOBAL_VAR_LIMIT} bytes (1 GiB), tilelab's limit (parse::GLOBAL_VAR_LIMIT)"),
@@ -2136,13 +2120,12 @@ fn entry_header(t: &str, line: u32) -> Result<Option<Kernel>, ParseError> {
                 });
             }
             // Every parameter takes at least one byte: past this many the layout cannot fit.
-            if params.len() >= super::decode::PARAM_LIMIT as usize {
+            if params.len() >= PARAM_LIMIT as usize {
                 return Err(ParseError {
                     line,
                     message: format!(
                         "kernel '{name}' has more than {} parameters: they cannot fit in CUDA's {} bytes of kernel parameters",
-                        super::decode::PARAM_LIMIT,
-                        super::decode::PARAM_LIMIT
+                        PARAM_LIMIT, PARAM_LIMIT
                     ),
                 });
             }

@@ -227,6 +227,31 @@ pub fn fma(ty: Ty, a: u64, b: u64, c: u64) -> u64 {
     }
 }
 
+/// The value of a PTX integer literal's whole text (PTX ISA 4.5.1: decimal, `0x` hex, `0b`
+/// binary, a leading `0` octal, an optional `-` and `U` suffix), or `None`. The parser's
+/// literals and the `.loc` line table read numbers through it.
+pub(crate) fn int_value(t: &str) -> Option<i128> {
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let t = t.strip_suffix(['U', 'u']).unwrap_or(t);
+    if t.is_empty() || !t.bytes().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+        u64::from_str_radix(b, 2)
+    } else if t.len() > 1 && t.starts_with('0') {
+        u64::from_str_radix(&t[1..], 8)
+    } else {
+        t.parse::<u64>()
+    }
+    .ok()? as i128;
+    Some(if neg { -v } else { v })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -765,7 +765,7 @@ impl WgmmaKind {
         Ok(k)
     }
 
-    /// The f32-accumulating f16/bf16 form [`ptx`] and [`sass`] name.
+    /// The f32-accumulating f16/bf16 form [`ptx`] and `instr::wgmma_f32_sass` name.
     pub fn f32_of(n: u32, dtype: MmaDtype) -> WgmmaKind {
         let t = WgmmaType::from(dtype);
         WgmmaKind {

@@ -14,23 +14,23 @@
 //! naming the warps and lines; a warpgroup some warp never completes is a deadlock naming them.
 //!
 //! **Bulk copies.** Each lane whose guard is true issues one copy (in practice one elected
-//! lane). The tensor map is found through the 128-byte handle ([`super::params::tensor_map_index`])
+//! lane). The tensor map is found through the 128-byte handle ([`crate::ptx::params::tensor_map_index`])
 //! at the address the instruction gives (a parameter's address, directly or as its generic
 //! address after `cvta.param`); its tensor's base is the handle's bytes 16..24. The data moves
 //! at issue through a [`BulkOp`]; a load then enqueues a complete-tx of the whole box's bytes
 //! ([`crate::sim::exec::BulkStep::tx_bytes`]) on its mbarrier, a store closes its part of the
-//! warp's open bulk group. Counters (per instruction, [`super::engine::InstStats`]): a
+//! warp's open bulk group. Counters (per instruction, [`super::InstStats`]): a
 //! `wgmma`'s operand wavefronts, one per core matrix read from shared memory, i.e. bytes / 128
 //! ([`crate::sim::exec::WgmmaStep::wavefronts`]; `gmma_wavefronts`, H200:
 //! `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma`, tests/data/ptx_hopper/README.md), the
 //! bulk copies' global bytes (`tma_bytes`); neither touches the `l1tex` ld/st wavefronts.
 
-use super::decode::{AsyncUnit, BulkForm, Inst, Op, Space, Src, WgmmaSrc};
-use super::engine::{
-    Block, BulkEvent, Machine, Observer, TraceKind, WState, WgmmaEvent, observe, warp_ranges,
-};
 use super::mem::{Global, addr_value, cluster_addr, shared_addr};
 use super::sync::{AsyncAction, Flow};
+use super::{
+    Block, BulkEvent, Machine, Observer, TraceKind, WState, WgmmaEvent, observe, warp_ranges,
+};
+use crate::ptx::decode::{AsyncUnit, BulkForm, Inst, Op, Space, Src, WgmmaSrc};
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::error::SimError;
 use crate::sim::exec::{self, BulkKind, BulkOp, GlobalMemory, WgmmaA, WgmmaOp};
@@ -52,7 +52,7 @@ impl GlobalMemory for Buffers<'_> {
 impl Machine<'_> {
     /// `wgmma.mma_async` for warp `w` (see the module docs): blocks until the warpgroup has
     /// arrived; the last warp executes it for all four.
-    pub(super) fn exec_wgmma<'o>(
+    pub(in crate::ptx) fn exec_wgmma<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -149,12 +149,12 @@ impl Machine<'_> {
             return Err("not a wgmma.mma_async".into());
         };
         let nd = d.len();
-        let reg = |warps: &[super::engine::Warp], t: usize, s: Src| -> u64 {
+        let reg = |warps: &[super::Warp], t: usize, s: Src| -> u64 {
             let regs = &warps[members[t / WARP_SIZE]].regs;
             v!(regs, s, t % WARP_SIZE)
         };
         // Descriptors and scale-d are uniform over the warpgroup: thread 0's.
-        let desc = |warps: &[super::engine::Warp], s: &Src| -> Result<u64, String> {
+        let desc = |warps: &[super::Warp], s: &Src| -> Result<u64, String> {
             let v = reg(warps, 0, *s);
             for t in 1..WARPGROUP_THREADS {
                 if reg(warps, t, *s) != v {
@@ -237,7 +237,7 @@ impl Machine<'_> {
     fn tensor_map_at(&self, a: i128, l: usize) -> Result<(TensorMap, u64), String> {
         let off = u64::try_from(a).ok();
         if let Some(o) = off
-            && let Some(i) = super::params::tensor_map_index(&self.params, o)
+            && let Some(i) = crate::ptx::params::tensor_map_index(&self.params, o)
             && i < self.tensor_maps.len()
         {
             let o = o as usize + 16;
@@ -274,7 +274,7 @@ impl Machine<'_> {
     }
 
     /// `cp.async.bulk{.tensor}` / `cp.reduce.async.bulk{.tensor}`: one copy per lane of `mask`.
-    pub(super) fn exec_bulk<'o>(
+    pub(in crate::ptx) fn exec_bulk<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -407,9 +407,9 @@ impl Machine<'_> {
         &self,
         w: usize,
         form: BulkForm,
-        smem: &super::decode::Addr,
+        smem: &crate::ptx::decode::Addr,
         cta_mask: Option<Src>,
-        mbar: &Option<super::decode::Addr>,
+        mbar: &Option<crate::ptx::decode::Addr>,
         l: usize,
     ) -> Result<BulkTargets, String> {
         let regs = &self.warps[w].regs;
@@ -448,7 +448,7 @@ impl Machine<'_> {
     }
 
     /// A warpgroup wait in words (the deadlock message): the warps of the warpgroup not there.
-    pub(super) fn warpgroup_words(&self, w_pc: u32, line: u32, detail: bool) -> String {
+    pub(in crate::ptx) fn warpgroup_words(&self, w_pc: u32, line: u32, detail: bool) -> String {
         if !detail {
             return format!("at wgmma.mma_async (line {line})");
         }

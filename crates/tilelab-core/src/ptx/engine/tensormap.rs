@@ -1,17 +1,17 @@
 //! The tensor-map arms of the CTA engine: `tensormap.replace` and `tensormap.cp_fenceproxy`
 //! (the fields and their meaning: [`crate::sim::tensormap`]), and finding the map a
 //! `cp.async.bulk.tensor` names, wherever it lives: a tensor-map parameter (tilelab's handle,
-//! [`super::params::TENSOR_MAP_MAGIC`]) or an object in global memory that the kernel made or
+//! [`crate::ptx::params::TENSOR_MAP_MAGIC`]) or an object in global memory that the kernel made or
 //! changed ([`MapImage`], Triton's `tl.make_tensor_descriptor`).
 //!
 //! Counters: ptxas expands each `tensormap.replace` into loads and stores of the object's
 //! bytes (`LDS`/`STS` for a shared object) whose number depends on its own encoding, which is
 //! not published; the PTX-level report counts none of them (the SASS view of issue 28 does).
 
-use super::decode::{Addr, Inst, Op, SHARED_WINDOW, Space};
-use super::engine::Machine;
+use super::Machine;
 use super::mem::{addr_value, shared_addr};
-use super::params::tensor_map_index;
+use crate::ptx::decode::{Addr, Inst, Op, SHARED_WINDOW, Space};
+use crate::ptx::params::tensor_map_index;
 use crate::sim::tensormap::{MAP_BYTES, MapImage};
 use crate::sim::tma::TensorMap;
 
@@ -103,7 +103,7 @@ impl Machine<'_> {
 
     /// The map of a `cp.async.bulk.tensor` whose tensor-map operand is the global address `g`
     /// (not a parameter): a copied parameter handle or a [`MapImage`].
-    pub(super) fn global_map(&self, g: u64, l: usize) -> Result<(TensorMap, u64), String> {
+    pub(in crate::ptx) fn global_map(&self, g: u64, l: usize) -> Result<(TensorMap, u64), String> {
         if !self.values {
             self.needs_values.set(true);
         }
@@ -129,7 +129,7 @@ impl Machine<'_> {
 
     /// `tensormap.replace` / `tensormap.cp_fenceproxy` for the lanes of `mask`; whether memory
     /// changed.
-    pub(super) fn exec_tensormap(
+    pub(in crate::ptx) fn exec_tensormap(
         &mut self,
         w: usize,
         inst: &Inst,

@@ -3,17 +3,17 @@
 //! function of register values (PTX ISA, "Integer Arithmetic", "Floating-Point", "Comparison
 //! and Selection", "Data Movement and Conversion: cvt", "atom").
 
-use super::decode::Src;
-use super::decode::{AtomOp, Bin, Cmp, LOCAL_WINDOW, SHARED_WINDOW, Tern, Un};
-use super::decode::{BoolOp, Inst, Op, ShflMode};
-use super::engine::{Machine, Observer, check_member};
-use super::lanes::arrays;
-use super::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
+use super::{Machine, Observer, check_member};
+use crate::ptx::decode::Src;
+use crate::ptx::decode::{AtomOp, Bin, Cmp, LOCAL_WINDOW, SHARED_WINDOW, Tern, Un};
+use crate::ptx::decode::{BoolOp, Inst, Op, ShflMode};
+use crate::ptx::lanes::arrays;
+use crate::ptx::types::{Ty, float1, float2, fma, from_f64, sext, to_f64};
 
 /// The ALU instruction families of the engine, one function per family.
 impl Machine<'_> {
     /// `mov`, and packing or unpacking a vector of parts (`mov.b64 d, {a, b}`).
-    pub(super) fn exec_move<'o>(
+    pub(in crate::ptx) fn exec_move<'o>(
         &mut self,
         w: usize,
         _pc: usize,
@@ -85,7 +85,7 @@ impl Machine<'_> {
     }
 
     /// One-, two- and three-operand arithmetic, `bfi`, `lop3`, and `cvta` between generic and shared or local addresses.
-    pub(super) fn exec_arith<'o>(
+    pub(in crate::ptx) fn exec_arith<'o>(
         &mut self,
         w: usize,
         _pc: usize,
@@ -183,7 +183,7 @@ impl Machine<'_> {
     }
 
     /// `setp`, predicate logic and `selp`.
-    pub(super) fn exec_pred<'o>(
+    pub(in crate::ptx) fn exec_pred<'o>(
         &mut self,
         w: usize,
         _pc: usize,
@@ -248,7 +248,7 @@ impl Machine<'_> {
     }
 
     /// `cvt`, and `cvt` packing two f32 into `.f16x2`/`.bf16x2`.
-    pub(super) fn exec_cvt<'o>(
+    pub(in crate::ptx) fn exec_cvt<'o>(
         &mut self,
         w: usize,
         _pc: usize,
@@ -301,7 +301,7 @@ impl Machine<'_> {
     }
 
     /// The warp-collective instructions: `bar.warp.sync`, `activemask`, `vote.sync`, `shfl.sync` (each through the membermask rule, [`check_member`]).
-    pub(super) fn exec_collective<'o>(
+    pub(in crate::ptx) fn exec_collective<'o>(
         &mut self,
         w: usize,
         _pc: usize,
@@ -404,7 +404,7 @@ impl Machine<'_> {
 }
 
 /// A loaded value of `ty` in a register: signed types sign-extended.
-pub(super) fn extend(ty: Ty, v: u64) -> u64 {
+pub(in crate::ptx) fn extend(ty: Ty, v: u64) -> u64 {
     if ty.signed() {
         sext(v, ty.bits()) as u64
     } else {
@@ -412,7 +412,7 @@ pub(super) fn extend(ty: Ty, v: u64) -> u64 {
     }
 }
 
-pub(super) fn unary(k: Un, ty: Ty, x: u64) -> u64 {
+pub(in crate::ptx) fn unary(k: Un, ty: Ty, x: u64) -> u64 {
     let bits = ty.bits();
     match k {
         Un::Not => ty.trunc(!x),
@@ -486,7 +486,7 @@ fn tern_lanes(regs: &mut [u64], mask: u32, k: Tern, ty: Ty, d: u32, s: [Src; 3])
     }
 }
 
-pub(super) fn binary(k: Bin, ty: Ty, x: u64, y: u64) -> u64 {
+pub(in crate::ptx) fn binary(k: Bin, ty: Ty, x: u64, y: u64) -> u64 {
     if ty.is_float() {
         return match k {
             Bin::Add => float2(ty, x, y, |a, b| a + b, |a, b| a + b),
@@ -559,7 +559,7 @@ pub(super) fn binary(k: Bin, ty: Ty, x: u64, y: u64) -> u64 {
     }
 }
 
-pub(super) fn ternary(k: Tern, ty: Ty, x: u64, y: u64, z: u64) -> u64 {
+pub(in crate::ptx) fn ternary(k: Tern, ty: Ty, x: u64, y: u64, z: u64) -> u64 {
     let bits = ty.bits();
     match k {
         Tern::MadLo if ty.is_float() => fma(ty, x, y, z),
@@ -627,7 +627,7 @@ pub(super) fn ternary(k: Tern, ty: Ty, x: u64, y: u64, z: u64) -> u64 {
     }
 }
 
-pub(super) fn compare(cmp: Cmp, ty: Ty, x: u64, y: u64) -> bool {
+pub(in crate::ptx) fn compare(cmp: Cmp, ty: Ty, x: u64, y: u64) -> bool {
     if ty.is_float() {
         let (a, b) = (to_f64(ty, x), to_f64(ty, y));
         let nan = a.is_nan() || b.is_nan();
@@ -665,7 +665,7 @@ pub(super) fn compare(cmp: Cmp, ty: Ty, x: u64, y: u64) -> bool {
     }
 }
 
-pub(super) fn round(x: f64, rnd: u8) -> f64 {
+pub(in crate::ptx) fn round(x: f64, rnd: u8) -> f64 {
     match rnd {
         1 => x.trunc(),
         2 => x.floor(),
@@ -674,7 +674,7 @@ pub(super) fn round(x: f64, rnd: u8) -> f64 {
     }
 }
 
-pub(super) fn convert(dt: Ty, st: Ty, rnd: u8, int_round: bool, sat: bool, x: u64) -> u64 {
+pub(in crate::ptx) fn convert(dt: Ty, st: Ty, rnd: u8, int_round: bool, sat: bool, x: u64) -> u64 {
     let int_range = |t: Ty| -> (f64, f64) {
         let b = t.bits();
         if t.signed() {
@@ -730,7 +730,7 @@ pub(super) fn convert(dt: Ty, st: Ty, rnd: u8, int_round: bool, sat: bool, x: u6
     }
 }
 
-pub(super) fn dt_mask(t: Ty) -> u64 {
+pub(in crate::ptx) fn dt_mask(t: Ty) -> u64 {
     if t.bits() >= 64 {
         u64::MAX
     } else {
@@ -738,7 +738,7 @@ pub(super) fn dt_mask(t: Ty) -> u64 {
     }
 }
 
-pub(super) fn atomic(op: AtomOp, ty: Ty, old: u64, b: u64, c: Option<u64>) -> u64 {
+pub(in crate::ptx) fn atomic(op: AtomOp, ty: Ty, old: u64, b: u64, c: Option<u64>) -> u64 {
     if ty.is_float() {
         return match op {
             AtomOp::Add => float2(ty, old, b, |x, y| x + y, |x, y| x + y),

@@ -1,44 +1,44 @@
 //! Memory of the CTA engine: the global buffers (`Global`, lazily paged), state spaces
 //! (`.param`, `.shared` = `shared::cta`, `.local`, `.global`, generic addresses resolved to one
 //! of them: `Resolved`), natural-alignment checks, shared and local address helpers, and the
-//! one door from the engine to `sim`'s shared-memory request model ([`super::warp_ops`]).
+//! one door from the engine to `sim`'s shared-memory request model ([`crate::ptx::warp_ops`]).
 
 use std::collections::BTreeMap;
 
 use super::alu::{atomic, extend};
-use super::decode::{
+use super::{Machine, Observer, TraceKind, observe};
+use crate::ptx::decode::{
     Addr, Inst, LOCAL_WINDOW, LOCAL_WINDOW_BYTES, Op, SHARED_WINDOW, Space, Src, buffer_base,
 };
-use super::engine::{Machine, Observer, TraceKind, observe};
-use super::warp_ops::{self, LaneRegs, SharedKind, Step};
+use crate::ptx::warp_ops::{self, LaneRegs, SharedKind, Step};
 use crate::sim::bank::{NotModelled, RequestCost, WARP_SIZE};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
 
 /// A `cp.async`'s global side, for [`Machine::shared_op`]: each lane's source address, and
 /// whether an active lane reads fewer bytes than it writes (`src-size` or `ignore-src`).
 #[derive(Clone, Copy)]
-pub(super) struct CpSources<'a> {
-    pub(super) addrs: &'a [u64; 32],
-    pub(super) zero_fill: bool,
+pub(in crate::ptx) struct CpSources<'a> {
+    pub(in crate::ptx) addrs: &'a [u64; 32],
+    pub(in crate::ptx) zero_fill: bool,
 }
 
-pub(super) const PAGE: u64 = 1 << 16;
+pub(in crate::ptx) const PAGE: u64 = 1 << 16;
 /// Bytes each global buffer may span from its base.
 pub const BUFFER_WINDOW: u64 = 1 << 36;
 
-pub(super) struct Global {
-    pub(super) nbufs: usize,
-    pub(super) names: Vec<String>,
+pub(in crate::ptx) struct Global {
+    pub(in crate::ptx) nbufs: usize,
+    pub(in crate::ptx) names: Vec<String>,
     /// Per buffer: whether it holds a `.const` variable, which no store may write (PTX ISA
     /// §5.1.3 Constant State Space: read-only).
-    pub(super) read_only: Vec<bool>,
+    pub(in crate::ptx) read_only: Vec<bool>,
     /// Written 64 KiB pages by page number: a B-tree, so that no choice of addresses can make
     /// a lookup slow (at most [`MAX_GLOBAL_BYTES`] / 64 KiB = 4,096 pages).
-    pub(super) pages: BTreeMap<u64, Box<[u8]>>,
+    pub(in crate::ptx) pages: BTreeMap<u64, Box<[u8]>>,
 }
 
 impl Global {
-    pub(super) fn check(&self, addr: u64, n: u64) -> Result<(), String> {
+    pub(in crate::ptx) fn check(&self, addr: u64, n: u64) -> Result<(), String> {
         let k = (addr >> 40) as usize;
         let ok = k >= 1 && k <= self.nbufs && addr - buffer_base(k - 1) + n <= BUFFER_WINDOW;
         if ok {
@@ -58,7 +58,7 @@ impl Global {
 
     /// Reads `out.len()` bytes at `addr`, one page lookup per page touched; unwritten bytes
     /// read 0.
-    pub(super) fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+    pub(in crate::ptx) fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
         self.check(addr, out.len() as u64)?;
         let mut done = 0;
         while done < out.len() {
@@ -76,7 +76,12 @@ impl Global {
 
     /// A store's write of lane `lane`: as [`Global::write`], refused in a `.const` buffer
     /// (reached with `cvta.const` and a generic or `.global` store, `atom` or `red`).
-    pub(super) fn store(&mut self, addr: u64, data: &[u8], lane: usize) -> Result<(), String> {
+    pub(in crate::ptx) fn store(
+        &mut self,
+        addr: u64,
+        data: &[u8],
+        lane: usize,
+    ) -> Result<(), String> {
         self.check(addr, data.len() as u64)?;
         let k = (addr >> 40) as usize;
         if self.read_only.get(k - 1).copied().unwrap_or(false) {
@@ -90,7 +95,7 @@ impl Global {
 
     /// Writes `data` at `addr`, allocating a zero-filled page on first touch, at most
     /// [`MAX_GLOBAL_BYTES`] of them.
-    pub(super) fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+    pub(in crate::ptx) fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
         self.check(addr, data.len() as u64)?;
         let mut done = 0;
         while done < data.len() {
@@ -125,7 +130,7 @@ pub const MAX_GLOBAL_BYTES: u64 = 256 << 20;
 
 impl Machine<'_> {
     /// `ld` of every state space (`.param`, `.global`, `.local`, `.shared` and generic).
-    pub(super) fn exec_ld<'o>(
+    pub(in crate::ptx) fn exec_ld<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -235,7 +240,7 @@ impl Machine<'_> {
     }
 
     /// `st` of every writable state space.
-    pub(super) fn exec_st<'o>(
+    pub(in crate::ptx) fn exec_st<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -325,7 +330,7 @@ impl Machine<'_> {
     }
 
     /// `ldmatrix` and `stmatrix` through the door to `sim`.
-    pub(super) fn exec_matrix<'o>(
+    pub(in crate::ptx) fn exec_matrix<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -393,7 +398,7 @@ impl Machine<'_> {
     }
 
     /// `cp.async.{ca,cg}.shared.global`: the copy completes at issue (a legal schedule: PTX only promises completion by `cp.async.wait_group`).
-    pub(super) fn exec_cp_async<'o>(
+    pub(in crate::ptx) fn exec_cp_async<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -482,7 +487,7 @@ impl Machine<'_> {
     }
 
     /// `mma.sync.aligned` through the door to `sim`.
-    pub(super) fn exec_mma<'o>(
+    pub(in crate::ptx) fn exec_mma<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -510,7 +515,7 @@ impl Machine<'_> {
         let gather = |srcs: &[Src]| {
             let mut out = [[0u32; 4]; 32];
             for (i, s) in srcs.iter().enumerate().take(4) {
-                let lanes = super::lanes::arrays::operand(regs, *s);
+                let lanes = crate::ptx::lanes::arrays::operand(regs, *s);
                 for (o, x) in out.iter_mut().zip(lanes) {
                     o[i] = x as u32;
                 }
@@ -521,14 +526,14 @@ impl Machine<'_> {
         let out = warp_ops::mma(&mut self.smem, *kind, &ra, &rb, &rc).map_err(|e| e.to_string())?;
         for (i, r) in d.iter().enumerate().take(4) {
             let lanes: [u64; WARP_SIZE] = std::array::from_fn(|l| u64::from(out[l][i]));
-            changed |= super::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
+            changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
         }
         observe(obs, w, pc, inst, mask, TraceKind::Mma(&out));
         Ok(changed)
     }
 
     /// `atom` and `red` on shared or global memory.
-    pub(super) fn exec_atom<'o>(
+    pub(in crate::ptx) fn exec_atom<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -617,7 +622,7 @@ impl Machine<'_> {
     }
 
     /// Runs one shared-memory request through the door to `sim`, counting it.
-    pub(super) fn shared_op(
+    pub(in crate::ptx) fn shared_op(
         &mut self,
         pc: usize,
         kind: SharedKind,
@@ -671,7 +676,7 @@ impl Machine<'_> {
     /// # Errors
     /// A lane's address outside shared memory, or, generic, outside the shared window (a
     /// global or local address: the instruction reads and writes shared memory only).
-    pub(super) fn matrix_addrs(
+    pub(in crate::ptx) fn matrix_addrs(
         &self,
         w: usize,
         addr: &Addr,
@@ -714,14 +719,14 @@ impl Machine<'_> {
     }
 
     /// Counts one distributed-shared-memory execution of instruction `pc`: `lanes` lanes of
-    /// `bytes` bytes each ([`super::engine::InstStats::dshared`]).
+    /// `bytes` bytes each ([`super::InstStats::dshared`]).
     fn count_remote(&mut self, pc: usize, mask: u32, bytes: u32) {
         let s = &mut self.stats[pc];
         s.dshared += 1;
         s.dshared_bytes += u64::from(mask.count_ones()) * u64::from(bytes);
     }
 
-    pub(super) fn resolve_space(
+    pub(in crate::ptx) fn resolve_space(
         &self,
         w: usize,
         space: Space,
@@ -851,11 +856,11 @@ impl Machine<'_> {
     }
 }
 
-pub(super) enum Resolved {
+pub(in crate::ptx) enum Resolved {
     Param,
     Shared([u32; 32]),
     /// Lanes reaching another CTA's shared memory (distributed shared memory): each lane's
-    /// cluster rank (at most 8 CTAs, [`super::params::MAX_CLUSTER_CTAS`]) and byte offset there
+    /// cluster rank (at most 8 CTAs, [`crate::ptx::params::MAX_CLUSTER_CTAS`]) and byte offset there
     /// (every active lane of the access).
     Remote([(u8, u32); 32]),
     Global([u64; 32]),
@@ -863,7 +868,7 @@ pub(super) enum Resolved {
     Local([u32; 32]),
 }
 
-pub(super) fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {
+pub(in crate::ptx) fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {
     let base = match a.base {
         Src::Reg(r) => regs[r as usize * WARP_SIZE + l],
         Src::Imm(v) => v,
@@ -874,7 +879,12 @@ pub(super) fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {
 /// Natural alignment of a `bytes`-byte access at `a` in `space` (PTX ISA §6.4.1 "Addresses as
 /// Operands": an address must be a multiple of the access size, a vector's whole size; the
 /// behaviour is undefined otherwise).
-pub(super) fn check_aligned(space: &str, l: usize, a: u64, bytes: u32) -> Result<(), String> {
+pub(in crate::ptx) fn check_aligned(
+    space: &str,
+    l: usize,
+    a: u64,
+    bytes: u32,
+) -> Result<(), String> {
     let align = 1u64 << bytes.max(1).trailing_zeros();
     if a.is_multiple_of(align) {
         Ok(())
@@ -898,7 +908,7 @@ pub const CLUSTER_RANK_SHIFT: u32 = 24;
 ///
 /// # Errors
 /// A negative address, or one naming no CTA of the cluster.
-pub(super) fn cluster_addr(
+pub(in crate::ptx) fn cluster_addr(
     a: i128,
     own: usize,
     nctas: usize,
@@ -926,7 +936,7 @@ pub(super) fn cluster_addr(
 ///
 /// # Errors
 /// [`cluster_addr`]'s, or a generic address outside the shared window.
-pub(super) fn mapa(a: u64, rank: usize, own: usize, nctas: usize) -> Result<u64, String> {
+pub(in crate::ptx) fn mapa(a: u64, rank: usize, own: usize, nctas: usize) -> Result<u64, String> {
     // The executing CTA's own window: its plain (shared::cta) addresses.
     let tag = match rank == own {
         true => 0,
@@ -946,7 +956,7 @@ pub(super) fn mapa(a: u64, rank: usize, own: usize, nctas: usize) -> Result<u64,
 ///
 /// # Errors
 /// `a` outside the window [`SHARED_WINDOW`]`..+size`, named with the window.
-pub(super) fn generic_shared(a: i128, l: usize, size: u32) -> Result<u32, String> {
+pub(in crate::ptx) fn generic_shared(a: i128, l: usize, size: u32) -> Result<u32, String> {
     let base = i128::from(SHARED_WINDOW);
     if (base..base + i128::from(size)).contains(&a) {
         return Ok((a - base) as u32);
@@ -957,14 +967,14 @@ pub(super) fn generic_shared(a: i128, l: usize, size: u32) -> Result<u32, String
     ))
 }
 
-pub(super) fn shared_addr(a: i128, l: usize, size: u32) -> Result<u32, String> {
+pub(in crate::ptx) fn shared_addr(a: i128, l: usize, size: u32) -> Result<u32, String> {
     u32::try_from(a).map_err(|_| {
         format!("lane {l}: shared address {a} is outside shared memory of {size} bytes")
     })
 }
 
 /// A local address `a` of an access of `n` bytes, checked against the thread's frame.
-pub(super) fn local_addr(a: i128, n: u32, frame: u32) -> Result<u32, String> {
+pub(in crate::ptx) fn local_addr(a: i128, n: u32, frame: u32) -> Result<u32, String> {
     match a.checked_add(i128::from(n)) {
         Some(end) if a >= 0 && end <= i128::from(frame) => Ok(a as u32),
         _ => Err(format!(
@@ -973,7 +983,7 @@ pub(super) fn local_addr(a: i128, n: u32, frame: u32) -> Result<u32, String> {
     }
 }
 
-pub(super) fn read_bytes(buf: &[u8], o: i128, n: u32) -> Option<u64> {
+pub(in crate::ptx) fn read_bytes(buf: &[u8], o: i128, n: u32) -> Option<u64> {
     let o = usize::try_from(o).ok()?;
     let s = buf.get(o..o.checked_add(n as usize)?)?;
     let mut b = [0u8; 8];
@@ -981,13 +991,13 @@ pub(super) fn read_bytes(buf: &[u8], o: i128, n: u32) -> Option<u64> {
     Some(u64::from_le_bytes(b))
 }
 
-pub(super) fn width_of(bytes: u32) -> Result<AccessWidth, String> {
+pub(in crate::ptx) fn width_of(bytes: u32) -> Result<AccessWidth, String> {
     AccessWidth::from_bytes(bytes).ok_or_else(|| {
         format!("a shared access of {bytes} bytes per lane is not supported (1, 2, 4, 8 or 16)")
     })
 }
 
-pub(super) fn lane_bytes(r: &[u32; 4]) -> [u8; 16] {
+pub(in crate::ptx) fn lane_bytes(r: &[u32; 4]) -> [u8; 16] {
     let mut b = [0u8; 16];
     for i in 0..4 {
         b[4 * i..4 * i + 4].copy_from_slice(&r[i].to_le_bytes());
@@ -995,7 +1005,7 @@ pub(super) fn lane_bytes(r: &[u32; 4]) -> [u8; 16] {
     b
 }
 
-pub(super) fn regs_of(b: &[u8; 16]) -> [u32; 4] {
+pub(in crate::ptx) fn regs_of(b: &[u8; 16]) -> [u32; 4] {
     std::array::from_fn(|i| {
         u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
     })

@@ -2,14 +2,15 @@
 //! `--arg` through [`encode_arg`]), CUDA's grid and block limits ([`check_launch`]) and the
 //! shared-memory bytes of a launch ([`check_smem`]), all checked before anything is allocated.
 
-use super::decode::{ParamInfo, Program, buffer_base};
-use super::engine::{Launch, RunError};
-use super::types::Ty;
+use super::{Launch, RunError};
+pub use crate::ptx::decode::reads::{ParamRead, mark_reads};
+use crate::ptx::decode::{ParamInfo, Program, buffer_base};
+use crate::ptx::types::Ty;
 use crate::sim::arch::Arch;
 
 /// An integer as `--arg` takes it: an optional sign, then decimal digits or `0x` and hex
 /// digits, nothing else (no second sign, no `_`).
-pub(super) fn parse_int(s: &str) -> Option<i128> {
+pub(in crate::ptx) fn parse_int(s: &str) -> Option<i128> {
     let t = s.trim();
     let (neg, t) = match t.strip_prefix('-') {
         Some(r) => (true, r),
@@ -27,7 +28,7 @@ pub(super) fn parse_int(s: &str) -> Option<i128> {
 }
 
 /// Whether a float's text names infinity (`inf`, `-Infinity`, …) or NaN (`nan`).
-pub(super) fn names_inf_or_nan(t: &str) -> (bool, bool) {
+pub(in crate::ptx) fn names_inf_or_nan(t: &str) -> (bool, bool) {
     (t == "inf" || t == "-inf", t == "nan")
 }
 
@@ -36,7 +37,7 @@ const FLOAT_WORDS: &str = "inf, -inf, nan (lowercase, exactly so)";
 
 /// Whether a decimal float's text has a non-zero digit before its exponent (`1e-50` does,
 /// `0.0e5` does not).
-pub(super) fn nonzero_mantissa(t: &str) -> bool {
+pub(in crate::ptx) fn nonzero_mantissa(t: &str) -> bool {
     t.split(['e', 'E'])
         .next()
         .is_some_and(|m| m.chars().any(|c| ('1'..='9').contains(&c)))
@@ -211,7 +212,7 @@ pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
     {
         return bad(format!(
             "kernel '{}' requires a block of {} threads (.reqntid); --block gave {}",
-            super::report::demangle(&prog.name),
+            crate::ptx::report::demangle(&prog.name),
             d3(r),
             d3(l.block)
         ));
@@ -221,7 +222,7 @@ pub fn check_launch(prog: &Program, l: &Launch) -> Result<u32, RunError> {
         if u64::from(threads) > max {
             return bad(format!(
                 "kernel '{}' allows at most {max} threads per block (.maxntid {}); --block {} has {threads}",
-                super::report::demangle(&prog.name),
+                crate::ptx::report::demangle(&prog.name),
                 d3(m),
                 d3(l.block)
             ));
@@ -249,7 +250,7 @@ pub const MAX_CLUSTER_CTAS: u32 = 8;
 pub fn check_cluster(prog: &Program, l: &Launch) -> Result<([u32; 3], bool), RunError> {
     let d3 = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
     let bad = |s: String| Err(RunError::Launch(s));
-    let name = super::report::demangle(&prog.name);
+    let name = crate::ptx::report::demangle(&prog.name);
     let given = l.cluster.is_some();
     let asked = l.cluster.unwrap_or([1, 1, 1]);
     if asked.contains(&0) {
@@ -414,7 +415,7 @@ fn no_param(prog: &Program, flag: &str, key: &str) -> RunError {
     };
     RunError::Launch(format!(
         "{flag}: kernel '{}' has no parameter '{}'; {known}",
-        super::report::demangle(&prog.name),
+        crate::ptx::report::demangle(&prog.name),
         crate::text::value(key)
     ))
 }
@@ -429,7 +430,7 @@ fn split_offset(key: &str) -> Result<(&str, Option<u32>), String> {
         None => Ok((key, None)),
         Some((k, o)) => {
             let off = parse_int(o)
-                .filter(|&v| v >= 0 && v <= i128::from(super::decode::PARAM_LIMIT))
+                .filter(|&v| v >= 0 && v <= i128::from(crate::ptx::decode::PARAM_LIMIT))
                 .ok_or_else(|| {
                     format!(
                         "'{}' is not a byte offset; allowed: NAME+OFFSET with OFFSET a whole number of bytes (decimal or 0x hex) inside the parameter, e.g. params+16",
@@ -668,153 +669,6 @@ fn pack(prog: &Program, i: usize, at: u32, ty: &str, vals: &str) -> Result<Vec<u
         out.extend(encode_arg(ty, v)?);
     }
     Ok(out)
-}
-
-/// One byte range of a parameter that the kernel reads: bytes `lo..hi` from the parameter's
-/// first byte, first read at PTX line `line`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParamRead {
-    /// First byte read (from the parameter's start).
-    pub lo: u32,
-    /// One past the last byte read.
-    pub hi: u32,
-    /// The 1-based PTX line of the first instruction reading them.
-    pub line: u32,
-}
-
-/// Records in each parameter's [`ParamInfo::reads`] the bytes `kernel` reads, from its text, in
-/// byte order (ranges of one first line merged):
-///
-/// * `ld.param{.vN}.TYPE d, [NAME+OFF]`: bytes OFF..OFF + N·size(TYPE) of that parameter
-///   (with `[OFF]`, the bytes of the parameter buffer at OFF, in whichever parameter they lie);
-/// * any other mention of a parameter's name (its address taken with `mov` or `cvta.param`,
-///   given to `cp.async.bulk.tensor` or `prefetch.tensormap`): the whole parameter;
-/// * an `ld.param` whose address is a register: every byte of every parameter (where it
-///   points is not known before the run).
-///
-/// A parameter with no entry is never read: it needs no value. Conservative: a byte read on a
-/// path the run never takes still counts.
-pub fn mark_reads(kernel: &super::parse::Kernel, params: &mut [ParamInfo]) {
-    use super::parse::{Operand, Stmt};
-    const NONE: u32 = u32::MAX;
-    let index: std::collections::HashMap<&str, usize> = params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name.as_str(), i))
-        .collect();
-    // Per byte of the parameter buffer (at most `PARAM_LIMIT`): the first line reading it;
-    // per parameter: the first line reading all of it; the first line reading everything.
-    let total = params
-        .iter()
-        .map(|p| p.offset.saturating_add(p.size))
-        .max()
-        .unwrap_or(0) as usize;
-    let mut byte_line = vec![NONE; total];
-    let mut whole = vec![NONE; params.len()];
-    let mut everything = NONE;
-    // Every name an operand mentions (exhaustive: an operand form added to the parser must
-    // say here whether it can name a parameter).
-    fn names<'o>(o: &'o Operand, out: &mut Vec<&'o str>) {
-        match o {
-            Operand::Name(n) | Operand::Not(n) | Operand::Address(Some(n), _) => out.push(n),
-            Operand::Pair(a, b) => out.extend([a.as_str(), b.as_str()]),
-            Operand::Vector(v) => v.iter().for_each(|e| names(e, out)),
-            Operand::TensorAddress(n, v) => {
-                out.push(n);
-                v.iter().for_each(|e| names(e, out));
-            }
-            Operand::Address(None, _)
-            | Operand::Int(_)
-            | Operand::F32(_)
-            | Operand::F64(_)
-            | Operand::Sink => {}
-        }
-    }
-    let mut ns = Vec::new();
-    for st in &kernel.body {
-        let Stmt::Inst(inst) = st else { continue };
-        let line = inst.line;
-        let is_ld_param = inst.opcode.first().is_some_and(|o| o == "ld")
-            && inst.opcode.iter().any(|m| m.starts_with("param"));
-        let mut skip = None;
-        if is_ld_param && let Some(Operand::Address(base, off)) = inst.operands.get(1) {
-            skip = Some(1);
-            let vec = inst
-                .opcode
-                .iter()
-                .find_map(|m| m.strip_prefix('v').and_then(|n| n.parse::<i64>().ok()))
-                .unwrap_or(1);
-            let size = inst
-                .opcode
-                .iter()
-                .rev()
-                .find_map(|m| Ty::parse(m))
-                .map(|t| i64::from(t.bytes()));
-            let named = base.as_ref().map(|n| index.get(n.as_str()).copied());
-            let at = match named {
-                None => Some(0),
-                Some(Some(i)) => Some(i64::from(params[i].offset)),
-                // A register address: anywhere.
-                Some(None) => None,
-            };
-            match (at, size) {
-                (Some(a), Some(s)) => {
-                    let lo = a.saturating_add(*off).clamp(0, total as i64) as usize;
-                    let hi = a
-                        .saturating_add(*off)
-                        .saturating_add(vec * s)
-                        .clamp(0, total as i64) as usize;
-                    for l in &mut byte_line[lo..hi.max(lo)] {
-                        *l = (*l).min(line);
-                    }
-                }
-                (_, None) => match named {
-                    Some(Some(i)) => whole[i] = whole[i].min(line),
-                    _ => everything = everything.min(line),
-                },
-                (None, Some(_)) => everything = everything.min(line),
-            }
-        }
-        ns.clear();
-        for (k, o) in inst.operands.iter().enumerate() {
-            if Some(k) != skip {
-                names(o, &mut ns);
-            }
-        }
-        for n in &ns {
-            if let Some(&i) = index.get(n) {
-                whole[i] = whole[i].min(line);
-            }
-        }
-    }
-    for (i, p) in params.iter_mut().enumerate() {
-        let all = whole[i].min(everything);
-        p.reads = if all != NONE {
-            vec![ParamRead {
-                lo: 0,
-                hi: p.size,
-                line: all,
-            }]
-        } else {
-            let mut out: Vec<ParamRead> = Vec::new();
-            let o = p.offset as usize;
-            for (b, &line) in byte_line[o..o + p.size as usize].iter().enumerate() {
-                let b = b as u32;
-                if line == NONE {
-                    continue;
-                }
-                match out.last_mut() {
-                    Some(r) if r.hi == b && r.line == line => r.hi += 1,
-                    _ => out.push(ParamRead {
-                        lo: b,
-                        hi: b + 1,
-                        line,
-                    }),
-                }
-            }
-            out
-        };
-    }
 }
 
 /// A `--tensor-map NAME[+BYTE_OFFSET]=DTYPE:DIMS:STRIDES:BOX[:SWIZZLE][@POINTER]`: a tiled
@@ -1089,7 +943,7 @@ pub fn tensor_map_base(prog: &Program, maps: &[TensorMapArg], j: usize) -> Resul
             None => Err(format!(
                 "@{}: kernel '{}' has no parameter '{}'; parameters: {}",
                 crate::text::value(b),
-                super::report::demangle(&prog.name),
+                crate::ptx::report::demangle(&prog.name),
                 crate::text::value(b),
                 param_list(prog)
             )),
@@ -1136,7 +990,7 @@ pub fn check_smem(prog: &Program, l: &Launch) -> Result<u32, RunError> {
     }
 }
 
-pub(super) fn param_list(p: &Program) -> String {
+pub(in crate::ptx) fn param_list(p: &Program) -> String {
     crate::text::list(p.params.iter().enumerate().map(|(i, q)| {
         let arr = if q.ty == "b8" && q.size > 1 {
             format!("[{}]", q.size)

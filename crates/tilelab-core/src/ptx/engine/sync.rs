@@ -12,38 +12,38 @@
 //! one with [`Machine::issue_async`].
 //!
 //! **Cluster.** A launch runs every CTA of the cluster containing `--cta` together
-//! ([`ClusterShape::of`], the shape from [`super::params::check_cluster`]; one CTA when the
+//! ([`ClusterShape::of`], the shape from [`crate::ptx::params::check_cluster`]; one CTA when the
 //! launch names no cluster): each CTA has its own warps, shared memory window, named barriers
-//! and mbarriers ([`super::engine::CtaState`]); `barrier.cluster` completes a phase when every
+//! and mbarriers ([`super::CtaState`]); `barrier.cluster` completes a phase when every
 //! warp of every CTA not exited has arrived (PTX ISA 9.7.13.2); `mapa` gives the
 //! `shared::cluster` address of the same offset in another CTA ([`super::mem::cluster_addr`]);
 //! an `mbarrier.arrive` on a `shared::cluster` address arrives on that CTA's object; pending
 //! asynchronous operations name the CTA whose mbarrier they complete.
 
-use super::decode::{AsyncUnit, BarRed, Inst, MbarOp, Op, SHARED_WINDOW, Space, Src};
-use super::engine::{
+use super::mem::addr_value;
+use super::{
     Block, Launch, Machine, MbarState, MbarrierEvent, Observer, TraceEvent, TraceKind, WState,
     check_member, observe,
 };
-use super::mem::addr_value;
+use crate::ptx::decode::{AsyncUnit, BarRed, Inst, MbarOp, Op, SHARED_WINDOW, Space, Src};
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::mbarrier::{Mbarrier, MbarrierError};
 
 /// One CTA's place in its cluster (PTX ISA §10.11-§10.17, the cluster special registers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct ClusterShape {
+pub(in crate::ptx) struct ClusterShape {
     /// `%cluster_nctaid`: CTAs per cluster in x, y, z.
-    pub(super) dims: [u32; 3],
+    pub(in crate::ptx) dims: [u32; 3],
     /// `%cluster_ctaid`: the CTA's position in its cluster.
-    pub(super) ctaid: [u32; 3],
+    pub(in crate::ptx) ctaid: [u32; 3],
     /// `%clusterid`: the cluster's position in the grid.
-    pub(super) id: [u32; 3],
+    pub(in crate::ptx) id: [u32; 3],
     /// `%nclusterid`: clusters in the grid.
-    pub(super) nclusters: [u32; 3],
+    pub(in crate::ptx) nclusters: [u32; 3],
     /// `%cluster_ctarank`.
-    pub(super) rank: u32,
+    pub(in crate::ptx) rank: u32,
     /// `%is_explicit_cluster`.
-    pub(super) explicit: bool,
+    pub(in crate::ptx) explicit: bool,
 }
 
 impl ClusterShape {
@@ -51,7 +51,7 @@ impl ClusterShape {
     /// (`explicit`: `%is_explicit_cluster`). The rank is linear, x fastest (PTX ISA §10.15
     /// `%cluster_ctarank`: `x + y * nx + z * nx * ny` of `%cluster_ctaid`); a launch that
     /// names no cluster runs clusters of 1×1×1 (§10.17), each CTA its own.
-    pub(super) fn of(l: &Launch, dims: [u32; 3], explicit: bool, rank: u32) -> Self {
+    pub(in crate::ptx) fn of(l: &Launch, dims: [u32; 3], explicit: bool, rank: u32) -> Self {
         let ctaid = [
             rank % dims[0],
             (rank / dims[0]) % dims[1],
@@ -68,18 +68,18 @@ impl ClusterShape {
     }
 
     /// The cluster rank of CTA `cta` in clusters of `dims`.
-    pub(super) fn rank_of(cta: [u32; 3], dims: [u32; 3]) -> u32 {
+    pub(in crate::ptx) fn rank_of(cta: [u32; 3], dims: [u32; 3]) -> u32 {
         let c: [u32; 3] = std::array::from_fn(|d| cta[d] % dims[d]);
         c[0] + c[1] * dims[0] + c[2] * dims[0] * dims[1]
     }
 
     /// This CTA's `%ctaid`.
-    pub(super) fn cta(&self) -> [u32; 3] {
+    pub(in crate::ptx) fn cta(&self) -> [u32; 3] {
         std::array::from_fn(|d| self.id[d] * self.dims[d] + self.ctaid[d])
     }
 
     /// `%cluster_nctarank`: CTAs in the cluster.
-    pub(super) fn ctas(&self) -> u32 {
+    pub(in crate::ptx) fn ctas(&self) -> u32 {
         self.dims.iter().product()
     }
 }
@@ -100,7 +100,7 @@ fn mbar_op_name(op: &MbarOp) -> &'static str {
 }
 
 /// What the engine does after a synchronising instruction.
-pub(super) enum Flow {
+pub(in crate::ptx) enum Flow {
     /// Go on with the next instruction.
     Next,
     /// Block for `block`; `advance`: past the instruction (else it runs again on release).
@@ -109,7 +109,7 @@ pub(super) enum Flow {
 
 /// One named barrier's current round (PTX ISA 9.7.13.1 bar, barrier).
 #[derive(Clone, Debug, Default)]
-pub(super) struct NamedBar {
+pub(in crate::ptx) struct NamedBar {
     /// The thread count of this round's arrivals (`None`: every thread of the CTA).
     count: Option<u32>,
     /// Threads arrived: 32 per warp with a count (PTX ISA: "the arrival count is incremented
@@ -125,7 +125,7 @@ pub(super) struct NamedBar {
 /// What completing an asynchronous operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(dead_code)] // issued by the bulk-copy and wgmma arms when they are integrated
-pub(super) enum AsyncAction {
+pub(in crate::ptx) enum AsyncAction {
     /// A complete-tx of `bytes` on the mbarrier at shared byte `mbar` of the CTA of cluster
     /// rank `cta` (`.mbarrier::complete_tx::bytes`; a multicast completes one per CTA).
     CompleteTx { cta: usize, mbar: u32, bytes: u32 },
@@ -135,25 +135,25 @@ pub(super) enum AsyncAction {
 
 /// An asynchronous operation in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct AsyncOp {
+pub(in crate::ptx) struct AsyncOp {
     /// The cluster rank of the CTA that issued it.
-    pub(super) cta: usize,
+    pub(in crate::ptx) cta: usize,
     /// The warp that issued it.
-    pub(super) warp: usize,
+    pub(in crate::ptx) warp: usize,
     /// The issuing instruction.
-    pub(super) pc: u32,
+    pub(in crate::ptx) pc: u32,
     /// Its unit and group number, if its unit commits groups.
-    pub(super) group: Option<(AsyncUnit, u64)>,
+    pub(in crate::ptx) group: Option<(AsyncUnit, u64)>,
     /// The issuing line.
-    pub(super) line: u32,
+    pub(in crate::ptx) line: u32,
     /// What completing it does.
-    pub(super) action: AsyncAction,
+    pub(in crate::ptx) action: AsyncAction,
 }
 
 impl Machine<'_> {
     /// The synchronising instructions: named barriers, mbarriers, the units' waits and
     /// `barrier.cluster`.
-    pub(super) fn exec_sync<'o>(
+    pub(in crate::ptx) fn exec_sync<'o>(
         &mut self,
         w: usize,
         pc: usize,
@@ -330,7 +330,7 @@ impl Machine<'_> {
     /// have all arrived, completes the cluster barrier's phase, and wakes the warps whose
     /// mbarrier phase completed, whose groups drained, or whose cluster phase passed. False
     /// when nothing changed.
-    pub(super) fn release(&mut self) -> bool {
+    pub(in crate::ptx) fn release(&mut self) -> bool {
         let mut any = false;
         for id in 0..self.bars.len() {
             if !self.bars[id].waiters.is_empty() && !self.release_bar(id).is_empty() {
@@ -383,7 +383,7 @@ impl Machine<'_> {
     /// the pending work.
     /// The door the bulk-copy and `wgmma` arms enqueue through.
     #[cfg_attr(not(test), allow(dead_code))]
-    pub(super) fn issue_async(
+    pub(in crate::ptx) fn issue_async(
         &mut self,
         w: usize,
         unit: Option<AsyncUnit>,
@@ -405,10 +405,10 @@ impl Machine<'_> {
     ///
     /// # Errors
     /// A complete-tx the mbarrier refuses, naming the issuing line.
-    pub(super) fn complete_async<'o>(
+    pub(in crate::ptx) fn complete_async<'o>(
         &mut self,
         mut obs: Option<&mut (dyn Observer + 'o)>,
-    ) -> Result<(), super::engine::RunError> {
+    ) -> Result<(), super::RunError> {
         let ops = std::mem::take(&mut self.pending);
         if ops.is_empty() {
             return Ok(());
@@ -445,7 +445,7 @@ impl Machine<'_> {
                     });
                 }
                 done
-                    .map_err(|e| super::engine::RunError::At {
+                    .map_err(|e| super::RunError::At {
                         line: op.line,
                         message: format!(
                             "the asynchronous operation's complete-tx of {bytes} bytes on mbarrier {name}: {e}"
@@ -458,7 +458,7 @@ impl Machine<'_> {
     }
 
     /// An mbarrier's shared address in words: `'full'+8 (shared address 0x10)`.
-    pub(super) fn mbar_name(&self, at: u32) -> String {
+    pub(in crate::ptx) fn mbar_name(&self, at: u32) -> String {
         self.prog.shared_label(at)
     }
 
@@ -490,11 +490,11 @@ impl Machine<'_> {
     /// Lane `l`'s mbarrier: the cluster rank of the CTA whose shared memory holds it and its
     /// byte offset there (a `.shared::cluster` or generic address may name another CTA's,
     /// [`super::mem::cluster_addr`]), 8-byte aligned, inside shared memory.
-    pub(super) fn mbar_target(
+    pub(in crate::ptx) fn mbar_target(
         &self,
         w: usize,
         space: Space,
-        addr: &super::decode::Addr,
+        addr: &crate::ptx::decode::Addr,
         l: usize,
     ) -> Result<(usize, u32), String> {
         let a = addr_value(&self.warps[w].regs, addr, l);
@@ -727,7 +727,7 @@ impl Machine<'_> {
     /// Completes the cluster barrier's phase once every warp not exited has arrived in it.
     fn cluster_settle(&mut self) {
         let p = self.cluster_phase;
-        let live: Vec<&super::engine::Warp> = self
+        let live: Vec<&super::Warp> = self
             .all_warps()
             .filter(|w| w.state != WState::Done)
             .collect();
@@ -737,7 +737,7 @@ impl Machine<'_> {
     }
 
     /// `wgmma`/`cp.async` commits, `elect.sync`, `mapa`, `call`.
-    pub(super) fn exec_hopper<'o>(
+    pub(in crate::ptx) fn exec_hopper<'o>(
         &mut self,
         w: usize,
         _pc: usize,
@@ -803,7 +803,7 @@ impl Machine<'_> {
 
     /// A blocked warp's reason in words, `at …` (grouped warps share it): with `detail`, the
     /// barrier's state (the deadlock message), without it the short form (the budget's).
-    pub(super) fn block_words(&self, b: &Block, detail: bool) -> String {
+    pub(in crate::ptx) fn block_words(&self, b: &Block, detail: bool) -> String {
         match *b {
             Block::Bar { id, count, line } => {
                 let c = count.map(|c| format!(", {c} threads")).unwrap_or_default();
