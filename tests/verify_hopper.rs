@@ -44,18 +44,15 @@ fn facts() -> DeviceFacts {
     }
 }
 
-struct TempDir(PathBuf);
+/// A fresh temporary directory (removed when dropped), its path as `.0`.
+struct TempDir(PathBuf, #[allow(dead_code)] tempfile::TempDir);
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("tilelab-vh-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let t = tempfile::Builder::new()
+            .prefix(&format!("tilelab-vh-{tag}-"))
+            .tempdir()
+            .unwrap();
+        TempDir(t.path().to_path_buf(), t)
     }
 }
 

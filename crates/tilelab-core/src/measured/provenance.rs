@@ -180,17 +180,14 @@ mod tests {
         }
     }
 
-    struct Dir(std::path::PathBuf);
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    /// A fresh temporary directory (removed when dropped), its path as `.0`.
+    struct Dir(std::path::PathBuf, #[allow(dead_code)] tempfile::TempDir);
     fn dir(name: &str) -> Dir {
-        let d =
-            std::env::temp_dir().join(format!("tilelab-provenance-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
+        let t = tempfile::Builder::new()
+            .prefix(&format!("tilelab-provenance-{name}-"))
+            .tempdir()
+            .unwrap();
+        Dir(t.path().to_path_buf(), t)
     }
 
     /// What `--save-measured` writes: one object, the provenance then the records, which the
