@@ -130,7 +130,7 @@ fn pure_rooms_and_lessons_never_use_gpu_cli_or_tui() {
 /// names the upper one in code.
 const ONE_WAY: [(&str, &str); 12] = [
     ("src/gpu/check.rs", "verify::"),
-    ("src/gpu/hopper_check.rs", "verify::"),
+    ("src/gpu/verify/hopper_check.rs", "verify::"),
     ("src/lessons/ptx.rs", "run::"),
     ("crates/tilelab-core/src/ptx/cfg.rs", "decode::"),
     ("crates/tilelab-core/src/ptx/inst.rs", "decode::"),

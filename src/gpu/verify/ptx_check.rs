@@ -220,7 +220,7 @@ fn wavefront_pair(
 }
 
 /// Every counter check of one launch: `sim` against `m` (metric name to value, one launch of
-/// ncu's `--csv` output, e.g. [`super::ncu::parse_csv`]'s row).
+/// ncu's `--csv` output, e.g. [`crate::gpu::ncu::parse_csv`]'s row).
 pub fn counter_checks(sim: &SimTotals, m: &BTreeMap<String, f64>) -> Vec<PtxCheck> {
     let mut out = Vec::new();
     wavefront_pair(
@@ -555,7 +555,7 @@ mod tests {
 
     #[test]
     fn lines_compare_where_ncu_attributes_them() {
-        let page = include_str!("../../tests/data/ncu_source_page_h200_2026-11-30.csv");
+        let page = include_str!("../../../tests/data/ncu_source_page_h200_2026-11-30.csv");
         let ks = parse_source_page(page).unwrap();
         let k = ks.iter().find(|k| k.function == "lesson_fa_v1_v2").unwrap();
         // The lesson's steps under layout `row` as the simulator must see them, and the

@@ -1,6 +1,6 @@
 //! Comparison of simulated and measured results (pure: no GPU needed, so the logic is tested in
-//! CI). The checks of [`super::verify`] turn these comparisons into rows
-//! ([`super::verify::Check`]).
+//! CI). The checks of [`super`] turn these comparisons into rows
+//! ([`super::Check`]).
 
 use serde::Serialize;
 

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::check::Check;
+use crate::gpu::check::Check;
 use crate::measured::records::Record;
 use crate::sim::bank::WarpRequest;
 use crate::sim::exec::{self, WarpOp};
@@ -133,8 +133,8 @@ pub const INST_LDGSTS: &str = "sm__sass_inst_executed_op_ldgsts.sum";
 pub const CP_ASYNC_METRICS: [&str; 7] = [
     WAVEFRONTS_ALL,
     WAVEFRONTS_MISC,
-    super::ncu::WAVEFRONTS_LD,
-    super::ncu::WAVEFRONTS_ST,
+    crate::gpu::ncu::WAVEFRONTS_LD,
+    crate::gpu::ncu::WAVEFRONTS_ST,
     BANK_CONFLICTS_LDGSTS,
     SASS_WAVEFRONTS_LDGSTS,
     INST_LDGSTS,
@@ -173,8 +173,8 @@ pub fn cp_async_checks(
         let l1tex = get(m, WAVEFRONTS_ALL) - get(m, WAVEFRONTS_MISC);
         let bc = get(m, BANK_CONFLICTS_LDGSTS);
         inst_ok += (get(m, INST_LDGSTS) == 1
-            && get(m, super::ncu::WAVEFRONTS_LD) == 0
-            && get(m, super::ncu::WAVEFRONTS_ST) == 0) as usize;
+            && get(m, crate::gpu::ncu::WAVEFRONTS_LD) == 0
+            && get(m, crate::gpu::ncu::WAVEFRONTS_ST) == 0) as usize;
         match req.cost().modelled() {
             Ok(c) => {
                 ca += 1;
@@ -263,9 +263,9 @@ pub fn cp_async_checks(
             format!("{SASS_WAVEFRONTS_LDGSTS}; equal on all 99 such requests measured on 2026-11-30 (it differs on some spread ones)"),
         )
         .with_verdict(if sass_eq == ca {
-            super::check::Verdict::Pass
+            crate::gpu::check::Verdict::Pass
         } else {
-            super::check::Verdict::Warn
+            crate::gpu::check::Verdict::Warn
         }),
         Check::new(
             G,
@@ -301,7 +301,7 @@ pub fn cp_async_checks(
             true,
             "units reading several 128-byte lines or one address twice: the L1TEX count depends on the cache state; their counters are kept (--save-hopper)",
         )
-        .with_verdict(super::check::Verdict::Skip),
+        .with_verdict(crate::gpu::check::Verdict::Skip),
     );
     out.extend(bad);
     Ok(out)
@@ -692,7 +692,7 @@ fn value16(bits: u16, dtype: MmaDtype) -> f64 {
 /// What one wgmma launch gets.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WgmmaInputs {
-    /// The kernel ([`super::launch::WgmmaProbe::kernel_name`]).
+    /// The kernel ([`crate::gpu::launch::WgmmaProbe::kernel_name`]).
     pub kernel: String,
     /// The shared-memory image (from the aligned base).
     pub img: Vec<u8>,
@@ -789,7 +789,7 @@ impl WgmmaCase {
             v
         });
         Ok(WgmmaInputs {
-            kernel: super::launch::WgmmaProbe::kernel_name(
+            kernel: crate::gpu::launch::WgmmaProbe::kernel_name(
                 self.n,
                 self.dtype,
                 self.a_regs,
