@@ -44,16 +44,12 @@ fn facts() -> DeviceFacts {
     }
 }
 
-/// A fresh temporary directory (removed when dropped), its path as `.0`.
-struct TempDir(PathBuf, #[allow(dead_code)] tempfile::TempDir);
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let t = tempfile::Builder::new()
-            .prefix(&format!("tilelab-vh-{tag}-"))
-            .tempdir()
-            .unwrap();
-        TempDir(t.path().to_path_buf(), t)
-    }
+/// A fresh temporary directory, removed when dropped.
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("tilelab-vh-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn plan(groups: &[&str], hopper_fuzz: usize) -> Plan {
@@ -305,7 +301,7 @@ fn fake_tool(dir: &Path, name: &str, body: &str) -> PathBuf {
 /// SASS row fails because there is no GPU to compile on (a failure, never a pass).
 #[test]
 fn cp_async_group_reads_ncu_and_compares() {
-    let dir = TempDir::new("cpasync");
+    let dir = temp_dir("cpasync");
     let (recs, rows) = cp_async_measured();
     let mut csv = String::from(
         "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n",
@@ -317,19 +313,19 @@ fn cp_async_group_reads_ncu_and_compares() {
             ));
         }
     }
-    std::fs::write(dir.0.join("out.csv"), csv).unwrap();
+    std::fs::write(dir.path().join("out.csv"), csv).unwrap();
     let ncu = fake_tool(
-        &dir.0,
+        dir.path(),
         "ncu",
         &format!(
             "echo \"$@\" > '{}'\ncat '{}'",
-            dir.0.join("args").display(),
-            dir.0.join("out.csv").display()
+            dir.path().join("args").display(),
+            dir.path().join("out.csv").display()
         ),
     );
     let mut p = plan(&["cp.async"], 0);
     p.cp_async_records = recs;
-    p.save_hopper = Some(dir.0.join("saved"));
+    p.save_hopper = Some(dir.path().join("saved"));
     let mut progress = Collect::default();
     let mut ctx = Context::without_gpu(
         Arch::Sm90,
@@ -343,7 +339,7 @@ fn cp_async_group_reads_ncu_and_compares() {
     );
     let g = GROUPS.iter().find(|g| g.name == "cp.async").unwrap();
     let out: Vec<Check> = (g.run)(&mut ctx, &p).unwrap();
-    let args = std::fs::read_to_string(dir.0.join("args")).unwrap();
+    let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
     for want in [
         "--clock-control none",
         "regex:cpasync_src_count",
@@ -365,9 +361,10 @@ fn cp_async_group_reads_ncu_and_compares() {
     );
     assert_eq!(out[7].verdict, Verdict::Fail);
     assert!(out[7].detail.contains("needs a GPU"), "{}", out[7].detail);
-    let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.0.join("saved/cpasync.json")).unwrap())
-            .unwrap();
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("saved/cpasync.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(saved["measured"].as_array().unwrap().len(), 170);
     assert_eq!(saved["provenance"]["card"], "NVIDIA H200 (sm_90)");
 }

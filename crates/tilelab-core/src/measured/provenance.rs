@@ -180,14 +180,12 @@ mod tests {
         }
     }
 
-    /// A fresh temporary directory (removed when dropped), its path as `.0`.
-    struct Dir(std::path::PathBuf, #[allow(dead_code)] tempfile::TempDir);
-    fn dir(name: &str) -> Dir {
-        let t = tempfile::Builder::new()
+    /// A fresh temporary directory, removed when dropped.
+    fn dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
             .prefix(&format!("tilelab-provenance-{name}-"))
             .tempdir()
-            .unwrap();
-        Dir(t.path().to_path_buf(), t)
+            .unwrap()
     }
 
     /// What `--save-measured` writes: one object, the provenance then the records, which the
@@ -207,12 +205,12 @@ mod tests {
         assert_eq!(keys, ["provenance", "records"]);
         assert_eq!(records::parse::<Record>(&text).unwrap(), recs);
         let d = dir("inside");
-        let f = d.0.join("m.json");
+        let f = d.path().join("m.json");
         write_file(&f, &recs, &p).unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
         assert_eq!(records::load(&f).unwrap(), recs);
         assert_eq!(load_for(&f).unwrap(), Some(p));
-        assert_eq!(std::fs::read_dir(&d.0).unwrap().count(), 1, "one file");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "one file");
         let reconstructed = Provenance {
             reconstructed: Some("from git history".into()),
             ..sample(0)
@@ -228,7 +226,7 @@ mod tests {
     #[test]
     fn provenance_is_every_field_or_an_error() {
         let d = dir("errors");
-        let f = d.0.join("m.json");
+        let f = d.path().join("m.json");
         let recs = [record("a", 1)];
         std::fs::write(&f, serde_json::to_string(&recs).unwrap()).unwrap();
         assert_eq!(load_for(&f).unwrap(), None);
