@@ -148,6 +148,29 @@ fn counts_only_runs_count_what_exact_runs_count() {
         dataflow::prove(fa2),
         dataflow::Proof::Fails("line 1147: its guard depends on a tensor-core result".into())
     );
+    // The per-instruction plan still skips most of its P·V mma: S = Q·Kᵀ feeds the row
+    // maximum and so the branch, O += P·V reaches only the stores to O's buffer. With
+    // D = BN = 64 and 16 rows per warp each product is 4 x 8 = 32 mma per key block, and the
+    // PTX has two key-block bodies: 64 of each. A few P·V mma stay computed: the pass is
+    // flow-insensitive, and nvcc reuses the zero register that starts S's accumulators as an
+    // O accumulator.
+    let l = &all
+        .iter()
+        .find(|(n, ..)| n == "fa2_d64_bm64_full_s512")
+        .unwrap()
+        .2;
+    let params = tilelab::ptx::params::launch_params(fa2, l).unwrap();
+    let p = dataflow::plan(fa2, &params);
+    assert_eq!(p.tensor_core, 128);
+    assert!(
+        (64..128 - 32).contains(&p.computed),
+        "{} of 128 computed",
+        p.computed
+    );
+    // Without the launch's pointers (no buffer known) global memory is one place: O's stores
+    // and Q, K, V's loads meet there, so every mma is computed.
+    let coarse = dataflow::plan(fa2, &[]);
+    assert_eq!(coarse.computed, coarse.tensor_core);
 }
 
 /// The tutorial matmul's launch file with a 4 x 2 grid and M = 512, N = 256 (each CTA its own

@@ -1,35 +1,43 @@
-//! Which tensor-core results a count can do without (issue #31): a pass over the decoded
-//! program that proves, per kernel, that no value an `mma.sync` or `wgmma.mma_async` computes
-//! can reach an address, a guard, a branch, a barrier or any operand whose value changes what
-//! the simulator counts or refuses. When it holds, a counts-only run
-//! ([`super::engine::run_counts`]) leaves their D registers as they were instead of doing the
-//! multiply-adds (about half the time of a wgmma kernel's CTA), and every count is the same.
+//! Which tensor-core results a count can do without (issue #31): passes over the decoded
+//! program that find the `mma.sync` and `wgmma.mma_async` instructions whose values cannot
+//! reach an address, a guard, a branch, a barrier or any operand whose value changes what the
+//! simulator counts or refuses. A counts-only run ([`super::engine::run_counts`]) leaves
+//! their D registers as they were instead of doing the multiply-adds (about half the time of a
+//! wgmma kernel's CTA), and every count is the same.
 //!
-//! **The rule.** A register is *tainted* when its value may depend on a tensor-core result:
-//! the D registers of every `mma`/`wgmma` are; so is any register an instruction writes from a
-//! tainted operand (ALU, `cvt`, `mov`, `selp`, `setp`'s predicates, `shfl`'s value, `vote`,
-//! `bar.red`). Memory is followed per state space, as one place each (global with generic and
-//! `.const`, shared with `.shared::cluster`, local): a store of a tainted value, a `cp.async`
-//! or bulk copy from a tainted space, taints the space; a load from a tainted space taints what
-//! it loads (`ld`, `ldmatrix`, `atom`'s old value). The pass runs to a fixed point (it ignores
-//! instruction order, so it is sound for every path and loop). The proof **fails** when a
-//! tainted register is used as: a guard (`@p`, so also every branch condition); any address
-//! (every `ld`/`st`/`atom`/`ldmatrix`/`stmatrix`/`cp.async`/bulk/mbarrier/tensormap operand
-//! that is an address); a `wgmma` descriptor; `shfl`'s lane, clamp or membermask; any
-//! membermask, barrier id or thread count, mbarrier count or transaction bytes, bulk size,
-//! coordinate or ctaMask, `mapa` operand, `cvta.to` source (it can fail on its value),
-//! `cp.async` src-size or ignore-src; or when tainted shared memory reaches a tensor map
-//! (`tensormap.cp_fenceproxy`, `tensormap.replace`).
+//! **The sinks.** An operand is a *sink* when its value changes a count or an error: a guard
+//! (`@p`, so also every branch condition); any address (every `ld`/`st`/`atom`/`ldmatrix`/
+//! `stmatrix`/`cp.async`/bulk/mbarrier/tensormap operand that is an address); a `wgmma`
+//! descriptor; `shfl`'s lane, clamp or membermask; any membermask, barrier id or thread
+//! count, mbarrier count or transaction bytes, bulk size, coordinate or ctaMask, `mapa`
+//! operand, `cvta.to` source (it can fail on its value), `cp.async` src-size or ignore-src; and
+//! the shared and global memory a tensor map is made in (`tensormap.cp_fenceproxy`,
+//! `tensormap.replace`).
 //!
-//! One read the pass cannot follow is checked at run time instead: a bulk copy's tensor map
-//! read from global memory (a map a kernel wrote there) may hold bytes a skipped result wrote,
-//! so a counts-only run that reads one is made again with values
-//! (`engine::run_counts_proven`).
+//! **The flow.** Values move from an instruction's sources to its targets ([`flow_of`]: ALU,
+//! `cvt`, `mov`, `selp`, `setp`'s predicates, `shfl`'s value, `vote`, `bar.red`, the tensor
+//! cores' operands); memory is followed per state space, as one place each (global with
+//! generic and `.const`, shared with `.shared::cluster`, local): a store moves its value into
+//! its space, a load out of it, a `cp.async` or bulk copy from one space to the other. The
+//! passes run to a fixed point and ignore instruction order, so they are sound for every path
+//! and loop.
+//!
+//! * [`prove`] (forward, per kernel): taint from every tensor-core result; it **holds** when no
+//!   sink is tainted, and its failure names the first sink reached ("line N: why").
+//! * [`plan`] (backward, per instruction and launch): what the sinks need; an `mma`/`wgmma`
+//!   is computed when one of its D registers is needed. It also places global accesses per
+//!   buffer (an address computed from a pointer parameter stays in its buffer), which the run
+//!   checks on every access ([`Plan::global`]).
+//!
+//! Two reads the passes cannot follow are checked at run time instead: a bulk copy's tensor
+//! map read from global memory (a map a kernel wrote there) may hold bytes a skipped result
+//! wrote, and an access may leave the buffer it was placed in; a counts-only run that meets
+//! either is made again with values (`engine::run_counts_planned`).
 //!
 //! What it does not change: the counts (addresses, guards and control flow are computed from
-//! untainted values exactly as before), the errors a run can meet (every operand that can fail
-//! on its value is a sink), and runs that show values (`tilelab ptx --json` with a trace, the
-//! TUI, data checks), which keep computing D.
+//! the values they need exactly as before), the errors a run can meet (every operand that can
+//! fail on its value is a sink), and runs that show values (`tilelab ptx --json` with a trace,
+//! the TUI, data checks), which compute every D.
 
 use super::decode::{Addr, Op, Program, Space, Src, WgmmaSrc};
 
@@ -63,210 +71,164 @@ fn places(space: Space) -> &'static [Place] {
     }
 }
 
-/// The fixed point's state.
-struct State {
-    reg: Vec<bool>,
-    mem: [bool; 3],
-    changed: bool,
+/// A place a value can be in: a register, or memory of a state space (its [`places`]); for
+/// global memory, of the buffers a [`GlobalSet`] names.
+#[derive(Clone, Copy)]
+enum Node {
+    Reg(u32),
+    Mem(Space, GlobalSet),
 }
 
-impl State {
-    fn src(&self, s: &Src) -> bool {
-        matches!(s, Src::Reg(r) if self.reg.get(*r as usize).copied().unwrap_or(false))
-    }
-    fn any(&self, ss: &[Src]) -> bool {
-        ss.iter().any(|s| self.src(s))
-    }
-    fn taint(&mut self, r: u32) {
-        if let Some(t) = self.reg.get_mut(r as usize)
-            && !*t
-        {
-            *t = true;
-            self.changed = true;
-        }
-    }
-    fn taint_if(&mut self, cond: bool, r: u32) {
-        if cond {
-            self.taint(r);
-        }
-    }
-    fn mem_of(&self, space: Space) -> bool {
-        places(space).iter().any(|p| self.mem[*p as usize])
-    }
-    fn taint_mem(&mut self, space: Space) {
-        for p in places(space) {
-            if !self.mem[*p as usize] {
-                self.mem[*p as usize] = true;
-                self.changed = true;
-            }
-        }
+/// Global buffers as a bit set: bit `k - 1` for the launch's buffer `k` (the one at
+/// [`super::decode::buffer_base`]`(k - 1)`, `k` up to 63); bit 63 for everything else (the
+/// buffers past 63, addresses the pass cannot place). [`ALL_GLOBAL`] is every buffer.
+pub type GlobalSet = u64;
+
+/// Every global buffer ([`GlobalSet`]).
+pub const ALL_GLOBAL: GlobalSet = u64::MAX;
+
+/// The set of the buffer a pointer value points into (the engine's layout: buffer `k` at
+/// `k << 40`, [`super::decode::buffer_base`]); 0 for a value that is no pointer into one of
+/// the first 63 (an access through it is then placed nowhere known: every buffer).
+fn buffer_of(v: u64) -> GlobalSet {
+    match v >> 40 {
+        k @ 1..=63 => 1 << (k - 1),
+        _ => 0,
     }
 }
 
-/// Runs the pass over `prog` ([`Proof`]).
-pub fn prove(prog: &Program) -> Proof {
-    let seeds = prog
-        .insts
-        .iter()
-        .any(|i| matches!(i.op, Op::Mma { .. } | Op::Wgmma { .. }));
-    if !seeds {
-        return Proof::NoTensorCore;
-    }
-    let mut st = State {
-        reg: vec![false; prog.nregs as usize],
-        mem: [false; 3],
-        changed: true,
-    };
-    // Each round only adds taint; at most (registers + places) rounds change anything.
-    while st.changed {
-        st.changed = false;
-        for inst in &prog.insts {
-            flow(&mut st, &inst.op);
-        }
-    }
-    for inst in &prog.insts {
-        if let Some((r, _)) = inst.guard
-            && st.reg.get(r as usize).copied().unwrap_or(false)
-        {
-            return Proof::Fails(format!(
-                "line {}: its guard depends on a tensor-core result",
-                inst.line
-            ));
-        }
-        if let Some(why) = sink(&st, &inst.op) {
-            return Proof::Fails(format!("line {}: {why}", inst.line));
-        }
-    }
-    Proof::Holds
+/// One instruction's value flow ([`flow_of`]): every source may reach every target; `seed`:
+/// the targets are tensor-core results. `atom` has a second flow (`src2` to `dst2`: its
+/// operands into memory) beside the first (memory's old value into `d`).
+#[derive(Default)]
+struct Flow {
+    src: Vec<Node>,
+    dst: Vec<Node>,
+    seed: bool,
+    src2: Vec<Node>,
+    dst2: Vec<Node>,
 }
 
-/// Adds what `op` taints.
-fn flow(st: &mut State, op: &Op) {
+impl Flow {
+    fn src(&mut self, s: &Src) {
+        if let Src::Reg(r) = s {
+            self.src.push(Node::Reg(*r));
+        }
+    }
+    fn srcs<'a>(&mut self, ss: impl IntoIterator<Item = &'a Src>) {
+        for s in ss {
+            self.src(s);
+        }
+    }
+    fn dst(&mut self, r: u32) {
+        self.dst.push(Node::Reg(r));
+    }
+}
+
+/// Fills `f` with what `op` moves from where to where (cleared first). Both passes read it:
+/// [`prove`] forward from the tensor-core results, [`plan`] backward from the sinks, so the
+/// two cannot disagree on an edge.
+fn flow_of(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
+    f.src.clear();
+    f.dst.clear();
+    f.src2.clear();
+    f.dst2.clear();
+    f.seed = false;
     match op {
         Op::Mov { d, a, .. } | Op::Un { d, a, .. } | Op::Cvt { d, a, .. } => {
-            let t = st.src(a);
-            st.taint_if(t, *d);
+            f.src(a);
+            f.dst(*d);
         }
         Op::Pack { d, parts, .. } => {
-            let t = st.any(parts);
-            st.taint_if(t, *d);
+            f.srcs(parts);
+            f.dst(*d);
         }
         Op::Unpack { parts, a, .. } => {
-            if st.src(a) {
-                for p in parts.iter().flatten() {
-                    st.taint(*p);
-                }
+            f.src(a);
+            for p in parts.iter().flatten() {
+                f.dst(*p);
             }
         }
         Op::Bin { d, a, b, .. } | Op::CvtPack { d, a, b, .. } => {
-            let t = st.src(a) || st.src(b);
-            st.taint_if(t, *d);
+            f.srcs([a, b]);
+            f.dst(*d);
         }
         Op::Tern { d, a, b, c, .. } => {
-            let t = st.any(&[*a, *b, *c]);
-            st.taint_if(t, *d);
+            f.srcs([a, b, c]);
+            f.dst(*d);
         }
         Op::Bfi { d, s, .. } => {
-            let t = st.any(s);
-            st.taint_if(t, *d);
+            f.srcs(s);
+            f.dst(*d);
         }
         Op::Lop3 { d, s, .. } => {
-            let t = st.any(s);
-            st.taint_if(t, *d);
+            f.srcs(s);
+            f.dst(*d);
         }
         Op::Setp {
             d, d2, a, b, comb, ..
         } => {
-            let t = st.src(a) || st.src(b) || comb.as_ref().is_some_and(|c| st.src(&c.1));
-            st.taint_if(t, *d);
+            f.srcs([a, b]);
+            if let Some(c) = comb {
+                f.src(&c.1);
+            }
+            f.dst(*d);
             if let Some(d2) = d2 {
-                st.taint_if(t, *d2);
+                f.dst(*d2);
             }
         }
         Op::PredLogic { d, a, b, .. } => {
-            let t = st.src(&a.0) || st.src(&b.0);
-            st.taint_if(t, *d);
+            f.srcs([&a.0, &b.0]);
+            f.dst(*d);
         }
         Op::Selp { d, a, b, p, .. } => {
-            let t = st.src(a) || st.src(b) || st.src(&p.0);
-            st.taint_if(t, *d);
+            f.srcs([a, b, &p.0]);
+            f.dst(*d);
         }
-        Op::Bar { red, .. } => {
-            if let Some((_, d, p)) = red {
-                let t = st.src(&p.0);
-                st.taint_if(t, *d);
+        Op::Bar {
+            red: Some((_, d, p)),
+            ..
+        } => {
+            f.src(&p.0);
+            f.dst(*d);
+        }
+        Op::Mma { d, a, b, c, .. } => {
+            f.seed = true;
+            f.srcs(a.iter().chain(b).chain(c));
+            for r in d {
+                f.dst(*r);
             }
         }
-        Op::Mma { d, .. } => {
-            for r in d {
-                st.taint(*r);
+        Op::Wgmma { d, a, scale_d, .. } => {
+            // D accumulates (it is read), A is registers or shared memory, B shared memory.
+            f.seed = true;
+            if let WgmmaSrc::Regs(rs) = a {
+                f.srcs(rs);
             }
-        }
-        Op::Wgmma { d, .. } => {
+            f.src(&scale_d.0);
+            f.src.push(Node::Mem(Space::Shared, 0));
             for r in d {
-                st.taint(*r);
+                f.src.push(Node::Reg(*r));
+                f.dst(*r);
             }
         }
         Op::Shfl { d, s, .. } => {
-            let t = st.src(&s[0]);
-            st.taint_if(t, *d);
+            f.src(&s[0]);
+            f.dst(*d);
         }
         Op::Vote { d, p, .. } => {
-            let t = st.src(&p.0);
-            st.taint_if(t, *d);
+            f.src(&p.0);
+            f.dst(*d);
         }
-        Op::Ld { space, d, .. } => {
-            if st.mem_of(*space) {
-                for r in d.iter().flatten() {
-                    st.taint(*r);
-                }
-            }
-        }
-        Op::St { space, s, .. } => {
-            if st.any(s) {
-                st.taint_mem(*space);
-            }
-        }
-        Op::Ldmatrix { d, .. } => {
-            if st.mem_of(Space::Shared) {
-                for r in d {
-                    st.taint(*r);
-                }
-            }
-        }
-        Op::Stmatrix { s, .. } => {
-            if st.any(s) {
-                st.taint_mem(Space::Shared);
-            }
-        }
-        Op::CpAsync { .. } => {
-            if st.mem_of(Space::Global) {
-                st.taint_mem(Space::Shared);
-            }
-        }
-        Op::Bulk { form, .. } => {
-            use super::decode::BulkForm as F;
-            let to_shared = matches!(form, F::TensorLoad { .. } | F::CopyToShared);
-            let (from, to) = if to_shared {
-                (Space::Global, Space::Shared)
-            } else {
-                (Space::Shared, Space::Global)
-            };
-            if st.mem_of(from) {
-                st.taint_mem(to);
-            }
-        }
-        Op::Atom { space, d, b, c, .. } => {
-            if st.mem_of(*space)
-                && let Some(d) = d
-            {
-                st.taint(*d);
-            }
-            if st.src(b) || c.as_ref().is_some_and(|c| st.src(c)) {
-                st.taint_mem(*space);
-            }
-        }
-        Op::Nop
+        Op::Ld { .. }
+        | Op::St { .. }
+        | Op::Ldmatrix { .. }
+        | Op::Stmatrix { .. }
+        | Op::CpAsync { .. }
+        | Op::Bulk { .. }
+        | Op::Atom { .. } => memory_flow(op, gm, f),
+        Op::Bar { red: None, .. }
+        | Op::Nop
         | Op::Bra { .. }
         | Op::Exit
         | Op::AsyncCommit { .. }
@@ -283,31 +245,119 @@ fn flow(st: &mut State, op: &Op) {
     }
 }
 
-/// Why a tainted operand of `op` would change a count or an error, if one is tainted.
-fn sink(st: &State, op: &Op) -> Option<String> {
-    let addr = |a: &Addr| st.src(&a.base);
-    let why = |what: &str| Some(format!("{what} depends on a tensor-core result"));
+/// [`flow_of`] for the instructions that load or store memory.
+fn memory_flow(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
     match op {
-        Op::Un { k, a, .. }
-            if matches!(
-                k,
-                super::decode::Un::CvtaToShared | super::decode::Un::CvtaToLocal
-            ) && st.src(a) =>
-        {
-            why("a cvta.to source")
+        Op::Ld { space, d, addr, .. } => {
+            f.src.push(Node::Mem(*space, gm(addr)));
+            for r in d.iter().flatten() {
+                f.dst(*r);
+            }
         }
-        Op::Bar { id, count, .. } if st.src(id) || count.as_ref().is_some_and(|c| st.src(c)) => {
-            why("a barrier id or thread count")
+        Op::St { space, s, addr, .. } => {
+            f.srcs(s);
+            f.dst.push(Node::Mem(*space, gm(addr)));
         }
-        Op::Mbarrier { addr: ad, a, b, .. }
-            if addr(ad)
-                || a.as_ref().is_some_and(|x| st.src(x))
-                || b.as_ref().is_some_and(|x| st.src(x)) =>
-        {
-            why("an mbarrier address, count or transaction bytes")
+        Op::Ldmatrix { d, .. } => {
+            f.src.push(Node::Mem(Space::Shared, 0));
+            for r in d {
+                f.dst(*r);
+            }
         }
-        Op::Wgmma { a, b, .. } if st.src(b) || matches!(a, WgmmaSrc::Desc(s) if st.src(s)) => {
-            why("a wgmma descriptor")
+        Op::Stmatrix { s, .. } => {
+            f.srcs(s);
+            f.dst.push(Node::Mem(Space::Shared, 0));
+        }
+        Op::CpAsync { src, .. } => {
+            f.src.push(Node::Mem(Space::Global, gm(src)));
+            f.dst.push(Node::Mem(Space::Shared, 0));
+        }
+        Op::Bulk { form, .. } => {
+            use super::decode::BulkForm as F;
+            let to_shared = matches!(form, F::TensorLoad { .. } | F::CopyToShared);
+            let (from, to) = if to_shared {
+                (Space::Global, Space::Shared)
+            } else {
+                (Space::Shared, Space::Global)
+            };
+            // The global side is a tensor map's (or read when the copy completes): every
+            // buffer.
+            f.src.push(Node::Mem(from, ALL_GLOBAL));
+            f.dst.push(Node::Mem(to, ALL_GLOBAL));
+        }
+        Op::Atom {
+            space,
+            d,
+            addr,
+            b,
+            c,
+            ..
+        } => {
+            // The old value (memory) reaches d; b and c reach memory.
+            let g = gm(addr);
+            f.src.push(Node::Mem(*space, g));
+            if let Some(d) = d {
+                f.dst(*d);
+            }
+            for s in std::iter::once(b).chain(c) {
+                if let Src::Reg(r) = s {
+                    f.src2.push(Node::Reg(*r));
+                }
+            }
+            f.dst2.push(Node::Mem(*space, g));
+        }
+        _ => {}
+    }
+}
+
+/// Why a sink matters: "X depends on a tensor-core result", or memory a tensor map is made in.
+#[derive(Clone, Copy)]
+enum Why {
+    Depends(&'static str),
+    MapMemory,
+}
+
+impl Why {
+    fn text(self) -> String {
+        match self {
+            Why::Depends(what) => format!("{what} depends on a tensor-core result"),
+            Why::MapMemory => {
+                "a tensor map is made in memory that may hold tensor-core results".into()
+            }
+        }
+    }
+}
+
+/// Calls `f` with every operand of `op` whose value changes a count or an error (the guard
+/// aside), in the order the reasons are reported.
+fn sinks(op: &Op, f: &mut dyn FnMut(Node, Why)) {
+    fn reg(f: &mut dyn FnMut(Node, Why), s: &Src, why: &'static str) {
+        if let Src::Reg(r) = s {
+            f(Node::Reg(*r), Why::Depends(why));
+        }
+    }
+    match op {
+        Op::Un {
+            k: super::decode::Un::CvtaToShared | super::decode::Un::CvtaToLocal,
+            a,
+            ..
+        } => reg(f, a, "a cvta.to source"),
+        Op::Bar { id, count, .. } => {
+            for s in std::iter::once(id).chain(count) {
+                reg(f, s, "a barrier id or thread count");
+            }
+        }
+        Op::Mbarrier { addr, a, b, .. } => {
+            let why = "an mbarrier address, count or transaction bytes";
+            for s in std::iter::once(&addr.base).chain(a).chain(b) {
+                reg(f, s, why);
+            }
+        }
+        Op::Wgmma { a, b, .. } => {
+            reg(f, b, "a wgmma descriptor");
+            if let WgmmaSrc::Desc(s) = a {
+                reg(f, s, "a wgmma descriptor");
+            }
         }
         Op::Bulk {
             smem,
@@ -317,60 +367,358 @@ fn sink(st: &State, op: &Op) -> Option<String> {
             mbar,
             cta_mask,
             ..
-        } if addr(smem)
-            || global.as_ref().is_some_and(addr)
-            || tmap.as_ref().is_some_and(|(a, cs)| addr(a) || st.any(cs))
-            || size.as_ref().is_some_and(|s| st.src(s))
-            || mbar.as_ref().is_some_and(addr)
-            || cta_mask.as_ref().is_some_and(|s| st.src(s)) =>
-        {
-            why("a bulk copy's address, coordinate, size or ctaMask")
+        } => {
+            let why = "a bulk copy's address, coordinate, size or ctaMask";
+            reg(f, &smem.base, why);
+            for a in global.iter().chain(mbar) {
+                reg(f, &a.base, why);
+            }
+            if let Some((a, cs)) = tmap {
+                reg(f, &a.base, why);
+                for c in cs {
+                    reg(f, c, why);
+                }
+            }
+            for s in size.iter().chain(cta_mask) {
+                reg(f, s, why);
+            }
         }
-        Op::Elect { member, .. } | Op::WarpSync { member } if st.src(member) => why("a membermask"),
-        Op::Mapa { a, rank, .. } if st.src(a) || st.src(rank) => why("a mapa operand"),
-        Op::TensorMapReplace {
-            addr: ad, value, ..
-        } if addr(ad) || st.src(value) => why("a tensormap.replace operand"),
-        Op::TensorMapReplace { .. } | Op::TensorMapCopy { .. }
-            if st.mem[Place::Shared as usize] || st.mem[Place::Global as usize] =>
-        {
-            Some("a tensor map is made in memory that may hold tensor-core results".into())
+        Op::Elect { member, .. } | Op::WarpSync { member } => reg(f, member, "a membermask"),
+        Op::Mapa { a, rank, .. } => {
+            reg(f, a, "a mapa operand");
+            reg(f, rank, "a mapa operand");
         }
-        Op::TensorMapCopy { dst, src } if addr(dst) || addr(src) => {
-            why("a tensormap.cp_fenceproxy address")
+        Op::TensorMapReplace { addr, value, .. } => {
+            reg(f, &addr.base, "a tensormap.replace operand");
+            reg(f, value, "a tensormap.replace operand");
+            f(Node::Mem(Space::Shared, 0), Why::MapMemory);
+            f(Node::Mem(Space::Global, ALL_GLOBAL), Why::MapMemory);
         }
-        Op::Shfl { s, member, .. }
-            if st.src(&s[1]) || st.src(&s[2]) || member.as_ref().is_some_and(|m| st.src(m)) =>
-        {
-            why("a shfl lane, clamp or membermask")
+        Op::TensorMapCopy { dst, src } => {
+            f(Node::Mem(Space::Shared, 0), Why::MapMemory);
+            f(Node::Mem(Space::Global, ALL_GLOBAL), Why::MapMemory);
+            reg(f, &dst.base, "a tensormap.cp_fenceproxy address");
+            reg(f, &src.base, "a tensormap.cp_fenceproxy address");
+        }
+        Op::Shfl { s, member, .. } => {
+            let why = "a shfl lane, clamp or membermask";
+            for x in [&s[1], &s[2]].into_iter().chain(member) {
+                reg(f, x, why);
+            }
         }
         Op::Vote {
             member: Some(m), ..
-        } if st.src(m) => why("a membermask"),
+        } => reg(f, m, "a membermask"),
         Op::Ld { addr: a, .. }
         | Op::St { addr: a, .. }
         | Op::Ldmatrix { addr: a, .. }
         | Op::Stmatrix { addr: a, .. }
-        | Op::Atom { addr: a, .. }
-            if addr(a) =>
-        {
-            why("an address")
-        }
+        | Op::Atom { addr: a, .. } => reg(f, &a.base, "an address"),
         Op::CpAsync {
             dst,
             src,
             src_size,
             ignore,
             ..
-        } if addr(dst)
-            || addr(src)
-            || src_size.as_ref().is_some_and(|s| st.src(s))
-            || ignore.as_ref().is_some_and(|i| st.src(&i.0)) =>
-        {
-            why("a cp.async address, src-size or ignore-src")
+        } => {
+            let why = "a cp.async address, src-size or ignore-src";
+            reg(f, &dst.base, why);
+            reg(f, &src.base, why);
+            for s in src_size.iter().chain(ignore.as_ref().map(|i| &i.0)) {
+                reg(f, s, why);
+            }
         }
-        _ => None,
+        _ => {}
     }
+}
+
+/// Per-register and per-place marks: tainted (forward) or needed (backward); global memory
+/// per buffer ([`GlobalSet`]).
+struct Marks {
+    reg: Vec<bool>,
+    shared: bool,
+    local: bool,
+    global: GlobalSet,
+    changed: bool,
+}
+
+impl Marks {
+    fn new(nregs: u32) -> Self {
+        Self {
+            reg: vec![false; nregs as usize],
+            shared: false,
+            local: false,
+            global: 0,
+            changed: true,
+        }
+    }
+    fn get(&self, n: Node) -> bool {
+        match n {
+            Node::Reg(r) => self.reg.get(r as usize).copied().unwrap_or(false),
+            Node::Mem(space, g) => places(space).iter().any(|p| match p {
+                Place::Global => self.global & g != 0,
+                Place::Shared => self.shared,
+                Place::Local => self.local,
+            }),
+        }
+    }
+    fn set(&mut self, n: Node) {
+        match n {
+            Node::Reg(r) => {
+                if let Some(t) = self.reg.get_mut(r as usize)
+                    && !*t
+                {
+                    *t = true;
+                    self.changed = true;
+                }
+            }
+            Node::Mem(space, g) => {
+                for p in places(space) {
+                    let changed = match p {
+                        Place::Global => self.global | g != self.global,
+                        Place::Shared => !self.shared,
+                        Place::Local => !self.local,
+                    };
+                    if changed {
+                        match p {
+                            Place::Global => self.global |= g,
+                            Place::Shared => self.shared = true,
+                            Place::Local => self.local = true,
+                        }
+                        self.changed = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs the pass over `prog` ([`Proof`]).
+pub fn prove(prog: &Program) -> Proof {
+    let seeds = prog
+        .insts
+        .iter()
+        .any(|i| matches!(i.op, Op::Mma { .. } | Op::Wgmma { .. }));
+    if !seeds {
+        return Proof::NoTensorCore;
+    }
+    let mut st = Marks::new(prog.nregs);
+    let mut f = Flow::default();
+    // Each round only adds taint; at most (registers + places) rounds change anything.
+    while st.changed {
+        st.changed = false;
+        for inst in &prog.insts {
+            flow_of(&inst.op, &|_| ALL_GLOBAL, &mut f);
+            if f.seed || f.src.iter().any(|n| st.get(*n)) {
+                for n in &f.dst {
+                    st.set(*n);
+                }
+            }
+            if f.src2.iter().any(|n| st.get(*n)) {
+                for n in &f.dst2 {
+                    st.set(*n);
+                }
+            }
+        }
+    }
+    for inst in &prog.insts {
+        if let Some((r, _)) = inst.guard
+            && st.get(Node::Reg(r))
+        {
+            return Proof::Fails(format!(
+                "line {}: its guard depends on a tensor-core result",
+                inst.line
+            ));
+        }
+        let mut why = None;
+        sinks(&inst.op, &mut |n, w| {
+            if why.is_none() && st.get(n) {
+                why = Some(w);
+            }
+        });
+        if let Some(w) = why {
+            return Proof::Fails(format!("line {}: {}", inst.line, w.text()));
+        }
+    }
+    Proof::Holds
+}
+
+/// Which tensor-core instructions a counts-only run computes ([`plan`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// By instruction index (`Program::insts`): true for an `mma`/`wgmma` whose result may
+    /// reach a sink (compute it), false for every other instruction.
+    pub compute: Vec<bool>,
+    /// By instruction index: the global buffers the plan assumed the instruction's global
+    /// accesses stay in ([`GlobalSet`]; [`ALL_GLOBAL`] where it assumed nothing). A counts-only
+    /// run checks every access against it and is made again with values where one strays
+    /// (`engine::run_counts_planned`).
+    pub global: Vec<GlobalSet>,
+    /// `mma`/`wgmma` instructions in the program (static count).
+    pub tensor_core: usize,
+    /// Of those, how many are computed.
+    pub computed: usize,
+}
+
+impl Plan {
+    /// True when a counts-only run skips at least one tensor-core instruction.
+    pub fn skips_any(&self) -> bool {
+        self.computed < self.tensor_core
+    }
+}
+
+/// Which global buffers each register's value may point into (a flow-insensitive fixed
+/// point): a parameter loaded with `ld.param` points where the pointers among its bytes of
+/// `params` (the launch's parameter buffer) point; a value computed from registers, where
+/// they point; a value loaded from memory or made by a tensor core, anywhere (bit 63).
+fn provenance(prog: &Program, params: &[u8]) -> Vec<GlobalSet> {
+    // The buffers of the aligned 8-byte words inside bytes lo..lo + n of `params`.
+    let words = |lo: u64, n: u64| -> GlobalSet {
+        let hi = lo.saturating_add(n).min(params.len() as u64);
+        let mut g = 0;
+        let mut at = lo.next_multiple_of(8);
+        while at + 8 <= hi {
+            let i = at as usize;
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&params[i..i + 8]);
+            g |= buffer_of(u64::from_le_bytes(w));
+            at += 8;
+        }
+        g
+    };
+    let mut prov = vec![0 as GlobalSet; prog.nregs as usize];
+    let get = |prov: &[GlobalSet], n: &Node| match n {
+        Node::Reg(r) => prov.get(*r as usize).copied().unwrap_or(0),
+        Node::Mem(..) => 1 << 63,
+    };
+    let mut f = Flow::default();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for inst in &prog.insts {
+            let (v, dst): (GlobalSet, &[Node]) = match &inst.op {
+                Op::Ld {
+                    space: Space::Param,
+                    ty,
+                    d,
+                    addr,
+                } => {
+                    let v = match addr.base {
+                        Src::Imm(b) => {
+                            let lo = b.wrapping_add(addr.offset as u64);
+                            words(lo, u64::from(ty.bytes()) * d.len() as u64)
+                        }
+                        Src::Reg(_) => words(0, params.len() as u64),
+                    };
+                    f.dst.clear();
+                    for r in d.iter().flatten() {
+                        f.dst.push(Node::Reg(*r));
+                    }
+                    (v, &f.dst)
+                }
+                op => {
+                    flow_of(op, &|_| ALL_GLOBAL, &mut f);
+                    let mut v = if f.seed { 1 << 63 } else { 0 };
+                    for n in &f.src {
+                        v |= get(&prov, n);
+                    }
+                    (v, &f.dst)
+                }
+            };
+            for n in dst {
+                if let Node::Reg(r) = n
+                    && let Some(p) = prov.get_mut(*r as usize)
+                    && *p | v != *p
+                {
+                    *p |= v;
+                    changed = true;
+                }
+            }
+        }
+    }
+    prov
+}
+
+/// The buffers an access through `a` may touch, by `prov`: [`ALL_GLOBAL`] for an address
+/// that is not a register, or whose register points nowhere known (0, or bit 63).
+fn access_set(prov: &[GlobalSet], a: &Addr) -> GlobalSet {
+    match a.base {
+        Src::Reg(r) => match prov.get(r as usize).copied().unwrap_or(0) {
+            0 => ALL_GLOBAL,
+            g if g & (1 << 63) != 0 => ALL_GLOBAL,
+            g => g,
+        },
+        Src::Imm(_) => ALL_GLOBAL,
+    }
+}
+
+/// The per-instruction form of the proof (issue #31): which `mma`/`wgmma` results a count may
+/// depend on, for a launch whose parameter buffer is `params`. A backward pass over the same
+/// value flow as [`prove`]: every sink operand (guards, addresses, ..., the list in this
+/// module's doc) is *needed*; a needed target makes every source of its instruction needed.
+/// Memory is followed per state space and, in global memory, per buffer: an `ld`, `st`,
+/// `atom` or `cp.async` whose address is computed from a pointer parameter is taken to stay in
+/// that parameter's buffer ([`provenance`]; [`Plan::global`] records it, and a counts-only run
+/// checks it on every access). An `mma`/`wgmma` is computed when one of its D registers is
+/// needed: when [`prove`] holds none is; when it fails at a guard, the instructions feeding
+/// that guard are, and the others (an attention kernel's P·V products, whose results reach
+/// only stores to the output) are not.
+pub fn plan(prog: &Program, params: &[u8]) -> Plan {
+    let prov = provenance(prog, params);
+    let gm = |a: &Addr| access_set(&prov, a);
+    let mut need = Marks::new(prog.nregs);
+    for inst in &prog.insts {
+        if let Some((r, _)) = inst.guard {
+            need.set(Node::Reg(r));
+        }
+        sinks(&inst.op, &mut |n, _| need.set(n));
+    }
+    let mut f = Flow::default();
+    while need.changed {
+        need.changed = false;
+        for inst in &prog.insts {
+            flow_of(&inst.op, &gm, &mut f);
+            if f.dst.iter().any(|n| need.get(*n)) {
+                for n in &f.src {
+                    need.set(*n);
+                }
+            }
+            if f.dst2.iter().any(|n| need.get(*n)) {
+                for n in &f.src2 {
+                    need.set(*n);
+                }
+            }
+        }
+    }
+    let mut p = Plan {
+        compute: vec![false; prog.insts.len()],
+        global: vec![ALL_GLOBAL; prog.insts.len()],
+        tensor_core: 0,
+        computed: 0,
+    };
+    for (i, inst) in prog.insts.iter().enumerate() {
+        p.global[i] = match &inst.op {
+            Op::Ld { space, addr, .. }
+            | Op::St { space, addr, .. }
+            | Op::Atom { space, addr, .. }
+                if matches!(space, Space::Global | Space::Generic) =>
+            {
+                gm(addr)
+            }
+            Op::CpAsync { src, .. } => gm(src),
+            _ => ALL_GLOBAL,
+        };
+        if !matches!(inst.op, Op::Mma { .. } | Op::Wgmma { .. }) {
+            continue;
+        }
+        p.tensor_core += 1;
+        flow_of(&inst.op, &gm, &mut f);
+        if f.dst.iter().any(|n| need.get(*n)) {
+            p.compute[i] = true;
+            p.computed += 1;
+        }
+    }
+    p
 }
 
 #[cfg(test)]
@@ -437,5 +785,113 @@ mod tests {
             "{MMA}\nmov.b32 %r8, %f0;\nshfl.sync.idx.b32 %r9, %r1, %r8, 31, -1;"
         ));
         assert!(matches!(prove(&bad), Proof::Fails(w) if w.contains("shfl lane")));
+    }
+
+    /// A kernel of two pointer parameters `in` and `out` (buffers 1 and 2 of a launch) and
+    /// two mma: the first's D decides a branch, the second's is stored through `store_addr`
+    /// (`%rd2` is `out`, `%rd1` is `in`), then `tail` runs.
+    fn two_mma(store_addr: &str, tail: &str) -> String {
+        format!(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 k_in, .param .u64 k_out)\n{{\n.reg .b32 %r<40>;\n.reg .f32 %f<40>;\n.reg .b64 %rd<8>;\n.reg .pred %p<4>;\n\
+ld.param.u64 %rd1, [k_in];\nld.param.u64 %rd2, [k_out];\n\
+mov.b32 %r0, 0x3C003C00;\nmov.b32 %r1, 0x3C003C00;\nmov.b32 %r2, 0x3C003C00;\nmov.b32 %r3, 0x3C003C00;\nmov.b32 %r4, 0x3C003C00;\nmov.b32 %r5, 0x3C003C00;\n\
+mov.f32 %f4, 0f00000000;\nmov.f32 %f5, 0f00000000;\nmov.f32 %f6, 0f00000000;\nmov.f32 %f7, 0f00000000;\n\
+mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{%f0,%f1,%f2,%f3}}, {{%r0,%r1,%r2,%r3}}, {{%r4,%r5}}, {{%f4,%f5,%f6,%f7}};\n\
+setp.gt.f32 %p1, %f0, 0f41000000;\n@%p1 bra A;\nmov.u32 %r20, 1;\nA:\n\
+mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{%f8,%f9,%f10,%f11}}, {{%r0,%r1,%r2,%r3}}, {{%r4,%r5}}, {{%f4,%f5,%f6,%f7}};\n\
+{store_addr}\nst.global.f32 [%rd3], %f8;\n{tail}\nret;\n}}\n"
+        )
+    }
+
+    /// The parameter buffer of a launch of [`two_mma`]: `in` and `out` point to buffers 1 and 2.
+    fn two_params() -> Vec<u8> {
+        let mut p = super::super::decode::buffer_base(0).to_le_bytes().to_vec();
+        p.extend(super::super::decode::buffer_base(1).to_le_bytes());
+        p
+    }
+
+    fn load(src: &str) -> Program {
+        super::super::report::load(src, None).unwrap()
+    }
+
+    fn mma_plan(p: &Plan, prog: &Program) -> Vec<bool> {
+        prog.insts
+            .iter()
+            .zip(&p.compute)
+            .filter(|(i, _)| matches!(i.op, Op::Mma { .. }))
+            .map(|(_, c)| *c)
+            .collect()
+    }
+
+    /// The branch's mma is computed; the one whose D only reaches the output buffer is not,
+    /// though the proof fails (a guard depends on a tensor-core result).
+    #[test]
+    fn the_plan_computes_what_a_guard_needs_and_skips_what_only_reaches_the_output() {
+        let prog = load(&two_mma("add.s64 %rd3, %rd2, 64;", ""));
+        assert!(matches!(prove(&prog), Proof::Fails(w) if w.contains("guard")));
+        let p = plan(&prog, &two_params());
+        assert_eq!(mma_plan(&p, &prog), [true, false]);
+        assert_eq!((p.tensor_core, p.computed), (2, 1));
+        // The store's address comes from `out`: buffer 2 only.
+        let st = prog
+            .insts
+            .iter()
+            .position(|i| matches!(i.op, Op::St { .. }))
+            .unwrap();
+        assert_eq!(p.global[st], 0b10);
+        // Without the launch's pointers no buffer is known and global memory is one place;
+        // this kernel loads nothing from it, so the stored values are still unneeded.
+        assert_eq!(mma_plan(&plan(&prog, &[]), &prog), [true, false]);
+    }
+
+    /// Read back from the output and used as a guard: the stored D is needed.
+    #[test]
+    fn a_result_read_back_from_its_buffer_into_a_guard_is_computed() {
+        let tail = "ld.global.f32 %f20, [%rd2+64];\nsetp.gt.f32 %p2, %f20, 0f41000000;\n@%p2 bra B;\nmov.u32 %r21, 1;\nB:";
+        let prog = load(&two_mma("add.s64 %rd3, %rd2, 64;", tail));
+        assert_eq!(mma_plan(&plan(&prog, &two_params()), &prog), [true, true]);
+        // Read from the other buffer instead: the stored D is not needed.
+        let tail = tail.replace("[%rd2+64]", "[%rd1+64]");
+        let prog = load(&two_mma("add.s64 %rd3, %rd2, 64;", &tail));
+        assert_eq!(mma_plan(&plan(&prog, &two_params()), &prog), [true, false]);
+    }
+
+    fn launch() -> super::super::engine::Launch {
+        super::super::engine::Launch {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            cta: [0, 0, 0],
+            args: vec![],
+            tensor_maps: vec![],
+            dynamic_smem: None,
+            max_instructions: 10_000,
+            cluster: None,
+        }
+    }
+
+    /// A store whose address comes from `out` but lands in `in` (out - 2^40), read back from
+    /// `in` into a branch: the plan placed the store in `out` and skipped its mma; the run
+    /// sees the access leave `out` and counts again with values, so the counts are those of
+    /// the exact run (with the skip kept, the branch would go the other way: 16.0 > 8.0 is
+    /// false for a D left at 0).
+    #[test]
+    fn an_access_that_leaves_its_planned_buffer_makes_the_run_exact() {
+        use super::super::engine;
+        let tail = "ld.global.f32 %f20, [%rd1+64];\nsetp.gt.f32 %p2, %f20, 0f41000000;\n@%p2 bra B;\nmov.u32 %r21, 1;\nmov.u32 %r22, 1;\nmov.u32 %r23, 1;\nB:";
+        let stray = "add.s64 %rd3, %rd2, -1099511627712;"; // out - 2^40 + 64 = in + 64
+        let prog = load(&two_mma(stray, tail));
+        let p = plan(&prog, &two_params());
+        assert_eq!(mma_plan(&p, &prog), [true, false]);
+        let l = launch();
+        let exact = engine::run(&prog, &l, None).unwrap();
+        let counts = engine::run_counts(&prog, &l).unwrap();
+        assert_eq!(exact.instructions, counts.instructions);
+        assert_eq!(exact.stats, counts.stats);
+        // The same kernel storing inside `out`: the skip is kept and the counts still agree.
+        let ok = load(&two_mma(
+            "add.s64 %rd3, %rd2, 64;",
+            &tail.replace("%rd1", "%rd2"),
+        ));
+        assert_eq!(mma_plan(&plan(&ok, &two_params()), &ok), [true, true]);
     }
 }

@@ -562,34 +562,47 @@ pub fn run(
     Ok(m.finish())
 }
 
-/// [`run`] for counts only: when [`super::dataflow::prove`] holds for `prog`, the `mma` and
-/// `wgmma` results are not computed (their D registers keep their old values), which changes
-/// no count and no error; else exactly [`run`]. Register and memory values of the result are
-/// not the kernel's.
+/// [`run`] for counts only: the `mma` and `wgmma` instructions whose results
+/// [`super::dataflow::plan`] shows reach no address, guard, branch or checked operand are not
+/// computed (their D registers keep their old values), which changes no count and no error;
+/// the others are computed as in [`run`]. Register and memory values of the result are not the
+/// kernel's.
 ///
 /// # Errors
 /// Those of [`run`].
 pub fn run_counts(prog: &Program, launch: &Launch) -> Result<RunResult, RunError> {
-    let proven = super::dataflow::prove(prog) == super::dataflow::Proof::Holds;
-    run_counts_proven(prog, launch, proven)
+    let params = launch_params(prog, launch).unwrap_or_default();
+    run_counts_planned(prog, launch, &super::dataflow::plan(prog, &params))
 }
 
-/// [`run_counts`] with the proof already made (`proven`: [`super::dataflow::prove`] holds for
-/// `prog`; a caller running many CTAs proves once).
+/// [`run_counts`] with the plan already made (`plan`: [`super::dataflow::plan`] of `prog` and
+/// the launch's parameter buffer; a caller running many CTAs of one launch plans once).
 ///
 /// # Errors
 /// Those of [`run`].
-pub fn run_counts_proven(
+pub fn run_counts_planned(
     prog: &Program,
     launch: &Launch,
-    proven: bool,
+    plan: &super::dataflow::Plan,
 ) -> Result<RunResult, RunError> {
+    if plan.compute.len() != prog.insts.len() {
+        return Err(RunError::Launch(format!(
+            "a counts-only plan of {} instructions for a program of {}",
+            plan.compute.len(),
+            prog.insts.len()
+        )));
+    }
     let mut m = Machine::new(prog, launch, (0, String::new()))?;
-    m.values = !proven;
+    m.values = !plan.skips_any();
+    if !m.values {
+        m.compute = Some(&plan.compute);
+        m.global_plan = Some(&plan.global);
+    }
     let r = m.run(None);
-    if m.needs_values.get() {
+    if m.needs_values.get() || m.global.strayed.get() {
         // A tensor map was read from global memory, which a skipped result may have written
-        // (the proof follows memory per state space, not per byte): count again with values.
+        // (the plan follows memory per state space and buffer, not per byte), or an access
+        // left the buffer the plan assumed: count again with values.
         return run(prog, launch, None);
     }
     r?;
@@ -598,9 +611,15 @@ pub fn run_counts_proven(
 
 pub(super) struct Machine<'p> {
     pub(super) prog: &'p Program,
-    /// Compute tensor-core results (`false`: a counts-only run whose proof holds,
-    /// [`run_counts_proven`]).
+    /// Compute every tensor-core result (`false`: a counts-only run that skips some,
+    /// [`run_counts_planned`]; `compute` says which are computed).
     pub(super) values: bool,
+    /// A counts-only run's plan: by instruction index, the tensor-core instructions computed
+    /// ([`super::dataflow::Plan::compute`]).
+    pub(super) compute: Option<&'p [bool]>,
+    /// A counts-only run's plan: by instruction index, the global buffers its accesses are
+    /// assumed to stay in ([`super::dataflow::Plan::global`]; checked by [`Global::check`]).
+    pub(super) global_plan: Option<&'p [super::dataflow::GlobalSet]>,
     /// Set by a counts-only run that read what a skipped result may have written and that the
     /// proof does not cover (a tensor map in global memory): the run is made again with values.
     pub(super) needs_values: std::cell::Cell<bool>,
@@ -649,6 +668,14 @@ pub(super) struct Machine<'p> {
 pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
 
 impl<'p> Machine<'p> {
+    /// Whether the tensor-core instruction at `pc` computes its result ([`Machine::compute`]).
+    pub(super) fn computes(&self, pc: usize) -> bool {
+        self.values
+            || self
+                .compute
+                .is_some_and(|c| c.get(pc).copied().unwrap_or(true))
+    }
+
     pub(super) fn new(
         prog: &'p Program,
         l: &Launch,
@@ -703,6 +730,8 @@ impl<'p> Machine<'p> {
             names,
             read_only,
             pages: Default::default(),
+            allowed: std::cell::Cell::new(super::dataflow::ALL_GLOBAL),
+            strayed: std::cell::Cell::new(false),
         };
         for (g, v) in prog.globals.iter().enumerate() {
             global
@@ -730,6 +759,8 @@ impl<'p> Machine<'p> {
         let mut m = Machine {
             prog,
             values: true,
+            compute: None,
+            global_plan: None,
             needs_values: std::cell::Cell::new(false),
             warps: Vec::new(),
             smem: Smem::zeroed(0),
@@ -1230,6 +1261,11 @@ impl<'p> Machine<'p> {
             changed = true;
         }
         let (m, p) = (mask, path);
+        if let Some(g) = self.global_plan {
+            self.global
+                .allowed
+                .set(g.get(pc).copied().unwrap_or(super::dataflow::ALL_GLOBAL));
+        }
         changed |= match &inst.op {
             Op::Nop => false,
             Op::Bra { .. }
@@ -1268,6 +1304,7 @@ impl<'p> Machine<'p> {
             Op::Mma { .. } => self.exec_mma(w, pc, inst, m, p, obs)?,
             Op::Atom { .. } => self.exec_atom(w, pc, inst, m, p, obs)?,
         };
+        self.global.allowed.set(super::dataflow::ALL_GLOBAL);
         if changed {
             self.warps[w].changed = true;
         }

@@ -357,8 +357,9 @@ pub struct GridReport {
     pub spread: BTreeMap<String, Spread>,
     /// The CTA with the most warp instructions (lowest linear index among equals).
     pub busiest_cta: [u32; 3],
-    /// Whether the tensor-core results were computed ([`super::dataflow`]): "skipped: …",
-    /// "computed: line N: why the proof fails", or "none (…)".
+    /// Whether the tensor-core results were computed ([`super::dataflow::plan`]):
+    /// "skipped: …" (none), "computed for N of M mma/wgmma instructions, …: line N: why the
+    /// proof fails" (those whose results a sink needs), "computed: line N: why", or "none (…)".
     pub tensor_core_values: String,
     /// The caller's extra vector, summed ([`CtaExtra::vector`]); not in the JSON.
     #[serde(skip)]
@@ -594,7 +595,8 @@ pub fn run(
     let cluster_size: u32 = dims.iter().product();
     // Counts only: the tensor-core results are skipped where that is proven to change no count.
     let proof = super::dataflow::prove(prog);
-    let proven = proof == super::dataflow::Proof::Holds;
+    let params = super::params::launch_params(prog, launch).unwrap_or_default();
+    let plan = super::dataflow::plan(prog, &params);
     let nitems = clusters.len();
     let jobs = opts
         .jobs
@@ -618,7 +620,7 @@ pub fn run(
                 bad(format!("CTA ({},{},{}): {e}", first[0], first[1], first[2])),
             )
         };
-        let r = engine::run_counts_proven(prog, &l, proven)
+        let r = engine::run_counts_planned(prog, &l, &plan)
             .map_err(|e| (idx, located(e, first, cluster_size > 1)))?;
         let ex = extra.cluster(&l, &r).map_err(at)?;
         let n = executed.fetch_add(r.instructions, Ordering::Relaxed) + r.instructions;
@@ -701,15 +703,28 @@ pub fn run(
         return Err(e);
     }
     let mut g = finish(prog, launch, set, jobs, acc, total)?;
-    g.tensor_core_values = match proof {
-        super::dataflow::Proof::Holds => {
-            "skipped: no mma/wgmma result reaches an address, guard or branch (ptx::dataflow)"
-                .into()
-        }
-        super::dataflow::Proof::NoTensorCore => "none (no mma or wgmma)".into(),
-        super::dataflow::Proof::Fails(why) => format!("computed: {why}"),
-    };
+    g.tensor_core_values = tensor_core_values(&proof, &plan);
     Ok(g)
+}
+
+/// What the report says of the tensor-core values of a counts-only launch ([`GridReport`]).
+fn tensor_core_values(proof: &super::dataflow::Proof, plan: &super::dataflow::Plan) -> String {
+    let why = match proof {
+        super::dataflow::Proof::Fails(why) => why.as_str(),
+        _ => "",
+    };
+    if plan.tensor_core == 0 {
+        "none (no mma or wgmma)".into()
+    } else if plan.computed == 0 {
+        "skipped: no mma/wgmma result reaches an address, guard or branch (ptx::dataflow)".into()
+    } else if plan.skips_any() {
+        format!(
+            "computed for {} of {} mma/wgmma instructions, the others skipped (their results reach no address, guard or branch): {why}",
+            plan.computed, plan.tensor_core
+        )
+    } else {
+        format!("computed: {why}")
+    }
 }
 
 /// A failed run's error as the grid reports it: a launch error (grid, block, parameters: the

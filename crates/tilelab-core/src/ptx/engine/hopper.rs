@@ -149,6 +149,8 @@ impl Machine<'_> {
             return Err("not a wgmma.mma_async".into());
         };
         let nd = d.len();
+        // Counts only: D keeps its old value where the plan skips it (`crate::ptx::dataflow`).
+        let values = self.computes(pc);
         let reg = |warps: &[super::Warp], t: usize, s: Src| -> u64 {
             let regs = &warps[members[t / WARP_SIZE]].regs;
             v!(regs, s, t % WARP_SIZE)
@@ -187,7 +189,7 @@ impl Machine<'_> {
         };
         let sd = (reg(&self.warps, 0, scale_d.0) & 1 != 0) != scale_d.1;
         let mut acc = vec![0u32; WARPGROUP_THREADS * nd];
-        if self.values {
+        if values {
             for t in 0..WARPGROUP_THREADS {
                 for (r, &dr) in d.iter().enumerate() {
                     acc[t * nd + r] = reg(&self.warps, t, Src::Reg(dr)) as u32;
@@ -206,12 +208,11 @@ impl Machine<'_> {
                 trans_a: trans[0],
                 trans_b: trans[1],
                 d: &mut acc,
-                values: self.values,
+                values,
             },
         )
         .map_err(|e| e.to_string())?;
-        // Counts only: D keeps its old value (`crate::ptx::dataflow`).
-        for t in (0..WARPGROUP_THREADS).filter(|_| self.values) {
+        for t in (0..WARPGROUP_THREADS).filter(|_| values) {
             let regs = &mut self.warps[members[t / WARP_SIZE]].regs;
             for (r, &dr) in d.iter().enumerate() {
                 regs[dr as usize * WARP_SIZE + t % WARP_SIZE] = u64::from(acc[t * nd + r]);

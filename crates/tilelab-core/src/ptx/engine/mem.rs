@@ -35,6 +35,12 @@ pub(in crate::ptx) struct Global {
     /// Written 64 KiB pages by page number: a B-tree, so that no choice of addresses can make
     /// a lookup slow (at most [`MAX_GLOBAL_BYTES`] / 64 KiB = 4,096 pages).
     pub(in crate::ptx) pages: BTreeMap<u64, Box<[u8]>>,
+    /// The buffers the running instruction's accesses are assumed to stay in
+    /// ([`crate::ptx::dataflow::Plan::global`]; all outside a counts-only run's instructions).
+    pub(in crate::ptx) allowed: std::cell::Cell<crate::ptx::dataflow::GlobalSet>,
+    /// Set when an access left [`Global::allowed`]: the counts-only run is made again with
+    /// values.
+    pub(in crate::ptx) strayed: std::cell::Cell<bool>,
 }
 
 impl Global {
@@ -42,6 +48,13 @@ impl Global {
         let k = (addr >> 40) as usize;
         let ok = k >= 1 && k <= self.nbufs && addr - buffer_base(k - 1) + n <= BUFFER_WINDOW;
         if ok {
+            let allowed = self.allowed.get();
+            if allowed != crate::ptx::dataflow::ALL_GLOBAL {
+                let bit = if k <= 63 { 1u64 << (k - 1) } else { 1 << 63 };
+                if allowed & bit == 0 {
+                    self.strayed.set(true);
+                }
+            }
             Ok(())
         } else {
             Err(format!(
@@ -497,6 +510,7 @@ impl Machine<'_> {
         obs: Option<&mut (dyn Observer + 'o)>,
     ) -> Result<bool, String> {
         let mut changed = false;
+        let computes = self.computes(pc);
         let regs = &mut self.warps[w].regs;
         let Op::Mma { kind, d, a, b, c } = &inst.op else {
             return Ok(changed);
@@ -506,8 +520,8 @@ impl Machine<'_> {
                 "mma.sync needs all 32 lanes of the warp (.aligned); active lanes {mask:#010x}"
             ));
         }
-        if !self.values {
-            // Counts only (`crate::ptx::dataflow`): D keeps its old value; reported as
+        if !computes {
+            // Counts only (`crate::ptx::dataflow::plan`): D keeps its old value; reported as
             // changed, as a computed D nearly always is (the spin rule's view).
             return Ok(true);
         }
