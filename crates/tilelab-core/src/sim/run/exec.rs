@@ -252,6 +252,40 @@ impl WarpOp {
     }
 }
 
+/// `mma.sync` on borrowed registers, as the PTX engine holds them: `a[r]` is A's register
+/// `r`, its 32 lanes (lane 0 first, the register's bits in the low 32 bits of each lane's
+/// word), likewise B and C; fragments and types as in [`WarpOp::Mma`]. Nothing is copied to
+/// build one; [`execute`] returns D as an [`MmaStep`]. Registers beyond the kind's count are
+/// ignored, missing ones read as 0.
+#[derive(Clone, Copy, Debug)]
+pub struct MmaLanes<'a> {
+    /// Shape, input types, accumulator type (checked again by [`execute`]).
+    pub kind: MmaKind,
+    /// A registers.
+    pub a: &'a [&'a [u64; WARP_SIZE]],
+    /// B registers.
+    pub b: &'a [&'a [u64; WARP_SIZE]],
+    /// C registers.
+    pub c: &'a [&'a [u64; WARP_SIZE]],
+}
+
+/// What an [`MmaLanes`] did: its D registers, register-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmaStep {
+    /// `d[r][lane]`: D register `r` of `lane` (f32 or s32 bits, or two f16); registers from
+    /// [`Self::regs`] on are 0.
+    pub d: [[u32; WARP_SIZE]; 4],
+    /// D registers per lane ([`MmaKind::regs`] of C).
+    pub regs: usize,
+}
+
+impl MmaStep {
+    /// D lane-major (`[lane][reg]`), as [`WarpStep::regs`] holds it.
+    pub fn lane_regs(&self) -> LaneRegs {
+        std::array::from_fn(|l| std::array::from_fn(|r| self.d[r][l]))
+    }
+}
+
 fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
     WarpRequest {
         instruction,
@@ -494,46 +528,61 @@ fn store(
     })
 }
 
+/// The [`WarpOp::Mma`] arm: [`mma_lanes`] on the registers as lane arrays.
 fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<WarpStep, SimError> {
-    let kind = MmaKind::with_types(kind.shape, kind.dtype, kind.btype, kind.acc, kind.satfinite)?;
-    // The float forms straight from the lane registers (`crate::sim::mma_fast`), else the
-    // reference on a copy.
-    let d = crate::sim::mma_fast::mma_d_lanes(kind, a, b, c).unwrap_or_else(|| {
-        let regs = RawRegs {
-            a: *a,
-            b: b.map(|r| [r[0], r[1]]),
-            c: *c,
-        };
-        mma_d(kind, &regs)
-    });
+    let by_reg = |x: &LaneRegs| -> [[u64; WARP_SIZE]; 4] {
+        std::array::from_fn(|r| std::array::from_fn(|l| u64::from(x[l][r])))
+    };
+    let (ra, rb, rc) = (by_reg(a), by_reg(b), by_reg(c));
+    let step = mma_lanes(MmaLanes {
+        kind,
+        a: &ra.each_ref(),
+        b: &rb.each_ref()[..2],
+        c: &rc.each_ref(),
+    })?;
     Ok(WarpStep {
         request: None,
         cost: RequestCost::default(),
-        regs: d,
-        regs_per_lane: kind.regs(Operand::C) as usize,
+        regs: step.lane_regs(),
+        regs_per_lane: step.regs,
         reg_lanes: u32::MAX,
         stored_lanes: 0,
     })
 }
 
-/// The tensor-core arithmetic of `mma.sync`: every lane's D registers (raw bits) in the C/D
-/// fragment layout. Each D element is C plus the K products, summed in f64 and rounded once to
+/// The [`MmaLanes`] arm: the float forms straight from the lane arrays
+/// (`crate::sim::mma_fast`), every other form by the reference on a copy.
+fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
+    let k = op.kind;
+    let kind = MmaKind::with_types(k.shape, k.dtype, k.btype, k.acc, k.satfinite)?;
+    let d = crate::sim::mma_fast::mma_d(kind, op.a, op.b, op.c).unwrap_or_else(|| {
+        let mut regs = RawRegs::zero();
+        for (o, srcs) in [(Operand::A, op.a), (Operand::B, op.b), (Operand::C, op.c)] {
+            for (reg, lanes) in srcs.iter().enumerate().take(kind.regs(o) as usize) {
+                for (lane, &x) in lanes.iter().enumerate() {
+                    *regs.slot(o, lane as u32, reg as u32) = x as u32;
+                }
+            }
+        }
+        let d = mma_d_reference(kind, &regs);
+        std::array::from_fn(|r| std::array::from_fn(|l| d[l][r]))
+    });
+    Ok(MmaStep {
+        d,
+        regs: kind.regs(Operand::C) as usize,
+    })
+}
+
+/// The tensor-core arithmetic of `mma.sync`, the reference (on `ndarray` matrices) that every
+/// form falls back to and the fast path equals bit for bit (and is tested against): every
+/// lane's D registers (raw bits) in the C/D fragment layout.
+/// Each D element is C plus the K products, summed in f64 and rounded once to
 /// the accumulator type (f32 or f16, to nearest even); integer inputs sum exactly and wrap
 /// modulo 2^32 into s32, or with `.satfinite` clamp to [-2^31, 2^31 - 1] (both measured on the
 /// H200: `tests/data/ptx_mma/`). tf32 inputs are read without their 13 low mantissa bits. NaN and infinite inputs propagate as
 /// IEEE arithmetic does. The hardware accumulates at least to f32 precision for f16/bf16 inputs
 /// (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8 tensor cores are
 /// reported to keep fewer bits while accumulating, which this model does not reproduce.
-fn mma_d(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
-    // The float forms on flat arrays, the same sums bit for bit (`crate::sim::mma_fast`).
-    if let Some(d) = crate::sim::mma_fast::mma_d(kind, regs) {
-        return d;
-    }
-    mma_d_reference(kind, regs)
-}
-
-/// [`mma_d`] computed on `ndarray` matrices: the reference every form falls back to and the
-/// fast path is tested against.
 pub(crate) fn mma_d_reference(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
     let a = kind.unpack(Operand::A, regs);
     let b = kind.unpack(Operand::B, regs);
@@ -583,8 +632,9 @@ mod sealed {
     }
 }
 
-/// An instruction [`execute`] runs: `&`[`WarpOp`] (warp), [`WgmmaOp`] (warpgroup) or
-/// [`BulkOp`] (bulk). Sealed: a new instruction is a variant of one of these and an arm here,
+/// An instruction [`execute`] runs: `&`[`WarpOp`] or [`MmaLanes`] (warp; the second an
+/// `mma.sync` on borrowed registers, the same arm as [`WarpOp::Mma`]), [`WgmmaOp`]
+/// (warpgroup) or [`BulkOp`] (bulk). Sealed: a new instruction is a variant of one of these and an arm here,
 /// never a new executor.
 pub trait Op: sealed::Sealed {}
 
@@ -595,6 +645,14 @@ impl sealed::Sealed for &WarpOp {
     }
 }
 impl Op for &WarpOp {}
+
+impl sealed::Sealed for MmaLanes<'_> {
+    type Step = MmaStep;
+    fn run(self, _smem: &mut SharedMemory) -> Result<MmaStep, SimError> {
+        mma_lanes(self)
+    }
+}
+impl Op for MmaLanes<'_> {}
 
 impl sealed::Sealed for WgmmaOp<'_> {
     type Step = WgmmaStep;
@@ -613,7 +671,7 @@ impl sealed::Sealed for BulkOp<'_> {
 impl Op for BulkOp<'_> {}
 
 /// Executes one instruction of any scope on `smem` and returns what it did: a [`WarpStep`]
-/// for a `&WarpOp`, a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
+/// for a `&WarpOp`, an [`MmaStep`] for an [`MmaLanes`], a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
 ///
 /// Warp ops: loads fill [`WarpStep::regs`]; stores write `smem` in lane order, then register
 /// order (PTX leaves undefined which of two lanes storing to one address wins; here the higher
