@@ -358,11 +358,13 @@ impl Machine<'_> {
                     &[[0; 4]; 32],
                     None,
                 )?;
+                // Every lane's registers (ldmatrix is warp-collective: the executor refused a
+                // partial mask), a destination register at a time.
                 let regs = &mut self.warps[w].regs;
-                for l in 0..WARP_SIZE {
-                    for (i, r) in d.iter().enumerate() {
-                        set!(changed, regs, *r, l, step.regs[l][i] as u64);
-                    }
+                for (i, r) in d.iter().enumerate().take(4) {
+                    let lanes: [u64; WARP_SIZE] =
+                        std::array::from_fn(|l| u64::from(step.regs[l][i]));
+                    changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
                 }
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }

@@ -463,13 +463,39 @@ pub fn register_lanes(req: &WarpRequest) -> u32 {
 }
 
 /// A load (any instruction that does not write shared memory), through a shared reference.
+/// `ldmatrix` is read a row at a time ([`ldmatrix::lane_registers`]: its 8·num 16-byte rows,
+/// then every lane's registers), any other load register by register
+/// ([`register_segments`]); both give the same registers (tested).
 pub(crate) fn load(smem: &SharedMemory, req: &WarpRequest) -> Result<WarpStep, SimError> {
     let cost = check_request(req, &smem.config())?;
     let ins = req.instruction;
+    let regs = match ins {
+        Instruction::Ldmatrix { num, trans } => {
+            let n = num.count();
+            let mut rows = [[0u16; 8]; WARP_SIZE];
+            for (row, &a) in rows.iter_mut().zip(&req.lane_byte_offsets).take(8 * n) {
+                *row = smem.load_row16(a);
+            }
+            ldmatrix::lane_registers(&rows, n, trans)
+        }
+        _ => load_by_segments(smem, req),
+    };
+    Ok(WarpStep {
+        request: Some(req.clone()),
+        cost,
+        regs,
+        regs_per_lane: ins.regs_per_lane(),
+        reg_lanes: register_lanes(req),
+        stored_lanes: 0,
+    })
+}
+
+/// The registers of a validated load, each from its [`register_segments`].
+fn load_by_segments(smem: &SharedMemory, req: &WarpRequest) -> LaneRegs {
+    let ins = req.instruction;
     let n = ins.regs_per_lane();
-    let lanes = register_lanes(req);
     let mut regs = [[0u32; 4]; WARP_SIZE];
-    let mut m = lanes;
+    let mut m = register_lanes(req);
     while m != 0 {
         let lane = m.trailing_zeros() as usize;
         m &= m - 1;
@@ -487,14 +513,7 @@ pub(crate) fn load(smem: &SharedMemory, req: &WarpRequest) -> Result<WarpStep, S
             *out = v;
         }
     }
-    Ok(WarpStep {
-        request: Some(req.clone()),
-        cost,
-        regs,
-        regs_per_lane: n,
-        reg_lanes: lanes,
-        stored_lanes: 0,
-    })
+    regs
 }
 
 fn store(
@@ -1641,6 +1660,36 @@ mod tests {
     fn matrix_rows(m: u32) -> u32 {
         let (i, r) = (m / 8, m % 8);
         512 * i + 32 * (7 - r)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The whole-instruction ldmatrix (rows, then every lane's registers) loads what the
+        /// per-register segments do, and its step (cost, lanes, register count) is the same
+        /// function of the request: random bytes, random 16-byte-aligned row addresses (rows
+        /// may repeat or overlap matrices), every count, with and without .trans.
+        #[test]
+        fn whole_ldmatrix_equals_the_segments(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1024),
+            rows in proptest::collection::vec(0u32..64, 32),
+            num in 0usize..3,
+            trans in proptest::prelude::any::<bool>(),
+        ) {
+            let mut smem = SharedMemory::zeroed(1024);
+            for (i, &b) in bytes.iter().enumerate() {
+                smem.store_le(i as u32, 1, u32::from(b));
+            }
+            let num = [MatrixCount::X1, MatrixCount::X2, MatrixCount::X4][num];
+            let addrs: [u32; 32] = std::array::from_fn(|l| 16 * rows[l]);
+            let op = WarpOp::ldmatrix(num, trans, addrs);
+            let req = op.request().unwrap();
+            let step = load(&smem, req).unwrap();
+            proptest::prop_assert_eq!(step.regs, load_by_segments(&smem, req));
+            proptest::prop_assert_eq!(step.cost, req.cost());
+            proptest::prop_assert_eq!(step.regs_per_lane, num.count());
+            proptest::prop_assert_eq!(step.reg_lanes, u32::MAX);
+            proptest::prop_assert_eq!(execute(&mut smem, &op).unwrap(), step);
+        }
     }
 
     #[test]
