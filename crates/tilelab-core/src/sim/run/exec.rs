@@ -516,12 +516,44 @@ fn load_by_segments(smem: &SharedMemory, req: &WarpRequest) -> LaneRegs {
     regs
 }
 
+/// A request that writes shared memory. `st.shared` and `cp.async` write each active lane's
+/// registers as `bytes_per_address` little-endian bytes at its address (what their
+/// [`register_segments`] say: register `r` is bytes `4r ..` of the lane's own access), at once;
+/// `stmatrix` register by register through its segments. Lanes in order (the higher wins).
 fn store(
     smem: &mut SharedMemory,
     req: &WarpRequest,
     data: &LaneRegs,
 ) -> Result<WarpStep, SimError> {
     let cost = check_request(req, &smem.config())?;
+    match req.instruction {
+        Instruction::Stmatrix { .. } => store_by_segments(smem, req, data),
+        ins => {
+            let width = ins.bytes_per_address() as usize;
+            let mut m = register_lanes(req);
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut bytes = [0u8; 16];
+                for (b, w) in bytes.chunks_exact_mut(4).zip(&data[lane]) {
+                    b.copy_from_slice(&w.to_le_bytes());
+                }
+                smem.store_bytes(req.lane_byte_offsets[lane], &bytes[..width.min(16)]);
+            }
+        }
+    }
+    Ok(WarpStep {
+        request: Some(req.clone()),
+        cost,
+        regs: [[0; 4]; WARP_SIZE],
+        regs_per_lane: 0,
+        reg_lanes: 0,
+        stored_lanes: req.address_lanes(),
+    })
+}
+
+/// The writes of a validated store, each register through its [`register_segments`].
+fn store_by_segments(smem: &mut SharedMemory, req: &WarpRequest, data: &LaneRegs) {
     let ins = req.instruction;
     let n = ins.regs_per_lane();
     let mut m = register_lanes(req);
@@ -537,14 +569,6 @@ fn store(
             }
         }
     }
-    Ok(WarpStep {
-        request: Some(req.clone()),
-        cost,
-        regs: [[0; 4]; WARP_SIZE],
-        regs_per_lane: 0,
-        reg_lanes: 0,
-        stored_lanes: req.address_lanes(),
-    })
 }
 
 /// The [`WarpOp::Mma`] arm: [`mma_lanes`] on the registers as lane arrays.
@@ -1689,6 +1713,44 @@ mod tests {
             proptest::prop_assert_eq!(step.regs_per_lane, num.count());
             proptest::prop_assert_eq!(step.reg_lanes, u32::MAX);
             proptest::prop_assert_eq!(execute(&mut smem, &op).unwrap(), step);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// `st.shared` of every width and `cp.async` write, lane by lane, what the per-register
+        /// segments write (random data, masks and aligned addresses, lanes colliding).
+        #[test]
+        fn whole_lane_stores_equal_the_segments(
+            words in proptest::collection::vec(proptest::prelude::any::<u32>(), 128),
+            slots in proptest::collection::vec(0u32..16, 32),
+            mask in proptest::prelude::any::<u32>(),
+            which in 0usize..9,
+        ) {
+            let ins = [
+                Instruction::St(AccessWidth::U8),
+                Instruction::St(AccessWidth::U16),
+                Instruction::St(AccessWidth::B32),
+                Instruction::St(AccessWidth::V2),
+                Instruction::St(AccessWidth::V4),
+                Instruction::CpAsync(CpAsyncKind::Ca4),
+                Instruction::CpAsync(CpAsyncKind::Ca8),
+                Instruction::CpAsync(CpAsyncKind::Ca16),
+                Instruction::CpAsync(CpAsyncKind::Cg16),
+            ][which];
+            let w = ins.bytes_per_address();
+            let addrs: [u32; 32] = std::array::from_fn(|l| w * slots[l]);
+            let data: LaneRegs = std::array::from_fn(|l| std::array::from_fn(|r| words[4 * l + r]));
+            let mut r = request(ins, addrs, mask);
+            if matches!(ins, Instruction::CpAsync(_)) {
+                r.global_addrs = Some(Box::new(std::array::from_fn(|l| 16 * l as u64)));
+            }
+            let mut fast = SharedMemory::zeroed(256);
+            let mut slow = SharedMemory::zeroed(256);
+            let step = execute(&mut fast, &WarpOp::store(r.clone(), data)).unwrap();
+            store_by_segments(&mut slow, &r, &data);
+            proptest::prop_assert_eq!(fast.bytes(), slow.bytes());
+            proptest::prop_assert_eq!(step.stored_lanes, r.address_lanes());
         }
     }
 
