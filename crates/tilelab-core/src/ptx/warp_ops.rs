@@ -1,16 +1,17 @@
 //! The interpreter's one door to `sim`: every warp-level shared-memory and tensor-core
 //! instruction (`ld/st.shared`, `ldmatrix`, `stmatrix`, the shared side of `cp.async`,
-//! `mma.sync`) becomes a [`WarpOp`] for the single warp executor, [`crate::sim::exec::execute`],
+//! `mma.sync`) becomes a [`WarpOp`] (an `mma.sync` an [`MmaLanes`] on borrowed registers) for
+//! the single warp executor, [`crate::sim::exec::execute`],
 //! which validates it, costs it with the request model (wavefronts, ideal) and moves the data.
 //! The interpreter never computes a wavefront or a fragment itself.
 
 use crate::sim::bank::WARP_SIZE;
 use crate::sim::error::SimError;
-use crate::sim::exec::{self, WarpOp};
+use crate::sim::exec::{self, MmaLanes, WarpOp};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
 use crate::sim::mma::MmaKind;
 
-pub use crate::sim::exec::{LaneRegs, WarpStep as Step};
+pub use crate::sim::exec::{LaneRegs, MmaStep, WarpStep as Step};
 pub use crate::sim::smem::SharedMemory as Smem;
 
 /// A warp-level shared-memory instruction.
@@ -75,24 +76,20 @@ pub fn shared(
     exec::execute(smem, &op)
 }
 
-/// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` through the executor: D from
-/// A, B (packed 16-bit pairs) and C; C and D are f32 bits per register (`acc` F32) or two f16
-/// per register (`acc` F16, registers 0 and 1 only).
+/// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` through the executor, on the
+/// lane arrays of its registers (`a[r]`: A register `r`'s 32 lanes, the register in the low 32
+/// bits of each, borrowed from the register file): D register-major in the step. A and B are
+/// packed 16-bit pairs (or 8-bit quads); C and D are f32 bits per register (`acc` F32) or two
+/// f16 per register (`acc` F16, registers 0 and 1 only).
 ///
 /// # Errors
 /// A shape and type pair the model does not cover.
 pub fn mma(
     smem: &mut Smem,
     kind: MmaKind,
-    a: &LaneRegs,
-    b: &LaneRegs,
-    c: &LaneRegs,
-) -> Result<LaneRegs, SimError> {
-    let op = WarpOp::Mma {
-        kind,
-        a: *a,
-        b: *b,
-        c: *c,
-    };
-    Ok(exec::execute(smem, &op)?.regs)
+    a: &[&[u64; WARP_SIZE]],
+    b: &[&[u64; WARP_SIZE]],
+    c: &[&[u64; WARP_SIZE]],
+) -> Result<MmaStep, SimError> {
+    exec::execute(smem, MmaLanes { kind, a, b, c })
 }

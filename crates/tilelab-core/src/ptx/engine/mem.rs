@@ -371,11 +371,13 @@ impl Machine<'_> {
                     &[[0; 4]; 32],
                     None,
                 )?;
+                // Every lane's registers (ldmatrix is warp-collective: the executor refused a
+                // partial mask), a destination register at a time.
                 let regs = &mut self.warps[w].regs;
-                for l in 0..WARP_SIZE {
-                    for (i, r) in d.iter().enumerate() {
-                        set!(changed, regs, *r, l, step.regs[l][i] as u64);
-                    }
+                for (i, r) in d.iter().enumerate().take(4) {
+                    let lanes: [u64; WARP_SIZE] =
+                        std::array::from_fn(|l| u64::from(step.regs[l][i]));
+                    changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
                 }
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
@@ -511,7 +513,6 @@ impl Machine<'_> {
     ) -> Result<bool, String> {
         let mut changed = false;
         let computes = self.computes(pc);
-        let regs = &mut self.warps[w].regs;
         let Op::Mma { kind, d, a, b, c } = &inst.op else {
             return Ok(changed);
         };
@@ -525,24 +526,39 @@ impl Machine<'_> {
             // changed, as a computed D nearly always is (the spin rule's view).
             return Ok(true);
         }
-        // Registers gathered a source at a time (its 32 lanes are contiguous).
-        let gather = |srcs: &[Src]| {
-            let mut out = [[0u32; 4]; 32];
-            for (i, s) in srcs.iter().enumerate().take(4) {
-                let lanes = crate::ptx::lanes::arrays::operand(regs, *s);
-                for (o, x) in out.iter_mut().zip(lanes) {
-                    o[i] = x as u32;
-                }
+        // The registers' lane arrays borrowed from the register file (an immediate operand,
+        // which the decoder may allow, is spread into a copy first).
+        let regs = &self.warps[w].regs;
+        let smem = &mut self.smem;
+        let step = match (reg_lanes(regs, a), reg_lanes(regs, b), reg_lanes(regs, c)) {
+            (Some(ra), Some(rb), Some(rc)) => warp_ops::mma(
+                smem,
+                *kind,
+                &ra[..a.len().min(4)],
+                &rb[..b.len().min(4)],
+                &rc[..c.len().min(4)],
+            ),
+            _ => {
+                let own = |srcs: &[Src]| -> [[u64; WARP_SIZE]; 4] {
+                    std::array::from_fn(|i| {
+                        srcs.get(i).map_or([0; WARP_SIZE], |s| {
+                            crate::ptx::lanes::arrays::operand(regs, *s)
+                        })
+                    })
+                };
+                let (oa, ob, oc) = (own(a), own(b), own(c));
+                warp_ops::mma(smem, *kind, &oa.each_ref(), &ob.each_ref(), &oc.each_ref())
             }
-            out
-        };
-        let (ra, rb, rc) = (gather(a), gather(b), gather(c));
-        let out = warp_ops::mma(&mut self.smem, *kind, &ra, &rb, &rc).map_err(|e| e.to_string())?;
+        }
+        .map_err(|e| e.to_string())?;
+        let regs = &mut self.warps[w].regs;
         for (i, r) in d.iter().enumerate().take(4) {
-            let lanes: [u64; WARP_SIZE] = std::array::from_fn(|l| u64::from(out[l][i]));
+            let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
             changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
         }
-        observe(obs, w, pc, inst, mask, TraceKind::Mma(&out));
+        if obs.is_some() {
+            observe(obs, w, pc, inst, mask, TraceKind::Mma(&step.lane_regs()));
+        }
         Ok(changed)
     }
 
@@ -1023,4 +1039,17 @@ pub(in crate::ptx) fn regs_of(b: &[u8; 16]) -> [u32; 4] {
     std::array::from_fn(|i| {
         u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
     })
+}
+
+/// The lane arrays of registers `srcs` (up to 4) in the register file `regs`, borrowed;
+/// `None` when one is an immediate.
+fn reg_lanes<'r>(regs: &'r [u64], srcs: &[Src]) -> Option<[&'r [u64; WARP_SIZE]; 4]> {
+    static ZERO: [u64; WARP_SIZE] = [0; WARP_SIZE];
+    let mut out = [&ZERO; 4];
+    for (o, s) in out.iter_mut().zip(srcs) {
+        let Src::Reg(r) = *s else { return None };
+        let b = r as usize * WARP_SIZE;
+        *o = regs.get(b..b + WARP_SIZE)?.try_into().ok()?;
+    }
+    Some(out)
 }

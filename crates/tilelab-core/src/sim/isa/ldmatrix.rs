@@ -58,9 +58,61 @@ pub fn address_lane(matrix: u32, row: u32) -> u32 {
     8 * matrix + row
 }
 
+/// Every lane's registers of a whole `ldmatrix.x<num>[.trans]` (all of [`fragment`] at once):
+/// `rows[8m + r]` are the 8 b16 elements (column order) of row `r` of matrix `m`, the 16 bytes
+/// at address lane `8m + r`'s address ([`address_lane`]). Register `m` of lane `l` holds
+/// element `fragment(trans, l, m, 0)` in its low 16 bits and `fragment(trans, l, m, 1)` in its
+/// high 16 bits; registers from `num` on (and rows from `8·num` on) are not used: 0.
+pub fn lane_registers(rows: &[[u16; 8]; 32], num: usize, trans: bool) -> [[u32; 4]; 32] {
+    let mut out = [[0u32; 4]; 32];
+    for (m, mat) in rows.chunks_exact(8).enumerate().take(num.min(4)) {
+        for (l, regs) in out.iter_mut().enumerate() {
+            let (g, t) = (l / 4, l % 4);
+            let (lo, hi) = if trans {
+                (mat[2 * t][g], mat[2 * t + 1][g])
+            } else {
+                (mat[g][2 * t], mat[g][2 * t + 1])
+            };
+            regs[m] = u32::from(lo) | u32::from(hi) << 16;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole-instruction registers are the fragment table's, element by element.
+    #[test]
+    fn lane_registers_follow_the_fragment_table() {
+        // Every element names its matrix, row and column.
+        let rows: [[u16; 8]; 32] =
+            std::array::from_fn(|a| std::array::from_fn(|c| (a * 8 + c) as u16 | 0x8000));
+        for trans in [false, true] {
+            for num in [1usize, 2, 4] {
+                let regs = lane_registers(&rows, num, trans);
+                for lane in 0..32u32 {
+                    for reg in 0..4u32 {
+                        let word = regs[lane as usize][reg as usize];
+                        if reg as usize >= num {
+                            assert_eq!(word, 0);
+                            continue;
+                        }
+                        for h in 0..2 {
+                            let e = fragment(trans, lane, reg, h);
+                            let want = rows[address_lane(e.matrix, e.row) as usize][e.col as usize];
+                            assert_eq!(
+                                (word >> (16 * h)) as u16,
+                                want,
+                                "{trans} x{num} {lane} {reg} {h}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn table_matches_ptx_figure() {

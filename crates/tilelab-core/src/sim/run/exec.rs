@@ -252,6 +252,40 @@ impl WarpOp {
     }
 }
 
+/// `mma.sync` on borrowed registers, as the PTX engine holds them: `a[r]` is A's register
+/// `r`, its 32 lanes (lane 0 first, the register's bits in the low 32 bits of each lane's
+/// word), likewise B and C; fragments and types as in [`WarpOp::Mma`]. Nothing is copied to
+/// build one; [`execute`] returns D as an [`MmaStep`]. Registers beyond the kind's count are
+/// ignored, missing ones read as 0.
+#[derive(Clone, Copy, Debug)]
+pub struct MmaLanes<'a> {
+    /// Shape, input types, accumulator type (checked again by [`execute`]).
+    pub kind: MmaKind,
+    /// A registers.
+    pub a: &'a [&'a [u64; WARP_SIZE]],
+    /// B registers.
+    pub b: &'a [&'a [u64; WARP_SIZE]],
+    /// C registers.
+    pub c: &'a [&'a [u64; WARP_SIZE]],
+}
+
+/// What an [`MmaLanes`] did: its D registers, register-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmaStep {
+    /// `d[r][lane]`: D register `r` of `lane` (f32 or s32 bits, or two f16); registers from
+    /// [`Self::regs`] on are 0.
+    pub d: [[u32; WARP_SIZE]; 4],
+    /// D registers per lane ([`MmaKind::regs`] of C).
+    pub regs: usize,
+}
+
+impl MmaStep {
+    /// D lane-major (`[lane][reg]`), as [`WarpStep::regs`] holds it.
+    pub fn lane_regs(&self) -> LaneRegs {
+        std::array::from_fn(|l| std::array::from_fn(|r| self.d[r][l]))
+    }
+}
+
 fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
     WarpRequest {
         instruction,
@@ -429,13 +463,39 @@ pub fn register_lanes(req: &WarpRequest) -> u32 {
 }
 
 /// A load (any instruction that does not write shared memory), through a shared reference.
+/// `ldmatrix` is read a row at a time ([`ldmatrix::lane_registers`]: its 8·num 16-byte rows,
+/// then every lane's registers), any other load register by register
+/// ([`register_segments`]); both give the same registers (tested).
 pub(crate) fn load(smem: &SharedMemory, req: &WarpRequest) -> Result<WarpStep, SimError> {
     let cost = check_request(req, &smem.config())?;
     let ins = req.instruction;
+    let regs = match ins {
+        Instruction::Ldmatrix { num, trans } => {
+            let n = num.count();
+            let mut rows = [[0u16; 8]; WARP_SIZE];
+            for (row, &a) in rows.iter_mut().zip(&req.lane_byte_offsets).take(8 * n) {
+                *row = smem.load_row16(a);
+            }
+            ldmatrix::lane_registers(&rows, n, trans)
+        }
+        _ => load_by_segments(smem, req),
+    };
+    Ok(WarpStep {
+        request: Some(req.clone()),
+        cost,
+        regs,
+        regs_per_lane: ins.regs_per_lane(),
+        reg_lanes: register_lanes(req),
+        stored_lanes: 0,
+    })
+}
+
+/// The registers of a validated load, each from its [`register_segments`].
+fn load_by_segments(smem: &SharedMemory, req: &WarpRequest) -> LaneRegs {
+    let ins = req.instruction;
     let n = ins.regs_per_lane();
-    let lanes = register_lanes(req);
     let mut regs = [[0u32; 4]; WARP_SIZE];
-    let mut m = lanes;
+    let mut m = register_lanes(req);
     while m != 0 {
         let lane = m.trailing_zeros() as usize;
         m &= m - 1;
@@ -453,22 +513,47 @@ pub(crate) fn load(smem: &SharedMemory, req: &WarpRequest) -> Result<WarpStep, S
             *out = v;
         }
     }
-    Ok(WarpStep {
-        request: Some(req.clone()),
-        cost,
-        regs,
-        regs_per_lane: n,
-        reg_lanes: lanes,
-        stored_lanes: 0,
-    })
+    regs
 }
 
+/// A request that writes shared memory. `st.shared` and `cp.async` write each active lane's
+/// registers as `bytes_per_address` little-endian bytes at its address (what their
+/// [`register_segments`] say: register `r` is bytes `4r ..` of the lane's own access), at once;
+/// `stmatrix` register by register through its segments. Lanes in order (the higher wins).
 fn store(
     smem: &mut SharedMemory,
     req: &WarpRequest,
     data: &LaneRegs,
 ) -> Result<WarpStep, SimError> {
     let cost = check_request(req, &smem.config())?;
+    match req.instruction {
+        Instruction::Stmatrix { .. } => store_by_segments(smem, req, data),
+        ins => {
+            let width = ins.bytes_per_address() as usize;
+            let mut m = register_lanes(req);
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut bytes = [0u8; 16];
+                for (b, w) in bytes.chunks_exact_mut(4).zip(&data[lane]) {
+                    b.copy_from_slice(&w.to_le_bytes());
+                }
+                smem.store_bytes(req.lane_byte_offsets[lane], &bytes[..width.min(16)]);
+            }
+        }
+    }
+    Ok(WarpStep {
+        request: Some(req.clone()),
+        cost,
+        regs: [[0; 4]; WARP_SIZE],
+        regs_per_lane: 0,
+        reg_lanes: 0,
+        stored_lanes: req.address_lanes(),
+    })
+}
+
+/// The writes of a validated store, each register through its [`register_segments`].
+fn store_by_segments(smem: &mut SharedMemory, req: &WarpRequest, data: &LaneRegs) {
     let ins = req.instruction;
     let n = ins.regs_per_lane();
     let mut m = register_lanes(req);
@@ -484,56 +569,63 @@ fn store(
             }
         }
     }
-    Ok(WarpStep {
-        request: Some(req.clone()),
-        cost,
-        regs: [[0; 4]; WARP_SIZE],
-        regs_per_lane: 0,
-        reg_lanes: 0,
-        stored_lanes: req.address_lanes(),
-    })
 }
 
+/// The [`WarpOp::Mma`] arm: [`mma_lanes`] on the registers as lane arrays.
 fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<WarpStep, SimError> {
-    let kind = MmaKind::with_types(kind.shape, kind.dtype, kind.btype, kind.acc, kind.satfinite)?;
-    // The float forms straight from the lane registers (`crate::sim::mma_fast`), else the
-    // reference on a copy.
-    let d = crate::sim::mma_fast::mma_d_lanes(kind, a, b, c).unwrap_or_else(|| {
-        let regs = RawRegs {
-            a: *a,
-            b: b.map(|r| [r[0], r[1]]),
-            c: *c,
-        };
-        mma_d(kind, &regs)
-    });
+    let by_reg = |x: &LaneRegs| -> [[u64; WARP_SIZE]; 4] {
+        std::array::from_fn(|r| std::array::from_fn(|l| u64::from(x[l][r])))
+    };
+    let (ra, rb, rc) = (by_reg(a), by_reg(b), by_reg(c));
+    let step = mma_lanes(MmaLanes {
+        kind,
+        a: &ra.each_ref(),
+        b: &rb.each_ref()[..2],
+        c: &rc.each_ref(),
+    })?;
     Ok(WarpStep {
         request: None,
         cost: RequestCost::default(),
-        regs: d,
-        regs_per_lane: kind.regs(Operand::C) as usize,
+        regs: step.lane_regs(),
+        regs_per_lane: step.regs,
         reg_lanes: u32::MAX,
         stored_lanes: 0,
     })
 }
 
-/// The tensor-core arithmetic of `mma.sync`: every lane's D registers (raw bits) in the C/D
-/// fragment layout. Each D element is C plus the K products, summed in f64 and rounded once to
+/// The [`MmaLanes`] arm: the float forms straight from the lane arrays
+/// (`crate::sim::mma_fast`), every other form by the reference on a copy.
+fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
+    let k = op.kind;
+    let kind = MmaKind::with_types(k.shape, k.dtype, k.btype, k.acc, k.satfinite)?;
+    let d = crate::sim::mma_fast::mma_d(kind, op.a, op.b, op.c).unwrap_or_else(|| {
+        let mut regs = RawRegs::zero();
+        for (o, srcs) in [(Operand::A, op.a), (Operand::B, op.b), (Operand::C, op.c)] {
+            for (reg, lanes) in srcs.iter().enumerate().take(kind.regs(o) as usize) {
+                for (lane, &x) in lanes.iter().enumerate() {
+                    *regs.slot(o, lane as u32, reg as u32) = x as u32;
+                }
+            }
+        }
+        let d = mma_d_reference(kind, &regs);
+        std::array::from_fn(|r| std::array::from_fn(|l| d[l][r]))
+    });
+    Ok(MmaStep {
+        d,
+        regs: kind.regs(Operand::C) as usize,
+    })
+}
+
+/// The tensor-core arithmetic of `mma.sync`, the reference (on `ndarray` matrices) that every
+/// form falls back to and the fast path equals bit for bit (and is tested against): every
+/// lane's D registers (raw bits) in the C/D fragment layout.
+/// Each D element is C plus the K products, summed in f64 and rounded once to
 /// the accumulator type (f32 or f16, to nearest even); integer inputs sum exactly and wrap
 /// modulo 2^32 into s32, or with `.satfinite` clamp to [-2^31, 2^31 - 1] (both measured on the
 /// H200: `tests/data/ptx_mma/`). tf32 inputs are read without their 13 low mantissa bits. NaN and infinite inputs propagate as
 /// IEEE arithmetic does. The hardware accumulates at least to f32 precision for f16/bf16 inputs
 /// (measured within 1e-6 of f64 on N(0,1) inputs, exact on small integers); FP8 tensor cores are
 /// reported to keep fewer bits while accumulating, which this model does not reproduce.
-fn mma_d(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
-    // The float forms on flat arrays, the same sums bit for bit (`crate::sim::mma_fast`).
-    if let Some(d) = crate::sim::mma_fast::mma_d(kind, regs) {
-        return d;
-    }
-    mma_d_reference(kind, regs)
-}
-
-/// [`mma_d`] computed on `ndarray` matrices: the reference every form falls back to and the
-/// fast path is tested against.
 pub(crate) fn mma_d_reference(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
     let a = kind.unpack(Operand::A, regs);
     let b = kind.unpack(Operand::B, regs);
@@ -583,8 +675,9 @@ mod sealed {
     }
 }
 
-/// An instruction [`execute`] runs: `&`[`WarpOp`] (warp), [`WgmmaOp`] (warpgroup) or
-/// [`BulkOp`] (bulk). Sealed: a new instruction is a variant of one of these and an arm here,
+/// An instruction [`execute`] runs: `&`[`WarpOp`] or [`MmaLanes`] (warp; the second an
+/// `mma.sync` on borrowed registers, the same arm as [`WarpOp::Mma`]), [`WgmmaOp`]
+/// (warpgroup) or [`BulkOp`] (bulk). Sealed: a new instruction is a variant of one of these and an arm here,
 /// never a new executor.
 pub trait Op: sealed::Sealed {}
 
@@ -595,6 +688,14 @@ impl sealed::Sealed for &WarpOp {
     }
 }
 impl Op for &WarpOp {}
+
+impl sealed::Sealed for MmaLanes<'_> {
+    type Step = MmaStep;
+    fn run(self, _smem: &mut SharedMemory) -> Result<MmaStep, SimError> {
+        mma_lanes(self)
+    }
+}
+impl Op for MmaLanes<'_> {}
 
 impl sealed::Sealed for WgmmaOp<'_> {
     type Step = WgmmaStep;
@@ -613,7 +714,7 @@ impl sealed::Sealed for BulkOp<'_> {
 impl Op for BulkOp<'_> {}
 
 /// Executes one instruction of any scope on `smem` and returns what it did: a [`WarpStep`]
-/// for a `&WarpOp`, a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
+/// for a `&WarpOp`, an [`MmaStep`] for an [`MmaLanes`], a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
 ///
 /// Warp ops: loads fill [`WarpStep::regs`]; stores write `smem` in lane order, then register
 /// order (PTX leaves undefined which of two lanes storing to one address wins; here the higher
@@ -1583,6 +1684,74 @@ mod tests {
     fn matrix_rows(m: u32) -> u32 {
         let (i, r) = (m / 8, m % 8);
         512 * i + 32 * (7 - r)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The whole-instruction ldmatrix (rows, then every lane's registers) loads what the
+        /// per-register segments do, and its step (cost, lanes, register count) is the same
+        /// function of the request: random bytes, random 16-byte-aligned row addresses (rows
+        /// may repeat or overlap matrices), every count, with and without .trans.
+        #[test]
+        fn whole_ldmatrix_equals_the_segments(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1024),
+            rows in proptest::collection::vec(0u32..64, 32),
+            num in 0usize..3,
+            trans in proptest::prelude::any::<bool>(),
+        ) {
+            let mut smem = SharedMemory::zeroed(1024);
+            for (i, &b) in bytes.iter().enumerate() {
+                smem.store_le(i as u32, 1, u32::from(b));
+            }
+            let num = [MatrixCount::X1, MatrixCount::X2, MatrixCount::X4][num];
+            let addrs: [u32; 32] = std::array::from_fn(|l| 16 * rows[l]);
+            let op = WarpOp::ldmatrix(num, trans, addrs);
+            let req = op.request().unwrap();
+            let step = load(&smem, req).unwrap();
+            proptest::prop_assert_eq!(step.regs, load_by_segments(&smem, req));
+            proptest::prop_assert_eq!(step.cost, req.cost());
+            proptest::prop_assert_eq!(step.regs_per_lane, num.count());
+            proptest::prop_assert_eq!(step.reg_lanes, u32::MAX);
+            proptest::prop_assert_eq!(execute(&mut smem, &op).unwrap(), step);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// `st.shared` of every width and `cp.async` write, lane by lane, what the per-register
+        /// segments write (random data, masks and aligned addresses, lanes colliding).
+        #[test]
+        fn whole_lane_stores_equal_the_segments(
+            words in proptest::collection::vec(proptest::prelude::any::<u32>(), 128),
+            slots in proptest::collection::vec(0u32..16, 32),
+            mask in proptest::prelude::any::<u32>(),
+            which in 0usize..9,
+        ) {
+            let ins = [
+                Instruction::St(AccessWidth::U8),
+                Instruction::St(AccessWidth::U16),
+                Instruction::St(AccessWidth::B32),
+                Instruction::St(AccessWidth::V2),
+                Instruction::St(AccessWidth::V4),
+                Instruction::CpAsync(CpAsyncKind::Ca4),
+                Instruction::CpAsync(CpAsyncKind::Ca8),
+                Instruction::CpAsync(CpAsyncKind::Ca16),
+                Instruction::CpAsync(CpAsyncKind::Cg16),
+            ][which];
+            let w = ins.bytes_per_address();
+            let addrs: [u32; 32] = std::array::from_fn(|l| w * slots[l]);
+            let data: LaneRegs = std::array::from_fn(|l| std::array::from_fn(|r| words[4 * l + r]));
+            let mut r = request(ins, addrs, mask);
+            if matches!(ins, Instruction::CpAsync(_)) {
+                r.global_addrs = Some(Box::new(std::array::from_fn(|l| 16 * l as u64)));
+            }
+            let mut fast = SharedMemory::zeroed(256);
+            let mut slow = SharedMemory::zeroed(256);
+            let step = execute(&mut fast, &WarpOp::store(r.clone(), data)).unwrap();
+            store_by_segments(&mut slow, &r, &data);
+            proptest::prop_assert_eq!(fast.bytes(), slow.bytes());
+            proptest::prop_assert_eq!(step.stored_lanes, r.address_lanes());
+        }
     }
 
     #[test]

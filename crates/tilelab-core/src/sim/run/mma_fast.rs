@@ -1,7 +1,7 @@
 //! The tensor-core arithmetic on flat arrays: the same sums as the reference arms of
-//! [`crate::sim::exec`] (`mma_d` for `mma.sync`, the f32/f16 accumulators of `warpgroup_on` for
-//! `wgmma.mma_async`), in the same order, so every result is bit-identical, only laid out so
-//! that the compiler vectorises across output columns (issue #31).
+//! [`crate::sim::exec`] (`mma_d_reference` for `mma.sync`, the f32/f16 accumulators of
+//! `warpgroup_on` for `wgmma.mma_async`), in the same order, so every result is bit-identical,
+//! only laid out so that the compiler vectorises across output columns (issue #31).
 //!
 //! Why the results cannot differ: the reference computes each D element as a left fold in f64,
 //! `c + a[i][0]·b[0][j] + a[i][1]·b[1][j] + ...` (k ascending, every product and every sum
@@ -12,237 +12,367 @@
 //! leaves, which NaN payload a NaN result carries, is the compiler's in both versions; tests
 //! compare NaNs as NaNs.
 //!
-//! Elements come from the registers by the same fragment tables ([`MmaKind::fragment`]) and
-//! element decoders ([`crate::sim::mma::MmaDtype::decode`]); only the integer forms (s8/u8 into
-//! s32) keep the reference path.
+//! `mma.sync` with a fused multiply-add: every input type this path takes (f16, bf16, e4m3,
+//! e5m2) has at most 11 significand bits and an exponent range inside f32's, so a product of
+//! two of them has at most 22 significand bits and lies between 2^-266 and 2^256: it is exact
+//! in f64. For an exact product `p = a·b`, `fma(a, b, s)` rounds `s + p` once, and so does the
+//! reference's `s + round(a·b)` (= `s + p`): the same value, signed zeros, infinities and
+//! overflow included. So the AVX2 path folds with `vfmadd` (one instruction per 4 columns
+//! instead of two), the portable one with `s + a * b`; both are the reference's fold.
+//!
+//! `mma.sync` operands come as the PTX engine's register file holds them ([`Lanes`]: each
+//! register's 32 lanes contiguous) and are decoded straight into the matrices: in every m16n8
+//! fragment (PTX ISA §9.7.14.5.7-10) one register of lanes `4g .. 4g + 3` holds `4·P`
+//! consecutive elements (`P` per register) of one row of A, of one column of B, or 8 (f16 C)
+//! or 4 every-other (f32 C) elements of one row of C. [`layout`] derives those blocks from
+//! [`MmaKind::fragment`] and checks every element against them once per form; a form whose
+//! table did not fit would take the reference. Only one input type for A and B (mixed FP8 and
+//! the integer forms keep the reference), tf32 too.
 
-use crate::sim::mma::{MmaAcc, MmaDtype, MmaKind, Operand, RawRegs};
+use crate::sim::bank::WARP_SIZE;
+use crate::sim::mma::{MmaAcc, MmaDtype, MmaKind, MmaShape, Operand};
 use half::f16;
+use std::sync::OnceLock;
 
-/// Where each lane's elements sit in the flat matrices of an m16n8kK `mma.sync`: element `e` of
-/// `lane` (register `e / per_reg`, position `e % per_reg`) is `a[idx]` with `idx = i * K + k`, `b[k][j]` as `k * 8 + j`, C/D `c[i][j]` as `i * 8 + j` ([`MmaKind::fragment`]'s table,
-/// built once per K).
-struct Frags {
-    a: [[u16; 16]; 32],
-    b: [[u16; 8]; 32],
-    c: [[u16; 4]; 32],
+/// One 32-bit register of the warp: its 32 lanes, lane 0 first, the register's bits in the
+/// low 32 bits of each (the PTX engine's register file, `regs[r · 32 + lane]`).
+pub(crate) type Lanes = [u64; WARP_SIZE];
+
+/// D registers, register-major: `d[r][lane]` (registers beyond the form's count are 0).
+pub(crate) type DRegs = [[u32; WARP_SIZE]; 4];
+
+/// Where one form's registers put their elements (see the module docs), lane `4g + t`,
+/// position `p` (0 = lowest bits), `P` elements per A/B register:
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    /// A register `r` holds `(a[r].0 + g, a[r].1 + P·t + p)`.
+    a: [(usize, usize); 4],
+    /// B register `r` holds `(b[r] + P·t + p, g)`.
+    b: [usize; 4],
+    /// C/D register `r` holds `(c[r].0 + g, c[r].1 + 2t + p)` (`p` < 2 for f16, 0 for f32;
+    /// `c[r].1` is 0 or 1).
+    c: [(usize, usize); 4],
 }
 
-fn frags(k: u32) -> Option<&'static Frags> {
-    use crate::sim::mma::MmaShape;
-    use std::sync::OnceLock;
-    static T: [OnceLock<Frags>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let (slot, shape) = match k {
-        8 => (0, MmaShape::M16N8K8),
-        16 => (1, MmaShape::M16N8K16),
-        32 => (2, MmaShape::M16N8K32),
-        _ => return None,
+/// The block layout of `kind`'s fragments, checked against [`MmaKind::fragment`] for every
+/// element, or `None` when one does not fit it.
+fn layout(kind: &MmaKind) -> Option<Layout> {
+    let per = kind.elems_per_reg(Operand::A) as usize;
+    let mut l = Layout {
+        a: [(0, 0); 4],
+        b: [0; 4],
+        c: [(0, 0); 4],
     };
-    Some(T[slot].get_or_init(|| {
-        let mut f = Frags {
-            a: [[0; 16]; 32],
-            b: [[0; 8]; 32],
-            c: [[0; 4]; 32],
-        };
-        for lane in 0..32u32 {
-            let l = lane as usize;
-            for e in 0..shape.elems_per_lane(Operand::A) {
-                let (i, j) = crate::sim::mma::element(shape, Operand::A, lane, e);
-                f.a[l][e as usize] = (i * k + j) as u16;
+    for op in [Operand::A, Operand::B, Operand::C] {
+        let n = kind.regs(op) as usize;
+        if n > 4 || (op == Operand::B && n > 2) {
+            return None;
+        }
+        for r in 0..n {
+            let (r0, c0) = kind.fragment(op, 0, r as u32, 0);
+            let (r0, c0) = (r0 as usize, c0 as usize);
+            match op {
+                Operand::A => l.a[r] = (r0, c0),
+                Operand::B if c0 == 0 => l.b[r] = r0,
+                Operand::C if c0 < 2 && (c0 == 0 || kind.acc == MmaAcc::F32) => l.c[r] = (r0, c0),
+                _ => return None,
             }
-            for e in 0..shape.elems_per_lane(Operand::B) {
-                let (i, j) = crate::sim::mma::element(shape, Operand::B, lane, e);
-                f.b[l][e as usize] = (i * 8 + j) as u16;
-            }
-            for e in 0..shape.elems_per_lane(Operand::C) {
-                let (i, j) = crate::sim::mma::element(shape, Operand::C, lane, e);
-                f.c[l][e as usize] = (i * 8 + j) as u16;
+            for lane in 0..32usize {
+                let (g, t) = (lane / 4, lane % 4);
+                for p in 0..kind.elems_per_reg(op) as usize {
+                    let want = match op {
+                        Operand::A => (r0 + g, c0 + per * t + p),
+                        Operand::B => (r0 + per * t + p, g),
+                        Operand::C => (r0 + g, c0 + 2 * t + p),
+                    };
+                    let (i, j) = kind.fragment(op, lane as u32, r as u32, p as u32);
+                    if (i as usize, j as usize) != want {
+                        return None;
+                    }
+                }
             }
         }
-        f
-    }))
+    }
+    Some(l)
 }
 
-/// D of one `mma.sync` of `kind` (M = 16, N = 8) on raw registers, every lane's registers in the
-/// C/D fragment layout (f32 bits, or two f16 per register): the reference `mma_d`'s values.
-/// `None` for a form this path does not take (integer accumulators, a shape other than
-/// m16n8kK with K of 8, 16 or 32): the caller computes it the reference way.
-pub(crate) fn mma_d(kind: MmaKind, regs: &RawRegs) -> Option<[[u32; 4]; 32]> {
-    mma_d_lanes(kind, &regs.a, &regs.b, &regs.c)
+/// [`layout`] of `kind`, computed once per (K, input width, accumulator).
+fn layout_of(kind: &MmaKind, k: u32) -> Option<&'static Layout> {
+    static T: [OnceLock<Option<Layout>>; 12] = [const { OnceLock::new() }; 12];
+    let ks = match k {
+        8 => 0,
+        16 => 1,
+        32 => 2,
+        _ => return None,
+    };
+    let wide = usize::from(kind.dtype.bits() == 16);
+    let f16acc = usize::from(kind.acc == MmaAcc::F16);
+    T[ks * 4 + wide * 2 + f16acc]
+        .get_or_init(|| layout(kind))
+        .as_ref()
 }
 
-/// [`mma_d`] on the registers as separate per-lane arrays (B with `NB` >= 2 words per lane, of
-/// which the first 2 are read).
-pub(crate) fn mma_d_lanes<const NB: usize>(
-    kind: MmaKind,
-    ra: &[[u32; 4]; 32],
-    rb: &[[u32; NB]; 32],
-    rc: &[[u32; 4]; 32],
-) -> Option<[[u32; 4]; 32]> {
+/// The column slot of D column `j` in the sums' rows: f32 accumulators put the even columns
+/// first (a C/D register's 4 lanes of one row are then 4 consecutive slots), f16 ones keep
+/// the order. Any order gives the same sums: each column is its own fold.
+const fn slot(f16acc: bool, j: usize) -> usize {
+    if f16acc { j } else { (j % 2) * 4 + j / 2 }
+}
+
+/// D of one `mma.sync` of `kind` (M = 16, N = 8) on the lane arrays of its A, B and C
+/// registers (`a[r]`: A register `r`; C/D as f32 bits or two f16 per register): the reference
+/// `mma_d_reference`'s values, register-major. `None` for a form this path does not take
+/// (integer, tf32 or mixed inputs, a shape other than m16n8kK with K of 8, 16 or 32, fewer
+/// registers than the form has): the caller computes it the reference way.
+pub(crate) fn mma_d(kind: MmaKind, a: &[&Lanes], b: &[&Lanes], c: &[&Lanes]) -> Option<DRegs> {
     let (m, n, k) = kind.shape.mnk();
-    // One input type for A and B (mixed FP8 and mixed 8-bit integer forms take the reference).
-    if (m, n) != (16, 8) || kind.acc == MmaAcc::S32 || kind.btype != kind.dtype {
+    if (m, n) != (16, 8)
+        || kind.acc == MmaAcc::S32
+        || kind.btype != kind.dtype
+        || !matches!(
+            kind.dtype,
+            MmaDtype::F16 | MmaDtype::Bf16 | MmaDtype::E4m3 | MmaDtype::E5m2
+        )
+        || a.len() < kind.regs(Operand::A) as usize
+        || b.len() < kind.regs(Operand::B) as usize
+        || c.len() < kind.regs(Operand::C) as usize
+    {
         return None;
     }
-    let wide = match kind.dtype {
-        MmaDtype::F16 | MmaDtype::Bf16 => true,
-        MmaDtype::E4m3 | MmaDtype::E5m2 => false,
-        // tf32 (32-bit elements, its low 13 mantissa bits ignored) and the integer forms.
-        MmaDtype::Tf32 | MmaDtype::S8 | MmaDtype::U8 => return None,
-    };
-    let f = frags(k)?;
-    // Arrays sized to K (zeroing them for the largest K cost more than the sums at K = 16).
-    Some(match k as usize {
-        8 => fast_k::<8, 128, 64, NB>(kind, f, wide, (ra, rb, rc)),
-        16 => fast_k::<16, 256, 128, NB>(kind, f, wide, (ra, rb, rc)),
-        32 => fast_k::<32, 512, 256, NB>(kind, f, wide, (ra, rb, rc)),
+    let lay = layout_of(&kind, k)?;
+    let ops = Ops { kind, lay, a, b, c };
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("fma")
+        && std::is_x86_feature_detected!("f16c")
+    {
+        // SAFETY: AVX2, FMA and F16C are present (checked just above).
+        return unsafe { simd::mma_d(&ops) };
+    }
+    mma_d_portable(&ops)
+}
+
+/// One `mma.sync`'s form, layout and operand registers.
+struct Ops<'a> {
+    kind: MmaKind,
+    lay: &'static Layout,
+    a: &'a [&'a Lanes],
+    b: &'a [&'a Lanes],
+    c: &'a [&'a Lanes],
+}
+
+/// [`mma_d`] without SIMD (every CPU; tested against the reference like the SIMD path).
+fn mma_d_portable(o: &Ops<'_>) -> Option<DRegs> {
+    dispatch::<false>(o)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use super::{DRegs, Ops, dispatch};
+
+    /// [`super::mma_d`] with AVX2, FMA and F16C.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn mma_d(o: &Ops<'_>) -> Option<DRegs> {
+        dispatch::<true>(o)
+    }
+
+    /// Eight f16 bit patterns as f64 (F16C: exact, as `half`'s conversion).
+    #[target_feature(enable = "avx,f16c")]
+    #[inline]
+    pub(super) fn f16x8(bits: &[u16; 8], out: &mut [f64; 8]) {
+        use std::arch::x86_64::*;
+        // SAFETY: 16 bytes read from `bits`, 64 written to `out` (unaligned accesses).
+        unsafe {
+            let f = _mm256_cvtph_ps(_mm_loadu_si128(bits.as_ptr().cast()));
+            let lo = _mm256_cvtps_pd(_mm256_castps256_ps128(f));
+            let hi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f));
+            _mm256_storeu_pd(out.as_mut_ptr(), lo);
+            _mm256_storeu_pd(out.as_mut_ptr().add(4), hi);
+        }
+    }
+}
+
+/// The values of the 256 FP8 bit patterns of `dtype` ([`MmaDtype::decode`], once).
+fn fp8_table(dtype: MmaDtype) -> &'static [f64; 256] {
+    static T: [OnceLock<[f64; 256]>; 2] = [const { OnceLock::new() }; 2];
+    let i = usize::from(dtype == MmaDtype::E5m2);
+    T[i].get_or_init(|| std::array::from_fn(|b| dtype.decode(b as u32)))
+}
+
+/// Decodes eight raw elements (16-bit, or one FP8 byte in the low bits of each) exactly as
+/// [`MmaDtype::decode`].
+#[inline(always)]
+fn decode8<const SIMD: bool>(dtype: MmaDtype, bits: &[u16; 8], out: &mut [f64; 8]) {
+    match dtype {
+        MmaDtype::F16 => {
+            #[cfg(target_arch = "x86_64")]
+            if SIMD {
+                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                unsafe { simd::f16x8(bits, out) };
+                return;
+            }
+            for (o, &x) in out.iter_mut().zip(bits) {
+                *o = f16::from_bits(x).to_f64();
+            }
+        }
+        MmaDtype::Bf16 => {
+            for (o, &x) in out.iter_mut().zip(bits) {
+                *o = f64::from(f32::from_bits(u32::from(x) << 16));
+            }
+        }
+        _ => {
+            let t = fp8_table(dtype);
+            for (o, &x) in out.iter_mut().zip(bits) {
+                *o = t[usize::from(x as u8)];
+            }
+        }
+    }
+}
+
+/// The elements of four consecutive lanes of one register (lane order, lowest bits first):
+/// 8 halves (`PER` = 2), or 16 bytes as two groups of 8 (`PER` = 4), decoded into `out`.
+#[inline(always)]
+fn decode_block<const PER: usize, const SIMD: bool>(
+    dtype: MmaDtype,
+    lanes: &[u64; 4],
+    out: &mut [f64],
+) {
+    let w: [u32; 4] = lanes.map(|x| x as u32);
+    if PER == 2 {
+        let h: [u16; 8] = std::array::from_fn(|e| (w[e / 2] >> (16 * (e % 2))) as u16);
+        decode8::<SIMD>(dtype, &h, (&mut out[..8]).try_into().unwrap());
+    } else {
+        for (half, o) in out.chunks_exact_mut(8).take(2).enumerate() {
+            let h: [u16; 8] = std::array::from_fn(|e| {
+                let e = 8 * half + e;
+                u16::from((w[e / 4] >> (8 * (e % 4))) as u8)
+            });
+            decode8::<SIMD>(dtype, &h, o.try_into().unwrap());
+        }
+    }
+}
+
+/// Lanes `4g .. 4g + 3` of a register.
+#[inline(always)]
+fn quad(lanes: &Lanes, g: usize) -> &[u64; 4] {
+    lanes[4 * g..4 * g + 4].try_into().unwrap()
+}
+
+/// [`mma_d`] of one form: `K`, `AK` = 16·K (stable Rust has no `16 * K` in an array length),
+/// `PER` elements per A/B register (2 or 4), f16 or f32 accumulators; `None` for another.
+/// Inlined into its callers, so that the SIMD one's target features reach the arithmetic.
+#[inline(always)]
+fn dispatch<const SIMD: bool>(o: &Ops<'_>) -> Option<DRegs> {
+    use MmaShape as S;
+    let f16acc = o.kind.acc == MmaAcc::F16;
+    Some(match (o.kind.shape, o.kind.dtype.bits(), f16acc) {
+        (S::M16N8K8, 16, false) => fast_k::<8, 128, 2, false, SIMD>(o),
+        (S::M16N8K8, 16, true) => fast_k::<8, 128, 2, true, SIMD>(o),
+        (S::M16N8K16, 16, false) => fast_k::<16, 256, 2, false, SIMD>(o),
+        (S::M16N8K16, 16, true) => fast_k::<16, 256, 2, true, SIMD>(o),
+        (S::M16N8K32, 8, false) => fast_k::<32, 512, 4, false, SIMD>(o),
+        (S::M16N8K32, 8, true) => fast_k::<32, 512, 4, true, SIMD>(o),
         _ => return None,
     })
 }
 
-/// `N` 32-bit registers of each of the 32 lanes.
-type LaneWords<const N: usize> = [[u32; N]; 32];
-
-/// The fast D for one K: `AK` = 16·K and `BK` = K·8 elements (stable Rust has no `16 * K` in
-/// an array length).
-fn fast_k<const K: usize, const AK: usize, const BK: usize, const NB: usize>(
-    kind: MmaKind,
-    f: &Frags,
-    wide: bool,
-    (ra, rb, rc): (&LaneWords<4>, &LaneWords<NB>, &LaneWords<4>),
-) -> [[u32; 4]; 32] {
-    debug_assert!(AK == 16 * K && BK == K * 8);
-    let (na, nb) = (
-        kind.shape.elems_per_lane(Operand::A) as usize,
-        kind.shape.elems_per_lane(Operand::B) as usize,
-    );
-    // Raw element bits in matrix order: A row-major (16 x K), B k-major (K x 8).
-    let mut araw = [0u16; AK];
-    let mut braw = [0u16; BK];
-    if wide {
-        gather::<2, NB>(ra, rb, f, na, nb, &mut araw, &mut braw);
-    } else {
-        gather::<4, NB>(ra, rb, f, na, nb, &mut araw, &mut braw);
-    }
+/// The fast D of one form (see [`dispatch`]).
+#[inline(always)]
+fn fast_k<
+    const K: usize,
+    const AK: usize,
+    const PER: usize,
+    const F16ACC: bool,
+    const SIMD: bool,
+>(
+    o: &Ops<'_>,
+) -> DRegs {
+    debug_assert!(AK == 16 * K && 32 / PER == o.kind.dtype.bits() as usize);
+    let (kind, lay) = (o.kind, o.lay);
+    let dt = kind.dtype;
+    // A row-major (16 x K): each (register, g) is 4·PER consecutive elements of one row.
     let mut a = [0f64; AK];
-    let mut b = [[0f64; 8]; K];
-    decode_all(kind.dtype, &araw, &mut a);
-    decode_all(kind.dtype, &braw, b.as_flattened_mut());
-    let mut c = [[0f64; 8]; 16];
-    let f16acc = kind.acc == MmaAcc::F16;
-    for (words, fc) in rc.iter().zip(&f.c) {
-        for e in 0..4 {
-            let idx = fc[e] as usize;
-            let x = if f16acc {
-                f16::from_bits((words[e / 2] >> (16 * (e % 2))) as u16).to_f64()
-            } else {
-                f64::from(f32::from_bits(words[e]))
-            };
-            c[idx / 8][idx % 8] = x;
+    for (lanes, &(row, col)) in o.a.iter().zip(&lay.a).take(kind.regs(Operand::A) as usize) {
+        for g in 0..8 {
+            let at = (row + g) * K + col;
+            decode_block::<PER, SIMD>(dt, quad(lanes, g), &mut a[at..at + 4 * PER]);
         }
     }
-    let d = mma_sums(&a, &b, &c);
-    let mut out = [[0u32; 4]; 32];
-    for (words, fc) in out.iter_mut().zip(&f.c) {
-        for e in 0..4 {
-            let idx = fc[e] as usize;
-            let v = d[idx / 8][idx % 8];
-            if f16acc {
-                words[e / 2] |= u32::from(f16::from_f64(v).to_bits()) << (16 * (e % 2));
+    // B k-major (K x 8, columns in slot order): raw bits placed, then decoded 8 at a time.
+    let mut braw = [[0u16; 8]; K];
+    let bits = 32 / PER;
+    let emask = (1u32 << bits) - 1;
+    for (lanes, &k0) in o.b.iter().zip(&lay.b).take(kind.regs(Operand::B) as usize) {
+        let rows = &mut braw[k0..k0 + 4 * PER];
+        for g in 0..8 {
+            let s = slot(F16ACC, g);
+            for (t, &w) in quad(lanes, g).iter().enumerate() {
+                for p in 0..PER {
+                    rows[PER * t + p][s] = ((w as u32 >> (bits * p)) & emask) as u16;
+                }
+            }
+        }
+    }
+    let mut b = [[0f64; 8]; K];
+    for (row, raw) in b.iter_mut().zip(&braw) {
+        decode8::<SIMD>(dt, raw, row);
+    }
+    // C (16 x 8, slot order), summed into in place.
+    let mut d = [[0f64; 8]; 16];
+    for (lanes, &(row, c0)) in o.c.iter().zip(&lay.c).take(kind.regs(Operand::C) as usize) {
+        let rows = &mut d[row..row + 8];
+        for (g, drow) in rows.iter_mut().enumerate() {
+            if F16ACC {
+                decode_block::<2, SIMD>(MmaDtype::F16, quad(lanes, g), drow);
             } else {
-                words[e] = (v as f32).to_bits();
+                let q: &mut [f64; 4] = (&mut drow[4 * c0..4 * c0 + 4]).try_into().unwrap();
+                for (x, &w) in q.iter_mut().zip(quad(lanes, g)) {
+                    *x = f64::from(f32::from_bits(w as u32));
+                }
+            }
+        }
+    }
+    sums::<K, AK, SIMD>(&a, &b, &mut d);
+    let mut out = [[0u32; WARP_SIZE]; 4];
+    for (words, &(row, c0)) in out
+        .iter_mut()
+        .zip(&lay.c)
+        .take(kind.regs(Operand::C) as usize)
+    {
+        for (g, drow) in d[row..row + 8].iter().enumerate() {
+            let q: &mut [u32; 4] = (&mut words[4 * g..4 * g + 4]).try_into().unwrap();
+            for (t, w) in q.iter_mut().enumerate() {
+                *w = if F16ACC {
+                    let h = |j: usize| u32::from(f16::from_f64(drow[j]).to_bits());
+                    h(2 * t) | h(2 * t + 1) << 16
+                } else {
+                    (drow[(4 * c0 + t) % 8] as f32).to_bits()
+                };
             }
         }
     }
     out
 }
 
-/// Scatters the A and B elements of every lane's registers (`PER` elements of `32 / PER` bits
-/// per register, lowest first) to their matrix positions.
-fn gather<const PER: usize, const NB: usize>(
-    ra: &[[u32; 4]; 32],
-    rb: &[[u32; NB]; 32],
-    f: &Frags,
-    na: usize,
-    nb: usize,
-    araw: &mut [u16],
-    braw: &mut [u16],
-) {
-    let bits = 32 / PER;
-    let emask = (1u32 << bits) - 1;
-    for lane in 0..32 {
-        for e in 0..na {
-            let w = ra[lane][e / PER] >> (bits * (e % PER));
-            araw[f.a[lane][e] as usize] = (w & emask) as u16;
-        }
-        for e in 0..nb {
-            let w = rb[lane][e / PER] >> (bits * (e % PER));
-            braw[f.b[lane][e] as usize] = (w & emask) as u16;
-        }
-    }
-}
-
-/// Decodes raw input elements (the low 16 or 8 bits of each) into values, exactly as
-/// [`MmaDtype::decode`]: f16 and bf16 through `half`'s slice conversions (F16C where present), FP8
-/// element by element.
-fn decode_all(dtype: MmaDtype, raw: &[u16], out: &mut [f64]) {
-    use half::slice::HalfFloatSliceExt;
-    match dtype {
-        MmaDtype::F16 => {
-            let h: &[f16] = half::slice::HalfBitsSliceExt::reinterpret_cast(raw);
-            h.convert_to_f64_slice(out);
-        }
-        MmaDtype::Bf16 => {
-            let h: &[half::bf16] = half::slice::HalfBitsSliceExt::reinterpret_cast(raw);
-            h.convert_to_f64_slice(out);
-        }
-        _ => {
-            for (o, &x) in out.iter_mut().zip(raw) {
-                *o = dtype.decode(u32::from(x));
-            }
-        }
-    }
-}
-
-/// `d[i][j] = c[i][j] + Σ_k a[i][k]·b[k][j]`, folded left in k (the reference's order).
-fn mma_sums<const K: usize, const AK: usize>(
-    a: &[f64; AK],
-    b: &[[f64; 8]; K],
-    c: &[[f64; 8]; 16],
-) -> [[f64; 8]; 16] {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present (checked just above).
-        return unsafe { mma_sums_avx2(a, b, c) };
-    }
-    mma_sums_body(a, b, c)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn mma_sums_avx2<const K: usize, const AK: usize>(
-    a: &[f64; AK],
-    b: &[[f64; 8]; K],
-    c: &[[f64; 8]; 16],
-) -> [[f64; 8]; 16] {
-    mma_sums_body(a, b, c)
-}
-
+/// `d[i][s] += Σ_k a[i][k]·b[k][s]` on `d` = C, folded left in k (the reference's order);
+/// with `SIMD` through fused multiply-adds (exact products: module docs).
 #[inline(always)]
-fn mma_sums_body<const K: usize, const AK: usize>(
+fn sums<const K: usize, const AK: usize, const SIMD: bool>(
     a: &[f64; AK],
     b: &[[f64; 8]; K],
-    c: &[[f64; 8]; 16],
-) -> [[f64; 8]; 16] {
-    let mut d = *c;
+    d: &mut [[f64; 8]; 16],
+) {
     for (row, arow) in d.iter_mut().zip(a.chunks_exact(K)) {
         for (&x, brow) in arow.iter().zip(b) {
             for j in 0..8 {
-                row[j] += x * brow[j];
+                row[j] = if SIMD {
+                    x.mul_add(brow[j], row[j])
+                } else {
+                    row[j] + x * brow[j]
+                };
             }
         }
     }
-    d
 }
 
 /// The dot products of a `wgmma.mma_async` with float accumulators: `out[row · n + col] =
@@ -286,9 +416,49 @@ mod tests {
     use crate::sim::mma::MmaShape;
     use proptest::prelude::*;
 
+    use crate::sim::mma::RawRegs;
+
     /// The reference `mma_d` of `sim::exec` on the same registers.
     fn reference(kind: MmaKind, regs: &RawRegs) -> [[u32; 4]; 32] {
         crate::sim::exec::mma_d_reference(kind, regs)
+    }
+
+    /// `regs`' registers of `op` as lane arrays (the engine's layout), 4 of them.
+    fn lanes_of(kind: MmaKind, regs: &RawRegs, op: Operand) -> [Lanes; 4] {
+        let mut out = [[0u64; WARP_SIZE]; 4];
+        for (reg, lanes) in out.iter_mut().enumerate().take(kind.regs(op) as usize) {
+            for (lane, x) in lanes.iter_mut().enumerate() {
+                // High bits the register file may hold are not the register's: set some.
+                *x = u64::from(regs.get(op, lane as u32, reg as u32)) | 0xdead_0000_0000_0000;
+            }
+        }
+        out
+    }
+
+    /// D of the fast path (SIMD where the CPU has it, else portable), lane-major.
+    fn fast(kind: MmaKind, regs: &RawRegs, portable: bool) -> Option<[[u32; 4]; 32]> {
+        let (a, b, c) = (
+            lanes_of(kind, regs, Operand::A),
+            lanes_of(kind, regs, Operand::B),
+            lanes_of(kind, regs, Operand::C),
+        );
+        let (a, b, c) = (a.each_ref(), b.each_ref(), c.each_ref());
+        let d = if portable {
+            let (_, _, k) = kind.shape.mnk();
+            let lay = layout_of(&kind, k)?;
+            mma_d_portable(&Ops {
+                kind,
+                lay,
+                a: &a,
+                b: &b,
+                c: &c,
+            })?
+        } else {
+            mma_d(kind, &a, &b, &c)?
+        };
+        Some(std::array::from_fn(|lane| {
+            std::array::from_fn(|r| d[r][lane])
+        }))
     }
 
     fn same(kind: MmaKind, x: u32, y: u32) -> bool {
@@ -305,26 +475,50 @@ mod tests {
         x == y || (nan(x) && nan(y))
     }
 
+    /// Every float form of the m16n8 shapes with one input type (what the fast path takes).
     fn kinds() -> Vec<MmaKind> {
-        use MmaAcc as C;
         use MmaDtype as D;
-        use MmaShape as S;
-        [
-            (S::M16N8K16, D::F16, C::F32),
-            (S::M16N8K16, D::F16, C::F16),
-            (S::M16N8K16, D::Bf16, C::F32),
-            (S::M16N8K8, D::F16, C::F32),
-            (S::M16N8K8, D::F16, C::F16),
-            (S::M16N8K32, D::E4m3, C::F32),
-            (S::M16N8K32, D::E5m2, C::F16),
-        ]
-        .into_iter()
-        .map(|(s, d, c)| MmaKind::new(s, d, c).unwrap())
-        .collect()
+        let mut out = Vec::new();
+        for s in MmaShape::ALL {
+            for d in [D::F16, D::Bf16, D::E4m3, D::E5m2] {
+                for c in [MmaAcc::F32, MmaAcc::F16] {
+                    if let Ok(k) = MmaKind::new(s, d, c) {
+                        out.push(k);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_float_form_has_a_layout() {
+        let ks = kinds();
+        // m16n8k16 and m16n8k8 f16 (f32, f16 acc), bf16 (f32); m16n8k32 e4m3, e5m2 (both).
+        assert!(ks.len() >= 10, "{ks:?}");
+        for k in ks {
+            let (_, _, kk) = k.shape.mnk();
+            assert!(layout_of(&k, kk).is_some(), "{k:?}");
+        }
+    }
+
+    /// Forms the fast path refuses: integer, tf32, mixed FP8.
+    #[test]
+    fn other_forms_take_the_reference() {
+        use MmaDtype as D;
+        let z = [[0u64; WARP_SIZE]; 4];
+        let z = z.each_ref();
+        for k in [
+            MmaKind::new(MmaShape::M16N8K32, D::S8, MmaAcc::S32).unwrap(),
+            MmaKind::new(MmaShape::M16N8K8, D::Tf32, MmaAcc::F32).unwrap(),
+            MmaKind::with_types(MmaShape::M16N8K32, D::E4m3, D::E5m2, MmaAcc::F32, false).unwrap(),
+        ] {
+            assert!(mma_d(k, &z, &z, &z).is_none(), "{k:?}");
+        }
     }
 
     /// Words whose halves are small values (sums stay finite and exercise rounding), or any
-    /// bits at all (NaN, infinities, subnormals, signed zeros).
+    /// bits at all (NaN, infinities, subnormals, signed zeros), or bytes of small FP8 values.
     fn word() -> impl Strategy<Value = u32> {
         prop_oneof![
             any::<u32>(),
@@ -332,17 +526,21 @@ mod tests {
                 let f = |v: u16| u32::from(v & 0x83ff | 0x3800);
                 f(a) | f(b) << 16
             }),
+            any::<u32>().prop_map(|w| w & 0xb7b7_b7b7),
             Just(0x8000_8000),
+            Just(0x8080_8080),
+            Just(0),
         ]
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Every float form: D of the flat-array path equals the reference's, register by
-        /// register (NaN equals NaN).
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Every float form: D of the fast path (SIMD here, and the portable one) equals the
+        /// reference's, register by register (NaN equals NaN).
         #[test]
-        fn fast_mma_equals_the_reference(words in proptest::collection::vec(word(), 320), which in 0usize..7) {
-            let kind = kinds()[which];
+        fn fast_mma_equals_the_reference(words in proptest::collection::vec(word(), 320), which in 0usize..64, portable in any::<bool>()) {
+            let ks = kinds();
+            let kind = ks[which % ks.len()];
             let mut r = RawRegs::zero();
             let mut it = words.into_iter();
             for lane in 0..32 {
@@ -352,7 +550,7 @@ mod tests {
                     }
                 }
             }
-            let fast = mma_d(kind, &r).expect("a float form");
+            let fast = fast(kind, &r, portable).expect("a float form");
             let slow = reference(kind, &r);
             for lane in 0..32 {
                 for reg in 0..kind.regs(Operand::C) as usize {

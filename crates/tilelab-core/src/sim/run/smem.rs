@@ -151,6 +151,25 @@ impl SharedMemory {
         u32::from_le_bytes(b)
     }
 
+    /// The eight little-endian b16 elements of the 16 bytes at `offset` (an ldmatrix row), for
+    /// the executor after it has validated the request; zeros outside the array.
+    pub(crate) fn load_row16(&self, offset: u32) -> [u16; 8] {
+        let o = offset as usize;
+        let b: [u8; 16] = self
+            .bytes
+            .get(o..o + 16)
+            .and_then(|s| s.try_into().ok())
+            .unwrap_or([0; 16]);
+        std::array::from_fn(|i| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]))
+    }
+
+    /// Writes `data` at `offset`, for the executor after it has validated the request (so the
+    /// range is known to be inside the array).
+    pub(crate) fn store_bytes(&mut self, offset: u32, data: &[u8]) {
+        let o = offset as usize;
+        self.bytes[o..o + data.len()].copy_from_slice(data);
+    }
+
     /// Writes the low `len` (1..=4) bytes of `v` at `offset`, little-endian; the executor's
     /// counterpart of [`Self::load_le`].
     pub(crate) fn store_le(&mut self, offset: u32, len: usize, v: u32) {
