@@ -1534,6 +1534,9 @@ struct Decoder<'a> {
     opname: String,
     /// The body's `.param` names (a `call`'s arguments and return values).
     call_params: std::collections::HashSet<String>,
+    /// Each opcode text checked so far (`["add", "s32"]`) and its row of [`FORMS`]
+    /// ([`Decoder::check_form`]).
+    formed: HashMap<Vec<String>, Option<usize>>,
 }
 
 /// Pass 1 of [`decode`]: every label's instruction index, by [`scoped_label`] key (blocks
@@ -1881,6 +1884,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                 _ => None,
             })
             .collect(),
+        formed: HashMap::new(),
     };
     for (i, p) in d.param_info.iter().enumerate() {
         d.params.insert(p.name.clone(), i);
@@ -2464,7 +2468,29 @@ impl Decoder<'_> {
         ))
     }
 
-    fn check_form(&self, i: &parse::Inst) -> Result<(), DecodeError> {
+    /// The rules every instruction obeys before its own ([`Decoder::check_opcode`], once per
+    /// distinct opcode text: they depend on nothing else), then its operand count.
+    fn check_form(&mut self, i: &parse::Inst) -> Result<(), DecodeError> {
+        let form = match self.formed.get(&i.opcode[..]) {
+            Some(&f) => f,
+            None => {
+                let f = self.check_opcode(i)?;
+                self.formed.insert(i.opcode.clone(), f);
+                f
+            }
+        };
+        match form {
+            Some(k) => self.check_operands(i, &FORMS[k]),
+            None => Ok(()), // unsupported: the decoder says so
+        }
+    }
+
+    /// The rules of an instruction's opcode text alone (no unknown type, no qualifier twice,
+    /// at most its number of types, its qualifiers, state spaces, version/target gate and
+    /// [`check_rules`]): the row of [`FORMS`] that applies, `None` when none does. A pure
+    /// function of the opcode text and the module's `.version` and `.target` (the line only
+    /// in messages), so [`Decoder::check_form`] keeps each opcode's answer.
+    fn check_opcode(&self, i: &parse::Inst) -> Result<Option<usize>, DecodeError> {
         let line = i.line;
         let name = i.opcode[0].as_str();
         let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
@@ -2479,13 +2505,14 @@ impl Decoder<'_> {
             return Err(derr(line, format!("{} in '{op}'", parse::not_a_type(m))));
         }
         self.check_gate(line, name, &mods)?;
-        let Some(form) = forms_of(name)
+        let Some(k) = forms_of(name)
             .iter()
-            .map(|&k| &FORMS[k])
-            .find(|f| f.when.iter().all(|w| mods.contains(w)))
+            .copied()
+            .find(|&k| FORMS[k].when.iter().all(|w| mods.contains(w)))
         else {
-            return Ok(()); // unsupported: the decoder says so
+            return Ok(None); // unsupported: the decoder says so
         };
+        let form = &FORMS[k];
         let is_type = |m: &str| parse::PTX_TYPES.contains(&m);
         let types: Vec<&str> = mods.iter().copied().filter(|m| is_type(m)).collect();
         for (k, m) in mods.iter().enumerate() {
@@ -2568,6 +2595,12 @@ impl Decoder<'_> {
         }
         self.check_spaces(i, &mods, form)?;
         check_rules(&self.opname, name, &mods, self.sm, self.version).map_err(|m| derr(line, m))?;
+        Ok(Some(k))
+    }
+
+    /// The operand count of row `form` of [`FORMS`], and `cp.async.wait_group`'s constant.
+    fn check_operands(&self, i: &parse::Inst, form: &Form) -> Result<(), DecodeError> {
+        let (line, name) = (i.line, i.opcode[0].as_str());
         let n = i.operands.len();
         let (lo, hi) = (usize::from(form.operands.0), usize::from(form.operands.1));
         if n < lo || n > hi {
@@ -2588,7 +2621,7 @@ impl Decoder<'_> {
             ));
         }
         if matches!(name, "cp" | "wgmma")
-            && mods.contains(&"wait_group")
+            && i.opcode[1..].iter().any(|m| m == "wait_group")
             && let Some(o) = i.operands.iter().find(|o| !matches!(o, Operand::Int(_)))
         {
             return Err(derr(
