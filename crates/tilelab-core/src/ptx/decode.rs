@@ -1913,7 +1913,11 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                     match count {
                         None => d.declare(name, r.ty, r.line)?,
                         Some(n) => {
-                            // `%r<N>`: `%r0` … `%r{N-1}`, each written into one buffer.
+                            // `%r<N>`: `%r0` … `%r{N-1}`, each written into one buffer,
+                            // the block's table grown once.
+                            if let Some(top) = d.regs.last_mut() {
+                                top.reserve(*n as usize);
+                            }
                             let mut buf = String::with_capacity(name.len() + 6);
                             for k in 0..*n {
                                 use std::fmt::Write as _;

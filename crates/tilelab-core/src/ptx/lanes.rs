@@ -67,12 +67,16 @@ pub(super) mod arrays {
     #[inline(always)]
     pub fn write(regs: &mut [u64], d: u32, mask: u32, out: &[u64; WARP_SIZE]) -> bool {
         let b = d as usize * WARP_SIZE;
-        let dst = &mut regs[b..b + WARP_SIZE];
+        let dst: &mut [u64; WARP_SIZE] = (&mut regs[b..b + WARP_SIZE])
+            .try_into()
+            .unwrap_or_else(|_| unreachable!());
         if mask == u32::MAX {
-            // Differences ORed (vectorised; a slice compare calls `memcmp`).
-            let diff = dst.iter().zip(out).fold(0u64, |acc, (x, y)| acc | (x ^ y));
-            dst.copy_from_slice(out);
-            return diff != 0;
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is present (checked just above).
+                return unsafe { write_all_avx2(dst, out) };
+            }
+            return write_all(dst, out);
         }
         let mut changed = false;
         let mut m = mask;
@@ -83,6 +87,24 @@ pub(super) mod arrays {
             dst[l] = out[l];
         }
         changed
+    }
+
+    /// Every lane of `dst` set to `out`'s; true when one changed. One pass: the differences
+    /// ORed as the lanes are stored (vectorised; a slice compare would call `memcmp`).
+    #[inline(always)]
+    fn write_all(dst: &mut [u64; WARP_SIZE], out: &[u64; WARP_SIZE]) -> bool {
+        let mut diff = 0u64;
+        for (x, y) in dst.iter_mut().zip(out) {
+            diff |= *x ^ *y;
+            *x = *y;
+        }
+        diff != 0
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn write_all_avx2(dst: &mut [u64; WARP_SIZE], out: &[u64; WARP_SIZE]) -> bool {
+        write_all(dst, out)
     }
 
     /// `d = f(a, b)` in the lanes of `mask`.
