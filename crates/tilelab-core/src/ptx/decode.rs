@@ -1912,21 +1912,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                 for (name, count) in &r.names {
                     match count {
                         None => d.declare(name, r.ty, r.line)?,
-                        Some(n) => {
-                            // `%r<N>`: `%r0` … `%r{N-1}`, each written into one buffer,
-                            // the block's table grown once.
-                            if let Some(top) = d.regs.last_mut() {
-                                top.reserve(*n as usize);
-                            }
-                            let mut buf = String::with_capacity(name.len() + 6);
-                            for k in 0..*n {
-                                use std::fmt::Write as _;
-                                buf.clear();
-                                buf.push_str(name);
-                                let _ = write!(buf, "{k}");
-                                d.declare(&buf, r.ty, r.line)?;
-                            }
-                        }
+                        Some(n) => d.declare_range(name, *n, r.ty, r.line)?,
                     }
                 }
             }
@@ -2065,6 +2051,23 @@ impl Decoder<'_> {
         self.own_reg(ty, false);
         if let Some(l) = self.decl_lines.last_mut() {
             *l = line;
+        }
+        Ok(())
+    }
+
+    /// Declares `%r<N>`'s registers `%r0` … `%r{N-1}` ([`Decoder::declare`] each, the names
+    /// written into one buffer, the block's table grown once).
+    fn declare_range(&mut self, name: &str, n: u32, ty: Ty, line: u32) -> Result<(), DecodeError> {
+        if let Some(top) = self.regs.last_mut() {
+            top.reserve(n as usize);
+        }
+        let mut buf = String::with_capacity(name.len() + 6);
+        for k in 0..n {
+            use std::fmt::Write as _;
+            buf.clear();
+            buf.push_str(name);
+            let _ = write!(buf, "{k}");
+            self.declare(&buf, ty, line)?;
         }
         Ok(())
     }
