@@ -1423,7 +1423,10 @@ fn plain_name(i: &mut &str) -> Option<Operand> {
         return None;
     }
     let start = *i;
-    let name = reg_name.parse_next(i).ok()?;
+    let Ok(name) = reg_name.parse_next(i) else {
+        *i = start; // (cannot fail after such a character; left as found if it did)
+        return None;
+    };
     if i.trim_start().starts_with('|') {
         *i = start;
         return None;
