@@ -228,46 +228,48 @@ pub fn is_special_register(name: &str) -> bool {
         Some((b, "x" | "y" | "z" | "w")) => b,
         _ => name,
     };
-    const FIXED: [&str; 37] = [
-        "%tid",
-        "%ntid",
-        "%laneid",
-        "%warpid",
-        "%nwarpid",
-        "%ctaid",
-        "%nctaid",
-        "%smid",
-        "%nsmid",
-        "%gridid",
-        "%is_explicit_cluster",
-        "%clusterid",
-        "%nclusterid",
-        "%cluster_ctaid",
-        "%cluster_nctaid",
-        "%cluster_ctarank",
-        "%cluster_nctarank",
-        "%lanemask_eq",
-        "%lanemask_le",
-        "%lanemask_lt",
-        "%lanemask_ge",
-        "%lanemask_gt",
-        "%clock",
-        "%clock_hi",
-        "%clock64",
-        "%globaltimer",
-        "%globaltimer_lo",
-        "%globaltimer_hi",
-        "%reserved_smem_offset_begin",
-        "%reserved_smem_offset_end",
-        "%reserved_smem_offset_cap",
-        "%reserved_smem_offset_0",
-        "%reserved_smem_offset_1",
-        "%total_smem_size",
-        "%aggr_smem_size",
-        "%dynamic_smem_size",
-        "%current_graph_exec",
-    ];
-    if FIXED.contains(&base) {
+    // A `match` on the name (by length, then bytes) instead of 37 string compares.
+    let fixed = matches!(
+        base,
+        "%tid"
+            | "%ntid"
+            | "%laneid"
+            | "%warpid"
+            | "%nwarpid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%smid"
+            | "%nsmid"
+            | "%gridid"
+            | "%is_explicit_cluster"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%cluster_ctaid"
+            | "%cluster_nctaid"
+            | "%cluster_ctarank"
+            | "%cluster_nctarank"
+            | "%lanemask_eq"
+            | "%lanemask_le"
+            | "%lanemask_lt"
+            | "%lanemask_ge"
+            | "%lanemask_gt"
+            | "%clock"
+            | "%clock_hi"
+            | "%clock64"
+            | "%globaltimer"
+            | "%globaltimer_lo"
+            | "%globaltimer_hi"
+            | "%reserved_smem_offset_begin"
+            | "%reserved_smem_offset_end"
+            | "%reserved_smem_offset_cap"
+            | "%reserved_smem_offset_0"
+            | "%reserved_smem_offset_1"
+            | "%total_smem_size"
+            | "%aggr_smem_size"
+            | "%dynamic_smem_size"
+            | "%current_graph_exec"
+    );
+    if fixed {
         return true;
     }
     let numbered = |prefix: &str, max: u32, suffix: &str| {
@@ -1534,6 +1536,9 @@ struct Decoder<'a> {
     opname: String,
     /// The body's `.param` names (a `call`'s arguments and return values).
     call_params: std::collections::HashSet<String>,
+    /// Each opcode text checked so far (`["add", "s32"]`) and its row of [`FORMS`]
+    /// ([`Decoder::check_form`]).
+    formed: HashMap<Vec<String>, Option<usize>>,
 }
 
 /// Pass 1 of [`decode`]: every label's instruction index, by [`scoped_label`] key (blocks
@@ -1881,6 +1886,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                 _ => None,
             })
             .collect(),
+        formed: HashMap::new(),
     };
     for (i, p) in d.param_info.iter().enumerate() {
         d.params.insert(p.name.clone(), i);
@@ -1906,11 +1912,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                 for (name, count) in &r.names {
                     match count {
                         None => d.declare(name, r.ty, r.line)?,
-                        Some(n) => {
-                            for k in 0..*n {
-                                d.declare(&format!("{name}{k}"), r.ty, r.line)?;
-                            }
-                        }
+                        Some(n) => d.declare_range(name, *n, r.ty, r.line)?,
                     }
                 }
             }
@@ -2024,21 +2026,48 @@ impl Decoder<'_> {
                 ),
             ));
         }
-        if let Some(&r) = self.regs.last().and_then(|top| top.get(name)) {
-            let first = self.decl_lines.get(r as usize).copied().unwrap_or(0);
-            return Err(derr(
-                line,
-                format!(
-                    "register '{name}' is declared twice in one block (first at line {first}): a name is declared once per block, an inner {{ }} block may declare it again (PTX ISA §5.1.1 Register State Space)"
-                ),
-            ));
-        }
-        let r = self.own_reg(ty, false);
+        // One hash of the name: the block's entry for it, taken or free.
+        let Some(top) = self.regs.last_mut() else {
+            self.own_reg(ty, false);
+            if let Some(l) = self.decl_lines.last_mut() {
+                *l = line;
+            }
+            return Ok(());
+        };
+        let slot = match top.entry(name.to_string()) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let first = self.decl_lines.get(*e.get() as usize).copied().unwrap_or(0);
+                return Err(derr(
+                    line,
+                    format!(
+                        "register '{name}' is declared twice in one block (first at line {first}): a name is declared once per block, an inner {{ }} block may declare it again (PTX ISA §5.1.1 Register State Space)"
+                    ),
+                ));
+            }
+            std::collections::hash_map::Entry::Vacant(e) => e,
+        };
+        let r = self.nregs;
+        slot.insert(r);
+        self.own_reg(ty, false);
         if let Some(l) = self.decl_lines.last_mut() {
             *l = line;
         }
+        Ok(())
+    }
+
+    /// Declares `%r<N>`'s registers `%r0` … `%r{N-1}` ([`Decoder::declare`] each, the names
+    /// written into one buffer, the block's table grown once).
+    fn declare_range(&mut self, name: &str, n: u32, ty: Ty, line: u32) -> Result<(), DecodeError> {
         if let Some(top) = self.regs.last_mut() {
-            top.insert(name.to_string(), r);
+            top.reserve(n as usize);
+        }
+        let mut buf = String::with_capacity(name.len() + 6);
+        for k in 0..n {
+            use std::fmt::Write as _;
+            buf.clear();
+            buf.push_str(name);
+            let _ = write!(buf, "{k}");
+            self.declare(&buf, ty, line)?;
         }
         Ok(())
     }
@@ -2464,7 +2493,29 @@ impl Decoder<'_> {
         ))
     }
 
-    fn check_form(&self, i: &parse::Inst) -> Result<(), DecodeError> {
+    /// The rules every instruction obeys before its own ([`Decoder::check_opcode`], once per
+    /// distinct opcode text: they depend on nothing else), then its operand count.
+    fn check_form(&mut self, i: &parse::Inst) -> Result<(), DecodeError> {
+        let form = match self.formed.get(&i.opcode[..]) {
+            Some(&f) => f,
+            None => {
+                let f = self.check_opcode(i)?;
+                self.formed.insert(i.opcode.clone(), f);
+                f
+            }
+        };
+        match form {
+            Some(k) => self.check_operands(i, &FORMS[k]),
+            None => Ok(()), // unsupported: the decoder says so
+        }
+    }
+
+    /// The rules of an instruction's opcode text alone (no unknown type, no qualifier twice,
+    /// at most its number of types, its qualifiers, state spaces, version/target gate and
+    /// [`check_rules`]): the row of [`FORMS`] that applies, `None` when none does. A pure
+    /// function of the opcode text and the module's `.version` and `.target` (the line only
+    /// in messages), so [`Decoder::check_form`] keeps each opcode's answer.
+    fn check_opcode(&self, i: &parse::Inst) -> Result<Option<usize>, DecodeError> {
         let line = i.line;
         let name = i.opcode[0].as_str();
         let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
@@ -2479,13 +2530,14 @@ impl Decoder<'_> {
             return Err(derr(line, format!("{} in '{op}'", parse::not_a_type(m))));
         }
         self.check_gate(line, name, &mods)?;
-        let Some(form) = forms_of(name)
+        let Some(k) = forms_of(name)
             .iter()
-            .map(|&k| &FORMS[k])
-            .find(|f| f.when.iter().all(|w| mods.contains(w)))
+            .copied()
+            .find(|&k| FORMS[k].when.iter().all(|w| mods.contains(w)))
         else {
-            return Ok(()); // unsupported: the decoder says so
+            return Ok(None); // unsupported: the decoder says so
         };
+        let form = &FORMS[k];
         let is_type = |m: &str| parse::PTX_TYPES.contains(&m);
         let types: Vec<&str> = mods.iter().copied().filter(|m| is_type(m)).collect();
         for (k, m) in mods.iter().enumerate() {
@@ -2568,6 +2620,12 @@ impl Decoder<'_> {
         }
         self.check_spaces(i, &mods, form)?;
         check_rules(&self.opname, name, &mods, self.sm, self.version).map_err(|m| derr(line, m))?;
+        Ok(Some(k))
+    }
+
+    /// The operand count of row `form` of [`FORMS`], and `cp.async.wait_group`'s constant.
+    fn check_operands(&self, i: &parse::Inst, form: &Form) -> Result<(), DecodeError> {
+        let (line, name) = (i.line, i.opcode[0].as_str());
         let n = i.operands.len();
         let (lo, hi) = (usize::from(form.operands.0), usize::from(form.operands.1));
         if n < lo || n > hi {
@@ -2588,7 +2646,7 @@ impl Decoder<'_> {
             ));
         }
         if matches!(name, "cp" | "wgmma")
-            && mods.contains(&"wait_group")
+            && i.opcode[1..].iter().any(|m| m == "wait_group")
             && let Some(o) = i.operands.iter().find(|o| !matches!(o, Operand::Int(_)))
         {
             return Err(derr(

@@ -67,12 +67,16 @@ pub(super) mod arrays {
     #[inline(always)]
     pub fn write(regs: &mut [u64], d: u32, mask: u32, out: &[u64; WARP_SIZE]) -> bool {
         let b = d as usize * WARP_SIZE;
-        let dst = &mut regs[b..b + WARP_SIZE];
+        let dst: &mut [u64; WARP_SIZE] = (&mut regs[b..b + WARP_SIZE])
+            .try_into()
+            .unwrap_or_else(|_| unreachable!());
         if mask == u32::MAX {
-            // Differences ORed (vectorised; a slice compare calls `memcmp`).
-            let diff = dst.iter().zip(out).fold(0u64, |acc, (x, y)| acc | (x ^ y));
-            dst.copy_from_slice(out);
-            return diff != 0;
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is present (checked just above).
+                return unsafe { write_all_avx2(dst, out) };
+            }
+            return write_all(dst, out);
         }
         let mut changed = false;
         let mut m = mask;
@@ -85,7 +89,29 @@ pub(super) mod arrays {
         changed
     }
 
+    /// Every lane of `dst` set to `out`'s; true when one changed. One pass: the differences
+    /// ORed as the lanes are stored (vectorised; a slice compare would call `memcmp`).
+    #[inline(always)]
+    fn write_all(dst: &mut [u64; WARP_SIZE], out: &[u64; WARP_SIZE]) -> bool {
+        let mut diff = 0u64;
+        for (x, y) in dst.iter_mut().zip(out) {
+            diff |= *x ^ *y;
+            *x = *y;
+        }
+        diff != 0
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn write_all_avx2(dst: &mut [u64; WARP_SIZE], out: &[u64; WARP_SIZE]) -> bool {
+        write_all(dst, out)
+    }
+
     /// `d = f(a, b)` in the lanes of `mask`.
+    ///
+    /// With AVX2 present the loop is compiled for it (a copy of the same code, 4 lanes per
+    /// vector instead of 2): integer and IEEE float operations give the same bits whatever the
+    /// instruction set (Rust never fuses a multiply and an add on its own).
     #[inline(always)]
     pub fn map2(
         regs: &mut [u64],
@@ -95,14 +121,64 @@ pub(super) mod arrays {
         b: Src,
         f: impl Fn(u64, u64) -> u64,
     ) -> bool {
-        let (x, y) = (operand(regs, a), operand(regs, b));
+        if mask == 0 {
+            return false; // no lane executes (`f` is pure: nothing to compute)
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present (checked just above).
+            return unsafe { map2_avx2(regs, mask, d, [a, b], f) };
+        }
+        map2_plain(regs, mask, d, [a, b], f)
+    }
+
+    #[inline(always)]
+    fn map2_plain(
+        regs: &mut [u64],
+        mask: u32,
+        d: u32,
+        s: [Src; 2],
+        f: impl Fn(u64, u64) -> u64,
+    ) -> bool {
+        let (x, y) = (operand(regs, s[0]), operand(regs, s[1]));
         let out: [u64; WARP_SIZE] = std::array::from_fn(|l| f(x[l], y[l]));
         write(regs, d, mask, &out)
     }
 
-    /// `d = f(a, b, c)` in the lanes of `mask`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn map2_avx2(
+        regs: &mut [u64],
+        mask: u32,
+        d: u32,
+        s: [Src; 2],
+        f: impl Fn(u64, u64) -> u64,
+    ) -> bool {
+        map2_plain(regs, mask, d, s, f)
+    }
+
+    /// `d = f(a, b, c)` in the lanes of `mask` (AVX2 as [`map2`]).
     #[inline(always)]
     pub fn map3(
+        regs: &mut [u64],
+        mask: u32,
+        d: u32,
+        s: [Src; 3],
+        f: impl Fn(u64, u64, u64) -> u64,
+    ) -> bool {
+        if mask == 0 {
+            return false;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present (checked just above).
+            return unsafe { map3_avx2(regs, mask, d, s, f) };
+        }
+        map3_plain(regs, mask, d, s, f)
+    }
+
+    #[inline(always)]
+    fn map3_plain(
         regs: &mut [u64],
         mask: u32,
         d: u32,
@@ -116,6 +192,24 @@ pub(super) mod arrays {
         );
         let out: [u64; WARP_SIZE] = std::array::from_fn(|l| f(x[l], y[l], z[l]));
         write(regs, d, mask, &out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn map3_avx2(
+        regs: &mut [u64],
+        mask: u32,
+        d: u32,
+        s: [Src; 3],
+        f: impl Fn(u64, u64, u64) -> u64,
+    ) -> bool {
+        map3_plain(regs, mask, d, s, f)
+    }
+
+    /// `d = f(a)` in the lanes of `mask`.
+    #[inline(always)]
+    pub fn map1(regs: &mut [u64], mask: u32, d: u32, a: Src, f: impl Fn(u64) -> u64) -> bool {
+        map2(regs, mask, d, a, a, |x, _| f(x))
     }
 
     /// The f32 of a register's low 32 bits, and back (upper bits zero, as `float2` writes).
@@ -134,17 +228,20 @@ pub(super) mod arrays {
     /// is correctly rounded everywhere; with the FMA unit present it is one instruction instead
     /// of a call to the C library's `fmaf`).
     pub fn fma_f32(regs: &mut [u64], mask: u32, d: u32, s: [Src; 3]) -> bool {
+        if mask == 0 {
+            return false;
+        }
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("fma") {
-            // SAFETY: the FMA extension is present (checked just above).
+        if std::is_x86_feature_detected!("fma") && std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the FMA and AVX2 extensions are present (checked just above).
             return unsafe { fma_f32_fma(regs, mask, d, s) };
         }
         map3(regs, mask, d, s, |x, y, z| bits(f(x).mul_add(f(y), f(z))))
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "fma")]
+    #[target_feature(enable = "fma,avx2")]
     fn fma_f32_fma(regs: &mut [u64], mask: u32, d: u32, s: [Src; 3]) -> bool {
-        map3(regs, mask, d, s, |x, y, z| bits(f(x).mul_add(f(y), f(z))))
+        map3_plain(regs, mask, d, s, |x, y, z| bits(f(x).mul_add(f(y), f(z))))
     }
 }

@@ -1413,8 +1413,32 @@ fn address(i: &mut &str) -> ModalResult<Operand> {
     .parse_next(i)
 }
 
+/// The operand at the start of `i` when it is a plain name (`%r1`, `%tid.x`, `label`): what
+/// [`scalar`] parses there, without trying its other alternatives first (a name starts with a
+/// letter, `%` or `$`, where no number, `!` or `_` can; a `|` after it makes it a pair, left
+/// to [`scalar`]). `None` (nothing consumed) for anything else.
+fn plain_name(i: &mut &str) -> Option<Operand> {
+    let c = *i.as_bytes().first()?;
+    if !(c.is_ascii_alphabetic() || c == b'%' || c == b'$') {
+        return None;
+    }
+    let start = *i;
+    let Ok(name) = reg_name.parse_next(i) else {
+        *i = start; // (cannot fail after such a character; left as found if it did)
+        return None;
+    };
+    if i.trim_start().starts_with('|') {
+        *i = start;
+        return None;
+    }
+    Some(Operand::Name(name.into()))
+}
+
 /// A scalar operand: anything but an address or a vector.
 fn scalar(i: &mut &str) -> ModalResult<Operand> {
+    if let Some(o) = plain_name(i) {
+        return Ok(o);
+    }
     alt((
         preceded(('!', ws), reg_name).map(|n: &str| Operand::Not(n.into())),
         number,
@@ -1469,6 +1493,14 @@ fn vector(i: &mut &str) -> ModalResult<Operand> {
 }
 
 fn operand(i: &mut &str) -> ModalResult<Operand> {
+    // A plain name (most operands) is what `scalar` would parse: `address` and `vector` fail
+    // at its first character.
+    let start = *i;
+    let _ = ws.parse_next(i)?;
+    if let Some(o) = plain_name(i) {
+        return Ok(o);
+    }
+    *i = start;
     preceded(ws, alt((address, vector, scalar)))
         .context(StrContext::Expected(StrContextValue::Description(
             "an operand",
@@ -1543,8 +1575,21 @@ fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
         guard,
         opcode,
         operands,
-        text: t.split_whitespace().collect::<Vec<_>>().join(" "),
+        text: collapse_ws(t),
     })
+}
+
+/// `t`'s words joined by single spaces (`split_whitespace`, then `join(" ")`, without the
+/// list).
+fn collapse_ws(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    for w in t.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// `call`'s operands (PTX ISA 9.7.12.3 call: `call{.uni} (ret-param), func, (param-list)`,

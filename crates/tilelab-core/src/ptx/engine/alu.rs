@@ -101,6 +101,9 @@ impl Machine<'_> {
         match &inst.op {
             Op::Un { k, ty, d, a } => {
                 let (k, ty, d, a) = (*k, *ty, *d, *a);
+                if let Some(c) = un_lanes(regs, mask, k, ty, d, a) {
+                    return Ok(c);
+                }
                 let window = match k {
                     Un::CvtaToShared => Some(("shared", SHARED_WINDOW, smem_len)),
                     Un::CvtaToLocal => Some(("local", LOCAL_WINDOW, frame)),
@@ -204,25 +207,12 @@ impl Machine<'_> {
                 b,
                 comb,
             } => {
-                each!(mask, |l| {
-                    let r = compare(*cmp, *ty, v!(regs, *a, l), v!(regs, *b, l));
-                    let (p, q) = match comb {
-                        None => (r, !r),
-                        Some((op, s, neg)) => {
-                            let c = (v!(regs, *s, l) & 1 != 0) != *neg;
-                            let f = |x: bool| match op {
-                                BoolOp::And => x && c,
-                                BoolOp::Or => x || c,
-                                BoolOp::Xor => x != c,
-                            };
-                            (f(r), f(!r))
-                        }
-                    };
-                    set!(changed, regs, *d, l, p as u64);
-                    if let Some(d2) = d2 {
-                        set!(changed, regs, *d2, l, q as u64);
-                    }
-                });
+                let s = SetpSrcs {
+                    a: *a,
+                    b: *b,
+                    comb: *comb,
+                };
+                changed |= setp_lanes(regs, mask, *cmp, *ty, (*d, *d2), s);
             }
             Op::PredLogic { k, d, a, b } => {
                 each!(mask, |l| {
@@ -269,31 +259,11 @@ impl Machine<'_> {
                 d,
                 a,
             } => {
-                each!(mask, |l| {
-                    let x = v!(regs, *a, l);
-                    set!(
-                        changed,
-                        regs,
-                        *d,
-                        l,
-                        convert(*dt, *st, *rnd, *int_round, *sat, x)
-                    )
-                });
+                let (dt, st, rnd, ir, sat) = (*dt, *st, *rnd, *int_round, *sat);
+                changed |= cvt_lanes(regs, mask, (dt, st), (rnd, ir, sat), *d, *a);
             }
             Op::CvtPack { dt, relu, d, a, b } => {
-                let e = if *dt == Ty::F16x2 { Ty::F16 } else { Ty::Bf16 };
-                each!(mask, |l| {
-                    let f = |x: u64| {
-                        let mut v = f32::from_bits(x as u32) as f64;
-                        if *relu && v <= 0.0 {
-                            v = 0.0;
-                        }
-                        from_f64(e, v)
-                    };
-                    let hi = f(v!(regs, *a, l));
-                    let lo = f(v!(regs, *b, l));
-                    set!(changed, regs, *d, l, lo | hi << 16)
-                });
+                changed |= cvt_pack_lanes(regs, mask, *dt == Ty::F16x2, *relu, *d, [*a, *b]);
             }
             _ => {}
         }
@@ -390,17 +360,30 @@ impl Machine<'_> {
                     out[l] = v!(regs, s[0], src & 31);
                     ok[l] = pval;
                 });
-                each!(mask, |l| {
-                    set!(changed, regs, *d, l, out[l] & 0xffff_ffff);
-                    if let Some(p) = p {
-                        set!(changed, regs, *p, l, ok[l] as u64);
-                    }
-                });
+                changed |= write_shfl(regs, mask, (*d, *p), &out, &ok);
             }
             _ => {}
         }
         Ok(changed)
     }
+}
+
+/// The results of a `shfl.sync` in the lanes of `mask`: `d` = the low 32 bits of `out`, then
+/// the predicate `p` = `ok`, as arrays (per lane `d` then `p` writes the same values and finds
+/// the same changes: lanes are independent); the changed flag.
+fn write_shfl(
+    regs: &mut [u64],
+    mask: u32,
+    (d, p): (u32, Option<u32>),
+    out: &[u64; 32],
+    ok: &[bool; 32],
+) -> bool {
+    let vals: [u64; 32] = std::array::from_fn(|l| out[l] & 0xffff_ffff);
+    let mut changed = arrays::write(regs, d, mask, &vals);
+    if let Some(p) = p {
+        changed |= arrays::write(regs, p, mask, &ok.map(u64::from));
+    }
+    changed
 }
 
 /// A loaded value of `ty` in a register: signed types sign-extended.
@@ -483,6 +466,163 @@ fn tern_lanes(regs: &mut [u64], mask: u32, k: Tern, ty: Ty, d: u32, s: [Src; 3])
             x.wrapping_mul(y).wrapping_add(z) & m
         })),
         _ => None,
+    }
+}
+
+/// [`unary`] over whole lane arrays: every operation but `cvta.to.shared`/`cvta.to.local`
+/// (whose per-lane address check can fail), f32 `ex2`, `neg`, `abs`, `rcp`, `sqrt`, `rsqrt`
+/// and `lg2` each with its own loop; the changed flag, or `None` for the two `cvta`.
+fn un_lanes(regs: &mut [u64], mask: u32, k: Un, ty: Ty, d: u32, a: Src) -> Option<bool> {
+    use arrays::{bits, f, map1};
+    if matches!(k, Un::CvtaToShared | Un::CvtaToLocal) {
+        return None;
+    }
+    let r = &mut *regs;
+    Some(match (k, ty) {
+        // What `float1` computes for f32: the f32 operation on the low 32 bits.
+        (Un::Ex2, Ty::F32) => map1(r, mask, d, a, |x| bits(f(x).exp2())),
+        (Un::Neg, Ty::F32) => map1(r, mask, d, a, |x| bits(-f(x))),
+        (Un::Abs, Ty::F32) => map1(r, mask, d, a, |x| bits(f(x).abs())),
+        (Un::Rcp, Ty::F32) => map1(r, mask, d, a, |x| bits(1.0 / f(x))),
+        (Un::Sqrt, Ty::F32) => map1(r, mask, d, a, |x| bits(f(x).sqrt())),
+        (Un::Rsqrt, Ty::F32) => map1(r, mask, d, a, |x| bits(1.0 / f(x).sqrt())),
+        (Un::Lg2, Ty::F32) => map1(r, mask, d, a, |x| bits(f(x).log2())),
+        _ => map1(r, mask, d, a, |x| unary(k, ty, x)),
+    })
+}
+
+/// The sources of a `setp`: the compared pair and the combining predicate (operation,
+/// predicate, negated).
+#[derive(Clone, Copy, Debug)]
+struct SetpSrcs {
+    a: Src,
+    b: Src,
+    comb: Option<(BoolOp, Src, bool)>,
+}
+
+/// `setp` over whole lane arrays: `d = r op c`, `d2 = !r op c` (`r` the comparison, `c` the
+/// combining predicate; without one `d = r`, `d2 = !r`) in the lanes of `mask`, written `d`
+/// first, then `d2`; the changed flag.
+fn setp_lanes(
+    regs: &mut [u64],
+    mask: u32,
+    cmp: Cmp,
+    ty: Ty,
+    (d, d2): (u32, Option<u32>),
+    s: SetpSrcs,
+) -> bool {
+    use crate::sim::bank::WARP_SIZE;
+    if mask == 0 {
+        return false;
+    }
+    let (x, y) = (arrays::operand(regs, s.a), arrays::operand(regs, s.b));
+    let r: [bool; WARP_SIZE] = match ty {
+        // The f64 compare of two exactly converted f32 values is the f32 compare.
+        Ty::F32 => std::array::from_fn(|l| compare(cmp, Ty::F32, x[l], y[l])),
+        Ty::S(32) => std::array::from_fn(|l| compare(cmp, Ty::S(32), x[l], y[l])),
+        Ty::U(32) => std::array::from_fn(|l| compare(cmp, Ty::U(32), x[l], y[l])),
+        _ => std::array::from_fn(|l| compare(cmp, ty, x[l], y[l])),
+    };
+    let (p, q): ([u64; WARP_SIZE], [u64; WARP_SIZE]) = match s.comb {
+        None => (
+            std::array::from_fn(|l| r[l] as u64),
+            std::array::from_fn(|l| !r[l] as u64),
+        ),
+        Some((op, c, neg)) => {
+            let c = arrays::operand(regs, c);
+            let f = |v: bool, l: usize| {
+                let c = (c[l] & 1 != 0) != neg;
+                (match op {
+                    BoolOp::And => v && c,
+                    BoolOp::Or => v || c,
+                    BoolOp::Xor => v != c,
+                }) as u64
+            };
+            (
+                std::array::from_fn(|l| f(r[l], l)),
+                std::array::from_fn(|l| f(!r[l], l)),
+            )
+        }
+    };
+    let mut changed = arrays::write(regs, d, mask, &p);
+    if let Some(d2) = d2 {
+        changed |= arrays::write(regs, d2, mask, &q);
+    }
+    changed
+}
+
+/// `cvt` over whole lane arrays: [`convert`] in each lane of `mask` (`types`: destination,
+/// source; `modes`: rounding, integer rounding, saturation); the changed flag.
+fn cvt_lanes(
+    regs: &mut [u64],
+    mask: u32,
+    (dt, st): (Ty, Ty),
+    (rnd, ir, sat): (u8, bool, bool),
+    d: u32,
+    a: Src,
+) -> bool {
+    use arrays::map1;
+    let r = &mut *regs;
+    match (dt, st, ir, sat) {
+        // The common forms with their types fixed, so that each loop is specialised.
+        (Ty::F16, Ty::F32, false, false) => map1(r, mask, d, a, |x| {
+            convert(Ty::F16, Ty::F32, rnd, false, false, x)
+        }),
+        (Ty::F32, Ty::F16, false, false) => map1(r, mask, d, a, |x| {
+            convert(Ty::F32, Ty::F16, rnd, false, false, x)
+        }),
+        (Ty::U(64), Ty::U(32), false, false) => map1(r, mask, d, a, |x| {
+            convert(Ty::U(64), Ty::U(32), rnd, false, false, x)
+        }),
+        (Ty::S(64), Ty::S(32), false, false) => map1(r, mask, d, a, |x| {
+            convert(Ty::S(64), Ty::S(32), rnd, false, false, x)
+        }),
+        _ => map1(r, mask, d, a, |x| convert(dt, st, rnd, ir, sat, x)),
+    }
+}
+
+/// `cvt.{rn}{.relu}.f16x2.f32 d, a, b` (`.bf16x2` when `f16` is false) over whole lane
+/// arrays: `a` rounded into the upper half, `b` into the lower (each through f64, as
+/// [`from_f64`] rounds); the changed flag.
+fn cvt_pack_lanes(regs: &mut [u64], mask: u32, f16: bool, relu: bool, d: u32, s: [Src; 2]) -> bool {
+    if mask == 0 {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if f16 && std::is_x86_feature_detected!("f16c") {
+        // With F16C, `half`'s f64 → f16 is the F16C conversion of the value as f32, which an
+        // f32 widened to f64 is exactly (a NaN quieted either way): the slice conversion is
+        // the same instruction, 8 lanes at a time.
+        use half::slice::HalfFloatSliceExt;
+        use std::array::from_fn;
+        let (x, y) = (arrays::operand(regs, s[0]), arrays::operand(regs, s[1]));
+        let v = |w: u64| {
+            let v = f32::from_bits(w as u32);
+            if relu && v <= 0.0 { 0.0 } else { v }
+        };
+        let src: [f32; 64] = from_fn(|k| if k < 32 { v(x[k]) } else { v(y[k - 32]) });
+        let mut h = [half::f16::ZERO; 64];
+        h.convert_from_f32_slice(&src);
+        let out: [u64; 32] =
+            from_fn(|l| u64::from(h[32 + l].to_bits()) | u64::from(h[l].to_bits()) << 16);
+        return arrays::write(regs, d, mask, &out);
+    }
+    let half = |e: Ty, x: u64| {
+        let mut v = f32::from_bits(x as u32) as f64;
+        if relu && v <= 0.0 {
+            v = 0.0;
+        }
+        from_f64(e, v)
+    };
+    let r = &mut *regs;
+    if f16 {
+        arrays::map2(r, mask, d, s[0], s[1], |x, y| {
+            half(Ty::F16, y) | half(Ty::F16, x) << 16
+        })
+    } else {
+        arrays::map2(r, mask, d, s[0], s[1], |x, y| {
+            half(Ty::Bf16, y) | half(Ty::Bf16, x) << 16
+        })
     }
 }
 
@@ -627,6 +767,7 @@ pub(in crate::ptx) fn ternary(k: Tern, ty: Ty, x: u64, y: u64, z: u64) -> u64 {
     }
 }
 
+#[inline]
 pub(in crate::ptx) fn compare(cmp: Cmp, ty: Ty, x: u64, y: u64) -> bool {
     if ty.is_float() {
         let (a, b) = (to_f64(ty, x), to_f64(ty, y));
@@ -814,6 +955,108 @@ mod lane_array_tests {
         Ty::U(8),
     ];
 
+    const UNS: [Un; 17] = [
+        Un::Not,
+        Un::Cnot,
+        Un::Neg,
+        Un::Abs,
+        Un::Popc,
+        Un::Clz,
+        Un::Brev,
+        Un::Ex2,
+        Un::Lg2,
+        Un::Rcp,
+        Un::Sqrt,
+        Un::Rsqrt,
+        Un::Sin,
+        Un::Cos,
+        Un::Tanh,
+        Un::CvtaFromShared,
+        Un::CvtaToShared,
+    ];
+    const UN_TYS: [Ty; 8] = [
+        Ty::F32,
+        Ty::F64,
+        Ty::F16,
+        Ty::U(32),
+        Ty::S(32),
+        Ty::B(64),
+        Ty::S(16),
+        Ty::U(64),
+    ];
+    const CMPS: [Cmp; 15] = [
+        Cmp::Eq,
+        Cmp::Ne,
+        Cmp::Lt,
+        Cmp::Le,
+        Cmp::Gt,
+        Cmp::Ge,
+        Cmp::Unordered(0),
+        Cmp::Unordered(1),
+        Cmp::Unordered(2),
+        Cmp::Unordered(3),
+        Cmp::Unordered(4),
+        Cmp::Unordered(5),
+        Cmp::Num,
+        Cmp::Nan,
+        Cmp::Eq,
+    ];
+    const CVTS: [(Ty, Ty); 12] = [
+        (Ty::F16, Ty::F32),
+        (Ty::F32, Ty::F16),
+        (Ty::U(64), Ty::U(32)),
+        (Ty::S(64), Ty::S(32)),
+        (Ty::Bf16, Ty::F32),
+        (Ty::F32, Ty::S(32)),
+        (Ty::S(32), Ty::F32),
+        (Ty::U(32), Ty::U(64)),
+        (Ty::S(8), Ty::S(32)),
+        (Ty::F32, Ty::F32),
+        (Ty::F64, Ty::F32),
+        (Ty::U(16), Ty::F64),
+    ];
+
+    /// f32 bit patterns at the edges: signed zeros, infinities, NaNs, subnormals, ±1.
+    fn special_f32() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            Just(0u64),
+            Just(0x8000_0000),
+            Just(0x7f80_0000),
+            Just(0xff80_0000),
+            Just(0x7fc0_0000),
+            Just(0xffc0_0001),
+            Just(0x0000_0001),
+            Just(0x807f_ffff),
+            Just(0x3f80_0000),
+            Just(0xbf80_0000),
+            Just(0x7f80_0001),
+            Just(0xff80_2001),
+            Just(0x477f_f000),
+            Just(0x3880_1000),
+        ]
+    }
+
+    /// f16 bit patterns at the edges (in the low 16 bits).
+    fn special_f16() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            Just(0x7c00u64),
+            Just(0xfc00),
+            Just(0x7e01),
+            Just(0x0001),
+            Just(0x8000),
+            Just(0x3c00)
+        ]
+    }
+
+    /// Calls `f` for each lane of `mask`, lowest first (the per-lane path's order).
+    fn per_lane(mask: u32, mut f: impl FnMut(usize)) {
+        for l in 0..WARP_SIZE {
+            if mask >> l & 1 == 1 {
+                f(l);
+            }
+        }
+    }
+
     proptest! {
         /// The whole-warp path of a two-operand instruction writes what `binary` computes lane
         /// by lane, leaves the lanes outside the mask alone, and reports a change exactly when
@@ -848,6 +1091,173 @@ mod lane_array_tests {
                 want_changed |= want != before[slot];
                 prop_assert_eq!(regs[slot], want, "{:?} {:?} lane {}", k, ty, l);
             }
+            prop_assert_eq!(changed, want_changed);
+        }
+
+        /// The whole-warp unary operations equal `unary` lane by lane (f32 specials such as
+        /// NaN, infinities and subnormals among the inputs), with partial masks and `d` = `a`.
+        #[test]
+        fn un_lanes_equals_unary_per_lane(
+            x in proptest::collection::vec(prop_oneof![any::<u64>(), special_f32()], 32),
+            old in proptest::collection::vec(any::<u64>(), 32),
+            mask in prop_oneof![Just(u32::MAX), Just(0u32), any::<u32>()],
+            k in 0usize..UNS.len(),
+            t in 0usize..UN_TYS.len(),
+            alias in any::<bool>(),
+            imm in any::<bool>(),
+        ) {
+            let (k, ty) = (UNS[k], UN_TYS[t]);
+            let mut regs = [x.clone(), old].concat();
+            let d = if alias { 0 } else { 1 };
+            let a = if imm { Src::Imm(x[0]) } else { Src::Reg(0) };
+            let before = regs.clone();
+            let Some(changed) = un_lanes(&mut regs, mask, k, ty, d, a) else {
+                return Ok(());
+            };
+            let mut want = before.clone();
+            let mut want_changed = false;
+            per_lane(mask, |l| {
+                let v = unary(k, ty, if imm { x[0] } else { x[l] });
+                let slot = d as usize * WARP_SIZE + l;
+                want_changed |= want[slot] != v;
+                want[slot] = v;
+            });
+            prop_assert_eq!(&regs, &want, "{:?} {:?}", k, ty);
+            prop_assert_eq!(changed, want_changed);
+        }
+
+        /// The whole-warp `setp` equals the per-lane rule (`compare`, then the combining
+        /// predicate, `d` written before `d2`), for every comparison, with and without `d2`
+        /// and a combining predicate, destinations aliasing the sources or each other.
+        #[test]
+        fn setp_lanes_equals_per_lane(
+            x in proptest::collection::vec(prop_oneof![any::<u64>(), special_f32(), 0u64..4], 32),
+            y in proptest::collection::vec(prop_oneof![any::<u64>(), special_f32(), 0u64..4], 32),
+            c in proptest::collection::vec(0u64..4, 32),
+            old in proptest::collection::vec(0u64..2, 64),
+            mask in prop_oneof![Just(u32::MAX), Just(0u32), any::<u32>()],
+            cmp in 0usize..CMPS.len(),
+            t in 0usize..TYS.len(),
+            comb in 0usize..4,
+            neg in any::<bool>(),
+            dsts in 0usize..5,
+        ) {
+            let (cmp, ty) = (CMPS[cmp], TYS[t]);
+            // Registers: 0 a, 1 b, 2 combining predicate, 3 and 4 destinations.
+            let mut regs = [x, y, c, old].concat();
+            let (d, d2) = [(3, None), (3, Some(4)), (0, Some(2)), (2, Some(2)), (4, Some(3))][dsts];
+            let comb = [None, Some(BoolOp::And), Some(BoolOp::Or), Some(BoolOp::Xor)][comb]
+                .map(|op| (op, Src::Reg(2), neg));
+            let s = SetpSrcs { a: Src::Reg(0), b: Src::Reg(1), comb };
+            let before = regs.clone();
+            let changed = setp_lanes(&mut regs, mask, cmp, ty, (d, d2), s);
+            let mut want = before.clone();
+            let mut want_changed = false;
+            per_lane(mask, |l| {
+                let at = |r: u32| before[r as usize * WARP_SIZE + l];
+                let r = compare(cmp, ty, at(0), at(1));
+                let (p, q) = match comb {
+                    None => (r, !r),
+                    Some((op, _, neg)) => {
+                        let c = (at(2) & 1 != 0) != neg;
+                        let f = |x: bool| match op {
+                            BoolOp::And => x && c,
+                            BoolOp::Or => x || c,
+                            BoolOp::Xor => x != c,
+                        };
+                        (f(r), f(!r))
+                    }
+                };
+                for (reg, v) in std::iter::once((d, p)).chain(d2.map(|d2| (d2, q))) {
+                    let slot = reg as usize * WARP_SIZE + l;
+                    want_changed |= want[slot] != v as u64;
+                    want[slot] = v as u64;
+                }
+            });
+            prop_assert_eq!(&regs, &want, "{:?} {:?}", cmp, ty);
+            prop_assert_eq!(changed, want_changed);
+        }
+
+        /// The whole-warp `cvt` equals `convert` lane by lane for the common pairs and others
+        /// (rounding modes, `.sat`, integer rounding), and the packing `cvt` equals its
+        /// per-lane rule (`a` in the upper half, `b` in the lower, `.relu`).
+        #[test]
+        fn cvt_lanes_equal_per_lane(
+            x in proptest::collection::vec(prop_oneof![any::<u64>(), special_f32(), special_f16()], 32),
+            y in proptest::collection::vec(prop_oneof![any::<u64>(), special_f32()], 32),
+            old in proptest::collection::vec(any::<u64>(), 32),
+            mask in prop_oneof![Just(u32::MAX), Just(0u32), any::<u32>()],
+            pair in 0usize..CVTS.len(),
+            rnd in 0u8..4,
+            ir in any::<bool>(),
+            sat in any::<bool>(),
+            relu in any::<bool>(),
+            f16 in any::<bool>(),
+            alias in any::<bool>(),
+        ) {
+            let (dt, st) = CVTS[pair];
+            let mut regs = [x.clone(), y.clone(), old].concat();
+            let d = if alias { 0 } else { 2 };
+            let before = regs.clone();
+            let changed = cvt_lanes(&mut regs, mask, (dt, st), (rnd, ir, sat), d, Src::Reg(0));
+            let mut want = before.clone();
+            let mut want_changed = false;
+            per_lane(mask, |l| {
+                let v = convert(dt, st, rnd, ir, sat, x[l]);
+                let slot = d as usize * WARP_SIZE + l;
+                want_changed |= want[slot] != v;
+                want[slot] = v;
+            });
+            prop_assert_eq!(&regs, &want, "{:?} <- {:?}", dt, st);
+            prop_assert_eq!(changed, want_changed);
+
+            let mut regs = before.clone();
+            let changed = cvt_pack_lanes(&mut regs, mask, f16, relu, d, [Src::Reg(0), Src::Reg(1)]);
+            let e = if f16 { Ty::F16 } else { Ty::Bf16 };
+            let half = |x: u64| {
+                let mut v = f32::from_bits(x as u32) as f64;
+                if relu && v <= 0.0 {
+                    v = 0.0;
+                }
+                from_f64(e, v)
+            };
+            let mut want = before.clone();
+            let mut want_changed = false;
+            per_lane(mask, |l| {
+                let v = half(y[l]) | half(x[l]) << 16;
+                let slot = d as usize * WARP_SIZE + l;
+                want_changed |= want[slot] != v;
+                want[slot] = v;
+            });
+            prop_assert_eq!(&regs, &want);
+            prop_assert_eq!(changed, want_changed);
+        }
+
+        /// The `shfl.sync` results written as arrays equal the per-lane writes (`d` then `p`
+        /// in each lane), `p` absent or present, `d` and `p` the same register or not.
+        #[test]
+        fn write_shfl_equals_per_lane(
+            out in proptest::collection::vec(any::<u64>(), 32),
+            ok in proptest::collection::vec(any::<bool>(), 32),
+            old in proptest::collection::vec(0u64..3, 64),
+            mask in prop_oneof![Just(u32::MAX), Just(0u32), any::<u32>()],
+            dp in 0usize..3,
+        ) {
+            let (d, p) = [(0, None), (0, Some(1)), (1, Some(1))][dp];
+            let out: [u64; 32] = out.try_into().unwrap_or_else(|_| unreachable!());
+            let ok: [bool; 32] = ok.try_into().unwrap_or_else(|_| unreachable!());
+            let mut regs = old.clone();
+            let changed = write_shfl(&mut regs, mask, (d, p), &out, &ok);
+            let mut want = old.clone();
+            let mut want_changed = false;
+            per_lane(mask, |l| {
+                for (reg, v) in std::iter::once((d, out[l] & 0xffff_ffff)).chain(p.map(|p| (p, ok[l] as u64))) {
+                    let slot = reg as usize * WARP_SIZE + l;
+                    want_changed |= want[slot] != v;
+                    want[slot] = v;
+                }
+            });
+            prop_assert_eq!(&regs, &want);
             prop_assert_eq!(changed, want_changed);
         }
 
