@@ -493,6 +493,100 @@ impl Marks {
     }
 }
 
+/// One flow of [`Flows`]: nodes `src` (a range of [`Flows::nodes`]) reach nodes `dst`;
+/// `seed`: the targets are tensor-core results; `konst`: the global buffers an `ld.param`'s
+/// bytes point into ([`provenance`]).
+struct FlowItem {
+    src: std::ops::Range<usize>,
+    dst: std::ops::Range<usize>,
+    seed: bool,
+    konst: GlobalSet,
+}
+
+/// Every instruction's [`flow_of`], made once and kept flat, for the fixed points (each round
+/// reads these instead of matching every instruction again).
+struct Flows {
+    nodes: Vec<Node>,
+    items: Vec<FlowItem>,
+}
+
+impl Flows {
+    /// The flows of `prog` with global accesses placed by `gm`; with `params` (the launch's
+    /// parameter buffer), an `ld.param` is a flow from nothing whose `konst` is where its bytes
+    /// point ([`provenance`]), else it is one from parameter memory (no place).
+    fn of(prog: &Program, gm: &dyn Fn(&Addr) -> GlobalSet, params: Option<&[u8]>) -> Self {
+        let mut out = Flows {
+            nodes: Vec::new(),
+            items: Vec::with_capacity(prog.insts.len()),
+        };
+        let mut f = Flow::default();
+        for inst in &prog.insts {
+            if let (
+                Some(params),
+                Op::Ld {
+                    space: Space::Param,
+                    ty,
+                    d,
+                    addr,
+                },
+            ) = (params, &inst.op)
+            {
+                let konst = match addr.base {
+                    Src::Imm(b) => {
+                        let lo = b.wrapping_add(addr.offset as u64);
+                        param_words(params, lo, u64::from(ty.bytes()) * d.len() as u64)
+                    }
+                    Src::Reg(_) => param_words(params, 0, params.len() as u64),
+                };
+                let at = out.nodes.len();
+                out.nodes.extend(d.iter().flatten().map(|r| Node::Reg(*r)));
+                out.items.push(FlowItem {
+                    src: at..at,
+                    dst: at..out.nodes.len(),
+                    seed: false,
+                    konst,
+                });
+                continue;
+            }
+            flow_of(&inst.op, gm, &mut f);
+            out.push(&f.src, &f.dst, f.seed);
+            out.push(&f.src2, &f.dst2, false);
+        }
+        out
+    }
+
+    fn push(&mut self, src: &[Node], dst: &[Node], seed: bool) {
+        if dst.is_empty() {
+            return;
+        }
+        let a = self.nodes.len();
+        self.nodes.extend_from_slice(src);
+        let b = self.nodes.len();
+        self.nodes.extend_from_slice(dst);
+        self.items.push(FlowItem {
+            src: a..b,
+            dst: b..self.nodes.len(),
+            seed,
+            konst: 0,
+        });
+    }
+}
+
+/// The buffers of the aligned 8-byte words inside bytes `lo..lo + n` of `params`.
+fn param_words(params: &[u8], lo: u64, n: u64) -> GlobalSet {
+    let hi = lo.saturating_add(n).min(params.len() as u64);
+    let mut g = 0;
+    let mut at = lo.next_multiple_of(8);
+    while at + 8 <= hi {
+        let i = at as usize;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&params[i..i + 8]);
+        g |= buffer_of(u64::from_le_bytes(w));
+        at += 8;
+    }
+    g
+}
+
 /// Runs the pass over `prog` ([`Proof`]).
 pub fn prove(prog: &Program) -> Proof {
     let seeds = prog
@@ -503,19 +597,13 @@ pub fn prove(prog: &Program) -> Proof {
         return Proof::NoTensorCore;
     }
     let mut st = Marks::new(prog.nregs);
-    let mut f = Flow::default();
+    let fl = Flows::of(prog, &|_| ALL_GLOBAL, None);
     // Each round only adds taint; at most (registers + places) rounds change anything.
     while st.changed {
         st.changed = false;
-        for inst in &prog.insts {
-            flow_of(&inst.op, &|_| ALL_GLOBAL, &mut f);
-            if f.seed || f.src.iter().any(|n| st.get(*n)) {
-                for n in &f.dst {
-                    st.set(*n);
-                }
-            }
-            if f.src2.iter().any(|n| st.get(*n)) {
-                for n in &f.dst2 {
+        for it in &fl.items {
+            if it.seed || fl.nodes[it.src.clone()].iter().any(|n| st.get(*n)) {
+                for n in &fl.nodes[it.dst.clone()] {
                     st.set(*n);
                 }
             }
@@ -572,60 +660,20 @@ impl Plan {
 /// `params` (the launch's parameter buffer) point; a value computed from registers, where
 /// they point; a value loaded from memory or made by a tensor core, anywhere (bit 63).
 fn provenance(prog: &Program, params: &[u8]) -> Vec<GlobalSet> {
-    // The buffers of the aligned 8-byte words inside bytes lo..lo + n of `params`.
-    let words = |lo: u64, n: u64| -> GlobalSet {
-        let hi = lo.saturating_add(n).min(params.len() as u64);
-        let mut g = 0;
-        let mut at = lo.next_multiple_of(8);
-        while at + 8 <= hi {
-            let i = at as usize;
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&params[i..i + 8]);
-            g |= buffer_of(u64::from_le_bytes(w));
-            at += 8;
-        }
-        g
-    };
+    let fl = Flows::of(prog, &|_| ALL_GLOBAL, Some(params));
     let mut prov = vec![0 as GlobalSet; prog.nregs as usize];
-    let get = |prov: &[GlobalSet], n: &Node| match n {
-        Node::Reg(r) => prov.get(*r as usize).copied().unwrap_or(0),
-        Node::Mem(..) => 1 << 63,
-    };
-    let mut f = Flow::default();
     let mut changed = true;
     while changed {
         changed = false;
-        for inst in &prog.insts {
-            let (v, dst): (GlobalSet, &[Node]) = match &inst.op {
-                Op::Ld {
-                    space: Space::Param,
-                    ty,
-                    d,
-                    addr,
-                } => {
-                    let v = match addr.base {
-                        Src::Imm(b) => {
-                            let lo = b.wrapping_add(addr.offset as u64);
-                            words(lo, u64::from(ty.bytes()) * d.len() as u64)
-                        }
-                        Src::Reg(_) => words(0, params.len() as u64),
-                    };
-                    f.dst.clear();
-                    for r in d.iter().flatten() {
-                        f.dst.push(Node::Reg(*r));
-                    }
-                    (v, &f.dst)
-                }
-                op => {
-                    flow_of(op, &|_| ALL_GLOBAL, &mut f);
-                    let mut v = if f.seed { 1 << 63 } else { 0 };
-                    for n in &f.src {
-                        v |= get(&prov, n);
-                    }
-                    (v, &f.dst)
-                }
-            };
-            for n in dst {
+        for it in &fl.items {
+            let mut v = it.konst | if it.seed { 1 << 63 } else { 0 };
+            for n in &fl.nodes[it.src.clone()] {
+                v |= match n {
+                    Node::Reg(r) => prov.get(*r as usize).copied().unwrap_or(0),
+                    Node::Mem(..) => 1 << 63,
+                };
+            }
+            for n in &fl.nodes[it.dst.clone()] {
                 if let Node::Reg(r) = n
                     && let Some(p) = prov.get_mut(*r as usize)
                     && *p | v != *p
@@ -673,23 +721,19 @@ pub fn plan(prog: &Program, params: &[u8]) -> Plan {
         }
         sinks(&inst.op, &mut |n, _| need.set(n));
     }
-    let mut f = Flow::default();
+    let fl = Flows::of(prog, &gm, None);
+    // Backward: in reverse order a use's need reaches the definitions above it in one round.
     while need.changed {
         need.changed = false;
-        for inst in &prog.insts {
-            flow_of(&inst.op, &gm, &mut f);
-            if f.dst.iter().any(|n| need.get(*n)) {
-                for n in &f.src {
-                    need.set(*n);
-                }
-            }
-            if f.dst2.iter().any(|n| need.get(*n)) {
-                for n in &f.src2 {
+        for it in fl.items.iter().rev() {
+            if fl.nodes[it.dst.clone()].iter().any(|n| need.get(*n)) {
+                for n in &fl.nodes[it.src.clone()] {
                     need.set(*n);
                 }
             }
         }
     }
+    let mut f = Flow::default();
     let mut p = Plan {
         compute: vec![false; prog.insts.len()],
         global: vec![ALL_GLOBAL; prog.insts.len()],
