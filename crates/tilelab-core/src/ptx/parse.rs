@@ -1522,7 +1522,218 @@ fn opcode<'a>(i: &mut &'a str) -> ModalResult<&'a str> {
         .parse_next(i)
 }
 
+/// A byte cursor over one statement for [`quick_instruction`].
+struct Quick<'a> {
+    t: &'a str,
+    i: usize,
+}
+
+impl<'a> Quick<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.t.as_bytes().get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        let hit = self.peek() == Some(c);
+        self.i += usize::from(hit);
+        hit
+    }
+
+    /// [`ws`]: ASCII spaces, tabs, carriage returns and newlines (winnow's `multispace0`).
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.i += 1;
+        }
+    }
+
+    fn run(&mut self, f: impl Fn(u8) -> bool) {
+        while self.peek().is_some_and(&f) {
+            self.i += 1;
+        }
+    }
+
+    /// [`reg_name`]: an [`ident`] and an optional `.x`/`.y`/`.z`/`.w` not followed by a letter,
+    /// digit or `_`. `underscore`: whether it may begin with `_` ([`plain_name`] may not).
+    fn reg_name(&mut self, underscore: bool) -> Option<&'a str> {
+        let start = self.i;
+        let c = self.peek()?;
+        if !(c.is_ascii_alphabetic() || c == b'$' || c == b'%' || (underscore && c == b'_')) {
+            return None;
+        }
+        self.i += 1;
+        self.run(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$');
+        let b = self.t.as_bytes();
+        if b.get(self.i) == Some(&b'.')
+            && matches!(b.get(self.i + 1), Some(b'x' | b'y' | b'z' | b'w'))
+            && !b
+                .get(self.i + 2)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            self.i += 2;
+        }
+        Some(&self.t[start..self.i])
+    }
+
+    /// [`int_lit`]: `-`, a digit, letters and digits, read by [`int_value`].
+    fn int_lit(&mut self) -> Option<i128> {
+        let start = self.i;
+        self.eat(b'-');
+        if !self.peek()?.is_ascii_digit() {
+            return None;
+        }
+        self.run(|c| c.is_ascii_alphanumeric());
+        int_value(&self.t[start..self.i])
+    }
+
+    /// [`number`] for `0f` + 8 and `0d` + 16 hex digits and integers; `None` for the rest
+    /// (decimal floats among them).
+    fn number(&mut self) -> Option<Operand> {
+        let rest = &self.t[self.i..];
+        let hex = |n: usize| {
+            let h = &rest[2..];
+            let k = h.bytes().take_while(u8::is_ascii_hexdigit).count();
+            (k == n).then(|| &h[..n])
+        };
+        if rest.starts_with("0f") || rest.starts_with("0F") {
+            let v = u32::from_str_radix(hex(8)?, 16).ok()?;
+            self.i += 10;
+            return Some(Operand::F32(v));
+        }
+        if rest.starts_with("0d") || rest.starts_with("0D") {
+            let v = u64::from_str_radix(hex(16)?, 16).ok()?;
+            self.i += 18;
+            return Some(Operand::F64(v));
+        }
+        let digits = rest.strip_prefix('-').unwrap_or(rest);
+        let k = digits.bytes().take_while(u8::is_ascii_digit).count();
+        if digits.as_bytes().get(k) == Some(&b'.') {
+            return None;
+        }
+        self.int_lit().map(Operand::Int)
+    }
+
+    /// A scalar that is a plain name (not a `|` pair) or a number.
+    fn scalar(&mut self) -> Option<Operand> {
+        let c = self.peek()?;
+        if c.is_ascii_digit() || c == b'-' {
+            return self.number();
+        }
+        let name = self.reg_name(false)?;
+        let end = self.i;
+        self.ws();
+        if self.peek() == Some(b'|') {
+            return None;
+        }
+        self.i = end;
+        Some(Operand::Name(name.into()))
+    }
+
+    /// [`address`]'s `[name]` and `[name+int]`.
+    fn address(&mut self) -> Option<Operand> {
+        self.ws();
+        let name = self.reg_name(true)?;
+        self.ws();
+        let mut off = 0;
+        if self.eat(b'+') {
+            self.ws();
+            off = i64::try_from(self.int_lit()?).ok()?;
+            self.ws();
+        }
+        self.eat(b']')
+            .then(|| Operand::Address(Some(name.into()), off))
+    }
+
+    /// [`vector`] of at most [`MAX_VECTOR_ELEMENTS`] - 1 scalars.
+    fn vector(&mut self) -> Option<Operand> {
+        let mut v = Vec::new();
+        loop {
+            if v.len() + 1 >= MAX_VECTOR_ELEMENTS as usize {
+                return None;
+            }
+            self.ws();
+            v.push(self.scalar()?);
+            self.ws();
+            if self.eat(b'}') {
+                return Some(Operand::Vector(v));
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+        }
+    }
+
+    fn operand(&mut self) -> Option<Operand> {
+        self.ws();
+        if self.eat(b'[') {
+            self.address()
+        } else if self.eat(b'{') {
+            self.vector()
+        } else {
+            self.scalar()
+        }
+    }
+}
+
+/// [`instruction`]'s answer for the common shapes, without winnow: a guard, an opcode and
+/// comma-separated names, integers, `0f`/`0d` constants, `[name+int]` addresses and vectors
+/// of those. `None` for anything else (every error among it), which [`instruction`] then
+/// reads with winnow; where this answers, the answer is exactly winnow's (tested on every
+/// statement of the fixtures and on mutations of them).
+fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
+    let mut q = Quick { t, i: 0 };
+    q.ws();
+    let guard = if q.eat(b'@') {
+        let neg = q.eat(b'!');
+        Some((q.reg_name(true)?.to_string(), neg))
+    } else {
+        None
+    };
+    q.ws();
+    let start = q.i;
+    if !q.peek()?.is_ascii_alphabetic() {
+        return None;
+    }
+    q.run(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':'));
+    let op = &t[start..q.i];
+    let opcode = split_opcode(op);
+    if opcode.len() > MAX_QUALIFIERS as usize + 1 || opcode[0] == "call" {
+        return None;
+    }
+    q.ws();
+    let mut operands = Vec::new();
+    if q.i < t.len() {
+        loop {
+            if operands.len() >= MAX_OPERANDS as usize {
+                return None;
+            }
+            operands.push(q.operand()?);
+            q.ws();
+            if q.i == t.len() {
+                break;
+            }
+            if !q.eat(b',') {
+                return None;
+            }
+        }
+    }
+    Some(Inst {
+        line,
+        guard,
+        opcode,
+        operands,
+        text: collapse_ws(t),
+    })
+}
+
 fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
+    if let Some(i) = quick_instruction(t, line) {
+        return Ok(i);
+    }
+    winnow_instruction(t, line)
+}
+
+/// An instruction statement read with winnow (every shape, every error).
+fn winnow_instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
     let mut i = t;
     let guard = (
         ws,
@@ -3094,5 +3305,113 @@ $L__BB0_1:
         let e = parse_err(&kernel(&insts));
         assert_eq!(e.line, 6 + MAX_INSTRUCTIONS, "{e}");
         assert!(e.message.contains("more than 250000 instructions"), "{e}");
+    }
+
+    /// Where [`quick_instruction`] answers for `t`, winnow answers the same; returns whether
+    /// it answered.
+    fn quick_agrees(t: &str) -> bool {
+        match quick_instruction(t, 7) {
+            Some(q) => {
+                assert_eq!(Ok(q), winnow_instruction(t, 7), "statement {t:?}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every statement of every `.ptx` under tests/data.
+    fn fixture_statements() -> Vec<String> {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            let mut es: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+            es.sort_by_key(std::fs::DirEntry::path);
+            for e in es {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "ptx") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data"),
+            &mut files,
+        );
+        assert!(files.len() > 50, "{} fixtures", files.len());
+        let mut stmts = Vec::new();
+        for f in files {
+            let Ok(src) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            // Invalid fixtures stop the splitter early; what came before is kept.
+            let _ = split(&src, |p| {
+                if let Piece::Stmt(r) = p {
+                    stmts.push(r.text.to_string());
+                }
+                Ok(())
+            });
+        }
+        stmts
+    }
+
+    #[test]
+    fn quick_instruction_is_winnows_answer_on_every_fixture_statement() {
+        let stmts = fixture_statements();
+        let answered = stmts.iter().filter(|t| quick_agrees(t)).count();
+        // The fast path must take the bulk of them, or it is no fast path.
+        assert!(
+            answered * 10 > stmts.len() * 8,
+            "{answered} of {}",
+            stmts.len()
+        );
+    }
+
+    #[test]
+    fn quick_instruction_is_winnows_answer_on_mutated_statements() {
+        // One statement of each opcode and operand count, mutated at every character: each
+        // character deleted, replaced by and preceded by each of these.
+        const CHARS: &[char] = &[
+            ' ', '\t', ',', '|', '{', '}', '[', ']', '+', '-', '.', '_', '!', '@', '0', '7', 'x',
+            'f', 'd', 'F', '$', '%', ';', ':', '(', '\u{a0}', 'é',
+        ];
+        let mut seen = std::collections::HashSet::new();
+        let mut shapes = Vec::new();
+        for t in fixture_statements() {
+            if let Some(i) = quick_instruction(&t, 1)
+                && seen.insert((i.opcode.join("."), i.operands.len(), i.guard.is_some()))
+            {
+                shapes.push(t);
+            }
+        }
+        assert!(shapes.len() > 20, "{} shapes", shapes.len());
+        for t in &shapes {
+            let at: Vec<usize> = t.char_indices().map(|(k, _)| k).chain([t.len()]).collect();
+            for w in at.windows(2) {
+                let (k, next) = (w[0], w[1]);
+                quick_agrees(&format!("{}{}", &t[..k], &t[next..]));
+                for c in CHARS {
+                    quick_agrees(&format!("{}{c}{}", &t[..k], &t[next..]));
+                    quick_agrees(&format!("{}{c}{}", &t[..k], &t[k..]));
+                }
+            }
+            quick_agrees(&format!("{t} "));
+            quick_agrees(&format!("{t},"));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn quick_instruction_is_winnows_answer_on_operand_soup(
+            guard in "(@!?[%_a-z][a-z0-9]{0,3} )?",
+            op in "[a-z]{1,4}(\\.[a-z0-9:]{1,4}){0,3}",
+            ops in proptest::collection::vec(
+                "[ \t]{0,2}(%[a-z]{1,2}[0-9]{0,3}(\\.[xyzw])?|-?[0-9]{1,4}[uU]?|0[xXbB][0-9a-f]{1,5}|0[fFdD][0-9A-F]{6,17}|\\[ ?[%_a-z][a-z0-9]{0,3} ?(\\+ ?-?[0-9]{1,3})? ?\\]|\\{ ?%r[0-9]( ?, ?%r[0-9]){0,3} ?\\}|_|!%p1|%p1\\|%p2|[0-9]\\.[0-9])[ \t]{0,2}",
+                0..5,
+            ),
+            sep in "[ ,]{1,2}",
+        ) {
+            quick_agrees(&format!("{guard}{op} {}", ops.join(&sep)));
+        }
     }
 }
