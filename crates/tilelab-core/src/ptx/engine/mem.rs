@@ -716,10 +716,20 @@ impl Machine<'_> {
         let regs = &self.warps[w].regs;
         let lanes = 8 * num as usize;
         let len = self.smem.len();
+        // One range check per lane (the window's offset, or the u32 range), in i128 as
+        // `addr_value` computes; a lane outside it takes the checks below for their message.
+        let (sub, lim) = if generic {
+            (i128::from(SHARED_WINDOW), i128::from(len))
+        } else {
+            (0, 1i128 << 32)
+        };
         let mut out = [0u32; 32];
         for (l, o) in out.iter_mut().enumerate().take(lanes) {
             let a = addr_value(regs, addr, l);
-            *o = if generic {
+            let v = a - sub;
+            *o = if (0..lim).contains(&v) {
+                v as u32
+            } else if generic {
                 generic_shared(a, l, len)?
             } else {
                 shared_addr(a, l, len)?
