@@ -14,7 +14,7 @@
 //! the shared and global memory a tensor map is made in (`tensormap.cp_fenceproxy`,
 //! `tensormap.replace`).
 //!
-//! **The flow.** Values move from an instruction's sources to its targets ([`flow_of`]: ALU,
+//! **The flow.** Values move from an instruction's sources to its targets (`flow_of`: ALU,
 //! `cvt`, `mov`, `selp`, `setp`'s predicates, `shfl`'s value, `vote`, `bar.red`, the tensor
 //! cores' operands); memory is followed per state space, as one place each (global with
 //! generic and `.const`, shared with `.shared::cluster`, local): a store moves its value into
@@ -706,7 +706,7 @@ fn access_set(prov: &[GlobalSet], a: &Addr) -> GlobalSet {
 /// module's doc) is *needed*; a needed target makes every source of its instruction needed.
 /// Memory is followed per state space and, in global memory, per buffer: an `ld`, `st`,
 /// `atom` or `cp.async` whose address is computed from a pointer parameter is taken to stay in
-/// that parameter's buffer ([`provenance`]; [`Plan::global`] records it, and a counts-only run
+/// that parameter's buffer (`provenance`; [`Plan::global`] records it, and a counts-only run
 /// checks it on every access). An `mma`/`wgmma` is computed when one of its D registers is
 /// needed: when [`prove`] holds none is; when it fails at a guard, the instructions feeding
 /// that guard are, and the others (an attention kernel's P·V products, whose results reach
