@@ -658,6 +658,9 @@ pub(super) struct Machine<'p> {
     pub(super) home: usize,
     /// Warp instructions the running CTA executed.
     pub(super) cta_executed: u64,
+    /// The accumulator buffer of `wgmma.mma_async` (128 threads x D registers), kept between
+    /// instructions so that none allocates; its contents are written before every read.
+    pub(super) wgmma_acc: Vec<u32>,
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
@@ -783,6 +786,7 @@ impl<'p> Machine<'p> {
             cur: home,
             home,
             cta_executed: 0,
+            wgmma_acc: Vec::new(),
         };
         m.swap_cta(home);
         Ok(m)

@@ -136,13 +136,7 @@ impl Machine<'_> {
             }
             Op::Tern { k, ty, d, a, b, c } => {
                 let (k, ty, d, a, b, c) = (*k, *ty, *d, *a, *b, *c);
-                if let Some(ch) = tern_lanes(regs, mask, k, ty, d, [a, b, c]) {
-                    return Ok(ch);
-                }
-                each!(mask, |l| {
-                    let (x, y, z) = (v!(regs, a, l), v!(regs, b, l), v!(regs, c, l));
-                    set!(changed, regs, d, l, ternary(k, ty, x, y, z))
-                });
+                return Ok(tern_lanes(regs, mask, k, ty, d, [a, b, c]));
             }
             Op::Bfi { ty, d, s } => {
                 let bits = ty.bits();
@@ -455,17 +449,25 @@ fn bin_lanes(regs: &mut [u64], mask: u32, k: Bin, ty: Ty, d: u32, a: Src, b: Src
     })
 }
 
-/// [`ternary`] over whole lane arrays for `fma.rn.f32` (`mad.rn.f32`) and integer `mad.lo`:
-/// the changed flag, or `None` for any other form.
-fn tern_lanes(regs: &mut [u64], mask: u32, k: Tern, ty: Ty, d: u32, s: [Src; 3]) -> Option<bool> {
+/// [`ternary`] over whole lane arrays (`fma.rn.f32`, integer `mad.lo` and 32-bit `mad.wide`
+/// with loops of their own, every other form through [`ternary`] per lane): the changed flag.
+fn tern_lanes(regs: &mut [u64], mask: u32, k: Tern, ty: Ty, d: u32, s: [Src; 3]) -> bool {
     let int = matches!(ty, Ty::B(_) | Ty::U(_) | Ty::S(_));
     let m = ty.trunc(u64::MAX);
     match k {
-        Tern::MadLo if ty == Ty::F32 => Some(arrays::fma_f32(regs, mask, d, s)),
-        Tern::MadLo if int => Some(arrays::map3(regs, mask, d, s, |x, y, z| {
+        Tern::MadLo if ty == Ty::F32 => arrays::fma_f32(regs, mask, d, s),
+        Tern::MadLo if int => arrays::map3(regs, mask, d, s, |x, y, z| {
             x.wrapping_mul(y).wrapping_add(z) & m
-        })),
-        _ => None,
+        }),
+        // `mad.wide.s32`/`.u32` in 64-bit arithmetic: the 32 x 32-bit product is exact in 64
+        // bits and the 64-bit sum wraps as `ternary`'s truncated 128-bit one does.
+        Tern::MadWide if ty == Ty::S(32) => arrays::map3(regs, mask, d, s, |x, y, z| {
+            (i64::from(x as i32) * i64::from(y as i32)).wrapping_add(z as i64) as u64
+        }),
+        Tern::MadWide if ty == Ty::U(32) => arrays::map3(regs, mask, d, s, |x, y, z| {
+            (u64::from(x as u32) * u64::from(y as u32)).wrapping_add(z)
+        }),
+        _ => arrays::map3(regs, mask, d, s, |x, y, z| ternary(k, ty, x, y, z)),
     }
 }
 
@@ -1273,9 +1275,7 @@ mod lane_array_tests {
             regs.extend([7u64; 32]);
             let before = regs.clone();
             let s = [Src::Reg(0), Src::Reg(1), Src::Reg(2)];
-            let Some(_) = tern_lanes(&mut regs, mask, Tern::MadLo, ty, 3, s) else {
-                return Ok(());
-            };
+            tern_lanes(&mut regs, mask, Tern::MadLo, ty, 3, s);
             for l in 0..WARP_SIZE {
                 let want = if mask >> l & 1 == 1 {
                     ternary(Tern::MadLo, ty, before[l], before[32 + l], before[64 + l])
@@ -1284,6 +1284,41 @@ mod lane_array_tests {
                 };
                 prop_assert_eq!(regs[96 + l], want, "{:?} lane {}", ty, l);
             }
+        }
+
+        /// Every integer ternary form over whole lane arrays equals `ternary` lane by lane, on
+        /// registers with arbitrary upper bits (`mad.wide`'s 64-bit addend among them), and
+        /// the changed flag is whether any written lane changed.
+        #[test]
+        fn every_integer_tern_lanes_equals_ternary_per_lane(
+            v in proptest::collection::vec(any::<u64>(), 128),
+            mask in prop_oneof![Just(u32::MAX), any::<u32>()],
+            t in 1usize..TYS.len(),
+            kind in 0usize..8,
+        ) {
+            let k = [
+                Tern::MadLo, Tern::MadHi, Tern::MadWide, Tern::Bfe, Tern::Prmt,
+                Tern::ShfL(true), Tern::ShfR(false), Tern::ShfL(false),
+            ][kind];
+            let ty = TYS[t];
+            if ty.is_float() {
+                return Ok(());
+            }
+            let mut regs = v.clone();
+            let s = [Src::Reg(0), Src::Reg(1), Src::Reg(2)];
+            let changed = tern_lanes(&mut regs, mask, k, ty, 3, s);
+            let mut want_changed = false;
+            for l in 0..WARP_SIZE {
+                let want = if mask >> l & 1 == 1 {
+                    let w = ternary(k, ty, v[l], v[32 + l], v[64 + l]);
+                    want_changed |= w != v[96 + l];
+                    w
+                } else {
+                    v[96 + l]
+                };
+                prop_assert_eq!(regs[96 + l], want, "{:?} {:?} lane {}", k, ty, l);
+            }
+            prop_assert_eq!(changed, want_changed);
         }
     }
 }

@@ -188,7 +188,9 @@ impl Machine<'_> {
             }
         };
         let sd = (reg(&self.warps, 0, scale_d.0) & 1 != 0) != scale_d.1;
-        let mut acc = vec![0u32; WARPGROUP_THREADS * nd];
+        // One buffer for every wgmma of the run (a counts-only one leaves it unread).
+        let mut acc = std::mem::take(&mut self.wgmma_acc);
+        acc.resize(WARPGROUP_THREADS * nd, 0);
         if values {
             for t in 0..WARPGROUP_THREADS {
                 for (r, &dr) in d.iter().enumerate() {
@@ -211,13 +213,21 @@ impl Machine<'_> {
                 values,
             },
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string());
+        let step = match step {
+            Ok(s) => s,
+            Err(e) => {
+                self.wgmma_acc = acc;
+                return Err(e);
+            }
+        };
         for t in (0..WARPGROUP_THREADS).filter(|_| values) {
             let regs = &mut self.warps[members[t / WARP_SIZE]].regs;
             for (r, &dr) in d.iter().enumerate() {
                 regs[dr as usize * WARP_SIZE + t % WARP_SIZE] = u64::from(acc[t * nd + r]);
             }
         }
+        self.wgmma_acc = acc;
         let s = &mut self.stats[pc];
         s.gmma_wavefronts += u64::from(step.wavefronts);
         s.wgmma += 1;

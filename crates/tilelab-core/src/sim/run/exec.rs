@@ -905,10 +905,10 @@ fn read_elem(smem: &SharedMemory, addr: u32, bytes: u32) -> Result<u32, SimError
     })
 }
 
-/// [`warpgroup_on`] without values (`op.values` false): the same checks, wavefronts and bytes.
-/// Each core-matrix row is 16 contiguous bytes at a 16-byte boundary and the operand's
-/// elements fill its rows, so reading each row's last element fails exactly when reading
-/// every element would (shared memory is one range from 0).
+/// [`warpgroup_on`] without values (`op.values` false): the same checks, wavefronts, bytes
+/// and errors. Each core-matrix row is 16 contiguous bytes at a 16-byte boundary and the
+/// operand's elements fill its rows, so the elements are read (in the computed run's order,
+/// for its error) only when a row ends past shared memory (one range from 0).
 fn warpgroup_counts(
     smem: &SharedMemory,
     op: &WgmmaOp,
@@ -923,13 +923,22 @@ fn warpgroup_counts(
             Major::K => 16 / e,
             Major::Mn => 8,
         };
+        let mut past_end = false;
         for mn in (0..rows).step_by(8) {
             for k in (0..kk).step_by(kstep as usize) {
                 for r in d.core_matrix_rows_of(maj, mn, k, e) {
-                    read_elem(smem, r + 16 - e, e)?;
+                    past_end |= u64::from(r) + 16 > u64::from(smem.len());
                 }
                 step.wavefronts += 1;
                 step.ideal += 1;
+            }
+        }
+        if past_end {
+            // The computed run's reads in its order, for its error (the first element out).
+            for mn in 0..rows {
+                for k in 0..kk {
+                    read_elem(smem, d.element_address_of(maj, mn, k, e), e)?;
+                }
             }
         }
         step.smem_bytes[which as usize] = rows * kk * e;
@@ -1593,6 +1602,37 @@ mod tests {
     /// Little-endian word of the four bytes starting at `a` of [`byte_indexed`] memory.
     fn word(a: u32) -> u32 {
         u32::from_le_bytes([a as u8, (a + 1) as u8, (a + 2) as u8, (a + 3) as u8])
+    }
+
+    /// A counts-only `wgmma` (m64n64k16, f16, both operands K-major without swizzle: A is
+    /// 2 KiB, B 2 KiB) succeeds where the computed one does, with the same wavefronts and bytes,
+    /// and fails with the same error where B's last core-matrix rows end past shared memory.
+    #[test]
+    fn a_counts_only_wgmma_checks_every_operand_row_as_the_computed_one() {
+        use crate::sim::tma::TmaSwizzle;
+        use crate::sim::wgmma::{ASource, Major, MatrixDescriptor};
+        let desc = |start| MatrixDescriptor {
+            start_address: start,
+            leading_byte_offset: 128,
+            stride_byte_offset: 256,
+            base_offset: 0,
+            swizzle: TmaSwizzle::None,
+        };
+        let a = ASource::Smem(desc(0), Major::K);
+        let run = |b_start: u32, values: bool| {
+            let mut smem = SharedMemory::zeroed(8192);
+            let mut d = vec![0u32; 128 * 32];
+            let mut op = WgmmaOp::f32_acc(64, MmaDtype::F16, &a, desc(b_start), Major::K, &mut d);
+            op.values = values;
+            execute(&mut smem, op).map(|s| (s.wavefronts, s.smem_bytes))
+        };
+        // B from 6144: its last row ends at 6144 + 2048 = 8192, the end of shared memory.
+        assert_eq!(run(6144, true), Ok((16 + 16, [2048, 2048])));
+        assert_eq!(run(6144, false), run(6144, true));
+        // 16 bytes further, B's last row ends past it: both runs fail, with one error.
+        let (c, v) = (run(6160, false), run(6160, true));
+        assert!(c.is_err(), "{c:?}");
+        assert_eq!(c, v);
     }
 
     #[test]
