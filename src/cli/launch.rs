@@ -100,6 +100,9 @@ pub struct Resolved {
     /// Its text when a launch file was merged (its args need the kernel's parameters); `None`
     /// otherwise (read it with [`read_ptx`] when needed).
     pub src: Option<String>,
+    /// The kernel loaded from `src` when a launch file was merged and it loaded (the run uses
+    /// it instead of parsing and decoding the file again); `None` otherwise.
+    pub prog: Option<tilelab::ptx::decode::Program>,
     /// `--kernel`.
     pub kernel: Option<String>,
     /// The launch.
@@ -168,12 +171,17 @@ pub fn resolve(flags: &Flags, cmd: &str) -> anyhow::Result<Resolved> {
         Some(_) => Some(read_ptx(&ptx)?),
         None => None,
     };
+    let mut prog = None;
     let (args, tensor_maps) = match (&spec, &src) {
         (Some(s), Some(src)) => match tilelab::ptx::report::load(src, kernel.as_deref()) {
-            Ok(prog) => (
-                launch_file::override_args(&prog, &s.args, &flags.args),
-                launch_file::override_maps(&prog, &s.tensor_maps, &flags.tensor_maps),
-            ),
+            Ok(p) => {
+                let merged = (
+                    launch_file::override_args(&p, &s.args, &flags.args),
+                    launch_file::override_maps(&p, &s.tensor_maps, &flags.tensor_maps),
+                );
+                prog = Some(p);
+                merged
+            }
             // The run loads it again and names the error.
             Err(_) => (
                 s.args.iter().chain(&flags.args).cloned().collect(),
@@ -204,6 +212,7 @@ pub fn resolve(flags: &Flags, cmd: &str) -> anyhow::Result<Resolved> {
     Ok(Resolved {
         ptx,
         src,
+        prog,
         kernel,
         launch,
     })

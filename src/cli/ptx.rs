@@ -87,9 +87,12 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         None => super::launch::read_ptx(&r.ptx)?,
     };
     let (file, launch) = (&r.ptx, &r.launch);
-    let prog = match ptx::report::load(&src, r.kernel.as_deref()) {
-        Ok(p) => p,
-        Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
+    let prog = match r.prog {
+        Some(p) => p,
+        None => match ptx::report::load(&src, r.kernel.as_deref()) {
+            Ok(p) => p,
+            Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
+        },
     };
     if let Some(set) = &a.ctas {
         return run_grid(&a, set, &src, &prog, file, launch);
