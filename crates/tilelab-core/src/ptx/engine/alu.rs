@@ -701,6 +701,27 @@ pub(in crate::ptx) fn binary(k: Bin, ty: Ty, x: u64, y: u64) -> u64 {
     }
 }
 
+/// `bfe` (PTX ISA 9.7.1.19): bit `i` of `d` is bit `pos + i` of `a` for `i < len` and
+/// `pos + i <= msb`, else the sign bit (bit `min(pos + len - 1, msb)` of `a` for a signed type
+/// and `len > 0`, else 0); `pos` and `len` are the low bytes of `y` and `z`. In closed form:
+/// the `n = min(len, bits - pos)` field bits (none when `pos > msb`), then the sign bit above.
+fn bfe(ty: Ty, x: u64, y: u64, z: u64) -> u64 {
+    let bits = ty.bits();
+    let a = ty.trunc(x);
+    let pos = (y & 0xff) as u32;
+    let len = (z & 0xff) as u32;
+    let msb = bits - 1;
+    let ones = |n: u32| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let sbit = ty.signed() && len > 0 && (a >> (pos + len - 1).min(msb)) & 1 == 1;
+    let n = if pos > msb { 0 } else { len.min(bits - pos) };
+    let field = if n == 0 { 0 } else { (a >> pos) & ones(n) };
+    if sbit {
+        field | (ones(bits) & !ones(n))
+    } else {
+        field
+    }
+}
+
 pub(in crate::ptx) fn ternary(k: Tern, ty: Ty, x: u64, y: u64, z: u64) -> u64 {
     let bits = ty.bits();
     match k {
@@ -717,27 +738,7 @@ pub(in crate::ptx) fn ternary(k: Tern, ty: Ty, x: u64, y: u64, z: u64) -> u64 {
             };
             wide.trunc(ty.int(x).wrapping_mul(ty.int(y)).wrapping_add(wide.int(z)) as u64)
         }
-        Tern::Bfe => {
-            let a = ty.trunc(x);
-            let pos = (y & 0xff) as u32;
-            let len = (z & 0xff) as u32;
-            let msb = bits - 1;
-            let sbit = if ty.signed() && len > 0 {
-                (a >> (pos + len - 1).min(msb)) & 1
-            } else {
-                0
-            };
-            let mut d = 0u64;
-            for i in 0..bits {
-                let bit = if i < len && pos + i <= msb {
-                    (a >> (pos + i)) & 1
-                } else {
-                    sbit
-                };
-                d |= bit << i;
-            }
-            d
-        }
+        Tern::Bfe => bfe(ty, x, y, z),
         Tern::Prmt => {
             let src = (x & 0xffff_ffff) | (y & 0xffff_ffff) << 32;
             let mut d = 0u64;
@@ -1284,6 +1285,29 @@ mod lane_array_tests {
                 };
                 prop_assert_eq!(regs[96 + l], want, "{:?} lane {}", ty, l);
             }
+        }
+
+        /// `bfe` in closed form equals the PTX ISA's definition bit by bit (every position and
+        /// length byte, every integer type).
+        #[test]
+        fn bfe_equals_its_definition_bit_by_bit(
+            x in any::<u64>(),
+            pos in prop_oneof![0u64..70, any::<u64>()],
+            len in prop_oneof![0u64..70, any::<u64>()],
+            t in 1usize..TYS.len(),
+        ) {
+            let ty = TYS[t];
+            let bits = ty.bits();
+            let a = ty.trunc(x);
+            let (p, n) = ((pos & 0xff) as u32, (len & 0xff) as u32);
+            let msb = bits - 1;
+            let sbit = if ty.signed() && n > 0 { (a >> (p + n - 1).min(msb)) & 1 } else { 0 };
+            let mut want = 0u64;
+            for i in 0..bits {
+                let bit = if i < n && p + i <= msb { (a >> (p + i)) & 1 } else { sbit };
+                want |= bit << i;
+            }
+            prop_assert_eq!(bfe(ty, x, pos, len), want, "{:?} pos {} len {}", ty, p, n);
         }
 
         /// Every integer ternary form over whole lane arrays equals `ternary` lane by lane, on
