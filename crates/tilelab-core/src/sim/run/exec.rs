@@ -875,10 +875,21 @@ pub struct CoreMatrixRead {
     pub k: u32,
     /// Byte addresses of its 8 rows.
     pub rows: [u32; 8],
-    /// Wavefronts its 8 rows would take read as one 8-address unit (an ldmatrix-like request):
-    /// a layout diagnostic, not what the H200 counts ([`WgmmaStep::wavefronts`] counts one per
-    /// core matrix, [`crate::sim::instr::CostRule::CoreMatrices`]).
-    pub wavefronts: u32,
+}
+
+impl CoreMatrixRead {
+    /// Wavefronts its 8 rows would take read as one 8-address unit (an `ldmatrix .x1`-like
+    /// request): a layout diagnostic, not what the H200 counts ([`WgmmaStep::wavefronts`]
+    /// counts one per core matrix, [`crate::sim::instr::CostRule::CoreMatrices`]).
+    pub fn wavefronts(&self) -> u32 {
+        let x1 = Instruction::Ldmatrix {
+            num: MatrixCount::X1,
+            trans: false,
+        };
+        WarpRequest::new(x1, std::array::from_fn(|l| self.rows[l % 8]))
+            .cost()
+            .wavefronts
+    }
 }
 
 /// What one [`WgmmaOp`] did.
@@ -1015,15 +1026,11 @@ fn warpgroup(smem: &mut SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError
 }
 
 /// The warpgroup arm (reads shared memory only).
-fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError> {
+fn warpgroup_on(smem: &SharedMemory, mut op: WgmmaOp) -> Result<WgmmaStep, SimError> {
     check_wgmma(&op)?;
     let kind = op.kind;
     let (kk, n) = (kind.k() as usize, kind.n as usize);
     let major = |t: bool| if t { Major::Mn } else { Major::K };
-    let x1 = Instruction::Ldmatrix {
-        num: MatrixCount::X1,
-        trans: false,
-    };
     let mut step = WgmmaStep {
         core_matrices: Vec::new(),
         smem_bytes: [0, 0],
@@ -1033,134 +1040,213 @@ fn warpgroup_on(smem: &SharedMemory, op: WgmmaOp) -> Result<WgmmaStep, SimError>
     if !op.values {
         return warpgroup_counts(smem, &op, step);
     }
-    // Operand values, exact in f64 (every input type's products are exact too).
-    let mut av = vec![0f64; 64 * kk];
-    let mut bv = vec![0f64; n * kk];
-    let mut read_operand = |which: u8,
-                            d: &MatrixDescriptor,
-                            maj: Major,
-                            t: WgmmaType,
-                            rows: usize,
-                            out: &mut [f64]|
-     -> Result<(), SimError> {
-        let e = t.bytes();
-        for mn in 0..rows {
-            for k in 0..kk {
-                let addr = d.element_address_of(maj, mn as u32, k as u32, e);
-                out[mn * kk + k] = t.decode(read_elem(smem, addr, e)?);
-            }
+    // Operand values, exact in f64 (every input type's products are exact too), in buffers
+    // kept per thread: A 64 x kk and B n x kk row-major (mn, k), B transposed, the dots.
+    WGMMA_SCRATCH.with_borrow_mut(|scratch| {
+        let need = 64 * kk + 2 * n * kk + 64 * n;
+        if scratch.len() < need {
+            scratch.resize(need, 0.0);
         }
-        let kstep = match maj {
-            Major::K => 16 / e,
-            Major::Mn => 8,
+        let (av, rest) = scratch.split_at_mut(64 * kk);
+        let (bv, rest) = rest.split_at_mut(n * kk);
+        let (bt, o) = rest.split_at_mut(n * kk);
+        let o = &mut o[..64 * n];
+        let mut read_operand = |which: u8,
+                                d: &MatrixDescriptor,
+                                maj: Major,
+                                t: WgmmaType,
+                                rows: usize,
+                                out: &mut [f64]|
+         -> Result<(), SimError> {
+            read_operand_values(smem, d, maj, t, rows, kk, out)?;
+            let e = t.bytes();
+            let kstep = match maj {
+                Major::K => 16 / e,
+                Major::Mn => 8,
+            };
+            for mn in (0..rows as u32).step_by(8) {
+                for k in (0..kk as u32).step_by(kstep as usize) {
+                    step.core_matrices.push(CoreMatrixRead {
+                        operand: which,
+                        mn,
+                        k,
+                        rows: d.core_matrix_rows_of(maj, mn, k, e),
+                    });
+                    // The H200 counts one `..._op_gmma` wavefront per 128 operand bytes (one
+                    // per core matrix) and no conflicts in any layout tried
+                    // (CostRule::CoreMatrices; `CoreMatrixRead::wavefronts` is the 8-address
+                    // cost, a diagnostic).
+                    step.wavefronts += 1;
+                    step.ideal += 1;
+                }
+            }
+            step.smem_bytes[which as usize] = rows as u32 * kk as u32 * e;
+            Ok(())
         };
-        for mn in (0..rows as u32).step_by(8) {
-            for k in (0..kk as u32).step_by(kstep as usize) {
-                let r = d.core_matrix_rows_of(maj, mn, k, e);
-                let w = WarpRequest::new(x1, std::array::from_fn(|l| r[l % 8]))
-                    .cost()
-                    .wavefronts;
-                step.core_matrices.push(CoreMatrixRead {
-                    operand: which,
-                    mn,
-                    k,
-                    rows: r,
-                    wavefronts: w,
-                });
-                // The H200 counts one `..._op_gmma` wavefront per 128 operand bytes (one
-                // per core matrix) and no conflicts in any layout tried, so the 8-address cost
-                // `w` is kept per core matrix only (CostRule::CoreMatrices).
-                step.wavefronts += 1;
-                step.ideal += 1;
-            }
-        }
-        step.smem_bytes[which as usize] = rows as u32 * kk as u32 * e;
-        Ok(())
-    };
-    match op.a {
-        WgmmaA::Desc(d) => read_operand(0, &d, major(op.trans_a), kind.a, 64, &mut av)?,
-        WgmmaA::Regs(regs) => {
-            let per = 4 / kind.a.bytes();
-            let bits = 8 * kind.a.bytes();
-            for (t, tr) in regs.iter().enumerate() {
-                for (r, &v) in tr.iter().enumerate() {
-                    for pos in 0..per {
-                        let (m, k) = kind.a_fragment(t as u32, r as u32, pos);
-                        let x = v.checked_shr(bits * pos).unwrap_or(0);
-                        av[m as usize * kk + k as usize] = kind.a.decode(x);
+        match op.a {
+            WgmmaA::Desc(d) => read_operand(0, &d, major(op.trans_a), kind.a, 64, av)?,
+            WgmmaA::Regs(regs) => {
+                let per = 4 / kind.a.bytes();
+                let bits = 8 * kind.a.bytes();
+                for (t, tr) in regs.iter().enumerate() {
+                    for (r, &v) in tr.iter().enumerate() {
+                        for pos in 0..per {
+                            let (m, k) = kind.a_fragment(t as u32, r as u32, pos);
+                            let x = v.checked_shr(bits * pos).unwrap_or(0);
+                            av[m as usize * kk + k as usize] = kind.a.decode(x);
+                        }
                     }
                 }
             }
         }
-    }
-    read_operand(1, &op.b, major(op.trans_b), kind.b, n, &mut bv)?;
-    let scale = f64::from(op.scale_a * op.scale_b);
-    // Float accumulators: every (row, col) dot product at once, vectorised over columns, the
-    // iterator sums' values bit for bit (`crate::sim::mma_fast::wgmma_dots`).
-    let dots = if kind.acc == WgmmaAcc::S32 {
-        Vec::new()
-    } else {
-        let mut bt = vec![0f64; kk * n];
-        for (col, bcol) in bv.chunks_exact(kk).enumerate() {
-            for (k, &x) in bcol.iter().enumerate() {
-                bt[k * n + col] = x;
+        read_operand(1, &op.b, major(op.trans_b), kind.b, n, bv)?;
+        // Float accumulators: every (row, col) dot product at once, vectorised over columns,
+        // the iterator sums' values bit for bit (`crate::sim::mma_fast::wgmma_dots`).
+        if kind.acc != WgmmaAcc::S32 {
+            for (col, bcol) in bv.chunks_exact(kk).enumerate() {
+                for (k, &x) in bcol.iter().enumerate() {
+                    bt[k * n + col] = x;
+                }
+            }
+            crate::sim::mma_fast::wgmma_dots(av, bt, kk, n, o);
+        }
+        write_wgmma_d(&mut op, av, bv, o);
+        Ok(step)
+    })
+}
+
+thread_local! {
+    /// [`warpgroup_on`]'s operand and dot buffers (f64 elements), kept between instructions so
+    /// that none allocates; every element it reads was written by the same instruction.
+    static WGMMA_SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The `rows x kk` operand at `d` (`maj`-major, elements of type `t`) decoded into `out`
+/// (row-major `(mn, k)`), one 16-byte core-matrix row at a time: a row holds `16 / e`
+/// consecutive K elements (K-major) or 8 consecutive MN elements (MN-major, 2-byte types),
+/// at consecutive addresses (the swizzle moves whole 16-byte units, `Swizzle<B,4,3>`). Where a
+/// row ends past shared memory the elements are read one by one, in `(mn, k)` order, for the
+/// first one's error (test `wgmma_operand_rows_equal_element_reads`).
+fn read_operand_values(
+    smem: &SharedMemory,
+    d: &MatrixDescriptor,
+    maj: Major,
+    t: WgmmaType,
+    rows: usize,
+    kk: usize,
+    out: &mut [f64],
+) -> Result<(), SimError> {
+    let e = t.bytes() as usize;
+    let bytes = smem.bytes();
+    let elem = |row: &[u8], j: usize| -> f64 {
+        let x = match e {
+            1 => u32::from(row[j]),
+            2 => u32::from(u16::from_le_bytes([row[2 * j], row[2 * j + 1]])),
+            _ => u32::from_le_bytes([row[4 * j], row[4 * j + 1], row[4 * j + 2], row[4 * j + 3]]),
+        };
+        t.decode(x)
+    };
+    let row_at = |a: u32| bytes.get(a as usize..a as usize + 16);
+    let whole = match maj {
+        Major::K => {
+            let per = 16 / e;
+            (0..rows).all(|mn| {
+                (0..kk).step_by(per).all(|k0| {
+                    let a = d.element_address_of(maj, mn as u32, k0 as u32, e as u32);
+                    let Some(row) = row_at(a) else { return false };
+                    let dst = &mut out[mn * kk + k0..mn * kk + k0 + per];
+                    for (j, x) in dst.iter_mut().enumerate() {
+                        *x = elem(row, j);
+                    }
+                    true
+                })
+            })
+        }
+        Major::Mn => (0..rows).step_by(8).all(|mn0| {
+            (0..kk).all(|k| {
+                let a = d.element_address_of(maj, mn0 as u32, k as u32, e as u32);
+                let Some(row) = row_at(a) else { return false };
+                for j in 0..8.min(rows - mn0) {
+                    out[(mn0 + j) * kk + k] = elem(row, j);
+                }
+                true
+            })
+        }),
+    };
+    if !whole {
+        for mn in 0..rows {
+            for k in 0..kk {
+                let addr = d.element_address_of(maj, mn as u32, k as u32, e as u32);
+                out[mn * kk + k] = t.decode(read_elem(smem, addr, e as u32)?);
             }
         }
-        let mut o = vec![0f64; 64 * n];
-        crate::sim::mma_fast::wgmma_dots(&av, &bt, kk, n, &mut o);
-        o
-    };
-    let halves = if kind.acc == WgmmaAcc::F16 { 2 } else { 1 };
+    }
+    Ok(())
+}
+
+/// Writes D of a computed `wgmma` into `op.d` from the decoded operands `av` (64 x kk),
+/// `bv` (n x kk) and, for float accumulators, the dots `dots` (64 x n): `D = C + scale · A·B`
+/// (C = 0 without scale-d), rounded once to the accumulator type; s32 sums exact (saturated
+/// with `.satfinite`).
+fn write_wgmma_d(op: &mut WgmmaOp, av: &[f64], bv: &[f64], dots: &[f64]) {
+    let kind = op.kind;
+    let (kk, n) = (kind.k() as usize, kind.n as usize);
+    let scale = f64::from(op.scale_a * op.scale_b);
     let regs = kind.d_regs() as usize;
-    for t in 0..WARPGROUP_THREADS {
-        for r in 0..regs {
-            let slot = &mut op.d[t * regs + r];
-            let mut word = 0u32;
-            for h in 0..halves {
-                let (row, col) = kind.d_fragment(t as u32, r as u32, h);
-                let (row, col) = (row as usize, col as usize);
-                let arow = &av[row * kk..(row + 1) * kk];
-                let brow = &bv[col * kk..(col + 1) * kk];
-                let bitsv = match kind.acc {
-                    WgmmaAcc::S32 => {
-                        let dot: i64 = arow
-                            .iter()
-                            .zip(brow)
-                            .map(|(x, y)| *x as i64 * *y as i64)
-                            .sum();
-                        let c = if op.scale_d { *slot as i32 as i64 } else { 0 };
-                        let v = c + dot;
-                        if kind.satfinite {
-                            v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
-                        } else {
-                            v as i32 as u32
-                        }
+    let scale_d = op.scale_d;
+    for (t, slots) in
+        op.d.chunks_exact_mut(regs)
+            .enumerate()
+            .take(WARPGROUP_THREADS)
+    {
+        for (r, slot) in slots.iter_mut().enumerate() {
+            *slot = match kind.acc {
+                WgmmaAcc::S32 => {
+                    let (row, col) = kind.d_fragment(t as u32, r as u32, 0);
+                    let (row, col) = (row as usize, col as usize);
+                    let arow = &av[row * kk..(row + 1) * kk];
+                    let brow = &bv[col * kk..(col + 1) * kk];
+                    let dot: i64 = arow
+                        .iter()
+                        .zip(brow)
+                        .map(|(x, y)| *x as i64 * *y as i64)
+                        .sum();
+                    let c = if scale_d { *slot as i32 as i64 } else { 0 };
+                    let v = c + dot;
+                    if kind.satfinite {
+                        v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+                    } else {
+                        v as i32 as u32
                     }
-                    WgmmaAcc::F32 => {
-                        let dot = dots[row * n + col];
-                        let c = if op.scale_d {
-                            f64::from(f32::from_bits(*slot))
-                        } else {
-                            0.0
-                        };
-                        ((c + scale * dot) as f32).to_bits()
-                    }
-                    WgmmaAcc::F16 => {
-                        let dot = dots[row * n + col];
-                        let c = if op.scale_d {
+                }
+                WgmmaAcc::F32 => {
+                    let (row, col) = kind.d_fragment(t as u32, r as u32, 0);
+                    let dot = dots[row as usize * n + col as usize];
+                    let c = if scale_d {
+                        f64::from(f32::from_bits(*slot))
+                    } else {
+                        0.0
+                    };
+                    ((c + scale * dot) as f32).to_bits()
+                }
+                WgmmaAcc::F16 => {
+                    let mut word = 0u32;
+                    for h in 0..2 {
+                        let (row, col) = kind.d_fragment(t as u32, r as u32, h);
+                        let dot = dots[row as usize * n + col as usize];
+                        let c = if scale_d {
                             half::f16::from_bits((*slot >> (16 * h)) as u16).to_f64()
                         } else {
                             0.0
                         };
-                        u32::from(half::f16::from_f64(c + scale * dot).to_bits()) << (16 * h)
+                        word |=
+                            u32::from(half::f16::from_f64(c + scale * dot).to_bits()) << (16 * h);
                     }
-                };
-                word |= bitsv;
-            }
-            *slot = word;
+                    word
+                }
+            };
         }
     }
-    Ok(step)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1633,6 +1719,57 @@ mod tests {
         let (c, v) = (run(6160, false), run(6160, true));
         assert!(c.is_err(), "{c:?}");
         assert_eq!(c, v);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// `read_operand_values` (16-byte rows) decodes what reading every element at
+        /// `element_address_of` does, for every swizzle, both majors and 1-, 2- and 4-byte
+        /// types, and fails with the same error where the operand leaves shared memory.
+        #[test]
+        fn wgmma_operand_rows_equal_element_reads(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 4096),
+            start in 0u32..320,
+            lbo in 1u32..64,
+            sbo in 1u32..64,
+            sw in 0usize..4,
+            mn_major in proptest::prelude::any::<bool>(),
+            ty in 0usize..4,
+            rows in proptest::prop_oneof![proptest::strategy::Just(64usize), proptest::strategy::Just(8), proptest::strategy::Just(24)],
+        ) {
+            use crate::sim::tma::TmaSwizzle;
+            use crate::sim::wgmma::{Major, MatrixDescriptor, WgmmaType};
+            let t = [WgmmaType::F16, WgmmaType::Bf16, WgmmaType::Tf32, WgmmaType::E4m3][ty];
+            // MN-major exists for 2-byte types only.
+            let maj = if mn_major && t.bytes() == 2 { Major::Mn } else { Major::K };
+            let kk = (32 / t.bytes()) as usize;
+            let d = MatrixDescriptor {
+                start_address: 16 * start,
+                leading_byte_offset: 16 * lbo,
+                stride_byte_offset: 16 * sbo,
+                base_offset: 0,
+                swizzle: [TmaSwizzle::None, TmaSwizzle::B32, TmaSwizzle::B64, TmaSwizzle::B128][sw],
+            };
+            let mut smem = SharedMemory::zeroed(4096);
+            smem.bytes_mut().copy_from_slice(&bytes);
+            let mut got = vec![f64::NAN; rows * kk];
+            let fast = read_operand_values(&smem, &d, maj, t, rows, kk, &mut got);
+            let mut want = vec![f64::NAN; rows * kk];
+            let slow = (|| {
+                for mn in 0..rows {
+                    for k in 0..kk {
+                        let a = d.element_address_of(maj, mn as u32, k as u32, t.bytes());
+                        want[mn * kk + k] = t.decode(read_elem(&smem, a, t.bytes())?);
+                    }
+                }
+                Ok::<(), SimError>(())
+            })();
+            proptest::prop_assert_eq!(&fast, &slow);
+            if slow.is_ok() {
+                let same = got.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits());
+                proptest::prop_assert!(same, "{:?}", d);
+            }
+        }
     }
 
     #[test]
