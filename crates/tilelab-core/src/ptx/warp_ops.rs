@@ -5,13 +5,13 @@
 //! which validates it, costs it with the request model (wavefronts, ideal) and moves the data.
 //! The interpreter never computes a wavefront or a fragment itself.
 
-use crate::sim::bank::WARP_SIZE;
+use crate::sim::bank::{WARP_SIZE, WarpRequest};
 use crate::sim::error::SimError;
-use crate::sim::exec::{self, MmaLanes, WarpOp};
-use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
+use crate::sim::exec::{self, LoadLanes, MmaLanes, WarpOp};
+use crate::sim::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
 use crate::sim::mma::MmaKind;
 
-pub use crate::sim::exec::{LaneRegs, MmaStep, WarpStep as Step};
+pub use crate::sim::exec::{LaneRegs, LoadStep, MmaStep, WarpStep as Step};
 pub use crate::sim::smem::SharedMemory as Smem;
 
 /// A warp-level shared-memory instruction.
@@ -74,6 +74,28 @@ pub fn shared(
         SharedKind::CpAsync(k) => WarpOp::cp_async(k, addrs, mask, *src_addrs, *data),
     };
     exec::execute(smem, &op)
+}
+
+/// `ldmatrix.<num>[.trans]` with row addresses `addrs` and active lanes `mask` through the
+/// executor's [`LoadLanes`] arm: what [`shared`] gives for [`SharedKind::Ldmatrix`] (the same
+/// validation, cost and registers), the registers register-major and no step to copy.
+///
+/// # Errors
+/// As [`shared`]'s.
+pub fn ldmatrix(
+    smem: &mut Smem,
+    num: MatrixCount,
+    trans: bool,
+    addrs: [u32; WARP_SIZE],
+    mask: u32,
+) -> Result<LoadStep, SimError> {
+    let request = WarpRequest {
+        instruction: Instruction::Ldmatrix { num, trans },
+        lane_byte_offsets: addrs,
+        active_mask: mask,
+        global_addrs: None,
+    };
+    exec::execute(smem, LoadLanes { request: &request })
 }
 
 /// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` through the executor, on the

@@ -363,6 +363,25 @@ impl Machine<'_> {
             } => {
                 let addrs = self.matrix_addrs(w, addr, *num, *generic)?;
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
+                if obs.is_none() {
+                    // Nothing watches: the executor's register-major load, no step to copy
+                    // (the same validation, cost and registers as `shared_op`'s).
+                    let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
+                        .map_err(|e| e.to_string())?;
+                    let kind = SharedKind::Ldmatrix(n, *trans);
+                    let lanes = crate::sim::instr::Instruction::Ldmatrix {
+                        num: n,
+                        trans: *trans,
+                    }
+                    .address_lanes();
+                    self.count_shared(pc, kind, &step.cost, lanes, &addrs);
+                    let regs = &mut self.warps[w].regs;
+                    for (i, r) in d.iter().enumerate().take(4) {
+                        let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
+                        changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
+                    }
+                    return Ok(changed);
+                }
                 let step = self.shared_op(
                     pc,
                     SharedKind::Ldmatrix(n, *trans),
@@ -669,16 +688,31 @@ impl Machine<'_> {
         if zero_fill && step.cost.not_modelled != Some(NotModelled::CpAsyncCg) {
             step.cost = RequestCost::unmodelled(NotModelled::CpAsyncZeroFill);
         }
+        let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
+        self.count_shared(pc, kind, &step.cost, lanes, &addrs);
+        Ok(step)
+    }
+
+    /// Counts one shared-memory request of instruction `pc`: its cost into the per-instruction
+    /// stats, and the bytes its address lanes `lanes` reach at `addrs` into `touched`.
+    fn count_shared(
+        &mut self,
+        pc: usize,
+        kind: SharedKind,
+        cost: &RequestCost,
+        lanes: u32,
+        addrs: &[u32; 32],
+    ) {
         let st = &mut self.stats[pc];
-        st.wavefronts += step.cost.wavefronts as u64;
-        st.ideal += step.cost.ideal as u64;
-        if step.cost.not_modelled.is_some() {
+        st.wavefronts += cost.wavefronts as u64;
+        st.ideal += cost.ideal as u64;
+        if cost.not_modelled.is_some() {
             st.not_modelled += 1;
         }
         if matches!(kind, SharedKind::CpAsync(_)) {
-            match step.cost.not_modelled {
+            match cost.not_modelled {
                 None => {
-                    let w = u64::from(step.cost.wavefronts);
+                    let w = u64::from(cost.wavefronts);
                     st.sass_bounds = [st.sass_bounds[0] + w, st.sass_bounds[1] + w];
                 }
                 Some(NotModelled::CpAsyncSpreadSources(b)) => {
@@ -690,14 +724,12 @@ impl Machine<'_> {
                 Some(_) => st.sass_unbounded += 1,
             }
         }
-        let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
         let width = kind.bytes_per_address();
         for (l, &a) in addrs.iter().enumerate() {
             if lanes >> l & 1 == 1 {
                 self.touched = self.touched.max(a.saturating_add(width));
             }
         }
-        Ok(step)
     }
 
     /// The row addresses of an `ldmatrix`/`stmatrix` (lanes 0..8·num) as shared offsets; a
@@ -724,6 +756,34 @@ impl Machine<'_> {
             (0, 1i128 << 32)
         };
         let mut out = [0u32; 32];
+        // The base hoisted out of the lane loop: each lane's `base + offset - sub` in u64 with
+        // overflow checks, in range exactly when the i128 value is (no overflow: the same
+        // number); any lane that overflows or misses takes the i128 checks of `addr_value`.
+        let (sub64, lim64) = (sub as u64, lim as u64);
+        let fast = |base: u64| {
+            base.checked_add_signed(addr.offset)
+                .and_then(|x| x.checked_sub(sub64))
+                .filter(|&v| v < lim64)
+        };
+        let mut miss = false;
+        match addr.base {
+            Src::Reg(r) => {
+                let b = r as usize * WARP_SIZE;
+                for (o, &base) in out.iter_mut().zip(&regs[b..b + WARP_SIZE]).take(lanes) {
+                    match fast(base) {
+                        Some(v) => *o = v as u32,
+                        None => miss = true,
+                    }
+                }
+            }
+            Src::Imm(base) => match fast(base) {
+                Some(v) => out[..lanes].fill(v as u32),
+                None => miss = true,
+            },
+        }
+        if !miss {
+            return Ok(out);
+        }
         for (l, o) in out.iter_mut().enumerate().take(lanes) {
             let a = addr_value(regs, addr, l);
             let v = a - sub;

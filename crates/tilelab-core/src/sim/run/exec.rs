@@ -286,6 +286,89 @@ impl MmaStep {
     }
 }
 
+/// A shared-memory load (`ld.shared`, `ldmatrix`) on a borrowed request, as the PTX engine
+/// runs it when nothing watches: the same validation, cost and registers as the load arm of
+/// [`WarpOp::Shared`], without copying the request into the step, its registers
+/// register-major (as the engine's register file holds them). A request whose instruction
+/// writes shared memory is refused ([`SimError::Invalid`]): run it as a [`WarpOp`].
+#[derive(Clone, Copy, Debug)]
+pub struct LoadLanes<'a> {
+    /// The request: instruction, lane byte addresses, active mask.
+    pub request: &'a WarpRequest,
+}
+
+/// What a [`LoadLanes`] did: the cost and registers of the [`WarpStep`] the same request
+/// gives as a [`WarpOp`], registers register-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadStep {
+    /// Wavefronts and ideal count ([`WarpRequest::cost`]).
+    pub cost: RequestCost,
+    /// `d[r][lane]`: register `r` of `lane` (0 for registers from [`Self::regs_per_lane`] on
+    /// and for lanes outside [`Self::reg_lanes`]).
+    pub d: [[u32; WARP_SIZE]; 4],
+    /// Registers written per lane ([`Instruction::regs_per_lane`]).
+    pub regs_per_lane: usize,
+    /// Lanes whose registers were written ([`register_lanes`]).
+    pub reg_lanes: u32,
+}
+
+/// The [`LoadLanes`] arm: `ldmatrix` rows straight into register-major lanes, any other load
+/// by [`load_by_segments`] (both the registers [`load`] gives, tested).
+fn load_lanes(smem: &SharedMemory, req: &WarpRequest) -> Result<LoadStep, SimError> {
+    if req.instruction.is_store() {
+        return Err(SimError::Invalid(format!(
+            "{} writes shared memory: it is not a load",
+            req.instruction
+        )));
+    }
+    let cost = check_request(req, &smem.config())?;
+    let ins = req.instruction;
+    let d = match ins {
+        Instruction::Ldmatrix { num, trans } => {
+            ldmatrix_lanes(smem, &req.lane_byte_offsets, num.count(), trans)
+        }
+        _ => {
+            let r = load_by_segments(smem, req);
+            std::array::from_fn(|i| std::array::from_fn(|l| r[l][i]))
+        }
+    };
+    Ok(LoadStep {
+        cost,
+        d,
+        regs_per_lane: ins.regs_per_lane(),
+        reg_lanes: register_lanes(req),
+    })
+}
+
+/// The registers of a validated `ldmatrix.x<num>[.trans]` (row `r` of matrix `m` at
+/// `addrs[8m + r]`), register-major: [`ldmatrix::lane_registers`] transposed. Without
+/// `.trans` lane `4g + t`'s register `m` is word `t` of row `g` (its b16 elements `2t`,
+/// `2t + 1`), so register `m` is rows `8m .. 8m + 8` end to end; with `.trans` it holds
+/// element `g` of rows `2t` and `2t + 1`.
+fn ldmatrix_lanes(
+    smem: &SharedMemory,
+    addrs: &[u32; WARP_SIZE],
+    num: usize,
+    trans: bool,
+) -> [[u32; WARP_SIZE]; 4] {
+    let mut d = [[0u32; WARP_SIZE]; 4];
+    for (m, dm) in d.iter_mut().enumerate().take(num.min(4)) {
+        let rows: [[u32; 4]; 8] = std::array::from_fn(|r| smem.load_row32(addrs[8 * m + r]));
+        if trans {
+            let half = |row: &[u32; 4], col: usize| (row[col / 2] >> (16 * (col % 2))) & 0xffff;
+            for (l, x) in dm.iter_mut().enumerate() {
+                let (g, t) = (l / 4, l % 4);
+                *x = half(&rows[2 * t], g) | half(&rows[2 * t + 1], g) << 16;
+            }
+        } else {
+            for (q, row) in dm.chunks_exact_mut(4).zip(&rows) {
+                q.copy_from_slice(row);
+            }
+        }
+    }
+    d
+}
+
 fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
     WarpRequest {
         instruction,
@@ -675,8 +758,9 @@ mod sealed {
     }
 }
 
-/// An instruction [`execute`] runs: `&`[`WarpOp`] or [`MmaLanes`] (warp; the second an
-/// `mma.sync` on borrowed registers, the same arm as [`WarpOp::Mma`]), [`WgmmaOp`]
+/// An instruction [`execute`] runs: `&`[`WarpOp`], [`MmaLanes`] or [`LoadLanes`] (warp; the
+/// second an `mma.sync` on borrowed registers, the same arm as [`WarpOp::Mma`], the third a
+/// shared load on a borrowed request, the load arm of [`WarpOp::Shared`]), [`WgmmaOp`]
 /// (warpgroup) or [`BulkOp`] (bulk). Sealed: a new instruction is a variant of one of these and an arm here,
 /// never a new executor.
 pub trait Op: sealed::Sealed {}
@@ -697,6 +781,14 @@ impl sealed::Sealed for MmaLanes<'_> {
 }
 impl Op for MmaLanes<'_> {}
 
+impl sealed::Sealed for LoadLanes<'_> {
+    type Step = LoadStep;
+    fn run(self, smem: &mut SharedMemory) -> Result<LoadStep, SimError> {
+        load_lanes(smem, self.request)
+    }
+}
+impl Op for LoadLanes<'_> {}
+
 impl sealed::Sealed for WgmmaOp<'_> {
     type Step = WgmmaStep;
     fn run(self, smem: &mut SharedMemory) -> Result<WgmmaStep, SimError> {
@@ -714,7 +806,7 @@ impl sealed::Sealed for BulkOp<'_> {
 impl Op for BulkOp<'_> {}
 
 /// Executes one instruction of any scope on `smem` and returns what it did: a [`WarpStep`]
-/// for a `&WarpOp`, an [`MmaStep`] for an [`MmaLanes`], a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
+/// for a `&WarpOp`, an [`MmaStep`] for an [`MmaLanes`], a [`LoadStep`] for a [`LoadLanes`], a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
 ///
 /// Warp ops: loads fill [`WarpStep::regs`]; stores write `smem` in lane order, then register
 /// order (PTX leaves undefined which of two lanes storing to one address wins; here the higher
@@ -1714,6 +1806,74 @@ mod tests {
             proptest::prop_assert_eq!(step.reg_lanes, u32::MAX);
             proptest::prop_assert_eq!(execute(&mut smem, &op).unwrap(), step);
         }
+
+        /// [`LoadLanes`] gives the [`WarpOp`] load's cost, registers (register-major), register
+        /// count and lanes, and its errors: random bytes, ldmatrix of every count with and
+        /// without .trans on random (sometimes misaligned or out-of-range) row addresses, and
+        /// `ld.shared` of every width on random addresses and masks.
+        #[test]
+        fn load_lanes_equal_the_warp_op(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1024),
+            rows in proptest::collection::vec(0u32..64, 32),
+            skew in 0u32..40,
+            mask in proptest::prelude::any::<u32>(),
+            which in 0usize..11,
+        ) {
+            let mut smem = SharedMemory::zeroed(1024);
+            for (i, &b) in bytes.iter().enumerate() {
+                smem.store_le(i as u32, 1, u32::from(b));
+            }
+            let ins = [
+                Instruction::Ldmatrix { num: MatrixCount::X1, trans: false },
+                Instruction::Ldmatrix { num: MatrixCount::X2, trans: false },
+                Instruction::Ldmatrix { num: MatrixCount::X4, trans: false },
+                Instruction::Ldmatrix { num: MatrixCount::X1, trans: true },
+                Instruction::Ldmatrix { num: MatrixCount::X2, trans: true },
+                Instruction::Ldmatrix { num: MatrixCount::X4, trans: true },
+                Instruction::Ld(AccessWidth::U8),
+                Instruction::Ld(AccessWidth::U16),
+                Instruction::Ld(AccessWidth::B32),
+                Instruction::Ld(AccessWidth::V2),
+                Instruction::Ld(AccessWidth::V4),
+            ][which];
+            let w = ins.bytes_per_address();
+            // Mostly aligned and in range; skew 33.. moves lane 5 off (misaligned or past the end).
+            let addrs: [u32; 32] = std::array::from_fn(|l| {
+                let a = (w * rows[l]) % 1024;
+                if l == 5 && skew > 32 { a + 8 * (skew - 32) + 1 } else { a }
+            });
+            let mask = if ins.is_warp_collective() && skew % 3 != 0 { u32::MAX } else { mask };
+            let req = WarpRequest {
+                instruction: ins,
+                lane_byte_offsets: addrs,
+                active_mask: mask,
+                global_addrs: None,
+            };
+            let want = execute(&mut smem, &WarpOp::load(req.clone()));
+            let got = execute(&mut smem, LoadLanes { request: &req });
+            match (want, got) {
+                (Ok(want), Ok(got)) => {
+                    proptest::prop_assert_eq!(got.cost, want.cost);
+                    proptest::prop_assert_eq!(got.regs_per_lane, want.regs_per_lane);
+                    proptest::prop_assert_eq!(got.reg_lanes, want.reg_lanes);
+                    for l in 0..WARP_SIZE {
+                        for r in 0..4 {
+                            proptest::prop_assert_eq!(got.d[r][l], want.regs[l][r], "lane {} reg {}", l, r);
+                        }
+                    }
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|_| ())),
+            }
+        }
+    }
+
+    /// A store's request is no load.
+    #[test]
+    fn load_lanes_refuse_a_store() {
+        let mut smem = SharedMemory::zeroed(1024);
+        let req = WarpRequest::new(Instruction::St(AccessWidth::B32), [0; 32]);
+        assert!(execute(&mut smem, LoadLanes { request: &req }).is_err());
     }
 
     proptest::proptest! {
