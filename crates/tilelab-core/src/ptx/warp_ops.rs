@@ -82,6 +82,7 @@ pub fn shared(
 ///
 /// # Errors
 /// As [`shared`]'s.
+#[inline]
 pub fn ldmatrix(
     smem: &mut Smem,
     num: MatrixCount,
@@ -98,6 +99,24 @@ pub fn ldmatrix(
     exec::execute(smem, LoadLanes { request: &request })
 }
 
+/// The [`Step`] that [`shared`] gives for the `ldmatrix` or other load `ins` at `addrs`, `mask`,
+/// built from its [`LoadStep`] (for an observer: the same request, cost and registers).
+pub fn load_step(ins: Instruction, addrs: [u32; WARP_SIZE], mask: u32, s: &LoadStep) -> Step {
+    Step {
+        request: Some(WarpRequest {
+            instruction: ins,
+            lane_byte_offsets: addrs,
+            active_mask: mask,
+            global_addrs: None,
+        }),
+        cost: s.cost,
+        regs: std::array::from_fn(|l| std::array::from_fn(|r| s.d[r][l])),
+        regs_per_lane: s.regs_per_lane,
+        reg_lanes: s.reg_lanes,
+        stored_lanes: 0,
+    }
+}
+
 /// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` through the executor, on the
 /// lane arrays of its registers (`a[r]`: A register `r`'s 32 lanes, the register in the low 32
 /// bits of each, borrowed from the register file): D register-major in the step. A and B are
@@ -106,6 +125,7 @@ pub fn ldmatrix(
 ///
 /// # Errors
 /// A shape and type pair the model does not cover.
+#[inline]
 pub fn mma(
     smem: &mut Smem,
     kind: MmaKind,

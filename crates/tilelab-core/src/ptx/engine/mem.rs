@@ -87,6 +87,36 @@ impl Global {
         Ok(())
     }
 
+    /// [`Global::read`] for the lanes of one instruction: `last` keeps the page the previous
+    /// lane looked up (its number and bytes, `None` bytes: unwritten), so that lanes reading
+    /// one page look it up once. The same bytes and errors as [`Global::read`].
+    pub(in crate::ptx) fn read_lane<'g>(
+        &'g self,
+        addr: u64,
+        out: &mut [u8],
+        last: &mut Option<(u64, Option<&'g [u8]>)>,
+    ) -> Result<(), String> {
+        let off = (addr % PAGE) as usize;
+        if off + out.len() > PAGE as usize {
+            return self.read(addr, out);
+        }
+        self.check(addr, out.len() as u64)?;
+        let page = addr / PAGE;
+        let bytes = match *last {
+            Some((p, b)) if p == page => b,
+            _ => {
+                let b = self.pages.get(&page).map(|p| &p[..]);
+                *last = Some((page, b));
+                b
+            }
+        };
+        match bytes {
+            Some(p) => out.copy_from_slice(&p[off..off + out.len()]),
+            None => out.fill(0),
+        }
+        Ok(())
+    }
+
     /// A store's write of lane `lane`: as [`Global::write`], refused in a `.const` buffer
     /// (reached with `cvta.const` and a generic or `.global` store, `atom` or `red`).
     pub(in crate::ptx) fn store(
@@ -363,42 +393,25 @@ impl Machine<'_> {
             } => {
                 let addrs = self.matrix_addrs(w, addr, *num, *generic)?;
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
-                if obs.is_none() {
-                    // Nothing watches: the executor's register-major load, no step to copy
-                    // (the same validation, cost and registers as `shared_op`'s).
-                    let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
-                        .map_err(|e| e.to_string())?;
-                    let kind = SharedKind::Ldmatrix(n, *trans);
-                    let lanes = crate::sim::instr::Instruction::Ldmatrix {
-                        num: n,
-                        trans: *trans,
-                    }
-                    .address_lanes();
-                    self.count_shared(pc, kind, &step.cost, lanes, &addrs);
-                    let regs = &mut self.warps[w].regs;
-                    for (i, r) in d.iter().enumerate().take(4) {
-                        let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
-                        changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
-                    }
-                    return Ok(changed);
-                }
-                let step = self.shared_op(
-                    pc,
-                    SharedKind::Ldmatrix(n, *trans),
-                    addrs,
-                    mask,
-                    &[[0; 4]; 32],
-                    None,
-                )?;
-                // Every lane's registers (ldmatrix is warp-collective: the executor refused a
-                // partial mask), a destination register at a time.
+                // The executor's register-major load (no step to copy); an observer gets the
+                // step `shared_op` would give (the same request, cost and registers, tested).
+                let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
+                    .map_err(|e| e.to_string())?;
+                let kind = SharedKind::Ldmatrix(n, *trans);
+                let ins = crate::sim::instr::Instruction::Ldmatrix {
+                    num: n,
+                    trans: *trans,
+                };
+                self.count_shared(pc, kind, &step.cost, ins.address_lanes(), &addrs);
                 let regs = &mut self.warps[w].regs;
                 for (i, r) in d.iter().enumerate().take(4) {
-                    let lanes: [u64; WARP_SIZE] =
-                        std::array::from_fn(|l| u64::from(step.regs[l][i]));
+                    let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
                     changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
                 }
-                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+                if obs.is_some() {
+                    let full = warp_ops::load_step(ins, addrs, mask, &step);
+                    observe(obs, w, pc, inst, mask, TraceKind::Shared(&full));
+                }
             }
             Op::Stmatrix {
                 num,
@@ -462,6 +475,7 @@ impl Machine<'_> {
         let mut data = [[0u32; 4]; 32];
         let mut src_addrs = [0u64; 32];
         let mut zero_fill = false;
+        let mut page = None;
         let mut m = mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -490,7 +504,8 @@ impl Machine<'_> {
                 let a = u64::try_from(a)
                     .map_err(|_| format!("lane {l}: negative global address {a}"))?;
                 src_addrs[l] = a;
-                self.global.read(a, &mut bytes[..n as usize])?;
+                self.global
+                    .read_lane(a, &mut bytes[..n as usize], &mut page)?;
             } else {
                 // An ignored source (src-size 0) is read from nowhere; its address
                 // still places the lane for the cost model.
@@ -724,11 +739,12 @@ impl Machine<'_> {
                 Some(_) => st.sass_unbounded += 1,
             }
         }
-        let width = kind.bytes_per_address();
-        for (l, &a) in addrs.iter().enumerate() {
-            if lanes >> l & 1 == 1 {
-                self.touched = self.touched.max(a.saturating_add(width));
-            }
+        // The largest end of an address lane (`saturating_add` keeps the order, so the end of
+        // the largest address is the largest end).
+        if lanes != 0 {
+            let width = kind.bytes_per_address();
+            let top = masked_max(addrs, lanes);
+            self.touched = self.touched.max(top.saturating_add(width));
         }
     }
 
@@ -756,31 +772,31 @@ impl Machine<'_> {
             (0, 1i128 << 32)
         };
         let mut out = [0u32; 32];
-        // The base hoisted out of the lane loop: each lane's `base + offset - sub` in u64 with
-        // overflow checks, in range exactly when the i128 value is (no overflow: the same
-        // number); any lane that overflows or misses takes the i128 checks of `addr_value`.
-        let (sub64, lim64) = (sub as u64, lim as u64);
-        let fast = |base: u64| {
-            base.checked_add_signed(addr.offset)
-                .and_then(|x| x.checked_sub(sub64))
-                .filter(|&v| v < lim64)
-        };
-        let mut miss = false;
-        match addr.base {
+        // The base hoisted out of the lane loop: when the smallest and the largest lane value
+        // land in range (i128, as `addr_value`), every lane does (`base + offset - sub` grows
+        // with `base`), and each lane's value is its u64 arithmetic modulo 2^32. Otherwise
+        // the lane loop below finds the lane at fault.
+        let miss = match addr.base {
             Src::Reg(r) => {
                 let b = r as usize * WARP_SIZE;
-                for (o, &base) in out.iter_mut().zip(&regs[b..b + WARP_SIZE]).take(lanes) {
-                    match fast(base) {
-                        Some(v) => *o = v as u32,
-                        None => miss = true,
+                let lane_vals: &[u64; WARP_SIZE] = (&regs[b..b + WARP_SIZE])
+                    .try_into()
+                    .unwrap_or_else(|_| unreachable!());
+                let vals = &lane_vals[..lanes.min(WARP_SIZE)];
+                let (lo, hi) = min_max(vals);
+                let fits =
+                    |v: u64| (0..lim).contains(&(i128::from(v) + i128::from(addr.offset) - sub));
+                let ok = !vals.is_empty() && fits(lo) && fits(hi);
+                if ok {
+                    let k = (addr.offset as u64).wrapping_sub(sub as u64);
+                    for (o, &v) in out.iter_mut().zip(vals) {
+                        *o = v.wrapping_add(k) as u32;
                     }
                 }
+                !ok
             }
-            Src::Imm(base) => match fast(base) {
-                Some(v) => out[..lanes].fill(v as u32),
-                None => miss = true,
-            },
-        }
+            Src::Imm(_) => true,
+        };
         if !miss {
             return Ok(out);
         }
@@ -966,6 +982,52 @@ pub(in crate::ptx) enum Resolved {
     Global([u64; 32]),
     /// Byte offsets into each lane's own frame, checked against its size.
     Local([u32; 32]),
+}
+
+/// The smallest and the largest of `v` (`(u64::MAX, 0)` when empty); compiled for AVX2 where
+/// the CPU has it (the same numbers: integer comparisons).
+fn min_max(v: &[u64]) -> (u64, u64) {
+    #[inline(always)]
+    fn body(v: &[u64]) -> (u64, u64) {
+        let lo = v.iter().copied().fold(u64::MAX, u64::min);
+        let hi = v.iter().copied().fold(0, u64::max);
+        (lo, hi)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn avx2(v: &[u64]) -> (u64, u64) {
+        body(v)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked just above).
+        return unsafe { avx2(v) };
+    }
+    body(v)
+}
+
+/// The largest of `addrs` over the lanes of `lanes` (0 when none); compiled for AVX2 where
+/// the CPU has it.
+fn masked_max(addrs: &[u32; 32], lanes: u32) -> u32 {
+    #[inline(always)]
+    fn body(addrs: &[u32; 32], lanes: u32) -> u32 {
+        let mut top = 0u32;
+        for (l, &a) in addrs.iter().enumerate() {
+            top = top.max(a & 0u32.wrapping_sub(lanes >> l & 1));
+        }
+        top
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn avx2(addrs: &[u32; 32], lanes: u32) -> u32 {
+        body(addrs, lanes)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked just above).
+        return unsafe { avx2(addrs, lanes) };
+    }
+    body(addrs, lanes)
 }
 
 pub(in crate::ptx) fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {

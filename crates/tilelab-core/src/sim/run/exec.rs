@@ -314,6 +314,7 @@ pub struct LoadStep {
 
 /// The [`LoadLanes`] arm: `ldmatrix` rows straight into register-major lanes, any other load
 /// by [`load_by_segments`] (both the registers [`load`] gives, tested).
+#[inline]
 fn load_lanes(smem: &SharedMemory, req: &WarpRequest) -> Result<LoadStep, SimError> {
     if req.instruction.is_store() {
         return Err(SimError::Invalid(format!(
@@ -355,10 +356,10 @@ fn ldmatrix_lanes(
     for (m, dm) in d.iter_mut().enumerate().take(num.min(4)) {
         let rows: [[u32; 4]; 8] = std::array::from_fn(|r| smem.load_row32(addrs[8 * m + r]));
         if trans {
-            let half = |row: &[u32; 4], col: usize| (row[col / 2] >> (16 * (col % 2))) & 0xffff;
-            for (l, x) in dm.iter_mut().enumerate() {
-                let (g, t) = (l / 4, l % 4);
-                *x = half(&rows[2 * t], g) | half(&rows[2 * t + 1], g) << 16;
+            // Lane `4g + t` holds element `g` of rows `2t`, `2t + 1`: lanes `4g .. 4g + 3` are
+            // column `g` of the 8 x 8 matrix, so register `m` is its transpose, row-major.
+            for (q, col) in dm.chunks_exact_mut(4).zip(&transpose_b16(&rows)) {
+                q.copy_from_slice(col);
             }
         } else {
             for (q, row) in dm.chunks_exact_mut(4).zip(&rows) {
@@ -367,6 +368,68 @@ fn ldmatrix_lanes(
         }
     }
     d
+}
+
+/// The transpose of an 8 x 8 matrix of b16 elements, rows as four little-endian words each
+/// (element `c` of row `r`: bits `16(c % 2)..` of `rows[r][c / 2]`): `out[c]` is column `c`,
+/// element `r` of it row `r`'s. SSE2 (part of x86-64) where there is one, else element by
+/// element (the same bits, tested).
+fn transpose_b16(rows: &[[u32; 4]; 8]) -> [[u32; 4]; 8] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: unaligned 16-byte loads from and stores to `[u32; 4]` arrays; SSE2 is part
+        // of every x86-64 CPU.
+        unsafe {
+            let r: [__m128i; 8] = std::array::from_fn(|i| _mm_loadu_si128(rows[i].as_ptr().cast()));
+            let a = [
+                _mm_unpacklo_epi16(r[0], r[1]),
+                _mm_unpackhi_epi16(r[0], r[1]),
+                _mm_unpacklo_epi16(r[2], r[3]),
+                _mm_unpackhi_epi16(r[2], r[3]),
+                _mm_unpacklo_epi16(r[4], r[5]),
+                _mm_unpackhi_epi16(r[4], r[5]),
+                _mm_unpacklo_epi16(r[6], r[7]),
+                _mm_unpackhi_epi16(r[6], r[7]),
+            ];
+            let b = [
+                _mm_unpacklo_epi32(a[0], a[2]),
+                _mm_unpackhi_epi32(a[0], a[2]),
+                _mm_unpacklo_epi32(a[1], a[3]),
+                _mm_unpackhi_epi32(a[1], a[3]),
+                _mm_unpacklo_epi32(a[4], a[6]),
+                _mm_unpackhi_epi32(a[4], a[6]),
+                _mm_unpacklo_epi32(a[5], a[7]),
+                _mm_unpackhi_epi32(a[5], a[7]),
+            ];
+            let c = [
+                _mm_unpacklo_epi64(b[0], b[4]),
+                _mm_unpackhi_epi64(b[0], b[4]),
+                _mm_unpacklo_epi64(b[1], b[5]),
+                _mm_unpackhi_epi64(b[1], b[5]),
+                _mm_unpacklo_epi64(b[2], b[6]),
+                _mm_unpackhi_epi64(b[2], b[6]),
+                _mm_unpacklo_epi64(b[3], b[7]),
+                _mm_unpackhi_epi64(b[3], b[7]),
+            ];
+            let mut out = [[0u32; 4]; 8];
+            for (o, v) in out.iter_mut().zip(c) {
+                _mm_storeu_si128(o.as_mut_ptr().cast(), v);
+            }
+            out
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    transpose_b16_scalar(rows)
+}
+
+/// [`transpose_b16`] element by element (every target; tested against the SSE2 one).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn transpose_b16_scalar(rows: &[[u32; 4]; 8]) -> [[u32; 4]; 8] {
+    let half = |row: &[u32; 4], col: usize| (row[col / 2] >> (16 * (col % 2))) & 0xffff;
+    std::array::from_fn(|c| {
+        std::array::from_fn(|w| half(&rows[2 * w], c) | half(&rows[2 * w + 1], c) << 16)
+    })
 }
 
 fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
@@ -678,6 +741,7 @@ fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<W
 
 /// The [`MmaLanes`] arm: the float forms straight from the lane arrays
 /// (`crate::sim::mma_fast`), every other form by the reference on a copy.
+#[inline]
 fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
     let k = op.kind;
     let kind = MmaKind::with_types(k.shape, k.dtype, k.btype, k.acc, k.satfinite)?;
@@ -775,6 +839,7 @@ impl Op for &WarpOp {}
 
 impl sealed::Sealed for MmaLanes<'_> {
     type Step = MmaStep;
+    #[inline]
     fn run(self, _smem: &mut SharedMemory) -> Result<MmaStep, SimError> {
         mma_lanes(self)
     }
@@ -783,6 +848,7 @@ impl Op for MmaLanes<'_> {}
 
 impl sealed::Sealed for LoadLanes<'_> {
     type Step = LoadStep;
+    #[inline]
     fn run(self, smem: &mut SharedMemory) -> Result<LoadStep, SimError> {
         load_lanes(smem, self.request)
     }
@@ -1865,6 +1931,15 @@ mod tests {
                 (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
                 (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|_| ())),
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The SSE2 transpose of b16 elements is the element-by-element one.
+        #[test]
+        fn b16_transposes_agree(words in proptest::collection::vec(proptest::prelude::any::<u32>(), 32)) {
+            let rows: [[u32; 4]; 8] = std::array::from_fn(|r| std::array::from_fn(|w| words[4 * r + w]));
+            proptest::prop_assert_eq!(transpose_b16(&rows), transpose_b16_scalar(&rows));
         }
     }
 

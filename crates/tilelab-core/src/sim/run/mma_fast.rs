@@ -112,6 +112,14 @@ fn layout_of(kind: &MmaKind, k: u32) -> Option<&'static Layout> {
         .as_ref()
 }
 
+/// The A blocks of the f16 m16n8k16 form (m16n8k8: the first two): registers 0 and 1 hold
+/// columns 0-7 of rows `g` and `g + 8`, registers 2 and 3 columns 8-15.
+const F16_A: [(usize, usize); 4] = [(0, 0), (8, 0), (0, 8), (8, 8)];
+
+/// The C/D layout of every m16n8 form with f32 accumulators: registers 0, 1 hold row `g`,
+/// columns `2t`, `2t + 1`; registers 2, 3 the same of row `g + 8`.
+const F32_C: [(usize, usize); 4] = [(0, 0), (0, 1), (8, 0), (8, 1)];
+
 /// The column slot of D column `j` in the sums' rows: f32 accumulators put the even columns
 /// first (a C/D register's 4 lanes of one row are then 4 consecutive slots), f16 ones keep
 /// the order. Any order gives the same sums: each column is its own fold.
@@ -286,6 +294,58 @@ mod simd {
         }
     }
 
+    /// D of an f16 `mma.sync` m16n8kK (K = 8 or 16) with f32 accumulators, A in the blocks
+    /// [`super::F16_A`] and C/D in [`super::F32_C`], a row at a time: row `8h + g`'s A
+    /// elements (registers `h`, and `h + 2` for K = 16), its C (slots in [`super::slot`]
+    /// order: even columns from register `2h`, odd ones from `2h + 1`) widened into two
+    /// vectors, folded with `b` (K x 8, slot order) in k order by fused multiply-adds (the
+    /// sums of `super::sums`, element by element), rounded to f32 into `out` as `fast_k`
+    /// writes D.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    pub(super) fn rows_f32acc<const K: usize>(
+        a: &[&super::Lanes],
+        b: &[[f64; 8]; K],
+        c: &[&super::Lanes],
+        out: &mut super::DRegs,
+    ) {
+        use std::arch::x86_64::*;
+        for h in 0..2 {
+            for g in 0..8 {
+                let mut arow = [0f64; 16];
+                let (first, second) = arow.split_at_mut(8);
+                quad_f16(super::quad(a[h], g), first.try_into().unwrap());
+                if K == 16 {
+                    quad_f16(super::quad(a[h + 2], g), second.try_into().unwrap());
+                }
+                let (ce, co) = (2 * h, 2 * h + 1);
+                let mut lo = _mm256_cvtps_pd(_mm_castsi128_ps(lo32x4(super::quad(c[ce], g))));
+                let mut hi = _mm256_cvtps_pd(_mm_castsi128_ps(lo32x4(super::quad(c[co], g))));
+                for k in 0..K {
+                    let x = _mm256_set1_pd(arow[k]);
+                    // SAFETY: 32 bytes read at each half of the 8-element row `b[k]`.
+                    let (b0, b1) = unsafe {
+                        (
+                            _mm256_loadu_pd(b[k].as_ptr()),
+                            _mm256_loadu_pd(b[k].as_ptr().add(4)),
+                        )
+                    };
+                    lo = _mm256_fmadd_pd(x, b0, lo);
+                    hi = _mm256_fmadd_pd(x, b1, hi);
+                }
+                let (wl, wh) = (
+                    _mm_castps_si128(_mm256_cvtpd_ps(lo)),
+                    _mm_castps_si128(_mm256_cvtpd_ps(hi)),
+                );
+                // SAFETY: 16 bytes written to lanes 4g .. 4g + 3 of registers `ce` and `co`.
+                unsafe {
+                    _mm_storeu_si128(out[ce][4 * g..4 * g + 4].as_mut_ptr().cast(), wl);
+                    _mm_storeu_si128(out[co][4 * g..4 * g + 4].as_mut_ptr().cast(), wh);
+                }
+            }
+        }
+    }
+
     /// Eight f16 bit patterns as f64 (F16C: exact, as `half`'s conversion).
     #[target_feature(enable = "avx,f16c")]
     #[inline]
@@ -400,11 +460,39 @@ fn fast_k<
     debug_assert!(AK == 16 * K && 32 / PER == o.kind.dtype.bits() as usize);
     let (kind, lay) = (o.kind, o.lay);
     let dt = kind.dtype;
-    // A row-major (16 x K): each (register, g) is 4·PER consecutive elements of one row.
-    let mut a = [0f64; AK];
     // f16 pairs under SIMD: a quad's low words are its 8 elements in order (one F16C
     // conversion), the same values as `decode_block`'s.
     let f16_simd = SIMD && PER == 2 && dt == MmaDtype::F16;
+    // B k-major (K x 8, columns in slot order): raw bits placed, then decoded 8 at a time.
+    let mut b = [[0f64; 8]; K];
+    #[cfg(target_arch = "x86_64")]
+    if f16_simd {
+        // Each register's 8 x 8 block of b16 elements transposed in SSE registers (the same
+        // placement as the scalar loop below), then decoded a row at a time.
+        for (lanes, &k0) in o.b.iter().zip(&lay.b).take(kind.regs(Operand::B) as usize) {
+            let rows: &mut [[f64; 8]; 8] = (&mut b[k0..k0 + 8]).try_into().unwrap();
+            // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+            unsafe { simd::b_f16(lanes, F16ACC, rows) };
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    let na = kind.regs(Operand::A) as usize;
+    if f16_simd
+        && !F16ACC
+        && (K == 8 || K == 16)
+        && na == K / 4
+        && lay.a[..na] == F16_A[..na]
+        && kind.regs(Operand::C) == 4
+        && lay.c == F32_C
+    {
+        // f32 accumulators: each D row decoded, folded and written in AVX2 registers.
+        let mut out = [[0u32; WARP_SIZE]; 4];
+        // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+        unsafe { simd::rows_f32acc::<K>(o.a, &b, o.c, &mut out) };
+        return out;
+    }
+    // A row-major (16 x K): each (register, g) is 4·PER consecutive elements of one row.
+    let mut a = [0f64; AK];
     for (lanes, &(row, col)) in o.a.iter().zip(&lay.a).take(kind.regs(Operand::A) as usize) {
         for g in 0..8 {
             let at = (row + g) * K + col;
@@ -416,18 +504,6 @@ fn fast_k<
                 continue;
             }
             decode_block::<PER, SIMD>(dt, quad(lanes, g), &mut a[at..at + 4 * PER]);
-        }
-    }
-    // B k-major (K x 8, columns in slot order): raw bits placed, then decoded 8 at a time.
-    let mut b = [[0f64; 8]; K];
-    #[cfg(target_arch = "x86_64")]
-    if f16_simd {
-        // Each register's 8 x 8 block of b16 elements transposed in SSE registers (the same
-        // placement as the scalar loop below), then decoded a row at a time.
-        for (lanes, &k0) in o.b.iter().zip(&lay.b).take(kind.regs(Operand::B) as usize) {
-            let rows: &mut [[f64; 8]; 8] = (&mut b[k0..k0 + 8]).try_into().unwrap();
-            // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
-            unsafe { simd::b_f16(lanes, F16ACC, rows) };
         }
     }
     let mut braw = [[0u16; 8]; K];

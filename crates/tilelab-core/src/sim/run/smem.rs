@@ -182,7 +182,13 @@ impl SharedMemory {
     /// range is known to be inside the array).
     pub(crate) fn store_bytes(&mut self, offset: u32, data: &[u8]) {
         let o = offset as usize;
-        self.bytes[o..o + data.len()].copy_from_slice(data);
+        // The usual widths as fixed-size copies (a copy of `len` bytes is a `memcpy` call).
+        match data.len() {
+            16 => self.bytes[o..o + 16].copy_from_slice(&data[..16]),
+            8 => self.bytes[o..o + 8].copy_from_slice(&data[..8]),
+            4 => self.bytes[o..o + 4].copy_from_slice(&data[..4]),
+            n => self.bytes[o..o + n].copy_from_slice(data),
+        }
     }
 
     /// Writes the low `len` (1..=4) bytes of `v` at `offset`, little-endian; the executor's
