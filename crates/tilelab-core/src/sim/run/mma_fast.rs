@@ -321,6 +321,9 @@ mod simd {
                 let (ce, co) = (2 * h, 2 * h + 1);
                 let mut lo = _mm256_cvtps_pd(_mm_castsi128_ps(lo32x4(super::quad(c[ce], g))));
                 let mut hi = _mm256_cvtps_pd(_mm_castsi128_ps(lo32x4(super::quad(c[co], g))));
+                // An index loop, which the compiler unrolls (K is a constant); the zipped
+                // iterators it was first written with kept a loop counter per k.
+                #[allow(clippy::needless_range_loop)]
                 for k in 0..K {
                     let x = _mm256_set1_pd(arow[k]);
                     // SAFETY: 32 bytes read at each half of the 8-element row `b[k]`.
