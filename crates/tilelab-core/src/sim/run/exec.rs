@@ -287,7 +287,8 @@ impl MmaStep {
 }
 
 /// A shared-memory load (`ld.shared`, `ldmatrix`) on a borrowed request, as the PTX engine
-/// runs it when nothing watches: the same validation, cost and registers as the load arm of
+/// runs `ldmatrix` (an observer gets a [`WarpStep`] built from it): the same validation, cost
+/// and registers as the load arm of
 /// [`WarpOp::Shared`], without copying the request into the step, its registers
 /// register-major (as the engine's register file holds them). A request whose instruction
 /// writes shared memory is refused ([`SimError::Invalid`]): run it as a [`WarpOp`].
