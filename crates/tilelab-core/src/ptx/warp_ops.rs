@@ -5,13 +5,13 @@
 //! which validates it, costs it with the request model (wavefronts, ideal) and moves the data.
 //! The interpreter never computes a wavefront or a fragment itself.
 
-use crate::sim::bank::WARP_SIZE;
+use crate::sim::bank::{WARP_SIZE, WarpRequest};
 use crate::sim::error::SimError;
-use crate::sim::exec::{self, MmaLanes, WarpOp};
-use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
+use crate::sim::exec::{self, LoadLanes, MmaLanes, WarpOp};
+use crate::sim::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
 use crate::sim::mma::MmaKind;
 
-pub use crate::sim::exec::{LaneRegs, MmaStep, WarpStep as Step};
+pub use crate::sim::exec::{LaneRegs, LoadStep, MmaStep, WarpStep as Step};
 pub use crate::sim::smem::SharedMemory as Smem;
 
 /// A warp-level shared-memory instruction.
@@ -76,6 +76,47 @@ pub fn shared(
     exec::execute(smem, &op)
 }
 
+/// `ldmatrix.<num>[.trans]` with row addresses `addrs` and active lanes `mask` through the
+/// executor's [`LoadLanes`] arm: what [`shared`] gives for [`SharedKind::Ldmatrix`] (the same
+/// validation, cost and registers), the registers register-major and no step to copy.
+///
+/// # Errors
+/// As [`shared`]'s.
+#[inline]
+pub fn ldmatrix(
+    smem: &mut Smem,
+    num: MatrixCount,
+    trans: bool,
+    addrs: [u32; WARP_SIZE],
+    mask: u32,
+) -> Result<LoadStep, SimError> {
+    let request = WarpRequest {
+        instruction: Instruction::Ldmatrix { num, trans },
+        lane_byte_offsets: addrs,
+        active_mask: mask,
+        global_addrs: None,
+    };
+    exec::execute(smem, LoadLanes { request: &request })
+}
+
+/// The [`Step`] that [`shared`] gives for the `ldmatrix` or other load `ins` at `addrs`, `mask`,
+/// built from its [`LoadStep`] (for an observer: the same request, cost and registers).
+pub fn load_step(ins: Instruction, addrs: [u32; WARP_SIZE], mask: u32, s: &LoadStep) -> Step {
+    Step {
+        request: Some(WarpRequest {
+            instruction: ins,
+            lane_byte_offsets: addrs,
+            active_mask: mask,
+            global_addrs: None,
+        }),
+        cost: s.cost,
+        regs: std::array::from_fn(|l| std::array::from_fn(|r| s.d[r][l])),
+        regs_per_lane: s.regs_per_lane,
+        reg_lanes: s.reg_lanes,
+        stored_lanes: 0,
+    }
+}
+
 /// `mma.sync.aligned.<shape>.row.col.<acc>.<dtype>.<dtype>.<acc>` through the executor, on the
 /// lane arrays of its registers (`a[r]`: A register `r`'s 32 lanes, the register in the low 32
 /// bits of each, borrowed from the register file): D register-major in the step. A and B are
@@ -84,6 +125,7 @@ pub fn shared(
 ///
 /// # Errors
 /// A shape and type pair the model does not cover.
+#[inline]
 pub fn mma(
     smem: &mut Smem,
     kind: MmaKind,

@@ -87,6 +87,36 @@ impl Global {
         Ok(())
     }
 
+    /// [`Global::read`] for the lanes of one instruction: `last` keeps the page the previous
+    /// lane looked up (its number and bytes, `None` bytes: unwritten), so that lanes reading
+    /// one page look it up once. The same bytes and errors as [`Global::read`].
+    pub(in crate::ptx) fn read_lane<'g>(
+        &'g self,
+        addr: u64,
+        out: &mut [u8],
+        last: &mut Option<(u64, Option<&'g [u8]>)>,
+    ) -> Result<(), String> {
+        let off = (addr % PAGE) as usize;
+        if off + out.len() > PAGE as usize {
+            return self.read(addr, out);
+        }
+        self.check(addr, out.len() as u64)?;
+        let page = addr / PAGE;
+        let bytes = match *last {
+            Some((p, b)) if p == page => b,
+            _ => {
+                let b = self.pages.get(&page).map(|p| &p[..]);
+                *last = Some((page, b));
+                b
+            }
+        };
+        match bytes {
+            Some(p) => out.copy_from_slice(&p[off..off + out.len()]),
+            None => out.fill(0),
+        }
+        Ok(())
+    }
+
     /// A store's write of lane `lane`: as [`Global::write`], refused in a `.const` buffer
     /// (reached with `cvta.const` and a generic or `.global` store, `atom` or `red`).
     pub(in crate::ptx) fn store(
@@ -363,23 +393,25 @@ impl Machine<'_> {
             } => {
                 let addrs = self.matrix_addrs(w, addr, *num, *generic)?;
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
-                let step = self.shared_op(
-                    pc,
-                    SharedKind::Ldmatrix(n, *trans),
-                    addrs,
-                    mask,
-                    &[[0; 4]; 32],
-                    None,
-                )?;
-                // Every lane's registers (ldmatrix is warp-collective: the executor refused a
-                // partial mask), a destination register at a time.
+                // The executor's register-major load (no step to copy); an observer gets the
+                // step `shared_op` would give (the same request, cost and registers, tested).
+                let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
+                    .map_err(|e| e.to_string())?;
+                let kind = SharedKind::Ldmatrix(n, *trans);
+                let ins = crate::sim::instr::Instruction::Ldmatrix {
+                    num: n,
+                    trans: *trans,
+                };
+                self.count_shared(pc, kind, &step.cost, ins.address_lanes(), &addrs);
                 let regs = &mut self.warps[w].regs;
                 for (i, r) in d.iter().enumerate().take(4) {
-                    let lanes: [u64; WARP_SIZE] =
-                        std::array::from_fn(|l| u64::from(step.regs[l][i]));
+                    let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
                     changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
                 }
-                observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+                if obs.is_some() {
+                    let full = warp_ops::load_step(ins, addrs, mask, &step);
+                    observe(obs, w, pc, inst, mask, TraceKind::Shared(&full));
+                }
             }
             Op::Stmatrix {
                 num,
@@ -443,6 +475,7 @@ impl Machine<'_> {
         let mut data = [[0u32; 4]; 32];
         let mut src_addrs = [0u64; 32];
         let mut zero_fill = false;
+        let mut page = None;
         let mut m = mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -471,7 +504,8 @@ impl Machine<'_> {
                 let a = u64::try_from(a)
                     .map_err(|_| format!("lane {l}: negative global address {a}"))?;
                 src_addrs[l] = a;
-                self.global.read(a, &mut bytes[..n as usize])?;
+                self.global
+                    .read_lane(a, &mut bytes[..n as usize], &mut page)?;
             } else {
                 // An ignored source (src-size 0) is read from nowhere; its address
                 // still places the lane for the cost model.
@@ -669,16 +703,31 @@ impl Machine<'_> {
         if zero_fill && step.cost.not_modelled != Some(NotModelled::CpAsyncCg) {
             step.cost = RequestCost::unmodelled(NotModelled::CpAsyncZeroFill);
         }
+        let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
+        self.count_shared(pc, kind, &step.cost, lanes, &addrs);
+        Ok(step)
+    }
+
+    /// Counts one shared-memory request of instruction `pc`: its cost into the per-instruction
+    /// stats, and the bytes its address lanes `lanes` reach at `addrs` into `touched`.
+    fn count_shared(
+        &mut self,
+        pc: usize,
+        kind: SharedKind,
+        cost: &RequestCost,
+        lanes: u32,
+        addrs: &[u32; 32],
+    ) {
         let st = &mut self.stats[pc];
-        st.wavefronts += step.cost.wavefronts as u64;
-        st.ideal += step.cost.ideal as u64;
-        if step.cost.not_modelled.is_some() {
+        st.wavefronts += cost.wavefronts as u64;
+        st.ideal += cost.ideal as u64;
+        if cost.not_modelled.is_some() {
             st.not_modelled += 1;
         }
         if matches!(kind, SharedKind::CpAsync(_)) {
-            match step.cost.not_modelled {
+            match cost.not_modelled {
                 None => {
-                    let w = u64::from(step.cost.wavefronts);
+                    let w = u64::from(cost.wavefronts);
                     st.sass_bounds = [st.sass_bounds[0] + w, st.sass_bounds[1] + w];
                 }
                 Some(NotModelled::CpAsyncSpreadSources(b)) => {
@@ -690,14 +739,13 @@ impl Machine<'_> {
                 Some(_) => st.sass_unbounded += 1,
             }
         }
-        let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
-        let width = kind.bytes_per_address();
-        for (l, &a) in addrs.iter().enumerate() {
-            if lanes >> l & 1 == 1 {
-                self.touched = self.touched.max(a.saturating_add(width));
-            }
+        // The largest end of an address lane (`saturating_add` keeps the order, so the end of
+        // the largest address is the largest end).
+        if lanes != 0 {
+            let width = kind.bytes_per_address();
+            let top = masked_max(addrs, lanes);
+            self.touched = self.touched.max(top.saturating_add(width));
         }
-        Ok(step)
     }
 
     /// The row addresses of an `ldmatrix`/`stmatrix` (lanes 0..8·num) as shared offsets; a
@@ -724,6 +772,34 @@ impl Machine<'_> {
             (0, 1i128 << 32)
         };
         let mut out = [0u32; 32];
+        // The base hoisted out of the lane loop: when the smallest and the largest lane value
+        // land in range (i128, as `addr_value`), every lane does (`base + offset - sub` grows
+        // with `base`), and each lane's value is its u64 arithmetic modulo 2^32. Otherwise
+        // the lane loop below finds the lane at fault.
+        let miss = match addr.base {
+            Src::Reg(r) => {
+                let b = r as usize * WARP_SIZE;
+                let lane_vals: &[u64; WARP_SIZE] = (&regs[b..b + WARP_SIZE])
+                    .try_into()
+                    .unwrap_or_else(|_| unreachable!());
+                let vals = &lane_vals[..lanes.min(WARP_SIZE)];
+                let (lo, hi) = min_max(vals);
+                let fits =
+                    |v: u64| (0..lim).contains(&(i128::from(v) + i128::from(addr.offset) - sub));
+                let ok = !vals.is_empty() && fits(lo) && fits(hi);
+                if ok {
+                    let k = (addr.offset as u64).wrapping_sub(sub as u64);
+                    for (o, &v) in out.iter_mut().zip(vals) {
+                        *o = v.wrapping_add(k) as u32;
+                    }
+                }
+                !ok
+            }
+            Src::Imm(_) => true,
+        };
+        if !miss {
+            return Ok(out);
+        }
         for (l, o) in out.iter_mut().enumerate().take(lanes) {
             let a = addr_value(regs, addr, l);
             let v = a - sub;
@@ -906,6 +982,52 @@ pub(in crate::ptx) enum Resolved {
     Global([u64; 32]),
     /// Byte offsets into each lane's own frame, checked against its size.
     Local([u32; 32]),
+}
+
+/// The smallest and the largest of `v` (`(u64::MAX, 0)` when empty); compiled for AVX2 where
+/// the CPU has it (the same numbers: integer comparisons).
+fn min_max(v: &[u64]) -> (u64, u64) {
+    #[inline(always)]
+    fn body(v: &[u64]) -> (u64, u64) {
+        let lo = v.iter().copied().fold(u64::MAX, u64::min);
+        let hi = v.iter().copied().fold(0, u64::max);
+        (lo, hi)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn avx2(v: &[u64]) -> (u64, u64) {
+        body(v)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked just above).
+        return unsafe { avx2(v) };
+    }
+    body(v)
+}
+
+/// The largest of `addrs` over the lanes of `lanes` (0 when none); compiled for AVX2 where
+/// the CPU has it.
+fn masked_max(addrs: &[u32; 32], lanes: u32) -> u32 {
+    #[inline(always)]
+    fn body(addrs: &[u32; 32], lanes: u32) -> u32 {
+        let mut top = 0u32;
+        for (l, &a) in addrs.iter().enumerate() {
+            top = top.max(a & 0u32.wrapping_sub(lanes >> l & 1));
+        }
+        top
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn avx2(addrs: &[u32; 32], lanes: u32) -> u32 {
+        body(addrs, lanes)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked just above).
+        return unsafe { avx2(addrs, lanes) };
+    }
+    body(addrs, lanes)
 }
 
 pub(in crate::ptx) fn addr_value(regs: &[u64], a: &Addr, l: usize) -> i128 {

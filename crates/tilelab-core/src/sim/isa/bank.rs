@@ -466,15 +466,27 @@ impl WarpRequest {
         // The usual case, every address lane aligned and in range, checked for all lanes at once:
         // their offsets ORed (the alignment is a power of two) and the largest. The loop below
         // finds the first lane at fault, and checks cp.async's global sources.
+        // A cp.async's global sources are checked the same way (ORed, against its width).
         let align = ins.alignment();
-        if align.is_power_of_two() && !matches!(ins, Instruction::CpAsync(_)) {
+        let src = match (ins, &self.global_addrs) {
+            (Instruction::CpAsync(_), Some(src)) => Some(src),
+            _ => None,
+        };
+        if align.is_power_of_two() && width.is_power_of_two() {
             let (mut or, mut max) = (0u32, 0u32);
             for (lane, &off) in self.lane_byte_offsets.iter().enumerate() {
                 let off = off & 0u32.wrapping_sub(lanes >> lane & 1);
                 or |= off;
                 max = max.max(off);
             }
+            let mut src_or = 0u64;
+            if let Some(src) = src {
+                for (lane, &a) in src.iter().enumerate() {
+                    src_or |= a & 0u64.wrapping_sub(u64::from(lanes >> lane & 1));
+                }
+            }
             if or & (align - 1) == 0
+                && src_or & (u64::from(width) - 1) == 0
                 && u64::from(max) + u64::from(width) <= u64::from(smem.size_bytes)
             {
                 return Ok(());

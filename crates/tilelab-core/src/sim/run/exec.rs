@@ -286,6 +286,153 @@ impl MmaStep {
     }
 }
 
+/// A shared-memory load (`ld.shared`, `ldmatrix`) on a borrowed request, as the PTX engine
+/// runs `ldmatrix` (an observer gets a [`WarpStep`] built from it): the same validation, cost
+/// and registers as the load arm of
+/// [`WarpOp::Shared`], without copying the request into the step, its registers
+/// register-major (as the engine's register file holds them). A request whose instruction
+/// writes shared memory is refused ([`SimError::Invalid`]): run it as a [`WarpOp`].
+#[derive(Clone, Copy, Debug)]
+pub struct LoadLanes<'a> {
+    /// The request: instruction, lane byte addresses, active mask.
+    pub request: &'a WarpRequest,
+}
+
+/// What a [`LoadLanes`] did: the cost and registers of the [`WarpStep`] the same request
+/// gives as a [`WarpOp`], registers register-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadStep {
+    /// Wavefronts and ideal count ([`WarpRequest::cost`]).
+    pub cost: RequestCost,
+    /// `d[r][lane]`: register `r` of `lane` (0 for registers from [`Self::regs_per_lane`] on
+    /// and for lanes outside [`Self::reg_lanes`]).
+    pub d: [[u32; WARP_SIZE]; 4],
+    /// Registers written per lane ([`Instruction::regs_per_lane`]).
+    pub regs_per_lane: usize,
+    /// Lanes whose registers were written ([`register_lanes`]).
+    pub reg_lanes: u32,
+}
+
+/// The [`LoadLanes`] arm: `ldmatrix` rows straight into register-major lanes, any other load
+/// by [`load_by_segments`] (both the registers [`load`] gives, tested).
+#[inline]
+fn load_lanes(smem: &SharedMemory, req: &WarpRequest) -> Result<LoadStep, SimError> {
+    if req.instruction.is_store() {
+        return Err(SimError::Invalid(format!(
+            "{} writes shared memory: it is not a load",
+            req.instruction
+        )));
+    }
+    let cost = check_request(req, &smem.config())?;
+    let ins = req.instruction;
+    let d = match ins {
+        Instruction::Ldmatrix { num, trans } => {
+            ldmatrix_lanes(smem, &req.lane_byte_offsets, num.count(), trans)
+        }
+        _ => {
+            let r = load_by_segments(smem, req);
+            std::array::from_fn(|i| std::array::from_fn(|l| r[l][i]))
+        }
+    };
+    Ok(LoadStep {
+        cost,
+        d,
+        regs_per_lane: ins.regs_per_lane(),
+        reg_lanes: register_lanes(req),
+    })
+}
+
+/// The registers of a validated `ldmatrix.x<num>[.trans]` (row `r` of matrix `m` at
+/// `addrs[8m + r]`), register-major: [`ldmatrix::lane_registers`] transposed. Without
+/// `.trans` lane `4g + t`'s register `m` is word `t` of row `g` (its b16 elements `2t`,
+/// `2t + 1`), so register `m` is rows `8m .. 8m + 8` end to end; with `.trans` it holds
+/// element `g` of rows `2t` and `2t + 1`.
+fn ldmatrix_lanes(
+    smem: &SharedMemory,
+    addrs: &[u32; WARP_SIZE],
+    num: usize,
+    trans: bool,
+) -> [[u32; WARP_SIZE]; 4] {
+    let mut d = [[0u32; WARP_SIZE]; 4];
+    for (m, dm) in d.iter_mut().enumerate().take(num.min(4)) {
+        let rows: [[u32; 4]; 8] = std::array::from_fn(|r| smem.load_row32(addrs[8 * m + r]));
+        if trans {
+            // Lane `4g + t` holds element `g` of rows `2t`, `2t + 1`: lanes `4g .. 4g + 3` are
+            // column `g` of the 8 x 8 matrix, so register `m` is its transpose, row-major.
+            for (q, col) in dm.chunks_exact_mut(4).zip(&transpose_b16(&rows)) {
+                q.copy_from_slice(col);
+            }
+        } else {
+            for (q, row) in dm.chunks_exact_mut(4).zip(&rows) {
+                q.copy_from_slice(row);
+            }
+        }
+    }
+    d
+}
+
+/// The transpose of an 8 x 8 matrix of b16 elements, rows as four little-endian words each
+/// (element `c` of row `r`: bits `16(c % 2)..` of `rows[r][c / 2]`): `out[c]` is column `c`,
+/// element `r` of it row `r`'s. SSE2 (part of x86-64) where there is one, else element by
+/// element (the same bits, tested).
+fn transpose_b16(rows: &[[u32; 4]; 8]) -> [[u32; 4]; 8] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: unaligned 16-byte loads from and stores to `[u32; 4]` arrays; SSE2 is part
+        // of every x86-64 CPU.
+        unsafe {
+            let r: [__m128i; 8] = std::array::from_fn(|i| _mm_loadu_si128(rows[i].as_ptr().cast()));
+            let a = [
+                _mm_unpacklo_epi16(r[0], r[1]),
+                _mm_unpackhi_epi16(r[0], r[1]),
+                _mm_unpacklo_epi16(r[2], r[3]),
+                _mm_unpackhi_epi16(r[2], r[3]),
+                _mm_unpacklo_epi16(r[4], r[5]),
+                _mm_unpackhi_epi16(r[4], r[5]),
+                _mm_unpacklo_epi16(r[6], r[7]),
+                _mm_unpackhi_epi16(r[6], r[7]),
+            ];
+            let b = [
+                _mm_unpacklo_epi32(a[0], a[2]),
+                _mm_unpackhi_epi32(a[0], a[2]),
+                _mm_unpacklo_epi32(a[1], a[3]),
+                _mm_unpackhi_epi32(a[1], a[3]),
+                _mm_unpacklo_epi32(a[4], a[6]),
+                _mm_unpackhi_epi32(a[4], a[6]),
+                _mm_unpacklo_epi32(a[5], a[7]),
+                _mm_unpackhi_epi32(a[5], a[7]),
+            ];
+            let c = [
+                _mm_unpacklo_epi64(b[0], b[4]),
+                _mm_unpackhi_epi64(b[0], b[4]),
+                _mm_unpacklo_epi64(b[1], b[5]),
+                _mm_unpackhi_epi64(b[1], b[5]),
+                _mm_unpacklo_epi64(b[2], b[6]),
+                _mm_unpackhi_epi64(b[2], b[6]),
+                _mm_unpacklo_epi64(b[3], b[7]),
+                _mm_unpackhi_epi64(b[3], b[7]),
+            ];
+            let mut out = [[0u32; 4]; 8];
+            for (o, v) in out.iter_mut().zip(c) {
+                _mm_storeu_si128(o.as_mut_ptr().cast(), v);
+            }
+            out
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    transpose_b16_scalar(rows)
+}
+
+/// [`transpose_b16`] element by element (every target; tested against the SSE2 one).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn transpose_b16_scalar(rows: &[[u32; 4]; 8]) -> [[u32; 4]; 8] {
+    let half = |row: &[u32; 4], col: usize| (row[col / 2] >> (16 * (col % 2))) & 0xffff;
+    std::array::from_fn(|c| {
+        std::array::from_fn(|w| half(&rows[2 * w], c) | half(&rows[2 * w + 1], c) << 16)
+    })
+}
+
 fn request(instruction: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
     WarpRequest {
         instruction,
@@ -595,6 +742,7 @@ fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<W
 
 /// The [`MmaLanes`] arm: the float forms straight from the lane arrays
 /// (`crate::sim::mma_fast`), every other form by the reference on a copy.
+#[inline]
 fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
     let k = op.kind;
     let kind = MmaKind::with_types(k.shape, k.dtype, k.btype, k.acc, k.satfinite)?;
@@ -675,8 +823,9 @@ mod sealed {
     }
 }
 
-/// An instruction [`execute`] runs: `&`[`WarpOp`] or [`MmaLanes`] (warp; the second an
-/// `mma.sync` on borrowed registers, the same arm as [`WarpOp::Mma`]), [`WgmmaOp`]
+/// An instruction [`execute`] runs: `&`[`WarpOp`], [`MmaLanes`] or [`LoadLanes`] (warp; the
+/// second an `mma.sync` on borrowed registers, the same arm as [`WarpOp::Mma`], the third a
+/// shared load on a borrowed request, the load arm of [`WarpOp::Shared`]), [`WgmmaOp`]
 /// (warpgroup) or [`BulkOp`] (bulk). Sealed: a new instruction is a variant of one of these and an arm here,
 /// never a new executor.
 pub trait Op: sealed::Sealed {}
@@ -691,11 +840,21 @@ impl Op for &WarpOp {}
 
 impl sealed::Sealed for MmaLanes<'_> {
     type Step = MmaStep;
+    #[inline]
     fn run(self, _smem: &mut SharedMemory) -> Result<MmaStep, SimError> {
         mma_lanes(self)
     }
 }
 impl Op for MmaLanes<'_> {}
+
+impl sealed::Sealed for LoadLanes<'_> {
+    type Step = LoadStep;
+    #[inline]
+    fn run(self, smem: &mut SharedMemory) -> Result<LoadStep, SimError> {
+        load_lanes(smem, self.request)
+    }
+}
+impl Op for LoadLanes<'_> {}
 
 impl sealed::Sealed for WgmmaOp<'_> {
     type Step = WgmmaStep;
@@ -714,7 +873,7 @@ impl sealed::Sealed for BulkOp<'_> {
 impl Op for BulkOp<'_> {}
 
 /// Executes one instruction of any scope on `smem` and returns what it did: a [`WarpStep`]
-/// for a `&WarpOp`, an [`MmaStep`] for an [`MmaLanes`], a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
+/// for a `&WarpOp`, an [`MmaStep`] for an [`MmaLanes`], a [`LoadStep`] for a [`LoadLanes`], a [`WgmmaStep`] for a [`WgmmaOp`], a [`BulkStep`] for a [`BulkOp`].
 ///
 /// Warp ops: loads fill [`WarpStep::regs`]; stores write `smem` in lane order, then register
 /// order (PTX leaves undefined which of two lanes storing to one address wins; here the higher
@@ -1891,6 +2050,83 @@ mod tests {
             proptest::prop_assert_eq!(step.reg_lanes, u32::MAX);
             proptest::prop_assert_eq!(execute(&mut smem, &op).unwrap(), step);
         }
+
+        /// [`LoadLanes`] gives the [`WarpOp`] load's cost, registers (register-major), register
+        /// count and lanes, and its errors: random bytes, ldmatrix of every count with and
+        /// without .trans on random (sometimes misaligned or out-of-range) row addresses, and
+        /// `ld.shared` of every width on random addresses and masks.
+        #[test]
+        fn load_lanes_equal_the_warp_op(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1024),
+            rows in proptest::collection::vec(0u32..64, 32),
+            skew in 0u32..40,
+            mask in proptest::prelude::any::<u32>(),
+            which in 0usize..11,
+        ) {
+            let mut smem = SharedMemory::zeroed(1024);
+            for (i, &b) in bytes.iter().enumerate() {
+                smem.store_le(i as u32, 1, u32::from(b));
+            }
+            let ins = [
+                Instruction::Ldmatrix { num: MatrixCount::X1, trans: false },
+                Instruction::Ldmatrix { num: MatrixCount::X2, trans: false },
+                Instruction::Ldmatrix { num: MatrixCount::X4, trans: false },
+                Instruction::Ldmatrix { num: MatrixCount::X1, trans: true },
+                Instruction::Ldmatrix { num: MatrixCount::X2, trans: true },
+                Instruction::Ldmatrix { num: MatrixCount::X4, trans: true },
+                Instruction::Ld(AccessWidth::U8),
+                Instruction::Ld(AccessWidth::U16),
+                Instruction::Ld(AccessWidth::B32),
+                Instruction::Ld(AccessWidth::V2),
+                Instruction::Ld(AccessWidth::V4),
+            ][which];
+            let w = ins.bytes_per_address();
+            // Mostly aligned and in range; skew 33.. moves lane 5 off (misaligned or past the end).
+            let addrs: [u32; 32] = std::array::from_fn(|l| {
+                let a = (w * rows[l]) % 1024;
+                if l == 5 && skew > 32 { a + 8 * (skew - 32) + 1 } else { a }
+            });
+            let mask = if ins.is_warp_collective() && skew % 3 != 0 { u32::MAX } else { mask };
+            let req = WarpRequest {
+                instruction: ins,
+                lane_byte_offsets: addrs,
+                active_mask: mask,
+                global_addrs: None,
+            };
+            let want = execute(&mut smem, &WarpOp::load(req.clone()));
+            let got = execute(&mut smem, LoadLanes { request: &req });
+            match (want, got) {
+                (Ok(want), Ok(got)) => {
+                    proptest::prop_assert_eq!(got.cost, want.cost);
+                    proptest::prop_assert_eq!(got.regs_per_lane, want.regs_per_lane);
+                    proptest::prop_assert_eq!(got.reg_lanes, want.reg_lanes);
+                    for l in 0..WARP_SIZE {
+                        for r in 0..4 {
+                            proptest::prop_assert_eq!(got.d[r][l], want.regs[l][r], "lane {} reg {}", l, r);
+                        }
+                    }
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|_| ())),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The SSE2 transpose of b16 elements is the element-by-element one.
+        #[test]
+        fn b16_transposes_agree(words in proptest::collection::vec(proptest::prelude::any::<u32>(), 32)) {
+            let rows: [[u32; 4]; 8] = std::array::from_fn(|r| std::array::from_fn(|w| words[4 * r + w]));
+            proptest::prop_assert_eq!(transpose_b16(&rows), transpose_b16_scalar(&rows));
+        }
+    }
+
+    /// A store's request is no load.
+    #[test]
+    fn load_lanes_refuse_a_store() {
+        let mut smem = SharedMemory::zeroed(1024);
+        let req = WarpRequest::new(Instruction::St(AccessWidth::B32), [0; 32]);
+        assert!(execute(&mut smem, LoadLanes { request: &req }).is_err());
     }
 
     proptest::proptest! {

@@ -112,6 +112,14 @@ fn layout_of(kind: &MmaKind, k: u32) -> Option<&'static Layout> {
         .as_ref()
 }
 
+/// The A blocks of the f16 m16n8k16 form (m16n8k8: the first two): registers 0 and 1 hold
+/// columns 0-7 of rows `g` and `g + 8`, registers 2 and 3 columns 8-15.
+const F16_A: [(usize, usize); 4] = [(0, 0), (8, 0), (0, 8), (8, 8)];
+
+/// The C/D layout of every m16n8 form with f32 accumulators: registers 0, 1 hold row `g`,
+/// columns `2t`, `2t + 1`; registers 2, 3 the same of row `g + 8`.
+const F32_C: [(usize, usize); 4] = [(0, 0), (0, 1), (8, 0), (8, 1)];
+
 /// The column slot of D column `j` in the sums' rows: f32 accumulators put the even columns
 /// first (a C/D register's 4 lanes of one row are then 4 consecutive slots), f16 ones keep
 /// the order. Any order gives the same sums: each column is its own fold.
@@ -174,6 +182,171 @@ mod simd {
     #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) fn mma_d(o: &Ops<'_>) -> Option<DRegs> {
         dispatch::<true>(o)
+    }
+
+    /// The low 32 bits of four lanes (a register's lanes `4g .. 4g + 3`), in lane order.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn lo32x4(q: &[u64; 4]) -> std::arch::x86_64::__m128i {
+        use std::arch::x86_64::*;
+        // SAFETY: 32 bytes read from `q` (an unaligned load).
+        unsafe {
+            let v = _mm256_loadu_si256(q.as_ptr().cast());
+            let p = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+            _mm256_castsi256_si128(p)
+        }
+    }
+
+    /// Eight f16 (two per lane, the low half first) of a quad of lanes as f64: what
+    /// `decode_block::<2, _>` gives for f16 (F16C converts exactly, as `half` does).
+    #[target_feature(enable = "avx2,f16c")]
+    #[inline]
+    pub(super) fn quad_f16(q: &[u64; 4], out: &mut [f64; 8]) {
+        use std::arch::x86_64::*;
+        let h = lo32x4(q);
+        // SAFETY: 64 bytes written to `out` (unaligned stores).
+        unsafe {
+            let f = _mm256_cvtph_ps(h);
+            _mm256_storeu_pd(out.as_mut_ptr(), _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+            _mm256_storeu_pd(
+                out.as_mut_ptr().add(4),
+                _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)),
+            );
+        }
+    }
+
+    /// Four lanes' low 32 bits as f32 values widened to f64 (exact, as `f64::from`).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn quad_f32(q: &[u64; 4], out: &mut [f64; 4]) {
+        use std::arch::x86_64::*;
+        let w = lo32x4(q);
+        // SAFETY: 32 bytes written to `out` (an unaligned store).
+        unsafe { _mm256_storeu_pd(out.as_mut_ptr(), _mm256_cvtps_pd(_mm_castsi128_ps(w))) };
+    }
+
+    /// Four f64 rounded to f32 bit patterns: `(x as f32).to_bits()` each (round to nearest
+    /// even, the MXCSR default Rust assumes; NaNs quieted as `cvtsd2ss` does).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn d_f32(x: &[f64; 4], out: &mut [u32; 4]) {
+        use std::arch::x86_64::*;
+        // SAFETY: 32 bytes read from `x`, 16 written to `out` (unaligned accesses).
+        unsafe {
+            let f = _mm256_cvtpd_ps(_mm256_loadu_pd(x.as_ptr()));
+            _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_castps_si128(f));
+        }
+    }
+
+    /// One f16 B register (its 32 lanes; lane `4g + t` holds rows `2t`, `2t + 1` of column
+    /// `g`) as its 8 rows of `rows`, columns in slot order (`super::slot`): the scalar
+    /// placement and `decode8` of `fast_k`, by an 8 x 8 transpose of 16-bit elements.
+    #[target_feature(enable = "avx2,f16c")]
+    #[inline]
+    pub(super) fn b_f16(lanes: &super::Lanes, f16acc: bool, rows: &mut [[f64; 8]; 8]) {
+        use std::arch::x86_64::*;
+        // Input row `s` (slot `s`): column `g` with `slot(f16acc, g) == s`, its 8 k elements.
+        let col = |s: usize| match (f16acc, s) {
+            (true, _) => s,
+            (false, 0..4) => 2 * s,
+            (false, _) => 2 * (s - 4) + 1,
+        };
+        let r: [__m128i; 8] = std::array::from_fn(|s| {
+            let g = col(s);
+            lo32x4(lanes[4 * g..4 * g + 4].try_into().unwrap())
+        });
+        let a0 = _mm_unpacklo_epi16(r[0], r[1]);
+        let a1 = _mm_unpackhi_epi16(r[0], r[1]);
+        let a2 = _mm_unpacklo_epi16(r[2], r[3]);
+        let a3 = _mm_unpackhi_epi16(r[2], r[3]);
+        let a4 = _mm_unpacklo_epi16(r[4], r[5]);
+        let a5 = _mm_unpackhi_epi16(r[4], r[5]);
+        let a6 = _mm_unpacklo_epi16(r[6], r[7]);
+        let a7 = _mm_unpackhi_epi16(r[6], r[7]);
+        let b0 = _mm_unpacklo_epi32(a0, a2);
+        let b1 = _mm_unpackhi_epi32(a0, a2);
+        let b2 = _mm_unpacklo_epi32(a1, a3);
+        let b3 = _mm_unpackhi_epi32(a1, a3);
+        let b4 = _mm_unpacklo_epi32(a4, a6);
+        let b5 = _mm_unpackhi_epi32(a4, a6);
+        let b6 = _mm_unpacklo_epi32(a5, a7);
+        let b7 = _mm_unpackhi_epi32(a5, a7);
+        let c = [
+            _mm_unpacklo_epi64(b0, b4),
+            _mm_unpackhi_epi64(b0, b4),
+            _mm_unpacklo_epi64(b1, b5),
+            _mm_unpackhi_epi64(b1, b5),
+            _mm_unpacklo_epi64(b2, b6),
+            _mm_unpackhi_epi64(b2, b6),
+            _mm_unpacklo_epi64(b3, b7),
+            _mm_unpackhi_epi64(b3, b7),
+        ];
+        for (row, &h) in rows.iter_mut().zip(&c) {
+            let f = _mm256_cvtph_ps(h);
+            // SAFETY: 64 bytes written to `row` (unaligned stores).
+            unsafe {
+                _mm256_storeu_pd(row.as_mut_ptr(), _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+                _mm256_storeu_pd(
+                    row.as_mut_ptr().add(4),
+                    _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)),
+                );
+            }
+        }
+    }
+
+    /// D of an f16 `mma.sync` m16n8kK (K = 8 or 16) with f32 accumulators, A in the blocks
+    /// [`super::F16_A`] and C/D in [`super::F32_C`], a row at a time: row `8h + g`'s A
+    /// elements (registers `h`, and `h + 2` for K = 16), its C (slots in [`super::slot`]
+    /// order: even columns from register `2h`, odd ones from `2h + 1`) widened into two
+    /// vectors, folded with `b` (K x 8, slot order) in k order by fused multiply-adds (the
+    /// sums of `super::sums`, element by element), rounded to f32 into `out` as `fast_k`
+    /// writes D.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    pub(super) fn rows_f32acc<const K: usize>(
+        a: &[&super::Lanes],
+        b: &[[f64; 8]; K],
+        c: &[&super::Lanes],
+        out: &mut super::DRegs,
+    ) {
+        use std::arch::x86_64::*;
+        for h in 0..2 {
+            for g in 0..8 {
+                let mut arow = [0f64; 16];
+                let (first, second) = arow.split_at_mut(8);
+                quad_f16(super::quad(a[h], g), first.try_into().unwrap());
+                if K == 16 {
+                    quad_f16(super::quad(a[h + 2], g), second.try_into().unwrap());
+                }
+                let (ce, co) = (2 * h, 2 * h + 1);
+                let mut lo = _mm256_cvtps_pd(_mm_castsi128_ps(lo32x4(super::quad(c[ce], g))));
+                let mut hi = _mm256_cvtps_pd(_mm_castsi128_ps(lo32x4(super::quad(c[co], g))));
+                // An index loop, which the compiler unrolls (K is a constant); the zipped
+                // iterators it was first written with kept a loop counter per k.
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..K {
+                    let x = _mm256_set1_pd(arow[k]);
+                    // SAFETY: 32 bytes read at each half of the 8-element row `b[k]`.
+                    let (b0, b1) = unsafe {
+                        (
+                            _mm256_loadu_pd(b[k].as_ptr()),
+                            _mm256_loadu_pd(b[k].as_ptr().add(4)),
+                        )
+                    };
+                    lo = _mm256_fmadd_pd(x, b0, lo);
+                    hi = _mm256_fmadd_pd(x, b1, hi);
+                }
+                let (wl, wh) = (
+                    _mm_castps_si128(_mm256_cvtpd_ps(lo)),
+                    _mm_castps_si128(_mm256_cvtpd_ps(hi)),
+                );
+                // SAFETY: 16 bytes written to lanes 4g .. 4g + 3 of registers `ce` and `co`.
+                unsafe {
+                    _mm_storeu_si128(out[ce][4 * g..4 * g + 4].as_mut_ptr().cast(), wl);
+                    _mm_storeu_si128(out[co][4 * g..4 * g + 4].as_mut_ptr().cast(), wh);
+                }
+            }
+        }
     }
 
     /// Eight f16 bit patterns as f64 (F16C: exact, as `half`'s conversion).
@@ -290,19 +463,60 @@ fn fast_k<
     debug_assert!(AK == 16 * K && 32 / PER == o.kind.dtype.bits() as usize);
     let (kind, lay) = (o.kind, o.lay);
     let dt = kind.dtype;
+    // f16 pairs under SIMD: a quad's low words are its 8 elements in order (one F16C
+    // conversion), the same values as `decode_block`'s.
+    let f16_simd = SIMD && PER == 2 && dt == MmaDtype::F16;
+    // B k-major (K x 8, columns in slot order): raw bits placed, then decoded 8 at a time.
+    let mut b = [[0f64; 8]; K];
+    #[cfg(target_arch = "x86_64")]
+    if f16_simd {
+        // Each register's 8 x 8 block of b16 elements transposed in SSE registers (the same
+        // placement as the scalar loop below), then decoded a row at a time.
+        for (lanes, &k0) in o.b.iter().zip(&lay.b).take(kind.regs(Operand::B) as usize) {
+            let rows: &mut [[f64; 8]; 8] = (&mut b[k0..k0 + 8]).try_into().unwrap();
+            // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+            unsafe { simd::b_f16(lanes, F16ACC, rows) };
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    let na = kind.regs(Operand::A) as usize;
+    if f16_simd
+        && !F16ACC
+        && (K == 8 || K == 16)
+        && na == K / 4
+        && lay.a[..na] == F16_A[..na]
+        && kind.regs(Operand::C) == 4
+        && lay.c == F32_C
+    {
+        // f32 accumulators: each D row decoded, folded and written in AVX2 registers.
+        let mut out = [[0u32; WARP_SIZE]; 4];
+        // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+        unsafe { simd::rows_f32acc::<K>(o.a, &b, o.c, &mut out) };
+        return out;
+    }
     // A row-major (16 x K): each (register, g) is 4·PER consecutive elements of one row.
     let mut a = [0f64; AK];
     for (lanes, &(row, col)) in o.a.iter().zip(&lay.a).take(kind.regs(Operand::A) as usize) {
         for g in 0..8 {
             let at = (row + g) * K + col;
+            #[cfg(target_arch = "x86_64")]
+            if f16_simd {
+                let out: &mut [f64; 8] = (&mut a[at..at + 8]).try_into().unwrap();
+                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                unsafe { simd::quad_f16(quad(lanes, g), out) };
+                continue;
+            }
             decode_block::<PER, SIMD>(dt, quad(lanes, g), &mut a[at..at + 4 * PER]);
         }
     }
-    // B k-major (K x 8, columns in slot order): raw bits placed, then decoded 8 at a time.
     let mut braw = [[0u16; 8]; K];
     let bits = 32 / PER;
     let emask = (1u32 << bits) - 1;
-    for (lanes, &k0) in o.b.iter().zip(&lay.b).take(kind.regs(Operand::B) as usize) {
+    for (lanes, &k0) in o.b.iter().zip(&lay.b).take(if f16_simd {
+        0
+    } else {
+        kind.regs(Operand::B) as usize
+    }) {
         let rows = &mut braw[k0..k0 + 4 * PER];
         for g in 0..8 {
             let s = slot(F16ACC, g);
@@ -313,9 +527,10 @@ fn fast_k<
             }
         }
     }
-    let mut b = [[0f64; 8]; K];
-    for (row, raw) in b.iter_mut().zip(&braw) {
-        decode8::<SIMD>(dt, raw, row);
+    if !f16_simd {
+        for (row, raw) in b.iter_mut().zip(&braw) {
+            decode8::<SIMD>(dt, raw, row);
+        }
     }
     // C (16 x 8, slot order), summed into in place.
     let mut d = [[0f64; 8]; 16];
@@ -326,6 +541,12 @@ fn fast_k<
                 decode_block::<2, SIMD>(MmaDtype::F16, quad(lanes, g), drow);
             } else {
                 let q: &mut [f64; 4] = (&mut drow[4 * c0..4 * c0 + 4]).try_into().unwrap();
+                #[cfg(target_arch = "x86_64")]
+                if SIMD {
+                    // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                    unsafe { simd::quad_f32(quad(lanes, g), q) };
+                    continue;
+                }
                 for (x, &w) in q.iter_mut().zip(quad(lanes, g)) {
                     *x = f64::from(f32::from_bits(w as u32));
                 }
@@ -341,6 +562,13 @@ fn fast_k<
     {
         for (g, drow) in d[row..row + 8].iter().enumerate() {
             let q: &mut [u32; 4] = (&mut words[4 * g..4 * g + 4]).try_into().unwrap();
+            #[cfg(target_arch = "x86_64")]
+            if SIMD && !F16ACC {
+                let x: &[f64; 4] = (&drow[4 * c0..4 * c0 + 4]).try_into().unwrap();
+                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                unsafe { simd::d_f32(x, q) };
+                continue;
+            }
             for (t, w) in q.iter_mut().enumerate() {
                 *w = if F16ACC {
                     let h = |j: usize| u32::from(f16::from_f64(drow[j]).to_bits());

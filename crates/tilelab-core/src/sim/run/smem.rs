@@ -163,11 +163,32 @@ impl SharedMemory {
         std::array::from_fn(|i| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]))
     }
 
+    /// The four little-endian 32-bit words of the 16 bytes at `offset` (an ldmatrix row as
+    /// words: word `w` holds b16 elements `2w` (low half) and `2w + 1`), for the executor after
+    /// it has validated the request; zeros outside the array.
+    pub(crate) fn load_row32(&self, offset: u32) -> [u32; 4] {
+        let o = offset as usize;
+        let b: [u8; 16] = self
+            .bytes
+            .get(o..o + 16)
+            .and_then(|s| s.try_into().ok())
+            .unwrap_or([0; 16]);
+        std::array::from_fn(|i| {
+            u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
+        })
+    }
+
     /// Writes `data` at `offset`, for the executor after it has validated the request (so the
     /// range is known to be inside the array).
     pub(crate) fn store_bytes(&mut self, offset: u32, data: &[u8]) {
         let o = offset as usize;
-        self.bytes[o..o + data.len()].copy_from_slice(data);
+        // The usual widths as fixed-size copies (a copy of `len` bytes is a `memcpy` call).
+        match data.len() {
+            16 => self.bytes[o..o + 16].copy_from_slice(&data[..16]),
+            8 => self.bytes[o..o + 8].copy_from_slice(&data[..8]),
+            4 => self.bytes[o..o + 4].copy_from_slice(&data[..4]),
+            n => self.bytes[o..o + n].copy_from_slice(data),
+        }
     }
 
     /// Writes the low `len` (1..=4) bytes of `v` at `offset`, little-endian; the executor's
