@@ -2160,7 +2160,11 @@ impl Decoder<'_> {
 
     /// The error for `name` declared again in a block that has it as register `first_reg`.
     fn declared_twice(&self, name: &str, first_reg: u32, line: u32) -> DecodeError {
-        let first = self.decl_lines.get(first_reg as usize).copied().unwrap_or(0);
+        let first = self
+            .decl_lines
+            .get(first_reg as usize)
+            .copied()
+            .unwrap_or(0);
         derr(
             line,
             format!(
@@ -4744,7 +4748,10 @@ mod tests {
             (".reg .b32 %pm<8>;", "%pm0"),
             (".reg .b32 %clock<70>;", "%clock64"),
             (".reg .b32 %envreg1<2>;", "%envreg10"),
-            (".reg .b32 %reserved_smem_offset_<2>;", "%reserved_smem_offset_0"),
+            (
+                ".reg .b32 %reserved_smem_offset_<2>;",
+                "%reserved_smem_offset_0",
+            ),
             (".reg .b32 %clock<65>;\n.reg .b32 %clock<1>;", "%clock64"),
         ] {
             let m = err_of(body);
@@ -4761,7 +4768,8 @@ mod tests {
         let m = err_of(".reg .b32 %x<5>;\nmov.b32 %x04, 1;");
         assert!(m.contains("register '%x04' is not declared"), "{m}");
         // An inner block's range shadows the outer one there, and only there.
-        dec(".reg .b32 %x<2>;\n{\n.reg .f32 %x<2>;\nmov.f32 %x1, 0f3F800000;\n}\nmov.u32 %x1, 1;").unwrap();
+        dec(".reg .b32 %x<2>;\n{\n.reg .f32 %x<2>;\nmov.f32 %x1, 0f3F800000;\n}\nmov.u32 %x1, 1;")
+            .unwrap();
         let m = err_of(".reg .b32 %x<2>;\n{\n.reg .f32 %x<2>;\nmov.u32 %x1, 1;\n}");
         assert!(m.contains("'%x1' is declared .f32"), "{m}");
         assert_eq!(split_reg_name("%r12"), ("%r", Some(12)));

@@ -366,7 +366,9 @@ impl Decoder<'_> {
                 })
             }
             "call" => match &ops[0] {
-                Operand::Name(n) if !n.starts_with('%') => Ok(Op::Call { name: n.to_string() }),
+                Operand::Name(n) if !n.starts_with('%') => Ok(Op::Call {
+                    name: n.to_string(),
+                }),
                 o => Err(derr(
                     line,
                     format!(
