@@ -2097,7 +2097,7 @@ mod round2_cli {
     #[test]
     fn operands_are_quoted_as_ptx() {
         use tilelab::ptx::parse::Operand as O;
-        let name = |s: &str| O::Name(s.to_string());
+        let name = |s: &str| O::Name(s.into());
         for (o, want) in [
             (name("%r1"), "%r1"),
             (O::Not("%p1".into()), "!%p1"),

@@ -1496,8 +1496,110 @@ fn proxy_ok(rest: &[&str]) -> bool {
         })
 }
 
+/// A hash map with foldhash's fast hasher (the decoder's name tables: short keys, hashed once
+/// or twice per operand; SipHash was a sixth of the load).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// A register name cut into its stem and its number: `%r12` → (`%r`, 12), `%rd0` → (`%rd`,
+/// 0); a name without trailing digits, or whose digits are not a number's own spelling (`%r01`,
+/// a leading zero) or pass `u32`, is all stem (`%p`, `%r01`). Two names cut the same way only
+/// if they are the same name: the stem of a numbered name never ends in a digit.
+fn split_reg_name(name: &str) -> (&str, Option<u32>) {
+    let b = name.as_bytes();
+    let mut at = b.len();
+    while at > 0 && b[at - 1].is_ascii_digit() {
+        at -= 1;
+    }
+    let digits = b.len() - at;
+    // At most 10 digits without a leading zero (but `0` itself), at most u32::MAX: what
+    // `str::parse::<u32>` reads from a run of digits, written once.
+    if digits == 0 || digits > 10 || (digits > 1 && b[at] == b'0') {
+        return (name, None);
+    }
+    let mut k = 0u64;
+    for &c in &b[at..] {
+        k = k * 10 + u64::from(c - b'0');
+    }
+    match u32::try_from(k) {
+        Ok(k) => (&name[..at], Some(k)),
+        Err(_) => (name, None),
+    }
+}
+
+/// The registers one `{ }` block declares sharing a stem ([`split_reg_name`]).
+#[derive(Default)]
+struct RegStem {
+    /// The register named by the stem alone (`%t`).
+    bare: Option<u32>,
+    /// `stem<N>`: N and the first of its N consecutive registers (`stem0` … `stem{N-1}`).
+    /// At most one per block: a second one declares `stem0` again.
+    range: Option<(u32, u32)>,
+    /// Numbered names declared one by one (`%r7`, or a range whose name ends in a digit):
+    /// number → register.
+    singles: FastMap<u32, u32>,
+}
+
+impl RegStem {
+    /// The register numbered `k` (`None`: the bare stem).
+    fn get(&self, k: Option<u32>) -> Option<u32> {
+        match k {
+            None => self.bare,
+            Some(k) => match self.range {
+                Some((n, base)) if k < n => Some(base + k),
+                _ => self.singles.get(&k).copied(),
+            },
+        }
+    }
+}
+
+/// A stem of at most 7 bytes as one integer (its bytes, its length in the top byte): the
+/// common stems (`%r`, `%rd`, `%f`, `%p`) are found by an integer's hash, not a string's.
+fn short_stem(stem: &str) -> Option<u64> {
+    let b = stem.as_bytes();
+    (b.len() <= 7).then(|| {
+        let mut k = (b.len() as u64) << 56;
+        for (i, &c) in b.iter().enumerate() {
+            k |= u64::from(c) << (8 * i);
+        }
+        k
+    })
+}
+
+/// One `{ }` block's registers by stem: a `%r<N>` range is one entry, not N names.
+#[derive(Default)]
+struct RegScope {
+    /// Stems of at most 7 bytes, by [`short_stem`].
+    short: FastMap<u64, RegStem>,
+    /// The longer stems.
+    long: FastMap<String, RegStem>,
+}
+
+impl RegScope {
+    fn get(&self, stem: &str) -> Option<&RegStem> {
+        match short_stem(stem) {
+            Some(k) => self.short.get(&k),
+            None => self.long.get(stem),
+        }
+    }
+
+    fn get_mut(&mut self, stem: &str) -> Option<&mut RegStem> {
+        match short_stem(stem) {
+            Some(k) => self.short.get_mut(&k),
+            None => self.long.get_mut(stem),
+        }
+    }
+
+    /// The entry of `stem`, made empty if the block has none.
+    fn entry(&mut self, stem: &str) -> &mut RegStem {
+        match short_stem(stem) {
+            Some(k) => self.short.entry(k).or_default(),
+            None => self.long.entry(stem.to_string()).or_default(),
+        }
+    }
+}
+
 struct Decoder<'a> {
-    regs: Vec<HashMap<String, u32>>, // scope stack
+    regs: Vec<RegScope>, // scope stack
     /// Per register: its declared type (the decoder's own: `.u32` special registers, `.u64`
     /// variable addresses).
     tys: Vec<Ty>,
@@ -1508,16 +1610,16 @@ struct Decoder<'a> {
     /// using 16-bit mov and cvt instructions are supported").
     legacy16: Vec<bool>,
     nregs: u32,
-    specials: HashMap<Special, u32>,
+    specials: FastMap<Special, u32>,
     shared_syms: HashMap<String, u32>,
     local_syms: HashMap<String, u32>,
     global_syms: HashMap<String, usize>,
     global_regs: HashMap<usize, u32>,
-    params: HashMap<String, usize>,
+    params: FastMap<String, usize>,
     param_info: &'a mut Vec<ParamInfo>,
     /// Labels by [`scoped_label`] key (a label in a `{ }` block is local to it: Triton's inline
     /// asm repeats `waitLoop:` in one block per wait, PTX ISA §4.4 / §11.1 scopes).
-    labels: HashMap<String, u32>,
+    labels: FastMap<String, u32>,
     /// The `{ }` blocks open at the instruction being decoded, outermost first (0 = the body).
     scopes: Vec<u32>,
     /// Registers loaded from 64-bit parameters: register → parameter index.
@@ -1538,13 +1640,13 @@ struct Decoder<'a> {
     call_params: std::collections::HashSet<String>,
     /// Each opcode text checked so far (`["add", "s32"]`) and its row of [`FORMS`]
     /// ([`Decoder::check_form`]).
-    formed: HashMap<Vec<String>, Option<usize>>,
+    formed: FastMap<Vec<parse::Name>, Option<usize>>,
 }
 
 /// Pass 1 of [`decode`]: every label's instruction index, by [`scoped_label`] key (blocks
 /// numbered in the order they open, as pass 2 numbers them).
-fn labels_of(kernel: &Kernel) -> Result<HashMap<String, u32>, DecodeError> {
-    let mut labels = HashMap::new();
+fn labels_of(kernel: &Kernel) -> Result<FastMap<String, u32>, DecodeError> {
+    let mut labels = FastMap::default();
     let mut n = 0u32;
     let (mut stack, mut blocks) = (vec![0u32], 0u32);
     for s in &kernel.body {
@@ -1610,7 +1712,7 @@ struct Opc<'i> {
 
 impl<'i> Opc<'i> {
     fn new(inst: &'i parse::Inst) -> Opc<'i> {
-        let parts: Vec<&str> = inst.opcode.iter().map(String::as_str).collect();
+        let parts: Vec<&str> = inst.opcode.iter().map(parse::Name::as_str).collect();
         let name = parts.first().copied().unwrap_or("");
         let ty = last_ty(parts.get(1..).unwrap_or(&[]));
         Opc {
@@ -1858,19 +1960,19 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     shared_names.sort();
     let mut param_info = params;
     let mut d = Decoder {
-        regs: vec![HashMap::new()],
+        regs: vec![RegScope::default()],
         tys: Vec::new(),
         decl_lines: Vec::new(),
         legacy16: Vec::new(),
         nregs: 0,
-        specials: HashMap::new(),
+        specials: FastMap::default(),
         shared_syms,
         local_syms,
         global_syms,
         global_regs: HashMap::new(),
-        params: HashMap::new(),
+        params: FastMap::default(),
         param_info: &mut param_info,
-        labels: HashMap::new(),
+        labels: FastMap::default(),
         scopes: vec![0],
         param_regs: HashMap::new(),
         sm: module.target.as_deref().map_or(0, target_number),
@@ -1886,7 +1988,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
                 _ => None,
             })
             .collect(),
-        formed: HashMap::new(),
+        formed: FastMap::default(),
     };
     for (i, p) in d.param_info.iter().enumerate() {
         d.params.insert(p.name.clone(), i);
@@ -1900,7 +2002,7 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
     for s in &kernel.body {
         match s {
             Stmt::Open => {
-                d.regs.push(HashMap::new());
+                d.regs.push(RegScope::default());
                 blocks += 1;
                 d.scopes.push(blocks);
             }
@@ -2026,7 +2128,6 @@ impl Decoder<'_> {
                 ),
             ));
         }
-        // One hash of the name: the block's entry for it, taken or free.
         let Some(top) = self.regs.last_mut() else {
             self.own_reg(ty, false);
             if let Some(l) = self.decl_lines.last_mut() {
@@ -2034,20 +2135,22 @@ impl Decoder<'_> {
             }
             return Ok(());
         };
-        let slot = match top.entry(name.to_string()) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                let first = self.decl_lines.get(*e.get() as usize).copied().unwrap_or(0);
-                return Err(derr(
-                    line,
-                    format!(
-                        "register '{name}' is declared twice in one block (first at line {first}): a name is declared once per block, an inner {{ }} block may declare it again (PTX ISA §5.1.1 Register State Space)"
-                    ),
-                ));
-            }
-            std::collections::hash_map::Entry::Vacant(e) => e,
-        };
+        let (stem, k) = split_reg_name(name);
         let r = self.nregs;
-        slot.insert(r);
+        let set = |e: &mut RegStem| match k {
+            None => e.bare = Some(r),
+            Some(k) => {
+                e.singles.insert(k, r);
+            }
+        };
+        // The block's entry for the stem: the name taken or free.
+        match top.get_mut(stem) {
+            Some(e) => match e.get(k) {
+                Some(first) => return Err(self.declared_twice(name, first, line)),
+                None => set(e),
+            },
+            None => set(top.entry(stem)),
+        }
         self.own_reg(ty, false);
         if let Some(l) = self.decl_lines.last_mut() {
             *l = line;
@@ -2055,25 +2158,84 @@ impl Decoder<'_> {
         Ok(())
     }
 
-    /// Declares `%r<N>`'s registers `%r0` … `%r{N-1}` ([`Decoder::declare`] each, the names
-    /// written into one buffer, the block's table grown once).
+    /// The error for `name` declared again in a block that has it as register `first_reg`.
+    fn declared_twice(&self, name: &str, first_reg: u32, line: u32) -> DecodeError {
+        let first = self
+            .decl_lines
+            .get(first_reg as usize)
+            .copied()
+            .unwrap_or(0);
+        derr(
+            line,
+            format!(
+                "register '{name}' is declared twice in one block (first at line {first}): a name is declared once per block, an inner {{ }} block may declare it again (PTX ISA §5.1.1 Register State Space)"
+            ),
+        )
+    }
+
+    /// Declares `%r<N>`'s registers `%r0` … `%r{N-1}`: what [`Decoder::declare`] of each in
+    /// turn does, and the same first error, as one entry of the block (`N` consecutive
+    /// registers). A name ending in a digit (`%r1<10>`: `%r10` …) is declared name by name.
     fn declare_range(&mut self, name: &str, n: u32, ty: Ty, line: u32) -> Result<(), DecodeError> {
-        if let Some(top) = self.regs.last_mut() {
-            top.reserve(n as usize);
+        use std::fmt::Write as _;
+        if n == 0 {
+            return Ok(());
         }
         let mut buf = String::with_capacity(name.len() + 6);
-        for k in 0..n {
-            use std::fmt::Write as _;
+        let mut at = |k: u32| {
             buf.clear();
             buf.push_str(name);
             let _ = write!(buf, "{k}");
-            self.declare(&buf, ty, line)?;
+            buf.clone()
+        };
+        if name.ends_with(|c: char| c.is_ascii_digit()) || self.regs.is_empty() {
+            for k in 0..n {
+                self.declare(&at(k), ty, line)?;
+            }
+            return Ok(());
+        }
+        // A special register's name ending in digits ends in a number below 65 (`%clock64`,
+        // `%pm7_64`, `%envreg31`, `%reserved_smem_offset_1`): only `name0` … `name64` can be
+        // one.
+        let special = (0..n.min(65)).find(|&k| is_special_register(&at(k)));
+        let top = self.regs.last().and_then(|t| t.get(name));
+        // The first number this block has already: 0 if it has a range, else its least
+        // single below n.
+        let taken = top.and_then(|e| match e.range {
+            Some((_, base)) => Some((0, base)),
+            None => e
+                .singles
+                .iter()
+                .filter(|(k, _)| **k < n)
+                .min_by_key(|(k, _)| **k)
+                .map(|(&k, &r)| (k, r)),
+        });
+        match (special, taken) {
+            (Some(s), t) if t.is_none_or(|(k, _)| s <= k) => {
+                // `declare` says why.
+                return self.declare(&at(s), ty, line);
+            }
+            (_, Some((k, r))) => return Err(self.declared_twice(&at(k), r, line)),
+            _ => {}
+        }
+        let base = self.nregs;
+        self.nregs = self.nregs.saturating_add(n);
+        let len = self.tys.len() + n as usize;
+        self.tys.resize(len, ty);
+        self.decl_lines.resize(len, line);
+        self.legacy16.resize(len, false);
+        if let Some(top) = self.regs.last_mut() {
+            top.entry(name).range = Some((n, base));
         }
         Ok(())
     }
 
     fn lookup(&self, name: &str) -> Option<u32> {
-        self.regs.iter().rev().find_map(|s| s.get(name).copied())
+        let (stem, k) = split_reg_name(name);
+        self.regs
+            .iter()
+            .rev()
+            .find_map(|s| s.get(stem).and_then(|e| e.get(k)))
     }
 
     fn special(&mut self, name: &str) -> Option<u32> {
@@ -2202,17 +2364,17 @@ impl Decoder<'_> {
                 if let Some(r) = self.lookup(n).or_else(|| self.special(n)) {
                     self.check(r, n, want, line)?;
                     Src::Reg(r)
-                } else if let Some(&o) = self.shared_syms.get(n) {
+                } else if let Some(&o) = self.shared_syms.get(n.as_str()) {
                     Src::Imm(o as u64)
-                } else if let Some(&o) = self.local_syms.get(n) {
+                } else if let Some(&o) = self.local_syms.get(n.as_str()) {
                     Src::Imm(o as u64)
-                } else if let Some(&p) = self.params.get(n) {
+                } else if let Some(&p) = self.params.get(n.as_str()) {
                     // A kernel parameter's address in the parameter space (`mov.b64 %rd,
                     // param`; `cvta.param` keeps it): its byte offset in the parameter buffer,
                     // which `cp.async.bulk.tensor` and `prefetch.tensormap` take as a tensor
                     // map's address.
                     Src::Imm(self.param_info[p].offset as u64)
-                } else if let Some(&g) = self.global_syms.get(n) {
+                } else if let Some(&g) = self.global_syms.get(n.as_str()) {
                     let r = self.global_reg(g);
                     self.check(r, n, want, line)?;
                     Src::Reg(r)
@@ -2252,15 +2414,22 @@ impl Decoder<'_> {
     /// A destination register where `want` is asked. Special registers are read-only.
     fn dst(&mut self, o: &Operand, want: Want, line: u32) -> Result<u32, DecodeError> {
         match o {
-            Operand::Name(n) if self.lookup(n).is_none() && is_special_register(n) => Err(derr(
-                line,
-                format!(
-                    "'{n}' is a special register, which is read-only (PTX ISA §10 Special Registers): it cannot be the destination of '{}'",
-                    self.opname
-                ),
-            )),
             Operand::Name(n) => {
-                let r = self.reg(n, line)?;
+                // One lookup: a declared name, else a special register (refused) or the
+                // error `reg` gives.
+                let r = match self.lookup(n) {
+                    Some(r) => r,
+                    None if is_special_register(n) => {
+                        return Err(derr(
+                            line,
+                            format!(
+                                "'{n}' is a special register, which is read-only (PTX ISA §10 Special Registers): it cannot be the destination of '{}'",
+                                self.opname
+                            ),
+                        ));
+                    }
+                    None => self.reg(n, line)?,
+                };
                 self.check(r, n, want, line)?;
                 Ok(r)
             }
@@ -2307,15 +2476,15 @@ impl Decoder<'_> {
                                 ));
                             }
                             Src::Reg(r)
-                        } else if let Some(&o) = self.shared_syms.get(n) {
+                        } else if let Some(&o) = self.shared_syms.get(n.as_str()) {
                             Src::Imm(o as u64)
-                        } else if let Some(&o) = self.local_syms.get(n) {
+                        } else if let Some(&o) = self.local_syms.get(n.as_str()) {
                             Src::Imm(o as u64)
-                        } else if let Some(&p) = self.params.get(n) {
+                        } else if let Some(&p) = self.params.get(n.as_str()) {
                             Src::Imm(self.param_info[p].offset as u64)
-                        } else if self.call_params.contains(n) {
+                        } else if self.call_params.contains(n.as_str()) {
                             Src::Imm(0)
-                        } else if let Some(&g) = self.global_syms.get(n) {
+                        } else if let Some(&g) = self.global_syms.get(n.as_str()) {
                             Src::Reg(self.global_reg(g))
                         } else {
                             return Err(derr(line, format!("unknown name '{n}' in an address")));
@@ -2365,7 +2534,14 @@ impl Decoder<'_> {
     fn inst(&mut self, i: &parse::Inst) -> Result<Inst, DecodeError> {
         let line = i.line;
         self.text.set(i.text.trim_end_matches(';'));
-        self.opname = i.opcode.join(".");
+        // The opcode text in the decoder's one buffer (no allocation per instruction).
+        self.opname.clear();
+        for (k, p) in i.opcode.iter().enumerate() {
+            if k > 0 {
+                self.opname.push('.');
+            }
+            self.opname.push_str(p);
+        }
         let guard = match &i.guard {
             Some((p, neg)) => {
                 let r = self.reg(p, line)?;
@@ -2518,7 +2694,7 @@ impl Decoder<'_> {
     fn check_opcode(&self, i: &parse::Inst) -> Result<Option<usize>, DecodeError> {
         let line = i.line;
         let name = i.opcode[0].as_str();
-        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         let op = &self.opname;
         // `.b1024` names the tensor-map object in `tensormap.*` (PTX ISA, tensormap.replace),
         // and nowhere else.
@@ -3492,7 +3668,7 @@ impl Decoder<'_> {
 
     fn ld_st(&mut self, i: &parse::Inst, store: bool) -> Result<Op, DecodeError> {
         let line = i.line;
-        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         let ops = &i.operands;
         let mut space = Space::Generic;
         let mut ty = None;
@@ -3532,8 +3708,8 @@ impl Decoder<'_> {
         // when reached; on a path not taken, nothing.
         if space == Space::Param
             && let Some(Operand::Address(Some(n), _)) = ops.get(usize::from(!store))
-            && self.call_params.contains(n)
-            && !self.params.contains_key(n)
+            && self.call_params.contains(n.as_str())
+            && !self.params.contains_key(n.as_str())
         {
             return Ok(Op::Nop);
         }
@@ -3578,18 +3754,23 @@ impl Decoder<'_> {
 
     fn mma(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         let line = i.line;
-        let name = i.opcode.join(".");
-        let m: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
-        let kind = mma_kind(&m, &name, self.sm).map_err(|e| derr(line, e))?;
+        let m: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
+        let kind = mma_kind(&m, &self.opname, self.sm).map_err(|e| derr(line, e))?;
         let shape = kind.shape;
         use crate::sim::mma::Operand as O;
-        for (which, o, op) in [
+        // The declared register of each element of D, A, B and C, found while checking their
+        // types, so that D's and the sources' decoding below looks none up again.
+        let mut found: [Vec<Option<u32>>; 4] = Default::default();
+        for (k, (which, o, op)) in [
             ("D", &i.operands[0], O::C),
             ("A", &i.operands[1], O::A),
             ("B", &i.operands[2], O::B),
             ("C", &i.operands[3], O::C),
-        ] {
-            self.mma_reg_types(&kind, which, o, op, line)?;
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            found[k] = self.mma_reg_types(&kind, which, o, op, line)?;
         }
         // C and D: four .f32/.s32 registers, or two .f16x2 registers (.b32) for .f16.
         let cd = match kind.acc {
@@ -3599,13 +3780,13 @@ impl Decoder<'_> {
         };
         let b32 = Want::Ty(Ty::B(32));
         let d: Vec<u32> = self
-            .vec_dsts(&i.operands[0], cd, line)?
+            .mma_dsts(&i.operands[0], &found[0], cd, line)?
             .into_iter()
             .map(|r| r.ok_or_else(|| derr(line, "mma destinations cannot be '_'")))
             .collect::<Result<_, _>>()?;
-        let a = self.vec_srcs(&i.operands[1], b32, line)?;
-        let b = self.vec_srcs(&i.operands[2], b32, line)?;
-        let c = self.vec_srcs(&i.operands[3], cd, line)?;
+        let a = self.mma_srcs(&i.operands[1], &found[1], b32, line)?;
+        let b = self.mma_srcs(&i.operands[2], &found[2], b32, line)?;
+        let c = self.mma_srcs(&i.operands[3], &found[3], cd, line)?;
         let (na, nb, ncd) = (
             kind.regs(O::A) as usize,
             kind.regs(O::B) as usize,
@@ -3615,7 +3796,8 @@ impl Decoder<'_> {
             return Err(derr(
                 line,
                 format!(
-                    "'{name}' has {} D, {} A, {} B and {} C registers: mma.{} with .{} A, .{} B and .{} C/D takes {ncd} D, {na} A, {nb} B and {ncd} C ({})",
+                    "'{}' has {} D, {} A, {} B and {} C registers: mma.{} with .{} A, .{} B and .{} C/D takes {ncd} D, {na} A, {nb} B and {ncd} C ({})",
+                    self.opname,
                     d.len(),
                     a.len(),
                     b.len(),
@@ -3631,9 +3813,61 @@ impl Decoder<'_> {
         Ok(Op::Mma { kind, d, a, b, c })
     }
 
+    /// [`Decoder::vec_dsts`] of an `mma`'s D, given the register [`Decoder::mma_reg_types`]
+    /// found declared for each element (`found`): those are `dst`'s answer without a lookup.
+    fn mma_dsts(
+        &mut self,
+        o: &Operand,
+        found: &[Option<u32>],
+        want: Want,
+        line: u32,
+    ) -> Result<Vec<Option<u32>>, DecodeError> {
+        match o {
+            Operand::Vector(v) => v
+                .iter()
+                .zip(found)
+                .map(|(e, f)| match (e, f) {
+                    (Operand::Name(n), Some(r)) => {
+                        self.check(*r, n, want, line)?;
+                        Ok(Some(*r))
+                    }
+                    (Operand::Sink, _) => Ok(None),
+                    (e, _) => self.dst(e, want, line).map(Some),
+                })
+                .collect(),
+            o => self.vec_dsts(o, want, line),
+        }
+    }
+
+    /// [`Decoder::vec_srcs`] of an `mma` source, given the registers found declared
+    /// ([`Decoder::mma_dsts`]).
+    fn mma_srcs(
+        &mut self,
+        o: &Operand,
+        found: &[Option<u32>],
+        want: Want,
+        line: u32,
+    ) -> Result<Vec<Src>, DecodeError> {
+        match o {
+            Operand::Vector(v) => v
+                .iter()
+                .zip(found)
+                .map(|(e, f)| match (e, f) {
+                    (Operand::Name(n), Some(r)) => {
+                        self.check(*r, n, want, line)?;
+                        Ok(Src::Reg(*r))
+                    }
+                    (e, _) => self.src(e, want, line),
+                })
+                .collect(),
+            o => self.vec_srcs(o, want, line),
+        }
+    }
+
     /// The declared types of an `mma` operand's registers (`which` is D, A, B or C) against
     /// [`mma_reg_types`]: a register of another 32-bit type (`.f32` for an f16 A) is refused in
-    /// one line naming the operand, the register, its type and the types the form takes.
+    /// one line naming the operand, the register, its type and the types the form takes. For a
+    /// vector, each element's declared register (`None`: not a name, or not a declared one).
     fn mma_reg_types(
         &mut self,
         kind: &MmaKind,
@@ -3641,15 +3875,22 @@ impl Decoder<'_> {
         o: &Operand,
         op: crate::sim::mma::Operand,
         line: u32,
-    ) -> Result<(), DecodeError> {
+    ) -> Result<Vec<Option<u32>>, DecodeError> {
         let allowed = mma_reg_types(kind, op);
-        let regs: Vec<&Operand> = match o {
-            Operand::Vector(v) => v.iter().collect(),
-            o => vec![o],
+        let regs: &[Operand] = match o {
+            Operand::Vector(v) => v,
+            o => std::slice::from_ref(o),
         };
-        for r in regs {
+        let mut found = vec![None; regs.len()];
+        for (r, f) in regs.iter().zip(&mut found) {
             let Operand::Name(n) = r else { continue };
-            let idx = self.reg(n, line)?;
+            let idx = match self.lookup(n) {
+                Some(idx) => {
+                    *f = Some(idx);
+                    idx
+                }
+                None => self.reg(n, line)?,
+            };
             let ty = self.tys.get(idx as usize).copied().unwrap_or(Ty::B(32));
             if !allowed.contains(&ty) {
                 let elem = match op {
@@ -3672,7 +3913,7 @@ impl Decoder<'_> {
                 ));
             }
         }
-        Ok(())
+        Ok(found)
     }
 }
 
@@ -4479,6 +4720,65 @@ mod tests {
         assert!(m.contains("'%q'"), "{m}");
         // An inner block may declare a name again (and it shadows the outer one there).
         dec("{\n.reg .b64 %r1;\nmov.b64 %r1, %rd1;\n}\nmov.b32 %r1, 1;").unwrap();
+    }
+
+    /// A `%x<N>` range is one entry of its block ([`RegStem`]): each of its names still
+    /// collides with the same name declared alone, before or after, with the same first error
+    /// a name-by-name declaration gives; a special register's name in a range is refused.
+    #[test]
+    fn register_ranges_are_names_one_by_one() {
+        // The message of `body`'s error (on whichever of its lines).
+        let err_of = |body: &str| dec(body).expect_err(body).message;
+        let twice = |body: &str, name: &str| {
+            let m = err_of(body);
+            assert!(
+                m.starts_with(&format!("register '{name}' is declared twice in one block")),
+                "{body}: {m}"
+            );
+        };
+        twice(".reg .b32 %x5;\n.reg .b32 %x<10>;", "%x5");
+        twice(".reg .b32 %x<10>;\n.reg .b32 %x5;", "%x5");
+        twice(".reg .b32 %x<10>;\n.reg .b32 %x<3>;", "%x0");
+        twice(".reg .b32 %x9, %x4;\n.reg .b32 %x<10>;", "%x4");
+        // `%x1<10>` is `%x10` … `%x19`.
+        twice(".reg .b32 %x1<10>;\n.reg .b32 %x<20>;", "%x10");
+        twice(".reg .b32 %x<20>;\n.reg .b32 %x1<10>;", "%x10");
+        twice(".reg .b32 %clock5;\n.reg .b32 %clock<70>;", "%clock5");
+        for (body, name) in [
+            (".reg .b32 %pm<8>;", "%pm0"),
+            (".reg .b32 %clock<70>;", "%clock64"),
+            (".reg .b32 %envreg1<2>;", "%envreg10"),
+            (
+                ".reg .b32 %reserved_smem_offset_<2>;",
+                "%reserved_smem_offset_0",
+            ),
+            (".reg .b32 %clock<65>;\n.reg .b32 %clock<1>;", "%clock64"),
+        ] {
+            let m = err_of(body);
+            assert!(
+                m.contains(&format!("'{name}' is a special register")),
+                "{body}: {m}"
+            );
+        }
+        // `%x01` is not `%x1`; `%x<5>` ends at `%x4`; an empty range declares nothing.
+        dec(".reg .b32 %x<5>;\n.reg .b32 %x01, %x;\nmov.b32 %x01, %x1;\nmov.b32 %x, %x4;").unwrap();
+        dec(".reg .b32 %x<0>;\n.reg .b32 %x<0>;\n.reg .b32 %x0;").unwrap();
+        let m = err_of(".reg .b32 %x<5>;\nmov.b32 %x5, 1;");
+        assert!(m.contains("register '%x5' is not declared"), "{m}");
+        let m = err_of(".reg .b32 %x<5>;\nmov.b32 %x04, 1;");
+        assert!(m.contains("register '%x04' is not declared"), "{m}");
+        // An inner block's range shadows the outer one there, and only there.
+        dec(".reg .b32 %x<2>;\n{\n.reg .f32 %x<2>;\nmov.f32 %x1, 0f3F800000;\n}\nmov.u32 %x1, 1;")
+            .unwrap();
+        let m = err_of(".reg .b32 %x<2>;\n{\n.reg .f32 %x<2>;\nmov.u32 %x1, 1;\n}");
+        assert!(m.contains("'%x1' is declared .f32"), "{m}");
+        assert_eq!(split_reg_name("%r12"), ("%r", Some(12)));
+        assert_eq!(split_reg_name("%r0"), ("%r", Some(0)));
+        assert_eq!(split_reg_name("%r01"), ("%r01", None));
+        assert_eq!(split_reg_name("%p"), ("%p", None));
+        assert_eq!(split_reg_name("%r4294967295"), ("%r", Some(u32::MAX)));
+        assert_eq!(split_reg_name("%r4294967296"), ("%r4294967296", None));
+        assert_eq!(split_reg_name("%r99999999999"), ("%r99999999999", None));
     }
 
     /// PTX ISA 9.7.14.5.14 mma: `mma.sync.aligned.m16n8k16.row.col…` and

@@ -253,15 +253,20 @@ pub enum Stmt {
     CallParam(String, u32),
 }
 
+/// A name in an instruction (an opcode part, a register, a label, a variable): a string kept
+/// inline up to 24 bytes, so a parsed instruction allocates for its lists, not for each name
+/// (issue #31: one `String` per name was a quarter of loading a kernel).
+pub type Name = compact_str::CompactString;
+
 /// One instruction as written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
     /// 1-based line.
     pub line: u32,
     /// Guard predicate: register name and whether it is negated (`@!%p1`).
-    pub guard: Option<(String, bool)>,
+    pub guard: Option<(Name, bool)>,
     /// Opcode with its modifiers, e.g. `ld.shared.v4.b32`, split at dots (`::` stays inside a part).
-    pub opcode: Vec<String>,
+    pub opcode: Vec<Name>,
     /// Operands in order.
     pub operands: Vec<Operand>,
     /// The statement's text, whitespace collapsed (for reports).
@@ -272,11 +277,11 @@ pub struct Inst {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand {
     /// A register or special register (`%r1`, `%tid.x`) or a name (label, variable, parameter).
-    Name(String),
+    Name(Name),
     /// `!%p1` (negated predicate source).
-    Not(String),
+    Not(Name),
     /// `%p1|%p2` (setp's two results).
-    Pair(String, String),
+    Pair(Name, Name),
     /// An integer literal (two's complement bits).
     Int(i128),
     /// `0fXXXXXXXX` (f32 bits).
@@ -286,11 +291,11 @@ pub enum Operand {
     /// `{a, b, …}`: scalars only (PTX ISA §6.4.3).
     Vector(Vec<Operand>),
     /// `[base + offset]`, `[base]`, `[offset]`.
-    Address(Option<String>, i64),
+    Address(Option<Name>, i64),
     /// `[tensorMap, {c0, c1, …}]`: a tensor map's address and the tensor coordinates of
     /// `cp.async.bulk.tensor` / `cp.reduce.async.bulk.tensor` (PTX ISA §9.7.9.25.5, 1 to 5
     /// scalar coordinates).
-    TensorAddress(String, Vec<Operand>),
+    TensorAddress(Name, Vec<Operand>),
     /// `_` (sink).
     Sink,
 }
@@ -548,6 +553,15 @@ fn split<'a>(
             i += 1;
             continue;
         }
+        if st.start.is_some() && plain(c) {
+            // Inside a statement: a run of bytes that change nothing here (what `punct` does
+            // with each of them, and whitespace), skipped at once.
+            i += 1;
+            while i < b.len() && plain(b[i]) {
+                i += 1;
+            }
+            continue;
+        }
         if c.is_ascii_whitespace() {
             i += 1;
             continue;
@@ -573,6 +587,17 @@ fn split<'a>(
         }
     }
     Ok(())
+}
+
+/// A byte that, inside a statement and outside a `.section`, the splitter only steps over:
+/// statement text [`punct`] keeps as it is, or whitespace but a newline (a newline counts a
+/// line and may end a line directive; `/` may begin a comment, `"` a string; the rest are
+/// [`punct`]'s).
+fn plain(c: u8) -> bool {
+    !matches!(
+        c,
+        b'\n' | b'/' | b'"' | b';' | b'{' | b'}' | b':' | b'[' | b'(' | b']' | b')'
+    )
 }
 
 /// The splitter's state inside the current statement.
@@ -1392,7 +1417,7 @@ fn address(i: &mut &str) -> ModalResult<Operand> {
         ('[', ws),
         alt((
             (reg_name, ws, ',', ws, vector).verify_map(|(n, _, _, _, v)| match v {
-                Operand::Vector(v) => Some(Operand::TensorAddress(n.to_string(), v)),
+                Operand::Vector(v) => Some(Operand::TensorAddress(n.into(), v)),
                 _ => None,
             }),
             (
@@ -1400,7 +1425,7 @@ fn address(i: &mut &str) -> ModalResult<Operand> {
                 ws,
                 opt(preceded(('+', ws), int_lit.try_map(i64::try_from))),
             )
-                .map(|(n, _, o)| Operand::Address(Some(n.to_string()), o.unwrap_or(0))),
+                .map(|(n, _, o)| Operand::Address(Some(n.into()), o.unwrap_or(0))),
             int_lit
                 .try_map(i64::try_from)
                 .map(|o| Operand::Address(None, o)),
@@ -1684,7 +1709,7 @@ fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
     q.ws();
     let guard = if q.eat(b'@') {
         let neg = q.eat(b'!');
-        Some((q.reg_name(true)?.to_string(), neg))
+        Some((q.reg_name(true)?.into(), neg))
     } else {
         None
     };
@@ -1739,7 +1764,7 @@ fn winnow_instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
         ws,
         opt(preceded(
             '@',
-            (opt('!'), reg_name).map(|(n, r): (Option<char>, &str)| (r.to_string(), n.is_some())),
+            (opt('!'), reg_name).map(|(n, r): (Option<char>, &str)| (r.into(), n.is_some())),
         )),
         ws,
     )
@@ -1758,7 +1783,7 @@ fn winnow_instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
             ),
         });
     }
-    let opcode: Vec<String> = split_opcode(op);
+    let opcode: Vec<Name> = split_opcode(op);
     let mut operands = Vec::new();
     let _ = ws.parse_next(&mut i);
     if opcode[0] == "call" {
@@ -1791,9 +1816,31 @@ fn winnow_instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
 }
 
 /// `t`'s words joined by single spaces (`split_whitespace`, then `join(" ")`, without the
-/// list).
+/// list). ASCII text is cut at ASCII whitespace bytes (the only whitespace it can hold; an
+/// ASCII byte is always a character boundary), without decoding characters.
 fn collapse_ws(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
+    if t.is_ascii() {
+        let b = t.as_bytes();
+        let white = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        let mut k = 0;
+        loop {
+            while k < b.len() && white(b[k]) {
+                k += 1;
+            }
+            if k == b.len() {
+                return out;
+            }
+            let s = k;
+            while k < b.len() && !white(b[k]) {
+                k += 1;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&t[s..k]);
+        }
+    }
     for w in t.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
@@ -1831,7 +1878,7 @@ fn call_operands(rest: &str, line: u32) -> Result<Vec<Operand>, ParseError> {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.'))
     };
     match callee {
-        Some(c) if depth == 0 && ok(c) => Ok(vec![Operand::Name(c.to_string())]),
+        Some(c) if depth == 0 && ok(c) => Ok(vec![Operand::Name((*c).into())]),
         _ => Err(ParseError {
             line,
             message: format!(
@@ -1850,8 +1897,8 @@ fn unwrap_err(e: winnow::error::ErrMode<ContextError>) -> ContextError {
 }
 
 /// `ld.shared::cta.v4.b32` → `["ld", "shared::cta", "v4", "b32"]`.
-fn split_opcode(op: &str) -> Vec<String> {
-    op.split('.').map(str::to_string).collect()
+fn split_opcode(op: &str) -> Vec<Name> {
+    op.split('.').map(Name::from).collect()
 }
 
 /// Directives a kernel body may hold that mean nothing to the simulation (their use, such as
@@ -3309,6 +3356,24 @@ $L__BB0_1:
 
     /// Where [`quick_instruction`] answers for `t`, winnow answers the same; returns whether
     /// it answered.
+    /// [`collapse_ws`] is `split_whitespace` joined by single spaces, ASCII or not.
+    #[test]
+    fn collapse_ws_joins_words_as_split_whitespace_does() {
+        for t in [
+            "",
+            " ",
+            "add.s32 %r1, %r2, 3;",
+            "ld.param.u64 \t%rd1, [p];",
+            "  a\t\tb \n c\r\x0b\x0cd  ",
+            "a\u{a0}b\u{3000} c",
+            "é  ü\tx",
+            "x\u{1c}y",
+        ] {
+            let want = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(collapse_ws(t), want, "{t:?}");
+        }
+    }
+
     fn quick_agrees(t: &str) -> bool {
         match quick_instruction(t, 7) {
             Some(q) => {

@@ -29,7 +29,7 @@ impl Decoder<'_> {
         let line = i.line;
         let text = self.text.to_string();
         let bad = |m: String| Err(derr(line, format!("'{text}': {m} ({WGMMA_ISA})")));
-        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         for m in &mods {
             let known = matches!(*m, "mma_async" | "sync" | "aligned" | "satfinite")
                 || m.starts_with("m64n")
@@ -241,7 +241,7 @@ impl Decoder<'_> {
     /// modelled.
     pub(super) fn bulk(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         let line = i.line;
-        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         let has = |m: &str| mods.contains(&m);
         let text = self.text.to_string();
         let bad = |m: String| Err(derr(line, format!("'{text}': {m} ({BULK_ISA})")));
@@ -363,7 +363,7 @@ impl Decoder<'_> {
         rop: Option<ReduceOp>,
     ) -> Result<(BulkForm, BulkParts, usize), DecodeError> {
         let line = i.line;
-        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         let text = self.text.to_string();
         let bad = |m: String| Err(derr(line, format!("'{text}': {m} ({BULK_ISA})")));
         let ops = &i.operands;

@@ -31,7 +31,7 @@ pub struct ParamRead {
 pub fn mark_reads(kernel: &crate::ptx::parse::Kernel, params: &mut [ParamInfo]) {
     use crate::ptx::parse::{Operand, Stmt};
     const NONE: u32 = u32::MAX;
-    let index: std::collections::HashMap<&str, usize> = params
+    let index: std::collections::HashMap<&str, usize, foldhash::fast::RandomState> = params
         .iter()
         .enumerate()
         .map(|(i, p)| (p.name.as_str(), i))

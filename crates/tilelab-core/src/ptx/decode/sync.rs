@@ -161,7 +161,7 @@ impl Decoder<'_> {
     /// generic address, the `.sem`/`.scope` qualifiers, `.b64`, and `_` for the state.
     pub(super) fn mbarrier(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         let line = i.line;
-        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         let has = |m: &str| mods.contains(&m);
         let op = if has("init") {
             MbarOp::Init
@@ -326,7 +326,7 @@ impl Decoder<'_> {
                         if n == "_" {
                             Ok(None)
                         } else {
-                            d.dst(&Operand::Name(n.to_string()), want, line).map(Some)
+                            d.dst(&Operand::Name(n.into()), want, line).map(Some)
                         }
                     };
                 Ok(Op::Elect {
@@ -366,7 +366,9 @@ impl Decoder<'_> {
                 })
             }
             "call" => match &ops[0] {
-                Operand::Name(n) if !n.starts_with('%') => Ok(Op::Call { name: n.clone() }),
+                Operand::Name(n) if !n.starts_with('%') => Ok(Op::Call {
+                    name: n.to_string(),
+                }),
                 o => Err(derr(
                     line,
                     format!(

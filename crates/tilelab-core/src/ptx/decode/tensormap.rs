@@ -18,7 +18,7 @@ impl Decoder<'_> {
     /// scope.sync.aligned [dst], [src], 128`.
     pub(super) fn tensormap(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         let line = i.line;
-        let mods: Vec<&str> = i.opcode[1..].iter().map(String::as_str).collect();
+        let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         let has = |m: &str| mods.contains(&m);
         let text = self.text.clone();
         let ops = &i.operands;
