@@ -415,7 +415,6 @@ impl Machine<'_> {
         }
         for op in ops {
             if let AsyncAction::CompleteTx { cta, mbar, bytes } = op.action {
-                let name = self.mbar_name(mbar);
                 let before = MbarState::of(self.mbars_of(cta).get(&mbar));
                 let done = self
                     .mbars_of(cta)
@@ -444,13 +443,13 @@ impl Machine<'_> {
                         }),
                     });
                 }
-                done
-                    .map_err(|e| super::RunError::At {
-                        line: op.line,
-                        message: format!(
-                            "the asynchronous operation's complete-tx of {bytes} bytes on mbarrier {name}: {e}"
-                        ),
-                    })?;
+                done.map_err(|e| super::RunError::At {
+                    line: op.line,
+                    message: format!(
+                        "the asynchronous operation's complete-tx of {bytes} bytes on mbarrier {}: {e}",
+                        self.mbar_name(mbar)
+                    ),
+                })?;
             }
         }
         self.epoch += 1;
@@ -584,9 +583,10 @@ impl Machine<'_> {
             if let Some(e) = ev.as_deref_mut().filter(|e| e.is_none()) {
                 *e = Some(self.mbar_event(*op, *expect_tx, at, mask, av));
             }
-            let name = match rank == self.cur {
-                true => self.mbar_name(at),
-                false => format!("{} of cluster rank {rank}", self.mbar_name(at)),
+            // The mbarrier's name, for an error only (made when one is reported).
+            let name = |m: &Self| match rank == m.cur {
+                true => m.mbar_name(at),
+                false => format!("{} of cluster rank {rank}", m.mbar_name(at)),
             };
             let mbars = if rank == self.cur {
                 &mut self.mbars
@@ -639,7 +639,10 @@ impl Machine<'_> {
                     }
                 }
             };
-            let res = res.map_err(|e| format!("lane {l}: mbarrier {name}: {e}"))?;
+            let res = match res {
+                Ok(r) => r,
+                Err(e) => return Err(format!("lane {l}: mbarrier {}: {e}", name(self))),
+            };
             if let Some(Some(e)) = ev.as_deref_mut() {
                 e.after = MbarState::of(self.mbars.get(&e.addr));
                 if matches!(op, MbarOp::TryWait | MbarOp::TestWait) {

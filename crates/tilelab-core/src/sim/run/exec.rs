@@ -1314,6 +1314,14 @@ fn read_operand_values(
                     let a = d.element_address_of(maj, mn as u32, k0 as u32, e as u32);
                     let Some(row) = row_at(a) else { return false };
                     let dst = &mut out[mn * kk + k0..mn * kk + k0 + per];
+                    if let (WgmmaType::F16, Ok(r), Ok(o)) = (
+                        t,
+                        <&[u8; 16]>::try_from(row),
+                        <&mut [f64; 8]>::try_from(&mut *dst),
+                    ) {
+                        crate::sim::mma_fast::f16_row(r, o);
+                        return true;
+                    }
                     for (j, x) in dst.iter_mut().enumerate() {
                         *x = elem(row, j);
                     }

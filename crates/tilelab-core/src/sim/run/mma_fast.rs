@@ -607,6 +607,21 @@ fn sums<const K: usize, const AK: usize, const SIMD: bool>(
 /// Σ_k a[row · kk + k] · bt[k · n + col]`, folded left in k from the neutral element of `f64`'s
 /// [`Sum`](std::iter::Sum) (the reference's `iter().sum()`, bit for bit). `a`: 64 x kk
 /// row-major; `bt`: kk x n (B with k as the row); `out`: 64 x n.
+/// Eight little-endian f16 bit patterns (one 16-byte core-matrix row) as f64, exactly as
+/// [`MmaDtype::decode`] gives them; through F16C where the CPU has it.
+pub(crate) fn f16_row(row: &[u8; 16], out: &mut [f64; 8]) {
+    let bits: [u16; 8] = std::array::from_fn(|j| u16::from_le_bytes([row[2 * j], row[2 * j + 1]]));
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx") && std::is_x86_feature_detected!("f16c") {
+        // SAFETY: AVX and F16C are present (checked just above).
+        unsafe { simd::f16x8(&bits, out) };
+        return;
+    }
+    for (o, &b) in out.iter_mut().zip(&bits) {
+        *o = MmaDtype::F16.decode(u32::from(b));
+    }
+}
+
 pub(crate) fn wgmma_dots(a: &[f64], bt: &[f64], kk: usize, n: usize, out: &mut [f64]) {
     debug_assert!(a.len() >= 64 * kk && bt.len() >= kk * n && out.len() >= 64 * n);
     #[cfg(target_arch = "x86_64")]
