@@ -1356,6 +1356,52 @@ fn read_operand_values(
 /// (C = 0 without scale-d), rounded once to the accumulator type; s32 sums exact (saturated
 /// with `.satfinite`).
 fn write_wgmma_d(op: &mut WgmmaOp, av: &[f64], bv: &[f64], dots: &[f64]) {
+    if op.kind.acc == WgmmaAcc::F32 {
+        write_wgmma_d_f32(op, dots);
+        return;
+    }
+    write_wgmma_d_by_fragment(op, av, bv, dots);
+}
+
+/// [`write_wgmma_d_by_fragment`] for f32 accumulators, thread by thread along the fragment
+/// layout ([`crate::sim::wgmma::acc_fragment`]): thread `t` (warp `w`, `g = lane / 4`,
+/// `q = lane % 4`) holds in registers `4j .. 4j + 3` the columns `8j + 2q`, `8j + 2q + 1` of
+/// rows `16w + g` and `16w + g + 8`; the same `C + scale · dot` rounded once to f32 (test
+/// `f32_d_write_equals_the_fragment_write`).
+fn write_wgmma_d_f32(op: &mut WgmmaOp, dots: &[f64]) {
+    let n = op.kind.n as usize;
+    let scale = f64::from(op.scale_a * op.scale_b);
+    let regs = op.kind.d_regs() as usize;
+    let scale_d = op.scale_d;
+    let one = |slot: &mut u32, dot: f64| {
+        let c = if scale_d {
+            f64::from(f32::from_bits(*slot))
+        } else {
+            0.0
+        };
+        *slot = ((c + scale * dot) as f32).to_bits();
+    };
+    for (t, slots) in
+        op.d.chunks_exact_mut(regs)
+            .enumerate()
+            .take(WARPGROUP_THREADS)
+    {
+        let (w, lane) = (t / 32, t % 32);
+        let (g, q) = (lane / 4, lane % 4);
+        let row0 = &dots[(16 * w + g) * n..(16 * w + g + 1) * n];
+        let row1 = &dots[(16 * w + g + 8) * n..(16 * w + g + 9) * n];
+        for (j, quad) in slots.chunks_exact_mut(4).enumerate() {
+            let c = 8 * j + 2 * q;
+            one(&mut quad[0], row0[c]);
+            one(&mut quad[1], row0[c + 1]);
+            one(&mut quad[2], row1[c]);
+            one(&mut quad[3], row1[c + 1]);
+        }
+    }
+}
+
+/// [`write_wgmma_d`] through [`WgmmaKind::d_fragment`] per register (every accumulator type).
+fn write_wgmma_d_by_fragment(op: &mut WgmmaOp, av: &[f64], bv: &[f64], dots: &[f64]) {
     let kind = op.kind;
     let (kk, n) = (kind.k() as usize, kind.n as usize);
     let scale = f64::from(op.scale_a * op.scale_b);
@@ -1886,6 +1932,42 @@ mod tests {
         let (c, v) = (run(6160, false), run(6160, true));
         assert!(c.is_err(), "{c:?}");
         assert_eq!(c, v);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// The f32 D write along the fragment layout writes what the per-register write through
+        /// `d_fragment` does, bit for bit, for every N, with and without scale-d and imm-scale.
+        #[test]
+        fn f32_d_write_equals_the_fragment_write(
+            n8 in 1u32..33,
+            scale_d in proptest::prelude::any::<bool>(),
+            neg in proptest::prelude::any::<bool>(),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            use crate::sim::wgmma::{ASource, Major, MatrixDescriptor};
+            let n = 8 * n8;
+            let mut x = seed | 1;
+            let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+            let dots: Vec<f64> = (0..64 * n).map(|_| (next() as i64 as f64) * 1e-12).collect();
+            let c: Vec<u32> = (0..128 * n / 2).map(|_| (next() as f32 * 1e-12).to_bits()).collect();
+            let a = ASource::Smem(MatrixDescriptor::decode(0), Major::K);
+            let (mut d1, mut d2) = (c.clone(), c.clone());
+            let mk = |d: &mut Vec<u32>| {
+                let mut op = WgmmaOp::f32_acc(n, MmaDtype::F16, &a, MatrixDescriptor::decode(0), Major::K, d);
+                op.scale_d = scale_d;
+                op.scale_a = if neg { -1 } else { 1 };
+                write_wgmma_d_f32(&mut op, &dots);
+            };
+            mk(&mut d1);
+            {
+                let mut op = WgmmaOp::f32_acc(n, MmaDtype::F16, &a, MatrixDescriptor::decode(0), Major::K, &mut d2);
+                op.scale_d = scale_d;
+                op.scale_a = if neg { -1 } else { 1 };
+                write_wgmma_d_by_fragment(&mut op, &[], &[], &dots);
+            }
+            proptest::prop_assert_eq!(d1, d2);
+        }
     }
 
     proptest::proptest! {
