@@ -135,3 +135,20 @@ pub fn mma(
 ) -> Result<MmaStep, SimError> {
     exec::execute(smem, MmaLanes { kind, a, b, c })
 }
+
+/// [`mma`] with D written to `d` (`d[r][lane]`) instead of returned in a step
+/// ([`exec::mma_lanes_into`]: the same registers); returns D's registers per lane
+/// ([`MmaStep::regs`]).
+///
+/// # Errors
+/// As [`mma`]'s; `d` is then untouched.
+#[inline]
+pub fn mma_into(
+    kind: MmaKind,
+    a: &[&[u64; WARP_SIZE]],
+    b: &[&[u64; WARP_SIZE]],
+    c: &[&[u64; WARP_SIZE]],
+    d: &mut [[u32; WARP_SIZE]; 4],
+) -> Result<usize, SimError> {
+    exec::mma_lanes_into(MmaLanes { kind, a, b, c }, d)
+}

@@ -405,8 +405,7 @@ impl Machine<'_> {
                 self.count_shared(pc, kind, &step.cost, ins.address_lanes(), &addrs);
                 let regs = &mut self.warps[w].regs;
                 for (i, r) in d.iter().enumerate().take(4) {
-                    let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
-                    changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
+                    changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &step.d[i]);
                 }
                 if obs.is_some() {
                     let full = warp_ops::load_step(ins, addrs, mask, &step);
@@ -562,15 +561,16 @@ impl Machine<'_> {
         }
         // The registers' lane arrays borrowed from the register file (an immediate operand,
         // which the decoder may allow, is spread into a copy first).
+        // D is written into `dregs` (not returned by value through each layer: issue #31).
         let regs = &self.warps[w].regs;
-        let smem = &mut self.smem;
-        let step = match (reg_lanes(regs, a), reg_lanes(regs, b), reg_lanes(regs, c)) {
-            (Some(ra), Some(rb), Some(rc)) => warp_ops::mma(
-                smem,
+        let mut dregs = [[0u32; WARP_SIZE]; 4];
+        let nregs = match (reg_lanes(regs, a), reg_lanes(regs, b), reg_lanes(regs, c)) {
+            (Some(ra), Some(rb), Some(rc)) => warp_ops::mma_into(
                 *kind,
                 &ra[..a.len().min(4)],
                 &rb[..b.len().min(4)],
                 &rc[..c.len().min(4)],
+                &mut dregs,
             ),
             _ => {
                 let own = |srcs: &[Src]| -> [[u64; WARP_SIZE]; 4] {
@@ -581,16 +581,25 @@ impl Machine<'_> {
                     })
                 };
                 let (oa, ob, oc) = (own(a), own(b), own(c));
-                warp_ops::mma(smem, *kind, &oa.each_ref(), &ob.each_ref(), &oc.each_ref())
+                warp_ops::mma_into(
+                    *kind,
+                    &oa.each_ref(),
+                    &ob.each_ref(),
+                    &oc.each_ref(),
+                    &mut dregs,
+                )
             }
         }
         .map_err(|e| e.to_string())?;
         let regs = &mut self.warps[w].regs;
         for (i, r) in d.iter().enumerate().take(4) {
-            let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
-            changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
+            changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &dregs[i]);
         }
         if obs.is_some() {
+            let step = warp_ops::MmaStep {
+                d: dregs,
+                regs: nregs,
+            };
             observe(obs, w, pc, inst, mask, TraceKind::Mma(&step.lane_regs()));
         }
         Ok(changed)

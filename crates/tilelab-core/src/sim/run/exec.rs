@@ -744,9 +744,24 @@ fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<W
 /// (`crate::sim::mma_fast`), every other form by the reference on a copy.
 #[inline]
 fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
+    let mut d = [[0u32; WARP_SIZE]; 4];
+    let regs = mma_lanes_into(op, &mut d)?;
+    Ok(MmaStep { d, regs })
+}
+
+/// What executing an [`MmaLanes`] gives ([`MmaStep`]), its D registers written to `d`
+/// (`d[r][lane]`, registers from the returned count on untouched) instead of returned: the
+/// PTX engine's `mma.sync`, which copies D into its register file, so that the 512 bytes of D
+/// are not moved through every caller's return value. Returns [`MmaStep::regs`].
+///
+/// # Errors
+/// As [`execute`]'s for an [`MmaLanes`] (a form the model does not cover); `d` is then
+/// untouched.
+#[inline]
+pub fn mma_lanes_into(op: MmaLanes<'_>, d: &mut [[u32; WARP_SIZE]; 4]) -> Result<usize, SimError> {
     let k = op.kind;
     let kind = MmaKind::with_types(k.shape, k.dtype, k.btype, k.acc, k.satfinite)?;
-    let d = crate::sim::mma_fast::mma_d(kind, op.a, op.b, op.c).unwrap_or_else(|| {
+    if !crate::sim::mma_fast::mma_d_into(kind, op.a, op.b, op.c, d) {
         let mut regs = RawRegs::zero();
         for (o, srcs) in [(Operand::A, op.a), (Operand::B, op.b), (Operand::C, op.c)] {
             for (reg, lanes) in srcs.iter().enumerate().take(kind.regs(o) as usize) {
@@ -755,13 +770,10 @@ fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
                 }
             }
         }
-        let d = mma_d_reference(kind, &regs);
-        std::array::from_fn(|r| std::array::from_fn(|l| d[l][r]))
-    });
-    Ok(MmaStep {
-        d,
-        regs: kind.regs(Operand::C) as usize,
-    })
+        let r = mma_d_reference(kind, &regs);
+        *d = std::array::from_fn(|i| std::array::from_fn(|l| r[l][i]));
+    }
+    Ok(kind.regs(Operand::C) as usize)
 }
 
 /// The tensor-core arithmetic of `mma.sync`, the reference (on `ndarray` matrices) that every
