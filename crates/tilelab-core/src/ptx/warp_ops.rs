@@ -5,7 +5,7 @@
 //! which validates it, costs it with the request model (wavefronts, ideal) and moves the data.
 //! The interpreter never computes a wavefront or a fragment itself.
 
-use crate::sim::bank::{WARP_SIZE, WarpRequest};
+use crate::sim::bank::{RequestCost, WARP_SIZE, WarpRequest};
 use crate::sim::error::SimError;
 use crate::sim::exec::{self, LoadLanes, MmaLanes, WarpOp};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
@@ -97,6 +97,30 @@ pub fn ldmatrix(
         global_addrs: None,
     };
     exec::execute(smem, LoadLanes { request: &request })
+}
+
+/// [`ldmatrix`] with the registers written to `d` (`d[r][lane]`, as [`LoadStep::d`]) instead
+/// of returned ([`exec::load_lanes_into`]: the same validation and registers); returns the
+/// step's cost.
+///
+/// # Errors
+/// As [`ldmatrix`]'s; `d` is then untouched.
+#[inline]
+pub fn ldmatrix_into(
+    smem: &mut Smem,
+    num: MatrixCount,
+    trans: bool,
+    addrs: [u32; WARP_SIZE],
+    mask: u32,
+    d: &mut [[u32; WARP_SIZE]; 4],
+) -> Result<RequestCost, SimError> {
+    let request = WarpRequest {
+        instruction: Instruction::Ldmatrix { num, trans },
+        lane_byte_offsets: addrs,
+        active_mask: mask,
+        global_addrs: None,
+    };
+    exec::load_lanes_into(smem, &request, d)
 }
 
 /// The [`Step`] that [`shared`] gives for the `ldmatrix` or other load `ins` at `addrs`, `mask`,

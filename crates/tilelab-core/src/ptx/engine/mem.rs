@@ -393,21 +393,27 @@ impl Machine<'_> {
             } => {
                 let addrs = self.matrix_addrs(w, addr, *num, *generic)?;
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
-                // The executor's register-major load (no step to copy); an observer gets the
-                // step `shared_op` would give (the same request, cost and registers, tested).
-                let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
-                    .map_err(|e| e.to_string())?;
+                // The executor's register-major load, written into `dregs` (no step to copy:
+                // issue #31); an observer gets the step `shared_op` would give (the same
+                // request, cost and registers, tested), from the same load run again (a load
+                // writes nothing).
+                let mut dregs = [[0u32; WARP_SIZE]; 4];
+                let cost =
+                    warp_ops::ldmatrix_into(&mut self.smem, n, *trans, addrs, mask, &mut dregs)
+                        .map_err(|e| e.to_string())?;
                 let kind = SharedKind::Ldmatrix(n, *trans);
                 let ins = crate::sim::instr::Instruction::Ldmatrix {
                     num: n,
                     trans: *trans,
                 };
-                self.count_shared(pc, kind, &step.cost, ins.address_lanes(), &addrs);
+                self.count_shared(pc, kind, &cost, ins.address_lanes(), &addrs);
                 let regs = &mut self.warps[w].regs;
                 for (i, r) in d.iter().enumerate().take(4) {
-                    changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &step.d[i]);
+                    changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &dregs[i]);
                 }
                 if obs.is_some() {
+                    let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
+                        .map_err(|e| e.to_string())?;
                     let full = warp_ops::load_step(ins, addrs, mask, &step);
                     observe(obs, w, pc, inst, mask, TraceKind::Shared(&full));
                 }
