@@ -89,6 +89,53 @@ pub(super) mod arrays {
         changed
     }
 
+    /// [`write`] of 32-bit lanes (zero-extended, as `out.map(u64::from)`), without building
+    /// the widened array: the D registers of `ldmatrix` and `mma` go straight from the
+    /// executor's register-major step into the register file (no 256-byte copy per register).
+    #[inline(always)]
+    pub fn write_u32(regs: &mut [u64], d: u32, mask: u32, out: &[u32; WARP_SIZE]) -> bool {
+        let b = d as usize * WARP_SIZE;
+        let dst: &mut [u64; WARP_SIZE] = (&mut regs[b..b + WARP_SIZE])
+            .try_into()
+            .unwrap_or_else(|_| unreachable!());
+        if mask == u32::MAX {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is present (checked just above).
+                return unsafe { write_all_u32_avx2(dst, out) };
+            }
+            return write_all_u32(dst, out);
+        }
+        let mut changed = false;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let v = u64::from(out[l]);
+            changed |= dst[l] != v;
+            dst[l] = v;
+        }
+        changed
+    }
+
+    /// [`write_all`] of 32-bit lanes, zero-extended.
+    #[inline(always)]
+    fn write_all_u32(dst: &mut [u64; WARP_SIZE], out: &[u32; WARP_SIZE]) -> bool {
+        let mut diff = 0u64;
+        for (x, &y) in dst.iter_mut().zip(out) {
+            let y = u64::from(y);
+            diff |= *x ^ y;
+            *x = y;
+        }
+        diff != 0
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn write_all_u32_avx2(dst: &mut [u64; WARP_SIZE], out: &[u32; WARP_SIZE]) -> bool {
+        write_all_u32(dst, out)
+    }
+
     /// Every lane of `dst` set to `out`'s; true when one changed. One pass: the differences
     /// ORed as the lanes are stored (vectorised; a slice compare would call `memcmp`).
     #[inline(always)]
@@ -243,5 +290,44 @@ pub(super) mod arrays {
     #[target_feature(enable = "fma,avx2")]
     fn fma_f32_fma(regs: &mut [u64], mask: u32, d: u32, s: [Src; 3]) -> bool {
         map3_plain(regs, mask, d, s, |x, y, z| bits(f(x).mul_add(f(y), f(z))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arrays;
+    use crate::sim::bank::WARP_SIZE;
+
+    /// `write_u32` (the AVX2 copy where the CPU has one) writes the registers and reports the
+    /// changes that `write` of the widened array does, for full and partial masks.
+    #[test]
+    fn write_u32_is_write_of_the_widened_lanes() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..200 {
+            let mut regs: Vec<u64> = (0..3 * WARP_SIZE).map(|_| next() & 0x1_ffff_ffff).collect();
+            let d = (round % 3) as u32;
+            let b = d as usize * WARP_SIZE;
+            // Some rounds write the register's own (32-bit) values back: no change.
+            let out: [u32; WARP_SIZE] = std::array::from_fn(|l| match round % 4 {
+                0 => regs[b + l] as u32,
+                _ => next() as u32,
+            });
+            let mask = match round % 5 {
+                0 | 1 => u32::MAX,
+                2 => 0,
+                _ => next() as u32,
+            };
+            let mut want = regs.clone();
+            let changed_want = arrays::write(&mut want, d, mask, &out.map(u64::from));
+            let changed = arrays::write_u32(&mut regs, d, mask, &out);
+            assert_eq!(regs, want, "round {round}");
+            assert_eq!(changed, changed_want, "round {round}");
+        }
     }
 }

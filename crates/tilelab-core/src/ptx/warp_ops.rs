@@ -5,7 +5,7 @@
 //! which validates it, costs it with the request model (wavefronts, ideal) and moves the data.
 //! The interpreter never computes a wavefront or a fragment itself.
 
-use crate::sim::bank::{WARP_SIZE, WarpRequest};
+use crate::sim::bank::{RequestCost, WARP_SIZE, WarpRequest};
 use crate::sim::error::SimError;
 use crate::sim::exec::{self, LoadLanes, MmaLanes, WarpOp};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
@@ -99,6 +99,30 @@ pub fn ldmatrix(
     exec::execute(smem, LoadLanes { request: &request })
 }
 
+/// [`ldmatrix`] with the registers written to `d` (`d[r][lane]`, as [`LoadStep::d`]) instead
+/// of returned ([`exec::load_lanes_into`]: the same validation and registers); returns the
+/// step's cost.
+///
+/// # Errors
+/// As [`ldmatrix`]'s; `d` is then untouched.
+#[inline]
+pub fn ldmatrix_into(
+    smem: &mut Smem,
+    num: MatrixCount,
+    trans: bool,
+    addrs: [u32; WARP_SIZE],
+    mask: u32,
+    d: &mut [[u32; WARP_SIZE]; 4],
+) -> Result<RequestCost, SimError> {
+    let request = WarpRequest {
+        instruction: Instruction::Ldmatrix { num, trans },
+        lane_byte_offsets: addrs,
+        active_mask: mask,
+        global_addrs: None,
+    };
+    exec::load_lanes_into(smem, &request, d)
+}
+
 /// The [`Step`] that [`shared`] gives for the `ldmatrix` or other load `ins` at `addrs`, `mask`,
 /// built from its [`LoadStep`] (for an observer: the same request, cost and registers).
 pub fn load_step(ins: Instruction, addrs: [u32; WARP_SIZE], mask: u32, s: &LoadStep) -> Step {
@@ -134,4 +158,21 @@ pub fn mma(
     c: &[&[u64; WARP_SIZE]],
 ) -> Result<MmaStep, SimError> {
     exec::execute(smem, MmaLanes { kind, a, b, c })
+}
+
+/// [`mma`] with D written to `d` (`d[r][lane]`) instead of returned in a step
+/// ([`exec::mma_lanes_into`]: the same registers); returns D's registers per lane
+/// ([`MmaStep::regs`]).
+///
+/// # Errors
+/// As [`mma`]'s; `d` is then untouched.
+#[inline]
+pub fn mma_into(
+    kind: MmaKind,
+    a: &[&[u64; WARP_SIZE]],
+    b: &[&[u64; WARP_SIZE]],
+    c: &[&[u64; WARP_SIZE]],
+    d: &mut [[u32; WARP_SIZE]; 4],
+) -> Result<usize, SimError> {
+    exec::mma_lanes_into(MmaLanes { kind, a, b, c }, d)
 }

@@ -393,22 +393,27 @@ impl Machine<'_> {
             } => {
                 let addrs = self.matrix_addrs(w, addr, *num, *generic)?;
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
-                // The executor's register-major load (no step to copy); an observer gets the
-                // step `shared_op` would give (the same request, cost and registers, tested).
-                let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
-                    .map_err(|e| e.to_string())?;
+                // The executor's register-major load, written into `dregs` (no step to copy:
+                // issue #31); an observer gets the step `shared_op` would give (the same
+                // request, cost and registers, tested), from the same load run again (a load
+                // writes nothing).
+                let mut dregs = [[0u32; WARP_SIZE]; 4];
+                let cost =
+                    warp_ops::ldmatrix_into(&mut self.smem, n, *trans, addrs, mask, &mut dregs)
+                        .map_err(|e| e.to_string())?;
                 let kind = SharedKind::Ldmatrix(n, *trans);
                 let ins = crate::sim::instr::Instruction::Ldmatrix {
                     num: n,
                     trans: *trans,
                 };
-                self.count_shared(pc, kind, &step.cost, ins.address_lanes(), &addrs);
+                self.count_shared(pc, kind, &cost, ins.address_lanes(), &addrs);
                 let regs = &mut self.warps[w].regs;
                 for (i, r) in d.iter().enumerate().take(4) {
-                    let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
-                    changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
+                    changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &dregs[i]);
                 }
                 if obs.is_some() {
+                    let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
+                        .map_err(|e| e.to_string())?;
                     let full = warp_ops::load_step(ins, addrs, mask, &step);
                     observe(obs, w, pc, inst, mask, TraceKind::Shared(&full));
                 }
@@ -562,15 +567,16 @@ impl Machine<'_> {
         }
         // The registers' lane arrays borrowed from the register file (an immediate operand,
         // which the decoder may allow, is spread into a copy first).
+        // D is written into `dregs` (not returned by value through each layer: issue #31).
         let regs = &self.warps[w].regs;
-        let smem = &mut self.smem;
-        let step = match (reg_lanes(regs, a), reg_lanes(regs, b), reg_lanes(regs, c)) {
-            (Some(ra), Some(rb), Some(rc)) => warp_ops::mma(
-                smem,
+        let mut dregs = [[0u32; WARP_SIZE]; 4];
+        let nregs = match (reg_lanes(regs, a), reg_lanes(regs, b), reg_lanes(regs, c)) {
+            (Some(ra), Some(rb), Some(rc)) => warp_ops::mma_into(
                 *kind,
                 &ra[..a.len().min(4)],
                 &rb[..b.len().min(4)],
                 &rc[..c.len().min(4)],
+                &mut dregs,
             ),
             _ => {
                 let own = |srcs: &[Src]| -> [[u64; WARP_SIZE]; 4] {
@@ -581,16 +587,25 @@ impl Machine<'_> {
                     })
                 };
                 let (oa, ob, oc) = (own(a), own(b), own(c));
-                warp_ops::mma(smem, *kind, &oa.each_ref(), &ob.each_ref(), &oc.each_ref())
+                warp_ops::mma_into(
+                    *kind,
+                    &oa.each_ref(),
+                    &ob.each_ref(),
+                    &oc.each_ref(),
+                    &mut dregs,
+                )
             }
         }
         .map_err(|e| e.to_string())?;
         let regs = &mut self.warps[w].regs;
         for (i, r) in d.iter().enumerate().take(4) {
-            let lanes: [u64; WARP_SIZE] = step.d[i].map(u64::from);
-            changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &lanes);
+            changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &dregs[i]);
         }
         if obs.is_some() {
+            let step = warp_ops::MmaStep {
+                d: dregs,
+                regs: nregs,
+            };
             observe(obs, w, pc, inst, mask, TraceKind::Mma(&step.lane_regs()));
         }
         Ok(changed)

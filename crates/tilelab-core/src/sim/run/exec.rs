@@ -317,6 +317,30 @@ pub struct LoadStep {
 /// by [`load_by_segments`] (both the registers [`load`] gives, tested).
 #[inline]
 fn load_lanes(smem: &SharedMemory, req: &WarpRequest) -> Result<LoadStep, SimError> {
+    let mut d = [[0u32; WARP_SIZE]; 4];
+    let cost = load_lanes_into(smem, req, &mut d)?;
+    Ok(LoadStep {
+        cost,
+        d,
+        regs_per_lane: req.instruction.regs_per_lane(),
+        reg_lanes: register_lanes(req),
+    })
+}
+
+/// What a [`LoadLanes`] on `req` gives ([`LoadStep`]), its registers written to `d`
+/// (`d[r][lane]`, as [`LoadStep::d`]) instead of returned: the PTX engine's `ldmatrix`, which
+/// copies them into its register file, so that the 512 bytes are not moved through every
+/// caller's return value (issue #31). Returns [`LoadStep::cost`]; the step's other fields are
+/// `req.instruction.regs_per_lane()` and [`register_lanes`]`(req)`.
+///
+/// # Errors
+/// As [`execute`]'s for a [`LoadLanes`]; `d` is then untouched.
+#[inline]
+pub fn load_lanes_into(
+    smem: &SharedMemory,
+    req: &WarpRequest,
+    d: &mut [[u32; WARP_SIZE]; 4],
+) -> Result<RequestCost, SimError> {
     if req.instruction.is_store() {
         return Err(SimError::Invalid(format!(
             "{} writes shared memory: it is not a load",
@@ -324,26 +348,21 @@ fn load_lanes(smem: &SharedMemory, req: &WarpRequest) -> Result<LoadStep, SimErr
         )));
     }
     let cost = check_request(req, &smem.config())?;
-    let ins = req.instruction;
-    let d = match ins {
+    match req.instruction {
         Instruction::Ldmatrix { num, trans } => {
-            ldmatrix_lanes(smem, &req.lane_byte_offsets, num.count(), trans)
+            ldmatrix_lanes(smem, &req.lane_byte_offsets, num.count(), trans, d);
         }
         _ => {
             let r = load_by_segments(smem, req);
-            std::array::from_fn(|i| std::array::from_fn(|l| r[l][i]))
+            *d = std::array::from_fn(|i| std::array::from_fn(|l| r[l][i]));
         }
-    };
-    Ok(LoadStep {
-        cost,
-        d,
-        regs_per_lane: ins.regs_per_lane(),
-        reg_lanes: register_lanes(req),
-    })
+    }
+    Ok(cost)
 }
 
 /// The registers of a validated `ldmatrix.x<num>[.trans]` (row `r` of matrix `m` at
-/// `addrs[8m + r]`), register-major: [`ldmatrix::lane_registers`] transposed. Without
+/// `addrs[8m + r]`), register-major, written to `d` (registers from `num` on set to 0):
+/// [`ldmatrix::lane_registers`] transposed. Without
 /// `.trans` lane `4g + t`'s register `m` is word `t` of row `g` (its b16 elements `2t`,
 /// `2t + 1`), so register `m` is rows `8m .. 8m + 8` end to end; with `.trans` it holds
 /// element `g` of rows `2t` and `2t + 1`.
@@ -352,8 +371,11 @@ fn ldmatrix_lanes(
     addrs: &[u32; WARP_SIZE],
     num: usize,
     trans: bool,
-) -> [[u32; WARP_SIZE]; 4] {
-    let mut d = [[0u32; WARP_SIZE]; 4];
+    d: &mut [[u32; WARP_SIZE]; 4],
+) {
+    for dm in d.iter_mut().skip(num.min(4)) {
+        *dm = [0; WARP_SIZE];
+    }
     for (m, dm) in d.iter_mut().enumerate().take(num.min(4)) {
         let rows: [[u32; 4]; 8] = std::array::from_fn(|r| smem.load_row32(addrs[8 * m + r]));
         if trans {
@@ -368,7 +390,6 @@ fn ldmatrix_lanes(
             }
         }
     }
-    d
 }
 
 /// The transpose of an 8 x 8 matrix of b16 elements, rows as four little-endian words each
@@ -744,9 +765,24 @@ fn mma_step(kind: MmaKind, a: &LaneRegs, b: &LaneRegs, c: &LaneRegs) -> Result<W
 /// (`crate::sim::mma_fast`), every other form by the reference on a copy.
 #[inline]
 fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
+    let mut d = [[0u32; WARP_SIZE]; 4];
+    let regs = mma_lanes_into(op, &mut d)?;
+    Ok(MmaStep { d, regs })
+}
+
+/// What executing an [`MmaLanes`] gives ([`MmaStep`]), its D registers written to `d`
+/// (`d[r][lane]`, registers from the returned count on untouched) instead of returned: the
+/// PTX engine's `mma.sync`, which copies D into its register file, so that the 512 bytes of D
+/// are not moved through every caller's return value. Returns [`MmaStep::regs`].
+///
+/// # Errors
+/// As [`execute`]'s for an [`MmaLanes`] (a form the model does not cover); `d` is then
+/// untouched.
+#[inline]
+pub fn mma_lanes_into(op: MmaLanes<'_>, d: &mut [[u32; WARP_SIZE]; 4]) -> Result<usize, SimError> {
     let k = op.kind;
     let kind = MmaKind::with_types(k.shape, k.dtype, k.btype, k.acc, k.satfinite)?;
-    let d = crate::sim::mma_fast::mma_d(kind, op.a, op.b, op.c).unwrap_or_else(|| {
+    if !crate::sim::mma_fast::mma_d_into(kind, op.a, op.b, op.c, d) {
         let mut regs = RawRegs::zero();
         for (o, srcs) in [(Operand::A, op.a), (Operand::B, op.b), (Operand::C, op.c)] {
             for (reg, lanes) in srcs.iter().enumerate().take(kind.regs(o) as usize) {
@@ -755,13 +791,10 @@ fn mma_lanes(op: MmaLanes<'_>) -> Result<MmaStep, SimError> {
                 }
             }
         }
-        let d = mma_d_reference(kind, &regs);
-        std::array::from_fn(|r| std::array::from_fn(|l| d[l][r]))
-    });
-    Ok(MmaStep {
-        d,
-        regs: kind.regs(Operand::C) as usize,
-    })
+        let r = mma_d_reference(kind, &regs);
+        *d = std::array::from_fn(|i| std::array::from_fn(|l| r[l][i]));
+    }
+    Ok(kind.regs(Operand::C) as usize)
 }
 
 /// The tensor-core arithmetic of `mma.sync`, the reference (on `ndarray` matrices) that every

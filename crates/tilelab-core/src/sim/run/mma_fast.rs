@@ -127,12 +127,27 @@ const fn slot(f16acc: bool, j: usize) -> usize {
     if f16acc { j } else { (j % 2) * 4 + j / 2 }
 }
 
+/// [`mma_d_into`] returning D (`None` where it returns false): the tests' form.
+#[cfg(test)]
+pub(crate) fn mma_d(kind: MmaKind, a: &[&Lanes], b: &[&Lanes], c: &[&Lanes]) -> Option<DRegs> {
+    let mut d = [[0u32; WARP_SIZE]; 4];
+    mma_d_into(kind, a, b, c, &mut d).then_some(d)
+}
+
 /// D of one `mma.sync` of `kind` (M = 16, N = 8) on the lane arrays of its A, B and C
 /// registers (`a[r]`: A register `r`; C/D as f32 bits or two f16 per register): the reference
-/// `mma_d_reference`'s values, register-major. `None` for a form this path does not take
-/// (integer, tf32 or mixed inputs, a shape other than m16n8kK with K of 8, 16 or 32, fewer
-/// registers than the form has): the caller computes it the reference way.
-pub(crate) fn mma_d(kind: MmaKind, a: &[&Lanes], b: &[&Lanes], c: &[&Lanes]) -> Option<DRegs> {
+/// `mma_d_reference`'s values, register-major, written to `out` (not returned: no 512-byte D
+/// moved through each caller, issue #31); true when written. False, `out` untouched, for a
+/// form this path does not take (integer, tf32 or mixed inputs, a shape other than m16n8kK
+/// with K of 8, 16 or 32, fewer registers than the form has): the caller computes it the
+/// reference way.
+pub(crate) fn mma_d_into(
+    kind: MmaKind,
+    a: &[&Lanes],
+    b: &[&Lanes],
+    c: &[&Lanes],
+    out: &mut DRegs,
+) -> bool {
     let (m, n, k) = kind.shape.mnk();
     if (m, n) != (16, 8)
         || kind.acc == MmaAcc::S32
@@ -145,9 +160,11 @@ pub(crate) fn mma_d(kind: MmaKind, a: &[&Lanes], b: &[&Lanes], c: &[&Lanes]) -> 
         || b.len() < kind.regs(Operand::B) as usize
         || c.len() < kind.regs(Operand::C) as usize
     {
-        return None;
+        return false;
     }
-    let lay = layout_of(&kind, k)?;
+    let Some(lay) = layout_of(&kind, k) else {
+        return false;
+    };
     let ops = Ops { kind, lay, a, b, c };
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2")
@@ -155,9 +172,9 @@ pub(crate) fn mma_d(kind: MmaKind, a: &[&Lanes], b: &[&Lanes], c: &[&Lanes]) -> 
         && std::is_x86_feature_detected!("f16c")
     {
         // SAFETY: AVX2, FMA and F16C are present (checked just above).
-        return unsafe { simd::mma_d(&ops) };
+        return unsafe { simd::mma_d(&ops, out) };
     }
-    mma_d_portable(&ops)
+    mma_d_portable(&ops, out)
 }
 
 /// One `mma.sync`'s form, layout and operand registers.
@@ -169,19 +186,19 @@ struct Ops<'a> {
     c: &'a [&'a Lanes],
 }
 
-/// [`mma_d`] without SIMD (every CPU; tested against the reference like the SIMD path).
-fn mma_d_portable(o: &Ops<'_>) -> Option<DRegs> {
-    dispatch::<false>(o)
+/// [`mma_d_into`] without SIMD (every CPU; tested against the reference like the SIMD path).
+fn mma_d_portable(o: &Ops<'_>, out: &mut DRegs) -> bool {
+    dispatch::<false>(o, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 mod simd {
     use super::{DRegs, Ops, dispatch};
 
-    /// [`super::mma_d`] with AVX2, FMA and F16C.
+    /// [`super::mma_d_into`] with AVX2, FMA and F16C.
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn mma_d(o: &Ops<'_>) -> Option<DRegs> {
-        dispatch::<true>(o)
+    pub(super) fn mma_d(o: &Ops<'_>, out: &mut DRegs) -> bool {
+        dispatch::<true>(o, out)
     }
 
     /// The low 32 bits of four lanes (a register's lanes `4g .. 4g + 3`), in lane order.
@@ -380,7 +397,7 @@ fn decode8<const SIMD: bool>(dtype: MmaDtype, bits: &[u16; 8], out: &mut [f64; 8
         MmaDtype::F16 => {
             #[cfg(target_arch = "x86_64")]
             if SIMD {
-                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d_into`).
                 unsafe { simd::f16x8(bits, out) };
                 return;
             }
@@ -431,22 +448,24 @@ fn quad(lanes: &Lanes, g: usize) -> &[u64; 4] {
     lanes[4 * g..4 * g + 4].try_into().unwrap()
 }
 
-/// [`mma_d`] of one form: `K`, `AK` = 16·K (stable Rust has no `16 * K` in an array length),
-/// `PER` elements per A/B register (2 or 4), f16 or f32 accumulators; `None` for another.
-/// Inlined into its callers, so that the SIMD one's target features reach the arithmetic.
+/// [`mma_d_into`] of one form: `K`, `AK` = 16·K (stable Rust has no `16 * K` in an array length),
+/// `PER` elements per A/B register (2 or 4), f16 or f32 accumulators, written to `out`; false
+/// (`out` untouched) for another. Inlined into its callers, so that the SIMD one's target
+/// features reach the arithmetic.
 #[inline(always)]
-fn dispatch<const SIMD: bool>(o: &Ops<'_>) -> Option<DRegs> {
+fn dispatch<const SIMD: bool>(o: &Ops<'_>, out: &mut DRegs) -> bool {
     use MmaShape as S;
     let f16acc = o.kind.acc == MmaAcc::F16;
-    Some(match (o.kind.shape, o.kind.dtype.bits(), f16acc) {
+    *out = match (o.kind.shape, o.kind.dtype.bits(), f16acc) {
         (S::M16N8K8, 16, false) => fast_k::<8, 128, 2, false, SIMD>(o),
         (S::M16N8K8, 16, true) => fast_k::<8, 128, 2, true, SIMD>(o),
         (S::M16N8K16, 16, false) => fast_k::<16, 256, 2, false, SIMD>(o),
         (S::M16N8K16, 16, true) => fast_k::<16, 256, 2, true, SIMD>(o),
         (S::M16N8K32, 8, false) => fast_k::<32, 512, 4, false, SIMD>(o),
         (S::M16N8K32, 8, true) => fast_k::<32, 512, 4, true, SIMD>(o),
-        _ => return None,
-    })
+        _ => return false,
+    };
+    true
 }
 
 /// The fast D of one form (see [`dispatch`]).
@@ -474,7 +493,7 @@ fn fast_k<
         // placement as the scalar loop below), then decoded a row at a time.
         for (lanes, &k0) in o.b.iter().zip(&lay.b).take(kind.regs(Operand::B) as usize) {
             let rows: &mut [[f64; 8]; 8] = (&mut b[k0..k0 + 8]).try_into().unwrap();
-            // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+            // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d_into`).
             unsafe { simd::b_f16(lanes, F16ACC, rows) };
         }
     }
@@ -490,7 +509,7 @@ fn fast_k<
     {
         // f32 accumulators: each D row decoded, folded and written in AVX2 registers.
         let mut out = [[0u32; WARP_SIZE]; 4];
-        // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+        // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d_into`).
         unsafe { simd::rows_f32acc::<K>(o.a, &b, o.c, &mut out) };
         return out;
     }
@@ -502,7 +521,7 @@ fn fast_k<
             #[cfg(target_arch = "x86_64")]
             if f16_simd {
                 let out: &mut [f64; 8] = (&mut a[at..at + 8]).try_into().unwrap();
-                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d_into`).
                 unsafe { simd::quad_f16(quad(lanes, g), out) };
                 continue;
             }
@@ -543,7 +562,7 @@ fn fast_k<
                 let q: &mut [f64; 4] = (&mut drow[4 * c0..4 * c0 + 4]).try_into().unwrap();
                 #[cfg(target_arch = "x86_64")]
                 if SIMD {
-                    // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                    // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d_into`).
                     unsafe { simd::quad_f32(quad(lanes, g), q) };
                     continue;
                 }
@@ -565,7 +584,7 @@ fn fast_k<
             #[cfg(target_arch = "x86_64")]
             if SIMD && !F16ACC {
                 let x: &[f64; 4] = (&drow[4 * c0..4 * c0 + 4]).try_into().unwrap();
-                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d`).
+                // SAFETY: `SIMD` is only set under AVX2, FMA and F16C (`mma_d_into`).
                 unsafe { simd::d_f32(x, q) };
                 continue;
             }
@@ -689,13 +708,15 @@ mod tests {
         let d = if portable {
             let (_, _, k) = kind.shape.mnk();
             let lay = layout_of(&kind, k)?;
-            mma_d_portable(&Ops {
+            let mut d = [[0u32; WARP_SIZE]; 4];
+            let ops = Ops {
                 kind,
                 lay,
                 a: &a,
                 b: &b,
                 c: &c,
-            })?
+            };
+            mma_d_portable(&ops, &mut d).then_some(d)?
         } else {
             mma_d(kind, &a, &b, &c)?
         };
