@@ -7,7 +7,7 @@
 
 use crate::sim::bank::{RequestCost, WARP_SIZE, WarpRequest};
 use crate::sim::error::SimError;
-use crate::sim::exec::{self, LoadLanes, MmaLanes, WarpOp};
+use crate::sim::exec::{self, MmaLanes, WarpOp};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, Instruction, MatrixCount};
 use crate::sim::mma::MmaKind;
 
@@ -76,35 +76,23 @@ pub fn shared(
     exec::execute(smem, &op)
 }
 
-/// `ldmatrix.<num>[.trans]` with row addresses `addrs` and active lanes `mask` through the
-/// executor's [`LoadLanes`] arm: what [`shared`] gives for [`SharedKind::Ldmatrix`] (the same
-/// validation, cost and registers), the registers register-major and no step to copy.
-///
-/// # Errors
-/// As [`shared`]'s.
-#[inline]
-pub fn ldmatrix(
-    smem: &mut Smem,
-    num: MatrixCount,
-    trans: bool,
-    addrs: [u32; WARP_SIZE],
-    mask: u32,
-) -> Result<LoadStep, SimError> {
-    let request = WarpRequest {
-        instruction: Instruction::Ldmatrix { num, trans },
+/// The request of the load `ins` at `addrs` over the lanes of `mask` (no global side).
+fn load_request(ins: Instruction, addrs: [u32; WARP_SIZE], mask: u32) -> WarpRequest {
+    WarpRequest {
+        instruction: ins,
         lane_byte_offsets: addrs,
         active_mask: mask,
         global_addrs: None,
-    };
-    exec::execute(smem, LoadLanes { request: &request })
+    }
 }
 
-/// [`ldmatrix`] with the registers written to `d` (`d[r][lane]`, as [`LoadStep::d`]) instead
-/// of returned ([`exec::load_lanes_into`]: the same validation and registers); returns the
-/// step's cost.
+/// `ldmatrix.<num>[.trans]` with row addresses `addrs` and active lanes `mask` through the
+/// executor's [`exec::LoadLanes`] arm ([`exec::load_lanes_into`]), its registers written to `d`
+/// (`d[r][lane]`, as [`LoadStep::d`]) instead of returned: what [`shared`] gives for
+/// [`SharedKind::Ldmatrix`] (the same validation, cost and registers); returns the cost.
 ///
 /// # Errors
-/// As [`ldmatrix`]'s; `d` is then untouched.
+/// As [`shared`]'s; `d` is then untouched.
 #[inline]
 pub fn ldmatrix_into(
     smem: &mut Smem,
@@ -114,30 +102,29 @@ pub fn ldmatrix_into(
     mask: u32,
     d: &mut [[u32; WARP_SIZE]; 4],
 ) -> Result<RequestCost, SimError> {
-    let request = WarpRequest {
-        instruction: Instruction::Ldmatrix { num, trans },
-        lane_byte_offsets: addrs,
-        active_mask: mask,
-        global_addrs: None,
-    };
+    let request = load_request(Instruction::Ldmatrix { num, trans }, addrs, mask);
     exec::load_lanes_into(smem, &request, d)
 }
 
-/// The [`Step`] that [`shared`] gives for the `ldmatrix` or other load `ins` at `addrs`, `mask`,
-/// built from its [`LoadStep`] (for an observer: the same request, cost and registers).
-pub fn load_step(ins: Instruction, addrs: [u32; WARP_SIZE], mask: u32, s: &LoadStep) -> Step {
+/// The [`Step`] that [`shared`] gives for that `ldmatrix`, made from the `cost` and registers
+/// `d` [`ldmatrix_into`] gave (for an observer: the same request, cost and registers, without
+/// loading again).
+pub fn ldmatrix_step(
+    num: MatrixCount,
+    trans: bool,
+    addrs: [u32; WARP_SIZE],
+    mask: u32,
+    cost: RequestCost,
+    d: &[[u32; WARP_SIZE]; 4],
+) -> Step {
+    let request = load_request(Instruction::Ldmatrix { num, trans }, addrs, mask);
     Step {
-        request: Some(WarpRequest {
-            instruction: ins,
-            lane_byte_offsets: addrs,
-            active_mask: mask,
-            global_addrs: None,
-        }),
-        cost: s.cost,
-        regs: std::array::from_fn(|l| std::array::from_fn(|r| s.d[r][l])),
-        regs_per_lane: s.regs_per_lane,
-        reg_lanes: s.reg_lanes,
+        cost,
+        regs: std::array::from_fn(|l| std::array::from_fn(|r| d[r][l])),
+        regs_per_lane: request.instruction.regs_per_lane(),
+        reg_lanes: exec::register_lanes(&request),
         stored_lanes: 0,
+        request: Some(request),
     }
 }
 

@@ -395,8 +395,7 @@ impl Machine<'_> {
                 let n = MatrixCount::from_count(*num as u32).unwrap_or(MatrixCount::X4);
                 // The executor's register-major load, written into `dregs` (no step to copy:
                 // issue #31); an observer gets the step `shared_op` would give (the same
-                // request, cost and registers, tested), from the same load run again (a load
-                // writes nothing).
+                // request, cost and registers), made from them.
                 let mut dregs = [[0u32; WARP_SIZE]; 4];
                 let cost =
                     warp_ops::ldmatrix_into(&mut self.smem, n, *trans, addrs, mask, &mut dregs)
@@ -409,12 +408,10 @@ impl Machine<'_> {
                 self.count_shared(pc, kind, &cost, ins.address_lanes(), &addrs);
                 let regs = &mut self.warps[w].regs;
                 for (i, r) in d.iter().enumerate().take(4) {
-                    changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &dregs[i]);
+                    changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &dregs[i]);
                 }
                 if obs.is_some() {
-                    let step = warp_ops::ldmatrix(&mut self.smem, n, *trans, addrs, mask)
-                        .map_err(|e| e.to_string())?;
-                    let full = warp_ops::load_step(ins, addrs, mask, &step);
+                    let full = warp_ops::ldmatrix_step(n, *trans, addrs, mask, cost, &dregs);
                     observe(obs, w, pc, inst, mask, TraceKind::Shared(&full));
                 }
             }
@@ -599,7 +596,7 @@ impl Machine<'_> {
         .map_err(|e| e.to_string())?;
         let regs = &mut self.warps[w].regs;
         for (i, r) in d.iter().enumerate().take(4) {
-            changed |= crate::ptx::lanes::arrays::write_u32(regs, *r, u32::MAX, &dregs[i]);
+            changed |= crate::ptx::lanes::arrays::write(regs, *r, u32::MAX, &dregs[i]);
         }
         if obs.is_some() {
             let step = warp_ops::MmaStep {
