@@ -63,9 +63,17 @@ pub(super) mod arrays {
         }
     }
 
-    /// Writes `out` to register `d`'s lanes of `mask`; true when one of them changed.
+    /// Writes `out` to register `d`'s lanes of `mask`; true when one of them changed. `out`'s
+    /// lanes are 64-bit values or 32-bit ones zero-extended (`u32`: the D registers of
+    /// `ldmatrix` and `mma` go straight from the executor's register-major step into the
+    /// register file, without a widened 256-byte copy per register).
     #[inline(always)]
-    pub fn write(regs: &mut [u64], d: u32, mask: u32, out: &[u64; WARP_SIZE]) -> bool {
+    pub fn write<T: Copy + Into<u64>>(
+        regs: &mut [u64],
+        d: u32,
+        mask: u32,
+        out: &[T; WARP_SIZE],
+    ) -> bool {
         let b = d as usize * WARP_SIZE;
         let dst: &mut [u64; WARP_SIZE] = (&mut regs[b..b + WARP_SIZE])
             .try_into()
@@ -83,47 +91,20 @@ pub(super) mod arrays {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            changed |= dst[l] != out[l];
-            dst[l] = out[l];
-        }
-        changed
-    }
-
-    /// [`write`] of 32-bit lanes (zero-extended, as `out.map(u64::from)`), without building
-    /// the widened array: the D registers of `ldmatrix` and `mma` go straight from the
-    /// executor's register-major step into the register file (no 256-byte copy per register).
-    #[inline(always)]
-    pub fn write_u32(regs: &mut [u64], d: u32, mask: u32, out: &[u32; WARP_SIZE]) -> bool {
-        let b = d as usize * WARP_SIZE;
-        let dst: &mut [u64; WARP_SIZE] = (&mut regs[b..b + WARP_SIZE])
-            .try_into()
-            .unwrap_or_else(|_| unreachable!());
-        if mask == u32::MAX {
-            #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 is present (checked just above).
-                return unsafe { write_all_u32_avx2(dst, out) };
-            }
-            return write_all_u32(dst, out);
-        }
-        let mut changed = false;
-        let mut m = mask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let v = u64::from(out[l]);
+            let v = out[l].into();
             changed |= dst[l] != v;
             dst[l] = v;
         }
         changed
     }
 
-    /// [`write_all`] of 32-bit lanes, zero-extended.
+    /// Every lane of `dst` set to `out`'s; true when one changed. One pass: the differences
+    /// ORed as the lanes are stored (vectorised; a slice compare would call `memcmp`).
     #[inline(always)]
-    fn write_all_u32(dst: &mut [u64; WARP_SIZE], out: &[u32; WARP_SIZE]) -> bool {
+    fn write_all<T: Copy + Into<u64>>(dst: &mut [u64; WARP_SIZE], out: &[T; WARP_SIZE]) -> bool {
         let mut diff = 0u64;
         for (x, &y) in dst.iter_mut().zip(out) {
-            let y = u64::from(y);
+            let y = y.into();
             diff |= *x ^ y;
             *x = y;
         }
@@ -132,25 +113,10 @@ pub(super) mod arrays {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn write_all_u32_avx2(dst: &mut [u64; WARP_SIZE], out: &[u32; WARP_SIZE]) -> bool {
-        write_all_u32(dst, out)
-    }
-
-    /// Every lane of `dst` set to `out`'s; true when one changed. One pass: the differences
-    /// ORed as the lanes are stored (vectorised; a slice compare would call `memcmp`).
-    #[inline(always)]
-    fn write_all(dst: &mut [u64; WARP_SIZE], out: &[u64; WARP_SIZE]) -> bool {
-        let mut diff = 0u64;
-        for (x, y) in dst.iter_mut().zip(out) {
-            diff |= *x ^ *y;
-            *x = *y;
-        }
-        diff != 0
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn write_all_avx2(dst: &mut [u64; WARP_SIZE], out: &[u64; WARP_SIZE]) -> bool {
+    fn write_all_avx2<T: Copy + Into<u64>>(
+        dst: &mut [u64; WARP_SIZE],
+        out: &[T; WARP_SIZE],
+    ) -> bool {
         write_all(dst, out)
     }
 
@@ -298,8 +264,8 @@ mod tests {
     use super::arrays;
     use crate::sim::bank::WARP_SIZE;
 
-    /// `write_u32` (the AVX2 copy where the CPU has one) writes the registers and reports the
-    /// changes that `write` of the widened array does, for full and partial masks.
+    /// `write` of `u32` lanes (the AVX2 copy where the CPU has one) writes the registers and
+    /// reports the changes that `write` of the widened array does, for full and partial masks.
     #[test]
     fn write_u32_is_write_of_the_widened_lanes() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -325,7 +291,7 @@ mod tests {
             };
             let mut want = regs.clone();
             let changed_want = arrays::write(&mut want, d, mask, &out.map(u64::from));
-            let changed = arrays::write_u32(&mut regs, d, mask, &out);
+            let changed = arrays::write(&mut regs, d, mask, &out);
             assert_eq!(regs, want, "round {round}");
             assert_eq!(changed, changed_want, "round {round}");
         }

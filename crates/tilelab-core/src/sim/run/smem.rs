@@ -154,25 +154,24 @@ impl SharedMemory {
     /// The eight little-endian b16 elements of the 16 bytes at `offset` (an ldmatrix row), for
     /// the executor after it has validated the request; zeros outside the array.
     pub(crate) fn load_row16(&self, offset: u32) -> [u16; 8] {
+        let b = self.row_bytes(offset);
+        std::array::from_fn(|i| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]))
+    }
+
+    /// The 16 bytes at `offset`; zeros outside the array.
+    fn row_bytes(&self, offset: u32) -> [u8; 16] {
         let o = offset as usize;
-        let b: [u8; 16] = self
-            .bytes
+        self.bytes
             .get(o..o + 16)
             .and_then(|s| s.try_into().ok())
-            .unwrap_or([0; 16]);
-        std::array::from_fn(|i| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]))
+            .unwrap_or([0; 16])
     }
 
     /// The four little-endian 32-bit words of the 16 bytes at `offset` (an ldmatrix row as
     /// words: word `w` holds b16 elements `2w` (low half) and `2w + 1`), for the executor after
     /// it has validated the request; zeros outside the array.
     pub(crate) fn load_row32(&self, offset: u32) -> [u32; 4] {
-        let o = offset as usize;
-        let b: [u8; 16] = self
-            .bytes
-            .get(o..o + 16)
-            .and_then(|s| s.try_into().ok())
-            .unwrap_or([0; 16]);
+        let b = self.row_bytes(offset);
         std::array::from_fn(|i| {
             u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
         })
