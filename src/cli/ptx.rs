@@ -102,7 +102,7 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         Some(_) => Some((ALL_WARPS, &mut worst)),
         None => None,
     };
-    let report = match ptx::report::simulate_program(&prog, launch, observer) {
+    let mut report = match ptx::report::simulate_program(&prog, launch, observer) {
         Ok(r) => r,
         Err(e) => bail!("{}: {e}", tilelab::text::path(file)),
     };
@@ -116,11 +116,15 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         tilelab::sass::report::build(
             &src,
             &k,
-            &report.reached,
+            (&report.reached, &report.map_lines),
             &report.cta_reached,
             l.as_deref().map_err(String::as_str),
         )
     });
+    // What ptxas's expansion of tensor-map instructions adds to the totals.
+    if let Some(s) = &sass {
+        s.expansion.add_to(&mut report.totals);
+    }
     let grouped = a
         .by_source
         .then(|| source_rows(&report, &prog, sass.as_ref(), file));
@@ -218,11 +222,15 @@ fn run_grid(
             src,
             k,
             &g.report.reached,
+            &g.report.map_lines,
             std::mem::take(&mut g.extra_vector),
             &g.extra_notes,
             g.ctas_simulated,
         )
     });
+    if let Some(s) = &sass {
+        s.expansion.add_to(&mut g.report.totals);
+    }
     let grouped = a
         .by_source
         .then(|| source_rows(&g.report, prog, sass.as_ref(), file));
@@ -658,6 +666,20 @@ fn render_sass(s: &tilelab::sass::report::SassReport) -> String {
             o.pop();
             outln!(o, " {f} {}", fam(f));
         }
+    }
+    let e = &s.expansion;
+    if e.lines > 0 {
+        outln!(
+            o,
+            "ptxas expands {} tensor-map line(s) into {} LDS and {} STS of the maps' words: +{} load and +{} store wavefronts ({} and {} bank conflicts), in the totals above",
+            e.lines,
+            e.lds,
+            e.sts,
+            e.ld_wavefronts,
+            e.st_wavefronts,
+            e.ld_bank_conflicts,
+            e.st_bank_conflicts
+        );
     }
     o
 }

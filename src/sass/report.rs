@@ -63,8 +63,90 @@ pub struct SassReport {
     pub counted_by: String,
     /// Dynamic counts per family and in total.
     pub counts: Counts,
+    /// The shared-memory traffic of the `LDS`/`STS` ptxas expands tensor-map instructions into
+    /// ([`Expansion`]): added to the run's totals ([`Expansion::add_to`]).
+    pub expansion: Expansion,
     /// Every PTX line with SASS, in line order.
     pub lines: Vec<SassLine>,
+}
+
+/// What the `LDS` and `STS` that ptxas writes for `tensormap.replace` (a read-modify-write of
+/// the field's words, or a plain store: 10 `LDS` and 14 `STS` for Triton's 13 replaces of one
+/// map) and `tensormap.cp_fenceproxy` (the map read as one word per lane: 1 `LDS`) add to a
+/// run's shared-memory counts. The PTX model gives these instructions no wavefronts, and their
+/// number is ptxas's choice, so they come from the SASS: every `LDS`/`STS` that ptxas's line
+/// table puts on such a line executes once per execution of the line with a lane's guard on,
+/// and costs one wavefront per distinct map the lanes name (a map is a 128-byte-aligned object,
+/// so the same word of two maps is in one bank: one wavefront each, the second a bank
+/// conflict). Measured (H200, 5 launches, `u2_device_desc_matmul`: 3 maps made by one thread
+/// each): `smsp__sass_inst_executed_op_shared_ld` 33 and `_st` 45, op_ld wavefronts 33 and op_st
+/// 301, where the PTX model alone gives 0, 3, 0 and 259. Several maps in one execution are the
+/// bank model's consequence, not measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Expansion {
+    /// Tensor-map lines with such `LDS`/`STS`.
+    pub lines: u64,
+    /// `LDS` executions with a lane's guard on (`smsp__sass_inst_executed_op_shared_ld`).
+    pub lds: u64,
+    /// `STS` executions with a lane's guard on.
+    pub sts: u64,
+    /// Their load wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld`).
+    pub ld_wavefronts: u64,
+    /// Their store wavefronts.
+    pub st_wavefronts: u64,
+    /// Load bank conflicts (wavefronts beyond one per execution).
+    pub ld_bank_conflicts: u64,
+    /// Store bank conflicts.
+    pub st_bank_conflicts: u64,
+}
+
+impl Expansion {
+    /// The expansion of `sass` for a run whose tensor-map lines ran as `map_lines` says
+    /// (`[pred_on, maps]` per PTX line, [`crate::ptx::report::Report::map_lines`]).
+    pub fn of(sass: &KernelSass, map_lines: &BTreeMap<u32, [u64; 2]>) -> Expansion {
+        let mut per: BTreeMap<u32, [u64; 2]> = BTreeMap::new();
+        for i in &sass.insts {
+            let Some(l) = i.line.filter(|l| map_lines.contains_key(l)) else {
+                continue;
+            };
+            if i.never_true() {
+                continue;
+            }
+            match i.family() {
+                "LDS" => per.entry(l).or_default()[0] += 1,
+                "STS" => per.entry(l).or_default()[1] += 1,
+                _ => {}
+            }
+        }
+        let mut e = Expansion::default();
+        for (l, [ld, st]) in per {
+            let [on, maps] = map_lines[&l];
+            let extra = maps.saturating_sub(on);
+            e.lines += 1;
+            e.lds = e.lds.saturating_add(ld.saturating_mul(on));
+            e.sts = e.sts.saturating_add(st.saturating_mul(on));
+            e.ld_wavefronts = e.ld_wavefronts.saturating_add(ld.saturating_mul(maps));
+            e.st_wavefronts = e.st_wavefronts.saturating_add(st.saturating_mul(maps));
+            e.ld_bank_conflicts = e.ld_bank_conflicts.saturating_add(ld.saturating_mul(extra));
+            e.st_bank_conflicts = e.st_bank_conflicts.saturating_add(st.saturating_mul(extra));
+        }
+        e
+    }
+
+    /// Adds the expansion to a run's totals: the shared-memory wavefronts and conflicts and the
+    /// `LDS`/`STS` executions with a lane's guard on.
+    pub fn add_to(&self, t: &mut crate::ptx::report::Totals) {
+        t.shared_ld_wavefronts = t.shared_ld_wavefronts.saturating_add(self.ld_wavefronts);
+        t.shared_st_wavefronts = t.shared_st_wavefronts.saturating_add(self.st_wavefronts);
+        t.shared_ld_bank_conflicts = t
+            .shared_ld_bank_conflicts
+            .saturating_add(self.ld_bank_conflicts);
+        t.shared_st_bank_conflicts = t
+            .shared_st_bank_conflicts
+            .saturating_add(self.st_bank_conflicts);
+        t.sass.LDS = t.sass.LDS.saturating_add(self.lds);
+        t.sass.STS = t.sass.STS.saturating_add(self.sts);
+    }
 }
 
 /// What the replay needs of launch `l` of `prog`, for SASS compiled for `arch`: one entry per
@@ -269,6 +351,7 @@ pub fn build_grid(
     src: &str,
     sass: &KernelSass,
     reached: &BTreeMap<u32, u64>,
+    map_lines: &BTreeMap<u32, [u64; 2]>,
     execs: Vec<u64>,
     notes: &BTreeMap<String, u64>,
     ctas: u64,
@@ -283,7 +366,7 @@ pub fn build_grid(
             ctas.saturating_sub(fell)
         )
     };
-    assemble(src, sass, reached, execs, counted_by)
+    assemble(src, sass, (reached, map_lines), execs, counted_by)
 }
 
 /// Joins `sass` with the reach counts of a run (`reached[line]`, [`crate::ptx::Report::reached`])
@@ -294,19 +377,19 @@ pub fn build_grid(
 pub fn build(
     src: &str,
     sass: &KernelSass,
-    reached: &BTreeMap<u32, u64>,
+    (reached, map_lines): (&BTreeMap<u32, u64>, &BTreeMap<u32, [u64; 2]>),
     cta_reached: &[BTreeMap<u32, u64>],
     launch: Result<&[replay::Launch], &str>,
 ) -> SassReport {
     let (execs, counted_by) = executions(sass, reached, cta_reached, launch);
-    assemble(src, sass, reached, execs, counted_by)
+    assemble(src, sass, (reached, map_lines), execs, counted_by)
 }
 
 /// The report of `sass` with per-instruction executions `execs`.
 fn assemble(
     src: &str,
     sass: &KernelSass,
-    reached: &BTreeMap<u32, u64>,
+    (reached, map_lines): (&BTreeMap<u32, u64>, &BTreeMap<u32, [u64; 2]>),
     execs: Vec<u64>,
     counted_by: String,
 ) -> SassReport {
@@ -330,6 +413,7 @@ fn assemble(
         mode: sass.mode,
         counted_by,
         counts: dynamic::counts(&sass.insts, &execs),
+        expansion: Expansion::of(sass, map_lines),
         lines: by_line
             .into_iter()
             .map(|(line, sass)| SassLine {
@@ -364,5 +448,71 @@ impl SassReport {
             }
         }
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listing in nvdisasm's form: line 10 a `tensormap.replace` (a read-modify-write: one
+    /// LDS, one STS, a `@!PT` placeholder), line 11 an `ld.shared` (its LDS is the PTX model's).
+    const LISTING: &str = "\t.section\t.text.k,\"ax\",@progbits\nk:\n.text.k:\n\t//## File \"/x/k.ptx\", line 10\n        /*0000*/                   LDS R5, [UR16+0x8] ;\n        /*0010*/                   LOP3.LUT R5, R5, 0x10, R8, 0xd8, !PT ;\n        /*0020*/                   STS [UR16+0x8], R5 ;\n        /*0030*/              @!PT LDS RZ, [RZ] ;\n\t//## File \"/x/k.ptx\", line 11\n        /*0040*/                   LDS R6, [R2] ;\n        /*0050*/                   EXIT ;\n";
+
+    fn kernel() -> KernelSass {
+        let fs = super::super::listing::parse(LISTING).unwrap();
+        KernelSass {
+            from: "ptxas test".into(),
+            tool: String::new(),
+            arch: "sm_90a".into(),
+            mode: "ptxas -c",
+            insts: super::super::listing::function(&fs, "k")
+                .unwrap()
+                .insts
+                .clone(),
+        }
+    }
+
+    /// One thread per execution (Triton's maps, measured): one wavefront per LDS/STS execution.
+    /// Three executions naming five maps in all: five wavefronts each way, two of them conflicts.
+    #[test]
+    fn each_expanded_access_costs_one_wavefront_per_distinct_map() {
+        let k = kernel();
+        let one = Expansion::of(&k, &BTreeMap::from([(10, [3, 3])]));
+        assert_eq!(
+            one,
+            Expansion {
+                lines: 1,
+                lds: 3,
+                sts: 3,
+                ld_wavefronts: 3,
+                st_wavefronts: 3,
+                ld_bank_conflicts: 0,
+                st_bank_conflicts: 0,
+            }
+        );
+        let many = Expansion::of(&k, &BTreeMap::from([(10, [3, 5])]));
+        assert_eq!(
+            (many.lds, many.ld_wavefronts, many.ld_bank_conflicts),
+            (3, 5, 2)
+        );
+        assert_eq!(
+            (many.sts, many.st_wavefronts, many.st_bank_conflicts),
+            (3, 5, 2)
+        );
+        // A line that is no tensor-map line (11) adds nothing; neither does a map line that
+        // never ran with a guard on (absent from map_lines).
+        assert_eq!(Expansion::of(&k, &BTreeMap::new()), Expansion::default());
+        let mut t = crate::ptx::report::Totals::default();
+        many.add_to(&mut t);
+        assert_eq!(
+            (
+                t.shared_ld_wavefronts,
+                t.shared_st_bank_conflicts,
+                t.sass.LDS,
+                t.sass.STS
+            ),
+            (5, 2, 3, 3)
+        );
     }
 }

@@ -254,7 +254,11 @@ impl PtxRun {
         let g = ptx::grid::run(prog, &launch, &all, &opts, &|_| {}, &extra);
         progress.finish();
         let g = g.map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-        let t = &g.report.totals;
+        // The LDS/STS ptxas expands tensor-map instructions into, costed from the SASS.
+        let mut t = g.report.totals.clone();
+        if let Ok((_, k)) = &sass {
+            crate::sass::report::Expansion::of(k, &g.report.map_lines).add_to(&mut t);
+        }
         let sum = |name: &str| g.spread.get(name).map_or(0, |s| s.sum);
         let totals = SimTotals {
             shared_ld_wavefronts: t.shared_ld_wavefronts,
@@ -614,14 +618,20 @@ fn source_kernel(ks: Vec<KernelLines>, kernel: &str) -> Result<KernelLines, Stri
 }
 
 fn row(c: PtxCheck) -> Check {
-    Check::new(
+    let warn = c.warn;
+    let check = Check::new(
         "ptx",
         c.name,
         c.simulated,
         c.measured.map_or("-".to_string(), |m| m.to_string()),
         c.pass,
         c.detail,
-    )
+    );
+    if warn {
+        check.with_verdict(crate::gpu::verify::Verdict::Warn)
+    } else {
+        check
+    }
 }
 
 /// The table rows: the counters, then the lines (or one skipped row saying why there are none).

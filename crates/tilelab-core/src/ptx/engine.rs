@@ -236,6 +236,12 @@ pub struct InstStats {
     pub dshared: u64,
     /// Their bytes, every such lane's (H200: `l1tex__t_bytes_pipe_lsu_mem_dshared_op_st.sum`).
     pub dshared_bytes: u64,
+    /// `tensormap.replace` and `tensormap.cp_fenceproxy` only: over the executions, the
+    /// distinct tensor-map objects in shared memory that the lanes whose guard is true name
+    /// (the source map of a copy). The PTX model gives these instructions no wavefronts; ptxas
+    /// expands each into `LDS`/`STS` of the object's words, one wavefront per distinct object
+    /// (`tilelab::sass::report::Expansion`; H200, tests/data/ptx_hopper/u2_device_desc_matmul.json).
+    pub maps: u64,
 }
 
 impl InstStats {
@@ -255,6 +261,7 @@ impl InstStats {
         self.tma_bytes += o.tma_bytes;
         self.dshared += o.dshared;
         self.dshared_bytes += o.dshared_bytes;
+        self.maps += o.maps;
     }
 }
 
@@ -1281,7 +1288,7 @@ impl<'p> Machine<'p> {
             | Op::Wgmma { .. } => false,
             Op::Bulk { .. } => self.exec_bulk(w, pc, inst, m, obs)?,
             Op::TensorMapReplace { .. } | Op::TensorMapCopy { .. } => {
-                self.exec_tensormap(w, inst, m)?
+                self.exec_tensormap(w, pc, inst, m)?
             }
             Op::AsyncCommit { .. } | Op::Elect { .. } | Op::Mapa { .. } | Op::Call { .. } => {
                 self.exec_hopper(w, pc, inst, m, p, obs)?

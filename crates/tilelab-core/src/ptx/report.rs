@@ -333,6 +333,11 @@ pub struct Report {
     /// one CTA). Not in the JSON.
     #[serde(skip)]
     pub cta_reached: Vec<std::collections::BTreeMap<u32, u64>>,
+    /// The `tensormap.replace` and `tensormap.cp_fenceproxy` lines ([`map_lines`]): per line,
+    /// `[executions with a lane's guard true, distinct shared-memory maps over them]`, summed
+    /// over the cluster's CTAs. Not in the JSON.
+    #[serde(skip)]
+    pub map_lines: std::collections::BTreeMap<u32, [u64; 2]>,
 }
 
 /// One CTA's row of a cluster's report.
@@ -546,6 +551,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         } else {
             Vec::new()
         },
+        map_lines: map_lines(prog, &r.stats),
     }
 }
 
@@ -792,6 +798,29 @@ pub fn reached(
     m
 }
 
+/// Every `tensormap.replace` and `tensormap.cp_fenceproxy` line of `prog` that ran with a
+/// lane's guard true: `[pred_on, maps]` from `stats` ([`engine::InstStats::maps`]). The PTX
+/// model gives these lines no shared-memory traffic; the SASS view costs the `LDS`/`STS` ptxas
+/// expands them into from these (`tilelab::sass::report::Expansion`).
+pub fn map_lines(
+    prog: &Program,
+    stats: &[engine::InstStats],
+) -> std::collections::BTreeMap<u32, [u64; 2]> {
+    let mut m = std::collections::BTreeMap::new();
+    for (inst, s) in prog.insts.iter().zip(stats) {
+        if matches!(
+            inst.op,
+            super::decode::Op::TensorMapReplace { .. } | super::decode::Op::TensorMapCopy { .. }
+        ) && s.pred_on > 0
+        {
+            let e: &mut [u64; 2] = m.entry(inst.line).or_default();
+            e[0] += s.pred_on;
+            e[1] += s.maps;
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -815,6 +844,39 @@ mod tests {
             max_instructions: 20_000,
             cluster: None,
         }
+    }
+
+    /// `map_lines`: a `tensormap.replace` run by lanes 0-2 of warp 0 (lanes 0 and 1 on one map,
+    /// lane 2 on another, 128 bytes on) and by no lane of warp 1: one execution with a guard on,
+    /// two distinct maps; the copy of lane 0's map, one map. Lines without a lane on are absent.
+    #[test]
+    fn tensor_map_lines_count_the_distinct_maps_their_lanes_name() {
+        let src = ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .pred %p<4>;\n.shared .align 128 .b8 m[1024];\nmov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 3;\nsetp.eq.u32 %p2, %r1, 2;\nselp.u32 %r2, 128, 0, %p2;\nmov.u32 %r3, m;\nadd.u32 %r4, %r3, %r2;\ncvt.u64.u32 %rd1, %r4;\n@%p1 tensormap.replace.tile.rank.shared::cta.b1024.b32 [%rd1], 1;\nsetp.eq.u32 %p3, %r1, 0;\nld.param.u64 %rd2, [p];\ncvta.to.global.u64 %rd3, %rd2;\ncvt.u64.u32 %rd4, %r3;\n@%p3 tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd3], [%rd4], 128;\n@%p2 tensormap.replace.tile.rank.shared::cta.b1024.b32 [%rd1], 2;\nret;\n}\n";
+        let prog = load(src, None).unwrap();
+        let l = Launch {
+            args: vec![],
+            ..launch()
+        };
+        let r = simulate_program(&prog, &l, None).unwrap();
+        let line = |needle: &str| {
+            src.lines()
+                .position(|t| t.contains(needle))
+                .map(|i| i as u32 + 1)
+                .unwrap()
+        };
+        assert_eq!(
+            r.map_lines,
+            std::collections::BTreeMap::from([
+                (line("[%rd1], 1;"), [1, 2]),
+                (line("cp_fenceproxy"), [1, 1]),
+                (line("[%rd1], 2;"), [1, 1]),
+            ])
+        );
+        // The PTX model itself gives them no shared-memory traffic.
+        assert_eq!(
+            (r.totals.shared_ld_wavefronts, r.totals.shared_st_wavefronts),
+            (0, 0)
+        );
     }
 
     /// `--kernel` picks the named entry of a module with two; without it, two kernels are an

@@ -132,14 +132,18 @@ impl Machine<'_> {
     pub(in crate::ptx) fn exec_tensormap(
         &mut self,
         w: usize,
+        pc: usize,
         inst: &Inst,
         mask: u32,
     ) -> Result<bool, String> {
+        // The distinct shared-memory maps the lanes name ([`InstStats::maps`]).
+        let mut maps = [0u32; 32];
+        let mut distinct = 0usize;
         let mut m = mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            match &inst.op {
+            let shared = match &inst.op {
                 Op::TensorMapReplace {
                     space,
                     addr,
@@ -157,15 +161,26 @@ impl Machine<'_> {
                     let v = v!(regs, *value, l);
                     img.replace(*field, v);
                     self.map_write(at, &img.to_bytes(), l)?;
+                    at
                 }
                 Op::TensorMapCopy { dst, src } => {
                     let from = self.map_place(w, Space::Shared, src, l)?;
                     let to = self.map_place(w, Space::Global, dst, l)?;
                     let b = self.map_read(from).map_err(|e| format!("lane {l}: {e}"))?;
                     self.map_write(to, &b, l)?;
+                    from
                 }
                 _ => return Ok(false),
+            };
+            if let At::Shared(s) = shared
+                && !maps[..distinct].contains(&s)
+            {
+                maps[distinct] = s;
+                distinct += 1;
             }
+        }
+        if let Some(st) = self.stats.get_mut(pc) {
+            st.maps += distinct as u64;
         }
         Ok(mask != 0)
     }
