@@ -2,7 +2,10 @@
 """Launch Hopper PTX fixtures through the CUDA driver, as scripts/research/ptx_fixtures/harness.py does,
 plus the parameters Hopper kernels take.
 
-    python3 harness_hopper.py LAUNCHES.json [--only NAME ...] [--cubin-dir DIR] [--direct]
+    python3 harness_hopper.py LAUNCHES.json [--only NAME ...] [--cubin-dir DIR] [--direct] [--repeat N]
+
+(--repeat N: each launch N times in a row on the one loaded module, fresh buffers each time, so
+that ncu profiles N identical launches: run_repeat.sh.)
 
 (--direct, or HARNESS_DIRECT=1: cuModuleLoadDataEx on the PTX text instead of cuLink, as harness.py
 --direct and cudarc's load_module do. kernels/fa3_fwd.cu needs it: through cuLink its launch fails
@@ -180,10 +183,14 @@ def main():
     only, cubin_dir = [], None
     if "--only" in args:
         i = args.index("--only")
-        only = [a for a in args[i + 1:] if not a.startswith("--")]
+        for a in args[i + 1:]:
+            if a.startswith("--"):
+                break
+            only.append(a)
     if "--cubin-dir" in args:
         cubin_dir = args[args.index("--cubin-dir") + 1]
         os.makedirs(cubin_dir, exist_ok=True)
+    repeat = int(args[args.index("--repeat") + 1]) if "--repeat" in args else 1
     launches = json.load(open(args[0]))
     if only:
         launches = [l for l in launches if l["name"] in only]
@@ -192,9 +199,10 @@ def main():
     for l in launches:
         if l["ptx"] not in mods:
             mods[l["ptx"]] = load_module(cuda, l["ptx"], cubin_dir, "--direct" in args)
-        regs = launch(cuda, mods[l["ptx"]], l)
-        print(f"launched {l['name']} kernel={l['kernel']} grid={tuple(l['grid'])} block={tuple(l['block'])} "
-              f"smem={l['dynamic_smem_bytes']} regs={regs}", flush=True)
+        for k in range(repeat):
+            regs = launch(cuda, mods[l["ptx"]], l)
+            print(f"launched {l['name']} ({k + 1}/{repeat}) kernel={l['kernel']} grid={tuple(l['grid'])} block={tuple(l['block'])} "
+                    f"smem={l['dynamic_smem_bytes']} regs={regs}", flush=True)
 
 
 if __name__ == "__main__":

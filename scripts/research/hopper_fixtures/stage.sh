@@ -16,7 +16,7 @@ python3 - "$DEST" <<'PY'
 import glob, json, os, sys
 dest = sys.argv[1]
 L = []
-for f in sorted(glob.glob("tests/data/ptx_hopper/tt_*.launch.json")):
+for f in sorted(glob.glob("tests/data/ptx_hopper/*.launch.json")):
     d = json.load(open(f))
     L.append(dict(name=d["fixture"], unit=d["fixture"], ptx="tests/data/ptx_hopper/" + d["ptx"], kernel=d["kernel"],
                   grid=d["grid"], block=d["block"], dynamic_smem_bytes=d["dynamic_smem_bytes"], params=d["params"],

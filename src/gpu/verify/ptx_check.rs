@@ -7,7 +7,11 @@
 //! `docs/ptx.md`):
 //! * wavefronts and bank conflicts: the L1TEX counters, or, when several warps shared the unit and
 //!   it re-issued wavefronts, the SASS-attributed wavefronts exactly and the whole surplus booked
-//!   as bank conflicts ([`super::compare::kernel_wavefront_verdicts`]);
+//!   as bank conflicts ([`super::compare::kernel_wavefront_verdicts`]); or the SASS-attributed
+//!   wavefronts exactly and a surplus that belongs to no SASS instruction, with no more
+//!   conflicts than it holds: a warning (the H200 varies such traffic between identical
+//!   launches: FA3's store counter 161 to 176 over five launches for its 130 STS wavefronts,
+//!   tests/data/ptx_hopper/repeat_2026-12-03.json);
 //! * `LDS`/`STS` executions: the `_pred_on_any` counters, because ptxas adds `@!PT LDS RZ, [RZ]`
 //!   beside `cp.async` that no PTX line asks for;
 //! * `HMMA`: `…pipe_tensor_op_hmma` minus its `HFMA2.MMA` part (register moves ptxas runs on the
@@ -143,6 +147,9 @@ pub struct PtxCheck {
     pub measured: Option<u64>,
     /// Whether they agree under the rules of the module docs.
     pub pass: bool,
+    /// A pass that says something the hardware did beyond the model (a shared-memory surplus of
+    /// no instruction): reported as a warning.
+    pub warn: bool,
     /// Which counter, and why a difference is accepted or not.
     pub detail: String,
 }
@@ -173,8 +180,11 @@ fn wavefront_pair(
         (Some(a), Some(b)) => a.checked_add(b),
         _ => None,
     };
-    let (wf_ok, conf_ok, detail) = match (hw, hw_conf, per_instr) {
-        (Some(w), Some(c), _) if w == sim_wf && c == sim_conf => (true, true, l1tex.to_string()),
+    // (wavefronts pass, conflicts pass, wavefronts warn, conflicts warn, detail)
+    let (wf_ok, conf_ok, wf_warn, conf_warn, detail) = match (hw, hw_conf, per_instr) {
+        (Some(w), Some(c), _) if w == sim_wf && c == sim_conf => {
+            (true, true, false, false, l1tex.to_string())
+        }
         (Some(w), Some(c), Some(p)) => {
             let k = KernelWavefronts {
                 per_instruction: as_i64(p),
@@ -183,39 +193,76 @@ fn wavefront_pair(
             };
             let (p_ok, l_ok) = kernel_wavefront_verdicts(&k, as_i64(sim_wf), as_i64(sim_conf));
             let surplus = as_i64(w) - as_i64(sim_wf);
-            let why = if l_ok && surplus > 0 {
-                format!(
-                    "{l1tex}: surplus {surplus} re-issued wavefronts, all booked as conflicts; per instruction {p} ({sass_a} + {sass_b}) exact"
+            if l_ok && surplus > 0 {
+                (
+                    true,
+                    true,
+                    false,
+                    false,
+                    format!(
+                        "{l1tex}: surplus {surplus} re-issued wavefronts, all booked as conflicts; per instruction {p} ({sass_a} + {sass_b}) exact"
+                    ),
+                )
+            } else if p_ok && surplus > 0 {
+                // Every SASS instruction's wavefronts are in the per-instruction counters, and
+                // they equal the model's: the rest is traffic of no instruction, which the
+                // H200 varies between identical launches (FA3: 161-176 store wavefronts over 5
+                // launches for 130 of its STS; docs/log/2026-12-03-repeat.md).
+                let extra = as_i64(c) - as_i64(sim_conf);
+                (
+                    true,
+                    (0..=surplus).contains(&extra),
+                    true,
+                    extra != 0,
+                    format!(
+                        "{l1tex}: surplus {surplus} wavefronts of no SASS instruction (per instruction {p} ({sass_a} + {sass_b}) exact; ncu conflicts {c}, simulated {sim_conf}): traffic the H200 varies between identical launches (docs/log/2026-12-03-repeat.md)"
+                    ),
                 )
             } else {
-                format!("{l1tex}; per instruction {p} ({sass_a} + {sass_b}), exact: {p_ok}")
-            };
-            (
-                l_ok || w == sim_wf,
-                c == sim_conf || (l_ok && surplus > 0),
-                why,
-            )
+                (
+                    l_ok || w == sim_wf,
+                    c == sim_conf || (l_ok && surplus > 0),
+                    false,
+                    false,
+                    format!("{l1tex}; per instruction {p} ({sass_a} + {sass_b}), exact: {p_ok}"),
+                )
+            }
         }
         (Some(w), Some(c), None) => (
             w == sim_wf,
             c == sim_conf,
+            false,
+            false,
             format!("{l1tex}; {sass_a} or {sass_b} not measured"),
         ),
-        _ => (false, false, format!("{l1tex} or {conflicts} not measured")),
+        _ => (
+            false,
+            false,
+            false,
+            false,
+            format!("{l1tex} or {conflicts} not measured"),
+        ),
+    };
+    let conf_detail = if conf_warn {
+        format!("{conflicts}: within the surplus of no instruction (see the wavefronts row)")
+    } else {
+        conflicts.to_string()
     };
     out.push(PtxCheck {
         name: format!("shared-{what} wavefronts"),
         simulated: sim_wf,
         measured: hw,
         pass: wf_ok,
-        detail: detail.clone(),
+        warn: wf_ok && wf_warn,
+        detail,
     });
     out.push(PtxCheck {
         name: format!("shared-{what} bank conflicts"),
         simulated: sim_conf,
         measured: hw_conf,
         pass: conf_ok,
-        detail: conflicts.to_string(),
+        warn: conf_ok && conf_warn,
+        detail: conf_detail,
     });
 }
 
@@ -255,6 +302,7 @@ pub fn counter_checks(sim: &SimTotals, m: &BTreeMap<String, f64>) -> Vec<PtxChec
             simulated,
             measured,
             pass: measured == Some(simulated),
+            warn: false,
             detail,
         })
     };
@@ -398,6 +446,7 @@ pub fn line_checks(sim: &[SimLine], measured: &KernelLines) -> Vec<PtxCheck> {
                 simulated: sv,
                 measured: Some(hv),
                 pass,
+                warn: false,
                 detail: format!("{rule}{text}"),
             });
         }
@@ -543,14 +592,33 @@ mod tests {
         };
         let c = counter_checks(&sim, &m);
         assert!(c.iter().all(|c| c.pass), "{c:#?}");
+        // One of the six not booked as a conflict: traffic of no instruction (the
+        // per-instruction count is exact), a warning, as FA3's surplus that varies between
+        // identical launches (docs/log/2026-12-03-repeat.md).
         m.insert(LD_CONFLICTS.into(), 5.0);
         let c = counter_checks(&sim, &m);
+        let row = |c: &[PtxCheck], n: &str| c.iter().find(|c| c.name == n).unwrap().clone();
+        let w = row(&c, "shared-load wavefronts");
         assert!(
-            !c.iter()
-                .find(|c| c.name == "shared-load wavefronts")
-                .unwrap()
-                .pass
+            w.pass && w.warn && w.detail.contains("no SASS instruction"),
+            "{w:?}"
         );
+        let k = row(&c, "shared-load bank conflicts");
+        assert!(k.pass && k.warn, "{k:?}");
+        // More conflicts than the surplus can hold: fails.
+        m.insert(LD_CONFLICTS.into(), 7.0);
+        let c = counter_checks(&sim, &m);
+        assert!(!row(&c, "shared-load bank conflicts").pass);
+        // A per-instruction count that differs from the model fails, surplus or not.
+        m.insert(LD_CONFLICTS.into(), 5.0);
+        m.insert(SASS_LDSM_WAVEFRONTS.into(), m[SASS_LDSM_WAVEFRONTS] + 1.0);
+        let c = counter_checks(&sim, &m);
+        assert!(!row(&c, "shared-load wavefronts").pass);
+        // Fewer wavefronts than simulated fails.
+        m.insert(SASS_LDSM_WAVEFRONTS.into(), m[SASS_LDSM_WAVEFRONTS] - 1.0);
+        m.insert(LD_WAVEFRONTS.into(), 639.0);
+        let c = counter_checks(&sim, &m);
+        assert!(!row(&c, "shared-load wavefronts").pass);
     }
 
     #[test]
