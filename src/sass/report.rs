@@ -82,7 +82,7 @@ pub struct SassReport {
 /// each): `smsp__sass_inst_executed_op_shared_ld` 33 and `_st` 45, op_ld wavefronts 33 and op_st
 /// 301, where the PTX model alone gives 0, 3, 0 and 259. Several maps in one execution are the
 /// bank model's consequence, not measured.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Expansion {
     /// Tensor-map lines with such `LDS`/`STS`.
     pub lines: u64,
@@ -98,6 +98,10 @@ pub struct Expansion {
     pub ld_bank_conflicts: u64,
     /// Store bank conflicts.
     pub st_bank_conflicts: u64,
+    /// Per PTX line: `[wavefronts, bank conflicts]`, loads and stores together (what Nsight
+    /// Compute's source view books on the line). Not in the JSON.
+    #[serde(skip)]
+    pub by_line: BTreeMap<u32, [u64; 2]>,
 }
 
 impl Expansion {
@@ -129,6 +133,9 @@ impl Expansion {
             e.st_wavefronts = e.st_wavefronts.saturating_add(st.saturating_mul(maps));
             e.ld_bank_conflicts = e.ld_bank_conflicts.saturating_add(ld.saturating_mul(extra));
             e.st_bank_conflicts = e.st_bank_conflicts.saturating_add(st.saturating_mul(extra));
+            let n = ld.saturating_add(st);
+            e.by_line
+                .insert(l, [n.saturating_mul(maps), n.saturating_mul(extra)]);
         }
         e
     }
@@ -489,6 +496,7 @@ mod tests {
                 st_wavefronts: 3,
                 ld_bank_conflicts: 0,
                 st_bank_conflicts: 0,
+                by_line: BTreeMap::from([(10, [6, 0])]),
             }
         );
         let many = Expansion::of(&k, &BTreeMap::from([(10, [3, 5])]));
@@ -500,6 +508,7 @@ mod tests {
             (many.sts, many.st_wavefronts, many.st_bank_conflicts),
             (3, 5, 2)
         );
+        assert_eq!(many.by_line, BTreeMap::from([(10, [10, 4])]));
         // A line that is no tensor-map line (11) adds nothing; neither does a map line that
         // never ran with a guard on (absent from map_lines).
         assert_eq!(Expansion::of(&k, &BTreeMap::new()), Expansion::default());

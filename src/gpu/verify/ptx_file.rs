@@ -256,9 +256,11 @@ impl PtxRun {
         let g = g.map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         // The LDS/STS ptxas expands tensor-map instructions into, costed from the SASS.
         let mut t = g.report.totals.clone();
-        if let Ok((_, k)) = &sass {
-            crate::sass::report::Expansion::of(k, &g.report.map_lines).add_to(&mut t);
-        }
+        let expansion = match &sass {
+            Ok((_, k)) => crate::sass::report::Expansion::of(k, &g.report.map_lines),
+            Err(_) => crate::sass::report::Expansion::default(),
+        };
+        expansion.add_to(&mut t);
         let sum = |name: &str| g.spread.get(name).map_or(0, |s| s.sum);
         let totals = SimTotals {
             shared_ld_wavefronts: t.shared_ld_wavefronts,
@@ -276,7 +278,7 @@ impl PtxRun {
                 .ok()
                 .map(|_| [sum("sass LDS"), sum("sass STS")]),
         };
-        let lines = g
+        let mut lines: Vec<SimLine> = g
             .report
             .lines
             .iter()
@@ -288,6 +290,30 @@ impl PtxRun {
                 bank_conflicts: l.bank_conflicts,
             })
             .collect();
+        // The tensor-map lines' LDS/STS, where the source view books them.
+        let src = sass.as_ref().map(|(s, _)| s.as_str()).unwrap_or("");
+        for (&line, &[wf, conf]) in &expansion.by_line {
+            match lines.iter_mut().find(|l| l.line == line) {
+                Some(l) => {
+                    l.wavefronts = l.wavefronts.saturating_add(wf);
+                    l.bank_conflicts = l.bank_conflicts.saturating_add(conf);
+                }
+                None => lines.push(SimLine {
+                    line,
+                    ptx: line
+                        .checked_sub(1)
+                        .and_then(|i| src.lines().nth(i as usize))
+                        .map_or(String::new(), |t| t.trim().to_string()),
+                    // The executions with a lane on, each of which issues the line's LDS/STS
+                    // (ptxas may branch the others around it: `u2_device_desc_matmul`'s line
+                    // 161 issues 3 SASS instructions for 4 PTX executions, 3 of them guarded off).
+                    executions: g.report.map_lines.get(&line).map_or(0, |m| m[0]),
+                    wavefronts: wf,
+                    bank_conflicts: conf,
+                }),
+            }
+        }
+        lines.sort_by_key(|l| l.line);
         let gmma_lines = sass.map(|(_, k)| {
             k.insts
                 .iter()
