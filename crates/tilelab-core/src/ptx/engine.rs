@@ -1132,12 +1132,6 @@ impl<'p> Machine<'p> {
             match &inst.op {
                 Op::Bra { target } => {
                     if self.branch(w, pc, inst.line, *target, mask, top.mask) {
-                        if self.needs_values.get() {
-                            // Abandoned: `run_counts_planned` counts again with values.
-                            return Err(RunError::Launch(
-                                "a counts-only run met a spin it cannot decide".into(),
-                            ));
-                        }
                         return Ok(());
                     }
                     continue;
@@ -1231,9 +1225,10 @@ impl<'p> Machine<'p> {
                     // A counts-only run skipped a computation in this iteration: with values
                     // it might have changed a register, and the warp would not yield. Not
                     // decidable here: the run is made again with values
-                    // (`run_counts_planned`).
+                    // (`run_counts_planned`), and this one ends at the next instruction any
+                    // warp issues (a budget of 0; its result is not read).
                     self.needs_values.set(true);
-                    return true;
+                    self.budget = 0;
                 }
                 if others {
                     let warp = &mut self.warps[w];
