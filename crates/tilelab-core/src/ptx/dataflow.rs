@@ -27,7 +27,7 @@
 //!   sink is tainted, and its failure names the first sink reached ("line N: why").
 //! * [`plan`] (backward, per instruction and launch): what the sinks need; an `mma`/`wgmma`
 //!   is computed when one of its D registers is needed, and a pure ALU instruction
-//!   ([`pure_alu`]) when one of its destinations is ([`Plan::skip`], below). It also places
+//!   ([`pure_alu`]) when one of its destinations is ([`Plan::lanes`], below). It also places
 //!   global accesses per buffer (an address computed from a pointer parameter stays in its
 //!   buffer), which the run checks on every access ([`Plan::global`]).
 //!
@@ -44,9 +44,13 @@
 //! not needed reaches no sink, through registers or memory). The one thing a register's value
 //! decides beside the sinks is the spin rule (`engine::Machine::branch`: a loop iteration that
 //! changed no register yields while another warp could write memory); whether a skipped
-//! instruction would have changed its destination is not known, so a counts-only run notes
-//! the skips of each iteration (the uncomputed `mma` too), and one whose spin rule would yield
-//! on an iteration that skipped something is made again with values.
+//! instruction would have changed its destination is not known, nor whether an `ld`,
+//! `ldmatrix`, `shfl` or `vote` writing only registers no sink needs did (its sources may hold
+//! what a skipped instruction left: [`Lanes::Inexact`]). So a counts-only run notes, per warp,
+//! such instructions in each loop iteration (the uncomputed `mma` too), leaves their changes
+//! out of the iteration's, and one whose spin rule would yield on an iteration that held one
+//! is made again with values. Every other register write is the values run's (a needed
+//! register is computed from needed registers and memory only), so a change it sees is real.
 //!
 //! Two reads the passes cannot follow are checked at run time instead: a bulk copy's tensor
 //! map read from global memory (a map a kernel wrote there) may hold bytes a skipped result
@@ -666,13 +670,26 @@ pub struct Plan {
     pub tensor_core: usize,
     /// Of those, how many are computed.
     pub computed: usize,
-    /// By instruction index: true for a pure ALU instruction ([`pure_alu`]) none of whose
-    /// destination registers is needed: a counts-only run counts it as always and leaves its
-    /// destinations as they were instead of computing its lanes. False for every other
-    /// instruction (the tensor cores are in [`Plan::compute`]).
-    pub skip: Vec<bool>,
-    /// How many instructions `skip` marks (static count).
+    /// By instruction index: what a counts-only run does with the instruction's lanes
+    /// ([`Lanes`]; the tensor cores are in [`Plan::compute`] and are [`Lanes::Exact`] here).
+    pub lanes: Vec<Lanes>,
+    /// How many instructions are [`Lanes::Skip`] (static count).
     pub alu_skipped: usize,
+}
+
+/// What a counts-only run does with one instruction's lanes ([`Plan::lanes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lanes {
+    /// Computed, from values that are the kernel's (every register a sink needs is computed
+    /// from registers and memory that are needed in turn): as in a run with values.
+    Exact,
+    /// A pure ALU instruction ([`pure_alu`]) none of whose destination registers is needed:
+    /// counted as always, its destinations left as they were instead of computed.
+    Skip,
+    /// An `ld`, `ldmatrix`, `shfl` or `vote` none of whose destination registers is needed:
+    /// computed, but from registers or memory that may hold stale values (what a skipped
+    /// instruction left), so whether it changed a register is not the run with values'.
+    Inexact,
 }
 
 impl Plan {
@@ -797,16 +814,26 @@ pub fn plan(prog: &Program, params: &[u8]) -> Plan {
         global: vec![ALL_GLOBAL; prog.insts.len()],
         tensor_core: 0,
         computed: 0,
-        skip: vec![false; prog.insts.len()],
+        lanes: vec![Lanes::Exact; prog.insts.len()],
         alu_skipped: 0,
     };
     for (i, inst) in prog.insts.iter().enumerate() {
-        if pure_alu(&inst.op) {
+        // The instructions whose only effect besides counts is writing registers, and whose
+        // change of a register is value-dependent (`mma` is computed only for a needed D, a
+        // `wgmma` always counts as a change; `ld.param` reads the launch's exact bytes).
+        let pure = pure_alu(&inst.op);
+        let reads = match &inst.op {
+            Op::Ld { space, .. } => *space != Space::Param,
+            Op::Ldmatrix { .. } | Op::Shfl { .. } | Op::Vote { .. } => true,
+            _ => false,
+        };
+        if pure || reads {
             flow_of(&inst.op, &gm, &mut f);
             // An instruction that writes nothing (every `Unpack` part `_`) has nothing to skip.
+            // One with a needed destination has every source needed: its values are exact.
             if !f.dst.is_empty() && !f.dst.iter().any(|n| need.get(*n)) {
-                p.skip[i] = true;
-                p.alu_skipped += 1;
+                p.lanes[i] = if pure { Lanes::Skip } else { Lanes::Inexact };
+                p.alu_skipped += usize::from(pure);
             }
             continue;
         }
@@ -1012,9 +1039,9 @@ mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{%f8,%f9,%f10,%f11}}, {{%r0,%
     fn alu_plan(p: &Plan, prog: &Program) -> Vec<(u32, bool)> {
         prog.insts
             .iter()
-            .zip(&p.skip)
+            .zip(&p.lanes)
             .filter(|(i, _)| pure_alu(&i.op))
-            .map(|(i, s)| (i.line, *s))
+            .map(|(i, s)| (i.line, *s == Lanes::Skip))
             .collect()
     }
 
@@ -1128,11 +1155,58 @@ DONE:\nret;\n}\n";
         m.values = false;
         m.compute = Some(&p.compute);
         m.global_plan = Some(&p.global);
-        m.skip = Some(&p.skip);
+        m.lanes = Some(&p.lanes);
         assert!(m.run(None).is_err());
         assert!(m.needs_values.get());
         // Warp 0 went three times round the loop before it yielded, then once more after warp
         // 1's store: 4 executions of the back edge.
+        let back = prog
+            .insts
+            .iter()
+            .rposition(|i| matches!(i.op, Op::Bra { .. }))
+            .unwrap();
+        assert_eq!(exact.stats[back].executions, 4);
+    }
+
+    /// A load whose destination no sink needs, in a spin-wait: warp 0 loads shared `x`, stores
+    /// 7 there once (a `mov` the plan skips: shared memory reaches no sink here, the flag is in
+    /// global memory), then spins on a global flag warp 1 sets. With values the second
+    /// iteration's load changes its register (0 to 7) and the warp yields only after the
+    /// third; the counts-only run loads 0 (its `mov` left 0 to store), so the load's change is
+    /// not known to it ([`Lanes::Inexact`]): the run is made again with values.
+    #[test]
+    fn a_spin_loop_with_an_inexact_load_counts_as_the_exact_run() {
+        use super::super::engine;
+        let src = ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 f)\n{\n.reg .b32 %r<10>;\n.reg .b64 %rd<4>;\n.reg .pred %p<4>;\n.shared .align 16 .b8 s[256];\n\
+ld.param.u64 %rd1, [f];\nmov.u32 %r0, %tid.x;\nshr.u32 %r1, %r0, 5;\nsetp.eq.u32 %p0, %r1, 0;\nmov.u32 %r9, s;\nmov.u32 %r7, 7;\nsetp.eq.u32 %p2, %r1, 0;\n@%p0 bra SPIN;\n\
+mov.u32 %r3, 1;\nst.global.u32 [%rd1], %r3;\nbra.uni DONE;\n\
+SPIN:\nld.shared.u32 %r5, [%r9];\n@%p2 st.shared.u32 [%r9], %r7;\nsetp.ne.u32 %p2, %r0, %r0;\nld.volatile.global.u32 %r2, [%rd1];\nsetp.eq.u32 %p1, %r2, 0;\n@%p1 bra SPIN;\n\
+DONE:\nret;\n}\n";
+        let prog = super::super::report::load(src, None).unwrap();
+        let params = super::super::decode::buffer_base(0).to_le_bytes();
+        let p = plan(&prog, &params);
+        let lanes = |line: u32| {
+            let i = prog.insts.iter().position(|i| i.line == line).unwrap();
+            p.lanes[i]
+        };
+        assert_eq!(lanes(15), Lanes::Skip, "mov.u32 %r7, 7");
+        assert_eq!(lanes(22), Lanes::Inexact, "ld.shared.u32 %r5");
+        assert_eq!(lanes(25), Lanes::Exact, "the flag's load");
+        let l = engine::Launch {
+            block: [64, 1, 1],
+            ..launch()
+        };
+        let exact = engine::run(&prog, &l, None).unwrap();
+        let counts = engine::run_counts(&prog, &l).unwrap();
+        assert_eq!(exact, counts);
+        let mut m = engine::Machine::new(&prog, &l, (0, String::new())).unwrap();
+        m.values = false;
+        m.compute = Some(&p.compute);
+        m.global_plan = Some(&p.global);
+        m.lanes = Some(&p.lanes);
+        assert!(m.run(None).is_err());
+        assert!(m.needs_values.get());
+        // Three iterations before the yield, one after warp 1's store.
         let back = prog
             .insts
             .iter()

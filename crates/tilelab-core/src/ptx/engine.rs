@@ -503,10 +503,12 @@ pub(super) struct Warp {
     /// Whether a register, this warp's memory or the CTA's changed since the last back edge
     /// taken (`mark`).
     pub(super) changed: bool,
-    /// Counts-only runs: whether an instruction's computation was skipped (a pure ALU
-    /// instruction of [`super::dataflow::Plan::skip`] or an uncomputed `mma`) since the last
-    /// back edge taken: such an iteration's `changed` is not known, so the spin rule cannot
-    /// decide on it (`Machine::branch`).
+    /// Counts-only runs: whether an instruction whose change of a register is not known ran
+    /// since the last back edge taken: one whose computation was skipped (a pure ALU
+    /// instruction, [`super::dataflow::Lanes::Skip`], or an uncomputed `mma`) or computed from
+    /// values that may be stale ([`super::dataflow::Lanes::Inexact`]; its changes are left out
+    /// of `changed`). Such an iteration's `changed` may not be the values run's, so the spin
+    /// rule cannot decide on it (`Machine::branch`).
     pub(super) skipped: bool,
     /// The last back edge taken (branch index) and the SIMT stack there: a loop iteration that
     /// ends at the same back edge with the same stack and `changed` false changed nothing.
@@ -599,10 +601,10 @@ pub fn run_counts_planned(
             prog.insts.len()
         )));
     }
-    if plan.skip.len() != prog.insts.len() {
+    if plan.lanes.len() != prog.insts.len() {
         return Err(RunError::Launch(format!(
             "a counts-only plan of {} instructions for a program of {}",
-            plan.skip.len(),
+            plan.lanes.len(),
             prog.insts.len()
         )));
     }
@@ -611,9 +613,7 @@ pub fn run_counts_planned(
     if !m.values {
         m.compute = Some(&plan.compute);
         m.global_plan = Some(&plan.global);
-        if plan.alu_skipped > 0 {
-            m.skip = Some(&plan.skip);
-        }
+        m.lanes = Some(&plan.lanes);
     }
     let r = m.run(None);
     if m.needs_values.get() || m.global.strayed.get() {
@@ -631,15 +631,16 @@ pub fn run_counts_planned(
 pub(super) struct Machine<'p> {
     pub(super) prog: &'p Program,
     /// Compute every result (`false`: a counts-only run that skips some,
-    /// [`run_counts_planned`]; `compute` says which tensor-core results are computed, `skip`
+    /// [`run_counts_planned`]; `compute` says which tensor-core results are computed, `lanes`
     /// which ALU instructions are not).
     pub(super) values: bool,
     /// A counts-only run's plan: by instruction index, the tensor-core instructions computed
     /// ([`super::dataflow::Plan::compute`]).
     pub(super) compute: Option<&'p [bool]>,
     /// A counts-only run's plan: by instruction index, the pure ALU instructions whose lanes
-    /// are not computed ([`super::dataflow::Plan::skip`]); `None` when none is skipped.
-    pub(super) skip: Option<&'p [bool]>,
+    /// are not computed and the instructions computed from values that may be stale
+    /// ([`super::dataflow::Plan::lanes`]); `None` in a run with values.
+    pub(super) lanes: Option<&'p [super::dataflow::Lanes]>,
     /// A counts-only run's plan: by instruction index, the global buffers its accesses are
     /// assumed to stay in ([`super::dataflow::Plan::global`]; checked by [`Global::check`]).
     pub(super) global_plan: Option<&'p [super::dataflow::GlobalSet]>,
@@ -788,7 +789,7 @@ impl<'p> Machine<'p> {
             prog,
             values: true,
             compute: None,
-            skip: None,
+            lanes: None,
             global_plan: None,
             needs_values: std::cell::Cell::new(false),
             warps: Vec::new(),
@@ -1290,11 +1291,14 @@ impl<'p> Machine<'p> {
         path: u32,
         obs: Option<&mut (dyn Observer + 'o)>,
     ) -> Result<(), String> {
-        if let Some(skip) = self.skip
-            && skip.get(pc).copied().unwrap_or(false)
-        {
+        use super::dataflow::Lanes;
+        let lanes = self
+            .lanes
+            .and_then(|l| l.get(pc).copied())
+            .unwrap_or(Lanes::Exact);
+        if lanes == Lanes::Skip {
             // Counts only: a pure ALU instruction whose results no count needs
-            // (`super::dataflow::Plan::skip`): its destinations keep their values.
+            // (`super::dataflow::Lanes::Skip`): its destinations keep their values.
             if mask != 0 {
                 self.warps[w].skipped = true;
             }
@@ -1361,6 +1365,11 @@ impl<'p> Machine<'p> {
         };
         if allowed != super::dataflow::ALL_GLOBAL {
             self.global.allowed.set(super::dataflow::ALL_GLOBAL);
+        }
+        if lanes == Lanes::Inexact && mask != 0 {
+            // Its register changes may not be the values run's (none of these stores).
+            self.warps[w].skipped = true;
+            changed = false;
         }
         if changed {
             self.warps[w].changed = true;
