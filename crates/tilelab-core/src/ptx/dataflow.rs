@@ -1,9 +1,10 @@
-//! Which tensor-core results a count can do without (issue #31): passes over the decoded
-//! program that find the `mma.sync` and `wgmma.mma_async` instructions whose values cannot
-//! reach an address, a guard, a branch, a barrier or any operand whose value changes what the
-//! simulator counts or refuses. A counts-only run ([`super::engine::run_counts`]) leaves
-//! their D registers as they were instead of doing the multiply-adds (about half the time of a
-//! wgmma kernel's CTA), and every count is the same.
+//! Which results a count can do without (issue #31): passes over the decoded program that
+//! find the `mma.sync` and `wgmma.mma_async` instructions, and the pure ALU ones, whose values
+//! cannot reach an address, a guard, a branch, a barrier or any operand whose value changes
+//! what the simulator counts or refuses. A counts-only run ([`super::engine::run_counts`])
+//! leaves their destination registers as they were instead of computing them (the
+//! multiply-adds are about half the time of a wgmma kernel's CTA), and every count is the
+//! same.
 //!
 //! **The sinks.** An operand is a *sink* when its value changes a count or an error: a guard
 //! (`@p`, so also every branch condition); any address (every `ld`/`st`/`atom`/`ldmatrix`/
@@ -25,9 +26,31 @@
 //! * [`prove`] (forward, per kernel): taint from every tensor-core result; it **holds** when no
 //!   sink is tainted, and its failure names the first sink reached ("line N: why").
 //! * [`plan`] (backward, per instruction and launch): what the sinks need; an `mma`/`wgmma`
-//!   is computed when one of its D registers is needed. It also places global accesses per
-//!   buffer (an address computed from a pointer parameter stays in its buffer), which the run
-//!   checks on every access ([`Plan::global`]).
+//!   is computed when one of its D registers is needed, and a pure ALU instruction
+//!   ([`pure_alu`]) when one of its destinations is ([`Plan::lanes`], below). It also places
+//!   global accesses per buffer (an address computed from a pointer parameter stays in its
+//!   buffer), which the run checks on every access ([`Plan::global`]).
+//!
+//! **ALU instructions.** The same need marks decide every `mov`, `mov` packing or unpacking
+//! parts, one-, two- and three-operand operation (`add`, `fma`, `ex2`, `shf`, `prmt`, ...),
+//! `bfi`, `lop3`, `setp`, predicate logic, `selp`, `cvt` and packing `cvt` (`f16x2`): one none
+//! of whose destination registers is needed is skipped by a counts-only run (an attention
+//! kernel's softmax: the `ex2` of the scores, the `cvt` of P into `f16x2`, O's rescaling).
+//! These are the instructions whose only effect is writing their destinations from their
+//! sources and which cannot fail: `cvta.to.shared`/`cvta.to.local` (which check the address
+//! they convert) are not among them. A skipped instruction is still issued and counted as
+//! before (executions, guards, cost units, budget, SASS lines): only its lanes are not
+//! computed, so its destinations keep their old values, which no count reads (a destination
+//! not needed reaches no sink, through registers or memory). The one thing a register's value
+//! decides beside the sinks is the spin rule (`engine::Machine::branch`: a loop iteration that
+//! changed no register yields while another warp could write memory); whether a skipped
+//! instruction would have changed its destination is not known, nor whether an `ld`,
+//! `ldmatrix`, `shfl` or `vote` writing only registers no sink needs did (its sources may hold
+//! what a skipped instruction left: [`Lanes::Inexact`]). So a counts-only run notes, per warp,
+//! such instructions in each loop iteration (the uncomputed `mma` too), leaves their changes
+//! out of the iteration's, and one whose spin rule would yield on an iteration that held one
+//! is made again with values. Every other register write is the values run's (a needed
+//! register is computed from needed registers and memory only), so a change it sees is real.
 //!
 //! Two reads the passes cannot follow are checked at run time instead: a bulk copy's tensor
 //! map read from global memory (a map a kernel wrote there) may hold bytes a skipped result
@@ -36,7 +59,8 @@
 //!
 //! What it does not change: the counts (addresses, guards and control flow are computed from
 //! the values they need exactly as before), the errors a run can meet (every operand that can
-//! fail on its value is a sink), and runs that show values (`tilelab ptx --json` with a trace,
+//! fail on its value is a sink, and no instruction that can fail is skipped), and runs that
+//! show values (`tilelab ptx --json` with a trace,
 //! the TUI, data checks), which compute every D.
 
 use super::decode::{Addr, Op, Program, Space, Src, WgmmaSrc};
@@ -646,12 +670,63 @@ pub struct Plan {
     pub tensor_core: usize,
     /// Of those, how many are computed.
     pub computed: usize,
+    /// By instruction index: what a counts-only run does with the instruction's lanes
+    /// ([`Lanes`]; the tensor cores are in [`Plan::compute`] and are [`Lanes::Exact`] here).
+    pub lanes: Vec<Lanes>,
+    /// How many instructions are [`Lanes::Skip`] (static count).
+    pub alu_skipped: usize,
+}
+
+/// What a counts-only run does with one instruction's lanes ([`Plan::lanes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lanes {
+    /// Computed, from values that are the kernel's (every register a sink needs is computed
+    /// from registers and memory that are needed in turn): as in a run with values.
+    Exact,
+    /// A pure ALU instruction ([`pure_alu`]) none of whose destination registers is needed:
+    /// counted as always, its destinations left as they were instead of computed.
+    Skip,
+    /// An `ld`, `ldmatrix`, `shfl` or `vote` none of whose destination registers is needed:
+    /// computed, but from registers or memory that may hold stale values (what a skipped
+    /// instruction left), so whether it changed a register is not the run with values'.
+    Inexact,
 }
 
 impl Plan {
-    /// True when a counts-only run skips at least one tensor-core instruction.
+    /// True when a counts-only run skips at least one instruction's values: a tensor-core
+    /// instruction ([`Plan::skips_tensor_core`]) or an ALU one ([`Plan::skip`]).
     pub fn skips_any(&self) -> bool {
+        self.skips_tensor_core() || self.alu_skipped > 0
+    }
+
+    /// True when a counts-only run skips at least one tensor-core instruction.
+    pub fn skips_tensor_core(&self) -> bool {
         self.computed < self.tensor_core
+    }
+}
+
+/// Whether `op` is a pure ALU instruction: its only effect is writing its destination
+/// registers (all of them in its [`flow_of`] targets), from its source operands alone, and its
+/// execution cannot fail (engine/alu.rs: `exec_move`, `exec_arith`, `exec_pred`, `exec_cvt`
+/// return no error for these). `cvta.to.shared`/`cvta.to.local` are not: they fail on a source
+/// outside the window (their source is a sink, and the check is their computation).
+pub fn pure_alu(op: &Op) -> bool {
+    use super::decode::Un;
+    match op {
+        Op::Un { k, .. } => !matches!(k, Un::CvtaToShared | Un::CvtaToLocal),
+        Op::Mov { .. }
+        | Op::Pack { .. }
+        | Op::Unpack { .. }
+        | Op::Bin { .. }
+        | Op::Tern { .. }
+        | Op::Bfi { .. }
+        | Op::Lop3 { .. }
+        | Op::Setp { .. }
+        | Op::PredLogic { .. }
+        | Op::Selp { .. }
+        | Op::Cvt { .. }
+        | Op::CvtPack { .. } => true,
+        _ => false,
     }
 }
 
@@ -739,8 +814,29 @@ pub fn plan(prog: &Program, params: &[u8]) -> Plan {
         global: vec![ALL_GLOBAL; prog.insts.len()],
         tensor_core: 0,
         computed: 0,
+        lanes: vec![Lanes::Exact; prog.insts.len()],
+        alu_skipped: 0,
     };
     for (i, inst) in prog.insts.iter().enumerate() {
+        // The instructions whose only effect besides counts is writing registers, and whose
+        // change of a register is value-dependent (`mma` is computed only for a needed D, a
+        // `wgmma` always counts as a change; `ld.param` reads the launch's exact bytes).
+        let pure = pure_alu(&inst.op);
+        let reads = match &inst.op {
+            Op::Ld { space, .. } => *space != Space::Param,
+            Op::Ldmatrix { .. } | Op::Shfl { .. } | Op::Vote { .. } => true,
+            _ => false,
+        };
+        if pure || reads {
+            flow_of(&inst.op, &gm, &mut f);
+            // An instruction that writes nothing (every `Unpack` part `_`) has nothing to skip.
+            // One with a needed destination has every source needed: its values are exact.
+            if !f.dst.is_empty() && !f.dst.iter().any(|n| need.get(*n)) {
+                p.lanes[i] = if pure { Lanes::Skip } else { Lanes::Inexact };
+                p.alu_skipped += usize::from(pure);
+            }
+            continue;
+        }
         p.global[i] = match &inst.op {
             Op::Ld { space, addr, .. }
             | Op::St { space, addr, .. }
@@ -937,5 +1033,185 @@ mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{%f8,%f9,%f10,%f11}}, {{%r0,%
             &tail.replace("%rd1", "%rd2"),
         ));
         assert_eq!(mma_plan(&plan(&ok, &two_params()), &ok), [true, true]);
+    }
+
+    /// The plan's ALU skips of `prog` as (line, skipped) for the pure ALU instructions.
+    fn alu_plan(p: &Plan, prog: &Program) -> Vec<(u32, bool)> {
+        prog.insts
+            .iter()
+            .zip(&p.lanes)
+            .filter(|(i, _)| pure_alu(&i.op))
+            .map(|(i, s)| (i.line, *s == Lanes::Skip))
+            .collect()
+    }
+
+    /// ALU results that reach an address, a guard or a checked operand are computed; the ones
+    /// that reach only a store's value (or nothing) are skipped, and the counts are those of
+    /// the exact run.
+    #[test]
+    fn alu_results_that_reach_a_sink_are_computed_and_the_others_skipped() {
+        // Lines (the header is 10 lines, the body starts at line 11).
+        let body = "mov.u32 %r0, %tid.x;\n\
+            shl.b32 %r1, %r0, 2;\n\
+            mov.u32 %r2, s;\n\
+            add.u32 %r3, %r2, %r1;\n\
+            mul.lo.u32 %r4, %r0, 3;\n\
+            st.shared.u32 [%r3], %r4;\n\
+            setp.lt.u32 %p1, %r0, 16;\n\
+            ex2.approx.f32 %f1, %f0;\n\
+            cvt.rn.f16x2.f32 %r5, %f1, %f1;\n\
+            @%p1 st.shared.u32 [%r3+128], %r5;\n\
+            cvta.shared.u64 %rd1, %rd2;\n\
+            cvta.to.shared.u64 %rd3, %rd1;\n\
+            setp.gt.f32 %p2, %f1, 0f00000000;\n\
+            selp.u32 %r6, 1, 0, %p2;";
+        let prog = prog(body);
+        let p = plan(&prog, &[]);
+        assert_eq!(
+            alu_plan(&p, &prog),
+            [
+                (11, false), // %tid.x: an address and a guard
+                (12, false), // the address
+                (13, false), // the address
+                (14, false), // the address
+                (15, true),  // a stored value only
+                (17, false), // a guard
+                (18, true),  // stored value only
+                (19, true),  // stored value only
+                (21, false), // a cvta.to source (line 22's cvta.to is no pure ALU instruction:
+                // it checks its source, and is never skipped)
+                (23, true), // nothing reads it
+                (24, true), // nothing reads it
+            ]
+        );
+        assert_eq!(p.alu_skipped, 5);
+        assert!(p.skips_any() && !p.skips_tensor_core());
+        let l = super::super::engine::Launch {
+            block: [64, 1, 1],
+            ..launch()
+        };
+        let exact = super::super::engine::run(&prog, &l, None).unwrap();
+        let counts = super::super::engine::run_counts(&prog, &l).unwrap();
+        assert_eq!(exact, counts);
+        // A value read back from shared memory into a guard: what was stored is computed.
+        let prog2 = super::super::report::load(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<8>;\n.reg .pred %p<4>;\n.shared .align 16 .b8 s[256];\nmov.u32 %r0, %tid.x;\nmul.lo.u32 %r4, %r0, 3;\nmov.u32 %r2, s;\nst.shared.u32 [%r2], %r4;\nld.shared.u32 %r5, [%r2];\nsetp.eq.u32 %p1, %r5, 0;\n@%p1 bra D;\nadd.u32 %r6, %r5, 1;\nD:\nret;\n}\n",
+            None,
+        )
+        .unwrap();
+        let p2 = plan(&prog2, &[]);
+        assert_eq!(
+            alu_plan(&p2, &prog2),
+            [
+                (9, false),
+                (10, false),
+                (11, false),
+                (14, false),
+                (16, true)
+            ]
+        );
+    }
+
+    /// A spin-wait whose iterations hold skipped instructions: warp 0 waits on a shared flag
+    /// that warp 1 sets; the loop body copies `%r5` into `%r6`, then moves the same 7 into
+    /// `%r5`, results nothing needs. With values the second iteration changes `%r6` (0 to 7)
+    /// and the warp yields as a spin only after the third; a counts-only run cannot know that
+    /// (it skipped both moves), so it is made again with values and counts the same.
+    #[test]
+    fn a_spin_loop_with_skipped_moves_counts_as_the_exact_run() {
+        use super::super::engine;
+        let src = ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<10>;\n.reg .pred %p<4>;\n.shared .align 16 .b8 s[256];\n\
+mov.u32 %r0, %tid.x;\nshr.u32 %r1, %r0, 5;\nsetp.eq.u32 %p0, %r1, 0;\nmov.u32 %r9, s;\n@%p0 bra SPIN;\n\
+mov.u32 %r3, 1;\nst.shared.u32 [%r9], %r3;\nbra.uni DONE;\n\
+SPIN:\nld.volatile.shared.u32 %r2, [%r9];\nmov.u32 %r6, %r5;\nmov.u32 %r5, 7;\nsetp.eq.u32 %p1, %r2, 0;\n@%p1 bra SPIN;\n\
+DONE:\nret;\n}\n";
+        let prog = super::super::report::load(src, None).unwrap();
+        let p = plan(&prog, &[]);
+        // Lines 19 and 20 are the two moves; the flag stored at line 15 reaches the loop's
+        // guard through shared memory, so its `mov` (line 14) is computed.
+        assert_eq!(
+            alu_plan(&p, &prog),
+            [
+                (9, false),
+                (10, false),
+                (11, false),
+                (12, false),
+                (14, false),
+                (19, true),
+                (20, true),
+                (21, false)
+            ]
+        );
+        let l = engine::Launch {
+            block: [64, 1, 1],
+            ..launch()
+        };
+        let exact = engine::run(&prog, &l, None).unwrap();
+        let counts = engine::run_counts(&prog, &l).unwrap();
+        assert_eq!(exact, counts);
+        // The counts-only machine itself gives up at the second iteration's back edge (where,
+        // without the moves' values, it would have yielded one iteration early).
+        let mut m = engine::Machine::new(&prog, &l, (0, String::new())).unwrap();
+        m.values = false;
+        m.compute = Some(&p.compute);
+        m.global_plan = Some(&p.global);
+        m.lanes = Some(&p.lanes);
+        assert!(m.run(None).is_err());
+        assert!(m.needs_values.get());
+        // Warp 0 went three times round the loop before it yielded, then once more after warp
+        // 1's store: 4 executions of the back edge.
+        let back = prog
+            .insts
+            .iter()
+            .rposition(|i| matches!(i.op, Op::Bra { .. }))
+            .unwrap();
+        assert_eq!(exact.stats[back].executions, 4);
+    }
+
+    /// A load whose destination no sink needs, in a spin-wait: warp 0 loads shared `x`, stores
+    /// 7 there once (a `mov` the plan skips: shared memory reaches no sink here, the flag is in
+    /// global memory), then spins on a global flag warp 1 sets. With values the second
+    /// iteration's load changes its register (0 to 7) and the warp yields only after the
+    /// third; the counts-only run loads 0 (its `mov` left 0 to store), so the load's change is
+    /// not known to it ([`Lanes::Inexact`]): the run is made again with values.
+    #[test]
+    fn a_spin_loop_with_an_inexact_load_counts_as_the_exact_run() {
+        use super::super::engine;
+        let src = ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 f)\n{\n.reg .b32 %r<10>;\n.reg .b64 %rd<4>;\n.reg .pred %p<4>;\n.shared .align 16 .b8 s[256];\n\
+ld.param.u64 %rd1, [f];\nmov.u32 %r0, %tid.x;\nshr.u32 %r1, %r0, 5;\nsetp.eq.u32 %p0, %r1, 0;\nmov.u32 %r9, s;\nmov.u32 %r7, 7;\nsetp.eq.u32 %p2, %r1, 0;\n@%p0 bra SPIN;\n\
+mov.u32 %r3, 1;\nst.global.u32 [%rd1], %r3;\nbra.uni DONE;\n\
+SPIN:\nld.shared.u32 %r5, [%r9];\n@%p2 st.shared.u32 [%r9], %r7;\nsetp.ne.u32 %p2, %r0, %r0;\nld.volatile.global.u32 %r2, [%rd1];\nsetp.eq.u32 %p1, %r2, 0;\n@%p1 bra SPIN;\n\
+DONE:\nret;\n}\n";
+        let prog = super::super::report::load(src, None).unwrap();
+        let params = super::super::decode::buffer_base(0).to_le_bytes();
+        let p = plan(&prog, &params);
+        let lanes = |line: u32| {
+            let i = prog.insts.iter().position(|i| i.line == line).unwrap();
+            p.lanes[i]
+        };
+        assert_eq!(lanes(15), Lanes::Skip, "mov.u32 %r7, 7");
+        assert_eq!(lanes(22), Lanes::Inexact, "ld.shared.u32 %r5");
+        assert_eq!(lanes(25), Lanes::Exact, "the flag's load");
+        let l = engine::Launch {
+            block: [64, 1, 1],
+            ..launch()
+        };
+        let exact = engine::run(&prog, &l, None).unwrap();
+        let counts = engine::run_counts(&prog, &l).unwrap();
+        assert_eq!(exact, counts);
+        let mut m = engine::Machine::new(&prog, &l, (0, String::new())).unwrap();
+        m.values = false;
+        m.compute = Some(&p.compute);
+        m.global_plan = Some(&p.global);
+        m.lanes = Some(&p.lanes);
+        assert!(m.run(None).is_err());
+        assert!(m.needs_values.get());
+        // Three iterations before the yield, one after warp 1's store.
+        let back = prog
+            .insts
+            .iter()
+            .rposition(|i| matches!(i.op, Op::Bra { .. }))
+            .unwrap();
+        assert_eq!(exact.stats[back].executions, 4);
     }
 }

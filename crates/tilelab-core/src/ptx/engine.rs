@@ -510,6 +510,13 @@ pub(super) struct Warp {
     /// Whether a register, this warp's memory or the CTA's changed since the last back edge
     /// taken (`mark`).
     pub(super) changed: bool,
+    /// Counts-only runs: whether an instruction whose change of a register is not known ran
+    /// since the last back edge taken: one whose computation was skipped (a pure ALU
+    /// instruction, [`super::dataflow::Lanes::Skip`], or an uncomputed `mma`) or computed from
+    /// values that may be stale ([`super::dataflow::Lanes::Inexact`]; its changes are left out
+    /// of `changed`). Such an iteration's `changed` may not be the values run's, so the spin
+    /// rule cannot decide on it (`Machine::branch`).
+    pub(super) skipped: bool,
     /// The last back edge taken (branch index) and the SIMT stack there: a loop iteration that
     /// ends at the same back edge with the same stack and `changed` false changed nothing.
     pub(super) mark: Option<u32>,
@@ -569,11 +576,13 @@ pub fn run(
     Ok(m.finish())
 }
 
-/// [`run`] for counts only: the `mma` and `wgmma` instructions whose results
-/// [`super::dataflow::plan`] shows reach no address, guard, branch or checked operand are not
-/// computed (their D registers keep their old values), which changes no count and no error;
-/// the others are computed as in [`run`]. Register and memory values of the result are not the
-/// kernel's.
+/// [`run`] for counts only: the `mma` and `wgmma` instructions, and the pure ALU ones
+/// ([`super::dataflow::pure_alu`]), whose results [`super::dataflow::plan`] shows reach no
+/// address, guard, branch or checked operand are not computed (their destination registers
+/// keep their old values; each is still counted), which changes no count and no error; the
+/// others are computed as in [`run`]. Register and memory values of the result are not the
+/// kernel's. A run whose spin rule would decide on a loop iteration that skipped a computation
+/// is made again with values (`Machine::branch`).
 ///
 /// # Errors
 /// Those of [`run`].
@@ -599,17 +608,27 @@ pub fn run_counts_planned(
             prog.insts.len()
         )));
     }
+    if plan.lanes.len() != prog.insts.len() {
+        return Err(RunError::Launch(format!(
+            "a counts-only plan of {} instructions for a program of {}",
+            plan.lanes.len(),
+            prog.insts.len()
+        )));
+    }
     let mut m = Machine::new(prog, launch, (0, String::new()))?;
     m.values = !plan.skips_any();
     if !m.values {
         m.compute = Some(&plan.compute);
         m.global_plan = Some(&plan.global);
+        m.lanes = Some(&plan.lanes);
     }
     let r = m.run(None);
     if m.needs_values.get() || m.global.strayed.get() {
         // A tensor map was read from global memory, which a skipped result may have written
-        // (the plan follows memory per state space and buffer, not per byte), or an access
-        // left the buffer the plan assumed: count again with values.
+        // (the plan follows memory per state space and buffer, not per byte), an access left
+        // the buffer the plan assumed, or a loop iteration that skipped an instruction would
+        // have yielded as a spin (a computed result might have changed a register:
+        // `Machine::branch`): count again with values.
         return run(prog, launch, None);
     }
     r?;
@@ -618,17 +637,24 @@ pub fn run_counts_planned(
 
 pub(super) struct Machine<'p> {
     pub(super) prog: &'p Program,
-    /// Compute every tensor-core result (`false`: a counts-only run that skips some,
-    /// [`run_counts_planned`]; `compute` says which are computed).
+    /// Compute every result (`false`: a counts-only run that skips some,
+    /// [`run_counts_planned`]; `compute` says which tensor-core results are computed, `lanes`
+    /// which ALU instructions are not).
     pub(super) values: bool,
     /// A counts-only run's plan: by instruction index, the tensor-core instructions computed
     /// ([`super::dataflow::Plan::compute`]).
     pub(super) compute: Option<&'p [bool]>,
+    /// A counts-only run's plan: by instruction index, the pure ALU instructions whose lanes
+    /// are not computed and the instructions computed from values that may be stale
+    /// ([`super::dataflow::Plan::lanes`]); `None` in a run with values.
+    pub(super) lanes: Option<&'p [super::dataflow::Lanes]>,
     /// A counts-only run's plan: by instruction index, the global buffers its accesses are
     /// assumed to stay in ([`super::dataflow::Plan::global`]; checked by [`Global::check`]).
     pub(super) global_plan: Option<&'p [super::dataflow::GlobalSet]>,
     /// Set by a counts-only run that read what a skipped result may have written and that the
-    /// proof does not cover (a tensor map in global memory): the run is made again with values.
+    /// proof does not cover (a tensor map in global memory), or whose spin rule would have
+    /// decided on a loop iteration that skipped a computation (`Machine::branch`): the run is
+    /// made again with values.
     pub(super) needs_values: std::cell::Cell<bool>,
     pub(super) warps: Vec<Warp>,
     pub(super) smem: Smem,
@@ -770,6 +796,7 @@ impl<'p> Machine<'p> {
             prog,
             values: true,
             compute: None,
+            lanes: None,
             global_plan: None,
             needs_values: std::cell::Cell::new(false),
             warps: Vec::new(),
@@ -1202,6 +1229,15 @@ impl<'p> Machine<'p> {
                         .ctas
                         .iter()
                         .any(|c| c.warps.iter().any(|o| o.state != WState::Done));
+                if others && self.warps[w].skipped {
+                    // A counts-only run skipped a computation in this iteration: with values
+                    // it might have changed a register, and the warp would not yield. Not
+                    // decidable here: the run is made again with values
+                    // (`run_counts_planned`), and this one ends at the next instruction any
+                    // warp issues (a budget of 0; its result is not read).
+                    self.needs_values.set(true);
+                    self.budget = 0;
+                }
                 if others {
                     let warp = &mut self.warps[w];
                     let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
@@ -1218,6 +1254,7 @@ impl<'p> Machine<'p> {
             warp.mark = Some(pc as u32);
             warp.mark_stack.clone_from(&warp.stack);
             warp.changed = false;
+            warp.skipped = false;
         }
         let warp = &mut self.warps[w];
         let t = warp.stack.last_mut().unwrap_or_else(|| unreachable!());
@@ -1261,6 +1298,19 @@ impl<'p> Machine<'p> {
         path: u32,
         obs: Option<&mut (dyn Observer + 'o)>,
     ) -> Result<(), String> {
+        use super::dataflow::Lanes;
+        let lanes = self
+            .lanes
+            .and_then(|l| l.get(pc).copied())
+            .unwrap_or(Lanes::Exact);
+        if lanes == Lanes::Skip {
+            // Counts only: a pure ALU instruction whose results no count needs
+            // (`super::dataflow::Lanes::Skip`): its destinations keep their values.
+            if mask != 0 {
+                self.warps[w].skipped = true;
+            }
+            return Ok(());
+        }
         // Stores to shared or global memory: the CTA's memory changed (`Machine::epoch`).
         let stores = matches!(
             inst.op,
@@ -1272,10 +1322,15 @@ impl<'p> Machine<'p> {
             changed = true;
         }
         let (m, p) = (mask, path);
-        if let Some(g) = self.global_plan {
-            self.global
-                .allowed
-                .set(g.get(pc).copied().unwrap_or(super::dataflow::ALL_GLOBAL));
+        // The buffers the plan placed this instruction's global accesses in (every buffer, as
+        // `allowed` is between instructions, for all but a counts-only run's `ld`, `st`,
+        // `atom` and `cp.async`).
+        let allowed = self
+            .global_plan
+            .and_then(|g| g.get(pc).copied())
+            .unwrap_or(super::dataflow::ALL_GLOBAL);
+        if allowed != super::dataflow::ALL_GLOBAL {
+            self.global.allowed.set(allowed);
         }
         changed |= match &inst.op {
             Op::Nop => false,
@@ -1315,7 +1370,14 @@ impl<'p> Machine<'p> {
             Op::Mma { .. } => self.exec_mma(w, pc, inst, m, p, obs)?,
             Op::Atom { .. } => self.exec_atom(w, pc, inst, m, p, obs)?,
         };
-        self.global.allowed.set(super::dataflow::ALL_GLOBAL);
+        if allowed != super::dataflow::ALL_GLOBAL {
+            self.global.allowed.set(super::dataflow::ALL_GLOBAL);
+        }
+        if lanes == Lanes::Inexact && mask != 0 {
+            // Its register changes may not be the values run's (none of these stores).
+            self.warps[w].skipped = true;
+            changed = false;
+        }
         if changed {
             self.warps[w].changed = true;
         }
@@ -1407,6 +1469,7 @@ fn make_warps(prog: &Program, l: &Launch, cluster: &ClusterShape, nthreads: u32)
             live,
             exited: 0,
             changed: true,
+            skipped: false,
             mark: None,
             mark_stack: Vec::new(),
             groups: [0; 3],

@@ -717,7 +717,7 @@ fn tensor_core_values(proof: &super::dataflow::Proof, plan: &super::dataflow::Pl
         "none (no mma or wgmma)".into()
     } else if plan.computed == 0 {
         "skipped: no mma/wgmma result reaches an address, guard or branch (ptx::dataflow)".into()
-    } else if plan.skips_any() {
+    } else if plan.skips_tensor_core() {
         format!(
             "computed for {} of {} mma/wgmma instructions, the others skipped (their results reach no address, guard or branch): {why}",
             plan.computed, plan.tensor_core

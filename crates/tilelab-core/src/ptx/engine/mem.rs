@@ -558,9 +558,11 @@ impl Machine<'_> {
             ));
         }
         if !computes {
-            // Counts only (`crate::ptx::dataflow::plan`): D keeps its old value; reported as
-            // changed, as a computed D nearly always is (the spin rule's view).
-            return Ok(true);
+            // Counts only (`crate::ptx::dataflow::plan`): D keeps its old value. Whether a
+            // computed D would have changed is not known: the spin rule does not decide on
+            // this loop iteration (`Warp::skipped`, `Machine::branch`).
+            self.warps[w].skipped = true;
+            return Ok(false);
         }
         // The registers' lane arrays borrowed from the register file (an immediate operand,
         // which the decoder may allow, is spread into a copy first).
