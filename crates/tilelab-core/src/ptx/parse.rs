@@ -594,11 +594,20 @@ fn split<'a>(
 /// line and may end a line directive; `/` may begin a comment, `"` a string; the rest are
 /// [`punct`]'s).
 fn plain(c: u8) -> bool {
-    !matches!(
-        c,
-        b'\n' | b'/' | b'"' | b';' | b'{' | b'}' | b':' | b'[' | b'(' | b']' | b')'
-    )
+    PLAIN[usize::from(c)]
 }
+
+/// [`plain`] of every byte, looked up rather than compared eleven times per byte.
+static PLAIN: [bool; 256] = {
+    let mut t = [true; 256];
+    let not = b"\n/\";{}:[(])";
+    let mut k = 0;
+    while k < not.len() {
+        t[not[k] as usize] = false;
+        k += 1;
+    }
+    t
+};
 
 /// The splitter's state inside the current statement.
 #[derive(Default)]
@@ -799,23 +808,16 @@ fn is_ident(t: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$')
 }
 
-/// A statement's text kept as written and shortened ([`shorten`]) only when it is shown: the
-/// decoder holds one per instruction for its error messages, and most instructions have none.
-#[derive(Clone, Debug, Default)]
-pub struct Quoted(String);
+/// A statement's text as written, borrowed, and shortened ([`shorten`]) only when it is
+/// shown: the decoder holds one per instruction for its error messages, and most instructions
+/// have none (no copy per instruction).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Quoted<'a>(pub &'a str);
 
-impl Quoted {
-    /// Holds `t` (reusing the buffer: no allocation per instruction once it has grown).
-    pub fn set(&mut self, t: &str) {
-        self.0.clear();
-        self.0.push_str(t);
-    }
-}
-
-impl std::fmt::Display for Quoted {
+impl std::fmt::Display for Quoted<'_> {
     /// The text as [`shorten`] gives it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&shorten(&self.0))
+        f.write_str(&shorten(self.0))
     }
 }
 
@@ -1586,8 +1588,10 @@ impl<'a> Quick<'a> {
             return None;
         }
         self.i += 1;
-        self.run(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$');
         let b = self.t.as_bytes();
+        while b.get(self.i).is_some_and(|&c| IDENT_REST[usize::from(c)]) {
+            self.i += 1;
+        }
         if b.get(self.i) == Some(&b'.')
             && matches!(b.get(self.i + 1), Some(b'x' | b'y' | b'z' | b'w'))
             && !b
@@ -1699,6 +1703,30 @@ impl<'a> Quick<'a> {
     }
 }
 
+/// The bytes an identifier continues with: ASCII letters, digits, `_` and `$` ([`ident`]).
+static IDENT_REST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+        c += 1;
+    }
+    t
+};
+
+/// The bytes an opcode continues with ([`opcode`]): ASCII letters, digits, `_`, `.` and `:`.
+static OPCODE_REST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':');
+        c += 1;
+    }
+    t
+};
+
 /// [`instruction`]'s answer for the common shapes, without winnow: a guard, an opcode and
 /// comma-separated names, integers, `0f`/`0d` constants, `[name+int]` addresses and vectors
 /// of those. `None` for anything else (every error among it), which [`instruction`] then
@@ -1718,7 +1746,9 @@ fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
     if !q.peek()?.is_ascii_alphabetic() {
         return None;
     }
-    q.run(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':'));
+    while q.peek().is_some_and(|c| OPCODE_REST[usize::from(c)]) {
+        q.i += 1;
+    }
     let op = &t[start..q.i];
     let opcode = split_opcode(op);
     if opcode.len() > MAX_QUALIFIERS as usize + 1 || opcode[0] == "call" {
@@ -1818,29 +1848,54 @@ fn winnow_instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
 /// `t`'s words joined by single spaces (`split_whitespace`, then `join(" ")`, without the
 /// list). ASCII text is cut at ASCII whitespace bytes (the only whitespace it can hold; an
 /// ASCII byte is always a character boundary), without decoding characters.
+///
+/// Eight bytes at a time where none of them is at most a space (none can be whitespace): the
+/// statements are mostly such runs.
 fn collapse_ws(t: &str) -> String {
-    let mut out = String::with_capacity(t.len());
     if t.is_ascii() {
         let b = t.as_bytes();
         let white = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        let mut out = vec![0u8; b.len()];
+        let mut n = 0;
+        // Whitespace seen since the last byte of a word.
+        let mut gap = false;
         let mut k = 0;
-        loop {
-            while k < b.len() && white(b[k]) {
-                k += 1;
+        while k < b.len() {
+            let w = b.get(k..k + 8).unwrap_or(&b[k..]);
+            if let Ok(w8) = <[u8; 8]>::try_from(w) {
+                let x = u64::from_le_bytes(w8);
+                // Whether some byte of x is below 0x21 (exact for ASCII bytes).
+                if x.wrapping_sub(0x2121_2121_2121_2121) & !x & 0x8080_8080_8080_8080 == 0 {
+                    if gap && n > 0 {
+                        out[n] = b' ';
+                        n += 1;
+                    }
+                    gap = false;
+                    out[n..n + 8].copy_from_slice(&w8);
+                    n += 8;
+                    k += 8;
+                    continue;
+                }
             }
-            if k == b.len() {
-                return out;
+            for &c in w {
+                if c <= b' ' && white(c) {
+                    gap = true;
+                } else {
+                    if gap && n > 0 {
+                        out[n] = b' ';
+                        n += 1;
+                    }
+                    gap = false;
+                    out[n] = c;
+                    n += 1;
+                }
             }
-            let s = k;
-            while k < b.len() && !white(b[k]) {
-                k += 1;
-            }
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(&t[s..k]);
+            k += w.len();
         }
+        out.truncate(n);
+        return String::from_utf8(out).unwrap_or_default();
     }
+    let mut out = String::with_capacity(t.len());
     for w in t.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
@@ -1898,7 +1953,17 @@ fn unwrap_err(e: winnow::error::ErrMode<ContextError>) -> ContextError {
 
 /// `ld.shared::cta.v4.b32` → `["ld", "shared::cta", "v4", "b32"]`.
 fn split_opcode(op: &str) -> Vec<Name> {
-    op.split('.').map(Name::from).collect()
+    let b = op.as_bytes();
+    let mut v = Vec::with_capacity(b.iter().filter(|&&c| c == b'.').count() + 1);
+    let mut s = 0;
+    for (k, &c) in b.iter().enumerate() {
+        if c == b'.' {
+            v.push(Name::from(&op[s..k]));
+            s = k + 1;
+        }
+    }
+    v.push(Name::from(&op[s..]));
+    v
 }
 
 /// Directives a kernel body may hold that mean nothing to the simulation (their use, such as

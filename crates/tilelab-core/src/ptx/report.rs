@@ -458,7 +458,7 @@ pub fn find_kernel<'m>(m: &'m parse::Module, want: &str) -> Result<&'m parse::Ke
 /// kernels and none named, or no kernel.
 pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
     parse::check_module_start(src)?;
-    let m = parse::parse(src)?;
+    let mut m = parse::parse(src)?;
     let k = match kernel {
         Some(n) => find_kernel(&m, n)?,
         None => match m.kernels.as_slice() {
@@ -473,7 +473,15 @@ pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
             }
         },
     };
-    Ok(decode::decode(&m, k)?)
+    // The kernel out of the module (decoding reads the module's variables, files and
+    // target, not its kernels), so that its texts move into the program.
+    let at = m
+        .kernels
+        .iter()
+        .position(|x| std::ptr::eq(x, k))
+        .unwrap_or(0);
+    let k = m.kernels.swap_remove(at);
+    Ok(decode::decode_owned(&m, k)?)
 }
 
 /// Parses, decodes and runs one CTA; the report.
