@@ -1713,15 +1713,48 @@ fn unsupported_inst(i: &parse::Inst) -> DecodeError {
 struct Opc<'i> {
     inst: &'i parse::Inst,
     name: &'i str,
-    parts: Vec<&'i str>,
+    parts: OpcParts<'i>,
     ty: Option<Ty>,
+}
+
+/// An opcode's parts: in place up to [`OpcParts::INLINE`] (every opcode PTX writes), else
+/// in a list (no allocation per instruction).
+// On the stack for one instruction: its size is the point (no allocation), not a cost.
+#[allow(clippy::large_enum_variant)]
+enum OpcParts<'i> {
+    Inline([&'i str; OpcParts::INLINE], usize),
+    Heap(Vec<&'i str>),
+}
+
+impl<'i> OpcParts<'i> {
+    const INLINE: usize = 16;
+
+    fn of(opcode: &'i [parse::Name]) -> OpcParts<'i> {
+        if opcode.len() <= Self::INLINE {
+            let mut a = [""; Self::INLINE];
+            for (d, p) in a.iter_mut().zip(opcode) {
+                *d = p.as_str();
+            }
+            OpcParts::Inline(a, opcode.len())
+        } else {
+            OpcParts::Heap(opcode.iter().map(parse::Name::as_str).collect())
+        }
+    }
+
+    fn as_slice(&self) -> &[&'i str] {
+        match self {
+            OpcParts::Inline(a, n) => &a[..*n],
+            OpcParts::Heap(v) => v,
+        }
+    }
 }
 
 impl<'i> Opc<'i> {
     fn new(inst: &'i parse::Inst) -> Opc<'i> {
-        let parts: Vec<&str> = inst.opcode.iter().map(parse::Name::as_str).collect();
-        let name = parts.first().copied().unwrap_or("");
-        let ty = last_ty(parts.get(1..).unwrap_or(&[]));
+        let parts = OpcParts::of(&inst.opcode);
+        let p = parts.as_slice();
+        let name = p.first().copied().unwrap_or("");
+        let ty = last_ty(p.get(1..).unwrap_or(&[]));
         Opc {
             inst,
             name,
@@ -1732,7 +1765,7 @@ impl<'i> Opc<'i> {
 
     /// The modifiers after the name.
     fn mods(&self) -> &[&'i str] {
-        self.parts.get(1..).unwrap_or(&[])
+        self.parts.as_slice().get(1..).unwrap_or(&[])
     }
 
     fn has(&self, m: &str) -> bool {

@@ -902,6 +902,30 @@ struct Builder {
     loc: Option<SourceLoc>,
     /// The line of each `.file` index's directive.
     file_lines: HashMap<u32, u32>,
+    /// Each opcode text split so far.
+    opcodes: Opcodes,
+}
+
+/// Opcode texts already split at their dots ([`split_opcode`]), by text: a kernel repeats a
+/// few dozen opcodes thousands of times, and a copy of the parts costs less than a split.
+#[derive(Default)]
+struct Opcodes(HashMap<String, Vec<Name>, foldhash::fast::RandomState>);
+
+impl Opcodes {
+    /// The most texts kept (past it, each new text is split without being kept).
+    const MAX: usize = 4096;
+
+    /// `op` split at its dots.
+    fn split(&mut self, op: &str) -> Vec<Name> {
+        if let Some(v) = self.0.get(op) {
+            return v.clone();
+        }
+        let v = split_opcode(op);
+        if self.0.len() < Self::MAX {
+            self.0.insert(op.to_string(), v.clone());
+        }
+        v
+    }
 }
 
 /// The targets the PTX ISA names (PTX ISA §11.1.2 ".target", Table "PTX Module Directives:
@@ -1028,7 +1052,7 @@ impl Builder {
                         );
                         return Ok(());
                     }
-                    let s = body_stmt(t, line)?;
+                    let s = body_stmt(t, line, &mut self.opcodes)?;
                     self.count(s.as_ref(), line)?;
                     if let (Some(k), Some(s)) = (self.cur.as_mut(), s) {
                         if let (Stmt::Inst(i), Some(l)) = (&s, self.loc) {
@@ -1279,6 +1303,7 @@ pub fn parse(src: &str) -> Result<Module, ParseError> {
         address_size_line: None,
         loc: None,
         file_lines: HashMap::new(),
+        opcodes: Opcodes::default(),
     };
     split(src, |p| b.piece(p))?;
     let Some(vline) = b.version_line else {
@@ -1549,7 +1574,7 @@ fn opcode<'a>(i: &mut &'a str) -> ModalResult<&'a str> {
         .parse_next(i)
 }
 
-/// A byte cursor over one statement for [`quick_instruction`].
+/// A byte cursor over one statement for [`quick_instruction_in`].
 struct Quick<'a> {
     t: &'a str,
     i: usize,
@@ -1727,12 +1752,18 @@ static OPCODE_REST: [bool; 256] = {
     t
 };
 
-/// [`instruction`]'s answer for the common shapes, without winnow: a guard, an opcode and
-/// comma-separated names, integers, `0f`/`0d` constants, `[name+int]` addresses and vectors
-/// of those. `None` for anything else (every error among it), which [`instruction`] then
-/// reads with winnow; where this answers, the answer is exactly winnow's (tested on every
-/// statement of the fixtures and on mutations of them).
+/// [`quick_instruction_in`] with an opcode cache of its own.
+#[cfg(test)]
 fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
+    quick_instruction_in(t, line, &mut Opcodes::default())
+}
+
+/// [`instruction_in`]'s answer for the common shapes, without winnow: a guard, an opcode
+/// (split through `ops`) and comma-separated names, integers, `0f`/`0d` constants,
+/// `[name+int]` addresses and vectors of those. `None` for anything else (every error among
+/// it), which [`instruction_in`] then reads with winnow; where this answers, the answer is
+/// exactly winnow's (tested on every statement of the fixtures and on mutations of them).
+fn quick_instruction_in(t: &str, line: u32, ops: &mut Opcodes) -> Option<Inst> {
     let mut q = Quick { t, i: 0 };
     q.ws();
     let guard = if q.eat(b'@') {
@@ -1750,7 +1781,7 @@ fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
         q.i += 1;
     }
     let op = &t[start..q.i];
-    let opcode = split_opcode(op);
+    let opcode = ops.split(op);
     if opcode.len() > MAX_QUALIFIERS as usize + 1 || opcode[0] == "call" {
         return None;
     }
@@ -1780,8 +1811,15 @@ fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
     })
 }
 
+/// [`instruction_in`] with an opcode cache of its own.
+#[cfg(test)]
 fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
-    if let Some(i) = quick_instruction(t, line) {
+    instruction_in(t, line, &mut Opcodes::default())
+}
+
+/// An instruction statement, its opcode split through `ops`.
+fn instruction_in(t: &str, line: u32, ops: &mut Opcodes) -> Result<Inst, ParseError> {
+    if let Some(i) = quick_instruction_in(t, line, ops) {
         return Ok(i);
     }
     winnow_instruction(t, line)
@@ -1977,7 +2015,7 @@ const BODY_DIRECTIVES: [&str; 5] = [
 ];
 
 /// A body statement: `.reg`, a variable, `.pragma`/`.loc` (nothing), or an instruction.
-fn body_stmt(t: &str, line: u32) -> Result<Option<Stmt>, ParseError> {
+fn body_stmt(t: &str, line: u32, ops: &mut Opcodes) -> Result<Option<Stmt>, ParseError> {
     if starts_with_word(t, ".reg") {
         return reg_decl(&t[".reg".len()..], line).map(|r| Some(Stmt::Reg(r)));
     }
@@ -2004,7 +2042,7 @@ fn body_stmt(t: &str, line: u32) -> Result<Option<Stmt>, ParseError> {
             }),
         };
     }
-    instruction(t, line).map(|i| Some(Stmt::Inst(i)))
+    instruction_in(t, line, ops).map(|i| Some(Stmt::Inst(i)))
 }
 
 /// `.reg .b32 %r<145>;` → `%r` × 145; `.reg .pred %p, %q;` → both names. The type must be a
