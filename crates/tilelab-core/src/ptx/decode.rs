@@ -2913,6 +2913,9 @@ impl<'a> Decoder<'a> {
         self.check_form(i)?;
         let oc = Opc::new(i);
         match oc.name {
+            // `mma` first: the names are distinct (the order is only how many are compared),
+            // and a tensor-core kernel's most frequent opcode is last among the families.
+            "mma" => self.mma(i),
             "mov" | "cvta" | "createpolicy" | "activemask" => self.op_move(i, &oc),
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
             | "shl" | "shr" | "copysign" | "mad" | "fma" => self.op_int(i, &oc),
@@ -2925,7 +2928,6 @@ impl<'a> Decoder<'a> {
             | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => self.op_control(i, &oc),
             "ld" | "ldu" | "st" | "ldmatrix" | "stmatrix" | "cp" => self.op_mem(i, &oc),
             "shfl" | "vote" | "atom" | "red" => self.op_warp(i, &oc),
-            "mma" => self.mma(i),
             "mbarrier" => self.mbarrier(i),
             "elect" | "setmaxnreg" | "mapa" | "call" | "wgmma" => self.hopper_misc(i),
             "tensormap" => self.tensormap(i),

@@ -566,7 +566,7 @@ fn add_sass_bounds(acc: Option<[u64; 2]>, s: &engine::InstStats) -> Option<[u64;
 
 /// Sums a run per line and in total, and each CTA of a cluster in total.
 pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
-    let (mut t, lines) = tally(prog, &r.stats);
+    let (mut t, lines) = tally(prog, &r.stats, true);
     t.warp_instructions = r.instructions;
     t.smem_bytes = r.smem_bytes;
     t.smem_touched = r.smem_touched;
@@ -574,7 +574,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         .ctas
         .iter()
         .map(|c| {
-            let (mut ct, _) = tally(prog, &c.stats);
+            let (mut ct, _) = tally(prog, &c.stats, false);
             ct.warp_instructions = c.instructions;
             ct.smem_bytes = r.smem_bytes;
             ct.smem_touched = c.smem_touched;
@@ -606,12 +606,16 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
 /// The totals of one CTA's per-instruction counts `stats` (but `warp_instructions`,
 /// `smem_bytes` and `smem_touched`, which the run knows), without the per-line rows.
 pub fn cta_totals(prog: &Program, stats: &[engine::InstStats]) -> Totals {
-    tally(prog, stats).0
+    tally(prog, stats, false).0
 }
 
-/// The totals (but the run-wide `warp_instructions`, `smem_bytes`, `smem_touched`) and the
-/// per-line rows of per-instruction counts `stats`.
-fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport>) {
+/// The totals (but the run-wide `warp_instructions`, `smem_bytes`, `smem_touched`) and, when
+/// `with_lines` (else none), the per-line rows of per-instruction counts `stats`.
+fn tally(
+    prog: &Program,
+    stats: &[engine::InstStats],
+    with_lines: bool,
+) -> (Totals, Vec<LineReport>) {
     let mut t = Totals {
         sass_from: "ptx".into(),
         ldgsts_wavefronts: Some(0),
@@ -718,6 +722,9 @@ fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport
                 }
             }
             Class::Tma => {}
+        }
+        if !with_lines {
+            continue;
         }
         let sass = sass_name(&inst.op).unwrap_or(class.name());
         // A wgmma's operand wavefronts: no bank conflicts (none measured, any layout).
@@ -838,12 +845,23 @@ pub fn reached(
     prog: &Program,
     stats: &[engine::InstStats],
 ) -> std::collections::BTreeMap<u32, u64> {
-    let mut m = std::collections::BTreeMap::new();
-    for (inst, s) in prog.insts.iter().zip(stats) {
-        let e: &mut u64 = m.entry(inst.line).or_default();
-        *e = (*e).max(s.executions);
-    }
-    m
+    // Sorted by line (a kernel's instructions mostly are already), each line's most kept,
+    // then built at once: no search per instruction.
+    let mut v: Vec<(u32, u64)> = prog
+        .insts
+        .iter()
+        .zip(stats)
+        .map(|(inst, s)| (inst.line, s.executions))
+        .collect();
+    v.sort_by_key(|&(line, _)| line);
+    v.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 = kept.1.max(later.1);
+        }
+        same
+    });
+    v.into_iter().collect()
 }
 
 #[cfg(test)]
