@@ -129,6 +129,11 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         .by_source
         .then(|| source_rows(&report, &prog, sass.as_ref(), file));
     if a.json {
+        // The lines apart: without --sass (which adds to each line's JSON) they are written
+        // straight, sorted as a `Value` sorts them (`LineReport`'s own `Serialize`), not
+        // through a `Value` each.
+        let mut report = report;
+        let lines = std::mem::take(&mut report.lines);
         let mut v = serde_json::to_value(&report)?;
         if let Some(g) = &grouped {
             v["by_source"] = serde_json::to_value(&g.rows)?;
@@ -138,9 +143,15 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
             v["totals"]["sass_error"] = e.clone().into();
         }
         if let Some(s) = &sass {
+            v["lines"] = serde_json::to_value(&lines)?;
             add_sass_json(&mut v, s)?;
+            out::emit_json(&v)?;
+        } else {
+            out::emit_json(&WithLines {
+                v: &v,
+                lines: &lines,
+            })?;
         }
-        out::emit_json(&v)?;
     } else {
         let mut text = render(&report, launch, a.top);
         if let Some(s) = &sass {
@@ -152,6 +163,32 @@ pub fn run(a: PtxArgs) -> anyhow::Result<ExitCode> {
         out::emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A report's JSON object `v` with its `lines` entry written from `lines`: the same text as
+/// `v` holding `serde_json::to_value(lines)` there (its entries in `v`'s order, sorted; a
+/// line's keys sorted by [`ptx::report::LineReport`]'s `Serialize`).
+struct WithLines<'a> {
+    v: &'a serde_json::Value,
+    lines: &'a [ptx::report::LineReport],
+}
+
+impl serde::Serialize for WithLines<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Some(o) = self.v.as_object() else {
+            return serde::Serialize::serialize(self.v, s);
+        };
+        let mut m = s.serialize_map(Some(o.len()))?;
+        for (k, x) in o {
+            if k == "lines" {
+                m.serialize_entry(k, self.lines)?;
+            } else {
+                m.serialize_entry(k, x)?;
+            }
+        }
+        m.end()
+    }
 }
 
 /// Puts the SASS report `s` into a report's JSON `v`: `totals.sass_from`,

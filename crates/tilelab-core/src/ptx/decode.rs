@@ -1633,14 +1633,21 @@ struct Decoder<'a> {
     /// gates ([`crate::sim::instr::GATES`]).
     target: String,
     /// The instruction being decoded, as written (for messages; shortened when shown).
-    text: parse::Quoted,
+    text: parse::Quoted<'a>,
     /// Its opcode with modifiers (`add.s32`).
     opname: String,
     /// The body's `.param` names (a `call`'s arguments and return values).
     call_params: std::collections::HashSet<String>,
-    /// Each opcode text checked so far (`["add", "s32"]`) and its row of [`FORMS`]
+    /// Each opcode text checked so far (`add.s32`, the parts joined by dots: parts hold no
+    /// dot, so two opcodes join alike only if they are alike) and its row of [`FORMS`]
     /// ([`Decoder::check_form`]).
-    formed: FastMap<Vec<parse::Name>, Option<usize>>,
+    formed: FastMap<String, Option<usize>>,
+    /// Each `mma` opcode text decoded so far and its [`MmaKind`] ([`mma_kind`] is a pure
+    /// function of the opcode text and the target; a kernel has two or three such texts).
+    mma_kinds: Vec<(String, MmaKind)>,
+    /// The declared register of each element of an `mma`'s D, A, B and C
+    /// ([`Decoder::mma_reg_types`]), one buffer for every `mma`.
+    mma_found: Vec<Option<u32>>,
 }
 
 /// Pass 1 of [`decode`]: every label's instruction index, by [`scoped_label`] key (blocks
@@ -1706,15 +1713,48 @@ fn unsupported_inst(i: &parse::Inst) -> DecodeError {
 struct Opc<'i> {
     inst: &'i parse::Inst,
     name: &'i str,
-    parts: Vec<&'i str>,
+    parts: OpcParts<'i>,
     ty: Option<Ty>,
+}
+
+/// An opcode's parts: in place up to [`OpcParts::INLINE`] (every opcode PTX writes), else
+/// in a list (no allocation per instruction).
+// On the stack for one instruction: its size is the point (no allocation), not a cost.
+#[allow(clippy::large_enum_variant)]
+enum OpcParts<'i> {
+    Inline([&'i str; OpcParts::INLINE], usize),
+    Heap(Vec<&'i str>),
+}
+
+impl<'i> OpcParts<'i> {
+    const INLINE: usize = 16;
+
+    fn of(opcode: &'i [parse::Name]) -> OpcParts<'i> {
+        if opcode.len() <= Self::INLINE {
+            let mut a = [""; Self::INLINE];
+            for (d, p) in a.iter_mut().zip(opcode) {
+                *d = p.as_str();
+            }
+            OpcParts::Inline(a, opcode.len())
+        } else {
+            OpcParts::Heap(opcode.iter().map(parse::Name::as_str).collect())
+        }
+    }
+
+    fn as_slice(&self) -> &[&'i str] {
+        match self {
+            OpcParts::Inline(a, n) => &a[..*n],
+            OpcParts::Heap(v) => v,
+        }
+    }
 }
 
 impl<'i> Opc<'i> {
     fn new(inst: &'i parse::Inst) -> Opc<'i> {
-        let parts: Vec<&str> = inst.opcode.iter().map(parse::Name::as_str).collect();
-        let name = parts.first().copied().unwrap_or("");
-        let ty = last_ty(parts.get(1..).unwrap_or(&[]));
+        let parts = OpcParts::of(&inst.opcode);
+        let p = parts.as_slice();
+        let name = p.first().copied().unwrap_or("");
+        let ty = last_ty(p.get(1..).unwrap_or(&[]));
         Opc {
             inst,
             name,
@@ -1725,7 +1765,7 @@ impl<'i> Opc<'i> {
 
     /// The modifiers after the name.
     fn mods(&self) -> &[&'i str] {
-        self.parts.get(1..).unwrap_or(&[])
+        self.parts.as_slice().get(1..).unwrap_or(&[])
     }
 
     fn has(&self, m: &str) -> bool {
@@ -1917,6 +1957,32 @@ fn lay_out(module: &Module, kernel: &Kernel) -> Result<Layout, DecodeError> {
 /// twice in one block, an `mma` layout other than `.row.col`); an undeclared register, an
 /// unknown label or variable; static shared or constant memory past sm_90's limits.
 pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> {
+    decode_kernel(module, kernel, true)
+}
+
+/// [`decode`] of a kernel the caller owns: the program's [`Program::texts`] are the kernel's
+/// instruction texts, moved (not copied) out of it.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_owned(module: &Module, mut kernel: Kernel) -> Result<Program, DecodeError> {
+    let mut p = decode_kernel(module, &kernel, false)?;
+    p.texts = std::mem::take(&mut kernel.body)
+        .into_iter()
+        .filter_map(|s| match s {
+            Stmt::Inst(i) => Some(i.text),
+            _ => None,
+        })
+        .collect();
+    Ok(p)
+}
+
+/// [`decode`], the texts copied into [`Program::texts`] when `want_texts` (else left empty).
+fn decode_kernel(
+    module: &Module,
+    kernel: &Kernel,
+    want_texts: bool,
+) -> Result<Program, DecodeError> {
     // Parameters, each at the next multiple of its alignment, within CUDA's limit.
     let mut params = Vec::new();
     let mut off = 0u32;
@@ -1989,6 +2055,8 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
             })
             .collect(),
         formed: FastMap::default(),
+        mma_kinds: Vec::new(),
+        mma_found: Vec::new(),
     };
     for (i, p) in d.param_info.iter().enumerate() {
         d.params.insert(p.name.clone(), i);
@@ -2020,7 +2088,9 @@ pub fn decode(module: &Module, kernel: &Kernel) -> Result<Program, DecodeError> 
             }
             Stmt::Inst(i) => {
                 insts.push(d.inst(i)?);
-                texts.push(i.text.clone());
+                if want_texts {
+                    texts.push(i.text.clone());
+                }
             }
             Stmt::Label(..) | Stmt::Var(_) | Stmt::CallParam(..) => {}
         }
@@ -2106,7 +2176,7 @@ fn source_refs(
         .collect()
 }
 
-impl Decoder<'_> {
+impl<'a> Decoder<'a> {
     /// A new register of the decoder's own (a special register, a variable's address).
     fn own_reg(&mut self, ty: Ty, legacy16: bool) -> u32 {
         let r = self.nregs;
@@ -2316,7 +2386,8 @@ impl Decoder<'_> {
         let Some(&ty) = self.tys.get(r as usize) else {
             return Ok(());
         };
-        if agrees(want, ty) {
+        // A register of the very type asked agrees under both rules (the common case).
+        if matches!(want, Want::Ty(t) | Want::Wide(t) if t == ty) || agrees(want, ty) {
             return Ok(());
         }
         let (t, wide) = match want {
@@ -2531,9 +2602,9 @@ impl Decoder<'_> {
         }
     }
 
-    fn inst(&mut self, i: &parse::Inst) -> Result<Inst, DecodeError> {
+    fn inst(&mut self, i: &'a parse::Inst) -> Result<Inst, DecodeError> {
         let line = i.line;
-        self.text.set(i.text.trim_end_matches(';'));
+        self.text = parse::Quoted(i.text.trim_end_matches(';'));
         // The opcode text in the decoder's one buffer (no allocation per instruction).
         self.opname.clear();
         for (k, p) in i.opcode.iter().enumerate() {
@@ -2672,11 +2743,11 @@ impl Decoder<'_> {
     /// The rules every instruction obeys before its own ([`Decoder::check_opcode`], once per
     /// distinct opcode text: they depend on nothing else), then its operand count.
     fn check_form(&mut self, i: &parse::Inst) -> Result<(), DecodeError> {
-        let form = match self.formed.get(&i.opcode[..]) {
+        let form = match self.formed.get(self.opname.as_str()) {
             Some(&f) => f,
             None => {
                 let f = self.check_opcode(i)?;
-                self.formed.insert(i.opcode.clone(), f);
+                self.formed.insert(self.opname.clone(), f);
                 f
             }
         };
@@ -2842,6 +2913,9 @@ impl Decoder<'_> {
         self.check_form(i)?;
         let oc = Opc::new(i);
         match oc.name {
+            // `mma` first: the names are distinct (the order is only how many are compared),
+            // and a tensor-core kernel's most frequent opcode is last among the families.
+            "mma" => self.mma(i),
             "mov" | "cvta" | "createpolicy" | "activemask" => self.op_move(i, &oc),
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
             | "shl" | "shr" | "copysign" | "mad" | "fma" => self.op_int(i, &oc),
@@ -2854,7 +2928,6 @@ impl Decoder<'_> {
             | "nanosleep" | "prefetch" | "prefetchu" | "griddepcontrol" => self.op_control(i, &oc),
             "ld" | "ldu" | "st" | "ldmatrix" | "stmatrix" | "cp" => self.op_mem(i, &oc),
             "shfl" | "vote" | "atom" | "red" => self.op_warp(i, &oc),
-            "mma" => self.mma(i),
             "mbarrier" => self.mbarrier(i),
             "elect" | "setmaxnreg" | "mapa" | "call" | "wgmma" => self.hopper_misc(i),
             "tensormap" => self.tensormap(i),
@@ -3754,13 +3827,23 @@ impl Decoder<'_> {
 
     fn mma(&mut self, i: &parse::Inst) -> Result<Op, DecodeError> {
         let line = i.line;
-        let m: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
-        let kind = mma_kind(&m, &self.opname, self.sm).map_err(|e| derr(line, e))?;
+        let kind = match self.mma_kinds.iter().find(|(t, _)| *t == self.opname) {
+            Some(&(_, k)) => k,
+            None => {
+                let m: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
+                let k = mma_kind(&m, &self.opname, self.sm).map_err(|e| derr(line, e))?;
+                self.mma_kinds.push((self.opname.clone(), k));
+                k
+            }
+        };
         let shape = kind.shape;
         use crate::sim::mma::Operand as O;
         // The declared register of each element of D, A, B and C, found while checking their
-        // types, so that D's and the sources' decoding below looks none up again.
-        let mut found: [Vec<Option<u32>>; 4] = Default::default();
+        // types, so that D's and the sources' decoding below looks none up again: one buffer,
+        // operand k's elements at `at[k]..at[k + 1]`.
+        let mut found = std::mem::take(&mut self.mma_found);
+        found.clear();
+        let mut at = [0usize; 5];
         for (k, (which, o, op)) in [
             ("D", &i.operands[0], O::C),
             ("A", &i.operands[1], O::A),
@@ -3770,23 +3853,15 @@ impl Decoder<'_> {
         .into_iter()
         .enumerate()
         {
-            found[k] = self.mma_reg_types(&kind, which, o, op, line)?;
+            if let Err(e) = self.mma_reg_types(&kind, which, o, op, line, &mut found) {
+                self.mma_found = found;
+                return Err(e);
+            }
+            at[k + 1] = found.len();
         }
-        // C and D: four .f32/.s32 registers, or two .f16x2 registers (.b32) for .f16.
-        let cd = match kind.acc {
-            MmaAcc::F16 => Want::Ty(Ty::B(32)),
-            MmaAcc::F32 => Want::Ty(Ty::F32),
-            MmaAcc::S32 => Want::Ty(Ty::B(32)),
-        };
-        let b32 = Want::Ty(Ty::B(32));
-        let d: Vec<u32> = self
-            .mma_dsts(&i.operands[0], &found[0], cd, line)?
-            .into_iter()
-            .map(|r| r.ok_or_else(|| derr(line, "mma destinations cannot be '_'")))
-            .collect::<Result<_, _>>()?;
-        let a = self.mma_srcs(&i.operands[1], &found[1], b32, line)?;
-        let b = self.mma_srcs(&i.operands[2], &found[2], b32, line)?;
-        let c = self.mma_srcs(&i.operands[3], &found[3], cd, line)?;
+        let r = self.mma_operands(i, kind, &found, &at);
+        self.mma_found = found;
+        let (d, a, b, c) = r?;
         let (na, nb, ncd) = (
             kind.regs(O::A) as usize,
             kind.regs(O::B) as usize,
@@ -3813,30 +3888,70 @@ impl Decoder<'_> {
         Ok(Op::Mma { kind, d, a, b, c })
     }
 
+    /// An `mma`'s D, A, B and C registers, given the registers [`Decoder::mma_reg_types`]
+    /// found declared for their elements (`found[at[k]..at[k + 1]]` for operand k).
+    #[allow(clippy::type_complexity)]
+    fn mma_operands(
+        &mut self,
+        i: &parse::Inst,
+        kind: MmaKind,
+        found: &[Option<u32>],
+        at: &[usize; 5],
+    ) -> Result<(Vec<u32>, Vec<Src>, Vec<Src>, Vec<Src>), DecodeError> {
+        let line = i.line;
+        // C and D: four .f32/.s32 registers, or two .f16x2 registers (.b32) for .f16.
+        let cd = match kind.acc {
+            MmaAcc::F16 => Want::Ty(Ty::B(32)),
+            MmaAcc::F32 => Want::Ty(Ty::F32),
+            MmaAcc::S32 => Want::Ty(Ty::B(32)),
+        };
+        let b32 = Want::Ty(Ty::B(32));
+        let d = self.mma_dsts(&i.operands[0], &found[at[0]..at[1]], cd, line)?;
+        let a = self.mma_srcs(&i.operands[1], &found[at[1]..at[2]], b32, line)?;
+        let b = self.mma_srcs(&i.operands[2], &found[at[2]..at[3]], b32, line)?;
+        let c = self.mma_srcs(&i.operands[3], &found[at[3]..at[4]], cd, line)?;
+        Ok((d, a, b, c))
+    }
+
     /// [`Decoder::vec_dsts`] of an `mma`'s D, given the register [`Decoder::mma_reg_types`]
     /// found declared for each element (`found`): those are `dst`'s answer without a lookup.
+    /// A `_` among them is refused once every element is checked.
     fn mma_dsts(
         &mut self,
         o: &Operand,
         found: &[Option<u32>],
         want: Want,
         line: u32,
-    ) -> Result<Vec<Option<u32>>, DecodeError> {
+    ) -> Result<Vec<u32>, DecodeError> {
+        let mut out = Vec::new();
+        let mut sink = false;
         match o {
-            Operand::Vector(v) => v
-                .iter()
-                .zip(found)
-                .map(|(e, f)| match (e, f) {
-                    (Operand::Name(n), Some(r)) => {
-                        self.check(*r, n, want, line)?;
-                        Ok(Some(*r))
+            Operand::Vector(v) => {
+                out.reserve_exact(v.len().min(found.len()));
+                for (e, f) in v.iter().zip(found) {
+                    match (e, f) {
+                        (Operand::Name(n), Some(r)) => {
+                            self.check(*r, n, want, line)?;
+                            out.push(*r);
+                        }
+                        (Operand::Sink, _) => sink = true,
+                        (e, _) => out.push(self.dst(e, want, line)?),
                     }
-                    (Operand::Sink, _) => Ok(None),
-                    (e, _) => self.dst(e, want, line).map(Some),
-                })
-                .collect(),
-            o => self.vec_dsts(o, want, line),
+                }
+            }
+            o => {
+                for r in self.vec_dsts(o, want, line)? {
+                    match r {
+                        Some(r) => out.push(r),
+                        None => sink = true,
+                    }
+                }
+            }
         }
+        if sink {
+            return Err(derr(line, "mma destinations cannot be '_'"));
+        }
+        Ok(out)
     }
 
     /// [`Decoder::vec_srcs`] of an `mma` source, given the registers found declared
@@ -3849,17 +3964,19 @@ impl Decoder<'_> {
         line: u32,
     ) -> Result<Vec<Src>, DecodeError> {
         match o {
-            Operand::Vector(v) => v
-                .iter()
-                .zip(found)
-                .map(|(e, f)| match (e, f) {
-                    (Operand::Name(n), Some(r)) => {
-                        self.check(*r, n, want, line)?;
-                        Ok(Src::Reg(*r))
-                    }
-                    (e, _) => self.src(e, want, line),
-                })
-                .collect(),
+            Operand::Vector(v) => {
+                let mut out = Vec::with_capacity(v.len().min(found.len()));
+                for (e, f) in v.iter().zip(found) {
+                    out.push(match (e, f) {
+                        (Operand::Name(n), Some(r)) => {
+                            self.check(*r, n, want, line)?;
+                            Src::Reg(*r)
+                        }
+                        (e, _) => self.src(e, want, line)?,
+                    });
+                }
+                Ok(out)
+            }
             o => self.vec_srcs(o, want, line),
         }
     }
@@ -3867,7 +3984,8 @@ impl Decoder<'_> {
     /// The declared types of an `mma` operand's registers (`which` is D, A, B or C) against
     /// [`mma_reg_types`]: a register of another 32-bit type (`.f32` for an f16 A) is refused in
     /// one line naming the operand, the register, its type and the types the form takes. For a
-    /// vector, each element's declared register (`None`: not a name, or not a declared one).
+    /// vector, each element's declared register (`None`: not a name, or not a declared one),
+    /// pushed onto `found`.
     fn mma_reg_types(
         &mut self,
         kind: &MmaKind,
@@ -3875,21 +3993,27 @@ impl Decoder<'_> {
         o: &Operand,
         op: crate::sim::mma::Operand,
         line: u32,
-    ) -> Result<Vec<Option<u32>>, DecodeError> {
+        found: &mut Vec<Option<u32>>,
+    ) -> Result<(), DecodeError> {
         let allowed = mma_reg_types(kind, op);
         let regs: &[Operand] = match o {
             Operand::Vector(v) => v,
             o => std::slice::from_ref(o),
         };
-        let mut found = vec![None; regs.len()];
-        for (r, f) in regs.iter().zip(&mut found) {
-            let Operand::Name(n) = r else { continue };
+        for r in regs {
+            let Operand::Name(n) = r else {
+                found.push(None);
+                continue;
+            };
             let idx = match self.lookup(n) {
                 Some(idx) => {
-                    *f = Some(idx);
+                    found.push(Some(idx));
                     idx
                 }
-                None => self.reg(n, line)?,
+                None => {
+                    found.push(None);
+                    self.reg(n, line)?
+                }
             };
             let ty = self.tys.get(idx as usize).copied().unwrap_or(Ty::B(32));
             if !allowed.contains(&ty) {
@@ -3913,7 +4037,7 @@ impl Decoder<'_> {
                 ));
             }
         }
-        Ok(found)
+        Ok(())
     }
 }
 

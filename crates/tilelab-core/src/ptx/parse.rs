@@ -594,11 +594,20 @@ fn split<'a>(
 /// line and may end a line directive; `/` may begin a comment, `"` a string; the rest are
 /// [`punct`]'s).
 fn plain(c: u8) -> bool {
-    !matches!(
-        c,
-        b'\n' | b'/' | b'"' | b';' | b'{' | b'}' | b':' | b'[' | b'(' | b']' | b')'
-    )
+    PLAIN[usize::from(c)]
 }
+
+/// [`plain`] of every byte, looked up rather than compared eleven times per byte.
+static PLAIN: [bool; 256] = {
+    let mut t = [true; 256];
+    let not = b"\n/\";{}:[(])";
+    let mut k = 0;
+    while k < not.len() {
+        t[not[k] as usize] = false;
+        k += 1;
+    }
+    t
+};
 
 /// The splitter's state inside the current statement.
 #[derive(Default)]
@@ -799,23 +808,16 @@ fn is_ident(t: &str) -> bool {
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$')
 }
 
-/// A statement's text kept as written and shortened ([`shorten`]) only when it is shown: the
-/// decoder holds one per instruction for its error messages, and most instructions have none.
-#[derive(Clone, Debug, Default)]
-pub struct Quoted(String);
+/// A statement's text as written, borrowed, and shortened ([`shorten`]) only when it is
+/// shown: the decoder holds one per instruction for its error messages, and most instructions
+/// have none (no copy per instruction).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Quoted<'a>(pub &'a str);
 
-impl Quoted {
-    /// Holds `t` (reusing the buffer: no allocation per instruction once it has grown).
-    pub fn set(&mut self, t: &str) {
-        self.0.clear();
-        self.0.push_str(t);
-    }
-}
-
-impl std::fmt::Display for Quoted {
+impl std::fmt::Display for Quoted<'_> {
     /// The text as [`shorten`] gives it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&shorten(&self.0))
+        f.write_str(&shorten(self.0))
     }
 }
 
@@ -900,6 +902,30 @@ struct Builder {
     loc: Option<SourceLoc>,
     /// The line of each `.file` index's directive.
     file_lines: HashMap<u32, u32>,
+    /// Each opcode text split so far.
+    opcodes: Opcodes,
+}
+
+/// Opcode texts already split at their dots ([`split_opcode`]), by text: a kernel repeats a
+/// few dozen opcodes thousands of times, and a copy of the parts costs less than a split.
+#[derive(Default)]
+struct Opcodes(HashMap<String, Vec<Name>, foldhash::fast::RandomState>);
+
+impl Opcodes {
+    /// The most texts kept (past it, each new text is split without being kept).
+    const MAX: usize = 4096;
+
+    /// `op` split at its dots.
+    fn split(&mut self, op: &str) -> Vec<Name> {
+        if let Some(v) = self.0.get(op) {
+            return v.clone();
+        }
+        let v = split_opcode(op);
+        if self.0.len() < Self::MAX {
+            self.0.insert(op.to_string(), v.clone());
+        }
+        v
+    }
 }
 
 /// The targets the PTX ISA names (PTX ISA §11.1.2 ".target", Table "PTX Module Directives:
@@ -1026,7 +1052,7 @@ impl Builder {
                         );
                         return Ok(());
                     }
-                    let s = body_stmt(t, line)?;
+                    let s = body_stmt(t, line, &mut self.opcodes)?;
                     self.count(s.as_ref(), line)?;
                     if let (Some(k), Some(s)) = (self.cur.as_mut(), s) {
                         if let (Stmt::Inst(i), Some(l)) = (&s, self.loc) {
@@ -1277,6 +1303,7 @@ pub fn parse(src: &str) -> Result<Module, ParseError> {
         address_size_line: None,
         loc: None,
         file_lines: HashMap::new(),
+        opcodes: Opcodes::default(),
     };
     split(src, |p| b.piece(p))?;
     let Some(vline) = b.version_line else {
@@ -1547,7 +1574,7 @@ fn opcode<'a>(i: &mut &'a str) -> ModalResult<&'a str> {
         .parse_next(i)
 }
 
-/// A byte cursor over one statement for [`quick_instruction`].
+/// A byte cursor over one statement for [`quick_instruction_in`].
 struct Quick<'a> {
     t: &'a str,
     i: usize,
@@ -1586,8 +1613,10 @@ impl<'a> Quick<'a> {
             return None;
         }
         self.i += 1;
-        self.run(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$');
         let b = self.t.as_bytes();
+        while b.get(self.i).is_some_and(|&c| IDENT_REST[usize::from(c)]) {
+            self.i += 1;
+        }
         if b.get(self.i) == Some(&b'.')
             && matches!(b.get(self.i + 1), Some(b'x' | b'y' | b'z' | b'w'))
             && !b
@@ -1699,12 +1728,42 @@ impl<'a> Quick<'a> {
     }
 }
 
-/// [`instruction`]'s answer for the common shapes, without winnow: a guard, an opcode and
-/// comma-separated names, integers, `0f`/`0d` constants, `[name+int]` addresses and vectors
-/// of those. `None` for anything else (every error among it), which [`instruction`] then
-/// reads with winnow; where this answers, the answer is exactly winnow's (tested on every
-/// statement of the fixtures and on mutations of them).
+/// The bytes an identifier continues with: ASCII letters, digits, `_` and `$` ([`ident`]).
+static IDENT_REST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+        c += 1;
+    }
+    t
+};
+
+/// The bytes an opcode continues with ([`opcode`]): ASCII letters, digits, `_`, `.` and `:`.
+static OPCODE_REST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':');
+        c += 1;
+    }
+    t
+};
+
+/// [`quick_instruction_in`] with an opcode cache of its own.
+#[cfg(test)]
 fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
+    quick_instruction_in(t, line, &mut Opcodes::default())
+}
+
+/// [`instruction_in`]'s answer for the common shapes, without winnow: a guard, an opcode
+/// (split through `ops`) and comma-separated names, integers, `0f`/`0d` constants,
+/// `[name+int]` addresses and vectors of those. `None` for anything else (every error among
+/// it), which [`instruction_in`] then reads with winnow; where this answers, the answer is
+/// exactly winnow's (tested on every statement of the fixtures and on mutations of them).
+fn quick_instruction_in(t: &str, line: u32, ops: &mut Opcodes) -> Option<Inst> {
     let mut q = Quick { t, i: 0 };
     q.ws();
     let guard = if q.eat(b'@') {
@@ -1718,9 +1777,11 @@ fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
     if !q.peek()?.is_ascii_alphabetic() {
         return None;
     }
-    q.run(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':'));
+    while q.peek().is_some_and(|c| OPCODE_REST[usize::from(c)]) {
+        q.i += 1;
+    }
     let op = &t[start..q.i];
-    let opcode = split_opcode(op);
+    let opcode = ops.split(op);
     if opcode.len() > MAX_QUALIFIERS as usize + 1 || opcode[0] == "call" {
         return None;
     }
@@ -1750,8 +1811,15 @@ fn quick_instruction(t: &str, line: u32) -> Option<Inst> {
     })
 }
 
+/// [`instruction_in`] with an opcode cache of its own.
+#[cfg(test)]
 fn instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
-    if let Some(i) = quick_instruction(t, line) {
+    instruction_in(t, line, &mut Opcodes::default())
+}
+
+/// An instruction statement, its opcode split through `ops`.
+fn instruction_in(t: &str, line: u32, ops: &mut Opcodes) -> Result<Inst, ParseError> {
+    if let Some(i) = quick_instruction_in(t, line, ops) {
         return Ok(i);
     }
     winnow_instruction(t, line)
@@ -1818,29 +1886,54 @@ fn winnow_instruction(t: &str, line: u32) -> Result<Inst, ParseError> {
 /// `t`'s words joined by single spaces (`split_whitespace`, then `join(" ")`, without the
 /// list). ASCII text is cut at ASCII whitespace bytes (the only whitespace it can hold; an
 /// ASCII byte is always a character boundary), without decoding characters.
+///
+/// Eight bytes at a time where none of them is at most a space (none can be whitespace): the
+/// statements are mostly such runs.
 fn collapse_ws(t: &str) -> String {
-    let mut out = String::with_capacity(t.len());
     if t.is_ascii() {
         let b = t.as_bytes();
         let white = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        let mut out = vec![0u8; b.len()];
+        let mut n = 0;
+        // Whitespace seen since the last byte of a word.
+        let mut gap = false;
         let mut k = 0;
-        loop {
-            while k < b.len() && white(b[k]) {
-                k += 1;
+        while k < b.len() {
+            let w = b.get(k..k + 8).unwrap_or(&b[k..]);
+            if let Ok(w8) = <[u8; 8]>::try_from(w) {
+                let x = u64::from_le_bytes(w8);
+                // Whether some byte of x is below 0x21 (exact for ASCII bytes).
+                if x.wrapping_sub(0x2121_2121_2121_2121) & !x & 0x8080_8080_8080_8080 == 0 {
+                    if gap && n > 0 {
+                        out[n] = b' ';
+                        n += 1;
+                    }
+                    gap = false;
+                    out[n..n + 8].copy_from_slice(&w8);
+                    n += 8;
+                    k += 8;
+                    continue;
+                }
             }
-            if k == b.len() {
-                return out;
+            for &c in w {
+                if c <= b' ' && white(c) {
+                    gap = true;
+                } else {
+                    if gap && n > 0 {
+                        out[n] = b' ';
+                        n += 1;
+                    }
+                    gap = false;
+                    out[n] = c;
+                    n += 1;
+                }
             }
-            let s = k;
-            while k < b.len() && !white(b[k]) {
-                k += 1;
-            }
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(&t[s..k]);
+            k += w.len();
         }
+        out.truncate(n);
+        return String::from_utf8(out).unwrap_or_default();
     }
+    let mut out = String::with_capacity(t.len());
     for w in t.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
@@ -1898,7 +1991,17 @@ fn unwrap_err(e: winnow::error::ErrMode<ContextError>) -> ContextError {
 
 /// `ld.shared::cta.v4.b32` → `["ld", "shared::cta", "v4", "b32"]`.
 fn split_opcode(op: &str) -> Vec<Name> {
-    op.split('.').map(Name::from).collect()
+    let b = op.as_bytes();
+    let mut v = Vec::with_capacity(b.iter().filter(|&&c| c == b'.').count() + 1);
+    let mut s = 0;
+    for (k, &c) in b.iter().enumerate() {
+        if c == b'.' {
+            v.push(Name::from(&op[s..k]));
+            s = k + 1;
+        }
+    }
+    v.push(Name::from(&op[s..]));
+    v
 }
 
 /// Directives a kernel body may hold that mean nothing to the simulation (their use, such as
@@ -1912,7 +2015,7 @@ const BODY_DIRECTIVES: [&str; 5] = [
 ];
 
 /// A body statement: `.reg`, a variable, `.pragma`/`.loc` (nothing), or an instruction.
-fn body_stmt(t: &str, line: u32) -> Result<Option<Stmt>, ParseError> {
+fn body_stmt(t: &str, line: u32, ops: &mut Opcodes) -> Result<Option<Stmt>, ParseError> {
     if starts_with_word(t, ".reg") {
         return reg_decl(&t[".reg".len()..], line).map(|r| Some(Stmt::Reg(r)));
     }
@@ -1939,7 +2042,7 @@ fn body_stmt(t: &str, line: u32) -> Result<Option<Stmt>, ParseError> {
             }),
         };
     }
-    instruction(t, line).map(|i| Some(Stmt::Inst(i)))
+    instruction_in(t, line, ops).map(|i| Some(Stmt::Inst(i)))
 }
 
 /// `.reg .b32 %r<145>;` → `%r` × 145; `.reg .pred %p, %q;` → both names. The type must be a

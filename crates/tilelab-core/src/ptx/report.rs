@@ -275,7 +275,11 @@ pub struct Totals {
 }
 
 /// One PTX line's numbers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+///
+/// Serialized with its keys in sorted order (its own `Serialize`, not a derived one), as a
+/// `serde_json::Value` orders them: written straight to JSON it reads as through a `Value`,
+/// so `tilelab ptx --json` writes the lines without building a `Value` for each.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineReport {
     /// 1-based line.
     pub line: u32,
@@ -297,7 +301,6 @@ pub struct LineReport {
     pub not_modelled: u64,
     /// cp.async lines: bounds `[lowest, highest]` on ncu's SASS-attributed wavefronts (see
     /// [`Totals::ldgsts_sass_wavefronts`]); absent for other lines and for `.cg`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sass_wavefronts: Option<[u64; 2]>,
     /// The source line the PTX line came from (the `.loc` in force, PTX ISA §11.5.2):
     /// `{"file", "line", "column"}` and `inlined_at` for inlined code; `null` without `.loc`.
@@ -338,6 +341,49 @@ pub struct Report {
     /// over the cluster's CTAs. Not in the JSON.
     #[serde(skip)]
     pub map_lines: std::collections::BTreeMap<u32, [u64; 2]>,
+}
+
+impl Serialize for LineReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        // Every field named, so that a new one is not forgotten here.
+        let LineReport {
+            line,
+            ptx,
+            sass,
+            executions,
+            wavefronts,
+            ideal,
+            bank_conflicts,
+            not_modelled,
+            sass_wavefronts,
+            source,
+        } = self;
+        let n = 9 + usize::from(sass_wavefronts.is_some());
+        let mut m = s.serialize_struct("LineReport", n)?;
+        // The keys in byte order.
+        m.serialize_field("bank_conflicts", bank_conflicts)?;
+        m.serialize_field("executions", executions)?;
+        m.serialize_field("ideal", ideal)?;
+        m.serialize_field("line", line)?;
+        m.serialize_field("not_modelled", not_modelled)?;
+        m.serialize_field("ptx", ptx)?;
+        m.serialize_field("sass", sass)?;
+        match sass_wavefronts {
+            Some(w) => m.serialize_field("sass_wavefronts", w)?,
+            None => m.skip_field("sass_wavefronts")?,
+        }
+        match source {
+            // Through a `Value`: its keys sorted too.
+            Some(r) => m.serialize_field(
+                "source",
+                &serde_json::to_value(r).map_err(serde::ser::Error::custom)?,
+            )?,
+            None => m.serialize_field("source", &None::<()>)?,
+        }
+        m.serialize_field("wavefronts", wavefronts)?;
+        m.end()
+    }
 }
 
 /// One CTA's row of a cluster's report.
@@ -463,7 +509,7 @@ pub fn find_kernel<'m>(m: &'m parse::Module, want: &str) -> Result<&'m parse::Ke
 /// kernels and none named, or no kernel.
 pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
     parse::check_module_start(src)?;
-    let m = parse::parse(src)?;
+    let mut m = parse::parse(src)?;
     let k = match kernel {
         Some(n) => find_kernel(&m, n)?,
         None => match m.kernels.as_slice() {
@@ -478,7 +524,15 @@ pub fn load(src: &str, kernel: Option<&str>) -> Result<Program, PtxError> {
             }
         },
     };
-    Ok(decode::decode(&m, k)?)
+    // The kernel out of the module (decoding reads the module's variables, files and
+    // target, not its kernels), so that its texts move into the program.
+    let at = m
+        .kernels
+        .iter()
+        .position(|x| std::ptr::eq(x, k))
+        .unwrap_or(0);
+    let k = m.kernels.swap_remove(at);
+    Ok(decode::decode_owned(&m, k)?)
 }
 
 /// Parses, decodes and runs one CTA; the report.
@@ -517,7 +571,7 @@ fn add_sass_bounds(acc: Option<[u64; 2]>, s: &engine::InstStats) -> Option<[u64;
 
 /// Sums a run per line and in total, and each CTA of a cluster in total.
 pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
-    let (mut t, lines) = tally(prog, &r.stats);
+    let (mut t, lines) = tally(prog, &r.stats, true);
     t.warp_instructions = r.instructions;
     t.smem_bytes = r.smem_bytes;
     t.smem_touched = r.smem_touched;
@@ -525,7 +579,7 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
         .ctas
         .iter()
         .map(|c| {
-            let (mut ct, _) = tally(prog, &c.stats);
+            let (mut ct, _) = tally(prog, &c.stats, false);
             ct.warp_instructions = c.instructions;
             ct.smem_bytes = r.smem_bytes;
             ct.smem_touched = c.smem_touched;
@@ -558,12 +612,16 @@ pub fn build(prog: &Program, launch: &Launch, r: &RunResult) -> Report {
 /// The totals of one CTA's per-instruction counts `stats` (but `warp_instructions`,
 /// `smem_bytes` and `smem_touched`, which the run knows), without the per-line rows.
 pub fn cta_totals(prog: &Program, stats: &[engine::InstStats]) -> Totals {
-    tally(prog, stats).0
+    tally(prog, stats, false).0
 }
 
-/// The totals (but the run-wide `warp_instructions`, `smem_bytes`, `smem_touched`) and the
-/// per-line rows of per-instruction counts `stats`.
-fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport>) {
+/// The totals (but the run-wide `warp_instructions`, `smem_bytes`, `smem_touched`) and, when
+/// `with_lines` (else none), the per-line rows of per-instruction counts `stats`.
+fn tally(
+    prog: &Program,
+    stats: &[engine::InstStats],
+    with_lines: bool,
+) -> (Totals, Vec<LineReport>) {
     let mut t = Totals {
         sass_from: "ptx".into(),
         ldgsts_wavefronts: Some(0),
@@ -670,6 +728,9 @@ fn tally(prog: &Program, stats: &[engine::InstStats]) -> (Totals, Vec<LineReport
                 }
             }
             Class::Tma => {}
+        }
+        if !with_lines {
+            continue;
         }
         let sass = sass_name(&inst.op).unwrap_or(class.name());
         // A wgmma's operand wavefronts: no bank conflicts (none measured, any layout).
@@ -790,12 +851,23 @@ pub fn reached(
     prog: &Program,
     stats: &[engine::InstStats],
 ) -> std::collections::BTreeMap<u32, u64> {
-    let mut m = std::collections::BTreeMap::new();
-    for (inst, s) in prog.insts.iter().zip(stats) {
-        let e: &mut u64 = m.entry(inst.line).or_default();
-        *e = (*e).max(s.executions);
-    }
-    m
+    // Sorted by line (a kernel's instructions mostly are already), each line's most kept,
+    // then built at once: no search per instruction.
+    let mut v: Vec<(u32, u64)> = prog
+        .insts
+        .iter()
+        .zip(stats)
+        .map(|(inst, s)| (inst.line, s.executions))
+        .collect();
+    v.sort_by_key(|&(line, _)| line);
+    v.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 = kept.1.max(later.1);
+        }
+        same
+    });
+    v.into_iter().collect()
 }
 
 /// Every `tensormap.replace` and `tensormap.cp_fenceproxy` line of `prog` that ran with a
@@ -825,6 +897,81 @@ pub fn map_lines(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A line's JSON written straight (sorted keys, `tilelab ptx --json`) is its JSON through
+    /// a `serde_json::Value`, and that is the derived serialization's (every field, none
+    /// twice), with and without `sass_wavefronts` and `source` (an inlined one too).
+    #[test]
+    fn line_json_written_straight_is_the_value_json() {
+        use super::super::lineinfo::SourceRef;
+        #[derive(Serialize)]
+        struct Derived<'a> {
+            line: u32,
+            ptx: &'a str,
+            sass: &'static str,
+            executions: u64,
+            wavefronts: u64,
+            ideal: u64,
+            bank_conflicts: u64,
+            not_modelled: u64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            sass_wavefronts: Option<[u64; 2]>,
+            source: &'a Option<SourceRef>,
+        }
+        let at = SourceRef {
+            file: "/a/k\"b.py".into(),
+            line: 7,
+            column: 3,
+            inlined_at: None,
+        };
+        let inlined = SourceRef {
+            inlined_at: Some(Box::new(at.clone())),
+            ..at.clone()
+        };
+        for (w, src) in [
+            (None, None),
+            (Some([1, 9]), None),
+            (None, Some(at.clone())),
+            (Some([0, 0]), Some(inlined)),
+        ] {
+            let l = LineReport {
+                line: 12,
+                ptx: "ld.shared.v4.b32 {%r1, %r2}, [%r3+16] \"\u{1}".into(),
+                sass: "LDS",
+                executions: 4,
+                wavefronts: 1 << 40,
+                ideal: 3,
+                bank_conflicts: 2,
+                not_modelled: 1,
+                sass_wavefronts: w,
+                source: src,
+            };
+            let d = Derived {
+                line: l.line,
+                ptx: &l.ptx,
+                sass: l.sass,
+                executions: l.executions,
+                wavefronts: l.wavefronts,
+                ideal: l.ideal,
+                bank_conflicts: l.bank_conflicts,
+                not_modelled: l.not_modelled,
+                sass_wavefronts: l.sass_wavefronts,
+                source: &l.source,
+            };
+            let v = serde_json::to_value(&l).unwrap();
+            assert_eq!(v, serde_json::to_value(&d).unwrap());
+            assert_eq!(
+                serde_json::to_string_pretty(&l).unwrap(),
+                serde_json::to_string_pretty(&v).unwrap()
+            );
+            assert_eq!(
+                serde_json::to_string(&[&l, &l]).unwrap(),
+                serde_json::to_string(&v)
+                    .map(|s| format!("[{s},{s}]"))
+                    .unwrap()
+            );
+        }
+    }
 
     const TEXTS: [&str; 4] = [
         include_str!("../../../../tests/data/ptx_hand/divergence.ptx"),

@@ -36,6 +36,20 @@ pub fn mark_reads(kernel: &crate::ptx::parse::Kernel, params: &mut [ParamInfo]) 
         .enumerate()
         .map(|(i, p)| (p.name.as_str(), i))
         .collect();
+    // The lengths of the parameters' names (bit L: a name of L < 128 bytes; `long`: one of
+    // more): a name of another length is none of them, found without hashing it (most names
+    // are registers, far shorter than nvcc's `kernel_param_N`).
+    let (mut lens, mut long) = (0u128, false);
+    for p in params.iter() {
+        match p.name.len() {
+            l @ 0..128 => lens |= 1 << l,
+            _ => long = true,
+        }
+    }
+    let maybe_param = |n: &str| match n.len() {
+        l @ 0..128 => lens >> l & 1 == 1,
+        _ => long,
+    };
     // Per byte of the parameter buffer (at most `PARAM_LIMIT`): the first line reading it;
     // per parameter: the first line reading all of it; the first line reading everything.
     let total = params
@@ -116,7 +130,9 @@ pub fn mark_reads(kernel: &crate::ptx::parse::Kernel, params: &mut [ParamInfo]) 
             }
         }
         for n in &ns {
-            if let Some(&i) = index.get(n) {
+            if maybe_param(n)
+                && let Some(&i) = index.get(n)
+            {
                 whole[i] = whole[i].min(line);
             }
         }

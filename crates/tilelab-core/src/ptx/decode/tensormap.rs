@@ -20,7 +20,7 @@ impl Decoder<'_> {
         let line = i.line;
         let mods: Vec<&str> = i.opcode[1..].iter().map(parse::Name::as_str).collect();
         let has = |m: &str| mods.contains(&m);
-        let text = self.text.clone();
+        let text = self.text;
         let ops = &i.operands;
         if has("cp_fenceproxy") {
             let ok = has("global")
