@@ -694,7 +694,7 @@ pub enum Lanes {
 
 impl Plan {
     /// True when a counts-only run skips at least one instruction's values: a tensor-core
-    /// instruction ([`Plan::skips_tensor_core`]) or an ALU one ([`Plan::skip`]).
+    /// instruction ([`Plan::skips_tensor_core`]) or an ALU one ([`Plan::lanes`]).
     pub fn skips_any(&self) -> bool {
         self.skips_tensor_core() || self.alu_skipped > 0
     }
@@ -706,7 +706,7 @@ impl Plan {
 }
 
 /// Whether `op` is a pure ALU instruction: its only effect is writing its destination
-/// registers (all of them in its [`flow_of`] targets), from its source operands alone, and its
+/// registers (all of them in its `flow_of` targets), from its source operands alone, and its
 /// execution cannot fail (engine/alu.rs: `exec_move`, `exec_arith`, `exec_pred`, `exec_cvt`
 /// return no error for these). `cvta.to.shared`/`cvta.to.local` are not: they fail on a source
 /// outside the window (their source is a sink, and the check is their computation).
