@@ -1151,11 +1151,8 @@ DONE:\nret;\n}\n";
         assert_eq!(exact, counts);
         // The counts-only machine itself gives up at the second iteration's back edge (where,
         // without the moves' values, it would have yielded one iteration early).
-        let mut m = engine::Machine::new(&prog, &l, (0, String::new())).unwrap();
-        m.values = false;
-        m.compute = Some(&p.compute);
-        m.global_plan = Some(&p.global);
-        m.lanes = Some(&p.lanes);
+        let mut m = engine::Machine::counts_only(&prog, &l, &p).unwrap();
+        assert!(!m.values);
         assert!(m.run(None).is_err());
         assert!(m.needs_values.get());
         // Warp 0 went three times round the loop before it yielded, then once more after warp
@@ -1199,11 +1196,8 @@ DONE:\nret;\n}\n";
         let exact = engine::run(&prog, &l, None).unwrap();
         let counts = engine::run_counts(&prog, &l).unwrap();
         assert_eq!(exact, counts);
-        let mut m = engine::Machine::new(&prog, &l, (0, String::new())).unwrap();
-        m.values = false;
-        m.compute = Some(&p.compute);
-        m.global_plan = Some(&p.global);
-        m.lanes = Some(&p.lanes);
+        let mut m = engine::Machine::counts_only(&prog, &l, &p).unwrap();
+        assert!(!m.values);
         assert!(m.run(None).is_err());
         assert!(m.needs_values.get());
         // Three iterations before the yield, one after warp 1's store.

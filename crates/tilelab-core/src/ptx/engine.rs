@@ -601,27 +601,7 @@ pub fn run_counts_planned(
     launch: &Launch,
     plan: &super::dataflow::Plan,
 ) -> Result<RunResult, RunError> {
-    if plan.compute.len() != prog.insts.len() {
-        return Err(RunError::Launch(format!(
-            "a counts-only plan of {} instructions for a program of {}",
-            plan.compute.len(),
-            prog.insts.len()
-        )));
-    }
-    if plan.lanes.len() != prog.insts.len() {
-        return Err(RunError::Launch(format!(
-            "a counts-only plan of {} instructions for a program of {}",
-            plan.lanes.len(),
-            prog.insts.len()
-        )));
-    }
-    let mut m = Machine::new(prog, launch, (0, String::new()))?;
-    m.values = !plan.skips_any();
-    if !m.values {
-        m.compute = Some(&plan.compute);
-        m.global_plan = Some(&plan.global);
-        m.lanes = Some(&plan.lanes);
-    }
+    let mut m = Machine::counts_only(prog, launch, plan)?;
     let r = m.run(None);
     if m.needs_values.get() || m.global.strayed.get() {
         // A tensor map was read from global memory, which a skipped result may have written
@@ -704,6 +684,35 @@ pub(super) struct Machine<'p> {
 pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
 
 impl<'p> Machine<'p> {
+    /// The machine of a counts-only run of `prog` under `plan` ([`run_counts_planned`]): with
+    /// values when the plan skips nothing, else with the plan's tensor-core, lane and buffer
+    /// parts.
+    ///
+    /// # Errors
+    /// A plan made for another program (its lengths differ), or those of [`Machine::new`].
+    pub(super) fn counts_only(
+        prog: &'p Program,
+        launch: &Launch,
+        plan: &'p super::dataflow::Plan,
+    ) -> Result<Self, RunError> {
+        for n in [plan.compute.len(), plan.lanes.len(), plan.global.len()] {
+            if n != prog.insts.len() {
+                return Err(RunError::Launch(format!(
+                    "a counts-only plan of {n} instructions for a program of {}",
+                    prog.insts.len()
+                )));
+            }
+        }
+        let mut m = Machine::new(prog, launch, (0, String::new()))?;
+        m.values = !plan.skips_any();
+        if !m.values {
+            m.compute = Some(&plan.compute);
+            m.global_plan = Some(&plan.global);
+            m.lanes = Some(&plan.lanes);
+        }
+        Ok(m)
+    }
+
     /// Whether the tensor-core instruction at `pc` computes its result ([`Machine::compute`]).
     pub(super) fn computes(&self, pc: usize) -> bool {
         self.values
