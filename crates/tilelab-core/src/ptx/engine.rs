@@ -674,6 +674,9 @@ pub(super) struct Machine<'p> {
     /// The accumulator buffer of `wgmma.mma_async` (128 threads x D registers), kept between
     /// instructions so that none allocates; its contents are written before every read.
     pub(super) wgmma_acc: Vec<u32>,
+    /// The one `cp.async` shared-side request, refilled by each `cp.async` (its boxed source
+    /// addresses allocated once per machine, not per instruction).
+    pub(super) cp_request: crate::sim::bank::WarpRequest,
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
@@ -830,6 +833,14 @@ impl<'p> Machine<'p> {
             home,
             cta_executed: 0,
             wgmma_acc: Vec::new(),
+            cp_request: crate::sim::bank::WarpRequest {
+                instruction: crate::sim::instr::Instruction::CpAsync(
+                    crate::sim::instr::CpAsyncKind::Ca16,
+                ),
+                lane_byte_offsets: [0; 32],
+                active_mask: 0,
+                global_addrs: Some(Box::new([0; 32])),
+            },
         };
         m.swap_cta(home);
         Ok(m)

@@ -473,47 +473,67 @@ impl Machine<'_> {
         else {
             return Err("cp.async destination must be shared memory".into());
         };
-        let regs = &self.warps[w].regs;
         let mut data = [[0u32; 4]; 32];
         let mut src_addrs = [0u64; 32];
         let mut zero_fill = false;
-        let mut page = None;
-        let mut m = mask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let mut n = match src_size {
-                Some(s) => {
-                    let n = v!(regs, *s, l);
-                    if n > u64::from(size) {
-                        return Err(format!(
-                            "lane {l}: cp.async src-size {n} is larger than its cp-size {size}: undefined (PTX ISA §9.7.9.25.3, cp.async: src-size must not exceed cp-size); allowed: 0..={size}"
-                        ));
-                    }
-                    n as u32
+        // Every active lane copying its whole cp-size (src-size equal to it, none ignored):
+        // the warp's fast path; otherwise (zero fill, a src-size past cp-size) lane by lane.
+        let full = {
+            let regs = &self.warps[w].regs;
+            let mut ok = true;
+            let mut m = mask;
+            while ok && m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if let Some(s) = src_size {
+                    ok &= v!(regs, *s, l) == u64::from(size);
                 }
-                None => size,
-            };
-            if let Some((p, neg)) = ignore
-                && (v!(regs, *p, l) & 1 != 0) != *neg
-            {
-                n = 0;
+                if let Some((p, neg)) = ignore {
+                    ok &= (v!(regs, *p, l) & 1 != 0) == *neg;
+                }
             }
-            zero_fill |= n < size;
-            let mut bytes = [0u8; 16];
-            if n > 0 {
-                let a = addr_value(regs, src, l);
-                let a = u64::try_from(a)
-                    .map_err(|_| format!("lane {l}: negative global address {a}"))?;
-                src_addrs[l] = a;
-                self.global
-                    .read_lane(a, &mut bytes[..n as usize], &mut page)?;
-            } else {
-                // An ignored source (src-size 0) is read from nowhere; its address
-                // still places the lane for the cost model.
-                src_addrs[l] = u64::try_from(addr_value(regs, src, l)).unwrap_or(0);
+            ok
+        };
+        if !full || !self.cp_async_fast(w, src, mask, size, &mut data, &mut src_addrs) {
+            let regs = &self.warps[w].regs;
+            let mut page = None;
+            let mut m = mask;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let mut n = match src_size {
+                    Some(s) => {
+                        let n = v!(regs, *s, l);
+                        if n > u64::from(size) {
+                            return Err(format!(
+                                "lane {l}: cp.async src-size {n} is larger than its cp-size {size}: undefined (PTX ISA §9.7.9.25.3, cp.async: src-size must not exceed cp-size); allowed: 0..={size}"
+                            ));
+                        }
+                        n as u32
+                    }
+                    None => size,
+                };
+                if let Some((p, neg)) = ignore
+                    && (v!(regs, *p, l) & 1 != 0) != *neg
+                {
+                    n = 0;
+                }
+                zero_fill |= n < size;
+                let mut bytes = [0u8; 16];
+                if n > 0 {
+                    let a = addr_value(regs, src, l);
+                    let a = u64::try_from(a)
+                        .map_err(|_| format!("lane {l}: negative global address {a}"))?;
+                    src_addrs[l] = a;
+                    self.global
+                        .read_lane(a, &mut bytes[..n as usize], &mut page)?;
+                } else {
+                    // An ignored source (src-size 0) is read from nowhere; its address
+                    // still places the lane for the cost model.
+                    src_addrs[l] = u64::try_from(addr_value(regs, src, l)).unwrap_or(0);
+                }
+                data[l] = regs_of(&bytes);
             }
-            data[l] = regs_of(&bytes);
         }
         let kind = match (cg, size) {
             (false, 4) => CpAsyncKind::Ca4,
@@ -522,19 +542,113 @@ impl Machine<'_> {
             (true, 16) => CpAsyncKind::Cg16,
             (true, n) => return Err(format!("cp.async.cg copies 16 bytes; found {n}")),
         };
-        let step = self.shared_op(
-            pc,
-            SharedKind::CpAsync(kind),
-            saddrs,
-            mask,
-            &data,
-            Some(CpSources {
-                addrs: &src_addrs,
-                zero_fill,
-            }),
-        )?;
-        observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+        // The shared side through the executor's store arm on the machine's one `cp.async`
+        // request (its boxed source addresses allocated once), without a step unless an
+        // observer watches.
+        let req = &mut self.cp_request;
+        req.instruction = crate::sim::instr::Instruction::CpAsync(kind);
+        req.lane_byte_offsets = saddrs;
+        req.active_mask = mask;
+        match &mut req.global_addrs {
+            Some(b) => **b = src_addrs,
+            None => req.global_addrs = Some(Box::new(src_addrs)),
+        }
+        let mut cost = crate::sim::exec::store_into(&mut self.smem, &self.cp_request, &data)
+            .map_err(|e| e.to_string())?;
+        // A `.ca` copy with an active lane reading fewer bytes than it writes: never measured,
+        // so neither counted nor bounded (`.cg` keeps its own reason).
+        if zero_fill && cost.not_modelled != Some(NotModelled::CpAsyncCg) {
+            cost = RequestCost::unmodelled(NotModelled::CpAsyncZeroFill);
+        }
+        let lanes = self.cp_request.address_lanes();
+        self.count_shared(pc, SharedKind::CpAsync(kind), &cost, lanes, &saddrs);
+        if obs.is_some() {
+            let step = crate::sim::exec::store_step(&self.cp_request, cost);
+            observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
+        }
         Ok(changed)
+    }
+
+    /// The global side of a `cp.async` of `size` bytes per lane without `src-size` or
+    /// `ignore-src`, when every active lane's source lies in one buffer: one buffer check
+    /// for the warp ([`Global::check`] of the lowest and highest address) and one page lookup
+    /// per page, each lane's bytes as little-endian words into `data`, its address into
+    /// `addrs`. False (nothing written) when the lanes need the per-lane path (an immediate
+    /// base, a negative address, several buffers, or a check that fails: the per-lane path
+    /// then gives the error).
+    fn cp_async_fast(
+        &self,
+        w: usize,
+        src: &Addr,
+        mask: u32,
+        size: u32,
+        data: &mut LaneRegs,
+        addrs: &mut [u64; 32],
+    ) -> bool {
+        let Src::Reg(r) = src.base else { return false };
+        if mask == 0 || !matches!(size, 4 | 8 | 16) {
+            return false;
+        }
+        let b = r as usize * WARP_SIZE;
+        let Some(vals) = self.warps[w].regs.get(b..b + WARP_SIZE) else {
+            return false;
+        };
+        let vals: &[u64; WARP_SIZE] = vals.try_into().unwrap_or_else(|_| unreachable!());
+        let (lo, hi) = masked_min_max(vals, mask);
+        let off = i128::from(src.offset);
+        let (lo, hi) = (i128::from(lo) + off, i128::from(hi) + off);
+        let (Ok(lo), Ok(hi)) = (u64::try_from(lo), u64::try_from(hi)) else {
+            return false;
+        };
+        // Every lane in the buffer of the lowest address: the highest one's end inside that
+        // buffer's window ([`BUFFER_WINDOW`] < 2^40, the buffers' spacing).
+        let k = (lo >> 40) as usize;
+        let n = u64::from(size);
+        if k < 1 || k > self.global.nbufs || hi >> 40 != lo >> 40 {
+            return false;
+        }
+        if hi - crate::ptx::decode::buffer_base(k - 1) + n > BUFFER_WINDOW {
+            return false;
+        }
+        // The plan's buffer check, once for the warp (every lane is in buffer `k`).
+        if self.global.check(lo, n).is_err() {
+            return false;
+        }
+        let words = size as usize / 4;
+        let mut last: Option<(u64, Option<&[u8]>)> = None;
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let a = vals[l].wrapping_add(src.offset as u64);
+            addrs[l] = a;
+            let po = (a % PAGE) as usize;
+            if po + size as usize > PAGE as usize {
+                // Across a page boundary: two lookups (`Global::read`; the check above holds).
+                let mut bytes = [0u8; 16];
+                if self.global.read(a, &mut bytes[..size as usize]).is_err() {
+                    return false;
+                }
+                data[l] = regs_of(&bytes);
+                continue;
+            }
+            let page = a / PAGE;
+            let bytes = match last {
+                Some((p, b)) if p == page => b,
+                _ => {
+                    let b = self.global.pages.get(&page).map(|p| &p[..]);
+                    last = Some((page, b));
+                    b
+                }
+            };
+            if let Some(p) = bytes {
+                for (i, d) in data[l].iter_mut().enumerate().take(words) {
+                    let o = po + 4 * i;
+                    *d = u32::from_le_bytes([p[o], p[o + 1], p[o + 2], p[o + 3]]);
+                }
+            }
+        }
+        true
     }
 
     /// `mma.sync.aligned` through the door to `sim`.
@@ -875,6 +989,26 @@ impl Machine<'_> {
             }
             Space::Shared => {
                 let mut out = [0u32; 32];
+                // Every active lane's address in u32 range when the lowest and the highest
+                // are (one min/max for the warp); otherwise the lane loop finds the lane at
+                // fault. Inactive lanes stay 0.
+                if let Src::Reg(r) = addr.base
+                    && mask != 0
+                    && let Some(vals) =
+                        regs.get(r as usize * WARP_SIZE..(r as usize + 1) * WARP_SIZE)
+                {
+                    let vals: &[u64; WARP_SIZE] =
+                        vals.try_into().unwrap_or_else(|_| unreachable!());
+                    let (lo, hi) = masked_min_max(vals, mask);
+                    let off = i128::from(addr.offset);
+                    if i128::from(lo) + off >= 0 && i128::from(hi) + off <= i128::from(u32::MAX) {
+                        for (l, (o, &v)) in out.iter_mut().zip(vals).enumerate() {
+                            let on = 0u32.wrapping_sub(mask >> l & 1);
+                            *o = v.wrapping_add(addr.offset as u64) as u32 & on;
+                        }
+                        return Ok(Resolved::Shared(out));
+                    }
+                }
                 let mut m = mask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -1018,6 +1152,32 @@ fn min_max(v: &[u64]) -> (u64, u64) {
         return unsafe { avx2(v) };
     }
     body(v)
+}
+
+/// The smallest and the largest of `v` over the lanes of `mask` (`(u64::MAX, 0)` when none);
+/// compiled for AVX2 where the CPU has it (integer comparisons: the same numbers).
+pub(in crate::ptx) fn masked_min_max(v: &[u64; 32], mask: u32) -> (u64, u64) {
+    #[inline(always)]
+    fn body(v: &[u64; 32], mask: u32) -> (u64, u64) {
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for (l, &x) in v.iter().enumerate() {
+            let on = 0u64.wrapping_sub(u64::from(mask >> l & 1));
+            lo = lo.min(x | !on);
+            hi = hi.max(x & on);
+        }
+        (lo, hi)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn avx2(v: &[u64; 32], mask: u32) -> (u64, u64) {
+        body(v, mask)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked just above).
+        return unsafe { avx2(v, mask) };
+    }
+    body(v, mask)
 }
 
 /// The largest of `addrs` over the lanes of `lanes` (0 when none); compiled for AVX2 where

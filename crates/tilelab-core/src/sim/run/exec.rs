@@ -693,6 +693,42 @@ fn store(
     req: &WarpRequest,
     data: &LaneRegs,
 ) -> Result<WarpStep, SimError> {
+    let cost = store_into(smem, req, data)?;
+    Ok(store_step(req, cost))
+}
+
+/// The [`WarpStep`] of the store `req` that cost `cost` (what [`execute`] returns for it).
+pub fn store_step(req: &WarpRequest, cost: RequestCost) -> WarpStep {
+    WarpStep {
+        request: Some(req.clone()),
+        cost,
+        regs: [[0; 4]; WARP_SIZE],
+        regs_per_lane: 0,
+        reg_lanes: 0,
+        stored_lanes: req.address_lanes(),
+    }
+}
+
+/// The store arm of [`execute`] on a borrowed request: validates `req` (an instruction that
+/// writes shared memory: `st.shared`, `stmatrix`, `cp.async`), writes `data` (each lane's
+/// registers, little-endian) and returns the cost, without building the [`WarpStep`] (the PTX
+/// engine's `cp.async`, which keeps one request between instructions: issue #31). The same
+/// validation, cost and bytes as [`execute`] of [`WarpOp::store`]`(req, data)`.
+///
+/// # Errors
+/// As [`execute`]'s ([`WarpRequest::validate`]); a request whose instruction does not write
+/// shared memory is refused ([`SimError::Invalid`]). Shared memory is then untouched.
+pub fn store_into(
+    smem: &mut SharedMemory,
+    req: &WarpRequest,
+    data: &LaneRegs,
+) -> Result<RequestCost, SimError> {
+    if !req.instruction.is_store() {
+        return Err(SimError::Invalid(format!(
+            "{} does not write shared memory: it is not a store",
+            req.instruction
+        )));
+    }
     let cost = check_request(req, &smem.config())?;
     match req.instruction {
         Instruction::Stmatrix { .. } => store_by_segments(smem, req, data),
@@ -710,14 +746,7 @@ fn store(
             }
         }
     }
-    Ok(WarpStep {
-        request: Some(req.clone()),
-        cost,
-        regs: [[0; 4]; WARP_SIZE],
-        regs_per_lane: 0,
-        reg_lanes: 0,
-        stored_lanes: req.address_lanes(),
-    })
+    Ok(cost)
 }
 
 /// The writes of a validated store, each register through its [`register_segments`].
