@@ -177,6 +177,111 @@ pub(crate) fn mma_d_into(
     mma_d_portable(&ops, out)
 }
 
+/// Whether every element of `regs` (the low 32 bits of each lane) is ±0: its `mag` bits all
+/// 0. A branch-free fold over the lanes as they are stored (u64: the upper bits masked off),
+/// so that it vectorises.
+#[inline(always)]
+fn all_zero(regs: &[&Lanes], mag: u32) -> bool {
+    let mag = u64::from(mag);
+    let mut any = 0u64;
+    for r in regs {
+        for &x in r.iter() {
+            any |= x & mag;
+        }
+    }
+    any == 0
+}
+
+/// Whether no element of `regs` (the low 32 bits of each lane) is infinite or NaN: `exp` has
+/// each element's exponent field (e4m3: its seven magnitude bits) and `one` the lowest bit of
+/// each; a field is all ones exactly when adding its lowest bit carries into the bit above it
+/// (`top`: those bits; no carry leaves an element).
+#[inline(always)]
+fn all_finite(regs: &[&Lanes], exp: u32, one: u32, top: u32) -> bool {
+    let (exp, one, top) = (u64::from(exp), u64::from(one), u64::from(top));
+    let mut inf = 0u64;
+    for r in regs {
+        for &x in r.iter() {
+            inf |= ((x & exp) + one) & top;
+        }
+    }
+    inf == 0
+}
+
+/// Whether `regs` (the low 32 bits of each lane: f32 bits, or two f16 with `f16`) hold a -0 or
+/// a NaN: the C elements an added zero could change (-0 + +0 = +0; a NaN may be quieted).
+#[inline(always)]
+fn c_changes(regs: &[&Lanes], f16: bool) -> bool {
+    let mut bad = 0u64;
+    for r in regs {
+        for &x in r.iter() {
+            let x = x & 0xffff_ffff;
+            bad |= if f16 {
+                // Per half: -0 is 0x8000; NaN has magnitude > 0x7c00 (carry of + 0x83ff
+                // into bit 15 of the magnitude's sum).
+                let m = x & 0x7fff_7fff;
+                u64::from(x & 0xffff == 0x8000)
+                    | u64::from(x >> 16 == 0x8000)
+                    | ((m + 0x03ff_03ff) & 0x8000_8000)
+            } else {
+                // -0 is 0x8000_0000; NaN has magnitude > 0x7f80_0000 (then + 0x007f_ffff
+                // carries into bit 31).
+                u64::from(x == 0x8000_0000) | (((x & 0x7fff_ffff) + 0x007f_ffff) & 0x8000_0000)
+            };
+        }
+    }
+    bad != 0
+}
+
+/// D = C without the multiply-adds when every product is exactly ±0: A all zeros and B
+/// finite, or B all zeros and A finite (0 · finite = ±0, exactly; the element formats of
+/// PTX ISA §5.2.5: f16, bf16, and e4m3, which has no infinity and whose NaN has all seven
+/// magnitude bits set, and e5m2). The reference's fold then adds only zeros to each C
+/// element, which gives that element back unless it is -0 (-0 + +0 = +0) or NaN (which may be
+/// quieted): with any such C element this returns false and the caller computes. True when
+/// `out` holds D (registers past C's count 0): the reference's D bit for bit (tested). A
+/// zero-filled buffer (every `tilelab ptx` run without data) gives such operands.
+#[inline(always)]
+fn zero_products(o: &Ops<'_>, out: &mut DRegs) -> bool {
+    let kind = &o.kind;
+    let (na, nb, nc) = (
+        kind.regs(Operand::A) as usize,
+        kind.regs(Operand::B) as usize,
+        kind.regs(Operand::C) as usize,
+    );
+    let (a, b, c) = (&o.a[..na], &o.b[..nb], &o.c[..nc]);
+    // (magnitude bits, exponent fields, their lowest bits, the bits above them) per format.
+    let (mag, exp, one, top) = match kind.dtype {
+        MmaDtype::F16 => (0x7fff_7fff, 0x7c00_7c00, 0x0400_0400, 0x8000_8000),
+        MmaDtype::Bf16 => (0x7fff_7fff, 0x7f80_7f80, 0x0080_0080, 0x8000_8000),
+        MmaDtype::E4m3 => (0x7f7f_7f7f, 0x7f7f_7f7f, 0x0101_0101, 0x8080_8080),
+        MmaDtype::E5m2 => (0x7f7f_7f7f, 0x7c7c_7c7c, 0x0404_0404, 0x8080_8080),
+        _ => return false,
+    };
+    let ok = if all_zero(a, mag) {
+        all_finite(b, exp, one, top)
+    } else {
+        all_zero(b, mag) && all_finite(a, exp, one, top)
+    };
+    if !ok {
+        return false;
+    }
+    if kind.acc == MmaAcc::S32 || c_changes(c, kind.acc == MmaAcc::F16) {
+        return false;
+    }
+    for (r, d) in out.iter_mut().enumerate() {
+        match c.get(r) {
+            Some(cr) => {
+                for (x, &y) in d.iter_mut().zip(cr.iter()) {
+                    *x = y as u32;
+                }
+            }
+            None => *d = [0; WARP_SIZE],
+        }
+    }
+    true
+}
+
 /// One `mma.sync`'s form, layout and operand registers.
 struct Ops<'a> {
     kind: MmaKind,
@@ -455,6 +560,9 @@ fn quad(lanes: &Lanes, g: usize) -> &[u64; 4] {
 #[inline(always)]
 fn dispatch<const SIMD: bool>(o: &Ops<'_>, out: &mut DRegs) -> bool {
     use MmaShape as S;
+    if zero_products(o, out) {
+        return true;
+    }
     let f16acc = o.kind.acc == MmaAcc::F16;
     *out = match (o.kind.shape, o.kind.dtype.bits(), f16acc) {
         (S::M16N8K8, 16, false) => fast_k::<8, 128, 2, false, SIMD>(o),
@@ -824,6 +932,52 @@ mod tests {
             }
         }
 
+        /// With A or B all signed zeros (the other operand and C any bits: NaN, infinities,
+        /// -0 included): D equals the reference's, and where the zero-product shortcut
+        /// takes the instruction ([`zero_products`]) bit for bit, NaNs included.
+        #[test]
+        fn zero_operand_mma_equals_the_reference(words in proptest::collection::vec(word(), 320), signs in any::<u32>(), which in 0usize..64, zero_b in any::<bool>(), portable in any::<bool>()) {
+            let ks = kinds();
+            let kind = ks[which % ks.len()];
+            let zero_op = if zero_b { Operand::B } else { Operand::A };
+            // A signed zero per element: the sign bits of the format's elements from `signs`.
+            let sign_bits = if kind.dtype.bits() == 16 { 0x8000_8000u32 } else { 0x8080_8080 };
+            let mut r = RawRegs::zero();
+            let mut it = words.into_iter();
+            for lane in 0..32 {
+                for op in [Operand::A, Operand::B, Operand::C] {
+                    for reg in 0..kind.regs(op) {
+                        let w = it.next().unwrap_or(0);
+                        *r.slot(op, lane, reg) = if op == zero_op {
+                            signs.rotate_left(lane + 7 * reg) & sign_bits
+                        } else {
+                            w
+                        };
+                    }
+                }
+            }
+            let fast = fast(kind, &r, portable).expect("a float form");
+            let slow = reference(kind, &r);
+            let (a, b, c) = (
+                lanes_of(kind, &r, Operand::A),
+                lanes_of(kind, &r, Operand::B),
+                lanes_of(kind, &r, Operand::C),
+            );
+            let (_, _, k) = kind.shape.mnk();
+            let ops = Ops { kind, lay: layout_of(&kind, k).unwrap(), a: &a.each_ref(), b: &b.each_ref(), c: &c.each_ref() };
+            let mut d = [[0u32; WARP_SIZE]; 4];
+            let short = zero_products(&ops, &mut d);
+            for lane in 0..32 {
+                for reg in 0..kind.regs(Operand::C) as usize {
+                    prop_assert!(same(kind, fast[lane][reg], slow[lane][reg]),
+                        "{kind:?} lane {lane} reg {reg}: {:#x} vs {:#x}", fast[lane][reg], slow[lane][reg]);
+                    if short {
+                        prop_assert_eq!(d[reg][lane], slow[lane][reg], "{:?} lane {} reg {}", kind, lane, reg);
+                    }
+                }
+            }
+        }
+
         /// The wgmma dot products equal the reference's `iter().sum()` of the products, bit
         /// for bit, signed zeros included (all products -0.0 sum to -0.0).
         #[test]
@@ -841,6 +995,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The zero-product shortcut takes A = 0 with finite B and C (D = C), and refuses a C
+    /// of -0 or NaN, an infinite or NaN B (0 · inf = NaN), and non-zero A and B.
+    #[test]
+    fn zero_products_takes_only_what_gives_c_back() {
+        let kind = MmaKind::new(MmaShape::M16N8K16, MmaDtype::F16, MmaAcc::F32).unwrap();
+        let lay = layout_of(&kind, 16).unwrap();
+        let one = 0x3c00_3c00u64; // f16 1.0, 1.0
+        let run = |a: u64, b: u64, c: u64| {
+            let (a, b, c) = (
+                [[a; WARP_SIZE]; 4],
+                [[b; WARP_SIZE]; 4],
+                [[c; WARP_SIZE]; 4],
+            );
+            let ops = Ops {
+                kind,
+                lay,
+                a: &a.each_ref(),
+                b: &b.each_ref(),
+                c: &c.each_ref(),
+            };
+            let mut d = [[7u32; WARP_SIZE]; 4];
+            zero_products(&ops, &mut d).then_some(d)
+        };
+        // 2.5 in f32: D = C; -0 A elements are zeros too.
+        let d = run(0x8000_0000, one, 0x4020_0000).expect("A = 0, B = 1");
+        assert_eq!(d, [[0x4020_0000; WARP_SIZE]; 4]);
+        assert!(run(0, one, 0x8000_0000).is_none(), "C = -0");
+        assert!(run(0, one, 0x7fc0_0000).is_none(), "C = NaN");
+        assert!(run(0, 0x7c00_3c00, 0).is_none(), "B = inf");
+        assert!(run(0, 0x3c00_7e00, 0).is_none(), "B = NaN");
+        assert!(run(one, one, 0).is_none(), "A, B = 1");
+        assert_eq!(
+            run(one, 0, 0x3f80_0000),
+            Some([[0x3f80_0000; WARP_SIZE]; 4]),
+            "B = 0"
+        );
     }
 
     /// All-negative-zero products: the fold starts from `Sum`'s neutral element (-0.0 since
