@@ -14,14 +14,6 @@ use crate::ptx::warp_ops::{self, LaneRegs, SharedKind, Step};
 use crate::sim::bank::{NotModelled, RequestCost, WARP_SIZE};
 use crate::sim::instr::{AccessWidth, CpAsyncKind, MatrixCount};
 
-/// A `cp.async`'s global side, for [`Machine::shared_op`]: each lane's source address, and
-/// whether an active lane reads fewer bytes than it writes (`src-size` or `ignore-src`).
-#[derive(Clone, Copy)]
-pub(in crate::ptx) struct CpSources<'a> {
-    pub(in crate::ptx) addrs: &'a [u64; 32],
-    pub(in crate::ptx) zero_fill: bool,
-}
-
 pub(in crate::ptx) const PAGE: u64 = 1 << 16;
 /// Bytes each global buffer may span from its base.
 pub const BUFFER_WINDOW: u64 = 1 << 36;
@@ -73,6 +65,12 @@ impl Global {
     /// read 0.
     pub(in crate::ptx) fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
         self.check(addr, out.len() as u64)?;
+        self.copy_pages(addr, out);
+        Ok(())
+    }
+
+    /// The bytes of [`Global::read`] without its check.
+    fn copy_pages(&self, addr: u64, out: &mut [u8]) {
         let mut done = 0;
         while done < out.len() {
             let a = addr + done as u64;
@@ -84,7 +82,6 @@ impl Global {
             }
             done += n;
         }
-        Ok(())
     }
 
     /// [`Global::read`] for the lanes of one instruction: `last` keeps the page the previous
@@ -96,11 +93,23 @@ impl Global {
         out: &mut [u8],
         last: &mut Option<(u64, Option<&'g [u8]>)>,
     ) -> Result<(), String> {
+        self.check(addr, out.len() as u64)?;
+        self.copy_lane(addr, out, last);
+        Ok(())
+    }
+
+    /// The bytes of [`Global::read_lane`] without its check (the caller checked the range:
+    /// a warp's `cp.async` checks its lanes once, [`Machine::exec_cp_async`]).
+    pub(in crate::ptx) fn copy_lane<'g>(
+        &'g self,
+        addr: u64,
+        out: &mut [u8],
+        last: &mut Option<(u64, Option<&'g [u8]>)>,
+    ) {
         let off = (addr % PAGE) as usize;
         if off + out.len() > PAGE as usize {
-            return self.read(addr, out);
+            return self.copy_pages(addr, out);
         }
-        self.check(addr, out.len() as u64)?;
         let page = addr / PAGE;
         let bytes = match *last {
             Some((p, b)) if p == page => b,
@@ -114,7 +123,6 @@ impl Global {
             Some(p) => out.copy_from_slice(&p[off..off + out.len()]),
             None => out.fill(0),
         }
-        Ok(())
     }
 
     /// A store's write of lane `lane`: as [`Global::write`], refused in a `.const` buffer
@@ -262,8 +270,7 @@ impl Machine<'_> {
             }
             Resolved::Shared(addrs) => {
                 let width = width_of(total)?;
-                let step =
-                    self.shared_op(pc, SharedKind::Ld(width), addrs, mask, &[[0; 4]; 32], None)?;
+                let step = self.shared_op(pc, SharedKind::Ld(width), addrs, mask, &[[0; 4]; 32])?;
                 let regs = &mut self.warps[w].regs;
                 each!(mask, |l| {
                     let bytes = lane_bytes(&step.regs[l]);
@@ -365,7 +372,7 @@ impl Machine<'_> {
                     }
                     data[l] = regs_of(&bytes);
                 });
-                let step = self.shared_op(pc, SharedKind::St(width), addrs, mask, &data, None)?;
+                let step = self.shared_op(pc, SharedKind::St(width), addrs, mask, &data)?;
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
         }
@@ -431,14 +438,8 @@ impl Machine<'_> {
                         lane[i] = v!(regs, *src, l) as u32;
                     }
                 }
-                let step = self.shared_op(
-                    pc,
-                    SharedKind::Stmatrix(n, *trans),
-                    addrs,
-                    mask,
-                    &data,
-                    None,
-                )?;
+                let step =
+                    self.shared_op(pc, SharedKind::Stmatrix(n, *trans), addrs, mask, &data)?;
                 observe(obs, w, pc, inst, mask, TraceKind::Shared(&step));
             }
             _ => {}
@@ -569,10 +570,10 @@ impl Machine<'_> {
         Ok(changed)
     }
 
-    /// The global side of a `cp.async` of `size` bytes per lane without `src-size` or
-    /// `ignore-src`, when every active lane's source lies in one buffer: one buffer check
-    /// for the warp ([`Global::check`] of the lowest and highest address) and one page lookup
-    /// per page, each lane's bytes as little-endian words into `data`, its address into
+    /// The global side of a `cp.async` whose active lanes each copy all `size` bytes, when
+    /// every lane's source lies in one buffer: one buffer check for the warp (the lowest
+    /// address's buffer holds the highest one's end; [`Global::check`] once) and the bytes by
+    /// [`Global::copy_lane`], each lane's as little-endian words into `data`, its address into
     /// `addrs`. False (nothing written) when the lanes need the per-lane path (an immediate
     /// base, a negative address, several buffers, or a check that fails: the per-lane path
     /// then gives the error).
@@ -614,39 +615,17 @@ impl Machine<'_> {
         if self.global.check(lo, n).is_err() {
             return false;
         }
-        let words = size as usize / 4;
-        let mut last: Option<(u64, Option<&[u8]>)> = None;
+        let mut last = None;
         let mut m = mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
             let a = vals[l].wrapping_add(src.offset as u64);
             addrs[l] = a;
-            let po = (a % PAGE) as usize;
-            if po + size as usize > PAGE as usize {
-                // Across a page boundary: two lookups (`Global::read`; the check above holds).
-                let mut bytes = [0u8; 16];
-                if self.global.read(a, &mut bytes[..size as usize]).is_err() {
-                    return false;
-                }
-                data[l] = regs_of(&bytes);
-                continue;
-            }
-            let page = a / PAGE;
-            let bytes = match last {
-                Some((p, b)) if p == page => b,
-                _ => {
-                    let b = self.global.pages.get(&page).map(|p| &p[..]);
-                    last = Some((page, b));
-                    b
-                }
-            };
-            if let Some(p) = bytes {
-                for (i, d) in data[l].iter_mut().enumerate().take(words) {
-                    let o = po + 4 * i;
-                    *d = u32::from_le_bytes([p[o], p[o + 1], p[o + 2], p[o + 3]]);
-                }
-            }
+            let mut bytes = [0u8; 16];
+            self.global
+                .copy_lane(a, &mut bytes[..size as usize], &mut last);
+            data[l] = regs_of(&bytes);
         }
         true
     }
@@ -813,7 +792,8 @@ impl Machine<'_> {
         Ok(changed)
     }
 
-    /// Runs one shared-memory request through the door to `sim`, counting it.
+    /// Runs one shared-memory request (`ld`/`st.shared`, `stmatrix`; `cp.async` has its own
+    /// request, [`Machine::exec_cp_async`]) through the door to `sim`, counting it.
     pub(in crate::ptx) fn shared_op(
         &mut self,
         pc: usize,
@@ -821,16 +801,9 @@ impl Machine<'_> {
         addrs: [u32; 32],
         mask: u32,
         data: &LaneRegs,
-        copy: Option<CpSources>,
     ) -> Result<Step, String> {
-        let (src_addrs, zero_fill) = copy.map_or((&[0u64; 32], false), |c| (c.addrs, c.zero_fill));
-        let mut step = warp_ops::shared(&mut self.smem, kind, addrs, mask, data, src_addrs)
+        let step = warp_ops::shared(&mut self.smem, kind, addrs, mask, data, &[0u64; 32])
             .map_err(|e| e.to_string())?;
-        // A `.ca` copy with an active lane reading fewer bytes than it writes: never measured,
-        // so neither counted nor bounded (`.cg` keeps its own reason).
-        if zero_fill && step.cost.not_modelled != Some(NotModelled::CpAsyncCg) {
-            step.cost = RequestCost::unmodelled(NotModelled::CpAsyncZeroFill);
-        }
         let lanes = step.request.as_ref().map_or(0, |r| r.address_lanes());
         self.count_shared(pc, kind, &step.cost, lanes, &addrs);
         Ok(step)

@@ -217,8 +217,8 @@ fn c_changes(regs: &[&Lanes], f16: bool) -> bool {
         for &x in r.iter() {
             let x = x & 0xffff_ffff;
             bad |= if f16 {
-                // Per half: -0 is 0x8000; NaN has magnitude > 0x7c00 (carry of + 0x83ff
-                // into bit 15 of the magnitude's sum).
+                // Per half: -0 is 0x8000; NaN has magnitude > 0x7c00 (then + 0x03ff
+                // carries into the half's bit 15).
                 let m = x & 0x7fff_7fff;
                 u64::from(x & 0xffff == 0x8000)
                     | u64::from(x >> 16 == 0x8000)
