@@ -282,7 +282,15 @@ fn barrier_cluster_spans_the_ctas() {
 /// 1,024 threads x 8 bytes = 163,840,000 bytes fit for one CTA, not for a cluster of 8.
 #[test]
 fn a_cluster_counts_every_ctas_memory_toward_the_launch_bound() {
-    let src = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<20000>;\nmov.u32 %r1, %tid.x;\nret;\n}\n";
+    // The register file holds the registers instructions name (a declared, unnamed one costs
+    // nothing), so the kernel names all 20,000: 20,000 x 1,024 threads x 8 bytes per CTA.
+    let names: String = (0..20_000)
+        .map(|i| format!("mov.u32 %r{i}, 0;\n"))
+        .collect();
+    let src = format!(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<20000>;\n{names}ret;\n}}\n"
+    );
+    let src = src.as_str();
     runs(src, &launch(8, 1024, 0, None));
     let e = error(src, &launch(8, 1024, 0, [8, 1, 1]));
     let need: u64 = e

@@ -95,7 +95,9 @@ pub struct Program {
     pub insts: Vec<Inst>,
     /// Each instruction's PTX text (whitespace collapsed).
     pub texts: Vec<String>,
-    /// Registers per lane (the flat register file's width).
+    /// Registers per lane (the flat register file's width): the declared registers some
+    /// instruction names, each given its index on first use (a declared register no instruction
+    /// names takes no space).
     pub nregs: u32,
     /// Registers holding special registers: (register, which).
     pub specials: Vec<(u32, Special)>,
@@ -1609,7 +1611,16 @@ struct Decoder<'a> {
     /// %tid, §10.2 %ntid, §10.6 %ctaid, §10.7 %nctaid: "Legacy PTX code that accesses %tid
     /// using 16-bit mov and cvt instructions are supported").
     legacy16: Vec<bool>,
+    /// Registers declared (and the decoder's own) so far: the index of the next one in
+    /// `tys`, `decl_lines`, `legacy16` and `dense`.
     nregs: u32,
+    /// Per declared register: its index in the program's register file, given when an
+    /// instruction first names it (`u32::MAX`: never named yet). A register no instruction
+    /// names takes no room in the register file (nvcc declares `%f<8650>` for a kernel naming
+    /// about a third of them: issue #31).
+    dense: Vec<u32>,
+    /// Per register of the program's register file: its declared register (index into `tys`).
+    order: Vec<u32>,
     specials: FastMap<Special, u32>,
     shared_syms: HashMap<String, u32>,
     local_syms: HashMap<String, u32>,
@@ -2025,42 +2036,14 @@ fn decode_kernel(
         shared_syms.iter().map(|(n, &o)| (o, n.clone())).collect();
     shared_names.sort();
     let mut param_info = params;
-    let mut d = Decoder {
-        regs: vec![RegScope::default()],
-        tys: Vec::new(),
-        decl_lines: Vec::new(),
-        legacy16: Vec::new(),
-        nregs: 0,
-        specials: FastMap::default(),
+    let mut d = Decoder::new(
+        module,
+        kernel,
         shared_syms,
         local_syms,
         global_syms,
-        global_regs: HashMap::new(),
-        params: FastMap::default(),
-        param_info: &mut param_info,
-        labels: FastMap::default(),
-        scopes: vec![0],
-        param_regs: HashMap::new(),
-        sm: module.target.as_deref().map_or(0, target_number),
-        version: module.version.unwrap_or((0, 0)),
-        target: module.target.clone().unwrap_or_default(),
-        text: parse::Quoted::default(),
-        opname: String::new(),
-        call_params: kernel
-            .body
-            .iter()
-            .filter_map(|s| match s {
-                Stmt::CallParam(n, _) => Some(n.clone()),
-                _ => None,
-            })
-            .collect(),
-        formed: FastMap::default(),
-        mma_kinds: Vec::new(),
-        mma_found: Vec::new(),
-    };
-    for (i, p) in d.param_info.iter().enumerate() {
-        d.params.insert(p.name.clone(), i);
-    }
+        &mut param_info,
+    );
     // Pass 1: labels → instruction indices.
     d.labels = labels_of(kernel)?;
     let mut blocks = 0u32;
@@ -2097,8 +2080,8 @@ fn decode_kernel(
     }
     let specials: Vec<(u32, Special)> = d.specials.iter().map(|(s, r)| (*r, *s)).collect();
     let global_addrs: Vec<(u32, usize)> = d.global_regs.iter().map(|(g, r)| (*r, *g)).collect();
-    let nregs = d.nregs;
-    check_nregs(kernel, nregs)?;
+    check_nregs(kernel, d.nregs)?;
+    let nregs = d.order.len() as u32;
     let (param_regs, target_sm) = (std::mem::take(&mut d.param_regs), d.sm);
     drop(d);
     mark_pointers(&insts, &param_regs, &mut param_info);
@@ -2177,14 +2160,93 @@ fn source_refs(
 }
 
 impl<'a> Decoder<'a> {
-    /// A new register of the decoder's own (a special register, a variable's address).
-    fn own_reg(&mut self, ty: Ty, legacy16: bool) -> u32 {
+    /// A decoder for `kernel`'s body, with `module`'s target and the symbols [`lay_out`] placed;
+    /// `param_info` holds the kernel's parameters in order (their reads are marked later).
+    fn new(
+        module: &'a Module,
+        kernel: &Kernel,
+        shared_syms: HashMap<String, u32>,
+        local_syms: HashMap<String, u32>,
+        global_syms: HashMap<String, usize>,
+        param_info: &'a mut Vec<ParamInfo>,
+    ) -> Self {
+        let mut d = Decoder {
+            regs: vec![RegScope::default()],
+            tys: Vec::new(),
+            decl_lines: Vec::new(),
+            legacy16: Vec::new(),
+            nregs: 0,
+            dense: Vec::new(),
+            order: Vec::new(),
+            specials: FastMap::default(),
+            shared_syms,
+            local_syms,
+            global_syms,
+            global_regs: HashMap::new(),
+            params: FastMap::default(),
+            param_info,
+            labels: FastMap::default(),
+            scopes: vec![0],
+            param_regs: HashMap::new(),
+            sm: module.target.as_deref().map_or(0, target_number),
+            version: module.version.unwrap_or((0, 0)),
+            target: module.target.clone().unwrap_or_default(),
+            text: parse::Quoted::default(),
+            opname: String::new(),
+            call_params: kernel
+                .body
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::CallParam(n, _) => Some(n.clone()),
+                    _ => None,
+                })
+                .collect(),
+            formed: FastMap::default(),
+            mma_kinds: Vec::new(),
+            mma_found: Vec::new(),
+        };
+        for (i, p) in d.param_info.iter().enumerate() {
+            d.params.insert(p.name.clone(), i);
+        }
+        d
+    }
+
+    /// A new declared register (not yet in the register file: [`Decoder::named`]).
+    fn new_decl(&mut self, ty: Ty, legacy16: bool) -> u32 {
         let r = self.nregs;
         self.nregs = self.nregs.saturating_add(1);
         self.tys.push(ty);
         self.decl_lines.push(0);
         self.legacy16.push(legacy16);
+        self.dense.push(u32::MAX);
         r
+    }
+
+    /// A new register of the decoder's own (a special register, a variable's address), in
+    /// the register file at once.
+    fn own_reg(&mut self, ty: Ty, legacy16: bool) -> u32 {
+        let d = self.new_decl(ty, legacy16);
+        self.named(d)
+    }
+
+    /// The register-file index of declared register `d`, given on its first use.
+    fn named(&mut self, d: u32) -> u32 {
+        match self.dense.get(d as usize) {
+            Some(&r) if r != u32::MAX => r,
+            Some(_) => {
+                let r = self.order.len() as u32;
+                self.order.push(d);
+                self.dense[d as usize] = r;
+                r
+            }
+            None => d,
+        }
+    }
+
+    /// The declared type of register-file index `r`.
+    fn ty_of(&self, r: u32) -> Option<Ty> {
+        let d = *self.order.get(r as usize)?;
+        self.tys.get(d as usize).copied()
     }
 
     /// Declares `name` of type `ty` in the innermost block. A special register's name, or a
@@ -2199,7 +2261,7 @@ impl<'a> Decoder<'a> {
             ));
         }
         let Some(top) = self.regs.last_mut() else {
-            self.own_reg(ty, false);
+            self.new_decl(ty, false);
             if let Some(l) = self.decl_lines.last_mut() {
                 *l = line;
             }
@@ -2221,7 +2283,7 @@ impl<'a> Decoder<'a> {
             },
             None => set(top.entry(stem)),
         }
-        self.own_reg(ty, false);
+        self.new_decl(ty, false);
         if let Some(l) = self.decl_lines.last_mut() {
             *l = line;
         }
@@ -2294,18 +2356,23 @@ impl<'a> Decoder<'a> {
         self.tys.resize(len, ty);
         self.decl_lines.resize(len, line);
         self.legacy16.resize(len, false);
+        self.dense.resize(len, u32::MAX);
         if let Some(top) = self.regs.last_mut() {
             top.entry(name).range = Some((n, base));
         }
         Ok(())
     }
 
-    fn lookup(&self, name: &str) -> Option<u32> {
+    /// The register-file index of the declared register `name` (the innermost block's),
+    /// given now if no instruction named it before.
+    fn lookup(&mut self, name: &str) -> Option<u32> {
         let (stem, k) = split_reg_name(name);
-        self.regs
+        let d = self
+            .regs
             .iter()
             .rev()
-            .find_map(|s| s.get(stem).and_then(|e| e.get(k)))
+            .find_map(|s| s.get(stem).and_then(|e| e.get(k)))?;
+        Some(self.named(d))
     }
 
     fn special(&mut self, name: &str) -> Option<u32> {
@@ -2383,7 +2450,7 @@ impl<'a> Decoder<'a> {
 
     /// Checks register `r` (written `name`) against `want` (PTX ISA §9.4).
     fn check(&self, r: u32, name: &str, want: Want, line: u32) -> Result<(), DecodeError> {
-        let Some(&ty) = self.tys.get(r as usize) else {
+        let Some(ty) = self.ty_of(r) else {
             return Ok(());
         };
         // A register of the very type asked agrees under both rules (the common case).
@@ -2395,7 +2462,11 @@ impl<'a> Decoder<'a> {
             Want::Wide(t) => (t, true),
         };
         // Legacy 16-bit reads of %tid, %ntid, %ctaid, %nctaid (PTX ISA §10).
-        if self.legacy16.get(r as usize) == Some(&true)
+        if self
+            .order
+            .get(r as usize)
+            .and_then(|&d| self.legacy16.get(d as usize))
+            == Some(&true)
             && t.bits() == 16
             && matches!(t, Ty::B(_) | Ty::U(_) | Ty::S(_))
         {
@@ -2535,7 +2606,7 @@ impl<'a> Decoder<'a> {
                         if let Some(r) = self.lookup(n) {
                             // An address register holds a 32- or 64-bit integer (PTX ISA
                             // §6.4.1 Addresses as Operands).
-                            let ty = self.tys.get(r as usize).copied().unwrap_or(Ty::U(64));
+                            let ty = self.ty_of(r).unwrap_or(Ty::U(64));
                             if ty == Ty::Pred || ty.is_float() || ty.bits() < 32 {
                                 return Err(derr(
                                     line,
@@ -2616,7 +2687,7 @@ impl<'a> Decoder<'a> {
         let guard = match &i.guard {
             Some((p, neg)) => {
                 let r = self.reg(p, line)?;
-                let ty = self.tys.get(r as usize).copied().unwrap_or(Ty::Pred);
+                let ty = self.ty_of(r).unwrap_or(Ty::Pred);
                 if ty != Ty::Pred {
                     return Err(derr(
                         line,
@@ -3592,7 +3663,7 @@ impl<'a> Decoder<'a> {
                         Operand::Not(_) => true,
                         Operand::Name(n) => self
                             .lookup(n)
-                            .is_some_and(|r| self.tys.get(r as usize) == Some(&Ty::Pred)),
+                            .is_some_and(|r| self.ty_of(r) == Some(Ty::Pred)),
                         _ => false,
                     };
                     if is_pred {
@@ -4015,7 +4086,7 @@ impl<'a> Decoder<'a> {
                     self.reg(n, line)?
                 }
             };
-            let ty = self.tys.get(idx as usize).copied().unwrap_or(Ty::B(32));
+            let ty = self.ty_of(idx).unwrap_or(Ty::B(32));
             if !allowed.contains(&ty) {
                 let elem = match op {
                     crate::sim::mma::Operand::C => kind.acc.name(),

@@ -680,10 +680,11 @@ pub(super) struct Machine<'p> {
 }
 
 /// The most bytes of simulator state one launch may allocate when it starts: every warp's
-/// register file (8 bytes per declared register per lane, 32 lanes per warp), every thread's
-/// `.local` frame, shared memory, the per-instruction counters and an observer's trace
-/// (1 GiB = 1,073,741,824 bytes). Checked before anything is allocated; whatever the decoder
-/// accepts, a launch past it is a one-line error naming the need.
+/// register file (8 bytes per register an instruction names ([`Program::nregs`]), per lane,
+/// 32 lanes per warp), every thread's `.local` frame, shared memory, the per-instruction
+/// counters and an observer's trace (1 GiB = 1,073,741,824 bytes). Checked before anything is
+/// allocated; whatever the decoder accepts, a launch past it is a one-line error naming the
+/// need.
 pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
 
 impl<'p> Machine<'p> {
