@@ -678,12 +678,16 @@ impl WarpRequest {
         let (units, n) = self.units_fixed();
         for &u in &units[..n] {
             let first = src[u.trailing_zeros() as usize] / GLOBAL_LINE_BYTES;
+            // The byte offsets within the line that lanes of the unit read so far: within one
+            // line, two lanes read the same address exactly when they read the same offset.
+            let mut seen = 0u128;
             let mut m = u;
             while m != 0 {
                 let lane = m.trailing_zeros() as usize;
                 m &= m - 1;
-                // Another lane of the unit reading the same address (`m` holds the later ones).
-                let dup = (0..WARP_SIZE).any(|k| m >> k & 1 == 1 && src[k] == src[lane]);
+                let bit = 1u128 << (src[lane] % GLOBAL_LINE_BYTES);
+                let dup = seen & bit != 0;
+                seen |= bit;
                 if src[lane] / GLOBAL_LINE_BYTES != first || dup {
                     return Some(NotModelled::CpAsyncSpreadSources(
                         self.sass_bounds(src, &units[..n]),
