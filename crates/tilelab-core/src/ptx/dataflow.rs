@@ -17,11 +17,14 @@
 //!
 //! **The flow.** Values move from an instruction's sources to its targets (`flow_of`: ALU,
 //! `cvt`, `mov`, `selp`, `setp`'s predicates, `shfl`'s value, `vote`, `bar.red`, the tensor
-//! cores' operands); memory is followed per state space, as one place each (global with
-//! generic and `.const`, shared with `.shared::cluster`, local): a store moves its value into
-//! its space, a load out of it, a `cp.async` or bulk copy from one space to the other. The
-//! passes run to a fixed point and ignore instruction order, so they are sound for every path
-//! and loop.
+//! cores' operands); memory is followed per state space (global with generic and `.const`,
+//! shared with `.shared::cluster`, local): a store moves its value into its space, a load out
+//! of it, a `cp.async` or bulk copy from one space to the other. The passes run to a fixed
+//! point and ignore instruction order, so they are sound for every path and loop. [`plan`]
+//! also cuts two spaces into parts: global memory into the launch's buffers, shared memory
+//! into [`Regions`] (one per `.shared` variable, the dynamic area one more), each access
+//! placed where the pointer its address is computed from points; a counts-only run checks
+//! every placed access and counts again with values where one strays.
 //!
 //! * [`prove`] (forward, per kernel): taint from every tensor-core result; it **holds** when no
 //!   sink is tainted, and its failure names the first sink reached ("line N: why").
@@ -29,7 +32,10 @@
 //!   is computed when one of its D registers is needed, and a pure ALU instruction
 //!   ([`pure_alu`]) when one of its destinations is ([`Plan::lanes`], below). It also places
 //!   global accesses per buffer (an address computed from a pointer parameter stays in its
-//!   buffer), which the run checks on every access ([`Plan::global`]).
+//!   buffer) and `.shared` ones per region (an address computed from a variable's address
+//!   stays in its region; a bulk copy's shared side too), which the run checks on every access
+//!   ([`Plan::global`], [`Plan::shared`]); a tensor-map copy's global side is placed in the
+//!   buffers of the launch's tensor maps.
 //!
 //! **ALU instructions.** The same need marks decide every `mov`, `mov` packing or unpacking
 //! parts, one-, two- and three-operand operation (`add`, `fma`, `ex2`, `shf`, `prmt`, ...),
@@ -96,11 +102,57 @@ fn places(space: Space) -> &'static [Place] {
 }
 
 /// A place a value can be in: a register, or memory of a state space (its [`places`]); for
-/// global memory, of the buffers a [`GlobalSet`] names.
+/// global memory, of the buffers a [`GlobalSet`] names, for shared memory of the regions a
+/// [`SharedSet`] names.
 #[derive(Clone, Copy)]
 enum Node {
     Reg(u32),
-    Mem(Space, GlobalSet),
+    Mem(Space, GlobalSet, SharedSet),
+}
+
+/// Shared-memory regions as a bit set: bit `i` for region `i` of the program's [`Regions`]
+/// (`i` up to 62, the regions past 62 sharing bit 62); bit 63 for addresses the pass cannot
+/// place. [`ALL_SHARED`] is every region.
+pub type SharedSet = u64;
+
+/// Every shared-memory region ([`SharedSet`]).
+pub const ALL_SHARED: SharedSet = u64::MAX;
+
+/// A program's shared memory cut into regions at the start of every `.shared` variable
+/// (static ones, then the dynamic area at [`Program::dynamic_smem_offset`]): region `i` is
+/// bytes `starts[i] .. starts[i + 1]`, the last one to the end of shared memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Regions {
+    starts: Vec<u32>,
+}
+
+impl Regions {
+    /// The regions of `prog` (always at least one, starting at byte 0).
+    pub fn of(prog: &Program) -> Self {
+        let mut starts: Vec<u32> = std::iter::once(0)
+            .chain(prog.shared_names.iter().map(|(o, _)| *o))
+            .chain(prog.dynamic_smem_offset)
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        Regions { starts }
+    }
+
+    /// The bit of the region holding shared byte `offset` ([`SharedSet`]).
+    fn bit(&self, offset: u64) -> u32 {
+        let i = self.starts.partition_point(|&s| u64::from(s) <= offset);
+        (i.saturating_sub(1) as u32).min(62)
+    }
+
+    /// The regions that shared bytes `lo .. end` (byte offsets, `end` exclusive) touch; none
+    /// for an empty range.
+    pub fn span(&self, lo: u64, end: u64) -> SharedSet {
+        if end <= lo {
+            return 0;
+        }
+        let (a, b) = (self.bit(lo), self.bit(end - 1));
+        (u64::MAX >> (63 - b)) & (u64::MAX << a)
+    }
 }
 
 /// Global buffers as a bit set: bit `k - 1` for the launch's buffer `k` (the one at
@@ -149,10 +201,60 @@ impl Flow {
     }
 }
 
+/// Where a plan places accesses: per register, the global buffers and the shared regions its
+/// value may point into ([`provenance`]); per instruction, the shared regions it names
+/// ([`Program::shared_refs`]); the buffers the launch's tensor maps point into.
+struct Placement {
+    global: Vec<GlobalSet>,
+    shared: Vec<SharedSet>,
+    refs: Vec<SharedSet>,
+    tmaps: GlobalSet,
+}
+
+/// One instruction's view of a [`Placement`] (`None`: nothing is placed, every access may touch
+/// every buffer and region).
+#[derive(Clone, Copy)]
+struct At<'a> {
+    place: Option<&'a Placement>,
+    inst: usize,
+}
+
+impl At<'_> {
+    /// The global buffers an access through `a` may touch.
+    fn global(&self, a: &Addr) -> GlobalSet {
+        self.place.map_or(ALL_GLOBAL, |p| access_set(&p.global, a))
+    }
+
+    /// The shared regions an access through `a` in state space `space` may touch: placed for
+    /// `.shared` (`shared::cta`) addresses, every region for the other spaces.
+    fn shared(&self, space: Space, a: &Addr) -> SharedSet {
+        let Some(p) = self.place else {
+            return ALL_SHARED;
+        };
+        if space != Space::Shared {
+            return ALL_SHARED;
+        }
+        let s = match a.base {
+            Src::Reg(r) => p.shared.get(r as usize).copied().unwrap_or(0),
+            Src::Imm(_) => p.refs.get(self.inst).copied().unwrap_or(0),
+        };
+        if s == 0 || s & (1 << 63) != 0 {
+            ALL_SHARED
+        } else {
+            s
+        }
+    }
+
+    /// The global buffers a tensor-map copy may touch.
+    fn tmaps(&self) -> GlobalSet {
+        self.place.map_or(ALL_GLOBAL, |p| p.tmaps)
+    }
+}
+
 /// Fills `f` with what `op` moves from where to where (cleared first). Both passes read it:
 /// [`prove`] forward from the tensor-core results, [`plan`] backward from the sinks, so the
 /// two cannot disagree on an edge.
-fn flow_of(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
+fn flow_of(op: &Op, at: At, f: &mut Flow) {
     f.src.clear();
     f.dst.clear();
     f.src2.clear();
@@ -230,7 +332,7 @@ fn flow_of(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
                 f.srcs(rs);
             }
             f.src(&scale_d.0);
-            f.src.push(Node::Mem(Space::Shared, 0));
+            f.src.push(Node::Mem(Space::Shared, 0, ALL_SHARED));
             for r in d {
                 f.src.push(Node::Reg(*r));
                 f.dst(*r);
@@ -250,7 +352,7 @@ fn flow_of(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
         | Op::Stmatrix { .. }
         | Op::CpAsync { .. }
         | Op::Bulk { .. }
-        | Op::Atom { .. } => memory_flow(op, gm, f),
+        | Op::Atom { .. } => memory_flow(op, at, f),
         Op::Bar { red: None, .. }
         | Op::Nop
         | Op::Bra { .. }
@@ -270,44 +372,49 @@ fn flow_of(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
 }
 
 /// [`flow_of`] for the instructions that load or store memory.
-fn memory_flow(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
+fn memory_flow(op: &Op, at: At, f: &mut Flow) {
+    let mem = |space: Space, a: &Addr| Node::Mem(space, at.global(a), at.shared(space, a));
     match op {
         Op::Ld { space, d, addr, .. } => {
-            f.src.push(Node::Mem(*space, gm(addr)));
+            f.src.push(mem(*space, addr));
             for r in d.iter().flatten() {
                 f.dst(*r);
             }
         }
         Op::St { space, s, addr, .. } => {
             f.srcs(s);
-            f.dst.push(Node::Mem(*space, gm(addr)));
+            f.dst.push(mem(*space, addr));
         }
         Op::Ldmatrix { d, .. } => {
-            f.src.push(Node::Mem(Space::Shared, 0));
+            f.src.push(Node::Mem(Space::Shared, 0, ALL_SHARED));
             for r in d {
                 f.dst(*r);
             }
         }
         Op::Stmatrix { s, .. } => {
             f.srcs(s);
-            f.dst.push(Node::Mem(Space::Shared, 0));
+            f.dst.push(Node::Mem(Space::Shared, 0, ALL_SHARED));
         }
-        Op::CpAsync { src, .. } => {
-            f.src.push(Node::Mem(Space::Global, gm(src)));
-            f.dst.push(Node::Mem(Space::Shared, 0));
+        Op::CpAsync { src, dst, .. } => {
+            f.src.push(mem(Space::Global, src));
+            f.dst
+                .push(Node::Mem(Space::Shared, 0, at.shared(Space::Shared, dst)));
         }
-        Op::Bulk { form, .. } => {
+        Op::Bulk {
+            form, smem, global, ..
+        } => {
             use super::decode::BulkForm as F;
             let to_shared = matches!(form, F::TensorLoad { .. } | F::CopyToShared);
-            let (from, to) = if to_shared {
-                (Space::Global, Space::Shared)
-            } else {
-                (Space::Shared, Space::Global)
-            };
-            // The global side is a tensor map's (or read when the copy completes): every
-            // buffer.
-            f.src.push(Node::Mem(from, ALL_GLOBAL));
-            f.dst.push(Node::Mem(to, ALL_GLOBAL));
+            // The shared side: a load's `.shared::cluster` address is the same offset in the
+            // CTA it lands in, placed in the same regions (`bulk_sets`).
+            let (g, sh) = bulk_sets(form, smem, global.as_ref(), at);
+            let (gm, sm) = (
+                Node::Mem(Space::Global, g, 0),
+                Node::Mem(Space::Shared, 0, sh),
+            );
+            let (from, to) = if to_shared { (gm, sm) } else { (sm, gm) };
+            f.src.push(from);
+            f.dst.push(to);
         }
         Op::Atom {
             space,
@@ -318,8 +425,8 @@ fn memory_flow(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
             ..
         } => {
             // The old value (memory) reaches d; b and c reach memory.
-            let g = gm(addr);
-            f.src.push(Node::Mem(*space, g));
+            let node = mem(*space, addr);
+            f.src.push(node);
             if let Some(d) = d {
                 f.dst(*d);
             }
@@ -328,10 +435,27 @@ fn memory_flow(op: &Op, gm: &dyn Fn(&Addr) -> GlobalSet, f: &mut Flow) {
                     f.src2.push(Node::Reg(*r));
                 }
             }
-            f.dst2.push(Node::Mem(*space, g));
+            f.dst2.push(node);
         }
         _ => {}
     }
+}
+
+/// The global buffers and shared regions a bulk copy touches: a tensor-map copy's global side
+/// in the buffers the launch's tensor maps point into, a plain copy's where its address
+/// points; the shared side where its shared address points (a `.shared::cluster` load's
+/// offset is the same in every CTA it lands in).
+fn bulk_sets(
+    form: &super::decode::BulkForm,
+    smem: &Addr,
+    global: Option<&Addr>,
+    at: At,
+) -> (GlobalSet, SharedSet) {
+    let g = match (form.is_tensor(), global) {
+        (false, Some(a)) => at.global(a),
+        _ => at.tmaps(),
+    };
+    (g, at.shared(Space::Shared, smem))
 }
 
 /// Why a sink matters: "X depends on a tensor-core result", or memory a tensor map is made in.
@@ -415,12 +539,12 @@ fn sinks(op: &Op, f: &mut dyn FnMut(Node, Why)) {
         Op::TensorMapReplace { addr, value, .. } => {
             reg(f, &addr.base, "a tensormap.replace operand");
             reg(f, value, "a tensormap.replace operand");
-            f(Node::Mem(Space::Shared, 0), Why::MapMemory);
-            f(Node::Mem(Space::Global, ALL_GLOBAL), Why::MapMemory);
+            f(Node::Mem(Space::Shared, 0, ALL_SHARED), Why::MapMemory);
+            f(Node::Mem(Space::Global, ALL_GLOBAL, 0), Why::MapMemory);
         }
         Op::TensorMapCopy { dst, src } => {
-            f(Node::Mem(Space::Shared, 0), Why::MapMemory);
-            f(Node::Mem(Space::Global, ALL_GLOBAL), Why::MapMemory);
+            f(Node::Mem(Space::Shared, 0, ALL_SHARED), Why::MapMemory);
+            f(Node::Mem(Space::Global, ALL_GLOBAL, 0), Why::MapMemory);
             reg(f, &dst.base, "a tensormap.cp_fenceproxy address");
             reg(f, &src.base, "a tensormap.cp_fenceproxy address");
         }
@@ -460,7 +584,7 @@ fn sinks(op: &Op, f: &mut dyn FnMut(Node, Why)) {
 /// per buffer ([`GlobalSet`]).
 struct Marks {
     reg: Vec<bool>,
-    shared: bool,
+    shared: SharedSet,
     local: bool,
     global: GlobalSet,
     changed: bool,
@@ -470,7 +594,7 @@ impl Marks {
     fn new(nregs: u32) -> Self {
         Self {
             reg: vec![false; nregs as usize],
-            shared: false,
+            shared: 0,
             local: false,
             global: 0,
             changed: true,
@@ -479,9 +603,9 @@ impl Marks {
     fn get(&self, n: Node) -> bool {
         match n {
             Node::Reg(r) => self.reg.get(r as usize).copied().unwrap_or(false),
-            Node::Mem(space, g) => places(space).iter().any(|p| match p {
+            Node::Mem(space, g, sh) => places(space).iter().any(|p| match p {
                 Place::Global => self.global & g != 0,
-                Place::Shared => self.shared,
+                Place::Shared => self.shared & sh != 0,
                 Place::Local => self.local,
             }),
         }
@@ -496,17 +620,17 @@ impl Marks {
                     self.changed = true;
                 }
             }
-            Node::Mem(space, g) => {
+            Node::Mem(space, g, sh) => {
                 for p in places(space) {
                     let changed = match p {
                         Place::Global => self.global | g != self.global,
-                        Place::Shared => !self.shared,
+                        Place::Shared => self.shared | sh != self.shared,
                         Place::Local => !self.local,
                     };
                     if changed {
                         match p {
                             Place::Global => self.global |= g,
-                            Place::Shared => self.shared = true,
+                            Place::Shared => self.shared |= sh,
                             Place::Local => self.local = true,
                         }
                         self.changed = true;
@@ -525,6 +649,9 @@ struct FlowItem {
     dst: std::ops::Range<usize>,
     seed: bool,
     konst: GlobalSet,
+    /// The shared regions the instruction names ([`Program::shared_refs`]): its targets may
+    /// point into them ([`provenance`]).
+    kshared: SharedSet,
 }
 
 /// Every instruction's [`flow_of`], made once and kept flat, for the fixed points (each round
@@ -535,16 +662,29 @@ struct Flows {
 }
 
 impl Flows {
-    /// The flows of `prog` with global accesses placed by `gm`; with `params` (the launch's
-    /// parameter buffer), an `ld.param` is a flow from nothing whose `konst` is where its bytes
-    /// point ([`provenance`]), else it is one from parameter memory (no place).
-    fn of(prog: &Program, gm: &dyn Fn(&Addr) -> GlobalSet, params: Option<&[u8]>) -> Self {
+    /// The flows of `prog` with accesses placed by `place` (`None`: nowhere known); with
+    /// `params` (the launch's parameter buffer), an `ld.param` is a flow from nothing whose
+    /// `konst` is where its bytes point ([`provenance`]), else it is one from parameter memory
+    /// (no place).
+    fn of(prog: &Program, place: Option<&Placement>, params: Option<&[u8]>) -> Self {
         let mut out = Flows {
             nodes: Vec::new(),
             items: Vec::with_capacity(prog.insts.len()),
         };
         let mut f = Flow::default();
-        for inst in &prog.insts {
+        let regions = Regions::of(prog);
+        let mut refs = prog.shared_refs.iter().peekable();
+        for (i, inst) in prog.insts.iter().enumerate() {
+            let mut kshared = 0;
+            while let Some(&&(at, off)) = refs.peek() {
+                if at as usize > i {
+                    break;
+                }
+                if at as usize == i {
+                    kshared |= 1 << regions.bit(u64::from(off));
+                }
+                refs.next();
+            }
             if let (
                 Some(params),
                 Op::Ld {
@@ -569,17 +709,18 @@ impl Flows {
                     dst: at..out.nodes.len(),
                     seed: false,
                     konst,
+                    kshared,
                 });
                 continue;
             }
-            flow_of(&inst.op, gm, &mut f);
-            out.push(&f.src, &f.dst, f.seed);
-            out.push(&f.src2, &f.dst2, false);
+            flow_of(&inst.op, At { place, inst: i }, &mut f);
+            out.push(&f.src, &f.dst, f.seed, kshared);
+            out.push(&f.src2, &f.dst2, false, kshared);
         }
         out
     }
 
-    fn push(&mut self, src: &[Node], dst: &[Node], seed: bool) {
+    fn push(&mut self, src: &[Node], dst: &[Node], seed: bool, kshared: SharedSet) {
         if dst.is_empty() {
             return;
         }
@@ -592,6 +733,7 @@ impl Flows {
             dst: b..self.nodes.len(),
             seed,
             konst: 0,
+            kshared,
         });
     }
 }
@@ -613,6 +755,17 @@ fn param_words(params: &[u8], lo: u64, n: u64) -> GlobalSet {
 
 /// Runs the pass over `prog` ([`Proof`]).
 pub fn prove(prog: &Program) -> Proof {
+    prove_placed(prog, None)
+}
+
+/// [`prove`] for a launch whose parameter buffer is `params`, with accesses placed as
+/// [`plan`] places them (global buffers, shared regions): it holds exactly when the plan
+/// computes no tensor-core instruction.
+pub fn prove_for(prog: &Program, params: &[u8]) -> Proof {
+    prove_placed(prog, Some(&provenance(prog, params)))
+}
+
+fn prove_placed(prog: &Program, place: Option<&Placement>) -> Proof {
     let seeds = prog
         .insts
         .iter()
@@ -621,7 +774,7 @@ pub fn prove(prog: &Program) -> Proof {
         return Proof::NoTensorCore;
     }
     let mut st = Marks::new(prog.nregs);
-    let fl = Flows::of(prog, &|_| ALL_GLOBAL, None);
+    let fl = Flows::of(prog, place, None);
     // Each round only adds taint; at most (registers + places) rounds change anything.
     while st.changed {
         st.changed = false;
@@ -666,6 +819,12 @@ pub struct Plan {
     /// run checks every access against it and is made again with values where one strays
     /// (`engine::run_counts_planned`).
     pub global: Vec<GlobalSet>,
+    /// By instruction index: the shared-memory regions ([`SharedSet`] of [`Plan::regions`])
+    /// the plan assumed the instruction's `.shared` accesses stay in ([`ALL_SHARED`] where it
+    /// assumed nothing); checked like [`Plan::global`].
+    pub shared: Vec<SharedSet>,
+    /// The program's shared-memory regions ([`Regions`]).
+    pub regions: Regions,
     /// `mma`/`wgmma` instructions in the program (static count).
     pub tensor_core: usize,
     /// Of those, how many are computed.
@@ -730,36 +889,65 @@ pub fn pure_alu(op: &Op) -> bool {
     }
 }
 
-/// Which global buffers each register's value may point into (a flow-insensitive fixed
-/// point): a parameter loaded with `ld.param` points where the pointers among its bytes of
-/// `params` (the launch's parameter buffer) point; a value computed from registers, where
-/// they point; a value loaded from memory or made by a tensor core, anywhere (bit 63).
-fn provenance(prog: &Program, params: &[u8]) -> Vec<GlobalSet> {
-    let fl = Flows::of(prog, &|_| ALL_GLOBAL, Some(params));
-    let mut prov = vec![0 as GlobalSet; prog.nregs as usize];
+/// Where each register's value may point (a flow-insensitive fixed point), as a [`Place`]:
+/// into which global buffers (a parameter loaded with `ld.param` points where the pointers
+/// among its bytes of `params`, the launch's parameter buffer, point) and which shared regions
+/// (an instruction naming a `.shared` variable makes its targets point into its region); a
+/// value computed from registers, where they point; a value loaded from memory or made by a
+/// tensor core, anywhere (bit 63 of each set). The tensor maps' buffers are the pointers among
+/// the bytes of every 128-byte parameter (a `__grid_constant__ CUtensorMap`).
+fn provenance(prog: &Program, params: &[u8]) -> Placement {
+    let fl = Flows::of(prog, None, Some(params));
+    let n = prog.nregs as usize;
+    let (mut global, mut shared) = (vec![0 as GlobalSet; n], vec![0 as SharedSet; n]);
     let mut changed = true;
     while changed {
         changed = false;
         for it in &fl.items {
-            let mut v = it.konst | if it.seed { 1 << 63 } else { 0 };
+            let seed = if it.seed { 1 << 63 } else { 0 };
+            let (mut g, mut s) = (it.konst | seed, it.kshared | seed);
             for n in &fl.nodes[it.src.clone()] {
-                v |= match n {
-                    Node::Reg(r) => prov.get(*r as usize).copied().unwrap_or(0),
-                    Node::Mem(..) => 1 << 63,
-                };
+                match n {
+                    Node::Reg(r) => {
+                        g |= global.get(*r as usize).copied().unwrap_or(0);
+                        s |= shared.get(*r as usize).copied().unwrap_or(0);
+                    }
+                    Node::Mem(..) => (g, s) = (g | 1 << 63, s | 1 << 63),
+                }
             }
             for n in &fl.nodes[it.dst.clone()] {
                 if let Node::Reg(r) = n
-                    && let Some(p) = prov.get_mut(*r as usize)
-                    && *p | v != *p
+                    && let (Some(pg), Some(ps)) =
+                        (global.get_mut(*r as usize), shared.get_mut(*r as usize))
+                    && (*pg | g != *pg || *ps | s != *ps)
                 {
-                    *p |= v;
+                    *pg |= g;
+                    *ps |= s;
                     changed = true;
                 }
             }
         }
     }
-    prov
+    let regions = Regions::of(prog);
+    let mut refs = vec![0 as SharedSet; prog.insts.len()];
+    for &(i, off) in &prog.shared_refs {
+        if let Some(r) = refs.get_mut(i as usize) {
+            *r |= 1 << regions.bit(u64::from(off));
+        }
+    }
+    let tmaps = prog
+        .params
+        .iter()
+        .filter(|p| p.size == 128)
+        .fold(0, |acc, p| {
+            acc | param_words(params, u64::from(p.offset), u64::from(p.size))
+        });
+    Placement {
+        global,
+        shared,
+        refs,
+        tmaps: if tmaps == 0 { ALL_GLOBAL } else { tmaps },
+    }
 }
 
 /// The buffers an access through `a` may touch, by `prov`: [`ALL_GLOBAL`] for an address
@@ -782,13 +970,14 @@ fn access_set(prov: &[GlobalSet], a: &Addr) -> GlobalSet {
 /// Memory is followed per state space and, in global memory, per buffer: an `ld`, `st`,
 /// `atom` or `cp.async` whose address is computed from a pointer parameter is taken to stay in
 /// that parameter's buffer (`provenance`; [`Plan::global`] records it, and a counts-only run
-/// checks it on every access). An `mma`/`wgmma` is computed when one of its D registers is
-/// needed: when [`prove`] holds none is; when it fails at a guard, the instructions feeding
-/// that guard are, and the others (an attention kernel's P·V products, whose results reach
-/// only stores to the output) are not.
+/// checks it on every access); in shared memory per region, an `ld`, `st`, `atom`, `cp.async` or
+/// bulk copy whose `.shared` address is computed from a variable's address staying in that
+/// variable's region ([`Plan::shared`], checked the same way). An `mma`/`wgmma` is computed when
+/// one of its D registers is needed: when [`prove`] holds none is; when it fails at a guard, the
+/// instructions feeding that guard are, and the others (an attention kernel's P·V products, whose
+/// results reach only stores to the output) are not.
 pub fn plan(prog: &Program, params: &[u8]) -> Plan {
-    let prov = provenance(prog, params);
-    let gm = |a: &Addr| access_set(&prov, a);
+    let place = provenance(prog, params);
     let mut need = Marks::new(prog.nregs);
     for inst in &prog.insts {
         if let Some((r, _)) = inst.guard {
@@ -796,7 +985,7 @@ pub fn plan(prog: &Program, params: &[u8]) -> Plan {
         }
         sinks(&inst.op, &mut |n, _| need.set(n));
     }
-    let fl = Flows::of(prog, &gm, None);
+    let fl = Flows::of(prog, Some(&place), None);
     // Backward: in reverse order a use's need reaches the definitions above it in one round.
     while need.changed {
         need.changed = false;
@@ -812,12 +1001,24 @@ pub fn plan(prog: &Program, params: &[u8]) -> Plan {
     let mut p = Plan {
         compute: vec![false; prog.insts.len()],
         global: vec![ALL_GLOBAL; prog.insts.len()],
+        shared: vec![ALL_SHARED; prog.insts.len()],
+        regions: Regions::of(prog),
         tensor_core: 0,
         computed: 0,
         lanes: vec![Lanes::Exact; prog.insts.len()],
         alu_skipped: 0,
     };
     for (i, inst) in prog.insts.iter().enumerate() {
+        let at = At {
+            place: Some(&place),
+            inst: i,
+        };
+        // Where the plan placed the instruction's accesses, which the run checks.
+        (p.global[i], p.shared[i]) = placed(&inst.op, at);
+        if p.regions.starts.len() == 1 {
+            // One region: every access is in it, nothing to check.
+            p.shared[i] = ALL_SHARED;
+        }
         // The instructions whose only effect besides counts is writing registers, and whose
         // change of a register is value-dependent (`mma` is computed only for a needed D, a
         // `wgmma` always counts as a change; `ld.param` reads the launch's exact bytes).
@@ -828,7 +1029,7 @@ pub fn plan(prog: &Program, params: &[u8]) -> Plan {
             _ => false,
         };
         if pure || reads {
-            flow_of(&inst.op, &gm, &mut f);
+            flow_of(&inst.op, at, &mut f);
             // An instruction that writes nothing (every `Unpack` part `_`) has nothing to skip.
             // One with a needed destination has every source needed: its values are exact.
             if !f.dst.is_empty() && !f.dst.iter().any(|n| need.get(*n)) {
@@ -837,28 +1038,37 @@ pub fn plan(prog: &Program, params: &[u8]) -> Plan {
             }
             continue;
         }
-        p.global[i] = match &inst.op {
-            Op::Ld { space, addr, .. }
-            | Op::St { space, addr, .. }
-            | Op::Atom { space, addr, .. }
-                if matches!(space, Space::Global | Space::Generic) =>
-            {
-                gm(addr)
-            }
-            Op::CpAsync { src, .. } => gm(src),
-            _ => ALL_GLOBAL,
-        };
         if !matches!(inst.op, Op::Mma { .. } | Op::Wgmma { .. }) {
             continue;
         }
         p.tensor_core += 1;
-        flow_of(&inst.op, &gm, &mut f);
+        flow_of(&inst.op, at, &mut f);
         if f.dst.iter().any(|n| need.get(*n)) {
             p.compute[i] = true;
             p.computed += 1;
         }
     }
     p
+}
+
+/// The global buffers and shared regions the plan assumes `op`'s accesses stay in, which a
+/// counts-only run checks ([`Plan::global`], [`Plan::shared`]): those of `ld`, `st`, `atom`,
+/// `cp.async` and bulk copies; every buffer and region for the rest (nothing to check).
+fn placed(op: &Op, at: At) -> (GlobalSet, SharedSet) {
+    match op {
+        Op::Ld { space, addr, .. } | Op::St { space, addr, .. } | Op::Atom { space, addr, .. } => {
+            let g = match space {
+                Space::Global | Space::Generic => at.global(addr),
+                _ => ALL_GLOBAL,
+            };
+            (g, at.shared(*space, addr))
+        }
+        Op::CpAsync { src, dst, .. } => (at.global(src), at.shared(Space::Shared, dst)),
+        Op::Bulk {
+            form, smem, global, ..
+        } => bulk_sets(form, smem, global.as_ref(), at),
+        _ => (ALL_GLOBAL, ALL_SHARED),
+    }
 }
 
 #[cfg(test)]
@@ -1033,6 +1243,105 @@ mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{%f8,%f9,%f10,%f11}}, {{%r0,%
             &tail.replace("%rd1", "%rd2"),
         ));
         assert_eq!(mma_plan(&plan(&ok, &two_params()), &ok), [true, true]);
+    }
+
+    /// A load whose address comes from `in` but lands in `out` (in + 2^40 + 64), where the
+    /// skipped mma's D was stored: the plan placed the load in `in`, and the run sees it leave
+    /// `in` and counts again with values (before loads were checked, the counts-only run read
+    /// the 0 the skipped mma left and took the other branch).
+    #[test]
+    fn a_load_that_leaves_its_planned_buffer_makes_the_run_exact() {
+        use super::super::engine;
+        let tail = "add.s64 %rd4, %rd1, 1099511627840;
+ld.global.f32 %f20, [%rd4];
+setp.gt.f32 %p2, %f20, 0f41000000;
+@%p2 bra B;
+mov.u32 %r21, 1;
+mov.u32 %r22, 1;
+B:";
+        let prog = load(&two_mma("add.s64 %rd3, %rd2, 64;", tail));
+        let p = plan(&prog, &two_params());
+        assert_eq!(mma_plan(&p, &prog), [true, false]);
+        let ld = prog
+            .insts
+            .iter()
+            .position(|i| {
+                matches!(
+                    i.op,
+                    Op::Ld {
+                        space: Space::Global,
+                        ..
+                    }
+                )
+            })
+            .unwrap();
+        assert_eq!(p.global[ld], 0b01);
+        let l = launch();
+        let exact = engine::run(&prog, &l, None).unwrap();
+        let counts = engine::run_counts(&prog, &l).unwrap();
+        assert_eq!(exact.instructions, counts.instructions);
+        assert_eq!(exact.stats, counts.stats);
+    }
+
+    /// One mma (D = 16.0: A and B all 1.0, C 0) stored to `s_out` (bytes 0..256), then `tail`;
+    /// `%r10` holds `s_out`'s address, `%r11` `s_flag`'s (bytes 256..272).
+    fn shared_mma(tail: &str) -> String {
+        format!(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<40>;\n.reg .f32 %f<40>;\n.reg .pred %p<4>;\n.shared .align 16 .b8 s_out[256];\n.shared .align 16 .b8 s_flag[16];\n\
+mov.b32 %r0, 0x3C003C00;\nmov.b32 %r1, 0x3C003C00;\nmov.b32 %r2, 0x3C003C00;\nmov.b32 %r3, 0x3C003C00;\nmov.b32 %r4, 0x3C003C00;\nmov.b32 %r5, 0x3C003C00;\n\
+mov.f32 %f4, 0f00000000;\nmov.f32 %f5, 0f00000000;\nmov.f32 %f6, 0f00000000;\nmov.f32 %f7, 0f00000000;\n\
+mov.u32 %r10, s_out;\nmov.u32 %r11, s_flag;\n\
+mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{%f8,%f9,%f10,%f11}}, {{%r0,%r1,%r2,%r3}}, {{%r4,%r5}}, {{%f4,%f5,%f6,%f7}};\n\
+st.shared.f32 [%r10+64], %f8;\n{tail}\nret;\n}}\n"
+        )
+    }
+
+    /// Shared memory is cut at every variable: `s_out` is region 0, `s_flag` region 1, and a
+    /// range spans the regions it touches (worked by hand from the layout above).
+    #[test]
+    fn regions_cut_shared_memory_at_every_variable() {
+        let prog = load(&shared_mma(""));
+        let r = Regions::of(&prog);
+        assert_eq!(r.span(0, 256), 0b01);
+        assert_eq!(r.span(64, 68), 0b01);
+        assert_eq!(r.span(256, 260), 0b10);
+        assert_eq!(r.span(252, 260), 0b11);
+        assert_eq!(r.span(300, 300), 0);
+        assert_eq!(r.span(1 << 20, (1 << 20) + 4), 0b10);
+    }
+
+    /// D stored to `s_out`, the guard read from `s_flag`: with shared memory one place the mma
+    /// was computed; cut into regions it is skipped, and the load is placed in `s_flag`.
+    #[test]
+    fn a_result_in_one_shared_variable_does_not_reach_a_guard_read_from_another() {
+        let tail = "ld.shared.f32 %f20, [%r11];\nsetp.gt.f32 %p2, %f20, 0f41000000;\n@%p2 bra B;\nmov.u32 %r21, 1;\nB:";
+        let prog = load(&shared_mma(tail));
+        let p = plan(&prog, &[]);
+        assert_eq!(mma_plan(&p, &prog), [false]);
+        assert_eq!(prove_for(&prog, &[]), Proof::Holds);
+        let at = |want: fn(&Op) -> bool| prog.insts.iter().position(|i| want(&i.op)).unwrap();
+        assert_eq!(p.shared[at(|o| matches!(o, Op::Ld { .. }))], 0b10);
+        assert_eq!(p.shared[at(|o| matches!(o, Op::St { .. }))], 0b01);
+        // Read back from `s_out` instead: computed.
+        let back = load(&shared_mma(&tail.replace("[%r11]", "[%r10+64]")));
+        assert_eq!(mma_plan(&plan(&back, &[]), &back), [true]);
+    }
+
+    /// The guard's load is placed in `s_flag` (its address is computed from `s_flag`) but lands
+    /// on the D in `s_out` (256 - 192 = 64): the run sees it leave `s_flag` and counts again
+    /// with values, so the counts are the exact run's (with the skip kept, the load would read
+    /// the 0 the skipped mma left, not 16.0, and take the other branch).
+    #[test]
+    fn a_shared_access_that_leaves_its_planned_region_makes_the_run_exact() {
+        use super::super::engine;
+        let tail = "add.s32 %r12, %r11, -192;\nld.shared.f32 %f20, [%r12];\nsetp.gt.f32 %p2, %f20, 0f41000000;\n@%p2 bra B;\nmov.u32 %r21, 1;\nmov.u32 %r22, 1;\nB:";
+        let prog = load(&shared_mma(tail));
+        assert_eq!(mma_plan(&plan(&prog, &[]), &prog), [false]);
+        let l = launch();
+        let exact = engine::run(&prog, &l, None).unwrap();
+        let counts = engine::run_counts(&prog, &l).unwrap();
+        assert_eq!(exact.instructions, counts.instructions);
+        assert_eq!(exact.stats, counts.stats);
     }
 
     /// The plan's ALU skips of `prog` as (line, skipped) for the pure ALU instructions.

@@ -136,6 +136,10 @@ pub struct Program {
     /// The shared variables (static and `.extern`) by byte offset, ascending: (offset, name),
     /// for messages naming an address as `name+offset`.
     pub shared_names: Vec<(u32, String)>,
+    /// Every instruction that names a `.shared` variable (an operand or an address's base):
+    /// (instruction index, the variable's byte offset), in instruction order. The dataflow
+    /// pass starts its shared-memory regions here (`ptx::dataflow`, [`Program::shared_names`]).
+    pub shared_refs: Vec<(u32, u32)>,
     /// The source line of each instruction's PTX line (the `.loc` in force there),
     /// from the kernel's line table and the module's `.file` names.
     pub sources: std::collections::BTreeMap<u32, super::lineinfo::SourceRef>,
@@ -1623,6 +1627,9 @@ struct Decoder<'a> {
     order: Vec<u32>,
     specials: FastMap<Special, u32>,
     shared_syms: HashMap<String, u32>,
+    /// [`Program::shared_refs`] so far, and the index of the instruction being decoded.
+    shared_refs: Vec<(u32, u32)>,
+    at: u32,
     local_syms: HashMap<String, u32>,
     global_syms: HashMap<String, usize>,
     global_regs: HashMap<usize, u32>,
@@ -2070,6 +2077,7 @@ fn decode_kernel(
                 }
             }
             Stmt::Inst(i) => {
+                d.at = insts.len() as u32;
                 insts.push(d.inst(i)?);
                 if want_texts {
                     texts.push(i.text.clone());
@@ -2082,6 +2090,7 @@ fn decode_kernel(
     let global_addrs: Vec<(u32, usize)> = d.global_regs.iter().map(|(g, r)| (*r, *g)).collect();
     check_nregs(kernel, d.nregs)?;
     let nregs = d.order.len() as u32;
+    let shared_refs = std::mem::take(&mut d.shared_refs);
     let (param_regs, target_sm) = (std::mem::take(&mut d.param_regs), d.sm);
     drop(d);
     mark_pointers(&insts, &param_regs, &mut param_info);
@@ -2107,6 +2116,7 @@ fn decode_kernel(
         minnctapersm: kernel.minnctapersm,
         reconverge,
         shared_names,
+        shared_refs,
         sources: source_refs(module, kernel),
         target_sm,
     })
@@ -2180,6 +2190,8 @@ impl<'a> Decoder<'a> {
             order: Vec::new(),
             specials: FastMap::default(),
             shared_syms,
+            shared_refs: Vec::new(),
+            at: 0,
             local_syms,
             global_syms,
             global_regs: HashMap::new(),
@@ -2209,6 +2221,16 @@ impl<'a> Decoder<'a> {
             d.params.insert(p.name.clone(), i);
         }
         d
+    }
+
+    /// Notes that the instruction being decoded names the `.shared` variable at byte `offset`
+    /// ([`Program::shared_refs`]).
+    fn shared_ref(&mut self, offset: u32) {
+        let r = (self.at, offset);
+        let this = self.shared_refs.iter().rev().take_while(|x| x.0 == self.at);
+        if !this.clone().any(|&x| x == r) {
+            self.shared_refs.push(r);
+        }
     }
 
     /// A new declared register (not yet in the register file: [`Decoder::named`]).
@@ -2507,6 +2529,7 @@ impl<'a> Decoder<'a> {
                     self.check(r, n, want, line)?;
                     Src::Reg(r)
                 } else if let Some(&o) = self.shared_syms.get(n.as_str()) {
+                    self.shared_ref(o);
                     Src::Imm(o as u64)
                 } else if let Some(&o) = self.local_syms.get(n.as_str()) {
                     Src::Imm(o as u64)
@@ -2619,6 +2642,7 @@ impl<'a> Decoder<'a> {
                             }
                             Src::Reg(r)
                         } else if let Some(&o) = self.shared_syms.get(n.as_str()) {
+                            self.shared_ref(o);
                             Src::Imm(o as u64)
                         } else if let Some(&o) = self.local_syms.get(n.as_str()) {
                             Src::Imm(o as u64)

@@ -631,6 +631,16 @@ pub(super) struct Machine<'p> {
     /// A counts-only run's plan: by instruction index, the global buffers its accesses are
     /// assumed to stay in ([`super::dataflow::Plan::global`]; checked by [`Global::check`]).
     pub(super) global_plan: Option<&'p [super::dataflow::GlobalSet]>,
+    /// A counts-only run's plan: by instruction index, the shared regions its `.shared`
+    /// accesses are assumed to stay in, and the regions ([`super::dataflow::Plan::shared`];
+    /// checked by [`Machine::shared_in_plan`]).
+    pub(super) shared_plan: Option<(
+        &'p [super::dataflow::SharedSet],
+        &'p super::dataflow::Regions,
+    )>,
+    /// The regions the running instruction's `.shared` accesses are assumed to stay in
+    /// ([`super::dataflow::ALL_SHARED`] outside a counts-only run's planned instructions).
+    pub(super) shared_allowed: super::dataflow::SharedSet,
     /// Set by a counts-only run that read what a skipped result may have written and that the
     /// proof does not cover (a tensor map in global memory), or whose spin rule would have
     /// decided on a loop iteration that skipped a computation (`Machine::branch`): the run is
@@ -699,7 +709,12 @@ impl<'p> Machine<'p> {
         launch: &Launch,
         plan: &'p super::dataflow::Plan,
     ) -> Result<Self, RunError> {
-        for n in [plan.compute.len(), plan.lanes.len(), plan.global.len()] {
+        for n in [
+            plan.compute.len(),
+            plan.lanes.len(),
+            plan.global.len(),
+            plan.shared.len(),
+        ] {
             if n != prog.insts.len() {
                 return Err(RunError::Launch(format!(
                     "a counts-only plan of {n} instructions for a program of {}",
@@ -712,6 +727,14 @@ impl<'p> Machine<'p> {
         if !m.values {
             m.compute = Some(&plan.compute);
             m.global_plan = Some(&plan.global);
+            // With nothing placed (one region, or no placed access) there is nothing to check.
+            if plan
+                .shared
+                .iter()
+                .any(|&s| s != super::dataflow::ALL_SHARED)
+            {
+                m.shared_plan = Some((&plan.shared, &plan.regions));
+            }
             m.lanes = Some(&plan.lanes);
         }
         Ok(m)
@@ -811,6 +834,8 @@ impl<'p> Machine<'p> {
             compute: None,
             lanes: None,
             global_plan: None,
+            shared_plan: None,
+            shared_allowed: super::dataflow::ALL_SHARED,
             needs_values: std::cell::Cell::new(false),
             warps: Vec::new(),
             smem: Smem::zeroed(0),
@@ -1353,6 +1378,9 @@ impl<'p> Machine<'p> {
         if allowed != super::dataflow::ALL_GLOBAL {
             self.global.allowed.set(allowed);
         }
+        if let Some((s, _)) = self.shared_plan {
+            self.shared_allowed = s.get(pc).copied().unwrap_or(super::dataflow::ALL_SHARED);
+        }
         changed |= match &inst.op {
             Op::Nop => false,
             Op::Bra { .. }
@@ -1393,6 +1421,9 @@ impl<'p> Machine<'p> {
         };
         if allowed != super::dataflow::ALL_GLOBAL {
             self.global.allowed.set(super::dataflow::ALL_GLOBAL);
+        }
+        if self.shared_plan.is_some() {
+            self.shared_allowed = super::dataflow::ALL_SHARED;
         }
         if lanes == Lanes::Inexact && mask != 0 {
             // Its register changes may not be the values run's (none of these stores).

@@ -594,8 +594,8 @@ pub fn run(
     let clusters = Clusters::new(grid, dims, set);
     let cluster_size: u32 = dims.iter().product();
     // Counts only: the tensor-core results are skipped where that is proven to change no count.
-    let proof = super::dataflow::prove(prog);
     let params = super::params::launch_params(prog, launch).unwrap_or_default();
+    let proof = super::dataflow::prove_for(prog, &params);
     let plan = super::dataflow::plan(prog, &params);
     let nitems = clusters.len();
     let jobs = opts

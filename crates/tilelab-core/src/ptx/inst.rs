@@ -808,4 +808,15 @@ impl BulkForm {
     pub fn is_store(self) -> bool {
         !matches!(self, BulkForm::TensorLoad { .. } | BulkForm::CopyToShared)
     }
+
+    /// Whether the form copies through a tensor map (`cp.async.bulk.tensor`,
+    /// `cp.reduce.async.bulk.tensor`).
+    pub fn is_tensor(self) -> bool {
+        matches!(
+            self,
+            BulkForm::TensorLoad { .. }
+                | BulkForm::TensorStore { .. }
+                | BulkForm::TensorReduce { .. }
+        )
+    }
 }

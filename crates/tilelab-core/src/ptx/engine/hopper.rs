@@ -368,6 +368,13 @@ impl Machine<'_> {
                 done.push((t, step.tx_bytes));
             }
             self.stats[pc].tma_ops += 1;
+            // The shared side, every byte the copy can touch from its offset (the box or the
+            // size), within the regions the counts-only plan assumed.
+            if self.shared_allowed != crate::ptx::dataflow::ALL_SHARED
+                && let Some(&(_, tx)) = done.first()
+            {
+                self.shared_in_plan(u64::from(sa), u64::from(sa).saturating_add(tx));
+            }
             if obs.is_some() {
                 let ev = BulkEvent {
                     lane: l as u32,

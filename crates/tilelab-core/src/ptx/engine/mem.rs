@@ -100,6 +100,7 @@ impl Global {
 
     /// The bytes of [`Global::read_lane`] without its check (the caller checked the range:
     /// a warp's `cp.async` checks its lanes once, [`Machine::exec_cp_async`]).
+    #[inline]
     pub(in crate::ptx) fn copy_lane<'g>(
         &'g self,
         addr: u64,
@@ -943,6 +944,18 @@ impl Machine<'_> {
         s.dshared_bytes += u64::from(mask.count_ones()) * u64::from(bytes);
     }
 
+    /// Notes a `.shared` access of the running instruction to bytes `lo .. end` (offsets,
+    /// `end` exclusive): one outside the regions the counts-only plan assumed
+    /// ([`Machine::shared_allowed`]) makes the run again with values, as a global access
+    /// outside its buffers does ([`Global::strayed`]).
+    pub(in crate::ptx) fn shared_in_plan(&self, lo: u64, end: u64) {
+        if let Some((_, regions)) = self.shared_plan
+            && regions.span(lo, end) & !self.shared_allowed != 0
+        {
+            self.global.strayed.set(true);
+        }
+    }
+
     pub(in crate::ptx) fn resolve_space(
         &self,
         w: usize,
@@ -979,6 +992,11 @@ impl Machine<'_> {
                             let on = 0u32.wrapping_sub(mask >> l & 1);
                             *o = v.wrapping_add(addr.offset as u64) as u32 & on;
                         }
+                        if self.shared_allowed != crate::ptx::dataflow::ALL_SHARED {
+                            let lo = (i128::from(lo) + off) as u64;
+                            let end = (i128::from(hi) + off) as u64 + u64::from(bytes);
+                            self.shared_in_plan(lo, end);
+                        }
                         return Ok(Resolved::Shared(out));
                     }
                 }
@@ -987,6 +1005,16 @@ impl Machine<'_> {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     out[l] = shared_addr(addr_value(regs, addr, l), l, self.smem.len())?;
+                }
+                if self.shared_allowed != crate::ptx::dataflow::ALL_SHARED && mask != 0 {
+                    let on = || {
+                        (0..WARP_SIZE)
+                            .filter(|l| mask >> l & 1 == 1)
+                            .map(|l| out[l])
+                    };
+                    let lo = on().min().unwrap_or(0);
+                    let hi = on().max().unwrap_or(0);
+                    self.shared_in_plan(u64::from(lo), u64::from(hi) + u64::from(bytes));
                 }
                 Ok(Resolved::Shared(out))
             }
