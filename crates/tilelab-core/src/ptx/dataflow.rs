@@ -672,19 +672,9 @@ impl Flows {
             items: Vec::with_capacity(prog.insts.len()),
         };
         let mut f = Flow::default();
-        let regions = Regions::of(prog);
-        let mut refs = prog.shared_refs.iter().peekable();
+        let named = named_regions(prog);
         for (i, inst) in prog.insts.iter().enumerate() {
-            let mut kshared = 0;
-            while let Some(&&(at, off)) = refs.peek() {
-                if at as usize > i {
-                    break;
-                }
-                if at as usize == i {
-                    kshared |= 1 << regions.bit(u64::from(off));
-                }
-                refs.next();
-            }
+            let kshared = named[i];
             if let (
                 Some(params),
                 Op::Ld {
@@ -889,6 +879,18 @@ pub fn pure_alu(op: &Op) -> bool {
     }
 }
 
+/// By instruction index, the shared regions the instruction names ([`Program::shared_refs`]).
+fn named_regions(prog: &Program) -> Vec<SharedSet> {
+    let regions = Regions::of(prog);
+    let mut named = vec![0 as SharedSet; prog.insts.len()];
+    for &(i, off) in &prog.shared_refs {
+        if let Some(r) = named.get_mut(i as usize) {
+            *r |= 1 << regions.bit(u64::from(off));
+        }
+    }
+    named
+}
+
 /// Where each register's value may point (a flow-insensitive fixed point), as a [`Place`]:
 /// into which global buffers (a parameter loaded with `ld.param` points where the pointers
 /// among its bytes of `params`, the launch's parameter buffer, point) and which shared regions
@@ -928,13 +930,7 @@ fn provenance(prog: &Program, params: &[u8]) -> Placement {
             }
         }
     }
-    let regions = Regions::of(prog);
-    let mut refs = vec![0 as SharedSet; prog.insts.len()];
-    for &(i, off) in &prog.shared_refs {
-        if let Some(r) = refs.get_mut(i as usize) {
-            *r |= 1 << regions.bit(u64::from(off));
-        }
-    }
+    let refs = named_regions(prog);
     let tmaps = prog
         .params
         .iter()

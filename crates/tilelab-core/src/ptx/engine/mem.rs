@@ -956,6 +956,22 @@ impl Machine<'_> {
         }
     }
 
+    /// [`Machine::shared_in_plan`] for the `bytes`-byte accesses of `mask`'s lanes at `out`
+    /// (nothing to do outside a planned instruction).
+    fn shared_lanes_in_plan(&self, out: &[u32; 32], mask: u32, bytes: u32) {
+        if self.shared_allowed == crate::ptx::dataflow::ALL_SHARED || mask == 0 {
+            return;
+        }
+        let on = || {
+            (0..WARP_SIZE)
+                .filter(|l| mask >> l & 1 == 1)
+                .map(|l| out[l])
+        };
+        let lo = on().min().unwrap_or(0);
+        let hi = on().max().unwrap_or(0);
+        self.shared_in_plan(u64::from(lo), u64::from(hi) + u64::from(bytes));
+    }
+
     pub(in crate::ptx) fn resolve_space(
         &self,
         w: usize,
@@ -992,11 +1008,7 @@ impl Machine<'_> {
                             let on = 0u32.wrapping_sub(mask >> l & 1);
                             *o = v.wrapping_add(addr.offset as u64) as u32 & on;
                         }
-                        if self.shared_allowed != crate::ptx::dataflow::ALL_SHARED {
-                            let lo = (i128::from(lo) + off) as u64;
-                            let end = (i128::from(hi) + off) as u64 + u64::from(bytes);
-                            self.shared_in_plan(lo, end);
-                        }
+                        self.shared_lanes_in_plan(&out, mask, bytes);
                         return Ok(Resolved::Shared(out));
                     }
                 }
@@ -1006,16 +1018,7 @@ impl Machine<'_> {
                     m &= m - 1;
                     out[l] = shared_addr(addr_value(regs, addr, l), l, self.smem.len())?;
                 }
-                if self.shared_allowed != crate::ptx::dataflow::ALL_SHARED && mask != 0 {
-                    let on = || {
-                        (0..WARP_SIZE)
-                            .filter(|l| mask >> l & 1 == 1)
-                            .map(|l| out[l])
-                    };
-                    let lo = on().min().unwrap_or(0);
-                    let hi = on().max().unwrap_or(0);
-                    self.shared_in_plan(u64::from(lo), u64::from(hi) + u64::from(bytes));
-                }
+                self.shared_lanes_in_plan(&out, mask, bytes);
                 Ok(Resolved::Shared(out))
             }
             Space::Cluster => {
