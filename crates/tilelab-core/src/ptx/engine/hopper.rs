@@ -68,7 +68,7 @@ impl Machine<'_> {
             ));
         }
         let g = w / 4;
-        let members: Vec<usize> = (4 * g..4 * g + 4).collect();
+        let members: [usize; 4] = std::array::from_fn(|i| 4 * g + i);
         if members[3] >= self.warps.len() {
             return Err(format!(
                 "warp {w} reaches wgmma.mma_async, but warpgroup {g} (warps {}-{}) is not whole: the CTA has {} warps (a warpgroup is four consecutive warps, PTX ISA 9.7.15.5.2)",
@@ -192,9 +192,15 @@ impl Machine<'_> {
         let mut acc = std::mem::take(&mut self.wgmma_acc);
         acc.resize(WARPGROUP_THREADS * nd, 0);
         if values {
-            for t in 0..WARPGROUP_THREADS {
+            // Warp by warp, register by register: each register's 32 lanes are contiguous.
+            for (wi, &m) in members.iter().enumerate() {
+                let regs = &self.warps[m].regs;
+                let rows = &mut acc[wi * WARP_SIZE * nd..(wi + 1) * WARP_SIZE * nd];
                 for (r, &dr) in d.iter().enumerate() {
-                    acc[t * nd + r] = reg(&self.warps, t, Src::Reg(dr)) as u32;
+                    let lanes = &regs[dr as usize * WARP_SIZE..(dr as usize + 1) * WARP_SIZE];
+                    for (row, &x) in rows.chunks_exact_mut(nd).zip(lanes) {
+                        row[r] = x as u32;
+                    }
                 }
             }
         }
@@ -221,10 +227,16 @@ impl Machine<'_> {
                 return Err(e);
             }
         };
-        for t in (0..WARPGROUP_THREADS).filter(|_| values) {
-            let regs = &mut self.warps[members[t / WARP_SIZE]].regs;
-            for (r, &dr) in d.iter().enumerate() {
-                regs[dr as usize * WARP_SIZE + t % WARP_SIZE] = u64::from(acc[t * nd + r]);
+        if values {
+            for (wi, &m) in members.iter().enumerate() {
+                let regs = &mut self.warps[m].regs;
+                let rows = &acc[wi * WARP_SIZE * nd..(wi + 1) * WARP_SIZE * nd];
+                for (r, &dr) in d.iter().enumerate() {
+                    let lanes = &mut regs[dr as usize * WARP_SIZE..(dr as usize + 1) * WARP_SIZE];
+                    for (row, x) in rows.chunks_exact(nd).zip(lanes) {
+                        *x = u64::from(row[r]);
+                    }
+                }
             }
         }
         self.wgmma_acc = acc;

@@ -1258,6 +1258,21 @@ fn warpgroup_on(smem: &SharedMemory, mut op: WgmmaOp) -> Result<WgmmaStep, SimEr
         wavefronts: 0,
         ideal: 0,
     };
+    if op.values {
+        // The core matrices of each shared-memory operand: rows / 8 x (K / the K a row holds).
+        let cms = |maj: Major, t: WgmmaType, rows: usize| {
+            let kstep = match maj {
+                Major::K => 16 / t.bytes() as usize,
+                Major::Mn => 8,
+            };
+            rows.div_ceil(8) * kk.div_ceil(kstep)
+        };
+        let a = match op.a {
+            WgmmaA::Desc(_) => cms(major(op.trans_a), kind.a, 64),
+            WgmmaA::Regs(_) => 0,
+        };
+        step.core_matrices = Vec::with_capacity(a + cms(major(op.trans_b), kind.b, n));
+    }
     if !op.values {
         return warpgroup_counts(smem, &op, step);
     }

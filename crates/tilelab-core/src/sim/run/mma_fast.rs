@@ -765,17 +765,40 @@ fn wgmma_dots_avx2(a: &[f64], bt: &[f64], kk: usize, n: usize, out: &mut [f64]) 
     wgmma_dots_body(a, bt, kk, n, out)
 }
 
+/// Every `out[row][col] = Σ_k a[row][k] · bt[k][col]` (64 rows, `n` columns), each sum in
+/// ascending k from the empty sum's zero, products and additions unfused: the iterator sum's
+/// value bit for bit. Blocked over columns (32, then 8, then 1 at a time) so that a block's
+/// sums stay in registers across k; the order of each sum does not depend on the blocking.
 #[inline(always)]
 fn wgmma_dots_body(a: &[f64], bt: &[f64], kk: usize, n: usize, out: &mut [f64]) {
     let zero: f64 = std::iter::empty::<f64>().sum();
-    for (row, orow) in out.chunks_exact_mut(n).take(64).enumerate() {
-        orow.fill(zero);
-        let arow = &a[row * kk..(row + 1) * kk];
+    #[inline(always)]
+    fn block<const W: usize>(arow: &[f64], bt: &[f64], n: usize, c0: usize, zero: f64) -> [f64; W] {
+        let mut acc = [zero; W];
         for (k, &x) in arow.iter().enumerate() {
-            let brow = &bt[k * n..(k + 1) * n];
-            for (o, &y) in orow.iter_mut().zip(brow) {
+            let b: &[f64; W] = bt[k * n + c0..k * n + c0 + W]
+                .try_into()
+                .unwrap_or_else(|_| unreachable!());
+            for (o, &y) in acc.iter_mut().zip(b) {
                 *o += x * y;
             }
+        }
+        acc
+    }
+    for (row, orow) in out.chunks_exact_mut(n).take(64).enumerate() {
+        let arow = &a[row * kk..(row + 1) * kk];
+        let mut c = 0;
+        while c + 32 <= n {
+            orow[c..c + 32].copy_from_slice(&block::<32>(arow, bt, n, c, zero));
+            c += 32;
+        }
+        while c + 8 <= n {
+            orow[c..c + 8].copy_from_slice(&block::<8>(arow, bt, n, c, zero));
+            c += 8;
+        }
+        while c < n {
+            orow[c..c + 1].copy_from_slice(&block::<1>(arow, bt, n, c, zero));
+            c += 1;
         }
     }
 }
@@ -979,9 +1002,10 @@ mod tests {
         }
 
         /// The wgmma dot products equal the reference's `iter().sum()` of the products, bit
-        /// for bit, signed zeros included (all products -0.0 sum to -0.0).
+        /// for bit, signed zeros included (all products -0.0 sum to -0.0), for N in the
+        /// 32-column blocks, the 8-column ones and both (72 = 2 x 32 + 8).
         #[test]
-        fn wgmma_dots_equal_iterator_sums(vals in proptest::collection::vec(prop_oneof![-4.0f64..4.0, Just(-0.0), Just(0.0), Just(f64::INFINITY)], 64 * 8 + 8 * 24), n in prop_oneof![Just(8usize), Just(24)]) {
+        fn wgmma_dots_equal_iterator_sums(vals in proptest::collection::vec(prop_oneof![-4.0f64..4.0, Just(-0.0), Just(0.0), Just(f64::INFINITY)], 64 * 8 + 8 * 72), n in prop_oneof![Just(8usize), Just(24), Just(32), Just(72)]) {
             let kk = 8;
             let a = &vals[..64 * kk];
             let bt = &vals[64 * kk..64 * kk + kk * n];
